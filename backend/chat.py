@@ -1,0 +1,483 @@
+"""Chat: store a user message, stream the model's reply, and persist the reply as it grows.
+
+One `send` is one turn. Events, in order: `Ack`, `Delta`..., then `Done` or `ChatFailed`
+(a ChatFailed may also come first, before anything was stored). Idempotent on
+(user_id, client_msg_id): a retried id yields `Ack(duplicate=True)` and the stored outcome.
+
+Persistence: the assistant row is inserted with status "streaming" before generation starts,
+and its content and html are flushed at least every `flush_interval_s` while deltas arrive, so a
+crash leaves a partial reply for `ConversationService.mark_interrupted_on_startup`. The final
+write happens in a `finally` block as a plain synchronous call, so neither `aclose()` nor task
+cancellation can skip it.
+
+Cross-process seam: "one reply per conversation" and `stop()` use this process's memory, which
+fits the one-process-per-model layout; several processes would move both into the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from backend.conversations import make_title, owned_conversation
+from backend.errors import ConversationBusy, DomainError, ValidationFailed
+from backend.generator import (
+    FINISH_ABORT,
+    FINISH_ERROR,
+    FINISH_LENGTH,
+    FINISH_STOP,
+    ChatMessage,
+    GenerationDone,
+    GenerationError,
+    GenerationParams,
+    TextDelta,
+    TextGenerator,
+)
+from backend.markdown import IncrementalMarkdown, render_markdown
+from backend.models import Conversation, Message, new_id, utcnow
+from backend.prompt import build_prompt_messages
+from backend.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT_CHARS = 32_000
+MAX_CLIENT_MSG_ID_CHARS = 64
+FLUSH_INTERVAL_S = 0.5
+
+_STATUS_BY_FINISH = {
+    FINISH_STOP: "complete",
+    FINISH_LENGTH: "complete",
+    FINISH_ABORT: "interrupted",
+    FINISH_ERROR: "error",
+}
+
+
+@dataclass(frozen=True)
+class Ack:
+    """The user message is stored; the reply will stream into `assistant_message_id`."""
+
+    client_msg_id: str
+    conversation_id: str
+    user_message_id: str
+    assistant_message_id: str
+    duplicate: bool
+    title: str
+
+
+@dataclass(frozen=True)
+class Delta:
+    """New reply text. seq: 1, 2, ... per reply. committed_html: append; tail_html: replace."""
+
+    message_id: str
+    seq: int
+    text: str
+    committed_html: str
+    tail_html: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """The reply ended. status: complete | interrupted | error. html: the whole reply, rendered.
+
+    usage: {"prompt_tokens", "completion_tokens"} (None when unknown, e.g. after a close).
+    timings: {"queue_ms", "ttft_ms", "decode_tokens_per_s"} in ms, ms and tokens/s (or None).
+    """
+
+    message_id: str
+    finish_reason: str | None
+    status: str
+    html: str
+    usage: dict[str, Any]
+    timings: dict[str, Any]
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ChatFailed:
+    """The turn failed. code: a DomainError or GenerationError code ("invalid_input",
+    "not_found", "busy", "prompt_too_long", "invalid_params", "unavailable", "generation_error"),
+    or "in_progress" for a retried id whose reply is still streaming."""
+
+    code: str
+    message: str
+    client_msg_id: str | None
+    message_id: str | None
+
+
+ChatEvent = Ack | Delta | Done | ChatFailed
+
+
+@dataclass
+class _Turn:
+    """What _begin stored (or found stored, for a duplicate)."""
+
+    conversation_id: str
+    title: str
+    user_message_id: str
+    assistant_message_id: str
+    duplicate: bool
+    history: list[ChatMessage] = field(default_factory=list)
+    stored: Message | None = None  # the assistant row, for a duplicate
+
+
+@dataclass
+class _Outcome:
+    finish_reason: str
+    status: str
+    error: str | None = None
+    done: GenerationDone | None = None
+
+
+class ChatService:
+    """Runs chat turns against a TextGenerator.
+
+    Args:
+        session_factory: SQLAlchemy sessionmaker (sync; calls run in a worker thread).
+        generator: the model.
+        settings: system prompt and sampling defaults (max_tokens, temperature, top_p).
+        flush_interval_s: most seconds between two writes of a streaming reply.
+        clock: monotonic seconds (tests pass a fake).
+    """
+
+    def __init__(
+        self,
+        session_factory: sessionmaker[Session],
+        generator: TextGenerator,
+        settings: Settings,
+        flush_interval_s: float = FLUSH_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sessions = session_factory
+        self._generator = generator
+        self._settings = settings
+        self._flush_interval_s = flush_interval_s
+        self._clock = clock
+        # Conversations with a reply streaming, and live replies -> owner (for stop()).
+        self._busy: set[str] = set()
+        self._live: dict[str, str] = {}
+        self._busy_lock = threading.Lock()  # _begin runs on worker threads
+
+    def params(self) -> GenerationParams:
+        """Sampling parameters from the settings."""
+        s = self._settings
+        return GenerationParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p)
+
+    async def stop(self, user_id: str, assistant_message_id: str) -> bool:
+        """Abort the reply `assistant_message_id` if it is streaming here and `user_id` owns it.
+        Returns whether an abort was sent; the stream then ends with finish_reason "abort"."""
+        if self._live.get(assistant_message_id) != user_id:
+            return False
+        await self._generator.abort(assistant_message_id)
+        return True
+
+    async def send(
+        self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str
+    ) -> AsyncIterator[ChatEvent]:
+        """One chat turn; see the module docstring for the events. Never raises DomainError or
+        GenerationError: they become ChatFailed."""
+        try:
+            _validate(client_msg_id, conversation_id, text)
+        except ValidationFailed as exc:
+            yield ChatFailed(exc.code, exc.message, client_msg_id if isinstance(client_msg_id, str) else None, None)
+            return
+        begin = asyncio.ensure_future(
+            asyncio.to_thread(self._begin, user_id, client_msg_id, conversation_id, text)
+        )
+        try:
+            turn = await asyncio.shield(begin)
+        except asyncio.CancelledError:
+            # The rows may still be written by the worker thread: close them once it is done.
+            begin.add_done_callback(self._close_abandoned)
+            raise
+        except DomainError as exc:
+            yield ChatFailed(exc.code, exc.message, client_msg_id, None)
+            return
+        if turn.duplicate:
+            yield _ack(client_msg_id, turn)
+            yield _replayed_outcome(client_msg_id, turn)
+            return
+        # aclosing: closing `send` must close the delegate now, not whenever it is collected.
+        async with aclosing(self._generate(user_id, client_msg_id, turn)) as events:
+            async for event in events:
+                yield event
+
+    async def _generate(self, user_id: str, client_msg_id: str, turn: _Turn) -> AsyncIterator[ChatEvent]:
+        message_id = turn.assistant_message_id
+        self._live[message_id] = user_id
+        markdown = IncrementalMarkdown()
+        parts: list[str] = []
+        outcome: _Outcome | None = None
+        failed: ChatFailed | None = None
+        stream = None
+        try:
+            yield _ack(client_msg_id, turn)
+            try:
+                messages = await asyncio.to_thread(
+                    build_prompt_messages,
+                    self._settings.system_prompt,
+                    turn.history,
+                    self._generator.count_prompt_tokens,
+                    self._generator.context_length,
+                    self._settings.max_tokens,
+                )
+                stream = self._generator.stream(message_id, messages, self.params())
+            except GenerationError as exc:
+                outcome = _Outcome(FINISH_ERROR, "error", str(exc) or exc.code)
+                failed = ChatFailed(exc.code, outcome.error or exc.code, client_msg_id, message_id)
+            except Exception as exc:
+                log.exception("starting generation of %s failed", message_id)
+                outcome = _Outcome(FINISH_ERROR, "error", f"generation failed: {exc}")
+                failed = ChatFailed(GenerationError.code, outcome.error or "", client_msg_id, message_id)
+            else:
+                seq = 0
+                last_flush = self._clock()
+                try:
+                    async for event in stream:
+                        if isinstance(event, GenerationDone):
+                            status = _STATUS_BY_FINISH.get(event.finish_reason, "error")
+                            outcome = _Outcome(event.finish_reason, status, event.error, event)
+                            break
+                        if not event.text:
+                            continue
+                        parts.append(event.text)
+                        update_ = markdown.feed(event.text)
+                        seq += 1
+                        if self._clock() - last_flush >= self._flush_interval_s:
+                            last_flush = self._clock()
+                            await asyncio.to_thread(self._flush, message_id, "".join(parts), markdown.html)
+                        yield Delta(message_id, seq, event.text, update_.committed_html, update_.tail_html)
+                    else:
+                        outcome = _Outcome(FINISH_ERROR, "error", "the generator ended without a final event")
+                except Exception as exc:  # an engine failure mid-stream must still close the row
+                    log.exception("generation of %s failed", message_id)
+                    outcome = _Outcome(FINISH_ERROR, "error", f"generation failed: {exc}")
+        finally:
+            closed_early = outcome is None
+            if closed_early:
+                # aclose, cancellation, the socket went away: keep the partial reply.
+                outcome = _Outcome(FINISH_ABORT, "interrupted")
+            html = _final_html(markdown)
+            # Synchronous on purpose: no await before it, so a second cancellation cannot skip it.
+            self._finish(message_id, turn.conversation_id, "".join(parts), html, outcome)
+            self._live.pop(message_id, None)
+            self._release(turn.conversation_id)
+            if closed_early:
+                await self._abort_stream(stream, message_id)
+        if failed is not None:
+            yield failed
+            return
+        yield _done(message_id, html, outcome)
+
+    def _release(self, conversation_id: str) -> None:
+        with self._busy_lock:
+            self._busy.discard(conversation_id)
+
+    async def _abort_stream(self, stream: Any, message_id: str) -> None:
+        try:
+            if stream is not None and hasattr(stream, "aclose"):
+                await stream.aclose()
+            await self._generator.abort(message_id)
+        except Exception:  # the row must be written even if the engine misbehaves
+            log.exception("aborting %s failed", message_id)
+
+    # --- database (sync; called through asyncio.to_thread, or directly when it must not be skipped)
+
+    def _begin(self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str) -> _Turn:
+        with self._sessions() as db:
+            stored = _stored_turn(db, user_id, client_msg_id)
+            if stored is not None:
+                return stored
+            if conversation_id is None:
+                conversation = Conversation(user_id=user_id, title=make_title(text))
+                db.add(conversation)
+                db.flush()
+            else:
+                conversation = owned_conversation(db, user_id, conversation_id)
+            with self._busy_lock:
+                if conversation.id in self._busy:
+                    raise ConversationBusy()
+                self._busy.add(conversation.id)
+            try:
+                return self._insert_turn(db, conversation, user_id, client_msg_id, text)
+            except IntegrityError:
+                self._release(conversation.id)
+                db.rollback()
+                # The same client_msg_id was stored concurrently: answer as a retry.
+                stored = _stored_turn(db, user_id, client_msg_id)
+                if stored is None:
+                    raise
+                return stored
+            except BaseException:
+                self._release(conversation.id)
+                raise
+
+    def _insert_turn(
+        self, db: Session, conversation: Conversation, user_id: str, client_msg_id: str, text: str
+    ) -> _Turn:
+        earlier = db.scalars(
+            select(Message)
+            .where(Message.conversation_id == conversation.id, Message.user_id == user_id)
+            .order_by(Message.position)
+        ).all()
+        position = earlier[-1].position + 1 if earlier else 0
+        now = utcnow()
+        if not conversation.title:
+            conversation.title = make_title(text)
+        conversation.updated_at = now
+        user_message = Message(
+            id=new_id(), conversation_id=conversation.id, user_id=user_id, position=position,
+            role="user", content=text, html=render_markdown(text), status="complete",
+            client_msg_id=client_msg_id, created_at=now, updated_at=now,
+        )  # fmt: skip
+        assistant = Message(
+            id=new_id(), conversation_id=conversation.id, user_id=user_id, position=position + 1,
+            role="assistant", content="", html="", status="streaming", parent_id=user_message.id,
+            created_at=now, updated_at=now,
+        )  # fmt: skip
+        db.add(user_message)
+        db.flush()
+        db.add(assistant)
+        db.commit()
+        history = [_as_chat_message(m) for m in earlier if _in_prompt(m)]
+        history.append(ChatMessage("user", text))
+        return _Turn(conversation.id, conversation.title, user_message.id, assistant.id, False, history)
+
+    def _flush(self, message_id: str, content: str, html: str) -> None:
+        with self._sessions() as db:
+            # The status guard keeps a late flush from overwriting the final write.
+            db.execute(
+                update(Message)
+                .where(Message.id == message_id, Message.status == "streaming")
+                .values(content=content, html=html, updated_at=utcnow())
+            )
+            db.commit()
+
+    def _finish(self, message_id: str, conversation_id: str, content: str, html: str, outcome: _Outcome) -> None:
+        done = outcome.done
+        values: dict[str, Any] = dict(
+            content=content, html=html, status=outcome.status, finish_reason=outcome.finish_reason,
+            error=outcome.error, updated_at=utcnow(),
+        )  # fmt: skip
+        if done is not None:
+            values.update(
+                prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
+                queue_ms=done.queue_ms, ttft_ms=done.ttft_ms, decode_tokens_per_s=done.decode_tokens_per_s,
+            )  # fmt: skip
+        try:
+            with self._sessions() as db:
+                db.execute(update(Message).where(Message.id == message_id).values(**values))
+                db.execute(
+                    update(Conversation).where(Conversation.id == conversation_id).values(updated_at=utcnow())
+                )
+                db.commit()
+        except Exception:
+            # Left "streaming": the next start-up marks it interrupted.
+            log.exception("storing the end of reply %s failed", message_id)
+
+    def _close_abandoned(self, begin: asyncio.Future[_Turn]) -> None:
+        if begin.cancelled() or begin.exception() is not None:
+            return
+        turn = begin.result()
+        if turn.duplicate:
+            return
+        self._finish(turn.assistant_message_id, turn.conversation_id, "", "", _Outcome(FINISH_ABORT, "interrupted"))
+        self._release(turn.conversation_id)
+
+
+def _validate(client_msg_id: object, conversation_id: object, text: object) -> None:
+    if not isinstance(client_msg_id, str) or not 0 < len(client_msg_id) <= MAX_CLIENT_MSG_ID_CHARS:
+        raise ValidationFailed(f"client_msg_id must be 1 to {MAX_CLIENT_MSG_ID_CHARS} characters")
+    if conversation_id is not None and (not isinstance(conversation_id, str) or len(conversation_id) > 64):
+        raise ValidationFailed("conversation_id must be a string or null")
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationFailed("message text must not be empty")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValidationFailed(f"message text must be at most {MAX_TEXT_CHARS} characters")
+
+
+def _stored_turn(db: Session, user_id: str, client_msg_id: str) -> _Turn | None:
+    user_message = db.scalar(
+        select(Message).where(
+            Message.user_id == user_id, Message.client_msg_id == client_msg_id, Message.role == "user"
+        )
+    )
+    if user_message is None:
+        return None
+    conversation = db.get(Conversation, user_message.conversation_id)
+    assistant = db.scalar(
+        select(Message).where(Message.user_id == user_id, Message.parent_id == user_message.id)
+    )
+    return _Turn(
+        conversation_id=user_message.conversation_id,
+        title=conversation.title if conversation is not None else "",
+        user_message_id=user_message.id,
+        assistant_message_id=assistant.id if assistant is not None else "",
+        duplicate=True,
+        stored=assistant,
+    )
+
+
+def _in_prompt(message: Message) -> bool:
+    # Interrupted replies keep their partial text in the prompt; empty failed ones are skipped.
+    return message.role == "user" or (message.role == "assistant" and bool(message.content.strip()))
+
+
+def _as_chat_message(message: Message) -> ChatMessage:
+    return ChatMessage(message.role, message.content)
+
+
+def _ack(client_msg_id: str, turn: _Turn) -> Ack:
+    return Ack(
+        client_msg_id=client_msg_id,
+        conversation_id=turn.conversation_id,
+        user_message_id=turn.user_message_id,
+        assistant_message_id=turn.assistant_message_id,
+        duplicate=turn.duplicate,
+        title=turn.title,
+    )
+
+
+def _final_html(markdown: IncrementalMarkdown) -> str:
+    markdown.finish()
+    return markdown.html
+
+
+def _replayed_outcome(client_msg_id: str, turn: _Turn) -> ChatEvent:
+    row = turn.stored
+    if row is None:
+        return ChatFailed("not_found", "the reply to this message is missing", client_msg_id, None)
+    if row.status in ("streaming", "pending"):
+        return ChatFailed("in_progress", "the reply to this message is still being generated", client_msg_id, row.id)
+    return Done(
+        message_id=row.id,
+        finish_reason=row.finish_reason,
+        status=row.status,
+        html=row.html,
+        usage={"prompt_tokens": row.prompt_tokens, "completion_tokens": row.completion_tokens},
+        timings={"queue_ms": row.queue_ms, "ttft_ms": row.ttft_ms, "decode_tokens_per_s": row.decode_tokens_per_s},
+        error=row.error,
+    )
+
+
+def _done(message_id: str, html: str, outcome: _Outcome) -> Done:
+    done = outcome.done or GenerationDone(outcome.finish_reason)
+    prompt_tokens = done.prompt_tokens if outcome.done else None
+    completion_tokens = done.completion_tokens if outcome.done else None
+    return Done(
+        message_id=message_id,
+        finish_reason=outcome.finish_reason,
+        status=outcome.status,
+        html=html,
+        usage={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
+        timings={"queue_ms": done.queue_ms, "ttft_ms": done.ttft_ms, "decode_tokens_per_s": done.decode_tokens_per_s},
+        error=outcome.error,
+    )

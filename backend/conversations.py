@@ -1,0 +1,175 @@
+"""Conversations and their messages, always read through the owner.
+
+Every query filters by `user_id` in SQL, so another user's id behaves exactly like an id that
+does not exist (NotFound), and no code path can forget the check after loading a row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from backend.errors import NotFound, ValidationFailed
+from backend.models import Conversation, Message, utcnow
+
+TITLE_MAX = 60
+FINISH_ABORT = "abort"
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class MessageView:
+    """A stored message. html is sanitized and safe to insert as is.
+
+    queue_ms, ttft_ms: milliseconds; decode_tokens_per_s: tokens per second (None if unknown).
+    """
+
+    id: str
+    role: str
+    content: str
+    html: str
+    status: str
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    queue_ms: float | None
+    ttft_ms: float | None
+    decode_tokens_per_s: float | None
+    error: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ConversationView:
+    id: str
+    title: str
+    messages: list[MessageView]
+
+
+def make_title(text: str, limit: int = TITLE_MAX) -> str:
+    """A conversation title: the first `limit` characters of `text`, whitespace collapsed, cut at
+    a word boundary when one is near, with an ellipsis when cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def summary_of(conversation: Conversation) -> ConversationSummary:
+    return ConversationSummary(
+        id=conversation.id,
+        title=conversation.title,
+        created_at=conversation.created_at,
+        updated_at=conversation.updated_at,
+    )
+
+
+def view_of(message: Message) -> MessageView:
+    return MessageView(
+        id=message.id,
+        role=message.role,
+        content=message.content,
+        html=message.html,
+        status=message.status,
+        finish_reason=message.finish_reason,
+        prompt_tokens=message.prompt_tokens,
+        completion_tokens=message.completion_tokens,
+        queue_ms=message.queue_ms,
+        ttft_ms=message.ttft_ms,
+        decode_tokens_per_s=message.decode_tokens_per_s,
+        error=message.error,
+        created_at=message.created_at,
+    )
+
+
+def owned_conversation(db: Session, user_id: str, conversation_id: str) -> Conversation:
+    """The conversation if `user_id` owns it. Raises NotFound otherwise (or if it does not exist)."""
+    conversation = db.scalar(
+        select(Conversation).where(Conversation.id == conversation_id, Conversation.user_id == user_id)
+    )
+    if conversation is None:
+        raise NotFound("conversation not found")
+    return conversation
+
+
+class ConversationService:
+    """Read, create and delete a user's conversations."""
+
+    def __init__(self, session_factory: sessionmaker[Session]) -> None:
+        self._sessions = session_factory
+
+    def list_conversations(self, user_id: str) -> list[ConversationSummary]:
+        """The user's conversations, most recently updated first."""
+        with self._sessions() as db:
+            rows = db.scalars(
+                select(Conversation)
+                .where(Conversation.user_id == user_id)
+                .order_by(Conversation.updated_at.desc(), Conversation.id)
+            )
+            return [summary_of(c) for c in rows]
+
+    def get_conversation(self, user_id: str, conversation_id: str) -> ConversationView:
+        """A conversation with its messages in order. Raises NotFound."""
+        with self._sessions() as db:
+            conversation = owned_conversation(db, user_id, conversation_id)
+            messages = db.scalars(
+                select(Message)
+                .where(Message.conversation_id == conversation.id, Message.user_id == user_id)
+                .order_by(Message.position)
+            )
+            return ConversationView(
+                id=conversation.id, title=conversation.title, messages=[view_of(m) for m in messages]
+            )
+
+    def create_conversation(self, user_id: str, title: str | None = None) -> ConversationSummary:
+        """A new empty conversation. Raises ValidationFailed for a title over 200 characters."""
+        title = " ".join((title or "").split())
+        if len(title) > 200:
+            raise ValidationFailed("title must be at most 200 characters")
+        with self._sessions() as db:
+            conversation = Conversation(user_id=user_id, title=title)
+            db.add(conversation)
+            db.commit()
+            return summary_of(conversation)
+
+    def delete_conversation(self, user_id: str, conversation_id: str) -> None:
+        """Delete a conversation and its messages. Raises NotFound."""
+        with self._sessions() as db:
+            owned_conversation(db, user_id, conversation_id)
+            # Explicit delete of the messages: the ORM-level delete does not rely on the
+            # database's ON DELETE CASCADE being enabled.
+            db.execute(delete(Message).where(Message.conversation_id == conversation_id))
+            db.execute(
+                delete(Conversation).where(Conversation.id == conversation_id, Conversation.user_id == user_id)
+            )
+            db.commit()
+
+    def mark_interrupted_on_startup(self) -> int:
+        """Mark replies left `streaming`/`pending` by a previous process as `interrupted`
+        (finish_reason "abort"); their flushed partial content is kept. Returns the count.
+
+        Call once at start-up, before serving: with several server processes on one database
+        this would also cut the other processes' live replies.
+        """
+        with self._sessions() as db:
+            result = db.execute(
+                update(Message)
+                .where(Message.status.in_(("streaming", "pending")))
+                .values(status="interrupted", finish_reason=FINISH_ABORT, updated_at=utcnow())
+            )
+            db.commit()
+            return result.rowcount or 0

@@ -1,0 +1,159 @@
+"""ORM models: users, log-in sessions, conversations and their messages.
+
+One declarative `Base` whose MetaData carries a naming convention, so every constraint and index
+has a stable name that Alembic migrations can refer to on SQLite and PostgreSQL alike.
+Ids are uuid4 hex strings (32 characters); timestamps are timezone-aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+
+from sqlalchemy import (
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+ROLES = ("user", "assistant", "system")
+MESSAGE_STATUSES = ("pending", "streaming", "complete", "interrupted", "error")
+ID_LENGTH = 32
+USERNAME_MAX = 32
+
+
+def new_id() -> str:
+    """A fresh uuid4 in hex (32 characters)."""
+    return uuid.uuid4().hex
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """DateTime that always comes back timezone-aware in UTC.
+
+    SQLite stores no offset and returns naive values; PostgreSQL keeps `timestamptz`. Storing
+    UTC and re-attaching the zone on read makes both behave the same.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given; use an aware UTC datetime")
+        return value.astimezone(timezone.utc)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True, default=new_id)
+    username: Mapped[str] = mapped_column(String(USERNAME_MAX))
+    # Case-folded username: "Alice" and "alice" are one account.
+    username_key: Mapped[str] = mapped_column(String(USERNAME_MAX), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class AuthSession(Base):
+    """A log-in session. Only the SHA-256 of the cookie token is stored."""
+
+    __tablename__ = "auth_sessions"
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime(), index=True)
+
+
+class Conversation(Base):
+    __tablename__ = "conversations"
+    __table_args__ = (Index("ix_conversations_user_id_updated_at", "user_id", "updated_at"),)
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class Message(Base):
+    """One chat message.
+
+    position: 0, 1, 2, ... within the conversation (the display and prompt order).
+    client_msg_id: the client's id of a user message; unique per user, so a retried send is
+        recognised. NULL for assistant messages (NULLs never collide in a unique constraint).
+    parent_id: an assistant message's parent is the user message it answers.
+    status: pending | streaming | complete | interrupted | error.
+    finish_reason: stop | length | abort | error (None while streaming).
+    queue_ms, ttft_ms: milliseconds; decode_tokens_per_s: tokens per second.
+    """
+
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("user_id", "client_msg_id"),
+        UniqueConstraint("conversation_id", "position"),
+        CheckConstraint(f"role IN {ROLES!r}", name="role"),
+        CheckConstraint(f"status IN {MESSAGE_STATUSES!r}", name="status"),
+    )
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True, default=new_id)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE")
+    )
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text, default="")
+    html: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    finish_reason: Mapped[str | None] = mapped_column(String(16))
+    client_msg_id: Mapped[str | None] = mapped_column(String(64))
+    parent_id: Mapped[str | None] = mapped_column(
+        ForeignKey("messages.id", ondelete="SET NULL"), index=True
+    )
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer)
+    completion_tokens: Mapped[int | None] = mapped_column(Integer)
+    queue_ms: Mapped[float | None] = mapped_column(Float)
+    ttft_ms: Mapped[float | None] = mapped_column(Float)
+    decode_tokens_per_s: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

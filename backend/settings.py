@@ -1,0 +1,123 @@
+"""The one settings object of the server, validated at start-up and passed explicitly.
+
+No import-time singleton: `Settings.from_env()` is called once (by `python -m web serve`, by
+Alembic's env.py) and the object is handed to whoever needs it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+
+class SettingsError(ValueError):
+    """A setting is missing its expected shape; the message names the variable."""
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Server configuration.
+
+    Environment variables (see `from_env`): DATABASE_URL, HOST, PORT, CRESCENT_MODEL,
+    CRESCENT_SYSTEM_PROMPT, CRESCENT_MAX_TOKENS, CRESCENT_TEMPERATURE, CRESCENT_TOP_P,
+    CRESCENT_SESSION_TTL_S, COOKIE_SECURE, CRESCENT_ALLOWED_ORIGINS (comma-separated).
+
+    database_url: a plain SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://...``).
+    system_prompt: None keeps the chat template's own default system prompt.
+    max_tokens, temperature, top_p: sampling defaults for every reply.
+    session_ttl_s: log-in session lifetime in seconds.
+
+    Raises:
+        SettingsError: on construction, when a value is out of range.
+    """
+
+    database_url: str = "sqlite:///crescent.db"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    model_path: str | None = None
+    system_prompt: str | None = None
+    max_tokens: int = 512
+    temperature: float = 0.7
+    top_p: float = 0.95
+    session_ttl_s: int = 14 * 24 * 3600
+    cookie_secure: bool = False
+    allowed_origins: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        try:
+            make_url(self.database_url)
+        except ArgumentError as exc:
+            raise SettingsError(f"DATABASE_URL is not a SQLAlchemy URL: {exc}") from None
+        if not self.host:
+            raise SettingsError("HOST must not be empty")
+        if not 1 <= self.port <= 65535:
+            raise SettingsError(f"PORT must be in 1..65535, got {self.port}")
+        if self.max_tokens < 1:
+            raise SettingsError(f"CRESCENT_MAX_TOKENS must be >= 1, got {self.max_tokens}")
+        if not 0.0 <= self.temperature <= 2.0:
+            raise SettingsError(f"CRESCENT_TEMPERATURE must be in [0, 2], got {self.temperature}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise SettingsError(f"CRESCENT_TOP_P must be in (0, 1], got {self.top_p}")
+        if self.session_ttl_s < 60:
+            raise SettingsError(f"CRESCENT_SESSION_TTL_S must be >= 60, got {self.session_ttl_s}")
+        for origin in self.allowed_origins:
+            if not origin.startswith(("http://", "https://")):
+                raise SettingsError(f"CRESCENT_ALLOWED_ORIGINS entry must be http(s)://..., got {origin!r}")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from `env` (default: os.environ); unset variables keep the defaults.
+
+        Raises:
+            SettingsError: a variable does not parse or is out of range.
+        """
+        env = os.environ if env is None else env
+        kwargs: dict[str, object] = {}
+        if "DATABASE_URL" in env:
+            kwargs["database_url"] = env["DATABASE_URL"]
+        if "HOST" in env:
+            kwargs["host"] = env["HOST"]
+        if "PORT" in env:
+            kwargs["port"] = _parse(env, "PORT", int)
+        if env.get("CRESCENT_MODEL"):
+            kwargs["model_path"] = env["CRESCENT_MODEL"]
+        if "CRESCENT_SYSTEM_PROMPT" in env:
+            kwargs["system_prompt"] = env["CRESCENT_SYSTEM_PROMPT"] or None
+        if "CRESCENT_MAX_TOKENS" in env:
+            kwargs["max_tokens"] = _parse(env, "CRESCENT_MAX_TOKENS", int)
+        if "CRESCENT_TEMPERATURE" in env:
+            kwargs["temperature"] = _parse(env, "CRESCENT_TEMPERATURE", float)
+        if "CRESCENT_TOP_P" in env:
+            kwargs["top_p"] = _parse(env, "CRESCENT_TOP_P", float)
+        if "CRESCENT_SESSION_TTL_S" in env:
+            kwargs["session_ttl_s"] = _parse(env, "CRESCENT_SESSION_TTL_S", int)
+        if "COOKIE_SECURE" in env:
+            kwargs["cookie_secure"] = _parse_bool(env, "COOKIE_SECURE")
+        if "CRESCENT_ALLOWED_ORIGINS" in env:
+            origins = (o.strip().rstrip("/") for o in env["CRESCENT_ALLOWED_ORIGINS"].split(","))
+            kwargs["allowed_origins"] = tuple(o for o in origins if o)
+        return cls(**kwargs)  # type: ignore[arg-type]
+
+
+def _parse(env: Mapping[str, str], name: str, kind: type) -> object:
+    try:
+        return kind(env[name].strip())
+    except ValueError:
+        raise SettingsError(f"{name} must be a {kind.__name__}, got {env[name]!r}") from None
+
+
+def _parse_bool(env: Mapping[str, str], name: str) -> bool:
+    value = env[name].strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise SettingsError(f"{name} must be 0 or 1, got {env[name]!r}")

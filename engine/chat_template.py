@@ -1,0 +1,90 @@
+"""The model's own chat template, rendered like transformers' `apply_chat_template`.
+
+Same Jinja2 environment as transformers (`transformers/utils/chat_template_utils.py`):
+sandboxed and immutable, `trim_blocks` and `lstrip_blocks`, the `loopcontrols` extension, a
+`tojson` filter that does not HTML-escape, and the globals `raise_exception` and `strftime_now`.
+The template sees `messages`, `add_generation_prompt`, `tools` (None), `documents` (None) and
+the model's special tokens (`bos_token`, `eos_token`, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import jinja2
+import jinja2.ext
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from engine.errors import ChatTemplateError
+
+
+class _TemplateRaised(Exception):
+    """`raise_exception(...)` called by the template itself."""
+
+
+def _raise_exception(message: str) -> None:
+    raise _TemplateRaised(message)
+
+
+def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
+            separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                      sort_keys=sort_keys)
+
+
+def _strftime_now(fmt: str) -> str:
+    return datetime.now().strftime(fmt)
+
+
+class ChatTemplate:
+    """A compiled chat template plus the special-token variables it is rendered with.
+
+    special_tokens: e.g. {"bos_token": "<|im_start|>", "eos_token": "<|im_end|>"}; None values
+    are left out. Raises ChatTemplateError if the template source does not compile.
+    """
+
+    def __init__(self, source: str, special_tokens: Mapping[str, str | None]) -> None:
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                            extensions=[jinja2.ext.loopcontrols])
+        env.filters["tojson"] = _tojson
+        env.globals["raise_exception"] = _raise_exception
+        env.globals["strftime_now"] = _strftime_now
+        try:
+            self._template = env.from_string(source)
+        except jinja2.TemplateError as e:
+            raise ChatTemplateError(f"chat template does not compile: {e}") from e
+        self.source = source
+        self._special = {k: v for k, v in special_tokens.items() if v is not None}
+
+    def render(self, messages: Sequence[Mapping[str, str]], add_generation_prompt: bool = True) -> str:
+        """The prompt text for `messages` (each {"role": str, "content": str}, in order).
+
+        add_generation_prompt: end with the header that opens the assistant's turn.
+        Raises ChatTemplateError for a malformed message list or when the template rejects the
+        conversation (its `raise_exception`) or fails while rendering.
+        """
+        chat = _validate(messages)
+        try:
+            return self._template.render(messages=chat, tools=None, documents=None,
+                                         add_generation_prompt=add_generation_prompt, **self._special)
+        except _TemplateRaised as e:
+            raise ChatTemplateError(f"chat template rejected the conversation: {e}") from e
+        except (jinja2.TemplateError, TypeError, ValueError, KeyError) as e:
+            raise ChatTemplateError(f"chat template failed to render: {e}") from e
+
+
+def _validate(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise ChatTemplateError("messages must be a sequence of {'role', 'content'} mappings")
+    chat = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise ChatTemplateError(f"message {i} is not a mapping: {message!r}")
+        role, content = message.get("role"), message.get("content")
+        if not isinstance(role, str) or not role or not isinstance(content, str):
+            raise ChatTemplateError(f"message {i} needs a non-empty string 'role' and a string 'content'")
+        chat.append(dict(message))  # a copy: the template must not see or alter the caller's objects
+    return chat

@@ -1,0 +1,95 @@
+"""Executes one scheduled step: host-built inputs, one forward pass over the paged KV cache."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from engine.attention import AttentionMetadata, make_attention_metadata
+from engine.model_config import ModelConfig
+from engine.scheduler import ScheduledSequence
+
+logger = logging.getLogger(__name__)
+
+
+def kv_block_bytes(config: ModelConfig, block_size: int, dtype: torch.dtype) -> int:
+    """Bytes of one KV block across all layers: layers * 2 (K, V) * block_size * kv_heads * head_dim."""
+    elem = torch.empty((), dtype=dtype).element_size()
+    return (config.num_hidden_layers * 2 * block_size * config.num_key_value_heads
+            * config.head_dim * elem)
+
+
+@dataclass
+class ModelInput:
+    """One step's batch, built on the host once before the forward pass.
+
+    input_ids, positions: int64 [num_tokens]. sample_indices: int64 [num_sampling_seqs], the
+    row of each sampling sequence's last token in the hidden states.
+    """
+
+    input_ids: torch.Tensor
+    positions: torch.Tensor
+    metadata: AttentionMetadata
+    sample_indices: torch.Tensor
+
+
+class ModelRunner:
+    """Owns the KV-cache pool and runs the model over it.
+
+    The pool is one tensor [num_layers, 2, num_blocks, block_size, num_kv_heads, head_dim],
+    allocated once (zeroed, so padded reads are finite); layer i reads kv_caches[i], a view.
+    """
+
+    def __init__(self, model: torch.nn.Module, config: ModelConfig, num_blocks: int,
+                 block_size: int, device: torch.device | str, dtype: torch.dtype) -> None:
+        self.model = model
+        self.config = config
+        self.block_size = block_size
+        self.device = torch.device(device)
+        self.kv_cache = torch.zeros(
+            config.num_hidden_layers, 2, num_blocks, block_size, config.num_key_value_heads,
+            config.head_dim, dtype=dtype, device=self.device)
+        self.kv_caches = list(self.kv_cache.unbind(0))
+        nbytes = self.kv_cache.numel() * self.kv_cache.element_size()
+        logger.info("KV cache: %d blocks of %d tokens = %d tokens, %.1f MiB (%s, %s)",
+                    num_blocks, block_size, num_blocks * block_size, nbytes / 2**20,
+                    dtype, self.device)
+
+    def prepare_inputs(self, scheduled: Sequence[ScheduledSequence]) -> ModelInput:
+        """Concatenate every scheduled chunk (a prefill chunk or one decode token) in order."""
+        input_ids: list[int] = []
+        positions: list[int] = []
+        seq_lens: list[int] = []
+        query_lens: list[int] = []
+        sample_indices: list[int] = []
+        for item in scheduled:
+            seq = item.seq
+            start, end = seq.num_computed_tokens, seq.num_computed_tokens + item.num_new_tokens
+            input_ids.extend(seq.token_ids_slice(start, end))
+            positions.extend(range(start, end))
+            seq_lens.append(end)
+            query_lens.append(item.num_new_tokens)
+            if item.is_sampling:
+                sample_indices.append(len(input_ids) - 1)
+        metadata = make_attention_metadata(
+            seq_lens, query_lens, [item.seq.block_table for item in scheduled], self.block_size,
+            device=self.device)
+        return ModelInput(
+            input_ids=torch.tensor(input_ids, dtype=torch.int64, device=self.device),
+            positions=torch.tensor(positions, dtype=torch.int64, device=self.device),
+            metadata=metadata,
+            sample_indices=torch.tensor(sample_indices, dtype=torch.int64, device=self.device),
+        )
+
+    @torch.inference_mode()
+    def execute(self, scheduled: Sequence[ScheduledSequence]) -> torch.Tensor:
+        """Run one forward pass; returns float32 logits [num_sampling_seqs, vocab] in the
+        order of the sampling sequences within `scheduled`."""
+        inp = self.prepare_inputs(scheduled)
+        hidden = self.model(inp.input_ids, inp.positions, self.kv_caches, inp.metadata)
+        if inp.sample_indices.numel() == 0:
+            return torch.empty(0, self.config.vocab_size, dtype=torch.float32, device=self.device)
+        return self.model.compute_logits(hidden[inp.sample_indices]).float()

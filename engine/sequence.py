@@ -1,0 +1,74 @@
+"""One request's state as it moves through the engine: tokens, KV blocks, progress."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import torch
+
+from engine.detokenizer import IncrementalDetokenizer
+from engine.outputs import RequestMetrics
+from engine.sampling_params import SamplingParams
+
+
+class SequenceStatus(enum.Enum):
+    WAITING = "waiting"     # queued, or preempted and waiting to be recomputed
+    RUNNING = "running"     # holds KV blocks; prefilling or decoding
+    FINISHED = "finished"
+
+
+@dataclass(eq=False)
+class Sequence:
+    """Prompt and generated tokens of one request, and how far the KV cache has them.
+
+    num_computed_tokens: tokens whose K/V are in the cache. A step computes
+    all_token_ids[num_computed_tokens : num_computed_tokens + chunk]; when that reaches
+    num_tokens the step samples one new token. Preemption frees the blocks and resets
+    num_computed_tokens to 0 (recompute), keeping the generated tokens.
+    block_table: KV block ids in order; token at position p lives in
+    block_table[p // block_size] at offset p % block_size.
+    """
+
+    request_id: str
+    prompt_token_ids: list[int] = field(repr=False)
+    params: SamplingParams = field(repr=False)
+    max_tokens: int                          # params.max_tokens clipped to the window
+    stop_token_ids: frozenset[int]
+    detokenizer: IncrementalDetokenizer = field(repr=False)
+    metrics: RequestMetrics = field(repr=False)
+    generator: torch.Generator | None = field(default=None, repr=False)  # seeded sampling only
+    output_token_ids: list[int] = field(default_factory=list, repr=False)
+    block_table: list[int] = field(default_factory=list)
+    num_computed_tokens: int = 0
+    status: SequenceStatus = SequenceStatus.WAITING
+    finish_reason: str | None = None
+
+    @property
+    def num_prompt_tokens(self) -> int:
+        return len(self.prompt_token_ids)
+
+    @property
+    def num_output_tokens(self) -> int:
+        return len(self.output_token_ids)
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.prompt_token_ids) + len(self.output_token_ids)
+
+    @property
+    def num_uncomputed_tokens(self) -> int:
+        return self.num_tokens - self.num_computed_tokens
+
+    def token_ids_slice(self, start: int, end: int) -> list[int]:
+        """all_token_ids[start:end] without building the whole list."""
+        n_prompt = len(self.prompt_token_ids)
+        if end <= n_prompt:
+            return self.prompt_token_ids[start:end]
+        if start >= n_prompt:
+            return self.output_token_ids[start - n_prompt:end - n_prompt]
+        return self.prompt_token_ids[start:] + self.output_token_ids[:end - n_prompt]
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status is SequenceStatus.FINISHED

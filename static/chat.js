@@ -1,0 +1,507 @@
+// Crescent chat page: composer, WebSocket client, streamed-message rendering.
+//
+// Protocol: docs/INTERFACES.md section 4. The server sends HTML that it rendered from Markdown
+// and sanitized (bleach); only that server-trusted HTML is ever assigned to innerHTML. Text that
+// comes from the person or from error messages goes through textContent.
+"use strict";
+
+(function () {
+  const app = document.getElementById("app");
+  if (!app) return;
+
+  const composer = document.getElementById("composer");
+  const form = document.getElementById("composer-form");
+  const sendButton = document.getElementById("send");
+  const stopButton = document.getElementById("stop");
+  const messages = document.getElementById("messages");
+  const scroller = document.getElementById("scroller");
+  const emptyState = document.getElementById("empty-state");
+  const notice = document.getElementById("notice");
+  const connection = document.getElementById("connection");
+  const conversationList = document.getElementById("conversation-list");
+  const conversationsEmpty = document.getElementById("conversations-empty");
+  const chatTitle = document.getElementById("chat-title");
+
+  // Safari fires compositionend *before* the keydown of the Enter that confirms a candidate, and
+  // that keydown then has isComposing false. A person does not confirm a candidate and press
+  // Enter again to send within this many milliseconds.
+  const COMPOSITION_GRACE_MS = 100;
+  const RECONNECT_MIN_MS = 500;
+  const RECONNECT_MAX_MS = 15000;
+  const PING_INTERVAL_MS = 25000;
+
+  // Wording of how a reply ended; templates/_macros.html holds the same for page loads.
+  function endingLabel(status, finishReason, error) {
+    if (finishReason === "length") return "Cut at the token limit";
+    if (finishReason === "abort") return "Stopped";
+    if (finishReason === "error" || status === "error") return "Failed: " + (error || "unknown error");
+    if (status === "interrupted") return "Interrupted: the server stopped before the reply finished";
+    if (status === "streaming") return "Generating…";
+    if (status === "pending") return "Waiting…";
+    return "";
+  }
+
+  function formatDuration(ms) {
+    return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(2) + " s";
+  }
+
+  // ---- state ---------------------------------------------------------------------------------
+
+  let conversationId = app.dataset.conversationId || null;
+  let socket = null;
+  let reconnectDelay = RECONNECT_MIN_MS;
+  let reconnectTimer = null;
+  let pingTimer = null;
+  let authFailed = false;
+
+  // client_msg_id -> {text, conversationId, userEl, assistantEl, acked, stopRequested}.
+  // A send stays here until its reply is done or fails; unacked ones are resent on reconnect.
+  const sends = new Map();
+  // assistant message id -> {el, lastSeq, clientMsgId}
+  const streams = new Map();
+
+  let composing = false;
+  let compositionEndedAt = -Infinity;
+  // Focus the composer by script only with a mouse: on touch screens it pops the keyboard
+  // over the conversation.
+  const finePointer = window.matchMedia("(pointer: fine)").matches;
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  function newClientMsgId() {
+    if (window.crypto && typeof crypto.randomUUID === "function") return crypto.randomUUID();
+    // crypto.randomUUID exists only in secure contexts (https, localhost); plain http on a LAN
+    // address still has getRandomValues. RFC 4122 version 4 layout.
+    const b = crypto.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+    return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
+  }
+
+  function isNearBottom() {
+    return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+  }
+
+  function scrollToBottom(force) {
+    if (force || isNearBottom()) scroller.scrollTop = scroller.scrollHeight;
+  }
+
+  function showNotice(text) {
+    notice.textContent = text;
+    notice.hidden = !text;
+  }
+
+  function setConnection(state, text) {
+    connection.dataset.state = state;
+    connection.textContent = text;
+  }
+
+  // A reply is in flight in this conversation from the moment it is sent until done or error.
+  function isBusy() {
+    return sends.size > 0;
+  }
+
+  function updateControls() {
+    const busy = isBusy();
+    sendButton.disabled = busy;
+    stopButton.hidden = !busy;
+    form.dataset.busy = busy ? "true" : "false";
+  }
+
+  // ---- message elements ----------------------------------------------------------------------
+
+  function makeMessage(role, status) {
+    const el = document.createElement("article");
+    el.className = "message";
+    el.dataset.role = role;
+    el.dataset.status = status;
+    el.dataset.finishReason = "";
+    el.setAttribute("aria-label", role === "user" ? "You" : "Assistant");
+    const bubble = document.createElement("div");
+    bubble.className = "message-bubble";
+    const body = document.createElement("div");
+    body.className = "message-body";
+    bubble.appendChild(body);
+    if (role === "assistant") {
+      const committed = document.createElement("div");
+      committed.className = "md-committed";
+      const tail = document.createElement("div");
+      tail.className = "md-tail";
+      body.append(committed, tail);
+      const meta = document.createElement("footer");
+      meta.className = "message-meta";
+      const badge = document.createElement("span");
+      badge.className = "badge";
+      meta.appendChild(badge);
+      bubble.appendChild(meta);
+    }
+    el.appendChild(bubble);
+    return el;
+  }
+
+  function appendMessage(el) {
+    emptyState.hidden = true;
+    messages.appendChild(el);
+    scrollToBottom(true);
+  }
+
+  function setMessageId(el, id) {
+    el.dataset.messageId = id;
+    el.id = "msg-" + id;
+  }
+
+  function setEnding(el, status, finishReason, error) {
+    el.dataset.status = status;
+    el.dataset.finishReason = finishReason || "";
+    // Screen readers wait for aria-busy to clear instead of reading every partial update.
+    el.setAttribute("aria-busy", status === "streaming" || status === "pending" ? "true" : "false");
+    const badge = el.querySelector(".badge");
+    if (!badge) return;
+    const label = endingLabel(status, finishReason, error);
+    badge.textContent = label;
+    badge.dataset.ending = finishReason || status;
+    badge.hidden = !label;
+  }
+
+  function setTimings(el, usage, timings) {
+    const meta = el.querySelector(".message-meta");
+    if (!meta) return;
+    const old = meta.querySelector(".timings");
+    if (old) old.remove();
+    const parts = [];
+    if (timings && timings.ttft_ms != null) parts.push("TTFT " + formatDuration(timings.ttft_ms));
+    if (timings && timings.decode_tokens_per_s) parts.push(timings.decode_tokens_per_s.toFixed(1) + " tok/s");
+    if (usage && usage.completion_tokens != null) {
+      parts.push(usage.completion_tokens + (usage.completion_tokens === 1 ? " token" : " tokens"));
+    }
+    if (!parts.length) return;
+    const span = document.createElement("span");
+    span.className = "timings";
+    span.title = "Time to first token · decode speed · tokens generated";
+    for (const text of parts) {
+      const part = document.createElement("span");
+      part.className = "timing";
+      part.textContent = text;
+      span.appendChild(part);
+    }
+    meta.appendChild(span);
+  }
+
+  function findMessage(id) {
+    return id ? document.getElementById("msg-" + id) : null;
+  }
+
+  // ---- sidebar -------------------------------------------------------------------------------
+
+  function addConversationToSidebar(id, title) {
+    for (const a of conversationList.querySelectorAll("a.current")) {
+      a.classList.remove("current");
+      a.removeAttribute("aria-current");
+    }
+    let link = conversationList.querySelector('a[data-conversation-id="' + CSS.escape(id) + '"]');
+    if (!link) {
+      const li = document.createElement("li");
+      link = document.createElement("a");
+      link.href = "/c/" + encodeURIComponent(id);
+      link.dataset.conversationId = id;
+      li.appendChild(link);
+      conversationList.prepend(li);
+    }
+    link.textContent = title || "New chat";
+    link.classList.add("current");
+    link.setAttribute("aria-current", "page");
+    conversationsEmpty.hidden = true;
+  }
+
+  function setTitle(title) {
+    const text = title || "New chat";
+    chatTitle.textContent = text;
+    document.title = text + " · Crescent";
+  }
+
+  // ---- sending -------------------------------------------------------------------------------
+
+  function transmit(frame) {
+    if (socket && socket.readyState === WebSocket.OPEN) {
+      socket.send(JSON.stringify(frame));
+      return true;
+    }
+    return false;
+  }
+
+  function sendFrameFor(clientMsgId, entry) {
+    return {
+      type: "send",
+      client_msg_id: clientMsgId,
+      conversation_id: entry.conversationId,
+      text: entry.text,
+    };
+  }
+
+  function submit() {
+    const text = composer.value;
+    if (!text.trim() || isBusy()) return;
+    showNotice("");
+    const clientMsgId = newClientMsgId();
+    const userEl = makeMessage("user", "pending");
+    const p = document.createElement("p");
+    p.className = "plain";
+    p.textContent = text;
+    userEl.querySelector(".message-body").appendChild(p);
+    userEl.dataset.clientMsgId = clientMsgId;
+    const assistantEl = makeMessage("assistant", "pending");
+    setEnding(assistantEl, "pending", null, null);
+    appendMessage(userEl);
+    appendMessage(assistantEl);
+    const entry = { text, conversationId, userEl, assistantEl, acked: false, stopRequested: false };
+    sends.set(clientMsgId, entry);
+    composer.value = "";
+    resizeComposer();
+    updateControls();
+    // Not open: the frame goes out from the open handler, which resends every unacked send.
+    transmit(sendFrameFor(clientMsgId, entry));
+  }
+
+  function stop() {
+    for (const [, entry] of sends) {
+      entry.stopRequested = true;
+      const id = entry.assistantEl.dataset.messageId;
+      if (id) transmit({ type: "stop", message_id: id });
+    }
+    stopButton.disabled = true;
+  }
+
+  function finishSend(clientMsgId) {
+    sends.delete(clientMsgId);
+    stopButton.disabled = false;
+    updateControls();
+    if (!isBusy() && finePointer) composer.focus();
+  }
+
+  // ---- frames from the server ----------------------------------------------------------------
+
+  function onAck(frame) {
+    const entry = sends.get(frame.client_msg_id);
+    if (!entry) return;
+    entry.acked = true;
+    entry.userEl.dataset.status = "complete";
+    setMessageId(entry.userEl, frame.user_message_id);
+    setMessageId(entry.assistantEl, frame.assistant_message_id);
+    setEnding(entry.assistantEl, "streaming", null, null);
+    streams.set(frame.assistant_message_id, {
+      el: entry.assistantEl,
+      lastSeq: 0,
+      clientMsgId: frame.client_msg_id,
+    });
+    if (frame.conversation_id && frame.conversation_id !== conversationId) {
+      conversationId = frame.conversation_id;
+      app.dataset.conversationId = conversationId;
+      history.replaceState(null, "", "/c/" + encodeURIComponent(conversationId));
+    }
+    if (frame.conversation_id) addConversationToSidebar(frame.conversation_id, frame.title);
+    if (frame.title) setTitle(frame.title);
+    if (entry.stopRequested) transmit({ type: "stop", message_id: frame.assistant_message_id });
+  }
+
+  function onDelta(frame) {
+    const stream = streams.get(frame.message_id);
+    if (!stream || frame.seq <= stream.lastSeq) return;  // a replayed or stale frame
+    stream.lastSeq = frame.seq;
+    const follow = isNearBottom();
+    const el = stream.el;
+    if (el.dataset.status !== "streaming") setEnding(el, "streaming", null, null);
+    if (frame.committed_html) {
+      el.querySelector(".md-committed").insertAdjacentHTML("beforeend", frame.committed_html);
+    }
+    el.querySelector(".md-tail").innerHTML = frame.tail_html || "";
+    if (follow) scrollToBottom(true);
+  }
+
+  function onDone(frame) {
+    const stream = streams.get(frame.message_id);
+    const el = stream ? stream.el : findMessage(frame.message_id);
+    if (!el) return;
+    const follow = isNearBottom();
+    el.querySelector(".md-committed").innerHTML = frame.html || "";
+    el.querySelector(".md-tail").innerHTML = "";
+    setEnding(el, frame.status, frame.finish_reason, frame.error);
+    setTimings(el, frame.usage, frame.timings);
+    streams.delete(frame.message_id);
+    if (stream) finishSend(stream.clientMsgId);
+    if (follow) scrollToBottom(true);
+  }
+
+  function onError(frame) {
+    const text = frame.message || frame.code || "Something went wrong.";
+    if (frame.code === "bad_frame" && !frame.client_msg_id && !frame.message_id) {
+      // The server could not even read the id; the unacked sends are the only frames it can
+      // be about (pings and stops are too small to be malformed), and none would ever be acked.
+      for (const [clientMsgId, pending] of sends) {
+        if (!pending.acked) onError({ code: frame.code, message: text, client_msg_id: clientMsgId });
+      }
+      showNotice(text);
+      return;
+    }
+    const entry = frame.client_msg_id ? sends.get(frame.client_msg_id) : null;
+    const streamed = frame.message_id ? streams.get(frame.message_id) : null;
+    if (entry && !entry.acked) {
+      // Refused before anything was stored (busy, prompt too long...): take the echo back and
+      // return the text to the composer, so nothing on the page claims it was sent.
+      entry.userEl.remove();
+      entry.assistantEl.remove();
+      if (!messages.querySelector(".message")) emptyState.hidden = false;
+      if (!composer.value) composer.value = entry.text;
+      resizeComposer();
+      finishSend(frame.client_msg_id);
+      showNotice(text);
+      return;
+    }
+    const el = streamed ? streamed.el : entry ? entry.assistantEl : findMessage(frame.message_id);
+    if (el && el.dataset.role === "assistant") {
+      setEnding(el, "error", "error", text);
+      const clientMsgId = streamed ? streamed.clientMsgId : frame.client_msg_id;
+      if (frame.message_id) streams.delete(frame.message_id);
+      if (clientMsgId) finishSend(clientMsgId);
+    } else {
+      showNotice(text);
+    }
+  }
+
+  function onFrame(event) {
+    let frame;
+    try {
+      frame = JSON.parse(event.data);
+    } catch (e) {
+      return;
+    }
+    switch (frame.type) {
+      case "ack": onAck(frame); break;
+      case "delta": onDelta(frame); break;
+      case "done": onDone(frame); break;
+      case "error": onError(frame); break;
+      default: break;  // pong and anything newer than this page
+    }
+  }
+
+  // ---- connection ----------------------------------------------------------------------------
+
+  function connect() {
+    reconnectTimer = null;
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    setConnection("connecting", "Connecting…");
+    const ws = new WebSocket(scheme + location.host + "/ws");
+    socket = ws;
+    ws.addEventListener("open", () => {
+      reconnectDelay = RECONNECT_MIN_MS;
+      setConnection("open", "Connected");
+      // Unacked sends go out again with the same client_msg_id; the server stores and answers
+      // each id once.
+      for (const [clientMsgId, entry] of sends) {
+        if (!entry.acked) ws.send(JSON.stringify(sendFrameFor(clientMsgId, entry)));
+      }
+      clearInterval(pingTimer);
+      pingTimer = setInterval(() => transmit({ type: "ping" }), PING_INTERVAL_MS);
+    });
+    ws.addEventListener("message", onFrame);
+    ws.addEventListener("close", (event) => {
+      if (socket !== ws) return;
+      socket = null;
+      clearInterval(pingTimer);
+      abandonStreams();
+      if (event.code === 4401) {
+        authFailed = true;
+        setConnection("closed", "Signed out");
+        location.assign("/login");
+        return;
+      }
+      if (event.code === 4403) {
+        setConnection("closed", "Refused by the server");
+        showNotice("The server refused the connection from this page's origin.");
+        return;
+      }
+      scheduleReconnect();
+    });
+  }
+
+  // The server aborts a reply when its socket goes away and keeps the partial text; this page
+  // will get no more frames for it, so it must not keep looking like it is still coming.
+  function abandonStreams() {
+    for (const [id, stream] of streams) {
+      setEnding(stream.el, "interrupted", null, null);
+      const badge = stream.el.querySelector(".badge");
+      badge.textContent = "Connection lost: reload to see the saved reply";
+      sends.delete(stream.clientMsgId);
+      streams.delete(id);
+    }
+    stopButton.disabled = false;
+    updateControls();
+  }
+
+  function scheduleReconnect() {
+    if (reconnectTimer || authFailed) return;
+    // Full jitter keeps many tabs from reconnecting in lockstep after a server restart.
+    const delay = Math.round(reconnectDelay / 2 + Math.random() * reconnectDelay / 2);
+    setConnection("closed", "Reconnecting…");
+    reconnectTimer = setTimeout(connect, delay);
+    reconnectDelay = Math.min(reconnectDelay * 2, RECONNECT_MAX_MS);
+  }
+
+  // ---- composer ------------------------------------------------------------------------------
+
+  const autoSizes = CSS.supports && CSS.supports("field-sizing", "content");
+
+  function resizeComposer() {
+    if (autoSizes) return;
+    // CSSOM writes are allowed under style-src 'self'; only style="" markup is not.
+    composer.style.height = "auto";
+    composer.style.height = Math.min(composer.scrollHeight, 240) + "px";
+  }
+
+  composer.addEventListener("compositionstart", () => {
+    composing = true;
+  });
+  composer.addEventListener("compositionend", () => {
+    composing = false;
+    compositionEndedAt = performance.now();
+  });
+  composer.addEventListener("input", resizeComposer);
+
+  composer.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    // An Enter that confirms an input-method candidate: composition in progress (standard),
+    // keyCode 229 (Chrome/Edge on some IMEs), or right after compositionend (Safari).
+    if (event.isComposing || event.keyCode === 229 || composing) return;
+    if (performance.now() - compositionEndedAt < COMPOSITION_GRACE_MS) return;
+    if (event.shiftKey) return;  // the default action inserts the newline
+    event.preventDefault();
+    submit();
+  });
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submit();
+  });
+  stopButton.addEventListener("click", stop);
+
+  // ---- small-screen sidebar ------------------------------------------------------------------
+
+  const sidebarOpen = document.getElementById("sidebar-open");
+  const sidebarClose = document.getElementById("sidebar-close");
+  const scrim = document.getElementById("scrim");
+  function toggleSidebar(open) {
+    app.classList.toggle("sidebar-visible", open);
+    scrim.hidden = !open;
+    sidebarOpen.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+  sidebarOpen.addEventListener("click", () => toggleSidebar(true));
+  sidebarClose.addEventListener("click", () => toggleSidebar(false));
+  scrim.addEventListener("click", () => toggleSidebar(false));
+
+  // ---- start ---------------------------------------------------------------------------------
+
+  updateControls();
+  scrollToBottom(true);
+  connect();
+  if (finePointer) composer.focus();
+})();

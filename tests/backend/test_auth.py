@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+import pytest
+from argon2 import PasswordHasher
+from sqlalchemy import select, update
+
+from backend.auth import AuthService, UserInfo
+from backend.errors import InvalidCredentials, UsernameTaken, ValidationFailed
+from backend.models import AuthSession, User, utcnow
+
+
+class CountingHasher(PasswordHasher):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.verified: list[str] = []
+
+    def verify(self, hash, password):  # noqa: A002 - argon2's own parameter name
+        self.verified.append(hash)
+        return super().verify(hash, password)
+
+
+@pytest.fixture
+def hasher():
+    return CountingHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+
+@pytest.fixture
+def auth(session_factory, hasher):
+    return AuthService(session_factory, session_ttl_s=3600, password_hasher=hasher)
+
+
+def test_sign_up_then_log_in_gives_a_session(auth):
+    user = auth.sign_up("alice", "correct horse")
+    assert isinstance(user, UserInfo) and user.username == "alice" and len(user.id) == 32
+    token = auth.log_in("alice", "correct horse")
+    assert auth.user_for_session(token) == user
+    assert auth.user_for_session("not-a-token") is None
+    assert auth.user_for_session(None) is None
+
+
+def test_password_is_stored_as_argon2id(auth, session_factory):
+    auth.sign_up("alice", "correct horse")
+    with session_factory() as db:
+        stored = db.scalar(select(User.password_hash))
+    assert stored.startswith("$argon2id$") and "correct horse" not in stored
+
+
+@pytest.mark.parametrize(
+    "username", ["ab", "x" * 33, "has space", "-leading", "bad/char", "émile", ""]
+)
+def test_username_rules(auth, username):
+    with pytest.raises(ValidationFailed):
+        auth.sign_up(username, "long enough password")
+
+
+def test_password_min_length(auth):
+    with pytest.raises(ValidationFailed, match="at least 8"):
+        auth.sign_up("alice", "short")
+
+
+def test_usernames_are_unique_ignoring_case(auth):
+    auth.sign_up("Alice", "password one")
+    with pytest.raises(UsernameTaken):
+        auth.sign_up("alice", "password two")
+    # The account keeps its spelling and logs in by any case.
+    token = auth.log_in("ALICE", "password one")
+    assert auth.user_for_session(token).username == "Alice"
+
+
+def test_wrong_password_and_unknown_user_are_the_same_error_and_both_verify(auth, hasher):
+    auth.sign_up("alice", "correct horse")
+    hasher.verified.clear()
+    with pytest.raises(InvalidCredentials) as wrong:
+        auth.log_in("alice", "wrong password")
+    with pytest.raises(InvalidCredentials) as unknown:
+        auth.log_in("bob", "wrong password")
+    assert wrong.value.code == unknown.value.code == "invalid_credentials"
+    assert str(wrong.value) == str(unknown.value)
+    # One argon2 verification each: an unknown user costs the same work as a known one.
+    assert len(hasher.verified) == 2
+
+
+def test_only_the_token_hash_is_stored(auth, session_factory):
+    auth.sign_up("alice", "correct horse")
+    token = auth.log_in("alice", "correct horse")
+    with session_factory() as db:
+        stored = db.scalars(select(AuthSession.token_hash)).all()
+    assert stored == [hashlib.sha256(token.encode()).hexdigest()]
+    assert token not in stored and len(token) >= 40
+
+
+def test_sessions_expire(auth, session_factory):
+    auth.sign_up("alice", "correct horse")
+    token = auth.log_in("alice", "correct horse")
+    with session_factory() as db:
+        expires = db.scalar(select(AuthSession.expires_at))
+        assert timedelta(minutes=59) < expires - utcnow() <= timedelta(hours=1)
+        db.execute(update(AuthSession).values(expires_at=utcnow() - timedelta(seconds=1)))
+        db.commit()
+    assert auth.user_for_session(token) is None
+    with session_factory() as db:
+        assert db.scalars(select(AuthSession)).all() == []
+
+
+def test_log_out_ends_only_that_session(auth):
+    auth.sign_up("alice", "correct horse")
+    first = auth.log_in("alice", "correct horse")
+    second = auth.log_in("alice", "correct horse")
+    auth.log_out(first)
+    assert auth.user_for_session(first) is None
+    assert auth.user_for_session(second) is not None
+    auth.log_out("unknown token")  # ignored
+
+
+def test_hash_is_upgraded_when_parameters_change(session_factory, hasher):
+    AuthService(session_factory, 3600, hasher).sign_up("alice", "correct horse")
+    stronger = PasswordHasher(time_cost=2, memory_cost=16, parallelism=1)
+    AuthService(session_factory, 3600, stronger).log_in("alice", "correct horse")
+    with session_factory() as db:
+        stored = db.scalar(select(User.password_hash))
+    assert "t=2" in stored and "m=16" in stored
+    stronger.verify(stored, "correct horse")
+
+
+def test_oversized_password_is_rejected_without_leaking(auth):
+    auth.sign_up("alice", "correct horse")
+    with pytest.raises(InvalidCredentials):
+        auth.log_in("alice", "x" * 5000)

@@ -1,0 +1,391 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlalchemy import func, select
+
+from backend.auth import AuthService
+from backend.chat import Ack, ChatFailed, ChatService, Delta, Done
+from backend.conversations import ConversationService
+from backend.generator import ChatMessage
+from backend.markdown import render_markdown
+from backend.models import Message
+from backend.settings import Settings
+
+
+@pytest.fixture
+def users(session_factory, fast_hasher):
+    auth = AuthService(session_factory, 3600, fast_hasher)
+    return auth.sign_up("alice", "password one"), auth.sign_up("bob", "password two")
+
+
+@pytest.fixture
+def generator(fake_generator_cls):
+    return fake_generator_cls()
+
+
+@pytest.fixture
+def settings():
+    return Settings(system_prompt="You are terse.", max_tokens=64, temperature=0.3, top_p=0.9)
+
+
+@pytest.fixture
+def chat(session_factory, generator, settings):
+    return ChatService(session_factory, generator, settings, flush_interval_s=0.0)
+
+
+async def collect(events) -> list:
+    return [event async for event in events]
+
+
+def rows(session_factory, **where) -> list[Message]:
+    with session_factory() as db:
+        query = select(Message).order_by(Message.conversation_id, Message.position)
+        for key, value in where.items():
+            query = query.where(getattr(Message, key) == value)
+        return list(db.scalars(query))
+
+
+async def test_a_turn_streams_and_is_stored(chat, generator, users, session_factory, settings):
+    alice, _ = users
+    events = await collect(chat.send(alice.id, "c-1", None, "Say hello to the whole world please"))
+    ack, *deltas, done = events
+    assert isinstance(ack, Ack) and not ack.duplicate and ack.client_msg_id == "c-1"
+    assert ack.title == "Say hello to the whole world please"
+    assert [d.seq for d in deltas] == [1, 2, 3, 4] and all(isinstance(d, Delta) for d in deltas)
+    assert "".join(d.text for d in deltas) == "Hello, **world**!"
+    assert isinstance(done, Done) and (done.status, done.finish_reason) == ("complete", "stop")
+    assert done.html == render_markdown("Hello, **world**!") == "<p>Hello, <strong>world</strong>!</p>\n"
+    assert done.usage == {"prompt_tokens": call_tokens(generator), "completion_tokens": 4}
+    assert done.timings == {"queue_ms": 1.5, "ttft_ms": 12.5, "decode_tokens_per_s": 40.0}
+
+    call = generator.calls[0]
+    assert call.request_id == ack.assistant_message_id
+    assert call.messages == [
+        ChatMessage("system", "You are terse."),
+        ChatMessage("user", "Say hello to the whole world please"),
+    ]
+    assert (call.params.max_tokens, call.params.temperature, call.params.top_p) == (64, 0.3, 0.9)
+
+    user_row, reply = rows(session_factory, conversation_id=ack.conversation_id)
+    assert (user_row.id, user_row.role, user_row.client_msg_id) == (ack.user_message_id, "user", "c-1")
+    assert (reply.id, reply.role, reply.parent_id) == (ack.assistant_message_id, "assistant", user_row.id)
+    assert (reply.content, reply.html, reply.status, reply.finish_reason) == (
+        "Hello, **world**!", done.html, "complete", "stop",
+    )
+    assert (reply.prompt_tokens, reply.completion_tokens) == (call_tokens(generator), 4)
+    assert (reply.queue_ms, reply.ttft_ms, reply.decode_tokens_per_s) == (1.5, 12.5, 40.0)
+
+
+def call_tokens(generator) -> int:
+    return generator.count_prompt_tokens(generator.calls[0].messages)
+
+
+async def test_second_turn_sees_history_and_keeps_the_title(chat, generator, users, session_factory):
+    alice, _ = users
+    first = await collect(chat.send(alice.id, "c-1", None, "first question"))
+    conversation_id = first[0].conversation_id
+    second = await collect(chat.send(alice.id, "c-2", conversation_id, "second question"))
+    assert second[0].conversation_id == conversation_id and second[0].title == "first question"
+    assert generator.calls[1].messages[1:] == [
+        ChatMessage("user", "first question"),
+        ChatMessage("assistant", "Hello, **world**!"),
+        ChatMessage("user", "second question"),
+    ]
+    assert [m.position for m in rows(session_factory, conversation_id=conversation_id)] == [0, 1, 2, 3]
+
+
+async def test_retried_client_id_is_not_stored_or_answered_twice(chat, generator, users, session_factory):
+    alice, _ = users
+    first = await collect(chat.send(alice.id, "same-id", None, "hello"))
+    again = await collect(chat.send(alice.id, "same-id", None, "hello"))
+    ack, done = again
+    assert ack.duplicate is True
+    assert (ack.conversation_id, ack.user_message_id, ack.assistant_message_id) == (
+        first[0].conversation_id, first[0].user_message_id, first[0].assistant_message_id,
+    )
+    assert isinstance(done, Done) and done.html == first[-1].html and done.status == "complete"
+    assert done.usage == first[-1].usage and done.timings == first[-1].timings
+    assert len(generator.calls) == 1
+    assert len(rows(session_factory)) == 2
+    # The same client id from another user is a different message.
+    bob = users[1]
+    other = await collect(chat.send(bob.id, "same-id", None, "hello"))
+    assert other[0].duplicate is False and len(generator.calls) == 2
+
+
+async def test_retry_while_still_streaming_says_so(chat, generator, users):
+    alice, _ = users
+    generator.hold_after = 1
+    stream = chat.send(alice.id, "c-1", None, "hello")
+    ack = await anext(stream)
+    await anext(stream)
+    again = await collect(chat.send(alice.id, "c-1", None, "hello"))
+    assert again[0].duplicate and isinstance(again[1], ChatFailed)
+    assert (again[1].code, again[1].message_id) == ("in_progress", ack.assistant_message_id)
+    generator.release()
+    rest = await collect(stream)
+    assert rest[-1].status == "complete" and len(generator.calls) == 1
+
+
+async def test_reply_is_in_the_database_while_it_streams(chat, generator, users, session_factory):
+    alice, _ = users
+    generator.hold_after = 3
+    stream = chat.send(alice.id, "c-1", None, "hello")
+    ack = await anext(stream)
+    seen = [await anext(stream) for _ in range(3)]
+    (reply,) = rows(session_factory, id=ack.assistant_message_id)
+    assert reply.status == "streaming" and reply.finish_reason is None
+    assert reply.content == "".join(d.text for d in seen) == "Hello, **world**"
+    assert reply.html == render_markdown("Hello, **world**")
+    generator.release()
+    await collect(stream)
+    (reply,) = rows(session_factory, id=ack.assistant_message_id)
+    assert reply.status == "complete"
+
+
+async def test_flushes_are_throttled_by_the_clock(session_factory, generator, settings, users):
+    now = [0.0]
+    chat = ChatService(session_factory, generator, settings, flush_interval_s=0.5, clock=lambda: now[0])
+    generator.hold_after = 2
+    stream = chat.send(users[0].id, "c-1", None, "hello")
+    ack = await anext(stream)
+    await anext(stream)
+    await anext(stream)
+    assert rows(session_factory, id=ack.assistant_message_id)[0].content == ""  # no time passed
+    now[0] = 0.6
+    generator.release()
+    third = await anext(stream)
+    assert third.seq == 3
+    assert rows(session_factory, id=ack.assistant_message_id)[0].content == "Hello, **world**"
+    await collect(stream)
+
+
+async def test_closing_the_stream_aborts_and_keeps_the_partial(chat, generator, users, session_factory):
+    alice, _ = users
+    generator.hold_after = 2
+    stream = chat.send(alice.id, "c-1", None, "hello")
+    ack = await anext(stream)
+    await anext(stream)
+    await anext(stream)
+    await stream.aclose()
+    assert generator.closed_early == [ack.assistant_message_id] and not generator.active
+    (reply,) = rows(session_factory, id=ack.assistant_message_id)
+    assert (reply.status, reply.finish_reason, reply.content) == ("interrupted", "abort", "Hello, ")
+    assert reply.html == render_markdown("Hello, ")
+    # The conversation is free again.
+    generator.hold_after = None
+    more = await collect(chat.send(alice.id, "c-2", ack.conversation_id, "again"))
+    assert more[-1].status == "complete"
+
+
+async def test_cancelling_the_consumer_aborts_and_keeps_the_partial(chat, generator, users, session_factory):
+    alice, _ = users
+    generator.hold_after = 1
+    acks = []
+
+    async def consume():
+        async for event in chat.send(alice.id, "c-1", None, "hello"):
+            if isinstance(event, Ack):
+                acks.append(event)
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(generator.held.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (reply,) = rows(session_factory, id=acks[0].assistant_message_id)
+    assert (reply.status, reply.finish_reason, reply.content) == ("interrupted", "abort", "Hello")
+    assert not generator.active
+
+
+async def test_stop_aborts_only_the_owners_reply(chat, generator, users, session_factory):
+    alice, bob = users
+    generator.hold_after = 2
+    stream = chat.send(alice.id, "c-1", None, "hello")
+    ack = await anext(stream)
+    await anext(stream)
+    await anext(stream)
+    assert await chat.stop(bob.id, ack.assistant_message_id) is False
+    assert await chat.stop(alice.id, "0" * 32) is False
+    assert generator.aborted == []
+    assert await chat.stop(alice.id, ack.assistant_message_id) is True
+    (done,) = await collect(stream)
+    assert (done.status, done.finish_reason) == ("interrupted", "abort")
+    assert done.usage["completion_tokens"] == 2 and done.html == render_markdown("Hello, ")
+    (reply,) = rows(session_factory, id=ack.assistant_message_id)
+    assert (reply.status, reply.finish_reason, reply.content, reply.completion_tokens) == (
+        "interrupted", "abort", "Hello, ", 2,
+    )
+    assert await chat.stop(alice.id, ack.assistant_message_id) is False  # already over
+
+
+async def test_one_streaming_reply_per_conversation(chat, generator, users):
+    alice, _ = users
+    generator.hold_after = 1
+    stream = chat.send(alice.id, "c-1", None, "hello")
+    ack = await anext(stream)
+    await anext(stream)
+    busy = await collect(chat.send(alice.id, "c-2", ack.conversation_id, "again"))
+    assert [(e.code, e.client_msg_id) for e in busy] == [("busy", "c-2")]
+    # Another conversation is not blocked.
+    other = chat.send(alice.id, "c-3", None, "elsewhere")
+    assert isinstance(await anext(other), Ack)
+    await other.aclose()
+    generator.release()
+    await collect(stream)
+
+
+@pytest.mark.parametrize(
+    "setup, code",
+    [
+        (lambda g: setattr(g, "context_length", 40), "prompt_too_long"),
+        (lambda g: setattr(g, "unavailable", True), "unavailable"),
+    ],
+)
+async def test_errors_before_streaming_become_chat_failed(chat, generator, users, session_factory, setup, code):
+    setup(generator)
+    ack, failed = await collect(chat.send(users[0].id, "c-1", None, "hello"))
+    assert isinstance(failed, ChatFailed) and failed.code == code
+    assert failed.message_id == ack.assistant_message_id and failed.client_msg_id == "c-1"
+    (reply,) = rows(session_factory, id=ack.assistant_message_id)
+    assert (reply.status, reply.finish_reason) == ("error", "error") and reply.error
+    assert generator.calls == []
+
+
+async def test_invalid_params_become_chat_failed(session_factory, generator, users):
+    # Settings allow temperature up to 2; this engine accepts at most 1.
+    generator.max_temperature = 1.0
+    chat = ChatService(session_factory, generator, Settings(temperature=1.5))
+    ack, failed = await collect(chat.send(users[0].id, "c-1", None, "hello"))
+    assert failed.code == "invalid_params" and "temperature" in failed.message
+    assert rows(session_factory, id=ack.assistant_message_id)[0].status == "error"
+
+
+async def test_generation_error_mid_stream(chat, generator, users, session_factory):
+    generator.end_after = (2, "error", "CUDA out of memory")
+    ack, _, _, done = await collect(chat.send(users[0].id, "c-1", None, "hello"))
+    assert (done.status, done.finish_reason, done.error) == ("error", "error", "CUDA out of memory")
+    (reply,) = rows(session_factory, id=ack.assistant_message_id)
+    assert (reply.status, reply.content, reply.error) == ("error", "Hello, ", "CUDA out of memory")
+
+
+async def test_length_finish_is_complete(chat, generator, users):
+    generator.finish_reason = "length"
+    done = (await collect(chat.send(users[0].id, "c-1", None, "hello")))[-1]
+    assert (done.status, done.finish_reason) == ("complete", "length")
+
+
+async def test_generator_crash_mid_stream_is_stored_as_error(chat, generator, users, session_factory):
+    generator.raise_after = 1
+    ack, _, done = await collect(chat.send(users[0].id, "c-1", None, "hello"))
+    assert done.status == "error" and "engine exploded" in done.error
+    assert rows(session_factory, id=ack.assistant_message_id)[0].status == "error"
+
+
+async def test_other_users_conversation_is_not_found(chat, generator, users, session_factory):
+    alice, bob = users
+    ack = (await collect(chat.send(alice.id, "c-1", None, "hello")))[0]
+    events = await collect(chat.send(bob.id, "c-9", ack.conversation_id, "let me in"))
+    assert [(e.code, e.message_id) for e in events] == [("not_found", None)]
+    missing = await collect(chat.send(alice.id, "c-8", "f" * 32, "hello"))
+    assert missing[0].code == "not_found"
+    assert len(rows(session_factory)) == 2 and len(generator.calls) == 1
+
+
+@pytest.mark.parametrize(
+    "client_msg_id, text", [("", "hi"), ("x" * 65, "hi"), ("c-1", "   "), ("c-1", "x" * 32_001)]
+)
+async def test_invalid_input_fails_before_anything_is_stored(chat, users, session_factory, client_msg_id, text):
+    (failed,) = await collect(chat.send(users[0].id, client_msg_id, None, text))
+    assert failed.code == "invalid_input"
+    assert rows(session_factory) == []
+
+
+async def test_history_is_cut_to_the_context_window(session_factory, fake_generator_cls, users, settings):
+    generator = fake_generator_cls(script=["ok " * 30])
+    chat = ChatService(session_factory, generator, settings, flush_interval_s=0.0)
+    conversation_id = None
+    for i in range(8):
+        events = await collect(chat.send(users[0].id, f"c-{i}", conversation_id, f"question {i} " + "pad " * 20))
+        conversation_id = events[0].conversation_id
+    # Each stored turn: user 3 + 22 tokens, assistant 3 + 30. Shrink the window and send again.
+    generator.context_length = 64 + 150
+    await collect(chat.send(users[0].id, "c-last", conversation_id, "final question"))
+    sent = generator.calls[-1].messages
+    assert sent[0] == ChatMessage("system", "You are terse.")
+    assert sent[1].role == "user" and sent[-1] == ChatMessage("user", "final question")
+    assert generator.count_prompt_tokens(sent) <= 150
+    # system 6 + generation prompt 2 + final 5 = 13; each earlier pair 25 + 33 = 58: two pairs fit
+    # (129), a third assistant turn would not (162), and a lone user turn would not either.
+    assert len(sent) == 1 + 2 * 2 + 1
+    stored = [m.content for m in rows(session_factory, conversation_id=conversation_id)]
+    assert [m.content for m in sent[1:]] == stored[:-1][-5:]  # newest kept, before the new reply
+
+
+async def test_startup_marks_a_crashed_reply_interrupted(chat, generator, users, session_factory):
+    generator.hold_after = 2
+    stream = chat.send(users[0].id, "c-1", None, "hello")
+    ack = await anext(stream)
+    await anext(stream)
+    await anext(stream)
+    # A new process starts on the same database while this reply is mid-stream (the old
+    # process died): the flushed partial survives, marked interrupted.
+    assert ConversationService(session_factory).mark_interrupted_on_startup() == 1
+    view = ConversationService(session_factory).get_conversation(users[0].id, ack.conversation_id)
+    reply = view.messages[-1]
+    assert (reply.status, reply.finish_reason, reply.content) == ("interrupted", "abort", "Hello, ")
+    await stream.aclose()
+
+
+async def test_abandoned_before_ack_leaves_no_streaming_row(chat, generator, users, session_factory):
+    async def consume():
+        async for _ in chat.send(users[0].id, "c-1", None, "hello"):
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0)  # the task is now waiting on the database thread
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # The database thread still finishes the insert; the abandoned reply is then closed.
+    for _ in range(300):
+        stored = rows(session_factory)
+        if len(stored) == 2 and stored[1].status != "streaming":
+            break
+        await asyncio.sleep(0.01)
+    user_row, reply = stored
+    assert (reply.status, reply.finish_reason) == ("interrupted", "abort")
+    assert generator.calls == []
+    again = await collect(chat.send(users[0].id, "c-2", user_row.conversation_id, "hello again"))
+    assert again[-1].status == "complete"
+
+
+async def test_concurrent_sends_with_one_client_id_answer_once(chat, generator, users, session_factory):
+    first = chat.send(users[0].id, "same", None, "hello")
+    second = chat.send(users[0].id, "same", None, "hello")
+    acks = await asyncio.gather(anext(first), anext(second))
+    assert sorted(a.duplicate for a in acks) == [False, True]
+    assert len({a.assistant_message_id for a in acks}) == 1
+    await collect(first)
+    await collect(second)
+    assert len(generator.calls) == 1 and len(rows(session_factory)) == 2
+
+
+async def test_deltas_rebuild_the_final_html_in_the_client(session_factory, fake_generator_cls, users, settings):
+    reply = "# Plan\n\nFirst *step*.\n\n- a\n- b\n\n```py\nx = 1\n```\n\nDone <script>x</script>."
+    generator = fake_generator_cls(script=[reply[i : i + 3] for i in range(0, len(reply), 3)])
+    chat = ChatService(session_factory, generator, settings, flush_interval_s=0.0)
+    events = await collect(chat.send(users[0].id, "c-1", None, "plan please"))
+    committed, tail = "", ""
+    for event in events[1:-1]:
+        committed += event.committed_html
+        tail = event.tail_html
+    done = events[-1]
+    assert done.html == render_markdown(reply) and "<script" not in done.html
+    # What a client built from the deltas equals the final HTML once the tail is replaced.
+    assert done.html.startswith(committed) and committed + tail == render_markdown(
+        "".join(e.text for e in events[1:-1])
+    )
+    assert committed.count("<h1>") == 1  # committed blocks are sent once

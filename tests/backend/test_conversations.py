@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select, update
+
+from backend.auth import AuthService
+from backend.conversations import ConversationService, make_title
+from backend.errors import NotFound, ValidationFailed
+from backend.models import Conversation, Message, utcnow
+
+
+@pytest.fixture
+def users(session_factory, fast_hasher):
+    auth = AuthService(session_factory, 3600, fast_hasher)
+    return auth.sign_up("alice", "password one"), auth.sign_up("bob", "password two")
+
+
+@pytest.fixture
+def service(session_factory):
+    return ConversationService(session_factory)
+
+
+def add_message(session_factory, conversation_id, user_id, position, role, status, content=""):
+    with session_factory() as db:
+        db.add(
+            Message(
+                conversation_id=conversation_id, user_id=user_id, position=position, role=role,
+                content=content, html=f"<p>{content}</p>", status=status,
+            )
+        )  # fmt: skip
+        db.commit()
+
+
+def test_list_is_owner_only_and_newest_first(service, users, session_factory):
+    alice, bob = users
+    older = service.create_conversation(alice.id, "older")
+    newer = service.create_conversation(alice.id, "newer")
+    service.create_conversation(bob.id, "bob's")
+    with session_factory() as db:
+        db.execute(
+            update(Conversation).where(Conversation.id == older.id).values(updated_at=utcnow() - timedelta(hours=1))
+        )
+        db.commit()
+    assert [c.id for c in service.list_conversations(alice.id)] == [newer.id, older.id]
+    assert [c.title for c in service.list_conversations(bob.id)] == ["bob's"]
+
+
+def test_get_returns_messages_in_order(service, users, session_factory):
+    alice, _ = users
+    conv = service.create_conversation(alice.id)
+    add_message(session_factory, conv.id, alice.id, 1, "assistant", "complete", "hi there")
+    add_message(session_factory, conv.id, alice.id, 0, "user", "complete", "hello")
+    view = service.get_conversation(alice.id, conv.id)
+    assert [(m.role, m.content) for m in view.messages] == [("user", "hello"), ("assistant", "hi there")]
+    assert view.messages[1].html == "<p>hi there</p>"
+    assert view.messages[0].created_at.tzinfo is not None
+
+
+def test_other_users_ids_are_not_found_like_missing_ones(service, users):
+    alice, bob = users
+    conv = service.create_conversation(alice.id)
+    for user_id, conversation_id in [(bob.id, conv.id), (alice.id, "0" * 32)]:
+        with pytest.raises(NotFound) as err:
+            service.get_conversation(user_id, conversation_id)
+        assert err.value.code == "not_found"
+        with pytest.raises(NotFound):
+            service.delete_conversation(user_id, conversation_id)
+    assert service.get_conversation(alice.id, conv.id).id == conv.id
+
+
+def test_delete_removes_messages(service, users, session_factory):
+    alice, _ = users
+    conv = service.create_conversation(alice.id)
+    add_message(session_factory, conv.id, alice.id, 0, "user", "complete", "hello")
+    service.delete_conversation(alice.id, conv.id)
+    with session_factory() as db:
+        assert db.scalar(select(func.count()).select_from(Message)) == 0
+    assert service.list_conversations(alice.id) == []
+
+
+def test_title_validation(service, users):
+    with pytest.raises(ValidationFailed):
+        service.create_conversation(users[0].id, "x" * 201)
+
+
+def test_mark_interrupted_on_startup(service, users, session_factory):
+    alice, _ = users
+    conv = service.create_conversation(alice.id)
+    add_message(session_factory, conv.id, alice.id, 0, "user", "complete", "q")
+    add_message(session_factory, conv.id, alice.id, 1, "assistant", "streaming", "partial ans")
+    add_message(session_factory, conv.id, alice.id, 2, "assistant", "pending")
+    add_message(session_factory, conv.id, alice.id, 3, "assistant", "complete", "done")
+    assert service.mark_interrupted_on_startup() == 2
+    messages = service.get_conversation(alice.id, conv.id).messages
+    assert [m.status for m in messages] == ["complete", "interrupted", "interrupted", "complete"]
+    assert messages[1].content == "partial ans" and messages[1].finish_reason == "abort"
+    assert service.mark_interrupted_on_startup() == 0
+
+
+@pytest.mark.parametrize(
+    "text, title",
+    [
+        ("  Hello\n  world ", "Hello world"),
+        ("a" * 60, "a" * 60),
+        ("word " * 20, ("word " * 12).strip() + "…"),
+        ("x" * 100, "x" * 60 + "…"),
+    ],
+)
+def test_make_title(text, title):
+    assert make_title(text) == title

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import pytest
+
+from backend.settings import Settings, SettingsError
+
+
+def test_defaults_match_the_contract():
+    s = Settings.from_env({})
+    assert s.database_url == "sqlite:///crescent.db"
+    assert (s.host, s.port) == ("127.0.0.1", 8000)
+    assert s.model_path is None and s.system_prompt is None
+    assert (s.max_tokens, s.temperature, s.top_p) == (512, 0.7, 0.95)
+    assert s.session_ttl_s == 14 * 24 * 3600
+    assert s.cookie_secure is False and s.allowed_origins == ()
+
+
+def test_from_env_reads_every_variable():
+    s = Settings.from_env(
+        {
+            "DATABASE_URL": "postgresql://u:p@db/crescent",
+            "HOST": "0.0.0.0",
+            "PORT": "9000",
+            "CRESCENT_MODEL": "/models/x.gguf",
+            "CRESCENT_SYSTEM_PROMPT": "Be brief.",
+            "CRESCENT_MAX_TOKENS": "64",
+            "CRESCENT_TEMPERATURE": "0",
+            "CRESCENT_TOP_P": "0.5",
+            "CRESCENT_SESSION_TTL_S": "3600",
+            "COOKIE_SECURE": "1",
+            "CRESCENT_ALLOWED_ORIGINS": "https://a.example, https://b.example/ ,",
+        }
+    )
+    assert s.database_url == "postgresql://u:p@db/crescent"
+    assert (s.host, s.port, s.model_path) == ("0.0.0.0", 9000, "/models/x.gguf")
+    assert s.system_prompt == "Be brief."
+    assert (s.max_tokens, s.temperature, s.top_p, s.session_ttl_s) == (64, 0.0, 0.5, 3600)
+    assert s.cookie_secure is True
+    assert s.allowed_origins == ("https://a.example", "https://b.example")
+
+
+@pytest.mark.parametrize(
+    "env, names",
+    [
+        ({"PORT": "eighty"}, "PORT"),
+        ({"PORT": "70000"}, "PORT"),
+        ({"CRESCENT_MAX_TOKENS": "0"}, "CRESCENT_MAX_TOKENS"),
+        ({"CRESCENT_TEMPERATURE": "-1"}, "CRESCENT_TEMPERATURE"),
+        ({"CRESCENT_TOP_P": "0"}, "CRESCENT_TOP_P"),
+        ({"CRESCENT_SESSION_TTL_S": "5"}, "CRESCENT_SESSION_TTL_S"),
+        ({"COOKIE_SECURE": "maybe"}, "COOKIE_SECURE"),
+        ({"DATABASE_URL": "not a url"}, "DATABASE_URL"),
+        ({"CRESCENT_ALLOWED_ORIGINS": "evil.example"}, "CRESCENT_ALLOWED_ORIGINS"),
+    ],
+)
+def test_bad_values_raise_a_typed_error_naming_the_variable(env, names):
+    with pytest.raises(SettingsError, match=names):
+        Settings.from_env(env)
+
+
+def test_direct_construction_is_validated_too():
+    with pytest.raises(SettingsError):
+        Settings(top_p=1.5)
+
+
+def test_settings_are_immutable():
+    s = Settings()
+    with pytest.raises(AttributeError):
+        s.port = 1  # type: ignore[misc]

@@ -1,0 +1,120 @@
+"""ChatTemplate vs transformers' apply_chat_template / render_jinja_template."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.chat_template import ChatTemplate
+from engine.errors import ChatTemplateError
+
+CONVERSATIONS = {
+    "system_multi_turn": [
+        {"role": "system", "content": "You are a terse assistant."},
+        {"role": "user", "content": "Hi!"},
+        {"role": "assistant", "content": "Hello. What do you need?"},
+        {"role": "user", "content": "Name three primes.\nJust the numbers."},
+    ],
+    "no_system": [
+        {"role": "user", "content": "What is 2+2?"},
+        {"role": "assistant", "content": "4"},
+        {"role": "user", "content": "And 3+3?"},
+    ],
+    "single_user_unicode": [{"role": "user", "content": "日本語で答えて 😀  tabs\there"}],
+    "empty_content": [{"role": "user", "content": ""}],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CONVERSATIONS))
+@pytest.mark.parametrize("add_generation_prompt", [True, False])
+def test_render_equals_transformers(loaded_model, hf_reference, name: str, add_generation_prompt: bool) -> None:
+    messages = CONVERSATIONS[name]
+    ours = loaded_model.chat_template.render(messages, add_generation_prompt=add_generation_prompt)
+    ref = hf_reference.tokenizer.apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+    assert ours == ref
+
+
+@pytest.mark.slow
+def test_default_system_prompt_is_inserted(loaded_model) -> None:
+    text = loaded_model.chat_template.render([{"role": "user", "content": "hi"}])
+    assert text.startswith("<|im_start|>system\n") and text.endswith("<|im_start|>assistant\n")
+
+
+@pytest.mark.slow
+def test_rendered_prompt_tokenizes_like_transformers(loaded_model, hf_reference) -> None:
+    messages = CONVERSATIONS["system_multi_turn"]
+    ids = loaded_model.tokenizer.encode(loaded_model.chat_template.render(messages))
+    assert ids == hf_reference.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True,
+                                                             return_dict=False)
+
+
+# Templates exercising the environment's semantics, compared with transformers' own renderer.
+SEMANTICS_TEMPLATES = [
+    # trim_blocks / lstrip_blocks around block tags
+    "{% for m in messages %}\n    {% if m.role == 'user' %}\nU: {{ m.content }}\n    {% else %}\nA: {{ m.content }}\n"
+    "    {% endif %}\n{% endfor %}\n{% if add_generation_prompt %}A:{% endif %}",
+    # bos/eos variables, loop controls, tojson without HTML escaping or ASCII escaping
+    "{{ bos_token }}{% for m in messages %}{% if loop.index > 2 %}{% break %}{% endif %}"
+    "{{ m | tojson }}{{ eos_token }}{% endfor %}",
+    "{{ messages | map(attribute='content') | join(' | ') | tojson(indent=2) }}",
+    # namespace and dict globals
+    "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}"
+    "{{ ns.n }}{{ dict(a=1)['a'] }}",
+]
+SEMANTICS_MESSAGES = [
+    {"role": "user", "content": "<b>&'\"</b> café"},
+    {"role": "assistant", "content": "ok"},
+    {"role": "user", "content": "again"},
+]
+
+
+@pytest.mark.parametrize("source", SEMANTICS_TEMPLATES)
+def test_environment_semantics_match_transformers_renderer(source: str) -> None:
+    chat_template_utils = pytest.importorskip("transformers.utils.chat_template_utils")
+    special = {"bos_token": "<s>", "eos_token": "</s>"}
+    for add_generation_prompt in (True, False):
+        ours = ChatTemplate(source, special).render(SEMANTICS_MESSAGES, add_generation_prompt)
+        rendered, _ = chat_template_utils.render_jinja_template(
+            conversations=[SEMANTICS_MESSAGES], chat_template=source,
+            add_generation_prompt=add_generation_prompt, **special)
+        assert ours == rendered[0]
+
+
+def test_raise_exception_becomes_chat_template_error() -> None:
+    template = ChatTemplate(
+        "{% for m in messages %}{% if (m.role == 'user') != (loop.index0 % 2 == 0) %}"
+        "{{ raise_exception('roles must alternate user/assistant') }}{% endif %}{{ m.content }}{% endfor %}", {})
+    assert template.render([{"role": "user", "content": "a"}]) == "a"
+    with pytest.raises(ChatTemplateError, match="alternate"):
+        template.render([{"role": "assistant", "content": "a"}])
+
+
+@pytest.mark.parametrize("messages", [
+    "just a string",
+    [{"role": "user"}],
+    [{"content": "no role"}],
+    [{"role": "user", "content": 3}],
+    ["not a mapping"],
+])
+def test_malformed_messages_are_rejected(messages) -> None:
+    with pytest.raises(ChatTemplateError):
+        ChatTemplate("{{ messages }}", {}).render(messages)
+
+
+def test_template_that_does_not_compile() -> None:
+    with pytest.raises(ChatTemplateError, match="compile"):
+        ChatTemplate("{% for m in messages %}", {})
+
+
+def test_sandbox_blocks_unsafe_attribute_access() -> None:
+    template = ChatTemplate("{{ messages.__class__.__mro__ }}", {})
+    with pytest.raises(ChatTemplateError):
+        template.render([{"role": "user", "content": "x"}])
+
+
+def test_template_cannot_mutate_callers_messages() -> None:
+    messages = [{"role": "user", "content": "x"}]
+    with pytest.raises(ChatTemplateError):
+        ChatTemplate("{{ messages[0].update({'content': 'y'}) }}", {}).render(messages)
+    assert messages == [{"role": "user", "content": "x"}]

@@ -1,0 +1,70 @@
+"""web.api: the conversations JSON API (auth, ownership) and /healthz."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.testclient import TestClient
+
+from .conftest import FakeGenerator, app_state, sign_up, use_session, user_id
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [("GET", "/api/conversations"), ("GET", "/api/conversations/x"), ("DELETE", "/api/conversations/x")],
+)
+def test_api_without_a_session_is_a_401_json(client: TestClient, method: str, path: str) -> None:
+    response = client.request(method, path)
+    assert response.status_code == 401
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"]["code"] == "unauthenticated"
+
+
+def test_list_get_and_delete_own_conversations(client: TestClient) -> None:
+    token = sign_up(client, "alice")
+    conversations = app_state(client).conversations
+    uid = user_id(client, token)
+    first = conversations.create_conversation(uid, "First")
+    second = conversations.create_conversation(uid, "Second")
+
+    listed = client.get("/api/conversations")
+    assert listed.status_code == 200
+    items = listed.json()["conversations"]
+    assert [c["id"] for c in items] == [second.id, first.id]  # newest first
+    assert items[0]["title"] == "Second"
+    assert isinstance(items[0]["created_at"], str) and "T" in items[0]["created_at"]
+
+    one = client.get(f"/api/conversations/{first.id}")
+    assert one.status_code == 200
+    assert one.json()["id"] == first.id
+    assert one.json()["title"] == "First"
+    assert one.json()["messages"] == []
+
+    assert client.delete(f"/api/conversations/{first.id}").status_code == 204
+    assert client.get(f"/api/conversations/{first.id}").status_code == 404
+    assert [c["id"] for c in client.get("/api/conversations").json()["conversations"]] == [second.id]
+
+
+def test_another_users_conversation_is_a_404_json(client: TestClient) -> None:
+    alice = sign_up(client, "alice")
+    secret = app_state(client).conversations.create_conversation(user_id(client, alice), "Secret")
+    use_session(client, None)
+    sign_up(client, "bob")
+    assert client.get("/api/conversations").json()["conversations"] == []
+    for method in ("GET", "DELETE"):
+        response = client.request(method, f"/api/conversations/{secret.id}")
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"
+    # Bob's DELETE did not delete it.
+    use_session(client, alice)
+    assert client.get(f"/api/conversations/{secret.id}").status_code == 200
+
+
+def test_healthz_reports_the_model_and_readiness(client: TestClient, fake: FakeGenerator) -> None:
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "model": fake.model_name, "ready": True}
+
+
+def test_healthz_follows_a_generator_ready_flag(client: TestClient, fake: FakeGenerator) -> None:
+    fake.ready = False  # type: ignore[attr-defined]
+    assert client.get("/healthz").json()["ready"] is False

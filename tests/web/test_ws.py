@@ -1,0 +1,573 @@
+"""web.ws: the chat WebSocket protocol, with the scripted fake generator and (slow) the real engine."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Iterator
+
+import pytest
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from backend.settings import Settings
+from web.app import create_app
+from web.ws import MAX_SENDS_IN_FLIGHT, BadFrame, PingFrame, SendFrame, StopFrame, parse_frame
+
+from .conftest import FakeGenerator, app_state, sign_up, use_session, user_id, wait_until
+
+
+def send_frame(text: str, conversation_id: str | None = None, client_msg_id: str | None = None) -> dict[str, Any]:
+    return {
+        "type": "send",
+        "client_msg_id": client_msg_id or uuid.uuid4().hex,
+        "conversation_id": conversation_id,
+        "text": text,
+    }
+
+
+def receive_until(ws, kinds: tuple[str, ...] = ("done",), limit: int = 2000) -> list[dict[str, Any]]:
+    """Frames up to and including the first whose type is in `kinds`."""
+    frames = []
+    for _ in range(limit):
+        frame = ws.receive_json()
+        frames.append(frame)
+        if frame["type"] in kinds:
+            return frames
+    raise AssertionError(f"no {kinds} frame in {limit} frames")
+
+
+def assert_alive(ws) -> None:
+    """The socket still answers (and nothing else was queued before the answer)."""
+    ws.send_json({"type": "ping"})
+    assert ws.receive_json() == {"type": "pong"}
+
+
+def stored_message(client: TestClient, conversation_id: str, message_id: str) -> dict[str, Any]:
+    view = client.get(f"/api/conversations/{conversation_id}").json()
+    return next(m for m in view["messages"] if m["id"] == message_id)
+
+
+def fake_saw_abort(fake: FakeGenerator) -> bool:
+    request_id = fake.requests[-1][0]
+    return request_id in fake.abort_calls or request_id in fake.closed_early
+
+
+# -- connection ---------------------------------------------------------------------------------
+
+
+def test_unauthenticated_socket_is_closed_with_4401(client: TestClient) -> None:
+    with pytest.raises(WebSocketDisconnect) as excinfo:
+        with client.websocket_connect("/ws") as ws:
+            ws.receive_json()
+    assert excinfo.value.code == 4401
+
+
+def test_cross_origin_upgrade_is_refused_with_4403(client: TestClient, fake: FakeGenerator) -> None:
+    sign_up(client, "alice")
+    with pytest.raises(WebSocketDisconnect) as excinfo:
+        with client.websocket_connect("/ws", headers={"Origin": "http://evil.example"}) as ws:
+            ws.send_json(send_frame("hi"))
+            ws.receive_json()
+    assert excinfo.value.code == 4403
+    assert fake.requests == []
+
+
+def test_same_origin_upgrade_is_accepted(client: TestClient) -> None:
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws", headers={"Origin": "http://testserver"}) as ws:
+        assert_alive(ws)
+
+
+def test_logged_out_session_closes_the_socket_on_the_next_send(client: TestClient, fake: FakeGenerator) -> None:
+    token = sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        app_state(client).auth.log_out(token)
+        ws.send_json(send_frame("hi"))
+        with pytest.raises(WebSocketDisconnect) as excinfo:
+            ws.receive_json()
+    assert excinfo.value.code == 4401
+    assert fake.requests == []
+
+
+# -- streaming ----------------------------------------------------------------------------------
+
+
+def test_send_streams_ack_deltas_done_and_stores_the_reply(client: TestClient, fake: FakeGenerator) -> None:
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        frame = send_frame("Say hello")
+        ws.send_json(frame)
+        frames = receive_until(ws)
+        assert_alive(ws)
+
+    ack, *deltas, done = frames
+    assert ack["type"] == "ack"
+    assert ack["client_msg_id"] == frame["client_msg_id"]
+    assert ack["duplicate"] is False
+    assert ack["conversation_id"] and ack["user_message_id"] and ack["assistant_message_id"]
+    assert isinstance(ack["title"], str) and ack["title"]
+
+    assert deltas and all(d["type"] == "delta" for d in deltas)
+    assert [d["seq"] for d in deltas] == list(range(1, len(deltas) + 1))
+    assert all(d["message_id"] == ack["assistant_message_id"] for d in deltas)
+    assert "".join(d["text"] for d in deltas) == "".join(fake.tokens)
+    assert "<strong>world</strong>" in "".join(d["committed_html"] for d in deltas) + deltas[-1]["tail_html"]
+
+    assert done["type"] == "done"
+    assert done["message_id"] == ack["assistant_message_id"]
+    assert done["finish_reason"] == "stop"
+    assert done["status"] == "complete"
+    assert done["error"] is None
+    assert "<strong>world</strong>" in done["html"]
+    assert done["usage"]["completion_tokens"] == len(fake.tokens)
+    assert done["usage"]["prompt_tokens"] > 0
+    assert set(done["timings"]) == {"queue_ms", "ttft_ms", "decode_tokens_per_s"}
+
+    # The generator saw the user's text as the last prompt message.
+    assert fake.requests[-1][1][-1].role == "user"
+    assert fake.requests[-1][1][-1].content == "Say hello"
+
+    stored = stored_message(client, ack["conversation_id"], ack["assistant_message_id"])
+    assert stored["role"] == "assistant"
+    assert stored["content"] == "".join(fake.tokens)
+    assert stored["status"] == "complete"
+    assert stored["finish_reason"] == "stop"
+
+
+def test_second_send_continues_the_conversation_with_its_history(client: TestClient, fake: FakeGenerator) -> None:
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("first question"))
+        ack = receive_until(ws)[0]
+        ws.send_json(send_frame("second question", conversation_id=ack["conversation_id"]))
+        frames = receive_until(ws)
+    assert frames[0]["conversation_id"] == ack["conversation_id"]
+    prompt = [(m.role, m.content) for m in fake.requests[-1][1] if m.role != "system"]
+    assert prompt == [("user", "first question"), ("assistant", "".join(fake.tokens)), ("user", "second question")]
+
+
+def test_length_limit_reported_in_done(settings: Settings, fake: FakeGenerator) -> None:
+    short = Settings(database_url=settings.database_url, max_tokens=2, temperature=0.0)
+    with TestClient(create_app(short, generator=fake), follow_redirects=False) as client:
+        sign_up(client, "alice")
+        with client.websocket_connect("/ws") as ws:
+            ws.send_json(send_frame("hi"))
+            done = receive_until(ws)[-1]
+    assert done["finish_reason"] == "length"
+    assert done["usage"]["completion_tokens"] == 2
+
+
+def test_two_conversations_stream_on_one_socket(client: TestClient, fake: FakeGenerator) -> None:
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        first, second = send_frame("one"), send_frame("two")
+        ws.send_json(first)
+        ws.send_json(second)
+        frames: list[dict[str, Any]] = []
+        while sum(f["type"] == "done" for f in frames) < 2:
+            frames.append(ws.receive_json())
+    acks = {f["client_msg_id"]: f for f in frames if f["type"] == "ack"}
+    assert set(acks) == {first["client_msg_id"], second["client_msg_id"]}
+    assert acks[first["client_msg_id"]]["conversation_id"] != acks[second["client_msg_id"]]["conversation_id"]
+    for ack in acks.values():
+        mine = [f for f in frames if f.get("message_id") == ack["assistant_message_id"]]
+        assert [f["seq"] for f in mine if f["type"] == "delta"] == list(range(1, len(fake.tokens) + 1))
+        assert mine[-1]["type"] == "done"
+
+
+# -- stop, disconnect ---------------------------------------------------------------------------
+
+
+def test_stop_mid_stream_ends_with_abort_and_stores_the_partial_reply(client: TestClient, fake: FakeGenerator) -> None:
+    fake.hold_after = 2
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("tell me a story"))
+        ack = ws.receive_json()
+        deltas = [ws.receive_json(), ws.receive_json()]
+        assert [d["type"] for d in deltas] == ["delta", "delta"]
+        ws.send_json({"type": "stop", "message_id": ack["assistant_message_id"]})
+        rest = receive_until(ws)
+        assert_alive(ws)
+
+    done = rest[-1]
+    assert done["message_id"] == ack["assistant_message_id"]
+    assert done["finish_reason"] == "abort"
+    partial = "".join(d["text"] for d in deltas + rest if d["type"] == "delta")
+    assert partial == "".join(fake.tokens[:2])
+    assert fake_saw_abort(fake)
+    stored = stored_message(client, ack["conversation_id"], ack["assistant_message_id"])
+    assert stored["finish_reason"] == "abort"
+    assert stored["content"] == partial
+    assert stored["status"] != "streaming"
+
+
+def test_disconnect_mid_stream_aborts_the_generation_and_stores_the_partial(
+    client: TestClient, fake: FakeGenerator
+) -> None:
+    fake.hold_after = 2
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("tell me a story"))
+        ack = ws.receive_json()
+        ws.receive_json(), ws.receive_json()
+    # The socket is gone; the generation must be aborted without anyone pressing stop.
+    wait_until(lambda: fake_saw_abort(fake), what="the generator to see the abort")
+    assert not fake._released.is_set()
+
+    def settled() -> dict[str, Any] | None:
+        message = stored_message(client, ack["conversation_id"], ack["assistant_message_id"])
+        return message if message["finish_reason"] else None
+
+    stored = wait_until(settled, what="the partial reply to be stored")
+    assert stored["finish_reason"] == "abort"
+    assert stored["content"] == "".join(fake.tokens[:2])
+    assert stored["status"] != "streaming"
+
+
+def test_stop_for_an_unknown_or_foreign_message_keeps_the_socket(client: TestClient) -> None:
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "stop", "message_id": "0" * 32})
+        assert_alive(ws)  # no error frame, no close: the pong is the next frame
+
+
+# -- idempotency --------------------------------------------------------------------------------
+
+
+def test_retried_client_msg_id_is_not_generated_or_stored_twice(client: TestClient, fake: FakeGenerator) -> None:
+    sign_up(client, "alice")
+    frame = send_frame("only once")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(frame)
+        first = receive_until(ws)
+    # A reconnecting client retries the same frame on a new socket.
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(frame)
+        retry = receive_until(ws, kinds=("done", "error"))
+        assert_alive(ws)
+
+    assert len(fake.requests) == 1
+    ack, retry_ack = first[0], retry[0]
+    assert retry_ack["type"] == "ack" and retry_ack["duplicate"] is True
+    for key in ("conversation_id", "user_message_id", "assistant_message_id"):
+        assert retry_ack[key] == ack[key]
+    assert retry[-1]["type"] == "done" and retry[-1]["finish_reason"] == "stop"
+    messages = client.get(f"/api/conversations/{ack['conversation_id']}").json()["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+
+
+def test_same_client_msg_id_while_streaming_is_answered_once(client: TestClient, fake: FakeGenerator) -> None:
+    fake.hold_after = 1
+    sign_up(client, "alice")
+    frame = send_frame("hello")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(frame)
+        assert ws.receive_json()["type"] == "ack"
+        assert ws.receive_json()["type"] == "delta"
+        ws.send_json(frame)
+        assert_alive(ws)  # the duplicate queued nothing before the pong
+        fake.release()
+        frames = receive_until(ws)
+        assert_alive(ws)
+    assert all(f["type"] == "delta" for f in frames[:-1])
+    assert frames[-1]["type"] == "done"
+    assert len(fake.requests) == 1
+
+
+# -- malformed frames and errors ----------------------------------------------------------------
+
+BAD_FRAMES = [
+    "not json",
+    "[1, 2, 3]",
+    '"send"',
+    "{}",
+    json.dumps({"type": "dance"}),
+    json.dumps({"type": 7}),
+    json.dumps({"type": "send", "conversation_id": None, "text": "no id"}),
+    json.dumps({"type": "send", "client_msg_id": "a", "conversation_id": None}),
+    json.dumps({"type": "send", "client_msg_id": "a", "conversation_id": None, "text": 42}),
+    json.dumps({"type": "send", "client_msg_id": "a", "conversation_id": 5, "text": "hi"}),
+    json.dumps({"type": "send", "client_msg_id": "x" * 65, "conversation_id": None, "text": "hi"}),
+    json.dumps({"type": "send", "client_msg_id": "a", "conversation_id": "y" * 65, "text": "hi"}),
+    json.dumps({"type": "send", "client_msg_id": "a", "conversation_id": None, "text": "z" * 32_001}),
+    json.dumps({"type": "stop"}),
+    json.dumps({"type": "stop", "message_id": ["m"]}),
+    "x" * 300_000,
+]
+
+
+def test_malformed_frames_get_bad_frame_and_the_socket_stays_usable(client: TestClient, fake: FakeGenerator) -> None:
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        for raw in BAD_FRAMES:
+            ws.send_text(raw)
+            reply = ws.receive_json()
+            assert reply["type"] == "error", raw[:80]
+            assert reply["code"] == "bad_frame", raw[:80]
+            assert reply["message"]
+        ws.send_bytes(b'{"type": "ping"}')
+        assert ws.receive_json()["code"] == "bad_frame"
+        assert_alive(ws)
+        ws.send_json(send_frame("still works"))
+        assert receive_until(ws)[-1]["finish_reason"] == "stop"
+    assert len(fake.requests) == 1
+
+
+def test_bad_frame_echoes_a_readable_client_msg_id(client: TestClient) -> None:
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "send", "client_msg_id": "c-1", "conversation_id": None, "text": "z" * 32_001})
+        reply = ws.receive_json()
+    assert reply["code"] == "bad_frame"
+    assert reply["client_msg_id"] == "c-1"
+
+
+def test_text_of_exactly_the_limit_is_accepted(client: TestClient, fake: FakeGenerator) -> None:
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("é" * 32_000, client_msg_id="i" * 64))
+        frames = receive_until(ws, kinds=("done", "error"))
+    assert frames[0]["type"] == "ack"
+    assert fake.requests[-1][1][-1].content == "é" * 32_000
+
+
+def test_a_domain_error_in_one_send_keeps_the_socket_and_other_sends(client: TestClient, fake: FakeGenerator) -> None:
+    alice = sign_up(client, "alice")
+    foreign = app_state(client).conversations.create_conversation(user_id(client, alice), "Alice only")
+    use_session(client, None)
+    sign_up(client, "bob")
+    with client.websocket_connect("/ws") as ws:
+        bad = send_frame("let me in", conversation_id=foreign.id)
+        ws.send_json(bad)
+        error = ws.receive_json()
+        assert error["type"] == "error"
+        assert error["code"] == "not_found"
+        assert error["client_msg_id"] == bad["client_msg_id"]
+        assert_alive(ws)
+        ws.send_json(send_frame("my own"))
+        assert receive_until(ws)[-1]["finish_reason"] == "stop"
+    assert all(m.content != "let me in" for _, msgs, _ in fake.requests for m in msgs)
+
+
+def test_sends_in_flight_per_socket_are_bounded(client: TestClient, fake: FakeGenerator) -> None:
+    fake.hold_after = 0
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        for _ in range(MAX_SENDS_IN_FLIGHT):
+            ws.send_json(send_frame("hold"))
+        acks = [ws.receive_json() for _ in range(MAX_SENDS_IN_FLIGHT)]
+        assert {a["type"] for a in acks} == {"ack"}
+        extra = send_frame("one too many")
+        ws.send_json(extra)
+        refused = ws.receive_json()
+        assert refused["type"] == "error" and refused["code"] == "too_many_requests"
+        assert refused["client_msg_id"] == extra["client_msg_id"]
+        fake.release()
+        frames: list[dict[str, Any]] = []
+        while sum(f["type"] == "done" for f in frames) < MAX_SENDS_IN_FLIGHT:
+            frames.append(ws.receive_json())
+    assert len(fake.requests) == MAX_SENDS_IN_FLIGHT
+
+
+def test_parse_frame() -> None:
+    assert parse_frame('{"type": "ping"}') == PingFrame()
+    assert parse_frame('{"type": "stop", "message_id": "m"}') == StopFrame("m")
+    assert parse_frame('{"type": "send", "client_msg_id": "c", "conversation_id": null, "text": ""}') == SendFrame(
+        "c", None, ""
+    )
+    with pytest.raises(BadFrame):
+        parse_frame('{"type": "send", "client_msg_id": "", "conversation_id": null, "text": "x"}')
+
+
+# -- the real engine (slow) ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def real_generator() -> Iterator[Any]:
+    adapter = pytest.importorskip("backend.engine_adapter", reason="backend.engine_adapter not written yet")
+    generator = adapter.create_generator(None)
+    generator.start()
+    yield generator
+    generator.shutdown()
+
+
+def _real_client(database_url: str, generator: Any, max_tokens: int) -> Iterator[TestClient]:
+    settings = Settings(database_url=database_url, max_tokens=max_tokens, temperature=0.0)
+    with TestClient(create_app(settings, generator=generator), follow_redirects=False) as client:
+        sign_up(client, "alice")
+        yield client
+
+
+@pytest.fixture
+def real_client(database_url: str, real_generator: Any) -> Iterator[TestClient]:
+    yield from _real_client(database_url, real_generator, max_tokens=24)
+
+
+@pytest.fixture
+def real_client_long(database_url: str, real_generator: Any) -> Iterator[TestClient]:
+    """Replies long enough (256 tokens: seconds on CPU) that a stop surely lands mid-stream."""
+    yield from _real_client(database_url, real_generator, max_tokens=LONG_REPLY_TOKENS)
+
+
+LONG_REPLY_TOKENS = 256
+COUNTING_PROMPT = "Count from one to two hundred, writing every number in words."
+
+
+@pytest.mark.slow
+def test_real_engine_streams_and_stores_a_reply(real_client: TestClient) -> None:
+    with real_client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("What is the capital of France? Answer in one word."))
+        ack, *deltas, done = receive_until(ws, kinds=("done", "error"))
+    assert ack["type"] == "ack" and done["type"] == "done", done
+    assert [d["seq"] for d in deltas] == list(range(1, len(deltas) + 1))
+    text = "".join(d["text"] for d in deltas)
+    assert text.strip()
+    assert done["finish_reason"] in ("stop", "length")
+    assert 0 < done["usage"]["completion_tokens"] <= 24
+    assert done["timings"]["ttft_ms"] is not None and done["timings"]["ttft_ms"] > 0
+    stored = stored_message(real_client, ack["conversation_id"], ack["assistant_message_id"])
+    assert stored["content"] == text
+    assert stored["status"] == "complete"
+
+
+@pytest.mark.slow
+def test_real_engine_stop_mid_stream(real_client_long: TestClient) -> None:
+    real_client = real_client_long
+    with real_client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame(COUNTING_PROMPT))
+        ack = ws.receive_json()
+        first = ws.receive_json()
+        assert first["type"] == "delta"
+        ws.send_json({"type": "stop", "message_id": ack["assistant_message_id"]})
+        rest = receive_until(ws, kinds=("done", "error"))
+        assert_alive(ws)
+    done = rest[-1]
+    assert done["finish_reason"] == "abort", done
+    assert done["usage"]["completion_tokens"] is None or done["usage"]["completion_tokens"] < LONG_REPLY_TOKENS
+    text = "".join(d["text"] for d in [first] + rest if d["type"] == "delta")
+    stored = stored_message(real_client, ack["conversation_id"], ack["assistant_message_id"])
+    assert stored["finish_reason"] == "abort"
+    assert stored["content"] == text
+
+
+@pytest.mark.slow
+def test_real_engine_disconnect_aborts_and_frees_the_request(real_client_long: TestClient) -> None:
+    real_client = real_client_long
+    with real_client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame(COUNTING_PROMPT))
+        ack = ws.receive_json()
+        assert ws.receive_json()["type"] == "delta"
+
+    def settled() -> dict[str, Any] | None:
+        message = stored_message(real_client, ack["conversation_id"], ack["assistant_message_id"])
+        return message if message["finish_reason"] else None
+
+    stored = wait_until(settled, timeout=30, what="the aborted reply to be stored")
+    assert stored["finish_reason"] == "abort"
+    assert stored["completion_tokens"] is None or stored["completion_tokens"] < LONG_REPLY_TOKENS
+    # The same generator serves the next request: the aborted one left nothing stuck.
+    with real_client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("Say hi."))
+        assert receive_until(ws, kinds=("done", "error"))[-1]["type"] == "done"
+
+
+@pytest.mark.slow
+def test_real_engine_duplicate_and_malformed_frames(real_client: TestClient) -> None:
+    frame = send_frame("Say hi.")
+    with real_client.websocket_connect("/ws") as ws:
+        ws.send_text("{not json")
+        assert ws.receive_json()["code"] == "bad_frame"
+        ws.send_json(frame)
+        first = receive_until(ws, kinds=("done", "error"))
+        ws.send_json(frame)
+        retry = receive_until(ws, kinds=("done", "error"))
+    assert first[0]["duplicate"] is False and retry[0]["duplicate"] is True
+    assert not any(f["type"] == "delta" for f in retry)
+    messages = real_client.get(f"/api/conversations/{first[0]['conversation_id']}").json()["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+
+
+# -- a real server and a real WebSocket client --------------------------------------------------
+# TestClient simulates the ASGI messages; uvicorn and the `websockets` client check the parts it
+# cannot: the refused handshake, the close code on the wire, and a TCP connection that drops.
+
+
+@pytest.fixture
+def live_server(settings: Settings, fake: FakeGenerator) -> Iterator[tuple[str, FakeGenerator]]:
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(
+        create_app(settings, generator=fake), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield f"127.0.0.1:{port}", fake
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _live_login(address: str) -> str:
+    import httpx
+
+    with httpx.Client(base_url=f"http://{address}") as http:
+        response = http.post("/signup", data={"username": "alice", "password": "a long enough password"})
+        assert response.status_code == 303
+        return response.cookies["crescent_session"]
+
+
+def test_live_server_refuses_cross_origin_and_unauthenticated_sockets(live_server) -> None:
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
+    from websockets.sync.client import connect
+
+    address, _fake = live_server
+    token = _live_login(address)
+    cookie = {"Cookie": f"crescent_session={token}"}
+    with pytest.raises(InvalidStatus) as refused:
+        connect(f"ws://{address}/ws", origin="http://evil.example", additional_headers=cookie, open_timeout=5)
+    assert refused.value.response.status_code == 403
+
+    with connect(f"ws://{address}/ws", origin=f"http://{address}", open_timeout=5) as ws:
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+
+
+def test_live_server_dropped_connection_aborts_and_stores_the_partial(live_server) -> None:
+    import httpx
+    from websockets.sync.client import connect
+
+    address, fake = live_server
+    fake.hold_after = 2
+    token = _live_login(address)
+    cookie = {"Cookie": f"crescent_session={token}"}
+    with connect(f"ws://{address}/ws", origin=f"http://{address}", additional_headers=cookie, open_timeout=5) as ws:
+        ws.send(json.dumps(send_frame("a long story")))
+        ack = json.loads(ws.recv(timeout=5))
+        assert [json.loads(ws.recv(timeout=5))["type"] for _ in range(2)] == ["delta", "delta"]
+        # Drop the TCP connection without a closing handshake, like a closed laptop lid.
+        ws.socket.shutdown(2)
+    wait_until(lambda: fake_saw_abort(fake), what="the generator to see the abort")
+    with httpx.Client(base_url=f"http://{address}", cookies={"crescent_session": token}) as http:
+
+        def settled() -> dict[str, Any] | None:
+            view = http.get(f"/api/conversations/{ack['conversation_id']}").json()
+            message = next(m for m in view["messages"] if m["id"] == ack["assistant_message_id"])
+            return message if message["finish_reason"] else None
+
+        stored = wait_until(settled, what="the partial reply to be stored")
+    assert stored["finish_reason"] == "abort"
+    assert stored["content"] == "".join(fake.tokens[:2])

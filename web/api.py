@@ -1,0 +1,89 @@
+"""The JSON API: the user's conversations, and the health check.
+
+``GET /api/conversations`` -> ``{"conversations": [{id, title, created_at, updated_at}, ...]}``
+(newest first); ``GET /api/conversations/{id}`` -> ``{id, title, messages: [...]}`` (the fields of
+:class:`backend.conversations.MessageView`); ``DELETE /api/conversations/{id}`` -> 204.
+Times are ISO 8601 strings. Without a session: 401 ``{"error": {"code": "unauthenticated"}}``;
+an unknown or another user's id: 404 ``{"error": {"code": "not_found"}}``.
+``GET /healthz`` -> ``{"status": "ok", "model": str, "ready": bool}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from web.errors import CODE_UNAUTHENTICATED, error_response
+from web.session import current_user
+from web.state import app_state
+
+
+def to_jsonable(value: Any) -> Any:
+    """Dataclasses, datetimes, enums, lists and dicts -> plain JSON values (recursively)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def _unauthenticated(request: Request) -> Response:
+    return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
+
+
+async def list_conversations(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return _unauthenticated(request)
+    items = await run_in_threadpool(app_state(request).conversations.list_conversations, user.id)
+    return JSONResponse({"conversations": to_jsonable(items)}, headers={"Cache-Control": "no-store"})
+
+
+async def get_conversation(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return _unauthenticated(request)
+    view = await run_in_threadpool(
+        app_state(request).conversations.get_conversation, user.id, request.path_params["conversation_id"]
+    )
+    return JSONResponse(to_jsonable(view), headers={"Cache-Control": "no-store"})
+
+
+async def delete_conversation(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return _unauthenticated(request)
+    await run_in_threadpool(
+        app_state(request).conversations.delete_conversation, user.id, request.path_params["conversation_id"]
+    )
+    return Response(status_code=204)
+
+
+async def healthz(request: Request) -> Response:
+    state = app_state(request)
+    ready = state.ready and bool(getattr(state.generator, "ready", True))
+    return JSONResponse(
+        {"status": "ok", "model": state.generator.model_name, "ready": ready},
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+routes = [
+    Route("/api/conversations", list_conversations, methods=["GET"]),
+    Route("/api/conversations/{conversation_id:str}", get_conversation, methods=["GET"]),
+    Route("/api/conversations/{conversation_id:str}", delete_conversation, methods=["DELETE"]),
+    Route("/healthz", healthz, methods=["GET"]),
+]

@@ -1,0 +1,129 @@
+"""The Starlette application: routes, middleware, error handlers and the lifespan.
+
+:func:`create_app` builds an app from explicit settings (no global state). Its lifespan opens the
+database, builds the services, marks replies left streaming by a previous process as
+``interrupted``, and starts the in-process engine when no generator is given; everything lives on
+``app.state.crescent`` (:class:`web.state.AppState`) for the app's lifetime.
+
+Migrations are not run here: ``make run`` runs ``alembic upgrade head`` before serving, and tests
+call :func:`backend.db.run_migrations`.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import AsyncIterator, Callable
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from backend.auth import AuthService
+from backend.chat import ChatService
+from backend.conversations import ConversationService
+from backend.db import create_db_engine, make_session_factory
+from backend.generator import TextGenerator
+from backend.settings import Settings
+from web import api, auth_routes, pages, ws
+from web.errors import EXCEPTION_HANDLERS
+from web.security import OriginCheckMiddleware, SecurityHeadersMiddleware
+from web.state import AppState
+
+log = logging.getLogger(__name__)
+
+# Resolved from this file, not the working directory, so `python -m web` works from anywhere.
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES_DIR = REPO_ROOT / "templates"
+STATIC_DIR = REPO_ROOT / "static"
+
+
+def _progress_logger(every: float = 0.1) -> Callable[[str, float], None]:
+    """A model-loading progress callback (stage, fraction 0..1) that logs every 10 %."""
+    last = {"fraction": -1.0}
+
+    def progress(stage: str, fraction: float) -> None:
+        if fraction >= 1.0 or fraction - last["fraction"] >= every:
+            last["fraction"] = fraction
+            log.info("loading model: %s %3.0f%%", stage, 100 * fraction)
+
+    return progress
+
+
+def _start_engine(settings: Settings) -> TextGenerator:
+    """Load and start the in-process engine (seconds; blocking, so run in a thread)."""
+    # Imported here so that the web layer and its tests never load torch unless they serve
+    # the real model.
+    from backend.engine_adapter import create_generator
+
+    generator = create_generator(settings.model_path, progress=_progress_logger())
+    generator.start()
+    return generator
+
+
+def _base_url(settings: Settings) -> str:
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    return f"http://{host}:{settings.port}"
+
+
+def create_app(settings: Settings, generator: TextGenerator | None = None) -> Starlette:
+    """Build the Crescent app.
+
+    Args:
+        settings: validated settings (``Settings.from_env()`` in production).
+        generator: the text generator to serve. None: the lifespan loads the model at
+            ``settings.model_path`` (the packaged GGUF when None) in-process, starts it and shuts
+            it down on exit. A generator passed in is used as is: its owner starts and stops it.
+    """
+    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        db_engine = create_db_engine(settings.database_url)
+        owned: TextGenerator | None = None
+        try:
+            session_factory = make_session_factory(db_engine)
+            conversations = ConversationService(session_factory)
+            interrupted = await run_in_threadpool(conversations.mark_interrupted_on_startup)
+            if interrupted:
+                log.info("marked %d unfinished replies from a previous run as interrupted", interrupted)
+            active = generator
+            if active is None:
+                active = owned = await run_in_threadpool(_start_engine, settings)
+            app.state.crescent = AppState(
+                settings=settings,
+                templates=templates,
+                auth=AuthService(session_factory, settings.session_ttl_s),
+                conversations=conversations,
+                chat=ChatService(session_factory, active, settings),
+                generator=active,
+                ready=True,
+            )
+            log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))
+            yield
+        finally:
+            if owned is not None:
+                await run_in_threadpool(owned.shutdown)
+            db_engine.dispose()
+
+    return Starlette(
+        debug=False,
+        routes=[
+            *pages.routes,
+            *auth_routes.routes,
+            *api.routes,
+            *ws.routes,
+            Mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static"),
+        ],
+        # Listed outermost first: the security headers also cover the origin check's 403.
+        middleware=[
+            Middleware(SecurityHeadersMiddleware),
+            Middleware(OriginCheckMiddleware, allowed_origins=settings.allowed_origins),
+        ],
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=lifespan,
+    )

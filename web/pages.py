@@ -1,0 +1,62 @@
+"""HTML pages: the root redirect, the chat page (new conversation) and one conversation.
+
+A visitor without a session is sent to ``/login``; another user's conversation id, like an
+unknown one, is a 404 page (the error mapping in :mod:`web.errors` renders it).
+"""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from backend.auth import UserInfo
+from backend.conversations import ConversationView
+from web.session import current_user
+from web.state import app_state
+
+
+async def root(request: Request) -> Response:
+    target = "/chat" if await current_user(request) is not None else "/login"
+    return RedirectResponse(target, status_code=303)
+
+
+async def _chat_page(request: Request, user: UserInfo, conversation: ConversationView | None) -> Response:
+    state = app_state(request)
+    conversations = await run_in_threadpool(state.conversations.list_conversations, user.id)
+    response = state.templates.TemplateResponse(
+        request,
+        "chat.html",
+        {"user": user, "conversations": conversations, "conversation": conversation},
+    )
+    # The page lists private conversations: keep it out of shared caches and the back-forward
+    # cache after log-out.
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+async def chat(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return RedirectResponse("/login", status_code=303)
+    return await _chat_page(request, user, None)
+
+
+async def conversation(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return RedirectResponse("/login", status_code=303)
+    conversation_id = request.path_params["conversation_id"]
+    # NotFound (unknown id, or another user's) propagates to web.errors -> 404 page.
+    view = await run_in_threadpool(
+        app_state(request).conversations.get_conversation, user.id, conversation_id
+    )
+    return await _chat_page(request, user, view)
+
+
+routes = [
+    Route("/", root, methods=["GET"]),
+    Route("/chat", chat, methods=["GET"]),
+    Route("/c/{conversation_id:str}", conversation, methods=["GET"]),
+]

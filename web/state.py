@@ -1,0 +1,42 @@
+"""What the lifespan builds and every route reads: settings, services, the generator, templates.
+
+Stored on ``app.state.crescent`` (no module-level globals), so several apps (tests) can live in
+one process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import HTTPConnection
+from starlette.templating import Jinja2Templates
+
+from backend.auth import AuthService
+from backend.chat import ChatService
+from backend.conversations import ConversationService
+from backend.generator import TextGenerator
+from backend.settings import Settings
+
+
+@dataclass
+class AppState:
+    """The services of one running app. `ready` turns true once the generator has started."""
+
+    settings: Settings
+    templates: Jinja2Templates
+    auth: AuthService
+    conversations: ConversationService
+    chat: ChatService
+    generator: TextGenerator
+    ready: bool = False
+
+
+def app_state(conn: HTTPConnection) -> AppState:
+    """The :class:`AppState` of the app serving `conn` (a Request or a WebSocket).
+
+    Raises RuntimeError when called outside the lifespan (the app was not started).
+    """
+    state = getattr(conn.app.state, "crescent", None)
+    if state is None:
+        raise RuntimeError("the app's lifespan has not run: use the app under an ASGI server")
+    return state

@@ -60,7 +60,9 @@ class LLMEngine:
         logger.info("engine: %s, max_model_len %d, max_num_seqs %d, max_num_batched_tokens %d",
                     self.model_name, self.max_model_len, config.max_num_seqs,
                     config.max_num_batched_tokens)
-        self._lock = threading.Lock()
+        # Reentrant: an abandoned stream's __del__ may call abort_request from any thread,
+        # including this one while it holds the lock.
+        self._lock = threading.RLock()
         self._live: dict[str, Sequence] = {}   # every unfinished request, inbox included
         self._inbox: list[Sequence] = []
         self._abort_ids: list[str] = []

@@ -54,8 +54,8 @@ class ModelRunner:
             config.head_dim, dtype=dtype, device=self.device)
         self.kv_caches = list(self.kv_cache.unbind(0))
         nbytes = self.kv_cache.numel() * self.kv_cache.element_size()
-        logger.info("KV cache: %d blocks of %d tokens = %d tokens, %.1f MiB (%s, %s)",
-                    num_blocks, block_size, num_blocks * block_size, nbytes / 2**20,
+        logger.info("KV cache: %d blocks of %d tokens = %d tokens, %d bytes (%.1f MiB, %s, %s)",
+                    num_blocks, block_size, num_blocks * block_size, nbytes, nbytes / 2**20,
                     dtype, self.device)
 
     def prepare_inputs(self, scheduled: Sequence[ScheduledSequence]) -> ModelInput:

@@ -53,10 +53,10 @@ def validate_username(username: str) -> str:
     """
     name = unicodedata.normalize("NFC", username or "").strip()
     if not USERNAME_MIN <= len(name) <= USERNAME_MAX:
-        raise ValidationFailed(f"username must be {USERNAME_MIN} to {USERNAME_MAX} characters")
+        raise ValidationFailed(f"Username must be {USERNAME_MIN} to {USERNAME_MAX} characters")
     if not USERNAME_RE.fullmatch(name):
         raise ValidationFailed(
-            "username may hold only letters, digits, '_', '.' and '-', and must start with a letter or digit"
+            "Username may hold only letters, digits, '_', '.' and '-', and must start with a letter or digit"
         )
     return name
 
@@ -64,9 +64,9 @@ def validate_username(username: str) -> str:
 def validate_password(password: str) -> None:
     """Raises ValidationFailed unless PASSWORD_MIN <= len(password) <= PASSWORD_MAX."""
     if len(password or "") < PASSWORD_MIN:
-        raise ValidationFailed(f"password must be at least {PASSWORD_MIN} characters")
+        raise ValidationFailed(f"Password must be at least {PASSWORD_MIN} characters")
     if len(password) > PASSWORD_MAX:
-        raise ValidationFailed(f"password must be at most {PASSWORD_MAX} characters")
+        raise ValidationFailed(f"Password must be at most {PASSWORD_MAX} characters")
 
 
 class AuthService:

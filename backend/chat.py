@@ -17,7 +17,10 @@ fits the one-process-per-model layout; several processes would move both into th
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
+import secrets
 import threading
 import time
 from contextlib import aclosing
@@ -59,6 +62,10 @@ _STATUS_BY_FINISH = {
     FINISH_ABORT: "interrupted",
     FINISH_ERROR: "error",
 }
+# Why an aborted reply ended, stored in `error` so the page can tell the person. A reply the
+# person stopped is final as they wanted it: status "complete", finish_reason "abort".
+REASON_CONNECTION_CLOSED = "the connection closed before the reply finished"
+REASON_SERVER_ABORTED = "the server stopped the reply before it finished"
 
 
 @dataclass(frozen=True)
@@ -146,6 +153,8 @@ class ChatService:
         settings: system prompt and sampling defaults (max_tokens, temperature, top_p).
         flush_interval_s: most seconds between two writes of a streaming reply.
         clock: monotonic seconds (tests pass a fake).
+        cache_salt_key: HMAC key of the per-user prefix-cache salt (None: 32 random bytes per
+            service, which is enough because the engine's cache does not outlive the process).
     """
 
     def __init__(
@@ -155,27 +164,37 @@ class ChatService:
         settings: Settings,
         flush_interval_s: float = FLUSH_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
+        cache_salt_key: bytes | None = None,
     ) -> None:
         self._sessions = session_factory
         self._generator = generator
         self._settings = settings
         self._flush_interval_s = flush_interval_s
         self._clock = clock
+        self._cache_salt_key = cache_salt_key if cache_salt_key is not None else secrets.token_bytes(32)
         # Conversations with a reply streaming, and live replies -> owner (for stop()).
         self._busy: set[str] = set()
         self._live: dict[str, str] = {}
+        self._stopped: set[str] = set()  # message ids whose owner pressed stop
         self._busy_lock = threading.Lock()  # _begin runs on worker threads
 
-    def params(self) -> GenerationParams:
-        """Sampling parameters from the settings."""
+    def params(self, user_id: str | None = None) -> GenerationParams:
+        """Sampling parameters from the settings, with `user_id`'s prefix-cache salt."""
         s = self._settings
-        return GenerationParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p)
+        return GenerationParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p,
+                                cache_salt=None if user_id is None else self.cache_salt(user_id))
+
+    def cache_salt(self, user_id: str) -> str:
+        """HMAC-SHA256(cache_salt_key, user_id), hex: one prefix-cache namespace per user, so
+        one user's cached prompts are never reused for (or timed by) another user."""
+        return hmac.new(self._cache_salt_key, user_id.encode("utf-8"), hashlib.sha256).hexdigest()
 
     async def stop(self, user_id: str, assistant_message_id: str) -> bool:
         """Abort the reply `assistant_message_id` if it is streaming here and `user_id` owns it.
         Returns whether an abort was sent; the stream then ends with finish_reason "abort"."""
         if self._live.get(assistant_message_id) != user_id:
             return False
+        self._stopped.add(assistant_message_id)
         await self._generator.abort(assistant_message_id)
         return True
 
@@ -229,7 +248,7 @@ class ChatService:
                     self._generator.context_length,
                     self._settings.max_tokens,
                 )
-                stream = self._generator.stream(message_id, messages, self.params())
+                stream = self._generator.stream(message_id, messages, self.params(user_id))
             except GenerationError as exc:
                 outcome = _Outcome(FINISH_ERROR, "error", str(exc) or exc.code)
                 failed = ChatFailed(exc.code, outcome.error or exc.code, client_msg_id, message_id)
@@ -243,8 +262,7 @@ class ChatService:
                 try:
                     async for event in stream:
                         if isinstance(event, GenerationDone):
-                            status = _STATUS_BY_FINISH.get(event.finish_reason, "error")
-                            outcome = _Outcome(event.finish_reason, status, event.error, event)
+                            outcome = self._outcome_of(message_id, event)
                             break
                         if not event.text:
                             continue
@@ -264,11 +282,12 @@ class ChatService:
             closed_early = outcome is None
             if closed_early:
                 # aclose, cancellation, the socket went away: keep the partial reply.
-                outcome = _Outcome(FINISH_ABORT, "interrupted")
+                outcome = _Outcome(FINISH_ABORT, "interrupted", REASON_CONNECTION_CLOSED)
             html = _final_html(markdown)
             # Synchronous on purpose: no await before it, so a second cancellation cannot skip it.
             self._finish(message_id, turn.conversation_id, "".join(parts), html, outcome)
             self._live.pop(message_id, None)
+            self._stopped.discard(message_id)
             self._release(turn.conversation_id)
             if closed_early:
                 await self._abort_stream(stream, message_id)
@@ -276,6 +295,14 @@ class ChatService:
             yield failed
             return
         yield _done(message_id, html, outcome)
+
+    def _outcome_of(self, message_id: str, event: GenerationDone) -> _Outcome:
+        if event.finish_reason == FINISH_ABORT:
+            if message_id in self._stopped:
+                return _Outcome(FINISH_ABORT, "complete", None, event)
+            return _Outcome(FINISH_ABORT, "interrupted", event.error or REASON_SERVER_ABORTED, event)
+        status = _STATUS_BY_FINISH.get(event.finish_reason, "error")
+        return _Outcome(event.finish_reason, status, event.error, event)
 
     def _release(self, conversation_id: str) -> None:
         with self._busy_lock:
@@ -389,7 +416,7 @@ class ChatService:
         turn = begin.result()
         if turn.duplicate:
             return
-        self._finish(turn.assistant_message_id, turn.conversation_id, "", "", _Outcome(FINISH_ABORT, "interrupted"))
+        self._finish(turn.assistant_message_id, turn.conversation_id, "", "", _Outcome(FINISH_ABORT, "interrupted", REASON_CONNECTION_CLOSED))
         self._release(turn.conversation_id)
 
 

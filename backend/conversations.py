@@ -17,6 +17,8 @@ from backend.models import Conversation, Message, utcnow
 
 TITLE_MAX = 60
 FINISH_ABORT = "abort"
+# Stored in `error` of a reply a previous process left streaming, shown to the person.
+REASON_SERVER_RESTARTED = "the server stopped before the reply finished"
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,8 @@ class ConversationService:
             result = db.execute(
                 update(Message)
                 .where(Message.status.in_(("streaming", "pending")))
-                .values(status="interrupted", finish_reason=FINISH_ABORT, updated_at=utcnow())
+                .values(status="interrupted", finish_reason=FINISH_ABORT,
+                        error=REASON_SERVER_RESTARTED, updated_at=utcnow())
             )
             db.commit()
             return result.rowcount or 0

@@ -13,11 +13,12 @@ from backend.generator import (ChatMessage, GenerationDone, GenerationError, Gen
                                PromptTooLong, TextDelta)
 from engine import (AsyncLLMEngine, ChatTemplateError, EngineConfig, EngineError,
                     EngineNotRunningError, InvalidSamplingParamsError, LLMEngine, ModelLoadError,
-                    PromptTooLongError, RequestOutput, SamplingParams)
+                    PromptTooLongError, RequestOutput, SamplingParams, encode_conversation)
 
 
 def to_sampling_params(params: GenerationParams) -> SamplingParams:
-    """Field for field; `stop` becomes a list. Range checks are the engine's."""
+    """Field for field; `stop` becomes a list (cache_salt goes to add_request instead).
+    Range checks are the engine's."""
     return SamplingParams(max_tokens=params.max_tokens, temperature=params.temperature,
                           top_p=params.top_p, top_k=params.top_k, seed=params.seed,
                           stop=list(params.stop))
@@ -45,11 +46,12 @@ class EngineTextGenerator:
     def _prompt_ids(self, messages: Sequence[ChatMessage]) -> list[int]:
         llm = self._engine.engine
         try:
-            text = llm.chat_template.render([{"role": m.role, "content": m.content} for m in messages],
-                                            add_generation_prompt=True)
+            # Contents are tokenized literally: text a user typed is data, never control.
+            return encode_conversation(
+                llm.chat_template, llm.tokenizer,
+                [{"role": m.role, "content": m.content} for m in messages], add_generation_prompt=True)
         except ChatTemplateError as exc:
             raise GenerationError(f"cannot render the chat template: {exc}") from exc
-        return llm.tokenizer.encode(text)
 
     def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int:
         """Tokens of `messages` after the chat template, generation prompt included."""
@@ -64,7 +66,8 @@ class EngineTextGenerator:
             raise GeneratorUnavailable("the engine is not running")
         prompt_ids = self._prompt_ids(messages)
         try:
-            events = self._engine.add_request(request_id, prompt_ids, to_sampling_params(params))
+            events = self._engine.add_request(request_id, prompt_ids, to_sampling_params(params),
+                                              cache_salt=params.cache_salt)
         except InvalidSamplingParamsError as exc:
             raise InvalidGenerationParams(str(exc)) from exc
         except PromptTooLongError as exc:

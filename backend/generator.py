@@ -32,6 +32,8 @@ class GenerationParams:
 
     temperature 0 means greedy. top_k None disables top-k; top_p 1.0 disables top-p.
     seed None means nondeterministic. stop: strings that end the reply (not included in it).
+    cache_salt: prefix-cache key; requests reuse each other's cached prompt KV only when their
+    salts are equal (the chat service passes one per user). None: the generator's default.
     """
 
     max_tokens: int = 512
@@ -40,6 +42,7 @@ class GenerationParams:
     top_k: int | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    cache_salt: str | None = None
 
 
 @dataclass(frozen=True)

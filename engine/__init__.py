@@ -8,18 +8,22 @@ load_model, default_model_path, and the typed errors (all derive from EngineErro
 from __future__ import annotations
 
 from engine.async_engine import AsyncLLMEngine
+from engine.chat_template import encode_conversation
 from engine.config import EngineConfig
 from engine.errors import (ChatTemplateError, DuplicateRequestError, EngineConfigError, EngineError,
                            EngineNotRunningError, InvalidPromptError, InvalidSamplingParamsError,
-                           ModelLoadError, PromptTooLongError)
+                           ModelLoadError, PromptTooLongError, QueueTimeoutError)
 from engine.llm_engine import LLMEngine
 from engine.loader import default_model_path, load_model
-from engine.outputs import RequestMetrics, RequestOutput
+from engine.outputs import Logprob, RequestMetrics, RequestOutput, TokenLogprobs
 from engine.sampling_params import SamplingParams
+from engine.stats import EngineStats
 
 __all__ = [
     "AsyncLLMEngine", "ChatTemplateError", "DuplicateRequestError", "EngineConfig",
     "EngineConfigError", "EngineError", "EngineNotRunningError", "InvalidPromptError",
     "InvalidSamplingParamsError", "LLMEngine", "ModelLoadError", "PromptTooLongError",
     "RequestMetrics", "RequestOutput", "SamplingParams", "default_model_path", "load_model",
+    "EngineStats", "QueueTimeoutError", "encode_conversation",
+    "Logprob", "TokenLogprobs",
 ]

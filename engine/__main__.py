@@ -11,6 +11,7 @@ import argparse
 import logging
 import sys
 
+from engine.chat_template import encode_conversation
 from engine.config import EngineConfig
 from engine.errors import EngineError, ModelLoadError
 from engine.llm_engine import LLMEngine
@@ -55,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     messages = ([{"role": "system", "content": args.system}] if args.system else []) + \
         [{"role": "user", "content": args.prompt}]
     try:
-        engine.add_request("cli", engine.chat_template.render(messages), params)
+        prompt = encode_conversation(engine.chat_template, engine.tokenizer, messages)
+        engine.add_request("cli", prompt, params)
     except (EngineError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ from engine.errors import EngineNotRunningError
 from engine.llm_engine import LLMEngine
 from engine.outputs import RequestOutput
 from engine.sampling_params import SamplingParams
+from engine.stats import EngineStats
 
 logger = logging.getLogger(__name__)
 
@@ -23,22 +24,26 @@ class _Sink:
 
     loop: asyncio.AbstractEventLoop
     queue: asyncio.Queue[RequestOutput]
+    num_unfinished: int = 1  # samples (SamplingParams.n) whose final event is still to come
 
     def put(self, output: RequestOutput) -> None:
         self.loop.call_soon_threadsafe(self.queue.put_nowait, output)
 
 
 class RequestStream:
-    """Async iterator over one request's events; the last one has finished=True.
+    """Async iterator over one request's events; it ends after the final (finished=True) event
+    of each of its SamplingParams.n samples (told apart by RequestOutput.index).
 
     Leaving early aborts the request: `aclose()`, cancellation of the task awaiting the next
     event, or the stream being garbage-collected unfinished.
     """
 
-    def __init__(self, engine: AsyncLLMEngine, request_id: str, sink: _Sink) -> None:
+    def __init__(self, engine: AsyncLLMEngine, request_id: str, sink: _Sink,
+                 num_samples: int = 1) -> None:
         self.request_id = request_id
         self._engine = engine
         self._queue = sink.queue
+        self._num_unfinished = num_samples  # not sink's: the engine thread counts that one down
         self.finished = False
 
     def __aiter__(self) -> RequestStream:
@@ -53,7 +58,8 @@ class RequestStream:
             self._abandon()
             raise
         if output.finished:
-            self.finished = True
+            self._num_unfinished -= 1
+            self.finished = self._num_unfinished == 0
         return output
 
     async def aclose(self) -> None:
@@ -107,20 +113,27 @@ class AsyncLLMEngine:
         self._thread = None
 
     def add_request(self, request_id: str, prompt: str | list[int],
-                    params: SamplingParams | None = None) -> AsyncIterator[RequestOutput]:
+                    params: SamplingParams | None = None, *,
+                    cache_salt: str | None = None) -> AsyncIterator[RequestOutput]:
         """Queue a request; returns its event stream. Call from a running event loop.
+        cache_salt: the prefix-cache key of LLMEngine.add_request.
 
         Raises synchronously, before anything is queued, what LLMEngine.add_request raises,
         and EngineNotRunningError when the loop is not running.
         """
         if not self.is_running:
             raise EngineNotRunningError("the engine's step loop is not running")
-        sink = _Sink(asyncio.get_running_loop(), asyncio.Queue())
+        n = params.n if isinstance(params, SamplingParams) else 1
+        sink = _Sink(asyncio.get_running_loop(), asyncio.Queue(), num_unfinished=n)
         with self._cond:
-            self.engine.add_request(request_id, prompt, params)
+            self.engine.add_request(request_id, prompt, params, cache_salt=cache_salt)
             self._sinks[request_id] = sink
             self._cond.notify_all()
-        return RequestStream(self, request_id, sink)
+        return RequestStream(self, request_id, sink, num_samples=n)
+
+    def stats(self) -> EngineStats:
+        """LLMEngine.stats(): live statistics as of the last step boundary. Thread-safe."""
+        return self.engine.stats()
 
     def abort(self, request_id: str) -> None:
         """Abort at the next step boundary; unknown or finished ids are ignored. Thread-safe."""
@@ -146,8 +159,10 @@ class AsyncLLMEngine:
         for output in outputs:
             with self._cond:
                 sink = self._sinks.get(output.request_id)
-                if output.finished:
-                    self._sinks.pop(output.request_id, None)
+                if sink is not None and output.finished:
+                    sink.num_unfinished -= 1
+                    if sink.num_unfinished == 0:
+                        self._sinks.pop(output.request_id, None)
             if sink is None:
                 continue
             try:

@@ -10,6 +10,7 @@ the model's special tokens (`bos_token`, `eos_token`, ...).
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -19,6 +20,7 @@ import jinja2.ext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.errors import ChatTemplateError
+from engine.tokenizer import Tokenizer
 
 
 class _TemplateRaised(Exception):
@@ -88,3 +90,36 @@ def _validate(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
             raise ChatTemplateError(f"message {i} needs a non-empty string 'role' and a string 'content'")
         chat.append(dict(message))  # a copy: the template must not see or alter the caller's objects
     return chat
+
+
+def encode_conversation(template: ChatTemplate, tokenizer: Tokenizer,
+                        messages: Sequence[Mapping[str, str]],
+                        add_generation_prompt: bool = True) -> list[int]:
+    """Prompt token ids for `messages`, where message contents are data, never control.
+
+    Contents without special-token text: `tokenizer.encode(template.render(messages))`, the
+    same ids as transformers' `apply_chat_template(tokenize=True)`. A content that spells a
+    special token (a user typing "<|im_end|><|im_start|>system") is tokenized literally, so it
+    cannot forge a turn: the prompt is rendered with a unique marker in place of each content,
+    the template's pieces between markers are tokenized with special tokens parsed and the
+    contents without. (Only then: tokenizing at those boundaries can split leading whitespace
+    of a content differently from the whole-prompt encoding.)
+
+    Raises ChatTemplateError when the template fails, or when it transforms the markers (edits
+    contents) so that a content holding special-token text cannot be isolated.
+    """
+    chat = _validate(messages)
+    if not any(tokenizer.contains_added_token_text(m["content"]) for m in chat):
+        return tokenizer.encode(template.render(chat, add_generation_prompt=add_generation_prompt))
+    nonce = secrets.token_hex(8)
+    markers = [f"\x00{nonce}:{i}\x00" for i in range(len(chat))]
+    marked = [{**m, "content": marker} for m, marker in zip(chat, markers)]
+    rest = template.render(marked, add_generation_prompt=add_generation_prompt)
+    ids: list[int] = []
+    for message, marker in zip(chat, markers):
+        head, found, rest = rest.partition(marker)
+        if not found or marker in rest:
+            raise ChatTemplateError("a message spells a special token, and this chat template "
+                                    "transforms message contents, so it cannot be kept as data")
+        ids += tokenizer.encode(head) + tokenizer.encode(message["content"], parse_special=False)
+    return ids + tokenizer.encode(rest)

@@ -17,11 +17,22 @@ class EngineConfig:
     device: torch device string. dtype: "float32" | "bfloat16" | "float16" (None: the loader's
         default, float32 on CPU and bfloat16 on CUDA).
     block_size: tokens per KV-cache block.
-    num_kv_blocks: blocks in the KV pool; None sizes it from kv_cache_memory_gib (GiB, 2**30 bytes).
+    num_kv_blocks: blocks in the KV pool; None sizes it after the model is loaded, from
+        kv_cache_memory_fraction when set, else from kv_cache_memory_gib.
+    kv_cache_memory_gib: KV pool budget in GiB (2**30 bytes).
+    kv_cache_memory_fraction: in (0, 1]: the pool takes this fraction of the device's free
+        memory after loading (torch.cuda.mem_get_info; CUDA devices only).
     max_num_seqs: most sequences in one step's batch.
     max_num_batched_tokens: per-step token budget (decode tokens + prefill chunk tokens).
-    max_model_len: window for prompt + output in tokens; None means the model's context length.
-        The engine further caps it at what the KV pool can hold for one sequence.
+    long_prefill_token_threshold: most prompt tokens one sequence prefills in one step (the
+        chunk size of chunked prefill); None: only max_num_batched_tokens limits it.
+    max_model_len: window for prompt + max_tokens, in tokens; None means the model's context
+        length. The engine refuses to start (EngineConfigError) when it exceeds the context
+        length or what the KV pool holds for one sequence.
+    enable_prefix_caching: reuse the KV of full blocks shared with earlier requests (same
+        tokens, same cache_salt).
+    queue_timeout_s: a request not scheduled within this many seconds of arrival ends with
+        finish_reason "error" (error starting "queue_timeout:"); None: no limit.
 
     Raises EngineConfigError (a ValueError) for out-of-range values.
     """
@@ -35,6 +46,10 @@ class EngineConfig:
     max_num_seqs: int = 32
     max_num_batched_tokens: int = 2048
     max_model_len: int | None = None
+    kv_cache_memory_fraction: float | None = None
+    long_prefill_token_threshold: int | None = None
+    enable_prefix_caching: bool = True
+    queue_timeout_s: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("block_size", "max_num_seqs", "max_num_batched_tokens"):
@@ -45,6 +60,17 @@ class EngineConfig:
         if not (isinstance(self.kv_cache_memory_gib, (int, float)) and self.kv_cache_memory_gib > 0):
             raise EngineConfigError(
                 f"kv_cache_memory_gib must be > 0, got {self.kv_cache_memory_gib!r}")
+        if self.long_prefill_token_threshold is not None:
+            _positive_int("long_prefill_token_threshold", self.long_prefill_token_threshold)
+        fraction = self.kv_cache_memory_fraction
+        if fraction is not None and not (_is_number(fraction) and 0 < fraction <= 1):
+            raise EngineConfigError(f"kv_cache_memory_fraction must be in (0, 1], got {fraction!r}")
+        timeout = self.queue_timeout_s
+        if timeout is not None and not (_is_number(timeout) and timeout > 0):
+            raise EngineConfigError(f"queue_timeout_s must be > 0 or None, got {timeout!r}")
+        if not isinstance(self.enable_prefix_caching, bool):
+            raise EngineConfigError(
+                f"enable_prefix_caching must be a bool, got {self.enable_prefix_caching!r}")
         if self.dtype is not None and self.dtype not in _DTYPES:
             raise EngineConfigError(f"dtype must be one of {_DTYPES} or None, got {self.dtype!r}")
 
@@ -52,3 +78,7 @@ class EngineConfig:
 def _positive_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise EngineConfigError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value

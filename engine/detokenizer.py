@@ -31,10 +31,16 @@ class TokenBytesSource(Protocol):
 class IncrementalDetokenizer:
     """Per-request detokenizer state. `add_token` and `finish` return the new delta (may be "")."""
 
-    def __init__(self, tokenizer: TokenBytesSource, stop: Sequence[str] = ()) -> None:
+    def __init__(self, tokenizer: TokenBytesSource, stop: Sequence[str] = (),
+                 min_tokens: int = 0) -> None:
         self._tokenizer = tokenizer
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._stop = tuple(stop)
+        # Stop strings count only from the min_tokens-th token on (SamplingParams.min_tokens):
+        # until then text is emitted without hold-back, so a match can start only after it.
+        self._stop_strings = tuple(stop)
+        self._stop: tuple[str, ...] = () if min_tokens > 0 else tuple(stop)
+        self._min_tokens = min_tokens
+        self._num_tokens = 0
         self._decoded = ""    # every complete character decoded so far (cut at a stop match)
         self._num_emitted = 0  # characters of _decoded already handed out as deltas
         self.stopped = False   # a stop string matched
@@ -49,6 +55,9 @@ class IncrementalDetokenizer:
         """Feed one generated token; returns the text that is now safe to show."""
         if self.finished:
             return ""
+        self._num_tokens += 1
+        if self._num_tokens == self._min_tokens:
+            self._stop = self._stop_strings
         piece = "" if self._tokenizer.is_special(token_id) else \
             self._decoder.decode(self._tokenizer.token_bytes(token_id))
         return self._advance(piece, final=False)

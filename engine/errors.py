@@ -42,7 +42,8 @@ class InvalidPromptError(EngineError, ValueError):
 
 
 class PromptTooLongError(EngineError, ValueError):
-    """The prompt plus one generated token cannot fit the engine's window (max_model_len).
+    """The prompt plus max_tokens cannot fit the engine's window (max_model_len) or the KV
+    pool; the message gives the numbers.
 
     Raised before the request takes any KV block.
     """
@@ -58,3 +59,17 @@ class EngineNotRunningError(EngineError):
 
 class EngineConfigError(EngineError, ValueError):
     """An EngineConfig value is out of range (block size, pool size, batch limits...)."""
+
+
+class QueueTimeoutError(EngineError):
+    """A request waited in the queue longer than EngineConfig.queue_timeout_s.
+
+    Not raised: the request's last event has finish_reason "error" and error=str(this),
+    which starts with the stable code "queue_timeout:".
+    """
+
+    code = "queue_timeout"
+
+    def __init__(self, waited_s: float, limit_s: float) -> None:
+        super().__init__(f"{self.code}: waited {waited_s:.3f} s in the queue, "
+                         f"longer than queue_timeout_s={limit_s}")

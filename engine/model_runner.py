@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import torch
 
 from engine.attention import AttentionMetadata, make_attention_metadata
+from engine.config import EngineConfig
+from engine.errors import EngineConfigError
 from engine.model_config import ModelConfig
 from engine.scheduler import ScheduledSequence
 
@@ -20,6 +22,39 @@ def kv_block_bytes(config: ModelConfig, block_size: int, dtype: torch.dtype) -> 
     elem = torch.empty((), dtype=dtype).element_size()
     return (config.num_hidden_layers * 2 * block_size * config.num_key_value_heads
             * config.head_dim * elem)
+
+
+def kv_cache_budget_bytes(config: EngineConfig, device: torch.device) -> int:
+    """Bytes the KV pool may take: kv_cache_memory_fraction of the device's free memory (CUDA,
+    measured now, so after the weights are loaded), else kv_cache_memory_gib * 2**30.
+
+    Raises EngineConfigError when a fraction is asked for on a non-CUDA device.
+    """
+    if config.kv_cache_memory_fraction is not None:
+        if device.type != "cuda":
+            raise EngineConfigError(
+                f"kv_cache_memory_fraction needs a CUDA device, got {device}; "
+                "use kv_cache_memory_gib or num_kv_blocks")
+        free, _total = torch.cuda.mem_get_info(device)
+        return int(free * config.kv_cache_memory_fraction)
+    return int(config.kv_cache_memory_gib * 2**30)
+
+
+def determine_num_kv_blocks(config: EngineConfig, model_config: ModelConfig, dtype: torch.dtype,
+                            device: torch.device) -> int:
+    """Blocks in the KV pool: config.num_kv_blocks, else the memory budget // one block's bytes.
+
+    Raises EngineConfigError when the budget holds not even one block.
+    """
+    if config.num_kv_blocks is not None:
+        return config.num_kv_blocks
+    budget = kv_cache_budget_bytes(config, device)
+    block_bytes = kv_block_bytes(model_config, config.block_size, dtype)
+    if budget < block_bytes:
+        raise EngineConfigError(
+            f"KV cache budget of {budget} bytes holds no block of {block_bytes} bytes "
+            f"({config.block_size} tokens, {dtype}); raise kv_cache_memory_gib")
+    return budget // block_bytes
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -11,6 +11,7 @@ class RequestMetrics:
 
     arrival_time: add_request. first_scheduled_time: first step that computed any of its tokens.
     first_token_time: its first token was sampled. finished_time: it finished for any reason.
+    token_times: when each output token was sampled (token_times[i] for output token i).
     """
 
     arrival_time: float
@@ -18,6 +19,7 @@ class RequestMetrics:
     first_token_time: float | None = None
     finished_time: float | None = None
     num_output_tokens: int = 0
+    token_times: list[float] = field(default_factory=list)
 
     @property
     def queue_ms(self) -> float | None:
@@ -47,6 +49,30 @@ class RequestMetrics:
         return (self.num_output_tokens - 1) / elapsed
 
 
+@dataclass(frozen=True)
+class Logprob:
+    """One token's log-probability (natural log) in the model's raw distribution at one step.
+
+    token: the token's own text (tokenizer.decode([token_id]); a piece of a multi-byte character
+    decodes to U+FFFD). rank: 1 for the most likely token, 1 + the number of tokens strictly
+    more likely otherwise.
+    """
+
+    token_id: int
+    token: str
+    logprob: float
+    rank: int
+
+
+@dataclass(frozen=True)
+class TokenLogprobs:
+    """Logprobs of one generated token: `sampled` (the token generated) and `top`, the
+    SamplingParams.logprobs most likely tokens, most likely first (may include the sampled one)."""
+
+    sampled: Logprob
+    top: list[Logprob]
+
+
 @dataclass
 class RequestOutput:
     """One event for one request.
@@ -55,6 +81,10 @@ class RequestOutput:
     possible stop-string prefix). text: every delta so far joined. finish_reason is
     "stop" | "length" | "abort" | "error" when finished, else None; error holds a reason
     when finish_reason is "error".
+    index: which of the request's SamplingParams.n samples this event belongs to (0 when n = 1);
+    each sample has its own text, token counts, finish_reason and final (finished) event.
+    logprobs: with SamplingParams.logprobs set, one TokenLogprobs per id in new_token_ids;
+    otherwise None.
     """
 
     request_id: str
@@ -67,3 +97,5 @@ class RequestOutput:
     text: str
     metrics: RequestMetrics
     error: str | None = None
+    index: int = 0
+    logprobs: list[TokenLogprobs] | None = None

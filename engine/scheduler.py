@@ -37,23 +37,34 @@ class SchedulerOutput:
 
 
 class Scheduler:
-    """FCFS scheduler with one token budget per step and chunked prefill.
+    """FCFS scheduler with one token budget per step, chunked prefill and prefix caching.
 
     Each step: running decodes first (one token each), then running sequences still
     prefilling, then waiting sequences in arrival order, while the batch has fewer than
-    max_num_seqs sequences, tokens remain in max_num_batched_tokens and the KV pool has blocks.
-    A prompt longer than the remaining budget is prefilled in chunks over several steps.
-    When a running sequence cannot get a block, the most recently admitted one is preempted
-    by recompute (its blocks freed, it goes back to the front of the queue), as in vLLM V1.
+    max_num_seqs running sequences, tokens remain in max_num_batched_tokens and the KV pool has
+    blocks. One sequence prefills at most long_prefill_token_threshold tokens per step (None:
+    only the budget limits it), so a long prompt is split into chunks across steps while
+    decoders keep getting a token every step. A waiting sequence starts from its longest
+    cached prefix (BlockManager.get_computed_blocks). The head of the queue is never
+    overtaken (strict FCFS).
+
+    Preemption by recompute, as in vLLM v1: when a running sequence cannot get a block, the
+    most recently admitted running sequence is preempted (blocks released, progress reset to
+    0, generated tokens kept, back to the front of the queue); if that is the sequence itself,
+    it waits. The oldest running sequence is never preempted for a younger one, and one
+    sequence alone always fits the pool (the engine checks max_model_len against it), so every
+    workload finishes.
     """
 
     def __init__(self, block_manager: BlockManager, max_num_seqs: int,
-                 max_num_batched_tokens: int) -> None:
+                 max_num_batched_tokens: int, long_prefill_token_threshold: int | None = None) -> None:
         self.block_manager = block_manager
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
+        self.long_prefill_token_threshold = long_prefill_token_threshold
         self.waiting: deque[Sequence] = deque()
-        self.running: list[Sequence] = []
+        self.running: list[Sequence] = []   # in admission order
+        self.num_preemptions = 0
 
     def add(self, seq: Sequence) -> None:
         seq.status = SequenceStatus.WAITING
@@ -62,34 +73,52 @@ class Scheduler:
     def has_unfinished(self) -> bool:
         return bool(self.waiting or self.running)
 
+    def _chunk(self, num_tokens: int, budget: int) -> int:
+        n = min(num_tokens, budget)
+        if self.long_prefill_token_threshold is not None:
+            n = min(n, self.long_prefill_token_threshold)
+        return n
+
     def schedule(self) -> SchedulerOutput:
         out = SchedulerOutput()
         budget = self.max_num_batched_tokens
+        items: dict[int, ScheduledSequence] = {}   # id(seq) -> its entry this step
         queue = ([s for s in self.running if s.num_uncomputed_tokens == 1]
                  + [s for s in self.running if s.num_uncomputed_tokens > 1])
-        while queue and budget > 0:
-            seq = queue.pop(0)
-            n = min(seq.num_uncomputed_tokens, budget)
+        for seq in queue:
+            if budget <= 0:
+                break
+            if seq.status is not SequenceStatus.RUNNING:  # preempted earlier in this step
+                continue
+            n = self._chunk(seq.num_uncomputed_tokens, budget)
             target = seq.num_computed_tokens + n
             while not self.block_manager.can_allocate(seq, target):
-                victim = queue.pop() if queue else seq
+                victim = self.running[-1]
                 self._preempt(victim)
                 out.preempted.append(victim)
+                if (entry := items.pop(id(victim), None)) is not None:
+                    out.scheduled.remove(entry)
+                    budget += entry.num_new_tokens
                 if victim is seq:
                     break
             else:
                 self.block_manager.allocate(seq, target)
-                out.scheduled.append(ScheduledSequence(seq, n))
+                entry = ScheduledSequence(seq, n)
+                items[id(seq)] = entry
+                out.scheduled.append(entry)
                 budget -= n
         if out.preempted:
             # The pool is short; admitting new prompts now would only preempt again.
             return out
         while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
             seq = self.waiting[0]
-            n = min(seq.num_uncomputed_tokens, budget)
-            if not self.block_manager.can_allocate(seq, seq.num_computed_tokens + n):
+            computed = self.block_manager.get_computed_blocks(seq)
+            num_computed = len(computed) * self.block_manager.block_size
+            n = self._chunk(seq.num_tokens - num_computed, budget)
+            if not self.block_manager.can_allocate(seq, num_computed + n, computed):
                 break
-            self.block_manager.allocate(seq, seq.num_computed_tokens + n)
+            self.block_manager.allocate(seq, num_computed + n, computed)
+            seq.num_computed_tokens = num_computed
             self.waiting.popleft()
             seq.status = SequenceStatus.RUNNING
             self.running.append(seq)
@@ -103,9 +132,18 @@ class Scheduler:
         seq.status = SequenceStatus.WAITING
         self.running.remove(seq)
         self.waiting.appendleft(seq)
+        self.num_preemptions += 1
+
+    def timed_out(self, now: float, queue_timeout_s: float | None) -> list[Sequence]:
+        """Waiting sequences never scheduled whose wait (now - arrival, seconds) exceeds
+        queue_timeout_s (None: no limit). They stay queued; the caller finishes them."""
+        if queue_timeout_s is None:
+            return []
+        return [s for s in self.waiting if s.metrics.first_scheduled_time is None
+                and now - s.metrics.arrival_time > queue_timeout_s]
 
     def finish(self, seq: Sequence, reason: str) -> None:
-        """Retire `seq` (running or waiting) and return its blocks to the pool at once."""
+        """Retire `seq` (running or waiting) and release its blocks at once."""
         if seq.status is SequenceStatus.RUNNING:
             self.running.remove(seq)
         elif seq.status is SequenceStatus.WAITING:
@@ -121,6 +159,7 @@ class Scheduler:
         self.waiting.clear()
         for seq in seqs:
             seq.block_table = []
+            seq.num_cached_blocks = 0
             seq.status = SequenceStatus.FINISHED
         self.block_manager.reset()
         return seqs

@@ -33,7 +33,7 @@ class Sequence:
     request_id: str
     prompt_token_ids: list[int] = field(repr=False)
     params: SamplingParams = field(repr=False)
-    max_tokens: int                          # params.max_tokens clipped to the window
+    max_tokens: int                          # params.max_tokens (prompt + it fit the window)
     stop_token_ids: frozenset[int]
     detokenizer: IncrementalDetokenizer = field(repr=False)
     metrics: RequestMetrics = field(repr=False)
@@ -43,6 +43,16 @@ class Sequence:
     num_computed_tokens: int = 0
     status: SequenceStatus = SequenceStatus.WAITING
     finish_reason: str | None = None
+    # Prefix caching (BlockManager): an extra hash key (per user), the chained hashes of the
+    # full blocks so far (kept across preemption), and how many leading blocks of block_table
+    # are already registered in the cache.
+    cache_salt: str | None = None
+    block_hashes: list[bytes] = field(default_factory=list, repr=False)
+    num_cached_blocks: int = 0
+    # Sample i of a request with SamplingParams.n > 1 runs as its own Sequence "{id}#{i}";
+    # its events are reported under parent_request_id with RequestOutput.index = sample_index.
+    parent_request_id: str | None = None
+    sample_index: int = 0
 
     @property
     def num_prompt_tokens(self) -> int:

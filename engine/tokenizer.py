@@ -66,6 +66,11 @@ class Tokenizer:
     def __init__(self, backend: BackendTokenizer, *, bos_token: str | None, eos_token: str,
                  extra_stop_tokens: Sequence[str] = ()) -> None:
         self._backend = backend
+        # A twin that reads special-token text ("<|im_start|>") as plain text: for text a user
+        # typed, which is data, never control. A separate object, because the flag is state
+        # and encode() is called from several threads.
+        self._literal_backend = BackendTokenizer.from_str(backend.to_str())
+        self._literal_backend.encode_special_tokens = True
         self.vocab_size: int = backend.get_vocab_size(with_added_tokens=True)
         self.bos_token = bos_token
         self.eos_token = eos_token
@@ -73,6 +78,7 @@ class Tokenizer:
         self.eos_token_id: int = self._require_id(eos_token)
         added = backend.get_added_tokens_decoder()  # id -> AddedToken
         self._special_ids = frozenset(i for i, t in added.items() if t.special)
+        self._added_texts = tuple(t.content for t in added.values() if t.content)
         stops = {self.eos_token_id}
         for token in (*_END_OF_TURN_TOKENS, *extra_stop_tokens):
             token_id = backend.token_to_id(token)
@@ -173,10 +179,21 @@ class Tokenizer:
 
     # -- use --------------------------------------------------------------------------------
 
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        """Token ids of `text`. Special tokens written in the text (e.g. "<|im_start|>") are
-        parsed as specials. add_special_tokens adds the model's BOS where it declares one."""
-        return self._backend.encode(text, add_special_tokens=add_special_tokens).ids
+    def encode(self, text: str, add_special_tokens: bool = False,
+               parse_special: bool = True) -> list[int]:
+        """Token ids of `text`. add_special_tokens adds the model's BOS where it declares one.
+
+        parse_special True: special tokens written in the text (e.g. "<|im_start|>") become
+        their special ids, as transformers' tokenizer(text) does for a rendered chat template.
+        False: they are tokenized as ordinary text (for untrusted content inside a prompt).
+        """
+        backend = self._backend if parse_special else self._literal_backend
+        return backend.encode(text, add_special_tokens=add_special_tokens).ids
+
+    def contains_added_token_text(self, text: str) -> bool:
+        """Whether `text` spells an added/special token (e.g. "<|im_end|>"), which encode()
+        with parse_special=True would turn into that token."""
+        return any(token in text for token in self._added_texts)
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         """Text of `ids`; byte sequences that are not valid UTF-8 decode to U+FFFD."""

@@ -33,9 +33,9 @@
   // Wording of how a reply ended; templates/_macros.html holds the same for page loads.
   function endingLabel(status, finishReason, error) {
     if (finishReason === "length") return "Cut at the token limit";
+    if (status === "interrupted") return "Interrupted: " + (error || "the reply did not finish");
     if (finishReason === "abort") return "Stopped";
     if (finishReason === "error" || status === "error") return "Failed: " + (error || "unknown error");
-    if (status === "interrupted") return "Interrupted: the server stopped before the reply finished";
     if (status === "streaming") return "Generating…";
     if (status === "pending") return "Waiting…";
     return "";
@@ -160,7 +160,7 @@
     if (!badge) return;
     const label = endingLabel(status, finishReason, error);
     badge.textContent = label;
-    badge.dataset.ending = finishReason || status;
+    badge.dataset.ending = status === "interrupted" ? "interrupted" : finishReason || status;
     badge.hidden = !label;
   }
 

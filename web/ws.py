@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
@@ -51,9 +52,15 @@ log = logging.getLogger(__name__)
 
 MAX_TEXT_CHARS = 32_000
 MAX_ID_CHARS = 64
-# A JSON-escaped text of MAX_TEXT_CHARS can take 6 characters per character (\uXXXX) plus the
-# other fields; anything longer cannot be a valid frame, so it is refused before parsing.
-MAX_FRAME_CHARS = 6 * MAX_TEXT_CHARS + 4096
+# A JSON-escaped text of MAX_TEXT_CHARS can take 12 characters per character (an astral
+# character escaped as a surrogate pair, two \uXXXX) plus the other fields; anything longer
+# cannot be a valid frame, so it is refused before parsing.
+MAX_FRAME_CHARS = 12 * MAX_TEXT_CHARS + 4096
+# Ids are opaque tokens the client makes (crypto.randomUUID) or the server gave out (hex).
+_ID_PATTERN = re.compile(r"[A-Za-z0-9_.:-]+")
+# C0 controls other than tab, line feed and carriage return have no place in a chat message,
+# and PostgreSQL cannot store NUL in text.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 # Replies generating at once for one socket; more is a client bug or abuse, not a conversation.
 MAX_SENDS_IN_FLIGHT = 8
 # How long a closing socket waits for its cancelled sends to store their partial replies.
@@ -96,7 +103,24 @@ def _id_field(obj: dict[str, Any], name: str, *, nullable: bool = False) -> str 
         raise BadFrame(f"'{name}' must be a non-empty string")
     if len(value) > MAX_ID_CHARS:
         raise BadFrame(f"'{name}' is longer than {MAX_ID_CHARS} characters")
+    if not _ID_PATTERN.fullmatch(value):
+        raise BadFrame(f"'{name}' may hold only ASCII letters, digits and _ . : -")
     return value
+
+
+def _text_field(obj: dict[str, Any]) -> str:
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise BadFrame("'text' must be a string")
+    if len(text) > MAX_TEXT_CHARS:
+        raise BadFrame(f"'text' is longer than {MAX_TEXT_CHARS} characters")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadFrame("'text' holds a lone UTF-16 surrogate, which is not a character") from None
+    if _CONTROL_CHARS.search(text):
+        raise BadFrame("'text' holds a control character (only tab and line breaks are allowed)")
+    return text
 
 
 def parse_frame(raw: str) -> ClientFrame:
@@ -123,11 +147,7 @@ def parse_frame(raw: str) -> ClientFrame:
         client_msg_id = _id_field(obj, "client_msg_id")
         try:
             conversation_id = _id_field(obj, "conversation_id", nullable=True)
-            text = obj.get("text")
-            if not isinstance(text, str):
-                raise BadFrame("'text' must be a string")
-            if len(text) > MAX_TEXT_CHARS:
-                raise BadFrame(f"'text' is longer than {MAX_TEXT_CHARS} characters")
+            text = _text_field(obj)
         except BadFrame as exc:
             raise BadFrame(str(exc), client_msg_id) from None
         return SendFrame(client_msg_id, conversation_id, text)  # type: ignore[arg-type]

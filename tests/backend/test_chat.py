@@ -173,6 +173,7 @@ async def test_closing_the_stream_aborts_and_keeps_the_partial(chat, generator, 
     assert generator.closed_early == [ack.assistant_message_id] and not generator.active
     (reply,) = rows(session_factory, id=ack.assistant_message_id)
     assert (reply.status, reply.finish_reason, reply.content) == ("interrupted", "abort", "Hello, ")
+    assert reply.error == "the connection closed before the reply finished"
     assert reply.html == render_markdown("Hello, ")
     # The conversation is free again.
     generator.hold_after = None
@@ -212,11 +213,12 @@ async def test_stop_aborts_only_the_owners_reply(chat, generator, users, session
     assert generator.aborted == []
     assert await chat.stop(alice.id, ack.assistant_message_id) is True
     (done,) = await collect(stream)
-    assert (done.status, done.finish_reason) == ("interrupted", "abort")
+    # Stopped by its owner: final as the person wanted it, not "interrupted".
+    assert (done.status, done.finish_reason, done.error) == ("complete", "abort", None)
     assert done.usage["completion_tokens"] == 2 and done.html == render_markdown("Hello, ")
     (reply,) = rows(session_factory, id=ack.assistant_message_id)
-    assert (reply.status, reply.finish_reason, reply.content, reply.completion_tokens) == (
-        "interrupted", "abort", "Hello, ", 2,
+    assert (reply.status, reply.finish_reason, reply.content, reply.completion_tokens, reply.error) == (
+        "complete", "abort", "Hello, ", 2, None,
     )
     assert await chat.stop(alice.id, ack.assistant_message_id) is False  # already over
 
@@ -333,6 +335,8 @@ async def test_startup_marks_a_crashed_reply_interrupted(chat, generator, users,
     # A new process starts on the same database while this reply is mid-stream (the old
     # process died): the flushed partial survives, marked interrupted.
     assert ConversationService(session_factory).mark_interrupted_on_startup() == 1
+    assert rows(session_factory, id=ack.assistant_message_id)[0].error == (
+        "the server stopped before the reply finished")
     view = ConversationService(session_factory).get_conversation(users[0].id, ack.conversation_id)
     reply = view.messages[-1]
     assert (reply.status, reply.finish_reason, reply.content) == ("interrupted", "abort", "Hello, ")

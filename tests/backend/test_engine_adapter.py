@@ -25,14 +25,14 @@ def loaded():
 
 @pytest.fixture(scope="module")
 def generator(loaded):
-    gen = EngineTextGenerator(AsyncLLMEngine(LLMEngine(loaded, EngineConfig(num_kv_blocks=NUM_BLOCKS))))
+    gen = EngineTextGenerator(AsyncLLMEngine(LLMEngine(loaded, EngineConfig(num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16))))
     gen.start()
     yield gen
     gen.shutdown()
 
 
 def reference_text(loaded, messages, params: GenerationParams) -> str:
-    engine = LLMEngine(loaded, EngineConfig(num_kv_blocks=NUM_BLOCKS))
+    engine = LLMEngine(loaded, EngineConfig(num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16))
     prompt = loaded.chat_template.render([{"role": m.role, "content": m.content} for m in messages])
     return engine.generate(prompt, to_sampling_params(params))[0].text
 
@@ -129,7 +129,7 @@ async def test_abort_ends_the_stream_with_abort(generator):
 async def test_create_generator_loads_starts_and_shuts_down():
     seen = []
     gen = create_generator(None, progress=lambda message, fraction: seen.append(fraction),
-                           num_kv_blocks=NUM_BLOCKS)
+                           num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16)
     assert seen and seen[-1] == 1.0
     with pytest.raises(GeneratorUnavailable):
         gen.stream("early", QUESTION, GREEDY)

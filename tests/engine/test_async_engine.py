@@ -26,12 +26,12 @@ def chat(loaded_model, question: str) -> str:
 
 @pytest.fixture(scope="module")
 def reference_engine(loaded_model) -> LLMEngine:
-    return LLMEngine(loaded_model, EngineConfig(num_kv_blocks=NUM_BLOCKS))
+    return LLMEngine(loaded_model, EngineConfig(num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16))
 
 
 @pytest.fixture(scope="module")
 def async_engine(loaded_model):
-    engine = AsyncLLMEngine(LLMEngine(loaded_model, EngineConfig(num_kv_blocks=NUM_BLOCKS)))
+    engine = AsyncLLMEngine(LLMEngine(loaded_model, EngineConfig(num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16)))
     engine.start()
     yield engine
     engine.shutdown()
@@ -148,7 +148,7 @@ async def test_idle_loop_does_not_spin(async_engine):
 
 
 async def test_a_raising_step_fails_requests_in_flight_and_the_loop_keeps_serving(loaded_model):
-    engine = AsyncLLMEngine(LLMEngine(loaded_model, EngineConfig(num_kv_blocks=NUM_BLOCKS)))
+    engine = AsyncLLMEngine(LLMEngine(loaded_model, EngineConfig(num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16)))
     original = engine.engine.step
     state = {"raised": False}
 
@@ -171,7 +171,7 @@ async def test_a_raising_step_fails_requests_in_flight_and_the_loop_keeps_servin
 
 
 async def test_shutdown_aborts_streams_and_refuses_new_requests(loaded_model):
-    engine = AsyncLLMEngine(LLMEngine(loaded_model, EngineConfig(num_kv_blocks=NUM_BLOCKS)))
+    engine = AsyncLLMEngine(LLMEngine(loaded_model, EngineConfig(num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16)))
     with pytest.raises(EngineNotRunningError):
         engine.add_request("early", "Hello", LONG)
     engine.start()

@@ -25,7 +25,7 @@ def test_prints_the_greedy_reply_and_nothing_else(loaded_model):
     question = "What is the capital of France? Answer in one word, then explain."
     result = run_cli("--max-tokens", "24", "--temperature", "0", question)
     assert result.returncode == 0, result.stderr
-    engine = LLMEngine(loaded_model, EngineConfig(num_kv_blocks=32))
+    engine = LLMEngine(loaded_model, EngineConfig(num_kv_blocks=32, max_model_len=32 * 16))
     prompt = loaded_model.chat_template.render([{"role": "user", "content": question}])
     [expected] = engine.generate(prompt, SamplingParams(max_tokens=24, temperature=0))
     assert expected.text.strip()

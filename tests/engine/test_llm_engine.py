@@ -26,6 +26,8 @@ def chat(loaded_model, question: str) -> str:
 
 def make_engine(loaded_model, **kwargs) -> LLMEngine:
     kwargs.setdefault("num_kv_blocks", 64)
+    # The pool must hold one max_model_len sequence, or the engine refuses to start.
+    kwargs.setdefault("max_model_len", kwargs["num_kv_blocks"] * kwargs.get("block_size", 16))
     return LLMEngine(loaded_model, EngineConfig(**kwargs))
 
 
@@ -136,14 +138,16 @@ def test_abort_during_decode_returns_the_blocks(loaded_model):
     assert engine.num_free_blocks() == before
 
 
-def test_prompt_too_long_is_refused_before_taking_blocks_and_max_tokens_is_clipped(loaded_model):
+def test_prompt_plus_max_tokens_over_the_window_is_refused_before_taking_blocks(loaded_model):
     engine = make_engine(loaded_model, max_model_len=40)
     tokenizer = loaded_model.tokenizer
     ids = tokenizer.encode("one two three four five six seven eight nine ten " * 4)[:40]
-    with pytest.raises(PromptTooLongError):
+    with pytest.raises(PromptTooLongError, match="40"):
         engine.add_request("long", ids, GREEDY)
+    with pytest.raises(PromptTooLongError, match=r"36 tokens; with max_tokens=5 that is 41"):
+        engine.add_request("long", ids[:36], SamplingParams(max_tokens=5, temperature=0))
     assert engine.num_free_blocks() == 64 and not engine.has_unfinished_requests()
-    [out] = engine.generate(ids[:36], SamplingParams(max_tokens=100, temperature=0, ignore_eos=True))
+    [out] = engine.generate(ids[:36], SamplingParams(max_tokens=4, temperature=0, ignore_eos=True))
     assert out.finish_reason == "length" and out.num_output_tokens == 4
     assert out.num_prompt_tokens + out.num_output_tokens == engine.max_model_len == 40
 

@@ -61,3 +61,54 @@ def test_invalid_field_is_named(field, kwargs):
 def test_greedy_means_temperature_zero():
     assert SamplingParams(temperature=0).is_greedy
     assert not SamplingParams(temperature=1e-3).is_greedy
+
+
+# -- the complete sampling parameters (min-p, penalties, min_tokens, logit bias, logprobs, n) --
+
+@pytest.mark.parametrize("params", [
+    SamplingParams(temperature=100.0, min_p=1.0, repetition_penalty=100.0, presence_penalty=2.0,
+                   frequency_penalty=-2.0),
+    SamplingParams(temperature=1e-6, min_p=0.0, repetition_penalty=1e-6, presence_penalty=-2.0,
+                   frequency_penalty=2.0),
+    SamplingParams(max_tokens=5, min_tokens=5, logprobs=20, n=16, logit_bias={0: -100, VOCAB - 1: 100.0}),
+    SamplingParams(logprobs=0, n=1, logit_bias={}),
+])
+def test_valid_complete_params_pass(params):
+    params.validate(VOCAB)
+
+
+@pytest.mark.parametrize("field, kwargs", [
+    ("temperature", {"temperature": 100.5}),
+    ("min_p", {"min_p": -0.01}),
+    ("min_p", {"min_p": 1.01}),
+    ("min_p", {"min_p": math.nan}),
+    ("repetition_penalty", {"repetition_penalty": 0.0}),
+    ("repetition_penalty", {"repetition_penalty": -1.0}),
+    ("repetition_penalty", {"repetition_penalty": 101.0}),
+    ("repetition_penalty", {"repetition_penalty": math.inf}),
+    ("presence_penalty", {"presence_penalty": 2.01}),
+    ("presence_penalty", {"presence_penalty": -2.5}),
+    ("presence_penalty", {"presence_penalty": math.nan}),
+    ("frequency_penalty", {"frequency_penalty": 3}),
+    ("frequency_penalty", {"frequency_penalty": -math.inf}),
+    ("min_tokens", {"min_tokens": -1}),
+    ("min_tokens", {"min_tokens": 1.5}),
+    ("min_tokens", {"max_tokens": 4, "min_tokens": 5}),
+    ("logit_bias", {"logit_bias": {VOCAB: 1.0}}),
+    ("logit_bias", {"logit_bias": {-1: 1.0}}),
+    ("logit_bias", {"logit_bias": {"12": 1.0}}),
+    ("logit_bias", {"logit_bias": {5: 100.5}}),
+    ("logit_bias", {"logit_bias": {5: -101}}),
+    ("logit_bias", {"logit_bias": {5: math.nan}}),
+    ("logit_bias", {"logit_bias": [(5, 1.0)]}),
+    ("logprobs", {"logprobs": -1}),
+    ("logprobs", {"logprobs": 21}),
+    ("logprobs", {"logprobs": True}),
+    ("n", {"n": 0}),
+    ("n", {"n": 17}),
+    ("n", {"n": 2.0}),
+])
+def test_invalid_complete_field_is_named(field, kwargs):
+    with pytest.raises(InvalidSamplingParamsError) as info:
+        SamplingParams(**kwargs).validate(VOCAB)
+    assert str(info.value).startswith(field), str(info.value)

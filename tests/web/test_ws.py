@@ -294,8 +294,23 @@ BAD_FRAMES = [
     json.dumps({"type": "send", "client_msg_id": "a", "conversation_id": None, "text": "z" * 32_001}),
     json.dumps({"type": "stop"}),
     json.dumps({"type": "stop", "message_id": ["m"]}),
-    "x" * 300_000,
+    # Found by trying to break it: a lone surrogate failed in the database (and, in an id, the
+    # error frame itself could not be encoded), and NUL reached the stored title.
+    '{"type": "send", "client_msg_id": "a", "conversation_id": null, "text": "hi \\ud800 there"}',
+    '{"type": "send", "client_msg_id": "\\ud800", "conversation_id": null, "text": "hi"}',
+    json.dumps({"type": "send", "client_msg_id": "a", "conversation_id": None, "text": "nul\x00here"}),
+    json.dumps({"type": "send", "client_msg_id": "a b", "conversation_id": None, "text": "hi"}),
+    json.dumps({"type": "stop", "message_id": "<script>"}),
+    "x" * 500_000,
 ]
+
+
+def test_a_longest_text_escaped_as_ascii_is_a_valid_frame() -> None:
+    text = "\U0001F600" * 32_000  # one emoji escapes to 12 JSON characters
+    frame = parse_frame(json.dumps({"type": "send", "client_msg_id": "c", "conversation_id": None, "text": text}))
+    assert isinstance(frame, SendFrame) and frame.text == text
+    tabbed = parse_frame(json.dumps({"type": "send", "client_msg_id": "c", "conversation_id": None, "text": "a\tb\r\nc"}))
+    assert tabbed.text == "a\tb\r\nc"
 
 
 def test_malformed_frames_get_bad_frame_and_the_socket_stays_usable(client: TestClient, fake: FakeGenerator) -> None:

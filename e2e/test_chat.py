@@ -265,3 +265,16 @@ def test_another_users_conversation_is_a_404_page(page, sign_up):
     assert response.status == 404
     # Server-rendered: nothing to wait for. templates/error.html, not a bare fallback page.
     assert page.locator(".error-code").all_inner_texts() == ["404"]
+
+
+def test_an_over_long_message_is_kept_with_a_notice_not_cut(page, sign_up):
+    sign_up()
+    text = "long " * 6500  # 32,500 characters: over the 32,000 limit
+    page.locator("#composer").fill(text)
+    page.locator("#composer").press("Enter")
+    notice = page.locator("#notice")
+    notice.wait_for(state="visible")
+    assert "32,000" in notice.inner_text()
+    # Nothing sent, nothing cut: the person can shorten it.
+    assert page.locator("#messages .message").count() == 0
+    assert page.locator("#composer").input_value() == text

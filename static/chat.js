@@ -26,6 +26,7 @@
   // that keydown then has isComposing false. A person does not confirm a candidate and press
   // Enter again to send within this many milliseconds.
   const COMPOSITION_GRACE_MS = 100;
+  const MAX_TEXT_CHARS = 32000;  // web/ws.py MAX_TEXT_CHARS
   const RECONNECT_MIN_MS = 500;
   const RECONNECT_MAX_MS = 15000;
   const PING_INTERVAL_MS = 25000;
@@ -241,7 +242,17 @@
 
   function submit() {
     const text = composer.value;
-    if (!text.trim() || isBusy()) return;
+    if (!text.trim()) return;
+    if (isBusy()) {
+      showNotice("A reply is still being written: wait for it or press Stop.");
+      return;
+    }
+    const length = [...text].length;  // code points, as the server counts
+    if (length > MAX_TEXT_CHARS) {
+      showNotice("This message has " + length.toLocaleString() + " characters; the limit is "
+        + MAX_TEXT_CHARS.toLocaleString() + ". Shorten it and send again.");
+      return;
+    }
     showNotice("");
     const clientMsgId = newClientMsgId();
     const userEl = makeMessage("user", "pending");

@@ -393,3 +393,22 @@ async def test_deltas_rebuild_the_final_html_in_the_client(session_factory, fake
         "".join(e.text for e in events[1:-1])
     )
     assert committed.count("<h1>") == 1  # committed blocks are sent once
+
+
+async def test_each_user_gets_a_stable_cache_salt_that_differs_from_other_users(
+    session_factory, generator, users, settings
+):
+    alice, bob = users
+    chat = ChatService(session_factory, generator, settings, flush_interval_s=0.0)
+    first = await collect(chat.send(alice.id, "a-1", None, "first question"))
+    await collect(chat.send(alice.id, "a-2", first[0].conversation_id, "second question"))
+    await collect(chat.send(bob.id, "b-1", None, "first question"))
+    salts = [call.params.cache_salt for call in generator.calls]
+    assert salts[0] == salts[1] == chat.cache_salt(alice.id)
+    assert salts[2] == chat.cache_salt(bob.id) != salts[0]
+    assert all(isinstance(s, str) and len(s) == 64 and alice.id not in s for s in salts)
+    # Keyed: another service (another secret) gives other salts; the same key gives the same.
+    assert ChatService(session_factory, generator, settings).cache_salt(alice.id) != salts[0]
+    keyed = ChatService(session_factory, generator, settings, cache_salt_key=b"k")
+    assert keyed.cache_salt(alice.id) == ChatService(session_factory, generator, settings,
+                                                     cache_salt_key=b"k").cache_salt(alice.id)

@@ -146,3 +146,43 @@ async def test_create_generator_loads_starts_and_shuts_down():
 def test_create_generator_reports_a_bad_model_path(tmp_path):
     with pytest.raises(GeneratorUnavailable, match="cannot load"):
         create_generator(str(tmp_path / "missing.gguf"))
+
+
+async def test_cache_salt_reaches_the_engine(generator):
+    engine = generator._engine.engine
+    params = GenerationParams(max_tokens=2, temperature=0.0, cache_salt="salt-a")
+    before = engine.stats().prefix_cache_hits
+    await collect(generator.stream("salt-1", QUESTION, params))
+    await collect(generator.stream("salt-2", QUESTION, GenerationParams(max_tokens=2, temperature=0.0,
+                                                                        cache_salt="salt-b")))
+    assert engine.stats().prefix_cache_hits == before  # different salts: no sharing
+    await collect(generator.stream("salt-3", QUESTION, params))
+    assert engine.stats().prefix_cache_hits > before
+    await wait_idle(generator)
+
+
+async def test_multi_turn_chat_hits_the_prefix_cache_on_turn_two(loaded, session_factory, fast_hasher):
+    from backend.auth import AuthService
+    from backend.chat import ChatService, Done
+    from backend.settings import Settings
+
+    gen = EngineTextGenerator(AsyncLLMEngine(LLMEngine(
+        loaded, EngineConfig(num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16))))
+    gen.start()
+    try:
+        user = AuthService(session_factory, 3600, fast_hasher).sign_up("carol", "password three")
+        chat = ChatService(session_factory, gen, Settings(max_tokens=12, temperature=0.0),
+                           flush_interval_s=0.0)
+        stats = gen._engine.stats
+        turn1 = [e async for e in chat.send(user.id, "m-1", None, "What is the capital of France?")]
+        assert isinstance(turn1[-1], Done) and turn1[-1].status == "complete"
+        hits_after_turn1 = stats().prefix_cache_hits
+        turn2 = [e async for e in chat.send(user.id, "m-2", turn1[0].conversation_id, "And of Spain?")]
+        assert isinstance(turn2[-1], Done) and turn2[-1].status == "complete"
+        prompt2 = turn2[-1].usage["prompt_tokens"]
+        turn2_hits = stats().prefix_cache_hits - hits_after_turn1
+        # Turn 2 resends the system prompt and turn 1: all their full blocks come from the cache.
+        assert turn2_hits >= turn1[-1].usage["prompt_tokens"] // 16 * 16 - 16 and turn2_hits > 0
+        assert turn2_hits < prompt2
+    finally:
+        gen.shutdown()

@@ -123,6 +123,17 @@ def _done_event(out: RequestOutput) -> GenerationDone:
                           error=out.error)
 
 
+# The server's engine settings where they differ from EngineConfig's. On CPU one forward pass
+# over 2,048 prompt tokens takes seconds, and every decoding user waits for it: a smaller step
+# budget and prefill chunk keep their inter-token latency near a fraction of a second while a
+# long prompt prefills. A request queued for five minutes ends with a typed error.
+SERVER_ENGINE_DEFAULTS = {
+    "max_num_batched_tokens": 512,
+    "long_prefill_token_threshold": 256,
+    "queue_timeout_s": 300.0,
+}
+
+
 def create_generator(model_path: str | None, progress: Callable[[str, float], None] | None = None,
                      **engine_options) -> EngineTextGenerator:
     """Load the model (None: the packaged SmolLM2 GGUF) and build a generator, not yet started.
@@ -132,7 +143,8 @@ def create_generator(model_path: str | None, progress: Callable[[str, float], No
     be loaded.
     """
     try:
-        llm = LLMEngine.from_config(EngineConfig(model=model_path, **engine_options), progress)
+        config = EngineConfig(model=model_path, **{**SERVER_ENGINE_DEFAULTS, **engine_options})
+        llm = LLMEngine.from_config(config, progress)
     except ModelLoadError as exc:
         raise GeneratorUnavailable(f"cannot load the model: {exc}") from exc
     return EngineTextGenerator(AsyncLLMEngine(llm))

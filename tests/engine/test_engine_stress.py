@@ -95,8 +95,8 @@ def test_thousands_of_random_steps_keep_the_pool_consistent(loaded_model):
     finals = {}
     live: set[str] = set()
     aborted = 0
-    for step in range(4000):
-        if step < 3600 and rng.random() < 0.35:
+    for step in range(3000):
+        if step < 2700 and rng.random() < 0.2:
             rid = f"r{step}"
             prompt = rng.choice(prefixes) + [rng.choice(vocab) for _ in range(rng.randint(1, 20))]
             max_tokens = rng.randint(1, min(40, engine.max_model_len - len(prompt)))
@@ -120,7 +120,7 @@ def test_thousands_of_random_steps_keep_the_pool_consistent(loaded_model):
         check_pool(engine)
 
     stats = engine.stats()
-    assert set(finals) == set(prompts) and len(prompts) > 1000
+    assert set(finals) == set(prompts) and len(prompts) > 400
     assert stats.num_preemptions > 0 and stats.prefix_cache_hits > 0 and aborted > 0
     assert {o.finish_reason for o in finals.values()} == {"stop", "length", "abort"}
     assert engine.num_free_blocks() == num_blocks and stats.num_kv_blocks_used == 0

@@ -6,7 +6,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: run test install install-test chromium migrate lint-imports bench clean
+.PHONY: run test install install-test chromium migrate lint-imports bench clean gpu-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,3 +46,7 @@ test: install-test chromium
 
 clean:
 	rm -rf $(VENV) crescent.db crescent.db-wal crescent.db-shm
+
+# On a CUDA machine: the gpu-marked tests and the benchmark on CUDA, within 10 minutes.
+gpu-check: install-test
+	PY=$(BIN)/python scripts/gpu_check.sh

@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass
 from collections.abc import AsyncIterator
 
-from engine.errors import EngineNotRunningError
+from engine.errors import DuplicateRequestError, EngineNotRunningError
 from engine.llm_engine import LLMEngine
 from engine.outputs import RequestOutput
 from engine.sampling_params import SamplingParams
@@ -119,13 +119,16 @@ class AsyncLLMEngine:
         cache_salt: the prefix-cache key of LLMEngine.add_request.
 
         Raises synchronously, before anything is queued, what LLMEngine.add_request raises,
-        and EngineNotRunningError when the loop is not running.
+        DuplicateRequestError also while a finished request's last events with this id are
+        still being delivered, and EngineNotRunningError when the loop is not running.
         """
         if not self.is_running:
             raise EngineNotRunningError("the engine's step loop is not running")
         n = params.n if isinstance(params, SamplingParams) else 1
         sink = _Sink(asyncio.get_running_loop(), asyncio.Queue(), num_unfinished=n)
         with self._cond:
+            if request_id in self._sinks:  # finished in the engine, last event not yet delivered
+                raise DuplicateRequestError(f"request id {request_id!r} is already in use")
             self.engine.add_request(request_id, prompt, params, cache_salt=cache_salt)
             self._sinks[request_id] = sink
             self._cond.notify_all()

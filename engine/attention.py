@@ -5,8 +5,9 @@ num_kv_heads, head_dim]` (index 0 = K, 1 = V). A sequence owns a block table (th
 blocks, in order); token position `p` of that sequence lives in slot
 `block_table[p // block_size] * block_size + p % block_size`. This is the layout of vLLM's
 PagedAttention (Kwon et al., "Efficient Memory Management for Large Language Model Serving with
-PagedAttention", SOSP 2023). Triton kernels will sit beside these functions with the same
-signatures; tests check kernel == reference.
+PagedAttention", SOSP 2023). Triton kernels (engine.kernels) sit beside these functions with
+the same signatures; on CUDA with Triton installed these functions dispatch to them, and
+tests/engine/test_kernels.py checks kernel == reference.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+
+from engine.kernels import use_triton
 
 
 @dataclass
@@ -110,6 +113,9 @@ def write_kv_cache(key: torch.Tensor, value: torch.Tensor, kv_cache: torch.Tenso
     kv_cache: [2, num_blocks, block_size, num_kv_heads, head_dim].
     slot_mapping: int64 [num_tokens], every slot in [0, num_blocks * block_size).
     """
+    if use_triton(kv_cache):  # CUDA with Triton: the kernel twin (engine.kernels)
+        from engine.kernels import dispatch
+        return dispatch.write_kv_cache(key, value, kv_cache, slot_mapping)
     num_kv_heads, head_dim = kv_cache.shape[-2:]
     flat = kv_cache.view(2, -1, num_kv_heads, head_dim)  # [2, num_slots, num_kv_heads, head_dim]
     flat[0].index_copy_(0, slot_mapping, key.to(kv_cache.dtype))
@@ -130,6 +136,9 @@ def paged_attention(query: torch.Tensor, kv_cache: torch.Tensor, metadata: Atten
     num_kv_heads = kv_cache.shape[-2]
     if query.dim() != 3 or kv_cache.dim() != 5 or num_heads % num_kv_heads:
         raise ValueError(f"bad shapes: query {tuple(query.shape)}, kv_cache {tuple(kv_cache.shape)}")
+    if use_triton(query):  # CUDA with Triton: the kernel twin (engine.kernels)
+        from engine.kernels import dispatch
+        return dispatch.paged_attention(query, kv_cache, metadata, scale)
     if metadata.is_decode_only:
         return _decode_attention(query, kv_cache, metadata, scale)
     return _varlen_attention(query, kv_cache, metadata, scale)

@@ -146,8 +146,8 @@ class LLMEngine:
         """Sample `index` of a request with n > 1: its own Sequence "{request_id}#{index}" with
         n = 1 and, when seeded, seed + index (so the samples differ), reported under the
         request's id (vLLM v1's fan-out of parallel sampling). The samples share the prompt's
-        KV blocks through the prefix cache once the prompt's full blocks are cached; samples
-        prefilled in the same step as the first compute their own."""
+        full KV blocks through the prefix cache: the scheduler admits the others once the
+        first has written them (with prefix caching off, each computes its own)."""
         params = dataclasses.replace(
             seq.params, n=1, seed=None if seq.params.seed is None else seq.params.seed + index)
         child = self._make_sequence(f"{seq.request_id}#{index}", seq.prompt_token_ids, params,

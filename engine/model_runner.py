@@ -10,7 +10,9 @@ import torch
 
 from engine.attention import AttentionMetadata, make_attention_metadata
 from engine.config import EngineConfig
+from engine.cuda_graph_runner import CUDAGraphRunner
 from engine.errors import EngineConfigError
+from engine.kernels import triton_available
 from engine.model_config import ModelConfig
 from engine.scheduler import ScheduledSequence
 
@@ -88,6 +90,14 @@ class ModelRunner:
             config.num_hidden_layers, 2, num_blocks, block_size, config.num_key_value_heads,
             config.head_dim, dtype=dtype, device=self.device)
         self.kv_caches = list(self.kv_cache.unbind(0))
+        # Decode under CUDA graphs: CUDA with Triton only (padded graph rows rely on the Triton
+        # kernels skipping slot -1 and seq_len 0).
+        self.cuda_graphs: CUDAGraphRunner | None = None
+        if self.device.type == "cuda" and triton_available():
+            max_blocks = min(num_blocks, -(-config.max_position_embeddings // block_size))
+            self.cuda_graphs = CUDAGraphRunner(model, self.kv_caches, block_size, max_blocks,
+                                               self.device)
+            self.cuda_graphs.capture()
         nbytes = self.kv_cache.numel() * self.kv_cache.element_size()
         logger.info("KV cache: %d blocks of %d tokens = %d tokens, %d bytes (%.1f MiB, %s, %s)",
                     num_blocks, block_size, num_blocks * block_size, nbytes, nbytes / 2**20,
@@ -124,7 +134,10 @@ class ModelRunner:
         """Run one forward pass; returns float32 logits [num_sampling_seqs, vocab] in the
         order of the sampling sequences within `scheduled`."""
         inp = self.prepare_inputs(scheduled)
-        hidden = self.model(inp.input_ids, inp.positions, self.kv_caches, inp.metadata)
+        if self.cuda_graphs is not None and self.cuda_graphs.can_run(inp.metadata):
+            hidden = self.cuda_graphs.run(inp.input_ids, inp.positions, inp.metadata)
+        else:
+            hidden = self.model(inp.input_ids, inp.positions, self.kv_caches, inp.metadata)
         if inp.sample_indices.numel() == 0:
             return torch.empty(0, self.config.vocab_size, dtype=torch.float32, device=self.device)
         return self.model.compute_logits(hidden[inp.sample_indices]).float()

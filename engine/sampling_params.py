@@ -22,7 +22,8 @@ MAX_N = 16
 class SamplingParams:
     """How to pick each next token of one request.
 
-    max_tokens: most tokens to generate (the engine clips it so prompt + output fit its window).
+    max_tokens: most tokens to generate; prompt + max_tokens must fit the engine's window
+        (max_model_len), else add_request raises PromptTooLongError.
     temperature: in [0, 100]; 0 means greedy (argmax); otherwise logits are divided by it
         before softmax.
     top_p: nucleus sampling, keep the smallest set of tokens whose probability sums to >= top_p
@@ -121,6 +122,10 @@ class SamplingParams:
         _check_int("n", self.n, low=1)
         if self.n > MAX_N:
             raise InvalidSamplingParamsError(f"n must be in [1, {MAX_N}], got {self.n}")
+        if self.seed is not None and self.seed + self.n - 1 >= 2**63:
+            raise InvalidSamplingParamsError(
+                f"seed must be < 2**63 - (n - 1) = {2**63 - self.n + 1} with n={self.n} "
+                f"(sample i is seeded with seed + i), got {self.seed}")
 
     def _validate_penalties(self) -> None:
         _check_float("min_p", self.min_p)

@@ -46,7 +46,9 @@ class Scheduler:
     only the budget limits it), so a long prompt is split into chunks across steps while
     decoders keep getting a token every step. A waiting sequence starts from its longest
     cached prefix (BlockManager.get_computed_blocks). The head of the queue is never
-    overtaken (strict FCFS).
+    overtaken (strict FCFS). The samples of a request with n > 1 share the prompt's blocks:
+    a sample waits at the head of the queue while a running sample of the same request is
+    still writing the prompt's full blocks, then takes them from the prefix cache.
 
     Preemption by recompute, as in vLLM v1: when a running sequence cannot get a block, the
     most recently admitted running sequence is preempted (blocks released, progress reset to
@@ -113,6 +115,8 @@ class Scheduler:
         while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
             seq = self.waiting[0]
             computed = self.block_manager.get_computed_blocks(seq)
+            if self._awaits_sibling_prefill(seq, len(computed)):
+                break
             num_computed = len(computed) * self.block_manager.block_size
             n = self._chunk(seq.num_tokens - num_computed, budget)
             if not self.block_manager.can_allocate(seq, num_computed + n, computed):
@@ -125,6 +129,21 @@ class Scheduler:
             out.scheduled.append(ScheduledSequence(seq, n))
             budget -= n
         return out
+
+    def _awaits_sibling_prefill(self, seq: Sequence, num_computed_blocks: int) -> bool:
+        """Whether `seq`, a sample of a request with n > 1 (SamplingParams.n), should wait
+        for a running sample of the same request to finish writing the prompt's full blocks,
+        so that it takes them from the prefix cache instead of computing and holding its own
+        copy. The sibling is running and older, so it keeps progressing (or is preempted,
+        and then no one waits for it): the wait always ends."""
+        if (seq.parent_request_id is None or seq.num_output_tokens
+                or not self.block_manager.enable_prefix_caching):
+            return False
+        shareable = (seq.num_prompt_tokens - 1) // self.block_manager.block_size
+        if num_computed_blocks >= shareable:
+            return False
+        return any(r.parent_request_id == seq.parent_request_id and r.num_cached_blocks < shareable
+                   for r in self.running)
 
     def _preempt(self, seq: Sequence) -> None:
         self.block_manager.free(seq)

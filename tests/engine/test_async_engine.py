@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import time
 
 import pytest
 
 from engine.async_engine import AsyncLLMEngine
 from engine.config import EngineConfig
-from engine.errors import EngineNotRunningError, InvalidSamplingParamsError, PromptTooLongError
+from engine.errors import (DuplicateRequestError, EngineNotRunningError, InvalidSamplingParamsError,
+                           PromptTooLongError)
 from engine.llm_engine import LLMEngine
 from engine.sampling_params import SamplingParams
 
@@ -182,3 +184,36 @@ async def test_shutdown_aborts_streams_and_refuses_new_requests(loaded_model):
     assert rest[-1].finish_reason == "abort"
     with pytest.raises(EngineNotRunningError):
         engine.add_request("late", "Hello", LONG)
+
+
+async def test_an_id_is_not_reused_before_its_last_event_is_delivered(loaded_model):
+    # The engine forgets a finished request inside step(); its final event is handed to the
+    # stream just after. An id reused in between must be refused, or the old request's final
+    # event would end the new request's stream (and the new one's events be lost).
+    engine = AsyncLLMEngine(LLMEngine(loaded_model, EngineConfig(num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16)))
+    original = engine._dispatch
+    gate, reached = threading.Event(), threading.Event()
+
+    def slow_dispatch(outputs):
+        if any(o.request_id == "x" and o.finished for o in outputs) and not gate.is_set():
+            reached.set()
+            gate.wait(20)
+        original(outputs)
+
+    engine._dispatch = slow_dispatch
+    engine.start()
+    try:
+        first = engine.add_request("x", "Hello", SamplingParams(max_tokens=1, temperature=0))
+        assert await asyncio.get_running_loop().run_in_executor(None, reached.wait, 20)
+        assert not engine.engine.has_unfinished_requests()  # finished, its event not delivered
+        with pytest.raises(DuplicateRequestError):
+            engine.add_request("x", "Hello", SamplingParams(max_tokens=2, temperature=0))
+        gate.set()
+        events = await asyncio.wait_for(collect(first), 20)
+        assert [e.num_output_tokens for e in events] == [1] and events[-1].finished
+        again = await asyncio.wait_for(collect(engine.add_request(
+            "x", "Hello", SamplingParams(max_tokens=2, temperature=0, ignore_eos=True))), 20)
+        assert again[-1].num_output_tokens == 2  # the id is free once delivered
+    finally:
+        gate.set()
+        engine.shutdown()

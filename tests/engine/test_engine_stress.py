@@ -101,7 +101,9 @@ def test_thousands_of_random_steps_keep_the_pool_consistent(loaded_model):
             prompt = rng.choice(prefixes) + [rng.choice(vocab) for _ in range(rng.randint(1, 20))]
             max_tokens = rng.randint(1, min(40, engine.max_model_len - len(prompt)))
             stop = rng.sample([" cat dog", " end", "sun.", " blue"], k=rng.randint(0, 2))
-            engine.add_request(rid, prompt, SamplingParams(max_tokens=max_tokens, temperature=0, stop=stop),
+            n = rng.choice([1, 1, 1, 2, 3])   # n > 1: samples share the prompt's blocks
+            engine.add_request(rid, prompt, SamplingParams(max_tokens=max_tokens, temperature=0, stop=stop,
+                                                           n=n),
                                cache_salt=rng.choice([None, "alice", "bob"]))
             prompts[rid] = prompt
             live.add(rid)

@@ -30,7 +30,11 @@ def engine(loaded_model) -> LLMEngine:
 def test_seeded_samples_are_n_distinct_runs_with_seed_plus_index(loaded_model, engine):
     prompt = chat(loaded_model, "Invent a name for a bird.")
     params = SamplingParams(n=3, max_tokens=6, temperature=1.2, seed=10, ignore_eos=True)
+    hits_before = engine.stats().prefix_cache_hits
     outs = engine.generate(prompt, params)
+    # samples 1 and 2 take the prompt's full blocks written by sample 0
+    num_prompt = outs[0].num_prompt_tokens
+    assert engine.stats().prefix_cache_hits - hits_before >= 2 * ((num_prompt - 1) // 16) * 16 > 0
     assert [o.index for o in outs] == [0, 1, 2]
     assert len({o.request_id for o in outs}) == 1 and "#" not in outs[0].request_id
     assert all(len(o.new_token_ids) == 6 and o.finish_reason == "length" for o in outs)

@@ -223,3 +223,34 @@ def test_agent_style_growing_history_hits_every_turn(loaded_model):
         hits.append(engine.stats().prefix_cache_hits - before)
         messages.append({"role": "assistant", "content": out.text})
     assert hits[0] == 0 and hits[1] > 0 and hits[2] > hits[1]
+
+
+@pytest.mark.slow
+def test_multi_turn_hits_including_block_boundaries_give_the_cold_tokens(loaded_model):
+    # A multi-turn chat prompt, and cuts of it whose last token sits just after a block
+    # boundary (the hit covers all but the last token), on it (the hit stops one block short:
+    # it may cover at most prompt length - 1 tokens) and inside a block.
+    turns = [{"role": "system", "content": SYSTEM},
+             {"role": "user", "content": "What is rain?"},
+             {"role": "assistant", "content": "Water falling from clouds."},
+             {"role": "user", "content": "And snow?"}]
+    encode = loaded_model.tokenizer.encode
+    first_turn = encode(loaded_model.chat_template.render(turns[:2]))
+    full = encode(loaded_model.chat_template.render(turns))
+    assert full[:len(first_turn) - 2] == first_turn[:-2] and len(full) > 56
+    prompts = [first_turn, full] + [full[:n] for n in (49, 48, 54, 17, 16)]
+    cold = make_engine(loaded_model, enable_prefix_caching=False)
+    params = SamplingParams(max_tokens=5, temperature=0, ignore_eos=True)
+    expected = [cold.generate(p, params)[0].new_token_ids for p in prompts]
+    warm = make_engine(loaded_model)
+    got_hits = []
+    for prompt, tokens in zip(prompts, expected):
+        before = warm.stats().prefix_cache_hits
+        [out] = warm.generate(prompt, params)
+        got_hits.append(warm.stats().prefix_cache_hits - before)
+        assert out.new_token_ids == tokens, len(prompt)
+    # The second turn reuses the first turn's full blocks; every cut of it then finds all its
+    # full blocks before its last token cached: 48 of 49, 32 of 48, 48 of 54, 16 of 17, 0 of 16.
+    assert got_hits[0] == 0 and got_hits[1] >= 32
+    assert got_hits[2:] == [48, 32, 48, 16, 0]
+    assert warm.num_free_blocks() == 64

@@ -107,6 +107,7 @@ def test_valid_complete_params_pass(params):
     ("n", {"n": 0}),
     ("n", {"n": 17}),
     ("n", {"n": 2.0}),
+    ("seed", {"seed": 2**63 - 2, "n": 3}),   # sample i is seeded with seed + i
 ])
 def test_invalid_complete_field_is_named(field, kwargs):
     with pytest.raises(InvalidSamplingParamsError) as info:

@@ -125,3 +125,45 @@ def test_finish_and_clear_return_every_block():
     assert bm.num_free_blocks == 16 - 4
     sched.clear()
     assert bm.num_free_blocks == 16 and not sched.has_unfinished()
+
+
+def _run_with_cache(sched: Scheduler, steps: int) -> None:
+    """advance(), plus registering the blocks each step wrote, as the engine does."""
+    for _ in range(steps):
+        out = sched.schedule()
+        for item in out.scheduled:
+            sampling = item.is_sampling
+            item.seq.num_computed_tokens += item.num_new_tokens
+            sched.block_manager.cache_full_blocks(item.seq)
+            if sampling:
+                item.seq.output_token_ids.append(7)
+
+
+def test_parallel_samples_share_the_prompts_blocks():
+    # n > 1: samples after the first wait at the head of the queue until the first sample's
+    # full prompt blocks are cached, then take them by reference instead of recomputing them.
+    bm = BlockManager(64, 4)
+    sched = Scheduler(bm, max_num_seqs=8, max_num_batched_tokens=64, long_prefill_token_threshold=4)
+    samples = [make_seq(10, f"r#{i}") for i in range(3)]
+    for i, seq in enumerate(samples):
+        seq.parent_request_id, seq.sample_index = "r", i
+        sched.add(seq)
+    _run_with_cache(sched, 4)   # r#0 prefills 4 + 4 + 2 tokens; its 2 full blocks are cached
+    assert all(s in sched.running for s in samples)
+    shared = samples[0].block_table[:2]
+    assert all(s.block_table[:2] == shared for s in samples)
+    assert all(bm.blocks[b].ref_count == 3 for b in shared)
+    assert bm.num_used_blocks == 2 + 3   # the shared prefix, plus one block of its own each
+    assert bm.prefix_cache_hits == 2 * 8
+    bm.check_invariants([s.block_table for s in samples])
+
+
+def test_samples_of_different_requests_do_not_wait_for_each_other():
+    bm = BlockManager(64, 4)
+    sched = Scheduler(bm, max_num_seqs=8, max_num_batched_tokens=64)
+    a, b = make_seq(10, "a#0"), make_seq(10, "b#0")
+    a.parent_request_id, b.parent_request_id = "a", "b"
+    sched.add(a)
+    sched.add(b)
+    out = sched.schedule()
+    assert [i.seq.request_id for i in out.scheduled] == ["a#0", "b#0"]

@@ -1,0 +1,106 @@
+"""`python -m engine.bench [WORKLOAD ...] [options]`: benchmark our engine against baselines.
+
+Prints a table; --json PATH also writes the full result. Exit status 0, 2 for bad arguments,
+1 when the model cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from engine.config import EngineConfig
+from engine.errors import ModelLoadError
+from engine.loader import default_model_path, load_model
+
+from engine.bench.baselines import BaselineUnavailable, LlamaCppBaseline, TransformersBaseline
+from engine.bench.report import format_report
+from engine.bench.suite import SuiteOptions, run_suite
+from engine.bench.workloads import WORKLOADS, WorkloadSizes
+
+BASELINES = ("transformers", "llama-cpp")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    d = WorkloadSizes()
+    p = argparse.ArgumentParser(prog="python -m engine.bench", description=__doc__.splitlines()[0])
+    p.add_argument("workloads", nargs="*", choices=[[], *WORKLOADS], metavar="WORKLOAD",
+                   help=f"any of {', '.join(WORKLOADS)} (default: all)")
+    p.add_argument("--model", default=None, help="a .gguf file (default: the packaged SmolLM2 GGUF)")
+    p.add_argument("--baseline", action="append", choices=BASELINES, default=[])
+    p.add_argument("--json", metavar="PATH", help="write the result as JSON")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--rate", type=float, default=d.rate,
+                   help="chat arrivals per second (Poisson); inf: all at once (default)")
+    p.add_argument("--num-requests", type=int, default=d.num_requests)
+    p.add_argument("--max-prompt-len", type=int, default=d.max_prompt_len)
+    p.add_argument("--max-output-len", type=int, default=d.max_output_len,
+                   help="caps chat outputs and the long-prompt streams' outputs")
+    p.add_argument("--single-prompt-len", type=int, default=d.single_prompt_len)
+    p.add_argument("--single-output-len", type=int, default=d.single_output_len)
+    p.add_argument("--loops", type=int, default=d.loops)
+    p.add_argument("--turns", type=int, default=d.turns)
+    p.add_argument("--turn-output-len", type=int, default=d.turn_output_len)
+    p.add_argument("--num-streams", type=int, default=d.num_streams)
+    p.add_argument("--long-prompt-len", type=int, default=d.long_prompt_len)
+    p.add_argument("--no-prefix-caching", action="store_true")
+    p.add_argument("--long-prefill-threshold", type=int, default=256,
+                   help="our chunk size for chunked prefill (tokens)")
+    p.add_argument("--max-num-seqs", type=int, default=32)
+    p.add_argument("--kv-cache-gib", type=float, default=1.0)
+    p.add_argument("--static-batch-size", type=int, default=16)
+    p.add_argument("--host-overhead-batch", type=int, default=32, help="0 skips it")
+    return p.parse_args(argv)
+
+
+def sizes_from_args(args: argparse.Namespace) -> WorkloadSizes:
+    return WorkloadSizes(
+        seed=args.seed, rate=args.rate, num_requests=args.num_requests,
+        max_prompt_len=args.max_prompt_len, max_output_len=args.max_output_len,
+        single_prompt_len=args.single_prompt_len, single_output_len=args.single_output_len,
+        loops=args.loops, turns=args.turns, turn_output_len=args.turn_output_len,
+        num_streams=args.num_streams, stream_output_len=min(args.max_output_len, 256),
+        long_prompt_len=args.long_prompt_len)
+
+
+def load_baselines(names: list[str], model_path: str, batch_size: int) -> dict:
+    baselines = {}
+    for name in dict.fromkeys(names):
+        try:
+            if name == "transformers":
+                baselines[name] = TransformersBaseline.load(model_path, batch_size)
+            else:
+                baselines[name] = LlamaCppBaseline.load(model_path)
+        except BaselineUnavailable as exc:
+            print(f"baseline {name}: {exc}", file=sys.stderr)
+    return baselines
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    model_path = args.model or default_model_path()
+    try:
+        loaded = load_model(model_path)
+    except ModelLoadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    options = SuiteOptions(
+        workloads=args.workloads or list(WORKLOADS), sizes=sizes_from_args(args),
+        config=EngineConfig(max_num_seqs=args.max_num_seqs, kv_cache_memory_gib=args.kv_cache_gib),
+        enable_prefix_caching=not args.no_prefix_caching,
+        long_prefill_token_threshold=args.long_prefill_threshold,
+        host_overhead_batch=args.host_overhead_batch,
+        baselines=load_baselines(args.baseline, model_path, args.static_batch_size))
+    results = run_suite(loaded, options, log=lambda m: print(m, file=sys.stderr, flush=True))
+    print(format_report(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Formats a run_suite result as a plain-text table (milliseconds, tokens per second)."""
+
+from __future__ import annotations
+
+COLUMNS = ("system", "tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50",
+           "e2e p50", "queue p50", "hit rate", "RSS MB")
+
+
+def _fmt(value, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def _row(system: str, m: dict) -> list[str]:
+    def p(key: str, q: str) -> str:
+        return _fmt(None if m.get(key) is None else m[key][q])
+    return [system, _fmt(m["output_tok_s"]), p("ttft_ms", "p50"), p("ttft_ms", "p99"),
+            p("itl_ms", "p50"), p("itl_ms", "p99"), p("tpot_ms", "p50"), p("e2e_ms", "p50"),
+            p("queue_ms", "p50"), _fmt(m.get("prefix_cache_hit_rate"), 2), _fmt(m["peak_rss_mb"], 0)]
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+            for r in rows]
+
+
+def format_report(results: dict) -> str:
+    lines = [f"model {results.get('model')}, KV cache {results['kv_bytes_per_token']} bytes/token; "
+             "times in ms"]
+    for name, systems in results["workloads"].items():
+        lines += ["", f"== {name}"]
+        lines += _table([list(COLUMNS)] + [_row(s, m) for s, m in systems.items()])
+        for system, m in systems.items():
+            if m.get("decode_tok_s") is not None:
+                lines.append(f"  {system}: decode {m['decode_tok_s']:.1f} tok/s")
+            if m.get("ttft_by_turn_ms"):
+                turns = ", ".join(f"{t:.0f}" for t in m["ttft_by_turn_ms"])
+                lines.append(f"  {system}: mean TTFT by turn [{turns}]; turns 2+ "
+                             f"{_fmt(m['mean_ttft_later_turns_ms'])}")
+        for label, entry in results.get("ratios", {}).get(name, {}).items():
+            pairs = ", ".join(f"{k} {_fmt(v, 2)}" for k, v in entry.items())
+            lines.append(f"  {label}: {pairs}")
+    overhead = results.get("host_overhead")
+    if overhead:
+        lines += ["", f"host overhead at batch {overhead['batch']}: {overhead['host_ms']:.1f} of "
+                  f"{overhead['step_ms']:.1f} ms per step = {overhead['host_fraction']:.1%} "
+                  f"(outside execute: {overhead['outside_execute_fraction']:.1%})"]
+    return "\n".join(lines)

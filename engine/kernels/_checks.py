@@ -53,3 +53,28 @@ def check_same_device(**tensors: torch.Tensor) -> torch.device:
     if len(set(devices.values())) != 1:
         raise ValueError(f"tensors on different devices: {devices}")
     return next(iter(devices.values()))
+
+
+def check_paged_query(query: torch.Tensor, kv_cache: torch.Tensor, block_size: int,
+                      block_tables: torch.Tensor, seq_lens: torch.Tensor,
+                      ) -> tuple[int, int, int, int, torch.device]:
+    """Checks shared by the paged attention launchers.
+
+    query: [num_rows, num_heads, head_dim] (rows: sequences for decode, tokens for prefill);
+    kv_cache as in check_kv_cache, with `block_size` tokens per block; num_heads a multiple of
+    num_kv_heads. block_tables int32 [num_seqs, max_blocks]; seq_lens int32/int64 [num_seqs].
+    Returns (num_rows, num_heads, num_kv_heads, head_dim, device).
+    """
+    check_kv_cache(kv_cache)
+    _, _, cache_block_size, num_kv_heads, head_dim = kv_cache.shape
+    if cache_block_size != block_size:
+        raise ValueError(f"block_size {block_size} disagrees with kv_cache's {cache_block_size}")
+    if query.dim() != 3 or query.shape[1] % num_kv_heads:
+        raise ValueError(f"query must be [rows, num_heads, head_dim] with num_heads a multiple "
+                         f"of num_kv_heads={num_kv_heads}, got {tuple(query.shape)}")
+    num_rows, num_heads, _ = query.shape
+    check_rows("query", query, num_heads, head_dim)
+    device = check_same_device(query=query, kv_cache=kv_cache)
+    check_index("block_tables", block_tables, 2, (torch.int32,), device)
+    check_index("seq_lens", seq_lens, 1, (torch.int64, torch.int32), device)
+    return num_rows, num_heads, num_kv_heads, head_dim, device

@@ -17,9 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
-from engine.kernels._checks import (
-    check_index, check_kv_cache, check_rows, check_same_device, next_power_of_2,
-)
+from engine.kernels._checks import check_paged_query, next_power_of_2
 
 
 @triton.jit
@@ -85,18 +83,8 @@ def paged_decode_attention(query: torch.Tensor, kv_cache: torch.Tensor, block_ta
     Returns [num_seqs, num_heads, head_dim] in query's dtype; softmax accumulates in float32.
     Raises ValueError on a wrong shape, dtype, stride or device.
     """
-    check_kv_cache(kv_cache)
-    _, _, cache_block_size, num_kv_heads, head_dim = kv_cache.shape
-    if cache_block_size != block_size:
-        raise ValueError(f"block_size {block_size} disagrees with kv_cache's {cache_block_size}")
-    if query.dim() != 3 or query.shape[1] % num_kv_heads:
-        raise ValueError(f"query must be [num_seqs, num_heads, head_dim] with num_heads a multiple "
-                         f"of num_kv_heads={num_kv_heads}, got {tuple(query.shape)}")
-    num_seqs, num_heads, _ = query.shape
-    check_rows("query", query, num_heads, head_dim)
-    device = check_same_device(query=query, kv_cache=kv_cache)
-    check_index("block_tables", block_tables, 2, (torch.int32,), device)
-    check_index("seq_lens", seq_lens, 1, (torch.int64, torch.int32), device)
+    num_seqs, num_heads, num_kv_heads, head_dim, _ = check_paged_query(
+        query, kv_cache, block_size, block_tables, seq_lens)
     if block_tables.shape[0] != num_seqs or seq_lens.shape[0] != num_seqs:
         raise ValueError(f"query has {num_seqs} sequences, block_tables {block_tables.shape[0]}, "
                          f"seq_lens {seq_lens.shape[0]}")

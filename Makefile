@@ -44,6 +44,9 @@ test: install-test chromium
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
+bench: install-test
+	$(BIN)/python -m engine.bench --baseline transformers
+
 clean:
 	rm -rf $(VENV) crescent.db crescent.db-wal crescent.db-shm
 

@@ -132,16 +132,17 @@ class AuthService:
         """The user of a live session token; None for no, unknown or expired token."""
         if not token or len(token) > 256:
             return None
+        token_hash = hash_token(token)
         with self._sessions() as db:
             row = db.execute(
                 select(User.id, User.username, AuthSession.expires_at)
                 .join(AuthSession, AuthSession.user_id == User.id)
-                .where(AuthSession.token_hash == hash_token(token))
+                .where(AuthSession.token_hash == token_hash)
             ).first()
             if row is None:
                 return None
             if row.expires_at <= utcnow():
-                db.execute(delete(AuthSession).where(AuthSession.token_hash == hash_token(token)))
+                db.execute(delete(AuthSession).where(AuthSession.token_hash == token_hash))
                 db.commit()
                 return None
             return UserInfo(id=row.id, username=row.username)

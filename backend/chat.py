@@ -178,11 +178,11 @@ class ChatService:
         self._stopped: set[str] = set()  # message ids whose owner pressed stop
         self._busy_lock = threading.Lock()  # _begin runs on worker threads
 
-    def params(self, user_id: str | None = None) -> GenerationParams:
+    def params(self, user_id: str) -> GenerationParams:
         """Sampling parameters from the settings, with `user_id`'s prefix-cache salt."""
         s = self._settings
         return GenerationParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p,
-                                cache_salt=None if user_id is None else self.cache_salt(user_id))
+                                cache_salt=self.cache_salt(user_id))
 
     def cache_salt(self, user_id: str) -> str:
         """HMAC-SHA256(cache_salt_key, user_id), hex: one prefix-cache namespace per user, so

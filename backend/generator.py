@@ -15,7 +15,6 @@ FINISH_STOP = "stop"  # end-of-turn token, EOS or a stop string
 FINISH_LENGTH = "length"  # max_tokens reached (or the context window filled)
 FINISH_ABORT = "abort"  # stopped by the user, the socket closed, or the server shut down
 FINISH_ERROR = "error"  # the engine failed this request
-FINISH_REASONS = (FINISH_STOP, FINISH_LENGTH, FINISH_ABORT, FINISH_ERROR)
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,14 @@ account exists.
 
 from __future__ import annotations
 
+from typing import Awaitable, Callable
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from backend.auth import AuthService
 from backend.errors import DomainError
 from web.errors import error_message, error_code, status_for_code
 from web.session import clear_session_cookie, current_user, session_token, set_session_cookie
@@ -48,49 +51,59 @@ def _logged_in_redirect(request: Request, token: str) -> Response:
     return response
 
 
-async def login_page(request: Request) -> Response:
-    if await current_user(request) is not None:
-        return RedirectResponse("/chat", status_code=303)
-    return _form(request, "login.html", 200, None, "")
+def _form_page(template: str) -> Callable[[Request], Awaitable[Response]]:
+    """The GET handler of a credentials form: the empty form, or /chat when already logged in."""
+
+    async def page(request: Request) -> Response:
+        if await current_user(request) is not None:
+            return RedirectResponse("/chat", status_code=303)
+        return _form(request, template, 200, None, "")
+
+    return page
+
+
+async def _submit(
+    request: Request,
+    template: str,
+    open_session: Callable[[AuthService, str, str], str],
+    failure: Callable[[DomainError], tuple[int, str]],
+) -> Response:
+    """The POST handler of a credentials form: `open_session` (run in a thread) returns the
+    session token; a DomainError re-renders the form with `failure`'s (status, message)."""
+    credentials = await _read_credentials(request)
+    if credentials is None:
+        return _form(request, template, 413, "The form is too large.", "")
+    username, password = credentials
+    if not username or not password:
+        return _form(request, template, 400, MISSING_FIELDS, username)
+    try:
+        token = await run_in_threadpool(open_session, app_state(request).auth, username, password)
+    except DomainError as exc:
+        status, message = failure(exc)
+        return _form(request, template, status, message, username)
+    return _logged_in_redirect(request, token)
+
+
+def _sign_up_and_log_in(auth: AuthService, username: str, password: str) -> str:
+    auth.sign_up(username, password)
+    return auth.log_in(username, password)
 
 
 async def login_submit(request: Request) -> Response:
-    credentials = await _read_credentials(request)
-    if credentials is None:
-        return _form(request, "login.html", 413, "The form is too large.", "")
-    username, password = credentials
-    if not username or not password:
-        return _form(request, "login.html", 400, MISSING_FIELDS, username)
-    try:
-        token = await run_in_threadpool(app_state(request).auth.log_in, username, password)
-    except DomainError:
-        # Whatever the backend's reason (unknown user, wrong password, malformed name), the
-        # answer is the same, so the form cannot be used to probe for accounts.
-        return _form(request, "login.html", 401, LOGIN_FAILED, username)
-    return _logged_in_redirect(request, token)
-
-
-async def signup_page(request: Request) -> Response:
-    if await current_user(request) is not None:
-        return RedirectResponse("/chat", status_code=303)
-    return _form(request, "signup.html", 200, None, "")
+    # Whatever the backend's reason (unknown user, wrong password, malformed name), the answer
+    # is the same, so the form cannot be used to probe for accounts.
+    return await _submit(request, "login.html", AuthService.log_in, lambda _exc: (401, LOGIN_FAILED))
 
 
 async def signup_submit(request: Request) -> Response:
-    credentials = await _read_credentials(request)
-    if credentials is None:
-        return _form(request, "signup.html", 413, "The form is too large.", "")
-    username, password = credentials
-    if not username or not password:
-        return _form(request, "signup.html", 400, MISSING_FIELDS, username)
-    auth = app_state(request).auth
-    try:
-        await run_in_threadpool(auth.sign_up, username, password)
-        token = await run_in_threadpool(auth.log_in, username, password)
-    except DomainError as exc:
-        status = status_for_code(error_code(exc))
-        return _form(request, "signup.html", status, error_message(exc), username)
-    return _logged_in_redirect(request, token)
+    return await _submit(
+        request, "signup.html", _sign_up_and_log_in,
+        lambda exc: (status_for_code(error_code(exc)), error_message(exc)),
+    )  # fmt: skip
+
+
+login_page = _form_page("login.html")
+signup_page = _form_page("signup.html")
 
 
 async def logout(request: Request) -> Response:

@@ -32,7 +32,7 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from backend.auth import UserInfo
-from backend.chat import Ack, ChatFailed, Delta, Done
+from backend.chat import MAX_TEXT_CHARS, Ack, ChatFailed, Delta, Done
 from backend.errors import DomainError
 from backend.generator import GenerationError
 from web.api import to_jsonable
@@ -50,7 +50,6 @@ from web.state import AppState, app_state
 
 log = logging.getLogger(__name__)
 
-MAX_TEXT_CHARS = 32_000
 MAX_ID_CHARS = 64
 # A JSON-escaped text of MAX_TEXT_CHARS can take 12 characters per character (an astral
 # character escaped as a surrogate pair, two \uXXXX) plus the other fields; anything longer

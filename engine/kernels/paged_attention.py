@@ -21,6 +21,24 @@ from engine.kernels._checks import check_paged_query, next_power_of_2
 
 
 @triton.jit
+def load_kv_tile(cache_ptr, block_tables_ptr, seq, kv_head, pos, n_mask, d, d_mask,
+                 block_tables_stride_s, block_size, cache_stride_kv, cache_stride_block,
+                 cache_stride_slot, cache_stride_h):
+    """K and V ([BLOCK_N, BLOCK_D], in the cache's dtype, 0 where masked) of KV head `kv_head`
+    at positions `pos` ([BLOCK_N], valid where n_mask) of sequence `seq`, read through its
+    block table. Shared by the decode and prefill kernels."""
+    block_id = tl.load(block_tables_ptr + seq * block_tables_stride_s + pos // block_size,
+                       mask=n_mask, other=0).to(tl.int64)
+    offset = (block_id * cache_stride_block + (pos % block_size) * cache_stride_slot
+              + kv_head * cache_stride_h)  # [BLOCK_N]
+    kv_mask = n_mask[:, None] & d_mask[None, :]
+    k = tl.load(cache_ptr + offset[:, None] + d[None, :], mask=kv_mask, other=0.0)
+    v = tl.load(cache_ptr + cache_stride_kv + offset[:, None] + d[None, :], mask=kv_mask,
+                other=0.0)
+    return k, v
+
+
+@triton.jit
 def _paged_decode_kernel(
     out_ptr, query_ptr, cache_ptr, block_tables_ptr, seq_lens_ptr, scale,
     query_stride_t, query_stride_h, out_stride_t, out_stride_h,
@@ -47,15 +65,11 @@ def _paged_decode_kernel(
     for start in range(0, seq_len, BLOCK_N):
         pos = start + n
         n_mask = pos < seq_len
-        block_id = tl.load(block_tables_ptr + seq * block_tables_stride_s + pos // block_size,
-                           mask=n_mask, other=0).to(tl.int64)
-        offset = (block_id * cache_stride_block + (pos % block_size) * cache_stride_slot
-                  + kv_head * cache_stride_h)  # [BLOCK_N]
-        kv_mask = n_mask[:, None] & d_mask[None, :]
-        k = tl.load(cache_ptr + offset[:, None] + d[None, :], mask=kv_mask,
-                    other=0.0).to(tl.float32)  # [BLOCK_N, BLOCK_D]
-        v = tl.load(cache_ptr + cache_stride_kv + offset[:, None] + d[None, :], mask=kv_mask,
-                    other=0.0).to(tl.float32)  # [BLOCK_N, BLOCK_D]
+        k, v = load_kv_tile(cache_ptr, block_tables_ptr, seq, kv_head, pos, n_mask, d, d_mask,
+                            block_tables_stride_s, block_size, cache_stride_kv,
+                            cache_stride_block, cache_stride_slot, cache_stride_h)
+        k = k.to(tl.float32)  # [BLOCK_N, BLOCK_D]
+        v = v.to(tl.float32)
         # A group of <= 8 rows is below tl.dot's 16-row minimum; a broadcast product is exact.
         s = tl.sum(q[:, None, :] * k[None, :, :], axis=2) * scale  # [BLOCK_G, BLOCK_N]
         s = tl.where(n_mask[None, :], s, float("-inf"))

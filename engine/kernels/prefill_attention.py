@@ -15,6 +15,7 @@ import triton
 import triton.language as tl
 
 from engine.kernels._checks import check_index, check_paged_query, next_power_of_2
+from engine.kernels.paged_attention import load_kv_tile
 
 
 @triton.jit
@@ -55,15 +56,10 @@ def _paged_prefill_kernel(
     for start in range(0, kv_end, BLOCK_N):
         pos = start + n
         n_mask = pos < seq_len
-        block_id = tl.load(block_tables_ptr + seq * block_tables_stride_s + pos // block_size,
-                           mask=n_mask, other=0).to(tl.int64)
-        offset = (block_id * cache_stride_block + (pos % block_size) * cache_stride_slot
-                  + kv_head * cache_stride_h)  # [BLOCK_N]
-        kv_mask = n_mask[:, None] & d_mask[None, :]
-        k = tl.load(cache_ptr + offset[:, None] + d[None, :], mask=kv_mask, other=0.0)
-        v = tl.load(cache_ptr + cache_stride_kv + offset[:, None] + d[None, :], mask=kv_mask,
-                    other=0.0)  # [BLOCK_N, BLOCK_D]
-        k = k.to(q.dtype)
+        k, v = load_kv_tile(cache_ptr, block_tables_ptr, seq, kv_head, pos, n_mask, d, d_mask,
+                            block_tables_stride_s, block_size, cache_stride_kv,
+                            cache_stride_block, cache_stride_slot, cache_stride_h)
+        k = k.to(q.dtype)  # [BLOCK_N, BLOCK_D]
         v = v.to(q.dtype)
         if IEEE:
             s = tl.dot(q, tl.trans(k), input_precision="ieee")

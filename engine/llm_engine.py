@@ -137,7 +137,6 @@ class LLMEngine:
             generator = torch.Generator(device=self.device).manual_seed(params.seed)
         return Sequence(
             request_id=request_id, prompt_token_ids=prompt_ids, params=params,
-            max_tokens=params.max_tokens,
             stop_token_ids=stop_ids,
             detokenizer=IncrementalDetokenizer(self.tokenizer, params.stop, params.min_tokens),
             metrics=RequestMetrics(arrival_time=arrival), generator=generator)

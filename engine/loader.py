@@ -84,10 +84,10 @@ def load_model(path: str | None = None, device: str = "cpu", dtype: torch.dtype 
         config, weights, tokenizer, template_source, name = _read_gguf(path, dtype, device, report)
     else:
         raise ModelLoadError(f"model path not found: {path}")
-    report("building model", 0.9)
-    model = _build_model(config, weights, device)
     if template_source is None:
         raise ModelLoadError(f"{path} has no chat template")
+    report("building model", 0.9)
+    model = _build_model(config, weights, device)
     try:
         chat_template = ChatTemplate(template_source, {
             "bos_token": tokenizer.bos_token, "eos_token": tokenizer.eos_token})

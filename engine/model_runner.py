@@ -140,4 +140,4 @@ class ModelRunner:
             hidden = self.model(inp.input_ids, inp.positions, self.kv_caches, inp.metadata)
         if inp.sample_indices.numel() == 0:
             return torch.empty(0, self.config.vocab_size, dtype=torch.float32, device=self.device)
-        return self.model.compute_logits(hidden[inp.sample_indices]).float()
+        return self.model.compute_logits(hidden[inp.sample_indices])

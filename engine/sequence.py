@@ -33,7 +33,6 @@ class Sequence:
     request_id: str
     prompt_token_ids: list[int] = field(repr=False)
     params: SamplingParams = field(repr=False)
-    max_tokens: int                          # params.max_tokens (prompt + it fit the window)
     stop_token_ids: frozenset[int]
     detokenizer: IncrementalDetokenizer = field(repr=False)
     metrics: RequestMetrics = field(repr=False)
@@ -53,6 +52,10 @@ class Sequence:
     # its events are reported under parent_request_id with RequestOutput.index = sample_index.
     parent_request_id: str | None = None
     sample_index: int = 0
+
+    @property
+    def max_tokens(self) -> int:
+        return self.params.max_tokens
 
     @property
     def num_prompt_tokens(self) -> int:

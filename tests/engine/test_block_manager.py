@@ -23,7 +23,7 @@ class _NoText:
 
 def make_seq(num_prompt: int, request_id: str = "r") -> Sequence:
     return Sequence(request_id=request_id, prompt_token_ids=list(range(num_prompt)),
-                    params=SamplingParams(), max_tokens=16, stop_token_ids=frozenset(),
+                    params=SamplingParams(), stop_token_ids=frozenset(),
                     detokenizer=IncrementalDetokenizer(_NoText()),
                     metrics=RequestMetrics(arrival_time=0.0))
 

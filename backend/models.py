@@ -35,6 +35,8 @@ NAMING_CONVENTION = {
 }
 
 ROLES = ("user", "assistant", "system")
+USER_ROLES = ("admin", "user")
+USER_STATUSES = ("active", "pending", "disabled")
 MESSAGE_STATUSES = ("pending", "streaming", "complete", "interrupted", "error")
 ID_LENGTH = 32
 USERNAME_MAX = 32
@@ -87,6 +89,16 @@ class User(Base):
     username_key: Mapped[str] = mapped_column(String(USERNAME_MAX), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # role: admin | user. The first account created is the admin.
+    role: Mapped[str] = mapped_column(String(16), default="user", server_default="user")
+    # status: active | pending (sign-up awaiting approval) | disabled (by an admin).
+    # Only active users have working sessions and API keys.
+    status: Mapped[str] = mapped_column(String(16), default="active", server_default="active")
+
+    __table_args__ = (
+        CheckConstraint(f"role IN {USER_ROLES!r}", name="role"),
+        CheckConstraint(f"status IN {USER_STATUSES!r}", name="status"),
+    )
 
 
 class AuthSession(Base):
@@ -157,3 +169,46 @@ class Message(Base):
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class ApiKey(Base):
+    """A named API key of one user. Only the SHA-256 of the secret is stored; `prefix` (the
+    secret's first characters) lets the owner tell keys apart. revoked_at set: no longer works."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    prefix: Mapped[str] = mapped_column(String(16))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+
+
+class AppSetting(Base):
+    """One runtime setting the admin changed: key -> JSON-encoded value. Settings without a row
+    keep their defaults (from the environment)."""
+
+    __tablename__ = "app_settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_by: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+
+
+class UsageRecord(Base):
+    """Tokens one finished generation used (chat turn or API call), for per-user daily limits
+    and accounting. source: "chat" | "api"."""
+
+    __tablename__ = "usage_records"
+    __table_args__ = (Index("ix_usage_records_user_id_created_at", "user_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    source: Mapped[str] = mapped_column(String(16))
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -9,13 +9,15 @@ from pathlib import Path
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
 from backend.db import alembic_config, create_db_engine, run_migrations
 from backend.models import Base
 
 REPO = Path(__file__).resolve().parents[2]
-TABLES = {"users", "auth_sessions", "conversations", "messages", "alembic_version"}
+TABLES = {"users", "auth_sessions", "conversations", "messages", "api_keys", "app_settings",
+          "usage_records", "alembic_version"}
 
 
 def test_migrations_create_every_table(db_engine):
@@ -104,5 +106,22 @@ def test_alembic_cli_from_repo_root_reads_database_url(tmp_path):
     engine = create_engine(f"sqlite:///{db}")
     assert set(inspect(engine).get_table_names()) == TABLES
     with engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+        head = ScriptDirectory.from_config(alembic_config(f"sqlite:///{db}")).get_current_head()
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == head
     engine.dispose()
+
+
+def test_upgrade_from_0001_makes_the_earliest_user_admin(tmp_path):
+    url = f"sqlite:///{tmp_path / 'up.db'}"
+    command.upgrade(alembic_config(url), "0001")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        for uid, when in (("b", "2026-01-02 00:00:00"), ("a", "2026-01-01 00:00:00"), ("c", "2026-01-03 00:00:00")):
+            conn.execute(text("INSERT INTO users (id, username, username_key, password_hash, created_at) "
+                              "VALUES (:id, :id, :id, 'x', :t)"), {"id": uid, "t": when})
+    run_migrations(url)
+    with engine.connect() as conn:
+        rows = dict(conn.execute(text("SELECT id, role FROM users")).all())
+        statuses = {s for (s,) in conn.execute(text("SELECT status FROM users"))}
+    assert rows == {"a": "admin", "b": "user", "c": "user"}
+    assert statuses == {"active"}

@@ -10,6 +10,19 @@ crash leaves a partial reply for `ConversationService.mark_interrupted_on_startu
 write happens in a `finally` block as a plain synchronous call, so neither `aclose()` nor task
 cancellation can skip it.
 
+Limits and admission (issue 5): a new turn passes the per-user limits
+(:class:`backend.limits.UsageLimiter`) and the admission queue
+(:class:`backend.limits.AdmissionController`) *before anything is stored*. A refused send leaves
+no trace, so the client can retry it later with the same client_msg_id; it ends with one
+`ChatFailed(code="rate_limited" | "overloaded", retry_after_s=N)`. A retried id that is already
+stored is answered from the database without passing the gates (it generates nothing). The
+admission ticket is held until the first event of the stream (the engine started the request) and
+the limiter's lease until the turn ends; every turn that reached the engine records its tokens
+(a ``UsageRecord``, source "chat") when it ends, however it ends.
+
+The system prompt and sampling defaults are read from the runtime settings store at the start of
+every turn, so an admin's change applies to the next turn without a restart.
+
 Cross-process seam: "one reply per conversation" and `stop()` use this process's memory, which
 fits the one-process-per-model layout; several processes would move both into the database.
 """
@@ -25,7 +38,7 @@ import threading
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Protocol
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -45,9 +58,11 @@ from backend.generator import (
     TextDelta,
     TextGenerator,
 )
+from backend.limits import Admission, AdmissionController, Overloaded, RateLimited, UsageLimiter, record_usage
 from backend.markdown import IncrementalMarkdown, render_markdown
 from backend.models import Conversation, Message, new_id, utcnow
 from backend.prompt import build_prompt_messages
+from backend.runtime_settings import RuntimeSettings
 from backend.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -66,6 +81,33 @@ _STATUS_BY_FINISH = {
 # person stopped is final as they wanted it: status "complete", finish_reason "abort".
 REASON_CONNECTION_CLOSED = "the connection closed before the reply finished"
 REASON_SERVER_ABORTED = "the server stopped the reply before it finished"
+# The engine ends a request that waited past its queue deadline with an error starting so.
+QUEUE_TIMEOUT_PREFIX = "queue_timeout:"
+REASON_QUEUE_TIMEOUT = "the server is busy: the reply waited in the queue past its deadline; try again"
+
+
+class SettingsSource(Protocol):
+    """Where a turn reads the runtime settings (a RuntimeSettingsStore)."""
+
+    def get(self) -> RuntimeSettings: ...
+
+
+class ChatMetrics(Protocol):
+    """What the chat path reports (backend.metrics.Metrics)."""
+
+    def observe_done(self, done: GenerationDone, source: str) -> None: ...
+
+    def count_rejection(self, kind: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class FixedSettings:
+    """A SettingsSource that never changes (tests, or a server without the store)."""
+
+    settings: RuntimeSettings
+
+    def get(self) -> RuntimeSettings:
+        return self.settings
 
 
 @dataclass(frozen=True)
@@ -111,13 +153,15 @@ class Done:
 @dataclass(frozen=True)
 class ChatFailed:
     """The turn failed. code: a DomainError or GenerationError code ("invalid_input",
-    "not_found", "busy", "prompt_too_long", "invalid_params", "unavailable", "generation_error"),
-    or "in_progress" for a retried id whose reply is still streaming."""
+    "not_found", "busy", "prompt_too_long", "invalid_params", "unavailable", "generation_error",
+    "rate_limited", "overloaded"), or "in_progress" for a retried id whose reply is still
+    streaming. retry_after_s: whole seconds to wait before retrying (rate_limited, overloaded)."""
 
     code: str
     message: str
     client_msg_id: str | None
     message_id: str | None
+    retry_after_s: int | None = None
 
 
 ChatEvent = Ack | Delta | Done | ChatFailed
@@ -134,6 +178,12 @@ class _Turn:
     duplicate: bool
     history: list[ChatMessage] = field(default_factory=list)
     stored: Message | None = None  # the assistant row, for a duplicate
+    # For a new turn: the prompt, or why it could not be built; the settings it was built with.
+    messages: list[ChatMessage] = field(default_factory=list)
+    prompt_tokens: int = 0
+    prompt_error: GenerationError | None = None
+    params: GenerationParams | None = None
+    admission: Admission | None = None
 
 
 @dataclass
@@ -150,11 +200,15 @@ class ChatService:
     Args:
         session_factory: SQLAlchemy sessionmaker (sync; calls run in a worker thread).
         generator: the model.
-        settings: system prompt and sampling defaults (max_tokens, temperature, top_p).
+        settings: the environment's defaults; used only when `runtime_settings` is None.
         flush_interval_s: most seconds between two writes of a streaming reply.
         clock: monotonic seconds (tests pass a fake).
         cache_salt_key: HMAC key of the per-user prefix-cache salt (None: 32 random bytes per
             service, which is enough because the engine's cache does not outlive the process).
+        runtime_settings: read at the start of every turn (system prompt, default max_tokens,
+            temperature, top_p). None: fixed values from `settings`.
+        limiter: per-user limits (None: none). admission: the bounded queue (None: unbounded).
+        metrics: told of every finished generation (source "chat") and every refusal.
     """
 
     def __init__(
@@ -165,10 +219,20 @@ class ChatService:
         flush_interval_s: float = FLUSH_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
         cache_salt_key: bytes | None = None,
+        *,
+        runtime_settings: SettingsSource | None = None,
+        limiter: UsageLimiter | None = None,
+        admission: AdmissionController | None = None,
+        metrics: ChatMetrics | None = None,
     ) -> None:
         self._sessions = session_factory
         self._generator = generator
-        self._settings = settings
+        self._runtime: SettingsSource = runtime_settings or FixedSettings(
+            RuntimeSettings.from_settings(settings, generator.context_length)
+        )
+        self._limiter = limiter
+        self._admission = admission
+        self._metrics = metrics
         self._flush_interval_s = flush_interval_s
         self._clock = clock
         self._cache_salt_key = cache_salt_key if cache_salt_key is not None else secrets.token_bytes(32)
@@ -178,11 +242,12 @@ class ChatService:
         self._stopped: set[str] = set()  # message ids whose owner pressed stop
         self._busy_lock = threading.Lock()  # _begin runs on worker threads
 
-    def params(self, user_id: str) -> GenerationParams:
-        """Sampling parameters from the settings, with `user_id`'s prefix-cache salt."""
-        s = self._settings
-        return GenerationParams(max_tokens=s.max_tokens, temperature=s.temperature, top_p=s.top_p,
-                                cache_salt=self.cache_salt(user_id))
+    def params(self, user_id: str, settings: RuntimeSettings | None = None) -> GenerationParams:
+        """Sampling parameters from the runtime settings (read now unless given), with
+        `user_id`'s prefix-cache salt."""
+        s = settings or self._runtime.get()
+        return GenerationParams(max_tokens=s.default_max_tokens, temperature=s.default_temperature,
+                                top_p=s.default_top_p, cache_salt=self.cache_salt(user_id))
 
     def cache_salt(self, user_id: str) -> str:
         """HMAC-SHA256(cache_salt_key, user_id), hex: one prefix-cache namespace per user, so
@@ -208,8 +273,9 @@ class ChatService:
         except ValidationFailed as exc:
             yield ChatFailed(exc.code, exc.message, client_msg_id if isinstance(client_msg_id, str) else None, None)
             return
+        settings = self._runtime.get()
         begin = asyncio.ensure_future(
-            asyncio.to_thread(self._begin, user_id, client_msg_id, conversation_id, text)
+            asyncio.to_thread(self._begin, user_id, client_msg_id, conversation_id, text, settings)
         )
         try:
             turn = await asyncio.shield(begin)
@@ -217,6 +283,10 @@ class ChatService:
             # The rows may still be written by the worker thread: close them once it is done.
             begin.add_done_callback(self._close_abandoned)
             raise
+        except (RateLimited, Overloaded) as exc:
+            self._count_rejection(exc.code)
+            yield ChatFailed(exc.code, exc.message, client_msg_id, None, exc.retry_after_s)
+            return
         except DomainError as exc:
             yield ChatFailed(exc.code, exc.message, client_msg_id, None)
             return
@@ -240,15 +310,10 @@ class ChatService:
         try:
             yield _ack(client_msg_id, turn)
             try:
-                messages = await asyncio.to_thread(
-                    build_prompt_messages,
-                    self._settings.system_prompt,
-                    turn.history,
-                    self._generator.count_prompt_tokens,
-                    self._generator.context_length,
-                    self._settings.max_tokens,
-                )
-                stream = self._generator.stream(message_id, messages, self.params(user_id))
+                if turn.prompt_error is not None:
+                    raise turn.prompt_error
+                assert turn.params is not None
+                stream = self._generator.stream(message_id, turn.messages, turn.params)
             except GenerationError as exc:
                 outcome = _Outcome(FINISH_ERROR, "error", str(exc) or exc.code)
                 failed = ChatFailed(exc.code, outcome.error or exc.code, client_msg_id, message_id)
@@ -261,6 +326,8 @@ class ChatService:
                 last_flush = self._clock()
                 try:
                     async for event in stream:
+                        if turn.admission is not None:
+                            turn.admission.started()  # the engine is working on it: not waiting
                         if isinstance(event, GenerationDone):
                             outcome = self._outcome_of(message_id, event)
                             break
@@ -286,6 +353,10 @@ class ChatService:
             html = _final_html(markdown)
             # Synchronous on purpose: no await before it, so a second cancellation cannot skip it.
             self._finish(message_id, turn.conversation_id, "".join(parts), html, outcome)
+            if stream is not None:
+                self._account(user_id, turn, outcome, len(parts))
+            if turn.admission is not None:
+                turn.admission.release()
             self._live.pop(message_id, None)
             self._stopped.discard(message_id)
             self._release(turn.conversation_id)
@@ -297,6 +368,8 @@ class ChatService:
         yield _done(message_id, html, outcome)
 
     def _outcome_of(self, message_id: str, event: GenerationDone) -> _Outcome:
+        if event.finish_reason == FINISH_ERROR and (event.error or "").startswith(QUEUE_TIMEOUT_PREFIX):
+            return _Outcome(FINISH_ERROR, "error", f"{REASON_QUEUE_TIMEOUT} ({event.error})", event)
         if event.finish_reason == FINISH_ABORT:
             if message_id in self._stopped:
                 return _Outcome(FINISH_ABORT, "complete", None, event)
@@ -308,6 +381,72 @@ class ChatService:
         with self._busy_lock:
             self._busy.discard(conversation_id)
 
+    def _undo(self, claimed: str | None, admission: Admission | None) -> None:
+        if admission is not None:
+            admission.release()
+        if claimed is not None:
+            self._release(claimed)
+
+    def _claim(self, conversation_id: str) -> str:
+        with self._busy_lock:
+            if conversation_id in self._busy:
+                raise ConversationBusy()
+            self._busy.add(conversation_id)
+        return conversation_id
+
+    def _account(self, user_id: str, turn: _Turn, outcome: _Outcome, deltas: int) -> None:
+        """Record the tokens of a turn that reached the engine, and tell the metrics. Sync, in
+        the `finally` of _generate. Without a final event (closed early) the prompt tokens are
+        the ones counted for admission and each delta counts as one completion token."""
+        done = outcome.done or GenerationDone(outcome.finish_reason, turn.prompt_tokens, deltas, error=outcome.error)
+        try:
+            lease = turn.admission.lease if turn.admission is not None else None
+            if lease is not None:
+                lease.record(done.prompt_tokens, done.completion_tokens, "chat")
+            else:
+                record_usage(self._sessions, user_id, done.prompt_tokens, done.completion_tokens, "chat")
+        except Exception:
+            log.exception("recording the usage of %s failed", turn.assistant_message_id)
+        if self._metrics is not None:
+            try:
+                self._metrics.observe_done(done, "chat")
+            except Exception:
+                log.exception("metrics for %s failed", turn.assistant_message_id)
+
+    def _count_rejection(self, kind: str) -> None:
+        if self._metrics is not None:
+            try:
+                self._metrics.count_rejection(kind)
+            except Exception:
+                log.exception("counting a %s rejection failed", kind)
+
+    def _plan(self, settings: RuntimeSettings, history: list[ChatMessage]) -> tuple[list[ChatMessage], int, GenerationError | None]:
+        """The prompt for `history` under `settings`, and its token count; or why it cannot be
+        built (stored as the reply's error after the Ack, as before limits existed)."""
+        try:
+            messages = build_prompt_messages(
+                settings.system_prompt, history, self._generator.count_prompt_tokens,
+                self._generator.context_length, settings.default_max_tokens,
+            )  # fmt: skip
+            return messages, self._generator.count_prompt_tokens(messages), None
+        except GenerationError as exc:
+            return [], 0, exc
+        except Exception as exc:
+            log.exception("building the prompt failed")
+            return [], 0, GenerationError(f"generation failed: {exc}")
+
+    def _admit(self, user_id: str, prompt_tokens: int) -> Admission:
+        """Pass the per-user limits, then the admission queue. Raises RateLimited / Overloaded
+        having taken nothing."""
+        lease = self._limiter.acquire(user_id) if self._limiter is not None else None
+        try:
+            ticket = self._admission.admit(prompt_tokens) if self._admission is not None else None
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
+        return Admission(lease, ticket)
+
     async def _abort_stream(self, stream: Any, message_id: str) -> None:
         try:
             if stream is not None and hasattr(stream, "aclose"):
@@ -318,25 +457,38 @@ class ChatService:
 
     # --- database (sync; called through asyncio.to_thread, or directly when it must not be skipped)
 
-    def _begin(self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str) -> _Turn:
+    def _begin(
+        self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str, settings: RuntimeSettings
+    ) -> _Turn:
+        """Store a new turn (or find it stored). Order: a stored id answers at once; the
+        conversation is checked and claimed; the prompt is built; the limits and the queue are
+        passed; only then is anything written. Raises DomainError (nothing stored)."""
         with self._sessions() as db:
             stored = _stored_turn(db, user_id, client_msg_id)
             if stored is not None:
                 return stored
-            if conversation_id is None:
-                conversation = Conversation(user_id=user_id, title=make_title(text))
-                db.add(conversation)
-                db.flush()
-            else:
-                conversation = owned_conversation(db, user_id, conversation_id)
-            with self._busy_lock:
-                if conversation.id in self._busy:
-                    raise ConversationBusy()
-                self._busy.add(conversation.id)
+            claimed: str | None = None
+            admission: Admission | None = None
             try:
-                return self._insert_turn(db, conversation, user_id, client_msg_id, text)
+                conversation: Conversation | None = None
+                earlier: list[Message] = []
+                if conversation_id is not None:
+                    conversation = owned_conversation(db, user_id, conversation_id)
+                    claimed = self._claim(conversation.id)
+                    earlier = _earlier_messages(db, conversation.id, user_id)
+                history = [_as_chat_message(m) for m in earlier if _in_prompt(m)]
+                history.append(ChatMessage("user", text))
+                messages, prompt_tokens, prompt_error = self._plan(settings, history)
+                if prompt_error is None:
+                    admission = self._admit(user_id, prompt_tokens)
+                if conversation is None:
+                    conversation = Conversation(user_id=user_id, title=make_title(text))
+                    db.add(conversation)
+                    db.flush()
+                    claimed = self._claim(conversation.id)
+                turn = self._insert_turn(db, conversation, earlier, user_id, client_msg_id, text)
             except IntegrityError:
-                self._release(conversation.id)
+                self._undo(claimed, admission)
                 db.rollback()
                 # The same client_msg_id was stored concurrently: answer as a retry.
                 stored = _stored_turn(db, user_id, client_msg_id)
@@ -344,17 +496,18 @@ class ChatService:
                     raise
                 return stored
             except BaseException:
-                self._release(conversation.id)
+                self._undo(claimed, admission)
                 raise
+        turn.history = history
+        turn.messages, turn.prompt_tokens, turn.prompt_error = messages, prompt_tokens, prompt_error
+        turn.params = self.params(user_id, settings)
+        turn.admission = admission
+        return turn
 
     def _insert_turn(
-        self, db: Session, conversation: Conversation, user_id: str, client_msg_id: str, text: str
+        self, db: Session, conversation: Conversation, earlier: list[Message], user_id: str,
+        client_msg_id: str, text: str,
     ) -> _Turn:
-        earlier = db.scalars(
-            select(Message)
-            .where(Message.conversation_id == conversation.id, Message.user_id == user_id)
-            .order_by(Message.position)
-        ).all()
         position = earlier[-1].position + 1 if earlier else 0
         now = utcnow()
         if not conversation.title:
@@ -374,9 +527,7 @@ class ChatService:
         db.flush()
         db.add(assistant)
         db.commit()
-        history = [_as_chat_message(m) for m in earlier if _in_prompt(m)]
-        history.append(ChatMessage("user", text))
-        return _Turn(conversation.id, conversation.title, user_message.id, assistant.id, False, history)
+        return _Turn(conversation.id, conversation.title, user_message.id, assistant.id, False)
 
     def _flush(self, message_id: str, content: str, html: str) -> None:
         with self._sessions() as db:
@@ -416,8 +567,20 @@ class ChatService:
         turn = begin.result()
         if turn.duplicate:
             return
+        if turn.admission is not None:
+            turn.admission.release()
         self._finish(turn.assistant_message_id, turn.conversation_id, "", "", _Outcome(FINISH_ABORT, "interrupted", REASON_CONNECTION_CLOSED))
         self._release(turn.conversation_id)
+
+
+def _earlier_messages(db: Session, conversation_id: str, user_id: str) -> list[Message]:
+    return list(
+        db.scalars(
+            select(Message)
+            .where(Message.conversation_id == conversation_id, Message.user_id == user_id)
+            .order_by(Message.position)
+        )
+    )
 
 
 def _validate(client_msg_id: object, conversation_id: object, text: object) -> None:

@@ -6,14 +6,26 @@ backend.generator errors, and engine RequestOutput events to TextDelta / Generat
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Protocol
 
 from backend.generator import (ChatMessage, GenerationDone, GenerationError, GenerationEvent,
-                               GenerationParams, GeneratorUnavailable, InvalidGenerationParams,
-                               PromptTooLong, TextDelta)
+                               GenerationParams, GeneratorStats, GeneratorUnavailable,
+                               InvalidGenerationParams, PromptTooLong, TextDelta, TokenLogprob)
 from engine import (AsyncLLMEngine, ChatTemplateError, EngineConfig, EngineError,
-                    EngineNotRunningError, InvalidSamplingParamsError, LLMEngine, ModelLoadError,
-                    PromptTooLongError, RequestOutput, SamplingParams, encode_conversation)
+                    EngineNotRunningError, EngineStats, InvalidPromptError,
+                    InvalidSamplingParamsError, LLMEngine, Logprob, ModelLoadError,
+                    PromptTooLongError, RequestMetrics, RequestOutput, SamplingParams,
+                    TokenLogprobs, encode_conversation)
+
+
+class Tokenizer(Protocol):
+    """What logprob conversion needs of engine.tokenizer.Tokenizer."""
+
+    stop_token_ids: frozenset[int]
+
+    def token_bytes(self, token_id: int) -> bytes: ...
 
 
 def to_sampling_params(params: GenerationParams) -> SamplingParams:
@@ -21,7 +33,18 @@ def to_sampling_params(params: GenerationParams) -> SamplingParams:
     Range checks are the engine's."""
     return SamplingParams(max_tokens=params.max_tokens, temperature=params.temperature,
                           top_p=params.top_p, top_k=params.top_k, seed=params.seed,
-                          stop=list(params.stop))
+                          stop=list(params.stop), presence_penalty=params.presence_penalty,
+                          frequency_penalty=params.frequency_penalty, logprobs=params.logprobs)
+
+
+def to_generator_stats(stats: EngineStats) -> GeneratorStats:
+    return GeneratorStats(
+        running=stats.num_running, waiting=stats.num_waiting,
+        kv_blocks_used=stats.num_kv_blocks_used, kv_blocks_total=stats.num_kv_blocks_total,
+        kv_usage=stats.kv_cache_usage, prefix_cache_queries=stats.prefix_cache_queries,
+        prefix_cache_hits=stats.prefix_cache_hits, preemptions=stats.num_preemptions,
+        prompt_tokens_total=stats.num_prompt_tokens,
+        generation_tokens_total=stats.num_generation_tokens)
 
 
 class EngineTextGenerator:
@@ -57,6 +80,10 @@ class EngineTextGenerator:
         """Tokens of `messages` after the chat template, generation prompt included."""
         return len(self._prompt_ids(messages))
 
+    def count_text_tokens(self, text: str) -> int:
+        """Tokens of `text` as stream_prompt encodes it (special-token text parsed)."""
+        return len(self._engine.engine.tokenizer.encode(text))
+
     def stream(self, request_id: str, messages: Sequence[ChatMessage],
                params: GenerationParams) -> AsyncIterator[GenerationEvent]:
         """Validate and queue at once (raising InvalidGenerationParams, PromptTooLong,
@@ -64,19 +91,37 @@ class EngineTextGenerator:
         event loop. Closing the stream early aborts the request."""
         if not self._engine.is_running:
             raise GeneratorUnavailable("the engine is not running")
-        prompt_ids = self._prompt_ids(messages)
+        return self._queue(request_id, self._prompt_ids(messages), params)
+
+    def stream_prompt(self, request_id: str, prompt: str,
+                      params: GenerationParams) -> AsyncIterator[GenerationEvent]:
+        """As stream(), for a raw text prompt; special-token text in it becomes special tokens."""
+        if not self._engine.is_running:
+            raise GeneratorUnavailable("the engine is not running")
+        if not isinstance(prompt, str) or not prompt:
+            raise InvalidGenerationParams("prompt must be a non-empty string")
+        return self._queue(request_id, prompt, params)
+
+    def _queue(self, request_id: str, prompt: str | list[int],
+               params: GenerationParams) -> AsyncIterator[GenerationEvent]:
         try:
-            events = self._engine.add_request(request_id, prompt_ids, to_sampling_params(params),
+            events = self._engine.add_request(request_id, prompt, to_sampling_params(params),
                                               cache_salt=params.cache_salt)
         except InvalidSamplingParamsError as exc:
             raise InvalidGenerationParams(str(exc)) from exc
         except PromptTooLongError as exc:
             raise PromptTooLong(str(exc)) from exc
+        except InvalidPromptError as exc:
+            raise InvalidGenerationParams(str(exc)) from exc
         except EngineNotRunningError as exc:
             raise GeneratorUnavailable(str(exc)) from exc
-        except EngineError as exc:  # duplicate request id, empty prompt
+        except EngineError as exc:  # duplicate request id
             raise GenerationError(str(exc)) from exc
-        return _GenerationStream(events)
+        return _GenerationStream(events, self._engine.engine.tokenizer)
+
+    def stats(self) -> GeneratorStats:
+        """The engine's statistics as of its last step (thread-safe)."""
+        return to_generator_stats(self._engine.stats())
 
     async def abort(self, request_id: str) -> None:
         self._engine.abort(request_id)
@@ -85,12 +130,16 @@ class EngineTextGenerator:
 class _GenerationStream:
     """RequestOutput events -> TextDelta (non-empty deltas) then one GenerationDone.
 
-    aclose() (and cancellation, and dropping it) reach the engine stream, which aborts.
+    Logprobs of tokens whose text the detokenizer held back wait for the delta that releases
+    it; those of end-of-turn tokens (no text) are dropped. aclose() (and cancellation, and
+    dropping it) reach the engine stream, which aborts.
     """
 
-    def __init__(self, events: AsyncIterator[RequestOutput]) -> None:
+    def __init__(self, events: AsyncIterator[RequestOutput], tokenizer: Tokenizer) -> None:
         self._events = events
+        self._tokenizer = tokenizer
         self._pending: list[GenerationEvent] = []
+        self._held_logprobs: list[TokenLogprob] = []
         self._done = False
 
     def __aiter__(self) -> _GenerationStream:
@@ -101,12 +150,21 @@ class _GenerationStream:
             if self._done:
                 raise StopAsyncIteration
             out = await self._events.__anext__()
+            self._held_logprobs += self._logprobs_of(out)
             if out.delta:
-                self._pending.append(TextDelta(out.delta))
+                self._pending.append(TextDelta(out.delta, tuple(self._held_logprobs)))
+                self._held_logprobs = []
             if out.finished:
                 self._done = True
                 self._pending.append(_done_event(out))
         return self._pending.pop(0)
+
+    def _logprobs_of(self, out: RequestOutput) -> list[TokenLogprob]:
+        if not out.logprobs:
+            return []
+        stop_ids = self._tokenizer.stop_token_ids
+        return [to_token_logprob(lp, self._tokenizer) for lp in out.logprobs
+                if lp.sampled.token_id not in stop_ids]
 
     async def aclose(self) -> None:
         self._done = True
@@ -114,13 +172,33 @@ class _GenerationStream:
         await self._events.aclose()
 
 
+def to_token_logprob(entry: TokenLogprobs | Logprob, tokenizer: Tokenizer) -> TokenLogprob:
+    """Engine logprobs (a generated token with its top alternatives, or one alternative) ->
+    backend TokenLogprob with the token's raw bytes."""
+    if isinstance(entry, TokenLogprobs):
+        top = tuple(to_token_logprob(t, tokenizer) for t in entry.top)
+        return dataclasses.replace(to_token_logprob(entry.sampled, tokenizer), top=top)
+    return TokenLogprob(token=entry.token, logprob=entry.logprob,
+                        bytes=tuple(tokenizer.token_bytes(entry.token_id)))
+
+
+def timings(m: RequestMetrics) -> dict[str, float | tuple[float, ...] | None]:
+    """GenerationDone's timing fields from one request's engine metrics (milliseconds)."""
+    times = m.token_times
+    itl = tuple((b - a) * 1000.0 for a, b in zip(times, times[1:]))
+    return {
+        "queue_ms": m.queue_ms, "ttft_ms": m.ttft_ms, "decode_tokens_per_s": m.decode_tokens_per_s,
+        "e2e_ms": None if m.finished_time is None else (m.finished_time - m.arrival_time) * 1000.0,
+        "tpot_ms": (times[-1] - times[0]) * 1000.0 / (len(times) - 1) if len(times) > 1 else None,
+        "itl_ms": itl,
+    }
+
+
 def _done_event(out: RequestOutput) -> GenerationDone:
-    m = out.metrics
     return GenerationDone(finish_reason=out.finish_reason or "error",
                           prompt_tokens=out.num_prompt_tokens,
-                          completion_tokens=out.num_output_tokens, queue_ms=m.queue_ms,
-                          ttft_ms=m.ttft_ms, decode_tokens_per_s=m.decode_tokens_per_s,
-                          error=out.error)
+                          completion_tokens=out.num_output_tokens, error=out.error,
+                          **timings(out.metrics))
 
 
 # The server's engine settings where they differ from EngineConfig's. On CPU one forward pass

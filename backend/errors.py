@@ -48,3 +48,40 @@ class ConversationBusy(DomainError):
 
     code = "busy"
     default_message = "a reply is already being generated in this conversation"
+
+
+class SignUpClosed(DomainError):
+    """Sign-up mode is "closed": only an admin (or the CLI) creates accounts."""
+
+    code = "signup_closed"
+    default_message = "sign-up is closed; ask an administrator for an account"
+
+
+class AccountPending(DomainError):
+    """The account waits for an admin's approval. Raised only after a correct password, so it
+    reveals nothing to someone who does not know it."""
+
+    code = "account_pending"
+    default_message = "your account is waiting for an administrator's approval"
+
+
+class AccountDisabled(DomainError):
+    """An admin disabled the account. Raised only after a correct password."""
+
+    code = "account_disabled"
+    default_message = "this account has been disabled by an administrator"
+
+
+class Throttled(DomainError):
+    """Too many log-in or sign-up attempts from this address or for this account name.
+
+    Attributes:
+        retry_after_s: whole seconds (>= 1) until the next attempt can succeed.
+    """
+
+    code = "throttled"
+    default_message = "too many attempts"
+
+    def __init__(self, retry_after_s: int, message: str | None = None) -> None:
+        self.retry_after_s = max(1, int(retry_after_s))
+        super().__init__(message or f"Too many attempts. Try again in {self.retry_after_s} seconds.")

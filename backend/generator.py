@@ -33,6 +33,9 @@ class GenerationParams:
     seed None means nondeterministic. stop: strings that end the reply (not included in it).
     cache_salt: prefix-cache key; requests reuse each other's cached prompt KV only when their
     salts are equal (the chat service passes one per user). None: the generator's default.
+    presence_penalty / frequency_penalty: in [-2, 2], OpenAI semantics (once per token present
+    in the output so far / once per occurrence). logprobs: None for none; k in [0, 20] for the
+    sampled token's logprob plus the k most likely alternatives, on every TextDelta.
     """
 
     max_tokens: int = 512
@@ -42,13 +45,38 @@ class GenerationParams:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     cache_salt: str | None = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    logprobs: int | None = None
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One token's log-probability (natural log) in the model's raw distribution at its step.
+
+    token: the token's own text (a piece of a multi-byte character reads as U+FFFD); bytes: its
+    raw bytes (join them across tokens to rebuild such a character). top: the k most likely
+    tokens at that step, most likely first (empty for the entries of `top` themselves).
+    """
+
+    token: str
+    logprob: float
+    bytes: tuple[int, ...]
+    top: tuple[TokenLogprob, ...] = ()
 
 
 @dataclass(frozen=True)
 class TextDelta:
-    """New reply text. Never holds a broken UTF-8 character or any part of a stop string."""
+    """New reply text. Never holds a broken UTF-8 character or any part of a stop string.
+
+    logprobs (only with GenerationParams.logprobs set): one entry per generated token whose
+    text this delta releases, in order. A token whose text is held back (part of a character,
+    a possible stop-string prefix) rides with the delta that releases it; tokens whose text is
+    never emitted (end-of-turn, a stop string) carry none.
+    """
 
     text: str
+    logprobs: tuple[TokenLogprob, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,6 +85,8 @@ class GenerationDone:
 
     Times in milliseconds (monotonic clock); decode speed in tokens per second.
     `error` is a human-readable reason when finish_reason is "error".
+    e2e_ms: arrival to finish. tpot_ms: mean time per output token after the first (None with
+    fewer than two tokens). itl_ms: the gaps between consecutive output tokens, in order.
     """
 
     finish_reason: str
@@ -66,9 +96,33 @@ class GenerationDone:
     ttft_ms: float | None = None
     decode_tokens_per_s: float | None = None
     error: str | None = None
+    e2e_ms: float | None = None
+    tpot_ms: float | None = None
+    itl_ms: tuple[float, ...] = ()
 
 
 GenerationEvent = TextDelta | GenerationDone
+
+
+@dataclass(frozen=True)
+class GeneratorStats:
+    """A snapshot of the generator's engine (for metrics and the admin page).
+
+    running / waiting: requests holding KV blocks / queued. kv_usage = kv_blocks_used /
+    kv_blocks_total, in [0, 1]. prefix_cache_queries / hits: prompt tokens looked up in the
+    prefix cache / found there. The *_total counters and preemptions count since start-up.
+    """
+
+    running: int
+    waiting: int
+    kv_blocks_used: int
+    kv_blocks_total: int
+    kv_usage: float
+    prefix_cache_queries: int
+    prefix_cache_hits: int
+    preemptions: int
+    prompt_tokens_total: int
+    generation_tokens_total: int
 
 
 class GenerationError(Exception):
@@ -122,6 +176,25 @@ class TextGenerator(Protocol):
         then exactly one GenerationDone. Closing the iterator early (``aclose()``, task
         cancellation) aborts the request in the engine and frees its KV blocks.
         """
+        ...
+
+    def stream_prompt(
+        self, request_id: str, prompt: str, params: GenerationParams
+    ) -> AsyncIterator[GenerationEvent]:
+        """Like :meth:`stream`, for a raw text prompt (no chat template; /v1/completions).
+
+        Special-token text in `prompt` (e.g. "<|im_start|>") is parsed as those tokens: the
+        caller owns the whole prompt. Raises as :meth:`stream` (an empty prompt is
+        InvalidGenerationParams).
+        """
+        ...
+
+    def count_text_tokens(self, text: str) -> int:
+        """Tokens of `text` as :meth:`stream_prompt` would encode it."""
+        ...
+
+    def stats(self) -> GeneratorStats | None:
+        """The engine's live statistics, or None when the generator has none to give."""
         ...
 
     async def abort(self, request_id: str) -> None:

@@ -28,12 +28,21 @@ class Settings:
 
     Environment variables (see `from_env`): DATABASE_URL, HOST, PORT, CRESCENT_MODEL,
     CRESCENT_SYSTEM_PROMPT, CRESCENT_MAX_TOKENS, CRESCENT_TEMPERATURE, CRESCENT_TOP_P,
-    CRESCENT_SESSION_TTL_S, COOKIE_SECURE, CRESCENT_ALLOWED_ORIGINS (comma-separated).
+    CRESCENT_SESSION_TTL_S, COOKIE_SECURE, CRESCENT_ALLOWED_ORIGINS (comma-separated),
+    CRESCENT_MAX_WAITING_REQUESTS, CRESCENT_MAX_WAITING_PROMPT_TOKENS, CRESCENT_QUEUE_TIMEOUT_S,
+    CRESCENT_METRICS_TOKEN.
 
     database_url: a plain SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://...``).
     system_prompt: None keeps the chat template's own default system prompt.
     max_tokens, temperature, top_p: sampling defaults for every reply.
     session_ttl_s: log-in session lifetime in seconds.
+    max_waiting_requests, max_waiting_prompt_tokens: the admission queue's bounds (requests
+        admitted but not yet given a first token, and their prompt tokens); past them a new
+        request is refused at once as overloaded.
+    queue_timeout_s: the engine's queue deadline in seconds; a request not scheduled within it
+        ends with finish_reason "error" (error "queue_timeout: ...").
+    metrics_token: a bearer token that may read /metrics without an admin session (None: admins
+        only); at least 16 characters.
 
     Raises:
         SettingsError: on construction, when a value is out of range.
@@ -50,6 +59,10 @@ class Settings:
     session_ttl_s: int = 14 * 24 * 3600
     cookie_secure: bool = False
     allowed_origins: tuple[str, ...] = field(default_factory=tuple)
+    max_waiting_requests: int = 64
+    max_waiting_prompt_tokens: int = 65536
+    queue_timeout_s: float = 300.0
+    metrics_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         try:
@@ -68,6 +81,17 @@ class Settings:
             raise SettingsError(f"CRESCENT_TOP_P must be in (0, 1], got {self.top_p}")
         if self.session_ttl_s < 60:
             raise SettingsError(f"CRESCENT_SESSION_TTL_S must be >= 60, got {self.session_ttl_s}")
+        if self.max_waiting_requests < 1:
+            raise SettingsError(
+                f"CRESCENT_MAX_WAITING_REQUESTS must be >= 1, got {self.max_waiting_requests}")
+        if self.max_waiting_prompt_tokens < 1:
+            raise SettingsError(
+                f"CRESCENT_MAX_WAITING_PROMPT_TOKENS must be >= 1, got {self.max_waiting_prompt_tokens}")
+        if not 0.0 < self.queue_timeout_s <= 86400.0:  # also refuses NaN
+            raise SettingsError(f"CRESCENT_QUEUE_TIMEOUT_S must be in (0, 86400], got {self.queue_timeout_s}")
+        if self.metrics_token is not None and (len(self.metrics_token) < 16 or not self.metrics_token.isprintable()
+                                               or any(c.isspace() for c in self.metrics_token)):
+            raise SettingsError("CRESCENT_METRICS_TOKEN must be at least 16 printable characters without spaces")
         for origin in self.allowed_origins:
             if not origin.startswith(("http://", "https://")):
                 raise SettingsError(f"CRESCENT_ALLOWED_ORIGINS entry must be http(s)://..., got {origin!r}")
@@ -104,6 +128,14 @@ class Settings:
         if "CRESCENT_ALLOWED_ORIGINS" in env:
             origins = (o.strip().rstrip("/") for o in env["CRESCENT_ALLOWED_ORIGINS"].split(","))
             kwargs["allowed_origins"] = tuple(o for o in origins if o)
+        if "CRESCENT_MAX_WAITING_REQUESTS" in env:
+            kwargs["max_waiting_requests"] = _parse(env, "CRESCENT_MAX_WAITING_REQUESTS", int)
+        if "CRESCENT_MAX_WAITING_PROMPT_TOKENS" in env:
+            kwargs["max_waiting_prompt_tokens"] = _parse(env, "CRESCENT_MAX_WAITING_PROMPT_TOKENS", int)
+        if "CRESCENT_QUEUE_TIMEOUT_S" in env:
+            kwargs["queue_timeout_s"] = _parse(env, "CRESCENT_QUEUE_TIMEOUT_S", float)
+        if env.get("CRESCENT_METRICS_TOKEN", "").strip():
+            kwargs["metrics_token"] = env["CRESCENT_METRICS_TOKEN"].strip()
         return cls(**kwargs)  # type: ignore[arg-type]
 
 

@@ -39,6 +39,9 @@ CHROMIUM_ARGS = [
 E2E_MAX_TOKENS = "64"
 SERVER_START_TIMEOUT_S = 180.0
 PASSWORD = "correct horse battery staple"
+# An admin made with the CLI before the server starts (so it is the first account whatever the
+# tests' order). Against CRESCENT_E2E_BASE_URL, CRESCENT_E2E_ADMIN names one (password PASSWORD).
+ADMIN_USERNAME = "e2e-admin"
 
 
 def _free_port() -> int:
@@ -93,6 +96,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         [sys.executable, "-m", "alembic", "upgrade", "head"],
         cwd=REPO_ROOT, env=env, check=True, capture_output=True, timeout=120,
     )
+    subprocess.run(
+        [sys.executable, "-m", "web", "admin", "create-user", ADMIN_USERNAME, "--admin"],
+        cwd=REPO_ROOT, env=env, input=PASSWORD + "\n", text=True, check=True, capture_output=True, timeout=120,
+    )
     log_path = workdir / "server.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
@@ -110,6 +117,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def admin_username(server: str) -> str:
+    """The username of an admin account on `server` (password PASSWORD)."""
+    if os.environ.get("CRESCENT_E2E_BASE_URL"):
+        name = os.environ.get("CRESCENT_E2E_ADMIN")
+        if not name:
+            pytest.skip("CRESCENT_E2E_ADMIN names no admin account on the external server")
+        return name
+    return ADMIN_USERNAME
 
 
 @pytest.fixture(scope="session")

@@ -46,6 +46,23 @@
     return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(2) + " s";
   }
 
+  // A wait the server asked for (retry_after_s), in words: "12 s", "5 min", "3 h 20 min".
+  function formatWait(seconds) {
+    const s = Math.max(1, Math.ceil(seconds));
+    if (s < 120) return s + " s";
+    if (s < 7200) return Math.ceil(s / 60) + " min";
+    const h = Math.floor(s / 3600);
+    const m = Math.ceil((s - h * 3600) / 60);
+    return h + " h" + (m ? " " + m + " min" : "");
+  }
+
+  // What a refused send tells the person: a limit (rate_limited) or a full server (overloaded),
+  // with the wait. The server's message adds which limit (per minute, per day, concurrent).
+  const REFUSAL_LEAD = {
+    rate_limited: "Too many requests: try again in ",
+    overloaded: "The server is busy: try again in ",
+  };
+
   // ---- state ---------------------------------------------------------------------------------
 
   let conversationId = app.dataset.conversationId || null;
@@ -88,9 +105,35 @@
     if (force || isNearBottom()) scroller.scrollTop = scroller.scrollHeight;
   }
 
+  let noticeTimer = null;
+
   function showNotice(text) {
+    clearInterval(noticeTimer);
+    noticeTimer = null;
+    delete notice.dataset.code;
     notice.textContent = text;
     notice.hidden = !text;
+  }
+
+  // A refusal with a wait: counts down once a second, then says the message can be sent again.
+  // The typed text is back in the composer, so sending again is one key press.
+  function showRefusal(code, retryAfterS, detail) {
+    showNotice("");
+    const until = performance.now() + retryAfterS * 1000;
+    const render = () => {
+      const left = (until - performance.now()) / 1000;
+      if (left <= 0) {
+        clearInterval(noticeTimer);
+        noticeTimer = null;
+        notice.textContent = "You can send your message again now.";
+        return;
+      }
+      notice.textContent = REFUSAL_LEAD[code] + formatWait(left) + "." + (detail ? " " + detail : "");
+    };
+    notice.hidden = false;
+    notice.dataset.code = code;
+    render();
+    noticeTimer = setInterval(render, 1000);
   }
 
   function setConnection(state, text) {
@@ -171,6 +214,7 @@
     const old = meta.querySelector(".timings");
     if (old) old.remove();
     const parts = [];
+    if (timings && timings.queue_ms != null) parts.push("queue " + formatDuration(timings.queue_ms));
     if (timings && timings.ttft_ms != null) parts.push("TTFT " + formatDuration(timings.ttft_ms));
     if (timings && timings.decode_tokens_per_s) parts.push(timings.decode_tokens_per_s.toFixed(1) + " tok/s");
     if (usage && usage.completion_tokens != null) {
@@ -179,7 +223,7 @@
     if (!parts.length) return;
     const span = document.createElement("span");
     span.className = "timings";
-    span.title = "Time to first token · decode speed · tokens generated";
+    span.title = "Time waiting in the queue · time to first token · decode speed · tokens generated";
     for (const text of parts) {
       const part = document.createElement("span");
       part.className = "timing";
@@ -357,15 +401,22 @@
     const entry = frame.client_msg_id ? sends.get(frame.client_msg_id) : null;
     const streamed = frame.message_id ? streams.get(frame.message_id) : null;
     if (entry && !entry.acked) {
-      // Refused before anything was stored (busy, prompt too long...): take the echo back and
-      // return the text to the composer, so nothing on the page claims it was sent.
+      // Refused before anything was stored (busy, rate limited, server full...): take the echo
+      // back and return the text to the composer, so nothing on the page claims it was sent and
+      // nothing typed is lost (text typed meanwhile is kept after it).
       entry.userEl.remove();
       entry.assistantEl.remove();
       if (!messages.querySelector(".message")) emptyState.hidden = false;
-      if (!composer.value) composer.value = entry.text;
+      if (composer.value !== entry.text) {
+        composer.value = composer.value.trim() ? entry.text + "\n\n" + composer.value : entry.text;
+      }
       resizeComposer();
       finishSend(frame.client_msg_id);
-      showNotice(text);
+      if (REFUSAL_LEAD[frame.code] && frame.retry_after_s > 0) {
+        showRefusal(frame.code, frame.retry_after_s, frame.code === "rate_limited" ? frame.message : "");
+      } else {
+        showNotice(text);
+      }
       return;
     }
     const el = streamed ? streamed.el : entry ? entry.assistantEl : findMessage(frame.message_id);

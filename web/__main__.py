@@ -1,7 +1,19 @@
-"""``python -m web serve [--host H] [--port P]``: serve Crescent with uvicorn.
+"""``python -m web serve [--host H] [--port P]``: serve Crescent with uvicorn; and the admin CLI.
 
 Settings come from the environment (:meth:`backend.settings.Settings.from_env`); ``--host`` and
 ``--port`` override ``HOST`` and ``PORT``. One worker, always: the process owns the model.
+
+Admin commands (for automation; they work on the database at ``DATABASE_URL``):
+
+- ``python -m web admin create-user NAME [--admin]``: the password is one line of standard input
+  (prompted without echo on a terminal). An active account; the first account ever is an admin
+  even without ``--admin``. Prints ``created user NAME (role)`` on standard error.
+- ``python -m web admin create-key USERNAME [--name KEYNAME]``: prints only the new API key's
+  secret on standard output (so ``KEY=$(python -m web admin create-key alice)`` works).
+
+Both run the migrations first (``alembic upgrade head``, a no-op when up to date), so they work on
+a fresh database before the server ever started. Exit status: 0 done, 1 refused (name taken, bad
+password, unknown user), 2 bad settings or usage.
 """
 
 from __future__ import annotations
@@ -25,20 +37,71 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve the chat UI and API")
     serve.add_argument("--host", help="interface to bind (default: HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="TCP port (default: PORT or 8000)")
+    admin = commands.add_parser("admin", help="manage accounts and API keys")
+    admin_commands = admin.add_subparsers(dest="admin_command", required=True)
+    create_user = admin_commands.add_parser("create-user", help="create an account (password on stdin)")
+    create_user.add_argument("name")
+    create_user.add_argument("--admin", action="store_true", help="make the account an admin")
+    create_key = admin_commands.add_parser("create-key", help="create an API key; prints the secret")
+    create_key.add_argument("username")
+    create_key.add_argument("--name", default="cli", help="the key's name (default: cli)")
     return parser
+
+
+def _read_password() -> str:
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass("Password: ")
+    line = sys.stdin.readline()
+    return line[:-1] if line.endswith("\n") else line
+
+
+def _admin(args: argparse.Namespace, settings: Settings) -> int:
+    from backend.api_keys import ApiKeyService
+    from backend.auth import AuthService
+    from backend.db import create_db_engine, make_session_factory, run_migrations
+    from backend.errors import DomainError
+
+    run_migrations(settings.database_url)
+    engine = create_db_engine(settings.database_url)
+    try:
+        factory = make_session_factory(engine)
+        auth = AuthService(factory, settings.session_ttl_s)
+        if args.admin_command == "create-user":
+            user = auth.create_user(args.name, _read_password().rstrip("\r"), "admin" if args.admin else "user")
+            print(f"created user {user.username} ({user.role})", file=sys.stderr)
+            return 0
+        user = auth.find_user(args.username)
+        if user is None:
+            print(f"no user named {args.username!r}", file=sys.stderr)
+            return 1
+        if user.status != "active":
+            print(f"warning: {user.username} is {user.status}; the key works once the account is active",
+                  file=sys.stderr)
+        _view, secret = ApiKeyService(factory).create_key(user.id, args.name)
+        print(secret)
+        return 0
+    except DomainError as exc:
+        print(f"refused: {exc.message}", file=sys.stderr)
+        return 1
+    finally:
+        engine.dispose()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)  # plugin set-up chatter on import
-    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    overrides = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}
     try:
         # replace() runs the validation again, so a bad --port is refused like a bad PORT.
         settings = dataclasses.replace(Settings.from_env(), **overrides)
     except ValueError as exc:
         print(f"invalid settings: {exc}", file=sys.stderr)
         return 2
+    if args.command == "admin":
+        return _admin(args, settings)
 
     import uvicorn
 

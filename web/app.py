@@ -11,6 +11,7 @@ call :func:`backend.db.run_migrations`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,15 +24,21 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService
 from backend.conversations import ConversationService
 from backend.db import create_db_engine, make_session_factory
 from backend.generator import TextGenerator
+from backend.limits import AdmissionController, UsageLimiter
+from backend.metrics import SAMPLE_INTERVAL_S, Metrics, stats_source
+from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
-from web import api, auth_routes, pages, ws
+from web import account_routes, admin_routes, api, auth_routes, metrics_routes, openai_api, pages, ws
 from web.errors import EXCEPTION_HANDLERS
-from web.security import OriginCheckMiddleware, SecurityHeadersMiddleware
+from backend.throttle import LoginThrottle
+from backend.users import UserAdminService
+from web.security import CsrfMiddleware, OriginCheckMiddleware, SecurityHeadersMiddleware, template_context
 from web.state import AppState
 
 log = logging.getLogger(__name__)
@@ -60,9 +67,21 @@ def _start_engine(settings: Settings) -> TextGenerator:
     # the real model.
     from backend.engine_adapter import create_generator
 
-    generator = create_generator(settings.model_path, progress=_progress_logger())
+    generator = create_generator(
+        settings.model_path, progress=_progress_logger(), queue_timeout_s=settings.queue_timeout_s
+    )
     generator.start()
     return generator
+
+
+async def _sample_forever(metrics: Metrics) -> None:
+    """Feed the admin page's engine history: one point now, then every SAMPLE_INTERVAL_S."""
+    while True:
+        try:
+            metrics.sample()
+        except Exception:  # keep sampling: one bad read must not end the history
+            log.exception("metrics sample failed")
+        await asyncio.sleep(SAMPLE_INTERVAL_S)
 
 
 def _base_url(settings: Settings) -> str:
@@ -79,12 +98,14 @@ def create_app(settings: Settings, generator: TextGenerator | None = None) -> St
             ``settings.model_path`` (the packaged GGUF when None) in-process, starts it and shuts
             it down on exit. A generator passed in is used as is: its owner starts and stops it.
     """
-    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    # template_context gives every template `csrf_token` and `nav_user` (the logged-in user).
+    templates = Jinja2Templates(directory=str(TEMPLATES_DIR), context_processors=[template_context])
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         db_engine = create_db_engine(settings.database_url)
         owned: TextGenerator | None = None
+        sampler: asyncio.Task[None] | None = None
         try:
             session_factory = make_session_factory(db_engine)
             conversations = ConversationService(session_factory)
@@ -94,18 +115,37 @@ def create_app(settings: Settings, generator: TextGenerator | None = None) -> St
             active = generator
             if active is None:
                 active = owned = await run_in_threadpool(_start_engine, settings)
+            metrics = Metrics(stats_source(active))
+            sampler = asyncio.create_task(_sample_forever(metrics), name="metrics-sampler")
+            # Limits and admission (docs/INTERFACES.md 6.2): the admin's settings live in the
+            # database; the limiter reads them on every request.
+            runtime_settings = RuntimeSettingsStore(session_factory, settings, active.context_length)
+            limiter = UsageLimiter(session_factory, runtime_settings)
+            admission = AdmissionController(settings.max_waiting_requests, settings.max_waiting_prompt_tokens)
             app.state.crescent = AppState(
                 settings=settings,
                 templates=templates,
                 auth=AuthService(session_factory, settings.session_ttl_s),
                 conversations=conversations,
-                chat=ChatService(session_factory, active, settings),
+                chat=ChatService(
+                    session_factory, active, settings, runtime_settings=runtime_settings,
+                    limiter=limiter, admission=admission, metrics=metrics,
+                ),
                 generator=active,
+                api_keys=ApiKeyService(session_factory),
+                users=UserAdminService(session_factory),
+                throttle=LoginThrottle(),
+                metrics=metrics,
+                runtime_settings=runtime_settings,
+                limiter=limiter,
+                admission=admission,
                 ready=True,
             )
             log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))
             yield
         finally:
+            if sampler is not None:
+                sampler.cancel()
             if owned is not None:
                 await run_in_threadpool(owned.shutdown)
             db_engine.dispose()
@@ -115,7 +155,11 @@ def create_app(settings: Settings, generator: TextGenerator | None = None) -> St
         routes=[
             *pages.routes,
             *auth_routes.routes,
+            *account_routes.routes,
+            *admin_routes.routes,
+            *metrics_routes.routes,
             *api.routes,
+            *openai_api.routes,
             *ws.routes,
             Mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static"),
         ],
@@ -123,6 +167,8 @@ def create_app(settings: Settings, generator: TextGenerator | None = None) -> St
         middleware=[
             Middleware(SecurityHeadersMiddleware),
             Middleware(OriginCheckMiddleware, allowed_origins=settings.allowed_origins),
+            # Every unsafe request outside /v1/ needs a CSRF token (docs/INTERFACES.md 6.5).
+            Middleware(CsrfMiddleware, cookie_secure=settings.cookie_secure),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,

@@ -2,28 +2,56 @@
 
 Success answers 303 See Other to ``/chat`` (so a reload never re-posts the form); failure
 re-renders the form with an error and the status of the domain error (400 invalid input,
-401 wrong credentials, 409 username taken). The log-in error is the same whether or not the
-account exists.
+401 wrong credentials, 403 sign-up closed or account disabled, 409 username taken, 429 too many
+attempts with ``Retry-After``). The log-in error is the same whether or not the account exists;
+"pending" and "disabled" are told only after a correct password. A pending account (sign-up mode
+"approval") gets the "waiting for approval" page instead of a session.
+
+Throttling (:class:`backend.throttle.LoginThrottle` on ``AppState.throttle``): failed log-ins
+count per client IP and per account name, sign-up attempts per IP; a throttled attempt is refused
+before any password check. The client IP is the ASGI peer address (behind a reverse proxy, run
+uvicorn with ``--proxy-headers`` and ``--forwarded-allow-ips`` so it is the real client's).
 """
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from backend.auth import AuthService
-from backend.errors import DomainError
-from web.errors import error_message, error_code, status_for_code
+from backend.auth import UserInfo
+from backend.errors import (
+    AccountDisabled,
+    AccountPending,
+    DomainError,
+    InvalidCredentials,
+    SignUpClosed,
+    Throttled,
+)
+from web.errors import error_code, error_message, status_for_code
 from web.session import clear_session_cookie, current_user, session_token, set_session_cookie
-from web.state import app_state
+from web.state import AppState, app_state
 
 LOGIN_FAILED = "Invalid username or password."
 MISSING_FIELDS = "Enter a username and a password."
-MAX_FORM_BYTES = 16 * 1024  # a username and a password; anything bigger is not our form
+ACCOUNT_DISABLED = "This account has been disabled. Contact an administrator."
+SIGNUP_CLOSED = "Sign-up is closed. Ask an administrator to create an account for you."
+MAX_FORM_BYTES = 16 * 1024  # a username, a password and a CSRF token; anything bigger is not our form
+
+
+def signup_mode(state: AppState) -> str:
+    """The sign-up mode from the runtime settings store ("open" while none is installed)."""
+    store = getattr(state, "runtime_settings", None)
+    if store is None:
+        return "open"
+    return str(store.get().signup_mode)
+
+
+def client_ip(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
 
 
 async def _read_credentials(request: Request) -> tuple[str, str] | None:
@@ -39,10 +67,33 @@ async def _read_credentials(request: Request) -> tuple[str, str] | None:
     )
 
 
-def _form(request: Request, template: str, status_code: int, error: str | None, username: str) -> Response:
-    return app_state(request).templates.TemplateResponse(
-        request, template, {"error": error, "username": username}, status_code=status_code
+def _page(request: Request, template: str, status_code: int, context: dict[str, Any],
+          headers: dict[str, str] | None = None) -> Response:
+    response = app_state(request).templates.TemplateResponse(
+        request, template, context, status_code=status_code, headers=headers
     )
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _form(request: Request, template: str, status_code: int, error: str | None, username: str,
+          **extra: Any) -> Response:
+    return _page(request, template, status_code, {"error": error, "username": username, **extra})
+
+
+def _throttled(request: Request, template: str, exc: Throttled, username: str) -> Response:
+    metrics = getattr(app_state(request), "metrics", None)
+    if metrics is not None:
+        metrics.count_rejection("throttled")
+    return _page(
+        request, template, 429,
+        {"error": exc.message, "username": username, "retry_after_s": exc.retry_after_s},
+        headers={"Retry-After": str(exc.retry_after_s)},
+    )
+
+
+def _pending(request: Request, status_code: int, username: str) -> Response:
+    return _page(request, "pending.html", status_code, {"username": username})
 
 
 def _logged_in_redirect(request: Request, token: str) -> Response:
@@ -51,59 +102,75 @@ def _logged_in_redirect(request: Request, token: str) -> Response:
     return response
 
 
-def _form_page(template: str) -> Callable[[Request], Awaitable[Response]]:
-    """The GET handler of a credentials form: the empty form, or /chat when already logged in."""
-
-    async def page(request: Request) -> Response:
-        if await current_user(request) is not None:
-            return RedirectResponse("/chat", status_code=303)
-        return _form(request, template, 200, None, "")
-
-    return page
+async def login_page(request: Request) -> Response:
+    if await current_user(request) is not None:
+        return RedirectResponse("/chat", status_code=303)
+    return _form(request, "login.html", 200, None, "")
 
 
-async def _submit(
-    request: Request,
-    template: str,
-    open_session: Callable[[AuthService, str, str], str],
-    failure: Callable[[DomainError], tuple[int, str]],
-) -> Response:
-    """The POST handler of a credentials form: `open_session` (run in a thread) returns the
-    session token; a DomainError re-renders the form with `failure`'s (status, message)."""
-    credentials = await _read_credentials(request)
-    if credentials is None:
-        return _form(request, template, 413, "The form is too large.", "")
-    username, password = credentials
-    if not username or not password:
-        return _form(request, template, 400, MISSING_FIELDS, username)
-    try:
-        token = await run_in_threadpool(open_session, app_state(request).auth, username, password)
-    except DomainError as exc:
-        status, message = failure(exc)
-        return _form(request, template, status, message, username)
-    return _logged_in_redirect(request, token)
-
-
-def _sign_up_and_log_in(auth: AuthService, username: str, password: str) -> str:
-    auth.sign_up(username, password)
-    return auth.log_in(username, password)
+async def signup_page(request: Request) -> Response:
+    if await current_user(request) is not None:
+        return RedirectResponse("/chat", status_code=303)
+    state = app_state(request)
+    # The first account may always be made (it becomes the admin), whatever the mode.
+    closed = signup_mode(state) == "closed" and await run_in_threadpool(state.auth.has_users)
+    return _form(request, "signup.html", 200, None, "", closed=closed, mode=signup_mode(state))
 
 
 async def login_submit(request: Request) -> Response:
-    # Whatever the backend's reason (unknown user, wrong password, malformed name), the answer
-    # is the same, so the form cannot be used to probe for accounts.
-    return await _submit(request, "login.html", AuthService.log_in, lambda _exc: (401, LOGIN_FAILED))
+    state = app_state(request)
+    credentials = await _read_credentials(request)
+    if credentials is None:
+        return _form(request, "login.html", 413, "The form is too large.", "")
+    username, password = credentials
+    if not username or not password:
+        return _form(request, "login.html", 400, MISSING_FIELDS, username)
+    ip = client_ip(request)
+    try:
+        state.throttle.check(ip, username, "login")
+    except Throttled as exc:
+        return _throttled(request, "login.html", exc, username)
+    try:
+        token = await run_in_threadpool(state.auth.log_in, username, password)
+    except AccountPending:
+        return _pending(request, 403, username)
+    except AccountDisabled:
+        return _form(request, "login.html", 403, ACCOUNT_DISABLED, username)
+    except (InvalidCredentials, DomainError):
+        # Whatever the backend's reason (unknown user, wrong password, malformed name), the
+        # answer is the same, so the form cannot be used to probe for accounts.
+        state.throttle.hit(ip, username, "login")
+        return _form(request, "login.html", 401, LOGIN_FAILED, username)
+    state.throttle.succeeded(ip, username)
+    return _logged_in_redirect(request, token)
 
 
 async def signup_submit(request: Request) -> Response:
-    return await _submit(
-        request, "signup.html", _sign_up_and_log_in,
-        lambda exc: (status_for_code(error_code(exc)), error_message(exc)),
-    )  # fmt: skip
-
-
-login_page = _form_page("login.html")
-signup_page = _form_page("signup.html")
+    state = app_state(request)
+    credentials = await _read_credentials(request)
+    if credentials is None:
+        return _form(request, "signup.html", 413, "The form is too large.", "")
+    username, password = credentials
+    if not username or not password:
+        return _form(request, "signup.html", 400, MISSING_FIELDS, username)
+    ip = client_ip(request)
+    try:
+        state.throttle.check(ip, username, "signup")
+    except Throttled as exc:
+        return _throttled(request, "signup.html", exc, username)
+    # Every attempt counts, failed ones too: "username taken" answers are what a prober wants.
+    state.throttle.hit(ip, username, "signup")
+    mode = signup_mode(state)
+    try:
+        user: UserInfo = await run_in_threadpool(state.auth.sign_up, username, password, mode)
+    except SignUpClosed:
+        return _form(request, "signup.html", 403, SIGNUP_CLOSED, username, closed=True, mode=mode)
+    except DomainError as exc:
+        return _form(request, "signup.html", status_for_code(error_code(exc)), error_message(exc), username, mode=mode)
+    if user.status == "pending":
+        return _pending(request, 200, user.username)
+    token = await run_in_threadpool(state.auth.log_in, username, password)
+    return _logged_in_redirect(request, token)
 
 
 async def logout(request: Request) -> Response:

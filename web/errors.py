@@ -48,6 +48,12 @@ _STATUS_BY_CODE: dict[str, int] = {
     "prompt_too_long": 400,
     "unavailable": 503,
     "generation_error": 500,
+    "signup_closed": 403,
+    "account_pending": 403,
+    "account_disabled": 403,
+    "throttled": 429,
+    "csrf_failed": 403,
+    "forbidden": 403,
     CODE_BAD_FRAME: 400,
     CODE_UNAUTHENTICATED: 401,
     CODE_FORBIDDEN_ORIGIN: 403,
@@ -142,7 +148,9 @@ def error_frame(
 
 async def domain_error_handler(request: Request, exc: Exception) -> Response:
     code = error_code(exc)
-    return error_response(request, status_for_code(code), code, error_message(exc))
+    retry_after = getattr(exc, "retry_after_s", None)
+    headers = {"Retry-After": str(int(retry_after))} if isinstance(retry_after, (int, float)) else None
+    return error_response(request, status_for_code(code), code, error_message(exc), headers=headers)
 
 
 async def http_exception_handler(request: Request, exc: Exception) -> Response:

@@ -11,19 +11,37 @@ request the way ``BaseHTTPMiddleware`` does):
   never opens). A request without ``Origin`` passes: browsers send it on every cross-origin
   POST and every WebSocket upgrade, so its absence means a non-browser client, which CSRF does not
   concern. ``Origin: null`` (sandboxed frames, some redirects) never matches.
+- :class:`CsrfMiddleware` requires a CSRF token on every unsafe request outside ``/v1/`` (the
+  OpenAI API authenticates with ``Authorization: Bearer`` only, so it has no cookie to abuse).
+  The token travels in the ``X-CSRF-Token`` header (fetch calls; read from
+  ``<meta name="csrf-token">``) or, for ``application/x-www-form-urlencoded`` forms, in a hidden
+  ``csrf_token`` field (multipart bodies must use the header). A request with a session cookie
+  needs HMAC-SHA256(secret, "session:" + session token); one without (the log-in and sign-up
+  forms) needs HMAC-SHA256(secret, "anon:" + the ``crescent_csrf`` cookie), a double-submit
+  cookie set when a page first asks for a token. Failure: 403, code ``csrf_failed``. Being a
+  middleware, it covers every route added later without any change to the route.
+
+The secret is made per app (per process): tokens of pages opened before a restart fail once with
+a "reload the page" message. Several processes behind one load balancer need session affinity
+(they need it anyway for the in-process engine) or one shared secret passed to ``create_app``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
+import secrets
+from dataclasses import dataclass
 from typing import Iterable
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request, cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from web.errors import CODE_FORBIDDEN_ORIGIN, WS_CLOSE_FORBIDDEN_ORIGIN, error_response
+from web.session import SESSION_COOKIE, USER_STATE_KEY
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -139,3 +157,177 @@ def _log_refusal(scope: Scope) -> None:
         "refused cross-origin %s %s: Origin %r, own origin %r",
         scope.get("method", "WEBSOCKET"), scope.get("path", ""), headers.get("origin"), own_origin(scope),
     )
+
+
+# --- CSRF ------------------------------------------------------------------------------------
+
+CSRF_COOKIE = "crescent_csrf"
+CSRF_HEADER = "x-csrf-token"
+CSRF_FIELD = "csrf_token"
+CODE_CSRF_FAILED = "csrf_failed"
+CSRF_FAILED_MESSAGE = (
+    "This form or page is out of date, or the request did not come from this site. "
+    "Reload the page and try again."
+)
+# Paths whose unsafe requests need no token: Bearer-authenticated only, no cookie.
+CSRF_EXEMPT_PREFIXES: tuple[str, ...] = ("/v1/",)
+# A urlencoded form is buffered to find its token; bigger bodies must send the header.
+MAX_CSRF_FORM_BYTES = 1 << 20
+_FORM_TYPE = "application/x-www-form-urlencoded"
+_STATE_KEY = "crescent_csrf"
+
+
+@dataclass
+class _CsrfContext:
+    """Per-request CSRF state, kept in ``scope["state"]`` for :func:`csrf_token_for`."""
+
+    secret: bytes
+    session: str | None
+    anon: str | None        # the crescent_csrf cookie the request carried
+    new_anon: str | None = None  # made for this response when the request had none
+    cookie_secure: bool = False
+
+    def token(self) -> str:
+        if self.session:
+            return _sign(self.secret, "session:" + self.session)
+        if self.anon is None and self.new_anon is None:
+            self.new_anon = secrets.token_urlsafe(24)
+        return _sign(self.secret, "anon:" + (self.anon or self.new_anon or ""))
+
+    def expected(self) -> str | None:
+        """The token this request must carry; None when it cannot carry a valid one."""
+        if self.session:
+            return _sign(self.secret, "session:" + self.session)
+        if self.anon:
+            return _sign(self.secret, "anon:" + self.anon)
+        return None
+
+
+def _sign(secret: bytes, message: str) -> str:
+    return hmac.new(secret, message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _cookies(scope: Scope) -> dict[str, str]:
+    # The parser Request.cookies uses, so this middleware and the routes see the same session.
+    return cookie_parser(Headers(scope=scope).get("cookie", ""))
+
+
+def csrf_token_for(request: HTTPConnection) -> str:
+    """The CSRF token to embed in the page served for `request` (meta tag, hidden fields).
+
+    Raises RuntimeError when :class:`CsrfMiddleware` is not installed.
+    """
+    context = request.scope.get("state", {}).get(_STATE_KEY)
+    if context is None:
+        raise RuntimeError("CsrfMiddleware is not installed on this app")
+    return context.token()
+
+
+class CsrfMiddleware:
+    """Checks the CSRF token of unsafe HTTP requests and sets the double-submit cookie.
+
+    Args:
+        secret: HMAC key (random per app unless given).
+        cookie_secure: mark the ``crescent_csrf`` cookie Secure (served over HTTPS).
+        exempt_prefixes: path prefixes that need no token.
+    """
+
+    def __init__(
+        self, app: ASGIApp, secret: bytes | None = None, cookie_secure: bool = False,
+        exempt_prefixes: Iterable[str] = CSRF_EXEMPT_PREFIXES,
+    ) -> None:
+        self.app = app
+        self.secret = secret or secrets.token_bytes(32)
+        self.cookie_secure = cookie_secure
+        self.exempt_prefixes = tuple(exempt_prefixes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cookies = _cookies(scope)
+        context = _CsrfContext(
+            self.secret, cookies.get(SESSION_COOKIE) or None, cookies.get(CSRF_COOKIE) or None,
+            cookie_secure=self.cookie_secure,
+        )
+        scope.setdefault("state", {})[_STATE_KEY] = context
+        if scope["method"] in UNSAFE_METHODS and not scope["path"].startswith(self.exempt_prefixes):
+            verdict = await self._verify(scope, receive, context)
+            if isinstance(verdict, tuple):
+                status, message = verdict
+                code = CODE_CSRF_FAILED if status == 403 else "too_large"
+                response = error_response(Request(scope, receive), status, code, message)
+                await response(scope, receive, send)
+                return
+            receive = verdict
+
+        async def send_with_cookie(message: Message) -> None:
+            if message["type"] == "http.response.start" and context.new_anon is not None:
+                headers = MutableHeaders(scope=message)
+                flags = "; Path=/; HttpOnly; SameSite=Lax" + ("; Secure" if context.cookie_secure else "")
+                headers.append("set-cookie", f"{CSRF_COOKIE}={context.new_anon}{flags}")
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
+
+    async def _verify(self, scope: Scope, receive: Receive, context: _CsrfContext) -> Receive | tuple[int, str]:
+        """The receive callable to pass on (the body replayed when it was read), or the
+        (status, message) of the refusal."""
+        expected = context.expected()
+        headers = Headers(scope=scope)
+        provided = headers.get(CSRF_HEADER)
+        if provided is None and headers.get("content-type", "").split(";")[0].strip().lower() == _FORM_TYPE:
+            body = await _read_body(receive, MAX_CSRF_FORM_BYTES)
+            if body is None:
+                return 413, "The form is too large."
+            receive = _replay(body, receive)
+            try:
+                values = parse_qs(body.decode("latin-1"), max_num_fields=1000).get(CSRF_FIELD, [])
+            except ValueError:
+                values = []
+            provided = values[0] if len(values) == 1 else None
+        if expected is None or provided is None or not hmac.compare_digest(provided.encode(), expected.encode()):
+            log.info("refused %s %s: missing or wrong CSRF token", scope["method"], scope["path"])
+            return 403, CSRF_FAILED_MESSAGE
+        return receive
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # client gone
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def template_context(request: Request) -> dict[str, object]:
+    """Jinja2 context processor: ``csrf_token`` ("" where the CSRF middleware did not run, e.g.
+    the origin check's error page) and ``nav_user`` (the user :func:`web.session.current_user`
+    found for this request, if a route asked; None otherwise)."""
+    state = request.scope.get("state", {})
+    context = state.get(_STATE_KEY)
+    return {
+        "csrf_token": context.token() if context is not None else "",
+        "nav_user": state.get(USER_STATE_KEY),
+    }

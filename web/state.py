@@ -11,11 +11,17 @@ from dataclasses import dataclass
 from starlette.requests import HTTPConnection
 from starlette.templating import Jinja2Templates
 
+from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService
 from backend.conversations import ConversationService
 from backend.generator import TextGenerator
+from backend.limits import AdmissionController, UsageLimiter
+from backend.metrics import Metrics
+from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
+from backend.throttle import LoginThrottle
+from backend.users import UserAdminService
 
 
 @dataclass
@@ -28,6 +34,13 @@ class AppState:
     conversations: ConversationService
     chat: ChatService
     generator: TextGenerator
+    api_keys: ApiKeyService
+    users: UserAdminService
+    throttle: LoginThrottle
+    metrics: Metrics
+    runtime_settings: RuntimeSettingsStore
+    limiter: UsageLimiter
+    admission: AdmissionController
     ready: bool = False
 
 

@@ -45,7 +45,7 @@ from web.errors import (
     error_frame,
     error_message,
 )
-from web.session import current_user
+from web.session import USER_STATE_KEY, current_user
 from web.state import AppState, app_state
 
 log = logging.getLogger(__name__)
@@ -155,11 +155,15 @@ def parse_frame(raw: str) -> ClientFrame:
 
 def event_frame(event: object) -> dict[str, Any]:
     """A ChatService event -> the server frame of the protocol (``ack``, ``delta``, ``done``,
-    or ``error`` for :class:`backend.chat.ChatFailed`)."""
+    or ``error`` for :class:`backend.chat.ChatFailed`, with ``retry_after_s`` (whole seconds) when
+    the send was refused by a limit (``rate_limited``) or a full queue (``overloaded``))."""
     if isinstance(event, ChatFailed):
-        return error_frame(
+        frame = error_frame(
             event.code, event.message, client_msg_id=event.client_msg_id, message_id=event.message_id
         )
+        if event.retry_after_s is not None:
+            frame["retry_after_s"] = event.retry_after_s  # rate_limited / overloaded: the wait
+        return frame
     for cls, kind in ((Ack, "ack"), (Delta, "delta"), (Done, "done")):
         if isinstance(event, cls):
             return {"type": kind, **to_jsonable(event)}
@@ -217,7 +221,9 @@ class ChatSocket:
     async def _start_send(self, frame: SendFrame) -> bool:
         if frame.client_msg_id in self._pumps:
             return True  # a retry of a send still streaming here: that pump answers it
-        # The session may have been logged out (another tab) since the upgrade.
+        # The session may have been logged out (another tab) since the upgrade: ask the database
+        # again, not the per-connection cache web.session keeps for one HTTP request.
+        self.websocket.scope.get("state", {}).pop(USER_STATE_KEY, None)
         if await current_user(self.websocket) is None:
             async with self._write_lock:  # not in the middle of a pump's frame
                 self._closed = True

@@ -20,6 +20,7 @@ from backend.generator import (
     GenerationDone,
     GenerationEvent,
     GenerationParams,
+    GeneratorStats,
     GeneratorUnavailable,
     InvalidGenerationParams,
     PromptTooLong,
@@ -104,6 +105,19 @@ class FakeGenerator:
     def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int:
         return fake_count_tokens(messages)
 
+    def count_text_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def stats(self) -> GeneratorStats:
+        return GeneratorStats(running=len(self.active), waiting=0, kv_blocks_used=len(self.active),
+                              kv_blocks_total=64, kv_usage=len(self.active) / 64, prefix_cache_queries=0,
+                              prefix_cache_hits=0, preemptions=0, prompt_tokens_total=0,
+                              generation_tokens_total=0)
+
+    def stream_prompt(self, request_id: str, prompt: str, params: GenerationParams) -> AsyncIterator[GenerationEvent]:
+        """As stream(), with the prompt recorded as one ChatMessage("prompt", prompt)."""
+        return self.stream(request_id, [ChatMessage("prompt", prompt)], params)
+
     def stream(
         self, request_id: str, messages: Sequence[ChatMessage], params: GenerationParams
     ) -> AsyncIterator[GenerationEvent]:
@@ -171,3 +185,36 @@ def count_tokens():
 @pytest.fixture
 def fake_generator_cls():
     return FakeGenerator
+
+
+class FakeWallClock:
+    """Unix seconds that move only when a test says so. Installed as the `time` module of the
+    `limits` memory storage and of backend.limits (the per-minute window keeps its own wall
+    clock), and passed as the limiter's clock, so retry-after values are exact."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def time(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def wall_clock(monkeypatch) -> FakeWallClock:
+    import limits.storage.memory
+
+    import backend.limits
+
+    clock = FakeWallClock(1_800_000_000.0)  # 2027-01-15 08:00:00 UTC
+    monkeypatch.setattr(limits.storage.memory, "time", clock)
+    monkeypatch.setattr(backend.limits, "time", clock)
+    return clock

@@ -129,3 +129,77 @@ def test_oversized_password_is_rejected_without_leaking(auth):
     auth.sign_up("alice", "correct horse")
     with pytest.raises(InvalidCredentials):
         auth.log_in("alice", "x" * 5000)
+
+
+# --- roles, statuses, sign-up modes, password change (issue 5) ---------------------------------
+
+from backend.errors import AccountDisabled, AccountPending, NotFound, SignUpClosed  # noqa: E402
+
+
+def _set_status(session_factory, user_id, status):
+    with session_factory() as db:
+        db.execute(update(User).where(User.id == user_id).values(status=status))
+        db.commit()
+
+
+def test_first_account_is_admin_whatever_the_mode(auth):
+    first = auth.sign_up("root", "correct horse", signup_mode="closed")
+    assert (first.role, first.status, first.is_admin) == ("admin", "active", True)
+    second = auth.sign_up("alice", "correct horse", signup_mode="open")
+    assert (second.role, second.status, second.is_admin) == ("user", "active", False)
+
+
+def test_approval_mode_makes_pending_users_who_cannot_log_in(auth):
+    auth.sign_up("root", "correct horse")
+    pending = auth.sign_up("bob", "correct horse", signup_mode="approval")
+    assert pending.status == "pending"
+    with pytest.raises(AccountPending):
+        auth.log_in("bob", "correct horse")
+    with pytest.raises(InvalidCredentials):  # wrong password: nothing about the status
+        auth.log_in("bob", "wrong password")
+
+
+def test_closed_mode_refuses_after_the_first_account(auth):
+    auth.sign_up("root", "correct horse")
+    with pytest.raises(SignUpClosed):
+        auth.sign_up("bob", "correct horse", signup_mode="closed")
+    with pytest.raises(ValidationFailed):
+        auth.sign_up("bob", "correct horse", signup_mode="sometimes")
+
+
+def test_disabled_users_lose_sessions_lookup_and_log_in(auth, session_factory):
+    auth.sign_up("root", "correct horse")
+    bob = auth.sign_up("bob", "correct horse")
+    token = auth.log_in("bob", "correct horse")
+    _set_status(session_factory, bob.id, "disabled")
+    assert auth.user_for_session(token) is None
+    with pytest.raises(AccountDisabled):
+        auth.log_in("bob", "correct horse")
+    _set_status(session_factory, bob.id, "active")
+    assert auth.user_for_session(token) == bob  # the session row itself was not touched here
+
+
+def test_create_user_is_active_with_the_given_role(auth):
+    auth.sign_up("root", "correct horse")
+    admin = auth.create_user("ops", "correct horse", role="admin")
+    assert (admin.role, admin.status) == ("admin", "active")
+    with pytest.raises(ValidationFailed):
+        auth.create_user("x-y-z", "correct horse", role="superuser")
+    assert auth.find_user("OPS") == admin and auth.find_user("nobody") is None
+
+
+def test_change_password_keeps_only_the_given_session(auth):
+    alice = auth.sign_up("alice", "correct horse")
+    keep, drop = auth.log_in("alice", "correct horse"), auth.log_in("alice", "correct horse")
+    with pytest.raises(InvalidCredentials):
+        auth.change_password(alice.id, "wrong", "new password!", keep)
+    assert auth.user_for_session(drop) is not None  # a failed change ends nothing
+    with pytest.raises(ValidationFailed):
+        auth.change_password(alice.id, "correct horse", "short", keep)
+    auth.change_password(alice.id, "correct horse", "new password!", keep)
+    assert auth.user_for_session(keep) == alice and auth.user_for_session(drop) is None
+    with pytest.raises(InvalidCredentials):
+        auth.log_in("alice", "correct horse")
+    assert auth.log_in("alice", "new password!")
+    with pytest.raises(NotFound):
+        auth.change_password("0" * 32, "x", "new password!", None)

@@ -10,8 +10,12 @@ from backend.chat import Ack, ChatFailed, ChatService, Delta, Done
 from backend.conversations import ConversationService
 from backend.generator import ChatMessage
 from backend.markdown import render_markdown
-from backend.models import Message
+from backend.limits import UsageLimiter
+from backend.models import Message, UsageRecord
+from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
+
+from .conftest import fake_count_tokens
 
 
 @pytest.fixture
@@ -412,3 +416,112 @@ async def test_each_user_gets_a_stable_cache_salt_that_differs_from_other_users(
     keyed = ChatService(session_factory, generator, settings, cache_salt_key=b"k")
     assert keyed.cache_salt(alice.id) == ChatService(session_factory, generator, settings,
                                                      cache_salt_key=b"k").cache_salt(alice.id)
+
+
+# -- runtime settings, limits and usage (issue 5) ----------------------------------------------
+
+
+class RecordingMetrics:
+    def __init__(self) -> None:
+        self.done: list[tuple[str, str, int, int]] = []
+        self.rejections: list[str] = []
+
+    def observe_done(self, done, source: str) -> None:
+        self.done.append((done.finish_reason, source, done.prompt_tokens, done.completion_tokens))
+
+    def count_rejection(self, kind: str) -> None:
+        self.rejections.append(kind)
+
+
+@pytest.fixture
+def store(session_factory, settings):
+    return RuntimeSettingsStore(session_factory, settings, context_length=2048)
+
+
+@pytest.fixture
+def limited_chat(session_factory, generator, settings, store, wall_clock):
+    limiter = UsageLimiter(session_factory, store, clock=wall_clock)
+    return ChatService(session_factory, generator, settings, flush_interval_s=0.0, runtime_settings=store,
+                       limiter=limiter, metrics=RecordingMetrics())
+
+
+def usage_rows(session_factory) -> list[UsageRecord]:
+    with session_factory() as db:
+        return list(db.scalars(select(UsageRecord).order_by(UsageRecord.created_at)))
+
+
+async def test_admin_settings_apply_to_the_next_turn_without_a_restart(session_factory, generator, users, settings, store):
+    chat = ChatService(session_factory, generator, settings, flush_interval_s=0.0, runtime_settings=store)
+    first = await collect(chat.send(users[0].id, "c-1", None, "hello"))
+    store.update({"system_prompt": "Answer in French.", "default_temperature": "1.1", "default_top_p": 0.5,
+                  "default_max_tokens": 33}, actor_id=None)
+    await collect(chat.send(users[0].id, "c-2", first[0].conversation_id, "again"))
+    before, after = generator.calls
+    assert before.messages[0] == ChatMessage("system", "You are terse.")
+    assert (before.params.max_tokens, before.params.temperature, before.params.top_p) == (64, 0.3, 0.9)
+    assert after.messages[0] == ChatMessage("system", "Answer in French.")
+    assert (after.params.max_tokens, after.params.temperature, after.params.top_p) == (33, 1.1, 0.5)
+    store.update({"system_prompt": ""}, actor_id=None)  # back to the chat template's default
+    await collect(chat.send(users[0].id, "c-3", None, "fresh"))
+    assert generator.calls[2].messages == [ChatMessage("user", "fresh")]
+
+
+async def test_rate_limited_send_stores_nothing_and_can_be_retried(limited_chat, store, users, session_factory, wall_clock):
+    alice = users[0]
+    store.update({"requests_per_minute": 2}, actor_id=None)
+    first = await collect(limited_chat.send(alice.id, "c-1", None, "one"))
+    wall_clock.advance(15)
+    await collect(limited_chat.send(alice.id, "c-2", first[0].conversation_id, "two"))
+    wall_clock.advance(10)
+    (failed,) = await collect(limited_chat.send(alice.id, "c-3", first[0].conversation_id, "three"))
+    assert isinstance(failed, ChatFailed)
+    assert (failed.code, failed.retry_after_s, failed.client_msg_id, failed.message_id) == ("rate_limited", 35, "c-3", None)
+    assert len(rows(session_factory)) == 4 and limited_chat._metrics.rejections == ["rate_limited"]
+    # A retry of an answered id is served from the database: it costs no request.
+    assert (await collect(limited_chat.send(alice.id, "c-1", None, "one")))[0].duplicate
+    wall_clock.advance(35.5)
+    again = await collect(limited_chat.send(alice.id, "c-3", first[0].conversation_id, "three"))
+    assert not again[0].duplicate and again[-1].status == "complete"
+
+
+async def test_every_turn_records_its_usage_and_the_daily_budget_applies(limited_chat, store, generator, users, session_factory):
+    alice = users[0]
+    events = await collect(limited_chat.send(alice.id, "c-1", None, "count my tokens"))
+    done = events[-1]
+    (record,) = usage_rows(session_factory)
+    assert (record.user_id, record.source) == (alice.id, "chat")
+    assert (record.prompt_tokens, record.completion_tokens) == (done.usage["prompt_tokens"], 4)
+    used = done.usage["prompt_tokens"] + 4
+    assert limited_chat._metrics.done == [("stop", "chat", done.usage["prompt_tokens"], 4)]
+    store.update({"tokens_per_day": used}, actor_id=None)
+    (failed,) = await collect(limited_chat.send(alice.id, "c-2", None, "more"))
+    # The fake wall clock reads 08:00:00 UTC: 16 hours to midnight.
+    assert (failed.code, failed.retry_after_s) == ("rate_limited", 16 * 3600)
+    store.update({"tokens_per_day": used + 1}, actor_id=None)
+    assert (await collect(limited_chat.send(alice.id, "c-2", None, "more")))[-1].status == "complete"
+
+
+async def test_a_reply_closed_early_still_records_usage_and_frees_its_slot(limited_chat, store, generator, users, session_factory):
+    alice = users[0]
+    store.update({"max_concurrent_generations": 1}, actor_id=None)
+    generator.hold_after = 2
+    stream = limited_chat.send(alice.id, "c-1", None, "hold on")
+    await anext(stream)
+    await anext(stream)
+    await anext(stream)
+    (busy,) = await collect(limited_chat.send(alice.id, "c-2", None, "elsewhere"))
+    assert (busy.code, busy.retry_after_s) == ("rate_limited", 2)
+    assert "generating" in busy.message
+    await stream.aclose()
+    (record,) = usage_rows(session_factory)
+    prompt = fake_count_tokens(generator.calls[0].messages)
+    assert (record.prompt_tokens, record.completion_tokens) == (prompt, 2)
+    assert limited_chat._metrics.done == [("abort", "chat", prompt, 2)]
+    generator.hold_after = None
+    assert (await collect(limited_chat.send(alice.id, "c-2", None, "elsewhere")))[-1].status == "complete"
+
+
+async def test_a_turn_that_never_reached_the_engine_records_nothing(chat, generator, users, session_factory):
+    generator.unavailable = True
+    await collect(chat.send(users[0].id, "c-1", None, "hello"))
+    assert usage_rows(session_factory) == []

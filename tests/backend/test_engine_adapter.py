@@ -186,3 +186,90 @@ async def test_multi_turn_chat_hits_the_prefix_cache_on_turn_two(loaded, session
         assert turn2_hits < prompt2
     finally:
         gen.shutdown()
+
+
+# --- the grown seam (issue 5): raw prompts, penalties, logprobs, timings, stats ---
+
+
+def test_to_sampling_params_maps_penalties_and_logprobs():
+    params = GenerationParams(max_tokens=7, temperature=0.5, top_p=0.9, seed=3, stop=("x",),
+                              presence_penalty=0.5, frequency_penalty=-1.25, logprobs=3)
+    sp = to_sampling_params(params)
+    assert (sp.presence_penalty, sp.frequency_penalty, sp.logprobs) == (0.5, -1.25, 3)
+    assert (sp.max_tokens, sp.temperature, sp.top_p, sp.seed, sp.stop) == (7, 0.5, 0.9, 3, ["x"])
+    assert to_sampling_params(GenerationParams()).logprobs is None
+
+
+def test_count_text_tokens_parses_special_token_text(generator, loaded):
+    text = "<|im_start|>user\nHi there<|im_end|>\n"
+    assert generator.count_text_tokens(text) == len(loaded.tokenizer.encode(text))
+    assert generator.count_text_tokens("<|im_end|>") == 1
+
+
+async def test_stream_prompt_equals_stream_of_the_rendered_template(generator, loaded):
+    rendered = loaded.chat_template.render([{"role": "user", "content": QUESTION[0].content}])
+    raw = await collect(generator.stream_prompt("raw-1", rendered, GREEDY))
+    chat = await collect(generator.stream("raw-2", QUESTION, GREEDY))
+    assert "".join(e.text for e in raw[:-1]) == "".join(e.text for e in chat[:-1])
+    assert raw[-1].prompt_tokens == chat[-1].prompt_tokens == generator.count_text_tokens(rendered)
+    with pytest.raises(InvalidGenerationParams):
+        generator.stream_prompt("raw-3", "", GREEDY)
+    await wait_idle(generator)
+
+
+async def test_penalties_reach_the_engine(generator, loaded):
+    messages = [ChatMessage("user", "Repeat the word cat ten times.")]
+    params = GenerationParams(max_tokens=16, temperature=0.0, presence_penalty=2.0,
+                              frequency_penalty=2.0)
+    events = await collect(generator.stream("pen", messages, params))
+    text = "".join(e.text for e in events[:-1])
+    assert text == reference_text(loaded, messages, params)
+    assert text != reference_text(loaded, messages, GenerationParams(max_tokens=16, temperature=0.0))
+
+
+async def test_logprobs_ride_with_their_text(generator, loaded):
+    params = GenerationParams(max_tokens=12, temperature=0.0, logprobs=2)
+    events = await collect(generator.stream("lp", QUESTION, params))
+    *deltas, done = events
+    entries = [lp for d in deltas for lp in d.logprobs]
+    text = "".join(d.text for d in deltas)
+    # Every token's bytes, joined, are the reply's text; greedy picks the most likely token.
+    assert bytes(b for lp in entries for b in lp.bytes).decode() == text
+    assert len(entries) == done.completion_tokens - (done.finish_reason == "stop")
+    for lp in entries:
+        assert len(lp.top) == 2 and lp.top[0].logprob >= lp.top[1].logprob
+        assert lp.logprob == pytest.approx(lp.top[0].logprob) and lp.token == lp.top[0].token
+        assert lp.logprob <= 0 and lp.top[0].top == ()
+    # The same numbers as the engine's own offline path.
+    engine = LLMEngine(loaded, EngineConfig(num_kv_blocks=NUM_BLOCKS, max_model_len=NUM_BLOCKS * 16))
+    prompt = loaded.chat_template.render([{"role": "user", "content": QUESTION[0].content}])
+    ref = engine.generate(prompt, to_sampling_params(params))[0]
+    ref_values = [t.sampled.logprob for t in ref.logprobs
+                  if t.sampled.token_id not in loaded.tokenizer.stop_token_ids]
+    assert [lp.logprob for lp in entries] == pytest.approx(ref_values, abs=1e-4)
+    no_lp = await collect(generator.stream("nolp", QUESTION, GREEDY))
+    assert all(e.logprobs == () for e in no_lp[:-1])
+    await wait_idle(generator)
+
+
+async def test_done_carries_itl_tpot_and_e2e(generator):
+    events = await collect(generator.stream("times", QUESTION, GREEDY))
+    done = events[-1]
+    n = done.completion_tokens
+    assert n >= 3 and len(done.itl_ms) == n - 1 and all(gap >= 0 for gap in done.itl_ms)
+    assert done.tpot_ms == pytest.approx(sum(done.itl_ms) / (n - 1))
+    assert done.e2e_ms >= done.ttft_ms >= done.queue_ms >= 0
+    assert done.e2e_ms >= done.ttft_ms + sum(done.itl_ms) - 1e-6
+    await wait_idle(generator)
+
+
+async def test_stats_follow_the_engine(generator):
+    before = generator.stats()
+    assert before.kv_blocks_total == NUM_BLOCKS and before.running == before.waiting == 0
+    events = await collect(generator.stream("stats", QUESTION, GREEDY))
+    await wait_idle(generator)
+    after = generator.stats()
+    assert after.generation_tokens_total - before.generation_tokens_total == events[-1].completion_tokens
+    assert after.prompt_tokens_total > before.prompt_tokens_total
+    assert after.prefix_cache_queries >= before.prefix_cache_queries + events[-1].prompt_tokens
+    assert 0.0 <= after.kv_usage <= 1.0 and after.kv_blocks_used == 0

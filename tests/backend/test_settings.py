@@ -67,3 +67,36 @@ def test_settings_are_immutable():
     s = Settings()
     with pytest.raises(AttributeError):
         s.port = 1  # type: ignore[misc]
+
+
+def test_serving_control_variables():
+    defaults = Settings.from_env({})
+    assert (defaults.max_waiting_requests, defaults.max_waiting_prompt_tokens) == (64, 65536)
+    assert (defaults.queue_timeout_s, defaults.metrics_token) == (300.0, None)
+    s = Settings.from_env({
+        "CRESCENT_MAX_WAITING_REQUESTS": "8", "CRESCENT_MAX_WAITING_PROMPT_TOKENS": "4096",
+        "CRESCENT_QUEUE_TIMEOUT_S": "2.5", "CRESCENT_METRICS_TOKEN": " scrape-me-0123456789 ",
+    })  # fmt: skip
+    assert (s.max_waiting_requests, s.max_waiting_prompt_tokens, s.queue_timeout_s) == (8, 4096, 2.5)
+    assert s.metrics_token == "scrape-me-0123456789"
+    assert "scrape-me" not in repr(s)  # a secret stays out of logs
+    assert Settings.from_env({"CRESCENT_METRICS_TOKEN": "  "}).metrics_token is None
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("CRESCENT_MAX_WAITING_REQUESTS", "0"),
+        ("CRESCENT_MAX_WAITING_REQUESTS", "many"),
+        ("CRESCENT_MAX_WAITING_PROMPT_TOKENS", "0"),
+        ("CRESCENT_QUEUE_TIMEOUT_S", "0"),
+        ("CRESCENT_QUEUE_TIMEOUT_S", "-3"),
+        ("CRESCENT_QUEUE_TIMEOUT_S", "nan"),
+        ("CRESCENT_QUEUE_TIMEOUT_S", "inf"),
+        ("CRESCENT_METRICS_TOKEN", "short"),
+        ("CRESCENT_METRICS_TOKEN", "has a space inside it"),
+    ],
+)
+def test_bad_serving_control_values_name_the_variable(name, value):
+    with pytest.raises(SettingsError, match=name):
+        Settings.from_env({name: value})

@@ -8,6 +8,7 @@ so tests are isolated and cost a file copy, not a migration run.
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import threading
 import time
@@ -26,7 +27,10 @@ from backend.generator import (
     GenerationDone,
     GenerationEvent,
     GenerationParams,
+    GeneratorStats,
+    PromptTooLong,
     TextDelta,
+    TokenLogprob,
 )
 from backend.settings import Settings
 from web.app import create_app
@@ -44,6 +48,12 @@ class FakeGenerator:
     guesses. Records every request, every abort call and every stream closed before its end;
     it runs on the app's event-loop thread while tests read it from theirs, hence the lock-free
     append-only containers and the polling :meth:`wait_until`.
+
+    stream_prompt() records its prompt as one ChatMessage("prompt", text). With
+    params.logprobs = k, token i of the script carries logprob -(i + 1) / 10 and k alternatives
+    (the token itself first, then "alt1".."altk-1"). `fail_after=n` ends the stream after n
+    deltas with finish_reason "error". A prompt that cannot fit with max_tokens raises
+    PromptTooLong, as a real generator does.
     """
 
     model_name = "fake-model"
@@ -52,6 +62,7 @@ class FakeGenerator:
     def __init__(self, tokens: Sequence[str] = ("Hello", ", ", "**world**", "!"), hold_after: int | None = None) -> None:
         self.tokens = list(tokens)
         self.hold_after = hold_after
+        self.fail_after: int | None = None
         self.requests: list[tuple[str, list[ChatMessage], GenerationParams]] = []
         self.abort_calls: list[str] = []
         self.closed_early: list[str] = []
@@ -61,11 +72,28 @@ class FakeGenerator:
     def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int:
         return sum(4 + len(m.content.split()) for m in messages) + 2
 
+    def count_text_tokens(self, text: str) -> int:
+        return len(text.split()) + 1
+
+    def stats(self) -> GeneratorStats:
+        return GeneratorStats(running=1, waiting=2, kv_blocks_used=3, kv_blocks_total=10, kv_usage=0.3,
+                              prefix_cache_queries=40, prefix_cache_hits=16, preemptions=0,
+                              prompt_tokens_total=100, generation_tokens_total=50)
+
     def stream(
         self, request_id: str, messages: Sequence[ChatMessage], params: GenerationParams
     ) -> AsyncIterator[GenerationEvent]:
-        self.requests.append((request_id, list(messages), params))
-        return self._events(request_id, list(messages), params)
+        return self._start(request_id, list(messages), params, self.count_prompt_tokens(messages))
+
+    def stream_prompt(self, request_id: str, prompt: str, params: GenerationParams) -> AsyncIterator[GenerationEvent]:
+        return self._start(request_id, [ChatMessage("prompt", prompt)], params, self.count_text_tokens(prompt))
+
+    def _start(self, request_id: str, messages: list[ChatMessage], params: GenerationParams,
+               prompt_tokens: int) -> AsyncIterator[GenerationEvent]:
+        if prompt_tokens + params.max_tokens > self.context_length:
+            raise PromptTooLong(f"{prompt_tokens} + {params.max_tokens} > {self.context_length}")
+        self.requests.append((request_id, messages, params))
+        return self._events(request_id, prompt_tokens, params)
 
     async def abort(self, request_id: str) -> None:
         self.abort_calls.append(request_id)
@@ -74,20 +102,24 @@ class FakeGenerator:
         self._released.set()
 
     async def _events(
-        self, request_id: str, messages: list[ChatMessage], params: GenerationParams
+        self, request_id: str, prompt_tokens: int, params: GenerationParams
     ) -> AsyncIterator[GenerationEvent]:
         ended = False
         emitted = 0
 
-        def done(reason: str) -> GenerationDone:
+        def done(reason: str, error: str | None = None) -> GenerationDone:
             self.finished[request_id] = reason
             return GenerationDone(
                 finish_reason=reason,
-                prompt_tokens=self.count_prompt_tokens(messages),
+                prompt_tokens=prompt_tokens,
                 completion_tokens=emitted,
                 queue_ms=1.5,
                 ttft_ms=2.5,
                 decode_tokens_per_s=100.0,
+                error=error,
+                e2e_ms=9.5,
+                tpot_ms=2.0,
+                itl_ms=(2.0,) * max(emitted - 1, 0),
             )
 
         try:
@@ -102,14 +134,26 @@ class FakeGenerator:
                     ended = True
                     yield done(FINISH_ABORT)
                     return
+                if emitted == self.fail_after:
+                    ended = True
+                    yield done("error", "engine exploded")
+                    return
                 await asyncio.sleep(0)
                 emitted += 1
-                yield TextDelta(token)
+                yield TextDelta(token, _fake_logprobs(token, emitted, params.logprobs))
             ended = True
             yield done(FINISH_LENGTH if params.max_tokens < len(self.tokens) else FINISH_STOP)
         finally:
             if not ended:
                 self.closed_early.append(request_id)
+
+
+def _fake_logprobs(token: str, position: int, k: int | None) -> tuple[TokenLogprob, ...]:
+    if k is None:
+        return ()
+    alternatives = [token] + [f"alt{j}" for j in range(1, k)]
+    top = tuple(TokenLogprob(t, -position / 10 - j, tuple(t.encode())) for j, t in enumerate(alternatives[:k]))
+    return (TokenLogprob(token, -position / 10, tuple(token.encode()), top),)
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
@@ -158,11 +202,35 @@ def client(settings: Settings, fake: FakeGenerator) -> Iterator[TestClient]:
 
 def sign_up(client: TestClient, username: str, password: str = PASSWORD) -> str:
     """Sign up through the form; returns the session token the response set."""
-    response = client.post("/signup", data={"username": username, "password": password})
+    response = client.post("/signup", data={"username": username, "password": password, **csrf_field(client)})
     assert response.status_code == 303, response.text
     token = response.cookies.get(SESSION_COOKIE)
     assert token
     return token
+
+
+_CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]*)">')
+
+
+def csrf_token(client: TestClient) -> str:
+    """The CSRF token for `client`'s current cookies, as a page would embed it (docs/INTERFACES.md
+    6.5): read from the meta tag of a page (a 404 page: every page has it, logged in or not).
+    Anonymous clients also receive the double-submit cookie here. Ask again after the session
+    cookie changes (log-in, log-out, use_session)."""
+    response = client.get("/__csrf_probe__", headers={"Accept": "text/html"})
+    match = _CSRF_META.search(response.text)
+    assert match and match.group(1), "no csrf-token meta tag in the page"
+    return match.group(1)
+
+
+def csrf_headers(client: TestClient) -> dict[str, str]:
+    """``{"X-CSRF-Token": ...}`` for fetch-style JSON requests (POST/PUT/PATCH/DELETE)."""
+    return {"X-CSRF-Token": csrf_token(client)}
+
+
+def csrf_field(client: TestClient) -> dict[str, str]:
+    """``{"csrf_token": ...}`` to merge into form data."""
+    return {"csrf_token": csrf_token(client)}
 
 
 def use_session(client: TestClient, token: str | None) -> None:

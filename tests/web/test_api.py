@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from .conftest import FakeGenerator, app_state, sign_up, use_session, user_id
+from .conftest import FakeGenerator, app_state, csrf_headers, sign_up, use_session, user_id
 
 
 @pytest.mark.parametrize(
@@ -13,7 +13,7 @@ from .conftest import FakeGenerator, app_state, sign_up, use_session, user_id
     [("GET", "/api/conversations"), ("GET", "/api/conversations/x"), ("DELETE", "/api/conversations/x")],
 )
 def test_api_without_a_session_is_a_401_json(client: TestClient, method: str, path: str) -> None:
-    response = client.request(method, path)
+    response = client.request(method, path, headers=csrf_headers(client))
     assert response.status_code == 401
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]["code"] == "unauthenticated"
@@ -39,7 +39,7 @@ def test_list_get_and_delete_own_conversations(client: TestClient) -> None:
     assert one.json()["title"] == "First"
     assert one.json()["messages"] == []
 
-    assert client.delete(f"/api/conversations/{first.id}").status_code == 204
+    assert client.delete(f"/api/conversations/{first.id}", headers=csrf_headers(client)).status_code == 204
     assert client.get(f"/api/conversations/{first.id}").status_code == 404
     assert [c["id"] for c in client.get("/api/conversations").json()["conversations"]] == [second.id]
 
@@ -51,7 +51,7 @@ def test_another_users_conversation_is_a_404_json(client: TestClient) -> None:
     sign_up(client, "bob")
     assert client.get("/api/conversations").json()["conversations"] == []
     for method in ("GET", "DELETE"):
-        response = client.request(method, f"/api/conversations/{secret.id}")
+        response = client.request(method, f"/api/conversations/{secret.id}", headers=csrf_headers(client))
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "not_found"
     # Bob's DELETE did not delete it.

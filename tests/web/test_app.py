@@ -15,7 +15,7 @@ from backend.models import Conversation, Message
 from backend.settings import Settings
 from web.app import REPO_ROOT, STATIC_DIR, TEMPLATES_DIR, create_app
 
-from .conftest import PASSWORD, FakeGenerator
+from .conftest import PASSWORD, FakeGenerator, csrf_field
 
 
 class LifecycleGenerator(FakeGenerator):
@@ -50,7 +50,8 @@ def test_startup_marks_replies_left_streaming_as_interrupted(database_url: str) 
 
     settings = Settings(database_url=database_url)
     with TestClient(create_app(settings, generator=FakeGenerator()), follow_redirects=False) as client:
-        assert client.post("/login", data={"username": "alice", "password": PASSWORD}).status_code == 303
+        login = {"username": "alice", "password": PASSWORD, **csrf_field(client)}
+        assert client.post("/login", data=login).status_code == 303
         messages = client.get(f"/api/conversations/{conversation_id}").json()["messages"]
     (stored,) = [m for m in messages if m["id"] == reply_id]
     assert stored["status"] == "interrupted"
@@ -61,10 +62,10 @@ def test_without_a_generator_the_lifespan_owns_the_engine(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     created: list[LifecycleGenerator] = []
-    calls: list[tuple[str | None, object]] = []
+    calls: list[tuple[str | None, object, dict]] = []
 
-    def create_generator(model_path: str | None, progress=None) -> LifecycleGenerator:
-        calls.append((model_path, progress))
+    def create_generator(model_path: str | None, progress=None, **engine_options) -> LifecycleGenerator:
+        calls.append((model_path, progress, engine_options))
         progress("weights", 0.5)  # the app's callback accepts (stage, fraction)
         created.append(LifecycleGenerator())
         return created[-1]
@@ -73,9 +74,10 @@ def test_without_a_generator_the_lifespan_owns_the_engine(
     adapter.create_generator = create_generator  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "backend.engine_adapter", adapter)
 
-    settings = Settings(database_url=database_url, model_path="/models/some.gguf")
+    settings = Settings(database_url=database_url, model_path="/models/some.gguf", queue_timeout_s=42.5)
     with TestClient(create_app(settings)) as client:
         assert [c[0] for c in calls] == ["/models/some.gguf"]
+        assert calls[0][2] == {"queue_timeout_s": 42.5}  # CRESCENT_QUEUE_TIMEOUT_S reaches the engine
         assert created[0].started == 1 and created[0].stopped == 0
         assert client.get("/healthz").json() == {"status": "ok", "model": "fake-model", "ready": True}
     assert created[0].stopped == 1

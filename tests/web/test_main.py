@@ -54,3 +54,80 @@ def test_invalid_settings_exit_2_without_serving(
 def test_a_command_is_required(served: list[dict[str, Any]]) -> None:
     with pytest.raises(SystemExit):
         main([])
+
+
+# --- the admin CLI --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_db(monkeypatch: pytest.MonkeyPatch, tmp_path) -> str:
+    """A fresh, unmigrated database: the CLI migrates it itself."""
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    monkeypatch.setenv("DATABASE_URL", url)
+    return url
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+
+
+def _services(url: str):
+    from backend.api_keys import ApiKeyService
+    from backend.auth import AuthService
+    from backend.db import create_db_engine, make_session_factory
+
+    factory = make_session_factory(create_db_engine(url))
+    return AuthService(factory, 3600), ApiKeyService(factory)
+
+
+def test_create_user_reads_the_password_from_stdin(cli_db, monkeypatch, capsys) -> None:
+    _stdin(monkeypatch, "a strong password\n")
+    assert main(["admin", "create-user", "root", "--admin"]) == 0
+    _stdin(monkeypatch, "another password\n")
+    assert main(["admin", "create-user", "bob"]) == 0
+    auth, _keys = _services(cli_db)
+    assert auth.find_user("root").role == "admin" and auth.find_user("bob").role == "user"
+    token = auth.log_in("root", "a strong password")  # the newline is not part of the password
+    assert auth.user_for_session(token).is_admin
+    assert "created user root (admin)" in capsys.readouterr().err
+
+
+def test_the_first_cli_user_is_admin_even_without_the_flag(cli_db, monkeypatch) -> None:
+    _stdin(monkeypatch, "a strong password\n")
+    assert main(["admin", "create-user", "first"]) == 0
+    assert _services(cli_db)[0].find_user("first").role == "admin"
+
+
+@pytest.mark.parametrize("password", ["short\n", "\n"])
+def test_create_user_refuses_a_bad_password(cli_db, monkeypatch, capsys, password) -> None:
+    _stdin(monkeypatch, password)
+    assert main(["admin", "create-user", "root"]) == 1
+    assert "at least 8" in capsys.readouterr().err
+
+
+def test_create_user_refuses_a_taken_name(cli_db, monkeypatch) -> None:
+    _stdin(monkeypatch, "a strong password\n")
+    assert main(["admin", "create-user", "root"]) == 0
+    _stdin(monkeypatch, "a strong password\n")
+    assert main(["admin", "create-user", "ROOT"]) == 1
+
+
+def test_create_key_prints_only_a_working_secret(cli_db, monkeypatch, capsys) -> None:
+    _stdin(monkeypatch, "a strong password\n")
+    main(["admin", "create-user", "alice"])
+    capsys.readouterr()
+    assert main(["admin", "create-key", "alice", "--name", "ci"]) == 0
+    out = capsys.readouterr().out
+    secret = out.strip()
+    assert out == secret + "\n" and secret.startswith("crk_")
+    auth, keys = _services(cli_db)
+    assert keys.user_for_key(secret).username == "alice"
+    assert [k.name for k in keys.list_keys(auth.find_user("alice").id)] == ["ci"]
+
+
+def test_create_key_for_an_unknown_user_fails(cli_db, capsys) -> None:
+    assert main(["admin", "create-key", "ghost"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "ghost" in captured.err

@@ -9,7 +9,7 @@ from backend.settings import Settings
 from web.app import create_app
 from web.security import CONTENT_SECURITY_POLICY, is_same_origin, normalize_origin
 
-from .conftest import FakeGenerator, sign_up
+from .conftest import FakeGenerator, csrf_field, sign_up
 
 EXPECTED_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -40,7 +40,9 @@ def test_csp_matches_the_contract() -> None:
         ("GET", "/api/conversations"),  # 401
         ("GET", "/no/such/page"),  # 404
         ("POST", "/login"),  # 400 re-render
-        ("PUT", "/login"),  # 405
+        ("PUT", "/login"),  # 403 csrf_failed (the middleware answers before routing)
+        ("GET", "/account"),  # 303 to /login
+        ("POST", "/api/account/keys"),  # 403 csrf_failed, JSON
     ],
 )
 def test_every_response_has_the_security_headers(client: TestClient, method: str, path: str) -> None:
@@ -50,7 +52,8 @@ def test_every_response_has_the_security_headers(client: TestClient, method: str
 
 def test_logged_in_pages_have_the_security_headers(client: TestClient) -> None:
     sign_up(client, "alice")
-    _assert_security_headers(client.get("/chat"))
+    for path in ("/chat", "/account", "/c/unknown"):
+        _assert_security_headers(client.get(path))
 
 
 def test_cross_origin_post_is_refused_before_the_route_runs(client: TestClient) -> None:
@@ -63,7 +66,8 @@ def test_cross_origin_post_is_refused_before_the_route_runs(client: TestClient) 
     assert "crescent_session" not in response.cookies
     _assert_security_headers(response)
     # The account was not created: the same name can still sign up from our own origin.
-    assert client.post("/signup", data={"username": "mallory", "password": "long enough password"}).status_code == 303
+    ok = client.post("/signup", data={"username": "mallory", "password": "long enough password", **csrf_field(client)})
+    assert ok.status_code == 303
 
 
 def test_cross_origin_logout_is_refused(client: TestClient) -> None:
@@ -82,7 +86,8 @@ def test_cross_origin_api_delete_is_refused_with_json(client: TestClient) -> Non
 @pytest.mark.parametrize("origin", ["http://testserver", "HTTP://TestServer:80", None])
 def test_same_origin_or_no_origin_post_passes(client: TestClient, origin: str | None) -> None:
     headers = {"Origin": origin} if origin else {}
-    response = client.post("/signup", data={"username": "bob", "password": "long enough password"}, headers=headers)
+    data = {"username": "bob", "password": "long enough password", **csrf_field(client)}
+    response = client.post("/signup", data=data, headers=headers)
     assert response.status_code == 303
 
 
@@ -99,7 +104,7 @@ def test_allowed_origins_setting_admits_an_extra_origin(database_url: str) -> No
     with TestClient(create_app(settings, generator=FakeGenerator()), follow_redirects=False) as client:
         ok = client.post(
             "/signup",
-            data={"username": "carol", "password": "long enough password"},
+            data={"username": "carol", "password": "long enough password", **csrf_field(client)},
             headers={"Origin": "https://chat.example.com"},
         )
         assert ok.status_code == 303

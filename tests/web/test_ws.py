@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
+from dataclasses import replace
 from typing import Any, Iterator
 
 import pytest
@@ -133,6 +135,11 @@ def test_send_streams_ack_deltas_done_and_stores_the_reply(client: TestClient, f
     assert stored["content"] == "".join(fake.tokens)
     assert stored["status"] == "complete"
     assert stored["finish_reason"] == "stop"
+
+    # The page shows the reply's timings, queue time first (the fake waited 1.5 ms, TTFT 2.5 ms).
+    page = client.get(f"/c/{ack['conversation_id']}").text
+    assert ('<span class="timing">queue 2 ms</span><span class="timing">TTFT 2 ms</span>'
+            '<span class="timing">100.0 tok/s</span><span class="timing">4 tokens</span>') in page
 
 
 def test_second_send_continues_the_conversation_with_its_history(client: TestClient, fake: FakeGenerator) -> None:
@@ -386,6 +393,49 @@ def test_sends_in_flight_per_socket_are_bounded(client: TestClient, fake: FakeGe
     assert len(fake.requests) == MAX_SENDS_IN_FLIGHT
 
 
+def test_a_rate_limited_send_gets_an_error_frame_with_the_wait(client: TestClient, fake: FakeGenerator) -> None:
+    token = sign_up(client, "alice")
+    app_state(client).runtime_settings.update({"requests_per_minute": 1}, actor_id=None)
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("first"))
+        assert receive_until(ws)[-1]["status"] == "complete"
+        second = send_frame("second")
+        ws.send_json(second)
+        refused = ws.receive_json()
+        assert set(refused) == {"type", "code", "message", "retry_after_s", "client_msg_id"}
+        assert (refused["type"], refused["code"], refused["client_msg_id"]) == ("error", "rate_limited", second["client_msg_id"])
+        # The window is 60 s and the first request was a moment ago (wall clock: whole seconds).
+        assert isinstance(refused["retry_after_s"], int) and 55 <= refused["retry_after_s"] <= 60
+        assert_alive(ws)
+    assert len(fake.requests) == 1
+    assert [c.title for c in app_state(client).conversations.list_conversations(user_id(client, token))] == ["first"]
+
+
+def test_a_full_queue_answers_overloaded_and_keeps_the_accepted_reply(settings: Settings) -> None:
+    fake = FakeGenerator(hold_after=0)  # the first request waits for its first token
+    app = create_app(replace(settings, max_waiting_requests=1), generator=fake)
+    with TestClient(app, follow_redirects=False) as client:
+        sign_up(client, "alice")
+        with client.websocket_connect("/ws") as ws:
+            ws.send_json(send_frame("first"))
+            assert ws.receive_json()["type"] == "ack"
+            wait_until(lambda: fake.requests, what="the first request to reach the generator")
+            second = send_frame("second")
+            ws.send_json(second)
+            refused = ws.receive_json()
+            assert (refused["code"], refused["retry_after_s"], refused["client_msg_id"]) == (
+                "overloaded", 5, second["client_msg_id"],
+            )  # fmt: skip
+            fake.release()
+            frames = receive_until(ws)
+            assert "".join(f["text"] for f in frames if f["type"] == "delta") == "Hello, **world**!"
+            assert frames[-1]["status"] == "complete"
+            assert app_state(client).admission.snapshot()["rejected_total"] == 1
+            # Nothing lost: the refused send goes through when the person retries it.
+            ws.send_json(second)
+            assert receive_until(ws)[-1]["status"] == "complete"
+
+
 def test_parse_frame() -> None:
     assert parse_frame('{"type": "ping"}') == PingFrame()
     assert parse_frame('{"type": "stop", "message_id": "m"}') == StopFrame("m")
@@ -539,7 +589,14 @@ def _live_login(address: str) -> str:
     import httpx
 
     with httpx.Client(base_url=f"http://{address}") as http:
-        response = http.post("/signup", data={"username": "alice", "password": "a long enough password"})
+        # As a browser would: the sign-up page sets the CSRF cookie and embeds the token.
+        page = http.get("/signup", headers={"Accept": "text/html"})
+        token = re.search(r'<meta name="csrf-token" content="([^"]*)">', page.text)
+        assert token, "no csrf-token meta tag on /signup"
+        response = http.post(
+            "/signup",
+            data={"username": "alice", "password": "a long enough password", "csrf_token": token.group(1)},
+        )
         assert response.status_code == 303
         return response.cookies["crescent_session"]
 
@@ -586,3 +643,38 @@ def test_live_server_dropped_connection_aborts_and_stores_the_partial(live_serve
         stored = wait_until(settled, what="the partial reply to be stored")
     assert stored["finish_reason"] == "abort"
     assert stored["content"] == "".join(fake.tokens[:2])
+
+
+@pytest.mark.slow
+def test_real_engine_queue_deadline_ends_a_waiting_send_with_a_typed_error(database_url: str) -> None:
+    """One sequence at a time and a 0.5 s queue deadline: a second send waits behind a long reply
+    (up to 1,024 tokens, stopped once the second has ended) and must end with an error, not hang."""
+    adapter = pytest.importorskip("backend.engine_adapter", reason="backend.engine_adapter not written yet")
+    generator = adapter.create_generator(None, max_num_seqs=1, queue_timeout_s=0.5)
+    generator.start()
+    try:
+        settings = Settings(database_url=database_url, max_tokens=1024, temperature=0.0)
+        with TestClient(create_app(settings, generator=generator), follow_redirects=False) as client:
+            sign_up(client, "alice")
+            with client.websocket_connect("/ws") as ws:
+                ws.send_json(send_frame(COUNTING_PROMPT))
+                first = ws.receive_json()
+                assert first["type"] == "ack" and ws.receive_json()["type"] == "delta"
+                ws.send_json(send_frame("Say hi."))
+                frames = receive_until(ws, kinds=("ack",))
+                second = frames[-1]
+                while True:  # the first reply's deltas interleave
+                    frame = ws.receive_json()
+                    if frame["type"] in ("done", "error") and frame.get("message_id") == second["assistant_message_id"]:
+                        break
+                ws.send_json({"type": "stop", "message_id": first["assistant_message_id"]})
+                first_done = [f for f in receive_until(ws, kinds=("done", "error")) if f["type"] == "done"]
+            assert frame["type"] == "done", frame
+            assert (frame["status"], frame["finish_reason"]) == ("error", "error")
+            assert "queue" in frame["error"] and "queue_timeout:" in frame["error"]
+            assert first_done and first_done[-1]["message_id"] == first["assistant_message_id"]
+            stored = stored_message(client, second["conversation_id"], second["assistant_message_id"])
+            assert (stored["status"], stored["finish_reason"]) == ("error", "error")
+            assert app_state(client).admission.snapshot()["waiting_requests"] == 0
+    finally:
+        generator.shutdown()

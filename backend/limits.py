@@ -1,0 +1,337 @@
+"""Per-user limits and admission control in front of the engine.
+
+:class:`UsageLimiter` enforces the admin's per-user limits (read from the
+:class:`~backend.runtime_settings.RuntimeSettingsStore` on every call, so a change applies to the
+next request): requests per minute (a moving window through the ``limits`` library), tokens per
+UTC day (the sum of the user's ``UsageRecord`` rows) and concurrent generations. A refusal is
+:class:`RateLimited` with the exact whole seconds until the same request would pass.
+
+:class:`AdmissionController` bounds the work waiting for the engine: requests admitted but not
+yet given their first token, and their prompt tokens. When either bound would be passed, a new
+request is refused at once with :class:`Overloaded`; requests already admitted are never touched.
+
+Cross-process seam: the per-minute window and the concurrency and admission counters live in this
+process's memory, which fits the one-process-per-model layout (docs/ARCHITECTURE). Several
+processes sharing one database share the daily token budget (it is read from the database) but
+would each allow the per-minute and concurrency limits; to share them, give ``UsageLimiter`` a
+``limits`` storage URI (e.g. redis://) and move the concurrency count there too.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Callable
+
+from limits import RateLimitItemPerMinute
+from limits.storage import MemoryStorage, Storage, storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from backend.errors import DomainError
+from backend.models import UsageRecord
+from backend.runtime_settings import RuntimeSettingsStore
+
+# A refusal for concurrency has no known end (a reply finishes when it finishes): suggest this.
+CONCURRENCY_RETRY_AFTER_S = 2
+LIMIT_RPM = "requests_per_minute"
+LIMIT_TOKENS = "tokens_per_day"
+LIMIT_CONCURRENT = "max_concurrent_generations"
+USAGE_SOURCES = ("chat", "api")
+
+
+class RateLimited(DomainError):
+    """A per-user limit refused the request.
+
+    Attributes:
+        retry_after_s: whole seconds (>= 1) until a retry can pass (HTTP Retry-After).
+        limit: which limit: "requests_per_minute" | "tokens_per_day" | "max_concurrent_generations".
+    """
+
+    code = "rate_limited"
+    default_message = "too many requests"
+
+    def __init__(self, limit: str, retry_after_s: int, message: str | None = None) -> None:
+        self.limit = limit
+        self.retry_after_s = max(1, int(retry_after_s))
+        super().__init__(message or f"Too many requests. Try again in {self.retry_after_s} s.")
+
+
+class Overloaded(DomainError):
+    """The admission queue is full; nothing was queued. retry_after_s: whole seconds (>= 1)."""
+
+    code = "overloaded"
+    default_message = "the server is busy"
+
+    def __init__(self, retry_after_s: int, message: str | None = None) -> None:
+        self.retry_after_s = max(1, int(retry_after_s))
+        super().__init__(message or f"The server is busy. Try again in {self.retry_after_s} s.")
+
+
+def seconds_to_next_utc_midnight(now: float) -> int:
+    """Whole seconds from `now` (Unix seconds) to the next 00:00 UTC, rounded up; 1..86400."""
+    day = datetime.fromtimestamp(now, tz=timezone.utc).date()
+    midnight = datetime(day.year, day.month, day.day, tzinfo=timezone.utc) + timedelta(days=1)
+    return max(1, math.ceil(midnight.timestamp() - now))
+
+
+def utc_day_start(now: float) -> datetime:
+    day = datetime.fromtimestamp(now, tz=timezone.utc).date()
+    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+
+
+def record_usage(
+    session_factory: sessionmaker[Session], user_id: str, prompt_tokens: int, completion_tokens: int,
+    source: str, created_at: datetime | None = None,
+) -> None:
+    """Store one UsageRecord (a sync DB write). source: "chat" | "api"; created_at: now (UTC)
+    unless given. Raises ValueError for an unknown source."""
+    if source not in USAGE_SOURCES:
+        raise ValueError(f"source must be one of {USAGE_SOURCES}, got {source!r}")
+    with session_factory() as db:
+        row = UsageRecord(
+            user_id=user_id, source=source, prompt_tokens=max(0, int(prompt_tokens or 0)),
+            completion_tokens=max(0, int(completion_tokens or 0)),
+        )  # fmt: skip
+        if created_at is not None:
+            row.created_at = created_at
+        db.add(row)
+        db.commit()
+
+
+class UsageLimiter:
+    """Per-user limits; see the module docstring.
+
+    Args:
+        session_factory: for the daily token sums and the usage records (sync calls: run
+            acquire() and Lease.record() off the event loop).
+        store: where the limits are read, on every acquire().
+        clock: Unix seconds; it dates usage records and defines the UTC day. The per-minute
+            window is kept by the ``limits`` library on its own wall clock.
+        storage: a ``limits`` storage (default: in-process memory).
+    """
+
+    def __init__(
+        self,
+        session_factory: sessionmaker[Session],
+        store: RuntimeSettingsStore,
+        clock: Callable[[], float] = time.time,
+        storage: Storage | str | None = None,
+    ) -> None:
+        self._sessions = session_factory
+        self._store = store
+        self._clock = clock
+        if isinstance(storage, str):
+            storage = storage_from_string(storage)
+        self._window = MovingWindowRateLimiter(storage if storage is not None else MemoryStorage())
+        self._lock = threading.Lock()
+        self._active: dict[str, int] = {}
+
+    def acquire(self, user_id: str) -> Lease:
+        """Count one request for `user_id` and take a concurrency slot.
+
+        Checked in this order, so a refused request consumes nothing: concurrency, tokens today,
+        then requests in the last 60 s (the one check that consumes).
+
+        Raises:
+            RateLimited: with retry_after_s = 2 for concurrency, the seconds to the next UTC
+                midnight for the daily tokens, and the seconds until the oldest request of the
+                window is 60 s old for the per-minute limit.
+        """
+        limits = self._store.get()
+        with self._lock:
+            concurrent = limits.max_concurrent_generations
+            if concurrent and self._active.get(user_id, 0) >= concurrent:
+                raise RateLimited(
+                    LIMIT_CONCURRENT, CONCURRENCY_RETRY_AFTER_S,
+                    f"You already have {concurrent} {'reply' if concurrent == 1 else 'replies'} "
+                    "generating; wait for one to finish.",
+                )  # fmt: skip
+            if limits.tokens_per_day:
+                now = self._clock()
+                used = self.tokens_today(user_id, now)
+                if used >= limits.tokens_per_day:
+                    raise RateLimited(
+                        LIMIT_TOKENS, seconds_to_next_utc_midnight(now),
+                        f"Daily token limit reached ({used:,} of {limits.tokens_per_day:,} tokens "
+                        "today); it resets at 00:00 UTC.",
+                    )  # fmt: skip
+            rpm = limits.requests_per_minute
+            if rpm:
+                item = RateLimitItemPerMinute(rpm)
+                if not self._window.hit(item, "user", user_id):
+                    reset_at = self._window.get_window_stats(item, "user", user_id).reset_time
+                    retry = max(1, math.ceil(reset_at - time.time()))
+                    raise RateLimited(
+                        LIMIT_RPM, retry,
+                        f"At most {rpm} request{'' if rpm == 1 else 's'} per minute.",
+                    )  # fmt: skip
+            self._active[user_id] = self._active.get(user_id, 0) + 1
+        return Lease(self, user_id)
+
+    def tokens_today(self, user_id: str, now: float | None = None) -> int:
+        """Prompt + completion tokens `user_id` used since 00:00 UTC (of `now`, Unix seconds)."""
+        start = utc_day_start(self._clock() if now is None else now)
+        with self._sessions() as db:
+            total = db.scalar(
+                select(func.coalesce(func.sum(UsageRecord.prompt_tokens + UsageRecord.completion_tokens), 0))
+                .where(UsageRecord.user_id == user_id, UsageRecord.created_at >= start)
+            )  # fmt: skip
+        return int(total or 0)
+
+    def active(self, user_id: str) -> int:
+        """Generations `user_id` holds a lease for now."""
+        with self._lock:
+            return self._active.get(user_id, 0)
+
+    def record(self, user_id: str, prompt_tokens: int, completion_tokens: int, source: str) -> None:
+        """Store one UsageRecord dated by the clock. source: "chat" | "api"."""
+        created = datetime.fromtimestamp(self._clock(), tz=timezone.utc)
+        record_usage(self._sessions, user_id, prompt_tokens, completion_tokens, source, created)
+
+    def _release(self, lease: Lease) -> None:
+        with self._lock:
+            if lease._released:
+                return
+            lease._released = True
+            user_id = lease.user_id
+            left = self._active.get(user_id, 0) - 1
+            if left > 0:
+                self._active[user_id] = left
+            else:
+                self._active.pop(user_id, None)
+
+
+class Lease:
+    """One admitted request's hold on its user's limits."""
+
+    def __init__(self, limiter: UsageLimiter, user_id: str) -> None:
+        self._limiter = limiter
+        self.user_id = user_id
+        self._released = False
+        self._recorded = False
+
+    def record(self, prompt_tokens: int, completion_tokens: int, source: str) -> None:
+        """Store the tokens this request used (once; later calls are ignored). A sync DB write."""
+        if self._recorded:
+            return
+        self._recorded = True
+        self._limiter.record(self.user_id, prompt_tokens, completion_tokens, source)
+
+    def release(self) -> None:
+        """Free the concurrency slot. Idempotent, thread-safe."""
+        self._limiter._release(self)
+
+
+class AdmissionController:
+    """A bounded waiting room in front of the engine (thread-safe).
+
+    Waiting = admitted and not yet given its first token. A request is refused when admitting
+    it would make more than `max_waiting_requests` wait, or more than `max_waiting_prompt_tokens`
+    prompt tokens wait, except that a request is always admitted when nothing waits (so one
+    prompt longer than the token bound is not refused forever). The engine's own queue deadline
+    (queue_timeout_s) ends a request that waits too long after admission.
+
+    Args:
+        max_waiting_requests, max_waiting_prompt_tokens: the bounds (>= 1).
+        retry_after_s: the wait suggested to a refused request (>= 1).
+    """
+
+    def __init__(self, max_waiting_requests: int, max_waiting_prompt_tokens: int, retry_after_s: int = 5) -> None:
+        if max_waiting_requests < 1 or max_waiting_prompt_tokens < 1 or retry_after_s < 1:
+            raise ValueError("admission bounds and retry_after_s must be >= 1")
+        self.max_waiting_requests = max_waiting_requests
+        self.max_waiting_prompt_tokens = max_waiting_prompt_tokens
+        self.retry_after_s = retry_after_s
+        self._lock = threading.Lock()
+        self._waiting_requests = 0
+        self._waiting_tokens = 0
+        self._admitted_total = 0
+        self._rejected_total = 0
+
+    def admit(self, prompt_tokens: int) -> Ticket:
+        """Admit one request of `prompt_tokens` prompt tokens, or raise at once.
+
+        Raises:
+            Overloaded: the queue is full (retry_after_s as configured).
+        """
+        prompt_tokens = max(0, int(prompt_tokens))
+        with self._lock:
+            if self._waiting_requests and (
+                self._waiting_requests + 1 > self.max_waiting_requests
+                or self._waiting_tokens + prompt_tokens > self.max_waiting_prompt_tokens
+            ):
+                self._rejected_total += 1
+                raise Overloaded(
+                    self.retry_after_s,
+                    f"The server is busy ({self._waiting_requests} requests waiting). "
+                    f"Try again in {self.retry_after_s} s.",
+                )
+            self._waiting_requests += 1
+            self._waiting_tokens += prompt_tokens
+            self._admitted_total += 1
+        return Ticket(self, prompt_tokens)
+
+    def snapshot(self) -> dict[str, int]:
+        """waiting_requests, waiting_prompt_tokens, admitted_total, rejected_total, and the bounds."""
+        with self._lock:
+            return {
+                "waiting_requests": self._waiting_requests,
+                "waiting_prompt_tokens": self._waiting_tokens,
+                "admitted_total": self._admitted_total,
+                "rejected_total": self._rejected_total,
+                "max_waiting_requests": self.max_waiting_requests,
+                "max_waiting_prompt_tokens": self.max_waiting_prompt_tokens,
+            }
+
+    def _leave(self, ticket: Ticket) -> None:
+        with self._lock:
+            if ticket._waiting:
+                ticket._waiting = False
+                self._waiting_requests -= 1
+                self._waiting_tokens -= ticket.prompt_tokens
+
+
+class Ticket:
+    """An admitted request's place in the waiting room."""
+
+    def __init__(self, controller: AdmissionController, prompt_tokens: int) -> None:
+        self._controller = controller
+        self.prompt_tokens = prompt_tokens
+        self._waiting = True
+
+    @property
+    def waiting(self) -> bool:
+        return self._waiting
+
+    def started(self) -> None:
+        """The first event arrived: the request no longer waits. Idempotent."""
+        self.release()
+
+    def release(self) -> None:
+        """Leave the waiting room (finished, failed or abandoned). Idempotent, thread-safe."""
+        self._controller._leave(self)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What a request holds once both gates let it through; release() frees both."""
+
+    lease: Lease | None
+    ticket: Ticket | None
+
+    def started(self) -> None:
+        """The first event arrived: leave the waiting room, keep the lease."""
+        if self.ticket is not None:
+            self.ticket.started()
+
+    def release(self) -> None:
+        """Free the ticket and the lease. Idempotent."""
+        if self.ticket is not None:
+            self.ticket.release()
+        if self.lease is not None:
+            self.lease.release()

@@ -1,0 +1,321 @@
+"""Settings an admin changes while the server runs: stored in the database, validated, cached.
+
+The environment (:class:`backend.settings.Settings`) gives the defaults; a value the admin set
+lives in ``app_settings`` as JSON (one row per field) and wins over the default. Every change is
+validated field by field against :data:`FIELD_SPECS` (the admin page's form is generated from
+:meth:`RuntimeSettingsStore.fields`) and applied all-or-nothing.
+
+Readers call :meth:`RuntimeSettingsStore.get` on every request: it returns a cached snapshot,
+refreshed at once by :meth:`~RuntimeSettingsStore.update` in this process, and re-read from the
+database at most every ``cache_ttl_s`` so that other server processes sharing the database see
+a change within that time (the cross-process seam: the database is the source of truth).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass, fields as dataclass_fields, replace
+from typing import Any, Callable, Mapping
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from backend.errors import ValidationFailed
+from backend.models import AppSetting, utcnow
+from backend.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SIGNUP_MODES = ("open", "approval", "closed")
+MAX_SYSTEM_PROMPT_CHARS = 8_000
+# Without a known context window, the largest max_tokens the store accepts.
+MAX_TOKENS_CEILING = 1_000_000
+# Per-user limits above these are typos, not policies.
+MAX_REQUESTS_PER_MINUTE = 100_000
+MAX_TOKENS_PER_DAY = 10_000_000_000
+MAX_CONCURRENT = 1_000
+CACHE_TTL_S = 5.0
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """One consistent snapshot of the runtime settings.
+
+    system_prompt: None keeps the chat template's own default system prompt.
+    default_max_tokens: reply length (tokens) when a request names none; <= max_max_tokens.
+    max_max_tokens: the most a request may ask for (the API refuses more; chat uses the default).
+    default_temperature: [0, 2]; default_top_p: (0, 1].
+    requests_per_minute, tokens_per_day (prompt + completion, per UTC day),
+    max_concurrent_generations: per user; 0 means unlimited.
+    signup_mode: "open" | "approval" | "closed".
+    """
+
+    system_prompt: str | None
+    default_max_tokens: int
+    max_max_tokens: int
+    default_temperature: float
+    default_top_p: float
+    requests_per_minute: int
+    tokens_per_day: int
+    max_concurrent_generations: int
+    signup_mode: str
+
+    @classmethod
+    def from_settings(cls, settings: Settings, context_length: int | None = None) -> RuntimeSettings:
+        """The defaults: the environment's values, no limits, open sign-up.
+
+        max_max_tokens defaults to the context window when known (the engine refuses more anyway),
+        else to max(settings.max_tokens, 4096).
+        """
+        max_max = context_length if context_length else max(settings.max_tokens, 4096)
+        return cls(
+            system_prompt=settings.system_prompt,
+            default_max_tokens=min(settings.max_tokens, max_max),
+            max_max_tokens=max_max,
+            default_temperature=settings.temperature,
+            default_top_p=settings.top_p,
+            requests_per_minute=0,
+            tokens_per_day=0,
+            max_concurrent_generations=0,
+            signup_mode="open",
+        )
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """How one setting is edited and checked; the admin form is generated from these.
+
+    kind: "text" (str or None), "int", "float" or "choice". minimum/maximum are inclusive unless
+    min_exclusive; choices for "choice"; max_length for "text". help: one line for the form.
+    """
+
+    name: str
+    label: str
+    kind: str
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    min_exclusive: bool = False
+    choices: tuple[str, ...] = ()
+    max_length: int | None = None
+    group: str = "general"
+
+    def range_text(self) -> str:
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "text":
+            return f"at most {self.max_length} characters"
+        low = "(" if self.min_exclusive else "["
+        return f"in {low}{_num(self.minimum)}, {_num(self.maximum)}]"
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
+    return (
+        FieldSpec("system_prompt", "Default system prompt", "text",
+                  "Sent before every chat. Empty: the model's own default.",
+                  max_length=MAX_SYSTEM_PROMPT_CHARS, group="chat"),
+        FieldSpec("default_max_tokens", "Default max tokens", "int",
+                  "Reply length in tokens when a request names none.",
+                  1, max_tokens_limit, group="sampling"),
+        FieldSpec("max_max_tokens", "Maximum max tokens", "int",
+                  "The most tokens one request may ask for.", 1, max_tokens_limit, group="sampling"),
+        FieldSpec("default_temperature", "Default temperature", "float",
+                  "0 is greedy; higher is more varied.", 0.0, 2.0, group="sampling"),
+        FieldSpec("default_top_p", "Default top-p", "float",
+                  "Nucleus sampling; 1 disables it.", 0.0, 1.0, min_exclusive=True, group="sampling"),
+        FieldSpec("requests_per_minute", "Requests per minute", "int",
+                  "Per user, chat and API together. 0: unlimited.", 0, MAX_REQUESTS_PER_MINUTE,
+                  group="limits"),
+        FieldSpec("tokens_per_day", "Tokens per day", "int",
+                  "Per user, prompt + completion, per UTC day. 0: unlimited.", 0, MAX_TOKENS_PER_DAY,
+                  group="limits"),
+        FieldSpec("max_concurrent_generations", "Concurrent generations", "int",
+                  "Replies one user may have generating at once. 0: unlimited.", 0, MAX_CONCURRENT,
+                  group="limits"),
+        FieldSpec("signup_mode", "Sign-up", "choice",
+                  "open: anyone; approval: new accounts wait for an admin; closed: no sign-up.",
+                  choices=SIGNUP_MODES, group="accounts"),
+    )
+
+
+class SettingsInvalid(ValidationFailed):
+    """One or more settings are out of range. `errors`: field name -> message; `message` joins
+    them ("default_top_p must be in (0, 1], got 0")."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        self.errors = dict(errors)
+        super().__init__("; ".join(self.errors.values()))
+
+
+class RuntimeSettingsStore:
+    """Runtime settings over the ``app_settings`` table.
+
+    Args:
+        session_factory: SQLAlchemy sessionmaker (sync: call from a worker thread in async code,
+            except get(), which reads the database only when the cache has expired).
+        defaults: the environment's settings.
+        context_length: the model's window in tokens; bounds the max_tokens fields when known.
+        cache_ttl_s: how stale get() may be with respect to *other* processes' updates.
+        clock: monotonic seconds (tests pass a fake).
+    """
+
+    def __init__(
+        self,
+        session_factory: sessionmaker[Session],
+        defaults: Settings,
+        context_length: int | None = None,
+        cache_ttl_s: float = CACHE_TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sessions = session_factory
+        self._defaults = RuntimeSettings.from_settings(defaults, context_length)
+        self._specs = {spec.name: spec for spec in _field_specs(context_length or MAX_TOKENS_CEILING)}
+        self._cache_ttl_s = cache_ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._cached: RuntimeSettings | None = None
+        self._loaded_at = -math.inf
+
+    @property
+    def defaults(self) -> RuntimeSettings:
+        """The values used where the admin set nothing."""
+        return self._defaults
+
+    def fields(self) -> list[FieldSpec]:
+        """Every editable field, in form order, with its kind, range and help text."""
+        return list(self._specs.values())
+
+    def get(self) -> RuntimeSettings:
+        """The current settings (cached; see the module docstring)."""
+        cached = self._cached
+        if cached is not None and self._clock() - self._loaded_at < self._cache_ttl_s:
+            return cached
+        with self._lock:
+            if self._cached is None or self._clock() - self._loaded_at >= self._cache_ttl_s:
+                self._cached = self._load()
+                self._loaded_at = self._clock()
+            return self._cached
+
+    def update(self, changes: Mapping[str, object], actor_id: str | None) -> RuntimeSettings:
+        """Validate and store `changes` (field -> value) all at once; returns the new settings.
+
+        Values may be Python values or the strings a form posts ("0.7", "12", "" for no system
+        prompt). Fields not named keep their value.
+
+        Raises:
+            SettingsInvalid (a ValidationFailed, code "invalid_input"): an unknown field, a value
+                of the wrong type or out of range (the message names the field and the range), or
+                default_max_tokens above max_max_tokens. Nothing is stored then.
+        """
+        errors: dict[str, str] = {}
+        parsed: dict[str, object] = {}
+        for name, raw in changes.items():
+            spec = self._specs.get(name)
+            if spec is None:
+                errors[name] = f"{name} is not a setting"
+                continue
+            try:
+                parsed[name] = _parse(spec, raw)
+            except ValueError as exc:
+                errors[name] = str(exc)
+        with self._lock:
+            current = self._load()
+            merged = replace(current, **{k: v for k, v in parsed.items()})
+            if not errors and merged.default_max_tokens > merged.max_max_tokens:
+                errors["default_max_tokens"] = (
+                    f"default_max_tokens ({merged.default_max_tokens}) must be at most "
+                    f"max_max_tokens ({merged.max_max_tokens})"
+                )
+            if errors:
+                raise SettingsInvalid(errors)
+            with self._sessions() as db:
+                now = utcnow()
+                for name, value in parsed.items():
+                    row = db.get(AppSetting, name)
+                    if row is None:
+                        row = AppSetting(key=name)
+                        db.add(row)
+                    row.value = json.dumps(value)
+                    row.updated_at = now
+                    row.updated_by = actor_id
+                db.commit()
+            self._cached = self._load()
+            self._loaded_at = self._clock()
+            return self._cached
+
+    def _load(self) -> RuntimeSettings:
+        with self._sessions() as db:
+            rows = {row.key: row.value for row in db.scalars(select(AppSetting))}
+        values: dict[str, Any] = {}
+        for f in dataclass_fields(RuntimeSettings):
+            spec = self._specs[f.name]
+            default = getattr(self._defaults, f.name)
+            if f.name not in rows:
+                values[f.name] = default
+                continue
+            try:
+                values[f.name] = _parse(spec, json.loads(rows[f.name]))
+            except ValueError as exc:  # edited by hand, or a range that shrank: keep serving
+                log.warning("ignoring stored setting %s: %s", f.name, exc)
+                values[f.name] = default
+        settings = RuntimeSettings(**values)
+        if settings.default_max_tokens > settings.max_max_tokens:
+            settings = replace(settings, default_max_tokens=settings.max_max_tokens)
+        return settings
+
+
+def _parse(spec: FieldSpec, raw: object) -> object:
+    """One field's value, converted and range-checked. Raises ValueError naming the field."""
+    name = spec.name
+    if spec.kind == "text":
+        if raw is None:
+            return None
+        if not isinstance(raw, str):
+            raise ValueError(f"{name} must be text")
+        text = raw.replace("\r\n", "\n")
+        if len(text) > (spec.max_length or 0):
+            raise ValueError(f"{name} must be {spec.range_text()}, got {len(text)}")
+        if "\x00" in text:
+            raise ValueError(f"{name} must not contain NUL characters")
+        return text if text.strip() else None
+    if spec.kind == "choice":
+        if raw not in spec.choices:
+            raise ValueError(f"{name} must be {spec.range_text()}, got {raw!r}")
+        return raw
+    value = _number(spec, raw)
+    low, high = spec.minimum, spec.maximum
+    below = value <= low if spec.min_exclusive else value < low  # type: ignore[operator]
+    if below or value > high:  # type: ignore[operator]
+        raise ValueError(f"{name} must be {spec.range_text()}, got {_num(value)}")
+    return value
+
+
+def _number(spec: FieldSpec, raw: object) -> int | float:
+    kind = int if spec.kind == "int" else float
+    if isinstance(raw, bool):
+        raise ValueError(f"{spec.name} must be a number")
+    if isinstance(raw, str):
+        try:
+            raw = kind(raw.strip())
+        except ValueError:
+            what = "a whole number" if kind is int else "a number"
+            raise ValueError(f"{spec.name} must be {what}, got {raw!r}") from None
+    if kind is int:
+        if isinstance(raw, float) and raw.is_integer():
+            raw = int(raw)
+        if not isinstance(raw, int):
+            raise ValueError(f"{spec.name} must be a whole number, got {raw!r}")
+        return raw
+    if not isinstance(raw, (int, float)) or not math.isfinite(raw):
+        raise ValueError(f"{spec.name} must be a finite number, got {raw!r}")
+    return float(raw)

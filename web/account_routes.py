@@ -1,0 +1,128 @@
+"""The /account page and its JSON endpoints: change the password, create / list / revoke API keys.
+
+- ``GET /account``: the page (logged-in users; others are sent to /login).
+- ``GET /api/account/keys`` -> ``{"keys": [{id, name, prefix, created_at, last_used_at,
+  revoked_at}]}`` (newest first, revoked ones included).
+- ``POST /api/account/keys`` ``{"name": str}`` -> 201 ``{"key": {...}, "secret": "crk_..."}``:
+  the only time the secret is ever shown.
+- ``DELETE /api/account/keys/{key_id}`` -> 204; another user's or an unknown id: 404.
+- ``POST /api/account/password`` ``{"current_password", "new_password"}`` -> 200
+  ``{"ended_sessions": true}``; every other session of the user ends, this one stays. A wrong
+  current password: 401 ``invalid_credentials`` (and counts as a failed log-in for throttling).
+
+All need the session cookie (an API key cannot manage keys) and, being unsafe, the CSRF header.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from backend.auth import UserInfo
+from backend.errors import InvalidCredentials, ValidationFailed
+from web.api import to_jsonable
+from web.auth_routes import client_ip
+from web.errors import CODE_UNAUTHENTICATED, error_response
+from web.session import current_user, page_user_or_redirect, session_token
+from web.state import app_state
+
+MAX_JSON_BYTES = 16 * 1024
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object. Raises ValidationFailed: too large, not JSON, not an object."""
+    body = await request.body()
+    if len(body) > MAX_JSON_BYTES:
+        raise ValidationFailed("The request body is too large")
+    try:
+        value = json.loads(body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        raise ValidationFailed("The request body is not JSON") from None
+    if not isinstance(value, dict):
+        raise ValidationFailed("The request body must be a JSON object")
+    return value
+
+
+def _string(body: dict[str, Any], name: str) -> str:
+    value = body.get(name, "")
+    if not isinstance(value, str):
+        raise ValidationFailed(f"{name} must be a string")
+    return value
+
+
+async def _api_user(request: Request) -> UserInfo | Response:
+    user = await current_user(request)
+    if user is None:
+        return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
+    return user
+
+
+async def account_page(request: Request) -> Response:
+    user = await page_user_or_redirect(request)
+    if isinstance(user, Response):
+        return user
+    keys = await run_in_threadpool(app_state(request).api_keys.list_keys, user.id)
+    response = app_state(request).templates.TemplateResponse(
+        request, "account.html", {"user": user, "keys": keys}
+    )
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+async def list_keys(request: Request) -> Response:
+    user = await _api_user(request)
+    if isinstance(user, Response):
+        return user
+    keys = await run_in_threadpool(app_state(request).api_keys.list_keys, user.id)
+    return JSONResponse({"keys": to_jsonable(keys)}, headers=_NO_STORE)
+
+
+async def create_key(request: Request) -> Response:
+    user = await _api_user(request)
+    if isinstance(user, Response):
+        return user
+    name = _string(await _json_body(request), "name")
+    view, secret = await run_in_threadpool(app_state(request).api_keys.create_key, user.id, name)
+    return JSONResponse({"key": to_jsonable(view), "secret": secret}, status_code=201, headers=_NO_STORE)
+
+
+async def revoke_key(request: Request) -> Response:
+    user = await _api_user(request)
+    if isinstance(user, Response):
+        return user
+    await run_in_threadpool(app_state(request).api_keys.revoke_key, user.id, request.path_params["key_id"])
+    return Response(status_code=204)
+
+
+async def change_password(request: Request) -> Response:
+    user = await _api_user(request)
+    if isinstance(user, Response):
+        return user
+    body = await _json_body(request)
+    current, new = _string(body, "current_password"), _string(body, "new_password")
+    state = app_state(request)
+    ip = client_ip(request)
+    state.throttle.check(ip, user.username, "login")  # Throttled -> 429 with Retry-After
+    try:
+        await run_in_threadpool(state.auth.change_password, user.id, current, new, session_token(request))
+    except InvalidCredentials:
+        state.throttle.hit(ip, user.username, "login")
+        raise
+    return JSONResponse({"ended_sessions": True}, headers=_NO_STORE)
+
+
+routes = [
+    Route("/account", account_page, methods=["GET"]),
+    Route("/api/account/keys", list_keys, methods=["GET"]),
+    Route("/api/account/keys", create_key, methods=["POST"]),
+    Route("/api/account/keys/{key_id:str}", revoke_key, methods=["DELETE"]),
+    Route("/api/account/password", change_password, methods=["POST"]),
+]
+
+

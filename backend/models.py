@@ -11,12 +11,14 @@ import uuid
 from datetime import datetime, timezone
 
 from sqlalchemy import (
+    Boolean,
     CheckConstraint,
     DateTime,
     Float,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -212,3 +214,89 @@ class UsageRecord(Base):
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+# --- Documents for retrieval-augmented answers (issue 6) -------------------------------------
+
+DOCUMENT_STATUSES = ("processing", "ready", "failed", "superseded")
+DOCUMENT_KINDS = ("txt", "md", "html", "pdf")
+
+
+class Document(Base):
+    """One uploaded version of a user's document.
+
+    (user_id, name, version) is unique; re-uploading a name makes version + 1. status:
+    processing (being chunked and embedded, `progress` 0..1) | ready (its chunks are retrievable)
+    | failed (`error` says why; it has no chunks) | superseded (a newer version of the name became
+    ready; its chunks were removed). Only `ready` documents are ever retrieved. shared: set by an
+    admin, retrievable by every user. embedding_model: the embedder that made its vectors.
+    size_bytes: the uploaded file's size; sha256: hex digest of its bytes.
+    """
+
+    __tablename__ = "documents"
+    __table_args__ = (
+        UniqueConstraint("user_id", "name", "version"),
+        CheckConstraint(f"status IN {DOCUMENT_STATUSES!r}", name="status"),
+        CheckConstraint(f"kind IN {DOCUMENT_KINDS!r}", name="kind"),
+        Index("ix_documents_status_user_id", "status", "user_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    version: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(8))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="processing")
+    error: Mapped[str | None] = mapped_column(Text)
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    num_chunks: Mapped[int] = mapped_column(Integer, default=0)
+    shared: Mapped[bool] = mapped_column(Boolean, default=False)
+    embedding_model: Mapped[str] = mapped_column(String(128), default="")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class DocumentChunk(Base):
+    """One retrievable piece of a document version.
+
+    id: an integer (the full-text index's rowid). position: 0, 1, ... within the document.
+    heading_path: the Markdown/HTML headings above the chunk, joined with " > " ("" if none).
+    page: 1-based PDF page where the chunk starts (None for other kinds). num_tokens: its length
+    by the chunker's tokenizer. embedding: float32 little-endian, L2-normalised, the embedder's
+    dimension (bytes = 4 * dim). A full-text index (SQLite FTS5 table `document_chunks_fts`,
+    PostgreSQL GIN over to_tsvector) is kept in step with `text` by migration 0003.
+    """
+
+    __tablename__ = "document_chunks"
+    __table_args__ = (UniqueConstraint("document_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    heading_path: Mapped[str] = mapped_column(Text, default="")
+    page: Mapped[int | None] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    num_tokens: Mapped[int] = mapped_column(Integer)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class DocumentIndexState(Base):
+    """One row (id 1): `generation` grows in every transaction that changes which chunks are
+    retrievable, so in-memory vector caches (in any process) know when to reload."""
+
+    __tablename__ = "document_index_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    generation: Mapped[int] = mapped_column(Integer, default=0)
+
+
+# Tables the ORM does not declare: SQLite's FTS5 index over chunks and its shadow tables
+# (migration 0003). Autogenerate comparisons skip them (`include_name=include_in_autogenerate`).
+FTS_TABLE_PREFIX = "document_chunks_fts"
+
+
+def include_in_autogenerate(name: str | None, type_: str, parent_names: object) -> bool:
+    """Alembic `include_name` hook: False for the full-text index tables, True otherwise."""
+    return not (type_ == "table" and name is not None and name.startswith(FTS_TABLE_PREFIX))

@@ -11,7 +11,7 @@ from logging.config import fileConfig
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from backend.models import Base
+from backend.models import Base, include_in_autogenerate
 from backend.settings import Settings
 
 config = context.config
@@ -31,6 +31,8 @@ def _configure(**kwargs: object) -> None:
         # SQLite cannot ALTER most things in place; batch mode rebuilds the table instead.
         render_as_batch=True,
         compare_type=True,
+        # FTS5 shadow tables and other objects the ORM does not model are not autogenerate's.
+        include_name=include_in_autogenerate,
         **kwargs,
     )
 

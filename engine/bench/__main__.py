@@ -47,7 +47,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--long-prompt-len", type=int, default=d.long_prompt_len)
     p.add_argument("--no-prefix-caching", action="store_true")
     p.add_argument("--long-prefill-threshold", type=int, default=256,
-                   help="our chunk size for chunked prefill (tokens)")
+                   help="our chunk size for chunked prefill in single, chat and agent (tokens)")
+    p.add_argument("--long-prompt-chunk", type=int, default=32,
+                   help="our chunk size for chunked prefill in long-prompt (tokens)")
+    p.add_argument("--max-num-batched-tokens", type=int, default=2048,
+                   help="our per-step token budget (decode + prefill tokens)")
     p.add_argument("--max-num-seqs", type=int, default=32)
     p.add_argument("--kv-cache-gib", type=float, default=1.0)
     p.add_argument("--static-batch-size", type=int, default=16)
@@ -89,9 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     options = SuiteOptions(
         workloads=args.workloads or list(WORKLOADS), sizes=sizes_from_args(args),
-        config=EngineConfig(max_num_seqs=args.max_num_seqs, kv_cache_memory_gib=args.kv_cache_gib),
+        config=EngineConfig(max_num_seqs=args.max_num_seqs, kv_cache_memory_gib=args.kv_cache_gib,
+                            max_num_batched_tokens=args.max_num_batched_tokens),
         enable_prefix_caching=not args.no_prefix_caching,
         long_prefill_token_threshold=args.long_prefill_threshold,
+        long_prompt_chunk=args.long_prompt_chunk,
         host_overhead_batch=args.host_overhead_batch,
         baselines=load_baselines(args.baseline, model_path, args.static_batch_size))
     results = run_suite(loaded, options, log=lambda m: print(m, file=sys.stderr, flush=True))

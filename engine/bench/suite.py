@@ -28,7 +28,11 @@ NO_CHUNKING = "ours (no chunked prefill)"
 @dataclasses.dataclass
 class SuiteOptions:
     """workloads: names from WORKLOADS. baselines: {name: object with .modes and .serve}.
-    long_prefill_token_threshold: our chunk size for chunked prefill (long-prompt and the rest).
+    long_prefill_token_threshold: our chunk size for chunked prefill in single, chat and agent
+    (throughput-oriented). long_prompt_chunk: the chunk size of the long-prompt workload
+    (latency-oriented: on a CPU a decode step of a few streams reads all the weights, ~60 ms
+    for SmolLM2-135M float32 on 2 cores, and each prefill token riding along costs ~2 ms of
+    matmul, so a step with a c-token chunk takes about 60 + 2c ms: c <= ~60 keeps it within 3x).
     host_overhead_batch: 0 skips the host-overhead measurement. warm_up: one untimed request
     per system first."""
 
@@ -37,6 +41,7 @@ class SuiteOptions:
     config: EngineConfig = dataclasses.field(default_factory=EngineConfig)
     enable_prefix_caching: bool = True
     long_prefill_token_threshold: int | None = 256
+    long_prompt_chunk: int | None = 32
     host_overhead_batch: int = 32
     host_overhead_steps: int = 16
     warm_up: bool = True
@@ -96,7 +101,8 @@ def _run_workload(name: str, workload, runner: EngineRunner, options: SuiteOptio
             systems[NO_PREFIX_CACHING] = _metrics(
                 name, runner.run_agent(workload, enable_prefix_caching=False))
     elif name == "long-prompt":
-        systems[OURS] = _metrics(name, runner.run_long_prompt(workload))
+        systems[OURS] = _metrics(name, runner.run_long_prompt(
+            workload, long_prefill_token_threshold=options.long_prompt_chunk))
         systems[NO_CHUNKING] = _metrics(
             name, runner.run_long_prompt(workload, long_prefill_token_threshold=None))
     else:

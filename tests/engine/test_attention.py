@@ -12,6 +12,7 @@ import random
 import pytest
 import torch
 
+from engine import attention
 from engine.attention import make_attention_metadata, paged_attention, positions_for, write_kv_cache
 
 
@@ -72,6 +73,9 @@ MIXED_BATCHES = {
     "decodes": [(4, 1), (15, 1), (16, 1), (0, 1), (40, 1)],
     "prefill_chunks_after_cache": [(16, 16), (5, 9), (31, 2)],
     "mixed_chunk_and_decode": [(12, 1), (0, 20), (7, 1), (16, 8), (33, 1)],
+    # Lengths spread far enough that decodes run as several length groups, listed out of order.
+    "decodes_of_spread_lengths": [(600, 1), (3, 1), (300, 1), (0, 1), (450, 1), (10, 1), (609, 1), (1, 1)],
+    "spread_decodes_with_a_chunk": [(600, 1), (2, 1), (40, 24), (300, 1), (5, 1), (0, 9), (580, 1)],
 }
 
 
@@ -83,6 +87,21 @@ def test_paged_attention_equals_dense(block_size: int, num_heads: int, num_kv_he
     out, expected = run_step(MIXED_BATCHES[batch], block_size, num_heads, num_kv_heads, 32, seed)
     assert out.shape == expected.shape
     torch.testing.assert_close(out.double(), expected, atol=2e-5, rtol=1e-5)
+
+
+def test_decodes_of_spread_lengths_run_as_several_groups_covering_every_row() -> None:
+    seq_lens = [601, 4, 301, 1, 451, 11, 610, 2]
+    tables = [list(range(s)) for s in seq_lens]  # block_size 1
+    meta = make_attention_metadata(seq_lens, [1] * len(seq_lens), tables, block_size=1)
+    groups = attention._single_query_groups(meta)
+    assert len(groups) > 1
+    rows = sorted(r for g in groups for r in g.rows.tolist())
+    assert rows == list(range(len(seq_lens)))
+    for g in groups:  # each group pads only to its own longest sequence
+        assert g.max_len == max(seq_lens[r] for r in g.rows.tolist())
+    same = make_attention_metadata([9] * 4, [1] * 4, [[0] * 9] * 4, block_size=1)
+    (group,) = attention._single_query_groups(same)
+    assert group.rows is None and group.mask is None
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -14,6 +14,8 @@ import pytest
 from engine.bench.__main__ import parse_args, sizes_from_args
 from engine.bench.baselines import TransformersBaseline
 from engine.bench.metrics import RequestRecord, percentile, summarize
+from engine.bench import suite
+from engine.bench.runner import RunResult
 from engine.bench.suite import NO_CHUNKING, NO_PREFIX_CACHING, OURS, SuiteOptions, run_suite
 from engine.bench.workloads import TokenSampler, WorkloadSizes, make_workload
 from engine.config import EngineConfig
@@ -67,6 +69,27 @@ def test_cli_scale_flags_reach_the_sizes():
     sizes = sizes_from_args(args)
     assert args.workloads == ["chat", "agent"]
     assert (sizes.num_requests, sizes.turns, sizes.loops) == (5, 3, 8)
+
+
+def test_long_prompt_runs_with_its_own_chunk_and_the_rest_with_the_throughput_chunk():
+    args = parse_args(["long-prompt", "--long-prompt-chunk", "48", "--max-num-batched-tokens", "640"])
+    assert (args.long_prompt_chunk, args.max_num_batched_tokens, args.long_prefill_threshold) == (48, 640, 256)
+    calls = []
+
+    class Runner:  # records the overrides each run gets; returns one finished request
+        def _result(self, **overrides):
+            calls.append(overrides)
+            record = RequestRecord("s", 0.0, [1, 2], 2, first_scheduled=0.0, first_token=0.1,
+                                   finished=0.2, token_times=[0.1, 0.2])
+            return RunResult([record], 1.0, 0.0, 0)
+
+        def run_long_prompt(self, workload, **overrides):
+            return self._result(**overrides)
+
+    options = SuiteOptions(workloads=["long-prompt"], long_prompt_chunk=48)
+    systems = suite._run_workload("long-prompt", None, Runner(), options, log=lambda m: None)
+    assert set(systems) == {OURS, NO_CHUNKING}
+    assert calls == [{"long_prefill_token_threshold": 48}, {"long_prefill_token_threshold": None}]
 
 
 def _check_system(metrics: dict) -> None:

@@ -26,6 +26,9 @@ class EngineConfig:
     max_num_batched_tokens: per-step token budget (decode tokens + prefill chunk tokens).
     long_prefill_token_threshold: most prompt tokens one sequence prefills in one step (the
         chunk size of chunked prefill); None: only max_num_batched_tokens limits it.
+    max_prefill_tokens_during_decode: most prompt tokens (all sequences together) in a step
+        that also runs decodes; None: no cap beyond the others. Bounds decoders' inter-token
+        latency while a long prompt prefills, without slowing a prefill that runs alone.
     max_model_len: window for prompt + max_tokens, in tokens; None means the model's context
         length. The engine refuses to start (EngineConfigError) when it exceeds the context
         length or what the KV pool holds for one sequence.
@@ -48,6 +51,7 @@ class EngineConfig:
     max_model_len: int | None = None
     kv_cache_memory_fraction: float | None = None
     long_prefill_token_threshold: int | None = None
+    max_prefill_tokens_during_decode: int | None = None
     enable_prefix_caching: bool = True
     queue_timeout_s: float | None = None
 
@@ -60,8 +64,9 @@ class EngineConfig:
         if not (isinstance(self.kv_cache_memory_gib, (int, float)) and self.kv_cache_memory_gib > 0):
             raise EngineConfigError(
                 f"kv_cache_memory_gib must be > 0, got {self.kv_cache_memory_gib!r}")
-        if self.long_prefill_token_threshold is not None:
-            _positive_int("long_prefill_token_threshold", self.long_prefill_token_threshold)
+        for name in ("long_prefill_token_threshold", "max_prefill_tokens_during_decode"):
+            if getattr(self, name) is not None:
+                _positive_int(name, getattr(self, name))
         fraction = self.kv_cache_memory_fraction
         if fraction is not None and not (_is_number(fraction) and 0 < fraction <= 1):
             raise EngineConfigError(f"kv_cache_memory_fraction must be in (0, 1], got {fraction!r}")

@@ -54,7 +54,8 @@ class LLMEngine:
                                           enable_prefix_caching=config.enable_prefix_caching)
         self.scheduler = Scheduler(self.block_manager, config.max_num_seqs,
                                    config.max_num_batched_tokens,
-                                   long_prefill_token_threshold=config.long_prefill_token_threshold)
+                                   long_prefill_token_threshold=config.long_prefill_token_threshold,
+                                   max_prefill_tokens_during_decode=config.max_prefill_tokens_during_decode)
         self._num_prompt_tokens = 0
         self._num_generation_tokens = 0
         self._num_steps = 0

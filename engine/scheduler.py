@@ -44,7 +44,10 @@ class Scheduler:
     max_num_seqs running sequences, tokens remain in max_num_batched_tokens and the KV pool has
     blocks. One sequence prefills at most long_prefill_token_threshold tokens per step (None:
     only the budget limits it), so a long prompt is split into chunks across steps while
-    decoders keep getting a token every step. A waiting sequence starts from its longest
+    decoders keep getting a token every step. max_prefill_tokens_during_decode caps the prompt
+    tokens of all sequences together in a step that also runs decodes (None: no extra cap): a
+    step's latency grows with its prefill tokens, so the cap bounds the decoders' inter-token
+    latency while a prefill that runs alone still takes big chunks. A waiting sequence starts from its longest
     cached prefix (BlockManager.get_computed_blocks). The head of the queue is never
     overtaken (strict FCFS). The samples of a request with n > 1 share the prompt's blocks:
     a sample waits at the head of the queue while a running sample of the same request is
@@ -59,11 +62,13 @@ class Scheduler:
     """
 
     def __init__(self, block_manager: BlockManager, max_num_seqs: int,
-                 max_num_batched_tokens: int, long_prefill_token_threshold: int | None = None) -> None:
+                 max_num_batched_tokens: int, long_prefill_token_threshold: int | None = None,
+                 max_prefill_tokens_during_decode: int | None = None) -> None:
         self.block_manager = block_manager
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
         self.long_prefill_token_threshold = long_prefill_token_threshold
+        self.max_prefill_tokens_during_decode = max_prefill_tokens_during_decode
         self.waiting: deque[Sequence] = deque()
         self.running: list[Sequence] = []   # in admission order
         self.num_preemptions = 0
@@ -85,14 +90,21 @@ class Scheduler:
         out = SchedulerOutput()
         budget = self.max_num_batched_tokens
         items: dict[int, ScheduledSequence] = {}   # id(seq) -> its entry this step
-        queue = ([s for s in self.running if s.num_uncomputed_tokens == 1]
-                 + [s for s in self.running if s.num_uncomputed_tokens > 1])
+        decodes = [s for s in self.running if s.num_uncomputed_tokens == 1]
+        queue = decodes + [s for s in self.running if s.num_uncomputed_tokens > 1]
+        # Prompt tokens this step may still take (all sequences together); a budget of its own
+        # only when decoders share the step.
+        cap = self.max_prefill_tokens_during_decode
+        prefill_left = cap if cap is not None and decodes else budget
         for seq in queue:
             if budget <= 0:
                 break
             if seq.status is not SequenceStatus.RUNNING:  # preempted earlier in this step
                 continue
-            n = self._chunk(seq.num_uncomputed_tokens, budget)
+            is_prefill = seq.num_uncomputed_tokens > 1
+            if is_prefill and prefill_left <= 0:
+                continue
+            n = self._chunk(seq.num_uncomputed_tokens, min(budget, prefill_left) if is_prefill else budget)
             target = seq.num_computed_tokens + n
             while not self.block_manager.can_allocate(seq, target):
                 victim = self.running[-1]
@@ -109,16 +121,18 @@ class Scheduler:
                 items[id(seq)] = entry
                 out.scheduled.append(entry)
                 budget -= n
+                if is_prefill:
+                    prefill_left -= n
         if out.preempted:
             # The pool is short; admitting new prompts now would only preempt again.
             return out
-        while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
+        while self.waiting and min(budget, prefill_left) > 0 and len(self.running) < self.max_num_seqs:
             seq = self.waiting[0]
             computed = self.block_manager.get_computed_blocks(seq)
             if self._awaits_sibling_prefill(seq, len(computed)):
                 break
             num_computed = len(computed) * self.block_manager.block_size
-            n = self._chunk(seq.num_tokens - num_computed, budget)
+            n = self._chunk(seq.num_tokens - num_computed, min(budget, prefill_left))
             if not self.block_manager.can_allocate(seq, num_computed + n, computed):
                 break
             self.block_manager.allocate(seq, num_computed + n, computed)
@@ -128,6 +142,7 @@ class Scheduler:
             self.running.append(seq)
             out.scheduled.append(ScheduledSequence(seq, n))
             budget -= n
+            prefill_left -= n
         return out
 
     def _awaits_sibling_prefill(self, seq: Sequence, num_computed_blocks: int) -> bool:

@@ -71,3 +71,28 @@ def test_decoders_get_a_token_every_step_during_a_long_prefill(loaded_model):
             break
     # 30 tokens of budget left after two decodes, 16 at most per chunk.
     assert prefill_steps == -(-len(prompt) // 16)
+
+
+@pytest.mark.slow
+def test_prefill_cap_during_decode_keeps_decoders_stepping_and_tokens_identical(loaded_model):
+    """With max_prefill_tokens_during_decode the long prompt prefills 24 tokens per step while
+    the decoders run, and every request's greedy tokens equal those of an uncapped engine."""
+    prompt = loaded_model.tokenizer.encode(LONG_TEXT)
+    results = {}
+    for cap in (24, None):
+        engine = make_engine(loaded_model, max_num_batched_tokens=512, max_prefill_tokens_during_decode=cap)
+        for rid in ("d1", "d2"):
+            engine.add_request(rid, "Once upon a time", SamplingParams(max_tokens=40, temperature=0, ignore_eos=True))
+        engine.step()
+        engine.add_request("long", prompt, SamplingParams(max_tokens=4, temperature=0, ignore_eos=True))
+        tokens: dict[str, list[int]] = {}
+        steps_to_long = 0
+        while engine.has_unfinished_requests():
+            outs = engine.step()
+            if "long" not in tokens:
+                steps_to_long += 1
+            for o in outs:
+                tokens.setdefault(o.request_id, []).extend(o.new_token_ids)
+        results[cap] = (tokens, steps_to_long)
+    assert results[24][0] == results[None][0]
+    assert results[24][1] == -(-len(prompt) // 24) and results[None][1] == 1

@@ -62,6 +62,29 @@ def test_budget_is_shared_by_decodes_and_prefill_chunks():
     assert not out.scheduled[2].is_sampling
 
 
+def test_prefill_cap_applies_only_while_decoders_share_the_step():
+    sched = Scheduler(BlockManager(128, 4), max_num_seqs=8, max_num_batched_tokens=64,
+                      max_prefill_tokens_during_decode=8)
+    alone = make_seq(100, "alone")
+    sched.add(alone)
+    out = advance(sched)
+    # No decoder yet: the prompt takes the whole budget.
+    assert [(i.seq.request_id, i.num_new_tokens) for i in out.scheduled] == [("alone", 64)]
+    advance(sched)  # the last 36 prompt tokens; it samples its first token
+    assert alone.output_token_ids
+    b, c = make_seq(30, "b"), make_seq(30, "c")
+    sched.add(b)
+    sched.add(c)
+    chunks = []
+    while not b.output_token_ids:
+        out = advance(sched)
+        prefill = [(i.seq.request_id, i.num_new_tokens) for i in out.scheduled if i.seq is not alone]
+        assert sum(n for _, n in prefill) <= 8, prefill   # both prompts together, not each
+        assert any(i.seq is alone for i in out.scheduled)  # the decoder runs every step
+        chunks.append(prefill)
+    assert chunks[0] == [("b", 8)] and chunks[3] == [("b", 6), ("c", 2)]
+
+
 def test_max_num_seqs_bounds_the_running_batch():
     sched = Scheduler(BlockManager(64, 4), max_num_seqs=2, max_num_batched_tokens=100)
     for i in range(3):

@@ -23,8 +23,9 @@ the limiter's lease until the turn ends; every turn that reached the engine reco
 The system prompt and sampling defaults are read from the runtime settings store at the start of
 every turn, so an admin's change applies to the next turn without a restart.
 
-Cross-process seam: "one reply per conversation" and `stop()` use this process's memory, which
-fits the one-process-per-model layout; several processes would move both into the database.
+Cross-process seam: "one reply per conversation", `stop()` and the live registry (`self.live`,
+backend/live.py: `end_reply` when a user's access ends) use this process's memory, which fits
+the one-process-per-model layout; several processes would move them into the database.
 """
 
 from __future__ import annotations
@@ -32,19 +33,20 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import json
 import logging
 import secrets
 import threading
 import time
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Protocol
+from typing import Any, AsyncIterator, Callable, Protocol, Sequence
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from backend.conversations import make_title, owned_conversation
+from backend.conversations import load_sources, make_title, owned_conversation
 from backend.errors import ConversationBusy, DomainError, ValidationFailed
 from backend.generator import (
     FINISH_ABORT,
@@ -58,10 +60,11 @@ from backend.generator import (
     TextDelta,
     TextGenerator,
 )
+from backend.live import KIND_GENERATION, LiveRegistry
 from backend.limits import Admission, AdmissionController, Overloaded, RateLimited, UsageLimiter, record_usage
 from backend.markdown import IncrementalMarkdown, render_markdown
 from backend.models import Conversation, Message, new_id, utcnow
-from backend.prompt import build_prompt_messages
+from backend.rag.sources import Source, build_prompt_with_sources, citation
 from backend.runtime_settings import RuntimeSettings
 from backend.settings import Settings
 
@@ -90,6 +93,12 @@ class SettingsSource(Protocol):
     """Where a turn reads the runtime settings (a RuntimeSettingsStore)."""
 
     def get(self) -> RuntimeSettings: ...
+
+
+class DocumentSearch(Protocol):
+    """Where a turn finds sources in the user's documents (backend.rag.retrieval.Retriever)."""
+
+    def search(self, user_id: str, query: str) -> list[Source]: ...
 
 
 class ChatMetrics(Protocol):
@@ -139,6 +148,8 @@ class Done:
 
     usage: {"prompt_tokens", "completion_tokens"} (None when unknown, e.g. after a close).
     timings: {"queue_ms", "ttft_ms", "decode_tokens_per_s"} in ms, ms and tokens/s (or None).
+    sources: the citations of the documents the prompt quoted, [n] as the model saw them
+    (backend.rag.sources.citation dicts); empty when the turn used no documents.
     """
 
     message_id: str
@@ -148,6 +159,7 @@ class Done:
     usage: dict[str, Any]
     timings: dict[str, Any]
     error: str | None
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -184,6 +196,7 @@ class _Turn:
     prompt_error: GenerationError | None = None
     params: GenerationParams | None = None
     admission: Admission | None = None
+    sources: list[dict[str, Any]] = field(default_factory=list)  # citations in the prompt
 
 
 @dataclass
@@ -209,6 +222,8 @@ class ChatService:
             temperature, top_p). None: fixed values from `settings`.
         limiter: per-user limits (None: none). admission: the bounded queue (None: unbounded).
         metrics: told of every finished generation (source "chat") and every refusal.
+        retriever: searches the user's documents for turns of conversations that use them
+            (None: no turn does). Its failures are logged and the turn goes on without sources.
     """
 
     def __init__(
@@ -224,8 +239,10 @@ class ChatService:
         limiter: UsageLimiter | None = None,
         admission: AdmissionController | None = None,
         metrics: ChatMetrics | None = None,
+        retriever: DocumentSearch | None = None,
     ) -> None:
         self._sessions = session_factory
+        self._retriever = retriever
         self._generator = generator
         self._runtime: SettingsSource = runtime_settings or FixedSettings(
             RuntimeSettings.from_settings(settings, generator.context_length)
@@ -240,6 +257,10 @@ class ChatService:
         self._busy: set[str] = set()
         self._live: dict[str, str] = {}
         self._stopped: set[str] = set()  # message ids whose owner pressed stop
+        # Live replies per user, so that disabling an account (or ending a session) stops them
+        # at once (backend/live.py); message id -> why the server ended it.
+        self.live = LiveRegistry()
+        self._ended: dict[str, str] = {}
         self._busy_lock = threading.Lock()  # _begin runs on worker threads
 
     def params(self, user_id: str, settings: RuntimeSettings | None = None) -> GenerationParams:
@@ -263,19 +284,38 @@ class ChatService:
         await self._generator.abort(assistant_message_id)
         return True
 
+    async def end_reply(self, assistant_message_id: str, reason: str) -> bool:
+        """Abort the reply `assistant_message_id` if it is streaming here, because its user's
+        access ended (`reason`, e.g. "the account was disabled"). The reply is stored
+        "interrupted" with `reason` as its error. Returns whether an abort was sent."""
+        if assistant_message_id not in self._live:
+            return False
+        self._ended[assistant_message_id] = reason
+        await self._generator.abort(assistant_message_id)
+        return True
+
     async def send(
-        self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str
+        self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str,
+        use_documents: bool | None = None,
     ) -> AsyncIterator[ChatEvent]:
         """One chat turn; see the module docstring for the events. Never raises DomainError or
-        GenerationError: they become ChatFailed."""
+        GenerationError: they become ChatFailed.
+
+        use_documents: None keeps the conversation's setting (False for a new one); a bool sets
+        it for this turn and the next ones. When on, the user's documents are searched for
+        `text` (in a worker thread) and the sources that fit the prompt budget are quoted in the
+        prompt's last user turn, stored with the reply and sent in Done.sources; the stored user
+        message keeps the user's own text."""
         try:
             _validate(client_msg_id, conversation_id, text)
+            if use_documents is not None and not isinstance(use_documents, bool):
+                raise ValidationFailed("use_documents must be true, false or null")
         except ValidationFailed as exc:
             yield ChatFailed(exc.code, exc.message, client_msg_id if isinstance(client_msg_id, str) else None, None)
             return
         settings = self._runtime.get()
         begin = asyncio.ensure_future(
-            asyncio.to_thread(self._begin, user_id, client_msg_id, conversation_id, text, settings)
+            asyncio.to_thread(self._begin, user_id, client_msg_id, conversation_id, text, settings, use_documents)
         )
         try:
             turn = await asyncio.shield(begin)
@@ -302,6 +342,7 @@ class ChatService:
     async def _generate(self, user_id: str, client_msg_id: str, turn: _Turn) -> AsyncIterator[ChatEvent]:
         message_id = turn.assistant_message_id
         self._live[message_id] = user_id
+        live = self.live.add(user_id, KIND_GENERATION, lambda reason: self.end_reply(message_id, reason))
         markdown = IncrementalMarkdown()
         parts: list[str] = []
         outcome: _Outcome | None = None
@@ -349,7 +390,8 @@ class ChatService:
             closed_early = outcome is None
             if closed_early:
                 # aclose, cancellation, the socket went away: keep the partial reply.
-                outcome = _Outcome(FINISH_ABORT, "interrupted", REASON_CONNECTION_CLOSED)
+                reason = self._ended.get(message_id, REASON_CONNECTION_CLOSED)
+                outcome = _Outcome(FINISH_ABORT, "interrupted", reason)
             html = _final_html(markdown)
             # Synchronous on purpose: no await before it, so a second cancellation cannot skip it.
             self._finish(message_id, turn.conversation_id, "".join(parts), html, outcome)
@@ -358,6 +400,8 @@ class ChatService:
             if turn.admission is not None:
                 turn.admission.release()
             self._live.pop(message_id, None)
+            self.live.discard(live)
+            self._ended.pop(message_id, None)
             self._stopped.discard(message_id)
             self._release(turn.conversation_id)
             if closed_early:
@@ -365,7 +409,7 @@ class ChatService:
         if failed is not None:
             yield failed
             return
-        yield _done(message_id, html, outcome)
+        yield _done(message_id, html, outcome, turn.sources)
 
     def _outcome_of(self, message_id: str, event: GenerationDone) -> _Outcome:
         if event.finish_reason == FINISH_ERROR and (event.error or "").startswith(QUEUE_TIMEOUT_PREFIX):
@@ -373,7 +417,8 @@ class ChatService:
         if event.finish_reason == FINISH_ABORT:
             if message_id in self._stopped:
                 return _Outcome(FINISH_ABORT, "complete", None, event)
-            return _Outcome(FINISH_ABORT, "interrupted", event.error or REASON_SERVER_ABORTED, event)
+            reason = self._ended.get(message_id) or event.error or REASON_SERVER_ABORTED
+            return _Outcome(FINISH_ABORT, "interrupted", reason, event)
         status = _STATUS_BY_FINISH.get(event.finish_reason, "error")
         return _Outcome(event.finish_reason, status, event.error, event)
 
@@ -420,20 +465,35 @@ class ChatService:
             except Exception:
                 log.exception("counting a %s rejection failed", kind)
 
-    def _plan(self, settings: RuntimeSettings, history: list[ChatMessage]) -> tuple[list[ChatMessage], int, GenerationError | None]:
-        """The prompt for `history` under `settings`, and its token count; or why it cannot be
-        built (stored as the reply's error after the Ack, as before limits existed)."""
+    def _plan(
+        self, settings: RuntimeSettings, history: list[ChatMessage], sources: Sequence[Source] = ()
+    ) -> tuple[list[ChatMessage], int, GenerationError | None, list[Source]]:
+        """The prompt for `history` (and `sources`, quoted in its last user turn) under
+        `settings`, its token count and the sources kept in it (sources are cut before
+        history, the system prompt never); or why it cannot be built (stored as the reply's
+        error after the Ack, as before limits existed)."""
         try:
-            messages = build_prompt_messages(
-                settings.system_prompt, history, self._generator.count_prompt_tokens,
+            messages, used = build_prompt_with_sources(
+                settings.system_prompt, history, sources, self._generator.count_prompt_tokens,
                 self._generator.context_length, settings.default_max_tokens,
             )  # fmt: skip
-            return messages, self._generator.count_prompt_tokens(messages), None
+            return messages, self._generator.count_prompt_tokens(messages), None, used
         except GenerationError as exc:
-            return [], 0, exc
+            return [], 0, exc, []
         except Exception as exc:
             log.exception("building the prompt failed")
-            return [], 0, GenerationError(f"generation failed: {exc}")
+            return [], 0, GenerationError(f"generation failed: {exc}"), []
+
+    def _retrieve(self, user_id: str, text: str) -> list[Source] | None:
+        """The sources for `text` among `user_id`'s documents; None when nothing was searched
+        (no retriever, or the search failed: a document problem never blocks chatting)."""
+        if self._retriever is None:
+            return None
+        try:
+            return list(self._retriever.search(user_id, text))
+        except Exception:
+            log.exception("searching the documents of user %s failed; answering without sources", user_id)
+            return None
 
     def _admit(self, user_id: str, prompt_tokens: int) -> Admission:
         """Pass the per-user limits, then the admission queue. Raises RateLimited / Overloaded
@@ -458,11 +518,13 @@ class ChatService:
     # --- database (sync; called through asyncio.to_thread, or directly when it must not be skipped)
 
     def _begin(
-        self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str, settings: RuntimeSettings
+        self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str, settings: RuntimeSettings,
+        use_documents: bool | None = None,
     ) -> _Turn:
         """Store a new turn (or find it stored). Order: a stored id answers at once; the
-        conversation is checked and claimed; the prompt is built; the limits and the queue are
-        passed; only then is anything written. Raises DomainError (nothing stored)."""
+        conversation is checked and claimed; the documents are searched (when the conversation
+        uses them); the prompt is built; the limits and the queue are passed; only then is
+        anything written. Raises DomainError (nothing stored)."""
         with self._sessions() as db:
             stored = _stored_turn(db, user_id, client_msg_id)
             if stored is not None:
@@ -478,15 +540,21 @@ class ChatService:
                     earlier = _earlier_messages(db, conversation.id, user_id)
                 history = [_as_chat_message(m) for m in earlier if _in_prompt(m)]
                 history.append(ChatMessage("user", text))
-                messages, prompt_tokens, prompt_error = self._plan(settings, history)
+                searching = use_documents if use_documents is not None else bool(conversation and conversation.use_documents)
+                found = self._retrieve(user_id, text) if searching else None
+                messages, prompt_tokens, prompt_error, used = self._plan(settings, history, found or ())
+                # NULL: no search ran; "[]": it ran and no source was found or fitted.
+                citations = [citation(n, s) for n, s in enumerate(used, start=1)] if found is not None else None
                 if prompt_error is None:
                     admission = self._admit(user_id, prompt_tokens)
                 if conversation is None:
-                    conversation = Conversation(user_id=user_id, title=make_title(text))
+                    conversation = Conversation(user_id=user_id, title=make_title(text), use_documents=bool(use_documents))
                     db.add(conversation)
                     db.flush()
                     claimed = self._claim(conversation.id)
-                turn = self._insert_turn(db, conversation, earlier, user_id, client_msg_id, text)
+                elif use_documents is not None:
+                    conversation.use_documents = use_documents  # committed with the turn
+                turn = self._insert_turn(db, conversation, earlier, user_id, client_msg_id, text, citations)
             except IntegrityError:
                 self._undo(claimed, admission)
                 db.rollback()
@@ -502,11 +570,12 @@ class ChatService:
         turn.messages, turn.prompt_tokens, turn.prompt_error = messages, prompt_tokens, prompt_error
         turn.params = self.params(user_id, settings)
         turn.admission = admission
+        turn.sources = citations or []
         return turn
 
     def _insert_turn(
         self, db: Session, conversation: Conversation, earlier: list[Message], user_id: str,
-        client_msg_id: str, text: str,
+        client_msg_id: str, text: str, citations: list[dict[str, Any]] | None = None,
     ) -> _Turn:
         position = earlier[-1].position + 1 if earlier else 0
         now = utcnow()
@@ -521,7 +590,7 @@ class ChatService:
         assistant = Message(
             id=new_id(), conversation_id=conversation.id, user_id=user_id, position=position + 1,
             role="assistant", content="", html="", status="streaming", parent_id=user_message.id,
-            created_at=now, updated_at=now,
+            created_at=now, updated_at=now, sources=None if citations is None else json.dumps(citations),
         )  # fmt: skip
         db.add(user_message)
         db.flush()
@@ -655,10 +724,11 @@ def _replayed_outcome(client_msg_id: str, turn: _Turn) -> ChatEvent:
         usage={"prompt_tokens": row.prompt_tokens, "completion_tokens": row.completion_tokens},
         timings={"queue_ms": row.queue_ms, "ttft_ms": row.ttft_ms, "decode_tokens_per_s": row.decode_tokens_per_s},
         error=row.error,
+        sources=load_sources(row.sources),
     )
 
 
-def _done(message_id: str, html: str, outcome: _Outcome) -> Done:
+def _done(message_id: str, html: str, outcome: _Outcome, sources: list[dict[str, Any]] | None = None) -> Done:
     done = outcome.done or GenerationDone(outcome.finish_reason)
     prompt_tokens = done.prompt_tokens if outcome.done else None
     completion_tokens = done.completion_tokens if outcome.done else None
@@ -670,4 +740,5 @@ def _done(message_id: str, html: str, outcome: _Outcome) -> Done:
         usage={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
         timings={"queue_ms": done.queue_ms, "ttft_ms": done.ttft_ms, "decode_tokens_per_s": done.decode_tokens_per_s},
         error=outcome.error,
+        sources=list(sources or []),
     )

@@ -6,14 +6,19 @@ does not exist (NotFound), and no code path can forget the check after loading a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import logging
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.errors import NotFound, ValidationFailed
 from backend.models import Conversation, Message, utcnow
+
+log = logging.getLogger(__name__)
 
 TITLE_MAX = 60
 FINISH_ABORT = "abort"
@@ -23,10 +28,13 @@ REASON_SERVER_RESTARTED = "the server stopped before the reply finished"
 
 @dataclass(frozen=True)
 class ConversationSummary:
+    """use_documents: every turn searches the owner's documents (docs/INTERFACES.md 8)."""
+
     id: str
     title: str
     created_at: datetime
     updated_at: datetime
+    use_documents: bool = False
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,9 @@ class MessageView:
     """A stored message. html is sanitized and safe to insert as is.
 
     queue_ms, ttft_ms: milliseconds; decode_tokens_per_s: tokens per second (None if unknown).
+    sources: an assistant reply's citations, numbered as the model saw them: dicts of
+    backend.rag.sources.citation (n, chunk_id, document_id, name, version, heading_path, page,
+    excerpt); empty when the turn used no documents.
     """
 
     id: str
@@ -49,6 +60,7 @@ class MessageView:
     decode_tokens_per_s: float | None
     error: str | None
     created_at: datetime
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,7 @@ class ConversationView:
     id: str
     title: str
     messages: list[MessageView]
+    use_documents: bool = False
 
 
 def make_title(text: str, limit: int = TITLE_MAX) -> str:
@@ -77,7 +90,20 @@ def summary_of(conversation: Conversation) -> ConversationSummary:
         title=conversation.title,
         created_at=conversation.created_at,
         updated_at=conversation.updated_at,
+        use_documents=bool(conversation.use_documents),
     )
+
+
+def load_sources(stored: str | None) -> list[dict[str, Any]]:
+    """The citations stored in `Message.sources` (JSON), [] for NULL or an unreadable value."""
+    if not stored:
+        return []
+    try:
+        value = json.loads(stored)
+    except ValueError:
+        log.warning("unreadable sources column: %.80r", stored)
+        return []
+    return [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
 
 
 def view_of(message: Message) -> MessageView:
@@ -95,6 +121,7 @@ def view_of(message: Message) -> MessageView:
         decode_tokens_per_s=message.decode_tokens_per_s,
         error=message.error,
         created_at=message.created_at,
+        sources=load_sources(message.sources),
     )
 
 
@@ -134,8 +161,19 @@ class ConversationService:
                 .order_by(Message.position)
             )
             return ConversationView(
-                id=conversation.id, title=conversation.title, messages=[view_of(m) for m in messages]
+                id=conversation.id, title=conversation.title, messages=[view_of(m) for m in messages],
+                use_documents=bool(conversation.use_documents),
             )
+
+    def set_use_documents(self, user_id: str, conversation_id: str, on: bool) -> None:
+        """Turn document search on or off for the conversation's next turns. Raises NotFound
+        (also for another user's id) and ValidationFailed when `on` is not a bool."""
+        if not isinstance(on, bool):
+            raise ValidationFailed("use_documents must be true or false")
+        with self._sessions() as db:
+            conversation = owned_conversation(db, user_id, conversation_id)
+            conversation.use_documents = on
+            db.commit()
 
     def create_conversation(self, user_id: str, title: str | None = None) -> ConversationSummary:
         """A new empty conversation. Raises ValidationFailed for a title over 200 characters."""

@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -126,6 +127,8 @@ class Conversation(Base):
     title: Mapped[str] = mapped_column(String(200), default="")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # Retrieve from the owner's documents on every turn (issue 6; migration 0004).
+    use_documents: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Message(Base):
@@ -171,6 +174,9 @@ class Message(Base):
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # An assistant reply's citations: JSON list of backend.rag.sources.citation() dicts, numbered
+    # as in the prompt; NULL when the turn did not search the documents (migration 0004).
+    sources: Mapped[str | None] = mapped_column(Text)
 
 
 class ApiKey(Base):

@@ -150,7 +150,7 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
 
 class SettingsInvalid(ValidationFailed):
     """One or more settings are out of range. `errors`: field name -> message; `message` joins
-    them ("default_top_p must be in (0, 1], got 0")."""
+    them ("Default top-p must be in (0, 1], got 0"; each field named by its label)."""
 
     def __init__(self, errors: Mapping[str, str]) -> None:
         self.errors = dict(errors)
@@ -232,9 +232,10 @@ class RuntimeSettingsStore:
             current = self._load()
             merged = replace(current, **{k: v for k, v in parsed.items()})
             if not errors and merged.default_max_tokens > merged.max_max_tokens:
+                labels = {n: self._specs[n].label for n in ("default_max_tokens", "max_max_tokens")}
                 errors["default_max_tokens"] = (
-                    f"default_max_tokens ({merged.default_max_tokens}) must be at most "
-                    f"max_max_tokens ({merged.max_max_tokens})"
+                    f"{labels['default_max_tokens']} ({merged.default_max_tokens}) must be at most "
+                    f"{labels['max_max_tokens']} ({merged.max_max_tokens})"
                 )
             if errors:
                 raise SettingsInvalid(errors)
@@ -275,8 +276,9 @@ class RuntimeSettingsStore:
 
 
 def _parse(spec: FieldSpec, raw: object) -> object:
-    """One field's value, converted and range-checked. Raises ValueError naming the field."""
-    name = spec.name
+    """One field's value, converted and range-checked. Raises ValueError naming the field by its
+    label, as the admin sees it ("Requests per minute must be in [0, 100000], got -3")."""
+    name = spec.label
     if spec.kind == "text":
         if raw is None:
             return None
@@ -303,19 +305,19 @@ def _parse(spec: FieldSpec, raw: object) -> object:
 def _number(spec: FieldSpec, raw: object) -> int | float:
     kind = int if spec.kind == "int" else float
     if isinstance(raw, bool):
-        raise ValueError(f"{spec.name} must be a number")
+        raise ValueError(f"{spec.label} must be a number")
     if isinstance(raw, str):
         try:
             raw = kind(raw.strip())
         except ValueError:
             what = "a whole number" if kind is int else "a number"
-            raise ValueError(f"{spec.name} must be {what}, got {raw!r}") from None
+            raise ValueError(f"{spec.label} must be {what}, got {raw!r}") from None
     if kind is int:
         if isinstance(raw, float) and raw.is_integer():
             raw = int(raw)
         if not isinstance(raw, int):
-            raise ValueError(f"{spec.name} must be a whole number, got {raw!r}")
+            raise ValueError(f"{spec.label} must be a whole number, got {raw!r}")
         return raw
     if not isinstance(raw, (int, float)) or not math.isfinite(raw):
-        raise ValueError(f"{spec.name} must be a finite number, got {raw!r}")
+        raise ValueError(f"{spec.label} must be a finite number, got {raw!r}")
     return float(raw)

@@ -10,8 +10,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from limits import parse_many
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 
 class SettingsError(ValueError):
@@ -30,7 +31,7 @@ class Settings:
     CRESCENT_SYSTEM_PROMPT, CRESCENT_MAX_TOKENS, CRESCENT_TEMPERATURE, CRESCENT_TOP_P,
     CRESCENT_SESSION_TTL_S, COOKIE_SECURE, CRESCENT_ALLOWED_ORIGINS (comma-separated),
     CRESCENT_MAX_WAITING_REQUESTS, CRESCENT_MAX_WAITING_PROMPT_TOKENS, CRESCENT_QUEUE_TIMEOUT_S,
-    CRESCENT_METRICS_TOKEN.
+    CRESCENT_METRICS_TOKEN, CRESCENT_SIGNUP_RATE.
 
     database_url: a plain SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://...``).
     system_prompt: None keeps the chat template's own default system prompt.
@@ -43,6 +44,8 @@ class Settings:
         ends with finish_reason "error" (error "queue_timeout: ...").
     metrics_token: a bearer token that may read /metrics without an admin session (None: admins
         only); at least 16 characters.
+    signup_rate: sign-up attempts allowed per client IP, in the `limits` library's notation
+        ("5/hour", "20 per day"); raise it for test rigs that sign many users up from one IP.
 
     Raises:
         SettingsError: on construction, when a value is out of range.
@@ -63,12 +66,20 @@ class Settings:
     max_waiting_prompt_tokens: int = 65536
     queue_timeout_s: float = 300.0
     metrics_token: str | None = field(default=None, repr=False)
+    signup_rate: str = "5/hour"
 
     def __post_init__(self) -> None:
         try:
-            make_url(self.database_url)
+            url = make_url(self.database_url)
         except ArgumentError as exc:
             raise SettingsError(f"DATABASE_URL is not a SQLAlchemy URL: {exc}") from None
+        try:
+            url.get_dialect()  # the dialect (and driver name) must be known; the driver loads later
+        except NoSuchModuleError:
+            raise SettingsError(
+                f"DATABASE_URL names an unknown database {url.drivername!r}; "
+                "use sqlite:///path.db or postgresql://user:password@host/db"
+            ) from None
         if not self.host:
             raise SettingsError("HOST must not be empty")
         if not 1 <= self.port <= 65535:
@@ -92,6 +103,10 @@ class Settings:
         if self.metrics_token is not None and (len(self.metrics_token) < 16 or not self.metrics_token.isprintable()
                                                or any(c.isspace() for c in self.metrics_token)):
             raise SettingsError("CRESCENT_METRICS_TOKEN must be at least 16 printable characters without spaces")
+        try:
+            parse_many(self.signup_rate)
+        except ValueError:
+            raise SettingsError(f"CRESCENT_SIGNUP_RATE must be like '5/hour', got {self.signup_rate!r}") from None
         for origin in self.allowed_origins:
             if not origin.startswith(("http://", "https://")):
                 raise SettingsError(f"CRESCENT_ALLOWED_ORIGINS entry must be http(s)://..., got {origin!r}")
@@ -136,6 +151,8 @@ class Settings:
             kwargs["queue_timeout_s"] = _parse(env, "CRESCENT_QUEUE_TIMEOUT_S", float)
         if env.get("CRESCENT_METRICS_TOKEN", "").strip():
             kwargs["metrics_token"] = env["CRESCENT_METRICS_TOKEN"].strip()
+        if env.get("CRESCENT_SIGNUP_RATE", "").strip():
+            kwargs["signup_rate"] = env["CRESCENT_SIGNUP_RATE"].strip()
         return cls(**kwargs)  # type: ignore[arg-type]
 
 

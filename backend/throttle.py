@@ -2,13 +2,28 @@
 
 Moving windows through the `limits` library (:class:`limits.strategies.MovingWindowRateLimiter`):
 
-- failed log-ins per account name: :data:`LOGIN_PER_ACCOUNT` (10 per 5 minutes);
-- failed log-ins per client IP: :data:`LOGIN_PER_IP` (30 per 5 minutes);
+- failed log-ins per (account name, client IP): :data:`LOGIN_PER_ACCOUNT_IP` (10 per 5 minutes):
+  guessing one account from one place;
+- failed log-ins per account name from everywhere: :data:`LOGIN_PER_ACCOUNT` (100 per 5 minutes):
+  a ceiling on distributed guessing;
+- failed log-ins per client IP: :data:`LOGIN_PER_IP` (30 per 5 minutes): one place spraying
+  many accounts;
 - sign-up attempts per client IP: :data:`SIGNUP_PER_IP` (5 per hour).
 
-The per-account key counts names whether or not an account exists, and a throttled attempt is
-refused before any password check, so the answer never tells whether an account exists. A
-successful log-in clears its account's failures (not its IP's).
+Why keyed so: a window per account name alone lets anyone lock the owner out (10 wrong
+passwords typed as "admin" from anywhere blocked the admin's correct one, renewable forever).
+Keyed by (account, IP), an attacker's failures block only the attacker's own address; locking
+the owner out through the global per-account ceiling needs at least ten addresses working
+together (each is held to 10 tries per 5 minutes on that account), and a successful log-in
+clears the (account, IP) window only, never the global one nor the IP's.
+
+The client IP must be the real client's: behind a reverse proxy every request would otherwise
+share the proxy's address (and the per-IP window would block everyone). Run with uvicorn's
+proxy headers on and the proxy's address trusted: ``FORWARDED_ALLOW_IPS=<proxy ip>`` (see the
+README); ``python -m web`` passes ``proxy_headers=True`` and that list to uvicorn.
+
+The keys count names whether or not an account exists, and a throttled attempt is refused
+before any password check, so the answer never tells whether an account exists.
 
 Cross-process seam: the counters live in this process's memory (``memory://``). Several server
 processes each count separately; pass a shared storage URI (``redis://...``, see the `limits`
@@ -28,23 +43,26 @@ from limits.strategies import MovingWindowRateLimiter
 from backend.auth import username_key
 from backend.errors import Throttled
 
-LOGIN_PER_ACCOUNT = "10/5 minutes"
+LOGIN_PER_ACCOUNT_IP = "10/5 minutes"
+LOGIN_PER_ACCOUNT = "100/5 minutes"
 LOGIN_PER_IP = "30/5 minutes"
 SIGNUP_PER_IP = "5/hour"
 ACTIONS = ("login", "signup")
 
 
 class LoginThrottle:
-    """Counts failed log-ins and sign-up attempts per IP and per account name.
+    """Counts failed log-ins per (account, IP), per account and per IP, and sign-ups per IP.
 
     Args:
-        login_per_account, login_per_ip, signup_per_ip: `limits` rate strings ("10/5 minutes").
+        login_per_account_ip, login_per_account, login_per_ip, signup_per_ip: `limits` rate
+            strings ("10/5 minutes").
         storage_uri: a `limits` storage URI; the default keeps counters in this process.
         clock: seconds since the epoch, the clock the storage uses (for Retry-After).
     """
 
     def __init__(
         self,
+        login_per_account_ip: str = LOGIN_PER_ACCOUNT_IP,
         login_per_account: str = LOGIN_PER_ACCOUNT,
         login_per_ip: str = LOGIN_PER_IP,
         signup_per_ip: str = SIGNUP_PER_IP,
@@ -54,14 +72,19 @@ class LoginThrottle:
         self._limiter = MovingWindowRateLimiter(storage_from_string(storage_uri))
         self._clock = clock
         self._rules: dict[str, list[tuple[str, RateLimitItem]]] = {
-            "login": [("account", parse(login_per_account)), ("ip", parse(login_per_ip))],
+            "login": [
+                ("account_ip", parse(login_per_account_ip)),
+                ("account", parse(login_per_account)),
+                ("ip", parse(login_per_ip)),
+            ],
             "signup": [("ip", parse(signup_per_ip))],
         }
 
     def _keys(self, action: str, ip: str, username: str) -> list[tuple[RateLimitItem, tuple[str, ...]]]:
         if action not in self._rules:
             raise ValueError(f"action must be one of {ACTIONS}, got {action!r}")
-        values = {"ip": ip or "unknown", "account": username_key(username)[:64]}
+        address, account = ip or "unknown", username_key(username)[:64]
+        values = {"ip": address, "account": account, "account_ip": f"{account}@{address}"}
         return [(item, (action, scope, values[scope])) for scope, item in self._rules[action]]
 
     def check(self, ip: str, username: str, action: str = "login") -> None:
@@ -85,7 +108,9 @@ class LoginThrottle:
             self._limiter.hit(item, *identifiers)
 
     def succeeded(self, ip: str, username: str) -> None:
-        """A log-in succeeded: forget the account's failures (the IP's stay counted)."""
+        """A log-in succeeded: forget the failures of this account from this IP (the account's
+        global ceiling and the IP's window keep theirs: an attacker's count is not reset by the
+        owner's success, nor the owner's by an attacker's)."""
         for item, identifiers in self._keys("login", ip, username):
-            if identifiers[1] == "account":
+            if identifiers[1] == "account_ip":
                 self._limiter.clear(item, *identifiers)

@@ -90,6 +90,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         HOST="127.0.0.1",
         PORT=str(port),
         CRESCENT_MAX_TOKENS=E2E_MAX_TOKENS,
+        # The browser tests sign many users up from 127.0.0.1.
+        CRESCENT_SIGNUP_RATE="1000/hour",
         PYTHONUNBUFFERED="1",
     )
     subprocess.run(

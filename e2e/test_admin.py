@@ -80,7 +80,7 @@ def test_settings_page_changes_apply_to_the_next_chat(page, admin_username):
         page.click("#settings-save")
         error = page.locator("#error-default_temperature")
         assert error.is_visible()
-        assert "default_temperature" in error.inner_text()
+        assert "Default temperature" in error.inner_text()
         assert page.locator("#settings-saved").count() == 0
         assert page.request.get("/admin/api/settings").json()["settings"]["default_max_tokens"] == original["default_max_tokens"]
 

@@ -73,8 +73,27 @@
     document.getElementById("keys-empty").hidden = data.keys.length > 0;
   }
 
+  function reportBrowserRefusals(form, statusId) {
+    let reported = false;
+    // A click on the submit button (Enter in a field clicks it too) starts an attempt.
+    form.querySelector('[type="submit"]').addEventListener("click", () => {
+      reported = false;
+      say(statusId, "");
+    });
+    form.addEventListener("invalid", (event) => {
+      if (reported) return;  // the first refused field speaks, as the browser's bubble does
+      reported = true;
+      const label = form.querySelector(`label[for="${event.target.id}"]`);
+      const what = label ? `${label.textContent.trim()}: ` : "";
+      say(statusId, what + event.target.validationMessage, true);
+    }, true);
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     const passwordForm = document.getElementById("password-form");
+    // Every submit attempt replaces the status line, including one the browser refuses itself
+    // (required, minlength): that fires "invalid" on the fields and no "submit" at all.
+    reportBrowserRefusals(passwordForm, "password-status");
     passwordForm.addEventListener("submit", async (event) => {
       event.preventDefault();
       say("password-status", "Saving…");
@@ -91,6 +110,7 @@
     });
 
     const keyForm = document.getElementById("key-form");
+    reportBrowserRefusals(keyForm, "key-status");
     keyForm.addEventListener("submit", async (event) => {
       event.preventDefault();
       say("key-status", "");

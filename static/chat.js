@@ -276,12 +276,17 @@
   }
 
   function sendFrameFor(clientMsgId, entry) {
-    return {
+    const frame = {
       type: "send",
       client_msg_id: clientMsgId,
       conversation_id: entry.conversationId,
       text: entry.text,
     };
+    // A new conversation takes "Use my documents" with its first message; an existing one
+    // stored the choice when it was switched (static/documents.js).
+    const useDocuments = document.getElementById("use-documents");
+    if (!entry.conversationId && useDocuments) frame.use_documents = useDocuments.checked;
+    return frame;
   }
 
   function submit() {
@@ -382,6 +387,8 @@
     el.querySelector(".md-tail").innerHTML = "";
     setEnding(el, frame.status, frame.finish_reason, frame.error);
     setTimings(el, frame.usage, frame.timings);
+    // The documents the reply drew on, and its [n] markers as links (static/documents.js).
+    if (window.CrescentSources) window.CrescentSources.render(el, frame.sources);
     streams.delete(frame.message_id);
     if (stream) finishSend(stream.clientMsgId);
     if (follow) scrollToBottom(true);

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import os
 import sys
 
 from backend.settings import Settings
@@ -29,6 +30,8 @@ log = logging.getLogger("web")
 
 # Frames are at most ~200 kB (web.ws.MAX_FRAME_CHARS); refuse bigger ones in the server itself.
 WS_MAX_SIZE_BYTES = 1 << 20
+# Whose X-Forwarded-For / X-Forwarded-Proto headers are believed (uvicorn's own default).
+DEFAULT_FORWARDED_ALLOW_IPS = "127.0.0.1,::1"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,7 +66,12 @@ def _admin(args: argparse.Namespace, settings: Settings) -> int:
     from backend.db import create_db_engine, make_session_factory, run_migrations
     from backend.errors import DomainError
 
-    run_migrations(settings.database_url)
+    try:
+        run_migrations(settings.database_url)
+    except ImportError as exc:  # e.g. postgresql:// without its driver installed
+        print(f"invalid settings: DATABASE_URL needs a database driver that is not installed ({exc})",
+              file=sys.stderr)
+        return 2
     engine = create_db_engine(settings.database_url)
     try:
         factory = make_session_factory(engine)
@@ -115,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         workers=1,
         ws_max_size=WS_MAX_SIZE_BYTES,
         log_level="info",
+        # The client IP (log-in throttling) is the peer's unless a trusted proxy forwards it:
+        # X-Forwarded-For is believed only from FORWARDED_ALLOW_IPS (README, "Behind a proxy").
+        proxy_headers=True,
+        forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", DEFAULT_FORWARDED_ALLOW_IPS),
     )
     return 0
 

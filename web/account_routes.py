@@ -23,8 +23,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from backend.auth import UserInfo
+from backend.auth import UserInfo, hash_token
 from backend.errors import InvalidCredentials, ValidationFailed
+from backend.live import REASON_PASSWORD_CHANGED
 from web.api import to_jsonable
 from web.auth_routes import client_ip
 from web.errors import CODE_UNAUTHENTICATED, error_response
@@ -114,6 +115,11 @@ async def change_password(request: Request) -> Response:
     except InvalidCredentials:
         state.throttle.hit(ip, user.username, "login")
         raise
+    # The other sessions' open sockets close too (4401), and the replies streaming on them stop,
+    # stored "interrupted" with the reason; this session and API-key requests go on.
+    token = session_token(request)
+    await state.chat.live.end_sessions(user.id, REASON_PASSWORD_CHANGED,
+                                       keep=hash_token(token) if token else None)
     return JSONResponse({"ended_sessions": True}, headers=_NO_STORE)
 
 

@@ -14,7 +14,9 @@ the admin role is checked on every call, and a disabled admin has no session at 
 - ``GET /admin/api/users`` -> ``{"users": [UserRow...]}``
 - ``POST /admin/api/users/{id}/status`` body ``{"status": "active" | "disabled"}`` -> users
 - ``POST /admin/api/users/{id}/role`` body ``{"role": "admin" | "user"}`` -> users
-  (404 unknown id; 400 when the change would leave no active admin)
+  (404 unknown id; 400 when the change would leave no active admin). Disabling ends the
+  user's live work at once (backend/live.py): his chat replies and /v1 generations are aborted
+  in the engine and his WebSockets close with 4401.
 - ``GET /admin/api/engine[?window_s=900]`` -> :meth:`backend.metrics.Metrics.timeseries` plus
   ``"model"``.
 
@@ -34,6 +36,7 @@ from starlette.routing import Route
 
 from backend.auth import UserInfo
 from backend.errors import DomainError, ValidationFailed
+from backend.live import REASON_DISABLED
 from web.api import to_jsonable
 from web.errors import CODE_UNAUTHENTICATED, error_code, error_message, status_for_code
 from web.session import admin_or_error, current_user
@@ -233,6 +236,9 @@ async def _user_change(request: Request, what: str) -> Response:
         await run_in_threadpool(change, actor.id, target, value)
     except DomainError as exc:
         return _domain_error_json(exc)
+    if what == "status" and value != "active":
+        # The sessions are gone from the database; what is already running goes now too.
+        await app_state(request).chat.live.end_user(target, REASON_DISABLED)
     return await _users_json(request)
 
 

@@ -2,7 +2,9 @@
 
 ``GET /api/conversations`` -> ``{"conversations": [{id, title, created_at, updated_at}, ...]}``
 (newest first); ``GET /api/conversations/{id}`` -> ``{id, title, messages: [...]}`` (the fields of
-:class:`backend.conversations.MessageView`); ``DELETE /api/conversations/{id}`` -> 204.
+:class:`backend.conversations.MessageView`, ``sources`` included) and ``use_documents``;
+``DELETE /api/conversations/{id}`` -> 204; ``PATCH /api/conversations/{id}`` with the JSON
+object ``{"use_documents": bool}`` -> 204 (400 ``invalid_input`` for anything else).
 Times are ISO 8601 strings. Without a session: 401 ``{"error": {"code": "unauthenticated"}}``;
 an unknown or another user's id: 404 ``{"error": {"code": "not_found"}}``.
 ``GET /healthz`` -> ``{"status": "ok", "model": str, "ready": bool}``.
@@ -20,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from backend.errors import ValidationFailed
 from web.errors import CODE_UNAUTHENTICATED, error_response
 from web.session import current_user
 from web.state import app_state
@@ -72,6 +75,23 @@ async def delete_conversation(request: Request) -> Response:
     return Response(status_code=204)
 
 
+async def patch_conversation(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return _unauthenticated(request)
+    try:
+        body = await request.json()
+    except ValueError:
+        raise ValidationFailed("the body must be a JSON object") from None
+    if not isinstance(body, dict) or set(body) != {"use_documents"} or not isinstance(body["use_documents"], bool):
+        raise ValidationFailed('the body must be {"use_documents": true | false}')
+    await run_in_threadpool(
+        app_state(request).conversations.set_use_documents, user.id, request.path_params["conversation_id"],
+        body["use_documents"],
+    )
+    return Response(status_code=204)
+
+
 async def healthz(request: Request) -> Response:
     state = app_state(request)
     ready = state.ready and bool(getattr(state.generator, "ready", True))
@@ -85,5 +105,6 @@ routes = [
     Route("/api/conversations", list_conversations, methods=["GET"]),
     Route("/api/conversations/{conversation_id:str}", get_conversation, methods=["GET"]),
     Route("/api/conversations/{conversation_id:str}", delete_conversation, methods=["DELETE"]),
+    Route("/api/conversations/{conversation_id:str}", patch_conversation, methods=["PATCH"]),
     Route("/healthz", healthz, methods=["GET"]),
 ]

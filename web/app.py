@@ -32,9 +32,10 @@ from backend.db import create_db_engine, make_session_factory
 from backend.generator import TextGenerator
 from backend.limits import AdmissionController, UsageLimiter
 from backend.metrics import SAMPLE_INTERVAL_S, Metrics, stats_source
+from backend.rag import DocumentService, Embedder, IngestionWorker, RagSettings, Retriever
 from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
-from web import account_routes, admin_routes, api, auth_routes, metrics_routes, openai_api, pages, ws
+from web import account_routes, admin_routes, api, auth_routes, documents_routes, metrics_routes, openai_api, pages, ws
 from web.errors import EXCEPTION_HANDLERS
 from backend.throttle import LoginThrottle
 from backend.users import UserAdminService
@@ -89,7 +90,20 @@ def _base_url(settings: Settings) -> str:
     return f"http://{host}:{settings.port}"
 
 
-def create_app(settings: Settings, generator: TextGenerator | None = None) -> Starlette:
+def _default_embedder() -> Embedder:
+    """all-MiniLM-L6-v2 from its wheel. Lazy: the model (and torch) load on the first embedding.
+    No thread count is set: torch.set_num_threads is process-wide and the engine shares it."""
+    from backend.rag import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def create_app(
+    settings: Settings,
+    generator: TextGenerator | None = None,
+    embedder: Embedder | None = None,
+    rag_settings: RagSettings | None = None,
+) -> Starlette:
     """Build the Crescent app.
 
     Args:
@@ -97,6 +111,9 @@ def create_app(settings: Settings, generator: TextGenerator | None = None) -> St
         generator: the text generator to serve. None: the lifespan loads the model at
             ``settings.model_path`` (the packaged GGUF when None) in-process, starts it and shuts
             it down on exit. A generator passed in is used as is: its owner starts and stops it.
+        embedder: the documents' embedder (tests pass a ``HashingEmbedder``). None: the
+            sentence-transformers model, loaded on first use.
+        rag_settings: upload limit, chunking and retrieval knobs (None: the defaults).
     """
     # template_context gives every template `csrf_token` and `nav_user` (the logged-in user).
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR), context_processors=[template_context])
@@ -106,6 +123,7 @@ def create_app(settings: Settings, generator: TextGenerator | None = None) -> St
         db_engine = create_db_engine(settings.database_url)
         owned: TextGenerator | None = None
         sampler: asyncio.Task[None] | None = None
+        ingestion: IngestionWorker | None = None
         try:
             session_factory = make_session_factory(db_engine)
             conversations = ConversationService(session_factory)
@@ -122,6 +140,15 @@ def create_app(settings: Settings, generator: TextGenerator | None = None) -> St
             runtime_settings = RuntimeSettingsStore(session_factory, settings, active.context_length)
             limiter = UsageLimiter(session_factory, runtime_settings)
             admission = AdmissionController(settings.max_waiting_requests, settings.max_waiting_prompt_tokens)
+            # Documents (docs/INTERFACES.md 7, 8): versions a previous process left half-indexed
+            # become failed; ingestion runs on the worker's one thread, off the request path.
+            doc_embedder = embedder if embedder is not None else _default_embedder()
+            documents = DocumentService(session_factory, doc_embedder, rag_settings)
+            recovered = await run_in_threadpool(documents.recover_interrupted)
+            if recovered:
+                log.info("marked %d documents left indexing by a previous run as failed", recovered)
+            ingestion = IngestionWorker(documents)
+            retriever = Retriever(session_factory, doc_embedder, documents.settings)
             app.state.crescent = AppState(
                 settings=settings,
                 templates=templates,
@@ -129,23 +156,30 @@ def create_app(settings: Settings, generator: TextGenerator | None = None) -> St
                 conversations=conversations,
                 chat=ChatService(
                     session_factory, active, settings, runtime_settings=runtime_settings,
-                    limiter=limiter, admission=admission, metrics=metrics,
+                    limiter=limiter, admission=admission, metrics=metrics, retriever=retriever,
                 ),
                 generator=active,
                 api_keys=ApiKeyService(session_factory),
                 users=UserAdminService(session_factory),
-                throttle=LoginThrottle(),
+                throttle=LoginThrottle(signup_per_ip=settings.signup_rate),
                 metrics=metrics,
                 runtime_settings=runtime_settings,
                 limiter=limiter,
                 admission=admission,
                 ready=True,
+                embedder=doc_embedder,
+                documents=documents,
+                ingestion=ingestion,
+                retriever=retriever,
             )
             log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))
             yield
         finally:
             if sampler is not None:
                 sampler.cancel()
+            if ingestion is not None:
+                # Finishes the queued documents; the database must outlive it.
+                await run_in_threadpool(ingestion.shutdown, True)
             if owned is not None:
                 await run_in_threadpool(owned.shutdown)
             db_engine.dispose()
@@ -159,6 +193,7 @@ def create_app(settings: Settings, generator: TextGenerator | None = None) -> St
             *admin_routes.routes,
             *metrics_routes.routes,
             *api.routes,
+            *documents_routes.routes,
             *openai_api.routes,
             *ws.routes,
             Mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static"),

@@ -8,9 +8,11 @@ attempts with ``Retry-After``). The log-in error is the same whether or not the 
 "approval") gets the "waiting for approval" page instead of a session.
 
 Throttling (:class:`backend.throttle.LoginThrottle` on ``AppState.throttle``): failed log-ins
-count per client IP and per account name, sign-up attempts per IP; a throttled attempt is refused
-before any password check. The client IP is the ASGI peer address (behind a reverse proxy, run
-uvicorn with ``--proxy-headers`` and ``--forwarded-allow-ips`` so it is the real client's).
+count per (account name, client IP), per account name and per client IP, sign-up attempts per
+IP; a throttled attempt is refused before any password check. The client IP is the ASGI peer
+address, which uvicorn's proxy headers rewrite to the real client's when the peer is a trusted
+proxy (``FORWARDED_ALLOW_IPS``; ``python -m web serve`` turns them on, README "Behind a reverse
+proxy"). Logging out also closes that session's open WebSockets (backend/live.py).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from backend.auth import UserInfo
+from backend.auth import UserInfo, hash_token
 from backend.errors import (
     AccountDisabled,
     AccountPending,
@@ -31,6 +33,7 @@ from backend.errors import (
     SignUpClosed,
     Throttled,
 )
+from backend.live import REASON_LOGGED_OUT
 from web.errors import error_code, error_message, status_for_code
 from web.session import clear_session_cookie, current_user, session_token, set_session_cookie
 from web.state import AppState, app_state
@@ -177,7 +180,10 @@ async def logout(request: Request) -> Response:
     state = app_state(request)
     token = session_token(request)
     if token is not None:
+        user = await current_user(request)
         await run_in_threadpool(state.auth.log_out, token)
+        if user is not None:  # this session's open sockets (other tabs) close too
+            await state.chat.live.end_sessions(user.id, REASON_LOGGED_OUT, only=hash_token(token))
     response = RedirectResponse("/login", status_code=303)
     clear_session_cookie(response, state.settings)
     return response

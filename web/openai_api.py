@@ -53,6 +53,7 @@ from backend.generator import (FINISH_ABORT, FINISH_ERROR, ChatMessage, Generati
                                GeneratorUnavailable, InvalidGenerationParams, PromptTooLong,
                                TextDelta, TokenLogprob)
 from backend.limits import Lease, Overloaded, RateLimited, Ticket
+from backend.live import KIND_GENERATION, LiveEntry
 from web import session
 from web.state import AppState, app_state
 
@@ -92,6 +93,8 @@ class ApiError(Exception):
             headers["Retry-After"] = str(self.retry_after_s)
         if self.status == 401:
             headers["WWW-Authenticate"] = "Bearer"
+        if self.status == 405:
+            headers["Allow"] = "POST"
         return JSONResponse(self.body(), status_code=self.status, headers=headers)
 
 
@@ -389,6 +392,8 @@ class _Run:
         self._ticket: Ticket | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
+        self._live: LiveEntry | None = None
+        self.ended_reason: str | None = None  # the server ended it: the user's access ended
 
     async def start(self) -> None:
         """Count the prompt, pass the limiter and admission, queue every choice. Raises
@@ -405,6 +410,8 @@ class _Run:
             for i, choice in enumerate(self.choices):
                 seeded = params if params.seed is None else replace(params, seed=params.seed + i)
                 choice.stream = self._open(choice.request_id, seeded)
+            # Disabling the user ends this run at once (backend/live.py).
+            self._live = state.chat.live.add(self.user.id, KIND_GENERATION, self.end)
         except (RateLimited, Overloaded) as exc:
             self._count_rejection("rate_limited" if isinstance(exc, RateLimited) else "overloaded")
             await self._undo()
@@ -416,9 +423,25 @@ class _Run:
             await self._undo()
             raise
 
+    async def end(self, reason: str) -> None:
+        """The user's access ended: abort every unfinished choice in the engine. Each then ends
+        with finish_reason "abort", which :meth:`failure` reports as 403 account_disabled."""
+        self.ended_reason = reason
+        for choice in self.choices:
+            if choice.done is None and choice.stream is not None:
+                await self.state.generator.abort(choice.request_id)
+
+    def failure(self, done: GenerationDone) -> ApiError | None:
+        """The error a finished choice reports to its client, if it did not end normally."""
+        if self.ended_reason is not None and done.finish_reason == FINISH_ABORT:
+            return ApiError(403, f"The generation was stopped: {self.ended_reason}.",
+                            code="account_disabled")
+        return _failure(done)
+
     async def _undo(self) -> None:
         """A failed start: abort the choices already queued, free what is held, record nothing."""
         self._closed = True
+        self.state.chat.live.discard(self._live)
         with anyio.CancelScope(shield=True):
             for choice in self.choices:
                 if choice.stream is not None:
@@ -482,6 +505,7 @@ class _Run:
         if self._closed:
             return
         self._closed = True
+        self.state.chat.live.discard(self._live)
         with anyio.CancelScope(shield=True):
             for task in self._tasks:
                 task.cancel()
@@ -689,8 +713,7 @@ async def _complete(request: Request, state: AppState, chat: bool) -> Response:
     await run.start()
     shapes = _Shapes(run, state.generator.model_name)
     if api.stream:
-        return StreamingResponse(_stream_body(run, shapes), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return await _open_stream(request, run, shapes)
     try:
         failure = await _until_disconnect(request, _collect(run))
     finally:
@@ -702,12 +725,12 @@ async def _complete(request: Request, state: AppState, chat: bool) -> Response:
 
 async def _collect(run: _Run) -> ApiError | None:
     async for _, event in run.events():
-        if isinstance(event, GenerationDone) and (failure := _failure(event)) is not None:
+        if isinstance(event, GenerationDone) and (failure := run.failure(event)) is not None:
             return failure
     return None
 
 
-async def _until_disconnect(request: Request, work: Awaitable[ApiError | None]) -> ApiError | None:
+async def _until_disconnect(request: Request, work: Awaitable[Any]) -> Any:
     """Run `work`; if the client disconnects first, cancel it (the caller then closes its run,
     which aborts the generations) and raise ClientDisconnect."""
     task = asyncio.ensure_future(work)
@@ -731,15 +754,42 @@ async def _until_disconnect(request: Request, work: Awaitable[ApiError | None]) 
     return task.result()
 
 
-async def _stream_body(run: _Run, shapes: _Shapes) -> AsyncIterator[bytes]:
+async def _open_stream(request: Request, run: _Run, shapes: _Shapes) -> Response:
+    """Wait for the first event of the generation before answering, so that anything that ends
+    the request before its first token (a queue deadline, the engine refusing it) is a plain
+    HTTP error with its status and Retry-After, as without streaming; only then do the 200
+    and the event stream start."""
+    events = run.events()
+    try:
+        first = await _until_disconnect(request, anext(events, None))
+        failure = run.failure(first[1]) if first is not None and isinstance(first[1], GenerationDone) else None
+    except BaseException:
+        await run.close()
+        raise
+    if failure is not None:
+        await events.aclose()
+        await run.close()
+        raise failure
+    return StreamingResponse(_stream_body(run, shapes, first, events), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+async def _stream_body(run: _Run, shapes: _Shapes, first: tuple[int, GenerationEvent] | None,
+                       rest: AsyncIterator[tuple[int, GenerationEvent]]) -> AsyncIterator[bytes]:
+    async def everything() -> AsyncIterator[tuple[int, GenerationEvent]]:
+        if first is not None:
+            yield first
+        async for item in rest:
+            yield item
+
     try:
         for chunk in shapes.opening():
             yield chunk
         failure = None
-        async for index, event in run.events():
+        async for index, event in everything():
             if isinstance(event, TextDelta):
                 yield shapes.delta(index, event)
-            elif (failure := _failure(event)) is not None:
+            elif (failure := run.failure(event)) is not None:
                 break
             else:
                 yield shapes.finish(index, event)
@@ -761,9 +811,14 @@ async def _completions(request: Request, state: AppState) -> Response:
 
 
 async def _unknown(request: Request, state: AppState) -> Response:
+    if request.url.path.rstrip("/") in _POST_ONLY:
+        raise ApiError(405, f"{request.method} is not allowed on {request.url.path}; use POST.",
+                       code="method_not_allowed")
     raise ApiError(404, f"Unknown API route {request.method} {request.url.path}.",
                    code="unknown_url")
 
+
+_POST_ONLY = ("/v1/chat/completions", "/v1/completions")
 
 routes = [
     Route("/v1/models", _endpoint(_list_models), methods=["GET"]),

@@ -19,7 +19,11 @@ request the way ``BaseHTTPMiddleware`` does):
   needs HMAC-SHA256(secret, "session:" + session token); one without (the log-in and sign-up
   forms) needs HMAC-SHA256(secret, "anon:" + the ``crescent_csrf`` cookie), a double-submit
   cookie set when a page first asks for a token. Failure: 403, code ``csrf_failed``. Being a
-  middleware, it covers every route added later without any change to the route.
+  middleware, it covers every route added later without any change to the route. A request
+  with ``Authorization: Bearer`` and no session cookie needs no token (an API client such as
+  an upload script): a browser never attaches that header by itself, and a cross-site page
+  cannot add it without a CORS preflight this server never grants; without the cookie there is
+  no ambient credential to abuse. A request with both still needs the token.
 
 The secret is made per app (per process): tokens of pages opened before a restart fail once with
 a "reload the page" message. Several processes behind one load balancer need session affinity
@@ -203,6 +207,12 @@ class _CsrfContext:
         return None
 
 
+def _is_bearer(scope: Scope) -> bool:
+    """The request carries ``Authorization: Bearer <credential>`` (scheme case-insensitive)."""
+    scheme, _, credential = Headers(scope=scope).get("authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and bool(credential.strip())
+
+
 def _sign(secret: bytes, message: str) -> str:
     return hmac.new(secret, message.encode("utf-8"), hashlib.sha256).hexdigest()
 
@@ -251,7 +261,11 @@ class CsrfMiddleware:
             cookie_secure=self.cookie_secure,
         )
         scope.setdefault("state", {})[_STATE_KEY] = context
-        if scope["method"] in UNSAFE_METHODS and not scope["path"].startswith(self.exempt_prefixes):
+        if (
+            scope["method"] in UNSAFE_METHODS
+            and not scope["path"].startswith(self.exempt_prefixes)
+            and not (context.session is None and _is_bearer(scope))
+        ):
             verdict = await self._verify(scope, receive, context)
             if isinstance(verdict, tuple):
                 status, message = verdict

@@ -18,6 +18,7 @@ from backend.conversations import ConversationService
 from backend.generator import TextGenerator
 from backend.limits import AdmissionController, UsageLimiter
 from backend.metrics import Metrics
+from backend.rag import DocumentService, Embedder, IngestionWorker, Retriever
 from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
 from backend.throttle import LoginThrottle
@@ -42,6 +43,12 @@ class AppState:
     limiter: UsageLimiter
     admission: AdmissionController
     ready: bool = False
+    # Documents (issue 6): one embedder (the model loads on first use) shared by ingestion and
+    # retrieval; None only in apps built without them.
+    embedder: Embedder | None = None
+    documents: DocumentService | None = None
+    ingestion: IngestionWorker | None = None
+    retriever: Retriever | None = None
 
 
 def app_state(conn: HTTPConnection) -> AppState:

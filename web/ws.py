@@ -31,10 +31,11 @@ from typing import Any, AsyncIterator
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from backend.auth import UserInfo
+from backend.auth import UserInfo, hash_token
 from backend.chat import MAX_TEXT_CHARS, Ack, ChatFailed, Delta, Done
 from backend.errors import DomainError
 from backend.generator import GenerationError
+from backend.live import KIND_SOCKET
 from web.api import to_jsonable
 from web.errors import (
     CODE_BAD_FRAME,
@@ -45,7 +46,7 @@ from web.errors import (
     error_frame,
     error_message,
 )
-from web.session import USER_STATE_KEY, current_user
+from web.session import USER_STATE_KEY, current_user, session_token
 from web.state import AppState, app_state
 
 log = logging.getLogger(__name__)
@@ -68,9 +69,12 @@ CLEANUP_TIMEOUT_S = 10.0
 
 @dataclass(frozen=True)
 class SendFrame:
+    """use_documents: None keeps the conversation's setting; a bool sets it (docs/INTERFACES.md 8)."""
+
     client_msg_id: str
     conversation_id: str | None
     text: str
+    use_documents: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -147,9 +151,12 @@ def parse_frame(raw: str) -> ClientFrame:
         try:
             conversation_id = _id_field(obj, "conversation_id", nullable=True)
             text = _text_field(obj)
+            use_documents = obj.get("use_documents")
+            if use_documents is not None and not isinstance(use_documents, bool):
+                raise BadFrame("'use_documents' must be true, false or null")
         except BadFrame as exc:
             raise BadFrame(str(exc), client_msg_id) from None
-        return SendFrame(client_msg_id, conversation_id, text)  # type: ignore[arg-type]
+        return SendFrame(client_msg_id, conversation_id, text, use_documents)  # type: ignore[arg-type]
     raise BadFrame(f"unknown frame type {kind!r}" if isinstance(kind, str) else "frame has no 'type'")
 
 
@@ -184,9 +191,27 @@ class ChatSocket:
         self._write_lock = asyncio.Lock()
         self._closed = False
         self._pumps: dict[str, asyncio.Task[None]] = {}  # by client_msg_id
+        self._replies: dict[str, str] = {}  # client_msg_id -> assistant message id, while streaming
+
+    async def end(self, reason: str) -> None:
+        """The user's access or this socket's session ended (backend/live.py): stop this
+        socket's replies (stored "interrupted" with `reason`) and close it with 4401."""
+        for message_id in list(self._replies.values()):
+            await self.state.chat.end_reply(message_id, reason)
+        async with self._write_lock:
+            if not self._closed:
+                self._closed = True
+                try:
+                    await self.websocket.close(WS_CLOSE_UNAUTHORIZED)
+                except (RuntimeError, OSError):
+                    pass  # already closing
+        await self._cancel_pumps()
 
     async def run(self) -> None:
         """Read frames until the client disconnects, then cancel and await the pumps."""
+        token = session_token(self.websocket)
+        live = self.state.chat.live.add(self.user.id, KIND_SOCKET, self.end,
+                                        session=hash_token(token) if token else None)
         try:
             while True:
                 message = await self.websocket.receive()
@@ -197,6 +222,7 @@ class ChatSocket:
         except (WebSocketDisconnect, _SocketGone):
             pass
         finally:
+            self.state.chat.live.discard(live)
             self._closed = True
             await self._cancel_pumps()
 
@@ -257,8 +283,12 @@ class ChatSocket:
     async def _pump(self, frame: SendFrame) -> None:
         events: AsyncIterator[object] | None = None
         try:
-            events = self.state.chat.send(self.user.id, frame.client_msg_id, frame.conversation_id, frame.text)
+            events = self.state.chat.send(
+                self.user.id, frame.client_msg_id, frame.conversation_id, frame.text, use_documents=frame.use_documents
+            )
             async for event in events:
+                if isinstance(event, Ack) and not event.duplicate:
+                    self._replies[frame.client_msg_id] = event.assistant_message_id
                 await self._send(event_frame(event))
         except _SocketGone:
             pass
@@ -272,6 +302,7 @@ class ChatSocket:
                 error_frame(CODE_INTERNAL, error_message(exc), client_msg_id=frame.client_msg_id)
             )
         finally:
+            self._replies.pop(frame.client_msg_id, None)
             # Closing the iterator early is what aborts the generation and stores the partial
             # reply (a no-op when it already ran to its end or the cancellation went through it).
             aclose = getattr(events, "aclose", None)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -110,3 +111,37 @@ def test_mark_interrupted_on_startup(service, users, session_factory):
 )
 def test_make_title(text, title):
     assert make_title(text) == title
+
+
+def test_use_documents_is_set_by_the_owner_only(service, users):
+    alice, bob = users
+    conversation = service.create_conversation(alice.id, "docs")
+    assert conversation.use_documents is False
+    service.set_use_documents(alice.id, conversation.id, True)
+    assert service.get_conversation(alice.id, conversation.id).use_documents is True
+    assert [c.use_documents for c in service.list_conversations(alice.id)] == [True]
+    with pytest.raises(NotFound):
+        service.set_use_documents(bob.id, conversation.id, False)
+    with pytest.raises(NotFound):
+        service.set_use_documents(alice.id, "no-such-id", False)
+    with pytest.raises(ValidationFailed):
+        service.set_use_documents(alice.id, conversation.id, "no")  # type: ignore[arg-type]
+    assert service.get_conversation(alice.id, conversation.id).use_documents is True
+    service.set_use_documents(alice.id, conversation.id, False)
+    assert service.get_conversation(alice.id, conversation.id).use_documents is False
+
+
+def test_stored_sources_come_back_with_the_message(service, users, session_factory):
+    alice, _ = users
+    conversation = service.create_conversation(alice.id, "cited")
+    add_message(session_factory, conversation.id, alice.id, 0, "user", "complete", "q")
+    add_message(session_factory, conversation.id, alice.id, 1, "assistant", "complete", "a [1]")
+    add_message(session_factory, conversation.id, alice.id, 2, "assistant", "complete", "broken")
+    cited = [{"n": 1, "chunk_id": 7, "document_id": "d", "name": "a.md", "version": 2,
+              "heading_path": "H", "page": None, "excerpt": "text"}]
+    with session_factory() as db:
+        db.execute(update(Message).where(Message.position == 1).values(sources=json.dumps(cited)))
+        db.execute(update(Message).where(Message.position == 2).values(sources="{not json"))
+        db.commit()
+    messages = service.get_conversation(alice.id, conversation.id).messages
+    assert [m.sources for m in messages] == [[], cited, []]

@@ -129,3 +129,27 @@ def test_upgrade_from_0001_makes_the_earliest_user_admin(tmp_path):
         statuses = {s for (s,) in conn.execute(text("SELECT status FROM users"))}
     assert rows == {"a": "admin", "b": "user", "c": "user"}
     assert statuses == {"active"}
+
+
+def test_0004_keeps_existing_chats_without_documents_and_round_trips(tmp_path):
+    url = f"sqlite:///{tmp_path / 'docs.db'}"
+    command.upgrade(alembic_config(url), "0003")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO users (id, username, username_key, password_hash, created_at) "
+                          "VALUES ('u', 'u', 'u', 'x', '2026-01-01 00:00:00')"))
+        conn.execute(text("INSERT INTO conversations (id, user_id, title, created_at, updated_at) "
+                          "VALUES ('c', 'u', 'old', '2026-01-01', '2026-01-01')"))
+        conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
+                          "status, created_at, updated_at) VALUES ('m', 'c', 'u', 0, 'user', 'hi', '', "
+                          "'complete', '2026-01-01', '2026-01-01')"))
+    run_migrations(url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT use_documents FROM conversations")).all() == [(0,)]
+        assert conn.execute(text("SELECT sources FROM messages")).all() == [(None,)]
+    command.downgrade(alembic_config(url), "0003")
+    columns = {c["name"] for c in inspect(engine).get_columns("conversations")}
+    assert "use_documents" not in columns
+    with engine.connect() as conn:  # the chat survived the downgrade
+        assert conn.execute(text("SELECT content FROM messages")).all() == [("hi",)]
+    engine.dispose()

@@ -41,22 +41,22 @@ def test_without_a_context_length_the_maximum_is_generous(session_factory):
 @pytest.mark.parametrize(
     "name, value, message",
     [
-        ("default_max_tokens", 0, "default_max_tokens must be in [1, 2048], got 0"),
-        ("default_max_tokens", 2049, "default_max_tokens must be in [1, 2048], got 2049"),
-        ("max_max_tokens", "lots", "max_max_tokens must be a whole number, got 'lots'"),
-        ("max_max_tokens", 12.5, "max_max_tokens must be a whole number, got 12.5"),
-        ("default_temperature", 2.01, "default_temperature must be in [0, 2], got 2.01"),
-        ("default_temperature", -0.5, "default_temperature must be in [0, 2], got -0.5"),
-        ("default_temperature", "nan", "default_temperature must be a finite number, got nan"),
-        ("default_top_p", 0, "default_top_p must be in (0, 1], got 0"),
-        ("default_top_p", "1.5", "default_top_p must be in (0, 1], got 1.5"),
-        ("requests_per_minute", -1, "requests_per_minute must be in [0, 100000], got -1"),
-        ("tokens_per_day", 1.5, "tokens_per_day must be a whole number, got 1.5"),
-        ("max_concurrent_generations", True, "max_concurrent_generations must be a number"),
-        ("max_concurrent_generations", 1001, "max_concurrent_generations must be in [0, 1000], got 1001"),
-        ("signup_mode", "maybe", "signup_mode must be one of open, approval, closed, got 'maybe'"),
-        ("system_prompt", "x" * 8001, "system_prompt must be at most 8000 characters, got 8001"),
-        ("system_prompt", 42, "system_prompt must be text"),
+        ("default_max_tokens", 0, "Default max tokens must be in [1, 2048], got 0"),
+        ("default_max_tokens", 2049, "Default max tokens must be in [1, 2048], got 2049"),
+        ("max_max_tokens", "lots", "Maximum max tokens must be a whole number, got 'lots'"),
+        ("max_max_tokens", 12.5, "Maximum max tokens must be a whole number, got 12.5"),
+        ("default_temperature", 2.01, "Default temperature must be in [0, 2], got 2.01"),
+        ("default_temperature", -0.5, "Default temperature must be in [0, 2], got -0.5"),
+        ("default_temperature", "nan", "Default temperature must be a finite number, got nan"),
+        ("default_top_p", 0, "Default top-p must be in (0, 1], got 0"),
+        ("default_top_p", "1.5", "Default top-p must be in (0, 1], got 1.5"),
+        ("requests_per_minute", -1, "Requests per minute must be in [0, 100000], got -1"),
+        ("tokens_per_day", 1.5, "Tokens per day must be a whole number, got 1.5"),
+        ("max_concurrent_generations", True, "Concurrent generations must be a number"),
+        ("max_concurrent_generations", 1001, "Concurrent generations must be in [0, 1000], got 1001"),
+        ("signup_mode", "maybe", "Sign-up must be one of open, approval, closed, got 'maybe'"),
+        ("system_prompt", "x" * 8001, "Default system prompt must be at most 8000 characters, got 8001"),
+        ("system_prompt", 42, "Default system prompt must be text"),
         ("temperature", 0.5, "temperature is not a setting"),
     ],
 )
@@ -105,7 +105,7 @@ def test_default_max_tokens_may_not_exceed_the_maximum(store, session_factory):
     with pytest.raises(SettingsInvalid) as excinfo:
         store.update({"max_max_tokens": 100}, actor_id=None)  # the default is 256
     assert excinfo.value.errors == {
-        "default_max_tokens": "default_max_tokens (256) must be at most max_max_tokens (100)"
+        "default_max_tokens": "Default max tokens (256) must be at most Maximum max tokens (100)"
     }
     assert stored_rows(session_factory) == {}
     # Both in one update: checked together.

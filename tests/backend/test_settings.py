@@ -100,3 +100,10 @@ def test_serving_control_variables():
 def test_bad_serving_control_values_name_the_variable(name, value):
     with pytest.raises(SettingsError, match=name):
         Settings.from_env({name: value})
+
+
+def test_signup_rate_is_read_and_validated():
+    assert Settings.from_env({"CRESCENT_SIGNUP_RATE": "100/hour"}).signup_rate == "100/hour"
+    assert Settings.from_env({}).signup_rate == "5/hour"
+    with pytest.raises(SettingsError, match="CRESCENT_SIGNUP_RATE"):
+        Settings.from_env({"CRESCENT_SIGNUP_RATE": "lots"})

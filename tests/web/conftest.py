@@ -32,6 +32,7 @@ from backend.generator import (
     TextDelta,
     TokenLogprob,
 )
+from backend.rag import HashingEmbedder
 from backend.settings import Settings
 from web.app import create_app
 from web.session import SESSION_COOKIE
@@ -194,7 +195,9 @@ def fake() -> FakeGenerator:
 
 @pytest.fixture
 def client(settings: Settings, fake: FakeGenerator) -> Iterator[TestClient]:
-    app = create_app(settings, generator=fake)
+    # HashingEmbedder: documents are embedded without loading a model (tests/web/test_app.py
+    # checks that the default embedder is lazy).
+    app = create_app(settings, generator=fake, embedder=HashingEmbedder())
     # follow_redirects=False: the tests check the redirects themselves.
     with TestClient(app, follow_redirects=False) as test_client:
         yield test_client

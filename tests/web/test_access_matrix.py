@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
+
+from backend.models import DocumentChunk
 
 from .conftest import app_state, csrf_headers, sign_up, use_session
 
@@ -24,7 +27,7 @@ ANY_ADMIN_OK = {200, 204, 303}
 
 @dataclass(frozen=True)
 class Row:
-    body: Any  # JSON body (dict) or form data (("form", dict)) or None
+    body: Any  # JSON body (dict), form data (("form", dict)), a file (("file", (name, bytes))) or None
     expect: dict[str, set[int]]
 
 
@@ -73,6 +76,16 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/api/conversations/{conversation_id:str}"): Row(None, OWNED_JSON),
     ("DELETE", "/api/conversations/{conversation_id:str}"): Row(None, _by(401, 204, 404, 401, 404)),
     ("GET", "/healthz"): Row(None, _all(200)),
+    ("PATCH", "/api/conversations/{conversation_id:str}"): Row({"use_documents": True}, _by(401, 204, 404, 401, 404)),
+    # Documents (issue 6): admins do not read other people's documents either.
+    ("GET", "/api/documents"): Row(None, LOGGED_IN_JSON),
+    ("POST", "/api/documents"): Row(("file", ("matrix.txt", b"matrix text")), _by(401, 202, 202, 401, 202)),
+    ("GET", "/api/documents/{document_id:str}"): Row(None, OWNED_JSON),
+    ("DELETE", "/api/documents/{document_id:str}"): Row(None, _by(401, 204, 404, 401, 404)),
+    # Sharing needs an admin, and his own document: the owner is no admin, the admin no owner.
+    ("POST", "/api/documents/{document_id:str}/share"): Row({"shared": True}, _by(401, 403, 403, 401, 404)),
+    ("GET", "/api/documents/chunks/{chunk_id:int}"): Row(None, OWNED_JSON),
+    ("GET", "/documents/chunks/{chunk_id:int}"): Row(None, OWNED_PAGE),
     ("GET", "/v1/models"): Row(None, V1),
     ("GET", "/v1/models/{model:path}"): Row(None, V1),
     ("POST", "/v1/chat/completions"): Row({"model": "x", "messages": []}, V1),
@@ -128,6 +141,14 @@ def _fill(path: str, world: dict[str, Any]) -> str:
     if "{conversation_id:str}" in path:
         conversation = state.conversations.create_conversation(ids["user"], "Alice's")
         path = path.replace("{conversation_id:str}", conversation.id)
+    if "{document_id:str}" in path or "{chunk_id:int}" in path:
+        world["documents"] = world.get("documents", 0) + 1
+        data = f"Alice's private note number {world['documents']}.".encode()
+        view = state.documents.upload(ids["user"], f"note{world['documents']}.txt", data)
+        view = state.documents.ingest(view.id, data)
+        with state.documents.session_factory() as db:
+            chunk_id = db.scalar(select(DocumentChunk.id).where(DocumentChunk.document_id == view.id))
+        path = path.replace("{document_id:str}", view.id).replace("{chunk_id:int}", str(chunk_id))
     if "{key_id:str}" in path:
         view, _ = state.api_keys.create_key(ids["user"], "target")
         path = path.replace("{key_id:str}", view.id)
@@ -149,7 +170,9 @@ def test_access(world: dict[str, Any]) -> None:
             json_path = path.startswith(("/api/", "/admin/api/", "/v1/"))
             headers = {"Accept": "application/json" if json_path else "text/html", **csrf_headers(client)}
             kwargs: dict[str, Any] = {"headers": headers}
-            if isinstance(row.body, tuple):
+            if isinstance(row.body, tuple) and row.body[0] == "file":
+                kwargs["files"] = {"file": row.body[1]}
+            elif isinstance(row.body, tuple):
                 kwargs["data"] = row.body[1]
             elif row.body is not None:
                 kwargs["json"] = row.body

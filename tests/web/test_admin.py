@@ -157,10 +157,11 @@ def test_bad_values_are_shown_next_to_their_fields_and_nothing_is_saved(client: 
     response = post_settings_form(client, default_max_tokens="12", default_temperature="7",
                                   requests_per_minute="lots", signup_mode="maybe")
     assert response.status_code == 400
-    assert "default_temperature" in (field_error(response.text, "default_temperature") or "")
+    assert "Default temperature must be" in (field_error(response.text, "default_temperature") or "")
     assert "2" in field_error(response.text, "default_temperature")  # the allowed range is named
-    assert "requests_per_minute" in (field_error(response.text, "requests_per_minute") or "")
-    assert "signup_mode" in (field_error(response.text, "signup_mode") or "")
+    # Each message names the field by its label, as the form shows it.
+    assert field_error(response.text, "requests_per_minute") == "Requests per minute must be a whole number, got 'lots'"
+    assert "Sign-up must be" in (field_error(response.text, "signup_mode") or "")
     assert field_error(response.text, "default_max_tokens") is None
     assert 'id="settings-saved"' not in response.text
     assert 'value="lots"' in response.text  # what was typed stays in the form
@@ -171,7 +172,7 @@ def test_default_above_maximum_is_refused_on_the_default_field(client: TestClien
     as_user(client, people["alice"])
     response = post_settings_form(client, default_max_tokens="100", max_max_tokens="50")
     assert response.status_code == 400
-    assert "max_max_tokens" in field_error(response.text, "default_max_tokens")
+    assert "Maximum max tokens" in field_error(response.text, "default_max_tokens")
 
 
 # -- JSON settings -------------------------------------------------------------------------------

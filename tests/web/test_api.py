@@ -68,3 +68,23 @@ def test_healthz_reports_the_model_and_readiness(client: TestClient, fake: FakeG
 def test_healthz_follows_a_generator_ready_flag(client: TestClient, fake: FakeGenerator) -> None:
     fake.ready = False  # type: ignore[attr-defined]
     assert client.get("/healthz").json()["ready"] is False
+
+
+def test_patch_turns_documents_on_and_off_for_the_owner_only(client: TestClient) -> None:
+    alice = sign_up(client, "alice")
+    conversation = app_state(client).conversations.create_conversation(user_id(client, alice), "Docs")
+    path = f"/api/conversations/{conversation.id}"
+    assert client.get(path).json()["use_documents"] is False
+    assert client.patch(path, json={"use_documents": True}, headers=csrf_headers(client)).status_code == 204
+    assert client.get(path).json()["use_documents"] is True
+    for body in ({"use_documents": "yes"}, {"use_documents": 1}, {}, {"use_documents": True, "title": "x"}, [True]):
+        response = client.patch(path, json=body, headers=csrf_headers(client))
+        assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_input"), body
+    not_json = client.patch(path, content=b"{", headers={**csrf_headers(client), "Content-Type": "application/json"})
+    assert not_json.status_code == 400
+    assert client.patch(path, json={"use_documents": False}).status_code == 403  # no CSRF token
+    use_session(client, None)
+    sign_up(client, "bob")
+    assert client.patch(path, json={"use_documents": False}, headers=csrf_headers(client)).status_code == 404
+    use_session(client, alice)
+    assert client.get(path).json()["use_documents"] is True

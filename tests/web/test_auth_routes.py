@@ -225,7 +225,7 @@ def _retry_after_shown(response) -> int:
 
 def test_failed_log_ins_are_throttled_per_account_without_revealing_it_exists(client: TestClient) -> None:
     state = app_state(client)
-    state.throttle = LoginThrottle(login_per_account="3/5 minutes", login_per_ip="100/5 minutes")
+    state.throttle = LoginThrottle(login_per_account_ip="3/5 minutes", login_per_ip="100/5 minutes")
     sign_up(client, "alice")
     use_session(client, None)
     for name in ("alice", "nobody"):
@@ -246,14 +246,14 @@ def test_failed_log_ins_are_throttled_per_account_without_revealing_it_exists(cl
 
 
 def test_failed_log_ins_are_throttled_per_ip_across_accounts(client: TestClient) -> None:
-    app_state(client).throttle = LoginThrottle(login_per_account="100/5 minutes", login_per_ip="4/5 minutes")
+    app_state(client).throttle = LoginThrottle(login_per_account_ip="100/5 minutes", login_per_ip="4/5 minutes")
     for i in range(4):
         assert log_in(client, f"user{i}", "wrong password!").status_code == 401
     assert log_in(client, "someone-else", "wrong password!").status_code == 429
 
 
 def test_a_successful_log_in_clears_the_accounts_failures(client: TestClient) -> None:
-    app_state(client).throttle = LoginThrottle(login_per_account="3/5 minutes", login_per_ip="100/5 minutes")
+    app_state(client).throttle = LoginThrottle(login_per_account_ip="3/5 minutes", login_per_ip="100/5 minutes")
     sign_up(client, "alice")
     use_session(client, None)
     for _ in range(2):
@@ -262,6 +262,19 @@ def test_a_successful_log_in_clears_the_accounts_failures(client: TestClient) ->
     use_session(client, None)
     for _ in range(3):
         assert log_in(client, "alice", "wrong password!").status_code == 401  # counting from zero
+
+
+def test_guessing_from_elsewhere_does_not_lock_the_owner_out(client: TestClient) -> None:
+    sign_up(client, "alice")  # the first account: the admin, the account worth locking out
+    use_session(client, None)
+    # Another address, through the same app (a TestClient without `with` shares its lifespan).
+    attacker = TestClient(client.app, follow_redirects=False, client=("203.0.113.9", 4242))
+    for _ in range(12):  # the default throttle: 10 failures per account and address
+        response = attacker.post("/login", data={"username": "alice", "password": "wrong password!",
+                                                 **csrf_field(attacker)})
+        assert response.status_code in (401, 429)
+    assert response.status_code == 429  # the guesser is throttled
+    assert log_in(client, "alice").status_code == 303  # the owner, from his address, is not
 
 
 def test_sign_ups_are_throttled_per_ip(client: TestClient) -> None:

@@ -131,3 +131,20 @@ def test_create_key_for_an_unknown_user_fails(cli_db, capsys) -> None:
     assert main(["admin", "create-key", "ghost"]) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and "ghost" in captured.err
+
+
+def test_proxy_headers_are_trusted_only_from_forwarded_allow_ips(served, monkeypatch) -> None:
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
+    assert main(["serve"]) == 0
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "10.0.0.5")
+    assert main(["serve"]) == 0
+    assert [(c["proxy_headers"], c["forwarded_allow_ips"]) for c in served] == [
+        (True, "127.0.0.1,::1"), (True, "10.0.0.5")]
+
+
+@pytest.mark.parametrize("url", ["foo://x", "postgresql+nosuchdriver://u@h/db"])
+def test_an_unknown_database_dialect_exits_2_with_one_line(monkeypatch, capsys, url) -> None:
+    monkeypatch.setenv("DATABASE_URL", url)
+    assert main(["admin", "create-key", "bob"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "DATABASE_URL" in err and "Traceback" not in err

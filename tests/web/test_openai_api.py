@@ -467,3 +467,46 @@ def test_leaving_before_a_non_streamed_reply_aborts_it(client, keys, holding):
     wait_until(lambda: all(rid in holding.abort_calls for rid in ids), what="aborts")
     assert not any(rid in holding.finished for rid in ids)
     assert app_state(client).limiter.active(keys[0]) == 0
+
+
+# -- a stream starts with its first event (QA of issue 5) ---------------------------------------
+
+
+def _queue_timeout(fake, monkeypatch) -> None:
+    from backend.generator import FINISH_ERROR, GenerationDone
+
+    async def events(request_id, prompt_tokens, params):
+        fake.finished[request_id] = FINISH_ERROR
+        yield GenerationDone(FINISH_ERROR, prompt_tokens, 0, error="queue_timeout: waited past 300 s")
+
+    monkeypatch.setattr(fake, "_events", events)
+
+
+def test_a_queue_deadline_before_the_first_token_is_a_plain_503_when_streaming(api, client, keys, fake,
+                                                                               monkeypatch):
+    _queue_timeout(fake, monkeypatch)
+    for n in (1, 2):
+        response = post(client, keys, "/v1/chat/completions", {"model": MODEL, "messages": HI, "stream": True, "n": n})
+        assert response.status_code == 503, response.text
+        assert response.headers["retry-after"] == "5"
+        assert response.json()["error"]["code"] == "queue_timeout"
+    with pytest.raises(openai.InternalServerError) as caught:
+        api.completions.create(model=MODEL, prompt="hi", stream=True)
+    assert caught.value.status_code == 503 and caught.value.code == "queue_timeout"
+    state = app_state(client)
+    assert state.admission.snapshot()["waiting_requests"] == 0 and state.limiter.active(keys[0]) == 0
+
+
+def test_a_stream_whose_first_event_is_a_token_still_streams(client, keys, fake):
+    fake.fail_after = 1  # one token, then the engine fails: 200 and an error event, as before
+    response = post(client, keys, "/v1/chat/completions", {"model": MODEL, "messages": HI, "stream": True})
+    assert response.status_code == 200
+    events = sse_events(response.text)
+    assert events[-1] == "[DONE]" and "exploded" in events[-2]["error"]["message"]
+
+
+def test_get_on_a_post_route_is_405_in_the_openai_shape(client, keys):
+    for path in ("/v1/chat/completions", "/v1/completions"):
+        response = client.get(path, headers={"Authorization": f"Bearer {keys[1]}"})
+        assert response.status_code == 405 and response.headers["allow"] == "POST"
+        assert response.json()["error"]["code"] == "method_not_allowed"

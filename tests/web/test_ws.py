@@ -446,6 +446,68 @@ def test_parse_frame() -> None:
         parse_frame('{"type": "send", "client_msg_id": "", "conversation_id": null, "text": "x"}')
 
 
+def test_parse_frame_use_documents() -> None:
+    base = '{"type": "send", "client_msg_id": "c", "conversation_id": null, "text": "x"'
+    assert parse_frame(base + "}").use_documents is None
+    assert parse_frame(base + ', "use_documents": null}').use_documents is None
+    assert parse_frame(base + ', "use_documents": true}').use_documents is True
+    assert parse_frame(base + ', "use_documents": false}').use_documents is False
+    for bad in ('"yes"', "1", "[]"):
+        with pytest.raises(BadFrame) as raised:
+            parse_frame(base + f', "use_documents": {bad}}}')
+        assert raised.value.client_msg_id == "c"
+
+
+def add_ready_document(client: TestClient, token: str, name: str, text: str) -> int:
+    """Upload and index synchronously; returns the id of the document's first chunk."""
+    from sqlalchemy import select
+
+    from backend.models import DocumentChunk
+
+    documents = app_state(client).documents
+    view = documents.upload(user_id(client, token), name, text.encode())
+    view = documents.ingest(view.id, text.encode())
+    assert view.status == "ready"
+    with documents.session_factory() as db:
+        return db.scalars(select(DocumentChunk.id).where(DocumentChunk.document_id == view.id)).first()
+
+
+def test_use_documents_puts_sources_in_done_and_in_the_stored_conversation(client: TestClient, fake: FakeGenerator) -> None:
+    token = sign_up(client, "alice")
+    chunk_id = add_ready_document(client, token, "heron.md", "# Pond\n\nThe blue heron visits the pond at seven.")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({**send_frame("When does the heron visit the pond?"), "use_documents": True})
+        ack, *_, done = receive_until(ws)
+        # The next send without the field keeps the conversation's setting.
+        ws.send_json(send_frame("And the heron again?", ack["conversation_id"]))
+        second = receive_until(ws)[-1]
+    assert done["type"] == "done" and done["status"] == "complete"
+    assert [(s["n"], s["chunk_id"], s["name"], s["version"], s["heading_path"]) for s in done["sources"]] == [
+        (1, chunk_id, "heron.md", 1, "Pond")
+    ]
+    assert second["sources"] and second["sources"][0]["chunk_id"] == chunk_id
+    prompt = fake.requests[0][1][-1].content
+    assert "<<<SOURCES" in prompt and "> The blue heron visits the pond at seven." in prompt
+    view = client.get(f"/api/conversations/{ack['conversation_id']}").json()
+    assert view["use_documents"] is True
+    user_message, reply = view["messages"][:2]
+    assert user_message["content"] == "When does the heron visit the pond?" and user_message["sources"] == []
+    assert reply["sources"] == done["sources"]
+    assert client.get("/api/conversations").json()["conversations"][0]["use_documents"] is True
+
+
+def test_without_use_documents_the_prompt_has_no_sources(client: TestClient, fake: FakeGenerator) -> None:
+    token = sign_up(client, "alice")
+    add_ready_document(client, token, "heron.md", "The blue heron visits the pond at seven.")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("When does the heron visit the pond?"))
+        done = receive_until(ws)[-1]
+        ws.send_json({**send_frame("again"), "use_documents": "yes"})
+        bad = ws.receive_json()
+    assert done["sources"] == [] and "SOURCES" not in fake.requests[0][1][-1].content
+    assert (bad["type"], bad["code"]) == ("error", "bad_frame") and len(fake.requests) == 1
+
+
 # -- the real engine (slow) ---------------------------------------------------------------------
 
 
@@ -678,3 +740,22 @@ def test_real_engine_queue_deadline_ends_a_waiting_send_with_a_typed_error(datab
             assert app_state(client).admission.snapshot()["waiting_requests"] == 0
     finally:
         generator.shutdown()
+
+
+@pytest.mark.slow
+def test_real_engine_answers_with_the_right_chunk_cited(real_client: TestClient) -> None:
+    """The whole path for real: the MiniLM embedder indexes two documents, the question is
+    retrieved against them, and the stored sources name the chunk that answers it."""
+    token = real_client.cookies.get("crescent_session")
+    heron = add_ready_document(real_client, token, "birds.md",
+                               "# Birds\n\nThe grey heron nests in tall trees near the lake every spring.")
+    add_ready_document(real_client, token, "cooking.md",
+                       "# Bread\n\nKnead the dough for ten minutes, then let it rise for an hour.")
+    with real_client.websocket_connect("/ws") as ws:
+        ws.send_json({**send_frame("Where does the grey heron nest?"), "use_documents": True})
+        ack, *_, done = receive_until(ws, kinds=("done", "error"))
+    assert done["type"] == "done" and done["status"] == "complete", done
+    assert done["sources"] and done["sources"][0]["chunk_id"] == heron
+    assert done["sources"][0]["name"] == "birds.md"
+    stored = stored_message(real_client, ack["conversation_id"], ack["assistant_message_id"])
+    assert stored["sources"] == done["sources"]

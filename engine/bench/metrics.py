@@ -53,12 +53,14 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def distribution(values_s: list[float]) -> dict[str, float] | None:
-    """{"p50", "p90", "p99", "mean"} in milliseconds of values given in seconds; None if empty."""
+    """{"p50", "p90", "p99", "mean", "max"} in milliseconds of values given in seconds; None if
+    empty. "max" shows a single stall that the percentiles of a long run can hide."""
     if not values_s:
         return None
     ms = [v * 1000.0 for v in values_s]
     out = {f"p{q}": percentile(ms, q) for q in PERCENTILES}
     out["mean"] = sum(ms) / len(ms)
+    out["max"] = max(ms)
     return out
 
 

@@ -165,6 +165,9 @@ def ratios(workloads: dict) -> dict:
             out.setdefault(name, {})["itl_p99 / itl_p50"] = {
                 system: _div(_p(m, "itl_ms", "p99"), _p(m, "itl_ms", "p50"))
                 for system, m in systems.items()}
+            out[name]["itl_max / itl_p50"] = {
+                system: _div(_p(m, "itl_ms", "max"), _p(m, "itl_ms", "p50"))
+                for system, m in systems.items()}
     return out
 
 

@@ -98,7 +98,9 @@ class SettingsSource(Protocol):
 class DocumentSearch(Protocol):
     """Where a turn finds sources in the user's documents (backend.rag.retrieval.Retriever)."""
 
-    def search(self, user_id: str, query: str) -> list[Source]: ...
+    def search(
+        self, user_id: str, query: str, *, k: int | None = None, min_similarity: float | None = None
+    ) -> list[Source]: ...
 
 
 class ChatMetrics(Protocol):
@@ -243,6 +245,8 @@ class ChatService:
     ) -> None:
         self._sessions = session_factory
         self._retriever = retriever
+        # Without a settings store the retriever's own top_k / min_similarity apply.
+        self._sources_from_settings = runtime_settings is not None
         self._generator = generator
         self._runtime: SettingsSource = runtime_settings or FixedSettings(
             RuntimeSettings.from_settings(settings, generator.context_length)
@@ -484,13 +488,17 @@ class ChatService:
             log.exception("building the prompt failed")
             return [], 0, GenerationError(f"generation failed: {exc}"), []
 
-    def _retrieve(self, user_id: str, text: str) -> list[Source] | None:
-        """The sources for `text` among `user_id`'s documents; None when nothing was searched
-        (no retriever, or the search failed: a document problem never blocks chatting)."""
+    def _retrieve(self, user_id: str, text: str, settings: RuntimeSettings) -> list[Source] | None:
+        """The sources for `text` among `user_id`'s documents, as many and as relevant as the
+        runtime settings say (sources_top_k, sources_min_similarity); None when nothing was
+        searched (no retriever, or the search failed: a document problem never blocks chatting)."""
         if self._retriever is None:
             return None
         try:
-            return list(self._retriever.search(user_id, text))
+            if not self._sources_from_settings:
+                return list(self._retriever.search(user_id, text))
+            return list(self._retriever.search(
+                user_id, text, k=settings.sources_top_k, min_similarity=settings.sources_min_similarity))
         except Exception:
             log.exception("searching the documents of user %s failed; answering without sources", user_id)
             return None
@@ -541,7 +549,7 @@ class ChatService:
                 history = [_as_chat_message(m) for m in earlier if _in_prompt(m)]
                 history.append(ChatMessage("user", text))
                 searching = use_documents if use_documents is not None else bool(conversation and conversation.use_documents)
-                found = self._retrieve(user_id, text) if searching else None
+                found = self._retrieve(user_id, text, settings) if searching else None
                 messages, prompt_tokens, prompt_error, used = self._plan(settings, history, found or ())
                 # NULL: no search ran; "[]": it ran and no source was found or fitted.
                 citations = [citation(n, s) for n, s in enumerate(used, start=1)] if found is not None else None

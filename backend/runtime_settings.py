@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from backend.errors import ValidationFailed
 from backend.models import AppSetting, utcnow
+from backend.rag.settings import RagSettings
 from backend.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ MAX_REQUESTS_PER_MINUTE = 100_000
 MAX_TOKENS_PER_DAY = 10_000_000_000
 MAX_CONCURRENT = 1_000
 CACHE_TTL_S = 5.0
+MAX_SOURCES = 50  # backend.rag.settings.RagSettings accepts top_k up to this
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ class RuntimeSettings:
     requests_per_minute, tokens_per_day (prompt + completion, per UTC day),
     max_concurrent_generations: per user; 0 means unlimited.
     signup_mode: "open" | "approval" | "closed".
+    sources_top_k: how many document passages (sources) a turn that uses documents retrieves, [1, 50].
+    sources_min_similarity: relevance floor, cosine similarity of question and passage in [-1, 1]
+        (passages below it are not used; -1 disables it).
     """
 
     system_prompt: str | None
@@ -63,10 +68,15 @@ class RuntimeSettings:
     tokens_per_day: int
     max_concurrent_generations: int
     signup_mode: str
+    sources_top_k: int = 5
+    sources_min_similarity: float = 0.2
 
     @classmethod
-    def from_settings(cls, settings: Settings, context_length: int | None = None) -> RuntimeSettings:
-        """The defaults: the environment's values, no limits, open sign-up.
+    def from_settings(
+        cls, settings: Settings, context_length: int | None = None, rag: RagSettings | None = None
+    ) -> RuntimeSettings:
+        """The defaults: the environment's values, no limits, open sign-up; the sources settings
+        from `rag` (None: RagSettings' defaults).
 
         max_max_tokens defaults to the context window when known (the engine refuses more anyway),
         else to max(settings.max_tokens, 4096).
@@ -82,6 +92,8 @@ class RuntimeSettings:
             tokens_per_day=0,
             max_concurrent_generations=0,
             signup_mode="open",
+            sources_top_k=(rag or RagSettings()).top_k,
+            sources_min_similarity=(rag or RagSettings()).min_similarity,
         )
 
 
@@ -145,6 +157,12 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
         FieldSpec("signup_mode", "Sign-up", "choice",
                   "open: anyone; approval: new accounts wait for an admin; closed: no sign-up.",
                   choices=SIGNUP_MODES, group="accounts"),
+        FieldSpec("sources_top_k", "Sources per answer", "int",
+                  "Passages of the user's documents put into a prompt that uses documents.",
+                  1, MAX_SOURCES, group="documents"),
+        FieldSpec("sources_min_similarity", "Relevance floor", "float",
+                  "Cosine similarity a passage needs to be used as a source; -1 disables the floor.",
+                  -1.0, 1.0, group="documents"),
     )
 
 
@@ -167,6 +185,8 @@ class RuntimeSettingsStore:
         context_length: the model's window in tokens; bounds the max_tokens fields when known.
         cache_ttl_s: how stale get() may be with respect to *other* processes' updates.
         clock: monotonic seconds (tests pass a fake).
+        rag_defaults: the documents settings whose top_k / min_similarity are the defaults of
+            sources_top_k / sources_min_similarity (None: RagSettings()).
     """
 
     def __init__(
@@ -176,9 +196,10 @@ class RuntimeSettingsStore:
         context_length: int | None = None,
         cache_ttl_s: float = CACHE_TTL_S,
         clock: Callable[[], float] = time.monotonic,
+        rag_defaults: RagSettings | None = None,
     ) -> None:
         self._sessions = session_factory
-        self._defaults = RuntimeSettings.from_settings(defaults, context_length)
+        self._defaults = RuntimeSettings.from_settings(defaults, context_length, rag_defaults)
         self._specs = {spec.name: spec for spec in _field_specs(context_length or MAX_TOKENS_CEILING)}
         self._cache_ttl_s = cache_ttl_s
         self._clock = clock

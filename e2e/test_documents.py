@@ -149,7 +149,7 @@ def test_upload_ask_and_follow_the_source_to_its_passage(page, log_in, accounts,
     first = links.first
     assert first.inner_text().startswith("[1] " + name + " v1"), first.inner_text()
     href = first.get_attribute("href")
-    assert re.fullmatch(r"/documents/chunks/\d+", href), href
+    assert re.fullmatch(r"/documents/[0-9a-f]{32}/chunks/\d+", href), href
     live_sources = [(links.nth(i).inner_text(), links.nth(i).get_attribute("href")) for i in range(links.count())]
     # Markers the model wrote as [n] link to the same chunk pages as the list (none is fine too:
     # a 135M model does not always cite).
@@ -310,22 +310,22 @@ RENDER_SOURCES = """([html, sources]) => {
 def test_citation_markers_link_to_their_sources_and_nothing_else(page, log_in, accounts):
     log_in_as(page, log_in, accounts[1])
     sources = [
-        {"n": 1, "chunk_id": 41, "name": "guide.md", "version": 2, "heading_path": "Setup > Linux",
+        {"n": 1, "chunk_id": 41, "document_id": "d1", "name": "guide.md", "version": 2, "heading_path": "Setup > Linux",
          "page": None, "excerpt": "install it"},
-        {"n": 2, "chunk_id": 42, "name": "<img src=x>.pdf", "version": 1, "heading_path": "",
+        {"n": 2, "chunk_id": 42, "document_id": "d/2", "name": "<img src=x>.pdf", "version": 1, "heading_path": "",
          "page": 3, "excerpt": ""},
     ]
     html = ("<p>Install it first [1], then read [1, 2]. Not a source: [3]. "
             "Text &lt;img src=x&gt; stays text.</p><p><code>a[1]</code></p>")
     result = page.evaluate(RENDER_SOURCES, [html, sources])
     assert result["links"] == [
-        ["[1] guide.md v2 — Setup > Linux", "/documents/chunks/41"],
-        ["[2] <img src=x>.pdf v1 — p. 3", "/documents/chunks/42"],
+        ["[1] guide.md v2 — Setup > Linux", "/documents/d1/chunks/41"],
+        ["[2] <img src=x>.pdf v1 — p. 3", "/documents/d%2F2/chunks/42"],
     ]
     assert result["citations"] == [
-        ["[1]", "/documents/chunks/41"],
-        ["[1]", "/documents/chunks/41"],
-        ["[2]", "/documents/chunks/42"],
+        ["[1]", "/documents/d1/chunks/41"],
+        ["[1]", "/documents/d1/chunks/41"],
+        ["[2]", "/documents/d%2F2/chunks/42"],
     ]
     # Everything else is the text it was: the unknown [3], the escaped tag, code untouched.
     assert "Not a source: [3]." in result["text"]

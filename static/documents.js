@@ -27,6 +27,7 @@
     document_too_large: "is too large",
     unsupported_document: "is not a supported kind of file",
     unreadable_document: "could not be read",
+    too_many_documents_processing: "was not accepted",
   };
 
   function csrfToken() {
@@ -76,8 +77,9 @@
     return s.name + " v" + s.version + (where.length ? " — " + where.join(" / ") : "");
   }
 
-  function chunkHref(chunkId) {
-    return "/documents/chunks/" + encodeURIComponent(String(chunkId));
+  // Addressed by document id too: chunk ids can be reused after a delete, document ids never are.
+  function chunkHref(documentId, chunkId) {
+    return "/documents/" + encodeURIComponent(String(documentId)) + "/chunks/" + encodeURIComponent(String(chunkId));
   }
 
   function buildSources(sources) {
@@ -92,11 +94,11 @@
     for (const s of sources) {
       const n = Number(s.n);
       const chunkId = Number(s.chunk_id);
-      if (!Number.isInteger(n) || !Number.isInteger(chunkId)) continue;
+      if (!Number.isInteger(n) || !Number.isInteger(chunkId) || !s.document_id) continue;
       const li = document.createElement("li");
       const a = document.createElement("a");
       a.className = "source-link";
-      a.href = chunkHref(chunkId);
+      a.href = chunkHref(s.document_id, chunkId);
       a.dataset.n = String(n);
       a.textContent = "[" + n + "] " + sourceLabel(s);
       if (s.excerpt) a.title = s.excerpt;
@@ -267,6 +269,7 @@
 
   let pollTimer = null;
   let loading = null;
+  let loadFailed = false;  // the error box shows a failed refresh (cleared by the next good one)
 
   function render(documents) {
     list.replaceChildren(...documents.map(documentItem));
@@ -285,8 +288,11 @@
       try {
         const data = await request("GET", "/api/documents");
         render((data && data.documents) || []);
+        if (loadFailed) showError("");
+        loadFailed = false;
       } catch (e) {
         showError("Could not load your documents: " + e.message);
+        loadFailed = true;
         if (!list.children.length) empty.textContent = "Your documents could not be loaded.";
         clearTimeout(pollTimer);
         pollTimer = setTimeout(refresh, POLL_MS * 5);
@@ -299,6 +305,7 @@
 
   async function uploadFiles(files) {
     const errors = [];
+    showError("");  // a new upload replaces the last one's error (kept only if this one fails too)
     for (const file of files) {
       showStatus("Uploading " + file.name + "…");
       const form = new FormData();

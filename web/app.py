@@ -137,7 +137,8 @@ def create_app(
             sampler = asyncio.create_task(_sample_forever(metrics), name="metrics-sampler")
             # Limits and admission (docs/INTERFACES.md 6.2): the admin's settings live in the
             # database; the limiter reads them on every request.
-            runtime_settings = RuntimeSettingsStore(session_factory, settings, active.context_length)
+            runtime_settings = RuntimeSettingsStore(session_factory, settings, active.context_length,
+                                                    rag_defaults=rag_settings)
             limiter = UsageLimiter(session_factory, runtime_settings)
             admission = AdmissionController(settings.max_waiting_requests, settings.max_waiting_prompt_tokens)
             # Documents (docs/INTERFACES.md 7, 8): versions a previous process left half-indexed

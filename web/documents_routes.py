@@ -1,5 +1,6 @@
 """The user's documents over HTTP (docs/INTERFACES.md 8): list, upload, read, delete, share,
-and the chunk a citation links to (JSON, and an HTML page).
+and the chunk a citation links to (JSON, and an HTML page), addressed by document id and chunk
+id: chunk ids may be reused after a delete, document ids (uuids) never are.
 
 Who: the session cookie (with the CSRF token on unsafe requests) or an API key in
 ``Authorization: Bearer`` (such requests carry no cookie and need no CSRF token, see
@@ -146,7 +147,7 @@ async def chunk_json(request: Request) -> Response:
     if user is None:
         return _unauthenticated(request)
     source = await run_in_threadpool(
-        _services(request).documents.chunk, user.id, _chunk_id(request)  # type: ignore[union-attr]
+        _services(request).documents.chunk, user.id, request.path_params["document_id"], _chunk_id(request)  # type: ignore[union-attr]
     )
     return JSONResponse(to_jsonable(source), headers=NO_STORE)
 
@@ -157,7 +158,7 @@ async def chunk_page(request: Request) -> Response:
     if isinstance(user, Response):
         return user
     state = _services(request)
-    source = await run_in_threadpool(state.documents.chunk, user.id, _chunk_id(request))  # type: ignore[union-attr]
+    source = await run_in_threadpool(state.documents.chunk, user.id, request.path_params["document_id"], _chunk_id(request))  # type: ignore[union-attr]
     response = state.templates.TemplateResponse(request, "chunk.html", {"user": user, "source": source})
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -217,9 +218,9 @@ async def _json_object(request: Request) -> dict[str, Any]:
 routes = [
     Route("/api/documents", list_documents, methods=["GET"]),
     Route("/api/documents", upload_document, methods=["POST"]),
-    Route("/api/documents/chunks/{chunk_id:int}", chunk_json, methods=["GET"]),
     Route("/api/documents/{document_id:str}", get_document, methods=["GET"]),
     Route("/api/documents/{document_id:str}", delete_document, methods=["DELETE"]),
     Route("/api/documents/{document_id:str}/share", share_document, methods=["POST"]),
-    Route("/documents/chunks/{chunk_id:int}", chunk_page, methods=["GET"]),
+    Route("/api/documents/{document_id:str}/chunks/{chunk_id:int}", chunk_json, methods=["GET"]),
+    Route("/documents/{document_id:str}/chunks/{chunk_id:int}", chunk_page, methods=["GET"]),
 ]

@@ -57,6 +57,7 @@ _STATUS_BY_CODE: dict[str, int] = {
     # Documents (issue 6, backend.rag.errors).
     "document_too_large": 413,
     "unsupported_document": 415,
+    "too_many_documents_processing": 429,
     "unreadable_document": 422,
     CODE_BAD_FRAME: 400,
     CODE_UNAUTHENTICATED: 401,

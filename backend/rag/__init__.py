@@ -16,7 +16,7 @@ from __future__ import annotations
 from backend.rag.chunking import Chunk, approx_token_count, chunk_pages
 from backend.rag.documents import DocumentService, DocumentView, IngestionWorker
 from backend.rag.embedder import Embedder, HashingEmbedder, SentenceTransformerEmbedder, default_model_path
-from backend.rag.errors import DocumentTooLarge, NotAllowed, UnreadableDocument, UnsupportedDocument
+from backend.rag.errors import DocumentTooLarge, NotAllowed, TooManyPending, UnreadableDocument, UnsupportedDocument
 from backend.rag.extract import Page, check_upload, extract_pages, html_to_text
 from backend.rag.retrieval import Retriever
 from backend.rag.settings import RagSettings
@@ -26,7 +26,7 @@ from backend.rag.vector_index import VectorIndex
 __all__ = [
     "Chunk", "DocumentService", "DocumentTooLarge", "DocumentView", "Embedder", "HashingEmbedder",
     "IngestionWorker", "NotAllowed", "Page", "RagSettings", "Retriever", "SentenceTransformerEmbedder",
-    "Source", "UnreadableDocument", "UnsupportedDocument", "VectorIndex", "approx_token_count",
+    "Source", "TooManyPending", "UnreadableDocument", "UnsupportedDocument", "VectorIndex", "approx_token_count",
     "build_prompt_with_sources", "build_sources_block", "check_upload", "chunk_pages", "citation",
     "default_model_path", "extract_pages", "html_to_text", "with_sources",
 ]

@@ -24,6 +24,8 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 _PIECE = re.compile(r"\w{1,6}|[^\w\s]")
+# Characters per token a chunk may hold at most (English averages about 4).
+MAX_CHARS_PER_TOKEN = 8
 
 
 def approx_token_count(text: str) -> int:
@@ -59,17 +61,32 @@ def chunk_pages(
     count_tokens: CountTokens = approx_token_count,
     max_tokens: int = 200,
     overlap_tokens: int = 40,
+    max_chars: int | None = None,
 ) -> list[Chunk]:
     """Chunks of `pages` in reading order (see the module docstring).
+
+    Chunks are also capped in characters: max_chars (default max_tokens * MAX_CHARS_PER_TOKEN).
+    A tokenizer may count a very long "word" as one token (MiniLM: one [UNK]), so a word longer
+    than the cap is cut into pieces of at most max_chars characters.
 
     Raises:
         ValueError: max_tokens < 8, or overlap_tokens not in [0, max_tokens // 2].
     """
     if max_tokens < 8 or not 0 <= overlap_tokens <= max_tokens // 2:
         raise ValueError(f"need max_tokens >= 8 and 0 <= overlap_tokens <= max_tokens // 2, got {max_tokens}, {overlap_tokens}")
+    cap = max_tokens * MAX_CHARS_PER_TOKEN if max_chars is None else max_chars
+    if cap < 16:
+        raise ValueError(f"max_chars must be >= 16, got {cap}")
+
+    def count(text: str) -> int:
+        # A unit's cost is the larger of its tokens and its share of the character cap, so a
+        # window of units never passes either limit.
+        # (+2: the separator that joins it to the previous unit).
+        return max(count_tokens(text), -(-(len(text) + 2) * max_tokens // cap))
+
     chunks: list[Chunk] = []
     for heading_path, paragraphs in _sections(pages):
-        units = [u for text, page in paragraphs for u in _units(text, page, count_tokens, max_tokens)]
+        units = [u for text, page in paragraphs for u in _units(_split_long_words(text, cap // 2), page, count, max_tokens)]
         for window in _pack(units, max_tokens, overlap_tokens):
             text = _join(window)
             chunks.append(Chunk(text, len(chunks), heading_path, window[0].page, count_tokens(text)))
@@ -117,6 +134,14 @@ def _sections(pages: Sequence[Page]) -> list[tuple[str, list[tuple[str, int | No
         end_paragraph(page.number)
     end_section(final=True)
     return sections
+
+
+def _split_long_words(text: str, limit: int) -> str:
+    """`text` with every run of more than `limit` non-space characters broken by spaces."""
+    if len(text) <= limit:
+        return text
+    return re.sub(rf"\S{{{limit + 1},}}",
+                  lambda m: " ".join(m.group(0)[i : i + limit] for i in range(0, len(m.group(0)), limit)), text)
 
 
 def _units(text: str, page: int | None, count_tokens: CountTokens, max_tokens: int) -> list[_Unit]:

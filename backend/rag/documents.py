@@ -12,20 +12,24 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
+import unicodedata
+from collections import OrderedDict, deque
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
 import numpy as np
 from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.errors import NotFound
 from backend.models import Document, DocumentChunk, DocumentIndexState, User, utcnow
 from backend.rag.chunking import Chunk, chunk_pages
 from backend.rag.embedder import Embedder
-from backend.rag.errors import NotAllowed, UnreadableDocument
+from backend.rag.errors import NotAllowed, TooManyPending, UnreadableDocument, UnsupportedDocument
 from backend.rag.extract import check_upload, extract_pages
 from backend.rag.settings import RagSettings
 from backend.rag.sources import Source
@@ -34,6 +38,43 @@ log = logging.getLogger(__name__)
 
 REASON_INTERRUPTED = "the server stopped before this document was indexed; upload it again"
 REASON_INTERNAL = "indexing failed because of an internal error; upload it again"
+REASON_STOPPED = "the server stopped while this document was being indexed; upload it again"
+MAX_NAME_CHARS = 255
+TOMBSTONE = "deleted"  # the error of the row a delete keeps to continue the name's version numbers
+VERSION_ATTEMPTS = 8
+# Progress shares: extraction and chunking, then embedding (the slow part) takes the rest.
+PROGRESS_EXTRACTED = 0.05
+PROGRESS_CHUNKED = 0.1
+# Bidirectional formatting characters: they make a name display as something else ("exe.txt").
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _is_tombstone(document: Document) -> bool:
+    return document.status == "superseded" and document.error == TOMBSTONE
+
+
+class IngestionCancelled(Exception):
+    """The worker is shutting down: stop indexing between batches."""
+
+
+def clean_filename(filename: str) -> str:
+    """The upload's name with surrounding whitespace trimmed.
+
+    Raises:
+        UnsupportedDocument: empty, longer than MAX_NAME_CHARS, or holding a control character
+            (NUL, TAB, BEL, newline...) or a bidirectional override/isolate (U+202E...).
+    """
+    name = filename.strip()
+    if not name:
+        raise UnsupportedDocument("the file has no name")
+    if len(name) > MAX_NAME_CHARS:
+        raise UnsupportedDocument(f"the file name is longer than {MAX_NAME_CHARS} characters")
+    for ch in name:
+        if unicodedata.category(ch) == "Cc" or ch in _BIDI:
+            raise UnsupportedDocument(
+                f"the file name holds the invisible or control character U+{ord(ch):04X}; rename the file"
+            )
+    return name
 
 
 @dataclass(frozen=True)
@@ -99,6 +140,7 @@ class DocumentService:
         self.embedder = embedder
         self.settings = settings or RagSettings()
         self.count_tokens = count_tokens or embedder.count_tokens
+        self._version_lock = threading.Lock()
 
     def upload(self, user_id: str, filename: str, data: bytes, *, shared: bool | None = None) -> DocumentView:
         """Check the file and record a new version of `filename` (status processing). The text is
@@ -110,7 +152,18 @@ class DocumentService:
             NotAllowed: shared=True by a user who is not an admin.
             NotFound: no such user.
         """
+        filename = clean_filename(filename)
         kind = check_upload(filename, data, self.settings.max_upload_bytes)
+        for attempt in range(VERSION_ATTEMPTS):
+            try:
+                with self._version_lock:  # one process: uploads of a name take turns
+                    return self._record(user_id, filename, kind, data, shared)
+            except IntegrityError:  # another process took that version number: take the next
+                if attempt == VERSION_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _record(self, user_id: str, filename: str, kind: str, data: bytes, shared: bool | None) -> DocumentView:
         with self.session_factory.begin() as session:
             role = session.scalar(select(User.role).where(User.id == user_id))
             if role is None:
@@ -132,25 +185,37 @@ class DocumentService:
             session.flush()
             return view_of(document, user_id)
 
-    def ingest(self, document_id: str, data: bytes, progress: Callable[[float], None] | None = None) -> DocumentView:
+    def ingest(
+        self,
+        document_id: str,
+        data: bytes,
+        progress: Callable[[float], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> DocumentView:
         """Extract, chunk and embed the bytes uploaded as `document_id`, then make the version
         ready in one transaction. Problems with the content mark it failed with the reason; a
         document deleted meanwhile is left deleted. Never raises for content problems.
 
-        progress(fraction) is called (and the row's progress column updated) after each batch.
+        progress(fraction) is called (and the row's progress column updated) after extraction,
+        after chunking and after each embedding batch. cancelled() is asked before each batch:
+        True marks the version failed (REASON_STOPPED) and stops.
 
         Raises:
             NotFound: no such document (also when it was deleted while being indexed).
         """
         with self.session_factory() as session:
             document = session.get(Document, document_id)
-            if document is None:
+            if document is None or _is_tombstone(document):
                 raise NotFound("no such document")
             kind, owner = document.kind, document.user_id
         try:
-            chunks = chunk_pages(extract_pages(kind, data), self.count_tokens,
-                                 self.settings.chunk_tokens, self.settings.chunk_overlap)
-            vectors = self._embed(document_id, chunks, progress)
+            pages = extract_pages(kind, data)
+            self._progress(document_id, PROGRESS_EXTRACTED, progress)
+            chunks = chunk_pages(pages, self.count_tokens, self.settings.chunk_tokens, self.settings.chunk_overlap)
+            self._progress(document_id, PROGRESS_CHUNKED, progress)
+            vectors = self._embed(document_id, chunks, progress, cancelled)
+        except IngestionCancelled:
+            return self._fail(document_id, owner, REASON_STOPPED)
         except UnreadableDocument as exc:
             return self._fail(document_id, owner, exc.message)
         except Exception:
@@ -158,16 +223,24 @@ class DocumentService:
             return self._fail(document_id, owner, REASON_INTERNAL)
         return self._publish(document_id, owner, chunks, vectors)
 
-    def _embed(self, document_id: str, chunks: list[Chunk], progress: Callable[[float], None] | None) -> np.ndarray:
+    def _progress(self, document_id: str, done: float, progress: Callable[[float], None] | None) -> None:
+        with self.session_factory.begin() as session:
+            session.execute(update(Document).where(Document.id == document_id).values(progress=done))
+        if progress is not None:
+            progress(done)
+
+    def _embed(
+        self, document_id: str, chunks: list[Chunk], progress: Callable[[float], None] | None,
+        cancelled: Callable[[], bool] | None,
+    ) -> np.ndarray:
         batch = self.settings.embed_batch
         parts = []
         for start in range(0, len(chunks), batch):
+            if cancelled is not None and cancelled():
+                raise IngestionCancelled
             parts.append(self.embedder.embed([embedding_input(c) for c in chunks[start : start + batch]]))
-            done = min(1.0, (start + batch) / len(chunks))
-            with self.session_factory.begin() as session:
-                session.execute(update(Document).where(Document.id == document_id).values(progress=done))
-            if progress is not None:
-                progress(done)
+            done = PROGRESS_CHUNKED + (1 - PROGRESS_CHUNKED) * min(1.0, (start + batch) / len(chunks))
+            self._progress(document_id, done, progress)
         return np.concatenate(parts).astype("<f4", copy=False)
 
     def _publish(self, document_id: str, owner: str, chunks: list[Chunk], vectors: np.ndarray) -> DocumentView:
@@ -218,7 +291,7 @@ class DocumentService:
     @staticmethod
     def _current_or_gone(session: Session, document_id: str, owner: str) -> DocumentView:
         document = session.get(Document, document_id)
-        if document is None:
+        if document is None or _is_tombstone(document):
             raise NotFound("the document was deleted while it was being indexed")
         return view_of(document, owner)
 
@@ -245,13 +318,17 @@ class DocumentService:
                     or_(Document.user_id == user_id, (Document.shared.is_(True)) & (Document.status == "ready")),
                 )
             )
-            if document is None:
+            if document is None or _is_tombstone(document):
                 raise NotFound("no such document")
             return view_of(document, user_id)
 
     def delete(self, user_id: str, document_id: str) -> int:
         """Delete the user's document: every version of its name, chunks included; out of
         retrieval when this returns. Returns the number of versions deleted.
+
+        The newest version's row stays as a tombstone (status superseded, no chunks, not
+        shared, not listed) so that a later upload of the name continues the version numbers
+        instead of restarting at 1 (a stored citation names "name vN": N is never reused).
 
         Raises:
             NotFound: no such document among the user's own.
@@ -260,12 +337,18 @@ class DocumentService:
             name = session.scalar(select(Document.name).where(Document.id == document_id, Document.user_id == user_id))
             if name is None:
                 raise NotFound("no such document")
-            ids = list(session.scalars(select(Document.id).where(Document.user_id == user_id, Document.name == name)))
+            rows = session.execute(
+                select(Document.id, Document.error).where(Document.user_id == user_id, Document.name == name)
+                .order_by(Document.version.desc())
+            ).all()
+            ids = [row.id for row in rows]
             # Chunks first, explicitly: correct even where foreign keys are not enforced.
             session.execute(delete(DocumentChunk).where(DocumentChunk.document_id.in_(ids)))
-            session.execute(delete(Document).where(Document.id.in_(ids)))
+            session.execute(delete(Document).where(Document.id.in_(ids[1:])))
+            session.execute(update(Document).where(Document.id == ids[0]).values(
+                status="superseded", shared=False, num_chunks=0, error=TOMBSTONE, updated_at=utcnow()))
             bump_generation(session)
-            return len(ids)
+            return sum(1 for row in rows if row.error != TOMBSTONE)
 
     def set_shared(self, actor_id: str, document_id: str, shared: bool) -> DocumentView:
         """Share the actor's own document (every version of its name) with everyone, or stop.
@@ -286,17 +369,19 @@ class DocumentService:
             session.refresh(document)
             return view_of(document, actor_id)
 
-    def chunk(self, user_id: str, chunk_id: int) -> Source:
-        """One retrievable chunk (for a citation link): the user's own or shared, ready.
+    def chunk(self, user_id: str, document_id: str, chunk_id: int) -> Source:
+        """One retrievable chunk of `document_id` (for a citation link): the user's own or
+        shared, ready. Chunk ids may be reused after a delete; document ids never are, so a
+        stored citation never opens another document's text.
 
         Raises:
-            NotFound: no such chunk, or not visible to the user.
+            NotFound: no such chunk in that document, or not visible to the user.
         """
         with self.session_factory() as session:
             row = session.execute(
                 select(DocumentChunk, Document.name, Document.version)
                 .join(Document, Document.id == DocumentChunk.document_id)
-                .where(DocumentChunk.id == chunk_id, visible_to(user_id))
+                .where(DocumentChunk.id == chunk_id, DocumentChunk.document_id == document_id, visible_to(user_id))
             ).first()
             if row is None:
                 raise NotFound("no such source")
@@ -316,23 +401,120 @@ class DocumentService:
 
 class IngestionWorker:
     """Runs ingestion off the request path, one document at a time (embedding uses the CPU
-    cores already; two at once would only interleave). The web layer calls `submit` from a
-    thread (run_in_threadpool), returns the processing DocumentView at once, and the list shows
-    progress and the final status."""
+    cores already; two at once would only interleave), fairly across users: the next document
+    is taken from the users in turn (round-robin), so one user's many or big uploads do not
+    hold back everyone else's. A user may have at most `max_pending_per_user` documents queued
+    or running. The web layer calls `submit` from a thread (run_in_threadpool), returns the
+    processing DocumentView at once, and the list shows progress and the final status."""
 
-    def __init__(self, service: DocumentService) -> None:
+    def __init__(self, service: DocumentService, max_pending_per_user: int = 5) -> None:
+        if max_pending_per_user < 1:
+            raise ValueError("max_pending_per_user must be >= 1")
         self.service = service
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-ingest")
+        self.max_pending_per_user = max_pending_per_user
+        self._lock = threading.Condition()
+        self._queues: OrderedDict[str, deque[tuple[str, bytes, Future[DocumentView]]]] = OrderedDict()
+        self._pending: dict[str, int] = {}  # user -> documents queued or running (or being uploaded)
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="rag-ingest", daemon=True)
+        self._thread.start()
 
     def submit(
         self, user_id: str, filename: str, data: bytes, *, shared: bool | None = None
     ) -> tuple[DocumentView, Future[DocumentView]]:
         """Upload (raising its typed errors here, on the caller's thread) and queue the ingestion.
-        The future resolves to the final DocumentView (ready, failed or superseded)."""
-        document = self.service.upload(user_id, filename, data, shared=shared)
-        return document, self._executor.submit(self.service.ingest, document.id, data)
+        The future resolves to the final DocumentView (ready, failed or superseded).
+
+        Raises:
+            TooManyPending: the user has max_pending_per_user documents queued or running.
+            RuntimeError: the worker was shut down.
+            and upload's errors (UnsupportedDocument, DocumentTooLarge, ...).
+        """
+        with self._lock:
+            if self._stopping:
+                raise RuntimeError("the ingestion worker is shut down")
+            pending = self._pending.get(user_id, 0)
+            if pending >= self.max_pending_per_user:
+                raise TooManyPending(
+                    f"you have {pending} documents being processed; wait for one to finish "
+                    f"(at most {self.max_pending_per_user} at a time)"
+                )
+            self._pending[user_id] = pending + 1
+        try:
+            document = self.service.upload(user_id, filename, data, shared=shared)
+        except BaseException:
+            with self._lock:
+                self._release(user_id)
+            raise
+        future: Future[DocumentView] = Future()
+        with self._lock:
+            if self._stopping:  # stays processing; recover_interrupted marks it failed
+                self._release(user_id)
+                future.cancel()
+                return document, future
+            self._queues.setdefault(user_id, deque()).append((document.id, data, future))
+            self._lock.notify()
+        return document, future
+
+    def pending(self, user_id: str) -> int:
+        """Documents of the user queued or running."""
+        with self._lock:
+            return self._pending.get(user_id, 0)
+
+    def _release(self, user_id: str) -> None:
+        left = self._pending.get(user_id, 0) - 1
+        if left > 0:
+            self._pending[user_id] = left
+        else:
+            self._pending.pop(user_id, None)
+
+    def _next(self) -> tuple[str, str, bytes, Future[DocumentView]] | None:
+        with self._lock:
+            while not self._queues and not self._stopping:
+                self._lock.wait()
+            if self._stopping:
+                return None
+            user_id, queue = next(iter(self._queues.items()))
+            document_id, data, future = queue.popleft()
+            del self._queues[user_id]
+            if queue:  # round-robin: this user goes to the back of the line
+                self._queues[user_id] = queue
+            return user_id, document_id, data, future
+
+    def _stopped(self) -> bool:
+        return self._stopping
+
+    def _run(self) -> None:
+        while True:
+            item = self._next()
+            if item is None:
+                return
+            user_id, document_id, data, future = item
+            if not future.set_running_or_notify_cancel():
+                with self._lock:
+                    self._release(user_id)
+                continue
+            try:
+                future.set_result(self.service.ingest(document_id, data, cancelled=self._stopped))
+            except BaseException as exc:  # NotFound (deleted meanwhile) or a bug: tell the waiter
+                future.set_exception(exc)
+            finally:
+                with self._lock:
+                    self._release(user_id)
 
     def shutdown(self, wait: bool = True) -> None:
-        """Stop taking work; with wait, finish what is queued. Unfinished versions stay
-        processing until `DocumentService.recover_interrupted` at the next start."""
-        self._executor.shutdown(wait=wait, cancel_futures=not wait)
+        """Stop promptly: refuse new work, cancel what is queued (those versions stay processing
+        until `DocumentService.recover_interrupted` marks them failed at the next start), and
+        make the running one stop before its next embedding batch (marked failed). With wait,
+        return when the worker thread has ended (after at most one batch)."""
+        with self._lock:
+            self._stopping = True
+            queued = [item for queue in self._queues.values() for item in queue]
+            self._queues.clear()
+            self._lock.notify_all()
+        for _document_id, _data, future in queued:
+            future.cancel()
+        with self._lock:
+            self._pending.clear()
+        if wait:
+            self._thread.join()

@@ -32,3 +32,10 @@ class NotAllowed(DomainError):
 
     code = "forbidden"
     default_message = "not allowed"
+
+
+class TooManyPending(DomainError):
+    """The user already has the most documents waiting to be indexed that one user may have."""
+
+    code = "too_many_documents_processing"
+    default_message = "too many documents are being processed; wait for them to finish"

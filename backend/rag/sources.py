@@ -102,9 +102,11 @@ def build_prompt_with_sources(
 
     The sources block goes into the newest message (history[-1], the user's question). Budget
     (prompt <= context_length - max_tokens, as in build_prompt_messages): with the whole
-    history, keep the most sources that fit, dropping the lowest-ranked (last) first; only
+    history, sources are taken in rank order and each is kept if it fits with those already
+    kept; one that does not fit (an oversized chunk) is skipped and the next ones are still
+    tried, so the lowest-ranked are cut first and one big hit never drops all the others. Only
     when no source fits is history cut, by build_prompt_messages. The system prompt is never
-    cut. Sources and the kept count are found by binary search (O(log n) token counts).
+    cut. At most len(sources) + 1 token counts.
 
     Raises:
         PromptTooLong, ValueError: as build_prompt_messages, when even no sources do not fit.
@@ -114,20 +116,18 @@ def build_prompt_with_sources(
     head = [ChatMessage("system", system_prompt)] if system_prompt is not None else []
     last = history[-1]
 
-    def messages(keep: int) -> list[ChatMessage]:
-        return head + list(history[:-1]) + [ChatMessage(last.role, with_sources(last.content, sources[:keep]))]
+    def messages(keep: Sequence[Source]) -> list[ChatMessage]:
+        return head + list(history[:-1]) + [ChatMessage(last.role, with_sources(last.content, keep))]
 
     budget = context_length - max_tokens
-    if budget <= 0 or count_tokens(messages(1)) > budget:
+    kept: list[Source] = []
+    if budget > 0:
+        for source in sources:
+            if count_tokens(messages(kept + [source])) <= budget:
+                kept.append(source)
+    if not kept:
         return build_prompt_messages(system_prompt, history, count_tokens, context_length, max_tokens), []
-    low, high = 1, len(sources)  # invariant: keeping `low` sources fits
-    while low < high:
-        mid = (low + high + 1) // 2
-        if count_tokens(messages(mid)) <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    return messages(low), list(sources[:low])
+    return messages(kept), kept
 
 
 def citation(number: int, source: Source, excerpt_chars: int = 300) -> dict[str, object]:

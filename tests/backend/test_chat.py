@@ -566,8 +566,9 @@ class SpyRetriever:
         self.result = result or []
         self.error = error
 
-    def search(self, user_id: str, query: str):
+    def search(self, user_id: str, query: str, *, k=None, min_similarity=None):
         self.calls.append((user_id, query))
+        self.options = (k, min_similarity)
         if self.error is not None:
             raise self.error
         return list(self.result)
@@ -728,3 +729,17 @@ async def test_a_retried_send_replays_the_stored_sources(rag_chat, rag, generato
 async def test_use_documents_must_be_a_bool(rag_chat, users, session_factory, value):
     (failed,) = await collect(rag_chat.send(users[0].id, "c-1", None, "hi", use_documents=value))
     assert failed.code == "invalid_input" and rows(session_factory) == []
+
+
+async def test_the_number_of_sources_and_the_relevance_floor_are_runtime_settings(
+    session_factory, generator, settings, users
+):
+    store = RuntimeSettingsStore(session_factory, settings)
+    store.update({"sources_top_k": 3, "sources_min_similarity": 0.45}, None)
+    spy = SpyRetriever()
+    chat = ChatService(session_factory, generator, settings, flush_interval_s=0.0, retriever=spy,
+                       runtime_settings=store)
+    await collect(chat.send(users[0].id, "c-1", None, "what is in my document?", use_documents=True))
+    assert spy.options == (3, 0.45)
+    with pytest.raises(Exception, match="Sources per answer"):
+        store.update({"sources_top_k": 0}, None)

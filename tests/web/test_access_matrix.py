@@ -84,8 +84,8 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("DELETE", "/api/documents/{document_id:str}"): Row(None, _by(401, 204, 404, 401, 404)),
     # Sharing needs an admin, and his own document: the owner is no admin, the admin no owner.
     ("POST", "/api/documents/{document_id:str}/share"): Row({"shared": True}, _by(401, 403, 403, 401, 404)),
-    ("GET", "/api/documents/chunks/{chunk_id:int}"): Row(None, OWNED_JSON),
-    ("GET", "/documents/chunks/{chunk_id:int}"): Row(None, OWNED_PAGE),
+    ("GET", "/api/documents/{document_id:str}/chunks/{chunk_id:int}"): Row(None, OWNED_JSON),
+    ("GET", "/documents/{document_id:str}/chunks/{chunk_id:int}"): Row(None, OWNED_PAGE),
     ("GET", "/v1/models"): Row(None, V1),
     ("GET", "/v1/models/{model:path}"): Row(None, V1),
     ("POST", "/v1/chat/completions"): Row({"model": "x", "messages": []}, V1),

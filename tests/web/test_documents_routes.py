@@ -111,7 +111,7 @@ def test_an_api_key_uploads_lists_and_deletes_without_a_csrf_token(client: TestC
     wait_ready(client, document_id, bearer)
     assert [d["id"] for d in client.get("/api/documents", headers=bearer).json()["documents"]] == [document_id]
     (chunk_id, *_) = chunk_ids(client, document_id)
-    assert "heron" in client.get(f"/api/documents/chunks/{chunk_id}", headers=bearer).json()["text"]
+    assert "heron" in client.get(f"/api/documents/{document_id}/chunks/{chunk_id}", headers=bearer).json()["text"]
     # A wrong key is nobody; a cookie request still needs its CSRF token, Bearer or not.
     assert client.get("/api/documents", headers={"Authorization": "Bearer crk_wrong"}).status_code == 401
     wrong = client.post("/api/documents", files={"file": ("a.md", b"x")}, headers={"Authorization": "Bearer crk_wrong"})
@@ -130,10 +130,10 @@ def test_an_api_key_uploads_lists_and_deletes_without_a_csrf_token(client: TestC
 def test_without_a_session_or_key_every_documents_route_is_401(client: TestClient) -> None:
     csrf = csrf_headers(client)
     for method, path in (("GET", "/api/documents"), ("POST", "/api/documents"), ("GET", "/api/documents/x"),
-                         ("DELETE", "/api/documents/x"), ("GET", "/api/documents/chunks/1")):
+                         ("DELETE", "/api/documents/x"), ("GET", "/api/documents/x/chunks/1")):
         response = client.request(method, path, headers=csrf)
         assert (response.status_code, response.json()["error"]["code"]) == (401, "unauthenticated"), (method, path)
-    assert client.get("/documents/chunks/1").headers["location"] == "/login"
+    assert client.get("/documents/x/chunks/1").headers["location"] == "/login"
 
 
 @pytest.fixture
@@ -239,8 +239,8 @@ def test_other_users_ids_are_404_everywhere(client: TestClient) -> None:
     for method, path in (
         ("GET", f"/api/documents/{created['id']}"),
         ("DELETE", f"/api/documents/{created['id']}"),
-        ("GET", f"/api/documents/chunks/{chunk_id}"),
-        ("GET", f"/documents/chunks/{chunk_id}"),
+        ("GET", f"/api/documents/{created['id']}/chunks/{chunk_id}"),
+        ("GET", f"/documents/{created['id']}/chunks/{chunk_id}"),
     ):
         response = client.request(method, path, headers=headers)
         assert response.status_code == 404, (method, path, response.text)
@@ -255,12 +255,12 @@ def test_deleting_removes_every_version_and_its_chunks(client: TestClient) -> No
     created = upload(client, "garden.md", NOTE.encode()).json()
     wait_ready(client, created["id"])
     (chunk_id, *_) = chunk_ids(client, created["id"])
-    assert client.get(f"/api/documents/chunks/{chunk_id}").status_code == 200
+    assert client.get(f"/api/documents/{created['id']}/chunks/{chunk_id}").status_code == 200
     assert client.delete(f"/api/documents/{created['id']}", headers=csrf_headers(client)).status_code == 204
     assert client.get("/api/documents").json()["documents"] == []
-    assert client.get(f"/api/documents/chunks/{chunk_id}").status_code == 404
+    assert client.get(f"/api/documents/{created['id']}/chunks/{chunk_id}").status_code == 404
     assert client.get(f"/api/documents/{created['id']}").status_code == 404
-    assert client.get(f"/api/documents/chunks/{2**64}").status_code == 404  # past SQLite's integers
+    assert client.get(f"/api/documents/{created['id']}/chunks/{2**64}").status_code == 404  # past SQLite's integers
 
 
 def test_the_chunk_page_shows_the_passage_escaped(client: TestClient) -> None:
@@ -269,11 +269,11 @@ def test_the_chunk_page_shows_the_passage_escaped(client: TestClient) -> None:
     created = upload(client, "notes.md", hostile.encode()).json()
     wait_ready(client, created["id"])
     (chunk_id,) = chunk_ids(client, created["id"])
-    page = client.get(f"/documents/chunks/{chunk_id}")
+    page = client.get(f"/documents/{created['id']}/chunks/{chunk_id}")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "notes.md" in page.text and "Notes" in page.text
     assert "&lt;script&gt;" in page.text and "<script>alert" not in page.text
-    source = client.get(f"/api/documents/chunks/{chunk_id}").json()
+    source = client.get(f"/api/documents/{created['id']}/chunks/{chunk_id}").json()
     assert (source["chunk_id"], source["document_name"], source["version"], source["heading_path"]) == (
         chunk_id, "notes.md", 1, "Notes")
 
@@ -288,7 +288,7 @@ def test_only_admins_share_and_everyone_then_sees_the_document(client: TestClien
     sign_up(client, "alice")
     (seen,) = client.get("/api/documents").json()["documents"]
     assert (seen["id"], seen["is_own"]) == (created["id"], False)
-    assert client.get(f"/api/documents/chunks/{chunk_id}").status_code == 200
+    assert client.get(f"/api/documents/{created['id']}/chunks/{chunk_id}").status_code == 200
     refused = upload(client, "mine.md", NOTE.encode(), data={"shared": "1"})
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "forbidden")
     share = client.post(f"/api/documents/{created['id']}/share", json={"shared": False}, headers=csrf_headers(client))
@@ -301,7 +301,7 @@ def test_only_admins_share_and_everyone_then_sees_the_document(client: TestClien
     use_session(client, None)
     sign_up(client, "carol")
     assert client.get("/api/documents").json()["documents"] == []
-    assert client.get(f"/api/documents/chunks/{chunk_id}").status_code == 404
+    assert client.get(f"/api/documents/{created['id']}/chunks/{chunk_id}").status_code == 404
 
 
 # -- the lifespan -------------------------------------------------------------------------------
@@ -335,3 +335,45 @@ def test_the_default_embedder_is_lazy_and_unfinished_documents_fail_at_start(
         worker = state.ingestion
     with pytest.raises(RuntimeError):  # shut down with the app
         worker.submit("u1", "b.txt", b"text")
+
+
+# -- QA fixes ----------------------------------------------------------------------------------
+
+
+def test_a_chunk_is_found_only_under_its_own_document(client: TestClient) -> None:
+    sign_up(client, "alice")
+    first = upload(client, "garden.md", NOTE.encode()).json()
+    second = upload(client, "other.md", b"# Other\n\nNothing about birds.\n").json()
+    wait_ready(client, first["id"])
+    wait_ready(client, second["id"])
+    (chunk_id, *_) = chunk_ids(client, first["id"])
+    assert "heron" in client.get(f"/api/documents/{first['id']}/chunks/{chunk_id}").json()["text"]
+    for path in (f"/api/documents/{second['id']}/chunks/{chunk_id}", f"/documents/{second['id']}/chunks/{chunk_id}"):
+        response = client.get(path, headers={"Accept": "application/json"})
+        assert response.status_code == 404 and "heron" not in response.text, path
+
+
+@pytest.mark.parametrize("name", ["a\x07.md", "bidi\u202etxt.md", "nul\x00.md"])
+def test_file_names_with_control_or_bidi_characters_are_refused(client: TestClient, name: str) -> None:
+    sign_up(client, "alice")
+    # By hand: httpx would percent-encode the control characters in the file name.
+    body = (b'--b\r\nContent-Disposition: form-data; name="file"; filename="' + name.encode()
+            + b'"\r\nContent-Type: text/markdown\r\n\r\n' + NOTE.encode() + b"\r\n--b--\r\n")
+    headers = {"Accept": "application/json", "Content-Type": "multipart/form-data; boundary=b", **csrf_headers(client)}
+    response = client.post("/api/documents", content=body, headers=headers)
+    assert (response.status_code, response.json()["error"]["code"]) == (415, "unsupported_document"), response.text
+    assert "character" in response.json()["error"]["message"]
+    assert client.get("/api/documents").json()["documents"] == []
+
+
+def test_too_many_documents_processing_is_a_429(client: TestClient) -> None:
+    sign_up(client, "alice")
+    worker = app_state(client).ingestion
+    real = worker.max_pending_per_user
+    worker.max_pending_per_user = 0  # every slot taken
+    try:
+        response = upload(client, "garden.md", NOTE.encode())
+    finally:
+        worker.max_pending_per_user = real
+    assert (response.status_code, response.json()["error"]["code"]) == (429, "too_many_documents_processing")
+    assert "being processed" in response.json()["error"]["message"]

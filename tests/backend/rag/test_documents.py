@@ -85,8 +85,8 @@ def test_permission_isolation_between_two_users(add, retriever, documents, mode)
     # Naming another user's document explicitly does not reach it either.
     assert retriever.search("alice", "vault combination", mode=mode, document_ids=[bob_doc.id]) == []
     with pytest.raises(NotFound):
-        documents.chunk("alice", bob[0].chunk_id)
-    assert documents.chunk("bob", bob[0].chunk_id).text == bob[0].text
+        documents.chunk("alice", bob[0].document_id, bob[0].chunk_id)
+    assert documents.chunk("bob", bob[0].document_id, bob[0].chunk_id).text == bob[0].text
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -220,6 +220,58 @@ def test_upload_ask_and_follow_the_source_to_its_passage(page, log_in, accounts,
         other.close()
 
 
+SHARE_BOX = "input[data-action='share']"
+
+
+def test_admin_shares_a_document_with_everyone_and_stops(page, log_in, admin_username, accounts, browser, server):
+    log_in_as(page, log_in, admin_username)
+    name = f"shared-{uuid.uuid4().hex[:6]}.md"
+    upload(page, name, b"# Harbour notes\n\nThe ferry leaves the north pier at seven.\n")
+    document_item(page, name, "ready").wait_for(timeout=READY_TIMEOUT_MS)
+    box = document_item(page, name).locator(SHARE_BOX)
+    assert not box.is_checked()
+    assert "shared" not in document_item(page, name).locator(".document-meta").inner_text()
+
+    # Sharing goes to the server, and the list shows what it stored (also after a reload).
+    with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/share")) as shared:
+        box.check()
+    assert shared.value.status == 200 and shared.value.json()["shared"] is True
+    page.wait_for_function(
+        f"""() => /\\bshared\\b/.test(document.querySelector('#document-list li[data-name="{name}"] .document-meta')
+          ?.textContent || "")""")
+    page.reload()
+    assert document_item(page, name).locator(SHARE_BOX).is_checked()
+    assert page.locator("#document-error").is_hidden()
+
+    # Another (not admin) user sees it as shared with him, and nowhere a box to share anything.
+    other = browser.new_context(base_url=server, viewport={"width": 1100, "height": 800})
+    try:
+        other_page = other.new_page()
+        other_page.goto("/login")
+        other_page.fill("#username", accounts[1])
+        other_page.fill("#password", PASSWORD)
+        other_page.click("#submit")
+        other_page.wait_for_url("**/chat")
+        assert other_page.get_attribute("#documents", "data-is-admin") == "false"
+        document_item(other_page, name, "ready").wait_for()
+        assert "shared with you" in document_item(other_page, name).locator(".document-meta").inner_text()
+        assert document_item(other_page, name).locator("button[data-action='delete']").count() == 0
+        assert other_page.locator("#document-list " + SHARE_BOX).count() == 0
+
+        # The admin stops sharing; after a reload the other user no longer has it.
+        with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/share")) as unshared:
+            document_item(page, name).locator(SHARE_BOX).uncheck()
+        assert unshared.value.status == 200 and unshared.value.json()["shared"] is False
+        page.reload()
+        assert not document_item(page, name).locator(SHARE_BOX).is_checked()
+        other_page.reload()
+        other_page.wait_for_function(
+            "() => !document.getElementById('documents-empty').textContent.includes('Loading')")
+        assert document_item(other_page, name).count() == 0
+    finally:
+        other.close()
+
+
 def test_bad_files_show_the_servers_error_and_delete_removes(page, log_in, accounts):
     log_in_as(page, log_in, accounts[0])
     keep = f"keep-{uuid.uuid4().hex[:6]}.txt"

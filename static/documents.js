@@ -1,5 +1,6 @@
 // Crescent chat page, documents: the sidebar's #documents panel (upload, list, delete), the
-// per-conversation #use-documents toggle, and the sources under replies with their [n] citations.
+// per-conversation #use-documents toggle, an admin's "Shared with everyone" box on his own
+// documents, and the sources under replies with their [n] citations.
 //
 // HTTP: docs/INTERFACES.md section 8. Every fetch that changes something sends X-CSRF-Token
 // from <meta name="csrf-token">. Document names, excerpts and model output are untrusted: they
@@ -195,6 +196,8 @@
   const statusBox = document.getElementById("document-status");
   const toggle = document.getElementById("use-documents");
   const app = document.getElementById("app");
+  // Only admins may share (the server refuses others with 403); the page says who is looking.
+  const isAdmin = Boolean(panel) && panel.dataset.isAdmin === "true";
 
   function formatSize(bytes) {
     if (bytes < 1024) return bytes + " B";
@@ -264,6 +267,19 @@
       state.textContent = "Ready";
     }
     li.append(row, meta, state);
+    if (isAdmin && d.is_own !== false) {
+      // An admin's own document: share it (every version of its name) with everyone, or stop.
+      const label = document.createElement("label");
+      label.className = "document-share";
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.dataset.action = "share";
+      box.checked = Boolean(d.shared);
+      const text = document.createElement("span");
+      text.textContent = "Shared with everyone";
+      label.append(box, text);
+      li.appendChild(label);
+    }
     return li;
   }
 
@@ -337,6 +353,27 @@
     await refresh();
   }
 
+  // Sends the checkbox's new state; the list then shows what the server stored. A refusal puts
+  // the box back and says why in #document-error.
+  async function shareDocument(box) {
+    const li = box.closest("li");
+    const name = li.dataset.name;
+    const shared = box.checked;
+    box.disabled = true;
+    try {
+      await request("POST", "/api/documents/" + encodeURIComponent(li.dataset.documentId) + "/share",
+        { shared });
+      showError("");
+    } catch (e) {
+      box.checked = !shared;
+      showError("Could not " + (shared ? "share " : "stop sharing ") + name + ": " + e.message);
+    } finally {
+      box.disabled = false;
+    }
+    if (loading) await loading;  // a refresh begun before the change would show the old state
+    await refresh();
+  }
+
   if (panel && upload && list) {
     upload.addEventListener("change", () => {
       const files = Array.from(upload.files || []);
@@ -346,6 +383,10 @@
     list.addEventListener("click", (event) => {
       const button = event.target.closest("button[data-action='delete']");
       if (button) deleteDocument(button.closest("li"));
+    });
+    list.addEventListener("change", (event) => {
+      const box = event.target.closest("input[data-action='share']");
+      if (box) shareDocument(box);
     });
     // Files dropped anywhere on the page are uploaded (and never open in place of the chat,
     // which would lose what is typed); the panel lights up while they are dragged. Dragged text

@@ -120,19 +120,30 @@ async def signup_page(request: Request) -> Response:
     return _form(request, "signup.html", 200, None, "", closed=closed, mode=signup_mode(state))
 
 
-async def login_submit(request: Request) -> Response:
-    state = app_state(request)
+async def _admitted_credentials(request: Request, template: str, action: str) -> tuple[str, str, str] | Response:
+    """(username, password, client IP) of a log-in or sign-up form that is complete and not
+    throttled for `action` ("login" | "signup"); otherwise the form page to answer with
+    (413 too large, 400 missing fields, 429 throttled)."""
     credentials = await _read_credentials(request)
     if credentials is None:
-        return _form(request, "login.html", 413, "The form is too large.", "")
+        return _form(request, template, 413, "The form is too large.", "")
     username, password = credentials
     if not username or not password:
-        return _form(request, "login.html", 400, MISSING_FIELDS, username)
+        return _form(request, template, 400, MISSING_FIELDS, username)
     ip = client_ip(request)
     try:
-        state.throttle.check(ip, username, "login")
+        app_state(request).throttle.check(ip, username, action)
     except Throttled as exc:
-        return _throttled(request, "login.html", exc, username)
+        return _throttled(request, template, exc, username)
+    return username, password, ip
+
+
+async def login_submit(request: Request) -> Response:
+    state = app_state(request)
+    admitted = await _admitted_credentials(request, "login.html", "login")
+    if isinstance(admitted, Response):
+        return admitted
+    username, password, ip = admitted
     try:
         token = await run_in_threadpool(state.auth.log_in, username, password)
     except AccountPending:
@@ -150,17 +161,10 @@ async def login_submit(request: Request) -> Response:
 
 async def signup_submit(request: Request) -> Response:
     state = app_state(request)
-    credentials = await _read_credentials(request)
-    if credentials is None:
-        return _form(request, "signup.html", 413, "The form is too large.", "")
-    username, password = credentials
-    if not username or not password:
-        return _form(request, "signup.html", 400, MISSING_FIELDS, username)
-    ip = client_ip(request)
-    try:
-        state.throttle.check(ip, username, "signup")
-    except Throttled as exc:
-        return _throttled(request, "signup.html", exc, username)
+    admitted = await _admitted_credentials(request, "signup.html", "signup")
+    if isinstance(admitted, Response):
+        return admitted
+    username, password, ip = admitted
     # Every attempt counts, failed ones too: "username taken" answers are what a prober wants.
     state.throttle.hit(ip, username, "signup")
     mode = signup_mode(state)

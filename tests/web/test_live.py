@@ -111,7 +111,9 @@ def test_disabling_aborts_his_v1_stream_with_every_choice(client, holding, peopl
         worker.join(15)
     assert result["status"] == 200
     assert '"code":"account_disabled"' in result["text"] and result["text"].endswith("data: [DONE]\n\n")
-    assert all(holding.finished[rid] == "abort" for rid in ids)
+    # Each choice ended: its stream yielded an abort, or the server closed it first (closing a
+    # stream aborts the request in the engine); neither would hold for a choice still running.
+    assert all(holding.finished.get(rid) == "abort" or rid in holding.closed_early for rid in ids)
     assert app_state(client).chat.live.count(people["bob_id"]) == 0
 
 

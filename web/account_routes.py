@@ -15,7 +15,6 @@ All need the session cookie (an API key cannot manage keys) and, being unsafe, t
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -26,7 +25,7 @@ from starlette.routing import Route
 from backend.auth import UserInfo, hash_token
 from backend.errors import InvalidCredentials, ValidationFailed
 from backend.live import REASON_PASSWORD_CHANGED
-from web.api import to_jsonable
+from web.api import read_json_object, to_jsonable
 from web.auth_routes import client_ip
 from web.errors import CODE_UNAUTHENTICATED, error_response
 from web.session import current_user, page_user_or_redirect, session_token
@@ -34,20 +33,6 @@ from web.state import app_state
 
 MAX_JSON_BYTES = 16 * 1024
 _NO_STORE = {"Cache-Control": "no-store"}
-
-
-async def _json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object. Raises ValidationFailed: too large, not JSON, not an object."""
-    body = await request.body()
-    if len(body) > MAX_JSON_BYTES:
-        raise ValidationFailed("The request body is too large")
-    try:
-        value = json.loads(body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise ValidationFailed("The request body is not JSON") from None
-    if not isinstance(value, dict):
-        raise ValidationFailed("The request body must be a JSON object")
-    return value
 
 
 def _string(body: dict[str, Any], name: str) -> str:
@@ -88,7 +73,7 @@ async def create_key(request: Request) -> Response:
     user = await _api_user(request)
     if isinstance(user, Response):
         return user
-    name = _string(await _json_body(request), "name")
+    name = _string(await read_json_object(request, MAX_JSON_BYTES), "name")
     view, secret = await run_in_threadpool(app_state(request).api_keys.create_key, user.id, name)
     return JSONResponse({"key": to_jsonable(view), "secret": secret}, status_code=201, headers=_NO_STORE)
 
@@ -105,7 +90,7 @@ async def change_password(request: Request) -> Response:
     user = await _api_user(request)
     if isinstance(user, Response):
         return user
-    body = await _json_body(request)
+    body = await read_json_object(request, MAX_JSON_BYTES)
     current, new = _string(body, "current_password"), _string(body, "new_password")
     state = app_state(request)
     ip = client_ip(request)

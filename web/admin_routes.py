@@ -25,7 +25,6 @@ Every change goes through the services at once: nothing needs a restart.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -37,14 +36,13 @@ from starlette.routing import Route
 from backend.auth import UserInfo
 from backend.errors import DomainError, ValidationFailed
 from backend.live import REASON_DISABLED
-from web.api import to_jsonable
+from web.api import read_json_object, to_jsonable
 from web.errors import CODE_UNAUTHENTICATED, error_code, error_message, status_for_code
 from web.session import admin_or_error, current_user
 from web.state import app_state
 
 CODE_FORBIDDEN = "forbidden"
 NO_STORE = {"Cache-Control": "no-store"}
-MAX_BODY_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -88,19 +86,6 @@ def _domain_error_json(exc: DomainError) -> JSONResponse:
     fields = _field_errors(exc) if isinstance(exc, ValidationFailed) else {}
     extra = {"fields": fields} if fields else {}
     return _json_error(status_for_code(code), code, error_message(exc), **extra)
-
-
-async def _json_body(request: Request) -> dict[str, Any]:
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise ValidationFailed("request body too large")
-    try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ValidationFailed("the request body is not JSON") from None
-    if not isinstance(data, dict):
-        raise ValidationFailed("the request body must be a JSON object")
-    return data
 
 
 # -- settings --------------------------------------------------------------------------------
@@ -191,7 +176,7 @@ async def api_settings(request: Request) -> Response:
         return user
     if request.method == "POST":
         try:
-            changes = await _json_body(request)
+            changes = await read_json_object(request)
             await run_in_threadpool(app_state(request).runtime_settings.update, changes, user.id)
         except DomainError as exc:
             return _domain_error_json(exc)
@@ -228,7 +213,7 @@ async def _user_change(request: Request, what: str) -> Response:
     service = app_state(request).users
     target = request.path_params["user_id"]
     try:
-        body = await _json_body(request)
+        body = await read_json_object(request)
         value = body.get(what)
         if not isinstance(value, str):
             raise ValidationFailed(f'the body needs a "{what}" string')

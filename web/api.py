@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import json
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -40,6 +41,27 @@ def to_jsonable(value: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
+    return value
+
+
+MAX_JSON_BODY_BYTES = 64 * 1024
+
+
+async def read_json_object(request: Request, max_bytes: int = MAX_JSON_BODY_BYTES) -> dict[str, Any]:
+    """The JSON object in a request body (an empty body reads as ``{}``).
+
+    Raises:
+        ValidationFailed: the body is over `max_bytes`, not UTF-8 JSON, or not an object.
+    """
+    body = await request.body()
+    if len(body) > max_bytes:
+        raise ValidationFailed("The request body is too large")
+    try:
+        value = json.loads(body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        raise ValidationFailed("The request body is not JSON") from None
+    if not isinstance(value, dict):
+        raise ValidationFailed("The request body must be a JSON object")
     return value
 
 
@@ -79,11 +101,8 @@ async def patch_conversation(request: Request) -> Response:
     user = await current_user(request)
     if user is None:
         return _unauthenticated(request)
-    try:
-        body = await request.json()
-    except ValueError:
-        raise ValidationFailed("the body must be a JSON object") from None
-    if not isinstance(body, dict) or set(body) != {"use_documents"} or not isinstance(body["use_documents"], bool):
+    body = await read_json_object(request)
+    if set(body) != {"use_documents"} or not isinstance(body["use_documents"], bool):
         raise ValidationFailed('the body must be {"use_documents": true | false}')
     await run_in_threadpool(
         app_state(request).conversations.set_use_documents, user.id, request.path_params["conversation_id"],

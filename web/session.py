@@ -26,15 +26,16 @@ def session_token(conn: HTTPConnection) -> str | None:
     return conn.cookies.get(SESSION_COOKIE) or None
 
 
-async def current_user(conn: HTTPConnection) -> UserInfo | None:
+async def current_user(conn: HTTPConnection, fresh: bool = False) -> UserInfo | None:
     """The active user of the session cookie, or None (no cookie, unknown, expired, logged out,
     or the user is pending or disabled).
 
     The lookup is a blocking database query, so it runs in the thread pool; its result is kept
-    for the rest of the request (templates read it for the navigation links).
+    for the rest of the request (templates read it for the navigation links). fresh: ask the
+    database again (a long-lived WebSocket re-checks its session before each send).
     """
     state = conn.scope.setdefault("state", {})
-    if USER_STATE_KEY in state:
+    if USER_STATE_KEY in state and not fresh:
         return state[USER_STATE_KEY]
     token = session_token(conn)
     user = None if token is None else await run_in_threadpool(app_state(conn).auth.user_for_session, token)

@@ -46,7 +46,7 @@ from web.errors import (
     error_frame,
     error_message,
 )
-from web.session import USER_STATE_KEY, current_user, session_token
+from web.session import current_user, session_token
 from web.state import AppState, app_state
 
 log = logging.getLogger(__name__)
@@ -247,10 +247,8 @@ class ChatSocket:
     async def _start_send(self, frame: SendFrame) -> bool:
         if frame.client_msg_id in self._pumps:
             return True  # a retry of a send still streaming here: that pump answers it
-        # The session may have been logged out (another tab) since the upgrade: ask the database
-        # again, not the per-connection cache web.session keeps for one HTTP request.
-        self.websocket.scope.get("state", {}).pop(USER_STATE_KEY, None)
-        if await current_user(self.websocket) is None:
+        # The session may have been logged out (another tab) since the upgrade.
+        if await current_user(self.websocket, fresh=True) is None:
             async with self._write_lock:  # not in the middle of a pump's frame
                 self._closed = True
                 await self.websocket.close(WS_CLOSE_UNAUTHORIZED)

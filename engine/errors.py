@@ -64,8 +64,8 @@ class EngineConfigError(EngineError, ValueError):
 class QueueTimeoutError(EngineError):
     """A request waited in the queue longer than EngineConfig.queue_timeout_s.
 
-    Not raised: the request's last event has finish_reason "error" and error=str(this),
-    which starts with the stable code "queue_timeout:".
+    Not raised: the request's last event has finish_reason "error", error_code
+    QueueTimeoutError.code ("queue_timeout") and error=str(this) for people.
     """
 
     code = "queue_timeout"

@@ -230,7 +230,8 @@ class LLMEngine:
                    if (seq := self._live.get(rid)) is not None and not seq.is_finished]
         now = time.monotonic()
         outputs += [self._finish(seq, "error", error=str(QueueTimeoutError(
-                        now - seq.metrics.arrival_time, self.config.queue_timeout_s)))
+                        now - seq.metrics.arrival_time, self.config.queue_timeout_s)),
+                                 error_code=QueueTimeoutError.code)
                     for seq in self.scheduler.timed_out(now, self.config.queue_timeout_s)]
 
         batch = self.scheduler.schedule()
@@ -315,7 +316,7 @@ class LLMEngine:
 
     def _finish(self, seq: Sequence, reason: str, delta: str = "",
                 new_token_ids: list[int] | None = None, error: str | None = None,
-                logprobs: TokenLogprobs | None = None) -> RequestOutput:
+                logprobs: TokenLogprobs | None = None, error_code: str | None = None) -> RequestOutput:
         delta += seq.detokenizer.finish()
         if seq.detokenizer.stopped:
             reason = "stop"
@@ -323,7 +324,8 @@ class LLMEngine:
         seq.metrics.finished_time = time.monotonic()
         with self._lock:
             self._forget(seq)
-        return self._output(seq, delta, new_token_ids or [], error=error, logprobs=logprobs)
+        return self._output(seq, delta, new_token_ids or [], error=error, logprobs=logprobs,
+                            error_code=error_code)
 
     def _forget(self, seq: Sequence) -> None:
         """Drop a finished sequence from the live requests (and its group). Hold self._lock."""
@@ -335,7 +337,8 @@ class LLMEngine:
                 del self._groups[seq.parent_request_id]
 
     def _output(self, seq: Sequence, delta: str, new_token_ids: list[int],
-                error: str | None = None, logprobs: TokenLogprobs | None = None) -> RequestOutput:
+                error: str | None = None, logprobs: TokenLogprobs | None = None,
+                error_code: str | None = None) -> RequestOutput:
         return RequestOutput(
             request_id=seq.parent_request_id or seq.request_id, index=seq.sample_index,
             logprobs=None if seq.params.logprobs is None else [logprobs] if logprobs else [], delta=delta, new_token_ids=new_token_ids,
@@ -343,7 +346,7 @@ class LLMEngine:
             num_prompt_tokens=seq.num_prompt_tokens, num_output_tokens=seq.num_output_tokens,
             text=seq.detokenizer.text,
             metrics=dataclasses.replace(seq.metrics, token_times=list(seq.metrics.token_times)),
-            error=error)
+            error=error, error_code=error_code)
 
     def fail_all(self, error: str) -> list[RequestOutput]:
         """Finish every unfinished request with "error" and reset the KV pool.

@@ -80,7 +80,8 @@ class RequestOutput:
     delta: text new since the previous event ("" allowed: a held-back partial character or a
     possible stop-string prefix). text: every delta so far joined. finish_reason is
     "stop" | "length" | "abort" | "error" when finished, else None; error holds a reason
-    when finish_reason is "error".
+    when finish_reason is "error"; error_code a stable machine-readable code for it when the
+    engine has one ("queue_timeout": the request waited past EngineConfig.queue_timeout_s).
     index: which of the request's SamplingParams.n samples this event belongs to (0 when n = 1);
     each sample has its own text, token counts, finish_reason and final (finished) event.
     logprobs: with SamplingParams.logprobs set, one TokenLogprobs per id in new_token_ids;
@@ -99,3 +100,4 @@ class RequestOutput:
     error: str | None = None
     index: int = 0
     logprobs: list[TokenLogprobs] | None = None
+    error_code: str | None = None

@@ -68,6 +68,7 @@ def test_a_request_waiting_past_the_queue_timeout_ends_with_a_typed_error(loaded
     while engine.has_unfinished_requests():
         finals.update({o.request_id: o for o in engine.step() if o.finished})
     assert finals["late"].finish_reason == "error" and finals["late"].error.startswith("queue_timeout:")
+    assert finals["late"].error_code == "queue_timeout"
     assert finals["late"].num_output_tokens == 0
     assert finals["first"].finish_reason == finals["patient"].finish_reason == "length"
     assert engine.num_free_blocks() == 32

@@ -1,0 +1,311 @@
+// AVX2 + FMA + F16C kernels (compiled with -mavx2 -mfma -mf16c; chosen at run time).
+//
+// The integer dot products follow ggml's x86 path (llama.cpp, ggml-cpu/arch/x86/quants.c):
+// _mm256_maddubs_epi16 multiplies unsigned 8-bit weights by signed 8-bit activations and adds
+// pairs; signed weights go through the sign trick (|w| times x with w's sign). Weight blocks are
+// unpacked once and reused for up to kRows activation rows. Each output element accumulates its
+// blocks in the same order whatever the number of rows, so results are batch invariant.
+#include "cpu_kernels.h"
+
+#ifdef CRESCENT_NO_AVX2
+namespace crescent {
+const Kernels* kernels_avx2() { return nullptr; }
+}  // namespace crescent
+#else
+
+#include <immintrin.h>
+
+#include <cmath>
+
+namespace crescent {
+namespace {
+
+constexpr int kRows = 4;
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+// exp(x) for a vector: Cody-Waite range reduction to |r| <= ln2/2, then a degree-7 Taylor
+// polynomial (relative error below 1e-7 on that range) scaled by 2^n.
+inline __m256 exp256(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.33654f)), _mm256_set1_ps(88.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// Four activation codes (elements 4g..4g+3 of a block) in every 32-bit lane.
+inline __m256i bcast4(const int8_t* p) {
+  return _mm256_castps_si256(_mm256_broadcast_ss(reinterpret_cast<const float*>(p)));
+}
+
+inline __m256 load_fp16x8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// acc (8 outputs of panel p, rows i0..i0+R-1) -> y, dropping the padding rows past n.
+template <int R>
+inline void store_panel(const __m256* acc, int i0, int p, int n, float* y, int ldy) {
+  for (int r = 0; r < R; ++r) {
+    float* dst = y + static_cast<size_t>(i0 + r) * ldy + p * kPanel;
+    if ((p + 1) * kPanel <= n) {
+      _mm256_storeu_ps(dst, acc[r]);
+    } else {
+      alignas(32) float tmp[kPanel];
+      _mm256_store_ps(tmp, acc[r]);
+      for (int j = 0; j < n - p * kPanel; ++j) dst[j] = tmp[j];
+    }
+  }
+}
+
+// Q4 panels: per block, 8 maddubs (4 codes x 8 rows each) summed in int16 (|sum| <= 8 * 2 *
+// 15 * 127 = 30480), one madd to int32, one conversion, and the scale and offset as FMAs.
+template <int R>
+void q4_rows(const QWeight& w, const Act& a, int i0, float* y, int ldy, int p0, int p1) {
+  const int nb = w.k / kQ4Block;
+  const uint8_t* codes = static_cast<const uint8_t*>(w.data);
+  const __m256i mask = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  for (int p = p0; p < p1; ++p) {
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (int b = 0; b < nb; ++b) {
+      const size_t blk = static_cast<size_t>(p) * nb + b;
+      const uint8_t* c = codes + blk * 128;
+      __m256i wg[8];
+      for (int i = 0; i < 4; ++i) {
+        const __m256i raw = load256(c + 32 * i);
+        wg[i] = _mm256_and_si256(raw, mask);
+        wg[i + 4] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), mask);
+      }
+      const __m256 dv = load_fp16x8(w.d + blk * kPanel), mv = load_fp16x8(w.m + blk * kPanel);
+      for (int r = 0; r < R; ++r) {
+        const size_t xi = static_cast<size_t>(i0 + r);
+        const int8_t* xq = a.q + xi * a.k + b * kQ4Block;
+        __m256i s16 = _mm256_maddubs_epi16(wg[0], bcast4(xq));
+        for (int g = 1; g < 8; ++g) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(wg[g], bcast4(xq + 4 * g)));
+        const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16, ones));
+        acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(dv, _mm256_set1_ps(a.dq[xi * nb + b])), f, acc[r]);
+        acc[r] = _mm256_fmadd_ps(mv, _mm256_set1_ps(a.sq[xi * nb + b]), acc[r]);
+      }
+    }
+    store_panel<R>(acc, i0, p, w.n, y, ldy);
+  }
+}
+
+// Q8 panels: signed codes through the sign trick, int32 sums per 16-element half (two scales).
+template <int R>
+void q8_rows(const QWeight& w, const Act& a, int i0, float* y, int ldy, int p0, int p1) {
+  const int nb = w.k / kActBlock;
+  const int8_t* codes = static_cast<const int8_t*>(w.data);
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int p = p0; p < p1; ++p) {
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (int b = 0; b < nb; ++b) {
+      const size_t blk = static_cast<size_t>(p) * nb + b;
+      const int8_t* c = codes + blk * 256;
+      __m256i wabs[8];
+      for (int g = 0; g < 8; ++g) {
+        const __m256i wq = load256(c + 32 * g);
+        wabs[g] = _mm256_sign_epi8(wq, wq);
+      }
+      const __m256 d0 = load_fp16x8(w.d + (blk * 2) * kPanel), d1 = load_fp16x8(w.d + (blk * 2 + 1) * kPanel);
+      for (int r = 0; r < R; ++r) {
+        const size_t xi = static_cast<size_t>(i0 + r);
+        const int8_t* xq = a.q + xi * a.k + b * kActBlock;
+        __m256i s32[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int g = 0; g < 8; ++g) {
+          const __m256i xs = _mm256_sign_epi8(bcast4(xq + 4 * g), load256(c + 32 * g));
+          s32[g / 4] = _mm256_add_epi32(s32[g / 4], _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[g], xs), ones));
+        }
+        const __m256 dx = _mm256_set1_ps(a.dq[xi * nb + b]);
+        acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d0, dx), _mm256_cvtepi32_ps(s32[0]), acc[r]);
+        acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d1, dx), _mm256_cvtepi32_ps(s32[1]), acc[r]);
+      }
+    }
+    store_panel<R>(acc, i0, p, w.n, y, ldy);
+  }
+}
+
+inline __m256 load_weights8(int format, const void* base, size_t i) {
+  if (format == F32) return _mm256_loadu_ps(static_cast<const float*>(base) + i);
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(base) + i));
+  if (format == F16) return _mm256_cvtph_ps(h);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));  // BF16
+}
+
+inline float load_weight1(int format, const void* base, size_t i) {
+  if (format == F32) return static_cast<const float*>(base)[i];
+  const uint16_t h = static_cast<const uint16_t*>(base)[i];
+  return format == F16 ? half(h) : bf16_to_float(h);
+}
+
+template <int R>
+void float_rows(const QWeight& w, const Act& a, int i0, float* y, int ldy, int n0, int n1) {
+  const int k8 = w.k / 8 * 8;
+  for (int j = n0; j < n1; ++j) {
+    const size_t base = static_cast<size_t>(j) * w.k;
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (int c = 0; c < k8; c += 8) {
+      const __m256 wv = load_weights8(w.format, w.data, base + c);
+      for (int r = 0; r < R; ++r)
+        acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(a.x + static_cast<size_t>(i0 + r) * a.k + c), wv, acc[r]);
+    }
+    for (int r = 0; r < R; ++r) {
+      const float* x = a.x + static_cast<size_t>(i0 + r) * a.k;
+      float tail = 0.0f;
+      for (int c = k8; c < w.k; ++c) tail += x[c] * load_weight1(w.format, w.data, base + c);
+      y[static_cast<size_t>(i0 + r) * ldy + j] = hsum(acc[r]) + tail;
+    }
+  }
+}
+
+#define CRESCENT_TILED(fn)                                                              \
+  void fn##_tiled(const QWeight& w, const Act& a, float* y, int ldy, int n0, int n1) { \
+    int i = 0;                                                                          \
+    for (; i + kRows <= a.m; i += kRows) fn<kRows>(w, a, i, y, ldy, n0, n1);            \
+    switch (a.m - i) {                                                                  \
+      case 3: fn<3>(w, a, i, y, ldy, n0, n1); break;                                    \
+      case 2: fn<2>(w, a, i, y, ldy, n0, n1); break;                                    \
+      case 1: fn<1>(w, a, i, y, ldy, n0, n1); break;                                    \
+      default: break;                                                                   \
+    }                                                                                   \
+  }
+
+CRESCENT_TILED(q4_rows)
+CRESCENT_TILED(q8_rows)
+CRESCENT_TILED(float_rows)
+
+void linear(const QWeight& w, const Act& a, float* y, int ldy, int n0, int n1) {
+  const int p0 = n0 / kPanel, p1 = (n1 + kPanel - 1) / kPanel;
+  switch (w.format) {
+    case Q4: return q4_rows_tiled(w, a, y, ldy, p0, p1);
+    case Q8: return q8_rows_tiled(w, a, y, ldy, p0, p1);
+    default: return float_rows_tiled(w, a, y, ldy, n0, n1);
+  }
+}
+
+void quantize_row(const float* x, int k, int8_t* q, float* dq, float* sq) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256i perm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int b = 0; b < k / kActBlock; ++b) {
+    const float* xb = x + b * kActBlock;
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int t = 0; t < 4; ++t) {
+      v[t] = _mm256_loadu_ps(xb + 8 * t);
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[t]));
+    }
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float d = _mm_cvtss_f32(m4) / 127.0f;
+    const __m256 inv = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+    __m256i iv[4];
+    for (int t = 0; t < 4; ++t)
+      iv[t] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[t], inv),
+                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(iv[0], iv[1]), _mm256_add_epi32(iv[2], iv[3]));
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    s4 = _mm_hadd_epi32(s4, s4);
+    s4 = _mm_hadd_epi32(s4, s4);
+    // packs works within 128-bit lanes; the permute restores element order.
+    const __m256i a01 = _mm256_packs_epi32(iv[0], iv[1]);
+    const __m256i a23 = _mm256_packs_epi32(iv[2], iv[3]);
+    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(a01, a23), perm);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kActBlock), bytes);
+    dq[b] = d;
+    sq[b] = d * static_cast<float>(_mm_cvtsi128_si32(s4));
+  }
+}
+
+void rmsnorm(const float* x, const float* w, float eps, int k, float* out) {
+  const int k8 = k / 8 * 8;
+  __m256 acc = _mm256_setzero_ps();
+  for (int j = 0; j < k8; j += 8) {
+    const __m256 v = _mm256_loadu_ps(x + j);
+    acc = _mm256_fmadd_ps(v, v, acc);
+  }
+  float ss = hsum(acc);
+  for (int j = k8; j < k; ++j) ss += x[j] * x[j];
+  const float r = 1.0f / std::sqrt(ss / static_cast<float>(k) + eps);
+  const __m256 rv = _mm256_set1_ps(r);
+  for (int j = 0; j < k8; j += 8)
+    _mm256_storeu_ps(out + j, _mm256_mul_ps(_mm256_loadu_ps(w + j), _mm256_mul_ps(_mm256_loadu_ps(x + j), rv)));
+  for (int j = k8; j < k; ++j) out[j] = w[j] * (x[j] * r);
+}
+
+void silu_mul(const float* gate, const float* up, int k, float* out) {
+  const int k8 = k / 8 * 8;
+  const __m256 one = _mm256_set1_ps(1.0f);
+  for (int j = 0; j < k8; j += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + j);
+    const __m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    _mm256_storeu_ps(out + j, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + j)));
+  }
+  for (int j = k8; j < k; ++j) out[j] = gate[j] / (1.0f + std::exp(-gate[j])) * up[j];
+}
+
+float dot(const float* a, const float* b, int k) {
+  const int k8 = k / 8 * 8;
+  __m256 acc = _mm256_setzero_ps();
+  for (int j = 0; j < k8; j += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j), acc);
+  float s = hsum(acc);
+  for (int j = k8; j < k; ++j) s += a[j] * b[j];
+  return s;
+}
+
+void axpy(float alpha, const float* x, int k, float* y) {
+  const int k8 = k / 8 * 8;
+  const __m256 av = _mm256_set1_ps(alpha);
+  for (int j = 0; j < k8; j += 8)
+    _mm256_storeu_ps(y + j, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + j), _mm256_loadu_ps(y + j)));
+  for (int j = k8; j < k; ++j) y[j] += alpha * x[j];
+}
+
+float exp_shift_sum(float* x, int k, float max) {
+  const int k8 = k / 8 * 8;
+  const __m256 mv = _mm256_set1_ps(max);
+  __m256 acc = _mm256_setzero_ps();
+  for (int j = 0; j < k8; j += 8) {
+    const __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + j), mv));
+    _mm256_storeu_ps(x + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  float s = hsum(acc);
+  for (int j = k8; j < k; ++j) { x[j] = std::exp(x[j] - max); s += x[j]; }
+  return s;
+}
+
+void dequantize_row(const QWeight& w, int row, float* out) { kernels_scalar()->dequantize_row(w, row, out); }
+
+const Kernels kAvx2 = {"avx2", linear, quantize_row, rmsnorm, silu_mul, dot, axpy,
+                       exp_shift_sum, dequantize_row};
+
+}  // namespace
+
+const Kernels* kernels_avx2() { return &kAvx2; }
+
+}  // namespace crescent
+
+#endif  // CRESCENT_NO_AVX2

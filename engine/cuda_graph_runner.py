@@ -21,7 +21,24 @@ from engine.attention import AttentionMetadata
 
 logger = logging.getLogger(__name__)
 
-BATCH_SIZE_BUCKETS = (1, 2, 4, 8, 16, 32)
+
+def batch_size_buckets(max_num_seqs: int) -> tuple[int, ...]:
+    """Batch sizes to capture for an engine that runs at most max_num_seqs sequences per step:
+    1, 2, 4, 8, 16, then every multiple of 16 below max_num_seqs, then max_num_seqs itself, so
+    every decode batch the scheduler can form has a graph and pads by less than 16 rows (vLLM
+    captures 1, 2, 4 and multiples of 8 up to its max_num_seqs in the same spirit).
+
+    (32 -> 1, 2, 4, 8, 16, 32; 20 -> 1, 2, 4, 8, 16, 20; 3 -> 1, 2, 3.)
+    Raises ValueError for max_num_seqs < 1.
+    """
+    if isinstance(max_num_seqs, bool) or not isinstance(max_num_seqs, int) or max_num_seqs < 1:
+        raise ValueError(f"max_num_seqs must be a positive integer, got {max_num_seqs!r}")
+    sizes = [b for b in (1, 2, 4, 8) if b < max_num_seqs]
+    sizes += range(16, max_num_seqs, 16)
+    return (*sizes, max_num_seqs)
+
+
+BATCH_SIZE_BUCKETS = batch_size_buckets(32)  # the buckets for EngineConfig's default max_num_seqs
 
 
 def bucket_for(num_seqs: int, buckets: tuple[int, ...] = BATCH_SIZE_BUCKETS) -> int | None:
@@ -114,6 +131,7 @@ class CUDAGraphRunner:
         self.block_size = block_size
         self.buckets = tuple(sorted(buckets))
         self.buffers = DecodeBuffers.allocate(self.buckets[-1], max_blocks_per_seq, device)
+        self.capture_bytes = 0  # device memory capture() took, measured by it
         self._graphs: dict[int, torch.cuda.CUDAGraph] = {}
         self._outputs: dict[int, torch.Tensor] = {}
 
@@ -121,6 +139,7 @@ class CUDAGraphRunner:
     def capture(self) -> None:
         """Capture every bucket, largest first so the smaller graphs fit in its memory pool
         (as vLLM does). Each is run once eagerly first (Triton compiles, cuBLAS allocates)."""
+        free_before, _ = torch.cuda.mem_get_info(self.buffers.input_ids.device)
         pool = None
         for bucket in reversed(self.buckets):
             metadata = self.buffers.metadata(bucket, self.block_size)
@@ -137,7 +156,12 @@ class CUDAGraphRunner:
             pool = graph.pool()
             self._graphs[bucket] = graph
         torch.cuda.synchronize()
-        logger.info("captured decode CUDA graphs for batch sizes %s", self.buckets)
+        free_after, _ = torch.cuda.mem_get_info(self.buffers.input_ids.device)
+        # What capture took from the device (graph pools, workspaces, compiled kernels): the
+        # KV pool's sizing reserves room for it (model_runner.step_memory_reserve_bytes).
+        self.capture_bytes = max(0, free_before - free_after)
+        logger.info("captured decode CUDA graphs for batch sizes %s (%.1f MiB)", self.buckets,
+                    self.capture_bytes / 2**20)
 
     def can_run(self, metadata: AttentionMetadata) -> bool:
         """Whether a captured graph fits this batch: decode-only, at most the largest bucket,

@@ -60,7 +60,8 @@ class LLMEngine:
         self._num_generation_tokens = 0
         self._num_steps = 0
         self.model_runner = ModelRunner(loaded.model, self.model_config, num_blocks,
-                                        config.block_size, self.device, param.dtype)
+                                        config.block_size, self.device, param.dtype,
+                                        max_num_seqs=config.max_num_seqs)
         logger.info("engine: %s, max_model_len %d, max_num_seqs %d, max_num_batched_tokens %d",
                     self.model_name, self.max_model_len, config.max_num_seqs,
                     config.max_num_batched_tokens)

@@ -10,7 +10,7 @@ import torch
 
 from engine.attention import AttentionMetadata, make_attention_metadata
 from engine.config import EngineConfig
-from engine.cuda_graph_runner import CUDAGraphRunner
+from engine.cuda_graph_runner import CUDAGraphRunner, batch_size_buckets
 from engine.errors import EngineConfigError
 from engine.kernels import triton_available
 from engine.model_config import ModelConfig
@@ -26,9 +26,35 @@ def kv_block_bytes(config: ModelConfig, block_size: int, dtype: torch.dtype) -> 
             * config.head_dim * elem)
 
 
-def kv_cache_budget_bytes(config: EngineConfig, device: torch.device) -> int:
+# Room for what the KV pool's allocation precedes on CUDA: the decode CUDA graphs' memory pool,
+# cuBLAS workspaces (one per stream, capture uses a side stream), Triton's compiled kernels and
+# allocator slack. CUDAGraphRunner measures what capture really took (capture_bytes).
+CUDA_GRAPH_HEADROOM_BYTES = 512 * 2**20
+
+
+def step_memory_reserve_bytes(config: EngineConfig, model_config: ModelConfig,
+                              dtype: torch.dtype) -> int:
+    """Device bytes set aside before the KV pool takes its fraction of free memory: the
+    activations of the largest step (max(max_num_batched_tokens, max_num_seqs) tokens, each
+    alive tensor of a layer counted twice for allocator slack), the float32 logits of
+    max_num_seqs rows with the sampler's copies (about six), and CUDA_GRAPH_HEADROOM_BYTES.
+    An estimate, since the pool must exist before the graphs that read it are captured."""
+    c = model_config
+    elem = torch.empty((), dtype=dtype).element_size()
+    num_tokens = max(config.max_num_batched_tokens, config.max_num_seqs)
+    # residual, norm output, attention output, MLP output (hidden each); qkv; attention heads;
+    # gate/up; silu(gate) * up.
+    per_token = (4 * c.hidden_size + c.q_size + 2 * c.kv_size + c.q_size
+                 + 3 * c.intermediate_size) * elem * 2
+    logits = config.max_num_seqs * c.vocab_size * 4 * 6
+    return num_tokens * per_token + logits + CUDA_GRAPH_HEADROOM_BYTES
+
+
+def kv_cache_budget_bytes(config: EngineConfig, device: torch.device,
+                          reserve_bytes: int = 0) -> int:
     """Bytes the KV pool may take: kv_cache_memory_fraction of the device's free memory (CUDA,
-    measured now, so after the weights are loaded), else kv_cache_memory_gib * 2**30.
+    measured now, so after the weights are loaded) less reserve_bytes (what later steps and
+    graph capture need: step_memory_reserve_bytes), else kv_cache_memory_gib * 2**30.
 
     Raises EngineConfigError when a fraction is asked for on a non-CUDA device.
     """
@@ -38,19 +64,21 @@ def kv_cache_budget_bytes(config: EngineConfig, device: torch.device) -> int:
                 f"kv_cache_memory_fraction needs a CUDA device, got {device}; "
                 "use kv_cache_memory_gib or num_kv_blocks")
         free, _total = torch.cuda.mem_get_info(device)
-        return int(free * config.kv_cache_memory_fraction)
+        return int(max(0, free - reserve_bytes) * config.kv_cache_memory_fraction)
     return int(config.kv_cache_memory_gib * 2**30)
 
 
 def determine_num_kv_blocks(config: EngineConfig, model_config: ModelConfig, dtype: torch.dtype,
                             device: torch.device) -> int:
-    """Blocks in the KV pool: config.num_kv_blocks, else the memory budget // one block's bytes.
+    """Blocks in the KV pool: config.num_kv_blocks, else the memory budget // one block's bytes
+    (a fraction of free CUDA memory counts after step_memory_reserve_bytes is set aside).
 
     Raises EngineConfigError when the budget holds not even one block.
     """
     if config.num_kv_blocks is not None:
         return config.num_kv_blocks
-    budget = kv_cache_budget_bytes(config, device)
+    budget = kv_cache_budget_bytes(config, device,
+                                   step_memory_reserve_bytes(config, model_config, dtype))
     block_bytes = kv_block_bytes(model_config, config.block_size, dtype)
     if budget < block_bytes:
         raise EngineConfigError(
@@ -78,10 +106,13 @@ class ModelRunner:
 
     The pool is one tensor [num_layers, 2, num_blocks, block_size, num_kv_heads, head_dim],
     allocated once (zeroed, so padded reads are finite); layer i reads kv_caches[i], a view.
+    On CUDA with Triton, decode steps of up to max_num_seqs sequences replay CUDA graphs
+    captured for batch_size_buckets(max_num_seqs).
     """
 
     def __init__(self, model: torch.nn.Module, config: ModelConfig, num_blocks: int,
-                 block_size: int, device: torch.device | str, dtype: torch.dtype) -> None:
+                 block_size: int, device: torch.device | str, dtype: torch.dtype,
+                 max_num_seqs: int = 32) -> None:
         self.model = model
         self.config = config
         self.block_size = block_size
@@ -96,7 +127,7 @@ class ModelRunner:
         if self.device.type == "cuda" and triton_available():
             max_blocks = min(num_blocks, -(-config.max_position_embeddings // block_size))
             self.cuda_graphs = CUDAGraphRunner(model, self.kv_caches, block_size, max_blocks,
-                                               self.device)
+                                               self.device, batch_size_buckets(max_num_seqs))
             self.cuda_graphs.capture()
         nbytes = self.kv_cache.numel() * self.kv_cache.element_size()
         logger.info("KV cache: %d blocks of %d tokens = %d tokens, %d bytes (%.1f MiB, %s, %s)",

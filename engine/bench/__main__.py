@@ -29,6 +29,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("workloads", nargs="*", choices=[[], *WORKLOADS], metavar="WORKLOAD",
                    help=f"any of {', '.join(WORKLOADS)} (default: all)")
     p.add_argument("--model", default=None, help="a .gguf file (default: the packaged SmolLM2 GGUF)")
+    p.add_argument("--device", default="cpu",
+                   help="where our engine runs: cpu, cuda or cuda:N (bfloat16 and CUDA graphs on "
+                        "CUDA); baselines stay on the CPU")
     p.add_argument("--baseline", action="append", choices=BASELINES, default=[])
     p.add_argument("--json", metavar="PATH", help="write the result as JSON")
     p.add_argument("--seed", type=int, default=d.seed)
@@ -87,13 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     model_path = args.model or default_model_path()
     try:
-        loaded = load_model(model_path)
+        loaded = load_model(model_path, device=args.device)
     except ModelLoadError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     options = SuiteOptions(
         workloads=args.workloads or list(WORKLOADS), sizes=sizes_from_args(args),
-        config=EngineConfig(max_num_seqs=args.max_num_seqs, kv_cache_memory_gib=args.kv_cache_gib,
+        config=EngineConfig(device=args.device, max_num_seqs=args.max_num_seqs,
+                            kv_cache_memory_gib=args.kv_cache_gib,
                             max_num_batched_tokens=args.max_num_batched_tokens),
         enable_prefix_caching=not args.no_prefix_caching,
         long_prefill_token_threshold=args.long_prefill_threshold,
@@ -101,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         host_overhead_batch=args.host_overhead_batch,
         baselines=load_baselines(args.baseline, model_path, args.static_batch_size))
     results = run_suite(loaded, options, log=lambda m: print(m, file=sys.stderr, flush=True))
+    results["device"] = args.device
     print(format_report(results))
     if args.json:
         with open(args.json, "w") as f:

@@ -166,8 +166,9 @@ def measure_host_overhead(loaded: LoadedModel, config: EngineConfig, batch: int 
             timer.execute_s += time.perf_counter() - start
     runner.execute = timed_execute
     params = SamplingParams(max_tokens=num_steps + 2, temperature=0.0, ignore_eos=True)
+    span = min(1000, loaded.config.vocab_size - 100)  # ids 100..1099, or fewer in a small vocabulary
     for i in range(batch):
-        engine.add_request(f"overhead-{i}", [(i * 7919 + j * 104729) % 1000 + 100
+        engine.add_request(f"overhead-{i}", [(i * 7919 + j * 104729) % span + 100
                                              for j in range(prompt_len)], params)
     samples = []
     while engine.has_unfinished_requests():

@@ -136,11 +136,22 @@ class LlamaForCausalLM(nn.Module):
         self.rotary = RotaryEmbedding(config.head_dim, config.max_position_embeddings, config.rope_theta)
         self.lm_head = (None if config.tie_word_embeddings
                         else nn.Linear(config.hidden_size, config.vocab_size, bias=False))
+        self.lm_head_float32: torch.Tensor | None = None  # keep_float32_lm_head
 
     def rebuild_buffers(self, device: torch.device | str) -> None:
-        """Recompute the RoPE tables on `device` (after building the model on the meta device)."""
+        """Recompute the RoPE tables on `device` (after building the model on the meta device),
+        and the float32 copy of a bfloat16/float16 LM head (see compute_logits)."""
         c = self.config
         self.rotary = RotaryEmbedding(c.head_dim, c.max_position_embeddings, c.rope_theta).to(device)
+        self.keep_float32_lm_head()
+
+    def keep_float32_lm_head(self) -> None:
+        """Keep a float32 copy of the LM head weight when it is bfloat16 or float16 (CUDA's
+        default dtype), made once here (at load, before the KV pool takes the free memory)
+        rather than cast at every step: 49,152 x 576 x 4 bytes = 113 MB for SmolLM2."""
+        weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
+        is_half = weight.dtype in (torch.bfloat16, torch.float16)
+        self.lm_head_float32 = weight.float() if is_half else None
 
     @torch.inference_mode()
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor,
@@ -162,9 +173,14 @@ class LlamaForCausalLM(nn.Module):
 
     @torch.inference_mode()
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        """[n, hidden_size] -> float32 [n, vocab_size]."""
-        weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
-        return nn.functional.linear(hidden, weight).float()
+        """[n, hidden_size] -> float32 [n, vocab_size], computed in float32 whatever the model's
+        dtype: a bfloat16 matmul output rounds logits of 16-32 to steps of 0.125, enough to
+        change the argmax, so a half-precision model multiplies its hidden states, upcast,
+        by lm_head_float32."""
+        weight = self.lm_head_float32
+        if weight is None:
+            weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
+        return nn.functional.linear(hidden.to(weight.dtype), weight).float()
 
 
 def expected_parameter_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:

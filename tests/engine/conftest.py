@@ -4,10 +4,16 @@
 `hf_reference`: transformers' AutoModelForCausalLM + AutoTokenizer on the same GGUF, float32,
 built once per session (about 15 s): the oracle for logits, greedy continuations, token ids
 and chat templates. Tests using either should be marked `@pytest.mark.slow`.
+`gguf_path` is $CRESCENT_GGUF when set (scripts/gpu_check.py points it at a carried copy).
+`tiny_model_dir` / `tiny_model`: a 2-layer Llama with SmolLM2's attention shapes and random
+weights, written to a temporary directory (tests/engine/tiny_model.py): no model file needed.
+`record_figure`: reports a measured figure (a kernel's max error, an agreement rate) to
+scripts/gpu_check.py.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +22,7 @@ import pytest
 import torch
 
 from engine.loader import LoadedModel, default_model_path, load_model
+from tests.engine.tiny_model import write_tiny_llama
 
 
 @dataclass
@@ -26,7 +33,33 @@ class HFReference:
 
 @pytest.fixture(scope="session")
 def gguf_path() -> str:
-    return default_model_path()
+    return os.environ.get("CRESCENT_GGUF") or default_model_path()
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> str:
+    return write_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_model_dir: str) -> LoadedModel:
+    return load_model(tiny_model_dir)
+
+
+@pytest.fixture
+def record_figure(request, record_property):
+    """record_figure(name, value, **labels): one measured figure of this test, kept as a junit
+    property and, when $CRESCENT_FIGURES names a file, appended to it as one JSON line
+    {"test", "figure", "value", **labels} (scripts/gpu_check.py prints and gathers them)."""
+    path = os.environ.get("CRESCENT_FIGURES")
+
+    def record(name: str, value: Any, **labels: Any) -> None:
+        record_property(name, value)
+        if path:
+            line = {"test": request.node.nodeid, "figure": name, "value": value, **labels}
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(line) + "\n")
+    return record
 
 
 @pytest.fixture(scope="session")

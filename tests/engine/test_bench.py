@@ -137,3 +137,50 @@ def test_transformers_baseline_serves_the_same_requests(loaded_model, hf_referen
         _check_system(metrics)
     ratio = results["ratios"]["chat"]["ours / transformers static"]
     assert ratio["output_tok_s"] > 0
+
+
+def test_device_flag_reaches_the_loader_and_the_engine(monkeypatch, tmp_path):
+    import engine.bench.__main__ as cli
+
+    seen = {}
+
+    def load_model(path, device="cpu", **kwargs):
+        seen["load"] = (path, device)
+        return "loaded"
+
+    def run_suite(loaded, options, log):
+        seen["config"] = options.config
+        return {"workloads": {}, "ratios": {}}
+    monkeypatch.setattr(cli, "load_model", load_model)
+    monkeypatch.setattr(cli, "run_suite", run_suite)
+    monkeypatch.setattr(cli, "format_report", lambda results: "")
+    out = tmp_path / "bench.json"
+    assert cli.main(["single", "--model", "m.gguf", "--device", "cuda", "--json", str(out)]) == 0
+    assert seen["load"] == ("m.gguf", "cuda") and seen["config"].device == "cuda"
+    assert json.loads(out.read_text())["device"] == "cuda"
+    assert parse_args([]).device == "cpu"
+
+
+def _bench_a_generated_model(model_dir: str, device: str, out) -> dict:
+    from engine.bench.__main__ import main
+
+    assert main(["single", "chat", "--model", model_dir, "--device", device,
+                 "--single-prompt-len", "16", "--single-output-len", "8", "--num-requests", "4",
+                 "--max-prompt-len", "48", "--max-output-len", "8", "--host-overhead-batch", "4",
+                 "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_the_bench_runs_a_generated_model_directory(tiny_model_dir, tmp_path):
+    results = _bench_a_generated_model(tiny_model_dir, "cpu", tmp_path / "bench.json")
+    assert results["device"] == "cpu"
+    assert results["workloads"]["single"][OURS]["num_output_tokens"] == 8
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs CUDA")
+def test_the_bench_runs_on_cuda(tiny_model_dir, tmp_path):
+    results = _bench_a_generated_model(tiny_model_dir, "cuda", tmp_path / "bench.json")
+    assert results["device"] == "cuda"
+    assert results["workloads"]["chat"][OURS]["num_requests"] == 4
+    assert results["kv_bytes_per_token"] == 2 * 2 * 3 * 64 * 2  # 2 layers, bfloat16

@@ -6,13 +6,35 @@ import pytest
 import torch
 
 from engine.attention import make_attention_metadata
-from engine.cuda_graph_runner import BATCH_SIZE_BUCKETS, CUDAGraphRunner, DecodeBuffers, bucket_for
+from engine.cuda_graph_runner import (BATCH_SIZE_BUCKETS, CUDAGraphRunner, DecodeBuffers,
+                                      batch_size_buckets, bucket_for)
 
 
 @pytest.mark.parametrize("num_seqs,bucket", [(1, 1), (2, 2), (3, 4), (5, 8), (8, 8), (9, 16),
                                              (17, 32), (32, 32), (33, None)])
 def test_bucket_for_picks_the_smallest_bucket_that_fits(num_seqs, bucket):
     assert bucket_for(num_seqs) == bucket
+
+
+@pytest.mark.parametrize("max_num_seqs,buckets", [
+    (1, (1,)), (3, (1, 2, 3)), (8, (1, 2, 4, 8)), (20, (1, 2, 4, 8, 16, 20)),
+    (32, (1, 2, 4, 8, 16, 32)), (48, (1, 2, 4, 8, 16, 32, 48)),
+    (100, (1, 2, 4, 8, 16, 32, 48, 64, 80, 96, 100))])
+def test_buckets_follow_max_num_seqs(max_num_seqs, buckets):
+    assert batch_size_buckets(max_num_seqs) == buckets
+
+
+@pytest.mark.parametrize("max_num_seqs", range(1, 300))
+def test_every_batch_the_scheduler_forms_has_a_bucket(max_num_seqs):
+    buckets = batch_size_buckets(max_num_seqs)
+    assert buckets == tuple(sorted(set(buckets))) and buckets[-1] == max_num_seqs
+    assert all(bucket_for(n, buckets) - n < 16 for n in range(1, max_num_seqs + 1))
+
+
+def test_buckets_reject_a_bad_max_num_seqs():
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match="max_num_seqs"):
+            batch_size_buckets(bad)
 
 
 def test_bucket_for_custom_buckets_and_bad_count():
@@ -69,14 +91,11 @@ def test_runner_refuses_a_cpu_device():
         CUDAGraphRunner(torch.nn.Identity(), [], 16, 4, torch.device("cpu"))
 
 
-@pytest.mark.gpu
-@pytest.mark.slow
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-def test_replay_equals_eager(gguf_path):
+def _replay_equals_eager(path: str, record_figure, model: str) -> None:
     pytest.importorskip("triton")
     from engine.loader import load_model
 
-    loaded = load_model(gguf_path, device="cuda", dtype=torch.float32)
+    loaded = load_model(path, device="cuda", dtype=torch.float32)
     config, block_size, num_blocks = loaded.config, 16, 512
     kv_cache = torch.zeros(config.num_hidden_layers, 2, num_blocks, block_size,
                            config.num_key_value_heads, config.head_dim, device="cuda")
@@ -102,4 +121,48 @@ def test_replay_equals_eager(gguf_path):
         kv_cache.copy_(before)
         replayed = runner.run(input_ids, positions, metadata)
         assert replayed.shape == eager.shape
+        record_figure("replay_vs_eager_max_abs_error",
+                      (replayed.float() - eager.float()).abs().max().item(), model=model,
+                      num_seqs=num_seqs)
         torch.testing.assert_close(replayed, eager, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_replay_equals_eager_on_a_generated_model(tiny_model_dir, record_figure):
+    _replay_equals_eager(tiny_model_dir, record_figure, "tiny")
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_replay_equals_eager(gguf_path, record_figure):
+    _replay_equals_eager(gguf_path, record_figure, "smollm2")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_engine_captures_a_graph_per_bucket_of_its_max_num_seqs(tiny_model_dir, record_figure):
+    """max_num_seqs=40: graphs for 1...32 and 40; a decode batch of 37 replays the 40 graph and
+    gives the tokens an eager run gives."""
+    pytest.importorskip("triton")
+    from engine.config import EngineConfig
+    from engine.llm_engine import LLMEngine
+    from engine.loader import load_model
+    from engine.model_runner import CUDA_GRAPH_HEADROOM_BYTES
+    from engine.sampling_params import SamplingParams
+
+    loaded = load_model(tiny_model_dir, device="cuda", dtype=torch.float32)
+    config = EngineConfig(device="cuda", max_num_seqs=40, num_kv_blocks=1024, max_model_len=2048)
+    engine = LLMEngine(loaded, config)
+    graphs = engine.model_runner.cuda_graphs
+    assert graphs is not None and graphs.buckets == (1, 2, 4, 8, 16, 32, 40)
+    record_figure("cuda_graph_capture_bytes", graphs.capture_bytes, model="tiny",
+                  buckets=list(graphs.buckets))
+    assert graphs.capture_bytes <= CUDA_GRAPH_HEADROOM_BYTES
+    prompts = [[100 + i, 7, 8, 9] for i in range(37)]
+    params = SamplingParams(max_tokens=6, temperature=0, ignore_eos=True)
+    replayed = [o.new_token_ids for o in engine.generate(prompts, params)]
+    engine.model_runner.cuda_graphs = None  # the same engine, eager
+    eager = [o.new_token_ids for o in engine.generate(prompts, params)]
+    assert replayed == eager

@@ -11,7 +11,8 @@ import torch
 from engine.config import EngineConfig
 from engine.errors import EngineConfigError
 from engine.llm_engine import LLMEngine
-from engine.model_runner import determine_num_kv_blocks, kv_block_bytes
+from engine.model_runner import (CUDA_GRAPH_HEADROOM_BYTES, determine_num_kv_blocks,
+                                 kv_block_bytes, step_memory_reserve_bytes)
 from engine.model_config import ModelConfig
 
 SMALL = ModelConfig(architecture="llama", vocab_size=100, hidden_size=64, intermediate_size=128,
@@ -28,12 +29,71 @@ def test_block_bytes_and_blocks_from_a_gib_budget():
     assert determine_num_kv_blocks(EngineConfig(num_kv_blocks=7), SMALL, torch.float32, torch.device("cpu")) == 7
 
 
-def test_a_fraction_of_free_cuda_memory(monkeypatch):
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (8192 * 1000, 8192 * 4000))
+def test_a_fraction_of_free_cuda_memory_after_the_step_reserve(monkeypatch):
     config = EngineConfig(kv_cache_memory_fraction=0.5)
+    reserve = step_memory_reserve_bytes(config, SMALL, torch.float32)
+    free = reserve + 8192 * 1000
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free, 4 * free))
     assert determine_num_kv_blocks(config, SMALL, torch.float32, torch.device("cuda")) == 500
     with pytest.raises(EngineConfigError, match="CUDA"):
         determine_num_kv_blocks(config, SMALL, torch.float32, torch.device("cpu"))
+
+
+def test_the_whole_free_memory_still_leaves_room_for_graph_capture_and_steps(monkeypatch):
+    """The pool is allocated before the decode CUDA graphs are captured (they read it), so
+    sizing sets aside what capture and the largest step will take: a fraction of 1.0 no longer
+    hands the pool every free byte."""
+    free = 8 * 2**30
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free, free))
+    config = EngineConfig(kv_cache_memory_fraction=1.0)
+    blocks = determine_num_kv_blocks(config, SMALL, torch.float32, torch.device("cuda"))
+    pool = blocks * kv_block_bytes(SMALL, 16, torch.float32)
+    assert free - pool >= step_memory_reserve_bytes(config, SMALL, torch.float32)
+    assert free - pool < step_memory_reserve_bytes(config, SMALL, torch.float32) + 8192
+    # Nothing left after the reserve: a start-up error, not an out-of-memory error at capture.
+    small = step_memory_reserve_bytes(config, SMALL, torch.float32) + 100
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (small, small))
+    with pytest.raises(EngineConfigError, match="no block"):
+        determine_num_kv_blocks(config, SMALL, torch.float32, torch.device("cuda"))
+
+
+def test_the_step_reserve_grows_with_the_step_and_counts_graph_headroom():
+    base = step_memory_reserve_bytes(EngineConfig(), SMALL, torch.bfloat16)
+    assert base > CUDA_GRAPH_HEADROOM_BYTES
+    bigger = step_memory_reserve_bytes(EngineConfig(max_num_batched_tokens=8192), SMALL,
+                                       torch.bfloat16)
+    more_seqs = step_memory_reserve_bytes(EngineConfig(max_num_seqs=256), SMALL, torch.bfloat16)
+    assert bigger > base and more_seqs > base
+    # A GiB budget is explicit: no reserve is taken from it.
+    assert determine_num_kv_blocks(EngineConfig(kv_cache_memory_gib=0.001), SMALL, torch.float32,
+                                   torch.device("cuda")) == int(0.001 * 2**30) // 8192
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_a_pool_sized_from_all_free_memory_leaves_room_to_capture_and_run(tiny_model_dir,
+                                                                          monkeypatch,
+                                                                          record_figure):
+    """On CUDA, with mem_get_info reporting only the reserve plus 64 MiB as free while sizing:
+    the pool takes 64 MiB, capture and a batch of 32 decodes run."""
+    pytest.importorskip("triton")
+    from engine.loader import load_model
+    from engine.sampling_params import SamplingParams
+
+    loaded = load_model(tiny_model_dir, device="cuda", dtype=torch.bfloat16)
+    config = EngineConfig(device="cuda", kv_cache_memory_fraction=1.0)
+    reserve = step_memory_reserve_bytes(config, loaded.config, torch.bfloat16)
+    real = torch.cuda.mem_get_info
+    monkeypatch.setattr(torch.cuda, "mem_get_info",
+                        lambda device=None: (reserve + 64 * 2**20, real(device)[1]))
+    engine = LLMEngine(loaded, config)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", real)
+    block_bytes = kv_block_bytes(loaded.config, 16, torch.bfloat16)
+    assert engine.block_manager.num_blocks == 64 * 2**20 // block_bytes
+    record_figure("step_reserve_bytes", reserve, model="tiny")
+    outputs = engine.generate([[5 + i, 6, 7] for i in range(32)],
+                              SamplingParams(max_tokens=4, temperature=0, ignore_eos=True))
+    assert all(len(o.new_token_ids) == 4 for o in outputs)
 
 
 def test_a_budget_below_one_block_is_an_error():

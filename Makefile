@@ -6,7 +6,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: run test install install-test chromium migrate lint-imports bench clean gpu-check rag-eval rag-bench
+.PHONY: run test install install-test chromium migrate kernels lint-imports bench clean gpu-check rag-eval rag-bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,13 +34,18 @@ chromium:
 migrate: install
 	$(BIN)/alembic upgrade head
 
-run: install migrate
+# The engine's CPU kernels (engine/csrc, built with the system's g++ in a few seconds; the
+# time is printed). Without a compiler the engine serves its float32 path instead.
+kernels: install
+	$(BIN)/python -m engine.quant.build
+
+run: install migrate kernels
 	$(BIN)/python -m web serve --host $(HOST) --port $(PORT)
 
 lint-imports: install-test
 	$(BIN)/lint-imports
 
-test: install-test chromium
+test: install-test chromium kernels
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
@@ -58,6 +63,7 @@ rag-bench: install
 clean:
 	rm -rf $(VENV) crescent.db crescent.db-wal crescent.db-shm
 
-# On a CUDA machine: the gpu-marked tests and the benchmark on CUDA, within 10 minutes.
-gpu-check: install-test
-	PY=$(BIN)/python scripts/gpu_check.sh
+# On a CUDA machine: the engine's GPU tests and the benchmark on CUDA, within 8 minutes, with
+# the interpreter it finds (.venv, else python3; PY=... to choose), installing nothing.
+gpu-check:
+	scripts/gpu_check.sh

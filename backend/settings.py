@@ -31,7 +31,7 @@ class Settings:
     CRESCENT_SYSTEM_PROMPT, CRESCENT_MAX_TOKENS, CRESCENT_TEMPERATURE, CRESCENT_TOP_P,
     CRESCENT_SESSION_TTL_S, COOKIE_SECURE, CRESCENT_ALLOWED_ORIGINS (comma-separated),
     CRESCENT_MAX_WAITING_REQUESTS, CRESCENT_MAX_WAITING_PROMPT_TOKENS, CRESCENT_QUEUE_TIMEOUT_S,
-    CRESCENT_METRICS_TOKEN, CRESCENT_SIGNUP_RATE.
+    CRESCENT_METRICS_TOKEN, CRESCENT_SIGNUP_RATE, CRESCENT_QUANTIZATION.
 
     database_url: a plain SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://...``).
     system_prompt: None keeps the chat template's own default system prompt.
@@ -46,6 +46,9 @@ class Settings:
         only); at least 16 characters.
     signup_rate: sign-up attempts allowed per client IP, in the `limits` library's notation
         ("5/hour", "20 per day"); raise it for test rigs that sign many users up from one IP.
+    quantization: the engine's weights: "auto" (the CPU fast path with the GGUF file's
+        quantized blocks and int8 kernels; float on CUDA), "none" (the float32 reference path)
+        or "int8" (float checkpoints quantized at load).
 
     Raises:
         SettingsError: on construction, when a value is out of range.
@@ -67,6 +70,7 @@ class Settings:
     queue_timeout_s: float = 300.0
     metrics_token: str | None = field(default=None, repr=False)
     signup_rate: str = "5/hour"
+    quantization: str = "auto"
 
     def __post_init__(self) -> None:
         try:
@@ -107,6 +111,8 @@ class Settings:
             parse_many(self.signup_rate)
         except ValueError:
             raise SettingsError(f"CRESCENT_SIGNUP_RATE must be like '5/hour', got {self.signup_rate!r}") from None
+        if self.quantization not in ("auto", "none", "int8"):
+            raise SettingsError(f"CRESCENT_QUANTIZATION must be auto, none or int8, got {self.quantization!r}")
         for origin in self.allowed_origins:
             if not origin.startswith(("http://", "https://")):
                 raise SettingsError(f"CRESCENT_ALLOWED_ORIGINS entry must be http(s)://..., got {origin!r}")
@@ -153,6 +159,8 @@ class Settings:
             kwargs["metrics_token"] = env["CRESCENT_METRICS_TOKEN"].strip()
         if env.get("CRESCENT_SIGNUP_RATE", "").strip():
             kwargs["signup_rate"] = env["CRESCENT_SIGNUP_RATE"].strip()
+        if env.get("CRESCENT_QUANTIZATION", "").strip():
+            kwargs["quantization"] = env["CRESCENT_QUANTIZATION"].strip()
         return cls(**kwargs)  # type: ignore[arg-type]
 
 

@@ -12,7 +12,7 @@ import logging
 import sys
 
 from engine.chat_template import encode_conversation
-from engine.config import EngineConfig
+from engine.config import QUANTIZATIONS, EngineConfig
 from engine.errors import EngineError, ModelLoadError
 from engine.llm_engine import LLMEngine
 from engine.loader import load_model
@@ -32,6 +32,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--system", default=None,
                         help="system message (default: the chat template's own)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--quantization", choices=QUANTIZATIONS, default="auto",
+                        help="auto: the CPU fast path for GGUF files (default); none: the float "
+                             "reference; int8: quantize float weights to int8 at load")
     return parser.parse_args(argv)
 
 
@@ -46,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        loaded = load_model(args.model, device=args.device, progress=_progress)
+        loaded = load_model(args.model, device=args.device, progress=_progress,
+                            quantization=args.quantization)
     except ModelLoadError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from engine.errors import EngineConfigError
 
 _DTYPES = ("float32", "bfloat16", "float16")
+QUANTIZATIONS = ("auto", "none", "int8")
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,13 @@ class EngineConfig:
     """How to build and run one engine.
 
     model: a .gguf file or Hugging Face directory (None: the packaged SmolLM2 GGUF).
-    device: torch device string. dtype: "float32" | "bfloat16" | "float16" (None: the loader's
+    device: torch device string.
+    quantization: "auto" (default): on CPU a GGUF model runs the fast path with its quantized
+        blocks kept and int8 kernels (engine.models.llama_quantized), falling back to float32
+        with one warning when the kernel library cannot be built; Hugging Face directories and
+        CUDA run the float path. "none": the float path (the reference). "int8": the CPU fast
+        path with float matrices quantized to int8 at load (CPU only).
+    dtype: "float32" | "bfloat16" | "float16" (None: the loader's
         default, float32 on CPU and bfloat16 on CUDA).
     block_size: tokens per KV-cache block.
     num_kv_blocks: blocks in the KV pool; None sizes it after the model is loaded, from
@@ -42,6 +49,7 @@ class EngineConfig:
 
     model: str | None = None
     device: str = "cpu"
+    quantization: str = "auto"
     dtype: str | None = None
     block_size: int = 16
     num_kv_blocks: int | None = None
@@ -76,6 +84,10 @@ class EngineConfig:
         if not isinstance(self.enable_prefix_caching, bool):
             raise EngineConfigError(
                 f"enable_prefix_caching must be a bool, got {self.enable_prefix_caching!r}")
+        if self.quantization not in QUANTIZATIONS:
+            raise EngineConfigError(f"quantization must be one of {QUANTIZATIONS}, got {self.quantization!r}")
+        if self.quantization == "int8" and (self.device != "cpu" or self.dtype not in (None, "float32")):
+            raise EngineConfigError("quantization 'int8' needs device 'cpu' and dtype float32")
         if self.dtype is not None and self.dtype not in _DTYPES:
             raise EngineConfigError(f"dtype must be one of {_DTYPES} or None, got {self.dtype!r}")
 

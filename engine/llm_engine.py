@@ -82,7 +82,8 @@ class LLMEngine:
         progress(message, fraction) is called while loading.
         """
         dtype = getattr(torch, config.dtype) if config.dtype else None
-        loaded = load_model(config.model, device=config.device, dtype=dtype, progress=progress)
+        loaded = load_model(config.model, device=config.device, dtype=dtype, progress=progress,
+                            quantization=config.quantization)
         return cls(loaded, config)
 
     # -- requests --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import torch
 
 from engine import gguf_loader, hf_loader
 from engine.chat_template import ChatTemplate
+from engine.config import QUANTIZATIONS
 from engine.errors import ChatTemplateError, ModelLoadError
 from engine.model_config import ModelConfig
 from engine.models.llama import LlamaForCausalLM, expected_parameter_shapes
@@ -117,9 +118,6 @@ def load_model(path: str | None = None, device: str = "cpu", dtype: torch.dtype 
     logger.info("loaded %s (%d layers, %s, %s, quantization %s) in %.2f s; weights %.1f MiB resident",
                 name, config.num_hidden_layers, device, dtype, used, seconds, weight_bytes / 2**20)
     return LoadedModel(config, model, tokenizer, chat_template, name, seconds, used, weight_bytes)
-
-
-QUANTIZATIONS = ("auto", "none", "int8")
 
 
 def _wants_fast_path(quantization: str, on_cuda: bool, dtype: torch.dtype | None, is_dir: bool) -> bool:

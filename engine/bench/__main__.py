@@ -11,7 +11,7 @@ import json
 import logging
 import sys
 
-from engine.config import EngineConfig
+from engine.config import QUANTIZATIONS, EngineConfig
 from engine.errors import ModelLoadError
 from engine.loader import default_model_path, load_model
 
@@ -58,7 +58,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-num-seqs", type=int, default=32)
     p.add_argument("--kv-cache-gib", type=float, default=1.0)
     p.add_argument("--static-batch-size", type=int, default=16)
-    p.add_argument("--host-overhead-batch", type=int, default=32, help="0 skips it")
+    p.add_argument("--host-overhead-batch", type=int, nargs="*", default=[1, 32],
+                   help="batch sizes for the host-overhead measurement (none: skip it)")
+    p.add_argument("--quantization", choices=QUANTIZATIONS, default="auto",
+                   help="our weights: auto (the CPU fast path for GGUF), none (float32 reference), int8")
+    p.add_argument("--accuracy", action="store_true",
+                   help="also score the fast path (and llama.cpp, with --baseline llama-cpp) "
+                        "against our float32 path: top-1 agreement, KL, perplexity")
     return p.parse_args(argv)
 
 
@@ -90,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     model_path = args.model or default_model_path()
     try:
-        loaded = load_model(model_path, device=args.device)
+        loaded = load_model(model_path, device=args.device, quantization=args.quantization)
     except ModelLoadError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -102,15 +108,29 @@ def main(argv: list[str] | None = None) -> int:
         enable_prefix_caching=not args.no_prefix_caching,
         long_prefill_token_threshold=args.long_prefill_threshold,
         long_prompt_chunk=args.long_prompt_chunk,
-        host_overhead_batch=args.host_overhead_batch,
+        host_overhead_batches=tuple(b for b in args.host_overhead_batch if b > 0),
         baselines=load_baselines(args.baseline, model_path, args.static_batch_size))
     results = run_suite(loaded, options, log=lambda m: print(m, file=sys.stderr, flush=True))
     results["device"] = args.device
+    if args.accuracy:
+        results["accuracy"] = _accuracy(loaded, model_path, "llama-cpp" in args.baseline)
     print(format_report(results))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
     return 0
+
+
+def _accuracy(loaded, model_path: str, with_llama_cpp: bool) -> dict:
+    from engine.bench.accuracy import accuracy_report, llama_cpp_scorer
+    reference = load_model(model_path, quantization="none")
+    extra = {}
+    if with_llama_cpp:
+        try:
+            extra["llama.cpp"] = llama_cpp_scorer(model_path)
+        except ImportError:
+            print("accuracy: llama_cpp is not importable; skipping its figures", file=sys.stderr)
+    return accuracy_report(reference, loaded, extra=extra)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,9 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 
 def format_report(results: dict) -> str:
-    lines = [f"model {results.get('model')}, KV cache {results['kv_bytes_per_token']} bytes/token; "
-             "times in ms"]
+    lines = [f"model {results.get('model')}, quantization {results.get('quantization')}, weights "
+             f"{results.get('weight_bytes', 0) / 2**20:.1f} MiB, KV cache {results['kv_bytes_per_token']} "
+             "bytes/token; times in ms"]
     for name, systems in results["workloads"].items():
         lines += ["", f"== {name}"]
         lines += _table([list(COLUMNS)] + [_row(s, m) for s, m in systems.items()])
@@ -42,9 +43,18 @@ def format_report(results: dict) -> str:
         for label, entry in results.get("ratios", {}).get(name, {}).items():
             pairs = ", ".join(f"{k} {_fmt(v, 2)}" for k, v in entry.items())
             lines.append(f"  {label}: {pairs}")
-    overhead = results.get("host_overhead")
-    if overhead:
-        lines += ["", f"host overhead at batch {overhead['batch']}: {overhead['host_ms']:.1f} of "
-                  f"{overhead['step_ms']:.1f} ms per step = {overhead['host_fraction']:.1%} "
+    for overhead in results.get("host_overhead") or []:
+        lines += ["", f"host overhead at batch {overhead['batch']}: {overhead['host_ms']:.2f} of "
+                  f"{overhead['step_ms']:.2f} ms per step = {overhead['host_fraction']:.1%} "
                   f"(outside execute: {overhead['outside_execute_fraction']:.1%})"]
+    accuracy = results.get("accuracy")
+    if accuracy:
+        lines += ["", f"accuracy against our float32 path ({accuracy['prompts']} prompts x "
+                  f"{accuracy['continuation_len']} tokens teacher-forced; perplexity over "
+                  f"{accuracy['perplexity_tokens']} tokens, float32 {accuracy['float32_perplexity']:.3f}):"]
+        for name, a in accuracy.items():
+            if isinstance(a, dict):
+                lines.append(f"  {name}: top-1 agreement {a['top1_agreement']:.2%}, mean KL "
+                             f"{a['mean_kl']:.5f} (max {a['max_kl']:.4f}), perplexity "
+                             f"{a['perplexity']:.3f} ({a['perplexity_ratio'] - 1:+.2%})")
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """Runs the chosen workloads on our engine and the baselines and gathers one result dict.
 
 Result shape (also the --json file): {"workloads": {name: {system: metrics}}, "ratios": {...},
-"host_overhead": {...}, "kv_bytes_per_token": int, "sizes": {...}}. Systems: "ours", "ours
+"host_overhead": [{...} per batch], "kv_bytes_per_token": int, "quantization": str,
+"weight_bytes": int, "sizes": {...}} (our systems' metrics carry weight_bytes beside peak_rss_mb). Systems: "ours", "ours
 (no prefix caching)" for agent, "ours (no chunked prefill)" for long-prompt, and
 "transformers sequential" / "transformers static" / "llama-cpp sequential" when asked for.
 """
@@ -33,7 +34,7 @@ class SuiteOptions:
     (latency-oriented: on a CPU a decode step of a few streams reads all the weights, ~60 ms
     for SmolLM2-135M float32 on 2 cores, and each prefill token riding along costs ~2 ms of
     matmul, so a step with a c-token chunk takes about 60 + 2c ms: c <= ~60 keeps it within 3x).
-    host_overhead_batch: 0 skips the host-overhead measurement. warm_up: one untimed request
+    host_overhead_batches: batch sizes to measure host overhead at (empty: skip). warm_up: one untimed request
     per system first."""
 
     workloads: list[str]
@@ -42,7 +43,7 @@ class SuiteOptions:
     enable_prefix_caching: bool = True
     long_prefill_token_threshold: int | None = 256
     long_prompt_chunk: int | None = 32
-    host_overhead_batch: int = 32
+    host_overhead_batches: tuple[int, ...] = (1, 32)
     host_overhead_steps: int = 16
     warm_up: bool = True
     baselines: dict = dataclasses.field(default_factory=dict)
@@ -65,7 +66,8 @@ def run_suite(loaded: LoadedModel, options: SuiteOptions, log=print) -> dict:
                 or tokenizer.decode([token], skip_special_tokens=True) == "")
 
     results: dict = {"workloads": {}, "kv_bytes_per_token": kv_bytes_per_token(loaded),
-                     "sizes": dataclasses.asdict(options.sizes), "model": loaded.model_name}
+                     "sizes": dataclasses.asdict(options.sizes), "model": loaded.model_name,
+                     "quantization": loaded.quantization, "weight_bytes": loaded.weight_bytes}
     if options.warm_up:
         _warm_up(runner, options)
     for name in options.workloads:
@@ -74,10 +76,15 @@ def run_suite(loaded: LoadedModel, options: SuiteOptions, log=print) -> dict:
         workload = make_workload(name, sampler, options.sizes)
         log(f"running {name} ...")
         results["workloads"][name] = _run_workload(name, workload, runner, options, log)
-    if options.host_overhead_batch:
-        log(f"measuring host overhead at batch {options.host_overhead_batch} ...")
-        results["host_overhead"] = measure_host_overhead(
-            loaded, config, options.host_overhead_batch, options.host_overhead_steps)
+    results["host_overhead"] = []
+    for batch in options.host_overhead_batches:
+        log(f"measuring host overhead at batch {batch} ...")
+        results["host_overhead"].append(
+            measure_host_overhead(loaded, config, batch, options.host_overhead_steps))
+    for systems in results["workloads"].values():
+        for system, metrics in systems.items():
+            if system.startswith(OURS):
+                metrics["weight_bytes"] = loaded.weight_bytes
     results["ratios"] = ratios(results["workloads"])
     return results
 

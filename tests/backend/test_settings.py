@@ -29,8 +29,10 @@ def test_from_env_reads_every_variable():
             "CRESCENT_SESSION_TTL_S": "3600",
             "COOKIE_SECURE": "1",
             "CRESCENT_ALLOWED_ORIGINS": "https://a.example, https://b.example/ ,",
+            "CRESCENT_QUANTIZATION": "none",
         }
     )
+    assert s.quantization == "none"
     assert s.database_url == "postgresql://u:p@db/crescent"
     assert (s.host, s.port, s.model_path) == ("0.0.0.0", 9000, "/models/x.gguf")
     assert s.system_prompt == "Be brief."
@@ -51,6 +53,7 @@ def test_from_env_reads_every_variable():
         ({"COOKIE_SECURE": "maybe"}, "COOKIE_SECURE"),
         ({"DATABASE_URL": "not a url"}, "DATABASE_URL"),
         ({"CRESCENT_ALLOWED_ORIGINS": "evil.example"}, "CRESCENT_ALLOWED_ORIGINS"),
+        ({"CRESCENT_QUANTIZATION": "int4"}, "CRESCENT_QUANTIZATION"),
     ],
 )
 def test_bad_values_raise_a_typed_error_naming_the_variable(env, names):

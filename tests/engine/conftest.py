@@ -1,6 +1,8 @@
 """Session-scoped fixtures shared by the engine tests.
 
-`loaded_model`: our `load_model()` of the default GGUF (float32, CPU), built once per session.
+`loaded_model`: our `load_model()` of the default GGUF on the float32 reference path (CPU), built
+once per session; `fast_model`: the CPU fast path (quantized blocks, int8 kernels) on the same
+file; `engine_model`: each of the two in turn (module-scoped parameters).
 `hf_reference`: transformers' AutoModelForCausalLM + AutoTokenizer on the same GGUF, float32,
 built once per session (about 15 s): the oracle for logits, greedy continuations, token ids
 and chat templates. Tests using either should be marked `@pytest.mark.slow`.
@@ -64,7 +66,23 @@ def record_figure(request, record_property):
 
 @pytest.fixture(scope="session")
 def loaded_model(gguf_path: str) -> LoadedModel:
-    return load_model(gguf_path)
+    """The float32 reference path (the oracle tests compare it with transformers)."""
+    return load_model(gguf_path, quantization="none")
+
+
+@pytest.fixture(scope="session")
+def fast_model(gguf_path: str) -> LoadedModel:
+    """The CPU fast path on the same file: quantized blocks kept, int8 kernels."""
+    loaded = load_model(gguf_path, quantization="auto")
+    assert loaded.quantization == "gguf", "the CPU kernel library did not load"
+    return loaded
+
+
+@pytest.fixture(scope="module", params=["float32", "fast"])
+def engine_model(request) -> LoadedModel:
+    """Each path in turn, for behaviour that must hold on both (batching, chunking,
+    preemption, prefix caching, abort)."""
+    return request.getfixturevalue("loaded_model" if request.param == "float32" else "fast_model")
 
 
 @pytest.fixture(scope="session")

@@ -105,7 +105,7 @@ def _check_system(metrics: dict) -> None:
 def test_every_workload_runs_on_our_engine(loaded_model):
     options = SuiteOptions(workloads=["single", "chat", "agent", "long-prompt"], sizes=TINY,
                            config=CONFIG, long_prefill_token_threshold=32, warm_up=False,
-                           host_overhead_batch=4, host_overhead_steps=2)
+                           host_overhead_batches=(1, 4), host_overhead_steps=2)
     results = json.loads(json.dumps(run_suite(loaded_model, options, log=lambda m: None)))
     w = results["workloads"]
     assert w["single"][OURS]["num_output_tokens"] == 4 and w["single"][OURS]["decode_tok_s"] > 0
@@ -119,8 +119,10 @@ def test_every_workload_runs_on_our_engine(loaded_model):
         for metrics in systems.values():
             _check_system(metrics)
     assert results["kv_bytes_per_token"] == 30 * 2 * 3 * 64 * 4  # SmolLM2-135M, float32
-    overhead = results["host_overhead"]
-    assert overhead["num_steps"] == 2 and 0 < overhead["host_fraction"] < 1
+    assert [o["batch"] for o in results["host_overhead"]] == [1, 4]
+    for overhead in results["host_overhead"]:
+        assert overhead["num_steps"] == 2 and 0 < overhead["host_fraction"] < 1
+    assert results["weight_bytes"] == w["chat"][OURS]["weight_bytes"] > 0
     assert "ours / ours (no prefix caching)" in results["ratios"]["agent"]
 
 
@@ -128,7 +130,7 @@ def test_every_workload_runs_on_our_engine(loaded_model):
 def test_transformers_baseline_serves_the_same_requests(loaded_model, hf_reference):
     baseline = TransformersBaseline(hf_reference.model, pad_token_id=2, batch_size=2)
     sizes = dataclasses.replace(TINY, num_requests=2)
-    options = SuiteOptions(workloads=["chat"], sizes=sizes, config=CONFIG, host_overhead_batch=0,
+    options = SuiteOptions(workloads=["chat"], sizes=sizes, config=CONFIG, host_overhead_batches=(),
                            warm_up=False, baselines={"transformers": baseline})
     results = run_suite(loaded_model, options, log=lambda m: None)
     chat = results["workloads"]["chat"]

@@ -32,13 +32,13 @@ def test_threshold_caps_one_sequences_chunk_and_the_budget_caps_the_step():
 
 
 @pytest.mark.slow
-def test_same_greedy_tokens_with_chunk_sizes_16_64_and_unlimited(loaded_model):
-    prompt = loaded_model.tokenizer.encode(LONG_TEXT)
+def test_same_greedy_tokens_with_chunk_sizes_16_64_and_unlimited(engine_model):
+    prompt = engine_model.tokenizer.encode(LONG_TEXT)
     assert len(prompt) > 128
     params = SamplingParams(max_tokens=8, temperature=0, ignore_eos=True)
     results = {}
     for chunk in (16, 64, None):
-        engine = make_engine(loaded_model, long_prefill_token_threshold=chunk)
+        engine = make_engine(engine_model, long_prefill_token_threshold=chunk)
         steps_to_first_token = 0
         engine.add_request("long", prompt, params)
         tokens = []
@@ -74,13 +74,13 @@ def test_decoders_get_a_token_every_step_during_a_long_prefill(loaded_model):
 
 
 @pytest.mark.slow
-def test_prefill_cap_during_decode_keeps_decoders_stepping_and_tokens_identical(loaded_model):
+def test_prefill_cap_during_decode_keeps_decoders_stepping_and_tokens_identical(engine_model):
     """With max_prefill_tokens_during_decode the long prompt prefills 24 tokens per step while
     the decoders run, and every request's greedy tokens equal those of an uncapped engine."""
-    prompt = loaded_model.tokenizer.encode(LONG_TEXT)
+    prompt = engine_model.tokenizer.encode(LONG_TEXT)
     results = {}
     for cap in (24, None):
-        engine = make_engine(loaded_model, max_num_batched_tokens=512, max_prefill_tokens_during_decode=cap)
+        engine = make_engine(engine_model, max_num_batched_tokens=512, max_prefill_tokens_during_decode=cap)
         for rid in ("d1", "d2"):
             engine.add_request(rid, "Once upon a time", SamplingParams(max_tokens=40, temperature=0, ignore_eos=True))
         engine.step()

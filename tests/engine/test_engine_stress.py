@@ -152,9 +152,9 @@ def test_every_token_is_what_the_fake_model_gives_for_the_true_history(loaded_mo
     assert engine.num_free_blocks() == num_blocks
 
 
-def test_short_real_model_run_with_aborts_and_a_small_pool(loaded_model):
+def test_short_real_model_run_with_aborts_and_a_small_pool(engine_model):
     rng = random.Random(11)
-    engine = LLMEngine(loaded_model, EngineConfig(num_kv_blocks=20, block_size=8, max_model_len=160,
+    engine = LLMEngine(engine_model, EngineConfig(num_kv_blocks=20, block_size=8, max_model_len=160,
                                                   max_num_batched_tokens=64,
                                                   long_prefill_token_threshold=32))
     system = "You are a helpful assistant who answers in one short sentence. "

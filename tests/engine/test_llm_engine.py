@@ -44,11 +44,13 @@ def engine(loaded_model) -> LLMEngine:
     return make_engine(loaded_model, num_kv_blocks=128)
 
 
-def test_greedy_tokens_are_the_same_alone_and_batched(loaded_model, engine):
-    prompts = [chat(loaded_model, q) for q in QUESTIONS]
+def test_greedy_tokens_are_the_same_alone_and_batched(engine_model):
+    # On both paths (float32 and the CPU fast path): batch invariance of every kernel.
+    prompts = [chat(engine_model, q) for q in QUESTIONS]
+    engine = make_engine(engine_model, num_kv_blocks=128)
     alone = [engine.generate(p, GREEDY)[0].new_token_ids for p in prompts]
     # A small token budget makes prompts prefill in chunks while others decode (mixed steps).
-    batched_engine = make_engine(loaded_model, num_kv_blocks=128, max_num_batched_tokens=48)
+    batched_engine = make_engine(engine_model, num_kv_blocks=128, max_num_batched_tokens=48)
     batched = [o.new_token_ids for o in batched_engine.generate(prompts, GREEDY)]
     assert len({tuple(t) for t in alone}) == len(prompts)  # the prompts really differ
     assert batched == alone
@@ -87,13 +89,13 @@ def test_seeded_sampling_is_reproducible_across_batch_compositions(loaded_model,
     assert reseeded[0].new_token_ids != alone
 
 
-def test_abort_while_queued_returns_the_blocks(loaded_model):
-    engine = make_engine(loaded_model, max_num_seqs=1)
-    engine.add_request("a", chat(loaded_model, QUESTIONS[0]), SamplingParams(max_tokens=30, temperature=0))
+def test_abort_while_queued_returns_the_blocks(engine_model):
+    engine = make_engine(engine_model, max_num_seqs=1)
+    engine.add_request("a", chat(engine_model, QUESTIONS[0]), SamplingParams(max_tokens=30, temperature=0))
     engine.step()
     running = engine.scheduler.running[0]
     before = engine.num_free_blocks() + len(running.block_table)
-    engine.add_request("b", chat(loaded_model, QUESTIONS[1]), GREEDY)
+    engine.add_request("b", chat(engine_model, QUESTIONS[1]), GREEDY)
     engine.step()
     assert engine.scheduler.waiting[0].request_id == "b"  # queued behind "a"
     engine.abort_request("b")
@@ -106,10 +108,10 @@ def test_abort_while_queued_returns_the_blocks(loaded_model):
     assert engine.num_free_blocks() == 64
 
 
-def test_abort_during_prefill_returns_the_blocks(loaded_model):
-    engine = make_engine(loaded_model, max_num_batched_tokens=16)
+def test_abort_during_prefill_returns_the_blocks(engine_model):
+    engine = make_engine(engine_model, max_num_batched_tokens=16)
     before = engine.num_free_blocks()
-    long_prompt = chat(loaded_model, "Summarize this: " + "the quick brown fox jumps " * 10)
+    long_prompt = chat(engine_model, "Summarize this: " + "the quick brown fox jumps " * 10)
     engine.add_request("p", long_prompt, GREEDY)
     assert engine.step() == []  # one 16-token chunk, nothing sampled yet
     seq = engine.scheduler.running[0]
@@ -122,10 +124,10 @@ def test_abort_during_prefill_returns_the_blocks(loaded_model):
     assert not engine.has_unfinished_requests()
 
 
-def test_abort_during_decode_returns_the_blocks(loaded_model):
-    engine = make_engine(loaded_model)
+def test_abort_during_decode_returns_the_blocks(engine_model):
+    engine = make_engine(engine_model)
     before = engine.num_free_blocks()
-    engine.add_request("d", chat(loaded_model, QUESTIONS[4]),
+    engine.add_request("d", chat(engine_model, QUESTIONS[4]),
                        SamplingParams(max_tokens=50, temperature=0, ignore_eos=True))
     deltas = []
     for _ in range(4):
@@ -188,12 +190,12 @@ def test_eos_stops_unless_ignored(loaded_model, engine):
     assert more.finish_reason == "length" and more.new_token_ids[:out.num_output_tokens] == out.new_token_ids
 
 
-def test_preemption_by_recompute_keeps_greedy_outputs(loaded_model):
+def test_preemption_by_recompute_keeps_greedy_outputs(engine_model):
     prompts = ["The capital of France is", "My favourite fruit is", "Water boils at"]
     params = SamplingParams(max_tokens=20, temperature=0, ignore_eos=True)
-    roomy = make_engine(loaded_model, num_kv_blocks=64, block_size=4)
+    roomy = make_engine(engine_model, num_kv_blocks=64, block_size=4)
     expected = [roomy.generate(p, params)[0].new_token_ids for p in prompts]
-    tight = make_engine(loaded_model, num_kv_blocks=12, block_size=4)  # 48 slots for ~75 tokens
+    tight = make_engine(engine_model, num_kv_blocks=12, block_size=4)  # 48 slots for ~75 tokens
     preempted = []
     original = tight.scheduler.schedule
 

@@ -33,8 +33,8 @@ def test_victim_is_the_most_recently_admitted_even_if_already_scheduled_this_ste
     bm.check_invariants([old.block_table])
 
 
-def make_engine(loaded_model, num_kv_blocks: int, **kwargs) -> LLMEngine:
-    return LLMEngine(loaded_model, EngineConfig(num_kv_blocks=num_kv_blocks, block_size=4,
+def make_engine(engine_model, num_kv_blocks: int, **kwargs) -> LLMEngine:
+    return LLMEngine(engine_model, EngineConfig(num_kv_blocks=num_kv_blocks, block_size=4,
                                                 max_model_len=num_kv_blocks * 4, **kwargs))
 
 
@@ -43,15 +43,15 @@ PARAMS = SamplingParams(max_tokens=12, temperature=0, ignore_eos=True)
 
 
 @pytest.fixture(scope="module")
-def run_alone(loaded_model) -> list[list[int]]:
-    roomy = make_engine(loaded_model, 64, enable_prefix_caching=False)
+def run_alone(engine_model) -> list[list[int]]:
+    roomy = make_engine(engine_model, 64, enable_prefix_caching=False)
     return [roomy.generate(p, PARAMS)[0].new_token_ids for p in PROMPTS]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("prefix_caching", [True, False])
-def test_preempted_requests_match_their_run_alone_output(loaded_model, run_alone, prefix_caching):
-    tight = make_engine(loaded_model, 10, enable_prefix_caching=prefix_caching)  # 40 slots, ~50 tokens
+def test_preempted_requests_match_their_run_alone_output(engine_model, run_alone, prefix_caching):
+    tight = make_engine(engine_model, 10, enable_prefix_caching=prefix_caching)  # 40 slots, ~50 tokens
     start = tight.num_free_blocks()
     outs = tight.generate(PROMPTS, PARAMS)
     stats = tight.stats()
@@ -63,14 +63,14 @@ def test_preempted_requests_match_their_run_alone_output(loaded_model, run_alone
 
 
 @pytest.mark.slow
-def test_one_request_needing_the_whole_pool_still_finishes_among_others(loaded_model, run_alone):
-    engine = make_engine(loaded_model, 7)  # 28 slots = max_model_len
-    hog = loaded_model.tokenizer.encode("Once upon a time")
+def test_one_request_needing_the_whole_pool_still_finishes_among_others(engine_model, run_alone):
+    engine = make_engine(engine_model, 7)  # 28 slots = max_model_len
+    hog = engine_model.tokenizer.encode("Once upon a time")
     hog_params = SamplingParams(max_tokens=28 - len(hog), temperature=0, ignore_eos=True)
     outs = engine.generate([hog] + PROMPTS, [hog_params] + [PARAMS] * len(PROMPTS))
     assert outs[0].num_prompt_tokens + outs[0].num_output_tokens == 28
     assert all(o.finish_reason == "length" for o in outs)
     assert [o.new_token_ids for o in outs[1:]] == run_alone
-    alone = make_engine(loaded_model, 7).generate(hog, hog_params)[0]
+    alone = make_engine(engine_model, 7).generate(hog, hog_params)[0]
     assert outs[0].new_token_ids == alone.new_token_ids
     assert engine.stats().num_preemptions > 0 and engine.num_free_blocks() == 7

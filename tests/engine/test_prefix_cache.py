@@ -151,31 +151,31 @@ SYSTEM = ("You are a careful assistant. Answer briefly and precisely, in plain E
           "never invent facts you are not sure about. ")
 
 
-def make_engine(loaded_model, **kwargs) -> LLMEngine:
+def make_engine(engine_model, **kwargs) -> LLMEngine:
     kwargs.setdefault("num_kv_blocks", 64)
     kwargs.setdefault("max_model_len", kwargs["num_kv_blocks"] * 16)
-    return LLMEngine(loaded_model, EngineConfig(**kwargs))
+    return LLMEngine(engine_model, EngineConfig(**kwargs))
 
 
-def chat(loaded_model, question: str) -> list[int]:
-    text = loaded_model.chat_template.render([{"role": "system", "content": SYSTEM},
+def chat(engine_model, question: str) -> list[int]:
+    text = engine_model.chat_template.render([{"role": "system", "content": SYSTEM},
                                               {"role": "user", "content": question}])
-    return loaded_model.tokenizer.encode(text)
+    return engine_model.tokenizer.encode(text)
 
 
 GREEDY = SamplingParams(max_tokens=8, temperature=0, ignore_eos=True)
 
 
 @pytest.mark.slow
-def test_hit_counts_for_a_shared_prefix_and_identical_output(loaded_model):
-    a, b = chat(loaded_model, "What is rain?"), chat(loaded_model, "Why is grass green?")
+def test_hit_counts_for_a_shared_prefix_and_identical_output(engine_model):
+    a, b = chat(engine_model, "What is rain?"), chat(engine_model, "Why is grass green?")
     shared = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
     assert shared >= 32
-    cold = make_engine(loaded_model, enable_prefix_caching=False)
+    cold = make_engine(engine_model, enable_prefix_caching=False)
     expected = [o.new_token_ids for o in (cold.generate(a, GREEDY)[0], cold.generate(b, GREEDY)[0])]
     assert cold.stats().prefix_cache_hits == 0
 
-    engine = make_engine(loaded_model)
+    engine = make_engine(engine_model)
     [out_a] = engine.generate(a, GREEDY)
     assert engine.stats().prefix_cache_hits == 0
     assert engine.stats().prefix_cache_queries == len(a)
@@ -193,9 +193,9 @@ def test_hit_counts_for_a_shared_prefix_and_identical_output(loaded_model):
 
 
 @pytest.mark.slow
-def test_salts_separate_users_on_the_real_engine(loaded_model):
-    engine = make_engine(loaded_model)
-    prompt = chat(loaded_model, "Name a planet.")
+def test_salts_separate_users_on_the_real_engine(engine_model):
+    engine = make_engine(engine_model)
+    prompt = chat(engine_model, "Name a planet.")
     params = SamplingParams(max_tokens=4, temperature=0)
     engine.add_request("alice-1", prompt, params, cache_salt="alice")
     while engine.has_unfinished_requests():
@@ -211,13 +211,13 @@ def test_salts_separate_users_on_the_real_engine(loaded_model):
 
 
 @pytest.mark.slow
-def test_agent_style_growing_history_hits_every_turn(loaded_model):
-    engine = make_engine(loaded_model)
+def test_agent_style_growing_history_hits_every_turn(engine_model):
+    engine = make_engine(engine_model)
     messages = [{"role": "system", "content": SYSTEM}]
     hits = []
     for question in ["What is two plus two?", "And three plus three?", "And four plus four?"]:
         messages.append({"role": "user", "content": question})
-        ids = loaded_model.tokenizer.encode(loaded_model.chat_template.render(messages))
+        ids = engine_model.tokenizer.encode(engine_model.chat_template.render(messages))
         before = engine.stats().prefix_cache_hits
         [out] = engine.generate(ids, SamplingParams(max_tokens=12, temperature=0))
         hits.append(engine.stats().prefix_cache_hits - before)
@@ -226,7 +226,7 @@ def test_agent_style_growing_history_hits_every_turn(loaded_model):
 
 
 @pytest.mark.slow
-def test_multi_turn_hits_including_block_boundaries_give_the_cold_tokens(loaded_model):
+def test_multi_turn_hits_including_block_boundaries_give_the_cold_tokens(engine_model):
     # A multi-turn chat prompt, and cuts of it whose last token sits just after a block
     # boundary (the hit covers all but the last token), on it (the hit stops one block short:
     # it may cover at most prompt length - 1 tokens) and inside a block.
@@ -234,15 +234,15 @@ def test_multi_turn_hits_including_block_boundaries_give_the_cold_tokens(loaded_
              {"role": "user", "content": "What is rain?"},
              {"role": "assistant", "content": "Water falling from clouds."},
              {"role": "user", "content": "And snow?"}]
-    encode = loaded_model.tokenizer.encode
-    first_turn = encode(loaded_model.chat_template.render(turns[:2]))
-    full = encode(loaded_model.chat_template.render(turns))
+    encode = engine_model.tokenizer.encode
+    first_turn = encode(engine_model.chat_template.render(turns[:2]))
+    full = encode(engine_model.chat_template.render(turns))
     assert full[:len(first_turn) - 2] == first_turn[:-2] and len(full) > 56
     prompts = [first_turn, full] + [full[:n] for n in (49, 48, 54, 17, 16)]
-    cold = make_engine(loaded_model, enable_prefix_caching=False)
+    cold = make_engine(engine_model, enable_prefix_caching=False)
     params = SamplingParams(max_tokens=5, temperature=0, ignore_eos=True)
     expected = [cold.generate(p, params)[0].new_token_ids for p in prompts]
-    warm = make_engine(loaded_model)
+    warm = make_engine(engine_model)
     got_hits = []
     for prompt, tokens in zip(prompts, expected):
         before = warm.stats().prefix_cache_hits

@@ -1,27 +1,13 @@
 #!/usr/bin/env bash
-# `make gpu-check`: the GPU tests, then the benchmark on CUDA, within 10 minutes in all.
-# Run on a machine with a CUDA device and Triton installed (pip install -e '.[test]').
-# Output: the pytest summary, and the benchmark table plus gpu-bench.json when the benchmark
-# takes --device.
+# `make gpu-check`, or on a bare CUDA machine `scripts/gpu_check.sh [options]`: the engine's GPU
+# check (scripts/gpu_check.py: kernels, CUDA graphs, greedy agreement, the benchmark on CUDA)
+# with the interpreter $PY as it is: nothing is installed. $PY defaults to the project's .venv
+# when there is one, else python3. Figures: stdout and $OUT/gpu-check.json (else --json PATH,
+# default ./gpu-check.json). Ends within 8 minutes (--budget-s). See docs/BENCHMARKS.md.
 set -uo pipefail
-PY=${PY:-.venv/bin/python}
-status=0
-
-if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
-  echo "gpu-check: no CUDA device visible to torch; nothing to check" >&2
-  exit 1
+cd "$(dirname "$0")/.." || exit 2
+if [ -z "${PY:-}" ]; then
+  if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
 fi
-"$PY" -c 'import triton' || { echo "gpu-check: triton is not installed" >&2; exit 1; }
-
-echo "== kernel sweep compiled on CUDA, then the gpu-marked tests =="
-timeout 120 "$PY" -m pytest -q -m "not gpu" tests/engine/test_kernels.py || status=$?
-timeout 240 "$PY" -m pytest -q -m gpu tests || status=$?
-
-echo "== benchmark on CUDA =="
-if "$PY" -m engine.bench --help 2>/dev/null | grep -q -- "--device"; then
-  timeout 280 "$PY" -m engine.bench --device cuda single chat agent long-prompt \
-    --baseline transformers --json gpu-bench.json || status=$?
-else
-  echo "gpu-check: engine.bench is missing or has no --device flag yet; benchmark skipped" >&2
-fi
-exit $status
+command -v "$PY" >/dev/null 2>&1 || { echo "gpu-check: no interpreter $PY" >&2; exit 2; }
+exec "$PY" scripts/gpu_check.py --python "$PY" "$@"

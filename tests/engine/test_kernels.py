@@ -359,13 +359,14 @@ def test_greedy_check_config_fits_a_model_with_an_8192_token_window(tiny_model):
         LLMEngine(tiny_model, dataclasses.replace(_greedy_config("cpu"), max_model_len=None))
 
 
-def _greedy_agreement(loaded_cpu, path: str, dtype: torch.dtype) -> list[float]:
+def _greedy_agreement(path: str, dtype: torch.dtype) -> list[float]:
     from engine.llm_engine import LLMEngine
     from engine.loader import load_model
     from engine.sampling_params import SamplingParams
 
     params = SamplingParams(max_tokens=48, temperature=0, ignore_eos=True)
-    cpu = LLMEngine(loaded_cpu, _greedy_config("cpu")).generate(GREEDY_PROMPTS, params)
+    cpu_model = load_model(path, quantization="none")  # the float32 reference, not the fast path
+    cpu = LLMEngine(cpu_model, _greedy_config("cpu")).generate(GREEDY_PROMPTS, params)
     cuda_model = load_model(path, device="cuda", dtype=dtype)
     cuda = LLMEngine(cuda_model, _greedy_config("cuda")).generate(GREEDY_PROMPTS, params)
     return [_agreement(a.new_token_ids, b.new_token_ids) for a, b in zip(cpu, cuda)]
@@ -374,12 +375,12 @@ def _greedy_agreement(loaded_cpu, path: str, dtype: torch.dtype) -> list[float]:
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_CUDA, reason="needs CUDA")
 @pytest.mark.parametrize("dtype,min_agreement", [(torch.float32, 0.9), (torch.bfloat16, 0.3)])
-def test_tiny_model_greedy_on_cuda_agrees_with_cpu_float32(tiny_model, tiny_model_dir, dtype,
-                                                           min_agreement, record_figure):
+def test_tiny_model_greedy_on_cuda_agrees_with_cpu_float32(tiny_model_dir, dtype, min_agreement,
+                                                           record_figure):
     """The engine end to end on CUDA (Triton kernels, CUDA graphs, float32 logits) on a
     generated model: the bfloat16 bound is loose, random weights leave closer logits than a
     trained model's (0.6-0.8 for bfloat16 on CPU)."""
-    scores = _greedy_agreement(tiny_model, tiny_model_dir, dtype)
+    scores = _greedy_agreement(tiny_model_dir, dtype)
     mean = sum(scores) / len(scores)
     record_figure("greedy_agreement", mean, model="tiny", dtype=str(dtype).removeprefix("torch."),
                   per_prompt=scores)
@@ -390,9 +391,9 @@ def test_tiny_model_greedy_on_cuda_agrees_with_cpu_float32(tiny_model, tiny_mode
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_CUDA, reason="needs CUDA")
 @pytest.mark.parametrize("dtype,min_agreement", [(torch.float32, 0.9), (torch.bfloat16, 0.5)])
-def test_engine_greedy_on_cuda_agrees_with_cpu_float32(loaded_model, gguf_path, dtype,
-                                                       min_agreement, record_figure):
-    scores = _greedy_agreement(loaded_model, gguf_path, dtype)
+def test_engine_greedy_on_cuda_agrees_with_cpu_float32(gguf_path, dtype, min_agreement,
+                                                       record_figure):
+    scores = _greedy_agreement(gguf_path, dtype)
     mean = sum(scores) / len(scores)
     record_figure("greedy_agreement", mean, model="smollm2",
                   dtype=str(dtype).removeprefix("torch."), per_prompt=scores)

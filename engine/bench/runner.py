@@ -11,6 +11,8 @@ import dataclasses
 import time
 from dataclasses import dataclass
 
+import torch
+
 from engine.config import EngineConfig
 from engine.llm_engine import LLMEngine
 from engine.loader import LoadedModel
@@ -148,14 +150,18 @@ def measure_host_overhead(loaded: LoadedModel, config: EngineConfig, batch: int 
     detokenization and bookkeeping), averaged over num_steps steps in which every one of the
     `batch` sequences decodes one token.
 
-    Timed by wrapping, on this engine instance only, the model the ModelRunner calls and the
-    runner's execute (execute = input preparation + forward). Returns milliseconds per step
-    and fractions of the step time.
+    Timed by wrapping, on this engine instance only, the model the ModelRunner calls, its CUDA
+    graph replays (on CUDA, where decode steps bypass the model object), and the runner's
+    execute (execute = input preparation + forward). On CUDA each timed span ends with a
+    synchronize, so the device's work counts as forward. Returns milliseconds per step and
+    fractions of the step time.
     """
     engine = LLMEngine(loaded, dataclasses.replace(config, max_num_seqs=max(batch, config.max_num_seqs)))
     runner = engine.model_runner
-    timer = _ForwardTimer(runner.model)
+    timer = _ForwardTimer(runner.model, runner.device)
     runner.model = timer
+    if runner.cuda_graphs is not None:
+        runner.cuda_graphs.run = timer.timed(runner.cuda_graphs.run)
     inner_execute = runner.execute
 
     def timed_execute(scheduled):
@@ -194,8 +200,10 @@ class _ForwardTimer:
     """Stands in for the model inside a ModelRunner: delegates and times the forward pass and
     compute_logits, and notes how many tokens the last forward pass saw."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, device: torch.device | None = None) -> None:
         self._model = model
+        is_cuda = device is not None and torch.device(device).type == "cuda"
+        self._sync = torch.cuda.synchronize if is_cuda else (lambda: None)
         self.reset()
 
     def reset(self) -> None:
@@ -204,18 +212,28 @@ class _ForwardTimer:
         self.num_tokens = 0
 
     def __call__(self, input_ids, *args, **kwargs):
-        self.num_tokens = int(input_ids.shape[0])
-        start = time.perf_counter()
-        try:
-            return self._model(input_ids, *args, **kwargs)
-        finally:
-            self.forward_s += time.perf_counter() - start
+        return self.timed(self._model)(input_ids, *args, **kwargs)
+
+    def timed(self, forward):
+        """`forward(input_ids, ...)` (the model, or a CUDA graph runner's run) timed as forward."""
+        def run(input_ids, *args, **kwargs):
+            self.num_tokens = int(input_ids.shape[0])
+            self._sync()
+            start = time.perf_counter()
+            try:
+                return forward(input_ids, *args, **kwargs)
+            finally:
+                self._sync()
+                self.forward_s += time.perf_counter() - start
+        return run
 
     def compute_logits(self, hidden):
+        self._sync()
         start = time.perf_counter()
         try:
             return self._model.compute_logits(hidden)
         finally:
+            self._sync()
             self.forward_s += time.perf_counter() - start
 
     def __getattr__(self, name):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import time
 
 import pytest
 
@@ -186,3 +187,36 @@ def test_the_bench_runs_on_cuda(tiny_model_dir, tmp_path):
     assert results["device"] == "cuda"
     assert results["workloads"]["chat"][OURS]["num_requests"] == 4
     assert results["kv_bytes_per_token"] == 2 * 2 * 3 * 64 * 2  # 2 layers, bfloat16
+
+
+def test_host_overhead_counts_cuda_graph_replays_as_forward(tiny_model, monkeypatch):
+    """On CUDA decode steps replay graphs and never call the model object: the replay must be
+    timed as forward, or no step would count as a full decode step. Simulated on CPU with a
+    stand-in graph runner that runs the model eagerly."""
+    from engine.bench import runner as runner_mod
+    from engine.model_runner import ModelRunner
+
+    replays = []
+
+    class FakeGraphs:
+        def __init__(self, model):
+            self.model = model
+
+        def can_run(self, metadata):
+            return metadata.is_decode_only
+
+        def run(self, input_ids, positions, metadata):
+            replays.append(int(input_ids.shape[0]))
+            time.sleep(0.002)
+            return self.model(input_ids, positions, self.kv_caches, metadata)
+
+    real_init = ModelRunner.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        self.cuda_graphs = FakeGraphs(self.model)
+        self.cuda_graphs.kv_caches = self.kv_caches
+    monkeypatch.setattr(ModelRunner, "__init__", init)
+    result = runner_mod.measure_host_overhead(tiny_model, CONFIG, batch=4, num_steps=3)
+    assert result["num_steps"] == 3 and replays.count(4) >= 3
+    assert result["forward_ms"] >= 2.0 and 0 < result["host_fraction"] < 1

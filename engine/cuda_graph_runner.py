@@ -141,11 +141,12 @@ class CUDAGraphRunner:
         (as vLLM does). Each is run once eagerly first (Triton compiles, cuBLAS allocates)."""
         free_before, _ = torch.cuda.mem_get_info(self.buffers.input_ids.device)
         pool = None
+        # One side stream for every warm-up: cuBLAS keeps a workspace per stream it has run on.
+        stream = torch.cuda.Stream()
         for bucket in reversed(self.buckets):
             metadata = self.buffers.metadata(bucket, self.block_size)
             args = (self.buffers.input_ids[:bucket], self.buffers.positions[:bucket],
                     self.kv_caches, metadata)
-            stream = torch.cuda.Stream()
             stream.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(stream):
                 self.model(*args)

@@ -28,8 +28,10 @@ class EngineConfig:
         kv_cache_memory_fraction when set, else from kv_cache_memory_gib.
     kv_cache_memory_gib: KV pool budget in GiB (2**30 bytes).
     kv_cache_memory_fraction: in (0, 1]: the pool takes this fraction of the device's free
-        memory after loading (torch.cuda.mem_get_info; CUDA devices only).
-    max_num_seqs: most sequences in one step's batch.
+        memory after loading (torch.cuda.mem_get_info; CUDA devices only), less what graph
+        capture and the largest step need (model_runner.step_memory_reserve_bytes).
+    max_num_seqs: most sequences in one step's batch; on CUDA, decode CUDA graphs are captured
+        for batch sizes up to it (cuda_graph_runner.batch_size_buckets).
     max_num_batched_tokens: per-step token budget (decode tokens + prefill chunk tokens).
     long_prefill_token_threshold: most prompt tokens one sequence prefills in one step (the
         chunk size of chunked prefill); None: only max_num_batched_tokens limits it.

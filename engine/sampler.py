@@ -111,7 +111,9 @@ def sample(logits: torch.Tensor, meta: SamplingMetadata) -> SamplerOutput:
     rows of the batch; unseeded rows share the global generator.
     """
     raw = logits.float()
-    x = apply_logit_bias(raw.clone(), meta.logit_bias)
+    # Only bias, masks and penalties write into the logits: copy them only then.
+    edits = meta.logit_bias is not None or meta.masked is not None or meta.output_token_ids is not None
+    x = apply_logit_bias(raw.clone(), meta.logit_bias) if edits else raw
     if meta.masked is not None:
         x[meta.masked] = float("-inf")
     if meta.output_token_ids is not None:

@@ -62,52 +62,63 @@ inline __m256 load_fp16x8(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-// acc (8 outputs of panel p, rows i0..i0+R-1) -> y, dropping the padding rows past n.
-template <int R>
-inline void store_panel(const __m256* acc, int i0, int p, int n, float* y, int ldy) {
-  for (int r = 0; r < R; ++r) {
-    float* dst = y + static_cast<size_t>(i0 + r) * ldy + p * kPanel;
-    if ((p + 1) * kPanel <= n) {
-      _mm256_storeu_ps(dst, acc[r]);
-    } else {
-      alignas(32) float tmp[kPanel];
-      _mm256_store_ps(tmp, acc[r]);
-      for (int j = 0; j < n - p * kPanel; ++j) dst[j] = tmp[j];
-    }
+// One row's 8 outputs of panel p -> y, dropping the padding rows past n.
+inline void store_panel(__m256 acc, int row, int p, int n, float* y, int ldy) {
+  float* dst = y + static_cast<size_t>(row) * ldy + p * kPanel;
+  if ((p + 1) * kPanel <= n) {
+    _mm256_storeu_ps(dst, acc);
+  } else {
+    alignas(32) float tmp[kPanel];
+    _mm256_store_ps(tmp, acc);
+    for (int j = 0; j < n - p * kPanel; ++j) dst[j] = tmp[j];
   }
 }
 
-// Q4 panels: per block, 8 maddubs (4 codes x 8 rows each) summed in int16 (|sum| <= 8 * 2 *
-// 15 * 127 = 30480), one madd to int32, one conversion, and the scale and offset as FMAs.
+// Q4 panels: per block and row, 8 maddubs (4 codes x 8 rows each) summed in int16 (|sum| <=
+// 8 * 2 * 15 * 127 = 30480), one madd to int32, one conversion, and the scale and offset as
+// FMAs. Each 32-byte load of codes is unpacked into two groups and used by every row at once, so
+// the live registers are the R int16 sums, the R accumulators and a few temporaries (no spills).
 template <int R>
 void q4_rows(const QWeight& w, const Act& a, int i0, float* y, int ldy, int p0, int p1) {
   const int nb = w.k / kQ4Block;
   const uint8_t* codes = static_cast<const uint8_t*>(w.data);
   const __m256i mask = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const int8_t* xrow[R];
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) xrow[r] = a.q + static_cast<size_t>(i0 + r) * a.k;
   for (int p = p0; p < p1; ++p) {
     __m256 acc[R];
+    #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
     for (int b = 0; b < nb; ++b) {
       const size_t blk = static_cast<size_t>(p) * nb + b;
       const uint8_t* c = codes + blk * 128;
-      __m256i wg[8];
+      __m256i s16[R];
+      #pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) s16[r] = _mm256_setzero_si256();
+      #pragma GCC unroll 8
       for (int i = 0; i < 4; ++i) {
         const __m256i raw = load256(c + 32 * i);
-        wg[i] = _mm256_and_si256(raw, mask);
-        wg[i + 4] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), mask);
+        const __m256i lo = _mm256_and_si256(raw, mask);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), mask);
+        #pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const int8_t* xq = xrow[r] + b * kQ4Block;
+          s16[r] = _mm256_add_epi16(s16[r], _mm256_add_epi16(_mm256_maddubs_epi16(lo, bcast4(xq + 4 * i)),
+                                                             _mm256_maddubs_epi16(hi, bcast4(xq + 16 + 4 * i))));
+        }
       }
       const __m256 dv = load_fp16x8(w.d + blk * kPanel), mv = load_fp16x8(w.m + blk * kPanel);
+      #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const size_t xi = static_cast<size_t>(i0 + r);
-        const int8_t* xq = a.q + xi * a.k + b * kQ4Block;
-        __m256i s16 = _mm256_maddubs_epi16(wg[0], bcast4(xq));
-        for (int g = 1; g < 8; ++g) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(wg[g], bcast4(xq + 4 * g)));
-        const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16, ones));
-        acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(dv, _mm256_set1_ps(a.dq[xi * nb + b])), f, acc[r]);
-        acc[r] = _mm256_fmadd_ps(mv, _mm256_set1_ps(a.sq[xi * nb + b]), acc[r]);
+        const size_t s = static_cast<size_t>(i0 + r) * nb + b;
+        const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(s16[r], ones));
+        acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(dv, _mm256_set1_ps(a.dq[s])), f, acc[r]);
+        acc[r] = _mm256_fmadd_ps(mv, _mm256_set1_ps(a.sq[s]), acc[r]);
       }
     }
-    store_panel<R>(acc, i0, p, w.n, y, ldy);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) store_panel(acc[r], i0 + r, p, w.n, y, ldy);
   }
 }
 
@@ -117,32 +128,39 @@ void q8_rows(const QWeight& w, const Act& a, int i0, float* y, int ldy, int p0, 
   const int nb = w.k / kActBlock;
   const int8_t* codes = static_cast<const int8_t*>(w.data);
   const __m256i ones = _mm256_set1_epi16(1);
+  const int8_t* xrow[R];
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) xrow[r] = a.q + static_cast<size_t>(i0 + r) * a.k;
   for (int p = p0; p < p1; ++p) {
     __m256 acc[R];
+    #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
     for (int b = 0; b < nb; ++b) {
       const size_t blk = static_cast<size_t>(p) * nb + b;
       const int8_t* c = codes + blk * 256;
-      __m256i wabs[8];
+      __m256i s32[R][2];
+      #pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) s32[r][0] = s32[r][1] = _mm256_setzero_si256();
+      #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
         const __m256i wq = load256(c + 32 * g);
-        wabs[g] = _mm256_sign_epi8(wq, wq);
+        const __m256i wabs = _mm256_sign_epi8(wq, wq);
+        #pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const __m256i xs = _mm256_sign_epi8(bcast4(xrow[r] + b * kActBlock + 4 * g), wq);
+          s32[r][g / 4] = _mm256_add_epi32(s32[r][g / 4], _mm256_madd_epi16(_mm256_maddubs_epi16(wabs, xs), ones));
+        }
       }
       const __m256 d0 = load_fp16x8(w.d + (blk * 2) * kPanel), d1 = load_fp16x8(w.d + (blk * 2 + 1) * kPanel);
+      #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const size_t xi = static_cast<size_t>(i0 + r);
-        const int8_t* xq = a.q + xi * a.k + b * kActBlock;
-        __m256i s32[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-        for (int g = 0; g < 8; ++g) {
-          const __m256i xs = _mm256_sign_epi8(bcast4(xq + 4 * g), load256(c + 32 * g));
-          s32[g / 4] = _mm256_add_epi32(s32[g / 4], _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[g], xs), ones));
-        }
-        const __m256 dx = _mm256_set1_ps(a.dq[xi * nb + b]);
-        acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d0, dx), _mm256_cvtepi32_ps(s32[0]), acc[r]);
-        acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d1, dx), _mm256_cvtepi32_ps(s32[1]), acc[r]);
+        const __m256 dx = _mm256_set1_ps(a.dq[static_cast<size_t>(i0 + r) * nb + b]);
+        acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d0, dx), _mm256_cvtepi32_ps(s32[r][0]), acc[r]);
+        acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d1, dx), _mm256_cvtepi32_ps(s32[r][1]), acc[r]);
       }
     }
-    store_panel<R>(acc, i0, p, w.n, y, ldy);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) store_panel(acc[r], i0 + r, p, w.n, y, ldy);
   }
 }
 

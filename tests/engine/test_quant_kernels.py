@@ -240,3 +240,23 @@ def test_loader_falls_back_to_float32_with_one_log_line(tiny_model_dir: str) -> 
     assert "PATH none LlamaForCausalLM" in out.stdout
     warnings = [line for line in out.stderr.splitlines() if "CPU fast path unavailable" in line]
     assert len(warnings) == 1 and "float32" in warnings[0]
+
+
+def test_a_float_checkpoint_quantized_to_int8_at_load(tiny_model_dir: str, tiny_model) -> None:
+    from engine.bench.accuracy import full_logits
+    from engine.loader import load_model
+
+    assert tiny_model.quantization == "none"  # "auto" keeps a float checkpoint on the float path
+    int8 = load_model(tiny_model_dir, quantization="int8")
+    assert int8.quantization == "int8" and type(int8.model).__name__ == "QuantizedLlamaForCausalLM"
+    model = int8.model
+    for layer in model.layers:
+        assert [w.format for w in layer.qkv + [layer.o] + layer.gate_up + [layer.down]] == ["q8"] * 4
+    assert model.lm_head.format == "q8" and model.lm_head.n == tiny_model.config.vocab_size  # 259: padded panels
+    float_bytes = sum(p.numel() * p.element_size() for p in tiny_model.model.parameters())
+    assert int8.weight_bytes < 0.35 * float_bytes
+    ids = list(range(3, 200, 3))
+    ref, got = full_logits(tiny_model, ids), full_logits(int8, ids)
+    agree = (ref.argmax(-1) == got.argmax(-1)).float().mean().item()
+    assert agree >= 0.9, agree
+    assert (got - ref).abs().max() < 0.05 * ref.abs().max()

@@ -25,6 +25,9 @@ AVX2_SOURCE = "kernels_avx2.cpp"
 HEADERS = ("cpu_kernels.h",)
 COMMON_FLAGS = ("-O3", "-std=c++17", "-fPIC", "-fopenmp", "-fno-math-errno")
 AVX2_FLAGS = ("-mavx2", "-mfma", "-mf16c")
+# GCC's pre-allocation scheduler, register-pressure aware: without it the unrolled kernels spill
+# most of their accumulators (measured: 20% slower at 16 rows).
+GCC_SCHED_FLAGS = ("-fschedule-insns", "-fsched-pressure")
 
 
 class BuildError(RuntimeError):
@@ -43,17 +46,27 @@ def _is_x86() -> bool:
     return platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 
 
+def _version(cxx: str) -> str:
+    try:
+        return subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return cxx
+
+
+def _avx2_flags(cxx: str) -> tuple[str, ...]:
+    if not _is_x86():
+        return ("-DCRESCENT_NO_AVX2",)
+    is_gcc = "Free Software Foundation" in _version(cxx) and "clang" not in _version(cxx)
+    return AVX2_FLAGS + (GCC_SCHED_FLAGS if is_gcc else ())
+
+
 def _fingerprint(cxx: str) -> str:
     h = hashlib.sha256()
     for name in (*SOURCES, AVX2_SOURCE, *HEADERS):
         h.update(name.encode())
         h.update((CSRC / name).read_bytes())
-    h.update(" ".join((*COMMON_FLAGS, *AVX2_FLAGS, str(_is_x86()))).encode())
-    try:
-        version = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        version = cxx
-    h.update(version.encode())
+    h.update(" ".join((*COMMON_FLAGS, *_avx2_flags(cxx))).encode())
+    h.update(_version(cxx).encode())
     return h.hexdigest()[:16]
 
 
@@ -79,12 +92,14 @@ def _compile(cxx: str, path: Path) -> None:
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=BUILD_DIR) as tmp:
         avx2_obj = Path(tmp) / "kernels_avx2.o"
-        avx2_flags = AVX2_FLAGS if _is_x86() else ("-DCRESCENT_NO_AVX2",)
-        _run([cxx, *COMMON_FLAGS, *avx2_flags, "-c", str(CSRC / AVX2_SOURCE), "-o", str(avx2_obj)])
+        _run([cxx, *COMMON_FLAGS, *_avx2_flags(cxx), "-c", str(CSRC / AVX2_SOURCE), "-o", str(avx2_obj)])
         out = Path(tmp) / path.name
         _run([cxx, *COMMON_FLAGS, "-shared", *(str(CSRC / s) for s in SOURCES), str(avx2_obj),
               "-o", str(out)])
         os.replace(out, path)  # atomic: a concurrent loader sees the old state or the whole file
+    for stale in BUILD_DIR.glob("libcrescent_cpu-*.so"):
+        if stale != path:
+            stale.unlink(missing_ok=True)  # a process that mapped it keeps its copy
 
 
 def _run(cmd: list[str]) -> None:

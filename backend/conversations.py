@@ -10,7 +10,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -24,6 +24,15 @@ TITLE_MAX = 60
 FINISH_ABORT = "abort"
 # Stored in `error` of a reply a previous process left streaming, shown to the person.
 REASON_SERVER_RESTARTED = "the server stopped before the reply finished"
+
+
+@dataclass(frozen=True)
+class ConversationChanged:
+    """An account event (backend.chat.channels): kind "created" | "renamed" | "deleted"."""
+
+    kind: str
+    conversation_id: str
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,10 +145,23 @@ def owned_conversation(db: Session, user_id: str, conversation_id: str) -> Conve
 
 
 class ConversationService:
-    """Read, create and delete a user's conversations."""
+    """Read, create, rename and delete a user's conversations.
 
-    def __init__(self, session_factory: sessionmaker[Session]) -> None:
+    publish(user_id, ConversationChanged): told of every creation, rename and deletion (from the
+    calling thread), so the user's open pages update their lists; None: nobody is told.
+    """
+
+    def __init__(self, session_factory: sessionmaker[Session],
+                 publish: Callable[[str, ConversationChanged], object] | None = None) -> None:
         self._sessions = session_factory
+        self._publish = publish
+
+    def _tell(self, user_id: str, event: ConversationChanged) -> None:
+        if self._publish is not None:
+            try:
+                self._publish(user_id, event)
+            except Exception:
+                log.exception("publishing %s failed", event)
 
     def list_conversations(self, user_id: str) -> list[ConversationSummary]:
         """The user's conversations, most recently updated first."""
@@ -184,7 +206,25 @@ class ConversationService:
             conversation = Conversation(user_id=user_id, title=title)
             db.add(conversation)
             db.commit()
-            return summary_of(conversation)
+            summary = summary_of(conversation)
+        self._tell(user_id, ConversationChanged("created", summary.id, summary.title))
+        return summary
+
+    def rename_conversation(self, user_id: str, conversation_id: str, title: str) -> ConversationSummary:
+        """Give the conversation a new title (whitespace collapsed, 1 to 200 characters).
+        Raises NotFound and ValidationFailed."""
+        if not isinstance(title, str):
+            raise ValidationFailed("title must be a string")
+        title = " ".join(title.split())
+        if not 0 < len(title) <= 200:
+            raise ValidationFailed("title must be 1 to 200 characters")
+        with self._sessions() as db:
+            conversation = owned_conversation(db, user_id, conversation_id)
+            conversation.title = title
+            db.commit()
+            summary = summary_of(conversation)
+        self._tell(user_id, ConversationChanged("renamed", conversation_id, title))
+        return summary
 
     def delete_conversation(self, user_id: str, conversation_id: str) -> None:
         """Delete a conversation and its messages. Raises NotFound."""
@@ -197,6 +237,7 @@ class ConversationService:
                 delete(Conversation).where(Conversation.id == conversation_id, Conversation.user_id == user_id)
             )
             db.commit()
+        self._tell(user_id, ConversationChanged("deleted", conversation_id))
 
     def mark_interrupted_on_startup(self) -> int:
         """Mark replies left `streaming`/`pending` by a previous process as `interrupted`

@@ -34,7 +34,8 @@ def to_sampling_params(params: GenerationParams) -> SamplingParams:
     return SamplingParams(max_tokens=params.max_tokens, temperature=params.temperature,
                           top_p=params.top_p, top_k=params.top_k, seed=params.seed,
                           stop=list(params.stop), presence_penalty=params.presence_penalty,
-                          frequency_penalty=params.frequency_penalty, logprobs=params.logprobs)
+                          frequency_penalty=params.frequency_penalty, logprobs=params.logprobs,
+                          n=params.n)
 
 
 def to_generator_stats(stats: EngineStats) -> GeneratorStats:
@@ -117,7 +118,7 @@ class EngineTextGenerator:
             raise GeneratorUnavailable(str(exc)) from exc
         except EngineError as exc:  # duplicate request id
             raise GenerationError(str(exc)) from exc
-        return _GenerationStream(events, self._engine.engine.tokenizer)
+        return _GenerationStream(events, self._engine.engine.tokenizer, params.n)
 
     def stats(self) -> GeneratorStats:
         """The engine's statistics as of its last step (thread-safe)."""
@@ -128,34 +129,36 @@ class EngineTextGenerator:
 
 
 class _GenerationStream:
-    """RequestOutput events -> TextDelta (non-empty deltas) then one GenerationDone.
+    """RequestOutput events -> TextDelta (non-empty deltas) and one GenerationDone per sample,
+    each carrying its sample's index; the stream ends after the n-th GenerationDone.
 
-    Logprobs of tokens whose text the detokenizer held back wait for the delta that releases
-    it; those of end-of-turn tokens (no text) are dropped. aclose() (and cancellation, and
-    dropping it) reach the engine stream, which aborts.
+    Logprobs of tokens whose text the detokenizer held back wait (per sample) for the delta that
+    releases it; those of end-of-turn tokens (no text) are dropped. aclose() (and cancellation,
+    and dropping it) reach the engine stream, which aborts every sample.
     """
 
-    def __init__(self, events: AsyncIterator[RequestOutput], tokenizer: Tokenizer) -> None:
+    def __init__(self, events: AsyncIterator[RequestOutput], tokenizer: Tokenizer, n: int = 1) -> None:
         self._events = events
         self._tokenizer = tokenizer
         self._pending: list[GenerationEvent] = []
-        self._held_logprobs: list[TokenLogprob] = []
-        self._done = False
+        self._held_logprobs: dict[int, list[TokenLogprob]] = {}
+        self._unfinished = n
 
     def __aiter__(self) -> _GenerationStream:
         return self
 
     async def __anext__(self) -> GenerationEvent:
         while not self._pending:
-            if self._done:
+            if self._unfinished <= 0:
                 raise StopAsyncIteration
             out = await self._events.__anext__()
-            self._held_logprobs += self._logprobs_of(out)
+            held = self._held_logprobs.setdefault(out.index, [])
+            held += self._logprobs_of(out)
             if out.delta:
-                self._pending.append(TextDelta(out.delta, tuple(self._held_logprobs)))
-                self._held_logprobs = []
+                self._pending.append(TextDelta(out.delta, tuple(held), index=out.index))
+                held.clear()
             if out.finished:
-                self._done = True
+                self._unfinished -= 1
                 self._pending.append(_done_event(out))
         return self._pending.pop(0)
 
@@ -167,7 +170,7 @@ class _GenerationStream:
                 if lp.sampled.token_id not in stop_ids]
 
     async def aclose(self) -> None:
-        self._done = True
+        self._unfinished = 0
         self._pending.clear()
         await self._events.aclose()
 
@@ -198,7 +201,7 @@ def _done_event(out: RequestOutput) -> GenerationDone:
     return GenerationDone(finish_reason=out.finish_reason or "error",
                           prompt_tokens=out.num_prompt_tokens,
                           completion_tokens=out.num_output_tokens, error=out.error,
-                          **timings(out.metrics))
+                          error_code=out.error_code, index=out.index, **timings(out.metrics))
 
 
 # The server's engine settings where they differ from EngineConfig's. On CPU one forward pass

@@ -15,6 +15,8 @@ FINISH_STOP = "stop"  # end-of-turn token, EOS or a stop string
 FINISH_LENGTH = "length"  # max_tokens reached (or the context window filled)
 FINISH_ABORT = "abort"  # stopped by the user, the socket closed, or the server shut down
 FINISH_ERROR = "error"  # the engine failed this request
+# GenerationDone.error_code values (stable, for programs; `error` is for people).
+ERROR_QUEUE_TIMEOUT = "queue_timeout"  # waited in the engine's queue past its deadline
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ class GenerationParams:
     presence_penalty / frequency_penalty: in [-2, 2], OpenAI semantics (once per token present
     in the output so far / once per occurrence). logprobs: None for none; k in [0, 20] for the
     sampled token's logprob plus the k most likely alternatives, on every TextDelta.
+    n: independent samples of one prompt in [1, 16], run by the engine as one request (shared
+    prompt, one abort); events carry the sample's index; a seeded sample i uses seed + i.
     """
 
     max_tokens: int = 512
@@ -48,6 +52,7 @@ class GenerationParams:
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
     logprobs: int | None = None
+    n: int = 1
 
 
 @dataclass(frozen=True)
@@ -73,18 +78,21 @@ class TextDelta:
     text this delta releases, in order. A token whose text is held back (part of a character,
     a possible stop-string prefix) rides with the delta that releases it; tokens whose text is
     never emitted (end-of-turn, a stop string) carry none.
+    index: the sample (GenerationParams.n) it belongs to.
     """
 
     text: str
     logprobs: tuple[TokenLogprob, ...] = ()
+    index: int = 0
 
 
 @dataclass(frozen=True)
 class GenerationDone:
-    """The last event of every stream, whatever the ending.
+    """The last event of every sample of a stream, whatever the ending (one per index).
 
     Times in milliseconds (monotonic clock); decode speed in tokens per second.
-    `error` is a human-readable reason when finish_reason is "error".
+    `error` is a human-readable reason when finish_reason is "error"; error_code a stable code
+    for programs when there is one (ERROR_QUEUE_TIMEOUT). index: the sample it ends.
     e2e_ms: arrival to finish. tpot_ms: mean time per output token after the first (None with
     fewer than two tokens). itl_ms: the gaps between consecutive output tokens, in order.
     """
@@ -99,6 +107,8 @@ class GenerationDone:
     e2e_ms: float | None = None
     tpot_ms: float | None = None
     itl_ms: tuple[float, ...] = ()
+    index: int = 0
+    error_code: str | None = None
 
 
 GenerationEvent = TextDelta | GenerationDone
@@ -172,8 +182,9 @@ class TextGenerator(Protocol):
 
         A plain (not async) method: it validates `params` and the prompt length at once and
         raises a :class:`GenerationError` subclass before anything is queued; the request is
-        queued in the engine when this returns. The iterator yields TextDelta events,
-        then exactly one GenerationDone. Closing the iterator early (``aclose()``, task
+        queued in the engine when this returns. The iterator yields TextDelta events and
+        exactly one GenerationDone per sample (params.n of them, told apart by `index`), then
+        ends. Closing the iterator early (``aclose()``, task
         cancellation) aborts the request in the engine and frees its KV blocks.
         """
         ...

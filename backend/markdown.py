@@ -172,6 +172,16 @@ class IncrementalMarkdown:
         """All HTML so far: committed blocks then the tail."""
         return "".join(self._committed_parts) + self._tail_html
 
+    @property
+    def committed_html(self) -> str:
+        """The HTML of every committed block so far (what the appends of feed() add up to)."""
+        return "".join(self._committed_parts)
+
+    @property
+    def tail_html(self) -> str:
+        """The HTML of the uncommitted tail (the last feed()'s tail_html)."""
+        return self._tail_html
+
     def feed(self, delta: str) -> RenderUpdate:
         """Append `delta` to the source; returns the newly committed HTML and the new tail HTML.
 

@@ -40,6 +40,7 @@ MAX_REQUESTS_PER_MINUTE = 100_000
 MAX_TOKENS_PER_DAY = 10_000_000_000
 MAX_CONCURRENT = 1_000
 CACHE_TTL_S = 5.0
+MAX_UNWATCHED_S = 24 * 3600
 MAX_SOURCES = 50  # backend.rag.settings.RagSettings accepts top_k up to this
 
 
@@ -57,6 +58,8 @@ class RuntimeSettings:
     sources_top_k: how many document passages (sources) a turn that uses documents retrieves, [1, 50].
     sources_min_similarity: relevance floor, cosine similarity of question and passage in [-1, 1]
         (passages below it are not used; -1 disables it).
+    unwatched_reply_s: how long a chat reply goes on with no page watching it: -1 to its end,
+        0 it stops when the last page leaves, N > 0 after N seconds with nobody watching.
     """
 
     system_prompt: str | None
@@ -70,6 +73,7 @@ class RuntimeSettings:
     signup_mode: str
     sources_top_k: int = 5
     sources_min_similarity: float = 0.2
+    unwatched_reply_s: int = -1
 
     @classmethod
     def from_settings(
@@ -152,8 +156,8 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
                   "Per user, prompt + completion, per UTC day. 0: unlimited.", 0, MAX_TOKENS_PER_DAY,
                   group="limits"),
         FieldSpec("max_concurrent_generations", "Concurrent generations", "int",
-                  "Replies one user may have generating at once. 0: unlimited.", 0, MAX_CONCURRENT,
-                  group="limits"),
+                  "Replies one user may have generating at once, watched or not. 0: unlimited.",
+                  0, MAX_CONCURRENT, group="limits"),
         FieldSpec("signup_mode", "Sign-up", "choice",
                   "open: anyone; approval: new accounts wait for an admin; closed: no sign-up.",
                   choices=SIGNUP_MODES, group="accounts"),
@@ -163,6 +167,9 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
         FieldSpec("sources_min_similarity", "Relevance floor", "float",
                   "Cosine similarity a passage needs to be used as a source; -1 disables the floor.",
                   -1.0, 1.0, group="documents"),
+        FieldSpec("unwatched_reply_s", "Reply with nobody watching (s)", "int",
+                  "How long a chat reply goes on once no page shows it. -1: to its end; "
+                  "0: it stops when the last page closes.", -1, MAX_UNWATCHED_S, group="chat"),
     )
 
 

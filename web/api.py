@@ -91,9 +91,10 @@ async def delete_conversation(request: Request) -> Response:
     user = await current_user(request)
     if user is None:
         return _unauthenticated(request)
-    await run_in_threadpool(
-        app_state(request).conversations.delete_conversation, user.id, request.path_params["conversation_id"]
-    )
+    state = app_state(request)
+    conversation_id = request.path_params["conversation_id"]
+    await run_in_threadpool(state.conversations.delete_conversation, user.id, conversation_id)
+    await state.chat.end_conversation(user.id, conversation_id)  # a reply streaming in it stops
     return Response(status_code=204)
 
 
@@ -102,12 +103,14 @@ async def patch_conversation(request: Request) -> Response:
     if user is None:
         return _unauthenticated(request)
     body = await read_json_object(request)
+    conversations = app_state(request).conversations
+    conversation_id = request.path_params["conversation_id"]
+    if set(body) == {"title"}:
+        await run_in_threadpool(conversations.rename_conversation, user.id, conversation_id, body["title"])
+        return Response(status_code=204)
     if set(body) != {"use_documents"} or not isinstance(body["use_documents"], bool):
-        raise ValidationFailed('the body must be {"use_documents": true | false}')
-    await run_in_threadpool(
-        app_state(request).conversations.set_use_documents, user.id, request.path_params["conversation_id"],
-        body["use_documents"],
-    )
+        raise ValidationFailed('the body must be {"use_documents": true | false} or {"title": "..."}')
+    await run_in_threadpool(conversations.set_use_documents, user.id, conversation_id, body["use_documents"])
     return Response(status_code=204)
 
 

@@ -26,8 +26,9 @@ from starlette.templating import Jinja2Templates
 
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
-from backend.chat import ChatService
+from backend.chat import ChatService, UserChannels
 from backend.conversations import ConversationService
+from backend.generation import Generations
 from backend.db import create_db_engine, make_session_factory
 from backend.generator import TextGenerator
 from backend.limits import AdmissionController, UsageLimiter
@@ -69,7 +70,8 @@ def _start_engine(settings: Settings) -> TextGenerator:
     from backend.engine_adapter import create_generator
 
     generator = create_generator(
-        settings.model_path, progress=_progress_logger(), queue_timeout_s=settings.queue_timeout_s
+        settings.model_path, progress=_progress_logger(), queue_timeout_s=settings.queue_timeout_s,
+        quantization=settings.quantization,
     )
     generator.start()
     return generator
@@ -124,9 +126,11 @@ def create_app(
         owned: TextGenerator | None = None
         sampler: asyncio.Task[None] | None = None
         ingestion: IngestionWorker | None = None
+        chat: ChatService | None = None
         try:
             session_factory = make_session_factory(db_engine)
-            conversations = ConversationService(session_factory)
+            channels = UserChannels()  # account events to every open page of a user
+            conversations = ConversationService(session_factory, channels.publish)
             interrupted = await run_in_threadpool(conversations.mark_interrupted_on_startup)
             if interrupted:
                 log.info("marked %d unfinished replies from a previous run as interrupted", interrupted)
@@ -150,15 +154,17 @@ def create_app(
                 log.info("marked %d documents left indexing by a previous run as failed", recovered)
             ingestion = IngestionWorker(documents)
             retriever = Retriever(session_factory, doc_embedder, documents.settings)
+            # One lifecycle for every generation, chat and /v1 alike (backend/generation.py).
+            generations = Generations(active, session_factory, limiter=limiter, admission=admission,
+                                      metrics=metrics)
+            chat = ChatService(session_factory, active, settings, runtime_settings=runtime_settings,
+                               retriever=retriever, generations=generations, channels=channels)
             app.state.crescent = AppState(
                 settings=settings,
                 templates=templates,
                 auth=AuthService(session_factory, settings.session_ttl_s),
                 conversations=conversations,
-                chat=ChatService(
-                    session_factory, active, settings, runtime_settings=runtime_settings,
-                    limiter=limiter, admission=admission, metrics=metrics, retriever=retriever,
-                ),
+                chat=chat,
                 generator=active,
                 api_keys=ApiKeyService(session_factory),
                 users=UserAdminService(session_factory),
@@ -176,6 +182,10 @@ def create_app(
             log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))
             yield
         finally:
+            if chat is not None:
+                # Replies run in their own tasks: end them (stored "interrupted") while the
+                # engine and the database still serve.
+                await chat.shutdown()
             if sampler is not None:
                 sampler.cancel()
             if ingestion is not None:

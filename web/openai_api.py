@@ -9,8 +9,8 @@ Parameters: model (must be the served model's name, else 404 model_not_found), m
 (roles system / developer (read as system) / user / assistant; content a string or a list of
 text parts) or prompt (a string or a list of one string), temperature [0, 2], top_p (0, 1],
 max_tokens / max_completion_tokens (<= the admin's max, else 400; omitted: the admin's default,
-cut to what the context window leaves), stop (a string or up to 4), seed, n [1, 8] (n streams,
-the i-th seeded seed + i), presence_penalty / frequency_penalty [-2, 2], logprobs / top_logprobs
+cut to what the context window leaves), stop (a string or up to 4), seed, n [1, 8] (n samples
+that the engine runs as one request sharing the prompt; the i-th seeded seed + i), presence_penalty / frequency_penalty [-2, 2], logprobs / top_logprobs
 (chat: bool + [0, 20]; completions: [0, 20]), stream, stream_options.include_usage, user
 (ignored). Omitted temperature and top_p take the admin's defaults (as vLLM takes the model's).
 Unknown fields are ignored as OpenAI does; known ones we cannot honour (tools, logit_bias,
@@ -22,11 +22,12 @@ Errors: ``{"error": {"message", "type", "param", "code"}}`` with 401 (invalid_ap
 (server_error). After a stream has started, an engine failure arrives as one
 ``data: {"error": {...}}`` event before ``[DONE]``.
 
-Limits: one request takes one UsageLimiter lease (whatever n) and one admission ticket for
-n x its prompt tokens; its usage is recorded with source "api" and every finished choice goes to
-the metrics. A client that leaves (a closed stream, or a dropped connection while waiting for a
-non-streamed reply) aborts every choice in the engine; its completion tokens are then counted
-from the text it was sent.
+Limits: one request is one :class:`backend.generation.Generation` (source "api"): one
+UsageLimiter lease (whatever n), one admission ticket for n x its prompt tokens, one live entry,
+one usage record, one metrics observation per choice, all settled once. A client that leaves (a
+closed stream, or a dropped connection while waiting for a non-streamed reply) aborts every
+choice in the engine: a program cannot resume. Its completion tokens are then counted from the
+text it was sent. Parsing and the response shapes are this module's; the lifecycle is backend's.
 """
 
 from __future__ import annotations
@@ -48,12 +49,12 @@ from starlette.routing import Route
 
 from backend.auth import UserInfo
 from backend.errors import DomainError
-from backend.generator import (FINISH_ABORT, FINISH_ERROR, ChatMessage, GenerationDone,
+from backend.generation import Generation
+from backend.generator import (ERROR_QUEUE_TIMEOUT, FINISH_ABORT, FINISH_ERROR, ChatMessage, GenerationDone,
                                GenerationError, GenerationEvent, GenerationParams,
                                GeneratorUnavailable, InvalidGenerationParams, PromptTooLong,
                                TextDelta, TokenLogprob)
-from backend.limits import Lease, Overloaded, RateLimited, Ticket
-from backend.live import KIND_GENERATION, LiveEntry
+from backend.limits import Overloaded, RateLimited
 from web import session
 from web.state import AppState, app_state
 
@@ -162,7 +163,7 @@ async def _authenticate(request: Request) -> UserInfo:
 @dataclass(frozen=True)
 class ApiRequest:
     """One validated completion request. Exactly one of messages / prompt is set; params are
-    choice 0's (choice i is seeded params.seed + i). max_tokens_given: the client named a
+    for all n choices (the engine seeds choice i with params.seed + i). max_tokens_given: the client named a
     limit (else the default may be cut to fit the context window)."""
 
     messages: list[ChatMessage] | None
@@ -371,82 +372,55 @@ def parse_request(body: dict[str, Any], *, chat: bool, model_name: str, defaults
 
 @dataclass
 class _Choice:
-    request_id: str
-    stream: AsyncIterator[GenerationEvent] | None = None
+    """What one sample's client is sent: its text, its logprobs, its final event."""
+
     text: list[str] = field(default_factory=list)
     logprobs: list[TokenLogprob] = field(default_factory=list)
     done: GenerationDone | None = None
 
 
 class _Run:
-    """The n generations of one API request, and everything they hold (limiter lease,
-    admission ticket). close() aborts what is unfinished and settles usage and metrics."""
+    """One API request: parsing done, its one :class:`backend.generation.Generation` (source
+    "api", n samples run by the engine as one request) and what its client is sent. The
+    generation opens and settles the lease, the ticket, the live entry, usage and metrics."""
 
     def __init__(self, state: AppState, api: ApiRequest, user: UserInfo, prefix: str) -> None:
         self.state, self.api, self.user = state, api, user
         self.id = f"{prefix}-{uuid.uuid4().hex}"
         self.created = int(time.time())
         self.prompt_tokens = 0
-        self.choices = [_Choice(f"{self.id}-{i}") for i in range(api.n)]
-        self._lease: Lease | None = None
-        self._ticket: Ticket | None = None
-        self._tasks: list[asyncio.Task[None]] = []
-        self._closed = False
-        self._live: LiveEntry | None = None
-        self.ended_reason: str | None = None  # the server ended it: the user's access ended
+        self.choices = [_Choice() for _ in range(api.n)]
+        self.generation: Generation | None = None
 
     async def start(self) -> None:
-        """Count the prompt, pass the limiter and admission, queue every choice. Raises
-        ApiError (nothing is left held or queued when it does)."""
+        """Count the prompt, pass the limiter and admission, queue the request with its n
+        samples. Raises ApiError (nothing is left held or queued when it does)."""
         state, api = self.state, self.api
         self.prompt_tokens = await self._count_prompt()
-        params = api.params
+        params = replace(api.params, n=api.n)
         room = state.generator.context_length - self.prompt_tokens
         if not api.max_tokens_given and 1 <= room < params.max_tokens:
             params = replace(params, max_tokens=room)
+        generations = state.chat.generations
         try:
-            self._lease = await run_in_threadpool(state.limiter.acquire, self.user.id)
-            self._ticket = state.admission.admit(self.prompt_tokens * api.n)
-            for i, choice in enumerate(self.choices):
-                seeded = params if params.seed is None else replace(params, seed=params.seed + i)
-                choice.stream = self._open(choice.request_id, seeded)
-            # Disabling the user ends this run at once (backend/live.py).
-            self._live = state.chat.live.add(self.user.id, KIND_GENERATION, self.end)
+            self.generation = await run_in_threadpool(generations.admit, self.user.id, USAGE_SOURCE,
+                                                      self.prompt_tokens, api.n)
+            self.generation.start(self.id, params, messages=api.messages, prompt=api.prompt)
         except (RateLimited, Overloaded) as exc:
-            self._count_rejection("rate_limited" if isinstance(exc, RateLimited) else "overloaded")
-            await self._undo()
             raise _from_domain(exc) from None
         except PromptTooLong as exc:
-            await self._undo()
+            await self.close()
             raise _bad(str(exc), self._prompt_param, "context_length_exceeded") from None
         except BaseException:
-            await self._undo()
+            await self.close()
             raise
-
-    async def end(self, reason: str) -> None:
-        """The user's access ended: abort every unfinished choice in the engine. Each then ends
-        with finish_reason "abort", which :meth:`failure` reports as 403 account_disabled."""
-        self.ended_reason = reason
-        for choice in self.choices:
-            if choice.done is None and choice.stream is not None:
-                await self.state.generator.abort(choice.request_id)
 
     def failure(self, done: GenerationDone) -> ApiError | None:
         """The error a finished choice reports to its client, if it did not end normally."""
-        if self.ended_reason is not None and done.finish_reason == FINISH_ABORT:
-            return ApiError(403, f"The generation was stopped: {self.ended_reason}.",
-                            code="account_disabled")
+        ended = self.generation.ended_reason if self.generation is not None else None
+        if ended is not None and done.finish_reason == FINISH_ABORT:
+            return ApiError(403, f"The generation was stopped: {ended}.", code="account_disabled")
         return _failure(done)
-
-    async def _undo(self) -> None:
-        """A failed start: abort the choices already queued, free what is held, record nothing."""
-        self._closed = True
-        self.state.chat.live.discard(self._live)
-        with anyio.CancelScope(shield=True):
-            for choice in self.choices:
-                if choice.stream is not None:
-                    await self._abort(choice)
-            await self._release_all()
 
     @property
     def _prompt_param(self) -> str:
@@ -461,103 +435,27 @@ class _Run:
         except GenerationError as exc:  # e.g. the chat template refuses this conversation
             raise _bad(str(exc), self._prompt_param) from None
 
-    def _open(self, request_id: str, params: GenerationParams) -> AsyncIterator[GenerationEvent]:
-        if self.api.messages is not None:
-            return self.state.generator.stream(request_id, self.api.messages, params)
-        return self.state.generator.stream_prompt(request_id, self.api.prompt or "", params)
-
     async def events(self) -> AsyncIterator[tuple[int, GenerationEvent]]:
         """(choice index, event) from every choice as they come; each choice's last event is
-        its GenerationDone. A choice that raises ends with a GenerationDone("error")."""
-        queue: asyncio.Queue[tuple[int, GenerationEvent | None]] = asyncio.Queue()
-
-        async def pump(index: int, stream: AsyncIterator[GenerationEvent]) -> None:
-            try:
-                async for event in stream:
-                    await queue.put((index, event))
-            except Exception as exc:  # noqa: BLE001 - one failing choice must still end
-                log.exception("choice %s of %s failed", index, self.id)
-                await queue.put((index, GenerationDone(FINISH_ERROR, error=str(exc))))
-            finally:
-                await queue.put((index, None))
-
-        self._tasks = [asyncio.create_task(pump(i, c.stream)) for i, c in enumerate(self.choices)
-                       if c.stream is not None]
-        remaining = len(self._tasks)
-        while remaining:
-            index, event = await queue.get()
-            if event is None:
-                remaining -= 1
-                continue
-            if self._ticket is not None:
-                self._ticket.started()
-            choice = self.choices[index]
+        its GenerationDone."""
+        if self.generation is None:
+            return
+        async for event in self.generation.events():
+            choice = self.choices[event.index]
             if isinstance(event, TextDelta):
                 choice.text.append(event.text)
                 choice.logprobs.extend(event.logprobs)
             elif choice.done is None:
                 choice.done = event
-            yield index, event
+            yield event.index, event
 
     async def close(self) -> None:
-        """Abort unfinished choices, record usage and metrics, free the lease and the ticket.
-        Idempotent; shielded, so a cancelled request (the client left) still cleans up."""
-        if self._closed:
+        """Settle the generation (abort what is unfinished, record usage and metrics, free the
+        gates). Idempotent; shielded, so a cancelled request (the client left) still settles."""
+        if self.generation is None:
             return
-        self._closed = True
-        self.state.chat.live.discard(self._live)
         with anyio.CancelScope(shield=True):
-            for task in self._tasks:
-                task.cancel()
-            if self._tasks:
-                await asyncio.gather(*self._tasks, return_exceptions=True)
-            for choice in self.choices:
-                if choice.done is None and choice.stream is not None:
-                    await self._abort(choice)
-            try:
-                await run_in_threadpool(self._account)
-            except Exception:
-                log.exception("recording the usage of %s failed", self.id)
-            await self._release_all()
-
-    async def _abort(self, choice: _Choice) -> None:
-        try:
-            close = getattr(choice.stream, "aclose", None)
-            if close is not None:
-                await close()
-            await self.state.generator.abort(choice.request_id)
-        except Exception:
-            log.exception("aborting %s failed", choice.request_id)
-
-    def _account(self) -> None:
-        completion = 0
-        for choice in self.choices:
-            if choice.stream is None:
-                continue
-            done = choice.done or GenerationDone(
-                FINISH_ABORT, self.prompt_tokens,
-                self.state.generator.count_text_tokens("".join(choice.text)) if choice.text else 0)
-            completion += done.completion_tokens
-            if self.state.metrics is not None:
-                try:
-                    self.state.metrics.observe_done(done, USAGE_SOURCE)
-                except Exception:
-                    log.exception("metrics for %s failed", choice.request_id)
-        if self._lease is not None:
-            self._lease.record(self.prompt_tokens, completion, USAGE_SOURCE)
-
-    async def _release_all(self) -> None:
-        for held in (self._ticket, self._lease):
-            if held is not None:
-                held.release()
-
-    def _count_rejection(self, kind: str) -> None:
-        metrics = self.state.metrics
-        if metrics is not None:
-            try:
-                metrics.count_rejection(kind)
-            except Exception:
-                log.exception("counting a %s rejection failed", kind)
+            await self.generation.close()
 
     def usage(self) -> dict[str, int]:
         completion = sum(c.done.completion_tokens for c in self.choices if c.done is not None)
@@ -568,7 +466,7 @@ class _Run:
 def _failure(done: GenerationDone) -> ApiError | None:
     """The error a finished choice reports to its client, if it did not end normally."""
     if done.finish_reason == FINISH_ERROR:
-        if (done.error or "").startswith("queue_timeout"):
+        if done.error_code == ERROR_QUEUE_TIMEOUT:
             return ApiError(503, "The request waited too long in the queue; the server is busy.",
                             type="server_error", code="queue_timeout",
                             retry_after_s=UNAVAILABLE_RETRY_AFTER_S)
@@ -708,7 +606,7 @@ async def _complete(request: Request, state: AppState, chat: bool) -> Response:
     body = await _read_json(request)
     defaults = await run_in_threadpool(state.runtime_settings.get)
     api = parse_request(body, chat=chat, model_name=state.generator.model_name, defaults=defaults,
-                        cache_salt=f"api:{user.id}")
+                        cache_salt=state.chat.generations.cache_salt(user.id))
     run = _Run(state, api, user, "chatcmpl" if chat else "cmpl")
     await run.start()
     shapes = _Shapes(run, state.generator.model_name)

@@ -15,6 +15,7 @@ from backend.auth import UserInfo
 from backend.conversations import ConversationView
 from web.session import current_user
 from web.state import app_state
+from web.ws_protocol import page_limits
 
 
 async def root(request: Request) -> Response:
@@ -28,7 +29,8 @@ async def _chat_page(request: Request, user: UserInfo, conversation: Conversatio
     response = state.templates.TemplateResponse(
         request,
         "chat.html",
-        {"user": user, "conversations": conversations, "conversation": conversation},
+        {"user": user, "conversations": conversations, "conversation": conversation,
+         "ws_limits": page_limits()},  # the protocol's limits, defined once (web/ws_protocol.py)
     )
     # The page lists private conversations: keep it out of shared caches and the back-forward
     # cache after log-out.

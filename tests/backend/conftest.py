@@ -99,6 +99,7 @@ class FakeGenerator:
     active: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        self.n_of: dict[str, int] = {}
         self._wake: dict[str, asyncio.Event] = {}
         self.held = asyncio.Event()
 
@@ -135,6 +136,7 @@ class FakeGenerator:
         if request_id in self.active:
             raise ValueError(f"duplicate request id {request_id}")
         self.calls.append(StreamCall(request_id, list(messages), params))
+        self.n_of[request_id] = params.n
         self.active.add(request_id)
         self._wake[request_id] = asyncio.Event()
         return self._run(request_id, prompt_tokens)
@@ -149,11 +151,15 @@ class FakeGenerator:
                 if self.end_after is not None and sent == self.end_after[0]:
                     _, reason, error = self.end_after
                     finished = True
-                    yield GenerationDone(reason, prompt_tokens, sent, 1.0, 2.0, 30.0, error)
+                    code = "queue_timeout" if (error or "").startswith("queue_timeout:") else None
+                    for index in range(self.n_of.get(request_id, 1)):
+                        yield GenerationDone(reason, prompt_tokens, sent, 1.0, 2.0, 30.0, error, index=index,
+                                             error_code=code)
                     return
                 if self.raise_after is not None and sent == self.raise_after:
                     raise RuntimeError("engine exploded")
-                yield TextDelta(piece)
+                for index in range(self.n_of.get(request_id, 1)):
+                    yield TextDelta(piece, index=index)
                 sent += 1
                 if self.hold_after is not None and sent == self.hold_after:
                     self.held.set()
@@ -161,7 +167,8 @@ class FakeGenerator:
                 await asyncio.sleep(0)
             reason = "abort" if request_id in self.aborted else self.finish_reason
             finished = True
-            yield GenerationDone(reason, prompt_tokens, sent, 1.5, 12.5, 40.0, None)
+            for index in range(self.n_of.get(request_id, 1)):
+                yield GenerationDone(reason, prompt_tokens, sent, 1.5, 12.5, 40.0, None, index=index)
         finally:
             if not finished:
                 self.closed_early.append(request_id)

@@ -6,7 +6,10 @@ import pytest
 from sqlalchemy import func, select
 
 from backend.auth import AuthService
-from backend.chat import Ack, ChatFailed, ChatService, Delta, Done
+from dataclasses import replace
+
+from backend.chat import Ack, ChatFailed, ChatService, Delta, Done, FixedSettings
+from backend.runtime_settings import RuntimeSettings
 from backend.conversations import ConversationService
 from backend.generator import ChatMessage
 from backend.markdown import render_markdown
@@ -37,6 +40,18 @@ def settings():
 @pytest.fixture
 def chat(session_factory, generator, settings):
     return ChatService(session_factory, generator, settings, flush_interval_s=0.0)
+
+
+def unwatched(settings, seconds: int) -> FixedSettings:
+    """Runtime settings whose replies stop `seconds` after their last viewer left."""
+    return FixedSettings(replace(RuntimeSettings.from_settings(settings, 2048), unwatched_reply_s=seconds))
+
+
+@pytest.fixture
+def watched_chat(session_factory, generator, settings):
+    """Replies end when nobody watches them (unwatched_reply_s = 0, the old behaviour)."""
+    return ChatService(session_factory, generator, settings, flush_interval_s=0.0,
+                       runtime_settings=unwatched(settings, 0))
 
 
 async def collect(events) -> list:
@@ -119,18 +134,21 @@ async def test_retried_client_id_is_not_stored_or_answered_twice(chat, generator
     assert other[0].duplicate is False and len(generator.calls) == 2
 
 
-async def test_retry_while_still_streaming_says_so(chat, generator, users):
+async def test_retry_while_still_streaming_attaches_to_the_reply(chat, generator, users):
     alice, _ = users
     generator.hold_after = 1
     stream = chat.send(alice.id, "c-1", None, "hello")
     ack = await anext(stream)
-    await anext(stream)
-    again = await collect(chat.send(alice.id, "c-1", None, "hello"))
-    assert again[0].duplicate and isinstance(again[1], ChatFailed)
-    assert (again[1].code, again[1].message_id) == ("in_progress", ack.assistant_message_id)
+    first = await anext(stream)
+    again = chat.send(alice.id, "c-1", None, "hello")
+    dup = await anext(again)
+    assert dup.duplicate and dup.assistant_message_id == ack.assistant_message_id
+    catch_up = await anext(again)
+    assert (catch_up.reset, catch_up.seq, catch_up.text) == (True, 1, first.text)
     generator.release()
-    rest = await collect(stream)
-    assert rest[-1].status == "complete" and len(generator.calls) == 1
+    rest, rest_again = await collect(stream), await collect(again)
+    assert first.text + "".join(d.text for d in rest[:-1]) == catch_up.text + "".join(d.text for d in rest_again[:-1])
+    assert rest[-1] == rest_again[-1] and rest[-1].status == "complete" and len(generator.calls) == 1
 
 
 async def test_reply_is_in_the_database_while_it_streams(chat, generator, users, session_factory):
@@ -166,7 +184,9 @@ async def test_flushes_are_throttled_by_the_clock(session_factory, generator, se
     await collect(stream)
 
 
-async def test_closing_the_stream_aborts_and_keeps_the_partial(chat, generator, users, session_factory):
+async def test_closing_the_stream_aborts_and_keeps_the_partial_when_unwatched_is_0(
+        watched_chat, generator, users, session_factory):
+    chat = watched_chat
     alice, _ = users
     generator.hold_after = 2
     stream = chat.send(alice.id, "c-1", None, "hello")
@@ -174,7 +194,8 @@ async def test_closing_the_stream_aborts_and_keeps_the_partial(chat, generator, 
     await anext(stream)
     await anext(stream)
     await stream.aclose()
-    assert generator.closed_early == [ack.assistant_message_id] and not generator.active
+    assert await chat.join()
+    assert generator.aborted == [ack.assistant_message_id] and not generator.active
     (reply,) = rows(session_factory, id=ack.assistant_message_id)
     assert (reply.status, reply.finish_reason, reply.content) == ("interrupted", "abort", "Hello, ")
     assert reply.error == "the connection closed before the reply finished"
@@ -185,7 +206,9 @@ async def test_closing_the_stream_aborts_and_keeps_the_partial(chat, generator, 
     assert more[-1].status == "complete"
 
 
-async def test_cancelling_the_consumer_aborts_and_keeps_the_partial(chat, generator, users, session_factory):
+async def test_cancelling_the_consumer_aborts_and_keeps_the_partial_when_unwatched_is_0(
+        watched_chat, generator, users, session_factory):
+    chat = watched_chat
     alice, _ = users
     generator.hold_after = 1
     acks = []
@@ -200,6 +223,7 @@ async def test_cancelling_the_consumer_aborts_and_keeps_the_partial(chat, genera
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    assert await chat.join()
     (reply,) = rows(session_factory, id=acks[0].assistant_message_id)
     assert (reply.status, reply.finish_reason, reply.content) == ("interrupted", "abort", "Hello")
     assert not generator.active
@@ -347,7 +371,7 @@ async def test_startup_marks_a_crashed_reply_interrupted(chat, generator, users,
     await stream.aclose()
 
 
-async def test_abandoned_before_ack_leaves_no_streaming_row(chat, generator, users, session_factory):
+async def test_abandoned_before_ack_still_runs_the_reply_to_its_end(chat, generator, users, session_factory):
     async def consume():
         async for _ in chat.send(users[0].id, "c-1", None, "hello"):
             pass
@@ -357,17 +381,39 @@ async def test_abandoned_before_ack_leaves_no_streaming_row(chat, generator, use
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    # The database thread still finishes the insert; the abandoned reply is then closed.
+    # The database thread still finishes the insert; the reply then runs with nobody watching.
     for _ in range(300):
         stored = rows(session_factory)
         if len(stored) == 2 and stored[1].status != "streaming":
             break
         await asyncio.sleep(0.01)
     user_row, reply = stored
-    assert (reply.status, reply.finish_reason) == ("interrupted", "abort")
-    assert generator.calls == []
+    assert (reply.status, reply.finish_reason, reply.content) == ("complete", "stop", "Hello, **world**!")
+    assert len(generator.calls) == 1
     again = await collect(chat.send(users[0].id, "c-2", user_row.conversation_id, "hello again"))
     assert again[-1].status == "complete"
+
+
+async def test_abandoned_before_ack_is_aborted_when_unwatched_is_0(watched_chat, generator, users, session_factory):
+    chat = watched_chat
+
+    async def consume():
+        async for _ in chat.send(users[0].id, "c-1", None, "hello"):
+            pass
+
+    generator.hold_after = 1
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(300):
+        stored = rows(session_factory)
+        if len(stored) == 2 and stored[1].status != "streaming":
+            break
+        await asyncio.sleep(0.01)
+    assert (stored[1].status, stored[1].finish_reason) == ("interrupted", "abort")
+    assert not generator.active
 
 
 async def test_concurrent_sends_with_one_client_id_answer_once(chat, generator, users, session_factory):
@@ -504,6 +550,7 @@ async def test_every_turn_records_its_usage_and_the_daily_budget_applies(limited
 async def test_a_reply_closed_early_still_records_usage_and_frees_its_slot(limited_chat, store, generator, users, session_factory):
     alice = users[0]
     store.update({"max_concurrent_generations": 1}, actor_id=None)
+    store.update({"unwatched_reply_s": 0}, actor_id=None)  # leaving aborts it
     generator.hold_after = 2
     stream = limited_chat.send(alice.id, "c-1", None, "hold on")
     await anext(stream)
@@ -513,6 +560,7 @@ async def test_a_reply_closed_early_still_records_usage_and_frees_its_slot(limit
     assert (busy.code, busy.retry_after_s) == ("rate_limited", 2)
     assert "generating" in busy.message
     await stream.aclose()
+    assert await limited_chat.join()
     (record,) = usage_rows(session_factory)
     prompt = fake_count_tokens(generator.calls[0].messages)
     assert (record.prompt_tokens, record.completion_tokens) == (prompt, 2)

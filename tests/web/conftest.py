@@ -107,9 +107,10 @@ class FakeGenerator:
     ) -> AsyncIterator[GenerationEvent]:
         ended = False
         emitted = 0
+        n = params.n
 
-        def done(reason: str, error: str | None = None) -> GenerationDone:
-            self.finished[request_id] = reason
+        def done(reason: str, error: str | None = None, index: int = 0) -> GenerationDone:
+            self.finished[request_id if n == 1 else f"{request_id}#{index}"] = reason
             return GenerationDone(
                 finish_reason=reason,
                 prompt_tokens=prompt_tokens,
@@ -121,6 +122,7 @@ class FakeGenerator:
                 e2e_ms=9.5,
                 tpot_ms=2.0,
                 itl_ms=(2.0,) * max(emitted - 1, 0),
+                index=index,
             )
 
         try:
@@ -133,17 +135,21 @@ class FakeGenerator:
                         await asyncio.sleep(0.005)
                 if request_id in self.abort_calls:
                     ended = True
-                    yield done(FINISH_ABORT)
+                    for final in [done(FINISH_ABORT, index=i) for i in range(n)]:
+                        yield final
                     return
                 if emitted == self.fail_after:
                     ended = True
-                    yield done("error", "engine exploded")
+                    for i in range(n):
+                        yield done("error", "engine exploded", index=i)
                     return
                 await asyncio.sleep(0)
                 emitted += 1
-                yield TextDelta(token, _fake_logprobs(token, emitted, params.logprobs))
+                for i in range(n):  # samples interleave, as the engine's do
+                    yield TextDelta(token, _fake_logprobs(token, emitted, params.logprobs), index=i)
             ended = True
-            yield done(FINISH_LENGTH if params.max_tokens < len(self.tokens) else FINISH_STOP)
+            for i in range(n):
+                yield done(FINISH_LENGTH if params.max_tokens < len(self.tokens) else FINISH_STOP, index=i)
         finally:
             if not ended:
                 self.closed_early.append(request_id)

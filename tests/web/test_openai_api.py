@@ -118,7 +118,7 @@ def test_revoked_keys_and_disabled_users_are_refused(client, keys, fake):
 # -- chat completions -----------------------------------------------------------------------
 
 
-def test_chat_non_streaming_maps_every_parameter(api, fake, keys):
+def test_chat_non_streaming_maps_every_parameter(api, fake, keys, client):
     reply = api.chat.completions.create(
         model=MODEL, user="ignored", messages=[
             {"role": "developer", "content": "Be brief."},
@@ -132,7 +132,8 @@ def test_chat_non_streaming_maps_every_parameter(api, fake, keys):
                         ChatMessage("assistant", ""), ChatMessage("user", "again")]
     assert (params.temperature, params.top_p, params.max_tokens, params.stop, params.seed) == (0.5, 0.9, 10, ("END",), 42)
     assert (params.presence_penalty, params.frequency_penalty, params.logprobs) == (0.5, -0.25, None)
-    assert params.cache_salt and keys[0] in params.cache_salt
+    # One prefix-cache namespace per user, the same for chat and /v1 (backend.generation).
+    assert params.cache_salt == app_state(client).chat.cache_salt(keys[0]) != app_state(client).chat.cache_salt("x")
     assert reply.object == "chat.completion" and reply.model == MODEL and request_id.startswith(reply.id)
     choice, = reply.choices
     assert (choice.index, choice.message.role, choice.message.content) == (0, "assistant", REPLY)
@@ -177,16 +178,17 @@ def test_chat_streaming_through_the_client(api):
     assert all(c.usage is None for c in chunks)  # no usage chunk unless asked
 
 
-def test_n_runs_n_streams_seeded_seed_plus_i(api, fake):
+def test_n_is_passed_to_the_engine_as_one_request(api, fake):
     reply = api.chat.completions.create(model=MODEL, messages=HI, n=3, seed=7, temperature=1.0)
-    assert sorted(p.seed for _, _, p in fake.requests) == [7, 8, 9]
-    assert len({rid for rid, _, _ in fake.requests}) == 3
+    # The engine runs the n samples (seeding sample i with seed + i); no fan-out here.
+    (_, _, params), = fake.requests
+    assert (params.n, params.seed) == (3, 7)
     assert [c.index for c in reply.choices] == [0, 1, 2]
     assert all(c.message.content == REPLY for c in reply.choices)
     assert reply.usage.completion_tokens == 12
     assert reply.usage.prompt_tokens == fake.count_prompt_tokens([ChatMessage("user", "hi there")])
     unseeded = api.chat.completions.create(model=MODEL, messages=HI, n=2)
-    assert len(unseeded.choices) == 2 and all(p.seed is None for _, _, p in fake.requests[3:])
+    assert len(unseeded.choices) == 2 and fake.requests[1][2].seed is None and fake.requests[1][2].n == 2
 
 
 def test_n_streaming_interleaves_choices(client, keys):
@@ -374,7 +376,9 @@ def test_rate_limit_is_429_with_retry_after(api, client, fake):
 
 def test_a_full_admission_queue_is_503_with_retry_after(api, client, fake):
     state = app_state(client)
-    state.admission = AdmissionController(max_waiting_requests=1, max_waiting_prompt_tokens=1000, retry_after_s=7)
+    # The gate every generation passes (backend.generation.Generations), chat and /v1 alike.
+    state.admission = state.chat.generations.admission = AdmissionController(
+        max_waiting_requests=1, max_waiting_prompt_tokens=1000, retry_after_s=7)
     waiting = state.admission.admit(10)  # someone else's request, not started yet
     with pytest.raises(openai.InternalServerError) as caught:
         api.chat.completions.create(model=MODEL, messages=HI)
@@ -462,8 +466,9 @@ def test_leaving_a_stream_aborts_the_generation(client, keys, holding, settings)
 def test_leaving_before_a_non_streamed_reply_aborts_it(client, keys, holding):
     body = {"model": MODEL, "prompt": "hi", "n": 2}
     client.portal.call(_drive, client.app, keys[1], "/v1/completions", body, None,
-                       lambda: len(holding.requests) == 2)
+                       lambda: len(holding.requests) == 1)
     ids = [rid for rid, _, _ in holding.requests]
+    assert holding.requests[0][2].n == 2
     wait_until(lambda: all(rid in holding.abort_calls for rid in ids), what="aborts")
     assert not any(rid in holding.finished for rid in ids)
     assert app_state(client).limiter.active(keys[0]) == 0
@@ -477,7 +482,8 @@ def _queue_timeout(fake, monkeypatch) -> None:
 
     async def events(request_id, prompt_tokens, params):
         fake.finished[request_id] = FINISH_ERROR
-        yield GenerationDone(FINISH_ERROR, prompt_tokens, 0, error="queue_timeout: waited past 300 s")
+        yield GenerationDone(FINISH_ERROR, prompt_tokens, 0, error="queue_timeout: waited past 300 s",
+                             error_code="queue_timeout")
 
     monkeypatch.setattr(fake, "_events", events)
 

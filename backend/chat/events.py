@@ -1,0 +1,135 @@
+"""What the chat service tells its callers: the events of one reply, and of a user's account.
+
+Reply events, in order: `Ack` (to the sender), then `Delta`..., then `Done` or `ChatFailed`. A
+viewer that attaches to a reply already streaming first gets one `Delta` with ``reset=True``: the
+text it missed since the sequence number it named, and the whole rendering so far.
+
+Account events go to every open page of the user: `TurnStarted` (a message was sent, maybe from
+another tab) and `ConversationChanged` (created, renamed, deleted). web/ws_frames.py turns each
+into its wire frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.conversations import ConversationChanged, load_sources
+from backend.generator import GenerationDone
+from backend.models import Message
+
+
+@dataclass(frozen=True)
+class Ack:
+    """The user message is stored; the reply streams into `assistant_message_id`."""
+
+    client_msg_id: str
+    conversation_id: str
+    user_message_id: str
+    assistant_message_id: str
+    duplicate: bool
+    title: str
+
+
+@dataclass(frozen=True)
+class Delta:
+    """New reply text. seq: 1, 2, ... per reply, the number of the last delta this one holds.
+
+    committed_html: append it; tail_html: replace the tail with it. reset: a catch-up after an
+    attach: `text` joins the deltas after the viewer's sequence number up to `seq`, and
+    committed_html is the whole committed rendering (replace, not append)."""
+
+    message_id: str
+    seq: int
+    text: str
+    committed_html: str
+    tail_html: str
+    reset: bool = False
+
+
+@dataclass(frozen=True)
+class Done:
+    """The reply ended. status: complete | interrupted | error. html: the whole reply, rendered.
+
+    usage: {"prompt_tokens", "completion_tokens"} (None when unknown, e.g. after an abort).
+    timings: {"queue_ms", "ttft_ms", "decode_tokens_per_s"} in ms, ms and tokens/s (or None).
+    sources: the citations of the documents the prompt quoted (backend.rag.sources.citation
+    dicts); empty when the turn used no documents. seq: the reply's last delta number.
+    """
+
+    message_id: str
+    finish_reason: str | None
+    status: str
+    html: str
+    usage: dict[str, Any]
+    timings: dict[str, Any]
+    error: str | None
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class ChatFailed:
+    """The turn failed. code: a DomainError or GenerationError code ("invalid_input",
+    "not_found", "busy", "prompt_too_long", "invalid_params", "unavailable", "generation_error",
+    "rate_limited", "overloaded", "queue_timeout"), or "in_progress" for a reply streaming in
+    another server process. retry_after_s: whole seconds to wait (rate_limited, overloaded)."""
+
+    code: str
+    message: str
+    client_msg_id: str | None
+    message_id: str | None
+    retry_after_s: int | None = None
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    """A user message was stored and its reply started (from any of the user's pages)."""
+
+    conversation_id: str
+    title: str
+    client_msg_id: str
+    user_message_id: str
+    user_text: str
+    assistant_message_id: str
+    new_conversation: bool
+
+
+ChatEvent = Ack | Delta | Done | ChatFailed
+AccountEvent = TurnStarted | ConversationChanged
+
+
+def stored_outcome(row: Message, client_msg_id: str | None = None) -> Done | ChatFailed:
+    """The Done of a reply as stored (finished), or ChatFailed("in_progress") for a row still
+    streaming that no live reply of this process holds."""
+    if row.status in ("streaming", "pending"):
+        return ChatFailed("in_progress", "the reply to this message is still being generated", client_msg_id, row.id)
+    return Done(
+        message_id=row.id,
+        finish_reason=row.finish_reason,
+        status=row.status,
+        html=row.html,
+        usage={"prompt_tokens": row.prompt_tokens, "completion_tokens": row.completion_tokens},
+        timings={"queue_ms": row.queue_ms, "ttft_ms": row.ttft_ms, "decode_tokens_per_s": row.decode_tokens_per_s},
+        error=row.error,
+        sources=load_sources(row.sources),
+    )
+
+
+def done_of(message_id: str, html: str, finish_reason: str, status: str, error: str | None,
+            final: GenerationDone | None, sources: list[dict[str, Any]], seq: int) -> Done:
+    """The Done of a reply that just ended; usage is None without the engine's final event."""
+    timing = final or GenerationDone(finish_reason)
+    return Done(
+        message_id=message_id,
+        finish_reason=finish_reason,
+        status=status,
+        html=html,
+        usage={"prompt_tokens": final.prompt_tokens if final else None,
+               "completion_tokens": final.completion_tokens if final else None},
+        timings={"queue_ms": timing.queue_ms, "ttft_ms": timing.ttft_ms,
+                 "decode_tokens_per_s": timing.decode_tokens_per_s},
+        error=error,
+        sources=list(sources),
+        seq=seq,
+    )

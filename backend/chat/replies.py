@@ -1,0 +1,178 @@
+"""Live replies: a reply streaming in this process, and the viewers attached to it.
+
+A chat reply belongs to its conversation, not to a socket. It runs in its own task (the service's
+runner) and keeps, while it streams, every delta's text and its Markdown rendering, so that any
+page of its owner can attach from a sequence number: :meth:`LiveReply.attach` gives a
+:class:`Viewer` that first yields one catch-up `Delta` (``reset=True``: the text after that
+number, the whole rendering so far), then the live deltas, then the final `Done` or
+`ChatFailed`. Attaching is synchronous on the event loop, as is every publication, so no delta
+falls between the catch-up and the live ones, and none comes twice.
+
+A viewer leaving never aborts the reply by itself. When the last one leaves, the unwatched policy
+(RuntimeSettings.unwatched_reply_s, read when the reply started) applies: -1 lets the reply run
+to its end, 0 ends it at once, N > 0 ends it after N seconds with nobody attached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Awaitable, Callable
+
+from backend.chat.events import ChatEvent, ChatFailed, Delta, Done
+from backend.chat.turns import Turn
+from backend.errors import ValidationFailed
+from backend.generation import Generation
+from backend.markdown import IncrementalMarkdown
+
+log = logging.getLogger(__name__)
+
+# Why a reply nobody watched ended (stored in `error`; the page shows "Interrupted: ...").
+REASON_CONNECTION_CLOSED = "the connection closed before the reply finished"
+
+
+def reason_unwatched(seconds: int) -> str:
+    return f"nobody was watching the reply for {seconds} s" if seconds else REASON_CONNECTION_CLOSED
+
+
+class Viewer:
+    """One attachment to a reply: an async iterator of its events, ending after the final one.
+    close() detaches (idempotent); it never aborts the reply by itself."""
+
+    def __init__(self, reply: LiveReply) -> None:
+        self.reply = reply
+        self.queue: asyncio.Queue[ChatEvent] = asyncio.Queue()
+        self._ended = False
+
+    def __aiter__(self) -> Viewer:
+        return self
+
+    async def __anext__(self) -> ChatEvent:
+        if self._ended:
+            raise StopAsyncIteration
+        event = await self.queue.get()
+        if isinstance(event, (Done, ChatFailed)):
+            self._ended = True
+            self.close()
+        return event
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._ended = True
+        self.reply.detach(self)
+
+
+class LiveReply:
+    """A reply streaming here: its turn, its generation (None when the prompt could not be
+    built), its text by delta, its rendering, its viewers, and its final event once ended.
+
+    end_reply(reason) is how the unwatched policy ends it (the service's end coroutine).
+    """
+
+    def __init__(self, user_id: str, turn: Turn, generation: Generation | None,
+                 end_reply: Callable[[str], Awaitable[object]]) -> None:
+        self.user_id = user_id
+        self.turn = turn
+        self.generation = generation
+        self.message_id = turn.assistant_message_id
+        self.conversation_id = turn.conversation_id
+        self.parts: list[str] = []  # parts[i] is the text of delta i + 1 (fed, maybe not yet published)
+        self.markdown = IncrementalMarkdown()
+        self.final: Done | ChatFailed | None = None
+        self.task: asyncio.Task[None] | None = None
+        self._viewers: list[Viewer] = []
+        self._end_reply = end_reply
+        self._timer: asyncio.TimerHandle | None = None
+        self._ending: asyncio.Future[object] | None = None
+        self._published = 0  # fed deltas are published after their flush: seq counts these
+        self._snapshot = ("", "")  # (committed_html, tail_html) as of the last published delta
+
+    @property
+    def seq(self) -> int:
+        """The number of the last delta its viewers were given."""
+        return self._published
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    @property
+    def viewers(self) -> int:
+        return len(self._viewers)
+
+    def attach(self, after_seq: int = 0) -> Viewer:
+        """A viewer that has seen deltas 1..after_seq. Raises ValidationFailed when after_seq is
+        negative or past the reply's last delta."""
+        if not isinstance(after_seq, int) or isinstance(after_seq, bool) or not 0 <= after_seq <= self.seq:
+            raise ValidationFailed(f"seq must be in [0, {self.seq}] for this reply")
+        viewer = Viewer(self)
+        if self.final is not None:
+            viewer.queue.put_nowait(self.final)
+            return viewer
+        if after_seq < self.seq:
+            committed, tail = self._snapshot
+            viewer.queue.put_nowait(Delta(self.message_id, self.seq, "".join(self.parts[after_seq:self.seq]),
+                                          committed, tail, reset=True))
+        self._viewers.append(viewer)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        return viewer
+
+    def detach(self, viewer: Viewer) -> None:
+        if viewer not in self._viewers:
+            return
+        self._viewers.remove(viewer)
+        if not self._viewers and self.final is None:
+            self._unwatched()
+
+    def feed(self, text: str) -> Delta:
+        """Append one delta of text and render it; nobody sees it until publish(delta)."""
+        self.parts.append(text)
+        update = self.markdown.feed(text)
+        return Delta(self.message_id, len(self.parts), text, update.committed_html, update.tail_html)
+
+    def publish(self, delta: Delta) -> None:
+        """Every viewer gets `delta` (the last one fed); attachers from now on catch up to it."""
+        self._published = delta.seq
+        self._snapshot = (self.markdown.committed_html, self.markdown.tail_html)
+        self._publish(delta)
+
+    def add(self, text: str) -> Delta:
+        """feed() then publish()."""
+        delta = self.feed(text)
+        self.publish(delta)
+        return delta
+
+    def end(self, final: Done | ChatFailed) -> None:
+        """The reply ended: every viewer gets `final`, later attachers too."""
+        self.final = final
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._publish(final)
+        self._viewers.clear()
+
+    def _publish(self, event: ChatEvent) -> None:
+        for viewer in self._viewers:
+            viewer.queue.put_nowait(event)
+
+    def _unwatched(self) -> None:
+        seconds = self.turn.unwatched_s
+        if seconds is None or seconds < 0 or self._ending is not None:
+            return
+        if seconds == 0:
+            self._end(reason_unwatched(0))
+        else:
+            self._timer = asyncio.get_running_loop().call_later(seconds, self._expired, seconds)
+
+    def _expired(self, seconds: int) -> None:
+        self._timer = None
+        if not self._viewers and self.final is None:
+            self._end(reason_unwatched(seconds))
+
+    def _end(self, reason: str) -> None:
+        log.info("ending reply %s: %s", self.message_id, reason)
+        self._ending = asyncio.ensure_future(self._end_reply(reason))

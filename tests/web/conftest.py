@@ -64,6 +64,8 @@ class FakeGenerator:
         self.tokens = list(tokens)
         self.hold_after = hold_after
         self.fail_after: int | None = None
+        self.delay_s = 0.0  # between two tokens, so a test can act while a reply streams
+        self.budget: int | None = None  # tokens it may emit so far (None: all), for paced tests
         self.requests: list[tuple[str, list[ChatMessage], GenerationParams]] = []
         self.abort_calls: list[str] = []
         self.closed_early: list[str] = []
@@ -143,7 +145,9 @@ class FakeGenerator:
                     for i in range(n):
                         yield done("error", "engine exploded", index=i)
                     return
-                await asyncio.sleep(0)
+                while self.budget is not None and emitted >= self.budget:
+                    await asyncio.sleep(0.002)
+                await asyncio.sleep(self.delay_s)
                 emitted += 1
                 for i in range(n):  # samples interleave, as the engine's do
                     yield TextDelta(token, _fake_logprobs(token, emitted, params.logprobs), index=i)

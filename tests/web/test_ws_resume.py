@@ -1,0 +1,212 @@
+"""/ws: replies outlive their socket; any socket of the owner attaches from a sequence number;
+every socket of a user sees his messages and conversation changes (docs/INTERFACES.md 4)."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from contextlib import ExitStack
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from .conftest import FakeGenerator, app_state, csrf_headers, sign_up, use_session, wait_until
+
+
+def send_frame(text: str, conversation_id: str | None = None) -> dict[str, Any]:
+    return {"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": conversation_id, "text": text}
+
+
+def frames_until_done(ws, limit: int = 5000) -> list[dict[str, Any]]:
+    frames = []
+    for _ in range(limit):
+        frames.append(ws.receive_json())
+        if frames[-1]["type"] in ("done", "error"):
+            return frames
+    raise AssertionError("no done frame")
+
+
+def stored(client: TestClient, conversation_id: str, message_id: str) -> dict[str, Any]:
+    view = client.get(f"/api/conversations/{conversation_id}").json()
+    return next(m for m in view["messages"] if m["id"] == message_id)
+
+
+def settled(client: TestClient, conversation_id: str, message_id: str) -> dict[str, Any]:
+    return wait_until(lambda: (m := stored(client, conversation_id, message_id))["status"] != "streaming" and m,
+                      what="the reply to be stored")
+
+
+def test_closing_the_socket_mid_stream_lets_the_reply_finish_and_be_stored(client: TestClient, fake: FakeGenerator):
+    fake.hold_after = 2
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("tell me a story"))
+        ack = ws.receive_json()
+        assert [ws.receive_json()["type"] for _ in range(2)] == ["delta", "delta"]
+    fake.release()
+    reply = settled(client, ack["conversation_id"], ack["assistant_message_id"])
+    assert (reply["status"], reply["finish_reason"], reply["content"]) == ("complete", "stop", "".join(fake.tokens))
+    assert fake.abort_calls == [] and fake.closed_early == []
+    assert app_state(client).chat.generations.counts["closed"] == 1
+
+
+def test_closing_the_socket_mid_stream_stores_a_reply_cut_at_its_length(client: TestClient, fake: FakeGenerator):
+    sign_up(client, "alice")
+    app_state(client).runtime_settings.update({"default_max_tokens": 3}, actor_id=None)
+    fake.hold_after = 1
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("tell me a story"))
+        ack = ws.receive_json()
+        assert ws.receive_json()["type"] == "delta"
+    fake.release()
+    reply = settled(client, ack["conversation_id"], ack["assistant_message_id"])
+    assert (reply["status"], reply["finish_reason"], reply["content"]) == ("complete", "length", "".join(fake.tokens[:3]))
+
+
+def test_reattaching_from_any_seq_joins_to_the_stored_text(client: TestClient, fake: FakeGenerator):
+    """50 sockets attach while the reply streams, each from a random seq it has the text of;
+    each one's text joined with what it got equals the stored reply: no gap, no duplicate."""
+    fake.tokens = [f"t{i} " if i % 7 else f"\n\n- item {i}\n" for i in range(300)]
+    fake.budget = 0  # tokens the fake may emit: the test paces the reply, a few ahead of its reads
+    rng = random.Random(11)
+    sign_up(client, "alice")
+    app_state(client).runtime_settings.update({"default_max_tokens": 400}, actor_id=None)
+    with ExitStack() as stack:
+        sender = stack.enter_context(client.websocket_connect("/ws"))
+        sender.send_json(send_frame("count"))
+        ack = sender.receive_json()
+        message_id = ack["assistant_message_id"]
+        seen: list[str] = []  # the sender's deltas, by seq
+        watchers: list[tuple[Any, str]] = []
+        for _ in range(50):
+            ahead = rng.randint(1, 3)
+            fake.budget += ahead + 2  # two more stream while this watcher connects and attaches
+            for _ in range(ahead):
+                frame = sender.receive_json()
+                assert frame["type"] == "delta" and frame["seq"] == len(seen) + 1
+                seen.append(frame["text"])
+            seq = rng.randint(0, len(seen))
+            ws = stack.enter_context(client.websocket_connect("/ws"))
+            ws.send_json({"type": "ping"})
+            assert ws.receive_json() == {"type": "pong"}  # subscribed: no account event comes later
+            ws.send_json({"type": "attach", "message_id": message_id, "seq": seq})
+            watchers.append((ws, "".join(seen[:seq])))
+        fake.budget = None
+        rest = frames_until_done(sender)
+        text = "".join(seen) + "".join(f["text"] for f in rest if f["type"] == "delta")
+        for ws, prefix in watchers:
+            frames = frames_until_done(ws)
+            seqs = [f["seq"] for f in frames if f["type"] == "delta"]
+            assert seqs == sorted(set(seqs)), "a delta came twice or out of order"
+            assert frames[0]["type"] != "delta" or frames[0].get("reset") or frames[0]["seq"] == 1
+            assert all(not f.get("reset") for f in frames[1:])
+            joined = prefix + "".join(f["text"] for f in frames if f["type"] == "delta")
+            assert joined == text
+            assert frames[-1]["type"] == "done" and frames[-1]["seq"] == len(fake.tokens)
+    reply = stored(client, ack["conversation_id"], message_id)
+    assert reply["content"] == text == "".join(fake.tokens)
+
+
+def test_a_catch_up_renders_what_the_page_missed(client: TestClient, fake: FakeGenerator):
+    fake.tokens = ["# Title\n\n", "First *para*.\n\n", "Second", " and last."]
+    fake.hold_after = 3
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as sender, client.websocket_connect("/ws") as other:
+        sender.send_json(send_frame("go"))
+        ack = sender.receive_json()
+        deltas = [sender.receive_json() for _ in range(3)]
+        assert [other.receive_json()["type"] for _ in range(2)] == ["conversation", "turn"]
+        other.send_json({"type": "attach", "message_id": ack["assistant_message_id"], "seq": 1})
+        catch_up = other.receive_json()
+        assert (catch_up["type"], catch_up.get("reset"), catch_up["seq"]) == ("delta", True, 3), catch_up
+        assert catch_up["text"] == "First *para*.\n\nSecond"
+        committed = "".join(d["committed_html"] for d in deltas)
+        assert (catch_up["committed_html"], catch_up["tail_html"]) == (committed, deltas[-1]["tail_html"])
+        fake.release()
+        done = frames_until_done(other)[-1]
+        assert done == frames_until_done(sender)[-1]
+
+
+def test_stop_from_a_second_socket_ends_the_reply_for_both(client: TestClient, fake: FakeGenerator):
+    fake.hold_after = 2
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as first, client.websocket_connect("/ws") as second:
+        first.send_json(send_frame("a long story"))
+        ack = first.receive_json()
+        assert second.receive_json()["type"] == "conversation"  # created
+        turn = second.receive_json()
+        assert turn["type"] == "turn" and turn["assistant_message_id"] == ack["assistant_message_id"]
+        second.send_json({"type": "attach", "message_id": turn["assistant_message_id"], "seq": 0})
+        second.send_json({"type": "stop", "message_id": turn["assistant_message_id"]})
+        done_first, done_second = frames_until_done(first)[-1], frames_until_done(second)[-1]
+    assert done_first == done_second
+    assert (done_first["status"], done_first["finish_reason"]) == ("complete", "abort")
+    reply = settled(client, ack["conversation_id"], ack["assistant_message_id"])
+    assert (reply["status"], reply["finish_reason"], reply["content"]) == ("complete", "abort", "".join(fake.tokens[:2]))
+
+
+def test_every_socket_of_the_user_sees_messages_and_conversation_changes(client: TestClient, fake: FakeGenerator):
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as here, client.websocket_connect("/ws") as there:
+        here.send_json(send_frame("hello from here"))
+        ack = here.receive_json()
+        created, turn = there.receive_json(), there.receive_json()
+        assert created == {"type": "conversation", "event": "created", "conversation_id": ack["conversation_id"],
+                           "title": ack["title"]}
+        assert turn == {"type": "turn", "conversation_id": ack["conversation_id"], "title": ack["title"],
+                        "client_msg_id": ack["client_msg_id"], "user_message_id": ack["user_message_id"],
+                        "user_text": "hello from here", "assistant_message_id": ack["assistant_message_id"],
+                        "new_conversation": True}
+        frames_until_done(here)
+        response = client.patch(f"/api/conversations/{ack['conversation_id']}", json={"title": "  Renamed   here "},
+                                 headers=csrf_headers(client))
+        assert response.status_code == 204
+        for ws in (here, there):
+            assert ws.receive_json() == {"type": "conversation", "event": "renamed",
+                                         "conversation_id": ack["conversation_id"], "title": "Renamed here"}
+        assert client.delete(f"/api/conversations/{ack['conversation_id']}", headers=csrf_headers(client)).status_code == 204
+        for ws in (here, there):
+            assert ws.receive_json() == {"type": "conversation", "event": "deleted",
+                                         "conversation_id": ack["conversation_id"], "title": ""}
+
+
+def test_another_users_reply_cannot_be_watched_stopped_or_renamed(client: TestClient, fake: FakeGenerator):
+    fake.hold_after = 1
+    alice = sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("mine"))
+        ack = ws.receive_json()
+        use_session(client, None)
+        sign_up(client, "bob")
+        with client.websocket_connect("/ws") as bob:
+            bob.send_json({"type": "attach", "message_id": ack["assistant_message_id"], "seq": 0})
+            error = bob.receive_json()
+            assert (error["type"], error["code"], error["message_id"]) == ("error", "not_found", ack["assistant_message_id"])
+            bob.send_json({"type": "stop", "message_id": ack["assistant_message_id"]})
+            bob.send_json({"type": "ping"})
+            assert bob.receive_json() == {"type": "pong"}
+        assert client.patch(f"/api/conversations/{ack['conversation_id']}", json={"title": "x"},
+                            headers=csrf_headers(client)).status_code == 404
+        use_session(client, alice)
+        assert fake.abort_calls == []
+        fake.release()
+        assert frames_until_done(ws)[-1]["status"] == "complete"
+
+
+def test_bad_attach_frames_get_typed_errors(client: TestClient, fake: FakeGenerator):
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("hi"))
+        ack = ws.receive_json()
+        done = frames_until_done(ws)[-1]
+        for bad in ({"type": "attach"}, {"type": "attach", "message_id": "x", "seq": -1},
+                    {"type": "attach", "message_id": "x", "seq": "3"}, {"type": "attach", "message_id": "a b"}):
+            error = ws.receive_json() if ws.send_json(bad) is None else None
+            assert (error["type"], error["code"]) == ("error", "bad_frame"), bad
+        # A reply that already ended: its stored outcome, at once.
+        ws.send_json({"type": "attach", "message_id": ack["assistant_message_id"], "seq": 0})
+        again = ws.receive_json()
+        assert {k: again[k] for k in ("type", "message_id", "status", "finish_reason", "html")} == \
+               {k: done[k] for k in ("type", "message_id", "status", "finish_reason", "html")}
+        ws.send_json({"type": "attach", "message_id": "0" * 32, "seq": 0})
+        assert ws.receive_json()["code"] == "not_found"

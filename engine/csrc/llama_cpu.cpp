@@ -1,12 +1,10 @@
 // One forward pass of a Llama-family decoder on the CPU, over quantized weights and the paged
-// KV cache, in one OpenMP parallel region per call (a barrier between phases instead of a
-// fork/join per operation). The arithmetic mirrors engine/models/llama.py (the float32
+// KV cache: the calling thread walks the layers and hands each parallel phase (a matmul's row
+// chunks, the tokens, the attention heads) to the thread pool (thread_pool.h). The arithmetic mirrors engine/models/llama.py (the float32
 // reference): pre-norm RMSNorm, rotate-half RoPE from the same cos/sin tables, grouped-query
 // attention in float32 over K/V read through block tables, SwiGLU.
 //
 // C API (ctypes, engine/quant/native.py); every function returns 0 or a negative error code.
-#include <omp.h>
-
 #include <algorithm>
 #include <cfloat>
 #include <cstdlib>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "cpu_kernels.h"
+#include "thread_pool.h"
 
 namespace crescent {
 
@@ -57,6 +56,12 @@ namespace {
 
 const Kernels* g_kernels = nullptr;
 int g_threads = 1;
+ThreadPool* g_pool = nullptr;  // never destroyed: joinable threads must not meet static destructors
+
+ThreadPool& pool() {
+  if (g_pool == nullptr) g_pool = new ThreadPool(g_threads);
+  return *g_pool;
+}
 
 bool cpu_has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -143,12 +148,10 @@ Stacked stacked(const QWeight* parts, int num, int threads) {
   return Stacked{parts, num, chunk_rows(n, threads)};
 }
 
-// Inside a parallel region: y[m, :] = act @ W^T over every part.
+// y[m, :] = act @ W^T over every part, row chunks spread over the pool.
 void linear_phase(const Kernels* kern, const Stacked& s, const Act& a, float* y) {
   const int ldy = s.total_n();
-  const int chunks = s.num_chunks();
-#pragma omp for schedule(dynamic, 1)
-  for (int c = 0; c < chunks; ++c) s.run_chunk(kern, c, a, y, ldy);
+  pool().parallel_for(s.num_chunks(), [&](int c, int) { s.run_chunk(kern, c, a, y, ldy); });
 }
 
 void rope(float* x, const float* cos, const float* sin, int head_dim) {
@@ -177,7 +180,14 @@ int crescent_set_isa(const char* name) {
 
 int crescent_cpu_has_avx2() { return cpu_has_avx2() ? 1 : 0; }
 
-void crescent_set_num_threads(int n) { g_threads = std::max(1, n); }
+void crescent_set_num_threads(int n) {
+  n = std::max(1, n);
+  if (n != g_threads) {
+    delete g_pool;  // joins its workers; none is running a phase between calls
+    g_pool = nullptr;
+    g_threads = n;
+  }
+}
 
 // y [m, w.n] = x [m, w.k] @ W^T.
 int crescent_linear(const QWeight* w, int m, const float* x, float* y) {
@@ -187,14 +197,8 @@ int crescent_linear(const QWeight* w, int m, const float* x, float* y) {
   buf.resize(m, w->k);
   std::memcpy(buf.x.data(), x, sizeof(float) * static_cast<size_t>(m) * w->k);
   const Stacked s = stacked(w, 1, g_threads);
-#pragma omp parallel num_threads(g_threads)
-  {
-    if (is_quantized(*w)) {
-#pragma omp for
-      for (int i = 0; i < m; ++i) buf.quantize(kern, i, w->k);
-    }
-    linear_phase(kern, s, buf.act(m, w->k), y);
-  }
+  if (is_quantized(*w)) pool().parallel_for(m, [&](int i, int) { buf.quantize(kern, i, w->k); });
+  linear_phase(kern, s, buf.act(m, w->k), y);
   return kOk;
 }
 
@@ -248,87 +252,76 @@ int crescent_forward(const ModelDesc* md, int num_tokens, const int64_t* ids, co
   std::vector<float> gate_up(static_cast<size_t>(T) * 2 * inter);
   std::vector<float> proj(static_cast<size_t>(T) * H);
 
-#pragma omp parallel num_threads(g_threads)
-  {
-    std::vector<float> scores(max_ctx);
-#pragma omp for
-    for (int t = 0; t < T; ++t) kern->dequantize_row(md->embed, static_cast<int>(ids[t]), x + static_cast<size_t>(t) * H);
+  ThreadPool& tp = pool();
+  std::vector<std::vector<float>> scores(tp.num_threads(), std::vector<float>(max_ctx));
+  auto for_tokens = [&](auto&& f) { tp.parallel_for(T, [&](int t, int) { f(t); }); };
 
-    for (int l = 0; l < md->num_layers; ++l) {
-      const LayerWeights& L = md->layers[l];
-      const Stacked s_qkv = stacked(L.qkv, L.num_qkv, g_threads);
-      const Stacked s_o = stacked(&L.o, 1, g_threads);
-      const Stacked s_gu = stacked(L.gate_up, L.num_gate_up, g_threads);
-      const Stacked s_down = stacked(&L.down, 1, g_threads);
-      float* k_cache = L.kv_cache;
-      float* v_cache = L.kv_cache + num_slots * kv_size;
+  for_tokens([&](int t) { kern->dequantize_row(md->embed, static_cast<int>(ids[t]), x + static_cast<size_t>(t) * H); });
+  for (int l = 0; l < md->num_layers; ++l) {
+    const LayerWeights& L = md->layers[l];
+    const Stacked s_qkv = stacked(L.qkv, L.num_qkv, g_threads);
+    const Stacked s_o = stacked(&L.o, 1, g_threads);
+    const Stacked s_gu = stacked(L.gate_up, L.num_gate_up, g_threads);
+    const Stacked s_down = stacked(&L.down, 1, g_threads);
+    float* k_cache = L.kv_cache;
+    float* v_cache = L.kv_cache + num_slots * kv_size;
 
-      // attention block: norm -> Q/K/V -> RoPE + KV write -> attention -> O -> residual
-#pragma omp for
-      for (int t = 0; t < T; ++t) {
-        kern->rmsnorm(x + static_cast<size_t>(t) * H, L.attn_norm, md->eps, H, a_hidden.x.data() + static_cast<size_t>(t) * H);
-        if (s_qkv.needs_q()) a_hidden.quantize(kern, t, H);
+    // attention block: norm -> Q/K/V -> RoPE + KV write -> attention -> O -> residual
+    for_tokens([&](int t) {
+      kern->rmsnorm(x + static_cast<size_t>(t) * H, L.attn_norm, md->eps, H, a_hidden.x.data() + static_cast<size_t>(t) * H);
+      if (s_qkv.needs_q()) a_hidden.quantize(kern, t, H);
+    });
+    linear_phase(kern, s_qkv, a_hidden.act(T, H), qkv.data());
+    for_tokens([&](int t) {
+      float* row = qkv.data() + static_cast<size_t>(t) * qkv_n;
+      const size_t p = static_cast<size_t>(positions[t]) * hd;
+      for (int h = 0; h < nh + nkv; ++h) rope(row + h * hd, md->rope_cos + p, md->rope_sin + p, hd);
+      std::memcpy(k_cache + slots[t] * kv_size, row + q_size, sizeof(float) * kv_size);
+      std::memcpy(v_cache + slots[t] * kv_size, row + q_size + kv_size, sizeof(float) * kv_size);
+    });
+    tp.parallel_for(T * nh, [&](int task, int thread) {
+      const int t = task / nh, h = task % nh, g = h / group;
+      const int ctx = static_cast<int>(positions[t]) + 1;
+      const int32_t* table = block_tables + static_cast<size_t>(token_seq[t]) * max_blocks;
+      const float* q = qkv.data() + static_cast<size_t>(t) * qkv_n + h * hd;
+      float* sc = scores[thread].data();
+      float mx = -FLT_MAX;
+      for (int j = 0; j < ctx; ++j) {
+        const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
+        sc[j] = kern->dot(q, k_cache + slot * kv_size + g * hd, hd) * md->attn_scale;
+        mx = std::max(mx, sc[j]);
       }
-      linear_phase(kern, s_qkv, a_hidden.act(T, H), qkv.data());
-#pragma omp for
-      for (int t = 0; t < T; ++t) {
-        float* row = qkv.data() + static_cast<size_t>(t) * qkv_n;
-        const size_t p = static_cast<size_t>(positions[t]) * hd;
-        for (int h = 0; h < nh + nkv; ++h) rope(row + h * hd, md->rope_cos + p, md->rope_sin + p, hd);
-        std::memcpy(k_cache + slots[t] * kv_size, row + q_size, sizeof(float) * kv_size);
-        std::memcpy(v_cache + slots[t] * kv_size, row + q_size + kv_size, sizeof(float) * kv_size);
+      const float inv = 1.0f / kern->exp_shift_sum(sc, ctx, mx);
+      float* o = a_attn.x.data() + static_cast<size_t>(t) * q_size + h * hd;
+      std::memset(o, 0, sizeof(float) * hd);
+      for (int j = 0; j < ctx; ++j) {
+        const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
+        kern->axpy(sc[j] * inv, v_cache + slot * kv_size + g * hd, hd, o);
       }
-#pragma omp for schedule(dynamic, 1)
-      for (int task = 0; task < T * nh; ++task) {
-        const int t = task / nh, h = task % nh, g = h / group;
-        const int ctx = static_cast<int>(positions[t]) + 1;
-        const int32_t* table = block_tables + static_cast<size_t>(token_seq[t]) * max_blocks;
-        const float* q = qkv.data() + static_cast<size_t>(t) * qkv_n + h * hd;
-        float mx = -FLT_MAX;
-        for (int j = 0; j < ctx; ++j) {
-          const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
-          scores[j] = kern->dot(q, k_cache + slot * kv_size + g * hd, hd) * md->attn_scale;
-          mx = std::max(mx, scores[j]);
-        }
-        const float inv = 1.0f / kern->exp_shift_sum(scores.data(), ctx, mx);
-        float* o = a_attn.x.data() + static_cast<size_t>(t) * q_size + h * hd;
-        std::memset(o, 0, sizeof(float) * hd);
-        for (int j = 0; j < ctx; ++j) {
-          const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
-          kern->axpy(scores[j] * inv, v_cache + slot * kv_size + g * hd, hd, o);
-        }
-      }
-      if (s_o.needs_q()) {
-#pragma omp for
-        for (int t = 0; t < T; ++t) a_attn.quantize(kern, t, q_size);
-      }
-      linear_phase(kern, s_o, a_attn.act(T, q_size), proj.data());
+    });
+    if (s_o.needs_q()) for_tokens([&](int t) { a_attn.quantize(kern, t, q_size); });
+    linear_phase(kern, s_o, a_attn.act(T, q_size), proj.data());
 
-      // MLP block: residual -> norm -> gate/up -> SiLU * up -> down -> residual
-#pragma omp for
-      for (int t = 0; t < T; ++t) {
-        float* xt = x + static_cast<size_t>(t) * H;
-        kern->axpy(1.0f, proj.data() + static_cast<size_t>(t) * H, H, xt);
-        kern->rmsnorm(xt, L.ffn_norm, md->eps, H, a_hidden.x.data() + static_cast<size_t>(t) * H);
-        if (s_gu.needs_q()) a_hidden.quantize(kern, t, H);
-      }
-      linear_phase(kern, s_gu, a_hidden.act(T, H), gate_up.data());
-#pragma omp for
-      for (int t = 0; t < T; ++t) {
-        const float* gu = gate_up.data() + static_cast<size_t>(t) * 2 * inter;
-        kern->silu_mul(gu, gu + inter, inter, a_mlp.x.data() + static_cast<size_t>(t) * inter);
-        if (s_down.needs_q()) a_mlp.quantize(kern, t, inter);
-      }
-      linear_phase(kern, s_down, a_mlp.act(T, inter), proj.data());
-#pragma omp for
-      for (int t = 0; t < T; ++t) kern->axpy(1.0f, proj.data() + static_cast<size_t>(t) * H, H, x + static_cast<size_t>(t) * H);
-    }
-#pragma omp for
-    for (int t = 0; t < T; ++t) {
+    // MLP block: residual -> norm -> gate/up -> SiLU * up -> down -> residual
+    for_tokens([&](int t) {
       float* xt = x + static_cast<size_t>(t) * H;
-      kern->rmsnorm(xt, md->final_norm, md->eps, H, xt);
-    }
+      kern->axpy(1.0f, proj.data() + static_cast<size_t>(t) * H, H, xt);
+      kern->rmsnorm(xt, L.ffn_norm, md->eps, H, a_hidden.x.data() + static_cast<size_t>(t) * H);
+      if (s_gu.needs_q()) a_hidden.quantize(kern, t, H);
+    });
+    linear_phase(kern, s_gu, a_hidden.act(T, H), gate_up.data());
+    for_tokens([&](int t) {
+      const float* gu = gate_up.data() + static_cast<size_t>(t) * 2 * inter;
+      kern->silu_mul(gu, gu + inter, inter, a_mlp.x.data() + static_cast<size_t>(t) * inter);
+      if (s_down.needs_q()) a_mlp.quantize(kern, t, inter);
+    });
+    linear_phase(kern, s_down, a_mlp.act(T, inter), proj.data());
+    for_tokens([&](int t) { kern->axpy(1.0f, proj.data() + static_cast<size_t>(t) * H, H, x + static_cast<size_t>(t) * H); });
   }
+  for_tokens([&](int t) {
+    float* xt = x + static_cast<size_t>(t) * H;
+    kern->rmsnorm(xt, md->final_norm, md->eps, H, xt);
+  });
   return kOk;
 }
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 CSRC = Path(__file__).resolve().parent.parent / "csrc"
 BUILD_DIR = CSRC / "build"
-SOURCES = ("llama_cpu.cpp", "kernels_scalar.cpp")
+SOURCES = ("llama_cpu.cpp", "kernels_scalar.cpp", "thread_pool.cpp")
 AVX2_SOURCE = "kernels_avx2.cpp"
-HEADERS = ("cpu_kernels.h",)
-COMMON_FLAGS = ("-O3", "-std=c++17", "-fPIC", "-fopenmp", "-fno-math-errno")
+HEADERS = ("cpu_kernels.h", "thread_pool.h")
+COMMON_FLAGS = ("-O3", "-std=c++17", "-fPIC", "-pthread", "-fno-math-errno")
 AVX2_FLAGS = ("-mavx2", "-mfma", "-mf16c")
 # GCC's pre-allocation scheduler, register-pressure aware: without it the unrolled kernels spill
 # most of their accumulators (measured: 20% slower at 16 rows).

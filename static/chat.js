@@ -26,10 +26,15 @@
   // that keydown then has isComposing false. A person does not confirm a candidate and press
   // Enter again to send within this many milliseconds.
   const COMPOSITION_GRACE_MS = 100;
-  const MAX_TEXT_CHARS = 32000;  // web/ws.py MAX_TEXT_CHARS
-  const RECONNECT_MIN_MS = 500;
-  const RECONNECT_MAX_MS = 15000;
-  const PING_INTERVAL_MS = 25000;
+  // The protocol's limits, defined once on the server (web/ws_protocol.py) and given by the page.
+  function limit(name, fallback) {
+    const value = parseInt(app.dataset[name], 10);
+    return Number.isFinite(value) && value > 0 ? value : fallback;
+  }
+  const MAX_TEXT_CHARS = limit("maxTextChars", 32000);
+  const RECONNECT_MIN_MS = limit("reconnectMinMs", 500);
+  const RECONNECT_MAX_MS = limit("reconnectMaxMs", 15000);
+  const PING_INTERVAL_MS = limit("pingIntervalMs", 25000);
 
   // Wording of how a reply ended; templates/_macros.html holds the same for page loads.
   function endingLabel(status, finishReason, error) {
@@ -75,7 +80,9 @@
   // client_msg_id -> {text, conversationId, userEl, assistantEl, acked, stopRequested}.
   // A send stays here until its reply is done or fails; unacked ones are resent on reconnect.
   const sends = new Map();
-  // assistant message id -> {el, lastSeq, clientMsgId}
+  // assistant message id -> {el, lastSeq, clientMsgId (null for a reply this page did not send)}.
+  // Every reply streaming on this page is here, and is attached again (from lastSeq) whenever
+  // the socket opens: the reply lives on the server, the socket only watches it.
   const streams = new Map();
 
   let composing = false;
@@ -141,9 +148,10 @@
     connection.textContent = text;
   }
 
-  // A reply is in flight in this conversation from the moment it is sent until done or error.
+  // A reply is in flight in this conversation from the moment it is sent (from this tab or
+  // another) until done or error.
   function isBusy() {
-    return sends.size > 0;
+    return sends.size > 0 || streams.size > 0;
   }
 
   function updateControls() {
@@ -239,24 +247,41 @@
 
   // ---- sidebar -------------------------------------------------------------------------------
 
-  function addConversationToSidebar(id, title) {
-    for (const a of conversationList.querySelectorAll("a.current")) {
-      a.classList.remove("current");
-      a.removeAttribute("aria-current");
-    }
-    let link = conversationList.querySelector('a[data-conversation-id="' + CSS.escape(id) + '"]');
+  function conversationLink(id) {
+    return conversationList.querySelector('a[data-conversation-id="' + CSS.escape(id) + '"]');
+  }
+
+  // The sidebar's link to a conversation, made if missing and moved to the top (the list is
+  // most recently updated first).
+  function upsertConversationLink(id, title) {
+    let link = conversationLink(id);
     if (!link) {
       const li = document.createElement("li");
       link = document.createElement("a");
       link.href = "/c/" + encodeURIComponent(id);
       link.dataset.conversationId = id;
       li.appendChild(link);
-      conversationList.prepend(li);
     }
-    link.textContent = title || "New chat";
+    if (title !== undefined) link.textContent = title || "New chat";
+    conversationList.prepend(link.parentElement);
+    conversationsEmpty.hidden = true;
+    return link;
+  }
+
+  function addConversationToSidebar(id, title) {
+    for (const a of conversationList.querySelectorAll("a.current")) {
+      a.classList.remove("current");
+      a.removeAttribute("aria-current");
+    }
+    const link = upsertConversationLink(id, title);
     link.classList.add("current");
     link.setAttribute("aria-current", "page");
-    conversationsEmpty.hidden = true;
+  }
+
+  function removeConversationLink(id) {
+    const link = conversationLink(id);
+    if (link) link.parentElement.remove();
+    conversationsEmpty.hidden = !!conversationList.querySelector("a");
   }
 
   function setTitle(title) {
@@ -323,20 +348,31 @@
     transmit(sendFrameFor(clientMsgId, entry));
   }
 
+  // Stops every reply streaming on this page, whichever tab sent it.
   function stop() {
     for (const [, entry] of sends) {
       entry.stopRequested = true;
-      const id = entry.assistantEl.dataset.messageId;
-      if (id) transmit({ type: "stop", message_id: id });
     }
+    for (const [id] of streams) transmit({ type: "stop", message_id: id });
     stopButton.disabled = true;
   }
 
   function finishSend(clientMsgId) {
-    sends.delete(clientMsgId);
+    if (clientMsgId) sends.delete(clientMsgId);
     stopButton.disabled = false;
     updateControls();
     if (!isBusy() && finePointer) composer.focus();
+  }
+
+  // Watch a reply: the server sends what this page missed after lastSeq, then live deltas.
+  function attach(id) {
+    const stream = streams.get(id);
+    if (stream) transmit({ type: "attach", message_id: id, seq: stream.lastSeq });
+  }
+
+  function watch(id, el, clientMsgId) {
+    streams.set(id, { el, lastSeq: 0, clientMsgId: clientMsgId || null });
+    updateControls();
   }
 
   // ---- frames from the server ----------------------------------------------------------------
@@ -349,11 +385,18 @@
     setMessageId(entry.userEl, frame.user_message_id);
     setMessageId(entry.assistantEl, frame.assistant_message_id);
     setEnding(entry.assistantEl, "streaming", null, null);
-    streams.set(frame.assistant_message_id, {
-      el: entry.assistantEl,
-      lastSeq: 0,
-      clientMsgId: frame.client_msg_id,
-    });
+    const known = streams.get(frame.assistant_message_id);
+    if (known && known.el !== entry.assistantEl) {
+      // A retried send answered as a duplicate that this page already showed (attached on load).
+      entry.userEl.remove();
+      entry.assistantEl.remove();
+      sends.delete(frame.client_msg_id);
+      known.clientMsgId = frame.client_msg_id;
+      sends.set(frame.client_msg_id, entry);
+      entry.assistantEl = known.el;
+    } else {
+      watch(frame.assistant_message_id, entry.assistantEl, frame.client_msg_id);
+    }
     if (frame.conversation_id && frame.conversation_id !== conversationId) {
       conversationId = frame.conversation_id;
       app.dataset.conversationId = conversationId;
@@ -366,14 +409,25 @@
 
   function onDelta(frame) {
     const stream = streams.get(frame.message_id);
-    if (!stream || frame.seq <= stream.lastSeq) return;  // a replayed or stale frame
-    stream.lastSeq = frame.seq;
+    if (!stream) return;
     const follow = isNearBottom();
     const el = stream.el;
-    if (el.dataset.status !== "streaming") setEnding(el, "streaming", null, null);
-    if (frame.committed_html) {
-      el.querySelector(".md-committed").insertAdjacentHTML("beforeend", frame.committed_html);
+    if (frame.reset) {
+      // A catch-up after an attach: the whole rendering so far replaces what the page had.
+      if (frame.seq < stream.lastSeq) return;
+      el.querySelector(".md-committed").innerHTML = frame.committed_html || "";
+    } else {
+      if (frame.seq <= stream.lastSeq) return;  // a replayed or stale frame
+      if (frame.seq !== stream.lastSeq + 1) {
+        attach(frame.message_id);  // a gap: ask again from what this page has
+        return;
+      }
+      if (frame.committed_html) {
+        el.querySelector(".md-committed").insertAdjacentHTML("beforeend", frame.committed_html);
+      }
     }
+    stream.lastSeq = frame.seq;
+    if (el.dataset.status !== "streaming") setEnding(el, "streaming", null, null);
     el.querySelector(".md-tail").innerHTML = frame.tail_html || "";
     if (follow) scrollToBottom(true);
   }
@@ -390,8 +444,45 @@
     // The documents the reply drew on, and its [n] markers as links (static/documents.js).
     if (window.CrescentSources) window.CrescentSources.render(el, frame.sources);
     streams.delete(frame.message_id);
-    if (stream) finishSend(stream.clientMsgId);
+    finishSend(stream ? stream.clientMsgId : null);
     if (follow) scrollToBottom(true);
+  }
+
+  // A message sent from another tab of this account.
+  function onTurn(frame) {
+    upsertConversationLink(frame.conversation_id, frame.title);
+    if (frame.conversation_id !== conversationId) return;
+    if (sends.has(frame.client_msg_id) || findMessage(frame.assistant_message_id)) return;
+    const userEl = makeMessage("user", "complete");
+    const p = document.createElement("p");
+    p.className = "plain";
+    p.textContent = frame.user_text;
+    userEl.querySelector(".message-body").appendChild(p);
+    setMessageId(userEl, frame.user_message_id);
+    const assistantEl = makeMessage("assistant", "streaming");
+    setMessageId(assistantEl, frame.assistant_message_id);
+    setEnding(assistantEl, "streaming", null, null);
+    appendMessage(userEl);
+    appendMessage(assistantEl);
+    watch(frame.assistant_message_id, assistantEl, null);
+    attach(frame.assistant_message_id);
+  }
+
+  // A conversation created, renamed or deleted (in this tab or another).
+  function onConversation(frame) {
+    const id = frame.conversation_id;
+    if (frame.event === "deleted") {
+      removeConversationLink(id);
+      if (id === conversationId) {
+        showNotice("This conversation was deleted.");
+        location.assign("/chat");
+      }
+      return;
+    }
+    const link = conversationLink(id);
+    if (link) link.textContent = frame.title || "New chat";
+    else if (frame.event === "created") upsertConversationLink(id, frame.title);
+    if (id === conversationId && frame.event === "renamed") setTitle(frame.title);
   }
 
   function onError(frame) {
@@ -426,6 +517,7 @@
       }
       return;
     }
+    if (streamed && !entry && frame.code === "in_progress") return;  // another server has it
     const el = streamed ? streamed.el : entry ? entry.assistantEl : findMessage(frame.message_id);
     if (el && el.dataset.role === "assistant") {
       setEnding(el, "error", "error", text);
@@ -449,6 +541,8 @@
       case "delta": onDelta(frame); break;
       case "done": onDone(frame); break;
       case "error": onError(frame); break;
+      case "turn": onTurn(frame); break;
+      case "conversation": onConversation(frame); break;
       default: break;  // pong and anything newer than this page
     }
   }
@@ -469,6 +563,8 @@
       for (const [clientMsgId, entry] of sends) {
         if (!entry.acked) ws.send(JSON.stringify(sendFrameFor(clientMsgId, entry)));
       }
+      // Every reply this page shows as streaming is watched again from what it already has.
+      for (const [id] of streams) attach(id);
       clearInterval(pingTimer);
       pingTimer = setInterval(() => transmit({ type: "ping" }), PING_INTERVAL_MS);
     });
@@ -477,7 +573,6 @@
       if (socket !== ws) return;
       socket = null;
       clearInterval(pingTimer);
-      abandonStreams();
       if (event.code === 4401) {
         authFailed = true;
         setConnection("closed", "Signed out");
@@ -491,20 +586,6 @@
       }
       scheduleReconnect();
     });
-  }
-
-  // The server aborts a reply when its socket goes away and keeps the partial text; this page
-  // will get no more frames for it, so it must not keep looking like it is still coming.
-  function abandonStreams() {
-    for (const [id, stream] of streams) {
-      setEnding(stream.el, "interrupted", null, null);
-      const badge = stream.el.querySelector(".badge");
-      badge.textContent = "Connection lost: reload to see the saved reply";
-      sends.delete(stream.clientMsgId);
-      streams.delete(id);
-    }
-    stopButton.disabled = false;
-    updateControls();
   }
 
   function scheduleReconnect() {
@@ -569,6 +650,13 @@
 
   // ---- start ---------------------------------------------------------------------------------
 
+  // Replies the server was still writing when this page was rendered: watch them once connected.
+  for (const el of messages.querySelectorAll('.message[data-role="assistant"]')) {
+    const status = el.dataset.status;
+    if ((status === "streaming" || status === "pending") && el.dataset.messageId) {
+      watch(el.dataset.messageId, el, null);
+    }
+  }
   updateControls();
   scrollToBottom(true);
   connect();

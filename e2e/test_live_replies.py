@@ -1,0 +1,202 @@
+"""Replies that outlive the page, and tabs that stay live, in a real browser with the real model.
+
+An admin raises the default reply length for these tests (restored after), so a reply is still
+streaming when the test reloads, navigates away or cuts the socket. Waits are on the DOM state
+the page exposes (data-status on each .message, #connection[data-state]).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Iterator
+
+import pytest
+
+from .conftest import PASSWORD
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+REPLY_TIMEOUT_MS = 180_000
+LONG_REPLY_TOKENS = 160
+STORY = "Write a long story about a lighthouse keeper and a whale. Use many paragraphs."
+ASSISTANT = '#messages .message[data-role="assistant"]'
+USER = '#messages .message[data-role="user"]'
+FINISHED = ASSISTANT + ':not([data-status="pending"]):not([data-status="streaming"])'
+STREAMING_WITH_TEXT = """(minChars) => {
+  const all = document.querySelectorAll('#messages .message[data-role="assistant"]');
+  const m = all[all.length - 1];
+  return m && m.dataset.status === "streaming"
+    && m.querySelector(".message-body").textContent.trim().length >= minChars;
+}"""
+
+
+def _csrf(page) -> str:
+    return page.get_attribute('meta[name="csrf-token"]', "content")
+
+
+@pytest.fixture
+def long_replies(browser, server: str, admin_username: str) -> Iterator[None]:
+    """Replies of up to LONG_REPLY_TOKENS tokens while the test runs."""
+    context = browser.new_context(base_url=server)
+    admin = context.new_page()
+    admin.goto("/login")
+    admin.fill("#username", admin_username)
+    admin.fill("#password", PASSWORD)
+    admin.click("#submit")
+    admin.wait_for_url("**/chat")
+    admin.goto("/admin")
+    original = admin.request.get("/admin/api/settings").json()["settings"]
+
+    def post(settings: dict) -> None:
+        response = admin.request.post("/admin/api/settings", data=json.dumps(settings),
+                                      headers={"Content-Type": "application/json", "X-CSRF-Token": _csrf(admin)})
+        assert response.ok, response.text()
+
+    post({"default_max_tokens": LONG_REPLY_TOKENS})
+    try:
+        yield
+    finally:
+        post({"default_max_tokens": original["default_max_tokens"]})
+        context.close()
+
+
+def send(page, text: str) -> None:
+    page.fill("#composer", text)
+    page.press("#composer", "Enter")
+
+
+def wait_streaming(page, min_chars: int = 1) -> None:
+    page.wait_for_function(STREAMING_WITH_TEXT, arg=min_chars, timeout=REPLY_TIMEOUT_MS)
+
+
+def wait_finished(page):
+    page.wait_for_selector(FINISHED, timeout=REPLY_TIMEOUT_MS)
+    return page.locator(ASSISTANT).last
+
+
+def conversation_id(page) -> str:
+    page.wait_for_url(re.compile(r".*/c/[0-9A-Za-z_-]+$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def stored_reply(page, conversation: str) -> dict:
+    view = page.request.get(f"/api/conversations/{conversation}").json()
+    return [m for m in view["messages"] if m["role"] == "assistant"][-1]
+
+
+def body_text(page) -> str:
+    return page.locator(ASSISTANT).last.locator(".message-body").inner_text().strip()
+
+
+def assert_matches_store(page, conversation: str) -> dict:
+    """The finished reply on the page is the stored one, badge included (never "Generating…")."""
+    reply = wait_finished(page)
+    stored = stored_reply(page, conversation)
+    assert stored["status"] == reply.get_attribute("data-status") == "complete"
+    assert reply.get_attribute("data-finish-reason") == stored["finish_reason"] in ("stop", "length")
+    badge = reply.locator(".badge")
+    if stored["finish_reason"] == "length":
+        assert badge.inner_text() == "Cut at the token limit" and badge.is_visible()
+    else:
+        assert not badge.is_visible()
+    shown = body_text(page)
+    page.reload()
+    assert body_text(page) == shown  # what streamed in is what the server stored
+    return stored
+
+
+def test_reload_mid_stream_keeps_streaming_and_ends_with_its_badge(page, sign_up, long_replies):
+    sign_up()
+    send(page, STORY)
+    wait_streaming(page, 20)
+    conversation = conversation_id(page)
+    page.reload()
+    reply = page.locator(ASSISTANT).last
+    assert reply.get_attribute("data-status") == "streaming"  # reloaded mid-stream
+    before = len(body_text(page))
+    wait_streaming(page, before + 10)  # it goes on streaming into the reloaded page
+    assert_matches_store(page, conversation)
+    assert len(body_text(page)) > before
+
+
+def test_switching_conversation_and_back_finds_the_reply_complete(page, sign_up, long_replies):
+    sign_up()
+    send(page, STORY)
+    wait_streaming(page, 10)
+    conversation = conversation_id(page)
+    page.click("#new-chat")
+    page.wait_for_url("**/chat")
+    page.wait_for_selector('#connection[data-state="open"]')
+    time.sleep(1.0)  # away for a moment while it goes on
+    page.click(f'#conversation-list a[data-conversation-id="{conversation}"]')
+    page.wait_for_url(f"**/c/{conversation}")
+    reply = wait_finished(page)
+    assert reply.get_attribute("data-status") == "complete"
+    assert stored_reply(page, conversation)["status"] == "complete"
+
+
+def test_two_tabs_see_each_others_messages_live(page, sign_up, long_replies):
+    sign_up()
+    send(page, "Say hello.")
+    wait_finished(page)
+    conversation = conversation_id(page)
+    other = page.context.new_page()  # the same browser: the same account
+    other.goto(f"/c/{conversation}")
+    other.wait_for_selector('#connection[data-state="open"]')
+    lobby = page.context.new_page()  # a third tab on "New chat" watches the list
+    lobby.goto("/chat")
+    lobby.wait_for_selector('#connection[data-state="open"]')
+
+    send(page, STORY)
+    other.wait_for_function(
+        """(text) => [...document.querySelectorAll('#messages .message[data-role="user"]')]
+              .some((m) => m.textContent.trim() === text)""", arg=STORY, timeout=30_000)
+    wait_streaming(other, 10)  # the other tab shows the reply while it streams
+    wait_finished(page)
+    wait_finished(other)
+    assert body_text(other) == body_text(page)
+    assert other.locator(ASSISTANT).count() == page.locator(ASSISTANT).count() == 2
+
+    # The conversation list follows too: a new conversation in one tab appears in the others.
+    page.click("#new-chat")
+    page.wait_for_selector('#connection[data-state="open"]')
+    send(page, "Name one colour.")
+    new_conversation = conversation_id(page)
+    for tab in (other, lobby):
+        tab.wait_for_selector(f'#conversation-list a[data-conversation-id="{new_conversation}"]', timeout=30_000)
+    wait_finished(page)
+    other.close()
+    lobby.close()
+
+
+def test_a_socket_closed_for_five_seconds_resumes_without_a_reload(page, sign_up, long_replies):
+    state = {"blocked": False, "routes": []}
+
+    def route(ws) -> None:
+        if state["blocked"]:
+            ws.close()
+            return
+        state["routes"].append((ws, ws.connect_to_server()))
+
+    page.route_web_socket(re.compile(r".*/ws$"), route)
+    sign_up()
+    send(page, STORY)
+    wait_streaming(page, 10)
+    conversation = conversation_id(page)
+    navigations: list[str] = []
+    page.on("framenavigated", lambda frame: navigations.append(frame.url))
+    state["blocked"] = True
+    for ws, server_side in state["routes"]:
+        ws.close()  # the network drops: both ends see the socket close
+        server_side.close()
+    page.wait_for_selector('#connection:not([data-state="open"])')
+    time.sleep(5.0)
+    reply = page.locator(ASSISTANT).last
+    assert reply.get_attribute("data-status") == "streaming"  # not given up for lost
+    state["blocked"] = False
+    page.wait_for_selector('#connection[data-state="open"]', timeout=30_000)
+    wait_finished(page)
+    assert navigations == []  # resumed in place: no reload
+    assert_matches_store(page, conversation)

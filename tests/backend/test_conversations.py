@@ -145,3 +145,24 @@ def test_stored_sources_come_back_with_the_message(service, users, session_facto
         db.commit()
     messages = service.get_conversation(alice.id, conversation.id).messages
     assert [m.sources for m in messages] == [[], cited, []]
+
+
+def test_rename_and_delete_are_owner_only_and_published(session_factory, users):
+    from backend.conversations import ConversationChanged
+
+    alice, bob = users
+    told: list[tuple[str, ConversationChanged]] = []
+    service = ConversationService(session_factory, lambda user_id, event: told.append((user_id, event)))
+    summary = service.create_conversation(alice.id, "first")
+    assert service.rename_conversation(alice.id, summary.id, "  a   new\tname ").title == "a new name"
+    for bad in ("", "   ", "x" * 201, None):
+        with pytest.raises(ValidationFailed):
+            service.rename_conversation(alice.id, summary.id, bad)
+    with pytest.raises(NotFound):
+        service.rename_conversation(bob.id, summary.id, "mine now")
+    with pytest.raises(NotFound):
+        service.delete_conversation(bob.id, summary.id)
+    service.delete_conversation(alice.id, summary.id)
+    assert told == [(alice.id, ConversationChanged("created", summary.id, "first")),
+                    (alice.id, ConversationChanged("renamed", summary.id, "a new name")),
+                    (alice.id, ConversationChanged("deleted", summary.id))]

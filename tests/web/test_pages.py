@@ -64,3 +64,14 @@ def test_unknown_route_is_a_404_page(client: TestClient) -> None:
     assert response.headers["content-type"].startswith("text/html")
     # The product's error page (templates/error.html), not the bare fallback.
     assert 'class="error-code">404<' in response.text
+
+
+def test_chat_page_carries_the_socket_protocols_limits(client: TestClient) -> None:
+    from web.ws_protocol import page_limits
+
+    sign_up(client, "alice")
+    html = client.get("/chat").text
+    app_tag = html[html.index('id="app"'):html.index(">", html.index('id="app"'))]
+    for name, value in page_limits().items():
+        assert f'data-{name}="{value}"' in app_tag, name
+    assert 'data-max-text-chars="32000"' in app_tag

@@ -51,7 +51,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-prefix-caching", action="store_true")
     p.add_argument("--long-prefill-threshold", type=int, default=256,
                    help="our chunk size for chunked prefill in single, chat and agent (tokens)")
-    p.add_argument("--long-prompt-chunk", type=int, default=32,
+    p.add_argument("--long-prompt-chunk", type=int, default=16,
                    help="our chunk size for chunked prefill in long-prompt (tokens)")
     p.add_argument("--max-num-batched-tokens", type=int, default=2048,
                    help="our per-step token budget (decode + prefill tokens)")

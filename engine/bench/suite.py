@@ -31,18 +31,18 @@ class SuiteOptions:
     """workloads: names from WORKLOADS. baselines: {name: object with .modes and .serve}.
     long_prefill_token_threshold: our chunk size for chunked prefill in single, chat and agent
     (throughput-oriented). long_prompt_chunk: the chunk size of the long-prompt workload
-    (latency-oriented: on a CPU a decode step of a few streams reads all the weights, ~60 ms
-    for SmolLM2-135M float32 on 2 cores, and each prefill token riding along costs ~2 ms of
-    matmul, so a step with a c-token chunk takes about 60 + 2c ms: c <= ~60 keeps it within 3x).
-    host_overhead_batches: batch sizes to measure host overhead at (empty: skip). warm_up: one untimed request
-    per system first."""
+    (latency-oriented: a decode step of a few streams costs about a pass over the weights and each
+    prefill token riding along its share of matmul; on 2 cores with SmolLM2-135M, ~60 ms + 2 ms
+    per token in float32, ~10 ms + ~1.3 ms per token on the CPU fast path, so c <= ~16 keeps a
+    step within ~3x of a plain decode step on the fast path). host_overhead_batches: batch sizes
+    to measure host overhead at (empty: skip). warm_up: one untimed request per system first."""
 
     workloads: list[str]
     sizes: WorkloadSizes = dataclasses.field(default_factory=WorkloadSizes)
     config: EngineConfig = dataclasses.field(default_factory=EngineConfig)
     enable_prefix_caching: bool = True
     long_prefill_token_threshold: int | None = 256
-    long_prompt_chunk: int | None = 32
+    long_prompt_chunk: int | None = 16
     host_overhead_batches: tuple[int, ...] = (1, 32)
     host_overhead_steps: int = 16
     warm_up: bool = True

@@ -261,3 +261,13 @@ def user_id(client: TestClient, token: str) -> str:
     user = app_state(client).auth.user_for_session(token)
     assert user is not None
     return user.id
+
+
+@pytest.fixture(scope="session")
+def real_generator() -> Iterator[Any]:
+    """The real engine with the packaged model, once per session (slow tests only)."""
+    adapter = pytest.importorskip("backend.engine_adapter", reason="backend.engine_adapter not written yet")
+    generator = adapter.create_generator(None)
+    generator.start()
+    yield generator
+    generator.shutdown()

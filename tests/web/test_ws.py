@@ -513,15 +513,6 @@ def test_without_use_documents_the_prompt_has_no_sources(client: TestClient, fak
 # -- the real engine (slow) ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def real_generator() -> Iterator[Any]:
-    adapter = pytest.importorskip("backend.engine_adapter", reason="backend.engine_adapter not written yet")
-    generator = adapter.create_generator(None)
-    generator.start()
-    yield generator
-    generator.shutdown()
-
-
 def _real_client(database_url: str, generator: Any, max_tokens: int) -> Iterator[TestClient]:
     settings = Settings(database_url=database_url, max_tokens=max_tokens, temperature=0.0)
     with TestClient(create_app(settings, generator=generator), follow_redirects=False) as client:
@@ -582,8 +573,10 @@ def test_real_engine_stop_mid_stream(real_client_long: TestClient) -> None:
 
 
 @pytest.mark.slow
-def test_real_engine_disconnect_aborts_and_frees_the_request(real_client_long: TestClient) -> None:
+def test_real_engine_disconnect_aborts_and_frees_the_request_when_unwatched_replies_stop(
+        real_client_long: TestClient) -> None:
     real_client = real_client_long
+    app_state(real_client).runtime_settings.update({"unwatched_reply_s": 0}, actor_id=None)
     with real_client.websocket_connect("/ws") as ws:
         ws.send_json(send_frame(COUNTING_PROMPT))
         ack = ws.receive_json()

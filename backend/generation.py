@@ -176,6 +176,8 @@ class Generation:
         generator that fails mid-stream ends the unfinished samples with finish_reason "error"."""
         if self._stream is None:
             return
+        if self.ended_reason is not None or self.stopped:
+            await self._abort()  # ended before it started: it must not run on
         try:
             async for event in self._stream:
                 if self._ticket is not None:

@@ -217,3 +217,14 @@ async def test_a_generation_that_never_started_releases_and_records_nothing(hub,
     await generation.close()
     assert_settled(hub, alice.id, opened=1)
     assert hub.metrics.done == []
+
+
+async def test_a_reply_ended_before_its_task_started_does_not_run_on(session_factory, settings, hub, generator, alice):
+    chat = chat_service(session_factory, settings, hub)
+    stream = chat.send(alice.id, "c-1", None, "hello")
+    ack = await anext(stream)  # the reply's task has not run yet
+    assert await chat.end_reply(ack.assistant_message_id, "the account was disabled")
+    done = [e async for e in stream][-1]
+    assert (done.status, done.finish_reason, done.error) == ("interrupted", "abort", "the account was disabled")
+    assert await chat.join()
+    assert_settled(hub, alice.id, opened=1)

@@ -159,6 +159,13 @@ def test_two_tabs_see_each_others_messages_live(page, sign_up, long_replies):
     assert body_text(other) == body_text(page)
     assert other.locator(ASSISTANT).count() == page.locator(ASSISTANT).count() == 2
 
+    # A rename in one tab retitles the conversation in every tab and list.
+    page.once("dialog", lambda dialog: dialog.accept("Whale stories"))
+    page.click("#rename")
+    for tab in (page, other):
+        tab.wait_for_function("() => document.getElementById('chat-title').textContent === 'Whale stories'")
+    lobby.wait_for_selector(f'#conversation-list a[data-conversation-id="{conversation}"]:text-is("Whale stories")')
+
     # The conversation list follows too: a new conversation in one tab appears in the others.
     page.click("#new-chat")
     page.wait_for_selector('#connection[data-state="open"]')

@@ -401,6 +401,8 @@
       conversationId = frame.conversation_id;
       app.dataset.conversationId = conversationId;
       history.replaceState(null, "", "/c/" + encodeURIComponent(conversationId));
+      const renameButton = document.getElementById("rename");
+      if (renameButton) renameButton.hidden = false;
     }
     if (frame.conversation_id) addConversationToSidebar(frame.conversation_id, frame.title);
     if (frame.title) setTitle(frame.title);
@@ -633,6 +635,24 @@
     submit();
   });
   stopButton.addEventListener("click", stop);
+
+  // ---- rename --------------------------------------------------------------------------------
+
+  // The new title reaches every tab (this one too) as a "conversation" frame.
+  const renameButton = document.getElementById("rename");
+  async function rename() {
+    if (!conversationId) return;
+    const title = window.prompt("Rename this conversation", chatTitle.textContent);
+    if (title === null || !title.trim()) return;
+    const meta = document.querySelector('meta[name="csrf-token"]');
+    const response = await fetch("/api/conversations/" + encodeURIComponent(conversationId), {
+      method: "PATCH",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": meta ? meta.content : "" },
+      body: JSON.stringify({ title: title }),
+    });
+    if (!response.ok) showNotice("The conversation could not be renamed (" + response.status + ").");
+  }
+  if (renameButton) renameButton.addEventListener("click", rename);
 
   // ---- small-screen sidebar ------------------------------------------------------------------
 

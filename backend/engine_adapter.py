@@ -206,13 +206,14 @@ def _done_event(out: RequestOutput) -> GenerationDone:
 
 # The server's engine settings where they differ from EngineConfig's. On CPU one forward pass
 # over 2,048 prompt tokens takes seconds, and every decoding user waits for it. Measured on the
-# project's 2-core machines: a decode step of 4 streams takes ~61 ms and each prompt token added
-# to it ~2 ms, so while anyone is decoding a step takes at most 48 prompt tokens (ITL stays
-# within ~2.6x of its median); a prompt that runs alone takes 512-token steps (fast TTFT).
+# project's 2-core machines with the CPU fast path (the default): a decode step of a few streams
+# takes ~10 ms and each prompt token added to it ~1.3 ms, so while anyone is decoding a step
+# takes at most 16 prompt tokens (ITL within ~3x of its median; the float32 path's ~60 ms steps
+# would afford ~48); a prompt that runs alone takes 512-token steps (fast TTFT).
 # A request queued for five minutes ends with a typed error.
 SERVER_ENGINE_DEFAULTS = {
     "max_num_batched_tokens": 512,
-    "max_prefill_tokens_during_decode": 48,
+    "max_prefill_tokens_during_decode": 16,
     "queue_timeout_s": 300.0,
 }
 

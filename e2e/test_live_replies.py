@@ -23,7 +23,6 @@ LONG_REPLY_TOKENS = 160
 STORY = "Write a long story about a lighthouse keeper and a whale. Use many paragraphs."
 ASSISTANT = '#messages .message[data-role="assistant"]'
 USER = '#messages .message[data-role="user"]'
-FINISHED = ASSISTANT + ':not([data-status="pending"]):not([data-status="streaming"])'
 STREAMING_WITH_TEXT = """(minChars) => {
   const all = document.querySelectorAll('#messages .message[data-role="assistant"]');
   const m = all[all.length - 1];
@@ -71,8 +70,16 @@ def wait_streaming(page, min_chars: int = 1) -> None:
     page.wait_for_function(STREAMING_WITH_TEXT, arg=min_chars, timeout=REPLY_TIMEOUT_MS)
 
 
+LAST_FINISHED = """() => {
+  const all = document.querySelectorAll('#messages .message[data-role="assistant"]');
+  const m = all[all.length - 1];
+  return m && m.dataset.status !== "streaming" && m.dataset.status !== "pending";
+}"""
+
+
 def wait_finished(page):
-    page.wait_for_selector(FINISHED, timeout=REPLY_TIMEOUT_MS)
+    """The last reply on the page has ended (an earlier finished one does not count)."""
+    page.wait_for_function(LAST_FINISHED, timeout=REPLY_TIMEOUT_MS)
     return page.locator(ASSISTANT).last
 
 

@@ -209,7 +209,8 @@ class ChatService:
         use_documents: None keeps the conversation's setting (False for a new one); a bool sets
         it for this turn and the next ones. When on, the user's documents are searched for
         `text` and the sources that fit the prompt budget are quoted in the prompt's last user
-        turn, stored with the reply and sent in Done.sources."""
+        turn, stored with the reply and sent in Done.sources. origin: the sender's channel
+        (backend.chat.channels), which is not told of its own turn."""
         try:
             turns.validate(client_msg_id, conversation_id, text)
             if use_documents is not None and not isinstance(use_documents, bool):

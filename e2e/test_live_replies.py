@@ -181,6 +181,15 @@ def test_two_tabs_see_each_others_messages_live(page, sign_up, long_replies):
     for tab in (other, lobby):
         tab.wait_for_selector(f'#conversation-list a[data-conversation-id="{new_conversation}"]', timeout=30_000)
     wait_finished(page)
+    # And a deletion: the conversation leaves every list; the tab showing it goes to a new chat.
+    other.goto(f"/c/{new_conversation}")
+    other.wait_for_selector('#connection[data-state="open"]')
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#delete-conversation")
+    page.wait_for_url("**/chat")
+    other.wait_for_url("**/chat", timeout=30_000)
+    lobby.wait_for_selector(f'#conversation-list a[data-conversation-id="{new_conversation}"]', state="detached")
+    assert page.locator(f'#conversation-list a[data-conversation-id="{new_conversation}"]').count() == 0
     other.close()
     lobby.close()
 

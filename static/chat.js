@@ -401,8 +401,10 @@
       conversationId = frame.conversation_id;
       app.dataset.conversationId = conversationId;
       history.replaceState(null, "", "/c/" + encodeURIComponent(conversationId));
-      const renameButton = document.getElementById("rename");
-      if (renameButton) renameButton.hidden = false;
+      for (const id of ["rename", "delete-conversation"]) {
+        const button = document.getElementById(id);
+        if (button) button.hidden = false;
+      }
     }
     if (frame.conversation_id) addConversationToSidebar(frame.conversation_id, frame.title);
     if (frame.title) setTitle(frame.title);
@@ -653,6 +655,20 @@
     if (!response.ok) showNotice("The conversation could not be renamed (" + response.status + ").");
   }
   if (renameButton) renameButton.addEventListener("click", rename);
+
+  // Deleting ends a reply still streaming in it; every tab drops it from its list.
+  const deleteButton = document.getElementById("delete-conversation");
+  async function deleteConversation() {
+    if (!conversationId || !window.confirm("Delete this conversation? This cannot be undone.")) return;
+    const meta = document.querySelector('meta[name="csrf-token"]');
+    const response = await fetch("/api/conversations/" + encodeURIComponent(conversationId), {
+      method: "DELETE",
+      headers: { "X-CSRF-Token": meta ? meta.content : "" },
+    });
+    if (response.ok) location.assign("/chat");
+    else showNotice("The conversation could not be deleted (" + response.status + ").");
+  }
+  if (deleteButton) deleteButton.addEventListener("click", deleteConversation);
 
   // ---- small-screen sidebar ------------------------------------------------------------------
 

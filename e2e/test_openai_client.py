@@ -22,7 +22,8 @@ from .conftest import PASSWORD
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
+# Both engine paths answer it the same way (the France question is a near-tie at its first token).
+QUESTION = [{"role": "user", "content": "What is the capital of Germany?"}]
 # A prompt the model answers at length: its greedy reply does not end within COUNT_TOKENS.
 COUNTING = [{"role": "user", "content": "Count from 1 to 200, separated by commas."}]
 COUNT_TOKENS = 64
@@ -90,7 +91,7 @@ def test_models_list_names_the_served_model(client, model):
 def test_chat_non_streaming_and_streaming_agree(client, model):
     reply = client.chat.completions.create(model=model, messages=QUESTION, max_tokens=12, temperature=0)
     choice = reply.choices[0]
-    assert "Paris" in choice.message.content and choice.message.role == "assistant"
+    assert "Berlin" in choice.message.content and choice.message.role == "assistant"
     assert choice.finish_reason in ("stop", "length")
     usage = reply.usage
     assert usage.prompt_tokens > 5 and 1 <= usage.completion_tokens <= 12
@@ -108,7 +109,7 @@ def test_chat_non_streaming_and_streaming_agree(client, model):
 
 def test_completions_with_a_raw_prompt(client, model):
     prompt = ("<|im_start|>system\nBe brief.<|im_end|>\n"
-              "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n")
+              "<|im_start|>user\nWhat is the capital of Germany?<|im_end|>\n<|im_start|>assistant\n")
     raw = client.completions.create(model=model, prompt=prompt, max_tokens=12, temperature=0)
     chat = client.chat.completions.create(model=model, max_tokens=12, temperature=0, messages=[
         {"role": "system", "content": "Be brief."}, *QUESTION])

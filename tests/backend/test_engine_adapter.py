@@ -14,7 +14,10 @@ from engine import AsyncLLMEngine, EngineConfig, LLMEngine, load_model
 
 pytestmark = pytest.mark.slow
 NUM_BLOCKS = 64
-QUESTION = [ChatMessage("user", "What is the capital of France?")]
+# A question both engine paths answer the same way ("The capital of Germany is Berlin."); for
+# France the float32 path's first token is a near-tie ("The" 25.33 vs "L" 25.24) that the
+# quantized path, like llama.cpp, resolves the other way.
+QUESTION = [ChatMessage("user", "What is the capital of Germany?")]
 GREEDY = GenerationParams(max_tokens=16, temperature=0.0)
 
 
@@ -71,7 +74,7 @@ async def test_stream_yields_deltas_then_one_done(generator, loaded):
     assert isinstance(done, GenerationDone)
     text = "".join(e.text for e in deltas)
     assert text == reference_text(loaded, QUESTION, GREEDY)
-    assert "Paris" in text
+    assert "Berlin" in text
     assert done.finish_reason in ("stop", "length") and done.error is None
     assert done.prompt_tokens == generator.count_prompt_tokens(QUESTION)
     assert 1 <= done.completion_tokens <= 16
@@ -80,11 +83,11 @@ async def test_stream_yields_deltas_then_one_done(generator, loaded):
 
 
 async def test_stop_string_is_excluded(generator, loaded):
-    params = GenerationParams(max_tokens=16, temperature=0.0, stop=("Paris",))
+    params = GenerationParams(max_tokens=16, temperature=0.0, stop=("Berlin",))
     events = await collect(generator.stream("r2", QUESTION, params))
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert events[-1].finish_reason == "stop"
-    assert text == reference_text(loaded, QUESTION, GREEDY).split("Paris")[0]
+    assert text == reference_text(loaded, QUESTION, GREEDY).split("Berlin")[0]
 
 
 @pytest.mark.parametrize("field, value", [("temperature", -1.0), ("top_p", 0.0), ("top_k", 0),

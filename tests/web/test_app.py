@@ -74,10 +74,12 @@ def test_without_a_generator_the_lifespan_owns_the_engine(
     adapter.create_generator = create_generator  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "backend.engine_adapter", adapter)
 
-    settings = Settings(database_url=database_url, model_path="/models/some.gguf", queue_timeout_s=42.5)
+    settings = Settings(database_url=database_url, model_path="/models/some.gguf", queue_timeout_s=42.5,
+                        quantization="none")
     with TestClient(create_app(settings)) as client:
         assert [c[0] for c in calls] == ["/models/some.gguf"]
-        assert calls[0][2] == {"queue_timeout_s": 42.5}  # CRESCENT_QUEUE_TIMEOUT_S reaches the engine
+        # CRESCENT_QUEUE_TIMEOUT_S and CRESCENT_QUANTIZATION reach the engine
+        assert calls[0][2] == {"queue_timeout_s": 42.5, "quantization": "none"}
         assert created[0].started == 1 and created[0].stopped == 0
         assert client.get("/healthz").json() == {"status": "ok", "model": "fake-model", "ready": True}
     assert created[0].stopped == 1

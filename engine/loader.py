@@ -89,10 +89,11 @@ def load_model(path: str | None = None, device: str = "cpu", dtype: torch.dtype 
     if dtype is None:
         dtype = torch.bfloat16 if on_cuda else torch.float32
     report(f"opening {path}", 0.0)
-    if os.path.isfile(path) and fast:
-        config, model, tokenizer, template_source, name = _read_gguf_packed(path, quantization, report)
-    elif os.path.isdir(path):
+    weights = None  # float tensors to build a model from; the packed GGUF path builds its own
+    if os.path.isdir(path):
         config, weights, tokenizer, template_source, name = _read_hf_dir(path, dtype, device, report)
+    elif os.path.isfile(path) and fast:
+        config, model, tokenizer, template_source, name = _read_gguf_packed(path, quantization, report)
     elif os.path.isfile(path):
         config, weights, tokenizer, template_source, name = _read_gguf(path, dtype, device, report)
     else:
@@ -100,10 +101,10 @@ def load_model(path: str | None = None, device: str = "cpu", dtype: torch.dtype 
     if template_source is None:
         raise ModelLoadError(f"{path} has no chat template")
     report("building model", 0.9)
-    if os.path.isdir(path) and fast:
+    if weights is not None and fast:
         from engine.quant.loading import packed_model_from_float
         model = packed_model_from_float(weights, config, quantization)
-    elif not (os.path.isfile(path) and fast):
+    elif weights is not None:
         model = _build_model(config, weights, device)
     try:
         chat_template = ChatTemplate(template_source, {

@@ -26,7 +26,6 @@ namespace crescent {
 enum Format : int32_t { F32 = 0, F16 = 1, BF16 = 2, Q4 = 3, Q8 = 4 };
 
 constexpr int kQ4Block = 32;
-constexpr int kQ8Block = 16;
 constexpr int kActBlock = 32;
 constexpr int kPanel = 8;
 

@@ -72,9 +72,6 @@ class QuantizedLlamaForCausalLM(nn.Module):
         norms = sum(p.numel() * p.element_size() for p in self.parameters())
         return sum(w.nbytes for w in mats) + norms
 
-    def rebuild_buffers(self, device: torch.device | str) -> None:
-        """Kept for the loader's interface: the RoPE tables are built on the CPU already."""
-
     def _model_desc(self, kv_caches: list[torch.Tensor]) -> native.ModelDesc:
         """The C description of the model, rebuilt when the KV pool changes."""
         key = tuple(t.data_ptr() for t in kv_caches)

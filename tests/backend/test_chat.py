@@ -371,6 +371,16 @@ async def test_startup_marks_a_crashed_reply_interrupted(chat, generator, users,
     await stream.aclose()
 
 
+async def settled_rows(session_factory, attempts: int = 300):
+    """The stored rows once the turn's reply has left "streaming" (or after ~3 s)."""
+    for _ in range(attempts):
+        stored = rows(session_factory)
+        if len(stored) == 2 and stored[1].status != "streaming":
+            return stored
+        await asyncio.sleep(0.01)
+    return stored
+
+
 async def test_abandoned_before_ack_still_runs_the_reply_to_its_end(chat, generator, users, session_factory):
     async def consume():
         async for _ in chat.send(users[0].id, "c-1", None, "hello"):
@@ -382,11 +392,7 @@ async def test_abandoned_before_ack_still_runs_the_reply_to_its_end(chat, genera
     with pytest.raises(asyncio.CancelledError):
         await task
     # The database thread still finishes the insert; the reply then runs with nobody watching.
-    for _ in range(300):
-        stored = rows(session_factory)
-        if len(stored) == 2 and stored[1].status != "streaming":
-            break
-        await asyncio.sleep(0.01)
+    stored = await settled_rows(session_factory)
     user_row, reply = stored
     assert (reply.status, reply.finish_reason, reply.content) == ("complete", "stop", "Hello, **world**!")
     assert len(generator.calls) == 1
@@ -407,11 +413,7 @@ async def test_abandoned_before_ack_is_aborted_when_unwatched_is_0(watched_chat,
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    for _ in range(300):
-        stored = rows(session_factory)
-        if len(stored) == 2 and stored[1].status != "streaming":
-            break
-        await asyncio.sleep(0.01)
+    stored = await settled_rows(session_factory)
     assert (stored[1].status, stored[1].finish_reason) == ("interrupted", "abort")
     assert not generator.active
 

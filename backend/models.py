@@ -97,6 +97,8 @@ class User(Base):
     # status: active | pending (sign-up awaiting approval) | disabled (by an admin).
     # Only active users have working sessions and API keys.
     status: Mapped[str] = mapped_column(String(16), default="active", server_default="active")
+    # theme: system (follow prefers-color-scheme) | light | dark (migration 0005).
+    theme: Mapped[str] = mapped_column(String(8), default="system", server_default="system")
 
     __table_args__ = (
         CheckConstraint(f"role IN {USER_ROLES!r}", name="role"),
@@ -129,15 +131,28 @@ class Conversation(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     # Retrieve from the owner's documents on every turn (issue 6; migration 0004).
     use_documents: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Migration 0005. current_message_id: the leaf of the active branch (the newest message the
+    # page shows); the prompt is the path from the root to it. Not a foreign key (messages
+    # already point here), checked by the code: NULL or a message of this conversation.
+    current_message_id: Mapped[str | None] = mapped_column(String(ID_LENGTH))
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Per-conversation settings; NULL follows the admin's defaults (within his limits).
+    system_prompt: Mapped[str | None] = mapped_column(Text)
+    temperature: Mapped[float | None] = mapped_column(Float)
+    max_tokens: Mapped[int | None] = mapped_column(Integer)
 
 
 class Message(Base):
     """One chat message.
 
-    position: 0, 1, 2, ... within the conversation (the display and prompt order).
-    client_msg_id: the client's id of a user message; unique per user, so a retried send is
-        recognised. NULL for assistant messages (NULLs never collide in a unique constraint).
-    parent_id: an assistant message's parent is the user message it answers.
+    Messages form a tree (migration 0005): parent_id is the message before this one on its
+    branch: an assistant message's parent is the user message it answers, a user message's
+    parent the reply it follows (NULL for the first message). Siblings (same parent) are the
+    alternatives made by regenerate (assistant) and edit (user), in position order.
+    position: 0, 1, 2, ... within the conversation in creation order (unique; orders siblings).
+    client_msg_id: the client's id of the action that made the message (a send or an edit: the
+        user message; a regenerate: the assistant message); unique per user, so a retried action
+        is recognised. NULL otherwise (NULLs never collide in a unique constraint).
     status: pending | streaming | complete | interrupted | error.
     finish_reason: stop | length | abort | error (None while streaming).
     queue_ms, ttft_ms: milliseconds; decode_tokens_per_s: tokens per second.

@@ -48,12 +48,14 @@ SIGNUP_MODES = ("open", "approval", "closed")
 
 @dataclass(frozen=True)
 class UserInfo:
-    """Who is calling. role: "admin" | "user"; status: "active" | "pending" | "disabled"."""
+    """Who is calling. role: "admin" | "user"; status: "active" | "pending" | "disabled";
+    theme: one of THEMES (the pages' colour scheme)."""
 
     id: str
     username: str
     role: str = "user"
     status: str = "active"
+    theme: str = "system"
 
     @property
     def is_admin(self) -> bool:
@@ -65,7 +67,12 @@ class UserInfo:
 
 
 def user_info(user: User) -> UserInfo:
-    return UserInfo(id=user.id, username=user.username, role=user.role, status=user.status)
+    return UserInfo(id=user.id, username=user.username, role=user.role, status=user.status,
+                    theme=user.theme or "system")
+
+
+# "system" follows the browser's prefers-color-scheme; the others force one.
+THEMES = ("system", "light", "dark")
 
 
 def username_key(username: str | None) -> str:
@@ -224,7 +231,7 @@ class AuthService:
         token_hash = hash_token(token)
         with self._sessions() as db:
             row = db.execute(
-                select(User.id, User.username, User.role, User.status, AuthSession.expires_at)
+                select(User.id, User.username, User.role, User.status, User.theme, AuthSession.expires_at)
                 .join(AuthSession, AuthSession.user_id == User.id)
                 .where(AuthSession.token_hash == token_hash)
             ).first()
@@ -236,7 +243,25 @@ class AuthService:
                 return None
             if row.status != "active":
                 return None
-            return UserInfo(id=row.id, username=row.username, role=row.role, status=row.status)
+            return UserInfo(id=row.id, username=row.username, role=row.role, status=row.status,
+                            theme=row.theme or "system")
+
+    def set_theme(self, user_id: str, theme: str) -> str:
+        """Remember the user's colour scheme (one of THEMES); returns it.
+
+        Raises:
+            ValidationFailed: `theme` is not one of THEMES.
+            NotFound: no such user.
+        """
+        if theme not in THEMES:
+            raise ValidationFailed(f"theme must be one of {', '.join(THEMES)}")
+        with self._sessions() as db:
+            user = db.get(User, user_id)
+            if user is None:
+                raise NotFound()
+            user.theme = theme
+            db.commit()
+        return theme
 
     def change_password(self, user_id: str, current: str, new: str, keep_token: str | None = None) -> None:
         """Replace the password and end every session of the user except `keep_token`'s.

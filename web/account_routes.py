@@ -9,6 +9,9 @@
 - ``POST /api/account/password`` ``{"current_password", "new_password"}`` -> 200
   ``{"ended_sessions": true}``; every other session of the user ends, this one stays. A wrong
   current password: 401 ``invalid_credentials`` (and counts as a failed log-in for throttling).
+- ``POST /api/account/theme`` ``{"theme": "system" | "light" | "dark"}`` -> 200 ``{"theme"}``:
+  remembered for the user; every page renders ``<html data-theme="...">`` from it. Another
+  value: 400 ``invalid_input``.
 
 All need the session cookie (an API key cannot manage keys) and, being unsafe, the CSRF header.
 """
@@ -108,12 +111,22 @@ async def change_password(request: Request) -> Response:
     return JSONResponse({"ended_sessions": True}, headers=_NO_STORE)
 
 
+async def set_theme(request: Request) -> Response:
+    user = await _api_user(request)
+    if isinstance(user, Response):
+        return user
+    theme = _string(await read_json_object(request, MAX_JSON_BYTES), "theme")
+    theme = await run_in_threadpool(app_state(request).auth.set_theme, user.id, theme)
+    return JSONResponse({"theme": theme}, headers=_NO_STORE)
+
+
 routes = [
     Route("/account", account_page, methods=["GET"]),
     Route("/api/account/keys", list_keys, methods=["GET"]),
     Route("/api/account/keys", create_key, methods=["POST"]),
     Route("/api/account/keys/{key_id:str}", revoke_key, methods=["DELETE"]),
     Route("/api/account/password", change_password, methods=["POST"]),
+    Route("/api/account/theme", set_theme, methods=["POST"]),
 ]
 
 

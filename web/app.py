@@ -1,9 +1,12 @@
 """The Starlette application: routes, middleware, error handlers and the lifespan.
 
 :func:`create_app` builds an app from explicit settings (no global state). Its lifespan opens the
-database, builds the services, marks replies left streaming by a previous process as
-``interrupted``, and starts the in-process engine when no generator is given; everything lives on
-``app.state.crescent`` (:class:`web.state.AppState`) for the app's lifetime.
+database, marks replies left streaming by a previous process as ``interrupted``, and builds the
+services; everything lives on ``app.state.crescent`` (:class:`web.state.AppState`) for the app's
+lifetime. When no generator is given it owns the in-process engine: the port opens at once and the
+model loads on a background thread, while :class:`web.startup.StartingGate` serves a "starting"
+page with the progress, 503 on /healthz, /api and /v1, and closes WebSockets with 1013; the
+services are built once the engine has started.
 
 Migrations are not run here: ``make run`` runs ``alembic upgrade head`` before serving, and tests
 call :func:`backend.db.run_migrations`.
@@ -13,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Callable, TypeVar
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -41,7 +45,10 @@ from web.errors import EXCEPTION_HANDLERS
 from backend.throttle import LoginThrottle
 from backend.users import UserAdminService
 from web.security import CsrfMiddleware, OriginCheckMiddleware, SecurityHeadersMiddleware, template_context
+from web.startup import Startup, StartingGate
 from web.state import AppState
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -63,18 +70,55 @@ def _progress_logger(every: float = 0.1) -> Callable[[str, float], None]:
     return progress
 
 
-def _start_engine(settings: Settings) -> TextGenerator:
+def _start_engine(settings: Settings, startup: Startup) -> TextGenerator:
     """Load and start the in-process engine (seconds; blocking, so run in a thread)."""
     # Imported here so that the web layer and its tests never load torch unless they serve
     # the real model.
     from backend.engine_adapter import create_generator
 
+    log_progress = _progress_logger()
+
+    def progress(stage: str, fraction: float) -> None:
+        log_progress(stage, fraction)
+        startup.loader_progress(stage, fraction)
+
     generator = create_generator(
-        settings.model_path, progress=_progress_logger(), queue_timeout_s=settings.queue_timeout_s,
+        settings.model_path, progress=progress, queue_timeout_s=settings.queue_timeout_s,
         quantization=settings.quantization,
     )
+    startup.report("starting the engine", 0.95)
     generator.start()
     return generator
+
+
+async def _in_thread(fn: Callable[[], T]) -> T:
+    """fn() on a daemon thread of its own. Unlike run_in_threadpool, cancelling the await does
+    not wait for fn to finish, so stopping the server while the model loads is immediate."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(ok: bool, value: object) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)  # type: ignore[arg-type]
+        else:
+            future.set_exception(value)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            result = fn()
+        except BaseException as exc:  # handed to the awaiting task
+            outcome: tuple[bool, object] = (False, exc)
+        else:
+            outcome = (True, result)
+        try:
+            loop.call_soon_threadsafe(settle, *outcome)
+        except RuntimeError:  # the loop closed meanwhile: the server has stopped
+            pass
+
+    threading.Thread(target=run, name="model-loader", daemon=True).start()
+    return await future
 
 
 async def _sample_forever(metrics: Metrics) -> None:
@@ -120,6 +164,8 @@ def create_app(
     # template_context gives every template `csrf_token` and `nav_user` (the logged-in user).
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR), context_processors=[template_context])
 
+    startup = Startup()
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         db_engine = create_db_engine(settings.database_url)
@@ -127,16 +173,11 @@ def create_app(
         sampler: asyncio.Task[None] | None = None
         ingestion: IngestionWorker | None = None
         chat: ChatService | None = None
-        try:
-            session_factory = make_session_factory(db_engine)
-            channels = UserChannels()  # account events to every open page of a user
-            conversations = ConversationService(session_factory, channels.publish)
-            interrupted = await run_in_threadpool(conversations.mark_interrupted_on_startup)
-            if interrupted:
-                log.info("marked %d unfinished replies from a previous run as interrupted", interrupted)
-            active = generator
-            if active is None:
-                active = owned = await run_in_threadpool(_start_engine, settings)
+        loading: asyncio.Task[None] | None = None
+
+        async def build(active: TextGenerator) -> None:
+            """The services around a started generator, then the app is ready."""
+            nonlocal sampler, ingestion, chat
             metrics = Metrics(stats_source(active))
             sampler = asyncio.create_task(_sample_forever(metrics), name="metrics-sampler")
             # Limits and admission (docs/INTERFACES.md 6.2): the admin's settings live in the
@@ -179,9 +220,40 @@ def create_app(
                 ingestion=ingestion,
                 retriever=retriever,
             )
+            startup.set_ready()
             log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))
+
+        async def load_then_build() -> None:
+            nonlocal owned
+            try:
+                owned = await _in_thread(lambda: _start_engine(settings, startup))
+                await build(owned)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                # The port stays open: the starting page and /healthz say it failed.
+                log.exception("the model could not be loaded; fix the cause and restart the server")
+                startup.fail(str(exc) or type(exc).__name__)
+
+        try:
+            session_factory = make_session_factory(db_engine)
+            channels = UserChannels()  # account events to every open page of a user
+            conversations = ConversationService(session_factory, channels.publish)
+            interrupted = await run_in_threadpool(conversations.mark_interrupted_on_startup)
+            if interrupted:
+                log.info("marked %d unfinished replies from a previous run as interrupted", interrupted)
+            if generator is not None:
+                await build(generator)
+            else:
+                # The port opens now; until the model is loaded web.startup.StartingGate answers
+                # (the starting page, /healthz 503, WebSocket close 1013, /v1 503).
+                log.info("loading the model in the background; %s shows the progress", _base_url(settings))
+                loading = asyncio.create_task(load_then_build(), name="model-loader")
             yield
         finally:
+            if loading is not None and not loading.done():
+                loading.cancel()
+                log.info("stopped while the model was loading")
             if chat is not None:
                 # Replies run in their own tasks: end them (stored "interrupted") while the
                 # engine and the database still serve.
@@ -212,6 +284,8 @@ def create_app(
         # Listed outermost first: the security headers also cover the origin check's 403.
         middleware=[
             Middleware(SecurityHeadersMiddleware),
+            # Until the model has loaded: the starting page, 503s and WebSocket close 1013.
+            Middleware(StartingGate, startup=startup, templates=templates),
             Middleware(OriginCheckMiddleware, allowed_origins=settings.allowed_origins),
             # Every unsafe request outside /v1/ needs a CSRF token (docs/INTERFACES.md 6.5).
             Middleware(CsrfMiddleware, cookie_secure=settings.cookie_secure),

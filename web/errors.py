@@ -154,7 +154,20 @@ def error_frame(
     return frame
 
 
+async def _look_up_page_user(request: Request) -> None:
+    """Before an HTML error page: find the logged-in user, so the page wears his theme and nav."""
+    if wants_json(request) or getattr(request.app.state, "crescent", None) is None:
+        return
+    from web.session import current_user  # local: web.session imports web.state, which is heavier
+
+    try:
+        await current_user(request)
+    except Exception:  # the error page must render even when the database does not answer
+        log.debug("no user for the error page", exc_info=True)
+
+
 async def domain_error_handler(request: Request, exc: Exception) -> Response:
+    await _look_up_page_user(request)
     code = error_code(exc)
     retry_after = getattr(exc, "retry_after_s", None)
     headers = {"Retry-After": str(int(retry_after))} if isinstance(retry_after, (int, float)) else None
@@ -163,6 +176,7 @@ async def domain_error_handler(request: Request, exc: Exception) -> Response:
 
 async def http_exception_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
+    await _look_up_page_user(request)
     code = {401: CODE_UNAUTHENTICATED, 404: "not_found"}.get(exc.status_code, "http_error")
     message = exc.detail if isinstance(exc.detail, str) else _TITLE_BY_STATUS.get(exc.status_code, "")
     return error_response(request, exc.status_code, code, message, headers=exc.headers)

@@ -15,7 +15,7 @@ from backend.models import Conversation, Message
 from backend.settings import Settings
 from web.app import REPO_ROOT, STATIC_DIR, TEMPLATES_DIR, create_app
 
-from .conftest import PASSWORD, FakeGenerator, csrf_field
+from .conftest import PASSWORD, FakeGenerator, csrf_field, wait_until
 
 
 class LifecycleGenerator(FakeGenerator):
@@ -77,6 +77,8 @@ def test_without_a_generator_the_lifespan_owns_the_engine(
     settings = Settings(database_url=database_url, model_path="/models/some.gguf", queue_timeout_s=42.5,
                         quantization="none")
     with TestClient(create_app(settings)) as client:
+        # The model loads in the background: the port answers before it is ready.
+        wait_until(lambda: client.get("/healthz").status_code == 200, what="the engine started")
         assert [c[0] for c in calls] == ["/models/some.gguf"]
         # CRESCENT_QUEUE_TIMEOUT_S and CRESCENT_QUANTIZATION reach the engine
         assert calls[0][2] == {"queue_timeout_s": 42.5, "quantization": "none"}

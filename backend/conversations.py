@@ -28,7 +28,8 @@ REASON_SERVER_RESTARTED = "the server stopped before the reply finished"
 
 @dataclass(frozen=True)
 class ConversationChanged:
-    """An account event (backend.chat.channels): kind "created" | "renamed" | "deleted"."""
+    """An account event (backend.chat.channels): kind "created" | "renamed" | "deleted" |
+    "pinned" | "unpinned"."""
 
     kind: str
     conversation_id: str
@@ -37,13 +38,15 @@ class ConversationChanged:
 
 @dataclass(frozen=True)
 class ConversationSummary:
-    """use_documents: every turn searches the owner's documents (docs/INTERFACES.md 8)."""
+    """use_documents: every turn searches the owner's documents (docs/INTERFACES.md 8).
+    pinned: listed before the others (the sidebar's "Pinned" group)."""
 
     id: str
     title: str
     created_at: datetime
     updated_at: datetime
     use_documents: bool = False
+    pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ def summary_of(conversation: Conversation) -> ConversationSummary:
         created_at=conversation.created_at,
         updated_at=conversation.updated_at,
         use_documents=bool(conversation.use_documents),
+        pinned=bool(conversation.pinned),
     )
 
 
@@ -164,12 +168,12 @@ class ConversationService:
                 log.exception("publishing %s failed", event)
 
     def list_conversations(self, user_id: str) -> list[ConversationSummary]:
-        """The user's conversations, most recently updated first."""
+        """The user's conversations: pinned ones first, then most recently updated first."""
         with self._sessions() as db:
             rows = db.scalars(
                 select(Conversation)
                 .where(Conversation.user_id == user_id)
-                .order_by(Conversation.updated_at.desc(), Conversation.id)
+                .order_by(Conversation.pinned.desc(), Conversation.updated_at.desc(), Conversation.id)
             )
             return [summary_of(c) for c in rows]
 
@@ -196,6 +200,20 @@ class ConversationService:
             conversation = owned_conversation(db, user_id, conversation_id)
             conversation.use_documents = on
             db.commit()
+
+    def set_pinned(self, user_id: str, conversation_id: str, pinned: bool) -> ConversationSummary:
+        """Pin or unpin the conversation (its updated_at is kept: pinning is not activity).
+        Every page of the user is told ("pinned" / "unpinned"). Raises NotFound (also for
+        another user's id) and ValidationFailed when `pinned` is not a bool."""
+        if not isinstance(pinned, bool):
+            raise ValidationFailed("pinned must be true or false")
+        with self._sessions() as db:
+            conversation = owned_conversation(db, user_id, conversation_id)
+            conversation.pinned = pinned
+            db.commit()
+            summary = summary_of(conversation)
+        self._tell(user_id, ConversationChanged("pinned" if pinned else "unpinned", conversation_id, summary.title))
+        return summary
 
     def create_conversation(self, user_id: str, title: str | None = None) -> ConversationSummary:
         """A new empty conversation. Raises ValidationFailed for a title over 200 characters."""

@@ -313,11 +313,12 @@ class DocumentIndexState(Base):
     generation: Mapped[int] = mapped_column(Integer, default=0)
 
 
-# Tables the ORM does not declare: SQLite's FTS5 index over chunks and its shadow tables
-# (migration 0003). Autogenerate comparisons skip them (`include_name=include_in_autogenerate`).
-FTS_TABLE_PREFIX = "document_chunks_fts"
+# Tables the ORM does not declare: SQLite's FTS5 indexes and their shadow tables, over chunks
+# (migration 0003) and over message text and conversation titles (migration 0006).
+# Autogenerate comparisons skip them (`include_name=include_in_autogenerate`).
+FTS_TABLE_PREFIXES = ("document_chunks_fts", "messages_fts", "conversations_fts")
 
 
 def include_in_autogenerate(name: str | None, type_: str, parent_names: object) -> bool:
     """Alembic `include_name` hook: False for the full-text index tables, True otherwise."""
-    return not (type_ == "table" and name is not None and name.startswith(FTS_TABLE_PREFIX))
+    return not (type_ == "table" and name is not None and name.startswith(FTS_TABLE_PREFIXES))

@@ -16,11 +16,13 @@ from backend.db import alembic_config, create_db_engine, run_migrations
 from backend.models import Base, include_in_autogenerate
 
 REPO = Path(__file__).resolve().parents[2]
-# document_chunks_fts*: SQLite's FTS5 table and its shadow tables (migration 0003).
+# *_fts*: SQLite's FTS5 tables and their shadow tables (migrations 0003 and 0006).
 TABLES = {"users", "auth_sessions", "conversations", "messages", "api_keys", "app_settings",
           "usage_records", "documents", "document_chunks", "document_index_state",
           "document_chunks_fts", "document_chunks_fts_config", "document_chunks_fts_data",
-          "document_chunks_fts_docsize", "document_chunks_fts_idx", "alembic_version"}
+          "document_chunks_fts_docsize", "document_chunks_fts_idx", "alembic_version",
+          *(f"{fts}{suffix}" for fts in ("messages_fts", "conversations_fts")
+            for suffix in ("", "_config", "_content", "_data", "_docsize", "_idx"))}
 
 
 def test_migrations_create_every_table(db_engine):
@@ -152,4 +154,40 @@ def test_0004_keeps_existing_chats_without_documents_and_round_trips(tmp_path):
     assert "use_documents" not in columns
     with engine.connect() as conn:  # the chat survived the downgrade
         assert conn.execute(text("SELECT content FROM messages")).all() == [("hi",)]
+    engine.dispose()
+
+
+def test_search_triggers_exist_at_head(db_engine):
+    # A batch-mode rebuild of messages or conversations drops their triggers with the old
+    # table, and the search index would silently go stale: such a migration must recreate them.
+    expected = {f"{table}_fts_{when}" for table in ("messages", "conversations") for when in ("ai", "ad", "au")}
+    with db_engine.connect() as conn:
+        triggers = {name for (name,) in conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))}
+    assert expected <= triggers
+
+
+def test_0006_indexes_existing_rows_and_round_trips(tmp_path):
+    url = f"sqlite:///{tmp_path / 'search.db'}"
+    command.upgrade(alembic_config(url), "0005")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO users (id, username, username_key, password_hash, created_at) "
+                          "VALUES ('u', 'u', 'u', 'x', '2026-01-01 00:00:00')"))
+        conn.execute(text("INSERT INTO conversations (id, user_id, title, created_at, updated_at) "
+                          "VALUES ('c', 'u', 'old narwhal', '2026-01-01', '2026-01-01')"))
+        conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
+                          "status, created_at, updated_at) VALUES ('m', 'c', 'u', 0, 'user', 'hello walrus', '', "
+                          "'complete', '2026-01-01', '2026-01-01')"))
+    run_migrations(url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT message_id FROM messages_fts WHERE messages_fts MATCH 'walrus'")).all() \
+            == [("m",)]
+        assert conn.execute(text("SELECT conversation_id FROM conversations_fts "
+                                 "WHERE conversations_fts MATCH 'narwhal'")).all() == [("c",)]
+    command.downgrade(alembic_config(url), "0005")
+    assert not {"messages_fts", "conversations_fts"} & set(inspect(engine).get_table_names())
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' "
+                                 "AND (name LIKE 'messages_fts%' OR name LIKE 'conversations_fts%')")).scalar() == 0
+        assert conn.execute(text("SELECT content FROM messages")).all() == [("hello walrus",)]
     engine.dispose()

@@ -2,8 +2,10 @@
 
 Pages (HTML):
 - ``GET /admin``: anonymous -> 303 to /login; a non-admin -> 403 page; an admin -> the page.
-- ``POST /admin/settings``: the settings form (fields ``csrf_token`` + one per setting); the page
-  again, with "Saved" (200) or each bad value's message next to its field (400). All-or-nothing.
+- ``POST /admin/settings``: the settings form (fields ``csrf_token`` + one per setting);
+  all-or-nothing. Always 303 to ``/admin#settings`` (post/redirect/get, so a reload never posts
+  again), which then shows "Saved", or the values as typed with each bad value's message next to
+  its field (carried over the redirect by web/flash.py).
 
 JSON (``/admin/api/...``; anonymous -> 401, non-admin -> 403, both ``{"error": {code, message}}``;
 the admin role is checked on every call, and a disabled admin has no session at all):
@@ -30,7 +32,7 @@ from typing import Any, Mapping
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from backend.auth import UserInfo
@@ -38,7 +40,7 @@ from backend.errors import DomainError, ValidationFailed
 from backend.live import REASON_DISABLED
 from web.api import read_json_object, to_jsonable
 from web.errors import CODE_UNAUTHENTICATED, error_code, error_message, status_for_code
-from web.session import admin_or_error, current_user
+from web.session import admin_or_error, current_user, session_token
 from web.state import app_state
 
 CODE_FORBIDDEN = "forbidden"
@@ -144,11 +146,27 @@ async def _render_page(request: Request, user: UserInfo, *, status_code: int = 2
     return response
 
 
+@dataclass(frozen=True)
+class SettingsOutcome:
+    """What the settings form's redirect carries to the page: saved, or the refused values."""
+
+    saved: bool
+    errors: Mapping[str, str] | None = None
+    submitted: Mapping[str, str] | None = None
+    form_error: str | None = None
+
+
 async def admin_page(request: Request) -> Response:
     user = await admin_or_error(request)
     if isinstance(user, Response):
         return user
-    return await _render_page(request, user)
+    outcome = app_state(request).flash.pop(session_token(request))
+    if not isinstance(outcome, SettingsOutcome):
+        return await _render_page(request, user)
+    if outcome.saved:
+        return await _render_page(request, user, saved=True)
+    fields = await run_in_threadpool(_field_views, request, outcome.errors, outcome.submitted)
+    return await _render_page(request, user, fields=fields, form_error=outcome.form_error)
 
 
 async def settings_form(request: Request) -> Response:
@@ -162,12 +180,15 @@ async def settings_form(request: Request) -> Response:
     submitted = {name: value for name, value in form.items() if name in known and isinstance(value, str)}
     try:
         await run_in_threadpool(store.update, submitted, user.id)
+        outcome = SettingsOutcome(saved=True)
     except ValidationFailed as exc:
         errors = _field_errors(exc)
-        fields = await run_in_threadpool(_field_views, request, errors, submitted)
-        return await _render_page(request, user, status_code=400, fields=fields,
+        outcome = SettingsOutcome(saved=False, errors=errors, submitted=submitted,
                                   form_error=None if errors else exc.message)
-    return await _render_page(request, user, saved=True)
+    token = session_token(request)
+    if token:  # admin_or_error let a session through, so there is one
+        app_state(request).flash.put(token, outcome)
+    return RedirectResponse("/admin#settings", status_code=303)
 
 
 async def api_settings(request: Request) -> Response:

@@ -6,7 +6,7 @@ one process.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from starlette.requests import HTTPConnection
 from starlette.templating import Jinja2Templates
@@ -23,6 +23,7 @@ from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
 from backend.throttle import LoginThrottle
 from backend.users import UserAdminService
+from web.flash import FlashStore
 
 
 @dataclass
@@ -49,6 +50,8 @@ class AppState:
     documents: DocumentService | None = None
     ingestion: IngestionWorker | None = None
     retriever: Retriever | None = None
+    # Notices carried across a form's redirect (web/flash.py).
+    flash: FlashStore = field(default_factory=FlashStore)
 
 
 def app_state(conn: HTTPConnection) -> AppState:

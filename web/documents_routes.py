@@ -30,6 +30,7 @@ from starlette.types import Message
 from backend.auth import UserInfo
 from backend.errors import NotFound, ValidationFailed
 from backend.rag import DocumentTooLarge
+from backend.rag.extract import readable_size
 from web.api import to_jsonable
 from web.errors import CODE_UNAUTHENTICATED, error_response
 from web.session import current_user, page_user_or_redirect, user_for_bearer
@@ -119,12 +120,12 @@ async def upload_document(request: Request) -> Response:
     body_limit = max_bytes + MULTIPART_OVERHEAD_BYTES
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > body_limit:
-        raise DocumentTooLarge(f"the upload is {declared} bytes; the limit is {max_bytes} bytes")
+        raise DocumentTooLarge(f"the upload is {readable_size(int(declared))}; the limit is {readable_size(max_bytes)}")
     limited = Request(request.scope, _limited_receive(request, body_limit))
     try:
         form = await limited.form(max_files=1, max_fields=8)
     except _BodyTooLarge:
-        raise DocumentTooLarge(f"the upload is over the limit of {max_bytes} bytes") from None
+        raise DocumentTooLarge(f"the upload is over the limit of {readable_size(max_bytes)}") from None
     try:
         upload = form.get("file")
         if not isinstance(upload, UploadFile):

@@ -40,12 +40,26 @@ def document_kind(filename: str) -> str:
         raise UnsupportedDocument("the document needs a plain file name (at most 255 characters)")
     kind = KINDS.get(PurePath(filename).suffix.lower())
     if kind is None:
-        raise UnsupportedDocument(f"{filename!r}: only .txt, .md, .html and .pdf documents can be uploaded")
+        raise UnsupportedDocument("only .txt, .md, .html and .pdf documents can be uploaded")
     return kind
 
 
+def readable_size(num_bytes: int) -> str:
+    """A size as people read it, in binary multiples with at most one decimal:
+    512 -> "512 bytes", 1536 -> "1.5 KB", 14859832 -> "14.2 MB", 10485760 -> "10 MB"."""
+    if num_bytes < 1024:
+        return f"{num_bytes} byte{'' if num_bytes == 1 else 's'}"
+    size, unit = float(num_bytes), "bytes"
+    for unit in ("KB", "MB", "GB", "TB"):
+        size /= 1024
+        if round(size, 1) < 1024:
+            break
+    return f"{size:.1f}".removesuffix(".0") + " " + unit
+
+
 def check_upload(filename: str, data: bytes, max_bytes: int) -> str:
-    """Cheap checks fit for the request path; returns the kind.
+    """Cheap checks fit for the request path; returns the kind. The messages do not repeat the
+    file's name: whoever shows them names the file once (static/documents.js).
 
     Raises:
         UnsupportedDocument: see `document_kind`.
@@ -55,9 +69,11 @@ def check_upload(filename: str, data: bytes, max_bytes: int) -> str:
     """
     kind = document_kind(filename)
     if len(data) > max_bytes:
-        raise DocumentTooLarge(f"{filename!r} is {len(data)} bytes; the limit is {max_bytes} bytes")
+        size, limit = readable_size(len(data)), readable_size(max_bytes)
+        raise DocumentTooLarge(f"the file is {size}; the limit is {limit}" if size != limit
+                               else f"the file is over the limit of {limit}")
     if not data.strip():
-        raise UnreadableDocument(f"{filename!r} is empty")
+        raise UnreadableDocument("the file is empty")
     if kind == "pdf":
         _open_pdf(data)
     else:

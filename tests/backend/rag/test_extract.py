@@ -12,6 +12,7 @@ from backend.rag import (
     extract_pages,
     html_to_text,
 )
+from backend.rag.extract import readable_size
 from tests.backend.rag.conftest import make_pdf
 
 
@@ -25,6 +26,24 @@ def test_supported_kinds(name, kind):
 def test_unsupported_names(name):
     with pytest.raises(UnsupportedDocument):
         check_upload(name, b"text", 10_000)
+
+
+@pytest.mark.parametrize("num_bytes,text", [
+    (0, "0 bytes"), (1, "1 byte"), (1023, "1023 bytes"), (1024, "1 KB"), (1536, "1.5 KB"),
+    (14859832, "14.2 MB"), (10 * 1024 * 1024, "10 MB"), (1024 * 1024 - 1, "1 MB"), (3 * 1024**3, "3 GB"),
+])
+def test_readable_size(num_bytes, text):
+    assert readable_size(num_bytes) == text
+
+
+def test_a_refusal_says_sizes_as_people_read_them_and_not_the_name():
+    with pytest.raises(DocumentTooLarge) as info:
+        check_upload("report.txt", b"x" * 14859832, 10 * 1024 * 1024)
+    assert info.value.message == "the file is 14.2 MB; the limit is 10 MB"
+    for name, data in (("report.exe", b"text"), ("report.txt", b"  ")):
+        with pytest.raises((UnsupportedDocument, UnreadableDocument)) as refused:
+            check_upload(name, data, 100)
+        assert "report" not in refused.value.message
 
 
 def test_size_limit_is_inclusive():

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.errors import NotFound, ValidationFailed
+from backend.message_tree import Tree, sibling_ids
 from backend.models import Conversation, Message, utcnow
 
 log = logging.getLogger(__name__)
@@ -73,14 +75,78 @@ class MessageView:
     error: str | None
     created_at: datetime
     sources: list[dict[str, Any]] = field(default_factory=list)
+    parent_id: str | None = None
+    # The ids of this message and its siblings (the alternatives made by regenerate or edit),
+    # in creation order: the page shows "‹ i/n ›" when there are several.
+    siblings: tuple[str, ...] = ()
+
+    @property
+    def sibling_index(self) -> int:
+        """1-based position among its siblings (1 when it has none)."""
+        return self.siblings.index(self.id) + 1 if self.id in self.siblings else 1
+
+
+@dataclass(frozen=True)
+class ConversationSettings:
+    """A conversation's own settings; None follows the admin's defaults.
+
+    system_prompt: replaces the default system prompt ("" for none); temperature in [0, 2];
+    max_tokens: reply length in tokens, at most the admin's maximum.
+    """
+
+    system_prompt: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True)
 class ConversationView:
+    """messages: the active branch, oldest first (the path from the root to current_message_id)."""
+
     id: str
     title: str
     messages: list[MessageView]
     use_documents: bool = False
+    current_message_id: str | None = None
+    settings: ConversationSettings = ConversationSettings()
+    pinned: bool = False
+
+
+SYSTEM_PROMPT_MAX = 8000
+_SETTINGS = ("system_prompt", "temperature", "max_tokens")
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def validate_settings(changes: object, max_max_tokens: int) -> dict[str, Any]:
+    """The checked values of a settings change (see ConversationService.update_settings).
+    Raises ValidationFailed naming the first bad field."""
+    if not isinstance(changes, dict):
+        raise ValidationFailed("settings must be an object")
+    unknown = sorted(set(changes) - set(_SETTINGS))
+    if unknown:
+        raise ValidationFailed(f"unknown setting {unknown[0]!r}; known: {', '.join(_SETTINGS)}")
+    values: dict[str, Any] = {}
+    if "system_prompt" in changes:
+        prompt = changes["system_prompt"]
+        if prompt is not None:
+            if not isinstance(prompt, str):
+                raise ValidationFailed("system_prompt must be a string or null")
+            if len(prompt) > SYSTEM_PROMPT_MAX:
+                raise ValidationFailed(f"system_prompt must be at most {SYSTEM_PROMPT_MAX} characters")
+            if _CONTROL_CHARS.search(prompt):
+                raise ValidationFailed("system_prompt holds a control character")
+        values["system_prompt"] = prompt
+    if "temperature" in changes:
+        t = changes["temperature"]
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2):
+            raise ValidationFailed("temperature must be a number in [0, 2] or null")
+        values["temperature"] = None if t is None else float(t)
+    if "max_tokens" in changes:
+        n = changes["max_tokens"]
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= max_max_tokens):
+            raise ValidationFailed(f"max_tokens must be a whole number in [1, {max_max_tokens}] or null")
+        values["max_tokens"] = n
+    return values
 
 
 def make_title(text: str, limit: int = TITLE_MAX) -> str:
@@ -119,7 +185,7 @@ def load_sources(stored: str | None) -> list[dict[str, Any]]:
     return [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
 
 
-def view_of(message: Message) -> MessageView:
+def view_of(message: Message, siblings: Sequence[str] = ()) -> MessageView:
     return MessageView(
         id=message.id,
         role=message.role,
@@ -135,6 +201,33 @@ def view_of(message: Message) -> MessageView:
         error=message.error,
         created_at=message.created_at,
         sources=load_sources(message.sources),
+        parent_id=message.parent_id,
+        siblings=tuple(siblings) or (message.id,),
+    )
+
+
+def settings_of(conversation: Conversation) -> ConversationSettings:
+    return ConversationSettings(conversation.system_prompt, conversation.temperature, conversation.max_tokens)
+
+
+def conversation_messages(db: Session, conversation_id: str, user_id: str) -> list[Message]:
+    """Every message of the conversation (all branches), in creation order."""
+    return list(db.scalars(
+        select(Message).where(Message.conversation_id == conversation_id, Message.user_id == user_id)
+        .order_by(Message.position)
+    ))
+
+
+def branch_view(db: Session, conversation: Conversation, user_id: str) -> ConversationView:
+    """The conversation with its active branch (each message with its siblings' ids)."""
+    tree = Tree(conversation_messages(db, conversation.id, user_id))
+    path = tree.active_path(conversation.current_message_id)
+    return ConversationView(
+        id=conversation.id, title=conversation.title,
+        messages=[view_of(m, ids) for m, ids in zip(path, sibling_ids(tree, path))],
+        use_documents=bool(conversation.use_documents),
+        current_message_id=path[-1].id if path else None,
+        settings=settings_of(conversation), pinned=bool(conversation.pinned),
     )
 
 
@@ -178,18 +271,43 @@ class ConversationService:
             return [summary_of(c) for c in rows]
 
     def get_conversation(self, user_id: str, conversation_id: str) -> ConversationView:
-        """A conversation with its messages in order. Raises NotFound."""
+        """A conversation with the messages of its active branch, oldest first. Raises NotFound."""
+        with self._sessions() as db:
+            return branch_view(db, owned_conversation(db, user_id, conversation_id), user_id)
+
+    def switch_branch(self, user_id: str, conversation_id: str, message_id: str) -> ConversationView:
+        """Make the branch through `message_id` the active one: its newest continuation becomes
+        the conversation's current message (what the page's "‹ 2/3 ›" does). Returns the
+        conversation along it. Raises NotFound (conversation or message unknown, or another
+        user's) and ValidationFailed (message_id not a string)."""
+        if not isinstance(message_id, str) or not message_id:
+            raise ValidationFailed("message_id must be a message's id")
         with self._sessions() as db:
             conversation = owned_conversation(db, user_id, conversation_id)
-            messages = db.scalars(
-                select(Message)
-                .where(Message.conversation_id == conversation.id, Message.user_id == user_id)
-                .order_by(Message.position)
-            )
-            return ConversationView(
-                id=conversation.id, title=conversation.title, messages=[view_of(m) for m in messages],
-                use_documents=bool(conversation.use_documents),
-            )
+            tree = Tree(conversation_messages(db, conversation.id, user_id))
+            leaf = tree.newest_leaf(message_id)
+            if leaf is None:
+                raise NotFound("message not found")
+            conversation.current_message_id = leaf.id
+            db.commit()
+            return branch_view(db, conversation, user_id)
+
+    def update_settings(self, user_id: str, conversation_id: str, changes: dict[str, Any],
+                        max_max_tokens: int) -> ConversationSettings:
+        """Set some of the conversation's own settings; a None value goes back to the default.
+
+        changes: any of system_prompt (str, at most SYSTEM_PROMPT_MAX characters, no control
+        characters but tab and line breaks), temperature (number in [0, 2]), max_tokens (whole
+        number in [1, max_max_tokens], the admin's maximum). Raises ValidationFailed (nothing
+        stored) naming the field, NotFound.
+        """
+        values = validate_settings(changes, max_max_tokens)
+        with self._sessions() as db:
+            conversation = owned_conversation(db, user_id, conversation_id)
+            for name, value in values.items():
+                setattr(conversation, name, value)
+            db.commit()
+            return settings_of(conversation)
 
     def set_use_documents(self, user_id: str, conversation_id: str, on: bool) -> None:
         """Turn document search on or off for the conversation's next turns. Raises NotFound

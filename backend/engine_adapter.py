@@ -67,13 +67,13 @@ class EngineTextGenerator:
         """Abort every stream (each ends with finish_reason "abort") and stop the step loop."""
         self._engine.shutdown()
 
-    def _prompt_ids(self, messages: Sequence[ChatMessage]) -> list[int]:
+    def _prompt_ids(self, messages: Sequence[ChatMessage], continue_final_message: bool = False) -> list[int]:
         llm = self._engine.engine
         try:
             # Contents are tokenized literally: text a user typed is data, never control.
             return encode_conversation(
-                llm.chat_template, llm.tokenizer,
-                [{"role": m.role, "content": m.content} for m in messages], add_generation_prompt=True)
+                llm.chat_template, llm.tokenizer, [{"role": m.role, "content": m.content} for m in messages],
+                add_generation_prompt=not continue_final_message, continue_final_message=continue_final_message)
         except ChatTemplateError as exc:
             raise GenerationError(f"cannot render the chat template: {exc}") from exc
 
@@ -92,7 +92,7 @@ class EngineTextGenerator:
         event loop. Closing the stream early aborts the request."""
         if not self._engine.is_running:
             raise GeneratorUnavailable("the engine is not running")
-        return self._queue(request_id, self._prompt_ids(messages), params)
+        return self._queue(request_id, self._prompt_ids(messages, params.continue_final_message), params)
 
     def stream_prompt(self, request_id: str, prompt: str,
                       params: GenerationParams) -> AsyncIterator[GenerationEvent]:

@@ -40,6 +40,10 @@ class GenerationParams:
     sampled token's logprob plus the k most likely alternatives, on every TextDelta.
     n: independent samples of one prompt in [1, 16], run by the engine as one request (shared
     prompt, one abort); events carry the sample's index; a seeded sample i uses seed + i.
+    continue_final_message: the last message is an assistant reply to resume: the chat template
+    is rendered with it as the open assistant turn and no generation prompt (as
+    `continue_final_message=True` in transformers' apply_chat_template); the reply's text
+    goes on from there. The prompt counts of count_prompt_tokens stay an upper bound.
     """
 
     max_tokens: int = 512
@@ -53,6 +57,7 @@ class GenerationParams:
     frequency_penalty: float = 0.0
     logprobs: int | None = None
     n: int = 1
+    continue_final_message: bool = False
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,8 @@ def _validate(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
 
 def encode_conversation(template: ChatTemplate, tokenizer: Tokenizer,
                         messages: Sequence[Mapping[str, str]],
-                        add_generation_prompt: bool = True) -> list[int]:
+                        add_generation_prompt: bool = True,
+                        continue_final_message: bool = False) -> list[int]:
     """Prompt token ids for `messages`, where message contents are data, never control.
 
     Contents without special-token text: `tokenizer.encode(template.render(messages))`, the
@@ -105,10 +106,31 @@ def encode_conversation(template: ChatTemplate, tokenizer: Tokenizer,
     contents without. (Only then: tokenizing at those boundaries can split leading whitespace
     of a content differently from the whole-prompt encoding.)
 
+    continue_final_message: the prompt ends inside the last message, right after its content
+    (the template's end-of-turn text after it is left out), so the model goes on with that
+    message: transformers' `apply_chat_template(continue_final_message=True)`. Needs
+    add_generation_prompt False.
+
     Raises ChatTemplateError when the template fails, or when it transforms the markers (edits
-    contents) so that a content holding special-token text cannot be isolated.
+    contents) so that a content holding special-token text cannot be isolated; for
+    continue_final_message, also when there is no message or a generation prompt is asked for.
     """
     chat = _validate(messages)
+    if continue_final_message:
+        if add_generation_prompt:
+            raise ChatTemplateError("continue_final_message and add_generation_prompt exclude each other")
+        if not chat:
+            raise ChatTemplateError("continue_final_message needs a message to continue")
+    if continue_final_message and not any(tokenizer.contains_added_token_text(m["content"]) for m in chat):
+        # The text up to the final content, then the content: what the template renders there.
+        nonce = secrets.token_hex(8)
+        marker = f"\x00{nonce}:final\x00"
+        rendered = template.render(chat[:-1] + [{**chat[-1], "content": marker}], add_generation_prompt=False)
+        head, found, _rest = rendered.partition(marker)
+        if not found:
+            raise ChatTemplateError("this chat template transforms message contents, so the final "
+                                    "message cannot be continued")
+        return tokenizer.encode(head + chat[-1]["content"])
     if not any(tokenizer.contains_added_token_text(m["content"]) for m in chat):
         return tokenizer.encode(template.render(chat, add_generation_prompt=add_generation_prompt))
     nonce = secrets.token_hex(8)
@@ -122,4 +144,6 @@ def encode_conversation(template: ChatTemplate, tokenizer: Tokenizer,
             raise ChatTemplateError("a message spells a special token, and this chat template "
                                     "transforms message contents, so it cannot be kept as data")
         ids += tokenizer.encode(head) + tokenizer.encode(message["content"], parse_special=False)
+    if continue_final_message:
+        return ids
     return ids + tokenizer.encode(rest)

@@ -29,7 +29,7 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from backend.auth import UserInfo, hash_token
-from backend.chat import Channel
+from backend.chat import Channel, TurnRequest
 from backend.errors import DomainError
 from backend.generator import GenerationError
 from backend.live import KIND_SOCKET
@@ -154,8 +154,9 @@ class ChatSocket:
             return False
         if not await self._room_for(client_msg_id=frame.client_msg_id):
             return True
-        events = self.state.chat.send(self.user.id, frame.client_msg_id, frame.conversation_id, frame.text,
-                                      use_documents=frame.use_documents, origin=self._channel)
+        request = TurnRequest(frame.action, frame.client_msg_id, frame.conversation_id, frame.text,
+                              frame.message_id, frame.use_documents)
+        events = self.state.chat.act(self.user.id, request, origin=self._channel)
         self._spawn(key, events, client_msg_id=frame.client_msg_id)
         return True
 

@@ -15,7 +15,7 @@ from web.errors import error_frame
 def ack_frame(ack: Ack) -> dict[str, Any]:
     return {"type": "ack", "client_msg_id": ack.client_msg_id, "conversation_id": ack.conversation_id,
             "user_message_id": ack.user_message_id, "assistant_message_id": ack.assistant_message_id,
-            "duplicate": ack.duplicate, "title": ack.title}
+            "duplicate": ack.duplicate, "title": ack.title, "action": ack.action, "parent_id": ack.parent_id}
 
 
 def delta_frame(delta: Delta) -> dict[str, Any]:
@@ -52,7 +52,7 @@ def turn_frame(turn: TurnStarted) -> dict[str, Any]:
     return {"type": "turn", "conversation_id": turn.conversation_id, "title": turn.title,
             "client_msg_id": turn.client_msg_id, "user_message_id": turn.user_message_id,
             "user_text": turn.user_text, "assistant_message_id": turn.assistant_message_id,
-            "new_conversation": turn.new_conversation}
+            "new_conversation": turn.new_conversation, "action": turn.action, "parent_id": turn.parent_id}
 
 
 def conversation_frame(change: ConversationChanged) -> dict[str, Any]:

@@ -32,6 +32,8 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9_.:-]+")
 # and PostgreSQL cannot store NUL in text.
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 MAX_SEQ = 10**9
+# Frame types that start a turn (backend.chat.turns.TurnRequest.action).
+TURN_ACTIONS = ("send", "edit", "regenerate", "continue")
 
 
 def page_limits() -> dict[str, int]:
@@ -47,12 +49,19 @@ def page_limits() -> dict[str, int]:
 
 @dataclass(frozen=True)
 class SendFrame:
-    """use_documents: None keeps the conversation's setting; a bool sets it (docs/INTERFACES.md 8)."""
+    """A turn: send (a new message), edit (a user message), regenerate or continue (a reply).
+
+    use_documents: None keeps the conversation's setting; a bool sets it (docs/INTERFACES.md 8).
+    message_id: send: the message it follows (None: the conversation's current message); edit:
+    the user message edited; regenerate, continue: the reply. text: send and edit only.
+    """
 
     client_msg_id: str
     conversation_id: str | None
     text: str
     use_documents: bool | None = None
+    action: str = "send"
+    message_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +134,8 @@ def parse_frame(raw: str) -> ClientFrame:
 
     Raises:
         BadFrame: not JSON, not an object, unknown ``type``, or a field missing, of the wrong
-            type or too long (text > 32,000 characters, ids > 64 characters, seq not a count).
+            type or too long (text > 32,000 characters, ids > 64 characters, seq not a count);
+            edit, regenerate and continue need ``message_id``.
     """
     if len(raw) > MAX_FRAME_CHARS:
         raise BadFrame(f"frame longer than {MAX_FRAME_CHARS} characters")
@@ -144,15 +154,16 @@ def parse_frame(raw: str) -> ClientFrame:
         message_id = _id_field(obj, "message_id")
         assert message_id is not None
         return AttachFrame(message_id, _seq_field(obj, message_id))
-    if kind == "send":
+    if kind in TURN_ACTIONS:
         client_msg_id = _id_field(obj, "client_msg_id")
         try:
             conversation_id = _id_field(obj, "conversation_id", nullable=True)
-            text = _text_field(obj)
+            message_id = _id_field(obj, "message_id", nullable=kind == "send")
+            text = _text_field(obj) if kind in ("send", "edit") else ""
             use_documents = obj.get("use_documents")
             if use_documents is not None and not isinstance(use_documents, bool):
                 raise BadFrame("'use_documents' must be true, false or null")
         except BadFrame as exc:
             raise BadFrame(str(exc), client_msg_id) from None
-        return SendFrame(client_msg_id, conversation_id, text, use_documents)  # type: ignore[arg-type]
+        return SendFrame(client_msg_id, conversation_id, text, use_documents, kind, message_id)  # type: ignore[arg-type]
     raise BadFrame(f"unknown frame type {kind!r}" if isinstance(kind, str) else "frame has no 'type'")

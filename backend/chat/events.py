@@ -21,7 +21,11 @@ from backend.models import Message
 
 @dataclass(frozen=True)
 class Ack:
-    """The user message is stored; the reply streams into `assistant_message_id`."""
+    """The turn is stored; the reply streams into `assistant_message_id`.
+
+    action: send | edit | regenerate | continue. user_message_id: the question the reply answers
+    (new for send and edit). parent_id: the message the turn's first new message follows on its
+    branch (send, edit: the new user message's parent; regenerate, continue: the question)."""
 
     client_msg_id: str
     conversation_id: str
@@ -29,6 +33,8 @@ class Ack:
     assistant_message_id: str
     duplicate: bool
     title: str
+    action: str = "send"
+    parent_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,7 @@ class ChatFailed:
 
 @dataclass(frozen=True)
 class TurnStarted:
-    """A user message was stored and its reply started (from any of the user's pages)."""
+    """A turn was stored and its reply started (from any of the user's pages); fields as Ack."""
 
     conversation_id: str
     title: str
@@ -93,6 +99,8 @@ class TurnStarted:
     user_text: str
     assistant_message_id: str
     new_conversation: bool
+    action: str = "send"
+    parent_id: str | None = None
 
 
 ChatEvent = Ack | Delta | Done | ChatFailed

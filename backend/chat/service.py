@@ -36,6 +36,7 @@ import logging
 import threading
 import time
 from contextlib import aclosing
+from dataclasses import replace
 from typing import AsyncIterator, Callable, Protocol, Sequence
 
 from sqlalchemy.exc import IntegrityError
@@ -46,7 +47,7 @@ from backend.chat.channels import UserChannels
 from backend.chat.events import (Ack, ChatEvent, ChatFailed, ConversationChanged, TurnStarted,
                                  done_of, stored_outcome)
 from backend.chat.replies import LiveReply
-from backend.chat.turns import Ending, Turn
+from backend.chat.turns import Ending, Turn, TurnRequest
 from backend.conversations import make_title, owned_conversation
 from backend.errors import ConversationBusy, DomainError, ValidationFailed
 from backend.generation import Generation, GenerationMetrics, Generations
@@ -202,25 +203,32 @@ class ChatService:
                 task.cancel()
 
     async def send(self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str,
-                   use_documents: bool | None = None, origin: object = None) -> AsyncIterator[ChatEvent]:
-        """One chat turn; see the module docstring. Never raises DomainError or GenerationError:
-        they become ChatFailed.
+                   use_documents: bool | None = None, origin: object = None, *,
+                   parent_id: str | None = None) -> AsyncIterator[ChatEvent]:
+        """One chat turn: a new user message and its reply; see the module docstring and
+        :meth:`act`. parent_id: the message it follows (the one the page shows last); None:
+        the conversation's current message."""
+        request = TurnRequest("send", client_msg_id, conversation_id, text, parent_id, use_documents)
+        async for event in self.act(user_id, request, origin):
+            yield event
 
-        use_documents: None keeps the conversation's setting (False for a new one); a bool sets
-        it for this turn and the next ones. When on, the user's documents are searched for
-        `text` and the sources that fit the prompt budget are quoted in the prompt's last user
-        turn, stored with the reply and sent in Done.sources. origin: the sender's channel
-        (backend.chat.channels), which is not told of its own turn."""
+    async def act(self, user_id: str, request: TurnRequest, origin: object = None) -> AsyncIterator[ChatEvent]:
+        """One turn of any action (send, edit, regenerate, continue); events as for a send.
+        Never raises DomainError or GenerationError: they become ChatFailed.
+
+        use_documents (send, edit): None keeps the conversation's setting (False for a new
+        one); a bool sets it for this turn and the next ones. When on, the user's documents are
+        searched for the question and the sources that fit the prompt budget are quoted in the
+        prompt's last user turn, stored with the reply and sent in Done.sources. origin: the
+        sender's channel (backend.chat.channels), which is not told of its own turn."""
+        client_msg_id = request.client_msg_id
         try:
-            turns.validate(client_msg_id, conversation_id, text)
-            if use_documents is not None and not isinstance(use_documents, bool):
-                raise ValidationFailed("use_documents must be true, false or null")
+            turns.validate_request(request)
         except ValidationFailed as exc:
             yield ChatFailed(exc.code, exc.message, client_msg_id if isinstance(client_msg_id, str) else None, None)
             return
         settings = self._runtime.get()
-        begin = asyncio.ensure_future(asyncio.to_thread(
-            self._begin, user_id, client_msg_id, conversation_id, text, settings, use_documents))
+        begin = asyncio.ensure_future(asyncio.to_thread(self._begin, user_id, request, settings))
         try:
             turn, generation = await asyncio.shield(begin)
         except asyncio.CancelledError:
@@ -276,13 +284,15 @@ class ChatService:
     def _start(self, user_id: str, turn: Turn, generation: Generation | None, origin: object = None) -> LiveReply:
         message_id = turn.assistant_message_id
         reply = LiveReply(user_id, turn, generation, lambda reason: self.end_reply(message_id, reason))
+        if turn.prefix:  # a continued reply: its text so far is delta 1, so attachers see it
+            reply.add(turn.prefix)
         self._replies[message_id] = reply
         reply.task = asyncio.create_task(self._run(reply), name=f"chat-reply-{message_id}")
         if turn.new_conversation:
             self.channels.publish(user_id, ConversationChanged("created", turn.conversation_id, turn.title), origin)
         self.channels.publish(user_id, TurnStarted(
             turn.conversation_id, turn.title, turn.client_msg_id, turn.user_message_id, turn.user_text,
-            message_id, turn.new_conversation), origin)
+            message_id, turn.new_conversation, turn.action, turn.parent_id), origin)
         return reply
 
     async def _run(self, reply: LiveReply) -> None:
@@ -329,7 +339,8 @@ class ChatService:
             html = reply.markdown.html
             # Synchronous, in this order: stored, then the gates freed, then the viewers told, so
             # a viewer that sees the end can send again at once.
-            turns.finish(self._sessions, message_id, turn.conversation_id, reply.text, html, ending)
+            turns.finish(self._sessions, message_id, turn.conversation_id, reply.text, html, ending,
+                         turn.prior_completion_tokens)
             self._replies.pop(message_id, None)
             self._release(turn.conversation_id)
             closing = generation.close() if generation is not None else None
@@ -341,47 +352,57 @@ class ChatService:
 
     # --- storing a turn (sync; in a worker thread) ----------------------------------------------
 
-    def _begin(self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str,
-               settings: RuntimeSettings, use_documents: bool | None = None) -> tuple[Turn, Generation | None]:
+    def _begin(self, user_id: str, request: TurnRequest, settings: RuntimeSettings
+               ) -> tuple[Turn, Generation | None]:
         """Store a new turn (or find it stored). Order: a stored id answers at once; the
-        conversation is checked and claimed; the documents are searched (when the conversation
-        uses them); the prompt is built; the limits and the queue are passed; only then is
-        anything written. Raises DomainError (nothing stored, nothing held)."""
+        conversation is checked and claimed; the branch is read; the documents are searched
+        (when the conversation uses them); the prompt is built; the limits and the queue are
+        passed; only then is anything written. Raises DomainError (nothing stored, nothing held)."""
         with self._sessions() as db:
-            stored = turns.stored_turn(db, user_id, client_msg_id)
+            stored = turns.stored_turn(db, user_id, request.client_msg_id)
             if stored is not None:
                 return stored, None
             claimed: str | None = None
             generation: Generation | None = None
             try:
-                conversation: Conversation | None = None
-                earlier: list[Message] = []
-                if conversation_id is not None:
-                    conversation = owned_conversation(db, user_id, conversation_id)
+                plan = turns.locate(db, user_id, request)
+                conversation = plan.conversation
+                if plan.streaming is not None:  # continue of a reply streaming now: watch it
+                    return turns.streaming_turn(plan.streaming, conversation, request.client_msg_id), None
+                if conversation is not None:
                     claimed = self._claim(conversation.id)
-                    earlier = turns.earlier_messages(db, conversation.id, user_id)
-                history = [turns.as_chat_message(m) for m in earlier if turns.in_prompt(m)]
-                history.append(ChatMessage("user", text))
-                searching = use_documents if use_documents is not None else bool(conversation and conversation.use_documents)
-                found = self._retrieve(user_id, text, settings) if searching else None
-                messages, prompt_tokens, prompt_error, used = self._plan(settings, history, found or ())
+                    settings = _effective(settings, conversation)
+                use_documents = request.use_documents
+                searching = (use_documents if use_documents is not None
+                             else bool(conversation and conversation.use_documents)) and request.action != "continue"
+                found = self._retrieve(user_id, plan.query, settings) if searching else None
+                messages, prompt_tokens, prompt_error, used = self._plan(settings, plan.history, found or ())
                 # NULL: no search ran; "[]": it ran and no source was found or fitted.
                 citations = [citation(n, s) for n, s in enumerate(used, start=1)] if found is not None else None
                 if prompt_error is None:
                     generation = self.generations.admit(user_id, "chat", prompt_tokens)
                 new_conversation = conversation is None
                 if conversation is None:
-                    conversation = Conversation(user_id=user_id, title=make_title(text), use_documents=bool(use_documents))
+                    conversation = Conversation(user_id=user_id, title=make_title(request.text),
+                                                use_documents=bool(use_documents))
                     db.add(conversation)
                     db.flush()
                     claimed = self._claim(conversation.id)
                 elif use_documents is not None:
                     conversation.use_documents = use_documents  # committed with the turn
-                turn = turns.insert_turn(db, conversation, earlier, user_id, client_msg_id, text, citations)
+                if request.action == "regenerate":
+                    assert plan.answering is not None
+                    turn = turns.insert_reply(db, conversation, plan.answering, user_id, request.client_msg_id, citations)
+                elif request.action == "continue":
+                    assert plan.target is not None
+                    turn = turns.reopen_reply(db, conversation, plan.target, request.client_msg_id, citations)
+                else:
+                    turn = turns.insert_turn(db, conversation, plan.parent_id, user_id, request.client_msg_id,
+                                             request.text, citations, request.action)
             except IntegrityError:
                 self._undo(claimed, generation)
                 db.rollback()
-                stored = turns.stored_turn(db, user_id, client_msg_id)  # stored concurrently: a retry
+                stored = turns.stored_turn(db, user_id, request.client_msg_id)  # stored concurrently: a retry
                 if stored is None:
                     raise
                 return stored, None
@@ -390,8 +411,9 @@ class ChatService:
                 raise
         turn.new_conversation = new_conversation
         turn.messages, turn.prompt_tokens, turn.prompt_error = messages, prompt_tokens, prompt_error
-        turn.params = self.params(user_id, settings)
-        turn.sources = citations or []
+        params = self.params(user_id, settings)
+        turn.params = replace(params, continue_final_message=True) if request.action == "continue" else params
+        turn.sources = citations if citations is not None else (plan.target_sources or [])
         turn.unwatched_s = settings.unwatched_reply_s
         return turn, generation
 
@@ -453,6 +475,19 @@ class ChatService:
             return None
 
 
+def _effective(settings: RuntimeSettings, conversation: Conversation) -> RuntimeSettings:
+    """The runtime settings with the conversation's own settings applied (its max_tokens
+    within the admin's maximum)."""
+    changes: dict[str, object] = {}
+    if conversation.system_prompt is not None:
+        changes["system_prompt"] = conversation.system_prompt
+    if conversation.temperature is not None:
+        changes["default_temperature"] = conversation.temperature
+    if conversation.max_tokens is not None:
+        changes["default_max_tokens"] = max(1, min(conversation.max_tokens, settings.max_max_tokens))
+    return replace(settings, **changes) if changes else settings
+
+
 def _ending_of(generation: Generation, event: GenerationDone) -> Ending:
     if event.finish_reason == FINISH_ERROR and event.error_code == ERROR_QUEUE_TIMEOUT:
         return Ending(FINISH_ERROR, "error", f"{REASON_QUEUE_TIMEOUT} ({event.error})", event)
@@ -465,5 +500,5 @@ def _ending_of(generation: Generation, event: GenerationDone) -> Ending:
 
 def _ack(turn: Turn) -> Ack:
     return Ack(turn.client_msg_id, turn.conversation_id, turn.user_message_id, turn.assistant_message_id,
-               turn.duplicate, turn.title)
+               turn.duplicate, turn.title, turn.action, turn.parent_id)
 

@@ -14,13 +14,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from backend.conversations import make_title
-from backend.errors import ValidationFailed
+from backend.conversations import conversation_messages, load_sources, make_title, owned_conversation
+from backend.errors import NotFound, ValidationFailed
 from backend.generator import ChatMessage, GenerationDone, GenerationError, GenerationParams
 from backend.markdown import render_markdown
+from backend.message_tree import Tree
 from backend.models import Conversation, Message, new_id, utcnow
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,12 @@ class Turn:
     params: GenerationParams | None = None
     sources: list[dict[str, Any]] = field(default_factory=list)  # citations in the prompt
     unwatched_s: int | None = None  # RuntimeSettings.unwatched_reply_s when it started
+    # action: send | edit | regenerate | continue. parent_id: the message the turn's first new
+    # message follows (a continue: the reply's parent). prefix: a continued reply's text so far.
+    action: str = "send"
+    parent_id: str | None = None
+    prefix: str = ""
+    prior_completion_tokens: int = 0
 
 
 @dataclass
@@ -74,11 +81,123 @@ def validate(client_msg_id: object, conversation_id: object, text: object) -> No
         raise ValidationFailed(f"message text must be at most {MAX_TEXT_CHARS} characters")
 
 
-def earlier_messages(db: Session, conversation_id: str, user_id: str) -> list[Message]:
-    return list(db.scalars(
-        select(Message).where(Message.conversation_id == conversation_id, Message.user_id == user_id)
-        .order_by(Message.position)
-    ))
+ACTIONS = ("send", "edit", "regenerate", "continue")
+# Endings after which a reply can be continued: cut at the token limit, stopped, interrupted.
+CONTINUABLE_FINISH = ("length", "abort")
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """What a page asks for (docs/INTERFACES.md section 4).
+
+    action: send (a new user message after `message_id`, None: after the conversation's current
+    message; conversation_id None: a new conversation) | edit (a sibling of the user message
+    `message_id` with `text`, and its reply) | regenerate (a sibling of the reply `message_id`)
+    | continue (the reply `message_id` resumes where it ended).
+    """
+
+    action: str
+    client_msg_id: str
+    conversation_id: str | None = None
+    text: str = ""
+    message_id: str | None = None
+    use_documents: bool | None = None
+
+
+@dataclass
+class Plan:
+    """Where a turn goes, read before anything is written.
+
+    conversation: None for a new one. history: the prompt's messages along the branch, ending
+    with the new question (send, edit), the question answered again (regenerate) or the partial
+    reply (continue). parent_id: the new user message's parent (send, edit). answering: the user
+    message a regenerate answers. target: the reply continued. streaming: set when that reply is
+    streaming already (the request is then a watch). query: what the documents are searched for.
+    """
+
+    conversation: Conversation | None
+    history: list[ChatMessage]
+    query: str
+    parent_id: str | None = None
+    answering: Message | None = None
+    target: Message | None = None
+    streaming: Message | None = None
+    target_sources: list[dict[str, Any]] | None = None
+
+
+def validate_request(request: TurnRequest) -> None:
+    """Raises ValidationFailed for a request the service cannot take."""
+    if request.action not in ACTIONS:
+        raise ValidationFailed(f"action must be one of {', '.join(ACTIONS)}")
+    if request.action in ("send", "edit"):
+        validate(request.client_msg_id, request.conversation_id, request.text)
+    elif not isinstance(request.client_msg_id, str) or not 0 < len(request.client_msg_id) <= MAX_CLIENT_MSG_ID_CHARS:
+        raise ValidationFailed(f"client_msg_id must be 1 to {MAX_CLIENT_MSG_ID_CHARS} characters")
+    if request.action != "send" and (not isinstance(request.message_id, str) or not request.message_id):
+        raise ValidationFailed(f"{request.action} needs the message_id of the message it acts on")
+    if request.message_id is not None and (not isinstance(request.message_id, str) or len(request.message_id) > 64):
+        raise ValidationFailed("message_id must be a message's id")
+    if request.use_documents is not None and not isinstance(request.use_documents, bool):
+        raise ValidationFailed("use_documents must be true, false or null")
+
+
+def locate(db: Session, user_id: str, request: TurnRequest) -> Plan:
+    """Read the conversation and the branch a request acts on. Raises NotFound (an unknown id,
+    or another user's) and ValidationFailed (an action that does not apply to that message)."""
+    if request.action == "send":
+        if request.conversation_id is None:
+            if request.message_id is not None:
+                raise ValidationFailed("a new conversation has no message to follow")
+            return Plan(None, [ChatMessage("user", request.text)], request.text)
+        conversation = owned_conversation(db, user_id, request.conversation_id)
+        tree = Tree(conversation_messages(db, conversation.id, user_id))
+        if request.message_id is not None:
+            if request.message_id not in tree:
+                raise NotFound("the message to follow is not in this conversation")
+            parent_id: str | None = request.message_id
+        else:
+            leaf = tree.active_leaf(conversation.current_message_id)
+            parent_id = leaf.id if leaf is not None else None
+        history = history_of(tree.path_to(parent_id)) + [ChatMessage("user", request.text)]
+        return Plan(conversation, history, request.text, parent_id=parent_id)
+    assert request.message_id is not None
+    role = "user" if request.action == "edit" else "assistant"
+    target = owned_message(db, user_id, request.message_id, role)
+    if target is None:
+        raise NotFound(f"there is no such {'message' if role == 'user' else 'reply'}")
+    conversation = owned_conversation(db, user_id, target.conversation_id)
+    if request.conversation_id is not None and request.conversation_id != conversation.id:
+        raise NotFound("the message is not in this conversation")
+    tree = Tree(conversation_messages(db, conversation.id, user_id))
+    if request.action == "edit":
+        history = history_of(tree.path_to(target.parent_id)) + [ChatMessage("user", request.text)]
+        return Plan(conversation, history, request.text, parent_id=target.parent_id)
+    question = tree.parent_of(target)
+    if question is None or question.role != "user":
+        raise ValidationFailed("this reply answers no message of yours")
+    if request.action == "regenerate":
+        return Plan(conversation, history_of(tree.path_to(question.id)), question.content, answering=question)
+    if target.status in ("streaming", "pending"):
+        return Plan(conversation, [], "", target=target, streaming=target)
+    if not tree.is_leaf(target.id):
+        raise ValidationFailed("only the last reply of a branch can be continued")
+    if not target.content.strip() or not (target.finish_reason in CONTINUABLE_FINISH or target.status == "interrupted"):
+        raise ValidationFailed("only a reply cut at the token limit, stopped or interrupted can be continued")
+    return Plan(conversation, history_of(tree.path_to(target.id)), question.content, target=target,
+                target_sources=load_sources(target.sources))
+
+
+def streaming_turn(reply: Message, conversation: Conversation | None, client_msg_id: str) -> Turn:
+    """A continue of a reply that is streaming already: the request watches it (a retried frame)."""
+    return Turn(reply.conversation_id, conversation.title if conversation is not None else "", reply.parent_id or "",
+                reply.id, True, client_msg_id=client_msg_id, stored=reply, action="continue",
+                parent_id=reply.parent_id)
+
+
+def next_position(db: Session, conversation_id: str) -> int:
+    """The position a new message of the conversation takes (creation order, unique)."""
+    top = db.scalar(select(func.max(Message.position)).where(Message.conversation_id == conversation_id))
+    return 0 if top is None else top + 1
 
 
 def in_prompt(message: Message) -> bool:
@@ -90,18 +209,28 @@ def as_chat_message(message: Message) -> ChatMessage:
     return ChatMessage(message.role, message.content)
 
 
+def history_of(path: list[Message]) -> list[ChatMessage]:
+    """The prompt's history along a branch (root first)."""
+    return [as_chat_message(m) for m in path if in_prompt(m)]
+
+
 def stored_turn(db: Session, user_id: str, client_msg_id: str) -> Turn | None:
-    """The turn `user_id` stored under `client_msg_id`, or None."""
-    user_message = db.scalar(select(Message).where(
-        Message.user_id == user_id, Message.client_msg_id == client_msg_id, Message.role == "user"))
-    if user_message is None:
+    """The turn `user_id` stored under `client_msg_id` (a send, an edit or a regenerate), or None."""
+    made = db.scalar(select(Message).where(Message.user_id == user_id, Message.client_msg_id == client_msg_id))
+    if made is None:
         return None
-    conversation = db.get(Conversation, user_message.conversation_id)
-    assistant = db.scalar(select(Message).where(Message.user_id == user_id, Message.parent_id == user_message.id))
+    if made.role == "assistant":  # a regenerate: the reply is the row made
+        assistant: Message | None = made
+        user_message_id = made.parent_id or ""
+    else:  # a send or an edit: the reply made with it is the user message's first child
+        assistant = db.scalar(select(Message).where(Message.user_id == user_id, Message.parent_id == made.id,
+                                                    Message.role == "assistant").order_by(Message.position).limit(1))
+        user_message_id = made.id
+    conversation = db.get(Conversation, made.conversation_id)
     return Turn(
-        conversation_id=user_message.conversation_id,
+        conversation_id=made.conversation_id,
         title=conversation.title if conversation is not None else "",
-        user_message_id=user_message.id,
+        user_message_id=user_message_id,
         assistant_message_id=assistant.id if assistant is not None else "",
         duplicate=True,
         client_msg_id=client_msg_id,
@@ -112,34 +241,75 @@ def stored_turn(db: Session, user_id: str, client_msg_id: str) -> Turn | None:
 def owned_reply(session_factory: sessionmaker[Session], user_id: str, message_id: str) -> Message | None:
     """The assistant message `message_id` if `user_id` owns it, else None."""
     with session_factory() as db:
-        return db.scalar(select(Message).where(
-            Message.id == message_id, Message.user_id == user_id, Message.role == "assistant"))
+        return owned_message(db, user_id, message_id, "assistant")
 
 
-def insert_turn(db: Session, conversation: Conversation, earlier: list[Message], user_id: str,
-                client_msg_id: str, text: str, citations: list[dict[str, Any]] | None = None) -> Turn:
-    """Store the user message and the "streaming" assistant row (commits)."""
-    position = earlier[-1].position + 1 if earlier else 0
+def owned_message(db: Session, user_id: str, message_id: str, role: str | None = None) -> Message | None:
+    """The message `message_id` if `user_id` owns it (and it has `role`, if given), else None."""
+    query = select(Message).where(Message.id == message_id, Message.user_id == user_id)
+    if role is not None:
+        query = query.where(Message.role == role)
+    return db.scalar(query)
+
+
+def insert_turn(db: Session, conversation: Conversation, parent_id: str | None, user_id: str,
+                client_msg_id: str, text: str, citations: list[dict[str, Any]] | None = None,
+                action: str = "send") -> Turn:
+    """Store the user message (after `parent_id` on its branch) and the "streaming" assistant
+    row answering it; the new reply becomes the conversation's current message (commits)."""
+    position = next_position(db, conversation.id)
     now = utcnow()
     if not conversation.title:
         conversation.title = make_title(text)
-    conversation.updated_at = now
     user_message = Message(
         id=new_id(), conversation_id=conversation.id, user_id=user_id, position=position,
         role="user", content=text, html=render_markdown(text), status="complete",
-        client_msg_id=client_msg_id, created_at=now, updated_at=now,
-    )  # fmt: skip
-    assistant = Message(
-        id=new_id(), conversation_id=conversation.id, user_id=user_id, position=position + 1,
-        role="assistant", content="", html="", status="streaming", parent_id=user_message.id,
-        created_at=now, updated_at=now, sources=None if citations is None else json.dumps(citations),
+        client_msg_id=client_msg_id, parent_id=parent_id, created_at=now, updated_at=now,
     )  # fmt: skip
     db.add(user_message)
     db.flush()
+    turn = insert_reply(db, conversation, user_message, user_id, None, citations, position + 1, action)
+    turn.client_msg_id, turn.user_text, turn.parent_id = client_msg_id, text, parent_id
+    return turn
+
+
+def insert_reply(db: Session, conversation: Conversation, user_message: Message, user_id: str,
+                 client_msg_id: str | None, citations: list[dict[str, Any]] | None = None,
+                 position: int | None = None, action: str = "regenerate") -> Turn:
+    """Store a "streaming" assistant row answering `user_message` (a regenerate adds a sibling
+    of the earlier replies); it becomes the conversation's current message (commits)."""
+    now = utcnow()
+    assistant = Message(
+        id=new_id(), conversation_id=conversation.id, user_id=user_id,
+        position=next_position(db, conversation.id) if position is None else position,
+        role="assistant", content="", html="", status="streaming", parent_id=user_message.id,
+        client_msg_id=client_msg_id, created_at=now, updated_at=now,
+        sources=None if citations is None else json.dumps(citations),
+    )  # fmt: skip
     db.add(assistant)
+    db.flush()
+    conversation.current_message_id = assistant.id
+    conversation.updated_at = now
     db.commit()
     return Turn(conversation.id, conversation.title, user_message.id, assistant.id, False,
-                client_msg_id=client_msg_id, user_text=text)
+                client_msg_id=client_msg_id or "", user_text=user_message.content, action=action,
+                parent_id=user_message.id)
+
+
+def reopen_reply(db: Session, conversation: Conversation, reply: Message, client_msg_id: str,
+                 citations: list[dict[str, Any]] | None) -> Turn:
+    """Mark a finished reply "streaming" again to continue it; its text stays (commits)."""
+    now = utcnow()
+    reply.status, reply.finish_reason, reply.error, reply.updated_at = "streaming", None, None, now
+    if citations is not None:
+        reply.sources = json.dumps(citations)
+    conversation.current_message_id = reply.id
+    conversation.updated_at = now
+    db.commit()
+    turn = Turn(conversation.id, conversation.title, reply.parent_id or "", reply.id, False,
+                client_msg_id=client_msg_id, action="continue", parent_id=reply.parent_id,
+                prefix=reply.content, prior_completion_tokens=reply.completion_tokens or 0)
+    return turn
 
 
 def flush(session_factory: sessionmaker[Session], message_id: str, content: str, html: str) -> None:
@@ -151,8 +321,8 @@ def flush(session_factory: sessionmaker[Session], message_id: str, content: str,
 
 
 def finish(session_factory: sessionmaker[Session], message_id: str, conversation_id: str, content: str,
-           html: str, ending: Ending) -> None:
-    """Write a reply's end. A failure is logged: the row stays "streaming" and the next
+           html: str, ending: Ending, prior_completion_tokens: int = 0) -> None:
+    """Write a reply's end (a continued reply counts the tokens of its earlier parts too). A failure is logged: the row stays "streaming" and the next
     start-up marks it interrupted."""
     done = ending.done
     values: dict[str, Any] = dict(
@@ -160,8 +330,11 @@ def finish(session_factory: sessionmaker[Session], message_id: str, conversation
         error=ending.error, updated_at=utcnow(),
     )  # fmt: skip
     if done is not None:
+        completion = done.completion_tokens
+        if completion is not None and prior_completion_tokens:
+            completion += prior_completion_tokens
         values.update(
-            prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
+            prompt_tokens=done.prompt_tokens, completion_tokens=completion,
             queue_ms=done.queue_ms, ttft_ms=done.ttft_ms, decode_tokens_per_s=done.decode_tokens_per_s,
         )  # fmt: skip
     try:

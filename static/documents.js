@@ -180,7 +180,7 @@
     applyCitations(messageEl);
   }
 
-  window.CrescentSources = { render: renderSources, label: sourceLabel };
+  window.CrescentSources = { render: renderSources, label: sourceLabel, link: applyCitations };
 
   for (const el of document.querySelectorAll('#messages .message[data-role="assistant"]')) {
     applyCitations(el);

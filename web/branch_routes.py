@@ -1,0 +1,107 @@
+"""A conversation's branches and its own settings (docs/INTERFACES.md section 3).
+
+``GET /api/conversations/{id}/branch`` -> ``{"current_message_id": str | null, "html": str}``: the
+active branch's messages rendered as on the page (templates/_message.html), for a page that must
+redraw them (another tab regenerated or edited). ``POST`` the same URL with ``{"message_id": id}``
+makes the branch through that message active (its newest continuation), with the same answer;
+what the page's "‹ 2/3 ›" does.
+
+``GET /api/conversations/{id}/settings`` -> ``{"settings": {system_prompt, temperature,
+max_tokens}, "defaults": {system_prompt, temperature, max_tokens}, "max_max_tokens": int}`` (None
+in settings: the admin's default). ``PATCH`` the same URL with any of those fields (null: back to
+the default) -> the same answer; 400 ``invalid_input`` naming a bad field.
+
+Without a session: 401; an unknown or another user's id (conversation or message): 404.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from backend.conversations import ConversationSettings, ConversationView
+from backend.errors import ValidationFailed
+from web.api import read_json_object
+from web.errors import CODE_UNAUTHENTICATED, error_response
+from web.session import current_user
+from web.state import AppState, app_state
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def render_branch(state: AppState, view: ConversationView) -> str:
+    """The active branch's messages as the chat page renders them (sanitized HTML)."""
+    return state.templates.get_template("_messages.html").render(conversation=view)
+
+
+def _branch_answer(state: AppState, view: ConversationView) -> Response:
+    return JSONResponse({"current_message_id": view.current_message_id, "html": render_branch(state, view)},
+                        headers=_NO_STORE)
+
+
+async def get_branch(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
+    state = app_state(request)
+    view = await run_in_threadpool(state.conversations.get_conversation, user.id,
+                                   request.path_params["conversation_id"])
+    return _branch_answer(state, view)
+
+
+async def switch_branch(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
+    body = await read_json_object(request)
+    if set(body) != {"message_id"} or not isinstance(body["message_id"], str):
+        raise ValidationFailed('the body must be {"message_id": "<id of a message of this conversation>"}')
+    state = app_state(request)
+    view = await run_in_threadpool(state.conversations.switch_branch, user.id,
+                                   request.path_params["conversation_id"], body["message_id"])
+    return _branch_answer(state, view)
+
+
+def _settings_answer(state: AppState, settings: ConversationSettings) -> Response:
+    runtime = state.runtime_settings.get()
+    return JSONResponse({
+        "settings": dataclasses.asdict(settings),
+        "defaults": {"system_prompt": runtime.system_prompt, "temperature": runtime.default_temperature,
+                     "max_tokens": runtime.default_max_tokens},
+        "max_max_tokens": runtime.max_max_tokens,
+    }, headers=_NO_STORE)
+
+
+async def get_settings(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
+    state = app_state(request)
+    view = await run_in_threadpool(state.conversations.get_conversation, user.id,
+                                   request.path_params["conversation_id"])
+    return _settings_answer(state, view.settings)
+
+
+async def patch_settings(request: Request) -> Response:
+    user = await current_user(request)
+    if user is None:
+        return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
+    body: dict[str, Any] = await read_json_object(request)
+    state = app_state(request)
+    settings = await run_in_threadpool(
+        state.conversations.update_settings, user.id, request.path_params["conversation_id"], body,
+        state.runtime_settings.get().max_max_tokens)
+    return _settings_answer(state, settings)
+
+
+routes = [
+    Route("/api/conversations/{conversation_id:str}/branch", get_branch, methods=["GET"]),
+    Route("/api/conversations/{conversation_id:str}/branch", switch_branch, methods=["POST"]),
+    Route("/api/conversations/{conversation_id:str}/settings", get_settings, methods=["GET"]),
+    Route("/api/conversations/{conversation_id:str}/settings", patch_settings, methods=["PATCH"]),
+]

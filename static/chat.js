@@ -426,9 +426,17 @@
         attach(frame.message_id);  // a gap: ask again from what this page has
         return;
       }
-      if (frame.committed_html) {
-        el.querySelector(".md-committed").insertAdjacentHTML("beforeend", frame.committed_html);
+      const committed = el.querySelector(".md-committed");
+      if (frame.code_html) {
+        // New lines of the code block still open: the committed part's last element.
+        const code = committed.lastElementChild && committed.lastElementChild.querySelector("pre > code");
+        if (!code) {
+          attach(frame.message_id);  // out of step with the server: ask for the whole rendering
+          return;
+        }
+        code.insertAdjacentHTML("beforeend", frame.code_html);
       }
+      if (frame.committed_html) committed.insertAdjacentHTML("beforeend", frame.committed_html);
     }
     stream.lastSeq = frame.seq;
     if (el.dataset.status !== "streaming") setEnding(el, "streaming", null, null);

@@ -19,9 +19,12 @@ def ack_frame(ack: Ack) -> dict[str, Any]:
 
 
 def delta_frame(delta: Delta) -> dict[str, Any]:
-    """reset: a catch-up after an attach (committed_html replaces instead of appending)."""
+    """code_html goes inside the open code block, then committed_html is appended, then
+    tail_html replaces the tail. reset: a catch-up after an attach (committed_html replaces
+    instead of appending)."""
     frame = {"type": "delta", "message_id": delta.message_id, "seq": delta.seq, "text": delta.text,
-             "committed_html": delta.committed_html, "tail_html": delta.tail_html}
+             "code_html": delta.code_html, "committed_html": delta.committed_html,
+             "tail_html": delta.tail_html}
     if delta.reset:
         frame["reset"] = True
     return frame

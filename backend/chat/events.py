@@ -41,9 +41,11 @@ class Ack:
 class Delta:
     """New reply text. seq: 1, 2, ... per reply, the number of the last delta this one holds.
 
-    committed_html: append it; tail_html: replace the tail with it. reset: a catch-up after an
-    attach: `text` joins the deltas after the viewer's sequence number up to `seq`, and
-    committed_html is the whole committed rendering (replace, not append)."""
+    Applied in this order (backend.markdown.RenderUpdate): code_html: append it inside the
+    <code> of the committed part's last element (a code block still open); committed_html:
+    append it; tail_html: replace the tail with it. reset: a catch-up after an attach: `text`
+    joins the deltas after the viewer's sequence number up to `seq`, committed_html is the
+    whole committed rendering (replace, not append), and code_html is ""."""
 
     message_id: str
     seq: int
@@ -51,6 +53,7 @@ class Delta:
     committed_html: str
     tail_html: str
     reset: bool = False
+    code_html: str = ""
 
 
 @dataclass(frozen=True)

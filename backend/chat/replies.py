@@ -23,7 +23,7 @@ from backend.chat.events import ChatEvent, ChatFailed, Delta, Done
 from backend.chat.turns import Turn
 from backend.errors import ValidationFailed
 from backend.generation import Generation
-from backend.markdown import IncrementalMarkdown
+from backend.markdown import IncrementalMarkdown, RenderMark
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class LiveReply:
         self._timer: asyncio.TimerHandle | None = None
         self._ending: asyncio.Future[object] | None = None
         self._published = 0  # fed deltas are published after their flush: seq counts these
-        self._snapshot = ("", "")  # (committed_html, tail_html) as of the last published delta
+        self._snapshot: RenderMark = self.markdown.mark()  # the rendering as of the last published delta
 
     @property
     def seq(self) -> int:
@@ -112,7 +112,7 @@ class LiveReply:
             viewer.queue.put_nowait(self.final)
             return viewer
         if after_seq < self.seq:
-            committed, tail = self._snapshot
+            committed, tail = self.markdown.rendering_at(self._snapshot)
             viewer.queue.put_nowait(Delta(self.message_id, self.seq, "".join(self.parts[after_seq:self.seq]),
                                           committed, tail, reset=True))
         self._viewers.append(viewer)
@@ -132,12 +132,13 @@ class LiveReply:
         """Append one delta of text and render it; nobody sees it until publish(delta)."""
         self.parts.append(text)
         update = self.markdown.feed(text)
-        return Delta(self.message_id, len(self.parts), text, update.committed_html, update.tail_html)
+        return Delta(self.message_id, len(self.parts), text, update.committed_html, update.tail_html,
+                     code_html=update.code_html)
 
     def publish(self, delta: Delta) -> None:
         """Every viewer gets `delta` (the last one fed); attachers from now on catch up to it."""
         self._published = delta.seq
-        self._snapshot = (self.markdown.committed_html, self.markdown.tail_html)
+        self._snapshot = self.markdown.mark()  # O(1): read only when someone attaches
         self._publish(delta)
 
     def add(self, text: str) -> Delta:

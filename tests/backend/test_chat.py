@@ -436,8 +436,12 @@ async def test_deltas_rebuild_the_final_html_in_the_client(session_factory, fake
     events = await collect(chat.send(users[0].id, "c-1", None, "plan please"))
     committed, tail = "", ""
     for event in events[1:-1]:
+        if event.code_html:  # new lines of the open code block, inside its <code> (as chat.js does)
+            cut = committed.rindex("</code></pre></div>")
+            committed = committed[:cut] + event.code_html + committed[cut:]
         committed += event.committed_html
         tail = event.tail_html
+    assert any(event.code_html for event in events[1:-1])
     done = events[-1]
     assert done.html == render_markdown(reply) and "<script" not in done.html
     # What a client built from the deltas equals the final HTML once the tail is replaced.

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import backend.markdown as markdown_module
 from backend.markdown import IncrementalMarkdown, RenderUpdate, render_markdown
 
-REL = 'rel="nofollow noopener noreferrer"'
+REL = 'rel="noopener noreferrer nofollow"'
 
 
 # --- whole-text rendering and sanitizing
@@ -62,12 +62,14 @@ def test_sanitizer_strips_event_handlers_even_if_the_renderer_let_them_through()
 
 def test_code_language_class_is_kept_only_when_plain():
     assert 'class="language-python"' in render_markdown("```python\nx\n```")
-    assert "class=" not in render_markdown('```"><script>\nx\n```').replace("&quot;", "")
+    html = render_markdown('```"><script>\nx\n```')
+    assert "<code>x" in html and "language-" not in html and "<script" not in html
 
 
 def test_unclosed_fence_renders_as_code():
     html = render_markdown("Look:\n\n```py\ndef f():\n    return 1")
-    assert '<pre><code class="language-py">def f():\n    return 1</code></pre>' in html
+    assert '<pre><code class="language-py"><span class="hl-k">def</span>' in html
+    assert html.endswith('<span class="hl-k">return</span> <span class="hl-m">1</span></code></pre></div>\n')
 
 
 # --- incremental rendering
@@ -83,11 +85,23 @@ def feed_in_chunks(text: str, cuts: list[int]) -> tuple[IncrementalMarkdown, lis
     return renderer, updates
 
 
+OPEN_BLOCK_END = "</code></pre></div>\n"
+
+
+def apply_update(committed: str, update: RenderUpdate) -> str:
+    """What static/chat.js does with an update's code_html and committed_html: the code lines
+    go inside the <code> of the committed part's last element (the open code block)."""
+    if update.code_html:
+        assert committed.endswith(OPEN_BLOCK_END), "code_html without an open code block"
+        committed = committed[: -len(OPEN_BLOCK_END)] + update.code_html + OPEN_BLOCK_END
+    return committed + update.committed_html
+
+
 def client_view(updates: list[RenderUpdate]) -> str:
     """What a browser holding committed + tail shows after applying every update."""
     committed, tail = "", ""
     for update in updates:
-        committed += update.committed_html
+        committed = apply_update(committed, update)
         tail = update.tail_html
     return committed + tail
 
@@ -111,23 +125,33 @@ def test_streamed_equals_whole_render_char_by_char():
 
 def test_blocks_are_committed_once_and_before_the_end():
     renderer = IncrementalMarkdown()
-    committed = []
+    committed, view = [], ""
     for ch in SAMPLE:
         update = renderer.feed(ch)
         if update.committed_html:
             committed.append(update.committed_html)
+        view = apply_update(view, update)
     # Many blocks became final while streaming, each reported once.
     assert len(committed) >= 8
-    assert "".join(committed) + renderer.finish().committed_html == render_markdown(SAMPLE)
+    assert apply_update(view, renderer.finish()) == render_markdown(SAMPLE)
 
 
-def test_unclosed_fence_streams_as_code_then_closes():
+def test_open_fence_streams_line_by_line_then_closes():
     renderer = IncrementalMarkdown()
-    update = renderer.feed("Text\n\n```js\nlet a = 1;\n")
-    assert update.tail_html.startswith('<pre><code class="language-js">let a = 1;')
+    update = renderer.feed("Text\n\n```js\nlet a = 1;\nlet b")
+    # The fence opened: its frame with the complete line is committed, the open line is the tail.
+    assert update.committed_html.startswith('<p>Text</p>\n<div class="code-block"><div class="code-head">')
+    assert update.committed_html.endswith("1</span>;\n</code></pre></div>\n")
+    assert update.tail_html.startswith('<pre class="code-tail"><code>') and "> b</code></pre>" in update.tail_html
+    update = renderer.feed(" = 2;\n")
+    # The finished line goes inside the open block's <code>; nothing else is re-sent.
+    assert update.committed_html == "" and update.tail_html == ""
+    assert update.code_html.startswith('<span class="hl-kd">let</span> b') and update.code_html.endswith(";\n")
     update = renderer.feed("```\n\nNext paragraph\n")
-    assert '<pre><code class="language-js">let a = 1;\n</code></pre>' in renderer.html
+    assert update.code_html == update.committed_html == ""
     assert update.tail_html == "<p>Next paragraph</p>\n"
+    renderer.finish()
+    assert renderer.html == render_markdown(renderer.text)
 
 
 def test_crlf_split_across_chunks_is_one_line_break():

@@ -13,9 +13,9 @@ def test_each_frame_has_exactly_its_documented_fields() -> None:
     assert ack == {"type": "ack", "client_msg_id": "c", "conversation_id": "conv", "user_message_id": "u",
                    "assistant_message_id": "a", "duplicate": False, "title": "Title", "action": "regenerate",
                    "parent_id": "u"}
-    assert event_frame(Delta("a", 3, "x", "<p>c</p>", "<p>t</p>")) == {
-        "type": "delta", "message_id": "a", "seq": 3, "text": "x", "committed_html": "<p>c</p>",
-        "tail_html": "<p>t</p>"}
+    assert event_frame(Delta("a", 3, "x", "<p>c</p>", "<p>t</p>", code_html="y\n")) == {
+        "type": "delta", "message_id": "a", "seq": 3, "text": "x", "code_html": "y\n",
+        "committed_html": "<p>c</p>", "tail_html": "<p>t</p>"}
     assert event_frame(Delta("a", 3, "x", "", "", reset=True))["reset"] is True
     done = event_frame(Done("a", "stop", "complete", "<p>x</p>", {"prompt_tokens": 3, "completion_tokens": 1},
                             {"queue_ms": 1.0, "ttft_ms": 2.0, "decode_tokens_per_s": 9.0}, None, [], seq=1))

@@ -57,17 +57,32 @@ def _log_tail(path: Path, chars: int = 4000) -> str:
         return "(no server log)"
 
 
+def _health(base_url: str) -> dict:
+    """/healthz's JSON, whatever the status (503 while the model loads); {} when no answer."""
+    try:
+        with urllib.request.urlopen(base_url + "/healthz", timeout=2) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as error:  # 503 {"status": "starting" | "failed", ...}
+        try:
+            return json.load(error)
+        except (json.JSONDecodeError, OSError):
+            return {}
+    except (urllib.error.URLError, ConnectionError, TimeoutError, json.JSONDecodeError):
+        return {}
+
+
 def _wait_ready(base_url: str, process: subprocess.Popen, log_path: Path) -> None:
+    """Until /healthz says ready: the port opens at once, and answers 503 "starting" while the
+    model loads."""
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
             pytest.fail(f"server exited with {process.returncode} before it was ready:\n{_log_tail(log_path)}")
-        try:
-            with urllib.request.urlopen(base_url + "/healthz", timeout=2) as response:
-                if response.status == 200 and json.load(response).get("ready"):
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError, json.JSONDecodeError):
-            pass
+        health = _health(base_url)
+        if health.get("ready"):
+            return
+        if health.get("status") == "failed":
+            pytest.fail(f"the server could not load the model: {health.get('error')}\n{_log_tail(log_path)}")
         time.sleep(0.25)
     pytest.fail(f"server not ready after {SERVER_START_TIMEOUT_S:.0f} s:\n{_log_tail(log_path)}")
 

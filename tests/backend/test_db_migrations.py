@@ -157,6 +157,39 @@ def test_0004_keeps_existing_chats_without_documents_and_round_trips(tmp_path):
     engine.dispose()
 
 
+def test_0005_links_every_existing_message_into_one_branch(tmp_path):
+    url = f"sqlite:///{tmp_path / 'tree.db'}"
+    command.upgrade(alembic_config(url), "0004")
+    engine = create_engine(url)
+    rows = [("m0", 0, "user", None), ("m1", 1, "assistant", "m0"), ("m2", 2, "user", None),
+            ("m3", 3, "assistant", "m2"), ("m4", 4, "user", None), ("m5", 5, "assistant", None)]
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO users (id, username, username_key, password_hash, created_at) "
+                          "VALUES ('u', 'u', 'u', 'x', '2026-01-01 00:00:00')"))
+        for cid in ("c", "empty"):
+            conn.execute(text("INSERT INTO conversations (id, user_id, title, created_at, updated_at) "
+                              "VALUES (:c, 'u', 'old', '2026-01-01', '2026-01-01')"), {"c": cid})
+        for mid, position, role, parent in rows:  # inserted out of order on purpose
+            conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
+                              "status, parent_id, created_at, updated_at) VALUES (:id, 'c', 'u', :p, :r, :id, '', "
+                              "'complete', :parent, '2026-01-01', '2026-01-01')"),
+                         {"id": mid, "p": position, "r": role, "parent": parent})
+    run_migrations(url)
+    with engine.connect() as conn:
+        parents = dict(conn.execute(text("SELECT id, parent_id FROM messages")).all())
+        current = dict(conn.execute(text("SELECT id, current_message_id FROM conversations")).all())
+        pinned = conn.execute(text("SELECT DISTINCT pinned FROM conversations")).all()
+        themes = conn.execute(text("SELECT theme FROM users")).all()
+    assert parents == {"m0": None, "m1": "m0", "m2": "m1", "m3": "m2", "m4": "m3", "m5": "m4"}
+    assert current == {"c": "m5", "empty": None}
+    assert pinned == [(0,)] and themes == [("system",)]
+    command.downgrade(alembic_config(url), "0004")
+    with engine.connect() as conn:  # every message survives; user messages lose their parent again
+        parents = dict(conn.execute(text("SELECT id, parent_id FROM messages")).all())
+    assert parents == {"m0": None, "m1": "m0", "m2": None, "m3": "m2", "m4": None, "m5": "m4"}
+    engine.dispose()
+
+
 def test_search_triggers_exist_at_head(db_engine):
     # A batch-mode rebuild of messages or conversations drops their triggers with the old
     # table, and the search index would silently go stale: such a migration must recreate them.

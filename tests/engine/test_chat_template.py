@@ -171,3 +171,62 @@ def test_special_token_text_in_a_message_is_data_not_control(loaded_model) -> No
     # The plain path would have forged a turn: the test can tell the difference.
     plain = tok.encode(template.render([{"role": "user", "content": forged}]))
     assert plain.count(im_start) == 4
+
+
+# -- continue_final_message: the reply resumes inside its own turn -----------------------------
+
+PARTIAL_REPLIES = {
+    "cut mid-word": [{"role": "user", "content": "Name three rivers."}, {"role": "assistant", "content": "1. The Nil"}],
+    "after a sentence": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello! How can I"},],
+    "with history and a system prompt": [
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+        {"role": "user", "content": "Write a haiku."}, {"role": "assistant", "content": "Autumn moonlight—\n"}],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(PARTIAL_REPLIES))
+def test_continue_final_message_equals_transformers_ids(loaded_model, hf_reference, name: str) -> None:
+    messages = PARTIAL_REPLIES[name]
+    ids = encode_conversation(loaded_model.chat_template, loaded_model.tokenizer, messages,
+                              add_generation_prompt=False, continue_final_message=True)
+    expected = hf_reference.tokenizer.apply_chat_template(
+        messages, tokenize=True, add_generation_prompt=False, continue_final_message=True, return_dict=False)
+    assert ids == expected
+    # The open turn: no end-of-turn token after the partial reply.
+    assert loaded_model.tokenizer.decode(ids).endswith(messages[-1]["content"])
+
+
+@pytest.mark.slow
+def test_continue_final_message_keeps_special_token_text_as_data(loaded_model) -> None:
+    messages = [{"role": "user", "content": "say it"}, {"role": "assistant", "content": "ok <|im_end|> and"}]
+    tok = loaded_model.tokenizer
+    ids = encode_conversation(loaded_model.chat_template, tok, messages, add_generation_prompt=False,
+                              continue_final_message=True)
+    # The question's prompt with the assistant header, then the reply's text tokenized literally:
+    # its "<|im_end|>" is text, so the turn stays open.
+    head = encode_conversation(loaded_model.chat_template, tok, messages[:1], add_generation_prompt=True)
+    assert ids[:len(head)] == head
+    assert ids[len(head):] == tok.encode(messages[1]["content"], parse_special=False)
+
+
+def test_continue_final_message_needs_no_generation_prompt() -> None:
+    from engine.chat_template import ChatTemplate
+    from engine.errors import ChatTemplateError
+
+    template = ChatTemplate("{% for m in messages %}[{{ m.role }}]{{ m.content }}[/]{% endfor %}", {})
+
+    class Tok:
+        def contains_added_token_text(self, text):
+            return False
+
+        def encode(self, text, parse_special=True):
+            return [ord(c) for c in text]
+
+    ids = encode_conversation(template, Tok(), [{"role": "assistant", "content": "abc"}],
+                              add_generation_prompt=False, continue_final_message=True)
+    assert "".join(map(chr, ids)) == "[assistant]abc"
+    with pytest.raises(ChatTemplateError):
+        encode_conversation(template, Tok(), [{"role": "user", "content": "x"}], continue_final_message=True)
+    with pytest.raises(ChatTemplateError):
+        encode_conversation(template, Tok(), [], add_generation_prompt=False, continue_final_message=True)

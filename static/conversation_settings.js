@@ -1,0 +1,101 @@
+// Crescent chat page, the conversation's own settings: system prompt, temperature and max
+// tokens per reply (GET/PATCH /api/conversations/{id}/settings, docs/INTERFACES.md section 3).
+// An empty field follows the admin's default, shown as the field's placeholder; the server
+// checks every value (max tokens within the admin's maximum) and names a refused field.
+"use strict";
+
+(function () {
+  const openButton = document.getElementById("conversation-settings");
+  const dialog = document.getElementById("settings-dialog");
+  if (!openButton || !dialog) return;
+  const form = document.getElementById("settings-form");
+  const prompt = document.getElementById("settings-system-prompt");
+  const temperature = document.getElementById("settings-temperature");
+  const maxTokens = document.getElementById("settings-max-tokens");
+  const maxRange = document.getElementById("settings-max-range");
+  const error = document.getElementById("settings-error");
+
+  function conversationId() {
+    return window.CrescentChat ? window.CrescentChat.conversationId() : document.getElementById("app").dataset.conversationId;
+  }
+
+  function url() {
+    return "/api/conversations/" + encodeURIComponent(conversationId()) + "/settings";
+  }
+
+  function showError(text) {
+    error.textContent = text;
+    error.hidden = !text;
+  }
+
+  function fill(data) {
+    const s = data.settings;
+    const d = data.defaults;
+    prompt.value = s.system_prompt == null ? "" : s.system_prompt;
+    prompt.placeholder = d.system_prompt == null ? "The model's own default" : d.system_prompt;
+    temperature.value = s.temperature == null ? "" : String(s.temperature);
+    temperature.placeholder = String(d.temperature);
+    maxTokens.value = s.max_tokens == null ? "" : String(s.max_tokens);
+    maxTokens.placeholder = String(d.max_tokens);
+    maxTokens.max = String(data.max_max_tokens);
+    maxRange.textContent = "(1 to " + data.max_max_tokens.toLocaleString() + ")";
+  }
+
+  function csrf() {
+    const meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.content : "";
+  }
+
+  async function open() {
+    if (!conversationId()) return;
+    showError("");
+    const response = await fetch(url(), { headers: { Accept: "application/json" } });
+    if (!response.ok) {
+      showError("The settings could not be loaded (" + response.status + ").");
+    } else {
+      fill(await response.json());
+    }
+    dialog.showModal();
+    prompt.focus();
+  }
+
+  function number(input) {
+    const text = input.value.trim();
+    return text === "" ? null : Number(text);
+  }
+
+  async function save(values) {
+    const response = await fetch(url(), {
+      method: "PATCH",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
+      body: JSON.stringify(values),
+    });
+    if (response.ok) {
+      fill(await response.json());
+      dialog.close();
+      return;
+    }
+    let message = "The settings could not be saved (" + response.status + ").";
+    try {
+      const body = await response.json();
+      if (body.error && body.error.message) message = body.error.message;
+    } catch (e) { /* not our JSON */ }
+    showError(message);
+  }
+
+  openButton.addEventListener("click", open);
+  document.getElementById("settings-cancel").addEventListener("click", () => dialog.close());
+  document.getElementById("settings-reset").addEventListener("click", () => {
+    save({ system_prompt: null, temperature: null, max_tokens: null });
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    // An empty system prompt follows the default; a single space asks for none at all.
+    const text = prompt.value;
+    save({
+      system_prompt: text === "" ? null : text.trim() === "" ? "" : text,
+      temperature: number(temperature),
+      max_tokens: number(maxTokens),
+    });
+  });
+})();

@@ -18,8 +18,6 @@
   const emptyState = document.getElementById("empty-state");
   const notice = document.getElementById("notice");
   const connection = document.getElementById("connection");
-  const conversationList = document.getElementById("conversation-list");
-  const conversationsEmpty = document.getElementById("conversations-empty");
   const chatTitle = document.getElementById("chat-title");
 
   // Safari fires compositionend *before* the keydown of the Enter that confirms a candidate, and
@@ -247,41 +245,18 @@
 
   // ---- sidebar -------------------------------------------------------------------------------
 
-  function conversationLink(id) {
-    return conversationList.querySelector('a[data-conversation-id="' + CSS.escape(id) + '"]');
-  }
+  // The conversation list (grouping, pin, rename, search) is static/sidebar.js's; this page only
+  // tells it what happened.
+  const sidebar = window.CrescentSidebar || { touch() {}, setCurrent() {}, remove() {}, apply() {} };
 
-  // The sidebar's link to a conversation, made if missing and moved to the top (the list is
-  // most recently updated first).
+  // A message went out in the conversation (here or in another tab): listed first of Today.
   function upsertConversationLink(id, title) {
-    let link = conversationLink(id);
-    if (!link) {
-      const li = document.createElement("li");
-      link = document.createElement("a");
-      link.href = "/c/" + encodeURIComponent(id);
-      link.dataset.conversationId = id;
-      li.appendChild(link);
-    }
-    if (title !== undefined) link.textContent = title || "New chat";
-    conversationList.prepend(link.parentElement);
-    conversationsEmpty.hidden = true;
-    return link;
+    sidebar.touch(id, title);
   }
 
   function addConversationToSidebar(id, title) {
-    for (const a of conversationList.querySelectorAll("a.current")) {
-      a.classList.remove("current");
-      a.removeAttribute("aria-current");
-    }
-    const link = upsertConversationLink(id, title);
-    link.classList.add("current");
-    link.setAttribute("aria-current", "page");
-  }
-
-  function removeConversationLink(id) {
-    const link = conversationLink(id);
-    if (link) link.parentElement.remove();
-    conversationsEmpty.hidden = !!conversationList.querySelector("a");
+    sidebar.touch(id, title);
+    sidebar.setCurrent(id);
   }
 
   function setTitle(title) {
@@ -480,20 +455,18 @@
     attach(frame.assistant_message_id);
   }
 
-  // A conversation created, renamed or deleted (in this tab or another).
+  // A conversation created, renamed, pinned, unpinned or deleted (in this tab or another).
   function onConversation(frame) {
     const id = frame.conversation_id;
     if (frame.event === "deleted") {
-      removeConversationLink(id);
+      sidebar.remove(id);
       if (id === conversationId) {
         showNotice("This conversation was deleted.");
         location.assign("/chat");
       }
       return;
     }
-    const link = conversationLink(id);
-    if (link) link.textContent = frame.title || "New chat";
-    else if (frame.event === "created") upsertConversationLink(id, frame.title);
+    sidebar.apply(frame);  // created, renamed, pinned, unpinned
     if (id === conversationId && frame.event === "renamed") setTitle(frame.title);
   }
 

@@ -4,7 +4,8 @@
 (newest first); ``GET /api/conversations/{id}`` -> ``{id, title, messages: [...]}`` (the fields of
 :class:`backend.conversations.MessageView`, ``sources`` included) and ``use_documents``;
 ``DELETE /api/conversations/{id}`` -> 204; ``PATCH /api/conversations/{id}`` with the JSON
-object ``{"use_documents": bool}`` -> 204 (400 ``invalid_input`` for anything else).
+object ``{"use_documents": bool}``, ``{"title": str}`` or ``{"pinned": bool}`` -> 204 (400
+``invalid_input`` for anything else).
 Times are ISO 8601 strings. Without a session: 401 ``{"error": {"code": "unauthenticated"}}``;
 an unknown or another user's id: 404 ``{"error": {"code": "not_found"}}``.
 ``GET /healthz`` -> ``{"status": "ok", "model": str, "ready": bool}``.
@@ -108,8 +109,12 @@ async def patch_conversation(request: Request) -> Response:
     if set(body) == {"title"}:
         await run_in_threadpool(conversations.rename_conversation, user.id, conversation_id, body["title"])
         return Response(status_code=204)
+    if set(body) == {"pinned"}:
+        await run_in_threadpool(conversations.set_pinned, user.id, conversation_id, body["pinned"])
+        return Response(status_code=204)
     if set(body) != {"use_documents"} or not isinstance(body["use_documents"], bool):
-        raise ValidationFailed('the body must be {"use_documents": true | false} or {"title": "..."}')
+        raise ValidationFailed('the body must be {"use_documents": true | false}, {"title": "..."} '
+                               'or {"pinned": true | false}')
     await run_in_threadpool(conversations.set_use_documents, user.id, conversation_id, body["use_documents"])
     return Response(status_code=204)
 

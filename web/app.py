@@ -31,6 +31,8 @@ from starlette.templating import Jinja2Templates
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService, UserChannels
+from backend.conversation_export import ConversationTransfer
+from backend.conversation_search import ConversationSearch
 from backend.conversations import ConversationService
 from backend.generation import Generations
 from backend.db import create_db_engine, make_session_factory
@@ -41,6 +43,7 @@ from backend.rag import DocumentService, Embedder, IngestionWorker, RagSettings,
 from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
 from web import account_routes, admin_routes, api, auth_routes, documents_routes, metrics_routes, openai_api, pages, ws
+from web import export_routes, search_routes
 from web.errors import EXCEPTION_HANDLERS
 from backend.throttle import LoginThrottle
 from backend.users import UserAdminService
@@ -219,6 +222,8 @@ def create_app(
                 documents=documents,
                 ingestion=ingestion,
                 retriever=retriever,
+                search=ConversationSearch(session_factory),
+                transfer=ConversationTransfer(session_factory, channels.publish),
             )
             startup.set_ready()
             log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))
@@ -276,6 +281,8 @@ def create_app(
             *admin_routes.routes,
             *metrics_routes.routes,
             *api.routes,
+            *search_routes.routes,
+            *export_routes.routes,
             *documents_routes.routes,
             *openai_api.routes,
             *ws.routes,

@@ -14,6 +14,8 @@ from starlette.templating import Jinja2Templates
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService
+from backend.conversation_export import ConversationTransfer
+from backend.conversation_search import ConversationSearch
 from backend.conversations import ConversationService
 from backend.generator import TextGenerator
 from backend.limits import AdmissionController, UsageLimiter
@@ -50,6 +52,9 @@ class AppState:
     documents: DocumentService | None = None
     ingestion: IngestionWorker | None = None
     retriever: Retriever | None = None
+    # Conversation search, export and import (docs/INTERFACES.md 12).
+    search: ConversationSearch | None = None
+    transfer: ConversationTransfer | None = None
     # Notices carried across a form's redirect (web/flash.py).
     flash: FlashStore = field(default_factory=FlashStore)
 

@@ -48,6 +48,8 @@ OWNED_JSON = _by(401, 200, 404, 401, 404)
 ADMIN_PAGE = _by(303, 403, 403, 303, 200)
 ADMIN_JSON = _by(401, 403, 403, 401, 200)
 V1 = _all(401)  # a cookie never authenticates /v1: Bearer only
+IMPORT_FILE = (b'{"format": "crescent.conversation", "version": 1, "conversation": {"title": "Imported"}, '
+               b'"messages": [{"id": "1", "parent_id": null, "role": "user", "content": "hi"}]}')
 
 MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/"): Row(None, _all(303)),
@@ -78,6 +80,11 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("DELETE", "/api/conversations/{conversation_id:str}"): Row(None, _by(401, 204, 404, 401, 404)),
     ("GET", "/healthz"): Row(None, _all(200)),
     ("PATCH", "/api/conversations/{conversation_id:str}"): Row({"use_documents": True}, _by(401, 204, 404, 401, 404)),
+    # Search, export and import (issue 12): the importer owns the new conversation.
+    ("GET", "/api/search"): Row(None, LOGGED_IN_JSON),
+    ("GET", "/api/conversations/{conversation_id:str}/export"): Row(None, OWNED_JSON),
+    ("POST", "/api/conversations/import"): Row(("file", ("c.json", IMPORT_FILE)), _by(401, 201, 201, 401, 201)),
+    ("GET", "/api/account/export"): Row(None, LOGGED_IN_JSON),
     # Documents (issue 6): admins do not read other people's documents either.
     ("GET", "/api/documents"): Row(None, LOGGED_IN_JSON),
     ("POST", "/api/documents"): Row(("file", ("matrix.txt", b"matrix text")), _by(401, 202, 202, 401, 202)),

@@ -24,6 +24,9 @@
   // that keydown then has isComposing false. A person does not confirm a candidate and press
   // Enter again to send within this many milliseconds.
   const COMPOSITION_GRACE_MS = 100;
+  // Stop takes Send's place the moment a message goes out, so the second click of a double-click
+  // on Send lands on Stop: a click this soon after sending is that, not a decision to stop.
+  const STOP_GRACE_MS = 300;
   // The protocol's limits, defined once on the server (web/ws_protocol.py) and given by the page.
   function limit(name, fallback) {
     const value = parseInt(app.dataset[name], 10);
@@ -85,9 +88,13 @@
 
   let composing = false;
   let compositionEndedAt = -Infinity;
+  let sentAt = -Infinity;
   // Focus the composer by script only with a mouse: on touch screens it pops the keyboard
   // over the conversation.
   const finePointer = window.matchMedia("(pointer: fine)").matches;
+  // On a touch screen Return adds a line and the Send button sends (there is no Shift+Enter);
+  // the hints say so (templates/chat.html, .hint-touch).
+  const coarsePointer = window.matchMedia("(pointer: coarse)").matches;
 
   // ---- helpers -------------------------------------------------------------------------------
 
@@ -112,10 +119,13 @@
 
   let noticeTimer = null;
 
-  function showNotice(text) {
+  // tone "error" (red: something failed) or "info" (a harmless note, e.g. wait for the reply).
+  function showNotice(text, tone) {
     clearInterval(noticeTimer);
     noticeTimer = null;
     delete notice.dataset.code;
+    notice.dataset.tone = tone || "error";
+    notice.setAttribute("role", tone === "info" ? "status" : "alert");
     notice.textContent = text;
     notice.hidden = !text;
   }
@@ -130,6 +140,7 @@
       if (left <= 0) {
         clearInterval(noticeTimer);
         noticeTimer = null;
+        notice.dataset.tone = "info";
         notice.textContent = "You can send your message again now.";
         return;
       }
@@ -275,13 +286,17 @@
     return false;
   }
 
+  // The frame of a turn: send (after the message the page shows last), edit (a question),
+  // regenerate or continue (a reply); docs/INTERFACES.md section 4.
   function sendFrameFor(clientMsgId, entry) {
+    const action = entry.action || "send";
     const frame = {
-      type: "send",
+      type: action,
       client_msg_id: clientMsgId,
       conversation_id: entry.conversationId,
-      text: entry.text,
     };
+    if (action === "send" || action === "edit") frame.text = entry.text;
+    if (entry.messageId) frame.message_id = entry.messageId;
     // A new conversation takes "Use my documents" with its first message; an existing one
     // stored the choice when it was switched (static/documents.js).
     const useDocuments = document.getElementById("use-documents");
@@ -293,7 +308,7 @@
     const text = composer.value;
     if (!text.trim()) return;
     if (isBusy()) {
-      showNotice("A reply is still being written: wait for it or press Stop.");
+      showNotice("A reply is still being written: wait for it or press Stop.", "info");
       return;
     }
     const length = [...text].length;  // code points, as the server counts
@@ -314,17 +329,119 @@
     setEnding(assistantEl, "pending", null, null);
     appendMessage(userEl);
     appendMessage(assistantEl);
-    const entry = { text, conversationId, userEl, assistantEl, acked: false, stopRequested: false };
+    const last = lastMessage();
+    const entry = { action: "send", text, conversationId, messageId: last ? last.dataset.messageId : null,
+                    userEl, assistantEl, acked: false, stopRequested: false };
     sends.set(clientMsgId, entry);
     composer.value = "";
     resizeComposer();
+    sentAt = performance.now();
     updateControls();
     // Not open: the frame goes out from the open handler, which resends every unacked send.
     transmit(sendFrameFor(clientMsgId, entry));
   }
 
+  function lastMessage() {
+    const all = messages.querySelectorAll(".message[data-message-id]");
+    return all.length ? all[all.length - 1] : null;
+  }
+
+  function removeFrom(el) {
+    while (el) {
+      const next = el.nextElementSibling;
+      el.remove();
+      el = next;
+    }
+  }
+
+  // Regenerate, edit or continue (static/message_actions.js asks): the branch changes from the
+  // target on, the new reply streams in place. Returns false when it cannot start now.
+  function startTurn(action, target, text) {
+    if (isBusy()) {
+      showNotice("A reply is still being written: wait for it or press Stop.", "info");
+      return false;
+    }
+    if (!conversationId || !target || !target.dataset.messageId) return false;
+    showNotice("");
+    const clientMsgId = newClientMsgId();
+    const entry = { action, text: text || "", conversationId, messageId: target.dataset.messageId,
+                    userEl: null, assistantEl: null, acked: false, stopRequested: false,
+                    siblings: (target.dataset.siblings || target.dataset.messageId).split(" ") };
+    if (action === "continue") {
+      entry.assistantEl = target;
+      setEnding(target, "pending", null, null);
+    } else {
+      removeFrom(target);
+      if (action === "edit") {
+        entry.userEl = makeMessage("user", "pending");
+        const p = document.createElement("p");
+        p.className = "plain";
+        p.textContent = text;
+        entry.userEl.querySelector(".message-body").appendChild(p);
+        appendMessage(entry.userEl);
+      }
+      entry.assistantEl = makeMessage("assistant", "pending");
+      setEnding(entry.assistantEl, "pending", null, null);
+      appendMessage(entry.assistantEl);
+    }
+    sends.set(clientMsgId, entry);
+    sentAt = performance.now();
+    updateControls();
+    refreshActions();
+    transmit(sendFrameFor(clientMsgId, entry));
+    return true;
+  }
+
+  // The active branch as the server has it (after a branch switch, or a turn from another tab).
+  async function showBranch(response) {
+    if (!response.ok) {
+      showNotice("The conversation could not be loaded (" + response.status + ").");
+      return;
+    }
+    const data = await response.json();
+    for (const [id] of streams) streams.delete(id);
+    messages.innerHTML = data.html;  // server-rendered and sanitized (templates/_message.html)
+    emptyState.hidden = !!messages.querySelector(".message");
+    watchStreamingReplies();
+    for (const [id] of streams) attach(id);
+    updateControls();
+    refreshActions();
+    if (window.CrescentSources) {
+      for (const el of messages.querySelectorAll('.message[data-role="assistant"]')) window.CrescentSources.link(el);
+    }
+  }
+
+  function csrfHeaders(json) {
+    const meta = document.querySelector('meta[name="csrf-token"]');
+    const headers = { "X-CSRF-Token": meta ? meta.content : "" };
+    if (json) headers["Content-Type"] = "application/json";
+    return headers;
+  }
+
+  // "‹ 2/3 ›": the branch through `messageId` becomes the active one.
+  async function switchBranch(messageId) {
+    if (isBusy()) {
+      showNotice("A reply is still being written: wait for it or press Stop.", "info");
+      return;
+    }
+    const url = "/api/conversations/" + encodeURIComponent(conversationId) + "/branch";
+    await showBranch(await fetch(url, { method: "POST", headers: csrfHeaders(true),
+                                        body: JSON.stringify({ message_id: messageId }) }));
+  }
+
+  async function reloadBranch() {
+    if (!conversationId) return;
+    const url = "/api/conversations/" + encodeURIComponent(conversationId) + "/branch";
+    await showBranch(await fetch(url, { headers: { Accept: "application/json" } }));
+  }
+
+  function refreshActions() {
+    if (window.CrescentActions) window.CrescentActions.refreshAll();
+  }
+
   // Stops every reply streaming on this page, whichever tab sent it.
   function stop() {
+    if (performance.now() - sentAt < STOP_GRACE_MS) return;  // the double-click's second click
     for (const [, entry] of sends) {
       entry.stopRequested = true;
     }
@@ -356,9 +473,18 @@
     const entry = sends.get(frame.client_msg_id);
     if (!entry) return;
     entry.acked = true;
-    entry.userEl.dataset.status = "complete";
-    setMessageId(entry.userEl, frame.user_message_id);
+    if (entry.userEl) {
+      entry.userEl.dataset.status = "complete";
+      setMessageId(entry.userEl, frame.user_message_id);
+    }
     setMessageId(entry.assistantEl, frame.assistant_message_id);
+    // A new sibling of the message edited or regenerated: "‹ n/n ›".
+    const sibling = entry.action === "edit" ? entry.userEl : entry.action === "regenerate" ? entry.assistantEl : null;
+    if (sibling && entry.siblings) {
+      const ids = entry.siblings.filter((id) => id !== sibling.dataset.messageId);
+      ids.push(sibling.dataset.messageId);
+      sibling.dataset.siblings = ids.join(" ");
+    }
     setEnding(entry.assistantEl, "streaming", null, null);
     const known = streams.get(frame.assistant_message_id);
     if (known && known.el !== entry.assistantEl) {
@@ -376,7 +502,7 @@
       conversationId = frame.conversation_id;
       app.dataset.conversationId = conversationId;
       history.replaceState(null, "", "/c/" + encodeURIComponent(conversationId));
-      for (const id of ["rename", "delete-conversation"]) {
+      for (const id of ["rename", "delete-conversation", "conversation-settings"]) {
         const button = document.getElementById(id);
         if (button) button.hidden = false;
       }
@@ -384,6 +510,7 @@
     if (frame.conversation_id) addConversationToSidebar(frame.conversation_id, frame.title);
     if (frame.title) setTitle(frame.title);
     if (entry.stopRequested) transmit({ type: "stop", message_id: frame.assistant_message_id });
+    refreshActions();
   }
 
   function onDelta(frame) {
@@ -428,10 +555,12 @@
     el.querySelector(".md-tail").innerHTML = "";
     setEnding(el, frame.status, frame.finish_reason, frame.error);
     setTimings(el, frame.usage, frame.timings);
+    if (window.CrescentActions) window.CrescentActions.setSource(el, frame.content);
     // The documents the reply drew on, and its [n] markers as links (static/documents.js).
     if (window.CrescentSources) window.CrescentSources.render(el, frame.sources);
     streams.delete(frame.message_id);
     finishSend(stream ? stream.clientMsgId : null);
+    refreshActions();
     if (follow) scrollToBottom(true);
   }
 
@@ -440,6 +569,13 @@
     upsertConversationLink(frame.conversation_id, frame.title);
     if (frame.conversation_id !== conversationId) return;
     if (sends.has(frame.client_msg_id) || findMessage(frame.assistant_message_id)) return;
+    const last = lastMessage();
+    if ((frame.action && frame.action !== "send") || (last && frame.parent_id !== last.dataset.messageId)) {
+      // Another tab changed the branch (edit, regenerate, continue, or a send after another
+      // message): show the branch as the server has it, with the reply streaming in it.
+      if (!isBusy()) reloadBranch();
+      return;
+    }
     const userEl = makeMessage("user", "complete");
     const p = document.createElement("p");
     p.className = "plain";
@@ -461,7 +597,7 @@
     if (frame.event === "deleted") {
       sidebar.remove(id);
       if (id === conversationId) {
-        showNotice("This conversation was deleted.");
+        showNotice("This conversation was deleted.", "info");
         location.assign("/chat");
       }
       return;
@@ -487,6 +623,13 @@
       // Refused before anything was stored (busy, rate limited, server full...): take the echo
       // back and return the text to the composer, so nothing on the page claims it was sent and
       // nothing typed is lost (text typed meanwhile is kept after it).
+      if (entry.action && entry.action !== "send") {
+        finishSend(frame.client_msg_id);
+        reloadBranch();  // the edited or regenerated branch comes back as it was
+        if (REFUSAL_LEAD[frame.code] && frame.retry_after_s > 0) showRefusal(frame.code, frame.retry_after_s, "");
+        else showNotice(text);
+        return;
+      }
       entry.userEl.remove();
       entry.assistantEl.remove();
       if (!messages.querySelector(".message")) emptyState.hidden = false;
@@ -608,7 +751,7 @@
     // keyCode 229 (Chrome/Edge on some IMEs), or right after compositionend (Safari).
     if (event.isComposing || event.keyCode === 229 || composing) return;
     if (performance.now() - compositionEndedAt < COMPOSITION_GRACE_MS) return;
-    if (event.shiftKey) return;  // the default action inserts the newline
+    if (event.shiftKey || coarsePointer) return;  // the default action inserts the newline
     event.preventDefault();
     submit();
   });
@@ -668,12 +811,18 @@
   // ---- start ---------------------------------------------------------------------------------
 
   // Replies the server was still writing when this page was rendered: watch them once connected.
-  for (const el of messages.querySelectorAll('.message[data-role="assistant"]')) {
-    const status = el.dataset.status;
-    if ((status === "streaming" || status === "pending") && el.dataset.messageId) {
-      watch(el.dataset.messageId, el, null);
+  function watchStreamingReplies() {
+    for (const el of messages.querySelectorAll('.message[data-role="assistant"]')) {
+      const status = el.dataset.status;
+      if ((status === "streaming" || status === "pending") && el.dataset.messageId) {
+        watch(el.dataset.messageId, el, null);
+      }
     }
   }
+  watchStreamingReplies();
+  // What static/message_actions.js drives.
+  window.CrescentChat = { startTurn, switchBranch, isBusy, conversationId: () => conversationId };
+  if (coarsePointer) composer.setAttribute("enterkeyhint", "enter");
   updateControls();
   scrollToBottom(true);
   connect();

@@ -37,7 +37,7 @@ def done_frame(done: Done) -> dict[str, Any]:
                       "completion_tokens": done.usage.get("completion_tokens")},
             "timings": {"queue_ms": done.timings.get("queue_ms"), "ttft_ms": done.timings.get("ttft_ms"),
                         "decode_tokens_per_s": done.timings.get("decode_tokens_per_s")},
-            "error": done.error, "sources": list(done.sources)}
+            "error": done.error, "sources": list(done.sources), "content": done.content}
 
 
 def failed_frame(failed: ChatFailed) -> dict[str, Any]:

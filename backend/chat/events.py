@@ -75,6 +75,7 @@ class Done:
     error: str | None
     sources: list[dict[str, Any]] = field(default_factory=list)
     seq: int = 0
+    content: str = ""  # the reply's Markdown source (what Copy copies)
 
 
 @dataclass(frozen=True)
@@ -124,11 +125,12 @@ def stored_outcome(row: Message, client_msg_id: str | None = None) -> Done | Cha
         timings={"queue_ms": row.queue_ms, "ttft_ms": row.ttft_ms, "decode_tokens_per_s": row.decode_tokens_per_s},
         error=row.error,
         sources=load_sources(row.sources),
+        content=row.content,
     )
 
 
 def done_of(message_id: str, html: str, finish_reason: str, status: str, error: str | None,
-            final: GenerationDone | None, sources: list[dict[str, Any]], seq: int) -> Done:
+            final: GenerationDone | None, sources: list[dict[str, Any]], seq: int, content: str = "") -> Done:
     """The Done of a reply that just ended; usage is None without the engine's final event."""
     timing = final or GenerationDone(finish_reason)
     return Done(
@@ -143,4 +145,5 @@ def done_of(message_id: str, html: str, finish_reason: str, status: str, error: 
         error=error,
         sources=list(sources),
         seq=seq,
+        content=content,
     )

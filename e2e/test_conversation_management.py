@@ -255,3 +255,31 @@ def test_account_page_exports_everything_and_imports(page, sign_up, tmp_path):
                                                      "buffer": data}])
     page.wait_for_url(re.compile(r".*/c/\w+$"))
     assert page.locator("#chat-title").inner_text() == "In the archive"
+
+
+def test_a_result_on_another_branch_switches_to_that_branch(page, sign_up):
+    sign_up()
+    word = rare_word("walrus")
+    # q0 -> a1 (regenerated away: holds the word) and q0 -> a2 (the active branch).
+    tree = {"format": "crescent.conversation", "version": 1,
+            "conversation": {"title": "Branches", "current_message_id": "a2"},
+            "messages": [
+                {"id": "q0", "parent_id": None, "role": "user", "content": "Tell me about seals"},
+                {"id": "a1", "parent_id": "q0", "role": "assistant", "content": f"The {word} is a seal cousin.",
+                 "status": "complete", "finish_reason": "stop"},
+                {"id": "a2", "parent_id": "q0", "role": "assistant", "content": "Seals are pinnipeds.",
+                 "status": "complete", "finish_reason": "stop"},
+            ]}
+    cid = import_file(page, json.dumps(tree).encode())
+    assert word not in page.locator("#messages").inner_text()
+    page.fill("#conversation-search", word)
+    result = page.locator("#search-result-list a.search-result")
+    result.first.wait_for()
+    message_id = result.first.get_attribute("data-message-id")
+    result.first.click()
+    # The page asks the server to make that branch active, then shows it with the message found.
+    page.wait_for_function("id => { const el = document.getElementById('msg-' + id);"
+                           " return el && el.classList.contains('message-found'); }", arg=message_id)
+    assert page.url.endswith(f"/c/{cid}#m-{message_id}")
+    assert word in page.locator("#messages").inner_text()
+    assert "pinnipeds" not in page.locator("#messages").inner_text()

@@ -7,7 +7,7 @@
 // message sent here or in another tab, and the "conversation" frames: created, renamed, pinned,
 // unpinned, deleted). Server-rendered HTML is assigned to innerHTML only for search results
 // (escaped on the server, with <mark> around hits); every other text goes through textContent.
-// Routes: docs/INTERFACES.md section 12.
+// Routes: docs/INTERFACES.md section 9.
 "use strict";
 
 (function () {

@@ -8,7 +8,7 @@
 - ``GET /api/account/export``: a zip of every conversation (JSON and Markdown), the user's
   documents' metadata and his account without secrets.
 
-Session only: 401 without one; another user's conversation id is a 404 (docs/INTERFACES.md 12).
+Session only: 401 without one; another user's conversation id is a 404 (docs/INTERFACES.md 9).
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ class AppState:
     documents: DocumentService | None = None
     ingestion: IngestionWorker | None = None
     retriever: Retriever | None = None
-    # Conversation search, export and import (docs/INTERFACES.md 12).
+    # Conversation search, export and import (docs/INTERFACES.md 9).
     search: ConversationSearch | None = None
     transfer: ConversationTransfer | None = None
     # Notices carried across a form's redirect (web/flash.py).

@@ -107,27 +107,29 @@ _SQLITE_MESSAGES = text(f"""
     WHERE messages_fts MATCH :query AND m.user_id = :user_id
     ORDER BY score, m.position LIMIT :limit
 """)
-_HEADLINE_OPTIONS = (f'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords={SNIPPET_TOKENS + 4}, '
-                     f'MinWords=6, MaxFragments=1, FragmentDelimiter=" … "')
+_HEADLINE_OPTIONS = f'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords={SNIPPET_TOKENS + 4}, MinWords=6'
+# ts_headline's parser drops what looks like an XML tag ("<b>") from its output: it is given the
+# text with & < > escaped (entities are kept whole), and the result is unescaped again in Python.
+_PG_ESCAPED = "replace(replace(replace({}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;')"
 _PG_TITLES = text("""
     SELECT c.id, c.title, c.updated_at, c.pinned,
            ts_rank(to_tsvector('english', c.title), q) AS rank,
-           ts_headline('english', c.title, q, :options) AS marked
+           ts_headline('english', {title}, q, :options) AS marked
     FROM conversations AS c, to_tsquery('english', :query) AS q
     WHERE c.user_id = :user_id AND to_tsvector('english', c.title) @@ q
     ORDER BY rank DESC, c.id LIMIT :limit
-""").columns(updated_at=UtcDateTime())
+""".format(title=_PG_ESCAPED.format("c.title"))).columns(updated_at=UtcDateTime())
 # The headline (costly: it re-parses the text) is computed only for the rows kept.
 _PG_MESSAGES = text("""
     SELECT hit.conversation_id, hit.id, hit.role, hit.rank,
-           ts_headline('english', hit.content, to_tsquery('english', :query), :options) AS marked
+           ts_headline('english', {content}, to_tsquery('english', :query), :options) AS marked
     FROM (SELECT m.conversation_id, m.id, m.role, m.content, m.position,
                  ts_rank(to_tsvector('english', m.content), q) AS rank
           FROM messages AS m, to_tsquery('english', :query) AS q
           WHERE m.user_id = :user_id AND to_tsvector('english', m.content) @@ q
           ORDER BY rank DESC, m.position LIMIT :limit) AS hit
     ORDER BY hit.rank DESC, hit.position
-""")
+""".format(content=_PG_ESCAPED.format("hit.content")))
 _CONVERSATIONS = text("""
     SELECT id, title, updated_at, pinned FROM conversations
     WHERE user_id = :user_id AND id IN :ids
@@ -161,8 +163,11 @@ class ConversationSearch:
                 sign = 1.0
             else:
                 raise NotImplementedError(f"conversation search needs SQLite or PostgreSQL, not {dialect}")
-            title_rows = db.execute(titles, {**params, "limit": limit}).all()
-            message_rows = db.execute(messages, {**params, "limit": MESSAGE_CANDIDATES}).all()
+            title_rows = [tuple(r) for r in db.execute(titles, {**params, "limit": limit})]
+            message_rows = [tuple(r) for r in db.execute(messages, {**params, "limit": MESSAGE_CANDIDATES})]
+            if dialect == "postgresql":  # the headlines were made from escaped text (_PG_ESCAPED)
+                title_rows = [(*r[:-1], html.unescape(r[-1])) for r in title_rows]
+                message_rows = [(*r[:-1], html.unescape(r[-1])) for r in message_rows]
             best: dict[str, tuple] = {}
             for row in message_rows:  # best first: keep the first hit of each conversation
                 best.setdefault(row[0], row)

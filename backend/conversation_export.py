@@ -333,8 +333,8 @@ def _message(item: object, i: int, index: dict[str, int], now: datetime) -> Impo
 class ConversationTransfer:
     """Exports and imports of one user's conversations, and the archive of all his data.
 
-    publish(user_id, ConversationChanged): told of an imported conversation ("created"), so the
-    user's open pages list it; None: nobody is told.
+    publish(user_id, ConversationChanged): told of an imported conversation ("created", then
+    "pinned" if the file pins it), so the user's open pages list it; None: nobody is told.
     """
 
     def __init__(self, session_factory: sessionmaker[Session],
@@ -388,6 +388,8 @@ class ConversationTransfer:
             summary = summary_of(conversation)
         if self._publish is not None:
             self._publish(user_id, ConversationChanged("created", summary.id, summary.title))
+            if summary.pinned:  # "created" carries no pin: the open pages hear of it next
+                self._publish(user_id, ConversationChanged("pinned", summary.id, summary.title))
         return summary
 
     def export_archive(self, user_id: str, out: IO[bytes]) -> None:

@@ -16,7 +16,7 @@ from backend.conversation_export import (
 )
 from backend.conversations import ConversationService
 from backend.errors import NotFound, ValidationFailed
-from backend.models import Conversation, Message
+from backend.models import Conversation, Document, Message
 
 
 @pytest.fixture
@@ -118,7 +118,8 @@ def test_round_trip_keeps_the_tree_and_the_active_branch(transfer, users, tree, 
     original = transfer.export_json(alice.id, conv_id, "tree")
     summary = transfer.import_json(bob.id, json.dumps(original).encode())
     assert summary.id != conv_id and summary.title == "Tree <talk>"
-    assert published == [(bob.id, published[0][1])] and published[0][1].kind == "created"
+    assert [(u, e.kind, e.conversation_id) for u, e in published] == \
+        [(bob.id, "created", summary.id), (bob.id, "pinned", summary.id)]  # the file pins it
     copy = transfer.export_json(bob.id, summary.id, "tree")
     old_ids = [m["id"] for m in original["messages"]]
     new_ids = [m["id"] for m in copy["messages"]]
@@ -250,6 +251,12 @@ def test_active_branch_falls_back_to_the_newest_message():
 def test_archive_holds_everything_of_the_user_and_no_secrets(transfer, users, tree, session_factory):
     alice, bob = users
     ConversationService(session_factory).create_conversation(bob.id, "bob's own")
+    with session_factory() as db:
+        for owner, name, version, status in ((alice.id, "notes.txt", 1, "superseded"), (alice.id, "notes.txt", 2, "ready"),
+                                             (bob.id, "bobs.txt", 1, "ready")):
+            db.add(Document(user_id=owner, name=name, version=version, kind="txt", size_bytes=10, sha256="0" * 64,
+                            status=status))
+        db.commit()
     out = io.BytesIO()
     transfer.export_archive(alice.id, out)
     with zipfile.ZipFile(io.BytesIO(out.getvalue())) as archive:
@@ -258,7 +265,8 @@ def test_archive_holds_everything_of_the_user_and_no_secrets(transfer, users, tr
         assert account["username"] == "alice" and "password_hash" not in account
         raw = b"".join(archive.read(n) for n in names)
         assert b"argon2" not in raw and b"bob's own" not in raw
-        assert json.loads(archive.read("documents.json")) == []
+        documents = json.loads(archive.read("documents.json"))
+        assert [(d["name"], d["version"], d["status"]) for d in documents] == [("notes.txt", 2, "ready")]
         conversations = [n for n in names if n.startswith("conversations/")]
         assert len(conversations) == 2
         doc = json.loads(archive.read(next(n for n in conversations if n.endswith(".json"))))

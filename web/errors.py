@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 # three digits mirror the HTTP status a page would get.
 WS_CLOSE_UNAUTHORIZED = 4401
 WS_CLOSE_FORBIDDEN_ORIGIN = 4403
+# While the model loads (web/startup.py): "Try Again Later" (RFC 6455 section 7.4.1, IANA).
+WS_CLOSE_TRY_AGAIN_LATER = 1013
 
 # Error codes the web layer itself produces (not raised by the backend).
 CODE_BAD_FRAME = "bad_frame"

@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-# WebSocket close code "Try Again Later" (RFC 6455 section 7.4.1, registered by IANA).
-WS_CLOSE_TRY_AGAIN_LATER = 1013
+from web.errors import WS_CLOSE_TRY_AGAIN_LATER
+
 CODE_STARTING = "starting"
 RETRY_AFTER_S = 5
 _NO_STORE = {"Cache-Control": "no-store"}

@@ -14,7 +14,8 @@ from starlette.websockets import WebSocketDisconnect
 
 from backend.settings import Settings
 from web.app import create_app
-from web.startup import WS_CLOSE_TRY_AGAIN_LATER, Startup
+from web.errors import WS_CLOSE_TRY_AGAIN_LATER
+from web.startup import Startup
 
 from .conftest import FakeGenerator, wait_until
 

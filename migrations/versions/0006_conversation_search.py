@@ -10,10 +10,14 @@ UNINDEXED)`, rowid = the source row's rowid, kept in step by triggers in the sam
 as the row (cascaded deletes included: SQLite fires delete triggers for them). Results are read
 back through the stored ids, never through the rowid. Both are filled from the existing rows.
 Not external-content tables: messages and conversations have text primary keys, and an
-external-content index would read the text back by a rowid that VACUUM may renumber.
+external-content index would read the text back by a rowid that VACUUM may renumber. Should
+rowids ever be renumbered, the triggers still touch only the entry of the same id (a stale entry
+is never returned: results join the live rows by id), and an insert replaces an entry holding
+its rowid, so no write of a message can fail because of the index.
 A later migration that rebuilds messages or conversations in batch mode drops their triggers
-with the old table: it must run SQLITE_FTS again (tests/backend/test_db_migrations.py checks
-the triggers exist at head).
+with the old table and renumbers the rowids: it must drop both FTS tables and run SQLITE_FTS
+again, which rebuilds them from the rows (tests/backend/test_db_migrations.py checks, at head,
+that the triggers exist and that every row's index entry sits at its rowid).
 
 PostgreSQL: GIN indexes over to_tsvector('english', ...) of messages.content and
 conversations.title; queries use the same expressions, so nothing needs to be kept in step.
@@ -35,19 +39,20 @@ TOKENIZE = "tokenize='porter unicode61 remove_diacritics 2'"
 SQLITE_FTS = [
     f"CREATE VIRTUAL TABLE messages_fts USING fts5(content, message_id UNINDEXED, {TOKENIZE})",
     "CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN "
-    "INSERT INTO messages_fts(rowid, content, message_id) VALUES (new.rowid, new.content, new.id); END",
+    "INSERT OR REPLACE INTO messages_fts(rowid, content, message_id) VALUES (new.rowid, new.content, new.id); END",
     "CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN "
-    "DELETE FROM messages_fts WHERE rowid = old.rowid; END",
+    "DELETE FROM messages_fts WHERE rowid = old.rowid AND message_id = old.id; END",
     "CREATE TRIGGER messages_fts_au AFTER UPDATE OF content ON messages BEGIN "
-    "UPDATE messages_fts SET content = new.content WHERE rowid = old.rowid; END",
+    "UPDATE messages_fts SET content = new.content WHERE rowid = old.rowid AND message_id = old.id; END",
     "INSERT INTO messages_fts(rowid, content, message_id) SELECT rowid, content, id FROM messages",
     f"CREATE VIRTUAL TABLE conversations_fts USING fts5(title, conversation_id UNINDEXED, {TOKENIZE})",
     "CREATE TRIGGER conversations_fts_ai AFTER INSERT ON conversations BEGIN "
-    "INSERT INTO conversations_fts(rowid, title, conversation_id) VALUES (new.rowid, new.title, new.id); END",
+    "INSERT OR REPLACE INTO conversations_fts(rowid, title, conversation_id) "
+    "VALUES (new.rowid, new.title, new.id); END",
     "CREATE TRIGGER conversations_fts_ad AFTER DELETE ON conversations BEGIN "
-    "DELETE FROM conversations_fts WHERE rowid = old.rowid; END",
+    "DELETE FROM conversations_fts WHERE rowid = old.rowid AND conversation_id = old.id; END",
     "CREATE TRIGGER conversations_fts_au AFTER UPDATE OF title ON conversations BEGIN "
-    "UPDATE conversations_fts SET title = new.title WHERE rowid = old.rowid; END",
+    "UPDATE conversations_fts SET title = new.title WHERE rowid = old.rowid AND conversation_id = old.id; END",
     "INSERT INTO conversations_fts(rowid, title, conversation_id) SELECT rowid, title, id FROM conversations",
 ]
 SQLITE_TRIGGERS = ("messages_fts_ai", "messages_fts_ad", "messages_fts_au",

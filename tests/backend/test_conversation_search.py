@@ -155,3 +155,22 @@ def test_highlight_marks_are_balanced_and_the_rest_escaped():
     assert highlight_html("a \ufdd0<b>\ufdd1 c") == "a <mark>&lt;b&gt;</mark> c"
     assert highlight_html("\ufdd1x\ufdd0y") == "x<mark>y</mark>"
     assert highlight_html("\ufdd0\ufdd0x\ufdd1\ufdd1") == "<mark>x</mark>"
+
+
+def test_an_index_entry_at_a_reused_rowid_never_breaks_a_write(search, conversations, users, session_factory):
+    # Were rowids ever renumbered (VACUUM, a table copy), an entry could sit at the rowid a new
+    # message gets: the insert replaces it, and a delete or update touches only its own id.
+    alice, _ = users
+    conv = conversations.create_conversation(alice.id, "x")
+    with session_factory() as db:
+        db.execute(text("INSERT INTO messages_fts(rowid, content, message_id) VALUES (999, 'stale text', 'gone')"))
+        db.execute(text("INSERT INTO messages (rowid, id, conversation_id, user_id, position, role, content, html, "
+                        "status, created_at, updated_at) VALUES (999, 'fresh', :c, :u, 0, 'user', 'new words', '', "
+                        "'complete', '2026-01-01', '2026-01-01')"), {"c": conv.id, "u": alice.id})
+        db.execute(text("INSERT INTO messages_fts(rowid, content, message_id) VALUES (998, 'orphan text', 'other')"))
+        db.execute(text("UPDATE messages SET rowid = 998 WHERE id = 'fresh'"))  # now at the orphan's rowid
+        db.execute(text("DELETE FROM messages WHERE id = 'fresh'"))
+        db.commit()
+        assert db.execute(text("SELECT message_id FROM messages_fts WHERE messages_fts MATCH 'orphan'")).all() \
+            == [("other",)]  # not deleted: it is not the deleted message's entry
+    assert search.search(alice.id, "stale") == [] and search.search(alice.id, "orphan") == []

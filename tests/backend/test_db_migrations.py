@@ -208,19 +208,27 @@ def test_0006_indexes_existing_rows_and_round_trips(tmp_path):
                           "VALUES ('u', 'u', 'u', 'x', '2026-01-01 00:00:00')"))
         conn.execute(text("INSERT INTO conversations (id, user_id, title, created_at, updated_at) "
                           "VALUES ('c', 'u', 'old narwhal', '2026-01-01', '2026-01-01')"))
-        conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
-                          "status, created_at, updated_at) VALUES ('m', 'c', 'u', 0, 'user', 'hello walrus', '', "
-                          "'complete', '2026-01-01', '2026-01-01')"))
+        for i, content in enumerate(("hello walrus", "gone", "and more")):
+            conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
+                              "status, created_at, updated_at) VALUES (:id, 'c', 'u', :i, 'user', :content, '', "
+                              "'complete', '2026-01-01', '2026-01-01')"), {"id": f"m{i}", "i": i, "content": content})
+        # A gap in the rowids: a later migration that copies the table (batch mode) renumbers them.
+        conn.execute(text("DELETE FROM messages WHERE id = 'm1'"))
     run_migrations(url)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT message_id FROM messages_fts WHERE messages_fts MATCH 'walrus'")).all() \
-            == [("m",)]
+            == [("m0",)]
         assert conn.execute(text("SELECT conversation_id FROM conversations_fts "
                                  "WHERE conversations_fts MATCH 'narwhal'")).all() == [("c",)]
+        # Every row's entry sits at its rowid (what the triggers rely on), and nothing else is there.
+        for table, fts, key in (("messages", "messages_fts", "message_id"),
+                                ("conversations", "conversations_fts", "conversation_id")):
+            rows = conn.execute(text(f"SELECT rowid, id FROM {table} ORDER BY rowid")).all()
+            assert conn.execute(text(f"SELECT rowid, {key} FROM {fts} ORDER BY rowid")).all() == rows
     command.downgrade(alembic_config(url), "0005")
     assert not {"messages_fts", "conversations_fts"} & set(inspect(engine).get_table_names())
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' "
                                  "AND (name LIKE 'messages_fts%' OR name LIKE 'conversations_fts%')")).scalar() == 0
-        assert conn.execute(text("SELECT content FROM messages")).all() == [("hello walrus",)]
+        assert conn.execute(text("SELECT content FROM messages ORDER BY position")).all() == [("hello walrus",), ("and more",)]
     engine.dispose()

@@ -331,8 +331,9 @@ class IncrementalMarkdown:
 
     A top-level block B is final (committed, never rendered again) when a next top-level block
     N exists, N's first line is complete (ends in "\\n"), and either B ends itself (ATX or setext
-    heading, thematic break, closed fence or math block), N is a fence (it interrupts whatever
-    came before), or a blank line separates B from N. A blank line ends
+    heading, thematic break, closed fence or math block) or N is a fence (it interrupts whatever
+    came before), and no line of B opens a `$$` or `\\[` math block that is still unclosed; or a
+    blank line separates B from N. A blank line ends
     paragraphs, block quotes (no lazy continuation across it) and tables; a list or indented
     code block continues only with lines indented under it, and N's first line, being complete
     and outside B, is not (requiring it complete rules out "2" growing into the list item "2.").
@@ -554,7 +555,17 @@ def _is_final(block: _Block, following: _Block, lines: list[str]) -> bool:
     # lines[-1] is the unterminated last line; a line index < len(lines) - 1 ended in "\n".
     if following.first_line >= len(lines) - 1:
         return False
-    if block.kind in _SELF_ENDING or following.kind == "fence":
-        return True
     before = following.first_line - 1
-    return before >= 0 and lines[before].strip(" \t") == ""
+    if before >= 0 and lines[before].strip(" \t") == "":
+        return True
+    # Without a blank line: a line of B that starts with `$$` or `\[` (inside its container
+    # markers) is a math block opener still unclosed, and a closing line to come would turn it
+    # into a math block running over N and beyond. (A blank line stops that scan.)
+    if block.kind not in ("fence", "math_block") and any(
+        _MATH_OPENER.match(line) for line in lines[block.first_line : following.first_line]
+    ):
+        return False
+    return block.kind in _SELF_ENDING or following.kind == "fence"
+
+
+_MATH_OPENER = re.compile(r"[ \t>*+\-\d.)]*(\$\$|\\\[)")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -7,7 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import backend.markdown as markdown_module
+from backend.chat.events import Delta
 from backend.markdown import IncrementalMarkdown, RenderUpdate, render_markdown
+from web.ws_frames import delta_frame
 
 REL = 'rel="noopener noreferrer nofollow"'
 
@@ -70,6 +73,179 @@ def test_unclosed_fence_renders_as_code():
     html = render_markdown("Look:\n\n```py\ndef f():\n    return 1")
     assert '<pre><code class="language-py"><span class="hl-k">def</span>' in html
     assert html.endswith('<span class="hl-k">return</span> <span class="hl-m">1</span></code></pre></div>\n')
+
+
+# --- code blocks
+
+
+def test_code_block_shows_its_language_a_copy_button_and_highlighted_tokens():
+    html = render_markdown("```python\ndef f(x):\n    return '<script>alert(1)</script>'\n```")
+    assert html.startswith('<div class="code-block"><div class="code-head"><span class="code-lang">python</span>'
+                           '<button type="button" class="code-copy">Copy</button></div>'
+                           '<pre><code class="language-python">')
+    assert '<span class="hl-k">def</span> <span class="hl-nf">f</span>(x):' in html
+    assert "<span class=\"hl-s\">'&lt;script&gt;alert(1)&lt;/script&gt;'</span>" in html
+    assert "<script" not in html
+
+
+def test_highlighting_carries_the_lexer_state_across_lines():
+    html = render_markdown('```py\nx = """first\nsecond line"""\ny = 1\n```')
+    # The second line is still inside the string, not read as code.
+    assert '<span class="hl-s">second line"""</span>' in html
+    assert '<span class="hl-m">1</span>' in html
+
+
+@pytest.mark.parametrize("fence", ["```nosuchlanguage", "```", "~~~"])
+def test_unknown_or_absent_language_is_escaped_without_highlighting(fence):
+    html = render_markdown(f"{fence}\n<b>x</b> & def\n{fence[:3]}")
+    assert "<code" in html and "&lt;b&gt;x&lt;/b&gt; &amp; def" in html
+    assert "hl-" not in html and "<b>" not in html
+    assert ('<span class="code-lang">nosuchlanguage</span>' in html) == ("nosuch" in fence)
+    assert '<button type="button" class="code-copy">Copy</button>' in html
+
+
+def test_indented_code_gets_the_frame_too():
+    html = render_markdown("text\n\n    a < b\n")
+    assert '<div class="code-block">' in html and "<pre><code>a &lt; b\n</code></pre>" in html
+
+
+def test_sanitizer_keeps_only_the_classes_and_attributes_the_renderer_emits():
+    dirty = ('<span class="evil">a</span><span class="hl-k" onclick="x()">b</span>'
+             '<button type="submit" class="code-copy" formaction="https://e.com">c</button>'
+             '<div class="code-block" style="color:red">d</div><pre class="x">e</pre><img src="https://e.com/x.png">')
+    clean = markdown_module.sanitize_html(dirty)
+    assert '<span>a</span><span class="hl-k">b</span>' in clean
+    assert '<button class="code-copy">c</button>' in clean
+    assert '<div class="code-block">d</div><pre>e</pre>' in clean
+    assert "<img" not in clean and "onclick" not in clean and "style" not in clean and "formaction" not in clean
+
+
+# --- math
+
+
+@pytest.mark.parametrize(
+    ("source", "display", "inner"),
+    [
+        ("Area $\\pi r^2$ here.", "inline", "<msup><mi>r</mi><mn>2</mn></msup>"),
+        ("Half: \\(\\frac{1}{2}\\).", "inline", "<mfrac>"),
+        ("$$\n\\sqrt{x}\n$$", "block", "<msqrt>"),
+        ("\\[\n\\sum_{i=1}^n i\n\\]", "block", "<munderover>"),
+        ("\\[x^2\\]", "block", "<msup>"),
+        ("In text $$a+b$$ too.", "block", "<mo>+</mo>"),
+        ("In text \\[a-b\\] too.", "block", "<mo>\u2212</mo>"),
+    ],
+)
+def test_each_math_delimiter_renders_mathml(source, display, inner):
+    html = render_markdown(source)
+    assert f'<math display="{display}">' in html and inner in html
+    assert "$" not in html and "\\(" not in html and "\\[" not in html
+
+
+def test_display_math_on_its_own_lines_is_a_block():
+    assert render_markdown("$$\nx\n$$").startswith('<div class="math-display"><math display="block">')
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        ("Bad $\\frac{$ math.", "$\\frac{$"),
+        ("$$\n\\frac{\n$$", "$$\\frac{$$"),
+        ("Raw \\(\\text{<b>x</b>}\\) markup.", "\\(\\text{&lt;b&gt;x&lt;/b&gt;}\\)"),
+    ],
+)
+def test_math_that_does_not_convert_shows_its_escaped_source(source, shown):
+    html = render_markdown(source)
+    assert "<math" not in html and "<b>" not in html
+    assert f'<code class="math-source">{shown}</code>' in html.replace("\n", "")
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["It costs $5 and $10.", "From $5 to $ 10", "a $ b $ c", "Price: 5$ or 10$", "escaped \\$x\\$ dollars"],
+)
+def test_dollars_in_prose_stay_text(source):
+    html = render_markdown(source)
+    assert "<math" not in html and "$" in html
+
+
+def test_math_is_not_looked_for_in_code():
+    html = render_markdown("`$x^2$` and `\\(y\\)`\n\n```\n$$\nz\n$$\n```\n\n    $w$\n")
+    assert "<math" not in html
+    assert "<code>$x^2$</code>" in html and "<code>\\(y\\)</code>" in html
+
+
+def test_mathml_is_rebuilt_from_an_allow_list():
+    html = render_markdown("$\\href{javascript:alert(1)}{x} \\style{color:red}{y} \\color{red}{z}$")
+    assert "<math" in html and "<mi>x</mi>" in html
+    assert "href=" not in html and "style=" not in html and "mathcolor" not in html and "javascript" not in html
+
+
+def test_sanitizer_strips_mathml_attributes_and_elements_outside_the_allow_list():
+    dirty = ('<math display="block"><mi href="javascript:alert(1)" mathvariant="bold">x</mi>'
+             '<mtext style="background:url(https://e.com)" xlink:href="https://e.com">t</mtext>'
+             '<maction actiontype="statusline">y</maction><mo stretchy="url(x)">(</mo></math>')
+    clean = markdown_module.sanitize_html(dirty)
+    assert '<mi mathvariant="bold">x</mi>' in clean and "<mtext>t</mtext>" in clean
+    assert "href" not in clean and "style" not in clean and "url(" not in clean
+    assert "<maction" not in clean  # not an allowed element: escaped as text
+
+
+def test_math_streams_and_an_unclosed_block_stays_text():
+    renderer = IncrementalMarkdown()
+    update = renderer.feed("Intro with $x$.\n\n$$\n\\frac{1}{2}\n")
+    assert "<math" in update.committed_html  # the paragraph is final, its math rendered
+    assert "<math" not in update.tail_html and "$$" in update.tail_html
+    update = renderer.feed("$$\n\nAfter.\n")
+    assert "<mfrac>" in update.committed_html + update.tail_html + renderer.html
+    renderer.finish()
+    assert renderer.html == render_markdown(renderer.text)
+
+
+# --- links and images
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["[s](//evil.example)", "[s](//evil.example/path)", "[s](<//evil.example>)", "[s]( //evil.example )",
+     "[s](javascript:alert(1))", "[s](ftp://evil.example)"],
+)
+def test_forbidden_link_targets_stay_text(source):
+    html = render_markdown(source)
+    assert "<a" not in html and "href" not in html and html.startswith("<p>") and "s" in html
+
+
+def test_a_scheme_relative_link_is_only_its_text():
+    assert render_markdown("[s](//evil.example)") == "<p>s</p>\n"
+
+
+@pytest.mark.parametrize("source", ["[s](/\\evil.example)", "[s](\\\\evil.example)"])
+def test_backslashes_cannot_make_a_link_scheme_relative(source):
+    # Browsers read a raw "\\" as "/" in a URL; markdown-it percent-encodes it, so this is a path.
+    html = render_markdown(source)
+    assert "%5Cevil.example" in html and "\\" not in html and 'href="//' not in html and "target" not in html
+
+
+def test_off_site_links_open_in_a_new_tab_and_local_ones_do_not():
+    html = render_markdown("[a](https://example.com/x) [b](/docs/page) [c](mailto:a@b.c) [d](#part) <https://e.org>")
+    assert f'<a href="https://example.com/x" target="_blank" {REL}>a</a>' in html
+    assert f'<a href="/docs/page" {REL}>b</a>' in html
+    assert f'<a href="mailto:a@b.c" {REL}>c</a>' in html
+    assert f'<a href="#part" {REL}>d</a>' in html
+    assert f'<a href="https://e.org" target="_blank" {REL}>https://e.org</a>' in html
+
+
+def test_images_become_plain_links_never_img():
+    html = render_markdown('![a *cat*](https://evil.example/x.png "t") ![](/local.png) ![x](//evil.example/y.png)')
+    assert "<img" not in html
+    assert f'<a href="https://evil.example/x.png" title="t" target="_blank" {REL}>a cat</a>' in html
+    assert f'<a href="/local.png" {REL}>/local.png</a>' in html
+    assert "//evil.example/y.png" not in html and " x</p>" in html
+
+
+def test_sanitizer_drops_scheme_relative_hrefs_and_odd_targets():
+    clean = markdown_module.sanitize_html('<a href="//evil.example" target="_blank">x</a><a href="/a" target="_top">y</a>')
+    assert "evil.example" not in clean and 'target="_top"' not in clean
+    assert f'<a {REL}>x</a>' in clean and f'<a href="/a" {REL}>y</a>' in clean
 
 
 # --- incremental rendering
@@ -206,11 +382,57 @@ def test_cost_per_update_does_not_grow_with_the_reply():
     assert max(rendered[-50:]) <= 2 * longest_block
 
 
+def stream_code_block(num_lines: int, chunk: int = 3) -> tuple[list[int], list[int], str, str, str]:
+    """Stream a reply that is one long Python code block in `chunk`-character deltas through a
+    LiveReply's renderer and the frame builder. Returns, per update, the bytes of the delta
+    frame as sent (JSON, UTF-8) and the characters the renderer parsed and rendered; then the
+    final HTML, what a client built from the frames, and render_markdown of the whole text."""
+    body = "".join(f"def step_{i:04d}(value):  # step {i:04d}\n    return value * {i % 7} + len('abc')\n"
+                   for i in range(num_lines // 2))
+    text = "Here is the program:\n\n```python\n" + body + "```\n\nThat is all.\n"
+    renderer = IncrementalMarkdown()
+    frame_bytes, rendered, view, tail = [], [], "", ""
+    for seq, start in enumerate(range(0, len(text), chunk), 1):
+        update = renderer.feed(text[start : start + chunk])
+        frame = delta_frame(Delta("m" * 32, seq, text[start : start + chunk], update.committed_html,
+                                  update.tail_html, code_html=update.code_html))
+        frame_bytes.append(len(json.dumps(frame).encode()))
+        rendered.append(renderer.last_rendered_chars)
+        view, tail = apply_update(view, update), update.tail_html
+        # A viewer attaching now gets the rendering as of this update: the same as this client's.
+        assert renderer.rendering_at(renderer.mark()) == (view, tail)
+    view = apply_update(view, renderer.finish())
+    return frame_bytes, rendered, renderer.html, view, render_markdown(text)
+
+
+# Per update, whatever the block's length: one delta's text, about one line of code (a finished
+# one and the unfinished one) with its highlighting spans, and the frame's field names.
+MAX_FRAME_BYTES = 1024
+MAX_RENDERED_CHARS = 240
+
+
+def test_streaming_a_long_code_block_costs_the_same_per_update_at_150_and_600_lines():
+    short_bytes, short_rendered, short_html, short_view, short_expected = stream_code_block(150)
+    long_bytes, long_rendered, long_html, long_view, long_expected = stream_code_block(600)
+    assert len(long_bytes) > 3.9 * len(short_bytes)  # four times the updates
+    for frame_bytes, rendered in ((short_bytes, short_rendered), (long_bytes, long_rendered)):
+        assert max(frame_bytes) <= MAX_FRAME_BYTES, max(frame_bytes)
+        assert max(rendered) <= MAX_RENDERED_CHARS, max(rendered)
+    # Not merely under the bound: the same per-update cost at the end of both blocks.
+    assert max(long_bytes[-100:]) <= max(short_bytes) + 16 and max(long_rendered) <= max(short_rendered) + 8
+    # So the whole stream grows with the text (4x), not with its square (16x).
+    assert sum(long_bytes) < 4.5 * sum(short_bytes) and sum(long_rendered) < 4.5 * sum(short_rendered)
+    assert short_html == short_view == short_expected and long_html == long_view == long_expected
+    assert long_expected.count('<span class="hl-nf">') == 300
+
+
 FRAGMENTS = [
     "para", "more words", "*em*", "**strong**", "`code`", "~~del~~", "# head", "## h2", "- item",
     "* star", "+ plus", "1. one", "2) two", "10. ten", "> quote", ">> deep", "```", "```py", "~~~",
     "    indented", "  - nested", "   continued", "| a | b |", "|---|---|", "| 1 | 2 |", "---",
     "***", "===", "<b>raw</b>", "[l](https://x.y)", "1", "2", "-", "#", "\t- tab", "a | b", "\\", "",
+    "````", "  ```js", "x = 1  # c", '"""doc', "$x$", "$$", "$$y$$", "$5 and $10", "\\[", "\\]", "\\(a\\)",
+    "![i](https://x.y/i.png)", "[r](//x.y)",
 ]  # fmt: skip
 
 
@@ -223,7 +445,7 @@ def markdownish(draw):
     return text
 
 
-SOUP = st.text(alphabet="ab1.-*+>#`~|=\n \t_()\\", max_size=60)
+SOUP = st.text(alphabet="ab1.-*+>#`~|=\n \t_()\\$[]", max_size=60)
 
 
 def chunked(texts):

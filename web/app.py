@@ -43,7 +43,7 @@ from backend.rag import DocumentService, Embedder, IngestionWorker, RagSettings,
 from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
 from web import account_routes, admin_routes, api, auth_routes, documents_routes, metrics_routes, openai_api, pages, ws
-from web import export_routes, search_routes
+from web import branch_routes, export_routes, search_routes
 from web.errors import EXCEPTION_HANDLERS
 from backend.throttle import LoginThrottle
 from backend.users import UserAdminService
@@ -257,7 +257,9 @@ def create_app(
             yield
         finally:
             if loading is not None and not loading.done():
+                # The loading thread runs on (a daemon); the task stops waiting for it now.
                 loading.cancel()
+                await asyncio.gather(loading, return_exceptions=True)
                 log.info("stopped while the model was loading")
             if chat is not None:
                 # Replies run in their own tasks: end them (stored "interrupted") while the
@@ -281,6 +283,7 @@ def create_app(
             *admin_routes.routes,
             *metrics_routes.routes,
             *api.routes,
+            *branch_routes.routes,
             *search_routes.routes,
             *export_routes.routes,
             *documents_routes.routes,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 import types
 from typing import Iterator
 
@@ -118,3 +119,12 @@ def test_progress_never_moves_backwards_and_the_load_is_90_percent() -> None:
     assert startup.view().progress == pytest.approx(0.9) and startup.view().stage == "earlier"
     startup.set_ready()
     assert startup.is_ready and startup.view().progress == 1.0
+
+
+def test_stopping_while_the_model_loads_is_immediate(slow: SlowLoad, database_url: str) -> None:
+    started = time.monotonic()
+    with TestClient(create_app(Settings(database_url=database_url))) as client:
+        assert slow.reported.wait(5)
+        assert client.get("/healthz").status_code == 503
+    assert time.monotonic() - started < 5  # not the 10 s the load would still take
+    slow.release.set()

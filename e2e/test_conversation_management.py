@@ -214,6 +214,9 @@ def test_export_markdown_and_json_then_import_it_back(page, sign_up, tmp_path):
     text = markdown.read_text()
     assert text.startswith("# Export me") and "What is **2+2**?" in text and "It is 4." in text
     with page.expect_download() as info:
+        open_menu(page, cid).locator('[data-action="export-md-tree"]').click()
+    assert info.value.suggested_filename == "Export-me-tree.md"
+    with page.expect_download() as info:
         open_menu(page, cid).locator('[data-action="export-json"]').click()
     exported = tmp_path / "c.json"
     info.value.save_as(exported)

@@ -271,6 +271,9 @@
     const exportBase = "/api/conversations/" + encodeURIComponent(id) + "/export";
     const markdown = menuItem("a", "export-md", "Export as Markdown");
     markdown.href = exportBase + "?format=md";
+    markdown.title = "The branch on the page";
+    const markdownTree = menuItem("a", "export-md-tree", "Export every branch as Markdown");
+    markdownTree.href = exportBase + "?format=md&scope=tree";
     const json = menuItem("a", "export-json", "Export as JSON");
     json.href = exportBase + "?format=json";
     json.title = "Every branch, with the conversation's settings; import it again from this list";
@@ -278,6 +281,7 @@
       menuItem("button", "rename", "Rename"),
       menuItem("button", "pin", item.pinned ? "Unpin" : "Pin"),
       markdown,
+      markdownTree,
       json,
       menuItem("button", "delete", "Delete…"),
     );

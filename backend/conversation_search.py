@@ -5,9 +5,10 @@ stemming; ranked by bm25(), lower is better), or PostgreSQL to_tsvector('english
 indexes (ranked by ts_rank, higher is better); migration 0006 builds both. The owner condition
 is inside every SQL query, so another user's text is never read, let alone returned.
 
-The query is never passed to the match syntax as typed: it is cut into word terms (\\w runs), each
-quoted and prefix-matched, all required (AND). FTS operators (`"`, `*`, `NEAR`, `OR`, `-`,
-column filters) are thereby plain words or nothing, and no input makes the query fail.
+The query is never passed to the match syntax as typed: it is cut into word terms (runs of
+letters and digits), each quoted and prefix-matched, all required (AND). FTS operators (`"`,
+`*`, `NEAR`, `OR`, `-`, column filters) are thereby plain words or nothing, and no input makes
+the query fail.
 
 Snippets come from the database with two marker characters around each hit; every other
 character is HTML-escaped here, and the markers become `<mark>`/`</mark>` (always balanced).
@@ -58,9 +59,11 @@ class SearchHit:
 
 
 def search_terms(query: str) -> list[str]:
-    """The lower-cased word terms of `query`, deduplicated, at most MAX_QUERY_TERMS; only \\w
-    characters, so each is safe inside a quoted FTS5 string or a tsquery lexeme."""
-    words = re.findall(r"\w+", query[:MAX_QUERY_CHARS].lower())
+    """The lower-cased word terms of `query`, deduplicated, at most MAX_QUERY_TERMS: runs of
+    letters and digits (the tokenizer's words: "_" separates, as in unicode61), so each is safe
+    inside a quoted FTS5 string or a tsquery lexeme, and none is a separator-only term that
+    would match nothing and empty the whole AND."""
+    words = re.findall(r"[^\W_]+", query[:MAX_QUERY_CHARS].lower())
     return list(dict.fromkeys(words))[:MAX_QUERY_TERMS]
 
 

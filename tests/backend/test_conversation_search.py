@@ -84,6 +84,7 @@ def test_every_term_must_match_as_a_word_prefix_and_stems(search, conversations,
     assert search.search(alice.id, "plant tomato")  # stemmed
     assert search.search(alice.id, "garden toma")  # prefixes
     assert search.search(alice.id, "tomatoes potatoes") == []  # all terms required
+    assert search.search(alice.id, "tomatoes _")  # "_" is no term (it would match nothing)
 
 
 def test_html_in_content_is_escaped_in_snippets_and_titles(search, conversations, users, session_factory):
@@ -148,7 +149,8 @@ def test_the_index_follows_edits_renames_and_deletes(search, conversations, user
 
 def test_search_terms_keep_only_words():
     assert search_terms('"NEAR(a* b)" OR -c:d') == ["near", "a", "b", "or", "c", "d"]
-    assert search_terms("***") == []
+    assert search_terms("***") == [] and search_terms("_ __") == []
+    assert search_terms("snake_case x") == ["snake", "case", "x"]
 
 
 def test_highlight_marks_are_balanced_and_the_rest_escaped():

@@ -83,6 +83,14 @@ MATRIX: dict[tuple[str, str], Row] = {
     # Search, export and import (issue 12): the importer owns the new conversation.
     ("GET", "/api/search"): Row(None, LOGGED_IN_JSON),
     ("GET", "/api/conversations/{conversation_id:str}/export"): Row(None, OWNED_JSON),
+    ("GET", "/api/conversations/{conversation_id:str}/branch"): Row(None, OWNED_JSON),
+    # The owner's own conversation has no such message: 404 for him too (tests/web/test_branches.py
+    # switches real branches); what matters here is that nobody else gets further.
+    ("POST", "/api/conversations/{conversation_id:str}/branch"): Row({"message_id": "0" * 32},
+                                                                      _by(401, 404, 404, 401, 404)),
+    ("GET", "/api/conversations/{conversation_id:str}/settings"): Row(None, OWNED_JSON),
+    ("PATCH", "/api/conversations/{conversation_id:str}/settings"): Row({"temperature": 0.5},
+                                                                        _by(401, 200, 404, 401, 404)),
     ("POST", "/api/conversations/import"): Row(("file", ("c.json", IMPORT_FILE)), _by(401, 201, 201, 401, 201)),
     ("GET", "/api/account/export"): Row(None, LOGGED_IN_JSON),
     # Documents (issue 6): admins do not read other people's documents either.

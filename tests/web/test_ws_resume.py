@@ -156,7 +156,7 @@ def test_every_socket_of_the_user_sees_messages_and_conversation_changes(client:
         assert turn == {"type": "turn", "conversation_id": ack["conversation_id"], "title": ack["title"],
                         "client_msg_id": ack["client_msg_id"], "user_message_id": ack["user_message_id"],
                         "user_text": "hello from here", "assistant_message_id": ack["assistant_message_id"],
-                        "new_conversation": True}
+                        "new_conversation": True, "action": "send", "parent_id": None}
         frames_until_done(here)
         response = client.patch(f"/api/conversations/{ack['conversation_id']}", json={"title": "  Renamed   here "},
                                  headers=csrf_headers(client))

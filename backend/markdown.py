@@ -34,7 +34,7 @@ from markdown_it.token import Token
 from pygments.lexer import Lexer
 
 from backend.highlight import HIGHLIGHT_CLASSES, State, find_lexer, highlight_line, initial_state
-from backend.markdown_math import MATHML_ATTRIBUTES, MATHML_TAGS, math_plugin
+from backend.markdown_math import MATHML_ATTRIBUTES, MATHML_TAGS, MATHML_VALUE, math_plugin
 
 ALLOWED_TAGS = frozenset(
     {
@@ -48,7 +48,6 @@ LINK_REL = "noopener noreferrer nofollow"
 _LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
 _LANGUAGE_NAME = re.compile(r"[A-Za-z0-9_+#.-]{1,40}")
 _ALIGN_VALUES = frozenset({"left", "center", "right"})
-_MATHML_VALUE = re.compile(r"[A-Za-z0-9 .%+-]{0,64}")
 # The classes this renderer emits, per tag; nothing else may carry a class.
 _CLASSES = {
     "div": frozenset({"code-block", "code-head", "math-display"}),
@@ -91,7 +90,7 @@ def _allow_attribute(tag: str, name: str, value: str) -> bool:
     if tag in _CLASSES:
         return name == "class" and value in _CLASSES[tag]
     if tag in MATHML_TAGS:
-        return name in MATHML_ATTRIBUTES and _MATHML_VALUE.fullmatch(value) is not None
+        return name in MATHML_ATTRIBUTES and MATHML_VALUE.fullmatch(value) is not None
     return False
 
 

@@ -48,7 +48,7 @@ MATHML_ATTRIBUTES = frozenset(
     }
 )  # fmt: skip
 # Attribute values are words, numbers and lengths: nothing that could hold a URL or a rule.
-_PLAIN_VALUE = re.compile(r"[A-Za-z0-9 .%+-]{0,64}")
+MATHML_VALUE = re.compile(r"[A-Za-z0-9 .%+-]{0,64}")
 _MATHML_NS = "{http://www.w3.org/1998/Math/MathML}"
 _CLOSING = {"$": "$", "$$": "$$", "\\(": "\\)", "\\[": "\\]"}
 MAX_TEX_CHARS = 4000  # longer math shows as source: conversion time grows with it
@@ -98,7 +98,7 @@ def _element_html(element: ElementTree.Element, display: bool) -> str:
     if tag not in MATHML_TAGS:
         raise MathConversionError(f"<{tag}> is not allowed")
     attrs = {name: value for name, value in element.attrib.items()
-             if name in MATHML_ATTRIBUTES and _PLAIN_VALUE.fullmatch(value)}
+             if name in MATHML_ATTRIBUTES and MATHML_VALUE.fullmatch(value)}
     if tag == "math":
         attrs = {"display": "block" if display else "inline"}
     parts = [f"<{tag}", *(f' {name}="{escape(value)}"' for name, value in attrs.items()), ">"]

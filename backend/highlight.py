@@ -47,6 +47,9 @@ HIGHLIGHT_CLASSES = frozenset(_CLASS_OF.values())
 
 State = tuple[str, ...]  # a RegexLexer state stack; () for lexers whose state is not carried
 _ROOT: State = ("root",)
+# Longer lines (minified code, data) are escaped, not lexed, to bound the time one line can take;
+# the lexer's state carries over them unchanged.
+MAX_LINE_CHARS = 2000
 
 
 @lru_cache(maxsize=256)
@@ -71,7 +74,9 @@ def highlight_line(lexer: Lexer, line: str, state: State) -> tuple[str, State]:
     """One line of code (without its "\\n") -> (HTML with spans, the state for the next line).
 
     The line is lexed as `line + "\\n"`, since lexers' rules expect line ends; the newline is
-    not part of the HTML."""
+    not part of the HTML. A line over MAX_LINE_CHARS is only escaped."""
+    if len(line) > MAX_LINE_CHARS:
+        return escape(line, quote=False), state
     text = line + "\n"
     if _carries_state(lexer):
         stack = list(state or _ROOT)

@@ -95,6 +95,13 @@ def test_highlighting_carries_the_lexer_state_across_lines():
     assert '<span class="hl-m">1</span>' in html
 
 
+def test_a_very_long_line_is_escaped_not_lexed():
+    long_line = "x = [" + "1, " * 1000 + "'<b>']"
+    html = render_markdown(f"```python\n{long_line}\ny = 2\n```")
+    assert "[1, 1, 1" in html and "&lt;b&gt;" in html
+    assert html.count('<span class="hl-m">') == 1  # only the "2" of the next line
+
+
 @pytest.mark.parametrize("fence", ["```nosuchlanguage", "```", "~~~"])
 def test_unknown_or_absent_language_is_escaped_without_highlighting(fence):
     html = render_markdown(f"{fence}\n<b>x</b> & def\n{fence[:3]}")

@@ -176,5 +176,6 @@ def _to_html(tokens: Iterable[tuple[_TokenType, str]], length: int) -> str:
             runs[-1] = (css, runs[-1][1] + value)
         else:
             runs.append((css, value))
-    return "".join(escape(value, quote=False) if css is None else f'<span class="{css}">{escape(value, quote=False)}</span>'
-                   for css, value in runs)
+    html = (escape(value, quote=False) for _, value in runs)
+    return "".join(text if css is None else f'<span class="{css}">{text}</span>'
+                   for (css, _), text in zip(runs, html))

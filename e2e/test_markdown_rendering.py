@@ -91,7 +91,8 @@ END = "</code></pre></div>\n"
 # each further line inside its <code>, the unfinished line as the tail.
 DELTAS = [
     {"seq": 1, "text": "Code:\n\n```python\nimport os\nx", "code_html": "",
-     "committed_html": "<p>Code:</p>\n" + SHELL + LINE_1 + END, "tail_html": '<pre class="code-tail"><code>x</code></pre>'},
+     "committed_html": "<p>Code:</p>\n" + SHELL + LINE_1 + END,
+     "tail_html": '<pre class="code-tail"><code>x</code></pre>'},
     {"seq": 2, "text": " = 1\n", "code_html": LINE_2, "committed_html": "", "tail_html": ""},
     {"seq": 3, "text": "```\n\nDo", "code_html": "", "committed_html": "", "tail_html": "<p>Do</p>\n"},
 ]

@@ -250,7 +250,8 @@ def test_images_become_plain_links_never_img():
 
 
 def test_sanitizer_drops_scheme_relative_hrefs_and_odd_targets():
-    clean = markdown_module.sanitize_html('<a href="//evil.example" target="_blank">x</a><a href="/a" target="_top">y</a>')
+    clean = markdown_module.sanitize_html(
+        '<a href="//evil.example" target="_blank">x</a><a href="/a" target="_top">y</a>')
     assert "evil.example" not in clean and 'target="_top"' not in clean
     assert f'<a {REL}>x</a>' in clean and f'<a href="/a" {REL}>y</a>' in clean
 

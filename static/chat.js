@@ -764,19 +764,48 @@
 
   // ---- rename --------------------------------------------------------------------------------
 
-  // The new title reaches every tab (this one too) as a "conversation" frame.
+  // In place: the title becomes a text field; Enter or leaving it saves, Escape cancels. The
+  // new title reaches every tab (this one too) as a "conversation" frame.
   const renameButton = document.getElementById("rename");
-  async function rename() {
-    if (!conversationId) return;
-    const title = window.prompt("Rename this conversation", chatTitle.textContent);
-    if (title === null || !title.trim()) return;
-    const meta = document.querySelector('meta[name="csrf-token"]');
-    const response = await fetch("/api/conversations/" + encodeURIComponent(conversationId), {
-      method: "PATCH",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": meta ? meta.content : "" },
-      body: JSON.stringify({ title: title }),
+  function rename() {
+    if (!conversationId || chatTitle.querySelector("input")) return;
+    const before = chatTitle.textContent;
+    const input = document.createElement("input");
+    input.type = "text";
+    input.className = "chat-title-input";
+    input.id = "chat-title-input";
+    input.value = before;
+    input.maxLength = 200;
+    input.setAttribute("aria-label", "New title");
+    chatTitle.replaceChildren(input);
+    input.focus();
+    input.select();
+    let done = false;
+    async function finish(save) {
+      if (done) return;
+      done = true;
+      const title = input.value.replace(/\s+/g, " ").trim();
+      chatTitle.textContent = save && title ? title : before;
+      if (!save || !title || title === before) return;
+      const response = await fetch("/api/conversations/" + encodeURIComponent(conversationId), {
+        method: "PATCH",
+        headers: csrfHeaders(true),
+        body: JSON.stringify({ title: title }),
+      });
+      if (!response.ok) {
+        chatTitle.textContent = before;
+        showNotice("The conversation could not be renamed (" + response.status + ").");
+      }
+    }
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.isComposing && event.keyCode !== 229) {
+        event.preventDefault();
+        finish(true);
+      } else if (event.key === "Escape") {
+        finish(false);
+      }
     });
-    if (!response.ok) showNotice("The conversation could not be renamed (" + response.status + ").");
+    input.addEventListener("blur", () => finish(true));
   }
   if (renameButton) renameButton.addEventListener("click", rename);
 

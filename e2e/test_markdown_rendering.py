@@ -87,7 +87,7 @@ LINE_1 = '<span class="hl-k">import</span> os\n'
 LINE_2 = 'x <span class="hl-o">=</span> <span class="hl-m">1</span>\n'
 END = "</code></pre></div>\n"
 # The frames the server sends for "Code:\n\n```python\nimport os\nx = 1\n```\n\nDone." in small
-# deltas (backend.markdown.IncrementalMarkdown): the block's frame with its first line, then
+# deltas (backend.markdown_stream.IncrementalMarkdown): the block's frame with its first line, then
 # each further line inside its <code>, the unfinished line as the tail.
 DELTAS = [
     {"seq": 1, "text": "Code:\n\n```python\nimport os\nx", "code_html": "",

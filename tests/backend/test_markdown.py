@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 import backend.markdown as markdown_module
 from backend.chat.events import Delta
-from backend.markdown import IncrementalMarkdown, RenderUpdate, render_markdown
+from backend.markdown import render_markdown
+from backend.markdown_stream import IncrementalMarkdown, RenderUpdate
 from web.ws_frames import delta_frame
 
 REL = 'rel="noopener noreferrer nofollow"'

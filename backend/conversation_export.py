@@ -12,84 +12,36 @@ message of every branch; "branch" the path from the first message to current_mes
 active branch). Markdown is for people: the active branch, or every message numbered with the
 message it answers.
 
-Import trusts nothing in the file but its shape: it makes a new conversation of the importer
-with new ids, keeps the tree (parent references resolved inside the file) and the active branch,
-and refuses with ValidationFailed (ImportTooLarge over the size limit) anything malformed: wrong
-format or version, unknown roles or statuses, a parent that is not an earlier message of the
-file, over-long text, NUL / control characters / lone surrogates, too many messages. The file's
-ids and any user id in it are only labels.
+Import reads a file with backend.conversation_import (which says what it refuses) and stores it
+as a new conversation of the importer, all or nothing.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import zipfile
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import IO, Any, Callable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from backend.conversations import ConversationChanged, ConversationSummary, owned_conversation, summary_of
-from backend.errors import DomainError, NotFound, ValidationFailed
-from backend.markdown import render_markdown
-from backend.models import (
-    MESSAGE_STATUSES, ROLES, ApiKey, Conversation, Document, Message, User, new_id, utcnow,
+from backend.conversation_import import FORMAT, FORMAT_VERSION, parse_import
+from backend.conversations import (
+    ConversationChanged, ConversationSummary, conversation_messages, owned_conversation, summary_of,
 )
+from backend.errors import NotFound, ValidationFailed
+from backend.markdown import render_markdown
+from backend.message_tree import Tree
+from backend.models import ApiKey, Conversation, Document, Message, User, new_id, utcnow
 
-FORMAT = "crescent.conversation"
-FORMAT_VERSION = 1
 SCOPES = ("branch", "tree")
-FINISH_REASONS = ("stop", "length", "abort", "error")
-MAX_IMPORT_BYTES = 8 * 1024 * 1024
-MAX_IMPORT_MESSAGES = 5000
-MAX_MESSAGE_CHARS = 200_000
-MAX_TITLE_CHARS = 200
-MAX_FILE_ID_CHARS = 64
-MAX_SYSTEM_PROMPT_CHARS = 8000  # as a conversation's own settings (backend.conversations)
-MAX_TOKENS_CEILING = 1_000_000  # the admin's maximum applies when a reply is generated
-IMPORTED_TITLE = "Imported conversation"
-# Control characters other than tab, line feed and carriage return; and lone UTF-16 surrogates
-# (JSON "\ud800" decodes to one, and no database can store it).
-_BAD_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _ROLE_LABEL = {"user": "You", "assistant": "Assistant", "system": "System"}
-
-
-class ImportTooLarge(DomainError):
-    code = "import_too_large"
-    default_message = f"the file is over the import limit of {MAX_IMPORT_BYTES // (1024 * 1024)} MB"
 
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
-
-
-def active_branch(messages: list[Message], current_message_id: str | None) -> list[Message]:
-    """The path from the root to `current_message_id` (or, when that is not a message of the
-    list, to the newest message), oldest first. `messages` in creation order."""
-    if not messages:
-        return []
-    by_id = {m.id: m for m in messages}
-    node: Message | None = by_id.get(current_message_id or "") or messages[-1]
-    path: list[Message] = []
-    seen: set[str] = set()
-    while node is not None and node.id not in seen:  # a cycle cannot be stored, but never loop
-        seen.add(node.id)
-        path.append(node)
-        node = by_id.get(node.parent_id) if node.parent_id else None
-    return path[::-1]
-
-
-def _load(db: Session, user_id: str, conversation_id: str) -> tuple[Conversation, list[Message]]:
-    conversation = owned_conversation(db, user_id, conversation_id)
-    messages = list(db.scalars(
-        select(Message).where(Message.conversation_id == conversation.id, Message.user_id == user_id)
-        .order_by(Message.position)
-    ))
-    return conversation, messages
 
 
 def conversation_document(conversation: Conversation, messages: list[Message], scope: str) -> dict[str, Any]:
@@ -97,7 +49,7 @@ def conversation_document(conversation: Conversation, messages: list[Message], s
     for an unknown scope."""
     if scope not in SCOPES:
         raise ValidationFailed(f"scope must be one of {', '.join(SCOPES)}")
-    branch = active_branch(messages, conversation.current_message_id)
+    branch = Tree(messages).active_path(conversation.current_message_id)
     chosen = branch if scope == "branch" else messages
     return {
         "format": FORMAT,
@@ -145,7 +97,7 @@ def conversation_markdown(conversation: Conversation, messages: list[Message], s
     numbered, with the number of the message it answers when that is not the one above)."""
     if scope not in SCOPES:
         raise ValidationFailed(f"scope must be one of {', '.join(SCOPES)}")
-    branch = active_branch(messages, conversation.current_message_id)
+    branch = Tree(messages).active_path(conversation.current_message_id)
     chosen = branch if scope == "branch" else messages
     number = {m.id: i for i, m in enumerate(chosen, 1)}
     what = "the active branch" if scope == "branch" else "every branch"
@@ -167,166 +119,6 @@ def conversation_markdown(conversation: Conversation, messages: list[Message], s
     return "\n".join(lines)
 
 
-# --- import --------------------------------------------------------------------------------------
-
-
-@dataclass
-class ImportedMessage:
-    file_id: str
-    parent: int | None  # index of the parent in the file's message list
-    role: str
-    content: str
-    status: str
-    finish_reason: str | None
-    created_at: datetime
-
-
-@dataclass
-class ParsedImport:
-    """A checked conversation file, ready to store (no id of it is trusted)."""
-
-    title: str
-    created_at: datetime
-    pinned: bool
-    use_documents: bool
-    system_prompt: str | None
-    temperature: float | None
-    max_tokens: int | None
-    current: int | None  # index of the active branch's leaf
-    messages: list[ImportedMessage] = field(default_factory=list)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _text(value: object, what: str, max_chars: int, *, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise ValidationFailed(f"{what} must be a string")
-    if len(value) > max_chars:
-        raise ValidationFailed(f"{what} is longer than {max_chars} characters")
-    if _BAD_CHARS.search(value):
-        raise ValidationFailed(f"{what} holds a NUL, control or unpaired surrogate character")
-    return value
-
-
-def _time(value: object, what: str, default: datetime) -> datetime:
-    if value is None:
-        return default
-    if not isinstance(value, str) or len(value) > 64:
-        raise ValidationFailed(f"{what} must be an ISO 8601 date-time string")
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValidationFailed(f"{what} must be an ISO 8601 date-time string") from None
-    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
-
-
-def _flag(value: object, what: str) -> bool:
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise ValidationFailed(f"{what} must be true or false")
-    return value
-
-
-def _object(value: object, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ValidationFailed(f"{what} must be an object")
-    return value
-
-
-def parse_import(data: bytes) -> ParsedImport:
-    """Check a conversation file (UTF-8 JSON in our format). Raises ImportTooLarge over
-    MAX_IMPORT_BYTES and ValidationFailed, naming the first problem, for anything else wrong."""
-    if len(data) > MAX_IMPORT_BYTES:
-        raise ImportTooLarge()
-    try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ValidationFailed("the file is not UTF-8 JSON") from None
-    doc = _object(doc, "the file")
-    if doc.get("format") != FORMAT:
-        raise ValidationFailed(f'this is not a Crescent conversation file ("format" must be "{FORMAT}")')
-    if doc.get("version") != FORMAT_VERSION or isinstance(doc.get("version"), bool):
-        raise ValidationFailed(f"unsupported version {doc.get('version')!r}; this server reads version {FORMAT_VERSION}")
-    meta = _object(doc.get("conversation"), '"conversation"')
-    settings = _object(meta.get("settings", {}) or {}, '"conversation.settings"')
-    now = utcnow()
-    title = " ".join((_text(meta.get("title", ""), "the title", 10 * MAX_TITLE_CHARS) or "").split())
-    if len(title) > MAX_TITLE_CHARS:
-        raise ValidationFailed(f"the title is longer than {MAX_TITLE_CHARS} characters")
-    temperature = settings.get("temperature")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
-                                    or not math.isfinite(temperature) or not 0 <= temperature <= 2):
-        raise ValidationFailed("settings.temperature must be a number in [0, 2] or null")
-    max_tokens = settings.get("max_tokens")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                   or not 1 <= max_tokens <= MAX_TOKENS_CEILING):
-        raise ValidationFailed(f"settings.max_tokens must be a whole number in [1, {MAX_TOKENS_CEILING}] or null")
-    parsed = ParsedImport(
-        title=title or IMPORTED_TITLE,
-        created_at=_time(meta.get("created_at"), "conversation.created_at", now),
-        pinned=_flag(meta.get("pinned"), "conversation.pinned"),
-        use_documents=_flag(meta.get("use_documents"), "conversation.use_documents"),
-        system_prompt=_text(settings.get("system_prompt"), "settings.system_prompt", MAX_SYSTEM_PROMPT_CHARS,
-                            optional=True),
-        temperature=None if temperature is None else float(temperature),
-        max_tokens=max_tokens,
-        current=None,
-    )
-    items = doc.get("messages")
-    if not isinstance(items, list):
-        raise ValidationFailed('"messages" must be a list')
-    if len(items) > MAX_IMPORT_MESSAGES:
-        raise ValidationFailed(f"the file has {len(items)} messages; the limit is {MAX_IMPORT_MESSAGES}")
-    index: dict[str, int] = {}
-    for i, item in enumerate(items):
-        parsed.messages.append(_message(item, i, index, now))
-        index[parsed.messages[-1].file_id] = i
-    current = meta.get("current_message_id")
-    if current is not None:
-        if not isinstance(current, str) or current not in index:
-            raise ValidationFailed("conversation.current_message_id must name a message of the file")
-        parsed.current = index[current]
-    elif parsed.messages:
-        parsed.current = len(parsed.messages) - 1
-    return parsed
-
-
-def _message(item: object, i: int, index: dict[str, int], now: datetime) -> ImportedMessage:
-    what = f"message {i + 1}"
-    item = _object(item, what)
-    file_id = _text(item.get("id"), f"{what}: id", MAX_FILE_ID_CHARS)
-    if not file_id:
-        raise ValidationFailed(f"{what}: id must not be empty")
-    if file_id in index:
-        raise ValidationFailed(f"{what}: id {file_id!r} is used twice")
-    parent_id = item.get("parent_id")
-    if parent_id is not None and (not isinstance(parent_id, str) or parent_id not in index):
-        raise ValidationFailed(f"{what}: parent_id must be null or the id of an earlier message of the file")
-    role = item.get("role")
-    if role not in ROLES:
-        raise ValidationFailed(f"{what}: role must be one of {', '.join(ROLES)}")
-    content = _text(item.get("content"), f"{what}: content", MAX_MESSAGE_CHARS) or ""
-    status = item.get("status", "complete")
-    if status not in MESSAGE_STATUSES:
-        raise ValidationFailed(f"{what}: status must be one of {', '.join(MESSAGE_STATUSES)}")
-    finish_reason = item.get("finish_reason")
-    if finish_reason is not None and finish_reason not in FINISH_REASONS:
-        raise ValidationFailed(f"{what}: finish_reason must be null or one of {', '.join(FINISH_REASONS)}")
-    if status in ("streaming", "pending"):
-        # No reply of this server is writing it: it ended when the file was made.
-        status, finish_reason = "interrupted", finish_reason or "abort"
-    return ImportedMessage(
-        file_id=file_id, parent=index[parent_id] if parent_id is not None else None, role=role,
-        content=content, status=status, finish_reason=finish_reason,
-        created_at=_time(item.get("created_at"), f"{what}: created_at", now),
-    )
-
-
 # --- the service ---------------------------------------------------------------------------------
 
 
@@ -345,21 +137,19 @@ class ConversationTransfer:
     def export_json(self, user_id: str, conversation_id: str, scope: str = "tree") -> dict[str, Any]:
         """The conversation as our JSON document. Raises NotFound, ValidationFailed (scope)."""
         with self._sessions() as db:
-            return conversation_document(*_load(db, user_id, conversation_id), scope)
+            conversation = owned_conversation(db, user_id, conversation_id)
+            return conversation_document(conversation, conversation_messages(db, conversation.id, user_id), scope)
 
     def export_markdown(self, user_id: str, conversation_id: str, scope: str = "branch") -> tuple[str, str]:
         """(title, Markdown text). Raises NotFound, ValidationFailed (scope)."""
         with self._sessions() as db:
-            conversation, messages = _load(db, user_id, conversation_id)
+            conversation = owned_conversation(db, user_id, conversation_id)
+            messages = conversation_messages(db, conversation.id, user_id)
             return conversation.title, conversation_markdown(conversation, messages, scope)
-
-    def title(self, user_id: str, conversation_id: str) -> str:
-        with self._sessions() as db:
-            return owned_conversation(db, user_id, conversation_id).title
 
     def import_json(self, user_id: str, data: bytes) -> ConversationSummary:
         """A new conversation of `user_id` from a conversation file. Raises ImportTooLarge and
-        ValidationFailed (see parse_import); nothing is stored unless all of it is."""
+        ValidationFailed (see backend.conversation_import.parse_import); nothing is stored unless all of it is."""
         parsed = parse_import(data)
         rendered = [render_markdown(m.content) for m in parsed.messages]
         ids = [new_id() for _ in parsed.messages]
@@ -418,11 +208,11 @@ class ConversationTransfer:
                  "sha256": d.sha256, "status": d.status, "shared": d.shared, "num_chunks": d.num_chunks,
                  "created_at": _iso(d.created_at), "updated_at": _iso(d.updated_at)} for d in documents
             ]))
-            conversation_ids = db.scalars(
-                select(Conversation.id).where(Conversation.user_id == user_id).order_by(Conversation.created_at)
+            conversations = db.scalars(
+                select(Conversation).where(Conversation.user_id == user_id).order_by(Conversation.created_at)
             ).all()
-            for conversation_id in conversation_ids:
-                conversation, messages = _load(db, user_id, conversation_id)
+            for conversation in conversations:
+                messages = conversation_messages(db, conversation.id, user_id)
                 name = f"conversations/{conversation.created_at:%Y-%m-%d}-{slug(conversation.title)}-{conversation.id[:8]}"
                 archive.writestr(name + ".json", _dumps(conversation_document(conversation, messages, "tree")))
                 archive.writestr(name + ".md", conversation_markdown(conversation, messages, "branch"))

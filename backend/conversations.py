@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from backend.errors import NotFound, ValidationFailed
 from backend.message_tree import Tree, sibling_ids
 from backend.models import Conversation, Message, utcnow
+from backend.runtime_settings import MAX_SYSTEM_PROMPT_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,6 @@ class ConversationView:
     pinned: bool = False
 
 
-SYSTEM_PROMPT_MAX = 8000
 _SETTINGS = ("system_prompt", "temperature", "max_tokens")
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
@@ -131,8 +131,8 @@ def validate_settings(changes: object, max_max_tokens: int) -> dict[str, Any]:
         if prompt is not None:
             if not isinstance(prompt, str):
                 raise ValidationFailed("system_prompt must be a string or null")
-            if len(prompt) > SYSTEM_PROMPT_MAX:
-                raise ValidationFailed(f"system_prompt must be at most {SYSTEM_PROMPT_MAX} characters")
+            if len(prompt) > MAX_SYSTEM_PROMPT_CHARS:
+                raise ValidationFailed(f"system_prompt must be at most {MAX_SYSTEM_PROMPT_CHARS} characters")
             if _CONTROL_CHARS.search(prompt):
                 raise ValidationFailed("system_prompt holds a control character")
         values["system_prompt"] = prompt
@@ -296,7 +296,7 @@ class ConversationService:
                         max_max_tokens: int) -> ConversationSettings:
         """Set some of the conversation's own settings; a None value goes back to the default.
 
-        changes: any of system_prompt (str, at most SYSTEM_PROMPT_MAX characters, no control
+        changes: any of system_prompt (str, at most MAX_SYSTEM_PROMPT_CHARS characters, no control
         characters but tab and line breaks), temperature (number in [0, 2]), max_tokens (whole
         number in [1, max_max_tokens], the admin's maximum). Raises ValidationFailed (nothing
         stored) naming the field, NotFound.

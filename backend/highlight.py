@@ -87,16 +87,6 @@ def highlight_line(lexer: Lexer, line: str, state: State) -> tuple[str, State]:
     return _to_html(tokens, len(line)), state
 
 
-def highlight_lines(lexer: Lexer, lines: Iterable[str]) -> list[str]:
-    """Each line's HTML (as highlight_line), the state carried from the first line on."""
-    state = initial_state(lexer)
-    out = []
-    for line in lines:
-        html, state = highlight_line(lexer, line, state)
-        out.append(html)
-    return out
-
-
 def _carries_state(lexer: Lexer) -> bool:
     return isinstance(lexer, RegexLexer) and not isinstance(lexer, ExtendedRegexLexer)
 

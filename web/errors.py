@@ -61,7 +61,7 @@ _STATUS_BY_CODE: dict[str, int] = {
     "unsupported_document": 415,
     "too_many_documents_processing": 429,
     "unreadable_document": 422,
-    "import_too_large": 413,  # backend.conversation_export
+    "import_too_large": 413,  # backend.conversation_import
     CODE_BAD_FRAME: 400,
     CODE_UNAUTHENTICATED: 401,
     CODE_FORBIDDEN_ORIGIN: 403,

@@ -24,7 +24,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Message
 
-from backend.conversation_export import MAX_IMPORT_BYTES, ImportTooLarge, slug
+from backend.conversation_export import slug
+from backend.conversation_import import MAX_IMPORT_BYTES, ImportTooLarge
 from backend.errors import ValidationFailed
 from backend.models import utcnow
 from web.api import to_jsonable

@@ -11,9 +11,8 @@ import pytest
 from sqlalchemy import select, update
 
 from backend.auth import AuthService
-from backend.conversation_export import (
-    MAX_IMPORT_MESSAGES, ConversationTransfer, ImportTooLarge, active_branch, parse_import,
-)
+from backend.conversation_export import ConversationTransfer
+from backend.conversation_import import MAX_IMPORT_MESSAGES, ImportTooLarge, parse_import
 from backend.conversations import ConversationService
 from backend.errors import NotFound, ValidationFailed
 from backend.models import Conversation, Document, Message
@@ -196,6 +195,8 @@ GOOD = [{"id": "a", "parent_id": None, "role": "user", "content": "hi"}]
     (encode({**minimal(GOOD), "version": True}), "unsupported version"),
     (encode({**minimal(GOOD), "messages": {}}), "must be a list"),
     (encode(minimal([{**GOOD[0], "role": "tool"}])), "role must be one of"),
+    (encode(minimal([GOOD[0], {**GOOD[0], "id": "s", "role": "system"}])),
+     "message 2: role must be one of user, assistant, not 'system'"),
     (encode(minimal([{**GOOD[0], "status": "done"}])), "status must be one of"),
     (encode(minimal([{**GOOD[0], "finish_reason": "tired"}])), "finish_reason"),
     (encode(minimal([{**GOOD[0], "content": 5}])), "content must be a string"),
@@ -236,16 +237,6 @@ def test_import_size_and_count_limits(transfer, users, session_factory):
         transfer.import_json(alice.id, encode(minimal(many)))
     with session_factory() as db:  # nothing stored
         assert db.scalars(select(Conversation)).all() == []
-
-
-def test_active_branch_falls_back_to_the_newest_message():
-    class M:
-        def __init__(self, id, parent_id):
-            self.id, self.parent_id = id, parent_id
-    a, b, c = M("a", None), M("b", "a"), M("c", "a")
-    assert [m.id for m in active_branch([a, b, c], None)] == ["a", "c"]
-    assert [m.id for m in active_branch([a, b, c], "b")] == ["a", "b"]
-    assert active_branch([], "x") == []
 
 
 def test_archive_holds_everything_of_the_user_and_no_secrets(transfer, users, tree, session_factory):

@@ -128,6 +128,8 @@ def test_import_refuses_bad_input_with_clear_4xx(client: TestClient) -> None:
         ({"files": {"file": ("c.json", b"not json")}}, 400, "not UTF-8 JSON"),
         ({"files": {"file": ("c.json", good.replace(b'"messages": []', b'"messages": [{"id": "1", "role": "x"}]'))}},
          400, "role"),
+        ({"files": {"file": ("c.json", good.replace(b'"messages": []', b'"messages": [{"id": "1", "role": "system"}]'))}},
+         400, "message 1: role must be one of user, assistant, not 'system'"),
         ({"files": {"other": ("c.json", good)}}, 400, "field named 'file'"),
         ({"json": {"format": "crescent.conversation"}}, 400, "multipart"),
         ({"files": {"file": ("c.json", b" " * (8 * 1024 * 1024 + 1))}}, 413, "limit"),

@@ -91,7 +91,8 @@ class MessageView:
 class ConversationSettings:
     """A conversation's own settings; None follows the admin's defaults.
 
-    system_prompt: replaces the default system prompt ("" for none); temperature in [0, 2];
+    system_prompt: the conversation's instructions, added after the admin's system prompt (in
+    place of the chat template's default when the admin set none); temperature in [0, 2];
     max_tokens: reply length in tokens, at most the admin's maximum.
     """
 
@@ -135,6 +136,7 @@ def validate_settings(changes: object, max_max_tokens: int) -> dict[str, Any]:
                 raise ValidationFailed(f"system_prompt must be at most {MAX_SYSTEM_PROMPT_CHARS} characters")
             if _CONTROL_CHARS.search(prompt):
                 raise ValidationFailed("system_prompt holds a control character")
+            prompt = prompt.strip() or None  # blank: no instructions of its own
         values["system_prompt"] = prompt
     if "temperature" in changes:
         t = changes["temperature"]

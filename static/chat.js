@@ -77,6 +77,8 @@
   let reconnectTimer = null;
   let pingTimer = null;
   let authFailed = false;
+  // Another tab changed this conversation's branch while a reply streamed here.
+  let branchStale = false;
 
   // client_msg_id -> {text, conversationId, userEl, assistantEl, acked, stopRequested}.
   // A send stays here until its reply is done or fails; unacked ones are resent on reconnect.
@@ -453,6 +455,10 @@
     if (clientMsgId) sends.delete(clientMsgId);
     stopButton.disabled = false;
     updateControls();
+    if (branchStale && !isBusy()) {
+      branchStale = false;
+      reloadBranch();
+    }
     if (!isBusy() && finePointer) composer.focus();
   }
 
@@ -572,8 +578,10 @@
     const last = lastMessage();
     if ((frame.action && frame.action !== "send") || (last && frame.parent_id !== last.dataset.messageId)) {
       // Another tab changed the branch (edit, regenerate, continue, or a send after another
-      // message): show the branch as the server has it, with the reply streaming in it.
-      if (!isBusy()) reloadBranch();
+      // message): show the branch as the server has it, with the reply streaming in it (once
+      // this page's own reply is done, if one is streaming).
+      if (isBusy()) branchStale = true;
+      else reloadBranch();
       return;
     }
     const userEl = makeMessage("user", "complete");

@@ -32,7 +32,8 @@
     const s = data.settings;
     const d = data.defaults;
     prompt.value = s.system_prompt == null ? "" : s.system_prompt;
-    prompt.placeholder = d.system_prompt == null ? "The model's own default" : d.system_prompt;
+    prompt.placeholder = d.system_prompt != null ? d.system_prompt
+      : d.has_system_prompt ? "Added after the server's instructions" : "The model's own default";
     temperature.value = s.temperature == null ? "" : String(s.temperature);
     temperature.placeholder = String(d.temperature);
     maxTokens.value = s.max_tokens == null ? "" : String(s.max_tokens);
@@ -90,10 +91,10 @@
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    // An empty system prompt follows the default; a single space asks for none at all.
+    // Blank: no instructions of this conversation's own.
     const text = prompt.value;
     save({
-      system_prompt: text === "" ? null : text.trim() === "" ? "" : text,
+      system_prompt: text.trim() === "" ? null : text,
       temperature: number(temperature),
       max_tokens: number(maxTokens),
     });

@@ -7,8 +7,9 @@ makes the branch through that message active (its newest continuation), with the
 what the page's "‹ 2/3 ›" does.
 
 ``GET /api/conversations/{id}/settings`` -> ``{"settings": {system_prompt, temperature,
-max_tokens}, "defaults": {system_prompt, temperature, max_tokens}, "max_max_tokens": int}`` (None
-in settings: the admin's default). ``PATCH`` the same URL with any of those fields (null: back to
+max_tokens}, "defaults": {system_prompt (null unless the user is an admin), has_system_prompt,
+temperature, max_tokens}, "max_max_tokens": int}`` (None in settings: the admin's default; the
+conversation's system prompt comes after the admin's, which it never replaces). ``PATCH`` the same URL with any of those fields (null: back to
 the default) -> the same answer; 400 ``invalid_input`` naming a bad field.
 
 Without a session: 401; an unknown or another user's id (conversation or message): 404.
@@ -67,12 +68,14 @@ async def switch_branch(request: Request) -> Response:
     return _branch_answer(state, view)
 
 
-def _settings_answer(state: AppState, settings: ConversationSettings) -> Response:
+def _settings_answer(state: AppState, settings: ConversationSettings, is_admin: bool) -> Response:
     runtime = state.runtime_settings.get()
     return JSONResponse({
         "settings": dataclasses.asdict(settings),
-        "defaults": {"system_prompt": runtime.system_prompt, "temperature": runtime.default_temperature,
-                     "max_tokens": runtime.default_max_tokens},
+        # The admin's system prompt is his to read: others learn only that there is one.
+        "defaults": {"system_prompt": runtime.system_prompt if is_admin else None,
+                     "has_system_prompt": runtime.system_prompt is not None,
+                     "temperature": runtime.default_temperature, "max_tokens": runtime.default_max_tokens},
         "max_max_tokens": runtime.max_max_tokens,
     }, headers=_NO_STORE)
 
@@ -84,7 +87,7 @@ async def get_settings(request: Request) -> Response:
     state = app_state(request)
     view = await run_in_threadpool(state.conversations.get_conversation, user.id,
                                    request.path_params["conversation_id"])
-    return _settings_answer(state, view.settings)
+    return _settings_answer(state, view.settings, user.is_admin)
 
 
 async def patch_settings(request: Request) -> Response:
@@ -96,7 +99,7 @@ async def patch_settings(request: Request) -> Response:
     settings = await run_in_threadpool(
         state.conversations.update_settings, user.id, request.path_params["conversation_id"], body,
         state.runtime_settings.get().max_max_tokens)
-    return _settings_answer(state, settings)
+    return _settings_answer(state, settings, user.is_admin)
 
 
 routes = [

@@ -84,7 +84,8 @@ def starting_json(view: StartupView) -> dict[str, object]:
     body: dict[str, object] = {"status": view.status, "progress": round(view.progress, 3),
                                "stage": view.stage, "ready": False}
     if view.error:
-        body["error"] = view.error
+        # Anyone may ask /healthz: the cause (paths, device errors) stays in the server log.
+        body["error"] = "the model could not be loaded; see the server log"
     return body
 
 

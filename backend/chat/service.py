@@ -240,7 +240,11 @@ class ChatService:
         except DomainError as exc:
             yield ChatFailed(exc.code, exc.message, client_msg_id, None)
             return
+        except GenerationError as exc:  # a continue whose prompt cannot be built: nothing changed
+            yield ChatFailed(exc.code, str(exc) or exc.code, client_msg_id, None)
+            return
         if turn.duplicate:
+            turn.action = request.action  # a retry answers as the request it repeats
             yield _ack(turn)
             reply = self._replies.get(turn.assistant_message_id)
             if reply is not None and reply.user_id == user_id:
@@ -373,10 +377,18 @@ class ChatService:
                     claimed = self._claim(conversation.id)
                     settings = _effective(settings, conversation)
                 use_documents = request.use_documents
-                searching = (use_documents if use_documents is not None
-                             else bool(conversation and conversation.use_documents)) and request.action != "continue"
+                history, continuing = plan.history, None
+                if request.action == "continue":
+                    # The reply searched the documents: its question quotes the same search again.
+                    history, continuing = plan.history[:-1], plan.history[-1]
+                    searching = plan.target is not None and plan.target.sources is not None
+                else:
+                    searching = (use_documents if use_documents is not None
+                                 else bool(conversation and conversation.use_documents))
                 found = self._retrieve(user_id, plan.query, settings) if searching else None
-                messages, prompt_tokens, prompt_error, used = self._plan(settings, plan.history, found or ())
+                messages, prompt_tokens, prompt_error, used = self._plan(settings, history, found or (), continuing)
+                if continuing is not None and prompt_error is not None:
+                    raise prompt_error  # refused before the reply is touched: it stays continuable
                 # NULL: no search ran; "[]": it ran and no source was found or fitted.
                 citations = [citation(n, s) for n, s in enumerate(used, start=1)] if found is not None else None
                 if prompt_error is None:
@@ -444,15 +456,22 @@ class ChatService:
             reply = self._start(user_id, turn, generation, origin)
             reply.attach(0).close()
 
-    def _plan(self, settings: RuntimeSettings, history: list[ChatMessage], sources: Sequence[Source] = ()
-              ) -> tuple[list[ChatMessage], int, GenerationError | None, list[Source]]:
+    def _plan(self, settings: RuntimeSettings, history: list[ChatMessage], sources: Sequence[Source] = (),
+              continuing: ChatMessage | None = None) -> tuple[list[ChatMessage], int, GenerationError | None, list[Source]]:
         """The prompt for `history` (sources quoted in its last user turn) under `settings`, its
         token count and the sources kept in it; or why it cannot be built (stored as the reply's
-        error after the Ack)."""
+        error after the Ack). continuing: a partial reply that ends the prompt (a continue); it
+        counts against the budget and is never cut."""
+        count = self._generator.count_prompt_tokens
+        if continuing is not None:
+            def count(messages: Sequence[ChatMessage]) -> int:
+                return self._generator.count_prompt_tokens([*messages, continuing])
         try:
             messages, used = build_prompt_with_sources(
-                settings.system_prompt, history, sources, self._generator.count_prompt_tokens,
+                settings.system_prompt, history, sources, count,
                 self._generator.context_length, settings.default_max_tokens)
+            if continuing is not None:
+                messages = [*messages, continuing]
             return messages, self._generator.count_prompt_tokens(messages), None, used
         except GenerationError as exc:
             return [], 0, exc, []
@@ -476,11 +495,13 @@ class ChatService:
 
 
 def _effective(settings: RuntimeSettings, conversation: Conversation) -> RuntimeSettings:
-    """The runtime settings with the conversation's own settings applied (its max_tokens
-    within the admin's maximum)."""
+    """The runtime settings with the conversation's own settings applied: its system prompt
+    after the admin's (the admin's instructions stay first and are never dropped), its
+    temperature, its max_tokens within the admin's maximum."""
     changes: dict[str, object] = {}
-    if conversation.system_prompt is not None:
-        changes["system_prompt"] = conversation.system_prompt
+    if conversation.system_prompt:
+        base = settings.system_prompt
+        changes["system_prompt"] = f"{base}\n\n{conversation.system_prompt}" if base else conversation.system_prompt
     if conversation.temperature is not None:
         changes["default_temperature"] = conversation.temperature
     if conversation.max_tokens is not None:

@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from backend.conversations import conversation_messages, load_sources, make_title, owned_conversation
 from backend.errors import NotFound, ValidationFailed
-from backend.generator import ChatMessage, GenerationDone, GenerationError, GenerationParams
-from backend.markdown import render_markdown
+from backend.generator import (FINISH_ABORT, FINISH_LENGTH, ChatMessage, GenerationDone, GenerationError,
+                               GenerationParams)
 from backend.message_tree import Tree
 from backend.models import Conversation, Message, new_id, utcnow
 
@@ -83,7 +83,7 @@ def validate(client_msg_id: object, conversation_id: object, text: object) -> No
 
 ACTIONS = ("send", "edit", "regenerate", "continue")
 # Endings after which a reply can be continued: cut at the token limit, stopped, interrupted.
-CONTINUABLE_FINISH = ("length", "abort")
+CONTINUABLE_FINISH = (FINISH_LENGTH, FINISH_ABORT)
 
 
 @dataclass(frozen=True)
@@ -215,11 +215,12 @@ def history_of(path: list[Message]) -> list[ChatMessage]:
 
 
 def stored_turn(db: Session, user_id: str, client_msg_id: str) -> Turn | None:
-    """The turn `user_id` stored under `client_msg_id` (a send, an edit or a regenerate), or None."""
+    """The turn `user_id` stored under `client_msg_id` (a send, an edit, a regenerate or a
+    continue), or None."""
     made = db.scalar(select(Message).where(Message.user_id == user_id, Message.client_msg_id == client_msg_id))
     if made is None:
         return None
-    if made.role == "assistant":  # a regenerate: the reply is the row made
+    if made.role == "assistant":  # a regenerate (the row made) or a continue (the row resumed)
         assistant: Message | None = made
         user_message_id = made.parent_id or ""
     else:  # a send or an edit: the reply made with it is the user message's first child
@@ -263,7 +264,9 @@ def insert_turn(db: Session, conversation: Conversation, parent_id: str | None, 
         conversation.title = make_title(text)
     user_message = Message(
         id=new_id(), conversation_id=conversation.id, user_id=user_id, position=position,
-        role="user", content=text, html=render_markdown(text), status="complete",
+        # A question is shown as the text typed (templates/_message.html), never as Markdown:
+        # nothing is rendered for it.
+        role="user", content=text, html="", status="complete",
         client_msg_id=client_msg_id, parent_id=parent_id, created_at=now, updated_at=now,
     )  # fmt: skip
     db.add(user_message)
@@ -298,9 +301,11 @@ def insert_reply(db: Session, conversation: Conversation, user_message: Message,
 
 def reopen_reply(db: Session, conversation: Conversation, reply: Message, client_msg_id: str,
                  citations: list[dict[str, Any]] | None) -> Turn:
-    """Mark a finished reply "streaming" again to continue it; its text stays (commits)."""
+    """Mark a finished reply "streaming" again to continue it; its text stays (commits). The
+    continue's client_msg_id goes on the reply, so a retried frame is recognised (stored_turn)."""
     now = utcnow()
     reply.status, reply.finish_reason, reply.error, reply.updated_at = "streaming", None, None, now
+    reply.client_msg_id = client_msg_id
     if citations is not None:
         reply.sources = json.dumps(citations)
     conversation.current_message_id = reply.id

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from backend.auth import AuthService
 from dataclasses import replace
 
-from backend.chat import Ack, ChatFailed, ChatService, Delta, Done, FixedSettings
+from backend.chat import Ack, ChatFailed, ChatService, Delta, Done, FixedSettings, TurnRequest
 from backend.runtime_settings import RuntimeSettings
 from backend.conversations import ConversationService
 from backend.generator import ChatMessage
@@ -797,3 +797,22 @@ async def test_the_number_of_sources_and_the_relevance_floor_are_runtime_setting
     assert spy.options == (3, 0.45)
     with pytest.raises(Exception, match="Sources per answer"):
         store.update({"sources_top_k": 0}, None)
+
+
+async def test_continuing_a_cited_reply_quotes_the_sources_again(rag_chat, rag, generator, users, session_factory):
+    alice, _ = users
+    add_document(rag, alice.id, "vault.md", f"# Vault\n\n{SECRET}\n")
+    question = "Which phrase opens the capybara vault?"
+    generator.finish_reason = "length"
+    ack, *_, done = await collect(rag_chat.send(alice.id, "c-1", None, question, use_documents=True))
+    assert done.finish_reason == "length" and done.sources
+    generator.finish_reason = "stop"
+    request = TurnRequest("continue", "c-2", message_id=ack.assistant_message_id)
+    *_, resumed = await collect(rag_chat.act(alice.id, request))
+    sent = generator.calls[-1]
+    # The question quotes the passages as the first time; the partial reply ends the prompt.
+    assert sent.params.continue_final_message is True
+    assert sent.messages[-1] == ChatMessage("assistant", "".join(generator.script))
+    assert sent.messages[-2].content.startswith(BLOCK_START) and f"{QUOTE}{SECRET}" in sent.messages[-2].content.splitlines()
+    assert resumed.sources == done.sources
+    assert resumed.content == "".join(generator.script) * 2

@@ -217,3 +217,58 @@ def test_per_conversation_settings_reach_the_prompt_and_the_sampler(client: Test
     sign_up(client, "bob")
     assert client.get(url).status_code == 404
     assert client.patch(url, json={"temperature": 1.0}, headers=csrf_headers(client)).status_code == 404
+
+
+def test_a_retried_continue_is_generated_once(settings: Settings, fake: FakeGenerator) -> None:
+    short = Settings(database_url=settings.database_url, max_tokens=2, temperature=0.0)
+    with TestClient(create_app(short, generator=fake), follow_redirects=False) as client:
+        sign_up(client, "alice")
+        with client.websocket_connect("/ws") as ws:
+            first, _ = turn(ws, send_frame("q1"))
+            fake.tokens = ["more", " text"]
+            frame = action_frame("continue", first["assistant_message_id"])
+            _, done = turn(ws, frame)
+            again, repeated = turn(ws, frame)  # the ack was lost: the page sends the frame again
+        assert again["duplicate"] is True and again["action"] == "continue"
+        assert repeated["type"] == "done" and repeated["content"] == "Hello, more text"
+        assert len(fake.requests) == 2
+        assert branch(client, first["conversation_id"])[1]["content"] == "Hello, more text"
+
+
+def test_a_continue_that_cannot_fit_leaves_the_reply_continuable(settings: Settings, fake: FakeGenerator) -> None:
+    short = Settings(database_url=settings.database_url, max_tokens=2, temperature=0.0)
+    with TestClient(create_app(short, generator=fake), follow_redirects=False) as client:
+        sign_up(client, "alice")
+        with client.websocket_connect("/ws") as ws:
+            first, _ = turn(ws, send_frame("q1"))
+            url = f"/api/conversations/{first['conversation_id']}/settings"
+            limit = client.get(url).json()["max_max_tokens"]
+            # Replies as long as the whole window: no prompt fits.
+            client.patch(url, json={"max_tokens": limit}, headers=csrf_headers(client))
+            _, error = turn(ws, action_frame("continue", first["assistant_message_id"]))
+            assert error["type"] == "error" and error["code"] == "prompt_too_long", error
+            stored = branch(client, first["conversation_id"])[1]
+            assert (stored["status"], stored["finish_reason"], stored["content"]) == ("complete", "length", "Hello, ")
+            client.patch(url, json={"max_tokens": 2}, headers=csrf_headers(client))
+            _, done = turn(ws, action_frame("continue", first["assistant_message_id"]))
+        assert done["type"] == "done" and done["content"] == "Hello, Hello, "
+
+
+def test_the_conversations_system_prompt_comes_after_the_admins(settings: Settings, fake: FakeGenerator) -> None:
+    ruled = Settings(database_url=settings.database_url, system_prompt="Admin rule.")
+    with TestClient(create_app(ruled, generator=fake), follow_redirects=False) as client:
+        sign_up(client, "root")  # the first account: the admin
+        client.cookies.clear()
+        sign_up(client, "alice")
+        with client.websocket_connect("/ws") as ws:
+            a, _ = turn(ws, send_frame("q1"))
+            url = f"/api/conversations/{a['conversation_id']}/settings"
+            defaults = client.get(url).json()["defaults"]
+            assert defaults["system_prompt"] is None and defaults["has_system_prompt"] is True  # not hers to read
+            client.patch(url, json={"system_prompt": "Be brief."}, headers=csrf_headers(client))
+            turn(ws, send_frame("q2", a["conversation_id"]))
+            assert fake.requests[-1][1][0].content == "Admin rule.\n\nBe brief."
+            client.patch(url, json={"system_prompt": "   "}, headers=csrf_headers(client))  # blank: none of its own
+            assert client.get(url).json()["settings"]["system_prompt"] is None
+            turn(ws, send_frame("q3", a["conversation_id"]))
+            assert fake.requests[-1][1][0].content == "Admin rule."

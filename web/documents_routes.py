@@ -25,27 +25,21 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Message
 
 from backend.auth import UserInfo
 from backend.errors import NotFound, ValidationFailed
 from backend.rag import DocumentTooLarge
 from backend.rag.extract import readable_size
 from web.api import to_jsonable
+from web.body_limits import MULTIPART_OVERHEAD_BYTES, BodyTooLarge, limited_request
 from web.errors import CODE_UNAUTHENTICATED, error_response
 from web.session import current_user, page_user_or_redirect, user_for_bearer
 from web.state import AppState, app_state
 
-# Room in a multipart body for the boundaries, part headers and the small `shared` field.
-MULTIPART_OVERHEAD_BYTES = 16 * 1024
 NO_STORE = {"Cache-Control": "no-store"}
 MAX_CHUNK_ID = 2**63 - 1  # a signed 64-bit integer key
 _TRUE = frozenset({"1", "true", "on", "yes"})
 _FALSE = frozenset({"0", "false", "off", "no", ""})
-
-
-class _BodyTooLarge(Exception):
-    """The request body grew past the limit while it was being read."""
 
 
 async def api_user(request: Request) -> UserInfo | None:
@@ -121,10 +115,10 @@ async def upload_document(request: Request) -> Response:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > body_limit:
         raise DocumentTooLarge(f"the upload is {readable_size(int(declared))}; the limit is {readable_size(max_bytes)}")
-    limited = Request(request.scope, _limited_receive(request, body_limit))
+    limited = limited_request(request, body_limit)
     try:
         form = await limited.form(max_files=1, max_fields=8)
-    except _BodyTooLarge:
+    except BodyTooLarge:
         raise DocumentTooLarge(f"the upload is over the limit of {readable_size(max_bytes)}") from None
     try:
         upload = form.get("file")
@@ -171,23 +165,6 @@ def _chunk_id(request: Request) -> int:
     if chunk_id > MAX_CHUNK_ID:
         raise NotFound("no such source")
     return chunk_id
-
-
-def _limited_receive(request: Request, limit: int):  # type: ignore[no-untyped-def]
-    """The request's receive, raising _BodyTooLarge as soon as more than `limit` bytes came."""
-    receive = request.receive
-    received = 0
-
-    async def limited() -> Message:
-        nonlocal received
-        message = await receive()
-        if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise _BodyTooLarge
-        return message
-
-    return limited
 
 
 def _shared_field(value: Any) -> bool | None:

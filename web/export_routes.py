@@ -22,29 +22,23 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import Message
 
 from backend.conversation_export import slug
 from backend.conversation_import import MAX_IMPORT_BYTES, ImportTooLarge
 from backend.errors import ValidationFailed
 from backend.models import utcnow
 from web.api import to_jsonable
+from web.body_limits import MULTIPART_OVERHEAD_BYTES, BodyTooLarge, limited_request
 from web.errors import CODE_UNAUTHENTICATED, error_response
 from web.session import current_user
 from web.state import app_state
 
 NO_STORE = {"Cache-Control": "no-store"}
-# Room in a multipart body for the boundary and the part's headers.
-MULTIPART_OVERHEAD_BYTES = 16 * 1024
 FORMATS = {"json": ("application/json", "json"), "md": ("text/markdown; charset=utf-8", "md")}
 DEFAULT_SCOPE = {"json": "tree", "md": "branch"}
 ARCHIVE_CHUNK_BYTES = 64 * 1024
 # Archives up to this size are built in memory, bigger ones spill to a temporary file.
 ARCHIVE_MEMORY_BYTES = 8 * 1024 * 1024
-
-
-class _BodyTooLarge(Exception):
-    """The request body grew past the limit while it was being read."""
 
 
 def attachment(filename: str) -> dict[str, str]:
@@ -89,10 +83,10 @@ async def import_conversation(request: Request) -> Response:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > body_limit:
         raise ImportTooLarge()
-    limited = Request(request.scope, _limited_receive(request, body_limit))
+    limited = limited_request(request, body_limit)
     try:
         form = await limited.form(max_files=1, max_fields=4)
-    except _BodyTooLarge:
+    except BodyTooLarge:
         raise ImportTooLarge() from None
     try:
         upload = form.get("file")
@@ -128,23 +122,6 @@ async def export_account(request: Request) -> Response:
 
     filename = f"crescent-{slug(user.username)}-{utcnow():%Y-%m-%d}.zip"
     return StreamingResponse(chunks(), media_type="application/zip", headers=attachment(filename))
-
-
-def _limited_receive(request: Request, limit: int):  # type: ignore[no-untyped-def]
-    """The request's receive, raising _BodyTooLarge as soon as more than `limit` bytes came."""
-    receive = request.receive
-    received = 0
-
-    async def limited() -> Message:
-        nonlocal received
-        message = await receive()
-        if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise _BodyTooLarge()
-        return message
-
-    return limited
 
 
 routes = [

@@ -1,9 +1,11 @@
 """Search a user's conversations: titles and message text, with highlighted snippets.
 
 The index is the database's: SQLite FTS5 tables `conversations_fts` / `messages_fts` (porter
-stemming; ranked by bm25(), lower is better), or PostgreSQL to_tsvector('english') with GIN
-indexes (ranked by ts_rank, higher is better); migration 0006 builds both. The owner condition
-is inside every SQL query, so another user's text is never read, let alone returned.
+stemming; ranked by bm25(), lower is better), or PostgreSQL to_tsvector('english') of the text
+with & < > escaped (pg_search_text) and GIN indexes (ranked by ts_rank, higher is better);
+migration 0006 builds both, 0007 rebuilds the PostgreSQL indexes over the escaped text. The
+owner condition is inside every SQL query, so another user's text is never read, let alone
+returned.
 
 The query is never passed to the match syntax as typed: it is cut into word terms (runs of
 letters and digits), each quoted and prefix-matched, all required (AND). FTS operators (`"`,
@@ -111,28 +113,46 @@ _SQLITE_MESSAGES = text(f"""
     ORDER BY score, m.position LIMIT :limit
 """)
 _HEADLINE_OPTIONS = f'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords={SNIPPET_TOKENS + 4}, MinWords=6'
-# ts_headline's parser drops what looks like an XML tag ("<b>") from its output: it is given the
-# text with & < > escaped (entities are kept whole), and the result is unescaped again in Python.
-_PG_ESCAPED = "replace(replace(replace({}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;')"
+# A title is short: all of it, highlighted (as SQLite's highlight()), not a fragment of MaxWords.
+_TITLE_HEADLINE_OPTIONS = f'StartSel="{MARK_START}", StopSel="{MARK_END}", HighlightAll=true'
+
+
+def pg_search_text(column: str) -> str:
+    """The SQL expression PostgreSQL parses for search: `column` with & < > escaped as entities.
+
+    The default parser reads what looks like a tag as a tag: `to_tsvector('english', 'a <style> b')`
+    is empty, and after `<script>` no word is indexed; ts_headline drops tags from its output.
+    Escaped, a tag's name and the words after it are plain words, and entities are kept whole.
+    Migration 0007's GIN indexes are over to_tsvector('english', pg_search_text(column)) with
+    this exact text, and the queries below use it too: an expression index serves only a query
+    with the identical expression. Headlines made from it are unescaped again in Python."""
+    return f"replace(replace(replace({column}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;')"
+
+
+def pg_tsvector(column: str) -> str:
+    """to_tsvector('english', pg_search_text(column)): the expression of the GIN indexes (0007)."""
+    return f"to_tsvector('english', {pg_search_text(column)})"
+
+
 _PG_TITLES = text("""
     SELECT c.id, c.title, c.updated_at, c.pinned,
-           ts_rank(to_tsvector('english', c.title), q) AS rank,
-           ts_headline('english', {title}, q, :options) AS marked
+           ts_rank({tsv}, q) AS rank,
+           ts_headline('english', {escaped}, q, :title_options) AS marked
     FROM conversations AS c, to_tsquery('english', :query) AS q
-    WHERE c.user_id = :user_id AND to_tsvector('english', c.title) @@ q
+    WHERE c.user_id = :user_id AND {tsv} @@ q
     ORDER BY rank DESC, c.id LIMIT :limit
-""".format(title=_PG_ESCAPED.format("c.title"))).columns(updated_at=UtcDateTime())
+""".format(tsv=pg_tsvector("c.title"), escaped=pg_search_text("c.title"))).columns(updated_at=UtcDateTime())
 # The headline (costly: it re-parses the text) is computed only for the rows kept.
 _PG_MESSAGES = text("""
     SELECT hit.conversation_id, hit.id, hit.role, hit.rank,
-           ts_headline('english', {content}, to_tsquery('english', :query), :options) AS marked
+           ts_headline('english', {escaped}, to_tsquery('english', :query), :options) AS marked
     FROM (SELECT m.conversation_id, m.id, m.role, m.content, m.position,
-                 ts_rank(to_tsvector('english', m.content), q) AS rank
+                 ts_rank({tsv}, q) AS rank
           FROM messages AS m, to_tsquery('english', :query) AS q
-          WHERE m.user_id = :user_id AND to_tsvector('english', m.content) @@ q
+          WHERE m.user_id = :user_id AND {tsv} @@ q
           ORDER BY rank DESC, m.position LIMIT :limit) AS hit
     ORDER BY hit.rank DESC, hit.position
-""".format(content=_PG_ESCAPED.format("hit.content")))
+""".format(tsv=pg_tsvector("m.content"), escaped=pg_search_text("hit.content")))
 _CONVERSATIONS = text("""
     SELECT id, title, updated_at, pinned FROM conversations
     WHERE user_id = :user_id AND id IN :ids
@@ -161,14 +181,15 @@ class ConversationSearch:
                 # bm25: lower is better; turn it into higher-is-better.
                 sign = -1.0
             elif dialect == "postgresql":
-                params = {"query": _tsquery(terms), "user_id": user_id, "options": _HEADLINE_OPTIONS}
+                params = {"query": _tsquery(terms), "user_id": user_id, "options": _HEADLINE_OPTIONS,
+                          "title_options": _TITLE_HEADLINE_OPTIONS}
                 titles, messages = _PG_TITLES, _PG_MESSAGES
                 sign = 1.0
             else:
                 raise NotImplementedError(f"conversation search needs SQLite or PostgreSQL, not {dialect}")
             title_rows = [tuple(r) for r in db.execute(titles, {**params, "limit": limit})]
             message_rows = [tuple(r) for r in db.execute(messages, {**params, "limit": MESSAGE_CANDIDATES})]
-            if dialect == "postgresql":  # the headlines were made from escaped text (_PG_ESCAPED)
+            if dialect == "postgresql":  # the headlines were made from pg_search_text()
                 title_rows = [(*r[:-1], html.unescape(r[-1])) for r in title_rows]
                 message_rows = [(*r[:-1], html.unescape(r[-1])) for r in message_rows]
             best: dict[str, tuple] = {}

@@ -1,12 +1,31 @@
-"""Search over titles and message text (backend.conversation_search, migration 0006)."""
+"""Search over titles and message text (backend.conversation_search, migrations 0006 and 0007).
+
+Tests taking `any_db` run on SQLite and, when TEST_DATABASE_URL names a PostgreSQL server whose
+user may CREATE DATABASE, also on a throwaway database created there (skipped otherwise).
+"""
 
 from __future__ import annotations
 
+import html
+import os
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+
 import pytest
-from sqlalchemy import text
+from sqlalchemy import create_engine, make_url, text
 
 from backend.auth import AuthService
-from backend.conversation_search import ConversationSearch, highlight_html, search_terms
+from backend.conversation_search import (
+    ConversationSearch,
+    _PG_MESSAGES,
+    _PG_TITLES,
+    highlight_html,
+    pg_search_text,
+    pg_tsvector,
+    search_terms,
+)
+from backend.db import create_db_engine, make_session_factory, run_migrations
 from backend.conversations import ConversationService
 from backend.models import Message
 
@@ -176,3 +195,144 @@ def test_an_index_entry_at_a_reused_rowid_never_breaks_a_write(search, conversat
         assert db.execute(text("SELECT message_id FROM messages_fts WHERE messages_fts MATCH 'orphan'")).all() \
             == [("other",)]  # not deleted: it is not the deleted message's entry
     assert search.search(alice.id, "stale") == [] and search.search(alice.id, "orphan") == []
+
+
+# --- HTML and code in the text, long titles (migration 0007); SQLite and PostgreSQL ----------
+
+
+@contextmanager
+def temporary_postgres_database():
+    """A freshly migrated database on TEST_DATABASE_URL's server, dropped afterwards (skip if unset)."""
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        pytest.skip("TEST_DATABASE_URL (PostgreSQL) is not set")
+    name = f"crescent_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        url = make_url(base).set(database=name).render_as_string(hide_password=False)
+        run_migrations(url)
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    with temporary_postgres_database() as url:
+        yield url
+
+
+@dataclass
+class Db:
+    session_factory: object
+    dialect: str
+    user_id: str
+    conversations: ConversationService
+    search: ConversationSearch
+
+    def add(self, conversation_id: str, position: int, content: str) -> str:
+        return add(self.session_factory, conversation_id, self.user_id, position, "user", content)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_db(request, fast_hasher):
+    url = request.getfixturevalue("db_url" if request.param == "sqlite" else "postgres_url")
+    engine = create_db_engine(url)
+    if request.param == "postgresql":
+        with engine.begin() as conn:  # the database is shared by this module's tests
+            conn.execute(text("TRUNCATE users CASCADE"))
+    factory = make_session_factory(engine)
+    user = AuthService(factory, 3600, fast_hasher).sign_up("alice", "password one")
+    yield Db(factory, request.param, user.id, ConversationService(factory), ConversationSearch(factory))
+    engine.dispose()
+
+
+TAGGED = [  # (text, a word in it that was unsearchable on PostgreSQL with 0006's raw-text index)
+    ("hello <script> walrus", "walrus"),
+    ("a <style> beluga c", "beluga"),
+    ("<!-- orca --> then more", "orca"),
+    ("std::map<string,int> m; // dugong &manatee;", "manatee"),
+    ("<div class=\"x\">narwhal</div>", "narwhal"),
+]
+
+
+@pytest.mark.parametrize(("content", "word"), TAGGED)
+def test_words_after_tags_and_in_code_are_found(any_db, content, word):
+    conv = any_db.conversations.create_conversation(any_db.user_id, "x")
+    message = any_db.add(conv.id, 0, content)
+    hits = any_db.search.search(any_db.user_id, word)
+    assert [(h.conversation_id, h.message_id) for h in hits] == [(conv.id, message)]
+    assert f"<mark>{word}</mark>" in hits[0].snippet_html
+    assert "<" not in hits[0].snippet_html.replace("<mark>", "").replace("</mark>", "")
+
+
+def test_snippet_keeps_tags_and_entities_as_text(any_db):
+    conv = any_db.conversations.create_conversation(any_db.user_id, "x")
+    any_db.add(conv.id, 0, "walrus: if (a<b && c>d) &lt;script&gt;")
+    snippet = any_db.search.search(any_db.user_id, "walrus")[0].snippet_html
+    assert "a&lt;b &amp;&amp; c&gt;d" in snippet and "<mark>walrus</mark>" in snippet
+    assert "&amp;lt;script" in snippet  # the typed entity comes back as typed, escaped once
+
+
+def test_a_tag_in_the_title_does_not_hide_the_words_after_it(any_db):
+    conv = any_db.conversations.create_conversation(any_db.user_id, "<script> walrus notes")
+    hits = any_db.search.search(any_db.user_id, "walrus")
+    assert [h.conversation_id for h in hits] == [conv.id]
+    assert hits[0].title_html == "&lt;script&gt; <mark>walrus</mark> notes"
+
+
+LONG_TITLE = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+              "sixteen seventeen walrus nineteen twenty twentyone twentytwo twentythree")
+
+
+def test_a_long_title_is_highlighted_whole(any_db):
+    conv = any_db.conversations.create_conversation(any_db.user_id, LONG_TITLE)
+    for word in ("walrus", "one", "twentythree"):
+        hits = any_db.search.search(any_db.user_id, word)
+        assert [h.conversation_id for h in hits] == [conv.id]
+        assert hits[0].title_html == " ".join(f"<mark>{w}</mark>" if w == word else w for w in LONG_TITLE.split())
+        assert html.unescape(hits[0].title_html.replace("<mark>", "").replace("</mark>", "")) == LONG_TITLE
+
+
+def test_postgresql_queries_use_the_gin_indexes(any_db):
+    if any_db.dialect != "postgresql":
+        pytest.skip("PostgreSQL's planner")
+    conv = any_db.conversations.create_conversation(any_db.user_id, "walrus")
+    with any_db.session_factory() as db:
+        db.execute(text("""INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, status,
+                                                 created_at, updated_at)
+                           SELECT 'bulk' || g, :c, :u, g, 'user', 'filler <p>text</p> ' || g, '', 'complete', now(), now()
+                           FROM generate_series(1, 20000) AS g"""), {"c": conv.id, "u": any_db.user_id})
+        db.execute(text("""INSERT INTO conversations (id, user_id, title, created_at, updated_at)
+                           SELECT 'bulk' || g, :u, 'title ' || g, now(), now() FROM generate_series(1, 20000) AS g"""),
+                   {"u": any_db.user_id})
+        db.commit()
+        db.execute(text("ANALYZE messages"))
+        db.execute(text("ANALYZE conversations"))
+        params = {"query": "walrus:*", "user_id": any_db.user_id, "options": "", "title_options": "", "limit": 10}
+        for statement, index in ((_PG_MESSAGES, "ix_messages_content_tsv"), (_PG_TITLES, "ix_conversations_title_tsv")):
+            plan = "\n".join(row[0] for row in db.execute(text("EXPLAIN " + str(statement)), params))
+            assert index in plan, plan
+
+
+# --- the SQL helpers, evaluated by SQLite (its replace() is PostgreSQL's) ----------------------
+
+
+@pytest.mark.parametrize("value", [
+    "plain", "<script>", "a <style> b", "a&b", "&amp; &lt;", "x<y && y>z", "", "<<>>&&", "ë\ufdd0<",
+])
+def test_pg_search_text_escapes_like_html_escape(db_engine, value):
+    with db_engine.connect() as conn:
+        escaped = conn.execute(text(f"SELECT {pg_search_text(':value')}"), {"value": value}).scalar()
+    assert escaped == html.escape(value, quote=False)
+    assert html.unescape(escaped) == value
+    assert "<" not in escaped and ">" not in escaped
+
+
+def test_pg_tsvector_wraps_the_escaped_column():
+    assert pg_tsvector("m.content") == f"to_tsvector('english', {pg_search_text('m.content')})"
+    assert pg_search_text("c.title").count("c.title") == 1

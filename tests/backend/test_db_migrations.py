@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import subprocess
@@ -232,3 +233,85 @@ def test_0006_indexes_existing_rows_and_round_trips(tmp_path):
                                  "AND (name LIKE 'messages_fts%' OR name LIKE 'conversations_fts%')")).scalar() == 0
         assert conn.execute(text("SELECT content FROM messages ORDER BY position")).all() == [("hello walrus",), ("and more",)]
     engine.dispose()
+
+
+def _migration_0007():
+    path = REPO / "migrations" / "versions" / "0007_search_escaped_text.py"
+    spec = importlib.util.spec_from_file_location("migration_0007", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def _offline_postgresql_sql(action, *args) -> str:
+    buffer = io.StringIO()
+    config = alembic_config("postgresql://user@localhost/crescent")
+    config.output_buffer = buffer
+    action(config, *args, sql=True)
+    return buffer.getvalue()
+
+
+def test_0007_index_expression_is_the_search_queries_expression():
+    # An expression index serves only a query with the identical expression.
+    from backend.conversation_search import _PG_MESSAGES, _PG_TITLES, pg_tsvector
+
+    migration = _migration_0007()
+    for column in ("content", "title", "m.content"):
+        assert migration.escaped_tsvector(column) == pg_tsvector(column)
+    assert f"{pg_tsvector('m.content')} @@ q" in str(_PG_MESSAGES)
+    assert f"{pg_tsvector('c.title')} @@ q" in str(_PG_TITLES)
+
+
+def test_0007_postgresql_sql_rebuilds_the_search_indexes_over_escaped_text():
+    sql = _offline_postgresql_sql(command.upgrade, "head")
+    upgrade = sql[sql.index("-- Running upgrade 0006 -> 0007"):]
+    escaped = "replace(replace(replace({}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;')"
+    for name, table, column in (("ix_messages_content_tsv", "messages", "content"),
+                                ("ix_conversations_title_tsv", "conversations", "title")):
+        drop = upgrade.index(f"DROP INDEX IF EXISTS {name};")
+        create = upgrade.index(f"CREATE INDEX {name} ON {table} USING GIN "
+                               f"(to_tsvector('english', {escaped.format(column)}));")
+        assert drop < create
+    sql = _offline_postgresql_sql(command.downgrade, "0007:0006")
+    assert "CREATE INDEX ix_messages_content_tsv ON messages USING GIN (to_tsvector('english', content));" in sql
+    assert "CREATE INDEX ix_conversations_title_tsv ON conversations USING GIN (to_tsvector('english', title));" in sql
+    assert "&amp;" not in sql
+
+
+def test_0007_is_a_no_op_on_sqlite_and_round_trips(tmp_path):
+    url = f"sqlite:///{tmp_path / 'escaped.db'}"
+    command.upgrade(alembic_config(url), "0006")
+    engine = create_engine(url)
+    schema = "SELECT type, name, sql FROM sqlite_master ORDER BY type, name"
+    with engine.connect() as conn:
+        before = conn.execute(text(schema)).all()
+    run_migrations(url)
+    with engine.connect() as conn:
+        assert conn.execute(text(schema)).all() == before
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0007"
+    command.downgrade(alembic_config(url), "0006")
+    with engine.connect() as conn:
+        assert conn.execute(text(schema)).all() == before
+    engine.dispose()
+
+
+def test_0007_on_postgresql_upgrades_and_downgrades_the_indexes():
+    from tests.backend.test_conversation_search import temporary_postgres_database
+
+    with temporary_postgres_database() as url:
+        engine = create_engine(url)
+        query = text("SELECT indexname, indexdef FROM pg_indexes "
+                     "WHERE indexname IN ('ix_messages_content_tsv', 'ix_conversations_title_tsv')")
+        try:
+            with engine.connect() as conn:
+                head = dict(conn.execute(query).all())
+            assert len(head) == 2 and all("'&amp;'" in d and "'&lt;'" in d and "'&gt;'" in d for d in head.values())
+            command.downgrade(alembic_config(url), "0006")
+            with engine.connect() as conn:
+                old = dict(conn.execute(query).all())
+            assert len(old) == 2 and not any("replace" in d for d in old.values())
+            run_migrations(url)
+            with engine.connect() as conn:
+                assert dict(conn.execute(query).all()) == head
+        finally:
+            engine.dispose()

@@ -134,3 +134,14 @@ def test_copy_puts_the_markdown_source_on_the_clipboard(page, sign_up):
     assert reply.locator(".timings").is_hidden()
     action(reply, "info").click()
     assert reply.locator(".timings").is_visible()
+    # Plain http has no async clipboard, and the fallback copy may be refused: "Copy failed".
+    page.wait_for_function("() => document.querySelector('#messages .message-action[data-action=copy]')"
+                           ".textContent === 'Copy'")
+    page.evaluate("""() => {
+        Object.defineProperty(navigator, 'clipboard', {value: undefined, configurable: true});
+        document.execCommand = () => false;
+    }""")
+    question.hover()
+    action(question, "copy").click()
+    page.wait_for_function("() => document.querySelector('#messages .message-action[data-action=copy]')"
+                           ".textContent === 'Copy failed'")

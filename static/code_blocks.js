@@ -3,11 +3,15 @@
 // streamed deltas alike, so one click listener on the document serves them all, however late
 // they arrive. The copy is the code's plain text (highlighting spans dropped), without the
 // newline that ends its last line.
+//
+// Also the page's one clipboard helper: window.CrescentClipboard.copy(text) returns a Promise
+// that rejects when the copy failed (static/message_actions.js uses it).
 (function () {
   "use strict";
 
   const LABEL_MS = 1500;
 
+  // Rejects when the copy failed: a denied clipboard permission, or the fallback refused.
   async function writeClipboard(text) {
     if (navigator.clipboard && window.isSecureContext) {
       await navigator.clipboard.writeText(text);
@@ -35,6 +39,8 @@
       delete button.dataset.timer;
     }, LABEL_MS));
   }
+
+  window.CrescentClipboard = { copy: writeClipboard };
 
   document.addEventListener("click", async (event) => {
     const button = event.target instanceof Element ? event.target.closest(".code-block .code-copy") : null;

@@ -125,20 +125,10 @@
     for (const el of messages.querySelectorAll(".message")) refresh(el, busy);
   }
 
-  async function copyText(text) {
-    if (navigator.clipboard && window.isSecureContext) {
-      await navigator.clipboard.writeText(text);
-      return;
-    }
-    // Plain http on a LAN address has no async clipboard: the old way still works there.
-    const area = document.createElement("textarea");
-    area.value = text;
-    area.setAttribute("readonly", "");
-    area.className = "visually-hidden";
-    document.body.appendChild(area);
-    area.select();
-    document.execCommand("copy");
-    area.remove();
+  // static/code_blocks.js (loaded before this file) holds the clipboard helper; it rejects when
+  // the copy failed, the fallback's refusal included.
+  function copyText(text) {
+    return window.CrescentClipboard.copy(text);
   }
 
   async function copy(el, b) {

@@ -47,9 +47,6 @@ class Tree(Generic[N]):
     def __contains__(self, message_id: object) -> bool:
         return message_id in self.by_id
 
-    def __len__(self) -> int:
-        return len(self.by_id)
-
     def parent_of(self, message: N) -> N | None:
         return self.by_id.get(message.parent_id) if message.parent_id is not None else None
 

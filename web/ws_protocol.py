@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.chat import MAX_TEXT_CHARS
+from backend.chat.turns import ACTIONS as TURN_ACTIONS  # the frame types that start a turn
 
 MAX_ID_CHARS = 64
 # A JSON-escaped text of MAX_TEXT_CHARS can take 12 characters per character (an astral
@@ -32,8 +33,6 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9_.:-]+")
 # and PostgreSQL cannot store NUL in text.
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 MAX_SEQ = 10**9
-# Frame types that start a turn (backend.chat.turns.TurnRequest.action).
-TURN_ACTIONS = ("send", "edit", "regenerate", "continue")
 
 
 def page_limits() -> dict[str, int]:

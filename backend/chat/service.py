@@ -37,7 +37,7 @@ import threading
 import time
 from contextlib import aclosing
 from dataclasses import replace
-from typing import AsyncIterator, Callable, Protocol, Sequence
+from typing import AsyncIterator, Callable, Protocol
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -46,16 +46,17 @@ from backend.chat import turns
 from backend.chat.channels import UserChannels
 from backend.chat.events import (Ack, ChatEvent, ChatFailed, ConversationChanged, TurnStarted,
                                  done_of, stored_outcome)
+from backend.chat.planning import DocumentSearch, TurnPlanner, effective_settings
 from backend.chat.replies import LiveReply
 from backend.chat.turns import Ending, Turn, TurnRequest
-from backend.conversations import make_title, owned_conversation
+from backend.conversations import make_title
 from backend.errors import ConversationBusy, DomainError, ValidationFailed
 from backend.generation import Generation, GenerationMetrics, Generations
 from backend.generator import (ERROR_QUEUE_TIMEOUT, FINISH_ABORT, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP,
-                               ChatMessage, GenerationDone, GenerationError, GenerationParams, TextGenerator)
+                               GenerationDone, GenerationError, GenerationParams, TextGenerator)
 from backend.limits import AdmissionController, Overloaded, RateLimited, UsageLimiter
-from backend.models import Conversation, Message
-from backend.rag.sources import Source, build_prompt_with_sources, citation
+from backend.models import Conversation
+from backend.rag.sources import citation
 from backend.runtime_settings import RuntimeSettings
 from backend.settings import Settings
 
@@ -78,13 +79,6 @@ class SettingsSource(Protocol):
     """Where a turn reads the runtime settings (a RuntimeSettingsStore)."""
 
     def get(self) -> RuntimeSettings: ...
-
-
-class DocumentSearch(Protocol):
-    """Where a turn finds sources in the user's documents (backend.rag.retrieval.Retriever)."""
-
-    def search(self, user_id: str, query: str, *, k: int | None = None,
-               min_similarity: float | None = None) -> list[Source]: ...
 
 
 class FixedSettings:
@@ -122,8 +116,7 @@ class ChatService:
     ) -> None:
         self._sessions = session_factory
         self._generator = generator
-        self._retriever = retriever
-        self._sources_from_settings = runtime_settings is not None
+        self._planner = TurnPlanner(generator, retriever, sources_from_settings=runtime_settings is not None)
         self._runtime: SettingsSource = runtime_settings or FixedSettings(
             RuntimeSettings.from_settings(settings, generator.context_length))
         self.generations = generations or Generations(
@@ -203,12 +196,10 @@ class ChatService:
                 task.cancel()
 
     async def send(self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str,
-                   use_documents: bool | None = None, origin: object = None, *,
-                   parent_id: str | None = None) -> AsyncIterator[ChatEvent]:
-        """One chat turn: a new user message and its reply; see the module docstring and
-        :meth:`act`. parent_id: the message it follows (the one the page shows last); None:
-        the conversation's current message."""
-        request = TurnRequest("send", client_msg_id, conversation_id, text, parent_id, use_documents)
+                   use_documents: bool | None = None, origin: object = None) -> AsyncIterator[ChatEvent]:
+        """One chat turn: a new user message after the conversation's current message, and its
+        reply; see the module docstring and :meth:`act`."""
+        request = TurnRequest("send", client_msg_id, conversation_id, text, None, use_documents)
         async for event in self.act(user_id, request, origin):
             yield event
 
@@ -375,7 +366,7 @@ class ChatService:
                     return turns.streaming_turn(plan.streaming, conversation, request.client_msg_id), None
                 if conversation is not None:
                     claimed = self._claim(conversation.id)
-                    settings = _effective(settings, conversation)
+                    settings = effective_settings(settings, conversation)
                 use_documents = request.use_documents
                 history, continuing = plan.history, None
                 if request.action == "continue":
@@ -385,8 +376,8 @@ class ChatService:
                 else:
                     searching = (use_documents if use_documents is not None
                                  else bool(conversation and conversation.use_documents))
-                found = self._retrieve(user_id, plan.query, settings) if searching else None
-                messages, prompt_tokens, prompt_error, used = self._plan(settings, history, found or (), continuing)
+                found = self._planner.retrieve(user_id, plan.query, settings) if searching else None
+                messages, prompt_tokens, prompt_error, used = self._planner.prompt(settings, history, found or (), continuing)
                 if continuing is not None and prompt_error is not None:
                     raise prompt_error  # refused before the reply is touched: it stays continuable
                 # NULL: no search ran; "[]": it ran and no source was found or fitted.
@@ -455,58 +446,6 @@ class ChatService:
         if not turn.duplicate:
             reply = self._start(user_id, turn, generation, origin)
             reply.attach(0).close()
-
-    def _plan(self, settings: RuntimeSettings, history: list[ChatMessage], sources: Sequence[Source] = (),
-              continuing: ChatMessage | None = None) -> tuple[list[ChatMessage], int, GenerationError | None, list[Source]]:
-        """The prompt for `history` (sources quoted in its last user turn) under `settings`, its
-        token count and the sources kept in it; or why it cannot be built (stored as the reply's
-        error after the Ack). continuing: a partial reply that ends the prompt (a continue); it
-        counts against the budget and is never cut."""
-        count = self._generator.count_prompt_tokens
-        if continuing is not None:
-            def count(messages: Sequence[ChatMessage]) -> int:
-                return self._generator.count_prompt_tokens([*messages, continuing])
-        try:
-            messages, used = build_prompt_with_sources(
-                settings.system_prompt, history, sources, count,
-                self._generator.context_length, settings.default_max_tokens)
-            if continuing is not None:
-                messages = [*messages, continuing]
-            return messages, self._generator.count_prompt_tokens(messages), None, used
-        except GenerationError as exc:
-            return [], 0, exc, []
-        except Exception as exc:
-            log.exception("building the prompt failed")
-            return [], 0, GenerationError(f"generation failed: {exc}"), []
-
-    def _retrieve(self, user_id: str, text: str, settings: RuntimeSettings) -> list[Source] | None:
-        """The sources for `text` among `user_id`'s documents; None when nothing was searched
-        (no retriever, or the search failed: a document problem never blocks chatting)."""
-        if self._retriever is None:
-            return None
-        try:
-            if not self._sources_from_settings:
-                return list(self._retriever.search(user_id, text))
-            return list(self._retriever.search(
-                user_id, text, k=settings.sources_top_k, min_similarity=settings.sources_min_similarity))
-        except Exception:
-            log.exception("searching the documents of user %s failed; answering without sources", user_id)
-            return None
-
-
-def _effective(settings: RuntimeSettings, conversation: Conversation) -> RuntimeSettings:
-    """The runtime settings with the conversation's own settings applied: its system prompt
-    after the admin's (the admin's instructions stay first and are never dropped), its
-    temperature, its max_tokens within the admin's maximum."""
-    changes: dict[str, object] = {}
-    if conversation.system_prompt:
-        base = settings.system_prompt
-        changes["system_prompt"] = f"{base}\n\n{conversation.system_prompt}" if base else conversation.system_prompt
-    if conversation.temperature is not None:
-        changes["default_temperature"] = conversation.temperature
-    if conversation.max_tokens is not None:
-        changes["default_max_tokens"] = max(1, min(conversation.max_tokens, settings.max_max_tokens))
-    return replace(settings, **changes) if changes else settings
 
 
 def _ending_of(generation: Generation, event: GenerationDone) -> Ending:

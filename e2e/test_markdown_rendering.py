@@ -146,3 +146,25 @@ def test_a_streamed_code_block_grows_in_place_and_a_catch_up_rebuilds_the_same_d
     assert [f["seq"] for f in seen if f["type"] == "attach"] == [3]
     assert reply.locator(".md-committed").evaluate("el => el.innerHTML") == COMMITTED
     assert reply.get_attribute("data-status") == "streaming"
+
+
+def test_wide_inline_math_stays_within_its_message_and_does_not_widen_the_page(page, sign_up):
+    sign_up()
+    page.goto(import_conversation(page, "Wide: $\\hspace{99999em}$ and $x^2$ end.\n"))
+    body = page.locator('#messages .message[data-role="assistant"] .message-body')
+    wide, small = body.locator('math[display="inline"]').nth(0), body.locator('math[display="inline"]').nth(1)
+    assert wide.locator("mspace").count() == 1
+    body_width = body.evaluate("el => el.getBoundingClientRect().width")
+    assert wide.evaluate("el => el.getBoundingClientRect().width") <= body_width + 1
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    assert small.locator("msup").evaluate("el => el.getBoundingClientRect().height") > 10  # still math
+
+
+def test_highlight_colours_follow_the_system_theme_when_the_browser_prefers_dark(page, sign_up):
+    sign_up()
+    page.emulate_media(color_scheme="dark")
+    keyword = "() => getComputedStyle(document.documentElement).getPropertyValue('--hl-keyword').trim()"
+    page.evaluate("document.documentElement.dataset.theme = 'system'")
+    assert page.evaluate(keyword) == "#ff7b72"
+    page.evaluate("document.documentElement.dataset.theme = 'light'")
+    assert page.evaluate(keyword) == "#cf222e"

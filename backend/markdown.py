@@ -258,13 +258,3 @@ def render_markdown(text: str) -> str:
     """Markdown `text` to sanitized HTML (str). An unclosed code fence renders as code up to the end."""
     env: dict[str, Any] = {}
     return render_tokens(_MD.parse(normalize_source(text), env), env)
-
-
-def __getattr__(name: str) -> Any:
-    # backend/chat/replies.py still imports the streaming renderer from here; a lazy lookup
-    # because backend.markdown_stream imports this module. Drop once it imports markdown_stream.
-    if name in ("IncrementalMarkdown", "RenderMark", "RenderUpdate"):
-        import backend.markdown_stream
-
-        return getattr(backend.markdown_stream, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

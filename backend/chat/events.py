@@ -41,7 +41,7 @@ class Ack:
 class Delta:
     """New reply text. seq: 1, 2, ... per reply, the number of the last delta this one holds.
 
-    Applied in this order (backend.markdown.RenderUpdate): code_html: append it inside the
+    Applied in this order (backend.markdown_stream.RenderUpdate): code_html: append it inside the
     <code> of the committed part's last element (a code block still open); committed_html:
     append it; tail_html: replace the tail with it. reset: a catch-up after an attach: `text`
     joins the deltas after the viewer's sequence number up to `seq`, committed_html is the

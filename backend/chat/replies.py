@@ -23,7 +23,7 @@ from backend.chat.events import ChatEvent, ChatFailed, Delta, Done
 from backend.chat.turns import Turn
 from backend.errors import ValidationFailed
 from backend.generation import Generation
-from backend.markdown import IncrementalMarkdown, RenderMark
+from backend.markdown_stream import IncrementalMarkdown, RenderMark
 
 log = logging.getLogger(__name__)
 

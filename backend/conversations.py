@@ -151,6 +151,19 @@ def validate_settings(changes: object, max_max_tokens: int) -> dict[str, Any]:
     return values
 
 
+def clean_title(title: str) -> str:
+    """`title` with its whitespace collapsed. Raises ValidationFailed for a control character
+    (NUL included, which PostgreSQL cannot store) or a lone surrogate, which an export could not
+    carry back in."""
+    if _CONTROL_CHARS.search(title) or "\x7f" in title:
+        raise ValidationFailed("title holds a control character")
+    try:
+        title.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationFailed("title holds a lone UTF-16 surrogate, which is not a character") from None
+    return " ".join(title.split())
+
+
 def make_title(text: str, limit: int = TITLE_MAX) -> str:
     """A conversation title: the first `limit` characters of `text`, whitespace collapsed, cut at
     a word boundary when one is near, with an ellipsis when cut."""
@@ -337,7 +350,7 @@ class ConversationService:
 
     def create_conversation(self, user_id: str, title: str | None = None) -> ConversationSummary:
         """A new empty conversation. Raises ValidationFailed for a title over 200 characters."""
-        title = " ".join((title or "").split())
+        title = clean_title(title or "")
         if len(title) > 200:
             raise ValidationFailed("title must be at most 200 characters")
         with self._sessions() as db:
@@ -353,7 +366,7 @@ class ConversationService:
         Raises NotFound and ValidationFailed."""
         if not isinstance(title, str):
             raise ValidationFailed("title must be a string")
-        title = " ".join(title.split())
+        title = clean_title(title)
         if not 0 < len(title) <= 200:
             raise ValidationFailed("title must be 1 to 200 characters")
         with self._sessions() as db:

@@ -145,3 +145,28 @@ def test_copy_puts_the_markdown_source_on_the_clipboard(page, sign_up):
     action(question, "copy").click()
     page.wait_for_function("() => document.querySelector('#messages .message-action[data-action=copy]')"
                            ".textContent === 'Copy failed'")
+
+
+def test_a_continue_in_one_tab_shows_in_the_other(page, sign_up):
+    sign_up()
+    send(page, "Hello")
+    wait_idle(page)
+    page.click("#conversation-settings")
+    page.fill("#settings-max-tokens", "6")
+    page.click("#settings-save")
+    page.wait_for_selector("#settings-dialog", state="hidden")
+    send(page, "Write a long poem about the sea.")
+    wait_idle(page)
+    reply_id = page.locator(ASSISTANT).last.get_attribute("data-message-id")
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector('#connection[data-state="open"]')
+    before = other.locator(f"#msg-{reply_id} .message-body").inner_text().strip()
+
+    action(page.locator(f"#msg-{reply_id}"), "continue").click()
+    wait_idle(page)
+    after = page.locator(f"#msg-{reply_id} .message-body").inner_text().strip()
+    assert len(after) > len(before)
+    other.wait_for_function("([id, text]) => document.querySelector('#msg-' + id + ' .message-body')"
+                            ".innerText.trim() === text", arg=[reply_id, after], timeout=REPLY_TIMEOUT_MS)
+    other.close()

@@ -80,8 +80,9 @@ def test_the_starting_page_shows_the_progress_and_turns_into_the_app(browser, st
         assert "Loading the model" in page.locator("#starting-status").inner_text()
         seen = {page.locator("#starting-percent").inner_text()}
         deadline = time.monotonic() + START_TIMEOUT_S
-        # The page polls /healthz and reloads itself into the app: "/" becomes the log-in page.
-        while "/login" not in page.url:
+        # The page polls /healthz and reloads itself into the app: "/" becomes the sign-up page
+        # (a fresh database: the first visitor makes the admin account).
+        while "/signup" not in page.url:
             assert time.monotonic() < deadline, "never turned into the app:\n" + _log_tail(log_path)
             try:
                 percent = page.locator("#starting-percent")

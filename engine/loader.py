@@ -88,7 +88,7 @@ def load_model(path: str | None = None, device: str = "cpu", dtype: torch.dtype 
     fast = _wants_fast_path(quantization, on_cuda, dtype, os.path.isdir(path))
     if dtype is None:
         dtype = torch.bfloat16 if on_cuda else torch.float32
-    report(f"opening {path}", 0.0)
+    report(f"opening {os.path.basename(os.path.normpath(path))}", 0.0)  # no directories: shown to visitors
     weights = None  # float tensors to build a model from; the packed GGUF path builds its own
     if os.path.isdir(path):
         config, weights, tokenizer, template_source, name = _read_hf_dir(path, dtype, device, report)

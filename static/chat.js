@@ -437,6 +437,14 @@
     await showBranch(await fetch(url, { headers: { Accept: "application/json" } }));
   }
 
+  // The branch changed elsewhere while this page could not redraw it: redraw it now if it can.
+  function reloadIfStale() {
+    if (branchStale && !isBusy() && !messages.querySelector(".message.editing")) {
+      branchStale = false;
+      reloadBranch();
+    }
+  }
+
   function refreshActions() {
     if (window.CrescentActions) window.CrescentActions.refreshAll();
   }
@@ -455,10 +463,7 @@
     if (clientMsgId) sends.delete(clientMsgId);
     stopButton.disabled = false;
     updateControls();
-    if (branchStale && !isBusy()) {
-      branchStale = false;
-      reloadBranch();
-    }
+    reloadIfStale();
     if (!isBusy() && finePointer) composer.focus();
   }
 
@@ -574,13 +579,17 @@
   function onTurn(frame) {
     upsertConversationLink(frame.conversation_id, frame.title);
     if (frame.conversation_id !== conversationId) return;
-    if (sends.has(frame.client_msg_id) || findMessage(frame.assistant_message_id)) return;
+    if (sends.has(frame.client_msg_id)) return;
+    const continued = frame.action === "continue";  // the reply is on the page already
+    if (!continued && findMessage(frame.assistant_message_id)) return;
+    if (continued && streams.has(frame.assistant_message_id)) return;
     const last = lastMessage();
     if ((frame.action && frame.action !== "send") || (last && frame.parent_id !== last.dataset.messageId)) {
       // Another tab changed the branch (edit, regenerate, continue, or a send after another
       // message): show the branch as the server has it, with the reply streaming in it (once
       // this page's own reply is done, if one is streaming).
-      if (isBusy()) branchStale = true;
+      // A question being edited here is not thrown away: the branch is redrawn after it.
+      if (isBusy() || messages.querySelector(".message.editing")) branchStale = true;
       else reloadBranch();
       return;
     }
@@ -858,7 +867,7 @@
   }
   watchStreamingReplies();
   // What static/message_actions.js drives.
-  window.CrescentChat = { startTurn, switchBranch, isBusy, conversationId: () => conversationId };
+  window.CrescentChat = { startTurn, switchBranch, isBusy, reloadIfStale, conversationId: () => conversationId };
   if (coarsePointer) composer.setAttribute("enterkeyhint", "enter");
   updateControls();
   scrollToBottom(true);

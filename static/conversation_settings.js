@@ -36,7 +36,8 @@
       : d.has_system_prompt ? "Added after the server's instructions" : "The model's own default";
     temperature.value = s.temperature == null ? "" : String(s.temperature);
     temperature.placeholder = String(d.temperature);
-    maxTokens.value = s.max_tokens == null ? "" : String(s.max_tokens);
+    // Stored before the admin lowered his maximum: shown (and used) within it.
+    maxTokens.value = s.max_tokens == null ? "" : String(Math.min(s.max_tokens, data.max_max_tokens));
     maxTokens.placeholder = String(d.max_tokens);
     maxTokens.max = String(data.max_max_tokens);
     maxRange.textContent = "(1 to " + data.max_max_tokens.toLocaleString() + ")";

@@ -83,7 +83,7 @@
     } else {
       actions.appendChild(button("regenerate", "Regenerate", "Regenerate"));
       actions.appendChild(button("continue", "Continue", "Continue"));
-      const info = button("info", "Timings", "ⓘ");
+      const info = button("info", "Timings", "Info");
       info.setAttribute("aria-expanded", "false");
       actions.appendChild(info);
     }
@@ -172,16 +172,17 @@
     if (actions) actions.hidden = true;
     bubble.after(form);
     area.focus();
-    const close = () => {
+    const close = (redraw) => {
       form.remove();
       bubble.hidden = false;
       if (actions) actions.hidden = false;
       el.classList.remove("editing");
       refreshAll();
+      if (redraw) chat().reloadIfStale();
     };
-    cancel.addEventListener("click", close);
+    cancel.addEventListener("click", () => close(true));
     area.addEventListener("keydown", (event) => {
-      if (event.key === "Escape") close();
+      if (event.key === "Escape") close(true);
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
         event.preventDefault();
         form.requestSubmit();
@@ -191,7 +192,7 @@
       event.preventDefault();
       const text = area.value;
       if (!text.trim()) return;
-      close();
+      close(false);  // the turn redraws what changed elsewhere once it is done
       chat().startTurn("edit", el, text);
     });
   }
@@ -217,4 +218,10 @@
 
   window.CrescentActions = { refreshAll, setSource };
   refreshAll();
+  // The bars make every message taller: land at the newest message again (chat.js scrolled
+  // before they existed), unless the address names a message to show (static/sidebar_search.js).
+  document.addEventListener("DOMContentLoaded", () => {
+    const scroller = document.getElementById("scroller");
+    if (scroller && !location.hash) scroller.scrollTop = scroller.scrollHeight;
+  });
 })();

@@ -157,6 +157,11 @@
     if (!match) return;
     const messageId = match[1];
     const el = document.getElementById("msg-" + messageId);
+    // On a phone the sidebar covers the page: a hit in this conversation closes it (the scrim's
+    // click is chat.js's way to close it).
+    const app = document.getElementById("app");
+    const scrim = document.getElementById("scrim");
+    if (app && scrim && app.classList.contains("sidebar-visible")) scrim.click();
     if (el) {
       sessionStorage.removeItem(BRANCH_TRIED);
       el.scrollIntoView({ block: "center" });

@@ -19,8 +19,11 @@ from web.ws_protocol import page_limits
 
 
 async def root(request: Request) -> Response:
-    target = "/chat" if await current_user(request) is not None else "/login"
-    return RedirectResponse(target, status_code=303)
+    if await current_user(request) is not None:
+        return RedirectResponse("/chat", status_code=303)
+    # A fresh install has no account yet: the first visitor signs up (and becomes the admin).
+    has_users = await run_in_threadpool(app_state(request).auth.has_users)
+    return RedirectResponse("/login" if has_users else "/signup", status_code=303)
 
 
 async def _chat_page(request: Request, user: UserInfo, conversation: ConversationView | None) -> Response:

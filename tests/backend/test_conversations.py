@@ -173,3 +173,14 @@ def test_rename_and_delete_are_owner_only_and_published(session_factory, users):
     assert told == [(alice.id, ConversationChanged("created", summary.id, "first")),
                     (alice.id, ConversationChanged("renamed", summary.id, "a new name")),
                     (alice.id, ConversationChanged("deleted", summary.id))]
+
+
+@pytest.mark.parametrize("title", ["ro\x00ot", "bell\x07", "del\x7f", "lone \ud800 surrogate"])
+def test_a_title_with_a_control_character_is_refused(service, users, title):
+    alice, _ = users
+    conversation = service.create_conversation(alice.id, "fine")
+    with pytest.raises(ValidationFailed):
+        service.rename_conversation(alice.id, conversation.id, title)
+    with pytest.raises(ValidationFailed):
+        service.create_conversation(alice.id, title)
+    assert service.get_conversation(alice.id, conversation.id).title == "fine"

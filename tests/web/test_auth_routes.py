@@ -144,7 +144,7 @@ def test_login_and_signup_pages_redirect_when_logged_in(client: TestClient) -> N
 
 def test_unknown_session_token_is_logged_out(client: TestClient) -> None:
     use_session(client, "forged-token")
-    assert client.get("/").headers["location"] == "/login"
+    assert client.get("/chat").headers["location"] == "/login"
 
 
 def test_oversized_form_is_refused(client: TestClient) -> None:

@@ -7,12 +7,14 @@ from starlette.testclient import TestClient
 from .conftest import app_state, sign_up, use_session, user_id
 
 
-def test_root_redirects_to_login_then_to_chat(client: TestClient) -> None:
+def test_root_redirects_to_sign_up_then_to_chat_then_to_login(client: TestClient) -> None:
     response = client.get("/")
     assert response.status_code == 303
-    assert response.headers["location"] == "/login"
+    assert response.headers["location"] == "/signup"  # no account yet: the first one is the admin
     sign_up(client, "alice")
     assert client.get("/").headers["location"] == "/chat"
+    client.cookies.clear()
+    assert client.get("/").headers["location"] == "/login"
 
 
 def test_chat_requires_a_session(client: TestClient) -> None:

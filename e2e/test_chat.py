@@ -1,8 +1,8 @@
 """The chat product in a real browser against the real server and model.
 
 Waits are on DOM state the page exposes for this purpose (data-status, data-finish-reason on
-each .message; #connection[data-state]), never on fixed sleeps, except the one documented
-composition grace period.
+each .message; #connection[data-state]), never on fixed sleeps, except the documented
+composition grace period and the Stop grace period after a send.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 # A reply of up to CRESCENT_MAX_TOKENS tokens on two CPU cores, with room for a slow CI machine.
 REPLY_TIMEOUT_MS = 90_000
+# static/chat.js ignores a click on Stop this soon after sending (a double-click on Send).
+STOP_GRACE_MS = 350
 
 ASSISTANT = '#messages .message[data-role="assistant"]'
 USER = '#messages .message[data-role="user"]'
@@ -105,17 +107,30 @@ def test_reply_streams_in_and_renders_markdown(page, sign_up):
 
 def test_stop_keeps_the_partial_reply_after_reload(page, sign_up):
     sign_up()
+    # Replies long enough to be stopped mid-way on a fast machine: the conversation's own max tokens.
+    send(page, "Hi")
+    wait_finished(page)
+    page.wait_for_selector("#stop", state="hidden")
+    page.click("#conversation-settings")
+    page.fill("#settings-max-tokens", "400")
+    page.click("#settings-save")
+    page.wait_for_selector("#settings-dialog", state="hidden")
     send(page, "Write a long story about a dragon who learns to cook. Use many paragraphs.")
     page.wait_for_function(
         """() => {
-          const m = document.querySelector('#messages .message[data-role="assistant"]');
+          const all = document.querySelectorAll('#messages .message[data-role="assistant"]');
+          const m = all[all.length - 1];
           return m && m.dataset.status === "streaming"
             && m.querySelector(".message-body").textContent.trim().length > 0;
         }""",
         timeout=REPLY_TIMEOUT_MS,
     )
+    # The second documented wait: a click on Stop within 300 ms of sending is the second click
+    # of a double-click on Send (STOP_GRACE_MS in chat.js), which must not stop.
+    page.wait_for_timeout(STOP_GRACE_MS)
     page.click("#stop")
-    reply = wait_finished(page)
+    page.wait_for_selector("#stop", state="hidden", timeout=REPLY_TIMEOUT_MS)  # this reply ended
+    reply = page.locator(ASSISTANT).last
     assert reply.get_attribute("data-finish-reason") == "abort"
     assert reply.locator(".badge").inner_text() == "Stopped"
     partial = reply.locator(".message-body").inner_text().strip()

@@ -6,7 +6,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: run test install install-test chromium migrate kernels lint-imports bench clean gpu-check rag-eval rag-bench
+.PHONY: run test install install-test install-postgresql chromium migrate kernels lint-imports bench clean gpu-check rag-eval rag-bench
 
 # A fresh clone installs for a few minutes: each step says what it does before it starts.
 $(BIN)/python:
@@ -30,15 +30,26 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
+# psycopg 3 (the crescent[postgresql] extra) when the database is PostgreSQL: `make run` looks at
+# DATABASE_URL, `make test` at TEST_DATABASE_URL.
+$(VENV)/.installed-postgresql: $(VENV)/.installed
+	@echo "==> installing the PostgreSQL driver (crescent[postgresql])"
+	$(BIN)/pip install -q -e '.[postgresql]'
+	touch $@
+
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
+install-postgresql: $(VENV)/.installed-postgresql
+
+POSTGRESQL_RUN  := $(if $(filter postgresql%,$(DATABASE_URL)),install-postgresql)
+POSTGRESQL_TEST := $(if $(filter postgresql%,$(TEST_DATABASE_URL)),install-postgresql)
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
 
-migrate: install
+migrate: install $(POSTGRESQL_RUN)
 	@echo "==> migrating the database"
 	$(BIN)/alembic upgrade head
 
@@ -48,14 +59,14 @@ kernels: install
 	@echo "==> building the engine's CPU kernels"
 	$(BIN)/python -m engine.quant.build
 
-run: install migrate kernels
+run: install $(POSTGRESQL_RUN) migrate kernels
 	@echo "==> serving http://$(HOST):$(PORT) (the page shows the model loading, then the app)"
 	$(BIN)/python -m web serve --host $(HOST) --port $(PORT)
 
 lint-imports: install-test
 	$(BIN)/lint-imports
 
-test: install-test chromium kernels
+test: install-test $(POSTGRESQL_TEST) chromium kernels
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
@@ -71,7 +82,7 @@ rag-bench: install
 	HF_HUB_OFFLINE=1 $(BIN)/python -m backend.rag.bench --threads 1
 
 clean:
-	rm -rf $(VENV) crescent.db crescent.db-wal crescent.db-shm
+	rm -rf $(VENV) crescent.db crescent.db-wal crescent.db-shm crescent.secret
 
 # On a CUDA machine: the engine's GPU tests and the benchmark on CUDA, within 8 minutes, with
 # the interpreter it finds (.venv, else python3; PY=... to choose), installing nothing.

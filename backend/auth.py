@@ -26,6 +26,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend.db import lock_for_write
 from backend.errors import (
     AccountDisabled,
     AccountPending,
@@ -44,6 +45,8 @@ PASSWORD_MIN = 8
 PASSWORD_MAX = 1024
 TOKEN_BYTES = 32
 SIGNUP_MODES = ("open", "approval", "closed")
+# lock_for_write's name for transactions that read and change who the admins are.
+ACCOUNTS_LOCK = "crescent.accounts"
 
 
 @dataclass(frozen=True)
@@ -181,8 +184,10 @@ class AuthService:
     def _insert(self, name: str, password: str, role: str, status: str, first_is_admin: bool) -> UserInfo:
         password_hash = self._hasher.hash(password)
         with self._sessions() as db:
-            # The emptiness check and the insert share one transaction.
-            if first_is_admin and db.scalar(select(User.id).limit(1)) is None:
+            # The emptiness check and the insert share one locked transaction: of several first
+            # sign-ups at once, only one finds the table empty.
+            lock_for_write(db, ACCOUNTS_LOCK)
+            if first_is_admin and self._is_first_account(db):
                 role, status = "admin", "active"
             user = User(username=name, username_key=name.casefold(), password_hash=password_hash,
                         role=role, status=status)
@@ -192,6 +197,10 @@ class AuthService:
             except IntegrityError:
                 raise UsernameTaken() from None
             return user_info(user)
+
+    @staticmethod
+    def _is_first_account(db: Session) -> bool:
+        return db.scalar(select(User.id).limit(1)) is None
 
     def log_in(self, username: str, password: str) -> str:
         """Check the password and open a session; returns its token (for the cookie).

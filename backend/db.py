@@ -1,30 +1,68 @@
-"""Database engine, session factory and programmatic migrations.
+"""Database engine, session factory, programmatic migrations, and the write lock.
 
 SQLite gets WAL (readers do not block the writer that streams a reply), foreign keys (off by
 default in SQLite, needed for ON DELETE CASCADE) and a busy timeout (a second writer waits
-instead of failing at once). Any other URL (PostgreSQL) is used as is.
+instead of failing at once). A plain ``postgresql://`` URL means psycopg 3 (the
+``crescent[postgresql]`` extra); :func:`engine_url` is the one place that says so.
+
+:func:`lock_for_write` serializes check-then-act transactions (the first account is the admin;
+the last active admin stays): ``BEGIN IMMEDIATE`` on SQLite, a transaction-scoped advisory lock
+on PostgreSQL.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+POSTGRESQL_DRIVER = "postgresql+psycopg"
+
+
+class DatabaseDriverMissing(ImportError):
+    """The URL's database driver is not installed; the message says what to install."""
+
+
+def engine_url(url: str | URL) -> URL:
+    """`url` with a bare ``postgresql://`` mapped to ``postgresql+psycopg://`` (SQLAlchemy's own
+    default for it is psycopg2, which Crescent does not install); any other URL as is."""
+    parsed = make_url(url)
+    if parsed.drivername == "postgresql":
+        return parsed.set(drivername=POSTGRESQL_DRIVER)
+    return parsed
+
+
+def check_driver(url: str | URL) -> None:
+    """Raise DatabaseDriverMissing (one line, naming the fix) when `url`'s driver cannot be
+    imported."""
+    parsed = engine_url(url)
+    try:
+        parsed.get_dialect().import_dbapi()
+    except ImportError as exc:
+        hint = ("pip install 'crescent[postgresql]' (make run does it when DATABASE_URL is a "
+                "PostgreSQL URL)") if parsed.get_backend_name() == "postgresql" else "install it"
+        raise DatabaseDriverMissing(
+            f"the database driver for {parsed.drivername} is not installed ({exc}); {hint}") from None
 
 
 def create_db_engine(url: str) -> Engine:
     """An Engine for `url` (plain SQLAlchemy URL); SQLite connections get WAL, foreign_keys=ON
-    and busy_timeout. An in-memory SQLite database is shared by all threads (one connection)."""
-    parsed = make_url(url)
+    and busy_timeout. An in-memory SQLite database is shared by all threads (one connection).
+
+    Raises:
+        DatabaseDriverMissing: the driver is not installed.
+    """
+    parsed = engine_url(url)
     if parsed.get_backend_name() != "sqlite":
+        check_driver(parsed)
         return create_engine(parsed, pool_pre_ping=True)
     in_memory = parsed.database in (None, "", ":memory:")
     kwargs: dict[str, object] = {}
@@ -48,6 +86,31 @@ def create_db_engine(url: str) -> Engine:
     return engine
 
 
+def lock_for_write(db: Session, name: str) -> None:
+    """Make `db`'s transaction the only one holding `name` until it commits or rolls back.
+
+    Call it first in the session, before the check whose answer the writes depend on. SQLite:
+    ``BEGIN IMMEDIATE`` takes the database's write lock now (Python's sqlite3 would begin only
+    at the first write, after the check; a second writer waits up to the busy timeout), so
+    `name` does not matter. PostgreSQL: ``pg_advisory_xact_lock`` on a 64-bit key hashed from
+    `name`; it locks even rows that do not exist yet (the first account).
+
+    Raises:
+        RuntimeError: on SQLite, `db` already wrote in this transaction.
+    """
+    connection = db.connection()
+    backend = connection.dialect.name
+    if backend == "sqlite":
+        if connection.connection.dbapi_connection.in_transaction:
+            raise RuntimeError("lock_for_write must come before the transaction's first write")
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    elif backend == "postgresql":
+        key = int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big", signed=True)
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+    else:  # pragma: no cover - only SQLite and PostgreSQL are supported
+        raise RuntimeError(f"no write lock for database {backend!r}")
+
+
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     """Sessions that keep loaded attributes after commit (services return plain data)."""
     return sessionmaker(engine, expire_on_commit=False)
@@ -63,5 +126,10 @@ def alembic_config(url: str | None = None) -> Config:
 
 
 def run_migrations(url: str) -> None:
-    """Apply every migration to `url` (``alembic upgrade head``)."""
+    """Apply every migration to `url` (``alembic upgrade head``).
+
+    Raises:
+        DatabaseDriverMissing: the driver is not installed.
+    """
+    check_driver(url)
     command.upgrade(alembic_config(url), "head")

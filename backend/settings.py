@@ -19,6 +19,11 @@ class SettingsError(ValueError):
     """A setting is missing its expected shape; the message names the variable."""
 
 
+# CRESCENT_SECRET_KEY's minimum length: 32 characters of a random token carry at least 128 bits.
+SECRET_KEY_MIN = 32
+# Where the secret file goes when the database is not a SQLite file.
+DEFAULT_DATA_DIR = ".crescent"
+
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
@@ -31,7 +36,8 @@ class Settings:
     CRESCENT_SYSTEM_PROMPT, CRESCENT_MAX_TOKENS, CRESCENT_TEMPERATURE, CRESCENT_TOP_P,
     CRESCENT_SESSION_TTL_S, COOKIE_SECURE, CRESCENT_ALLOWED_ORIGINS (comma-separated),
     CRESCENT_MAX_WAITING_REQUESTS, CRESCENT_MAX_WAITING_PROMPT_TOKENS, CRESCENT_QUEUE_TIMEOUT_S,
-    CRESCENT_METRICS_TOKEN, CRESCENT_SIGNUP_RATE, CRESCENT_QUANTIZATION.
+    CRESCENT_METRICS_TOKEN, CRESCENT_SIGNUP_RATE, CRESCENT_QUANTIZATION, CRESCENT_SECRET_KEY,
+    CRESCENT_DATA_DIR.
 
     database_url: a plain SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://...``).
     system_prompt: None keeps the chat template's own default system prompt.
@@ -49,6 +55,9 @@ class Settings:
     quantization: the engine's weights: "auto" (the CPU fast path with the GGUF file's
         quantized blocks and int8 kernels; float on CUDA), "none" (the float32 reference path)
         or "int8" (float checkpoints quantized at load).
+    secret_key: the server secret (at least SECRET_KEY_MIN characters) from which the CSRF and
+        prefix-cache salt keys derive (backend/secret_key.py); None: the file in `secret_dir`.
+    data_dir: where the secret file lives (None: see `secret_dir`).
 
     Raises:
         SettingsError: on construction, when a value is out of range.
@@ -71,6 +80,19 @@ class Settings:
     metrics_token: str | None = field(default=None, repr=False)
     signup_rate: str = "5/hour"
     quantization: str = "auto"
+    secret_key: str | None = field(default=None, repr=False)
+    data_dir: str | None = None
+
+    @property
+    def secret_dir(self) -> str:
+        """data_dir, else the SQLite file's directory, else DEFAULT_DATA_DIR (relative to the
+        working directory): a PostgreSQL or in-memory database has no directory of its own."""
+        if self.data_dir is not None:
+            return self.data_dir
+        url = make_url(self.database_url)
+        if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+            return os.path.dirname(os.path.abspath(url.database))
+        return DEFAULT_DATA_DIR
 
     def __post_init__(self) -> None:
         try:
@@ -113,6 +135,11 @@ class Settings:
             raise SettingsError(f"CRESCENT_SIGNUP_RATE must be like '5/hour', got {self.signup_rate!r}") from None
         if self.quantization not in ("auto", "none", "int8"):
             raise SettingsError(f"CRESCENT_QUANTIZATION must be auto, none or int8, got {self.quantization!r}")
+        if self.secret_key is not None and len(self.secret_key.strip()) < SECRET_KEY_MIN:
+            raise SettingsError(f"CRESCENT_SECRET_KEY must be at least {SECRET_KEY_MIN} characters "
+                                "(e.g. python3 -c 'import secrets; print(secrets.token_hex(32))')")
+        if self.data_dir is not None and not self.data_dir.strip():
+            raise SettingsError("CRESCENT_DATA_DIR must not be empty")
         for origin in self.allowed_origins:
             if not origin.startswith(("http://", "https://")):
                 raise SettingsError(f"CRESCENT_ALLOWED_ORIGINS entry must be http(s)://..., got {origin!r}")
@@ -161,6 +188,10 @@ class Settings:
             kwargs["signup_rate"] = env["CRESCENT_SIGNUP_RATE"].strip()
         if env.get("CRESCENT_QUANTIZATION", "").strip():
             kwargs["quantization"] = env["CRESCENT_QUANTIZATION"].strip()
+        if env.get("CRESCENT_SECRET_KEY", "").strip():
+            kwargs["secret_key"] = env["CRESCENT_SECRET_KEY"].strip()
+        if env.get("CRESCENT_DATA_DIR", "").strip():
+            kwargs["data_dir"] = env["CRESCENT_DATA_DIR"].strip()
         return cls(**kwargs)  # type: ignore[arg-type]
 
 

@@ -2,7 +2,9 @@
 
 Invariant: at least one active admin exists once there are accounts. A change that would leave
 none (disabling, or demoting, the last active admin) raises ValidationFailed, and an admin
-cannot change his own status or role (another admin must), so nobody locks himself out.
+cannot change his own status or role (another admin must), so nobody locks himself out. The
+check and the change share one transaction under backend.db.lock_for_write, so two admins
+disabling each other at once cannot both pass it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from datetime import datetime, time, timezone
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend.auth import ACCOUNTS_LOCK
+from backend.db import lock_for_write
 from backend.errors import NotFound, ValidationFailed
 from backend.models import USER_ROLES, ApiKey, AuthSession, UsageRecord, User, utcnow
 
@@ -82,6 +86,7 @@ class UserAdminService:
         if status not in SETTABLE_STATUSES:
             raise ValidationFailed(f"status must be one of {', '.join(SETTABLE_STATUSES)}, got {status!r}")
         with self._sessions() as db:
+            lock_for_write(db, ACCOUNTS_LOCK)
             user = self._target(db, actor_id, user_id, "status")
             if status != "active":
                 self._keep_an_admin(db, user)
@@ -100,6 +105,7 @@ class UserAdminService:
         if role not in USER_ROLES:
             raise ValidationFailed(f"role must be one of {', '.join(USER_ROLES)}, got {role!r}")
         with self._sessions() as db:
+            lock_for_write(db, ACCOUNTS_LOCK)
             user = self._target(db, actor_id, user_id, "role")
             if role != "admin":
                 self._keep_an_admin(db, user)

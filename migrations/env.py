@@ -1,7 +1,9 @@
 """Alembic environment: URL from Settings.from_env() (or the caller), metadata from backend.models.
 
 `backend.db.run_migrations(url)` passes its URL in `config.attributes["database_url"]`; the
-command line (`alembic upgrade head`) reads DATABASE_URL through Settings.
+command line (`alembic upgrade head`) reads DATABASE_URL through Settings. A bad setting or a
+missing driver (``postgresql://`` without ``crescent[postgresql]``) is Alembic's one-line
+``FAILED: ...`` (a CommandError), not a traceback.
 """
 
 from __future__ import annotations
@@ -9,8 +11,10 @@ from __future__ import annotations
 from logging.config import fileConfig
 
 from alembic import context
+from alembic.util import CommandError
 from sqlalchemy import create_engine, pool
 
+from backend.db import check_driver, engine_url
 from backend.models import Base, include_in_autogenerate
 from backend.settings import Settings
 
@@ -21,8 +25,15 @@ if config.config_file_name is not None:
 target_metadata = Base.metadata
 
 
-def _database_url() -> str:
-    return config.attributes.get("database_url") or Settings.from_env().database_url
+def _database_url(connect: bool = True) -> str:
+    """The URL to migrate; with `connect`, its driver must be installed (offline SQL needs none)."""
+    try:
+        url = config.attributes.get("database_url") or Settings.from_env().database_url
+        if connect:
+            check_driver(url)
+    except (ValueError, ImportError) as exc:  # SettingsError, DatabaseDriverMissing
+        raise CommandError(str(exc)) from None
+    return engine_url(url).render_as_string(hide_password=False)
 
 
 def _configure(**kwargs: object) -> None:
@@ -38,7 +49,7 @@ def _configure(**kwargs: object) -> None:
 
 
 def run_migrations_offline() -> None:
-    _configure(url=_database_url(), literal_binds=True, dialect_opts={"paramstyle": "named"})
+    _configure(url=_database_url(connect=False), literal_binds=True, dialect_opts={"paramstyle": "named"})
     with context.begin_transaction():
         context.run_migrations()
 

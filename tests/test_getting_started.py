@@ -34,3 +34,17 @@ def test_make_run_on_a_fresh_clone_announces_every_install_step(tmp_path: Path) 
     for i in steps:
         previous = lines[i - 1] if i else ""
         assert previous.startswith("echo ") and "==>" in previous, f"silent step: {lines[i]}"
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+@pytest.mark.parametrize(("target", "variable"), [("run", "DATABASE_URL"), ("test", "TEST_DATABASE_URL")])
+def test_make_installs_the_postgresql_driver_only_for_a_postgresql_url(tmp_path: Path, target, variable) -> None:
+    def recipe(url: str) -> str:
+        result = subprocess.run(["make", "-n", target, f"VENV={tmp_path / 'venv'}", f"{variable}={url}"],
+                                cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    assert "'.[postgresql]'" in recipe("postgresql://crescent@db/crescent")
+    assert "'.[postgresql]'" in recipe("postgresql+psycopg://crescent@db/crescent")
+    assert "'.[postgresql]'" not in recipe("sqlite:///crescent.db")

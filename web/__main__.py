@@ -69,8 +69,7 @@ def _admin(args: argparse.Namespace, settings: Settings) -> int:
     try:
         run_migrations(settings.database_url)
     except ImportError as exc:  # e.g. postgresql:// without its driver installed
-        print(f"invalid settings: DATABASE_URL needs a database driver that is not installed ({exc})",
-              file=sys.stderr)
+        print(f"invalid settings: DATABASE_URL: {exc}", file=sys.stderr)
         return 2
     engine = create_db_engine(settings.database_url)
     try:
@@ -115,9 +114,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from web.app import create_app
 
+    try:
+        app = create_app(settings)  # reads or creates the secret file (backend/secret_key.py)
+    except ValueError as exc:
+        print(f"invalid settings: {exc}", file=sys.stderr)
+        return 2
     log.info("starting Crescent on http://%s:%d (the model loads first)", settings.host, settings.port)
     uvicorn.run(
-        create_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         workers=1,

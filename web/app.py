@@ -41,6 +41,7 @@ from backend.limits import AdmissionController, UsageLimiter
 from backend.metrics import SAMPLE_INTERVAL_S, Metrics, stats_source
 from backend.rag import DocumentService, Embedder, IngestionWorker, RagSettings, Retriever
 from backend.runtime_settings import RuntimeSettingsStore
+from backend.secret_key import server_keys
 from backend.settings import Settings
 from web import account_routes, admin_routes, api, auth_routes, documents_routes, metrics_routes, openai_api, pages, ws
 from web import branch_routes, export_routes, search_routes
@@ -163,7 +164,13 @@ def create_app(
         embedder: the documents' embedder (tests pass a ``HashingEmbedder``). None: the
             sentence-transformers model, loaded on first use.
         rag_settings: upload limit, chunking and retrieval knobs (None: the defaults).
+
+    Raises:
+        SettingsError: the secret file cannot be read or created (backend/secret_key.py).
     """
+    # The CSRF and prefix-cache salt keys derive from the one server secret: the same in every
+    # process started with it, and after a restart.
+    keys = server_keys(settings)
     # template_context gives every template `csrf_token` and `nav_user` (the logged-in user).
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR), context_processors=[template_context])
 
@@ -200,7 +207,7 @@ def create_app(
             retriever = Retriever(session_factory, doc_embedder, documents.settings)
             # One lifecycle for every generation, chat and /v1 alike (backend/generation.py).
             generations = Generations(active, session_factory, limiter=limiter, admission=admission,
-                                      metrics=metrics)
+                                      metrics=metrics, cache_salt_key=keys.cache_salt)
             chat = ChatService(session_factory, active, settings, runtime_settings=runtime_settings,
                                retriever=retriever, generations=generations, channels=channels)
             app.state.crescent = AppState(
@@ -298,7 +305,7 @@ def create_app(
             Middleware(StartingGate, startup=startup, templates=templates),
             Middleware(OriginCheckMiddleware, allowed_origins=settings.allowed_origins),
             # Every unsafe request outside /v1/ needs a CSRF token (docs/INTERFACES.md 6.5).
-            Middleware(CsrfMiddleware, cookie_secure=settings.cookie_secure),
+            Middleware(CsrfMiddleware, secret=keys.csrf, cookie_secure=settings.cookie_secure),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,

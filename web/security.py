@@ -25,9 +25,9 @@ request the way ``BaseHTTPMiddleware`` does):
   cannot add it without a CORS preflight this server never grants; without the cookie there is
   no ambient credential to abuse. A request with both still needs the token.
 
-The secret is made per app (per process): tokens of pages opened before a restart fail once with
-a "reload the page" message. Several processes behind one load balancer need session affinity
-(they need it anyway for the in-process engine) or one shared secret passed to ``create_app``.
+The app passes a key derived from the one server secret (backend/secret_key.py), so tokens stay
+valid across restarts and between processes started with the same secret. Without one (tiny test
+apps) the key is random per middleware.
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ class CsrfMiddleware:
     """Checks the CSRF token of unsafe HTTP requests and sets the double-submit cookie.
 
     Args:
-        secret: HMAC key (random per app unless given).
+        secret: HMAC key (web.app passes ServerKeys.csrf; None: 32 random bytes).
         cookie_secure: mark the ``crescent_csrf`` cookie Secure (served over HTTPS).
         exempt_prefixes: path prefixes that need no token.
     """

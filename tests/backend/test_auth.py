@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -203,3 +205,41 @@ def test_change_password_keeps_only_the_given_session(auth):
     assert auth.log_in("alice", "new password!")
     with pytest.raises(NotFound):
         auth.change_password("0" * 32, "x", "new password!", None)
+
+
+def _run_at_once(*calls):
+    """Run each call on its own thread, started together; returns their results or exceptions."""
+    barrier = threading.Barrier(len(calls))
+    results: list[object] = [None] * len(calls)
+
+    def run(i, call):
+        barrier.wait()
+        try:
+            results[i] = call()
+        except Exception as exc:  # the caller inspects it
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return results
+
+
+def test_simultaneous_first_sign_ups_make_exactly_one_admin(auth, session_factory, monkeypatch):
+    # A pause after the "no account yet" check lets all three see an empty table unless the
+    # check and the insert are serialized (backend.db.lock_for_write).
+    check = AuthService._is_first_account
+
+    def slow_check(db):
+        first = check(db)
+        time.sleep(0.3)
+        return first
+
+    monkeypatch.setattr(AuthService, "_is_first_account", staticmethod(slow_check))
+    results = _run_at_once(*(lambda n=n: auth.sign_up(f"first{n}", "correct horse") for n in range(3)))
+    assert all(isinstance(r, UserInfo) for r in results), results
+    with session_factory() as db:
+        roles = sorted(db.scalars(select(User.role)).all())
+    assert roles == ["admin", "user", "user"]

@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import func, select
 
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.errors import NotFound, ValidationFailed
-from backend.models import UsageRecord, utcnow
+from backend.models import UsageRecord, User, utcnow
 from backend.users import UserAdminService
+
+from .test_auth import _run_at_once
 
 
 @pytest.fixture
@@ -103,3 +107,30 @@ def test_a_disabled_admin_does_not_count_as_the_remaining_admin(admin_service, p
     admin_service.set_status(root.id, bob.id, "disabled")
     with pytest.raises(ValidationFailed):
         admin_service.set_role(carol.id, root.id, "user")
+
+
+@pytest.mark.parametrize("change", ["status", "role"])
+def test_two_admins_disabling_each_other_at_once_leave_one_active_admin(
+        admin_service, people, session_factory, monkeypatch, change):
+    root, bob, _ = people
+    admin_service.set_role(root.id, bob.id, "admin")
+    # A pause after the last-admin check lets both pass it unless check and change are
+    # serialized (backend.db.lock_for_write).
+    check = UserAdminService._keep_an_admin
+
+    def slow_check(db, losing):
+        check(db, losing)
+        time.sleep(0.3)
+
+    monkeypatch.setattr(UserAdminService, "_keep_an_admin", staticmethod(slow_check))
+    if change == "status":
+        calls = (lambda: admin_service.set_status(root.id, bob.id, "disabled"),
+                 lambda: admin_service.set_status(bob.id, root.id, "disabled"))
+    else:
+        calls = (lambda: admin_service.set_role(root.id, bob.id, "user"),
+                 lambda: admin_service.set_role(bob.id, root.id, "user"))
+    results = _run_at_once(*calls)
+    assert sorted(type(r).__name__ for r in results) == ["NoneType", "ValidationFailed"], results
+    with session_factory() as db:
+        active_admins = db.scalar(select(func.count(User.id)).where(User.role == "admin", User.status == "active"))
+    assert active_admins == 1

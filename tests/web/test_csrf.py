@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from starlette.applications import Starlette
@@ -12,10 +13,22 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from backend.rag import HashingEmbedder
+from backend.settings import Settings
+from web.app import create_app
 from web.security import CSRF_COOKIE, CsrfMiddleware, csrf_token_for
 from web.session import SESSION_COOKIE
 
-from .conftest import PASSWORD, csrf_field, csrf_headers, csrf_token, sign_up, use_session
+from .conftest import (
+    PASSWORD,
+    FakeGenerator,
+    app_state,
+    csrf_field,
+    csrf_headers,
+    csrf_token,
+    sign_up,
+    use_session,
+)
 
 
 # --- the middleware alone, on a tiny app ------------------------------------------------------
@@ -134,3 +147,49 @@ def test_a_token_from_another_users_session_is_refused(client: TestClient) -> No
     assert response.status_code == 403
     use_session(client, alice)
     assert client.post("/api/account/keys", json={"name": "k"}, headers=alice_headers).status_code == 201
+
+
+# --- one server secret (backend/secret_key.py): tokens valid across processes and restarts ---
+
+
+def _served(settings: Settings) -> TestClient:
+    app = create_app(settings, generator=FakeGenerator(), embedder=HashingEmbedder())
+    return TestClient(app, follow_redirects=False)
+
+
+def _post_anon_form(client: TestClient, csrf_cookie: str, token: str, username: str):
+    client.cookies.clear()
+    client.cookies.set(CSRF_COOKIE, csrf_cookie)
+    return client.post("/signup", data={"username": username, "password": PASSWORD, "csrf_token": token})
+
+
+def test_two_apps_with_the_same_secret_accept_each_others_tokens(settings: Settings) -> None:
+    shared = replace(settings, secret_key="k" * 32)
+    with _served(shared) as a, _served(shared) as b, _served(replace(shared, secret_key="o" * 32)) as other:
+        # The sign-up form A served is accepted by B, not by a server with another secret.
+        token = csrf_token(a)
+        cookie = a.cookies.get(CSRF_COOKIE)
+        assert _post_anon_form(other, cookie, token, "alice").status_code == 403
+        signed_up = _post_anon_form(b, cookie, token, "alice")
+        assert signed_up.status_code == 303
+        session = signed_up.cookies.get(SESSION_COOKIE)
+        # A page of the session served by B, its form posted to A.
+        use_session(b, session)
+        field = csrf_field(b)
+        use_session(other, session)
+        assert other.post("/logout", data=field).status_code == 403
+        use_session(a, session)
+        assert a.post("/logout", data=field).status_code == 303
+        salts = {app_state(c).chat.generations.cache_salt("u1") for c in (a, b)}
+        assert len(salts) == 1 and app_state(other).chat.generations.cache_salt("u1") not in salts
+
+
+def test_a_restart_keeps_tokens_and_cache_salts_valid(settings: Settings, tmp_path) -> None:
+    assert settings.secret_key is None and settings.secret_dir == str(tmp_path)  # the secret file
+    with _served(settings) as before:
+        token = csrf_token(before)
+        cookie = before.cookies.get(CSRF_COOKIE)
+        salt = app_state(before).chat.generations.cache_salt("u1")
+    with _served(settings) as after:
+        assert _post_anon_form(after, cookie, token, "alice").status_code == 303
+        assert app_state(after).chat.generations.cache_salt("u1") == salt

@@ -12,8 +12,11 @@ from web.__main__ import main
 
 
 @pytest.fixture
-def served(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+def served(monkeypatch: pytest.MonkeyPatch, tmp_path) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
+    # The default database is ./crescent.db; its secret file goes to tmp_path, not the checkout.
+    monkeypatch.setenv("CRESCENT_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("CRESCENT_SECRET_KEY", raising=False)
 
     def fake_run(app: Any, **kwargs: Any) -> None:
         calls.append({"app": app, **kwargs})
@@ -148,3 +151,16 @@ def test_an_unknown_database_dialect_exits_2_with_one_line(monkeypatch, capsys, 
     assert main(["admin", "create-key", "bob"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "DATABASE_URL" in err and "Traceback" not in err
+
+
+def test_a_short_secret_key_is_refused_at_start_with_one_line(served, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("CRESCENT_SECRET_KEY", "too short")
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert served == []
+    assert err.count("\n") == 1 and "CRESCENT_SECRET_KEY must be at least 32 characters" in err
+
+
+def test_serve_creates_the_secret_file_in_the_data_directory(served, tmp_path) -> None:
+    assert main(["serve"]) == 0
+    assert (tmp_path / "crescent.secret").stat().st_mode & 0o777 == 0o600

@@ -10,14 +10,15 @@ many messages. The file's ids and any user id in it are only labels.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from backend import safe_json
 from backend.errors import DomainError, ValidationFailed
+from backend.safe_json import JSONTooDeep
 from backend.generator import FINISH_ABORT, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP
 from backend.models import MESSAGE_STATUSES, utcnow
 from backend.runtime_settings import MAX_SYSTEM_PROMPT_CHARS, MAX_TOKENS_CEILING
@@ -117,8 +118,10 @@ def parse_import(data: bytes) -> ParsedImport:
     if len(data) > MAX_IMPORT_BYTES:
         raise ImportTooLarge()
     try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        doc = safe_json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except JSONTooDeep as exc:
+        raise ValidationFailed(f"the file is {exc}") from None
+    except ValueError:  # UnicodeDecodeError included
         raise ValidationFailed("the file is not UTF-8 JSON") from None
     doc = _object(doc, "the file")
     if doc.get("format") != FORMAT:

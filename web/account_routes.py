@@ -28,6 +28,7 @@ from starlette.routing import Route
 from backend.auth import UserInfo, hash_token
 from backend.errors import InvalidCredentials, ValidationFailed
 from backend.live import REASON_PASSWORD_CHANGED
+import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.api import read_json_object, to_jsonable
 from web.auth_routes import client_ip
 from web.errors import CODE_UNAUTHENTICATED, error_response
@@ -124,7 +125,7 @@ routes = [
     Route("/account", account_page, methods=["GET"]),
     Route("/api/account/keys", list_keys, methods=["GET"]),
     Route("/api/account/keys", create_key, methods=["POST"]),
-    Route("/api/account/keys/{key_id:str}", revoke_key, methods=["DELETE"]),
+    Route("/api/account/keys/{key_id:id}", revoke_key, methods=["DELETE"]),
     Route("/api/account/password", change_password, methods=["POST"]),
     Route("/api/account/theme", set_theme, methods=["POST"]),
 ]

@@ -40,6 +40,7 @@ from backend.errors import DomainError, ValidationFailed
 from backend.live import REASON_DISABLED
 from web.api import read_json_object, to_jsonable
 from web.errors import CODE_UNAUTHENTICATED, error_code, error_message, status_for_code
+from web.inputs import check_texts  # also registers the {name:id} path convertor
 from web.session import admin_or_error, current_user, session_token
 from web.state import app_state
 
@@ -179,6 +180,7 @@ async def settings_form(request: Request) -> Response:
     # The store parses the form's strings itself ("12", "0.7", "" for no system prompt).
     submitted = {name: value for name, value in form.items() if name in known and isinstance(value, str)}
     try:
+        check_texts(submitted.items())
         await run_in_threadpool(store.update, submitted, user.id)
         outcome = SettingsOutcome(saved=True)
     except ValidationFailed as exc:
@@ -270,7 +272,7 @@ routes = [
     Route("/admin/settings", settings_form, methods=["POST"]),
     Route("/admin/api/settings", api_settings, methods=["GET", "POST"]),
     Route("/admin/api/users", api_users, methods=["GET"]),
-    Route("/admin/api/users/{user_id:str}/status", api_user_status, methods=["POST"]),
-    Route("/admin/api/users/{user_id:str}/role", api_user_role, methods=["POST"]),
+    Route("/admin/api/users/{user_id:id}/status", api_user_status, methods=["POST"]),
+    Route("/admin/api/users/{user_id:id}/role", api_user_role, methods=["POST"]),
     Route("/admin/api/engine", api_engine, methods=["GET"]),
 ]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
-import json
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -24,8 +23,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from backend import safe_json
 from backend.errors import ValidationFailed
+from backend.safe_json import JSONTooDeep
 from web.errors import CODE_UNAUTHENTICATED, error_response
+from web.inputs import check_json_texts
 from web.session import current_user
 from web.state import app_state
 
@@ -52,17 +54,21 @@ async def read_json_object(request: Request, max_bytes: int = MAX_JSON_BODY_BYTE
     """The JSON object in a request body (an empty body reads as ``{}``).
 
     Raises:
-        ValidationFailed: the body is over `max_bytes`, not UTF-8 JSON, or not an object.
+        ValidationFailed: the body is over `max_bytes`, not UTF-8 JSON, nested too deep, not an
+            object, or a string in it holds a control character (web/inputs.py).
     """
     body = await request.body()
     if len(body) > max_bytes:
         raise ValidationFailed("The request body is too large")
     try:
-        value = json.loads(body or b"{}")
-    except (ValueError, UnicodeDecodeError):
+        value = safe_json.loads(body or b"{}")
+    except JSONTooDeep as exc:
+        raise ValidationFailed(f"The request body is {exc}") from None
+    except ValueError:  # UnicodeDecodeError included
         raise ValidationFailed("The request body is not JSON") from None
     if not isinstance(value, dict):
         raise ValidationFailed("The request body must be a JSON object")
+    check_json_texts(value)
     return value
 
 
@@ -130,8 +136,8 @@ async def healthz(request: Request) -> Response:
 
 routes = [
     Route("/api/conversations", list_conversations, methods=["GET"]),
-    Route("/api/conversations/{conversation_id:str}", get_conversation, methods=["GET"]),
-    Route("/api/conversations/{conversation_id:str}", delete_conversation, methods=["DELETE"]),
-    Route("/api/conversations/{conversation_id:str}", patch_conversation, methods=["PATCH"]),
+    Route("/api/conversations/{conversation_id:id}", get_conversation, methods=["GET"]),
+    Route("/api/conversations/{conversation_id:id}", delete_conversation, methods=["DELETE"]),
+    Route("/api/conversations/{conversation_id:id}", patch_conversation, methods=["PATCH"]),
     Route("/healthz", healthz, methods=["GET"]),
 ]

@@ -32,9 +32,11 @@ from backend.errors import (
     InvalidCredentials,
     SignUpClosed,
     Throttled,
+    ValidationFailed,
 )
 from backend.live import REASON_LOGGED_OUT
 from web.errors import error_code, error_message, status_for_code
+from web.inputs import check_texts
 from web.session import clear_session_cookie, current_user, session_token, set_session_cookie
 from web.state import AppState, app_state
 
@@ -123,13 +125,17 @@ async def signup_page(request: Request) -> Response:
 async def _admitted_credentials(request: Request, template: str, action: str) -> tuple[str, str, str] | Response:
     """(username, password, client IP) of a log-in or sign-up form that is complete and not
     throttled for `action` ("login" | "signup"); otherwise the form page to answer with
-    (413 too large, 400 missing fields, 429 throttled)."""
+    (413 too large, 400 missing fields or a control character, 429 throttled)."""
     credentials = await _read_credentials(request)
     if credentials is None:
         return _form(request, template, 413, "The form is too large.", "")
     username, password = credentials
     if not username or not password:
         return _form(request, template, 400, MISSING_FIELDS, username)
+    try:
+        check_texts([("username", username), ("password", password)])
+    except ValidationFailed as exc:  # before the throttle and any query (web/inputs.py)
+        return _form(request, template, 400, f"The {exc.message}.", "")
     ip = client_ip(request)
     try:
         app_state(request).throttle.check(ip, username, action)

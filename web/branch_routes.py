@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from backend.conversations import ConversationSettings, ConversationView
 from backend.errors import ValidationFailed
+import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.api import read_json_object
 from web.errors import CODE_UNAUTHENTICATED, error_response
 from web.session import current_user
@@ -103,8 +104,8 @@ async def patch_settings(request: Request) -> Response:
 
 
 routes = [
-    Route("/api/conversations/{conversation_id:str}/branch", get_branch, methods=["GET"]),
-    Route("/api/conversations/{conversation_id:str}/branch", switch_branch, methods=["POST"]),
-    Route("/api/conversations/{conversation_id:str}/settings", get_settings, methods=["GET"]),
-    Route("/api/conversations/{conversation_id:str}/settings", patch_settings, methods=["PATCH"]),
+    Route("/api/conversations/{conversation_id:id}/branch", get_branch, methods=["GET"]),
+    Route("/api/conversations/{conversation_id:id}/branch", switch_branch, methods=["POST"]),
+    Route("/api/conversations/{conversation_id:id}/settings", get_settings, methods=["GET"]),
+    Route("/api/conversations/{conversation_id:id}/settings", patch_settings, methods=["PATCH"]),
 ]

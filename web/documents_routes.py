@@ -30,7 +30,8 @@ from backend.auth import UserInfo
 from backend.errors import NotFound, ValidationFailed
 from backend.rag import DocumentTooLarge
 from backend.rag.extract import readable_size
-from web.api import to_jsonable
+import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
+from web.api import read_json_object, to_jsonable
 from web.body_limits import MULTIPART_OVERHEAD_BYTES, BodyTooLarge, limited_request
 from web.errors import CODE_UNAUTHENTICATED, error_response
 from web.session import current_user, page_user_or_redirect, user_for_bearer
@@ -93,7 +94,7 @@ async def share_document(request: Request) -> Response:
     user = await api_user(request)
     if user is None:
         return _unauthenticated(request)
-    body = await _json_object(request)
+    body = await read_json_object(request)
     shared = body.get("shared")
     if not isinstance(shared, bool):
         raise ValidationFailed("'shared' must be true or false")
@@ -183,22 +184,12 @@ def _base_name(filename: str) -> str:
     return PureWindowsPath(filename).name if "\\" in filename else filename
 
 
-async def _json_object(request: Request) -> dict[str, Any]:
-    try:
-        body = await request.json()
-    except ValueError:
-        raise ValidationFailed("the body must be a JSON object") from None
-    if not isinstance(body, dict):
-        raise ValidationFailed("the body must be a JSON object")
-    return body
-
-
 routes = [
     Route("/api/documents", list_documents, methods=["GET"]),
     Route("/api/documents", upload_document, methods=["POST"]),
-    Route("/api/documents/{document_id:str}", get_document, methods=["GET"]),
-    Route("/api/documents/{document_id:str}", delete_document, methods=["DELETE"]),
-    Route("/api/documents/{document_id:str}/share", share_document, methods=["POST"]),
-    Route("/api/documents/{document_id:str}/chunks/{chunk_id:int}", chunk_json, methods=["GET"]),
-    Route("/documents/{document_id:str}/chunks/{chunk_id:int}", chunk_page, methods=["GET"]),
+    Route("/api/documents/{document_id:id}", get_document, methods=["GET"]),
+    Route("/api/documents/{document_id:id}", delete_document, methods=["DELETE"]),
+    Route("/api/documents/{document_id:id}/share", share_document, methods=["POST"]),
+    Route("/api/documents/{document_id:id}/chunks/{chunk_id:int}", chunk_json, methods=["GET"]),
+    Route("/documents/{document_id:id}/chunks/{chunk_id:int}", chunk_page, methods=["GET"]),
 ]

@@ -4,7 +4,7 @@ The one place in the project that knows about HTTP: `backend` raises typed
 :class:`backend.errors.DomainError` / :class:`backend.generator.GenerationError` subclasses with
 stable codes, and every route and the WebSocket handler translate them here.
 
-JSON errors (under ``/api/`` and for the WebSocket) have the shape
+JSON errors (under ``/api/`` and ``/admin/api/``, and for the WebSocket) have the shape
 ``{"error": {"code": str, "message": str}}``; everything else gets the ``error.html`` page.
 """
 
@@ -108,7 +108,7 @@ def error_message(exc: BaseException) -> str:
 
 def wants_json(conn: HTTPConnection) -> bool:
     """JSON for the API (and clients that ask only for JSON); HTML pages for browsers."""
-    if conn.url.path.startswith("/api/"):
+    if conn.url.path.startswith(("/api/", "/admin/api/")):
         return True
     accept = conn.headers.get("accept", "")
     return "application/json" in accept and "text/html" not in accept

@@ -27,6 +27,7 @@ from backend.conversation_export import slug
 from backend.conversation_import import MAX_IMPORT_BYTES, ImportTooLarge
 from backend.errors import ValidationFailed
 from backend.models import utcnow
+import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.api import to_jsonable
 from web.body_limits import MULTIPART_OVERHEAD_BYTES, BodyTooLarge, limited_request
 from web.errors import CODE_UNAUTHENTICATED, error_response
@@ -126,6 +127,6 @@ async def export_account(request: Request) -> Response:
 
 routes = [
     Route("/api/conversations/import", import_conversation, methods=["POST"]),
-    Route("/api/conversations/{conversation_id:str}/export", export_conversation, methods=["GET"]),
+    Route("/api/conversations/{conversation_id:id}/export", export_conversation, methods=["GET"]),
     Route("/api/account/export", export_account, methods=["GET"]),
 ]

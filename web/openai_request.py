@@ -4,14 +4,15 @@ error shape (:class:`ApiError`). The parameters and their ranges are listed in w
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
+from backend import safe_json
 from backend.generator import ChatMessage, GenerationParams
+from backend.safe_json import JSONTooDeep
 
 MAX_BODY_BYTES = 1 << 20
 MAX_N = 8
@@ -93,8 +94,10 @@ async def read_json(request: Request) -> dict[str, Any]:
     except ClientDisconnect:
         raise ApiError(400, "The request body was cut short.") from None
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        data = safe_json.loads(body)
+    except JSONTooDeep as exc:
+        raise bad_request(f"We could not parse the JSON body of your request: {exc}.") from None
+    except ValueError:  # UnicodeDecodeError included
         raise bad_request("We could not parse the JSON body of your request.") from None
     if not isinstance(data, dict):
         raise bad_request("The request body must be a JSON object.")

@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from backend.auth import UserInfo
 from backend.conversations import ConversationView
+import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.session import current_user
 from web.state import app_state
 from web.ws_protocol import page_limits
@@ -63,5 +64,5 @@ async def conversation(request: Request) -> Response:
 routes = [
     Route("/", root, methods=["GET"]),
     Route("/chat", chat, methods=["GET"]),
-    Route("/c/{conversation_id:str}", conversation, methods=["GET"]),
+    Route("/c/{conversation_id:id}", conversation, methods=["GET"]),
 ]

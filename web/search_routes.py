@@ -19,6 +19,7 @@ from backend.conversation_search import MAX_RESULTS, SearchHit
 from backend.errors import ValidationFailed
 from web.api import to_jsonable
 from web.errors import CODE_UNAUTHENTICATED, error_response
+from web.inputs import check_text
 from web.session import current_user
 from web.state import app_state
 
@@ -38,7 +39,7 @@ async def search(request: Request) -> Response:
     user = await current_user(request)
     if user is None:
         return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
-    query = request.query_params.get("q", "")
+    query = check_text("q", request.query_params.get("q", ""))
     raw_limit = request.query_params.get("limit", "20")
     if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_RESULTS:
         raise ValidationFailed(f"limit must be a whole number from 1 to {MAX_RESULTS}")

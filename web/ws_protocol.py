@@ -7,12 +7,13 @@ the same numbers before sending.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from backend import safe_json
 from backend.chat import MAX_TEXT_CHARS
+from backend.safe_json import JSONTooDeep
 from backend.chat.turns import ACTIONS as TURN_ACTIONS  # the frame types that start a turn
 
 MAX_ID_CHARS = 64
@@ -139,7 +140,9 @@ def parse_frame(raw: str) -> ClientFrame:
     if len(raw) > MAX_FRAME_CHARS:
         raise BadFrame(f"frame longer than {MAX_FRAME_CHARS} characters")
     try:
-        obj = json.loads(raw)
+        obj = safe_json.loads(raw)
+    except JSONTooDeep as exc:
+        raise BadFrame(f"frame is {exc}") from None
     except ValueError:
         raise BadFrame("frame is not valid JSON") from None
     if not isinstance(obj, dict):

@@ -189,7 +189,7 @@ GOOD = [{"id": "a", "parent_id": None, "role": "user", "content": "hi"}]
     (b"[]", "must be an object"),
     (b'{"format": "crescent.conversation", "version": 1, "conversation": {}, "messages": [], "x": NaN}',
      "not UTF-8 JSON"),
-    (b"[" * 100_000, "not UTF-8 JSON"),
+    (b"[" * 100_000, "nested deeper than 64 levels"),
     (encode({**minimal(GOOD), "format": "other"}), "not a Crescent conversation"),
     (encode({**minimal(GOOD), "version": 2}), "unsupported version"),
     (encode({**minimal(GOOD), "version": True}), "unsupported version"),

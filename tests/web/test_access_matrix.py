@@ -54,7 +54,7 @@ IMPORT_FILE = (b'{"format": "crescent.conversation", "version": 1, "conversation
 MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/"): Row(None, _all(303)),
     ("GET", "/chat"): Row(None, LOGGED_IN_PAGE),
-    ("GET", "/c/{conversation_id:str}"): Row(None, OWNED_PAGE),
+    ("GET", "/c/{conversation_id:id}"): Row(None, OWNED_PAGE),
     ("GET", "/login"): Row(None, _by(200, 303, 303, 200, 303)),
     ("POST", "/login"): Row(("form", {}), _all(400)),
     ("GET", "/signup"): Row(None, _by(200, 303, 303, 200, 303)),
@@ -63,7 +63,7 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/account"): Row(None, LOGGED_IN_PAGE),
     ("GET", "/api/account/keys"): Row(None, LOGGED_IN_JSON),
     ("POST", "/api/account/keys"): Row({"name": "matrix"}, _by(401, 201, 201, 401, 201)),
-    ("DELETE", "/api/account/keys/{key_id:str}"): Row(None, _by(401, 204, 404, 401, 404)),
+    ("DELETE", "/api/account/keys/{key_id:id}"): Row(None, _by(401, 204, 404, 401, 404)),
     ("POST", "/api/account/password"): Row({}, _by(401, 400, 400, 401, 400)),
     ("POST", "/api/account/theme"): Row({"theme": "dark"}, _by(401, 200, 200, 401, 200)),
     ("GET", "/admin"): Row(None, ADMIN_PAGE),
@@ -71,37 +71,37 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/admin/api/settings"): Row(None, ADMIN_JSON),
     ("POST", "/admin/api/settings"): Row({}, _by(401, 403, 403, 401, {200, 400})),
     ("GET", "/admin/api/users"): Row(None, ADMIN_JSON),
-    ("POST", "/admin/api/users/{user_id:str}/status"): Row({"status": "active"}, _by(401, 403, 403, 401, {200, 204})),
-    ("POST", "/admin/api/users/{user_id:str}/role"): Row({"role": "user"}, _by(401, 403, 403, 401, {200, 204})),
+    ("POST", "/admin/api/users/{user_id:id}/status"): Row({"status": "active"}, _by(401, 403, 403, 401, {200, 204})),
+    ("POST", "/admin/api/users/{user_id:id}/role"): Row({"role": "user"}, _by(401, 403, 403, 401, {200, 204})),
     ("GET", "/admin/api/engine"): Row(None, ADMIN_JSON),
     ("GET", "/metrics"): Row(None, _by(401, 403, 403, 401, 200)),
     ("GET", "/api/conversations"): Row(None, LOGGED_IN_JSON),
-    ("GET", "/api/conversations/{conversation_id:str}"): Row(None, OWNED_JSON),
-    ("DELETE", "/api/conversations/{conversation_id:str}"): Row(None, _by(401, 204, 404, 401, 404)),
+    ("GET", "/api/conversations/{conversation_id:id}"): Row(None, OWNED_JSON),
+    ("DELETE", "/api/conversations/{conversation_id:id}"): Row(None, _by(401, 204, 404, 401, 404)),
     ("GET", "/healthz"): Row(None, _all(200)),
-    ("PATCH", "/api/conversations/{conversation_id:str}"): Row({"use_documents": True}, _by(401, 204, 404, 401, 404)),
+    ("PATCH", "/api/conversations/{conversation_id:id}"): Row({"use_documents": True}, _by(401, 204, 404, 401, 404)),
     # Search, export and import (issue 12): the importer owns the new conversation.
     ("GET", "/api/search"): Row(None, LOGGED_IN_JSON),
-    ("GET", "/api/conversations/{conversation_id:str}/export"): Row(None, OWNED_JSON),
-    ("GET", "/api/conversations/{conversation_id:str}/branch"): Row(None, OWNED_JSON),
+    ("GET", "/api/conversations/{conversation_id:id}/export"): Row(None, OWNED_JSON),
+    ("GET", "/api/conversations/{conversation_id:id}/branch"): Row(None, OWNED_JSON),
     # The owner's own conversation has no such message: 404 for him too (tests/web/test_branches.py
     # switches real branches); what matters here is that nobody else gets further.
-    ("POST", "/api/conversations/{conversation_id:str}/branch"): Row({"message_id": "0" * 32},
+    ("POST", "/api/conversations/{conversation_id:id}/branch"): Row({"message_id": "0" * 32},
                                                                       _by(401, 404, 404, 401, 404)),
-    ("GET", "/api/conversations/{conversation_id:str}/settings"): Row(None, OWNED_JSON),
-    ("PATCH", "/api/conversations/{conversation_id:str}/settings"): Row({"temperature": 0.5},
+    ("GET", "/api/conversations/{conversation_id:id}/settings"): Row(None, OWNED_JSON),
+    ("PATCH", "/api/conversations/{conversation_id:id}/settings"): Row({"temperature": 0.5},
                                                                         _by(401, 200, 404, 401, 404)),
     ("POST", "/api/conversations/import"): Row(("file", ("c.json", IMPORT_FILE)), _by(401, 201, 201, 401, 201)),
     ("GET", "/api/account/export"): Row(None, LOGGED_IN_JSON),
     # Documents (issue 6): admins do not read other people's documents either.
     ("GET", "/api/documents"): Row(None, LOGGED_IN_JSON),
     ("POST", "/api/documents"): Row(("file", ("matrix.txt", b"matrix text")), _by(401, 202, 202, 401, 202)),
-    ("GET", "/api/documents/{document_id:str}"): Row(None, OWNED_JSON),
-    ("DELETE", "/api/documents/{document_id:str}"): Row(None, _by(401, 204, 404, 401, 404)),
+    ("GET", "/api/documents/{document_id:id}"): Row(None, OWNED_JSON),
+    ("DELETE", "/api/documents/{document_id:id}"): Row(None, _by(401, 204, 404, 401, 404)),
     # Sharing needs an admin, and his own document: the owner is no admin, the admin no owner.
-    ("POST", "/api/documents/{document_id:str}/share"): Row({"shared": True}, _by(401, 403, 403, 401, 404)),
-    ("GET", "/api/documents/{document_id:str}/chunks/{chunk_id:int}"): Row(None, OWNED_JSON),
-    ("GET", "/documents/{document_id:str}/chunks/{chunk_id:int}"): Row(None, OWNED_PAGE),
+    ("POST", "/api/documents/{document_id:id}/share"): Row({"shared": True}, _by(401, 403, 403, 401, 404)),
+    ("GET", "/api/documents/{document_id:id}/chunks/{chunk_id:int}"): Row(None, OWNED_JSON),
+    ("GET", "/documents/{document_id:id}/chunks/{chunk_id:int}"): Row(None, OWNED_PAGE),
     ("GET", "/v1/models"): Row(None, V1),
     ("GET", "/v1/models/{model:path}"): Row(None, V1),
     ("POST", "/v1/chat/completions"): Row({"model": "x", "messages": []}, V1),
@@ -154,21 +154,21 @@ def test_every_route_has_a_row(client: TestClient) -> None:
 
 def _fill(path: str, world: dict[str, Any]) -> str:
     state, ids = world["state"], world["ids"]
-    if "{conversation_id:str}" in path:
+    if "{conversation_id:id}" in path:
         conversation = state.conversations.create_conversation(ids["user"], "Alice's")
-        path = path.replace("{conversation_id:str}", conversation.id)
-    if "{document_id:str}" in path or "{chunk_id:int}" in path:
+        path = path.replace("{conversation_id:id}", conversation.id)
+    if "{document_id:id}" in path or "{chunk_id:int}" in path:
         world["documents"] = world.get("documents", 0) + 1
         data = f"Alice's private note number {world['documents']}.".encode()
         view = state.documents.upload(ids["user"], f"note{world['documents']}.txt", data)
         view = state.documents.ingest(view.id, data)
         with state.documents.session_factory() as db:
             chunk_id = db.scalar(select(DocumentChunk.id).where(DocumentChunk.document_id == view.id))
-        path = path.replace("{document_id:str}", view.id).replace("{chunk_id:int}", str(chunk_id))
-    if "{key_id:str}" in path:
+        path = path.replace("{document_id:id}", view.id).replace("{chunk_id:int}", str(chunk_id))
+    if "{key_id:id}" in path:
         view, _ = state.api_keys.create_key(ids["user"], "target")
-        path = path.replace("{key_id:str}", view.id)
-    return (path.replace("{user_id:str}", ids["user"]).replace("{model:path}", "fake-model")
+        path = path.replace("{key_id:id}", view.id)
+    return (path.replace("{user_id:id}", ids["user"]).replace("{model:path}", "fake-model")
             .replace("{rest:path}", "no-such-endpoint"))
 
 

@@ -10,7 +10,8 @@ from .conftest import FakeGenerator, app_state, csrf_headers, sign_up, use_sessi
 
 @pytest.mark.parametrize(
     "method, path",
-    [("GET", "/api/conversations"), ("GET", "/api/conversations/x"), ("DELETE", "/api/conversations/x")],
+    [("GET", "/api/conversations"), ("GET", "/api/conversations/" + "0" * 32),
+     ("DELETE", "/api/conversations/" + "0" * 32)],
 )
 def test_api_without_a_session_is_a_401_json(client: TestClient, method: str, path: str) -> None:
     response = client.request(method, path, headers=csrf_headers(client))

@@ -64,8 +64,9 @@ def test_search_finds_the_owners_messages_with_escaped_snippets(client: TestClie
     assert "<mark>" in hit["snippet_html"] and "<b>" not in hit["snippet_html"]
     assert set(hit) == {"conversation_id", "title", "title_html", "message_id", "role", "snippet_html",
                         "updated_at", "pinned", "url"}
-    for q in ('"', "NEAR(", "*", "a OR", "\x00"):
+    for q in ('"', "NEAR(", "*", "a OR", "\t"):
         assert client.get("/api/search", params={"q": q}).status_code == 200, q
+    assert client.get("/api/search", params={"q": "\x00"}).status_code == 400  # tests/web/test_inputs.py
     assert client.get("/api/search").json()["results"] == []
     assert client.get("/api/search", params={"q": "x", "limit": "0"}).status_code == 400
     assert client.get("/api/search", params={"q": "x", "limit": "many"}).status_code == 400

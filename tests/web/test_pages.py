@@ -18,7 +18,7 @@ def test_root_redirects_to_sign_up_then_to_chat_then_to_login(client: TestClient
 
 
 def test_chat_requires_a_session(client: TestClient) -> None:
-    for path in ("/chat", "/c/whatever"):
+    for path in ("/chat", "/c/" + "0" * 32):
         response = client.get(path)
         assert response.status_code == 303
         assert response.headers["location"] == "/login"

@@ -6,7 +6,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 export HOST PORT
 
-.PHONY: run test install install-test install-postgresql chromium migrate kernels lint-imports bench clean gpu-check rag-eval rag-bench
+.PHONY: run test install install-test install-postgresql chromium services migrate kernels lint-imports bench clean gpu-check rag-eval rag-bench cluster
 
 # A fresh clone installs for a few minutes: each step says what it does before it starts.
 $(BIN)/python:
@@ -49,6 +49,15 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
 
+# PostgreSQL 15, Redis 7 and HAProxy from Debian's packages, for the tests on both databases and
+# for `make cluster` (installed once; nothing is started here).
+services:
+	@command -v redis-server >/dev/null 2>&1 && command -v haproxy >/dev/null 2>&1 \
+	  && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  echo "==> installing PostgreSQL, Redis and HAProxy (Debian packages)"; \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q postgresql redis-server haproxy; }
+
 migrate: install $(POSTGRESQL_RUN)
 	@echo "==> migrating the database"
 	$(BIN)/alembic upgrade head
@@ -66,9 +75,13 @@ run: install $(POSTGRESQL_RUN) migrate kernels
 lint-imports: install-test
 	$(BIN)/lint-imports
 
-test: install-test $(POSTGRESQL_TEST) chromium kernels
+test: install-test install-postgresql chromium services kernels
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q
+	scripts/run_tests.sh $(BIN)/python
+
+# PostgreSQL, Redis, two server processes and the router on loopback (scripts/cluster.sh).
+cluster: install install-postgresql services kernels
+	scripts/cluster.sh
 
 bench: install-test
 	$(BIN)/python -m engine.bench --baseline transformers

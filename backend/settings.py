@@ -7,6 +7,7 @@ Alembic's env.py) and the object is handed to whoever needs it.
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -58,6 +59,11 @@ class Settings:
     secret_key: the server secret (at least SECRET_KEY_MIN characters) from which the CSRF and
         prefix-cache salt keys derive (backend/secret_key.py); None: the file in `secret_dir`.
     data_dir: where the secret file lives (None: see `secret_dir`).
+    redis_url: REDIS_URL, the Redis server that several server processes share (rate-limit
+        windows, log-in throttles, generation leases, live-work events, reply relay:
+        backend/cluster). None: one process keeps that state in memory.
+    instance_name: CRESCENT_INSTANCE, this process's name among several (admin panel, leases,
+        logs); default "<hostname>:<port>".
 
     Raises:
         SettingsError: on construction, when a value is out of range.
@@ -82,6 +88,8 @@ class Settings:
     quantization: str = "auto"
     secret_key: str | None = field(default=None, repr=False)
     data_dir: str | None = None
+    redis_url: str | None = field(default=None, repr=False)
+    instance_name: str = ""
 
     @property
     def secret_dir(self) -> str:
@@ -140,6 +148,12 @@ class Settings:
                                 "(e.g. python3 -c 'import secrets; print(secrets.token_hex(32))')")
         if self.data_dir is not None and not self.data_dir.strip():
             raise SettingsError("CRESCENT_DATA_DIR must not be empty")
+        if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise SettingsError(f"REDIS_URL must be redis://host:port/db, rediss://… or unix://…, got {self.redis_url!r}")
+        if not self.instance_name:
+            object.__setattr__(self, "instance_name", f"{socket.gethostname()}:{self.port}")
+        if len(self.instance_name) > 64 or not self.instance_name.isprintable():
+            raise SettingsError("CRESCENT_INSTANCE must be at most 64 printable characters")
         for origin in self.allowed_origins:
             if not origin.startswith(("http://", "https://")):
                 raise SettingsError(f"CRESCENT_ALLOWED_ORIGINS entry must be http(s)://..., got {origin!r}")
@@ -192,6 +206,10 @@ class Settings:
             kwargs["secret_key"] = env["CRESCENT_SECRET_KEY"].strip()
         if env.get("CRESCENT_DATA_DIR", "").strip():
             kwargs["data_dir"] = env["CRESCENT_DATA_DIR"].strip()
+        if env.get("REDIS_URL", "").strip():
+            kwargs["redis_url"] = env["REDIS_URL"].strip()
+        if env.get("CRESCENT_INSTANCE", "").strip():
+            kwargs["instance_name"] = env["CRESCENT_INSTANCE"].strip()
         return cls(**kwargs)  # type: ignore[arg-type]
 
 

@@ -31,6 +31,7 @@ from starlette.templating import Jinja2Templates
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService, UserChannels
+from backend.cluster import RedisLink
 from backend.conversation_export import ConversationTransfer
 from backend.conversation_search import ConversationSearch
 from backend.conversations import ConversationService
@@ -179,6 +180,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         db_engine = create_db_engine(settings.database_url)
+        # Shared state of several processes (backend/cluster); None: this process's memory.
+        redis_link = RedisLink(settings.redis_url, settings.instance_name) if settings.redis_url else None
         owned: TextGenerator | None = None
         sampler: asyncio.Task[None] | None = None
         ingestion: IngestionWorker | None = None
@@ -231,6 +234,7 @@ def create_app(
                 retriever=retriever,
                 search=ConversationSearch(session_factory),
                 transfer=ConversationTransfer(session_factory, channels.publish),
+                redis=redis_link,
             )
             startup.set_ready()
             log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))
@@ -279,6 +283,8 @@ def create_app(
                 await run_in_threadpool(ingestion.shutdown, True)
             if owned is not None:
                 await run_in_threadpool(owned.shutdown)
+            if redis_link is not None:
+                await redis_link.aclose()
             db_engine.dispose()
 
     return Starlette(

@@ -14,6 +14,7 @@ from starlette.templating import Jinja2Templates
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService
+from backend.cluster import RedisLink
 from backend.conversation_export import ConversationTransfer
 from backend.conversation_search import ConversationSearch
 from backend.conversations import ConversationService
@@ -55,6 +56,8 @@ class AppState:
     # Conversation search, export and import (docs/INTERFACES.md 9).
     search: ConversationSearch | None = None
     transfer: ConversationTransfer | None = None
+    # Redis shared by several server processes (REDIS_URL); None: one process, state in memory.
+    redis: RedisLink | None = None
     # Notices carried across a form's redirect (web/flash.py).
     flash: FlashStore = field(default_factory=FlashStore)
 

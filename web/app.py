@@ -47,6 +47,7 @@ from backend.settings import Settings
 from web import account_routes, admin_routes, api, auth_routes, documents_routes, metrics_routes, openai_api, pages, ws
 from web import branch_routes, export_routes, search_routes
 from web.errors import EXCEPTION_HANDLERS
+from web.instance_header import InstanceHeaderMiddleware
 from backend.throttle import LoginThrottle
 from backend.users import UserAdminService
 from web.security import CsrfMiddleware, OriginCheckMiddleware, SecurityHeadersMiddleware, template_context
@@ -197,7 +198,9 @@ def create_app(
             # database; the limiter reads them on every request.
             runtime_settings = RuntimeSettingsStore(session_factory, settings, active.context_length,
                                                     rag_defaults=rag_settings)
-            limiter = UsageLimiter(session_factory, runtime_settings)
+            # With REDIS_URL the per-minute window and the concurrency leases are shared by every
+            # process; the admission queue guards this process's engine, so it stays local.
+            limiter = UsageLimiter(session_factory, runtime_settings, redis_link=redis_link)
             admission = AdmissionController(settings.max_waiting_requests, settings.max_waiting_prompt_tokens)
             # Documents (docs/INTERFACES.md 7, 8): versions a previous process left half-indexed
             # become failed; ingestion runs on the worker's one thread, off the request path.
@@ -222,7 +225,7 @@ def create_app(
                 generator=active,
                 api_keys=ApiKeyService(session_factory),
                 users=UserAdminService(session_factory),
-                throttle=LoginThrottle(signup_per_ip=settings.signup_rate),
+                throttle=LoginThrottle(signup_per_ip=settings.signup_rate, redis_link=redis_link),
                 metrics=metrics,
                 runtime_settings=runtime_settings,
                 limiter=limiter,
@@ -306,6 +309,9 @@ def create_app(
         ],
         # Listed outermost first: the security headers also cover the origin check's 403.
         middleware=[
+            # Which process answered (CRESCENT_INSTANCE), for the router's users and tests.
+            *([Middleware(InstanceHeaderMiddleware, instance=settings.instance_name)]
+              if settings.instance_name else []),
             Middleware(SecurityHeadersMiddleware),
             # Until the model has loaded: the starting page, 503s and WebSocket close 1013.
             Middleware(StartingGate, startup=startup, templates=templates),

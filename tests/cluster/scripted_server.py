@@ -1,0 +1,38 @@
+"""One Crescent server process with the scripted generator, for the cluster tests.
+
+``python -m tests.cluster.scripted_server`` (from the repository root) serves
+``web.app.create_app(Settings.from_env(), generator=ScriptedGenerator(...))`` with uvicorn on
+HOST:PORT, the way ``python -m web serve`` does (one worker, proxy headers believed from
+loopback). Settings come from the environment (DATABASE_URL, REDIS_URL, CRESCENT_SECRET_KEY,
+CRESCENT_INSTANCE, ...); the generator's control directory is SCRIPTED_CONTROL_DIR
+(tests/cluster/scripted_generator.py). Test code only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import uvicorn
+
+from backend.rag import HashingEmbedder
+from backend.settings import Settings
+from tests.cluster.scripted_generator import ScriptedGenerator
+from web.__main__ import DEFAULT_FORWARDED_ALLOW_IPS, WS_MAX_SIZE_BYTES
+from web.app import create_app
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings.from_env()
+    generator = ScriptedGenerator(os.environ["SCRIPTED_CONTROL_DIR"], settings.instance_name)
+    app = create_app(settings, generator=generator, embedder=HashingEmbedder())
+    uvicorn.run(app, host=settings.host, port=settings.port, workers=1, ws_max_size=WS_MAX_SIZE_BYTES,
+                log_level="warning", proxy_headers=True,
+                forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", DEFAULT_FORWARDED_ALLOW_IPS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

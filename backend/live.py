@@ -16,11 +16,12 @@ that opened it), with a coroutine that ends it:
 sessions only: sockets, and through them their replies. API requests belong to a key, not a
 session, so a password change leaves them running.
 
-Cross-process seam: the registry is this process's memory, which fits the one-process-per-model
-layout. With several server processes an admin's action reaches only the process that served it;
-the others notice at the next request (sessions and keys are checked in the database), so a
-multi-process deployment must broadcast the "end user" event (database notification or a shared
-pub/sub) to every process's registry.
+Several processes (``REDIS_URL``): the registry is this process's memory, so :meth:`end_user`
+and :meth:`end_sessions` also hand their event to :attr:`LiveRegistry.broadcast` (set by
+backend/cluster/events.py), which publishes it to the other processes; each applies it with
+:meth:`end_user_here` / :meth:`end_sessions_here`, which do not publish again. A periodic
+re-check against the database (backend/cluster/recheck.py) ends what a lost message spared.
+Without a broadcast (one process) nothing leaves this process.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ END_TIMEOUT_S = 5.0
 REASON_DISABLED = "the account was disabled"
 REASON_PASSWORD_CHANGED = "the session ended: the password was changed"
 REASON_LOGGED_OUT = "the session ended: logged out"
+# Found by the periodic re-check (the session is gone from the database; why is not known).
+REASON_SESSION_ENDED = "the session ended"
+
+# broadcast(kind, fields): publish a live-work event to the other processes (never raises).
+Broadcast = Callable[[str, dict], Awaitable[object]]
 
 
 @dataclass(eq=False)
@@ -60,6 +66,8 @@ class LiveRegistry:
     def __init__(self) -> None:
         self._entries: dict[str, list[LiveEntry]] = {}
         self._lock = threading.Lock()
+        # Set when several processes share the work (backend/cluster/events.py); None: one process.
+        self.broadcast: Broadcast | None = None
 
     def add(self, user_id: str, kind: str, end: Callable[[str], Awaitable[object]],
             session: str | None = None) -> LiveEntry:
@@ -85,15 +93,33 @@ class LiveRegistry:
         with self._lock:
             return sum(1 for e in self._entries.get(user_id, ()) if kind is None or e.kind == kind)
 
+    def entries(self) -> list[LiveEntry]:
+        """A snapshot of every live entry (the periodic re-check reads it)."""
+        with self._lock:
+            return [e for entries in self._entries.values() for e in entries]
+
     async def end_user(self, user_id: str, reason: str) -> int:
-        """End every generation, then every socket, of `user_id`. Returns how many were ended.
+        """End every generation, then every socket, of `user_id`, here and (through
+        :attr:`broadcast`) in every other process. Returns how many were ended here.
         Generations first, so a reply ends with `reason` rather than "connection closed"."""
+        await self._announce("end_user", user_id=user_id, reason=reason)
+        return await self.end_user_here(user_id, reason)
+
+    async def end_user_here(self, user_id: str, reason: str) -> int:
+        """:meth:`end_user` in this process only (an event from another process)."""
         return await self._end(user_id, reason, lambda e: True)
 
     async def end_sessions(self, user_id: str, reason: str, *, keep: str | None = None,
                            only: str | None = None) -> int:
         """End the sockets of `user_id`'s sessions, except the session hashed `keep`, or only the
-        session hashed `only`. Entries without a session (API requests) are left alone."""
+        session hashed `only`, here and in every other process. Entries without a session (API
+        requests) are left alone. Returns how many were ended here."""
+        await self._announce("end_sessions", user_id=user_id, reason=reason, keep=keep, only=only)
+        return await self.end_sessions_here(user_id, reason, keep=keep, only=only)
+
+    async def end_sessions_here(self, user_id: str, reason: str, *, keep: str | None = None,
+                                only: str | None = None) -> int:
+        """:meth:`end_sessions` in this process only."""
         def chosen(entry: LiveEntry) -> bool:
             if entry.session is None:
                 return False
@@ -102,6 +128,17 @@ class LiveRegistry:
             return entry.session != keep
 
         return await self._end(user_id, reason, chosen)
+
+    async def end_entries(self, user_id: str, reason: str, chosen: Callable[[LiveEntry], bool]) -> int:
+        """End `user_id`'s entries for which `chosen` holds, in this process only."""
+        return await self._end(user_id, reason, chosen)
+
+    async def _announce(self, kind: str, **fields: object) -> None:
+        if self.broadcast is not None:
+            try:
+                await self.broadcast(kind, fields)
+            except Exception:  # the other processes' re-check is the backstop
+                log.exception("broadcasting %s failed", kind)
 
     async def _end(self, user_id: str, reason: str, chosen: Callable[[LiveEntry], bool]) -> int:
         with self._lock:

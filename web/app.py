@@ -214,8 +214,10 @@ def create_app(
             # One lifecycle for every generation, chat and /v1 alike (backend/generation.py).
             generations = Generations(active, session_factory, limiter=limiter, admission=admission,
                                       metrics=metrics, cache_salt_key=keys.cache_salt)
+            # With redis_link: live-work events, their re-check and the reply relay across processes.
             chat = ChatService(session_factory, active, settings, runtime_settings=runtime_settings,
-                               retriever=retriever, generations=generations, channels=channels)
+                               retriever=retriever, generations=generations, channels=channels, redis=redis_link)
+            chat.start()
             app.state.crescent = AppState(
                 settings=settings,
                 templates=templates,

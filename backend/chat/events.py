@@ -11,9 +11,10 @@ into its wire frame.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from backend.chat.turns import Turn
 from backend.conversations import ConversationChanged, load_sources
 from backend.generator import GenerationDone
 from backend.models import Message
@@ -111,6 +112,12 @@ ChatEvent = Ack | Delta | Done | ChatFailed
 AccountEvent = TurnStarted | ConversationChanged
 
 
+def ack_of(turn: Turn) -> Ack:
+    """The Ack of a stored turn."""
+    return Ack(turn.client_msg_id, turn.conversation_id, turn.user_message_id, turn.assistant_message_id,
+               turn.duplicate, turn.title, turn.action, turn.parent_id)
+
+
 def stored_outcome(row: Message, client_msg_id: str | None = None) -> Done | ChatFailed:
     """The Done of a reply as stored (finished), or ChatFailed("in_progress") for a row still
     streaming that no live reply of this process holds."""
@@ -147,3 +154,23 @@ def done_of(message_id: str, html: str, finish_reason: str, status: str, error: 
         seq=seq,
         content=content,
     )
+
+
+def final_to_dict(event: Done | ChatFailed) -> dict[str, Any]:
+    """A reply's final event as JSON-ready fields, tagged by "type" (the cross-process relay,
+    backend/cluster/relay.py)."""
+    return {"type": "done" if isinstance(event, Done) else "failed", **asdict(event)}
+
+
+def final_from_dict(data: dict[str, Any]) -> Done | ChatFailed:
+    """The inverse of :func:`final_to_dict`. Raises ValueError on anything else."""
+    fields = dict(data)
+    kind = fields.pop("type", None)
+    try:
+        if kind == "done":
+            return Done(**fields)
+        if kind == "failed":
+            return ChatFailed(**fields)
+    except TypeError as exc:
+        raise ValueError(f"not a final event: {exc}") from None
+    raise ValueError(f"not a final event: type {kind!r}")

@@ -11,28 +11,59 @@ falls between the catch-up and the live ones, and none comes twice.
 A viewer leaving never aborts the reply by itself. When the last one leaves, the unwatched policy
 (RuntimeSettings.unwatched_reply_s, read when the reply started) applies: -1 lets the reply run
 to its end, 0 ends it at once, N > 0 ends it after N seconds with nobody attached.
+
+With several processes (``REDIS_URL``) a reply also has a mirror (backend/cluster/relay.py):
+every published delta and the final event are handed to it too, so that pages served by other
+processes can attach to the reply with the same sequence numbers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Protocol
 
 from backend.chat.events import ChatEvent, ChatFailed, Delta, Done
-from backend.chat.turns import Turn
+from backend.chat.turns import Ending, Turn
 from backend.errors import ValidationFailed
 from backend.generation import Generation
+from backend.generator import (ERROR_QUEUE_TIMEOUT, FINISH_ABORT, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP,
+                               GenerationDone)
 from backend.markdown_stream import IncrementalMarkdown, RenderMark
 
 log = logging.getLogger(__name__)
 
-# Why a reply nobody watched ended (stored in `error`; the page shows "Interrupted: ...").
-REASON_CONNECTION_CLOSED = "the connection closed before the reply finished"
+# Why a reply ended early, stored in `error` so the page can tell the person ("Interrupted: ...").
+# A reply its owner stopped is final as he wanted it: status "complete", finish_reason "abort".
+REASON_CONNECTION_CLOSED = "the connection closed before the reply finished"  # nobody watched it
+REASON_SERVER_ABORTED = "the server stopped the reply before it finished"
+REASON_QUEUE_TIMEOUT = "the server is busy: the reply waited in the queue past its deadline; try again"
+_STATUS_BY_FINISH = {FINISH_STOP: "complete", FINISH_LENGTH: "complete", FINISH_ABORT: "interrupted",
+                     FINISH_ERROR: "error"}
 
 
 def reason_unwatched(seconds: int) -> str:
     return f"nobody was watching the reply for {seconds} s" if seconds else REASON_CONNECTION_CLOSED
+
+
+def ending_of(generation: Generation, event: GenerationDone) -> Ending:
+    """How a reply whose generation gave its final `event` is stored."""
+    if event.finish_reason == FINISH_ERROR and event.error_code == ERROR_QUEUE_TIMEOUT:
+        return Ending(FINISH_ERROR, "error", f"{REASON_QUEUE_TIMEOUT} ({event.error})", event)
+    if event.finish_reason == FINISH_ABORT:
+        if generation.stopped and generation.ended_reason is None:
+            return Ending(FINISH_ABORT, "complete", None, event)
+        return Ending(FINISH_ABORT, "interrupted", generation.ended_reason or event.error or REASON_SERVER_ABORTED, event)
+    return Ending(event.finish_reason, _STATUS_BY_FINISH.get(event.finish_reason, "error"), event.error, event)
+
+
+class Mirror(Protocol):
+    """Where a reply's published events also go (backend.cluster.relay.ReplyMirror); both calls
+    are synchronous, on the event loop, and must not raise."""
+
+    def publish(self, delta: Delta) -> None: ...
+
+    def end(self, final: Done | ChatFailed) -> None: ...
 
 
 class Viewer:
@@ -69,10 +100,11 @@ class LiveReply:
     built), its text by delta, its rendering, its viewers, and its final event once ended.
 
     end_reply(reason) is how the unwatched policy ends it (the service's end coroutine).
+    mirror: also gets every published delta and the final event (None: nobody else).
     """
 
     def __init__(self, user_id: str, turn: Turn, generation: Generation | None,
-                 end_reply: Callable[[str], Awaitable[object]]) -> None:
+                 end_reply: Callable[[str], Awaitable[object]], mirror: Mirror | None = None) -> None:
         self.user_id = user_id
         self.turn = turn
         self.generation = generation
@@ -84,6 +116,7 @@ class LiveReply:
         self.task: asyncio.Task[None] | None = None
         self._viewers: list[Viewer] = []
         self._end_reply = end_reply
+        self._mirror = mirror
         self._timer: asyncio.TimerHandle | None = None
         self._ending: asyncio.Future[object] | None = None
         self._published = 0  # fed deltas are published after their flush: seq counts these
@@ -140,6 +173,8 @@ class LiveReply:
         self._published = delta.seq
         self._snapshot = self.markdown.mark()  # O(1): read only when someone attaches
         self._publish(delta)
+        if self._mirror is not None:
+            self._mirror.publish(delta)
 
     def add(self, text: str) -> Delta:
         """feed() then publish()."""
@@ -155,6 +190,8 @@ class LiveReply:
             self._timer = None
         self._publish(final)
         self._viewers.clear()
+        if self._mirror is not None:
+            self._mirror.end(final)
 
     def _publish(self, event: ChatEvent) -> None:
         for viewer in self._viewers:

@@ -24,8 +24,9 @@ deltas arrive; the end is written synchronously in the runner's `finally`.
 The system prompt, sampling defaults and the unwatched policy are read from the runtime settings
 at the start of every turn.
 
-Cross-process seam: "one reply per conversation", the live replies and stop() use this process's
-memory, which fits the one-process-per-model layout.
+Several processes (``redis``, backend/cluster/live_work.py): Stop and a deletion reach a reply
+running in another process through the live-work events; a reply running here is mirrored to
+Redis and one running elsewhere is watched through the relay (attach, a retried send).
 """
 
 from __future__ import annotations
@@ -37,42 +38,43 @@ import threading
 import time
 from contextlib import aclosing
 from dataclasses import replace
-from typing import AsyncIterator, Callable, Protocol
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Protocol
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.chat import turns
 from backend.chat.channels import UserChannels
-from backend.chat.events import (Ack, ChatEvent, ChatFailed, ConversationChanged, TurnStarted,
-                                 done_of, stored_outcome)
+from backend.chat.events import (ChatEvent, ChatFailed, ConversationChanged, TurnStarted, ack_of, done_of,
+                                 stored_outcome)
 from backend.chat.planning import DocumentSearch, TurnPlanner, effective_settings
-from backend.chat.replies import LiveReply
+from backend.chat.replies import REASON_QUEUE_TIMEOUT, REASON_SERVER_ABORTED, LiveReply, ending_of
+from backend.cluster.redis_link import RedisLink
 from backend.chat.turns import Ending, Turn, TurnRequest
 from backend.conversations import make_title
 from backend.errors import ConversationBusy, DomainError, ValidationFailed
 from backend.generation import Generation, GenerationMetrics, Generations
-from backend.generator import (ERROR_QUEUE_TIMEOUT, FINISH_ABORT, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP,
-                               GenerationDone, GenerationError, GenerationParams, TextGenerator)
+from backend.generator import (FINISH_ABORT, FINISH_ERROR, GenerationDone, GenerationError, GenerationParams,
+                               TextGenerator)
 from backend.limits import AdmissionController, Overloaded, RateLimited, UsageLimiter
-from backend.models import Conversation
+from backend.models import Conversation, Message
 from backend.rag.sources import citation
 from backend.runtime_settings import RuntimeSettings
 from backend.settings import Settings
 
+if TYPE_CHECKING:
+    from backend.cluster.live_work import ClusterLive
+
 log = logging.getLogger(__name__)
+
+__all__ = ["REASON_QUEUE_TIMEOUT", "REASON_SERVER_ABORTED", "ChatService", "FixedSettings"]
 
 FLUSH_INTERVAL_S = 0.5
 SHUTDOWN_TIMEOUT_S = 10.0
 
-_STATUS_BY_FINISH = {FINISH_STOP: "complete", FINISH_LENGTH: "complete", FINISH_ABORT: "interrupted",
-                     FINISH_ERROR: "error"}
-# Why a reply ended early, stored in `error` so the page can tell the person. A reply its owner
-# stopped is final as he wanted it: status "complete", finish_reason "abort".
-REASON_SERVER_ABORTED = "the server stopped the reply before it finished"
+# Why a reply ended early, stored in `error` (more in backend/chat/replies.py).
 REASON_SHUTDOWN = "the server shut down before the reply finished"
 REASON_DELETED = "the conversation was deleted"
-REASON_QUEUE_TIMEOUT = "the server is busy: the reply waited in the queue past its deadline; try again"
 
 
 class SettingsSource(Protocol):
@@ -104,6 +106,8 @@ class ChatService:
         runtime_settings: read at the start of every turn. retriever: searches the user's
             documents (None: no turn does); its failures are logged and the turn goes on.
         channels: where account events go (TurnStarted, ConversationChanged).
+        redis: shared with the other server processes (None: this process alone); call
+            :meth:`start` on the event loop then.
     """
 
     def __init__(
@@ -113,6 +117,7 @@ class ChatService:
         limiter: UsageLimiter | None = None, admission: AdmissionController | None = None,
         metrics: GenerationMetrics | None = None, retriever: DocumentSearch | None = None,
         generations: Generations | None = None, channels: UserChannels | None = None,
+        redis: RedisLink | None = None,
     ) -> None:
         self._sessions = session_factory
         self._generator = generator
@@ -130,6 +135,17 @@ class ChatService:
         self._replies: dict[str, LiveReply] = {}
         self._busy: set[str] = set()  # conversations with a reply streaming
         self._busy_lock = threading.Lock()  # _begin runs on worker threads
+        self.cluster: ClusterLive | None = None
+        if redis is not None:
+            from backend.cluster.live_work import ClusterLive  # it imports backend.chat
+
+            self.cluster = ClusterLive(redis, self.live, session_factory)
+            self.cluster.serve_chat(self._stop_here, self._end_conversation_here)
+
+    def start(self) -> None:
+        """Join the other processes (with `redis`): subscribe and start the re-check."""
+        if self.cluster is not None:
+            self.cluster.start()
 
     # --- public ------------------------------------------------------------------------------
 
@@ -152,8 +168,14 @@ class ChatService:
                 and (conversation_id is None or r.conversation_id == conversation_id)]
 
     async def stop(self, user_id: str, assistant_message_id: str) -> bool:
-        """Abort the reply if it streams here and `user_id` owns it (from any of his pages).
-        Returns whether an abort was sent; the reply then ends "complete" / "abort"."""
+        """Abort the reply if `user_id` owns it (from any of his pages), here or, when it is
+        stored as streaming, in the process running it. Returns whether an abort was sent (or
+        published); the reply then ends "complete" / "abort"."""
+        if assistant_message_id not in self._replies and self.cluster is not None:
+            return await self.cluster.stop_elsewhere(user_id, assistant_message_id)
+        return await self._stop_here(user_id, assistant_message_id)
+
+    async def _stop_here(self, user_id: str, assistant_message_id: str) -> bool:
         reply = self._replies.get(assistant_message_id)
         if reply is None or reply.user_id != user_id or reply.generation is None:
             return False
@@ -169,7 +191,13 @@ class ChatService:
         return True
 
     async def end_conversation(self, user_id: str, conversation_id: str, reason: str = REASON_DELETED) -> int:
-        """End `user_id`'s replies streaming in `conversation_id` (it was deleted)."""
+        """End `user_id`'s replies streaming in `conversation_id` (it was deleted), here and in
+        the other processes. Returns how many ended here."""
+        if self.cluster is not None:
+            await self.cluster.end_conversation_elsewhere(user_id, conversation_id, reason)
+        return await self._end_conversation_here(user_id, conversation_id, reason)
+
+    async def _end_conversation_here(self, user_id: str, conversation_id: str, reason: str) -> int:
         replies = self.streaming(user_id, conversation_id)
         for reply in replies:
             await self.end_reply(reply.message_id, reason)
@@ -184,7 +212,8 @@ class ChatService:
         return not pending
 
     async def shutdown(self, reason: str = REASON_SHUTDOWN, timeout_s: float = SHUTDOWN_TIMEOUT_S) -> None:
-        """End every live reply with `reason` and wait (up to timeout_s) until each is stored."""
+        """End every live reply with `reason`, wait (up to timeout_s) until each is stored, then
+        leave the other processes."""
         replies = list(self._replies.values())
         for reply in replies:
             if reply.generation is not None:
@@ -194,6 +223,8 @@ class ChatService:
             _done, pending = await asyncio.wait(tasks, timeout=timeout_s)
             for task in pending:
                 task.cancel()
+        if self.cluster is not None:
+            await self.cluster.aclose()
 
     async def send(self, user_id: str, client_msg_id: str, conversation_id: str | None, text: str,
                    use_documents: bool | None = None, origin: object = None) -> AsyncIterator[ChatEvent]:
@@ -236,7 +267,7 @@ class ChatService:
             return
         if turn.duplicate:
             turn.action = request.action  # a retry answers as the request it repeats
-            yield _ack(turn)
+            yield ack_of(turn)
             reply = self._replies.get(turn.assistant_message_id)
             if reply is not None and reply.user_id == user_id:
                 async with aclosing(reply.attach(0)) as viewer:
@@ -245,11 +276,12 @@ class ChatService:
             elif turn.stored is None:
                 yield ChatFailed("not_found", "the reply to this message is missing", client_msg_id, None)
             else:
-                yield stored_outcome(turn.stored, client_msg_id)
+                async for event in self._elsewhere(turn.stored, 0, client_msg_id):
+                    yield event
             return
         reply = self._start(user_id, turn, generation, origin)
         async with aclosing(reply.attach(0)) as viewer:
-            yield _ack(turn)
+            yield ack_of(turn)
             async for event in viewer:
                 yield event
 
@@ -271,14 +303,26 @@ class ChatService:
         row = await asyncio.to_thread(turns.owned_reply, self._sessions, user_id, message_id)
         if row is None:
             yield ChatFailed("not_found", "there is no such reply", None, message_id)
-        else:
-            yield stored_outcome(row)
+            return
+        async for event in self._elsewhere(row, after_seq):
+            yield event
+
+    async def _elsewhere(self, row: Message, after_seq: int, client_msg_id: str | None = None) -> AsyncIterator[ChatEvent]:
+        """A reply of the caller's (`row`) that does not stream here: relayed from the process
+        running it (backend/cluster/live_work.py), else its stored outcome."""
+        if self.cluster is None:
+            yield stored_outcome(row, client_msg_id)
+            return
+        async with aclosing(self.cluster.watch(row, after_seq, client_msg_id)) as events:
+            async for event in events:
+                yield event
 
     # --- the reply's run -----------------------------------------------------------------------
 
     def _start(self, user_id: str, turn: Turn, generation: Generation | None, origin: object = None) -> LiveReply:
         message_id = turn.assistant_message_id
-        reply = LiveReply(user_id, turn, generation, lambda reason: self.end_reply(message_id, reason))
+        mirror = self.cluster.relay.mirror(message_id) if self.cluster is not None else None
+        reply = LiveReply(user_id, turn, generation, lambda reason: self.end_reply(message_id, reason), mirror)
         if turn.prefix:  # a continued reply: its text so far is delta 1, so attachers see it
             reply.add(turn.prefix)
         self._replies[message_id] = reply
@@ -311,7 +355,7 @@ class ChatService:
                 last_flush = self._clock()
                 async for event in generation.events():
                     if isinstance(event, GenerationDone):
-                        ending = _ending_of(generation, event)
+                        ending = ending_of(generation, event)
                         break
                     if not event.text:
                         continue
@@ -446,19 +490,3 @@ class ChatService:
         if not turn.duplicate:
             reply = self._start(user_id, turn, generation, origin)
             reply.attach(0).close()
-
-
-def _ending_of(generation: Generation, event: GenerationDone) -> Ending:
-    if event.finish_reason == FINISH_ERROR and event.error_code == ERROR_QUEUE_TIMEOUT:
-        return Ending(FINISH_ERROR, "error", f"{REASON_QUEUE_TIMEOUT} ({event.error})", event)
-    if event.finish_reason == FINISH_ABORT:
-        if generation.stopped and generation.ended_reason is None:
-            return Ending(FINISH_ABORT, "complete", None, event)
-        return Ending(FINISH_ABORT, "interrupted", generation.ended_reason or event.error or REASON_SERVER_ABORTED, event)
-    return Ending(event.finish_reason, _STATUS_BY_FINISH.get(event.finish_reason, "error"), event.error, event)
-
-
-def _ack(turn: Turn) -> Ack:
-    return Ack(turn.client_msg_id, turn.conversation_id, turn.user_message_id, turn.assistant_message_id,
-               turn.duplicate, turn.title, turn.action, turn.parent_id)
-

@@ -126,7 +126,9 @@ def alembic_config(url: str | None = None) -> Config:
 
 
 def run_migrations(url: str) -> None:
-    """Apply every migration to `url` (``alembic upgrade head``).
+    """Apply every migration to `url` (``alembic upgrade head``). Safe to call from several
+    processes at once: migrations/env.py holds a lock (PostgreSQL advisory lock, a file lock
+    beside a SQLite file) while it migrates, so the later caller waits and finds head.
 
     Raises:
         DatabaseDriverMissing: the driver is not installed.

@@ -24,7 +24,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.cluster.harness import Cluster, PostgresServer, ServerProcess, Unavailable, User
+from tests.cluster.harness import Cluster, PostgresServer, Proxy, ServerProcess, Unavailable, User
 
 CLUSTER_REDIS_DB = 15
 
@@ -102,3 +102,25 @@ def cluster(cluster_session: Cluster) -> Iterator[Cluster]:
         cluster_session.close_users()
         for server in cluster_session.servers.values():
             server.control.reset()
+
+
+@pytest.fixture(scope="session")
+def proxy_session(cluster_session: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+    """HAProxy with deploy/haproxy.cfg in front of A and B, for the session."""
+    try:
+        proxy = Proxy(cluster_session.servers, tmp_path_factory.mktemp("proxy"))
+    except Unavailable as exc:
+        _unavailable(str(exc))
+    proxy.start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
+
+
+@pytest.fixture
+def proxy(cluster: Cluster, proxy_session: Proxy) -> Proxy:
+    """The proxy, once its health checks see every process up (a previous test may have killed
+    one)."""
+    proxy_session.wait_all_up()
+    return proxy_session

@@ -181,9 +181,10 @@ class ScriptControl:
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
 
-    def hold(self) -> None:
-        """Streams pause before their next token until :meth:`release`."""
-        (self.path / "hold").touch()
+    def hold(self, after: int = 0) -> None:
+        """Streams that have emitted `after` tokens pause before their next one until
+        :meth:`release` (0: before the first token)."""
+        (self.path / "hold").write_text(str(after))
 
     def release(self) -> None:
         (self.path / "hold").unlink(missing_ok=True)
@@ -494,3 +495,74 @@ class ChatSocket:
         self.send_json({"type": "ping"})
         assert self.receive_json() == {"type": "pong"}
 
+
+
+# --- the router (deploy/haproxy.cfg) ------------------------------------------------------------
+
+HAPROXY_CONFIG = REPO_ROOT / "deploy" / "haproxy.cfg"
+
+
+class Proxy:
+    """HAProxy running deploy/haproxy.cfg in the foreground on a free port, in front of
+    `servers` (CRESCENT_SERVER_A, _B, ...: the names must match the file's ``server`` lines)."""
+
+    def __init__(self, servers: Mapping[str, ServerProcess], workdir: Path) -> None:
+        binary = shutil.which("haproxy")
+        if binary is None:
+            raise Unavailable("haproxy is not installed (make services installs it)")
+        self.binary = binary
+        self.servers = dict(servers)
+        self.port = free_port()
+        self.stats_port = free_port()
+        self.log_path = workdir / "haproxy.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        env = {**os.environ, "CRESCENT_PROXY_BIND": f"127.0.0.1:{self.port}",
+               "CRESCENT_PROXY_STATS_BIND": f"127.0.0.1:{self.stats_port}"}
+        for name, server in self.servers.items():
+            env[f"CRESCENT_SERVER_{name.upper()}"] = server.address
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen([self.binary, "-db", "-f", str(HAPROXY_CONFIG)], env=env,
+                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        wait_for(lambda: self._stats() is not None or self.process.poll() is not None, 10, "haproxy to listen")
+        if self.process.poll() is not None:
+            raise RuntimeError(f"haproxy exited:\n{log_tail(self.log_path)}")
+
+    def _stats(self) -> dict[str, str] | None:
+        """{server name: status ("UP", "DOWN", "UP 1/2", ...)} from the stats page's CSV."""
+        try:
+            text = httpx.get(f"http://127.0.0.1:{self.stats_port}/stats;csv", timeout=2.0).text
+        except httpx.HTTPError:
+            return None
+        lines = text.splitlines()
+        if not lines or not lines[0].startswith("# "):
+            return None
+        header = lines[0][2:].split(",")
+        rows = [dict(zip(header, line.split(","))) for line in lines[1:] if line]
+        return {r["svname"]: r["status"] for r in rows if r.get("pxname") == "crescent_servers"
+                and r["svname"] not in ("FRONTEND", "BACKEND")}
+
+    def server_status(self) -> dict[str, str]:
+        return self._stats() or {}
+
+    def wait_all_up(self, timeout: float = 30.0) -> None:
+        """Until the proxy's health checks see every server UP (after a restart: `rise` checks)."""
+        wait_for(lambda: all(self.server_status().get(n) == "UP" for n in self.servers), timeout,
+                 f"haproxy to see every server up ({self.server_status()})")
+
+    def wait_down(self, name: str, timeout: float = 30.0) -> None:
+        wait_for(lambda: self.server_status().get(name, "").startswith("DOWN"), timeout, f"{name} DOWN")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)

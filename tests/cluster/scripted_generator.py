@@ -6,9 +6,10 @@ It runs inside another OS process, so a test steers it through files in a contro
 - ``tokens``: a JSON list of strings, the reply (default ``SCRIPTED_TOKENS`` or "Hello, world!"
   in four tokens);
 - ``delay_s``: seconds to wait before each token (default ``SCRIPTED_TOKEN_DELAY_S`` or 0);
-- ``hold``: while this file exists the stream waits before its next token (at most
-  ``HOLD_LIMIT_S``, then the stream ends with finish_reason "error"), so a test can act
-  mid-stream without timing guesses.
+- ``hold``: while this file exists a stream waits before its next token once it has emitted
+  as many tokens as the file says (empty: 0, so before the first) -- at most ``HOLD_LIMIT_S``,
+  then the stream ends with finish_reason "error" -- so a test can act mid-stream without
+  timing guesses.
 
 Every stream appends one JSON line to ``events.jsonl`` when it starts (``{"event": "start",
 "request_id", "instance", "prompt"}``) and one when it ends (``"end"`` with ``finish_reason``
@@ -75,6 +76,13 @@ class ScriptedGenerator:
                 return self._default_delay
         return self._default_delay
 
+    def _held(self, emitted: int) -> bool:
+        try:
+            after = (self.control / "hold").read_text().strip()
+        except FileNotFoundError:
+            return False
+        return emitted >= (int(after) if after.isdigit() else 0)
+
     def _record(self, **event: object) -> None:
         line = json.dumps({"instance": self.instance, "time": time.time(), **event}) + "\n"
         # One small O_APPEND write per event: lines from concurrent streams never interleave.
@@ -128,7 +136,7 @@ class ScriptedGenerator:
         try:
             for token in tokens[: params.max_tokens]:
                 held_since = time.monotonic()
-                while (self.control / "hold").exists() and request_id not in self._aborted:
+                while self._held(emitted) and request_id not in self._aborted:
                     if time.monotonic() - held_since > HOLD_LIMIT_S:
                         error = f"scripted generator held for {HOLD_LIMIT_S} s"
                         raise TimeoutError(error)

@@ -24,7 +24,7 @@ from backend.chat import turns
 from backend.chat.events import ChatEvent, ChatFailed, stored_outcome
 
 from backend.cluster.events import LiveEvents
-from backend.cluster.recheck import RECHECK_INTERVAL_S, LiveRecheck
+from backend.cluster.recheck import LiveRecheck
 from backend.cluster.redis_link import RedisLink
 from backend.cluster.relay import ReplyRelay
 from backend.errors import DomainError
@@ -47,10 +47,10 @@ def text_field(event: dict[str, Any], name: str, optional: bool = False) -> str 
 
 class ClusterLive:
     """Args: link: the process's RedisLink. registry: its live registry. session_factory: for the
-    re-check. recheck_interval_s: seconds between two re-checks."""
+    re-check. recheck_interval_s: seconds between two re-checks (None: RECHECK_INTERVAL_S)."""
 
     def __init__(self, link: RedisLink, registry: LiveRegistry, session_factory: sessionmaker[Session],
-                 recheck_interval_s: float = RECHECK_INTERVAL_S) -> None:
+                 recheck_interval_s: float | None = None) -> None:
         self.events = LiveEvents(link)
         self.recheck = LiveRecheck(registry, session_factory, recheck_interval_s)
         self.relay = ReplyRelay(link)

@@ -33,13 +33,14 @@ class LiveRecheck:
 
     Args:
         registry: this process's live registry. session_factory: SQLAlchemy sessionmaker (sync;
-            the queries run in a worker thread). interval_s: seconds between two checks.
+            the queries run in a worker thread). interval_s: seconds between two checks (None:
+            RECHECK_INTERVAL_S as it is when the checker is built).
     """
 
     def __init__(self, registry: LiveRegistry, session_factory: sessionmaker[Session],
-                 interval_s: float = RECHECK_INTERVAL_S) -> None:
+                 interval_s: float | None = None) -> None:
         self.registry = registry
-        self.interval_s = interval_s
+        self.interval_s = RECHECK_INTERVAL_S if interval_s is None else interval_s
         self._sessions = session_factory
         self._task: asyncio.Task[None] | None = None
 

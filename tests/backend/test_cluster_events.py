@@ -1,0 +1,180 @@
+"""backend/cluster/events.py, recheck.py and live_work.py against a real redis-server and
+database: live-work events reach the other process's registry, each exactly once, the
+subscriber comes back after its connection is killed, and the re-check ends what a lost
+event spared."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import redis
+
+from backend.cluster import RedisLink
+from backend.cluster.live_work import ClusterLive
+from backend.live import KIND_GENERATION, KIND_SOCKET, REASON_DISABLED, REASON_SESSION_ENDED, LiveRegistry
+from backend.models import AuthSession, User, utcnow
+
+NEVER = 3600.0  # a re-check interval that keeps the backstop out of the way
+
+
+def _ender(log: list[tuple[str, str]], name: str):
+    async def end(reason: str) -> None:
+        log.append((name, reason))
+
+    return end
+
+
+async def _until(predicate, timeout: float = 5.0, what: str = "condition") -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def _subscribers(raw: redis.Redis, channel: str) -> int:
+    return dict(raw.pubsub_numsub(channel)).get(channel.encode(), 0)
+
+
+class Two:
+    """Processes A and B: a registry and a ClusterLive each, on one Redis and one database."""
+
+    def __init__(self, redis_url: str, session_factory, interval_s: float = NEVER) -> None:
+        self.links = [RedisLink(redis_url, "a"), RedisLink(redis_url, "b")]
+        self.registries = [LiveRegistry(), LiveRegistry()]
+        self.clusters = [ClusterLive(link, registry, session_factory, interval_s)
+                         for link, registry in zip(self.links, self.registries)]
+        self.raw = redis.Redis.from_url(redis_url)
+        self.channel = self.clusters[0].events.channel
+
+    async def __aenter__(self) -> Two:
+        for cluster in self.clusters:
+            cluster.start()
+        await _until(lambda: _subscribers(self.raw, self.channel) == 2, what="both subscribed")
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        for cluster, link in zip(self.clusters, self.links):
+            await cluster.aclose()
+            await link.aclose()
+        self.raw.close()
+
+
+def test_end_user_on_a_ends_his_work_on_b_and_each_entry_once(redis_url, session_factory) -> None:
+    async def run() -> None:
+        log: list[tuple[str, str]] = []
+        async with Two(redis_url, session_factory) as two:
+            a, b = two.registries
+            a.add("bob", KIND_GENERATION, _ender(log, "a-reply"))
+            a.add("carol", KIND_GENERATION, _ender(log, "a-carol"))
+            b.add("bob", KIND_GENERATION, _ender(log, "b-reply"))
+            b.add("bob", KIND_SOCKET, _ender(log, "b-socket"), session="h1")
+            assert await a.end_user("bob", REASON_DISABLED) == 1  # here: A's own entry
+            await _until(lambda: len(log) == 3, what="B's entries ended")
+            # A reads its own event before one B publishes after it: once B's arrived, an echo of
+            # A's own would have ended "a-reply" a second time.
+            await b.end_user("carol", "sync")
+            await _until(lambda: ("a-carol", "sync") in log, what="B's event on A")
+            assert sorted(log) == [("a-carol", "sync"), ("a-reply", REASON_DISABLED), ("b-reply", REASON_DISABLED),
+                                   ("b-socket", REASON_DISABLED)]
+
+    asyncio.run(run())
+
+
+def test_end_sessions_on_a_keeps_the_kept_session_on_b(redis_url, session_factory) -> None:
+    async def run() -> None:
+        log: list[tuple[str, str]] = []
+        async with Two(redis_url, session_factory) as two:
+            a, b = two.registries
+            b.add("bob", KIND_SOCKET, _ender(log, "kept"), session="h-keep")
+            b.add("bob", KIND_SOCKET, _ender(log, "other"), session="h-other")
+            b.add("bob", KIND_GENERATION, _ender(log, "api"))
+            await a.end_sessions("bob", "pw", keep="h-keep")
+            await _until(lambda: log, what="B's other session ended")
+            await a.end_sessions("bob", "out", only="h-keep")
+            await _until(lambda: len(log) == 2, what="B's kept session ended by the log-out")
+            assert log == [("other", "pw"), ("kept", "out")]
+
+    asyncio.run(run())
+
+
+def test_a_malformed_or_foreign_payload_is_ignored_and_the_subscriber_goes_on(redis_url, session_factory) -> None:
+    async def run() -> None:
+        log: list[tuple[str, str]] = []
+        async with Two(redis_url, session_factory) as two:
+            b = two.registries[1]
+            b.add("bob", KIND_GENERATION, _ender(log, "b-reply"))
+            for payload in ("not json", "[1, 2]", '{"kind": "end_user", "user_id": 7, "reason": "x"}',
+                            '{"kind": "unknown"}', '{"kind": "end_user", "origin": "x", "user_id": "bob"}'):
+                two.raw.publish(two.channel, payload)
+            await two.registries[0].end_user("bob", "then a real one")
+            await _until(lambda: log, what="the valid event applied")
+            assert log == [("b-reply", "then a real one")]
+
+    asyncio.run(run())
+
+
+def test_the_subscriber_comes_back_after_its_connection_is_killed(redis_url, session_factory) -> None:
+    async def run() -> None:
+        log: list[tuple[str, str]] = []
+        async with Two(redis_url, session_factory) as two:
+            two.registries[1].add("bob", KIND_GENERATION, _ender(log, "b-reply"))
+            assert two.raw.client_kill_filter(_type="pubsub") >= 2
+            await _until(lambda: _subscribers(two.raw, two.channel) == 2, what="both subscribed again")
+            await two.registries[0].end_user("bob", REASON_DISABLED)
+            await _until(lambda: log, what="the event after the reconnection")
+            assert log == [("b-reply", REASON_DISABLED)]
+
+    asyncio.run(run())
+
+
+def _user(db, name: str, status: str = "active") -> str:
+    user = User(username=name, username_key=name, password_hash="x", status=status)
+    db.add(user)
+    db.flush()
+    return user.id
+
+
+def test_the_recheck_ends_disabled_users_and_gone_sessions_only(redis_url, session_factory) -> None:
+    with session_factory() as db:
+        bob, carol = _user(db, "bob"), _user(db, "carol", "disabled")
+        db.add(AuthSession(user_id=bob, token_hash="h-live", expires_at=utcnow() + timedelta(hours=1)))
+        db.add(AuthSession(user_id=bob, token_hash="h-expired", expires_at=utcnow() - timedelta(seconds=1)))
+        db.commit()
+
+    async def run() -> None:
+        log: list[tuple[str, str]] = []
+        link = RedisLink(redis_url, "a")
+        registry = LiveRegistry()
+        cluster = ClusterLive(link, registry, session_factory, NEVER)
+        try:
+            registry.add(bob, KIND_SOCKET, _ender(log, "bob-live"), session="h-live")
+            registry.add(bob, KIND_SOCKET, _ender(log, "bob-expired"), session="h-expired")
+            registry.add(bob, KIND_SOCKET, _ender(log, "bob-gone"), session="h-gone")
+            registry.add(bob, KIND_GENERATION, _ender(log, "bob-reply"))
+            registry.add(carol, KIND_GENERATION, _ender(log, "carol-reply"))
+            registry.add("deleted-user", KIND_GENERATION, _ender(log, "deleted"))
+            assert await cluster.recheck.check_once() == 4
+            assert sorted(log) == sorted([("bob-expired", REASON_SESSION_ENDED), ("bob-gone", REASON_SESSION_ENDED),
+                                          ("carol-reply", REASON_DISABLED), ("deleted", REASON_DISABLED)])
+        finally:
+            await cluster.aclose()
+            await link.aclose()
+
+    asyncio.run(run())
+
+
+def test_the_periodic_recheck_runs_without_any_event(redis_url, session_factory) -> None:
+    with session_factory() as db:
+        carol = _user(db, "carol", "disabled")
+        db.commit()
+
+    async def run() -> None:
+        log: list[tuple[str, str]] = []
+        async with Two(redis_url, session_factory, interval_s=0.05) as two:
+            two.registries[1].add(carol, KIND_GENERATION, _ender(log, "carol-reply"))
+            await _until(lambda: log, what="the periodic re-check")
+            assert log == [("carol-reply", REASON_DISABLED)]
+
+    asyncio.run(run())

@@ -36,24 +36,58 @@ def _unavailable(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def cluster_postgres() -> Iterator[str]:
-    """A migrated PostgreSQL database for the session's processes; yields its URL."""
-    from backend.db import run_migrations
-
-    server = PostgresServer(os.environ.get("TEST_DATABASE_URL") or None)
-    if server.base_url and not server.base_url.startswith("postgresql"):
-        server = PostgresServer(None)  # TEST_DATABASE_URL names SQLite: start our own server
+def postgres_server() -> Iterator[PostgresServer]:
+    """TEST_DATABASE_URL's PostgreSQL server when it names one, else a throwaway one started
+    here; :meth:`PostgresServer.create_database` makes databases on it."""
+    base = os.environ.get("TEST_DATABASE_URL") or ""
+    # TEST_DATABASE_URL naming SQLite (or nothing): start our own server.
+    server = PostgresServer(base if base.startswith("postgresql") else None)
     try:
         server.start()
     except Unavailable as exc:
         _unavailable(str(exc))
     try:
-        url = server.create_database()
-        run_migrations(url)
-        yield url
-        server.drop_database(url)
+        yield server
     finally:
         server.stop()
+
+
+def migrated_database(server: PostgresServer) -> Iterator[str]:
+    """A new database on `server`, migrated; dropped when the generator is closed."""
+    from backend.db import run_migrations
+
+    url = server.create_database()
+    try:
+        run_migrations(url)
+        yield url
+    finally:
+        server.drop_database(url)
+
+
+@pytest.fixture(scope="session")
+def cluster_postgres(postgres_server: PostgresServer) -> Iterator[str]:
+    """A migrated PostgreSQL database for the session's processes; yields its URL."""
+    yield from migrated_database(postgres_server)
+
+
+def server_environment(database_url: str, redis_url: str, secret_key: str, data_dir: Path) -> dict[str, str]:
+    """The environment every server process of a cluster shares (CRESCENT_INSTANCE, HOST and
+    PORT are added per process)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CRESCENT_", "SCRIPTED_")) and k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update({
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "CRESCENT_SECRET_KEY": secret_key,
+        "CRESCENT_DATA_DIR": str(data_dir),
+        # Every test browser signs up from 127.0.0.1: the default 5/hour would stop the session.
+        "CRESCENT_SIGNUP_RATE": "100000/hour",
+        "CRESCENT_MAX_TOKENS": "64",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                    os.environ.get("PYTHONPATH")])),
+        "PYTHONUNBUFFERED": "1",
+    })
+    return env
 
 
 @pytest.fixture(scope="session")
@@ -63,19 +97,7 @@ def cluster_session(cluster_postgres: str, redis_server: str,
     root: Path = tmp_path_factory.mktemp("cluster")
     secret_key = secrets.token_urlsafe(48)
     redis_url = f"{redis_server}/{CLUSTER_REDIS_DB}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRESCENT_", "SCRIPTED_"))}
-    env.update({
-        "DATABASE_URL": cluster_postgres,
-        "REDIS_URL": redis_url,
-        "CRESCENT_SECRET_KEY": secret_key,
-        "CRESCENT_DATA_DIR": str(root),
-        # Every test browser signs up from 127.0.0.1: the default 5/hour would stop the session.
-        "CRESCENT_SIGNUP_RATE": "100000/hour",
-        "CRESCENT_MAX_TOKENS": "64",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
-                                                    os.environ.get("PYTHONPATH")])),
-        "PYTHONUNBUFFERED": "1",
-    })
+    env = server_environment(cluster_postgres, redis_url, secret_key, root)
     servers = {name: ServerProcess(name, env, root / name) for name in ("a", "b")}
     cluster = Cluster(database_url=cluster_postgres, redis_url=redis_url, secret_key=secret_key,
                       servers=servers)

@@ -213,13 +213,16 @@ class ServerProcess:
     (CRESCENT_INSTANCE) on 127.0.0.1:`port`."""
 
     def __init__(self, name: str, env: Mapping[str, str], workdir: Path, port: int | None = None,
-                 module: str = "tests.cluster.scripted_server") -> None:
+                 argv: tuple[str, ...] = ("-m", "tests.cluster.scripted_server"),
+                 ready_timeout: float = READY_TIMEOUT_S) -> None:
         self.name = name
         self.port = port or free_port()
         self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
         self.control = ScriptControl(workdir / "control")
         self.log_path = workdir / "server.log"
-        self.module = module
+        self.argv = argv
+        self.ready_timeout = ready_timeout
         self.base_env = dict(env)
         self.extra_env: dict[str, str] = {}
         self.process: subprocess.Popen[bytes] | None = None
@@ -253,12 +256,13 @@ class ServerProcess:
             log.write(f"\n--- start {time.strftime('%H:%M:%S')} ---\n".encode())
             log.flush()
             self.process = subprocess.Popen(
-                [sys.executable, "-m", self.module], cwd=REPO_ROOT, env=self.env(),
+                [sys.executable, *self.argv], cwd=REPO_ROOT, env=self.env(),
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         if wait:
             self.wait_ready()
 
-    def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
+    def wait_ready(self, timeout: float | None = None) -> None:
+        timeout = self.ready_timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
         while True:
             if self.process is None or self.process.poll() is not None:

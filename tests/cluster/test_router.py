@@ -5,11 +5,16 @@ other. ``X-Crescent-Instance`` says which process answered."""
 from __future__ import annotations
 
 import json
+import secrets
+import time
+from pathlib import Path
+from typing import Iterator
 
 import httpx
 import pytest
 
-from tests.cluster.harness import INSTANCE_HEADER, Cluster, Proxy, User, wait_for
+from tests.cluster.conftest import migrated_database, server_environment
+from tests.cluster.harness import INSTANCE_HEADER, Cluster, PostgresServer, Proxy, ServerProcess, User, wait_for
 
 MAX_USERS = 40  # users signed up until both processes serve someone: P(all on one) = 2^-39
 
@@ -152,3 +157,62 @@ def test_a_process_back_up_gets_its_users_back(cluster: Cluster, proxy: Proxy) -
     # Consistent hashing: the key maps to A again once A is up.
     wait_for(lambda: _instance(users["a"].get("/api/conversations")) == "a", 10, "the user back on A")
     assert _instance(users["b"].get("/api/conversations")) == "b"
+
+
+# --- the real model: two `python -m web serve` processes behind the proxy ----------------------
+
+@pytest.fixture(scope="module")
+def real_model_proxy(postgres_server: PostgresServer, redis_server: str,
+                     tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
+    """HAProxy in front of two real servers (the packaged model, loaded by each process)."""
+    root: Path = tmp_path_factory.mktemp("real-cluster")
+    for database_url in migrated_database(postgres_server):
+        env = server_environment(database_url, f"{redis_server}/14", secrets.token_urlsafe(48), root)
+        servers = {name: ServerProcess(name, env, root / name, argv=("-m", "web", "serve"), ready_timeout=300)
+                   for name in ("a", "b")}
+        proxy = Proxy(servers, root)
+        try:
+            for server in servers.values():
+                server.start(wait=False)
+            for server in servers.values():
+                server.wait_ready()
+            proxy.start()
+            proxy.wait_all_up()
+            yield proxy
+        finally:
+            proxy.stop()
+            for server in servers.values():
+                server.stop(timeout=30)
+
+
+@pytest.mark.slow
+def test_the_openai_client_streams_through_the_proxy_and_moves_when_its_process_dies(
+        real_model_proxy: Proxy) -> None:
+    openai = pytest.importorskip("openai")
+    with User(real_model_proxy.url) as user:
+        user.sign_up()
+        key = _api_key(user)
+    client = openai.OpenAI(base_url=real_model_proxy.url + "/v1", api_key=key, max_retries=0, timeout=120)
+    messages = [{"role": "user", "content": "Name three colours."}]
+    model = client.models.list().data[0].id
+
+    started = time.monotonic()
+    raw = client.chat.completions.with_raw_response.create(
+        model=model, messages=messages, stream=True, max_tokens=12, temperature=0)
+    serving = raw.headers[INSTANCE_HEADER]
+    chunks = list(raw.parse())
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    print(f"streamed {len(chunks)} chunks from {serving} in {time.monotonic() - started:.1f} s: {text!r}")
+    assert text.strip()
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] \
+        in (["stop"], ["length"])
+
+    real_model_proxy.servers[serving].kill()
+    started = time.monotonic()
+    raw = client.chat.completions.with_raw_response.create(
+        model=model, messages=messages, max_tokens=12, temperature=0)
+    completion = raw.parse()
+    print(f"after killing {serving}: served by {raw.headers[INSTANCE_HEADER]} "
+          f"in {time.monotonic() - started:.1f} s")
+    assert raw.headers[INSTANCE_HEADER] != serving
+    assert completion.choices[0].message.content.strip()

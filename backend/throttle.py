@@ -25,13 +25,20 @@ README); ``python -m web`` passes ``proxy_headers=True`` and that list to uvicor
 The keys count names whether or not an account exists, and a throttled attempt is refused
 before any password check, so the answer never tells whether an account exists.
 
-Cross-process seam: the counters live in this process's memory (``memory://``). Several server
-processes each count separately; pass a shared storage URI (``redis://...``, see the `limits`
-documentation) to share them.
+Several processes (docs/ARCHITECTURE.md, "One process, and beyond it"): given the process's
+:class:`~backend.cluster.RedisLink` (REDIS_URL), the windows live in Redis through the `limits`
+library's Redis storage (:mod:`backend.cluster.limits_store`), so the 31st failed log-in from one
+IP is refused whichever process gets it. While Redis does not answer, throttling fails closed:
+:meth:`LoginThrottle.check` and :meth:`LoginThrottle.hit` raise
+:class:`~backend.limits.LimitsUnavailable` (503, Retry-After, "try again shortly"), so no attempt
+is checked unthrottled; :meth:`LoginThrottle.succeeded` only logs (clearing a window is a
+courtesy to the owner, and the log-in already succeeded). Redis is used again as soon as it
+answers. Without a link the counters live in this process's memory (``memory://``), as before.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from typing import Callable
@@ -41,13 +48,22 @@ from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from backend.auth import username_key
+from backend.cluster.limits_store import STORAGE_ERRORS, shared_storage
+from backend.cluster.redis_link import RedisLink
 from backend.errors import Throttled
+from backend.limits import LimitsUnavailable
+
+log = logging.getLogger(__name__)
 
 LOGIN_PER_ACCOUNT_IP = "10/5 minutes"
 LOGIN_PER_ACCOUNT = "100/5 minutes"
 LOGIN_PER_IP = "30/5 minutes"
 SIGNUP_PER_IP = "5/hour"
 ACTIONS = ("login", "signup")
+UNAVAILABLE_MESSAGES = {
+    "login": "Logging in is paused for a moment (the server cannot check its limits). Try again shortly.",
+    "signup": "Signing up is paused for a moment (the server cannot check its limits). Try again shortly.",
+}
 
 
 class LoginThrottle:
@@ -58,6 +74,8 @@ class LoginThrottle:
             strings ("10/5 minutes").
         storage_uri: a `limits` storage URI; the default keeps counters in this process.
         clock: seconds since the epoch, the clock the storage uses (for Retry-After).
+        redis_link: keep the windows in this Redis, shared by every process on it (replaces
+            `storage_uri`).
     """
 
     def __init__(
@@ -68,8 +86,10 @@ class LoginThrottle:
         signup_per_ip: str = SIGNUP_PER_IP,
         storage_uri: str = "memory://",
         clock: Callable[[], float] = time.time,
+        redis_link: RedisLink | None = None,
     ) -> None:
-        self._limiter = MovingWindowRateLimiter(storage_from_string(storage_uri))
+        storage = shared_storage(redis_link) if redis_link is not None else storage_from_string(storage_uri)
+        self._limiter = MovingWindowRateLimiter(storage)
         self._clock = clock
         self._rules: dict[str, list[tuple[str, RateLimitItem]]] = {
             "login": [
@@ -93,24 +113,41 @@ class LoginThrottle:
         Raises:
             Throttled: `.retry_after_s` is the wait until the oldest counted attempt leaves
                 the fullest window (whole seconds, >= 1).
+            LimitsUnavailable: the shared storage (Redis) did not answer.
         """
         waits = []
-        for item, identifiers in self._keys(action, ip, username):
-            if not self._limiter.test(item, *identifiers):
-                stats = self._limiter.get_window_stats(item, *identifiers)
-                waits.append(math.ceil(stats.reset_time - self._clock()))
+        keys = self._keys(action, ip, username)
+        try:
+            for item, identifiers in keys:
+                if not self._limiter.test(item, *identifiers):
+                    stats = self._limiter.get_window_stats(item, *identifiers)
+                    waits.append(math.ceil(stats.reset_time - self._clock()))
+        except STORAGE_ERRORS as exc:
+            raise LimitsUnavailable(message=UNAVAILABLE_MESSAGES[action]) from exc
         if waits:
             raise Throttled(max(1, max(waits)))
 
     def hit(self, ip: str, username: str, action: str = "login") -> None:
-        """Record one failed log-in (action "login") or one sign-up attempt ("signup")."""
-        for item, identifiers in self._keys(action, ip, username):
-            self._limiter.hit(item, *identifiers)
+        """Record one failed log-in (action "login") or one sign-up attempt ("signup").
+
+        Raises:
+            LimitsUnavailable: the shared storage (Redis) did not answer (refuse the attempt).
+        """
+        keys = self._keys(action, ip, username)
+        try:
+            for item, identifiers in keys:
+                self._limiter.hit(item, *identifiers)
+        except STORAGE_ERRORS as exc:
+            raise LimitsUnavailable(message=UNAVAILABLE_MESSAGES[action]) from exc
 
     def succeeded(self, ip: str, username: str) -> None:
         """A log-in succeeded: forget the failures of this account from this IP (the account's
         global ceiling and the IP's window keep theirs: an attacker's count is not reset by the
-        owner's success, nor the owner's by an attacker's)."""
+        owner's success, nor the owner's by an attacker's). Never raises: with the shared
+        storage down, the window is left as it is (logged)."""
         for item, identifiers in self._keys("login", ip, username):
             if identifiers[1] == "account_ip":
-                self._limiter.clear(item, *identifiers)
+                try:
+                    self._limiter.clear(item, *identifiers)
+                except STORAGE_ERRORS:
+                    log.warning("clearing the failed log-ins of a successful log-in failed (Redis unavailable)")

@@ -313,6 +313,31 @@ class DocumentIndexState(Base):
     generation: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class IngestionJob(Base):
+    """A document version waiting to be indexed, or being indexed, by one process (a lease).
+
+    Written with its `processing` Document in one transaction (the uploaded bytes in `data`, so
+    any process can index it) and deleted in the transaction that makes the version ready,
+    failed or superseded. The holder: `owner` (Settings.instance_name, for people) and `claim`
+    (a random token per process run, for the code: only the claim's holder may renew the lease
+    or publish the result). `lease_expires_at`: renewed by the holder's heartbeat; once past,
+    any process may claim the job (SELECT ... FOR UPDATE SKIP LOCKED on PostgreSQL). `attempts`:
+    indexing runs started; a job whose lease expires after RagSettings.ingest_attempts of them
+    fails the document instead of being claimed again (backend/rag/jobs.py).
+    """
+
+    __tablename__ = "ingestion_jobs"
+    __table_args__ = (Index("ix_ingestion_jobs_lease_expires_at", "lease_expires_at"),)
+
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    owner: Mapped[str] = mapped_column(String(64))
+    claim: Mapped[str] = mapped_column(String(32))
+    lease_expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
 # Tables the ORM does not declare: SQLite's FTS5 indexes and their shadow tables, over chunks
 # (migration 0003) and over message text and conversation titles (migration 0006).
 # Autogenerate comparisons skip them (`include_name=include_in_autogenerate`).

@@ -5,9 +5,11 @@ The set is a folder with `docs/` (the documents) and `questions.json`: a list of
 in the document (whitespace-insensitive) and answers the question. A question counts as found
 when one of the top-k chunks comes from that document and contains the evidence whole: the
 oracle names the passage, not a chunk id, so it does not depend on how the text was chunked.
-The documents are ingested into a fresh migrated SQLite database in a temporary folder.
+The documents are ingested into a fresh migrated database: SQLite in a temporary folder, or,
+with a PostgreSQL server URL (--database-url, or TEST_DATABASE_URL in the test), a throwaway
+database created on that server and dropped afterwards (its user needs CREATE DATABASE).
 
-    python -m backend.rag.evaluate [FOLDER] [--k 5] [--fake-embedder]
+    python -m backend.rag.evaluate [FOLDER] [--k 5] [--fake-embedder] [--database-url URL]
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterator
 
 from backend.rag.embedder import Embedder
 
@@ -41,10 +46,48 @@ def load_questions(folder: Path) -> list[Question]:
     return [Question(**item) for item in json.loads((folder / "questions.json").read_text())]
 
 
-def evaluate(folder: Path, embedder: Embedder, k: int = 5) -> tuple[dict[str, float], dict[str, list[str]]]:
+@contextmanager
+def fresh_database(server_url: str | None) -> Iterator[str]:
+    """The URL of an empty migrated database: a SQLite file in a temporary folder (server_url
+    None), or a new database on the PostgreSQL server of `server_url`, dropped on exit.
+
+    Raises:
+        sqlalchemy.exc.OperationalError / ProgrammingError: the server is unreachable or its
+            user may not create databases.
+    """
+    from sqlalchemy import create_engine, make_url, text
+
+    from backend.db import run_migrations
+
+    if server_url is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            url = f"sqlite:///{Path(tmp) / 'eval.db'}"
+            run_migrations(url)
+            yield url
+        return
+    name = f"crescent_eval_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
+            run_migrations(url)
+            yield url
+        finally:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+def evaluate(
+    folder: Path, embedder: Embedder, k: int = 5, database_url: str | None = None
+) -> tuple[dict[str, float], dict[str, list[str]]]:
     """({mode: recall@k}, {mode: ids of the questions missed}) over the set in `folder`, for
-    the three modes with default settings (no relevance floor) and for RRF."""
-    from backend.db import create_db_engine, make_session_factory, run_migrations
+    the three modes with default settings (no relevance floor) and for RRF. database_url: a
+    PostgreSQL server to evaluate on (a throwaway database is made there); None: SQLite."""
+    from backend.db import create_db_engine, make_session_factory
     from backend.models import User
     from backend.rag.documents import DocumentService
     from backend.rag.retrieval import Retriever
@@ -52,9 +95,7 @@ def evaluate(folder: Path, embedder: Embedder, k: int = 5) -> tuple[dict[str, fl
 
     questions = load_questions(folder)
     settings = RagSettings(min_similarity=-1.0)  # measure ranking, not the floor
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'eval.db'}"
-        run_migrations(url)
+    with fresh_database(database_url) as url:
         engine = create_db_engine(url)
         try:
             session_factory = make_session_factory(engine)
@@ -86,13 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", nargs="?", type=Path, default=DEFAULT_SET)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--fake-embedder", action="store_true", help="HashingEmbedder instead of all-MiniLM-L6-v2")
+    parser.add_argument("--database-url", help="a PostgreSQL server URL to evaluate on (default: SQLite)")
     args = parser.parse_args(argv)
     from backend.rag.embedder import HashingEmbedder, SentenceTransformerEmbedder
 
     embedder: Embedder = HashingEmbedder() if args.fake_embedder else SentenceTransformerEmbedder()
-    recall, missed = evaluate(args.folder, embedder, args.k)
+    recall, missed = evaluate(args.folder, embedder, args.k, args.database_url)
     n = len(load_questions(args.folder))
-    print(f"recall@{args.k} over {n} questions ({embedder.model_name}):")
+    where = "PostgreSQL" if args.database_url else "SQLite"
+    print(f"recall@{args.k} over {n} questions ({embedder.model_name}, {where}):")
     for name in (*MODES, RRF):
         print(f"  {name:<10} {recall[name]:.3f}   missed: {', '.join(missed[name]) or '-'}")
     return 0

@@ -33,7 +33,8 @@ class Source:
 
     score: the ranking score of the mode that produced it (higher is better; hybrid: the fused
     score); similarity: cosine similarity of query and chunk (-1..1); bm25: the keyword score,
-    higher is better (SQLite: -bm25(); PostgreSQL: ts_rank), None when keyword search missed it.
+    higher is better (Okapi BM25: SQLite -bm25(), PostgreSQL the same formula in SQL; see
+    retrieval), None when keyword search missed it.
     page: 1-based PDF page or None.
     """
 

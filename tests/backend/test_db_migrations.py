@@ -18,7 +18,7 @@ from backend.models import Base, include_in_autogenerate
 
 REPO = Path(__file__).resolve().parents[2]
 # *_fts*: SQLite's FTS5 tables and their shadow tables (migrations 0003 and 0006).
-TABLES = {"users", "auth_sessions", "conversations", "messages", "api_keys", "app_settings",
+TABLES = {"users", "auth_sessions", "conversations", "messages", "api_keys", "app_settings", "ingestion_jobs",
           "usage_records", "documents", "document_chunks", "document_index_state",
           "document_chunks_fts", "document_chunks_fts_config", "document_chunks_fts_data",
           "document_chunks_fts_docsize", "document_chunks_fts_idx", "alembic_version",
@@ -285,7 +285,7 @@ def test_0007_is_a_no_op_on_sqlite_and_round_trips(tmp_path):
     schema = "SELECT type, name, sql FROM sqlite_master ORDER BY type, name"
     with engine.connect() as conn:
         before = conn.execute(text(schema)).all()
-    run_migrations(url)
+    command.upgrade(alembic_config(url), "0007")
     with engine.connect() as conn:
         assert conn.execute(text(schema)).all() == before
         assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0007"

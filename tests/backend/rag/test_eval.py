@@ -3,6 +3,8 @@ as good as the better of BM25 and vector search (recall@5, the numbers `make rag
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from backend.rag import Page, chunk_pages
@@ -28,10 +30,18 @@ def test_each_evidence_occurs_once_and_fits_in_one_chunk(q):
 
 
 @pytest.mark.slow
-def test_hybrid_recall_is_at_least_the_better_of_bm25_and_vector():
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_hybrid_recall_is_at_least_the_better_of_bm25_and_vector(database):
+    # PostgreSQL (TEST_DATABASE_URL: a server whose user may create databases): before keyword
+    # search scored BM25 there, ts_rank's ties cost hybrid 0.950 against vector's 0.975.
     from backend.rag import SentenceTransformerEmbedder
 
-    recall, missed = evaluate(DEFAULT_SET, SentenceTransformerEmbedder(), k=5)
+    server = None
+    if database == "postgresql":
+        server = os.environ.get("TEST_DATABASE_URL", "").strip()
+        if not server:
+            pytest.skip("TEST_DATABASE_URL (PostgreSQL) is not set")
+    recall, missed = evaluate(DEFAULT_SET, SentenceTransformerEmbedder(), k=5, database_url=server)
     assert recall["hybrid"] >= max(recall["bm25"], recall["vector"]), (recall, missed)
     # The real model is in use: a hashing stand-in scores about 0.6 on vector search here.
     assert recall["vector"] >= 0.9, (recall, missed)

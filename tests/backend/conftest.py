@@ -1,20 +1,19 @@
-"""Fixtures for backend tests: a real migrated SQLite database per test, and a scripted generator.
+"""Fixtures for backend tests: a real migrated database per test, and a scripted generator.
 
-Migrations run once per session into a template file; each test gets its own copy, so tests
-are isolated without re-running Alembic.
+`db_url` is tests/conftest.py's `fresh_database_url`: a copy of a template migrated once per
+session, on SQLite and (with TEST_DATABASE_URL) on PostgreSQL, so each test using it runs on both.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Sequence
 
 import pytest
 from argon2 import PasswordHasher
 
-from backend.db import create_db_engine, make_session_factory, run_migrations
+from backend.db import create_db_engine, make_session_factory
 from backend.generator import (
     ChatMessage,
     GenerationDone,
@@ -28,18 +27,9 @@ from backend.generator import (
 )
 
 
-@pytest.fixture(scope="session")
-def migrated_template(tmp_path_factory: pytest.TempPathFactory):
-    path = tmp_path_factory.mktemp("template") / "template.db"
-    run_migrations(f"sqlite:///{path}")
-    return path
-
-
 @pytest.fixture
-def db_url(migrated_template, tmp_path) -> str:
-    path = tmp_path / "test.db"
-    shutil.copyfile(migrated_template, path)
-    return f"sqlite:///{path}"
+def db_url(fresh_database_url: str) -> str:
+    return fresh_database_url
 
 
 @pytest.fixture

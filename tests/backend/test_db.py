@@ -59,6 +59,7 @@ def test_alembic_upgrade_without_the_driver_fails_in_one_line(no_psycopg, monkey
     assert "\n" not in out and "Traceback" not in captured.out + captured.err
 
 
+@pytest.mark.sqlite_only  # PostgreSQL's advisory lock may come at any point of the transaction
 def test_lock_for_write_must_come_before_the_first_write(session_factory) -> None:
     with session_factory() as db:
         lock_for_write(db, "x")  # BEGIN IMMEDIATE

@@ -1,15 +1,14 @@
-"""Fixtures for the web tests: a migrated SQLite file per test, a scripted fake generator, and a
+"""Fixtures for the web tests: a migrated database per test, a scripted fake generator, and a
 TestClient running the app's lifespan.
 
-The real migrations run once per session into a template database; each test gets a copy of it,
-so tests are isolated and cost a file copy, not a migration run.
+`database_url` is tests/conftest.py's `fresh_database_url`: a copy of a template migrated once
+per session, on SQLite and (with TEST_DATABASE_URL) on PostgreSQL, so each test runs on both.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -18,7 +17,6 @@ from typing import Any, AsyncIterator, Callable, Iterator, Sequence
 import pytest
 from starlette.testclient import TestClient
 
-from backend.db import run_migrations
 from backend.generator import (
     FINISH_ABORT,
     FINISH_LENGTH,
@@ -179,23 +177,15 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, what: str = "
         time.sleep(0.01)
 
 
-@pytest.fixture(scope="session")
-def migrated_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("db-template") / "template.db"
-    run_migrations(f"sqlite:///{path}")
-    return path
+@pytest.fixture
+def database_url(fresh_database_url: str) -> str:
+    return fresh_database_url
 
 
 @pytest.fixture
-def database_url(migrated_db_template: Path, tmp_path: Path) -> str:
-    path = tmp_path / "crescent.db"
-    shutil.copyfile(migrated_db_template, path)
-    return f"sqlite:///{path}"
-
-
-@pytest.fixture
-def settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, max_tokens=64, temperature=0.0)
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    # data_dir: the secret file goes to tmp_path on PostgreSQL too (SQLite's is the file's directory).
+    return Settings(database_url=database_url, max_tokens=64, temperature=0.0, data_dir=str(tmp_path))
 
 
 @pytest.fixture

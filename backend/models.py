@@ -340,10 +340,19 @@ class IngestionJob(Base):
 
 # Tables the ORM does not declare: SQLite's FTS5 indexes and their shadow tables, over chunks
 # (migration 0003) and over message text and conversation titles (migration 0006).
-# Autogenerate comparisons skip them (`include_name=include_in_autogenerate`).
+# On PostgreSQL the same searches use GIN expression indexes over to_tsvector(...) (migrations
+# 0003, 0006, 0007, 0008; their expressions are the queries', checked by those migrations' tests).
+# Autogenerate comparisons skip both (`include_name=include_in_autogenerate`): `alembic check`
+# and tests/backend/test_db_migrations.py would otherwise want them dropped.
 FTS_TABLE_PREFIXES = ("document_chunks_fts", "messages_fts", "conversations_fts")
+PG_SEARCH_INDEXES = frozenset({"ix_document_chunks_tsv", "ix_messages_content_tsv", "ix_conversations_title_tsv"})
 
 
 def include_in_autogenerate(name: str | None, type_: str, parent_names: object) -> bool:
-    """Alembic `include_name` hook: False for the full-text index tables, True otherwise."""
-    return not (type_ == "table" and name is not None and name.startswith(FTS_TABLE_PREFIXES))
+    """Alembic `include_name` hook: False for SQLite's full-text index tables and PostgreSQL's
+    full-text GIN indexes, True otherwise."""
+    if name is None:
+        return True
+    if type_ == "table":
+        return not name.startswith(FTS_TABLE_PREFIXES)
+    return not (type_ == "index" and name in PG_SEARCH_INDEXES)

@@ -7,14 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
-from backend.db import alembic_config, create_db_engine, run_migrations
-from backend.models import Base, include_in_autogenerate
+from backend.db import alembic_config, create_db_engine, engine_url, run_migrations
+from backend.models import FTS_TABLE_PREFIXES, PG_SEARCH_INDEXES, Base, include_in_autogenerate
 
 REPO = Path(__file__).resolve().parents[2]
 # *_fts*: SQLite's FTS5 tables and their shadow tables (migrations 0003 and 0006).
@@ -24,10 +26,20 @@ TABLES = {"users", "auth_sessions", "conversations", "messages", "api_keys", "ap
           "document_chunks_fts_docsize", "document_chunks_fts_idx", "alembic_version",
           *(f"{fts}{suffix}" for fts in ("messages_fts", "conversations_fts")
             for suffix in ("", "_config", "_content", "_data", "_docsize", "_idx"))}
+PG_TABLES = {name for name in TABLES if not name.startswith(FTS_TABLE_PREFIXES)}
 
 
-def test_migrations_create_every_table(db_engine):
-    assert set(inspect(db_engine).get_table_names()) == TABLES
+def test_migrations_create_every_table(db_engine, database_kind):
+    assert set(inspect(db_engine).get_table_names()) == (TABLES if database_kind == "sqlite" else PG_TABLES)
+
+
+@pytest.mark.postgresql_only
+def test_postgresql_search_indexes_exist_at_head(db_engine):
+    # The schema comparison below skips them (include_in_autogenerate), so check them here.
+    with db_engine.connect() as conn:
+        rows = conn.execute(text("SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE 'ix_%_tsv'")).all()
+    assert {name for name, _ in rows} == PG_SEARCH_INDEXES
+    assert all("USING gin (to_tsvector('english'::regconfig" in definition for _, definition in rows)
 
 
 def test_migrated_schema_matches_the_models(db_engine):
@@ -47,6 +59,7 @@ def test_compare_detects_a_drift(db_engine):
     assert any(op[0] == "add_index" and op[1].name == "ix_messages_status" for op in diff)
 
 
+@pytest.mark.sqlite_only
 def test_sqlite_connections_use_wal_foreign_keys_and_busy_timeout(db_engine):
     with db_engine.connect() as conn:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
@@ -55,7 +68,6 @@ def test_sqlite_connections_use_wal_foreign_keys_and_busy_timeout(db_engine):
 
 
 def test_foreign_keys_are_enforced(db_engine):
-    import pytest
     from sqlalchemy.exc import IntegrityError
 
     with pytest.raises(IntegrityError):
@@ -89,6 +101,22 @@ def test_downgrade_then_upgrade_round_trips(tmp_path):
     run_migrations(url)
     assert set(inspect(engine).get_table_names()) == TABLES
     engine.dispose()
+
+
+@pytest.mark.postgresql_only
+def test_downgrade_then_upgrade_round_trips_on_postgresql(empty_postgres_url, database_kind):
+    run_migrations(empty_postgres_url)
+    command.downgrade(alembic_config(empty_postgres_url), "base")
+    engine = create_engine(engine_url(empty_postgres_url))
+    try:
+        assert set(inspect(engine).get_table_names()) == {"alembic_version"}
+        run_migrations(empty_postgres_url)
+        inspector = inspect(engine)
+        assert set(inspector.get_table_names()) == PG_TABLES
+        assert {i["name"] for t in ("messages", "conversations", "document_chunks")
+                for i in inspector.get_indexes(t)} >= PG_SEARCH_INDEXES
+    finally:
+        engine.dispose()
 
 
 def test_postgresql_sql_is_generated_without_sqlite_only_constructs():
@@ -191,6 +219,7 @@ def test_0005_links_every_existing_message_into_one_branch(tmp_path):
     engine.dispose()
 
 
+@pytest.mark.sqlite_only
 def test_search_triggers_exist_at_head(db_engine):
     # A batch-mode rebuild of messages or conversations drops their triggers with the old
     # table, and the search index would silently go stale: such a migration must recreate them.
@@ -295,23 +324,21 @@ def test_0007_is_a_no_op_on_sqlite_and_round_trips(tmp_path):
     engine.dispose()
 
 
-def test_0007_on_postgresql_upgrades_and_downgrades_the_indexes():
-    from tests.backend.test_conversation_search import temporary_postgres_database
-
-    with temporary_postgres_database() as url:
-        engine = create_engine(url)
-        query = text("SELECT indexname, indexdef FROM pg_indexes "
-                     "WHERE indexname IN ('ix_messages_content_tsv', 'ix_conversations_title_tsv')")
-        try:
-            with engine.connect() as conn:
-                head = dict(conn.execute(query).all())
-            assert len(head) == 2 and all("'&amp;'" in d and "'&lt;'" in d and "'&gt;'" in d for d in head.values())
-            command.downgrade(alembic_config(url), "0006")
-            with engine.connect() as conn:
-                old = dict(conn.execute(query).all())
-            assert len(old) == 2 and not any("replace" in d for d in old.values())
-            run_migrations(url)
-            with engine.connect() as conn:
-                assert dict(conn.execute(query).all()) == head
-        finally:
-            engine.dispose()
+@pytest.mark.postgresql_only
+def test_0007_on_postgresql_upgrades_and_downgrades_the_indexes(db_url):
+    engine = create_engine(engine_url(db_url))
+    query = text("SELECT indexname, indexdef FROM pg_indexes "
+                 "WHERE indexname IN ('ix_messages_content_tsv', 'ix_conversations_title_tsv')")
+    try:
+        with engine.connect() as conn:
+            head = dict(conn.execute(query).all())
+        assert len(head) == 2 and all("'&amp;'" in d and "'&lt;'" in d and "'&gt;'" in d for d in head.values())
+        command.downgrade(alembic_config(db_url), "0006")
+        with engine.connect() as conn:
+            old = dict(conn.execute(query).all())
+        assert len(old) == 2 and not any("replace" in d for d in old.values())
+        run_migrations(db_url)
+        with engine.connect() as conn:
+            assert dict(conn.execute(query).all()) == head
+    finally:
+        engine.dispose()

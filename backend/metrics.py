@@ -242,6 +242,11 @@ class Metrics:
             self._samples.append(point)
         return point
 
+    def latest(self) -> EngineSample | None:
+        """The newest point of the history (None before the first :meth:`sample`)."""
+        with self._lock:
+            return self._samples[-1] if self._samples else None
+
     def timeseries(self, window_s: float = 900.0) -> dict[str, Any]:
         """The points of the last `window_s` seconds, oldest first, as columns:
 

@@ -218,11 +218,39 @@
     drawChart("kv_usage", s.t, [{ values: s.kv_usage, cls: "a" }], 1, w, now);
     drawChart("tokens_per_s", s.t, [{ values: s.tokens_per_s, cls: "a" }], 0, w, now);
     drawChart("ttft", s.t, [{ values: s.ttft_p99_ms, cls: "b" }, { values: s.ttft_p50_ms, cls: "a" }], 0, w, now);
+    renderInstances(s.instances || [], s.instances_error || null, now);
     updated.textContent = s.t.length
       ? `updated ${new Date(now * 1000).toLocaleTimeString()} · ${s.t.length} samples`
       : "no samples yet";
     updated.dataset.samples = String(s.t.length);
     updated.dataset.last = s.t.length ? String(now) : "";
+  }
+
+  // One row per live server process (GET /admin/api/engine's "instances"); text only.
+  function renderInstances(instances, error, now) {
+    const body = document.getElementById("instances-body");
+    if (!body) return;
+    const rows = instances.map((p) => {
+      const tr = document.createElement("tr");
+      tr.dataset.instance = p.instance;
+      if (p.this) tr.classList.add("this-instance");
+      const ago = Math.max(0, Math.round(Date.now() / 1000 - p.last_seen));
+      tr.append(
+        cell("instance", p.this ? `${p.instance} (this page)` : p.instance),
+        cell("model", p.model),
+        cell("num running", p.running === null ? "–" : String(p.running)),
+        cell("num waiting", p.waiting === null ? "–" : String(p.waiting)),
+        cell("num kv", p.kv_usage === null ? "–" : `${(p.kv_usage * 100).toFixed(1)} %`),
+        cell("num tps", p.tokens_per_s === null ? "–" : p.tokens_per_s.toFixed(1)),
+        cell("seen", ago <= 1 ? "now" : `${ago} s ago`));
+      return tr;
+    });
+    body.replaceChildren(...rows);
+    const errorEl = document.getElementById("instances-error");
+    if (errorEl) {
+      errorEl.hidden = !error;
+      errorEl.textContent = error ? `Only this process is listed: ${error}` : "";
+    }
   }
 
   let timer = null;

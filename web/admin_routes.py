@@ -19,14 +19,18 @@ the admin role is checked on every call, and a disabled admin has no session at 
   (404 unknown id; 400 when the change would leave no active admin). Disabling ends the
   user's live work at once (backend/live.py): his chat replies and /v1 generations are aborted
   in the engine and his WebSockets close with 4401.
-- ``GET /admin/api/engine[?window_s=900]`` -> :meth:`backend.metrics.Metrics.timeseries` plus
-  ``"model"``.
+- ``GET /admin/api/engine[?window_s=900]`` -> :meth:`backend.metrics.Metrics.timeseries` (this
+  process's history) plus ``"model"``, ``"instance"`` (this process's name) and ``"instances"``:
+  every live server process (:class:`backend.cluster.instances.InstanceSnapshot` fields plus
+  ``"this"``), sorted by name -- read from Redis with REDIS_URL, else only this process;
+  ``"instances_error"`` says why the list holds only this process when Redis did not answer.
 
 Every change goes through the services at once: nothing needs a restart.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -36,13 +40,15 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from backend.auth import UserInfo
+from backend.cluster import RedisUnavailable
+from backend.cluster.instances import InstanceSnapshot, instance_label, snapshot_of
 from backend.errors import DomainError, ValidationFailed
 from backend.live import REASON_DISABLED
 from web.api import read_json_object, to_jsonable
 from web.errors import CODE_UNAUTHENTICATED, error_code, error_message, status_for_code
 from web.inputs import check_texts  # also registers the {name:id} path convertor
 from web.session import admin_or_error, current_user, session_token
-from web.state import app_state
+from web.state import AppState, app_state
 
 CODE_FORBIDDEN = "forbidden"
 NO_STORE = {"Cache-Control": "no-store"}
@@ -139,7 +145,7 @@ async def _render_page(request: Request, user: UserInfo, *, status_code: int = 2
         "admin.html",
         {
             "user": user, "fields": fields, "users": users, "saved": saved, "form_error": form_error,
-            "model_name": state.generator.model_name,
+            "model_name": state.generator.model_name, "instance_name": state.settings.instance_name,
         },
         status_code=status_code,
     )
@@ -264,7 +270,26 @@ async def api_engine(request: Request) -> Response:
     except ValueError:
         return _json_error(400, "invalid_input", "window_s must be a positive number of seconds")
     series["model"] = state.generator.model_name
+    series.update(await _instances(state))
     return JSONResponse(series, headers=NO_STORE)
+
+
+async def _instances(state: AppState) -> dict[str, Any]:
+    """``{"instance": this process's name, "instances": [snapshot...], "instances_error": str |
+    None}``: every live process (backend/cluster/instances.py) with REDIS_URL, else this one;
+    this one is always listed, with its own latest numbers, even when Redis does not answer."""
+    name = instance_label(state.settings.instance_name, state.settings.port)
+    own = snapshot_of(name, state.generator.model_name, state.metrics.latest(), time.time())
+    error = None
+    others: list[InstanceSnapshot] = []
+    if state.instances is not None:
+        try:
+            others = [s for s in await state.instances.live() if s.instance != name]
+        except RedisUnavailable as exc:
+            error = exc.message
+    listed = sorted([own, *others], key=lambda s: s.instance)
+    return {"instance": name, "instances_error": error,
+            "instances": [{**s.to_json(), "this": s.instance == name} for s in listed]}
 
 
 routes = [

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import AsyncIterator, Callable, TypeVar
@@ -32,6 +33,7 @@ from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService, UserChannels
 from backend.cluster import RedisLink
+from backend.cluster.instances import InstanceRegistry, instance_label, snapshot_of
 from backend.conversation_export import ConversationTransfer
 from backend.conversation_search import ConversationSearch
 from backend.conversations import ConversationService
@@ -185,15 +187,22 @@ def create_app(
         redis_link = RedisLink(settings.redis_url, settings.instance_name) if settings.redis_url else None
         owned: TextGenerator | None = None
         sampler: asyncio.Task[None] | None = None
+        publisher: asyncio.Task[None] | None = None
+        instances = (InstanceRegistry(redis_link, instance_label(settings.instance_name, settings.port))
+                     if redis_link is not None else None)
         ingestion: IngestionWorker | None = None
         chat: ChatService | None = None
         loading: asyncio.Task[None] | None = None
 
         async def build(active: TextGenerator) -> None:
             """The services around a started generator, then the app is ready."""
-            nonlocal sampler, ingestion, chat
+            nonlocal sampler, ingestion, chat, publisher
             metrics = Metrics(stats_source(active))
             sampler = asyncio.create_task(_sample_forever(metrics), name="metrics-sampler")
+            if instances is not None:  # the admin's list of processes (backend/cluster/instances.py)
+                publisher = asyncio.create_task(instances.run(
+                    lambda: snapshot_of(instances.instance, active.model_name, metrics.latest(), time.time())),
+                    name="instance-publisher")
             # Limits and admission (docs/INTERFACES.md 6.2): the admin's settings live in the
             # database; the limiter reads them on every request.
             runtime_settings = RuntimeSettingsStore(session_factory, settings, active.context_length,
@@ -202,13 +211,14 @@ def create_app(
             # process; the admission queue guards this process's engine, so it stays local.
             limiter = UsageLimiter(session_factory, runtime_settings, redis_link=redis_link)
             admission = AdmissionController(settings.max_waiting_requests, settings.max_waiting_prompt_tokens)
-            # Documents (docs/INTERFACES.md 7, 8): versions a previous process left half-indexed
-            # become failed; ingestion runs on the worker's one thread, off the request path.
+            # Documents (docs/INTERFACES.md 7, 8): ingestion runs on the worker's one thread, off
+            # the request path, as jobs leased to this instance; the worker takes over the jobs of
+            # stopped processes (expired leases) and never another live process's.
             doc_embedder = embedder if embedder is not None else _default_embedder()
-            documents = DocumentService(session_factory, doc_embedder, rag_settings)
+            documents = DocumentService(session_factory, doc_embedder, rag_settings, instance=settings.instance_name)
             recovered = await run_in_threadpool(documents.recover_interrupted)
             if recovered:
-                log.info("marked %d documents left indexing by a previous run as failed", recovered)
+                log.info("marked %d documents that can no longer be indexed as failed", recovered)
             ingestion = IngestionWorker(documents)
             retriever = Retriever(session_factory, doc_embedder, documents.settings)
             # One lifecycle for every generation, chat and /v1 alike (backend/generation.py).
@@ -240,6 +250,7 @@ def create_app(
                 search=ConversationSearch(session_factory),
                 transfer=ConversationTransfer(session_factory, channels.publish),
                 redis=redis_link,
+                instances=instances,
             )
             startup.set_ready()
             log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))
@@ -283,6 +294,9 @@ def create_app(
                 await chat.shutdown()
             if sampler is not None:
                 sampler.cancel()
+            if publisher is not None:  # withdraws this process from the list before Redis closes
+                publisher.cancel()
+                await asyncio.gather(publisher, return_exceptions=True)
             if ingestion is not None:
                 # Finishes the queued documents; the database must outlive it.
                 await run_in_threadpool(ingestion.shutdown, True)

@@ -15,6 +15,7 @@ from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService
 from backend.cluster import RedisLink
+from backend.cluster.instances import InstanceRegistry
 from backend.conversation_export import ConversationTransfer
 from backend.conversation_search import ConversationSearch
 from backend.conversations import ConversationService
@@ -58,6 +59,8 @@ class AppState:
     transfer: ConversationTransfer | None = None
     # Redis shared by several server processes (REDIS_URL); None: one process, state in memory.
     redis: RedisLink | None = None
+    # Every live process's stats snapshot (admin engine panel); None without REDIS_URL.
+    instances: InstanceRegistry | None = None
     # Notices carried across a form's redirect (web/flash.py).
     flash: FlashStore = field(default_factory=FlashStore)
 

@@ -216,3 +216,12 @@ def test_the_openai_client_streams_through_the_proxy_and_moves_when_its_process_
           f"in {time.monotonic() - started:.1f} s")
     assert raw.headers[INSTANCE_HEADER] != serving
     assert completion.choices[0].message.content.strip()
+
+
+def test_with_every_process_down_the_proxy_answers_a_page_that_retries(cluster: Cluster, proxy: Proxy) -> None:
+    cluster.a.kill()
+    cluster.b.kill()
+    response = httpx.get(proxy.url + "/chat", timeout=30)
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "5"
+    assert "Crescent is starting" in response.text and "http-equiv='refresh'" in response.text

@@ -82,8 +82,14 @@ class EngineTextGenerator:
         return len(self._prompt_ids(messages))
 
     def count_text_tokens(self, text: str) -> int:
-        """Tokens of `text` as stream_prompt encodes it (special-token text parsed)."""
-        return len(self._engine.engine.tokenizer.encode(text))
+        """Tokens of `text` as stream_prompt encodes it (special-token text parsed, BOS added
+        where the model's tokenizer asks for it)."""
+        return len(self._raw_prompt_ids(text))
+
+    def _raw_prompt_ids(self, text: str) -> list[int]:
+        # A raw prompt starts with BOS where the tokenizer's metadata says add_bos_token, as in
+        # llama.cpp and vLLM, and never with two (Tokenizer.encode).
+        return self._engine.engine.tokenizer.encode(text, add_special_tokens=True)
 
     def stream(self, request_id: str, messages: Sequence[ChatMessage],
                params: GenerationParams) -> AsyncIterator[GenerationEvent]:
@@ -96,12 +102,13 @@ class EngineTextGenerator:
 
     def stream_prompt(self, request_id: str, prompt: str,
                       params: GenerationParams) -> AsyncIterator[GenerationEvent]:
-        """As stream(), for a raw text prompt; special-token text in it becomes special tokens."""
+        """As stream(), for a raw text prompt; special-token text in it becomes special tokens,
+        and BOS goes first where the model's tokenizer says add_bos_token."""
         if not self._engine.is_running:
             raise GeneratorUnavailable("the engine is not running")
         if not isinstance(prompt, str) or not prompt:
             raise InvalidGenerationParams("prompt must be a non-empty string")
-        return self._queue(request_id, prompt, params)
+        return self._queue(request_id, self._raw_prompt_ids(prompt), params)
 
     def _queue(self, request_id: str, prompt: str | list[int],
                params: GenerationParams) -> AsyncIterator[GenerationEvent]:

@@ -12,8 +12,21 @@ Special tokens (EOS, <|im_start|>, ...) add no text, like ``decode(..., skip_spe
 Invalid byte sequences become U+FFFD as soon as they are known to be invalid.
 
 When generation ends mid-character (the length limit, an abort, a stop token), `finish()`
-flushes the held incomplete bytes as U+FFFD (Python's ``errors="replace"``), so the final text
-equals ``tokenizer.decode(ids, skip_special_tokens=True)`` when no stop string matched.
+flushes the held incomplete bytes as U+FFFD, so the final text equals
+``tokenizer.decode(ids, skip_special_tokens=True)`` when no stop string matched.
+
+Two ways to turn tokens into text, chosen by the tokenizer's `byte_level`:
+- byte-level BPE (GPT-2, Llama 3, SmolLM2): a token's text never depends on its neighbours, so
+  each token's bytes go through an incremental UTF-8 decoder (Python's ``errors="replace"``,
+  the same replacement as the `tokenizers` library's lossy decoding);
+- any other decoder (SentencePiece-style: Metaspace, or Replace("▁", " ") + ByteFallback + Fuse +
+  Strip(" ", 1, 0)) strips the space in front of the sequence's first token only, and decodes a
+  run of byte-fallback tokens as one: the tokenizer's own decode() runs over a short window (the
+  tokens last shown, as context, then the new ones) and the text beyond the context's is the
+  delta, as vLLM and TGI do. Two decodes of a few tokens per token. One exception to the
+  equality with decode(): a byte-fallback run that is not valid UTF-8 decodes to one U+FFFD per
+  byte of the whole run, which may reach back over characters already shown; the stream keeps
+  those and replaces the invalid bytes as the byte-level path does.
 """
 
 from __future__ import annotations
@@ -24,8 +37,69 @@ from typing import Protocol
 
 
 class TokenBytesSource(Protocol):
+    """What the detokenizer needs of a tokenizer (engine.tokenizer.Tokenizer). An object with
+    no `byte_level` attribute counts as byte-level; `decode` is needed only when it is False."""
+
     def token_bytes(self, token_id: int) -> bytes: ...
     def is_special(self, token_id: int) -> bool: ...
+
+
+class _ByteText:
+    """Text of byte-level tokens: an incremental UTF-8 decoder over their bytes."""
+
+    def __init__(self, tokenizer: TokenBytesSource) -> None:
+        self._token_bytes = tokenizer.token_bytes
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def push(self, token_id: int) -> str:
+        return self._decoder.decode(self._token_bytes(token_id))
+
+    def flush(self) -> str:
+        return self._decoder.decode(b"", final=True)
+
+
+class _WindowText:
+    """Text of tokens whose decoding depends on their neighbours, through the tokenizer's
+    decode() over a window: `_ids[:_read]` were shown (the context; `_shown` is their text
+    decoded alone), `_ids[_read:]` are held while they end inside a character. The window
+    restarts after each delta, so it holds the tokens last shown and at most 3 byte-fallback
+    tokens of an incomplete character.
+
+    The held tokens' bytes also go through an incremental UTF-8 decoder: it tells whether they
+    end inside a character (a text that ends in U+FFFD may be a real U+FFFD), and its text is
+    the delta when an invalid byte run changed the context's decoding."""
+
+    def __init__(self, tokenizer: TokenBytesSource) -> None:
+        self._decode = tokenizer.decode  # type: ignore[attr-defined]
+        self._token_bytes = tokenizer.token_bytes
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._ids: list[int] = []
+        self._read = 0
+        self._shown = ""
+        self._held_text = ""  # the held tokens' bytes, decoded
+
+    def push(self, token_id: int) -> str:
+        self._ids.append(token_id)
+        self._held_text += self._utf8.decode(self._token_bytes(token_id))
+        if self._utf8.getstate()[0]:
+            return ""  # inside a character split over byte-fallback tokens
+        return self._show(self._decode(self._ids))
+
+    def flush(self) -> str:
+        self._held_text += self._utf8.decode(b"", final=True)
+        if self._read == len(self._ids):
+            return ""
+        return self._show(self._decode(self._ids))
+
+    def _show(self, text: str) -> str:
+        """Hand out the window's text (`text`) beyond the context's; the held tokens become the
+        next context."""
+        delta = text[len(self._shown):] if text.startswith(self._shown) else self._held_text
+        self._ids = self._ids[self._read:]
+        self._read = len(self._ids)
+        self._shown = self._decode(self._ids)
+        self._held_text = ""
+        return delta
 
 
 class IncrementalDetokenizer:
@@ -34,7 +108,7 @@ class IncrementalDetokenizer:
     def __init__(self, tokenizer: TokenBytesSource, stop: Sequence[str] = (),
                  min_tokens: int = 0) -> None:
         self._tokenizer = tokenizer
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pieces = _ByteText(tokenizer) if getattr(tokenizer, "byte_level", True) else _WindowText(tokenizer)
         # Stop strings count only from the min_tokens-th token on (SamplingParams.min_tokens):
         # until then text is emitted without hold-back, so a match can start only after it.
         self._stop_strings = tuple(stop)
@@ -58,15 +132,14 @@ class IncrementalDetokenizer:
         self._num_tokens += 1
         if self._num_tokens == self._min_tokens:
             self._stop = self._stop_strings
-        piece = "" if self._tokenizer.is_special(token_id) else \
-            self._decoder.decode(self._tokenizer.token_bytes(token_id))
+        piece = "" if self._tokenizer.is_special(token_id) else self._pieces.push(token_id)
         return self._advance(piece, final=False)
 
     def finish(self) -> str:
         """Generation ended: release held text (incomplete bytes become U+FFFD)."""
         if self.finished:
             return ""
-        return self._advance(self._decoder.decode(b"", final=True), final=True)
+        return self._advance(self._pieces.flush(), final=True)
 
     def _advance(self, piece: str, final: bool) -> str:
         self._decoded += piece

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers, processors
+from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as BackendTokenizer
 
 from engine.errors import ModelLoadError
@@ -60,11 +60,15 @@ class Tokenizer:
     """Text <-> token ids for one model.
 
     Attributes: bos_token_id / bos_token (None if the model has none), eos_token_id / eos_token,
-    stop_token_ids (EOS plus end-of-turn tokens), vocab_size (including added tokens).
+    stop_token_ids (EOS plus end-of-turn tokens), vocab_size (including added tokens),
+    add_bos_token (a raw prompt starts with BOS: `encode(text, add_special_tokens=True)`),
+    byte_level (decode() is the UTF-8 decoding of the joined `token_bytes`, with no context:
+    true for byte-level BPE, false for SentencePiece-style decoders, whose text depends on the
+    position in the sequence).
     """
 
     def __init__(self, backend: BackendTokenizer, *, bos_token: str | None, eos_token: str,
-                 extra_stop_tokens: Sequence[str] = ()) -> None:
+                 extra_stop_tokens: Sequence[str] = (), add_bos_token: bool = False) -> None:
         self._backend = backend
         # A twin that reads special-token text ("<|im_start|>") as plain text: for text a user
         # typed, which is data, never control. A separate object, because the flag is state
@@ -75,6 +79,7 @@ class Tokenizer:
         self.bos_token = bos_token
         self.eos_token = eos_token
         self.bos_token_id = None if bos_token is None else self._require_id(bos_token)
+        self.add_bos_token = add_bos_token and self.bos_token_id is not None
         self.eos_token_id: int = self._require_id(eos_token)
         added = backend.get_added_tokens_decoder()  # id -> AddedToken
         self._special_ids = frozenset(i for i, t in added.items() if t.special)
@@ -85,6 +90,8 @@ class Tokenizer:
             if token_id is not None:
                 stops.add(token_id)
         self.stop_token_ids: frozenset[int] = frozenset(stops)
+        decoder = json.loads(backend.to_str()).get("decoder") or {}
+        self.byte_level: bool = decoder.get("type") == "ByteLevel"
         self._token_bytes = self._build_token_bytes(added)
 
     def _require_id(self, token: str) -> int:
@@ -94,8 +101,6 @@ class Tokenizer:
         return token_id
 
     def _build_token_bytes(self, added: dict[int, Any]) -> list[bytes]:
-        decoder = json.loads(self._backend.to_str()).get("decoder") or {}
-        byte_level = decoder.get("type") == "ByteLevel"
         unbyte = {c: b for b, c in byte_to_unicode().items()}
         out: list[bytes] = []
         for token_id in range(self.vocab_size):
@@ -104,7 +109,7 @@ class Tokenizer:
                 out.append(b"")
             elif token_id in added:
                 out.append(added[token_id].content.encode("utf-8"))
-            elif byte_level:
+            elif self.byte_level:
                 out.append(bytes(unbyte[c] for c in piece) if all(c in unbyte for c in piece)
                            else piece.encode("utf-8"))
             elif len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
@@ -154,18 +159,22 @@ class Tokenizer:
                             if kind_ == _TOKEN_TYPE_USER_DEFINED and t in vocab])
         bos_id = meta.get("bos_token_id")
         bos = tokens[bos_id] if bos_id is not None and bos_id < len(tokens) else None
-        if bos is not None and meta.get("add_bos_token"):
-            backend.post_processor = processors.TemplateProcessing(
-                single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, bos_id)])
         extra = [tokens[i] for key in ("eot_token_id", "eom_token_id")
                  if (i := meta.get(key)) is not None and i < len(tokens)]
-        return cls(backend, bos_token=bos, eos_token=tokens[meta["eos_token_id"]], extra_stop_tokens=extra)
+        # `tokenizer.ggml.add_bos_token` as llama.cpp reads it; absent counts as false (llama.cpp
+        # defaults a few BPE pre-tokenizers to true, but its converter always writes the key).
+        return cls(backend, bos_token=bos, eos_token=tokens[meta["eos_token_id"]], extra_stop_tokens=extra,
+                   add_bos_token=bool(meta.get("add_bos_token")))
 
     @classmethod
     def from_hf_dir(cls, path: str, tokenizer_config: dict[str, Any],
                     extra_stop_ids: Sequence[int] = ()) -> Tokenizer:
         """Build from `<path>/tokenizer.json`; special tokens named in `tokenizer_config`
-        (the parsed tokenizer_config.json). Raises ModelLoadError if the file is missing/invalid."""
+        (the parsed tokenizer_config.json). Whether a raw prompt gets BOS as llama.cpp's
+        converter (gguf-py `SpecialVocab`) and transformers 4's Llama tokenizer decide:
+        tokenizer_config's `add_bos_token` when it is given, else whether tokenizer.json's
+        post-processor adds BOS (transformers 5 reads the post-processor only; the two differ
+        only where the files disagree). Raises ModelLoadError if the file is missing/invalid."""
         file = os.path.join(path, "tokenizer.json")
         try:
             backend = BackendTokenizer.from_file(file)
@@ -175,20 +184,32 @@ class Tokenizer:
         if eos is None:
             raise ModelLoadError(f"{path}/tokenizer_config.json names no eos_token")
         extra = [t for i in extra_stop_ids if (t := backend.id_to_token(i)) is not None]
-        return cls(backend, bos_token=bos, eos_token=eos, extra_stop_tokens=extra)
+        add_bos = tokenizer_config.get("add_bos_token")
+        if not isinstance(add_bos, bool):
+            add_bos = _post_processor_adds(backend, bos)
+        return cls(backend, bos_token=bos, eos_token=eos, extra_stop_tokens=extra, add_bos_token=add_bos)
 
     # -- use --------------------------------------------------------------------------------
 
     def encode(self, text: str, add_special_tokens: bool = False,
                parse_special: bool = True) -> list[int]:
-        """Token ids of `text`. add_special_tokens adds the model's BOS where it declares one.
+        """Token ids of `text`.
+
+        add_special_tokens: for a raw prompt; starts the ids with BOS when the model asks for it
+        (`add_bos_token`, as llama.cpp and vLLM do), unless they already start with it (text that
+        begins with the BOS text, parsed): never two BOS. Off for a rendered chat template, which
+        writes its own BOS where the model wants one (transformers' apply_chat_template).
+        No other special token (EOS) is added.
 
         parse_special True: special tokens written in the text (e.g. "<|im_start|>") become
         their special ids, as transformers' tokenizer(text) does for a rendered chat template.
         False: they are tokenized as ordinary text (for untrusted content inside a prompt).
         """
         backend = self._backend if parse_special else self._literal_backend
-        return backend.encode(text, add_special_tokens=add_special_tokens).ids
+        ids = backend.encode(text, add_special_tokens=False).ids
+        if add_special_tokens and self.add_bos_token and ids[:1] != [self.bos_token_id]:
+            ids.insert(0, self.bos_token_id)
+        return ids
 
     def contains_added_token_text(self, text: str) -> bool:
         """Whether `text` spells an added/special token (e.g. "<|im_end|>"), which encode()
@@ -211,6 +232,16 @@ class Tokenizer:
 
     def token_to_id(self, token: str) -> int | None:
         return self._backend.token_to_id(token)
+
+
+def _post_processor_adds(backend: BackendTokenizer, token: str | None) -> bool:
+    """Whether the tokenizer's post-processor puts `token` in front of an encoding."""
+    token_id = None if token is None else backend.token_to_id(token)
+    if token_id is None:
+        return False
+    probe = "a"
+    return (backend.encode(probe, add_special_tokens=True).ids[:1] == [token_id]
+            and backend.encode(probe, add_special_tokens=False).ids[:1] != [token_id])
 
 
 def _token_text(value: Any) -> str | None:

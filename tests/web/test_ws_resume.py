@@ -1,5 +1,7 @@
 """/ws: replies outlive their socket; any socket of the owner attaches from a sequence number;
-every socket of a user sees his messages and conversation changes (docs/INTERFACES.md 4)."""
+every socket of a user sees his messages and conversation changes (docs/INTERFACES.md 4). With
+two processes sharing Redis, a socket on one attaches to a reply streaming on the other
+(backend/cluster/relay.py) and gets the same frames."""
 
 from __future__ import annotations
 
@@ -210,3 +212,91 @@ def test_bad_attach_frames_get_typed_errors(client: TestClient, fake: FakeGenera
                {k: done[k] for k in ("type", "message_id", "status", "finish_reason", "html")}
         ws.send_json({"type": "attach", "message_id": "0" * 32, "seq": 0})
         assert ws.receive_json()["code"] == "not_found"
+
+
+# --- Two processes (REDIS_URL): attaching to a reply streaming on the other one -----------------
+
+
+def test_a_socket_on_b_attached_to_a_reply_on_a_joins_to_the_stored_text(settings, redis_url):
+    """Sockets on B attach from every seq while the reply streams on A: the catch-up, the live
+    deltas and the done frame are those a socket on A gets, and each one's text joined with
+    what it had equals the text A stores."""
+    import redis
+
+    from backend.models import Message
+
+    from .test_live import ORIGIN, two_people, two_processes
+
+    with two_processes(settings, redis_url) as (a, b):
+        people = two_people(a)
+        a.fake.tokens = ["# Title\n\n", "First *para*.\n\n", "```py\n", "x = 1\n", "```\n", "tail", " end."]
+        a.fake.hold_after = 4
+        use_session(a.client, people["bob"])
+        use_session(b.client, people["bob"])
+        with ExitStack() as stack:
+            sender = stack.enter_context(a.client.websocket_connect("/ws", headers=ORIGIN))
+            sender.send_json(send_frame("go"))
+            message_id = sender.receive_json()["assistant_message_id"]
+            seen = [sender.receive_json() for _ in range(4)]
+            assert [f["seq"] for f in seen] == [1, 2, 3, 4]
+            raw = redis.Redis.from_url(redis_url)
+            wait_until(lambda: raw.xlen(f"crescent:reply:{message_id}") == 5, what="the 4 deltas relayed")
+            raw.close()
+            catch_ups = {}
+            for seq in range(4):
+                ws = stack.enter_context(a.client.websocket_connect("/ws", headers=ORIGIN))
+                ws.send_json({"type": "attach", "message_id": message_id, "seq": seq})
+                catch_ups[seq] = ws.receive_json()
+            watchers = []
+            for seq in range(5):
+                ws = stack.enter_context(b.client.websocket_connect("/ws", headers=ORIGIN))
+                ws.send_json({"type": "attach", "message_id": message_id, "seq": seq})
+                if seq < 4:
+                    first = ws.receive_json()
+                    assert first == catch_ups[seq]  # the text after seq, and the whole rendering
+                    assert (first["reset"], first["seq"], first["text"]) == (True, 4, "".join(f["text"] for f in seen[seq:]))
+                watchers.append((ws, seq))
+            # The seq-4 watcher has nothing to catch up: a ping answered means its attach is in.
+            watchers[4][0].send_json({"type": "ping"})
+            assert watchers[4][0].receive_json() == {"type": "pong"}
+            a.fake.release()
+            rest = frames_until_done(sender)
+            text = "".join(f["text"] for f in seen + rest if f["type"] == "delta")
+            for ws, seq in watchers:
+                assert frames_until_done(ws) == rest  # deltas 5.. with their rendering, then done
+                assert "".join(f["text"] for f in seen) + "".join(f["text"] for f in rest if f["type"] == "delta") == text
+        assert rest[-1]["content"] == text == "".join(a.fake.tokens)
+        with a.state.chat._sessions() as db:  # noqa: SLF001 - the stored row is the oracle
+            assert db.get(Message, message_id).content == text
+
+
+def test_a_retried_send_on_b_of_a_turn_streaming_on_a_watches_it(settings, redis_url):
+    """The page resends an unacknowledged send after reconnecting, now to B: it is answered as a
+    duplicate and gets the reply's frames from A."""
+    from .test_live import ORIGIN, two_people, two_processes
+
+    with two_processes(settings, redis_url) as (a, b):
+        people = two_people(a)
+        a.fake.hold_after = 2
+        use_session(a.client, people["bob"])
+        use_session(b.client, people["bob"])
+        frame = send_frame("hello")
+        with a.client.websocket_connect("/ws", headers=ORIGIN) as sender, \
+                b.client.websocket_connect("/ws", headers=ORIGIN) as retry:
+            sender.send_json(frame)
+            ack = sender.receive_json()
+            first = [sender.receive_json() for _ in range(2)]
+            retry.send_json(frame)
+            answer = retry.receive_json()
+            while answer["type"] in ("turn", "conversation"):  # account events, if any
+                answer = retry.receive_json()
+            assert (answer["type"], answer["duplicate"]) == ("ack", True)
+            assert answer["assistant_message_id"] == ack["assistant_message_id"]
+            a.fake.release()
+            rest = frames_until_done(sender)
+            relayed = frames_until_done(retry)
+            assert relayed[-1] == rest[-1]
+            deltas = [f for f in relayed if f["type"] == "delta"]
+            assert [f["seq"] for f in deltas] == list(range(deltas[0]["seq"], len(a.fake.tokens) + 1))
+            joined = "".join(f["text"] for f in deltas)
+            assert joined == "".join(a.fake.tokens) == "".join(f["text"] for f in first + rest if f["type"] == "delta")

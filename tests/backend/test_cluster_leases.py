@@ -125,3 +125,25 @@ def test_the_heartbeat_thread_stops_when_nothing_is_held(redis_url):
 def test_bad_timings_are_refused(redis_url):
     with pytest.raises(ValueError):
         GenerationLeases(RedisLink(redis_url, "a"), ttl_s=1.0, heartbeat_s=1.0)
+
+
+def test_simultaneous_acquires_from_two_processes_never_pass_the_limit(redis_url):
+    import threading
+
+    holders = [GenerationLeases(RedisLink(redis_url, name), ttl_s=TTL_S, heartbeat_s=HEARTBEAT_S) for name in "ab"]
+    start = threading.Barrier(16)
+    taken: list[str | None] = []
+
+    def attempt(leases: GenerationLeases) -> None:
+        start.wait(timeout=30)
+        taken.append(leases.try_acquire("race", 3))
+
+    threads = [threading.Thread(target=attempt, args=(holders[i % 2],)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(taken) == 16 and sum(lease is not None for lease in taken) == 3
+    assert holders[0].count("race") == 3
+    for leases in holders:
+        leases.close()

@@ -1,5 +1,7 @@
 """Documents of a user: upload (checked on the request path), ingestion (extract, chunk, embed;
-off the request path), versions, deletion, sharing, and the list a user sees.
+off the request path: backend/rag/ingestion.py), versions, deletion, sharing, and the list a
+user sees. An upload is also an ingestion job leased to this process (backend/rag/jobs.py), so
+that a version is indexed even when the process that took it in stops.
 
 Visibility is atomic: a version's chunks are written in the same transaction that marks it ready,
 supersedes the older ready version of its name and bumps the index generation, so retrieval sees
@@ -14,8 +16,6 @@ import hashlib
 import logging
 import threading
 import unicodedata
-from collections import OrderedDict, deque
-from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
@@ -26,17 +26,17 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.errors import NotFound
-from backend.models import Document, DocumentChunk, DocumentIndexState, User, utcnow
+from backend.models import Document, DocumentChunk, DocumentIndexState, IngestionJob, User, utcnow
 from backend.rag.chunking import Chunk, chunk_pages
 from backend.rag.embedder import Embedder
 from backend.rag.errors import NotAllowed, TooManyPending, UnreadableDocument, UnsupportedDocument
 from backend.rag.extract import check_upload, extract_pages
+from backend.rag.jobs import REASON_INTERRUPTED, JobLeases, LeaseLost  # noqa: F401 (REASON_INTERRUPTED: re-exported)
 from backend.rag.settings import RagSettings
 from backend.rag.sources import Source
 
 log = logging.getLogger(__name__)
 
-REASON_INTERRUPTED = "the server stopped before this document was indexed; upload it again"
 REASON_INTERNAL = "indexing failed because of an internal error; upload it again"
 REASON_STOPPED = "the server stopped while this document was being indexed; upload it again"
 MAX_NAME_CHARS = 255
@@ -54,7 +54,7 @@ def _is_tombstone(document: Document) -> bool:
 
 
 class IngestionCancelled(Exception):
-    """The worker is shutting down: stop indexing between batches."""
+    """The worker is shutting down (or lost the job's lease): stop indexing between batches."""
 
 
 def clean_filename(filename: str) -> str:
@@ -127,7 +127,11 @@ def embedding_input(chunk: Chunk) -> str:
 
 class DocumentService:
     """Stores, versions and indexes documents. Thread-safe (one session per call); `ingest` is
-    the slow part and belongs on a worker thread (see IngestionWorker)."""
+    the slow part and belongs on a worker thread (see backend.rag.ingestion.IngestionWorker).
+
+    instance: this process's name (Settings.instance_name), the owner of its ingestion jobs;
+    clock: UTC now, for the jobs' leases (`jobs`, one JobLeases per service: one process run).
+    """
 
     def __init__(
         self,
@@ -135,16 +139,23 @@ class DocumentService:
         embedder: Embedder,
         settings: RagSettings | None = None,
         count_tokens: Callable[[str], int] | None = None,
+        *,
+        instance: str = "local",
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.session_factory = session_factory
         self.embedder = embedder
         self.settings = settings or RagSettings()
         self.count_tokens = count_tokens or embedder.count_tokens
+        self.jobs = JobLeases(session_factory, instance, self.settings.ingest_lease_s,
+                              self.settings.ingest_attempts, clock)
         self._version_lock = threading.Lock()
 
     def upload(self, user_id: str, filename: str, data: bytes, *, shared: bool | None = None) -> DocumentView:
-        """Check the file and record a new version of `filename` (status processing). The text is
-        not indexed yet: pass the same bytes to `ingest` (or use IngestionWorker.submit).
+        """Check the file and record a new version of `filename` (status processing) with its
+        ingestion job (the bytes, leased to this process). The text is not indexed yet: pass the
+        same bytes to `ingest` (or use IngestionWorker.submit); if nobody does before the lease
+        expires, a worker of any process takes the job over.
         shared: None keeps the sharing of the name's latest version (False for a new name).
 
         Raises:
@@ -183,6 +194,7 @@ class DocumentService:
             )
             session.add(document)
             session.flush()
+            self.jobs.add(session, document.id, data)
             return view_of(document, user_id)
 
     def ingest(
@@ -191,17 +203,24 @@ class DocumentService:
         data: bytes,
         progress: Callable[[float], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
+        *,
+        fenced: bool = False,
     ) -> DocumentView:
         """Extract, chunk and embed the bytes uploaded as `document_id`, then make the version
-        ready in one transaction. Problems with the content mark it failed with the reason; a
-        document deleted meanwhile is left deleted. Never raises for content problems.
+        ready (and end its ingestion job) in one transaction. Problems with the content mark it
+        failed with the reason; a document deleted meanwhile is left deleted. Never raises for
+        content problems.
 
         progress(fraction) is called (and the row's progress column updated) after extraction,
         after chunking and after each embedding batch. cancelled() is asked before each batch:
-        True marks the version failed (REASON_STOPPED) and stops.
+        True stops; unfenced, the version is marked failed (REASON_STOPPED); fenced, the job is
+        released for another process (or the next start) to index, and LeaseLost is raised.
+        fenced: the caller holds the job's lease (IngestionWorker): the result is published
+        only while this process still holds it.
 
         Raises:
             NotFound: no such document (also when it was deleted while being indexed).
+            LeaseLost: fenced, and the job is no longer this process's (or it stopped).
         """
         with self.session_factory() as session:
             document = session.get(Document, document_id)
@@ -215,13 +234,16 @@ class DocumentService:
             self._progress(document_id, PROGRESS_CHUNKED, progress)
             vectors = self._embed(document_id, chunks, progress, cancelled)
         except IngestionCancelled:
-            return self._fail(document_id, owner, REASON_STOPPED)
+            if fenced:
+                self.jobs.release([document_id], ran=True)
+                raise LeaseLost("stopped before the document was indexed; the job was released") from None
+            return self._fail(document_id, owner, REASON_STOPPED, fenced)
         except UnreadableDocument as exc:
-            return self._fail(document_id, owner, exc.message)
+            return self._fail(document_id, owner, exc.message, fenced)
         except Exception:
             log.exception("ingesting document %s failed", document_id)
-            return self._fail(document_id, owner, REASON_INTERNAL)
-        return self._publish(document_id, owner, chunks, vectors)
+            return self._fail(document_id, owner, REASON_INTERNAL, fenced)
+        return self._publish(document_id, owner, chunks, vectors, fenced)
 
     def _progress(self, document_id: str, done: float, progress: Callable[[float], None] | None) -> None:
         with self.session_factory.begin() as session:
@@ -243,8 +265,23 @@ class DocumentService:
             self._progress(document_id, done, progress)
         return np.concatenate(parts).astype("<f4", copy=False)
 
-    def _publish(self, document_id: str, owner: str, chunks: list[Chunk], vectors: np.ndarray) -> DocumentView:
+    def _end_job(self, session: Session, document_id: str, owner: str, fenced: bool) -> DocumentView | None:
+        """Delete the version's job; None when the caller may go on ending the version, else the
+        version as it is (ended meanwhile). Raises LeaseLost: another process holds the job."""
+        if self.jobs.finish(session, document_id, fenced=fenced):
+            return None
+        status = session.scalar(select(Document.status).where(Document.id == document_id))
+        if status == "processing":
+            raise LeaseLost("another process took this document's ingestion job over")
+        return self._current_or_gone(session, document_id, owner)
+
+    def _publish(
+        self, document_id: str, owner: str, chunks: list[Chunk], vectors: np.ndarray, fenced: bool = False
+    ) -> DocumentView:
         with self.session_factory.begin() as session:
+            ended = self._end_job(session, document_id, owner, fenced)
+            if ended is not None:
+                return ended
             document = session.scalar(
                 select(Document).where(Document.id == document_id, Document.status == "processing")
             )
@@ -280,8 +317,11 @@ class DocumentService:
             session.flush()
             return view_of(document, owner)
 
-    def _fail(self, document_id: str, owner: str, reason: str) -> DocumentView:
+    def _fail(self, document_id: str, owner: str, reason: str, fenced: bool = False) -> DocumentView:
         with self.session_factory.begin() as session:
+            ended = self._end_job(session, document_id, owner, fenced)
+            if ended is not None:
+                return ended
             session.execute(
                 update(Document).where(Document.id == document_id, Document.status == "processing")
                 .values(status="failed", error=reason, updated_at=utcnow())
@@ -342,8 +382,9 @@ class DocumentService:
                 .order_by(Document.version.desc())
             ).all()
             ids = [row.id for row in rows]
-            # Chunks first, explicitly: correct even where foreign keys are not enforced.
+            # Chunks and jobs first, explicitly: correct even where foreign keys are not enforced.
             session.execute(delete(DocumentChunk).where(DocumentChunk.document_id.in_(ids)))
+            session.execute(delete(IngestionJob).where(IngestionJob.document_id.in_(ids)))
             session.execute(delete(Document).where(Document.id.in_(ids[1:])))
             session.execute(update(Document).where(Document.id == ids[0]).values(
                 status="superseded", shared=False, num_chunks=0, error=TOMBSTONE, updated_at=utcnow()))
@@ -389,132 +430,9 @@ class DocumentService:
             return Source(c.id, c.document_id, name, version, c.position, c.heading_path, c.page, c.text, 0.0)
 
     def recover_interrupted(self) -> int:
-        """At start-up: versions left processing by a stopped process become failed. Returns
-        how many. (Their chunks were never written: they were to be written at the end.)"""
-        with self.session_factory.begin() as session:
-            result = session.execute(
-                update(Document).where(Document.status == "processing")
-                .values(status="failed", error=REASON_INTERRUPTED, updated_at=utcnow())
-            )
-            return result.rowcount or 0
-
-
-class IngestionWorker:
-    """Runs ingestion off the request path, one document at a time (embedding uses the CPU
-    cores already; two at once would only interleave), fairly across users: the next document
-    is taken from the users in turn (round-robin), so one user's many or big uploads do not
-    hold back everyone else's. A user may have at most `max_pending_per_user` documents queued
-    or running. The web layer calls `submit` from a thread (run_in_threadpool), returns the
-    processing DocumentView at once, and the list shows progress and the final status."""
-
-    def __init__(self, service: DocumentService, max_pending_per_user: int = 5) -> None:
-        if max_pending_per_user < 1:
-            raise ValueError("max_pending_per_user must be >= 1")
-        self.service = service
-        self.max_pending_per_user = max_pending_per_user
-        self._lock = threading.Condition()
-        self._queues: OrderedDict[str, deque[tuple[str, bytes, Future[DocumentView]]]] = OrderedDict()
-        self._pending: dict[str, int] = {}  # user -> documents queued or running (or being uploaded)
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="rag-ingest", daemon=True)
-        self._thread.start()
-
-    def submit(
-        self, user_id: str, filename: str, data: bytes, *, shared: bool | None = None
-    ) -> tuple[DocumentView, Future[DocumentView]]:
-        """Upload (raising its typed errors here, on the caller's thread) and queue the ingestion.
-        The future resolves to the final DocumentView (ready, failed or superseded).
-
-        Raises:
-            TooManyPending: the user has max_pending_per_user documents queued or running.
-            RuntimeError: the worker was shut down.
-            and upload's errors (UnsupportedDocument, DocumentTooLarge, ...).
-        """
-        with self._lock:
-            if self._stopping:
-                raise RuntimeError("the ingestion worker is shut down")
-            pending = self._pending.get(user_id, 0)
-            if pending >= self.max_pending_per_user:
-                raise TooManyPending(
-                    f"you have {pending} documents being processed; wait for one to finish "
-                    f"(at most {self.max_pending_per_user} at a time)"
-                )
-            self._pending[user_id] = pending + 1
-        try:
-            document = self.service.upload(user_id, filename, data, shared=shared)
-        except BaseException:
-            with self._lock:
-                self._release(user_id)
-            raise
-        future: Future[DocumentView] = Future()
-        with self._lock:
-            if self._stopping:  # stays processing; recover_interrupted marks it failed
-                self._release(user_id)
-                future.cancel()
-                return document, future
-            self._queues.setdefault(user_id, deque()).append((document.id, data, future))
-            self._lock.notify()
-        return document, future
-
-    def pending(self, user_id: str) -> int:
-        """Documents of the user queued or running."""
-        with self._lock:
-            return self._pending.get(user_id, 0)
-
-    def _release(self, user_id: str) -> None:
-        left = self._pending.get(user_id, 0) - 1
-        if left > 0:
-            self._pending[user_id] = left
-        else:
-            self._pending.pop(user_id, None)
-
-    def _next(self) -> tuple[str, str, bytes, Future[DocumentView]] | None:
-        with self._lock:
-            while not self._queues and not self._stopping:
-                self._lock.wait()
-            if self._stopping:
-                return None
-            user_id, queue = next(iter(self._queues.items()))
-            document_id, data, future = queue.popleft()
-            del self._queues[user_id]
-            if queue:  # round-robin: this user goes to the back of the line
-                self._queues[user_id] = queue
-            return user_id, document_id, data, future
-
-    def _stopped(self) -> bool:
-        return self._stopping
-
-    def _run(self) -> None:
-        while True:
-            item = self._next()
-            if item is None:
-                return
-            user_id, document_id, data, future = item
-            if not future.set_running_or_notify_cancel():
-                with self._lock:
-                    self._release(user_id)
-                continue
-            try:
-                future.set_result(self.service.ingest(document_id, data, cancelled=self._stopped))
-            except BaseException as exc:  # NotFound (deleted meanwhile) or a bug: tell the waiter
-                future.set_exception(exc)
-            finally:
-                with self._lock:
-                    self._release(user_id)
-
-    def shutdown(self, wait: bool = True) -> None:
-        """Stop promptly: refuse new work, cancel what is queued (those versions stay processing
-        until `DocumentService.recover_interrupted` marks them failed at the next start), and
-        make the running one stop before its next embedding batch (marked failed). With wait,
-        return when the worker thread has ended (after at most one batch)."""
-        with self._lock:
-            self._stopping = True
-            queued = [item for queue in self._queues.values() for item in queue]
-            self._queues.clear()
-            self._lock.notify_all()
-        for _document_id, _data, future in queued:
-            future.cancel()
-        with self._lock:
-            self._pending.clear()
-        if wait:
-            self._thread.join()
+        """At start-up (and periodically: IngestionWorker): versions that can no longer be
+        indexed become failed: processing without an ingestion job, or whose job's lease expired
+        after RagSettings.ingest_attempts runs. Jobs other processes hold (live leases) are
+        never touched; expired ones with runs left are for IngestionWorker to take over.
+        Returns how many failed. (Their chunks were never written: that happens at the end.)"""
+        return self.jobs.fail_abandoned()

@@ -18,7 +18,10 @@ class RagSettings:
     relativeScoreFusion) or "rrf" (reciprocal rank fusion, sum of 1 / (rrf_k + rank), rrf_k = 60
     as in Cormack, Clarke & Buettcher, SIGIR 2009). On the evaluation set, RRF let weak
     one-word keyword matches outrank the vector search's best hit (docs/INTERFACES.md section 7
-    has the numbers). embed_batch: chunks embedded per progress step.
+    has the numbers). embed_batch: chunks embedded per progress step. ingest_lease_s: seconds an
+    ingestion job stays leased to its process without a heartbeat (renewed every quarter of it;
+    past it, any process may take the job over: backend/rag/jobs.py). ingest_attempts: indexing
+    runs a job may start; when the lease of the last one expires the document fails.
 
     Raises:
         ValueError: a value out of range.
@@ -34,6 +37,8 @@ class RagSettings:
     vector_weight: float = 0.5
     rrf_k: int = 60
     embed_batch: int = 32
+    ingest_lease_s: float = 60.0
+    ingest_attempts: int = 3
 
     def __post_init__(self) -> None:
         if self.max_upload_bytes < 1:
@@ -48,3 +53,5 @@ class RagSettings:
             raise ValueError("fusion must be 'relative' or 'rrf', vector_weight in [0, 1]")
         if self.candidates < self.top_k or self.rrf_k < 1 or self.embed_batch < 1:
             raise ValueError("need candidates >= top_k, rrf_k >= 1, embed_batch >= 1")
+        if not self.ingest_lease_s > 0 or self.ingest_attempts < 1:
+            raise ValueError("need ingest_lease_s > 0 and ingest_attempts >= 1")

@@ -23,8 +23,16 @@ def chunk_count(session_factory, sql_filter="1=1"):
 
 
 def fts_count(session_factory, word):
+    """Chunks the database's full-text index finds for `word` (FTS5 table, or PostgreSQL's
+    expression of migration 0008's GIN index)."""
     with session_factory() as session:
-        return session.scalar(text("SELECT count(*) FROM document_chunks_fts WHERE document_chunks_fts MATCH :w"), {"w": word})
+        if session.bind.dialect.name == "postgresql":
+            from backend.conversation_search import pg_tsvector
+
+            sql = f"SELECT count(*) FROM document_chunks WHERE {pg_tsvector('text')} @@ to_tsquery('english', :w)"
+        else:
+            sql = "SELECT count(*) FROM document_chunks_fts WHERE document_chunks_fts MATCH :w"
+        return session.scalar(text(sql), {"w": word})
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -190,11 +198,18 @@ def test_deleting_while_processing_never_publishes(documents, retriever, session
     assert chunk_count(session_factory) == 0
 
 
-def test_recover_interrupted_marks_processing_as_failed(documents, users):
-    view = documents.upload("alice", "a.txt", b"text")
+def test_recover_interrupted_fails_only_versions_that_cannot_be_indexed(documents, session_factory, users):
+    from backend.models import IngestionJob
+
+    leased = documents.upload("alice", "a.txt", b"text")  # its job is leased to this process
+    orphan = documents.upload("alice", "b.txt", b"text")
+    with session_factory.begin() as session:  # as a release before ingestion jobs left it
+        session.execute(IngestionJob.__table__.delete().where(IngestionJob.document_id == orphan.id))
     assert documents.recover_interrupted() == 1
-    assert documents.get("alice", view.id).status == "failed"
-    assert documents.get("alice", view.id).error == REASON_INTERRUPTED
+    assert documents.get("alice", orphan.id).status == "failed"
+    assert documents.get("alice", orphan.id).error == REASON_INTERRUPTED
+    assert documents.get("alice", leased.id).status == "processing"
+    assert documents.recover_interrupted() == 0
 
 
 def test_upload_errors_are_typed_and_store_nothing(documents, session_factory, users, rag_settings):

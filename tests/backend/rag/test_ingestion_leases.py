@@ -1,0 +1,212 @@
+"""Ingestion jobs leased to one process (backend/rag/jobs.py, backend/rag/ingestion.py): two
+DocumentService/IngestionWorker pairs on one database stand for two server processes.
+
+Tests run on SQLite and, with TEST_DATABASE_URL, on PostgreSQL (the `session_factory` fixture).
+Lease expiry is driven by a fake clock shared by the "processes", never by sleeping."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import func, select, text
+
+from backend.models import Document, DocumentChunk, IngestionJob
+from backend.rag import DocumentService, IngestionWorker, LeaseLost
+from backend.rag.jobs import REASON_ATTEMPTS
+from tests.backend.rag.test_qa_fixes import GatedService, wait_for
+
+QUIET = 3600.0  # heartbeat period for workers whose recovery the test calls itself
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def process(session_factory, embedder, rag_settings, clock):
+    """process(name) -> a DocumentService of its own (a process run) on the shared database."""
+
+    def _process(name: str) -> DocumentService:
+        return DocumentService(session_factory, embedder, rag_settings, instance=name, clock=clock)
+
+    return _process
+
+
+def job_of(session_factory, document_id):
+    with session_factory() as session:
+        return session.get(IngestionJob, document_id)
+
+
+def status_of(session_factory, document_id):
+    with session_factory() as session:
+        return session.scalar(select(Document.status).where(Document.id == document_id))
+
+
+def chunks_of(session_factory, document_id):
+    with session_factory() as session:
+        return session.scalar(select(func.count()).select_from(DocumentChunk).where(DocumentChunk.document_id == document_id))
+
+
+TEXT = b"Walruses haul out on sea ice. " * 20
+
+
+def test_restarting_one_process_leaves_another_processes_work_alone(process, session_factory, users):
+    b = GatedService(process("B"))
+    worker_b = IngestionWorker(b, heartbeat_s=QUIET)  # type: ignore[arg-type]
+    worker_a = None
+    try:
+        view, future = worker_b.submit("alice", "walrus.txt", TEXT)
+        assert b.started.wait(10)  # B is indexing it
+        a = process("A")  # A restarts: its start-up recovery, then its worker's
+        assert a.recover_interrupted() == 0
+        worker_a = IngestionWorker(a, heartbeat_s=QUIET)
+        assert worker_a.recover() == 0
+        assert status_of(session_factory, view.id) == "processing"
+        assert job_of(session_factory, view.id).owner == "B"
+        b.gate.set()
+        assert future.result(timeout=30).status == "ready"
+        assert job_of(session_factory, view.id) is None
+    finally:
+        b.gate.set()
+        worker_b.shutdown()
+        if worker_a is not None:
+            worker_a.shutdown()
+
+
+@pytest.mark.parametrize("started", [False, True], ids=["queued", "running"])
+def test_a_dead_processes_job_is_taken_over_when_its_lease_expires(process, session_factory, users, clock,
+                                                                     rag_settings, started):
+    a = process("A")
+    view = a.upload("alice", "walrus.txt", TEXT)  # then A dies: nobody renews the lease
+    if started:
+        assert a.jobs.start(view.id)
+    b = process("B")
+    worker_b = IngestionWorker(b, heartbeat_s=QUIET)
+    try:
+        assert worker_b.recover() == 0  # the lease is live: not B's to take
+        assert job_of(session_factory, view.id).owner == "A"
+        clock.advance(rag_settings.ingest_lease_s + 1)
+        worker_b.recover()
+        assert wait_for(lambda: status_of(session_factory, view.id) == "ready")
+        assert job_of(session_factory, view.id) is None
+        assert chunks_of(session_factory, view.id) > 0
+    finally:
+        worker_b.shutdown()
+
+
+def test_after_the_last_attempt_an_expired_job_fails_its_document(process, session_factory, users, clock,
+                                                                    rag_settings):
+    holder = process("A")
+    view = holder.upload("alice", "poison.txt", TEXT)
+    for run in range(rag_settings.ingest_attempts):  # each run's process dies mid-way
+        if run:
+            holder = process(f"P{run}")
+            assert [job.document_id for job in holder.jobs.claim_expired(5)] == [view.id]
+        assert holder.jobs.start(view.id)
+        clock.advance(rag_settings.ingest_lease_s + 1)
+    last = process("Z")
+    assert last.jobs.claim_expired(5) == []
+    assert last.recover_interrupted() == 1
+    with session_factory() as session:
+        document = session.get(Document, view.id)
+        assert (document.status, document.error) == ("failed", REASON_ATTEMPTS.format(attempts=rag_settings.ingest_attempts))
+    assert job_of(session_factory, view.id) is None
+
+
+def test_a_process_that_lost_its_lease_cannot_publish(process, session_factory, users, clock, rag_settings):
+    a = process("A")
+    view = a.upload("alice", "walrus.txt", TEXT)
+    assert a.jobs.start(view.id)  # A stalls past its lease...
+    clock.advance(rag_settings.ingest_lease_s + 1)
+    b = process("B")
+    assert [job.document_id for job in b.jobs.claim_expired(5)] == [view.id]  # ...and B takes over
+    assert b.jobs.start(view.id)
+    with pytest.raises(LeaseLost):  # A wakes up and finishes: dropped
+        a.ingest(view.id, TEXT, fenced=True)
+    assert status_of(session_factory, view.id) == "processing" and chunks_of(session_factory, view.id) == 0
+    assert a.jobs.renew() == set() and not a.jobs.start(view.id)
+    done = b.ingest(view.id, TEXT, fenced=True)
+    assert done.status == "ready" and chunks_of(session_factory, view.id) == done.num_chunks
+    # A late publish after B's leaves B's result alone.
+    assert a.ingest(view.id, TEXT, fenced=True).num_chunks == done.num_chunks
+    assert chunks_of(session_factory, view.id) == done.num_chunks
+
+
+def test_two_processes_never_claim_or_ingest_the_same_job_twice(process, session_factory, users, clock, rag_settings):
+    a = process("A")
+    ids = [a.upload("alice", f"d{i}.txt", b"Document %d about walruses." % i).id for i in range(8)]
+    clock.advance(rag_settings.ingest_lease_s + 1)  # A died
+    claimers = [process("B"), process("C")]
+    claimed: dict[str, list[str]] = {"B": [], "C": []}
+    barrier = threading.Barrier(2)
+
+    def claim(service: DocumentService) -> None:
+        barrier.wait(10)
+        while True:
+            jobs = service.jobs.claim_expired(1)
+            if not jobs:
+                return
+            claimed[service.jobs.owner] += [job.document_id for job in jobs]
+
+    threads = [threading.Thread(target=claim, args=(s,)) for s in claimers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
+    assert sorted(claimed["B"] + claimed["C"]) == sorted(ids)  # each exactly once
+    # And with workers: every job expires again; both recover at once; each is ingested once.
+    clock.advance(rag_settings.ingest_lease_s + 1)
+    ingested: list[str] = []
+    services = [process("D"), process("E")]
+    for service in services:
+        original = service.ingest
+
+        def counting(document_id, *args, _original=original, **kwargs):
+            ingested.append(document_id)
+            return _original(document_id, *args, **kwargs)
+
+        service.ingest = counting  # type: ignore[method-assign]
+    workers = [IngestionWorker(s, heartbeat_s=QUIET) for s in services]
+    try:
+        assert wait_for(lambda: all(status_of(session_factory, i) == "ready" for i in ids))
+    finally:
+        for worker in workers:
+            worker.shutdown()
+    assert sorted(ingested) == sorted(ids)
+
+
+def test_postgresql_claims_skip_a_job_another_transaction_has_locked(process, session_factory, users, clock,
+                                                                       rag_settings):
+    with session_factory() as session:
+        if session.bind.dialect.name != "postgresql":
+            pytest.skip("PostgreSQL only (SQLite has one writer: there is no row lock to skip)")
+    a = process("A")
+    ids = [a.upload("alice", f"d{i}.txt", b"Document %d." % i).id for i in range(3)]
+    clock.advance(rag_settings.ingest_lease_s + 1)
+    with session_factory() as locker:  # another process mid-claim: holds the oldest job's row lock
+        locker.execute(text("SELECT 1 FROM ingestion_jobs WHERE document_id = :id FOR UPDATE"), {"id": ids[0]})
+        result: list[list[str]] = []
+        claimer = threading.Thread(target=lambda: result.append(
+            [job.document_id for job in process("B").jobs.claim_expired(10)]))
+        claimer.start()
+        claimer.join(30)  # without SKIP LOCKED it would wait for the lock until the rollback below
+        finished = not claimer.is_alive()
+        locker.rollback()
+    claimer.join(30)
+    assert finished, "the claim waited on a locked job instead of skipping it"
+    assert sorted(result[0]) == sorted(ids[1:])

@@ -33,6 +33,7 @@ from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService, UserChannels
 from backend.cluster import RedisLink
+from backend.cluster.account_events import SharedChannels
 from backend.cluster.instances import InstanceRegistry, instance_label, snapshot_of
 from backend.conversation_export import ConversationTransfer
 from backend.conversation_search import ConversationSearch
@@ -269,7 +270,8 @@ def create_app(
 
         try:
             session_factory = make_session_factory(db_engine)
-            channels = UserChannels()  # account events to every open page of a user
+            # Account events to every open page of a user (with Redis: on every process).
+            channels = SharedChannels() if redis_link is not None else UserChannels()
             conversations = ConversationService(session_factory, channels.publish)
             interrupted = await run_in_threadpool(conversations.mark_interrupted_on_startup)
             if interrupted:

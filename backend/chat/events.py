@@ -174,3 +174,23 @@ def final_from_dict(data: dict[str, Any]) -> Done | ChatFailed:
     except TypeError as exc:
         raise ValueError(f"not a final event: {exc}") from None
     raise ValueError(f"not a final event: type {kind!r}")
+
+
+def account_event_to_dict(event: AccountEvent) -> dict[str, Any]:
+    """An account event as JSON-ready fields, tagged by "type" (sent to the other processes,
+    backend/cluster/account_events.py)."""
+    return {"type": "turn" if isinstance(event, TurnStarted) else "conversation", **asdict(event)}
+
+
+def account_event_from_dict(data: dict[str, Any]) -> AccountEvent:
+    """The inverse of :func:`account_event_to_dict`. Raises ValueError on anything else."""
+    fields = dict(data)
+    kind = fields.pop("type", None)
+    try:
+        if kind == "turn":
+            return TurnStarted(**fields)
+        if kind == "conversation":
+            return ConversationChanged(**fields)
+    except TypeError as exc:
+        raise ValueError(f"not an account event: {exc}") from None
+    raise ValueError(f"not an account event: type {kind!r}")

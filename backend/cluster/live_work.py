@@ -6,6 +6,7 @@
   (backend/cluster/events.py) and the other processes' are applied here;
 - every RECHECK_INTERVAL_S seconds, and at once after the subscriber reconnects, the live entries
   are re-checked against the database (backend/cluster/recheck.py);
+- account events (backend/cluster/account_events.py) reach the user's pages on every process;
 - replies streaming here are mirrored to Redis Streams, and replies streaming elsewhere can be
   watched from here (backend/cluster/relay.py).
 
@@ -21,8 +22,10 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.chat import turns
+from backend.chat.channels import UserChannels
 from backend.chat.events import ChatEvent, ChatFailed, stored_outcome
 
+from backend.cluster.account_events import SharedChannels
 from backend.cluster.events import LiveEvents
 from backend.cluster.recheck import LiveRecheck
 from backend.cluster.redis_link import RedisLink
@@ -47,14 +50,16 @@ def text_field(event: dict[str, Any], name: str, optional: bool = False) -> str 
 
 class ClusterLive:
     """Args: link: the process's RedisLink. registry: its live registry. session_factory: for the
-    re-check. recheck_interval_s: seconds between two re-checks (None: RECHECK_INTERVAL_S)."""
+    re-check. recheck_interval_s: seconds between two re-checks (None: RECHECK_INTERVAL_S).
+    channels: the account-event channels; a SharedChannels is connected at start()."""
 
     def __init__(self, link: RedisLink, registry: LiveRegistry, session_factory: sessionmaker[Session],
-                 recheck_interval_s: float | None = None) -> None:
+                 recheck_interval_s: float | None = None, channels: UserChannels | None = None) -> None:
         self.events = LiveEvents(link)
         self.recheck = LiveRecheck(registry, session_factory, recheck_interval_s)
         self.relay = ReplyRelay(link)
         self._sessions = session_factory
+        self._channels = channels if isinstance(channels, SharedChannels) else None
         registry.broadcast = self.events.publish
         self.events.on("end_user", lambda e: registry.end_user_here(
             text_field(e, "user_id"), text_field(e, "reason")))  # type: ignore[arg-type]
@@ -104,8 +109,12 @@ class ClusterLive:
         """Subscribe and start re-checking (on the running event loop)."""
         self.events.start()
         self.recheck.start()
+        if self._channels is not None:
+            self._channels.connect(self.events)
 
     async def aclose(self) -> None:
+        if self._channels is not None:
+            await self._channels.aclose()
         await self.events.aclose()
         await self.recheck.aclose()
         await self.relay.aclose()

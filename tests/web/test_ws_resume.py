@@ -300,3 +300,48 @@ def test_a_retried_send_on_b_of_a_turn_streaming_on_a_watches_it(settings, redis
             assert [f["seq"] for f in deltas] == list(range(deltas[0]["seq"], len(a.fake.tokens) + 1))
             joined = "".join(f["text"] for f in deltas)
             assert joined == "".join(a.fake.tokens) == "".join(f["text"] for f in first + rest if f["type"] == "delta")
+
+
+def test_a_page_on_b_sees_the_turn_sent_on_a_and_follows_its_reply(settings, redis_url):
+    """Account events reach the user's sockets on the other process, in order: a page on B
+    learns of the conversation and the turn sent from A, attaches as chat.js does, and sees
+    the rename and the deletion made on A."""
+    from .test_live import ORIGIN, two_people, two_processes
+
+    with two_processes(settings, redis_url) as (a, b):
+        people = two_people(a)
+        use_session(a.client, people["bob"])
+        use_session(b.client, people["bob"])
+        with a.client.websocket_connect("/ws", headers=ORIGIN) as here, \
+                b.client.websocket_connect("/ws", headers=ORIGIN) as there:
+            here.send_json({"type": "ping"})
+            assert here.receive_json() == {"type": "pong"}
+            there.send_json({"type": "ping"})
+            assert there.receive_json() == {"type": "pong"}  # both subscribed
+            a.fake.hold_after = 2
+            here.send_json(send_frame("hello from A"))
+            ack = here.receive_json()
+            # A wait that fails, rather than a read that would block, if B is never told.
+            wait_until(lambda: there._send_rx.statistics().current_buffer_used >= 2,  # noqa: SLF001
+                       what="the account events on B")
+            created, turn = there.receive_json(), there.receive_json()
+            assert created == {"type": "conversation", "event": "created", "conversation_id": ack["conversation_id"],
+                               "title": ack["title"]}
+            assert (turn["type"], turn["assistant_message_id"], turn["user_text"]) == \
+                ("turn", ack["assistant_message_id"], "hello from A")
+            there.send_json({"type": "attach", "message_id": ack["assistant_message_id"], "seq": 0})
+            first = there.receive_json()
+            assert first["type"] == "delta", first
+            a.fake.release()
+            on_a, on_b = frames_until_done(here), [first] + frames_until_done(there)
+            assert on_b[-1] == on_a[-1]
+            assert "".join(f["text"] for f in on_b if f["type"] == "delta") == "".join(a.fake.tokens)
+            response = a.client.patch(f"/api/conversations/{ack['conversation_id']}", json={"title": "Renamed"},
+                                      headers=csrf_headers(a.client))
+            assert response.status_code == 204
+            assert there.receive_json() == {"type": "conversation", "event": "renamed",
+                                            "conversation_id": ack["conversation_id"], "title": "Renamed"}
+            response = a.client.delete(f"/api/conversations/{ack['conversation_id']}", headers=csrf_headers(a.client))
+            assert response.status_code == 204
+            assert there.receive_json() == {"type": "conversation", "event": "deleted",
+                                            "conversation_id": ack["conversation_id"], "title": ""}

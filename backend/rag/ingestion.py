@@ -140,7 +140,7 @@ class IngestionWorker:
                     held = set(self._held)  # before renewing: each was in the table by then
                 still = self.service.jobs.renew()
                 with self._lock:
-                    self._lost |= held - still
+                    self._lost |= (held - still) & self._held  # a finished one is gone from both
                 self.recover()
             except Exception:  # the database is away: try again at the next beat
                 log.exception("renewing ingestion leases failed")

@@ -6,14 +6,20 @@ event spared."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from datetime import timedelta
+from types import SimpleNamespace
 
 import redis
 
+from backend.chat.events import ChatFailed
 from backend.cluster import RedisLink
+from backend.cluster.redis_link import RedisUnavailable
 from backend.cluster.live_work import ClusterLive
 from backend.live import KIND_GENERATION, KIND_SOCKET, REASON_DISABLED, REASON_SESSION_ENDED, LiveRegistry
 from backend.models import AuthSession, User, utcnow
+
+from .test_cluster_relay import _done, _reply
 
 NEVER = 3600.0  # a re-check interval that keeps the backstop out of the way
 
@@ -176,5 +182,44 @@ def test_the_periodic_recheck_runs_without_any_event(redis_url, session_factory)
             two.registries[1].add(carol, KIND_GENERATION, _ender(log, "carol-reply"))
             await _until(lambda: log, what="the periodic re-check")
             assert log == [("carol-reply", REASON_DISABLED)]
+
+    asyncio.run(run())
+
+
+def test_with_redis_down_each_process_still_ends_its_own_work(session_factory) -> None:
+    """Redis down (docs/ARCHITECTURE.md): the action is applied where it was made, publishing
+    fails quietly, a reply still runs and ends with its mirror failing, and attaching to a
+    reply running elsewhere is the error "unavailable"."""
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        dead_url = f"redis://127.0.0.1:{probe.getsockname()[1]}/0"
+
+    async def run() -> None:
+        log: list[tuple[str, str]] = []
+        link = RedisLink(dead_url, "a")
+        registry = LiveRegistry()
+        cluster = ClusterLive(link, registry, session_factory, NEVER)
+        cluster.start()
+        try:
+            registry.add("bob", KIND_GENERATION, _ender(log, "reply"))
+            assert await registry.end_user("bob", REASON_DISABLED) == 1
+            assert log == [("reply", REASON_DISABLED)]
+            assert await cluster.events.publish("end_user", {"user_id": "bob", "reason": "x"}) is False
+            reply = _reply(cluster.relay.mirror("m1"))
+            reply.add("text")
+            reply.end(_done(reply))
+            await asyncio.wait_for(reply._mirror.task, 10)  # noqa: SLF001 - gave up, did not hang
+            try:
+                await cluster.relay.open("m2", 0)
+            except RedisUnavailable:
+                pass
+            else:
+                raise AssertionError("open() with Redis down did not raise RedisUnavailable")
+            row = SimpleNamespace(id="m2", status="streaming")
+            events = [e async for e in cluster.watch(row, 0)]  # type: ignore[arg-type]
+            assert [(e.code, e.message_id) for e in events if isinstance(e, ChatFailed)] == [("unavailable", "m2")]
+        finally:
+            await cluster.aclose()
+            await link.aclose()
 
     asyncio.run(run())

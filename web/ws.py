@@ -8,6 +8,8 @@ its answers built by web/ws_frames.py; the replies themselves live in backend.ch
 - ``attach`` {message_id, seq} watches a reply of the user's that is streaming (or has ended):
   one catch-up ``delta`` (``reset``), then the live deltas and ``done`` (``ChatService.attach``);
 - ``stop`` ends a reply of the user's, whichever page started it;
+- with REDIS_URL the reply may run in another server process: attach is relayed from it and
+  stop reaches it (backend/cluster/relay.py, events.py), with the same frames and seq;
 - the user's account events (a message sent from another page, a conversation created,
   renamed or deleted) arrive as ``turn`` and ``conversation`` frames.
 

@@ -1,7 +1,9 @@
 """Browser tests against the real server: fixtures.
 
 One server per test session: ``python -m web serve`` as a subprocess with the real model, on a
-free port, with a fresh SQLite database migrated by ``alembic upgrade head``. One Chromium per
+free port, with a fresh SQLite database migrated by ``alembic upgrade head``; with
+CRESCENT_E2E_DATABASE_URL (a PostgreSQL server URL whose user may CREATE DATABASE, such as
+TEST_DATABASE_URL), a fresh database made there instead and dropped afterwards. One Chromium per
 session (Debian's ``/usr/bin/chromium`` through Playwright); each test gets its own browser
 context, so cookies and sessions never leak between tests.
 
@@ -18,8 +20,10 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -87,6 +91,28 @@ def _wait_ready(base_url: str, process: subprocess.Popen, log_path: Path) -> Non
     pytest.fail(f"server not ready after {SERVER_START_TIMEOUT_S:.0f} s:\n{_log_tail(log_path)}")
 
 
+@contextmanager
+def _database(workdir: Path) -> Iterator[str]:
+    """DATABASE_URL for the server: a SQLite file in `workdir`, or a new database on
+    CRESCENT_E2E_DATABASE_URL's PostgreSQL server (dropped on exit)."""
+    server_url = os.environ.get("CRESCENT_E2E_DATABASE_URL", "").strip()
+    if not server_url:
+        yield f"sqlite:///{workdir / 'e2e.db'}"
+        return
+    import psycopg  # crescent[postgresql]
+
+    parts = urllib.parse.urlsplit(server_url)
+    libpq = urllib.parse.urlunsplit(("postgresql", parts.netloc, parts.path, parts.query, ""))
+    name = f"crescent_e2e_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(libpq, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+    finally:
+        with psycopg.connect(libpq, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL (``http://127.0.0.1:PORT``) of a running Crescent server with the real model.
@@ -98,10 +124,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield external.rstrip("/")
         return
     workdir = tmp_path_factory.mktemp("e2e")
+    with _database(workdir) as database_url:
+        yield from _serve(workdir, database_url)
+
+
+def _serve(workdir: Path, database_url: str) -> Iterator[str]:
     port = _free_port()
     env = dict(os.environ)
     env.update(
-        DATABASE_URL=f"sqlite:///{workdir / 'e2e.db'}",
+        DATABASE_URL=database_url,
+        CRESCENT_DATA_DIR=str(workdir),  # the server secret's file
         HOST="127.0.0.1",
         PORT=str(port),
         CRESCENT_MAX_TOKENS=E2E_MAX_TOKENS,

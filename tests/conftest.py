@@ -86,9 +86,12 @@ class PostgresServer:
             conn.execute(text(sql))
 
     def create(self, template: str | None = None) -> str:
-        """A new empty database (or a copy of `template`); returns its name."""
+        """A new empty database (or a copy of `template`); returns its name. FILE_COPY copies the
+        files (a checkpoint, cheap with fsync off) instead of WAL-logging every block: faster
+        for a small template."""
         name = f"crescent_t_{os.getpid()}_{uuid.uuid4().hex[:10]}"
-        self.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+        copy = f' TEMPLATE "{template}" STRATEGY FILE_COPY' if template else ""
+        self.execute(f'CREATE DATABASE "{name}"{copy}')
         return name
 
     def drop(self, name: str) -> None:

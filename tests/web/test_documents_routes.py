@@ -322,7 +322,7 @@ def test_the_default_embedder_is_lazy_and_unfinished_documents_fail_at_start(
                           "VALUES ('u1', 'u1', 'u1', 'x', '2026-01-01', 'user', 'active')"))
         conn.execute(text("INSERT INTO documents (id, user_id, name, version, kind, size_bytes, sha256, status, "
                           "progress, num_chunks, shared, embedding_model, created_at, updated_at) VALUES "
-                          "('d1', 'u1', 'a.txt', 1, 'txt', 3, '', 'processing', 0.5, 0, 0, 'm', '2026-01-01', '2026-01-01')"))
+                          "('d1', 'u1', 'a.txt', 1, 'txt', 3, '', 'processing', 0.5, 0, false, 'm', '2026-01-01', '2026-01-01')"))
     engine.dispose()
     with TestClient(create_app(settings, generator=fake), follow_redirects=False) as client:
         state = app_state(client)

@@ -139,6 +139,18 @@ def fresh_database_url(database_kind: str, request: pytest.FixtureRequest, tmp_p
         server.drop(name)
 
 
+@pytest.fixture(autouse=True)
+def _secret_file_in_tmp_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On PostgreSQL, Settings without data_dir keep the server secret in DEFAULT_DATA_DIR (the
+    working directory's .crescent/): a test's app keeps it in its tmp_path instead, as on SQLite
+    (the database file's directory)."""
+    if "database_kind" in request.fixturenames and request.getfixturevalue("database_kind") == "postgresql":
+        import backend.settings
+
+        monkeypatch.setattr(backend.settings, "DEFAULT_DATA_DIR",
+                            str(request.getfixturevalue("tmp_path") / "data"))
+
+
 @pytest.fixture
 def empty_postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
     """An empty database on TEST_DATABASE_URL's server (for migration tests), dropped after."""

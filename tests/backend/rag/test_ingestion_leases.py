@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import func, select, text
 
+from backend.errors import NotFound
 from backend.models import Document, DocumentChunk, IngestionJob
 from backend.rag import DocumentService, IngestionWorker, LeaseLost
 from backend.rag.jobs import REASON_ATTEMPTS
@@ -210,3 +211,40 @@ def test_postgresql_claims_skip_a_job_another_transaction_has_locked(process, se
     claimer.join(30)
     assert finished, "the claim waited on a locked job instead of skipping it"
     assert sorted(result[0]) == sorted(ids[1:])
+
+
+def test_deleting_a_document_being_indexed_ends_its_job(process, session_factory, users, clock, rag_settings):
+    a = process("A")
+    view = a.upload("alice", "walrus.txt", TEXT)
+    assert a.jobs.start(view.id)
+    a.delete("alice", view.id)  # the row stays as a tombstone: its job must not
+    assert job_of(session_factory, view.id) is None
+    clock.advance(rag_settings.ingest_lease_s + 1)
+    assert process("B").jobs.claim_expired(5) == []
+    with pytest.raises(NotFound):  # the run that was going on finds it gone
+        a.ingest(view.id, TEXT, fenced=True)
+
+
+def test_0008_fails_versions_an_earlier_release_left_processing(tmp_path):
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from backend.db import alembic_config, run_migrations
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    command.upgrade(alembic_config(url), "0007")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO users (id, username, username_key, password_hash, role, status, created_at) "
+                          "VALUES ('u', 'u', 'u', 'x', 'user', 'active', '2026-01-01 00:00:00')"))
+        for i, status in enumerate(("processing", "ready")):
+            conn.execute(text(
+                "INSERT INTO documents (id, user_id, name, version, kind, size_bytes, sha256, status, progress, "
+                "num_chunks, shared, embedding_model, created_at, updated_at) VALUES "
+                f"('d{i}', 'u', 'n{i}.txt', 1, 'txt', 1, 'x', '{status}', 0, 0, false, 'm', "
+                "'2026-01-01 00:00:00', '2026-01-01 00:00:00')"))
+    run_migrations(url)
+    with engine.connect() as conn:
+        rows = dict(conn.execute(text("SELECT id, status FROM documents")).all())
+    engine.dispose()
+    assert rows == {"d0": "failed", "d1": "ready"}  # no bytes anywhere: it could never be indexed

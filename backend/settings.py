@@ -7,7 +7,6 @@ Alembic's env.py) and the object is handed to whoever needs it.
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -63,7 +62,8 @@ class Settings:
         windows, log-in throttles, generation leases, live-work events, reply relay:
         backend/cluster). None: one process keeps that state in memory.
     instance_name: CRESCENT_INSTANCE, this process's name among several (admin panel, leases,
-        logs); default "<hostname>:<port>".
+        ingestion jobs, the X-Crescent-Instance header). Empty (unset): no header, and
+        "<hostname>:<port>" where a name is needed (backend.cluster.instances.instance_label).
 
     Raises:
         SettingsError: on construction, when a value is out of range.
@@ -150,8 +150,6 @@ class Settings:
             raise SettingsError("CRESCENT_DATA_DIR must not be empty")
         if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise SettingsError(f"REDIS_URL must be redis://host:port/db, rediss://… or unix://…, got {self.redis_url!r}")
-        if not self.instance_name:
-            object.__setattr__(self, "instance_name", f"{socket.gethostname()}:{self.port}")
         if len(self.instance_name) > 64 or not self.instance_name.isprintable():
             raise SettingsError("CRESCENT_INSTANCE must be at most 64 printable characters")
         for origin in self.allowed_origins:

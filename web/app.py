@@ -176,6 +176,8 @@ def create_app(
     # The CSRF and prefix-cache salt keys derive from the one server secret: the same in every
     # process started with it, and after a restart.
     keys = server_keys(settings)
+    # This process's name among several (CRESCENT_INSTANCE, else "<host>:<port>").
+    instance = instance_label(settings.instance_name, settings.port)
     # template_context gives every template `csrf_token` and `nav_user` (the logged-in user).
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR), context_processors=[template_context])
 
@@ -185,11 +187,11 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         db_engine = create_db_engine(settings.database_url)
         # Shared state of several processes (backend/cluster); None: this process's memory.
-        redis_link = RedisLink(settings.redis_url, settings.instance_name) if settings.redis_url else None
+        redis_link = RedisLink(settings.redis_url, instance) if settings.redis_url else None
         owned: TextGenerator | None = None
         sampler: asyncio.Task[None] | None = None
         publisher: asyncio.Task[None] | None = None
-        instances = (InstanceRegistry(redis_link, instance_label(settings.instance_name, settings.port))
+        instances = (InstanceRegistry(redis_link, instance)
                      if redis_link is not None else None)
         ingestion: IngestionWorker | None = None
         chat: ChatService | None = None
@@ -216,7 +218,7 @@ def create_app(
             # the request path, as jobs leased to this instance; the worker takes over the jobs of
             # stopped processes (expired leases) and never another live process's.
             doc_embedder = embedder if embedder is not None else _default_embedder()
-            documents = DocumentService(session_factory, doc_embedder, rag_settings, instance=settings.instance_name)
+            documents = DocumentService(session_factory, doc_embedder, rag_settings, instance=instance)
             recovered = await run_in_threadpool(documents.recover_interrupted)
             if recovered:
                 log.info("marked %d documents that can no longer be indexed as failed", recovered)

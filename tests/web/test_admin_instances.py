@@ -47,3 +47,18 @@ def test_two_processes_sharing_redis_each_list_both(settings: Settings, redis_ur
             assert {p["model"] for p in north.get("/admin/api/engine").json()["instances"]} == {"fake-model"}
         # South stopped cleanly: it withdrew itself at once, no TTL to wait for.
         assert names(north) == [("north", True)]
+
+
+def test_the_instance_header_names_only_a_named_process(client: TestClient, settings: Settings) -> None:
+    """X-Crescent-Instance is sent only when CRESCENT_INSTANCE names the process: an unnamed one
+    (one process, the default) does not tell anonymous clients its host name."""
+    assert settings.instance_name == ""
+    assert "x-crescent-instance" not in client.get("/login").headers
+    named = create_app(dataclasses.replace(settings, instance_name="north"), generator=FakeGenerator())
+    with TestClient(named) as other:
+        assert other.get("/login").headers["x-crescent-instance"] == "north"
+
+
+def test_settings_leave_the_instance_unnamed_unless_told() -> None:
+    assert Settings.from_env({}).instance_name == ""
+    assert Settings.from_env({"CRESCENT_INSTANCE": "b"}).instance_name == "b"

@@ -10,7 +10,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable, Sequence
 
 from sqlalchemy import delete, select, update
@@ -390,17 +390,35 @@ class ConversationService:
             db.commit()
         self._tell(user_id, ConversationChanged("deleted", conversation_id))
 
-    def mark_interrupted_on_startup(self) -> int:
-        """Mark replies left `streaming`/`pending` by a previous process as `interrupted`
+    def mark_interrupted_on_startup(self, running_elsewhere: Callable[[list[str]], set[str]] | None = None,
+                                    settled_s: float = 0.0) -> int:
+        """Mark replies left `streaming`/`pending` by a process that is gone as `interrupted`
         (finish_reason "abort"); their flushed partial content is kept. Returns the count.
 
-        Call once at start-up, before serving: with several server processes on one database
-        this would also cut the other processes' live replies.
+        One process (no REDIS_URL): call once at start-up, before serving, with no arguments:
+        every such reply is an orphan. Several processes on one database: a reply stored as
+        streaming may be running on another process, so pass `running_elsewhere(ids)`, which
+        returns the ids some live process still runs (backend.cluster.relay.running_replies: its
+        Redis Stream, renewed by a heartbeat, still exists), and `settled_s`, the seconds a row
+        must have gone unwritten before it is judged (a reply stored a moment ago may not be
+        mirrored yet); call it at start-up and periodically, so that the replies of a process
+        that died are ended by the survivors. `running_elsewhere` may raise (Redis down): then
+        nothing is marked.
         """
         with self._sessions() as db:
+            unfinished = (Message.status.in_(("streaming", "pending")),)
+            if running_elsewhere is not None:
+                cutoff = utcnow() - timedelta(seconds=settled_s)
+                ids = list(db.scalars(select(Message.id).where(*unfinished, Message.updated_at <= cutoff)))
+                if not ids:
+                    return 0
+                orphans = set(ids) - running_elsewhere(ids)
+                if not orphans:
+                    return 0
+                unfinished = (*unfinished, Message.id.in_(orphans), Message.updated_at <= cutoff)
             result = db.execute(
                 update(Message)
-                .where(Message.status.in_(("streaming", "pending")))
+                .where(*unfinished)
                 .values(status="interrupted", finish_reason=FINISH_ABORT,
                         error=REASON_SERVER_RESTARTED, updated_at=utcnow())
             )

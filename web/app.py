@@ -32,7 +32,8 @@ from starlette.templating import Jinja2Templates
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService, UserChannels
-from backend.cluster import RedisLink
+from backend.cluster import RedisLink, RedisUnavailable
+from backend.cluster.relay import running_replies
 from backend.cluster.account_events import SharedChannels
 from backend.cluster.instances import InstanceRegistry, instance_label, snapshot_of
 from backend.conversation_export import ConversationTransfer
@@ -58,6 +59,12 @@ from web.startup import Startup, StartingGate
 from web.state import AppState
 
 T = TypeVar("T")
+
+# Replies left streaming by a dead process (several processes, REDIS_URL): checked this often
+# (seconds), judged once their row has not been written for ORPHAN_SETTLED_S (a reply stored a
+# moment ago may not have its relay stream yet).
+ORPHAN_SWEEP_S = 30.0
+ORPHAN_SETTLED_S = 10.0
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +137,23 @@ async def _in_thread(fn: Callable[[], T]) -> T:
     return await future
 
 
+async def _sweep_orphaned_replies(conversations: ConversationService, link: RedisLink) -> None:
+    """With several processes on one database: mark `interrupted` the replies stored as streaming
+    that no live process runs any more (their relay stream has expired: the process died), at
+    start-up and every ORPHAN_SWEEP_S. A Redis error skips a round (nothing is judged)."""
+    while True:
+        try:
+            count = await run_in_threadpool(conversations.mark_interrupted_on_startup,
+                                            lambda ids: running_replies(link, ids), ORPHAN_SETTLED_S)
+            if count:
+                log.info("marked %d replies left by a stopped process as interrupted", count)
+        except RedisUnavailable:
+            log.warning("Redis unavailable: unfinished replies not checked this round")
+        except Exception:  # keep sweeping: one bad round must not end the task
+            log.exception("sweeping orphaned replies failed")
+        await asyncio.sleep(ORPHAN_SWEEP_S)
+
+
 async def _sample_forever(metrics: Metrics) -> None:
     """Feed the admin page's engine history: one point now, then every SAMPLE_INTERVAL_S."""
     while True:
@@ -194,12 +218,14 @@ def create_app(
         instances = (InstanceRegistry(redis_link, instance)
                      if redis_link is not None else None)
         ingestion: IngestionWorker | None = None
+        limiter: UsageLimiter | None = None
+        orphans: asyncio.Task[None] | None = None
         chat: ChatService | None = None
         loading: asyncio.Task[None] | None = None
 
         async def build(active: TextGenerator) -> None:
             """The services around a started generator, then the app is ready."""
-            nonlocal sampler, ingestion, chat, publisher
+            nonlocal sampler, ingestion, chat, publisher, limiter
             metrics = Metrics(stats_source(active))
             sampler = asyncio.create_task(_sample_forever(metrics), name="metrics-sampler")
             if instances is not None:  # the admin's list of processes (backend/cluster/instances.py)
@@ -275,9 +301,15 @@ def create_app(
             # Account events to every open page of a user (with Redis: on every process).
             channels = SharedChannels() if redis_link is not None else UserChannels()
             conversations = ConversationService(session_factory, channels.publish)
-            interrupted = await run_in_threadpool(conversations.mark_interrupted_on_startup)
-            if interrupted:
-                log.info("marked %d unfinished replies from a previous run as interrupted", interrupted)
+            if redis_link is None:
+                interrupted = await run_in_threadpool(conversations.mark_interrupted_on_startup)
+                if interrupted:
+                    log.info("marked %d unfinished replies from a previous run as interrupted", interrupted)
+            else:
+                # Other processes may be streaming replies stored in this database: end only
+                # those no live process runs, now and periodically.
+                orphans = asyncio.create_task(_sweep_orphaned_replies(conversations, redis_link),
+                                              name="orphaned-replies")
             if generator is not None:
                 await build(generator)
             else:
@@ -298,6 +330,11 @@ def create_app(
                 await chat.shutdown()
             if sampler is not None:
                 sampler.cancel()
+            if orphans is not None:
+                orphans.cancel()
+                await asyncio.gather(orphans, return_exceptions=True)
+            if limiter is not None:  # stops renewing generation leases before Redis closes
+                limiter.close()
             if publisher is not None:  # withdraws this process from the list before Redis closes
                 publisher.cancel()
                 await asyncio.gather(publisher, return_exceptions=True)

@@ -54,6 +54,27 @@ REASON_RELAY_GONE = "the server process generating this reply stopped; reload to
 REASON_RELAY_GAP = "part of the reply was lost on its way from another server process; reload"
 
 
+def reply_key(link: RedisLink, message_id: str) -> str:
+    """The Redis Stream of one reply: ``crescent:reply:<message_id>``."""
+    return link.key("reply", message_id)
+
+
+def running_replies(link: RedisLink, message_ids: list[str]) -> set[str]:
+    """The ids among `message_ids` that some live process still runs: their stream exists (a
+    running reply's mirror renews it every HEARTBEAT_S; it expires STREAM_TTL_S after its
+    process dies). Blocking (the sync client): call from a worker thread.
+
+    Raises RedisUnavailable: then nobody can tell, and the caller must not judge the replies."""
+    try:
+        with link.sync.pipeline(transaction=False) as pipe:
+            for message_id in message_ids:
+                pipe.exists(reply_key(link, message_id))
+            found = pipe.execute()
+    except redis.RedisError as exc:
+        raise RedisUnavailable() from exc
+    return {message_id for message_id, n in zip(message_ids, found) if n}
+
+
 class ReplyMirror:
     """The running process's side of one reply: publish() and end() are called synchronously on
     the event loop (by LiveReply) and written in order by one task. A Redis error drops what
@@ -200,7 +221,7 @@ class ReplyRelay:
         self._mirrors: set[asyncio.Task[None]] = set()
 
     def key(self, message_id: str) -> str:
-        return self.link.key("reply", message_id)
+        return reply_key(self.link, message_id)
 
     def mirror(self, message_id: str) -> ReplyMirror:
         """Start mirroring a reply that starts streaming here (on the event loop)."""

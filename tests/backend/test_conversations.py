@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import func, select, update
 
 from backend.auth import AuthService
 from backend.conversations import ConversationService, make_title
+from backend.cluster import RedisUnavailable
 from backend.errors import NotFound, ValidationFailed
 from backend.models import Conversation, Message, utcnow
 
@@ -105,6 +106,56 @@ def test_mark_interrupted_on_startup(service, users, session_factory):
     assert [m.status for m in messages] == ["complete", "interrupted", "interrupted", "complete"]
     assert messages[1].content == "partial ans" and messages[1].finish_reason == "abort"
     assert service.mark_interrupted_on_startup() == 0
+
+
+def test_several_processes_interrupt_only_replies_no_process_runs(service, users, session_factory):
+    """With several processes, a reply is an orphan only when no live process runs it (asked of
+    `running_elsewhere`) and its row has settled; a failing check judges nothing."""
+    alice, _ = users
+    conv = service.create_conversation(alice.id)
+    add_message(session_factory, conv.id, alice.id, 0, "user", "complete", "q")
+    add_message(session_factory, conv.id, alice.id, 1, "assistant", "streaming", "running on B")
+    add_message(session_factory, conv.id, alice.id, 2, "user", "complete", "q2")
+    add_message(session_factory, conv.id, alice.id, 3, "assistant", "streaming", "its process died")
+    with session_factory() as db:
+        rows = {m.content: m for m in db.scalars(select(Message).where(Message.conversation_id == conv.id))}
+        running, dead = rows["running on B"].id, rows["its process died"].id
+        for message in rows.values():
+            message.updated_at = datetime.now(timezone.utc) - timedelta(seconds=60)
+        db.commit()
+    asked: list[list[str]] = []
+
+    def running_elsewhere(ids: list[str]) -> set[str]:
+        asked.append(sorted(ids))
+        return {running}
+
+    # Rows written in the last 120 s are not judged yet.
+    assert service.mark_interrupted_on_startup(running_elsewhere, settled_s=120) == 0
+    assert asked == []
+
+    def redis_down(ids: list[str]) -> set[str]:
+        raise RuntimeError("redis down")
+
+    with pytest.raises(RuntimeError):
+        service.mark_interrupted_on_startup(redis_down, settled_s=10)
+    assert service.mark_interrupted_on_startup(running_elsewhere, settled_s=10) == 1
+    assert asked == [sorted([running, dead])]
+    statuses = {m.content: m.status for m in service.get_conversation(alice.id, conv.id).messages}
+    assert statuses == {"q": "complete", "running on B": "streaming", "q2": "complete",
+                        "its process died": "interrupted"}
+
+
+def test_running_replies_are_those_with_a_relay_stream(redis_url):
+    from backend.cluster import RedisLink
+    from backend.cluster.relay import reply_key, running_replies
+
+    link = RedisLink(redis_url, "a")
+    link.sync.xadd(reply_key(link, "m1"), {"seq": 0})
+    assert running_replies(link, ["m1", "m2"]) == {"m1"}
+    link.sync.close()
+    dead = RedisLink("redis://127.0.0.1:1/0", "a")
+    with pytest.raises(RedisUnavailable):
+        running_replies(dead, ["m1"])
 
 
 @pytest.mark.parametrize(

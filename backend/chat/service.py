@@ -18,6 +18,8 @@ send leaves no trace and can be retried with the same client_msg_id; it ends wit
 `ChatFailed(code="rate_limited" | "overloaded", retry_after_s=N)`. The generation holds its
 lease while the reply runs, watched or not, and settles once when it ends.
 
+Storing a turn and "one reply per conversation" are backend/chat/opening.py's (TurnOpener).
+
 Persistence (backend/chat/turns.py): content is flushed at least every `flush_interval_s` while
 deltas arrive; the end is written synchronously in the runner's `finally`.
 
@@ -34,31 +36,27 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import threading
 import time
 from contextlib import aclosing
-from dataclasses import replace
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Protocol
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.chat import turns
 from backend.chat.channels import UserChannels
 from backend.chat.events import (ChatEvent, ChatFailed, ConversationChanged, TurnStarted, ack_of, done_of,
                                  stored_outcome)
-from backend.chat.planning import DocumentSearch, TurnPlanner, effective_settings
+from backend.chat.opening import TurnOpener
+from backend.chat.planning import DocumentSearch, TurnPlanner
 from backend.chat.replies import REASON_QUEUE_TIMEOUT, REASON_SERVER_ABORTED, LiveReply, ending_of
-from backend.cluster.redis_link import RedisLink
 from backend.chat.turns import Ending, Turn, TurnRequest
-from backend.conversations import make_title
-from backend.errors import ConversationBusy, DomainError, ValidationFailed
+from backend.cluster.redis_link import RedisLink
+from backend.errors import DomainError, ValidationFailed
 from backend.generation import Generation, GenerationMetrics, Generations
 from backend.generator import (FINISH_ABORT, FINISH_ERROR, GenerationDone, GenerationError, GenerationParams,
                                TextGenerator)
 from backend.limits import AdmissionController, Overloaded, RateLimited, UsageLimiter
-from backend.models import Conversation, Message
-from backend.rag.sources import citation
+from backend.models import Message
 from backend.runtime_settings import RuntimeSettings
 from backend.settings import Settings
 
@@ -133,8 +131,7 @@ class ChatService:
         self._flush_interval_s = flush_interval_s
         self._clock = clock
         self._replies: dict[str, LiveReply] = {}
-        self._busy: set[str] = set()  # conversations with a reply streaming
-        self._busy_lock = threading.Lock()  # _begin runs on worker threads
+        self._opener = TurnOpener(session_factory, self._planner, self.generations, self.params)
         self.cluster: ClusterLive | None = None
         if redis is not None:
             from backend.cluster.live_work import ClusterLive  # it imports backend.chat
@@ -250,7 +247,7 @@ class ChatService:
             yield ChatFailed(exc.code, exc.message, client_msg_id if isinstance(client_msg_id, str) else None, None)
             return
         settings = self._runtime.get()
-        begin = asyncio.ensure_future(asyncio.to_thread(self._begin, user_id, request, settings))
+        begin = asyncio.ensure_future(asyncio.to_thread(self._opener.begin, user_id, request, settings))
         try:
             turn, generation = await asyncio.shield(begin)
         except asyncio.CancelledError:
@@ -381,105 +378,13 @@ class ChatService:
             turns.finish(self._sessions, message_id, turn.conversation_id, reply.text, html, ending,
                          turn.prior_completion_tokens)
             self._replies.pop(message_id, None)
-            self._release(turn.conversation_id)
+            self._opener.release(turn.conversation_id)
             closing = generation.close() if generation is not None else None
             final = failed or done_of(message_id, html, ending.finish_reason, ending.status, ending.error,
                                       ending.done, turn.sources, reply.seq, reply.text)
             reply.end(final)
             if closing is not None:
                 await closing
-
-    # --- storing a turn (sync; in a worker thread) ----------------------------------------------
-
-    def _begin(self, user_id: str, request: TurnRequest, settings: RuntimeSettings
-               ) -> tuple[Turn, Generation | None]:
-        """Store a new turn (or find it stored). Order: a stored id answers at once; the
-        conversation is checked and claimed; the branch is read; the documents are searched
-        (when the conversation uses them); the prompt is built; the limits and the queue are
-        passed; only then is anything written. Raises DomainError (nothing stored, nothing held)."""
-        with self._sessions() as db:
-            stored = turns.stored_turn(db, user_id, request.client_msg_id)
-            if stored is not None:
-                return stored, None
-            claimed: str | None = None
-            generation: Generation | None = None
-            try:
-                plan = turns.locate(db, user_id, request)
-                conversation = plan.conversation
-                if plan.streaming is not None:  # continue of a reply streaming now: watch it
-                    return turns.streaming_turn(plan.streaming, conversation, request.client_msg_id), None
-                if conversation is not None:
-                    claimed = self._claim(conversation.id)
-                    settings = effective_settings(settings, conversation)
-                use_documents = request.use_documents
-                history, continuing = plan.history, None
-                if request.action == "continue":
-                    # The reply searched the documents: its question quotes the same search again.
-                    history, continuing = plan.history[:-1], plan.history[-1]
-                    searching = plan.target is not None and plan.target.sources is not None
-                else:
-                    searching = (use_documents if use_documents is not None
-                                 else bool(conversation and conversation.use_documents))
-                found = self._planner.retrieve(user_id, plan.query, settings) if searching else None
-                messages, prompt_tokens, prompt_error, used = self._planner.prompt(settings, history, found or (), continuing)
-                if continuing is not None and prompt_error is not None:
-                    raise prompt_error  # refused before the reply is touched: it stays continuable
-                # NULL: no search ran; "[]": it ran and no source was found or fitted.
-                citations = [citation(n, s) for n, s in enumerate(used, start=1)] if found is not None else None
-                if prompt_error is None:
-                    generation = self.generations.admit(user_id, "chat", prompt_tokens)
-                new_conversation = conversation is None
-                if conversation is None:
-                    conversation = Conversation(user_id=user_id, title=make_title(request.text),
-                                                use_documents=bool(use_documents))
-                    db.add(conversation)
-                    db.flush()
-                    claimed = self._claim(conversation.id)
-                elif use_documents is not None:
-                    conversation.use_documents = use_documents  # committed with the turn
-                if request.action == "regenerate":
-                    assert plan.answering is not None
-                    turn = turns.insert_reply(db, conversation, plan.answering, user_id, request.client_msg_id, citations)
-                elif request.action == "continue":
-                    assert plan.target is not None
-                    turn = turns.reopen_reply(db, conversation, plan.target, request.client_msg_id, citations)
-                else:
-                    turn = turns.insert_turn(db, conversation, plan.parent_id, user_id, request.client_msg_id,
-                                             request.text, citations, request.action)
-            except IntegrityError:
-                self._undo(claimed, generation)
-                db.rollback()
-                stored = turns.stored_turn(db, user_id, request.client_msg_id)  # stored concurrently: a retry
-                if stored is None:
-                    raise
-                return stored, None
-            except BaseException:
-                self._undo(claimed, generation)
-                raise
-        turn.new_conversation = new_conversation
-        turn.messages, turn.prompt_tokens, turn.prompt_error = messages, prompt_tokens, prompt_error
-        params = self.params(user_id, settings)
-        turn.params = replace(params, continue_final_message=True) if request.action == "continue" else params
-        turn.sources = citations if citations is not None else (plan.target_sources or [])
-        turn.unwatched_s = settings.unwatched_reply_s
-        return turn, generation
-
-    def _claim(self, conversation_id: str) -> str:
-        with self._busy_lock:
-            if conversation_id in self._busy:
-                raise ConversationBusy()
-            self._busy.add(conversation_id)
-        return conversation_id
-
-    def _undo(self, claimed: str | None, generation: Generation | None) -> None:
-        if generation is not None:
-            generation.discard()
-        if claimed is not None:
-            self._release(claimed)
-
-    def _release(self, conversation_id: str) -> None:
-        with self._busy_lock:
-            self._busy.discard(conversation_id)
 
     def _close_abandoned(self, user_id: str, origin: object, begin: asyncio.Future[tuple[Turn, Generation | None]]) -> None:
         """The sender left while its turn was being stored: the reply runs anyway (it belongs to

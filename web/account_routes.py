@@ -98,11 +98,12 @@ async def change_password(request: Request) -> Response:
     current, new = _string(body, "current_password"), _string(body, "new_password")
     state = app_state(request)
     ip = client_ip(request)
-    state.throttle.check(ip, user.username, "login")  # Throttled -> 429 with Retry-After
+    # Throttled -> 429 with Retry-After. Off the event loop: with REDIS_URL this is network I/O.
+    await run_in_threadpool(state.throttle.check, ip, user.username, "login")
     try:
         await run_in_threadpool(state.auth.change_password, user.id, current, new, session_token(request))
     except InvalidCredentials:
-        state.throttle.hit(ip, user.username, "login")
+        await run_in_threadpool(state.throttle.hit, ip, user.username, "login")
         raise
     # The other sessions' open sockets close too (4401), and the replies streaming on them stop,
     # stored "interrupted" with the reason; this session and API-key requests go on.

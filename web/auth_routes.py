@@ -138,7 +138,7 @@ async def _admitted_credentials(request: Request, template: str, action: str) ->
         return _form(request, template, 400, f"The {exc.message}.", "")
     ip = client_ip(request)
     try:
-        app_state(request).throttle.check(ip, username, action)
+        await run_in_threadpool(app_state(request).throttle.check, ip, username, action)
     except Throttled as exc:
         return _throttled(request, template, exc, username)
     return username, password, ip
@@ -159,9 +159,9 @@ async def login_submit(request: Request) -> Response:
     except (InvalidCredentials, DomainError):
         # Whatever the backend's reason (unknown user, wrong password, malformed name), the
         # answer is the same, so the form cannot be used to probe for accounts.
-        state.throttle.hit(ip, username, "login")
+        await run_in_threadpool(state.throttle.hit, ip, username, "login")
         return _form(request, "login.html", 401, LOGIN_FAILED, username)
-    state.throttle.succeeded(ip, username)
+    await run_in_threadpool(state.throttle.succeeded, ip, username)
     return _logged_in_redirect(request, token)
 
 
@@ -172,7 +172,7 @@ async def signup_submit(request: Request) -> Response:
         return admitted
     username, password, ip = admitted
     # Every attempt counts, failed ones too: "username taken" answers are what a prober wants.
-    state.throttle.hit(ip, username, "signup")
+    await run_in_threadpool(state.throttle.hit, ip, username, "signup")
     mode = signup_mode(state)
     try:
         user: UserInfo = await run_in_threadpool(state.auth.sign_up, username, password, mode)

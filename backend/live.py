@@ -17,7 +17,8 @@ sessions only: sockets, and through them their replies. API requests belong to a
 session, so a password change leaves them running.
 
 Several processes (``REDIS_URL``): the registry is this process's memory, so :meth:`end_user`
-and :meth:`end_sessions` also hand their event to :attr:`LiveRegistry.broadcast` (set by
+and :meth:`end_sessions`, once this process's entries have ended (a hanging Redis never delays
+them), also hand their event to :attr:`LiveRegistry.broadcast` (set by
 backend/cluster/events.py), which publishes it to the other processes; each applies it with
 :meth:`end_user_here` / :meth:`end_sessions_here`, which do not publish again. A periodic
 re-check against the database (backend/cluster/recheck.py) ends what a lost message spared.
@@ -102,8 +103,9 @@ class LiveRegistry:
         """End every generation, then every socket, of `user_id`, here and (through
         :attr:`broadcast`) in every other process. Returns how many were ended here.
         Generations first, so a reply ends with `reason` rather than "connection closed"."""
+        ended = await self.end_user_here(user_id, reason)  # first: a hanging Redis must not delay it
         await self._announce("end_user", user_id=user_id, reason=reason)
-        return await self.end_user_here(user_id, reason)
+        return ended
 
     async def end_user_here(self, user_id: str, reason: str) -> int:
         """:meth:`end_user` in this process only (an event from another process)."""
@@ -114,8 +116,9 @@ class LiveRegistry:
         """End the sockets of `user_id`'s sessions, except the session hashed `keep`, or only the
         session hashed `only`, here and in every other process. Entries without a session (API
         requests) are left alone. Returns how many were ended here."""
+        ended = await self.end_sessions_here(user_id, reason, keep=keep, only=only)
         await self._announce("end_sessions", user_id=user_id, reason=reason, keep=keep, only=only)
-        return await self.end_sessions_here(user_id, reason, keep=keep, only=only)
+        return ended
 
     async def end_sessions_here(self, user_id: str, reason: str, *, keep: str | None = None,
                                 only: str | None = None) -> int:

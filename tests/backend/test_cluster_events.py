@@ -223,3 +223,37 @@ def test_with_redis_down_each_process_still_ends_its_own_work(session_factory) -
             await link.aclose()
 
     asyncio.run(run())
+
+
+def test_with_redis_hanging_the_local_end_does_not_wait_for_the_publish(session_factory) -> None:
+    """A Redis that accepts and never answers: end_user / end_sessions end this process's
+    entries first; the publish (stuck until its socket timeout) comes after."""
+    hanging = socket.socket()
+    hanging.bind(("127.0.0.1", 0))
+    hanging.listen(8)  # accepts (the kernel's backlog) and never answers
+    url = f"redis://127.0.0.1:{hanging.getsockname()[1]}/0"
+
+    async def run() -> None:
+        log: list[tuple[str, str]] = []
+        link = RedisLink(url, "a")
+        registry = LiveRegistry()
+        cluster = ClusterLive(link, registry, session_factory, NEVER)
+        try:
+            registry.add("bob", KIND_GENERATION, _ender(log, "reply"))
+            registry.add("bob", KIND_SOCKET, _ender(log, "socket"), session="s1")
+            ending = asyncio.ensure_future(registry.end_user("bob", REASON_DISABLED))
+            await _until(lambda: len(log) == 2, what="the local end")
+            assert not ending.done()  # still publishing: the end did not wait for it
+            assert await ending == 2
+            registry.add("carol", KIND_SOCKET, _ender(log, "socket-2"), session="s2")
+            ending = asyncio.ensure_future(registry.end_sessions("carol", REASON_SESSION_ENDED))
+            await _until(lambda: len(log) >= 3, what="the local end of the session")
+            assert log[2:] == [("socket-2", REASON_SESSION_ENDED)], log
+            assert not ending.done()
+            assert await ending == 1
+        finally:
+            await cluster.aclose()
+            await link.aclose()
+            hanging.close()
+
+    asyncio.run(run())

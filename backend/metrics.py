@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PREFIX = "crescent"
-REJECTION_KINDS = ("rate_limited", "overloaded", "throttled")
+REJECTION_KINDS = ("rate_limited", "overloaded", "throttled", "unavailable")
 SOURCES = ("chat", "api")
 SAMPLE_INTERVAL_S = 5.0
 HISTORY_S = 3600.0  # how much history timeseries() can return at most
@@ -168,7 +168,8 @@ class Metrics:
         self.rejected = Counter(
             f"{PREFIX}_requests_rejected", "Requests refused before generation, by kind "
             "(rate_limited: a per-user limit; overloaded: the admission queue was full; "
-            "throttled: log-in / sign-up attempts).",
+            "throttled: log-in / sign-up attempts; unavailable: the shared limits in Redis could "
+            "not be checked).",
             ["kind"], registry=self.registry,
         )
         for kind in REJECTION_KINDS:  # present at 0, so rate() works from the first rejection

@@ -71,7 +71,9 @@ def _from_domain(exc: Exception) -> ApiError:
         return ApiError(429, exc.message, type="rate_limit_error", code="rate_limit_exceeded",
                         retry_after_s=exc.retry_after_s)
     if isinstance(exc, Overloaded):
-        return ApiError(503, exc.message, type="server_error", code="overloaded",
+        # "overloaded" (the admission queue is full) or "unavailable" (the shared limits in
+        # Redis cannot be checked: backend.limits.LimitsUnavailable).
+        return ApiError(503, exc.message, type="server_error", code=exc.code,
                         retry_after_s=exc.retry_after_s)
     if isinstance(exc, GeneratorUnavailable):
         return ApiError(503, str(exc) or "The model is not ready.", type="server_error",

@@ -53,6 +53,9 @@ def test_redis_down_refuses_log_in_chat_and_api_with_503_and_recovers(client, ow
         assert_alive(ws)
     response = client.post("/v1/chat/completions", content=body, headers=bearer)
     assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    assert response.json()["error"]["code"] == "unavailable"
+    rejected = app_state(client).metrics.rejected.labels(kind="unavailable")._value.get()  # noqa: SLF001
+    assert rejected >= 1
     use_session(client, None)
     for attempt in (lambda: log_in(client, PASSWORD), lambda: log_in(client)):
         response = attempt()

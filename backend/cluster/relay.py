@@ -49,6 +49,9 @@ READ_BLOCK_MS = 2000  # one XREAD waits this long, then the viewer checks that t
 READ_BATCH = 512
 START_WAIT_S = 3.0  # a reply just stored may not have its stream yet: wait this long for it
 START_POLL_S = 0.05
+# A page that saw seq n where the reply runs may reconnect here before the mirror has written n
+# (it writes asynchronously): wait this long for the stream to reach n before refusing the seq.
+CATCH_UP_WAIT_S = 3.0
 
 REASON_RELAY_GONE = "the server process generating this reply stopped; reload to see what was stored"
 REASON_RELAY_GAP = "part of the reply was lost on its way from another server process; reload"
@@ -235,7 +238,9 @@ class ReplyRelay:
         The caller has checked that the reply is its user's and stored as streaming.
 
         Returns None when no stream for it appears within START_WAIT_S (no process relays it).
-        Raises ValidationFailed (after_seq outside [0, the reply's last seq]) and
+        When after_seq is past the stream and the reply has not ended, the stream is followed
+        (XREAD) up to CATCH_UP_WAIT_S until it reaches after_seq.
+        Raises ValidationFailed (after_seq outside [0, the reply's last seq], then) and
         RedisUnavailable."""
         viewer = RemoteViewer(self, message_id)
         deadline = asyncio.get_running_loop().time() + START_WAIT_S
@@ -247,10 +252,28 @@ class ReplyRelay:
                 if asyncio.get_running_loop().time() >= deadline:
                     return None
                 await asyncio.sleep(START_POLL_S)
+            await self._reach(viewer._key, entries, after_seq)
         except (redis.RedisError, OSError) as exc:
             raise RedisUnavailable() from exc
         viewer._catch_up(entries, after_seq)
         return viewer
+
+    async def _reach(self, key: str, entries: list[tuple[Any, dict[bytes, bytes]]], after_seq: int) -> None:
+        """Extend `entries` (in place) with what follows until the last delta's seq is at least
+        `after_seq`, a final entry comes, or CATCH_UP_WAIT_S passes."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CATCH_UP_WAIT_S
+        while not isinstance(after_seq, bool) and isinstance(after_seq, int):
+            last = entries[-1][1]
+            if b"final" in last or int(last.get(b"seq", b"0")) >= after_seq:
+                return
+            left_ms = int((deadline - loop.time()) * 1000)
+            if left_ms <= 0:
+                return
+            last_id = entries[-1][0]
+            result = await self.reader.xread({key: last_id}, count=READ_BATCH, block=min(left_ms, READ_BLOCK_MS))
+            if result:
+                entries.extend(result[0][1])
 
     async def aclose(self, timeout_s: float = 5.0) -> None:
         """Let the mirrors write their last entries (up to timeout_s), then close the reader."""

@@ -4,12 +4,13 @@ it and watched from another gives the same events, by sequence number, as a loca
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import pytest
 import redis
 
-from backend.chat.events import ChatFailed, Delta, Done
+from backend.chat.events import ChatFailed, Delta, Done, final_to_dict
 from backend.chat.replies import LiveReply
 from backend.chat.turns import Turn
 from backend.cluster import RedisLink
@@ -129,7 +130,9 @@ def test_an_ended_reply_gives_only_its_final_event_and_a_failure_round_trips(red
     asyncio.run(_with_relays(redis_url, body))
 
 
-def test_a_seq_past_the_reply_is_refused_as_locally(redis_url: str) -> None:
+def test_a_seq_past_the_reply_is_refused_as_locally(redis_url: str, monkeypatch) -> None:
+    monkeypatch.setattr(relay_module, "CATCH_UP_WAIT_S", 0.2)
+
     async def body(a: ReplyRelay, b: ReplyRelay) -> None:
         reply = _reply()
         reply._mirror = a.mirror(reply.message_id)  # noqa: SLF001
@@ -188,6 +191,33 @@ def test_the_stream_expires_after_the_end(redis_url: str) -> None:
         await asyncio.wait_for(reply._mirror.task, 5)  # noqa: SLF001
         ttl = raw.ttl(a.key(reply.message_id))
         assert 0 < ttl <= relay_module.ENDED_TTL_S
+
+    asyncio.run(_with_relays(redis_url, body))
+    raw.close()
+
+
+def test_a_page_ahead_of_the_stream_waits_for_the_mirror_then_catches_up(redis_url: str) -> None:
+    """The page saw seq 3 where the reply runs; the mirror has written only seq 1 when it
+    reconnects here: open() follows the stream until seq 3 instead of refusing the seq."""
+    raw = redis.Redis.from_url(redis_url)
+
+    async def body(a: ReplyRelay, b: ReplyRelay) -> None:
+        message_id = uuid.uuid4().hex
+        key = a.key(message_id)
+        raw.xadd(key, {"seq": 0})
+        raw.xadd(key, {"seq": 1, "text": "one "})
+        opening = asyncio.ensure_future(b.open(message_id, 3))
+        await asyncio.sleep(0.05)  # let open() read the stream as it is (seq 1)
+        assert not opening.done()
+        raw.xadd(key, {"seq": 2, "text": "two "})
+        raw.xadd(key, {"seq": 3, "text": "three"})
+        remote = await asyncio.wait_for(opening, 5)
+        assert remote is not None and remote.seq == 3
+        assert remote._pending == []  # noqa: SLF001 - nothing to catch up: the page has it all
+        raw.xadd(key, {"seq": 4, "text": "!"})
+        raw.xadd(key, {"final": json.dumps(final_to_dict(ChatFailed("x", "y", None, message_id)))})
+        events = await _drain(remote)
+        assert [(e.seq, e.text) for e in events if isinstance(e, Delta)] == [(4, "!")]
 
     asyncio.run(_with_relays(redis_url, body))
     raw.close()

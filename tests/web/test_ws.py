@@ -693,7 +693,11 @@ def test_live_server_dropped_connection_keeps_the_reply_and_a_new_socket_resumes
     time.sleep(0.3)
     assert not fake_saw_abort(fake)  # nobody watches it, and it goes on
     with connect(f"ws://{address}/ws", origin=f"http://{address}", additional_headers=cookie, open_timeout=5) as ws:
-        ws.send(json.dumps({"type": "attach", "message_id": ack["assistant_message_id"], "seq": 2}))
+        # From seq 1, so the catch-up delta (seq 2, reset) tells that the attach landed before the
+        # reply is let go: released earlier, it could end before the socket attached.
+        ws.send(json.dumps({"type": "attach", "message_id": ack["assistant_message_id"], "seq": 1}))
+        catch_up = json.loads(ws.recv(timeout=5))
+        assert (catch_up["type"], catch_up["seq"], catch_up["text"]) == ("delta", 2, deltas[1]["text"]), catch_up
         fake.release()
         frames = []
         while not frames or frames[-1]["type"] != "done":

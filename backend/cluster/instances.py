@@ -170,8 +170,13 @@ class InstanceRegistry:
                   interval_s: float = PUBLISH_INTERVAL_S) -> None:
         """Publish ``snapshot()`` now and every `interval_s` seconds until cancelled; a failed
         publication is logged and the next one tried (Redis may come back). On cancellation the
-        snapshot is withdrawn."""
+        snapshot is withdrawn.
+
+        On Python 3.11 a cancellation that lands while redis-py waits inside ``asyncio.wait_for``
+        can be swallowed (the command completes, the CancelledError is lost; fixed in 3.12), so the
+        loop also ends when its task is marked as cancelling."""
         failing = False
+        task = asyncio.current_task()
         try:
             while True:
                 try:
@@ -185,6 +190,8 @@ class InstanceRegistry:
                     failing = True
                 except Exception:  # one bad snapshot must not end the publications
                     log.exception("instance snapshot failed")
+                if task is not None and task.cancelling():
+                    raise asyncio.CancelledError()
                 await asyncio.sleep(interval_s)
         finally:
             await asyncio.shield(self.withdraw())

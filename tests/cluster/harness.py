@@ -294,7 +294,8 @@ class ServerProcess:
 
     def restart(self, extra_env: Mapping[str, str] | None = None, graceful: bool = True) -> None:
         """Stop (SIGTERM, or SIGKILL without `graceful`) and start again on the same port, with
-        `extra_env` added to the environment from now on (None: keep the current extra)."""
+        `extra_env` added to the environment from now on (None: keep the current extra). The
+        ``cluster`` fixture starts the next test without it."""
         if graceful:
             self.stop()
         else:
@@ -340,9 +341,13 @@ class Cluster:
         return user
 
     def ensure_running(self) -> None:
-        """Start every process a previous test killed or stopped, and reset the generators."""
+        """Start every process a previous test killed or stopped, restart one a previous test
+        left with an extra environment (``restart(extra_env=...)``), and reset the generators."""
         for server in self.servers.values():
             server.control.reset()
+            if server.extra_env:
+                server.extra_env = {}
+                server.stop()
             if not server.is_running():
                 server.start(wait=False)
         for server in self.servers.values():

@@ -94,6 +94,43 @@ async def test_without_an_answering_redis_live_raises_unavailable_and_run_keeps_
         await link.aclose()
 
 
+async def test_run_ends_on_cancel_even_when_a_redis_call_swallows_the_cancellation() -> None:
+    """Python 3.11's asyncio.wait_for (inside redis-py) can lose a cancellation that lands as the
+    command completes; the publisher must still stop (it did not: shutdown hung)."""
+
+    class Swallowing:
+        def __init__(self) -> None:
+            self.entered = asyncio.Event()
+            self.swallowed = 0
+
+        async def set(self, *args: object, **kwargs: object) -> bool:
+            self.entered.set()
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                if self.swallowed:
+                    raise
+                self.swallowed += 1
+                return True  # the command "completed": the cancellation is gone
+            return True
+
+        async def delete(self, *keys: str) -> int:
+            return 1
+
+    aio = Swallowing()
+    link = type("FakeLink", (), {"aio": aio, "key": staticmethod(RedisLink.key)})()
+    registry = InstanceRegistry(link, "swallower")  # type: ignore[arg-type]
+    task = asyncio.create_task(registry.run(lambda: _snapshot("swallower"), interval_s=0.01))
+    await asyncio.wait_for(aio.entered.wait(), 10)
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=10)
+    if not done:  # clean up: a second cancellation is not swallowed
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert done and task.cancelled(), "the publisher went on after being cancelled"
+    assert aio.swallowed == 1
+
+
 def test_snapshot_of_takes_the_latest_metrics_point() -> None:
     sample = EngineSample(t=1.0, running=2, waiting=4, kv_usage=0.5, tokens_per_s=30.0,
                           ttft_p50_ms=None, ttft_p99_ms=None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 from pathlib import Path
 from typing import Iterator
 
@@ -35,8 +36,19 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session", autouse=False)
+def _teardown_on_sigterm() -> None:
+    """SIGTERM (``timeout``, CI cancelling) becomes KeyboardInterrupt, so pytest still runs the
+    session's teardown and stops PostgreSQL, the servers and the proxy."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        def interrupt(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt(f"signal {signum}")
+
+        signal.signal(signal.SIGTERM, interrupt)
+
+
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+def postgres_server(_teardown_on_sigterm: None) -> Iterator[PostgresServer]:
     """TEST_DATABASE_URL's PostgreSQL server when it names one, else a throwaway one started
     here; :meth:`PostgresServer.create_database` makes databases on it."""
     base = os.environ.get("TEST_DATABASE_URL") or ""

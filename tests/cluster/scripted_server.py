@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
+import time
 
 import uvicorn
 
@@ -23,7 +25,21 @@ from web.__main__ import DEFAULT_FORWARDED_ALLOW_IPS, WS_MAX_SIZE_BYTES
 from web.app import create_app
 
 
+def _exit_with_parent() -> None:
+    """The test session's pytest is this process's parent: when it dies without its teardown
+    (killed by a timeout), exit too rather than linger on the port."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main() -> int:
+    _exit_with_parent()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings.from_env()
     generator = ScriptedGenerator(os.environ["SCRIPTED_CONTROL_DIR"], settings.instance_name)

@@ -156,9 +156,11 @@ class Generation:
         return all(s.done is not None for s in self.samples)
 
     def start(self, request_id: str, params: GenerationParams, *, messages: Sequence[ChatMessage] | None = None,
-              prompt: str | None = None) -> None:
+              prompt: str | None = None, conversation_id: str | None = None) -> None:
         """Queue the request (chat `messages`, or a raw `prompt`) with params.n = len(samples).
-        Raises GenerationError (nothing queued; close() still settles the gates)."""
+        `conversation_id`: a chat reply's, kept on its live-registry entry (the re-check ends the
+        reply when the conversation is gone). Raises GenerationError (nothing queued; close()
+        still settles the gates)."""
         if self._closed or self._stream is not None:
             raise RuntimeError("a generation starts once, before it is closed")
         self.request_id = request_id
@@ -168,7 +170,7 @@ class Generation:
             self._stream = generator.stream(request_id, messages, params)
         else:
             self._stream = generator.stream_prompt(request_id, prompt or "", params)
-        self._live = self.hub.live.add(self.user_id, KIND_GENERATION, self.end)
+        self._live = self.hub.live.add(self.user_id, KIND_GENERATION, self.end, conversation_id=conversation_id)
         self.hub.counts["live_added"] += 1
 
     async def events(self) -> AsyncIterator[GenerationEvent]:

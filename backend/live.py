@@ -45,6 +45,7 @@ REASON_PASSWORD_CHANGED = "the session ended: the password was changed"
 REASON_LOGGED_OUT = "the session ended: logged out"
 # Found by the periodic re-check (the session is gone from the database; why is not known).
 REASON_SESSION_ENDED = "the session ended"
+REASON_CONVERSATION_DELETED = "the conversation was deleted"
 
 # broadcast(kind, fields): publish a live-work event to the other processes (never raises).
 Broadcast = Callable[[str, dict], Awaitable[object]]
@@ -58,6 +59,7 @@ class LiveEntry:
     kind: str
     end: Callable[[str], Awaitable[object]]
     session: str | None = None  # hash of the session token (backend.auth.hash_token), sockets only
+    conversation_id: str | None = None  # a chat reply's conversation, generations of chat only
 
 
 class LiveRegistry:
@@ -71,9 +73,9 @@ class LiveRegistry:
         self.broadcast: Broadcast | None = None
 
     def add(self, user_id: str, kind: str, end: Callable[[str], Awaitable[object]],
-            session: str | None = None) -> LiveEntry:
+            session: str | None = None, conversation_id: str | None = None) -> LiveEntry:
         """Register; keep the returned entry and pass it to :meth:`discard` when it is over."""
-        entry = LiveEntry(user_id, kind, end, session)
+        entry = LiveEntry(user_id, kind, end, session, conversation_id)
         with self._lock:
             self._entries.setdefault(user_id, []).append(entry)
         return entry

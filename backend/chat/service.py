@@ -55,6 +55,7 @@ from backend.errors import DomainError, ValidationFailed
 from backend.generation import Generation, GenerationMetrics, Generations
 from backend.generator import (FINISH_ABORT, FINISH_ERROR, GenerationDone, GenerationError, GenerationParams,
                                TextGenerator)
+from backend.live import REASON_CONVERSATION_DELETED
 from backend.limits import AdmissionController, Overloaded, RateLimited, UsageLimiter
 from backend.models import Message
 from backend.runtime_settings import RuntimeSettings
@@ -72,7 +73,7 @@ SHUTDOWN_TIMEOUT_S = 10.0
 
 # Why a reply ended early, stored in `error` (more in backend/chat/replies.py).
 REASON_SHUTDOWN = "the server shut down before the reply finished"
-REASON_DELETED = "the conversation was deleted"
+REASON_DELETED = REASON_CONVERSATION_DELETED
 
 
 class SettingsSource(Protocol):
@@ -340,7 +341,8 @@ class ChatService:
                 if generation is None:
                     raise turn.prompt_error or GenerationError("the prompt could not be built")
                 assert turn.params is not None
-                generation.start(message_id, turn.params, messages=turn.messages)
+                generation.start(message_id, turn.params, messages=turn.messages,
+                                 conversation_id=turn.conversation_id)
             except GenerationError as exc:
                 ending = Ending(FINISH_ERROR, "error", str(exc) or exc.code)
                 failed = ChatFailed(exc.code, ending.error or exc.code, turn.client_msg_id, message_id)

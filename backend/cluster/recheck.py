@@ -7,7 +7,9 @@ checks, every RECHECK_INTERVAL_S seconds, the users and sessions of its live ent
 - a user who is no longer active (disabled, pending, or gone): everything of his ends, as for
   ``end_user`` (REASON_DISABLED);
 - a socket whose session is gone or expired (logged out, password changed): the socket ends
-  (REASON_SESSION_ENDED); replies and API requests, which belong to no session, go on.
+  (REASON_SESSION_ENDED); replies and API requests, which belong to no session, go on;
+- a chat reply whose conversation is gone (deleted in another process, its
+  ``end_conversation`` event lost): the reply ends (REASON_CONVERSATION_DELETED).
 
 So an event lost on its way ends the work at most RECHECK_INTERVAL_S (plus one query) late.
 """
@@ -20,8 +22,8 @@ import logging
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from backend.live import REASON_DISABLED, REASON_SESSION_ENDED, LiveRegistry
-from backend.models import AuthSession, User, utcnow
+from backend.live import REASON_CONVERSATION_DELETED, REASON_DISABLED, REASON_SESSION_ENDED, LiveRegistry
+from backend.models import AuthSession, Conversation, User, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,8 @@ class LiveRecheck:
             return 0
         users = {e.user_id for e in entries}
         sessions = {e.session for e in entries if e.session is not None}
-        active, live_sessions = await asyncio.to_thread(self._read, users, sessions)
+        conversations = {e.conversation_id for e in entries if e.conversation_id is not None}
+        active, live_sessions, kept = await asyncio.to_thread(self._read, users, sessions, conversations)
         ended = 0
         for user_id in sorted(users - active):
             ended += await self.registry.end_user_here(user_id, REASON_DISABLED)
@@ -71,18 +74,29 @@ class LiveRecheck:
             for user_id in sorted(users & active):
                 ended += await self.registry.end_entries(
                     user_id, REASON_SESSION_ENDED, lambda e: e.session is not None and e.session in gone)
+        deleted = conversations - kept
+        if deleted:
+            for user_id in sorted(users & active):
+                ended += await self.registry.end_entries(
+                    user_id, REASON_CONVERSATION_DELETED,
+                    lambda e: e.conversation_id is not None and e.conversation_id in deleted)
         if ended:
             log.info("live re-check ended %d entries", ended)
         return ended
 
-    def _read(self, users: set[str], sessions: set[str]) -> tuple[set[str], set[str]]:
+    def _read(self, users: set[str], sessions: set[str], conversations: set[str]
+              ) -> tuple[set[str], set[str], set[str]]:
+        """(active users, live sessions, existing conversations) among those given."""
         with self._sessions() as db:
             active = set(db.scalars(select(User.id).where(User.id.in_(users), User.status == "active")))
             live: set[str] = set()
             if sessions:
                 live = set(db.scalars(select(AuthSession.token_hash).where(
                     AuthSession.token_hash.in_(sessions), AuthSession.expires_at > utcnow())))
-        return active, live
+            kept: set[str] = set()
+            if conversations:
+                kept = set(db.scalars(select(Conversation.id).where(Conversation.id.in_(conversations))))
+        return active, live, kept
 
     async def _loop(self) -> None:
         while True:

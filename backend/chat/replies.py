@@ -12,6 +12,11 @@ A viewer leaving never aborts the reply by itself. When the last one leaves, the
 (RuntimeSettings.unwatched_reply_s, read when the reply started) applies: -1 lets the reply run
 to its end, 0 ends it at once, N > 0 ends it after N seconds with nobody attached.
 
+With several processes (``REDIS_URL``) a page may watch the reply from another process through
+the relay: before ending a reply unwatched here, the mirror is asked whether such a viewer is
+there (:meth:`Mirror.watched`); if so the reply goes on and the question is asked again every
+REWATCH_S seconds while nobody attaches here.
+
 With several processes (``REDIS_URL``) a reply also has a mirror (backend/cluster/relay.py):
 every published delta and the final event are handed to it too, so that pages served by other
 processes can attach to the reply with the same sequence numbers.
@@ -38,6 +43,8 @@ log = logging.getLogger(__name__)
 REASON_CONNECTION_CLOSED = "the connection closed before the reply finished"  # nobody watched it
 REASON_SERVER_ABORTED = "the server stopped the reply before it finished"
 REASON_QUEUE_TIMEOUT = "the server is busy: the reply waited in the queue past its deadline; try again"
+# A reply watched only from other processes: how often the running process asks again (s).
+REWATCH_S = 5.0
 _STATUS_BY_FINISH = {FINISH_STOP: "complete", FINISH_LENGTH: "complete", FINISH_ABORT: "interrupted",
                      FINISH_ERROR: "error"}
 
@@ -64,6 +71,10 @@ class Mirror(Protocol):
     def publish(self, delta: Delta) -> None: ...
 
     def end(self, final: Done | ChatFailed) -> None: ...
+
+    async def watched(self) -> bool:
+        """Whether a page served by another process watches the reply now (never raises)."""
+        ...
 
 
 class Viewer:
@@ -119,6 +130,7 @@ class LiveReply:
         self._mirror = mirror
         self._timer: asyncio.TimerHandle | None = None
         self._ending: asyncio.Future[object] | None = None
+        self._checking: asyncio.Future[None] | None = None  # asking the mirror whether it is watched
         self._published = 0  # fed deltas are published after their flush: seq counts these
         self._snapshot: RenderMark = self.markdown.mark()  # the rendering as of the last published delta
 
@@ -202,13 +214,29 @@ class LiveReply:
         if seconds is None or seconds < 0 or self._ending is not None:
             return
         if seconds == 0:
-            self._end(reason_unwatched(0))
+            self._expired(0)
         else:
             self._timer = asyncio.get_running_loop().call_later(seconds, self._expired, seconds)
 
     def _expired(self, seconds: int) -> None:
         self._timer = None
-        if not self._viewers and self.final is None:
+        if self._viewers or self.final is not None or self._ending is not None:
+            return
+        if self._mirror is None:
+            self._end(reason_unwatched(seconds))
+        else:
+            self._checking = asyncio.ensure_future(self._end_unless_watched(seconds))
+
+    async def _end_unless_watched(self, seconds: int) -> None:
+        """Nobody watches here: end the reply unless a page on another process watches it (then
+        ask again in REWATCH_S)."""
+        assert self._mirror is not None
+        watched = await self._mirror.watched()
+        if self._viewers or self.final is not None or self._ending is not None or self._timer is not None:
+            return  # someone attached here meanwhile (or it ended)
+        if watched:
+            self._timer = asyncio.get_running_loop().call_later(REWATCH_S, self._expired, seconds)
+        else:
             self._end(reason_unwatched(seconds))
 
     def _end(self, reason: str) -> None:

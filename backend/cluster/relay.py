@@ -29,6 +29,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
+import uuid
 from typing import Any
 
 import redis
@@ -52,6 +54,12 @@ START_POLL_S = 0.05
 # A page that saw seq n where the reply runs may reconnect here before the mirror has written n
 # (it writes asynchronously): wait this long for the stream to reach n before refusing the seq.
 CATCH_UP_WAIT_S = 3.0
+
+# A viewer here keeps its id in the reply's watcher set (crescent:reply:<id>:watchers, a sorted
+# set scored by expiry time) renewed every WATCH_RENEW_S; the running process counts a reply
+# watched while an unexpired member is there (backend/chat/replies.py, the unwatched policy).
+WATCH_TTL_S = 10.0
+WATCH_RENEW_S = 3.0
 
 REASON_RELAY_GONE = "the server process generating this reply stopped; reload to see what was stored"
 REASON_RELAY_GAP = "part of the reply was lost on its way from another server process; reload"
@@ -78,6 +86,11 @@ def running_replies(link: RedisLink, message_ids: list[str]) -> set[str]:
     return {message_id for message_id, n in zip(message_ids, found) if n}
 
 
+def watchers_key(link: RedisLink, message_id: str) -> str:
+    """The sorted set of the viewers watching a reply from other processes."""
+    return link.key("reply", message_id, "watchers")
+
+
 class ReplyMirror:
     """The running process's side of one reply: publish() and end() are called synchronously on
     the event loop (by LiveReply) and written in order by one task. A Redis error drops what
@@ -85,6 +98,7 @@ class ReplyMirror:
 
     def __init__(self, relay: ReplyRelay, message_id: str) -> None:
         self.key = relay.key(message_id)
+        self._watchers = watchers_key(relay.link, message_id)
         self._aio = relay.link.aio
         self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._queue.put_nowait({"seq": 0})
@@ -92,6 +106,19 @@ class ReplyMirror:
 
     def publish(self, delta: Delta) -> None:
         self._queue.put_nowait({"seq": delta.seq, "text": delta.text})
+
+    async def watched(self) -> bool:
+        """Whether a page served by another process watches the reply now (a RemoteViewer renewed
+        its membership within WATCH_TTL_S). False when Redis fails: such a viewer gets nothing."""
+        try:
+            pipe = self._aio.pipeline(transaction=False)
+            pipe.zremrangebyscore(self._watchers, "-inf", time.time())
+            pipe.zcard(self._watchers)
+            _removed, count = await pipe.execute()
+        except (redis.RedisError, OSError) as exc:
+            log.warning("relay of %s: watchers not read (%s)", self.key, exc)
+            return False
+        return bool(count)
 
     def end(self, final: Done | ChatFailed) -> None:
         self._queue.put_nowait({"final": json.dumps(final_to_dict(final), ensure_ascii=False)})
@@ -136,6 +163,9 @@ class RemoteViewer:
         self._last_id = "0-0"
         self._pending: list[ChatEvent] = []
         self._ended = False
+        self._watchers = watchers_key(relay.link, message_id)
+        self._viewer_id = uuid.uuid4().hex
+        self._renewed = float("-inf")  # monotonic time of the last renewal
 
     @property
     def seq(self) -> int:
@@ -145,7 +175,26 @@ class RemoteViewer:
         return self
 
     async def aclose(self) -> None:
+        """Stop watching: leave the reply's watcher set (idempotent)."""
         self._ended = True
+        if self._renewed != float("-inf"):
+            self._renewed = float("-inf")
+            try:
+                await self._relay.reader.zrem(self._watchers, self._viewer_id)
+            except (redis.RedisError, OSError):  # it expires anyway
+                pass
+
+    async def renew(self) -> None:
+        """Count as a viewer of the reply for WATCH_TTL_S more (no-op if renewed within
+        WATCH_RENEW_S). Redis errors propagate."""
+        now = time.monotonic()
+        if now - self._renewed < WATCH_RENEW_S:
+            return
+        pipe = self._relay.reader.pipeline(transaction=False)
+        pipe.zadd(self._watchers, {self._viewer_id: time.time() + WATCH_TTL_S})
+        pipe.expire(self._watchers, int(WATCH_TTL_S) + 1)
+        await pipe.execute()
+        self._renewed = now
 
     async def __anext__(self) -> ChatEvent:
         while not self._pending:
@@ -194,6 +243,7 @@ class RemoteViewer:
     async def _read_more(self) -> None:
         reader = self._relay.reader
         try:
+            await self.renew()
             result = await reader.xread({self._key: self._last_id}, count=READ_BATCH, block=READ_BLOCK_MS)
             if not result:
                 if not await reader.exists(self._key):
@@ -256,6 +306,10 @@ class ReplyRelay:
         except (redis.RedisError, OSError) as exc:
             raise RedisUnavailable() from exc
         viewer._catch_up(entries, after_seq)
+        try:
+            await viewer.renew()  # a viewer from now: the running process must not end it unwatched
+        except (redis.RedisError, OSError) as exc:
+            raise RedisUnavailable() from exc
         return viewer
 
     async def _reach(self, key: str, entries: list[tuple[Any, dict[bytes, bytes]]], after_seq: int) -> None:

@@ -221,3 +221,42 @@ def test_a_page_ahead_of_the_stream_waits_for_the_mirror_then_catches_up(redis_u
 
     asyncio.run(_with_relays(redis_url, body))
     raw.close()
+
+
+def test_a_reply_watched_from_another_process_is_not_ended_unwatched(redis_url: str, monkeypatch) -> None:
+    """Unwatched policy 0 on A: the last local viewer leaves while a page on B watches through
+    the relay, so the reply goes on; once B's viewer leaves, A's next ask ends it."""
+    from backend.chat import replies as replies_module
+    from backend.chat.replies import reason_unwatched
+
+    monkeypatch.setattr(replies_module, "REWATCH_S", 0.05)
+
+    async def body(a: ReplyRelay, b: ReplyRelay) -> None:
+        ended: list[str] = []
+        message_id = uuid.uuid4().hex
+        turn = Turn("conv", "title", "question", message_id, False)
+        turn.unwatched_s = 0
+
+        async def end(reason: str) -> None:
+            ended.append(reason)
+
+        reply = LiveReply("bob", turn, None, end, a.mirror(message_id))
+        local = reply.attach(0)
+        reply.add("one")
+        remote = None
+        while remote is None or remote.seq < 1:  # the mirror writes asynchronously
+            remote = await b.open(message_id, 0)
+        local.close()  # the last viewer on A leaves
+        await asyncio.wait_for(reply._checking, 5)  # noqa: SLF001 - A asked the relay
+        for _ in range(5):  # and keeps asking while B watches
+            await asyncio.sleep(replies_module.REWATCH_S)
+            await asyncio.wait_for(reply._checking, 5)  # noqa: SLF001
+        assert ended == []
+        await remote.aclose()  # B's page goes
+        deadline = asyncio.get_running_loop().time() + 5
+        while not ended and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+        assert ended == [reason_unwatched(0)]
+        reply.end(_done(reply))
+
+    asyncio.run(_with_relays(redis_url, body))

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 from collections import defaultdict
 
 import redis
@@ -40,6 +41,9 @@ log = logging.getLogger(__name__)
 
 LEASE_TTL_S = 15.0
 HEARTBEAT_S = 5.0
+# After Redis failed to answer, acquiring fails at once for this long (seconds) instead of
+# waiting out the socket timeout again: the callers run on the event loop.
+FAIL_FAST_S = 2.0
 
 # The server's clock in milliseconds; every script reads it the same way.
 _NOW_MS = "local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
@@ -94,8 +98,11 @@ class GenerationLeases:
         self._count = client.register_script(_COUNT)
         self._lock = threading.Lock()
         self._held: dict[str, str] = {}  # lease id -> user id, the leases this process renews
+        self._releasing: list[tuple[str, str]] = []  # (user id, lease id) to remove from Redis
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._down_until = 0.0  # time.monotonic() before which Redis is taken as down
         self._failing = False
         self.renewals = 0  # heartbeat rounds that reached Redis (for tests and operators)
 
@@ -114,34 +121,58 @@ class GenerationLeases:
             RedisUnavailable: Redis did not answer (nothing is held; a lease the server added
                 before the answer was lost expires within the TTL).
         """
+        if time.monotonic() < self._down_until:
+            raise RedisUnavailable()
+        self._flush_releases()  # this process's own releases count before its next acquire
         lease_id = f"{self._link.instance}:{secrets.token_hex(8)}"
         try:
             taken = self._acquire(keys=[self.key(user_id)], args=[max(0, int(limit)), self._ttl_ms, lease_id])
         except redis.RedisError as exc:
+            self._down_until = time.monotonic() + FAIL_FAST_S
             raise RedisUnavailable() from exc
         if not taken:
             return None
         with self._lock:
             self._held[lease_id] = user_id
-            if self._thread is None and not self._stop.is_set():
-                self._thread = threading.Thread(target=self._beat, name="lease-heartbeat", daemon=True)
-                self._thread.start()
+            self._ensure_heartbeat()
         return lease_id
 
     def release(self, user_id: str, lease_id: str) -> None:
-        """Give the lease back (a no-op for one not held). Never raises: when Redis does not
-        answer, the lease is no longer renewed and expires within the TTL."""
+        """Give the lease back (a no-op for one not held). Never raises and never waits for
+        Redis (it is called on the event loop): the heartbeat thread removes the lease at once,
+        and this process's next acquire removes it first; when Redis does not answer, the lease
+        is no longer renewed and expires within the TTL."""
         with self._lock:
             if self._held.pop(lease_id, None) is None:
                 return
+            self._releasing.append((user_id, lease_id))
+            self._ensure_heartbeat()
+        self._wake.set()
+
+    def _ensure_heartbeat(self) -> None:
+        """Start the heartbeat thread if none runs (call with the lock held)."""
+        if self._thread is None and not self._stop.is_set():
+            self._thread = threading.Thread(target=self._beat, name="lease-heartbeat", daemon=True)
+            self._thread.start()
+
+    def _flush_releases(self) -> None:
+        """Remove the released leases from Redis (never raises)."""
+        with self._lock:
+            batch, self._releasing = self._releasing, []
+        if not batch:
+            return
         try:
-            self._link.sync.zrem(self.key(user_id), lease_id)
+            pipe = self._link.sync.pipeline(transaction=False)
+            for user_id, lease_id in batch:
+                pipe.zrem(self.key(user_id), lease_id)
+            pipe.execute()
         except redis.RedisError:
-            log.warning("releasing lease %s failed (Redis unavailable); it expires within %.0f s",
-                        lease_id, self.ttl_s)
+            log.warning("releasing %d leases failed (Redis unavailable); they expire within %.0f s",
+                        len(batch), self.ttl_s)
 
     def count(self, user_id: str) -> int:
         """Unexpired leases of `user_id`, all processes together. Raises RedisUnavailable."""
+        self._flush_releases()
         try:
             return int(self._count(keys=[self.key(user_id)], args=[]))
         except redis.RedisError as exc:
@@ -186,18 +217,28 @@ class GenerationLeases:
         """Stop the heartbeat (the process is shutting down); held leases expire by TTL unless
         released."""
         self._stop.set()
+        self._wake.set()
         with self._lock:
             thread = self._thread
         if thread is not None:
             thread.join(timeout=self.heartbeat_s + 5)
+        self._flush_releases()
 
     def _beat(self) -> None:
-        while not self._stop.wait(self.heartbeat_s):
+        next_renewal = time.monotonic() + self.heartbeat_s
+        while not self._stop.is_set():
+            self._wake.wait(max(0.0, next_renewal - time.monotonic()))
+            self._wake.clear()
+            self._flush_releases()
+            if time.monotonic() < next_renewal:
+                continue
             with self._lock:
-                if not self._held:
+                if not self._held and not self._releasing:
                     self._thread = None  # the next lease starts a new one
                     return
             self.renew()
+            next_renewal = time.monotonic() + self.heartbeat_s
+        self._flush_releases()
         with self._lock:
             self._thread = None
 

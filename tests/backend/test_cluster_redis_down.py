@@ -15,7 +15,7 @@ import time
 import pytest
 
 from backend.auth import AuthService
-from backend.cluster import RedisLink
+from backend.cluster import RedisLink, leases
 from backend.errors import Throttled
 from backend.limits import LimitsUnavailable, Overloaded, RateLimited, UsageLimiter
 from backend.runtime_settings import RuntimeSettingsStore
@@ -123,6 +123,7 @@ def test_throttle_and_limiter_use_redis_again_when_it_comes_back(session_factory
     assert limiter._leases.held() == 0
 
     own_redis.start()  # empty (no persistence): the same objects work again, no restart
+    time.sleep(leases.FAIL_FAST_S)  # acquiring fails fast this long after Redis failed
     throttle.hit("1.1.1.1", "alice")
     throttle.hit("1.1.1.1", "alice")
     with pytest.raises(Throttled):

@@ -17,6 +17,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from backend.cluster.leases import FAIL_FAST_S
 from tests.backend.test_cluster_redis_down import OwnRedis
 from tests.cluster.harness import INSTANCE_HEADER, Cluster, User, unique_name, wait_for
 
@@ -150,6 +151,7 @@ def test_redis_down_refuses_log_ins_and_generations_with_503_and_recovers(cluste
         assert browser.get("/healthz").status_code == 200
 
         redis.start()  # the same process uses it again
+        time.sleep(FAIL_FAST_S)  # generation leases fail fast this long after Redis failed
         browser.log_in(user.username)
         assert completion(cluster.a.url, headers).status_code == 200
     finally:

@@ -6,11 +6,13 @@ Redis is back the same process serves again."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 
 import pytest
 from starlette.testclient import TestClient
 
+from backend.cluster.leases import FAIL_FAST_S
 from tests.backend.test_cluster_redis_down import OwnRedis
 from web.app import create_app
 
@@ -65,6 +67,7 @@ def test_redis_down_refuses_log_in_chat_and_api_with_503_and_recovers(client, ow
     assert response.status_code == 503 and "Try again shortly" in response.text
 
     own_redis.start()
+    time.sleep(FAIL_FAST_S)  # generation leases fail fast this long after Redis failed
     assert log_in(client).status_code == 401
     assert log_in(client, PASSWORD).status_code == 303
     response = client.post("/v1/chat/completions", content=body, headers=bearer)

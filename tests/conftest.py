@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
@@ -75,6 +76,9 @@ class PostgresServer:
         self.base = engine_url(base_url)
         self.admin = create_engine(self.base, isolation_level="AUTOCOMMIT", poolclass=NullPool)
         self.template: str | None = None
+        # The next test's copy is made while the current test runs (a copy takes ~0.2-1 s).
+        self._maker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-template-copy")
+        self._spare: Future[str] | None = None
 
     def url(self, name: str) -> str:
         return self.base.set(database=name).render_as_string(hide_password=False)
@@ -97,6 +101,12 @@ class PostgresServer:
     def drop(self, name: str) -> None:
         self.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
+    def copy_of_template(self) -> str:
+        """A new copy of the migrated template (made ahead of time); returns its name."""
+        template = self.migrated_template()
+        spare, self._spare = self._spare, self._maker.submit(self.create, template)
+        return spare.result() if spare is not None else self.create(template)
+
     def migrated_template(self) -> str:
         if self.template is None:
             from backend.db import run_migrations
@@ -108,6 +118,9 @@ class PostgresServer:
         return self.template
 
     def close(self) -> None:
+        if self._spare is not None:
+            self.drop(self._spare.result())
+        self._maker.shutdown()
         if self.template is not None:
             self.drop(self.template)
         self.admin.dispose()
@@ -132,7 +145,7 @@ def fresh_database_url(database_kind: str, request: pytest.FixtureRequest, tmp_p
         yield f"sqlite:///{path}"
         return
     server: PostgresServer = request.getfixturevalue("postgres_server")
-    name = server.create(template=server.migrated_template())
+    name = server.copy_of_template()
     try:
         yield server.url(name)
     finally:

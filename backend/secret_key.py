@@ -25,14 +25,18 @@ from backend.settings import SECRET_KEY_MIN, Settings, SettingsError
 SECRET_FILE = "crescent.secret"
 CSRF_LABEL = b"crescent/csrf/v1"
 CACHE_SALT_LABEL = b"crescent/prefix-cache-salt/v1"
+SECRET_ID_LABEL = b"crescent/secret-id/v1"
 
 
 @dataclass(frozen=True)
 class ServerKeys:
-    """csrf: web.security.CsrfMiddleware's HMAC key; cache_salt: Generations' (32 bytes each)."""
+    """csrf: web.security.CsrfMiddleware's HMAC key; cache_salt: Generations' (32 bytes each).
+    secret_id: a public fingerprint of the secret (16 hex characters of its own derived key,
+    revealing nothing of the others), compared between processes sharing a Redis."""
 
     csrf: bytes
     cache_salt: bytes
+    secret_id: str = ""
 
 
 def derive_key(secret: bytes, label: bytes) -> bytes:
@@ -51,7 +55,8 @@ def server_keys(settings: Settings) -> ServerKeys:
         secret = settings.secret_key.encode("utf-8")
     else:
         secret = load_or_create_secret_file(Path(settings.secret_dir) / SECRET_FILE)
-    return ServerKeys(csrf=derive_key(secret, CSRF_LABEL), cache_salt=derive_key(secret, CACHE_SALT_LABEL))
+    return ServerKeys(csrf=derive_key(secret, CSRF_LABEL), cache_salt=derive_key(secret, CACHE_SALT_LABEL),
+                      secret_id=derive_key(secret, SECRET_ID_LABEL)[:8].hex())
 
 
 def load_or_create_secret_file(path: Path) -> bytes:

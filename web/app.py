@@ -35,7 +35,7 @@ from backend.chat import ChatService, UserChannels
 from backend.cluster import RedisLink, RedisUnavailable
 from backend.cluster.relay import running_replies
 from backend.cluster.account_events import SharedChannels
-from backend.cluster.instances import InstanceRegistry, instance_label, snapshot_of
+from backend.cluster.instances import InstanceRegistry, check_same_secret, instance_label, snapshot_of
 from backend.conversation_export import ConversationTransfer
 from backend.conversation_search import ConversationSearch
 from backend.conversations import ConversationService
@@ -297,6 +297,12 @@ def create_app(
                 startup.fail(str(exc) or type(exc).__name__)
 
         try:
+            if instances is not None:
+                try:  # SettingsError: another live process runs with another secret
+                    await check_same_secret(instances, keys.secret_id)
+                except RedisUnavailable:
+                    log.warning("Redis unavailable at start-up: the server secret was not compared "
+                                "with the other processes'")
             session_factory = make_session_factory(db_engine)
             # Account events to every open page of a user (with Redis: on every process).
             channels = SharedChannels() if redis_link is not None else UserChannels()

@@ -25,6 +25,7 @@ import redis
 
 from backend.cluster.redis_link import RedisLink, RedisUnavailable
 from backend.metrics import EngineSample
+from backend.settings import SettingsError
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,39 @@ def instance_label(instance_name: str, port: int) -> str:
     """The name a process publishes under: CRESCENT_INSTANCE, or ``<host name>:<port>`` when it
     is unset (two unnamed processes on one machine must not share a key)."""
     return instance_name or f"{socket.gethostname()}:{port}"
+
+
+async def check_same_secret(registry: InstanceRegistry, secret_id: str) -> None:
+    """Refuse to join processes that run with another server secret.
+
+    Processes behind one router must share CRESCENT_SECRET_KEY: a page (its CSRF token) served by
+    one is posted to another when the router moves its user. The secret's public fingerprint
+    (backend.secret_key.ServerKeys.secret_id) is kept under ``crescent:secret-id``; a process
+    whose fingerprint differs while another process is live refuses to start. With no process
+    live the new fingerprint replaces the old one (the secret was rotated: every process
+    restarted with the new one).
+
+    Raises:
+        SettingsError: another live process runs with a different secret.
+        RedisUnavailable: Redis did not answer.
+    """
+    key = registry.link.key("secret-id")
+    try:
+        stored = await registry.link.aio.get(key)
+    except redis.RedisError as exc:
+        raise RedisUnavailable() from exc
+    if stored is not None and stored.decode() != secret_id:
+        others = [s.instance for s in await registry.live() if s.instance != registry.instance]
+        if others:
+            raise SettingsError(
+                "CRESCENT_SECRET_KEY (or the secret file) differs from the one of the running processes "
+                f"{', '.join(others)} that share this Redis; every process behind the router must use the "
+                "same secret (set the same CRESCENT_SECRET_KEY everywhere)")
+        log.warning("no process with the previous server secret is running: the secret was rotated")
+    try:
+        await registry.link.aio.set(key, secret_id)
+    except redis.RedisError as exc:
+        raise RedisUnavailable() from exc
 
 
 class InstanceRegistry:

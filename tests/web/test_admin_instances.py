@@ -62,3 +62,37 @@ def test_the_instance_header_names_only_a_named_process(client: TestClient, sett
 def test_settings_leave_the_instance_unnamed_unless_told() -> None:
     assert Settings.from_env({}).instance_name == ""
     assert Settings.from_env({"CRESCENT_INSTANCE": "b"}).instance_name == "b"
+
+
+def test_a_process_with_another_secret_refuses_to_join(settings: Settings, redis_url: str) -> None:
+    """Pages posted to another process must carry a CSRF token it accepts: a process whose server
+    secret differs from a live one's does not start; once none is live, a new secret is taken
+    (rotation)."""
+    import pytest
+
+    from backend.settings import SettingsError
+
+    def app(name: str, secret: str | None = None):
+        return create_app(dataclasses.replace(settings, redis_url=redis_url, instance_name=name, secret_key=secret),
+                          generator=FakeGenerator(), embedder=HashingEmbedder())
+
+    with TestClient(app("north"), follow_redirects=False) as north:
+        wait_until(lambda: len(north.get("/healthz").text) > 0 and _live(redis_url) == {"north"},
+                   what="north published")
+        with pytest.raises(SettingsError, match="CRESCENT_SECRET_KEY .* differs .* north"):
+            with TestClient(app("rogue", "r" * 40)):
+                pass
+        with TestClient(app("south")):  # the same secret joins
+            pass
+    with TestClient(app("rotated", "n" * 40)):  # nobody live with the old secret: rotation
+        pass
+
+
+def _live(redis_url: str) -> set[str]:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        return {key.decode().rsplit(":", 1)[1] for key in client.scan_iter(match="crescent:instance:*")}
+    finally:
+        client.close()

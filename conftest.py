@@ -21,21 +21,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 # --- Redis (backend/cluster) ----------------------------------------------------------------
-# `make test` installs Debian's redis-server; a test needing Redis starts its own throwaway
-# server (no persistence, loopback, a free port) once per session. Without the binary such tests
-# skip, except under CI=true, where a missing service is a failure.
+# `make test` installs Debian's redis-server; a test needing Redis uses a throwaway server
+# (tests/redis_server.py: no persistence, loopback, a free port), one per session, or its own one
+# to stop and start. Without the binary such tests skip, except under CI=true, where a missing
+# service is a failure.
 
-import os as _os
-import shutil as _shutil
-import socket as _socket
-import subprocess as _subprocess
-import time as _time
-
-
-def _free_port() -> int:
-    with _socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.redis_server import RedisProcess as _RedisProcess  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -43,30 +34,10 @@ def redis_server(tmp_path_factory):
     """A redis-server on 127.0.0.1 for the session: yields its base URL ``redis://127.0.0.1:PORT``.
 
     Tests use :func:`redis_url` (a flushed database) rather than this directly."""
-    binary = _shutil.which("redis-server")
-    if binary is None:
-        if _os.environ.get("CI") == "true":
-            pytest.fail("redis-server is not installed (make test installs it)")
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    port = _free_port()
-    workdir = tmp_path_factory.mktemp("redis")
-    proc = _subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(workdir), "--databases", "16", "--loglevel", "warning"],
-        stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL)
-    deadline = _time.monotonic() + 10
-    while True:
-        try:
-            with _socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if _time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail("redis-server did not start")
-            _time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=10)
+    server = _RedisProcess(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server.base_url
+    server.stop()
 
 
 @pytest.fixture
@@ -78,3 +49,13 @@ def redis_url(redis_server) -> str:
     client.flushdb()
     client.close()
     return redis_server + "/0"
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A redis-server of this test's own (:class:`tests.redis_server.RedisProcess`), started; the
+    test may stop and start it again on the same port. Stopped after the test."""
+    server = _RedisProcess(tmp_path)
+    server.start()
+    yield server
+    server.stop()

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # `make cluster`: Crescent as several processes on this machine, the way it runs on several.
 #
-#   PostgreSQL  DATABASE_URL, or a server started here (data kept in .cluster/postgres, port
-#               CLUSTER_PG_PORT, default 5433; as root it runs as the postgres account)
-#   Redis       REDIS_URL, or a redis-server started here (port CLUSTER_REDIS_PORT, default 6390)
+#   PostgreSQL  DATABASE_URL, or a server started here (data kept in .cluster/postgres; as root it
+#               runs as the postgres account). It listens on no TCP port, only on a unix socket in
+#               .cluster/postgres.sock/ (mode 0700: only this account, and root, can connect), named
+#               for CLUSTER_PG_PORT (default 5433)
+#   Redis       REDIS_URL, or a redis-server started here on 127.0.0.1:CLUSTER_REDIS_PORT (default
+#               6390) with a password generated once into .cluster/redis_password (mode 0600),
+#               given to redis-server in a 0600 config file and to the servers in REDIS_URL (an
+#               environment variable, so not in `ps` output)
 #   servers     a and b: `python -m web serve` on 127.0.0.1:CLUSTER_PORT_A/_B (8001, 8002), one
 #               CRESCENT_SECRET_KEY (generated once into .cluster/secret_key), CRESCENT_INSTANCE=a/b
 #   router      HAProxy with deploy/haproxy.cfg on HOST:PORT (127.0.0.1:8000); its status page on
@@ -72,21 +77,27 @@ if [ -z "${DATABASE_URL:-}" ]; then
       say "postgres cannot reach $STATE; its data lives in $PGDATA"
     fi
   fi
+  # Trust authentication, but only on a unix socket in a directory nobody else may enter: no TCP.
+  PGSOCK=$PGDATA.sock
   if [ ! -s "$PGDATA/PG_VERSION" ]; then
     say "creating the PostgreSQL data directory $PGDATA"
     mkdir -p "$PGDATA"
     [ ${#AS[@]} -eq 0 ] || chown postgres "$PGDATA"
     chmod 700 "$PGDATA"
-    "${AS[@]}" "$BIN/initdb" -D "$PGDATA" -A trust -U postgres >"$LOGS/initdb.log"
+    "${AS[@]}" "$BIN/initdb" -D "$PGDATA" --auth-local=trust --auth-host=reject -U postgres >"$LOGS/initdb.log"
   fi
+  mkdir -p "$PGSOCK"
+  [ ${#AS[@]} -eq 0 ] || chown postgres "$PGSOCK"
+  chmod 700 "$PGSOCK"
   PG_CTL=("${AS[@]}" "$BIN/pg_ctl" -D "$PGDATA")
-  say "starting PostgreSQL on 127.0.0.1:$PG_PORT"
-  "${PG_CTL[@]}" -l "$PGDATA/server.log" -w -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=''" start >/dev/null \
+  say "starting PostgreSQL on the unix socket $PGSOCK/.s.PGSQL.$PG_PORT"
+  "${PG_CTL[@]}" -l "$PGDATA/server.log" -w -o "-p $PG_PORT -c listen_addresses='' -c unix_socket_directories='$PGSOCK' -c unix_socket_permissions=0700" start >/dev/null \
     || { PG_CTL=(); die "PostgreSQL did not start (see $PGDATA/server.log)"; }
-  if [ -z "$("$BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'crescent'")" ]; then
-    "$BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc 'CREATE DATABASE crescent'
+  PSQL=("${AS[@]}" "$BIN/psql" -h "$PGSOCK" -p "$PG_PORT" -U postgres)
+  if [ -z "$("${PSQL[@]}" -tAc "SELECT 1 FROM pg_database WHERE datname = 'crescent'")" ]; then
+    "${PSQL[@]}" -qc 'CREATE DATABASE crescent'
   fi
-  DATABASE_URL="postgresql://postgres@127.0.0.1:$PG_PORT/crescent"
+  DATABASE_URL="postgresql://postgres@/crescent?host=$PGSOCK&port=$PG_PORT"
 fi
 export DATABASE_URL
 
@@ -94,12 +105,28 @@ export DATABASE_URL
 if [ -z "${REDIS_URL:-}" ]; then
   command -v redis-server >/dev/null || die "redis-server is not installed (make services), or set REDIS_URL"
   mkdir -p "$STATE/redis"
-  say "starting Redis on 127.0.0.1:$REDIS_PORT"
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$STATE/redis" --save "" --appendonly no \
-    --loglevel warning >"$LOGS/redis.log" 2>&1 &
+  chmod 700 "$STATE/redis"
+  if [ ! -s "$STATE/redis_password" ]; then
+    (umask 077; "$PYTHON" -c 'import secrets; print(secrets.token_hex(32))' >"$STATE/redis_password")
+  fi
+  REDIS_PASSWORD=$(cat "$STATE/redis_password")
+  # The password goes in a config file (0600), not on redis-server's command line.
+  (umask 077; cat >"$STATE/redis/redis.conf" <<EOF
+port $REDIS_PORT
+bind 127.0.0.1
+protected-mode yes
+requirepass $REDIS_PASSWORD
+dir $STATE/redis
+save ""
+appendonly no
+loglevel warning
+EOF
+  )
+  say "starting Redis on 127.0.0.1:$REDIS_PORT (password in .cluster/redis_password)"
+  redis-server "$STATE/redis/redis.conf" >"$LOGS/redis.log" 2>&1 &
   PIDS+=($!)
   wait_port 127.0.0.1 "$REDIS_PORT" redis-server "$!"
-  REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+  REDIS_URL="redis://:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT/0"
 fi
 export REDIS_URL
 

@@ -2,14 +2,12 @@
 closed, the limiter refuses with 503 `unavailable` (Retry-After) rather than let a generation run
 unlimited, releasing never raises, and a Redis that comes back is used again by the same objects.
 
-The tests that stop Redis start their own redis-server (the shared fixture lives for the session).
+The tests that stop Redis use their own redis-server (the root conftest.py's `own_redis`; the
+shared one lives for the session).
 """
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
 import time
 
 import pytest
@@ -21,55 +19,7 @@ from backend.limits import LimitsUnavailable, Overloaded, RateLimited, UsageLimi
 from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
 from backend.throttle import LoginThrottle
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class OwnRedis:
-    """A redis-server this test may stop and start again on the same port."""
-
-    def __init__(self, workdir) -> None:
-        self.binary = shutil.which("redis-server")
-        if self.binary is None:
-            pytest.skip("redis-server is not installed")
-        self.port = closed_port()
-        self.workdir = workdir
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.workdir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    pytest.fail("redis-server did not start")
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
-
-
-@pytest.fixture
-def own_redis(tmp_path):
-    server = OwnRedis(tmp_path)
-    server.start()
-    yield server
-    server.stop()
+from tests.redis_server import free_port
 
 
 @pytest.fixture
@@ -91,7 +41,7 @@ def unavailable(call, *args) -> LimitsUnavailable:
 
 
 def test_log_in_throttling_fails_closed_without_redis():
-    throttle = LoginThrottle(redis_link=RedisLink(f"redis://127.0.0.1:{closed_port()}/0", "a"))
+    throttle = LoginThrottle(redis_link=RedisLink(f"redis://127.0.0.1:{free_port()}/0", "a"))
     error = unavailable(throttle.check, "1.1.1.1", "alice")
     assert "Try again shortly" in error.message and "Logging in" in error.message
     unavailable(throttle.hit, "1.1.1.1", "alice")
@@ -100,7 +50,7 @@ def test_log_in_throttling_fails_closed_without_redis():
 
 
 def test_the_limiter_refuses_without_redis_and_holds_nothing(session_factory, store, users):
-    limiter = UsageLimiter(session_factory, store, redis_link=RedisLink(f"redis://127.0.0.1:{closed_port()}/0", "a"))
+    limiter = UsageLimiter(session_factory, store, redis_link=RedisLink(f"redis://127.0.0.1:{free_port()}/0", "a"))
     unavailable(limiter.acquire, users.id)  # even with no limit set: nothing is let through unlimited
     store.update({"requests_per_minute": 5, "max_concurrent_generations": 1}, actor_id=None)
     unavailable(limiter.acquire, users.id)

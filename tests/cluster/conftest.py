@@ -3,7 +3,7 @@ PostgreSQL database, one Redis database and one CRESCENT_SECRET_KEY, as in produ
 router (README, "Several processes / several machines").
 
 - ``cluster_postgres``: a database migrated once per session, on TEST_DATABASE_URL's server when
-  it is set, else on a throwaway PostgreSQL started here (tests/cluster/harness.py).
+  it is set, else on a throwaway PostgreSQL started here (tests/cluster/processes.py).
 - ``cluster_session``: processes ``a`` and ``b`` (``python -m tests.cluster.scripted_server``,
   CRESCENT_INSTANCE=a/b) for the session, and the admin account (signed up first).
 - ``cluster``: the same, per test: a process a previous test killed is started again, and the
@@ -25,7 +25,8 @@ from typing import Iterator
 
 import pytest
 
-from tests.cluster.harness import Cluster, PostgresServer, Proxy, ServerProcess, Unavailable, User
+from tests.cluster.clients import User
+from tests.cluster.processes import Cluster, Proxy, ServerProcess, ThrowawayPostgres, Unavailable
 
 CLUSTER_REDIS_DB = 15
 
@@ -48,12 +49,12 @@ def _teardown_on_sigterm() -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(_teardown_on_sigterm: None) -> Iterator[PostgresServer]:
+def postgres_server(_teardown_on_sigterm: None) -> Iterator[ThrowawayPostgres]:
     """TEST_DATABASE_URL's PostgreSQL server when it names one, else a throwaway one started
-    here; :meth:`PostgresServer.create_database` makes databases on it."""
+    here; :meth:`ThrowawayPostgres.create_database` makes databases on it."""
     base = os.environ.get("TEST_DATABASE_URL") or ""
     # TEST_DATABASE_URL naming SQLite (or nothing): start our own server.
-    server = PostgresServer(base if base.startswith("postgresql") else None)
+    server = ThrowawayPostgres(base if base.startswith("postgresql") else None)
     try:
         server.start()
     except Unavailable as exc:
@@ -64,7 +65,7 @@ def postgres_server(_teardown_on_sigterm: None) -> Iterator[PostgresServer]:
         server.stop()
 
 
-def migrated_database(server: PostgresServer) -> Iterator[str]:
+def migrated_database(server: ThrowawayPostgres) -> Iterator[str]:
     """A new database on `server`, migrated; dropped when the generator is closed."""
     from backend.db import run_migrations
 
@@ -77,7 +78,7 @@ def migrated_database(server: PostgresServer) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def cluster_postgres(postgres_server: PostgresServer) -> Iterator[str]:
+def cluster_postgres(postgres_server: ThrowawayPostgres) -> Iterator[str]:
     """A migrated PostgreSQL database for the session's processes; yields its URL."""
     yield from migrated_database(postgres_server)
 

@@ -18,8 +18,9 @@ import httpx
 import pytest
 
 from backend.cluster.leases import FAIL_FAST_S
-from tests.backend.test_cluster_redis_down import OwnRedis
-from tests.cluster.harness import INSTANCE_HEADER, Cluster, User, unique_name, wait_for
+from tests.cluster.clients import INSTANCE_HEADER, User, unique_name, wait_for
+from tests.cluster.processes import Cluster
+from tests.redis_server import RedisProcess
 
 HI = json.dumps({"model": "scripted-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8})
 
@@ -126,9 +127,9 @@ def test_concurrency_is_held_across_processes_and_freed_by_release_or_process_de
     print(f"B accepted {time.monotonic() - killed_at:.1f} s after A was killed")
 
 
-def test_redis_down_refuses_log_ins_and_generations_with_503_and_recovers(cluster: Cluster, tmp_path) -> None:
-    redis = OwnRedis(tmp_path)
-    redis.start()
+def test_redis_down_refuses_log_ins_and_generations_with_503_and_recovers(cluster: Cluster,
+                                                                          own_redis: RedisProcess) -> None:
+    redis = own_redis
     try:
         cluster.a.restart(extra_env={"REDIS_URL": redis.url})
         user = cluster.user()

@@ -13,7 +13,8 @@ from websockets.exceptions import ConnectionClosed
 
 from backend.cluster.recheck import RECHECK_INTERVAL_S
 from backend.live import REASON_DISABLED
-from tests.cluster.harness import Cluster, ChatSocket, User, wait_for
+from tests.cluster.clients import ChatSocket, User, wait_for
+from tests.cluster.processes import Cluster
 
 WS_CLOSE_UNAUTHORIZED = 4401
 

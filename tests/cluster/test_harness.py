@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.cluster.harness import INSTANCE_HEADER, Cluster
+from tests.cluster.clients import INSTANCE_HEADER
+from tests.cluster.processes import Cluster
 
 
 def test_a_csrf_token_and_session_cookie_from_a_are_accepted_by_b(cluster: Cluster) -> None:

@@ -12,7 +12,8 @@ import pytest
 from backend.cluster import RedisLink, RedisUnavailable
 from backend.cluster.instances import InstanceRegistry, InstanceSnapshot, snapshot_of
 from backend.metrics import EngineSample
-from tests.cluster.harness import Cluster, free_port, wait_for
+from tests.cluster.clients import wait_for
+from tests.cluster.processes import Cluster, free_port
 
 
 def _snapshot(name: str, running: int = 0, last_seen: float | None = None) -> InstanceSnapshot:

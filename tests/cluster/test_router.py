@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 from tests.cluster.conftest import migrated_database, server_environment
-from tests.cluster.harness import INSTANCE_HEADER, Cluster, PostgresServer, Proxy, ServerProcess, User, wait_for
+from tests.cluster.clients import INSTANCE_HEADER, User, wait_for
+from tests.cluster.processes import Cluster, Proxy, ServerProcess, ThrowawayPostgres
 
 MAX_USERS = 40  # users signed up until both processes serve someone: P(all on one) = 2^-39
 
@@ -162,7 +163,7 @@ def test_a_process_back_up_gets_its_users_back(cluster: Cluster, proxy: Proxy) -
 # --- the real model: two `python -m web serve` processes behind the proxy ----------------------
 
 @pytest.fixture(scope="module")
-def real_model_proxy(postgres_server: PostgresServer, redis_server: str,
+def real_model_proxy(postgres_server: ThrowawayPostgres, redis_server: str,
                      tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     """HAProxy in front of two real servers (the packaged model, loaded by each process)."""
     root: Path = tmp_path_factory.mktemp("real-cluster")

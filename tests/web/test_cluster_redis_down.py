@@ -13,21 +13,12 @@ import pytest
 from starlette.testclient import TestClient
 
 from backend.cluster.leases import FAIL_FAST_S
-from tests.backend.test_cluster_redis_down import OwnRedis
 from web.app import create_app
 
 from .conftest import PASSWORD, FakeGenerator, app_state, csrf_field, sign_up, use_session, user_id
 from .test_ws import assert_alive, send_frame
 
 HI = [{"role": "user", "content": "hi there"}]
-
-
-@pytest.fixture
-def own_redis(tmp_path):
-    server = OwnRedis(tmp_path)
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

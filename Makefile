@@ -58,9 +58,10 @@ services:
 	  echo "==> installing PostgreSQL, Redis and HAProxy (Debian packages)"; \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q postgresql redis-server haproxy; }
 
+# check-db first: a database that cannot be reached is one line naming the cause, not a traceback.
 migrate: install $(POSTGRESQL_RUN)
 	@echo "==> migrating the database"
-	$(BIN)/alembic upgrade head
+	$(BIN)/python -m web check-db && $(BIN)/alembic upgrade head
 
 # The engine's CPU kernels (engine/csrc, built with the system's g++ in a few seconds; the
 # time is printed). Without a compiler the engine serves its float32 path instead.

@@ -8,17 +8,23 @@ instead of failing at once). A plain ``postgresql://`` URL means psycopg 3 (the
 :func:`lock_for_write` serializes check-then-act transactions (the first account is the admin;
 the last active admin stays): ``BEGIN IMMEDIATE`` on SQLite, a transaction-scoped advisory lock
 on PostgreSQL.
+
+:func:`check_database` connects once and turns a database that cannot be reached into one line
+(:class:`DatabaseUnreachable`), for the command line (``python -m web check-db`` before
+``alembic upgrade head`` in ``make migrate``; the admin CLI).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
@@ -29,6 +35,94 @@ POSTGRESQL_DRIVER = "postgresql+psycopg"
 
 class DatabaseDriverMissing(ImportError):
     """The URL's database driver is not installed; the message says what to install."""
+
+
+class DatabaseUnreachable(Exception):
+    """The database at DATABASE_URL cannot be used; ``str()`` is one line that names the cause
+    and the URL with its password masked.
+
+    Attributes:
+        reason: "missing_database", "connection_refused", "authentication_failed",
+            "no_such_host", "cannot_open" (a SQLite file) or "unreachable" (anything else).
+        url: the URL as shown (password masked).
+    """
+
+    def __init__(self, reason: str, url: str, detail: str) -> None:
+        self.reason = reason
+        self.url = url
+        super().__init__(f"cannot use the database at {url}: {detail}")
+
+
+# (reason, pattern in the driver's message, what to say). psycopg reports connection failures
+# with no SQLSTATE, so the message text is all there is; the first match wins.
+_POSTGRESQL_CAUSES = (
+    ("missing_database", r'database ".*" does not exist',
+     "database {database!r} does not exist (create it: sudo -u postgres createdb -O {user} "
+     "{database}; README, PostgreSQL)"),
+    ("authentication_failed", r'role ".*" does not exist',
+     "role {user!r} does not exist (create it: sudo -u postgres createuser --pwprompt {user}; "
+     "README, PostgreSQL)"),
+    ("authentication_failed", r"authentication failed|no password supplied",
+     "authentication failed for user {user!r}"),
+    ("connection_refused", r"Connection refused",
+     "connection refused (is PostgreSQL running on {where}?)"),
+    ("connection_refused", r"No such file or directory",
+     "connection refused: no server socket at {where} (is PostgreSQL running?)"),
+    ("no_such_host", r"resolve host|translate host name", "unknown host {host!r}"),
+)
+
+
+def _first_line(message: str) -> str:
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return lines[0] if lines else "unknown error"
+
+
+def _postgresql_cause(parsed: URL, message: str) -> tuple[str, str]:
+    host = parsed.host or parsed.query.get("host") or "localhost"
+    if isinstance(host, tuple):
+        host = ",".join(host)
+    port = parsed.port or parsed.query.get("port") or 5432
+    where = f"{host} port {port}"
+    fields = {"database": parsed.database or parsed.username or "",
+              "user": parsed.username or "postgres", "host": host, "where": where}
+    for reason, pattern, says in _POSTGRESQL_CAUSES:
+        if re.search(pattern, message):
+            return reason, says.format(**fields)
+    return "unreachable", _first_line(message.removeprefix("connection failed: "))
+
+
+def check_database(url: str) -> None:
+    """Connect to `url` once (SQLite: also take the write lock, as migrating will) and disconnect.
+
+    Raises:
+        DatabaseUnreachable: the database does not exist, refuses the connection or the
+            credentials, or (SQLite) the file cannot be opened or written.
+        DatabaseDriverMissing: the driver is not installed.
+    """
+    parsed = engine_url(url)
+    # As the user wrote it unless there is a password to mask (rendering escapes the query).
+    shown = url if parsed.password is None else make_url(url).render_as_string(hide_password=True)
+    sqlite = parsed.get_backend_name() == "sqlite"
+    if sqlite and parsed.database in (None, "", ":memory:"):
+        return
+    engine = create_db_engine(url)
+    try:
+        with engine.connect() as conn:
+            if sqlite:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+                conn.exec_driver_sql("ROLLBACK")
+            else:
+                conn.execute(text("SELECT 1"))
+    except DBAPIError as exc:
+        message = str(exc.orig) if exc.orig is not None else str(exc)
+        if sqlite:
+            directory = Path(parsed.database or ".").resolve().parent
+            raise DatabaseUnreachable("cannot_open", shown, f"{_first_line(message)} (does the "
+                                      f"directory {directory} exist and is it writable?)") from None
+        reason, detail = _postgresql_cause(parsed, message)
+        raise DatabaseUnreachable(reason, shown, detail) from None
+    finally:
+        engine.dispose()
 
 
 def engine_url(url: str | URL) -> URL:

@@ -11,9 +11,14 @@ Admin commands (for automation; they work on the database at ``DATABASE_URL``):
 - ``python -m web admin create-key USERNAME [--name KEYNAME]``: prints only the new API key's
   secret on standard output (so ``KEY=$(python -m web admin create-key alice)`` works).
 
-Both run the migrations first (``alembic upgrade head``, a no-op when up to date), so they work on
-a fresh database before the server ever started. Exit status: 0 done, 1 refused (name taken, bad
-password, unknown user), 2 bad settings or usage.
+Both check that the database can be reached (see ``check-db``), then run the migrations (``alembic upgrade head``, a no-op when up to date), so they work on a fresh
+database before the server ever started. Exit status: 0 done, 1 refused (name taken, bad
+password, unknown user), 2 bad settings or usage, or a database that cannot be reached.
+
+``python -m web check-db``: connect to ``DATABASE_URL`` once (``make migrate`` runs it before
+``alembic upgrade head``). Exit status 0 and no output when it works; otherwise one line on
+standard error naming the cause (the database does not exist, connection refused, authentication
+failed; the URL's password masked: :class:`backend.db.DatabaseUnreachable`) and exit status 2.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve the chat UI and API")
     serve.add_argument("--host", help="interface to bind (default: HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="TCP port (default: PORT or 8000)")
+    commands.add_parser("check-db", help="check that DATABASE_URL can be reached (exit 2 if not)")
     admin = commands.add_parser("admin", help="manage accounts and API keys")
     admin_commands = admin.add_subparsers(dest="admin_command", required=True)
     create_user = admin_commands.add_parser("create-user", help="create an account (password on stdin)")
@@ -60,17 +66,30 @@ def _read_password() -> str:
     return line[:-1] if line.endswith("\n") else line
 
 
+def _check_db(settings: Settings) -> int:
+    """0 when the database at DATABASE_URL can be reached; else one line on stderr and 2."""
+    from backend.db import DatabaseUnreachable, check_database
+
+    try:
+        check_database(settings.database_url)
+    except ImportError as exc:  # e.g. postgresql:// without its driver installed
+        print(f"invalid settings: DATABASE_URL: {exc}", file=sys.stderr)
+        return 2
+    except DatabaseUnreachable as exc:
+        print(f"DATABASE_URL: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _admin(args: argparse.Namespace, settings: Settings) -> int:
     from backend.api_keys import ApiKeyService
     from backend.auth import AuthService
     from backend.db import create_db_engine, make_session_factory, run_migrations
     from backend.errors import DomainError
 
-    try:
-        run_migrations(settings.database_url)
-    except ImportError as exc:  # e.g. postgresql:// without its driver installed
-        print(f"invalid settings: DATABASE_URL: {exc}", file=sys.stderr)
-        return 2
+    if (status := _check_db(settings)) != 0:
+        return status
+    run_migrations(settings.database_url)
     engine = create_db_engine(settings.database_url)
     try:
         factory = make_session_factory(engine)
@@ -107,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"invalid settings: {exc}", file=sys.stderr)
         return 2
+    if args.command == "check-db":
+        return _check_db(settings)
     if args.command == "admin":
         return _admin(args, settings)
 

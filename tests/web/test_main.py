@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -164,3 +165,78 @@ def test_a_short_secret_key_is_refused_at_start_with_one_line(served, monkeypatc
 def test_serve_creates_the_secret_file_in_the_data_directory(served, tmp_path) -> None:
     assert main(["serve"]) == 0
     assert (tmp_path / "crescent.secret").stat().st_mode & 0o777 == 0o600
+
+
+# --- a database that cannot be reached: one line naming the cause, exit 2 -------------------------
+
+
+def _closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _one_line(err: str) -> str:
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("argv", [["check-db"], ["admin", "create-user", "root"], ["admin", "create-key", "bob"]])
+def test_refused_postgresql_connection_is_one_line_with_the_password_masked(monkeypatch, capsys, argv) -> None:
+    pytest.importorskip("psycopg")
+    monkeypatch.setenv("DATABASE_URL", f"postgresql://crescent:hunter2secret@127.0.0.1:{_closed_port()}/crescent")
+    _stdin(monkeypatch, "a strong password\n")
+    assert main(argv) == 2
+    err = _one_line(capsys.readouterr().err)
+    assert "connection refused" in err and "hunter2secret" not in err and "crescent:***@127.0.0.1" in err
+
+
+@pytest.mark.parametrize("argv", [["check-db"], ["admin", "create-user", "root"]])
+def test_a_missing_postgresql_database_is_named_in_one_line(postgres_server, monkeypatch, capsys, argv) -> None:
+    monkeypatch.setenv("DATABASE_URL", postgres_server.url("crescent_no_such_database"))
+    _stdin(monkeypatch, "a strong password\n")
+    assert main(argv) == 2
+    err = _one_line(capsys.readouterr().err)
+    assert "database 'crescent_no_such_database' does not exist" in err and "createdb" in err
+
+
+def test_check_db_passes_silently_on_a_reachable_postgresql_database(postgres_server, monkeypatch, capsys) -> None:
+    name = postgres_server.create()
+    try:
+        monkeypatch.setenv("DATABASE_URL", postgres_server.url(name))
+        assert main(["check-db"]) == 0
+    finally:
+        postgres_server.drop(name)
+    assert capsys.readouterr().err == ""
+
+
+def test_check_db_passes_silently_on_a_new_sqlite_file(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'new.db'}")
+    assert main(["check-db"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_an_sqlite_file_in_a_missing_directory_is_one_line(tmp_path, monkeypatch, capsys) -> None:
+    (tmp_path / "not-a-dir").write_text("a file where a directory should be")
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'not-a-dir' / 'crescent.db'}")
+    _stdin(monkeypatch, "a strong password\n")
+    assert main(["check-db"]) == 2
+    assert main(["admin", "create-user", "root"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("unable to open database file") == 2 and "Traceback" not in err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into any directory")
+def test_an_sqlite_file_in_an_unwritable_directory_is_one_line(tmp_path, monkeypatch, capsys) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    try:
+        monkeypatch.setenv("DATABASE_URL", f"sqlite:///{locked / 'crescent.db'}")
+        assert main(["check-db"]) == 2
+    finally:
+        locked.chmod(0o700)
+    err = _one_line(capsys.readouterr().err)
+    assert "unable to open database file" in err and str(locked) in err

@@ -1,8 +1,12 @@
 """Storing a chat turn: the checks, the gates and the writes before its reply starts.
 
 :class:`TurnOpener` runs on worker threads (the chat service calls it through
-``asyncio.to_thread``). It also holds "one reply per conversation" in this process: a
-conversation with a reply streaming here is claimed until the reply ends (:meth:`release`).
+``asyncio.to_thread``). It also holds "one reply per conversation": in this process a
+conversation with a reply streaming here is claimed until the reply ends (:meth:`release`);
+across processes sharing the database, the transaction that stores a turn in an existing
+conversation first takes the conversation's write lock (backend.db.lock_for_write) and refuses
+when a reply of it is stored as streaming or pending, so two pages on two processes cannot start
+two replies in one conversation at the same moment.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import threading
 from dataclasses import replace
 from typing import Callable
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -18,12 +23,25 @@ from backend.chat import turns
 from backend.chat.planning import TurnPlanner, effective_settings
 from backend.chat.turns import Turn, TurnRequest
 from backend.conversations import make_title
+from backend.db import lock_for_write
 from backend.errors import ConversationBusy
 from backend.generation import Generation, Generations
 from backend.generator import GenerationParams
-from backend.models import Conversation
+from backend.models import Conversation, Message
 from backend.rag.sources import citation
 from backend.runtime_settings import RuntimeSettings
+
+
+def hold_conversation(db: Session, conversation_id: str) -> None:
+    """Make `db`'s transaction the only one storing a turn in `conversation_id` until it commits,
+    then check that no reply of the conversation is streaming (in any process).
+
+    Call it before the transaction's first write. Raises ConversationBusy."""
+    lock_for_write(db, f"conversation:{conversation_id}")
+    busy = db.scalar(select(Message.id).where(Message.conversation_id == conversation_id,
+                                             Message.status.in_(("streaming", "pending"))).limit(1))
+    if busy is not None:
+        raise ConversationBusy()
 
 
 class TurnOpener:
@@ -77,6 +95,8 @@ class TurnOpener:
                 citations = [citation(n, s) for n, s in enumerate(used, start=1)] if found is not None else None
                 if prompt_error is None:
                     generation = self._generations.admit(user_id, "chat", prompt_tokens)
+                if conversation is not None:
+                    hold_conversation(db, conversation.id)
                 new_conversation = conversation is None
                 if conversation is None:
                     conversation = Conversation(user_id=user_id, title=make_title(request.text),

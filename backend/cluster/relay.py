@@ -21,6 +21,10 @@ catch-up ``Delta`` (``reset``) as a local attach from the client's seq, then fol
 process's, so a page switching processes resumes where it was; the text the viewer joins is the
 text the running process stores.
 
+A viewer also counts as watching the reply for the running process's unwatched policy: it keeps
+its id in the sorted set ``crescent:reply:<message_id>:watchers`` (score: expiry time), renewed
+while it reads and removed when it closes (:meth:`ReplyMirror.watched` reads it).
+
 Source: Redis Streams (https://redis.io/docs/latest/develop/data-types/streams/), redis-py.
 """
 

@@ -64,6 +64,9 @@ class Settings:
     instance_name: CRESCENT_INSTANCE, this process's name among several (admin panel, leases,
         ingestion jobs, the X-Crescent-Instance header). Empty (unset): no header, and
         "<hostname>:<port>" where a name is needed (backend.cluster.instances.instance_label).
+    live_recheck_s: CRESCENT_LIVE_RECHECK_S, seconds between two re-checks of the live work
+        against the database, the backstop of lost live events with REDIS_URL
+        (backend/cluster/recheck.py; None: its RECHECK_INTERVAL_S, 2 s).
 
     Raises:
         SettingsError: on construction, when a value is out of range.
@@ -90,6 +93,7 @@ class Settings:
     data_dir: str | None = None
     redis_url: str | None = field(default=None, repr=False)
     instance_name: str = ""
+    live_recheck_s: float | None = None
 
     @property
     def secret_dir(self) -> str:
@@ -150,6 +154,8 @@ class Settings:
             raise SettingsError("CRESCENT_DATA_DIR must not be empty")
         if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise SettingsError(f"REDIS_URL must be redis://host:port/db, rediss://… or unix://…, got {self.redis_url!r}")
+        if self.live_recheck_s is not None and not 0.0 < self.live_recheck_s <= 86400.0:
+            raise SettingsError(f"CRESCENT_LIVE_RECHECK_S must be in (0, 86400], got {self.live_recheck_s}")
         if len(self.instance_name) > 64 or not self.instance_name.isprintable():
             raise SettingsError("CRESCENT_INSTANCE must be at most 64 printable characters")
         for origin in self.allowed_origins:
@@ -206,6 +212,8 @@ class Settings:
             kwargs["data_dir"] = env["CRESCENT_DATA_DIR"].strip()
         if env.get("REDIS_URL", "").strip():
             kwargs["redis_url"] = env["REDIS_URL"].strip()
+        if env.get("CRESCENT_LIVE_RECHECK_S", "").strip():
+            kwargs["live_recheck_s"] = _parse(env, "CRESCENT_LIVE_RECHECK_S", float)
         if env.get("CRESCENT_INSTANCE", "").strip():
             kwargs["instance_name"] = env["CRESCENT_INSTANCE"].strip()
         return cls(**kwargs)  # type: ignore[arg-type]

@@ -137,7 +137,8 @@ class ChatService:
         if redis is not None:
             from backend.cluster.live_work import ClusterLive  # it imports backend.chat
 
-            self.cluster = ClusterLive(redis, self.live, session_factory, channels=self.channels)
+            self.cluster = ClusterLive(redis, self.live, session_factory, channels=self.channels,
+                                       recheck_interval_s=settings.live_recheck_s)
             self.cluster.serve_chat(self._stop_here, self._end_conversation_here)
 
     def start(self) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -28,9 +27,9 @@ from backend.models import AuthSession, Conversation, User, utcnow
 
 log = logging.getLogger(__name__)
 
-# Seconds between two re-checks; CRESCENT_LIVE_RECHECK_S overrides it (tests set it high to
-# prove that an end came through the event, not the backstop).
-RECHECK_INTERVAL_S = float(os.environ.get("CRESCENT_LIVE_RECHECK_S", "") or 2.0)
+# Seconds between two re-checks (Settings.live_recheck_s, CRESCENT_LIVE_RECHECK_S, overrides it:
+# tests set it high to prove that an end came through the event, not the backstop).
+RECHECK_INTERVAL_S = 2.0
 
 
 class LiveRecheck:

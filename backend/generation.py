@@ -6,7 +6,7 @@ ending (complete, length, stop, abort, error, the client gone, the account disab
 the same object opens and closes, each exactly once:
 
 - the per-user lease of :class:`backend.limits.UsageLimiter` (concurrency, requests per minute),
-- the admission ticket of :class:`backend.limits.AdmissionController` (given back early, at
+- the admission ticket of :class:`backend.admission.AdmissionController` (given back early, at
   the first event, when the engine starts on it),
 - the live-registry entry (:mod:`backend.live`: disabling the account ends it),
 - the usage record (prompt tokens once, completion tokens of every sample),
@@ -35,7 +35,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from backend.generator import (FINISH_ABORT, FINISH_ERROR, ChatMessage, GenerationDone,
                                GenerationEvent, GenerationParams, TextDelta, TextGenerator)
-from backend.limits import AdmissionController, Lease, Overloaded, RateLimited, Ticket, UsageLimiter, record_usage
+from backend.admission import AdmissionController, Ticket
+from backend.limits import Lease, Overloaded, RateLimited, UsageLimiter, record_usage
 from backend.live import KIND_GENERATION, LiveEntry, LiveRegistry
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""Per-user limits and admission control in front of the engine.
+"""Per-user limits in front of the engine (admission control: backend/admission.py).
 
 :class:`UsageLimiter` enforces the admin's per-user limits (read from the
 :class:`~backend.runtime_settings.RuntimeSettingsStore` on every call, so a change applies to the
@@ -6,9 +6,8 @@ next request): requests per minute (a moving window through the ``limits`` libra
 UTC day (the sum of the user's ``UsageRecord`` rows) and concurrent generations. A refusal is
 :class:`RateLimited` with the exact whole seconds until the same request would pass.
 
-:class:`AdmissionController` bounds the work waiting for the engine: requests admitted but not
-yet given their first token, and their prompt tokens. When either bound would be passed, a new
-request is refused at once with :class:`Overloaded`; requests already admitted are never touched.
+The admission queue (backend.admission.AdmissionController) refuses with :class:`Overloaded`,
+defined here with the other refusals.
 
 Several processes (docs/ARCHITECTURE.md, "One process, and beyond it"): given the process's
 :class:`~backend.cluster.RedisLink` (REDIS_URL), the per-minute window lives in Redis (the
@@ -18,7 +17,6 @@ both hold across processes; the daily token budget is read from the shared datab
 While Redis does not answer, :meth:`UsageLimiter.acquire` refuses with :class:`LimitsUnavailable`
 (503, code ``unavailable``, Retry-After) rather than generate without limits; it uses Redis again
 as soon as it answers. Without a link everything stays in this process's memory, as before.
-The admission controller always stays per process: it guards this process's engine.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
@@ -314,113 +311,3 @@ class Lease:
         """Free the concurrency slot, exactly once (later calls do nothing). Thread-safe; never
         raises (with Redis down the lease expires within its TTL)."""
         self._limiter._release(self)
-
-
-class AdmissionController:
-    """A bounded waiting room in front of the engine (thread-safe).
-
-    Waiting = admitted and not yet given its first token. A request is refused when admitting
-    it would make more than `max_waiting_requests` wait, or more than `max_waiting_prompt_tokens`
-    prompt tokens wait, except that a request is always admitted when nothing waits (so one
-    prompt longer than the token bound is not refused forever). The engine's own queue deadline
-    (queue_timeout_s) ends a request that waits too long after admission.
-
-    Args:
-        max_waiting_requests, max_waiting_prompt_tokens: the bounds (>= 1).
-        retry_after_s: the wait suggested to a refused request (>= 1).
-    """
-
-    def __init__(self, max_waiting_requests: int, max_waiting_prompt_tokens: int, retry_after_s: int = 5) -> None:
-        if max_waiting_requests < 1 or max_waiting_prompt_tokens < 1 or retry_after_s < 1:
-            raise ValueError("admission bounds and retry_after_s must be >= 1")
-        self.max_waiting_requests = max_waiting_requests
-        self.max_waiting_prompt_tokens = max_waiting_prompt_tokens
-        self.retry_after_s = retry_after_s
-        self._lock = threading.Lock()
-        self._waiting_requests = 0
-        self._waiting_tokens = 0
-        self._admitted_total = 0
-        self._rejected_total = 0
-
-    def admit(self, prompt_tokens: int) -> Ticket:
-        """Admit one request of `prompt_tokens` prompt tokens, or raise at once.
-
-        Raises:
-            Overloaded: the queue is full (retry_after_s as configured).
-        """
-        prompt_tokens = max(0, int(prompt_tokens))
-        with self._lock:
-            if self._waiting_requests and (
-                self._waiting_requests + 1 > self.max_waiting_requests
-                or self._waiting_tokens + prompt_tokens > self.max_waiting_prompt_tokens
-            ):
-                self._rejected_total += 1
-                raise Overloaded(
-                    self.retry_after_s,
-                    f"The server is busy ({self._waiting_requests} requests waiting). "
-                    f"Try again in {self.retry_after_s} s.",
-                )
-            self._waiting_requests += 1
-            self._waiting_tokens += prompt_tokens
-            self._admitted_total += 1
-        return Ticket(self, prompt_tokens)
-
-    def snapshot(self) -> dict[str, int]:
-        """waiting_requests, waiting_prompt_tokens, admitted_total, rejected_total, and the bounds."""
-        with self._lock:
-            return {
-                "waiting_requests": self._waiting_requests,
-                "waiting_prompt_tokens": self._waiting_tokens,
-                "admitted_total": self._admitted_total,
-                "rejected_total": self._rejected_total,
-                "max_waiting_requests": self.max_waiting_requests,
-                "max_waiting_prompt_tokens": self.max_waiting_prompt_tokens,
-            }
-
-    def _leave(self, ticket: Ticket) -> None:
-        with self._lock:
-            if ticket._waiting:
-                ticket._waiting = False
-                self._waiting_requests -= 1
-                self._waiting_tokens -= ticket.prompt_tokens
-
-
-class Ticket:
-    """An admitted request's place in the waiting room."""
-
-    def __init__(self, controller: AdmissionController, prompt_tokens: int) -> None:
-        self._controller = controller
-        self.prompt_tokens = prompt_tokens
-        self._waiting = True
-
-    @property
-    def waiting(self) -> bool:
-        return self._waiting
-
-    def started(self) -> None:
-        """The first event arrived: the request no longer waits. Idempotent."""
-        self.release()
-
-    def release(self) -> None:
-        """Leave the waiting room (finished, failed or abandoned). Idempotent, thread-safe."""
-        self._controller._leave(self)
-
-
-@dataclass(frozen=True)
-class Admission:
-    """What a request holds once both gates let it through; release() frees both."""
-
-    lease: Lease | None
-    ticket: Ticket | None
-
-    def started(self) -> None:
-        """The first event arrived: leave the waiting room, keep the lease."""
-        if self.ticket is not None:
-            self.ticket.started()
-
-    def release(self) -> None:
-        """Free the ticket and the lease. Idempotent."""
-        if self.ticket is not None:
-            self.ticket.release()
-        if self.lease is not None:
-            self.lease.release()

@@ -42,7 +42,8 @@ from backend.conversations import ConversationService
 from backend.generation import Generations
 from backend.db import create_db_engine, make_session_factory
 from backend.generator import TextGenerator
-from backend.limits import AdmissionController, UsageLimiter
+from backend.admission import AdmissionController
+from backend.limits import UsageLimiter
 from backend.metrics import SAMPLE_INTERVAL_S, Metrics, stats_source
 from backend.rag import DocumentService, Embedder, IngestionWorker, RagSettings, Retriever
 from backend.runtime_settings import RuntimeSettingsStore

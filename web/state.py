@@ -20,7 +20,8 @@ from backend.conversation_export import ConversationTransfer
 from backend.conversation_search import ConversationSearch
 from backend.conversations import ConversationService
 from backend.generator import TextGenerator
-from backend.limits import AdmissionController, UsageLimiter
+from backend.admission import AdmissionController
+from backend.limits import UsageLimiter
 from backend.metrics import Metrics
 from backend.rag import DocumentService, Embedder, IngestionWorker, Retriever
 from backend.runtime_settings import RuntimeSettingsStore

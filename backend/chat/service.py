@@ -56,7 +56,8 @@ from backend.generation import Generation, GenerationMetrics, Generations
 from backend.generator import (FINISH_ABORT, FINISH_ERROR, GenerationDone, GenerationError, GenerationParams,
                                TextGenerator)
 from backend.live import REASON_CONVERSATION_DELETED
-from backend.limits import AdmissionController, Overloaded, RateLimited, UsageLimiter
+from backend.admission import AdmissionController
+from backend.limits import Overloaded, RateLimited, UsageLimiter
 from backend.models import Message
 from backend.runtime_settings import RuntimeSettings
 from backend.settings import Settings

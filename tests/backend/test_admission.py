@@ -11,7 +11,8 @@ from sqlalchemy import select
 
 from backend.auth import AuthService
 from backend.chat import Ack, ChatFailed, ChatService, Delta, Done
-from backend.limits import AdmissionController, Overloaded, UsageLimiter
+from backend.admission import AdmissionController
+from backend.limits import Overloaded, UsageLimiter
 from backend.models import Message, UsageRecord
 from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings

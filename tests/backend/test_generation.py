@@ -16,7 +16,8 @@ from backend.auth import AuthService
 from backend.chat import ChatService, FixedSettings
 from backend.generation import Generations
 from backend.generator import GenerationDone, GenerationParams, TextDelta
-from backend.limits import AdmissionController, UsageLimiter
+from backend.admission import AdmissionController
+from backend.limits import UsageLimiter
 from backend.live import REASON_DISABLED, LiveRegistry
 from backend.runtime_settings import RuntimeSettings, RuntimeSettingsStore
 from backend.settings import Settings

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from backend.db import create_db_engine, make_session_factory
 from backend.generator import ChatMessage
-from backend.limits import AdmissionController
+from backend.admission import AdmissionController
 from backend.models import UsageRecord
 from tests.web.conftest import app_state, sign_up, use_session, user_id, wait_until
 

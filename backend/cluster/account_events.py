@@ -21,6 +21,7 @@ from typing import Any
 from backend.chat.channels import UserChannels
 from backend.chat.events import AccountEvent, account_event_from_dict, account_event_to_dict
 from backend.cluster.events import LiveEvents
+from backend.cluster.redis_link import raise_if_cancelling
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ class SharedChannels(UserChannels):
         while True:
             fields = await self._queue.get()
             await self._events.publish("account", fields)  # never raises; a lost one is logged
+            raise_if_cancelling()
 
     async def _apply(self, event: dict[str, Any]) -> int:
         user_id = event.get("user_id")

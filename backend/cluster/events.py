@@ -30,7 +30,7 @@ from typing import Any, Awaitable, Callable
 
 import redis
 
-from backend.cluster.redis_link import RedisLink
+from backend.cluster.redis_link import RedisLink, raise_if_cancelling
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,7 @@ class LiveEvents:
                 delay = RECONNECT_MIN_S
                 while True:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=LISTEN_POLL_S)
+                    raise_if_cancelling()
                     if message is not None and message.get("type") == "message":
                         self.apply(message["data"])
             except asyncio.CancelledError:

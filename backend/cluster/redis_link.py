@@ -11,6 +11,8 @@ Source: redis-py (``redis.Redis``, ``redis.asyncio.Redis``), https://redis.readt
 
 from __future__ import annotations
 
+import asyncio
+
 import redis
 import redis.asyncio
 
@@ -64,3 +66,15 @@ class RedisLink:
     async def aclose(self) -> None:
         await self.aio.aclose()
         self.sync.close()
+
+
+def raise_if_cancelling() -> None:
+    """Raise CancelledError when the current task has been asked to stop.
+
+    On Python 3.11 a cancellation that lands while redis-py waits inside ``asyncio.wait_for`` can
+    be swallowed (the command completes and the CancelledError is lost; fixed in 3.12), so a
+    ``while True`` loop around Redis calls would never stop and shutdown would hang. Such loops
+    call this after each Redis await."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError()

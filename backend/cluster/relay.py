@@ -41,7 +41,7 @@ import redis
 import redis.asyncio
 
 from backend.chat.events import ChatEvent, ChatFailed, Delta, Done, final_from_dict, final_to_dict
-from backend.cluster.redis_link import CONNECT_TIMEOUT_S, RedisLink, RedisUnavailable
+from backend.cluster.redis_link import CONNECT_TIMEOUT_S, RedisLink, RedisUnavailable, raise_if_cancelling
 from backend.errors import ValidationFailed
 from backend.markdown_stream import IncrementalMarkdown
 
@@ -135,6 +135,7 @@ class ReplyMirror:
                 item = await asyncio.wait_for(self._queue.get(), HEARTBEAT_S)
             except asyncio.TimeoutError:
                 await self._execute([], STREAM_TTL_S)
+                raise_if_cancelling()
                 continue
             batch = [item]
             while not self._queue.empty():
@@ -142,6 +143,7 @@ class ReplyMirror:
             closing = None in batch
             await self._execute([entry for entry in batch if entry is not None],
                                 ENDED_TTL_S if closing else STREAM_TTL_S)
+            raise_if_cancelling()
 
     async def _execute(self, entries: list[dict[str, Any]], ttl_s: int) -> None:
         pipe = self._aio.pipeline(transaction=False)
@@ -205,6 +207,7 @@ class RemoteViewer:
             if self._ended:
                 raise StopAsyncIteration
             await self._read_more()
+            raise_if_cancelling()
         event = self._pending.pop(0)
         if isinstance(event, (Done, ChatFailed)):
             self._ended = True

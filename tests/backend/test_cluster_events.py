@@ -290,3 +290,36 @@ def test_the_recheck_ends_a_reply_whose_conversation_is_gone(redis_url, session_
             await link.aclose()
 
     asyncio.run(run())
+
+
+def test_the_subscriber_stops_even_when_redis_swallows_the_cancellation(redis_url) -> None:
+    """Python 3.11: redis-py's asyncio.wait_for can complete a read and lose the CancelledError.
+    The subscriber's loop must still end, or shutdown waits forever."""
+    import asyncio
+
+    from backend.cluster import RedisLink
+    from backend.cluster.events import LiveEvents
+
+    async def scenario() -> bool:
+        events = LiveEvents(RedisLink(redis_url, "a"))
+        real = redis.asyncio.client.PubSub.get_message
+
+        async def swallowing(self, *args, **kwargs):
+            try:
+                return await real(self, *args, **kwargs)
+            except asyncio.CancelledError:  # what the 3.11 wait_for race does
+                return None
+
+        redis.asyncio.client.PubSub.get_message = swallowing
+        try:
+            events.start()
+            await asyncio.sleep(0.3)  # subscribed, waiting in get_message
+            listener = events._listener
+            listener.cancel()
+            done, _ = await asyncio.wait({listener}, timeout=10)
+            return listener in done
+        finally:
+            redis.asyncio.client.PubSub.get_message = real
+            await events.link.aclose()
+
+    assert asyncio.run(scenario()), "the subscriber kept running after it was cancelled"

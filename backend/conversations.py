@@ -390,8 +390,8 @@ class ConversationService:
             db.commit()
         self._tell(user_id, ConversationChanged("deleted", conversation_id))
 
-    def mark_interrupted_on_startup(self, running_elsewhere: Callable[[list[str]], set[str]] | None = None,
-                                    settled_s: float = 0.0) -> int:
+    def interrupt_orphaned_replies(self, running_elsewhere: Callable[[list[str]], set[str]] | None = None,
+                                   settled_s: float = 0.0) -> int:
         """Mark replies left `streaming`/`pending` by a process that is gone as `interrupted`
         (finish_reason "abort"); their flushed partial content is kept. Returns the count.
 

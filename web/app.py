@@ -144,7 +144,7 @@ async def _sweep_orphaned_replies(conversations: ConversationService, link: Redi
     start-up and every ORPHAN_SWEEP_S. A Redis error skips a round (nothing is judged)."""
     while True:
         try:
-            count = await run_in_threadpool(conversations.mark_interrupted_on_startup,
+            count = await run_in_threadpool(conversations.interrupt_orphaned_replies,
                                             lambda ids: running_replies(link, ids), ORPHAN_SETTLED_S)
             if count:
                 log.info("marked %d replies left by a stopped process as interrupted", count)
@@ -309,7 +309,7 @@ def create_app(
             channels = SharedChannels() if redis_link is not None else UserChannels()
             conversations = ConversationService(session_factory, channels.publish)
             if redis_link is None:
-                interrupted = await run_in_threadpool(conversations.mark_interrupted_on_startup)
+                interrupted = await run_in_threadpool(conversations.interrupt_orphaned_replies)
                 if interrupted:
                     log.info("marked %d unfinished replies from a previous run as interrupted", interrupted)
             else:

@@ -4,7 +4,7 @@ Sync database functions (the service calls them through ``asyncio.to_thread``, o
 they must not be skipped). The assistant row is inserted with status "streaming" before the
 generation starts; `flush` writes its content while it streams (guarded on the status, so a late
 flush never overwrites the end); `finish` writes the end. A crash leaves the row "streaming" for
-``ConversationService.mark_interrupted_on_startup``.
+``ConversationService.interrupt_orphaned_replies``.
 """
 
 from __future__ import annotations

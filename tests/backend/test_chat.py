@@ -362,7 +362,7 @@ async def test_startup_marks_a_crashed_reply_interrupted(chat, generator, users,
     await anext(stream)
     # A new process starts on the same database while this reply is mid-stream (the old
     # process died): the flushed partial survives, marked interrupted.
-    assert ConversationService(session_factory).mark_interrupted_on_startup() == 1
+    assert ConversationService(session_factory).interrupt_orphaned_replies() == 1
     assert rows(session_factory, id=ack.assistant_message_id)[0].error == (
         "the server stopped before the reply finished")
     view = ConversationService(session_factory).get_conversation(users[0].id, ack.conversation_id)

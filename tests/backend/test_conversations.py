@@ -94,18 +94,18 @@ def test_title_validation(service, users):
         service.create_conversation(users[0].id, "x" * 201)
 
 
-def test_mark_interrupted_on_startup(service, users, session_factory):
+def test_one_process_interrupts_every_unfinished_reply(service, users, session_factory):
     alice, _ = users
     conv = service.create_conversation(alice.id)
     add_message(session_factory, conv.id, alice.id, 0, "user", "complete", "q")
     add_message(session_factory, conv.id, alice.id, 1, "assistant", "streaming", "partial ans")
     add_message(session_factory, conv.id, alice.id, 2, "assistant", "pending")
     add_message(session_factory, conv.id, alice.id, 3, "assistant", "complete", "done")
-    assert service.mark_interrupted_on_startup() == 2
+    assert service.interrupt_orphaned_replies() == 2
     messages = service.get_conversation(alice.id, conv.id).messages
     assert [m.status for m in messages] == ["complete", "interrupted", "interrupted", "complete"]
     assert messages[1].content == "partial ans" and messages[1].finish_reason == "abort"
-    assert service.mark_interrupted_on_startup() == 0
+    assert service.interrupt_orphaned_replies() == 0
 
 
 def test_several_processes_interrupt_only_replies_no_process_runs(service, users, session_factory):
@@ -130,15 +130,15 @@ def test_several_processes_interrupt_only_replies_no_process_runs(service, users
         return {running}
 
     # Rows written in the last 120 s are not judged yet.
-    assert service.mark_interrupted_on_startup(running_elsewhere, settled_s=120) == 0
+    assert service.interrupt_orphaned_replies(running_elsewhere, settled_s=120) == 0
     assert asked == []
 
     def redis_down(ids: list[str]) -> set[str]:
         raise RuntimeError("redis down")
 
     with pytest.raises(RuntimeError):
-        service.mark_interrupted_on_startup(redis_down, settled_s=10)
-    assert service.mark_interrupted_on_startup(running_elsewhere, settled_s=10) == 1
+        service.interrupt_orphaned_replies(redis_down, settled_s=10)
+    assert service.interrupt_orphaned_replies(running_elsewhere, settled_s=10) == 1
     assert asked == [sorted([running, dead])]
     statuses = {m.content: m.status for m in service.get_conversation(alice.id, conv.id).messages}
     assert statuses == {"q": "complete", "running on B": "streaming", "q2": "complete",

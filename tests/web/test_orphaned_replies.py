@@ -64,8 +64,10 @@ def test_the_survivors_end_the_replies_of_a_process_that_died(settings, redis_ur
                             role="assistant", content=text, html="", status="streaming")
                     for i, text in enumerate(("dead", "alive"))]
             db.add_all(rows)
-            db.commit()
+            db.flush()
             dead, alive = rows[0].id, rows[1].id
-        b.state.redis.sync.xadd(relay.reply_key(b.state.redis, alive), {"seq": 0})
+            # The live one's stream exists before its row can be seen by a sweep.
+            b.state.redis.sync.xadd(relay.reply_key(b.state.redis, alive), {"seq": 0})
+            db.commit()
         wait_until(lambda: stored(b.client, dead)[0] == "interrupted", what="the sweep ends the orphan")
         assert stored(a.client, alive) == ("streaming", None)

@@ -112,7 +112,11 @@ _SQLITE_MESSAGES = text(f"""
     WHERE messages_fts MATCH :query AND m.user_id = :user_id
     ORDER BY score, m.position LIMIT :limit
 """)
-_HEADLINE_OPTIONS = f'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords={SNIPPET_TOKENS + 4}, MinWords=6'
+# PostgreSQL's headline counts each entity of the escaped text as a word (`<b>` is three) and
+# stops at MinWords once the hit is covered: with MinWords={SNIPPET_TOKENS}, "the zebra lives <b>here</b> in
+# the middle" came back as "zebra lives <b>here". At least SNIPPET_TOKENS words, as SQLite's.
+_HEADLINE_OPTIONS = (f'StartSel="{MARK_START}", StopSel="{MARK_END}", MaxWords={SNIPPET_TOKENS + 8}, '
+                     f'MinWords={SNIPPET_TOKENS}')
 # A title is short: all of it, highlighted (as SQLite's highlight()), not a fragment of MaxWords.
 _TITLE_HEADLINE_OPTIONS = f'StartSel="{MARK_START}", StopSel="{MARK_END}", HighlightAll=true'
 

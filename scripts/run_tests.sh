@@ -5,15 +5,31 @@
 # postgresql package, `make services`) is made in a temporary directory for this run: fsync
 # off, UTF-8, no TCP (its socket lies in that directory, so no port can clash), trust
 # authentication for the `postgres` role. As root, initdb and the server run as the `postgres`
-# user (initdb refuses root). The cluster is stopped and removed on exit; the exit status is
-# pytest's. Extra arguments go to pytest.
+# user (initdb refuses root). The cluster is stopped and removed on exit. Extra arguments go to
+# pytest. Without extra arguments the browser tests (e2e/) then run a second time with the
+# server on PostgreSQL (CRESCENT_E2E_DATABASE_URL; the first run's server uses SQLite); the
+# exit status is the first failing run's.
 set -eu
 
 PYTHON=$1
 shift
 
+run_suite() {
+  status=0
+  "$PYTHON" -m pytest -q "$@" || status=$?
+  if [ "$#" -eq 0 ]; then
+    echo "==> the browser tests again, the server on PostgreSQL"
+    e2e_status=0
+    CRESCENT_E2E_DATABASE_URL=$TEST_DATABASE_URL "$PYTHON" -m pytest -q -p no:cacheprovider e2e \
+      || e2e_status=$?
+    [ "$status" -ne 0 ] || status=$e2e_status
+  fi
+  return "$status"
+}
+
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
-  exec "$PYTHON" -m pytest -q "$@"
+  run_suite "$@"
+  exit $?
 fi
 
 BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -55,5 +71,5 @@ export TEST_DATABASE_URL
 echo "==> PostgreSQL $("$BIN/postgres" --version | awk '{print $3}') for the tests: $TEST_DATABASE_URL"
 
 status=0
-"$PYTHON" -m pytest -q "$@" || status=$?
+run_suite "$@" || status=$?
 exit "$status"

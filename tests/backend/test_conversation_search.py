@@ -247,6 +247,14 @@ def test_snippet_keeps_tags_and_entities_as_text(any_db):
     assert "&amp;lt;script" in snippet  # the typed entity comes back as typed, escaped once
 
 
+def test_a_short_message_with_tags_is_shown_whole(any_db):
+    # PostgreSQL counts each entity as a word: its headline once stopped after "lives <b>here".
+    conv = any_db.conversations.create_conversation(any_db.user_id, "x")
+    any_db.add(conv.id, 0, "the walrus lives <b>here</b> in the middle")
+    snippet = any_db.search.search(any_db.user_id, "walr")[0].snippet_html
+    assert snippet == "the <mark>walrus</mark> lives &lt;b&gt;here&lt;/b&gt; in the middle"
+
+
 def test_a_tag_in_the_title_does_not_hide_the_words_after_it(any_db):
     conv = any_db.conversations.create_conversation(any_db.user_id, "<script> walrus notes")
     hits = any_db.search.search(any_db.user_id, "walrus")

@@ -174,8 +174,19 @@ class ScriptControl:
     def set_tokens(self, tokens: list[str]) -> None:
         (self.path / "tokens").write_text(json.dumps(tokens))
 
+    def hold_embedding(self) -> None:
+        """Document embedding waits from now on until :meth:`release_embedding`."""
+        (self.path / "hold_embedding").touch()
+
+    def release_embedding(self) -> None:
+        (self.path / "hold_embedding").unlink(missing_ok=True)
+
+    def embedding_held(self) -> bool:
+        """True while an embed call waits on the hold."""
+        return (self.path / "embedding").exists()
+
     def reset(self) -> None:
-        for name in ("hold", "delay_s", "tokens"):
+        for name in ("hold", "delay_s", "tokens", "hold_embedding"):
             (self.path / name).unlink(missing_ok=True)
 
     def events(self) -> list[dict[str, Any]]:

@@ -115,9 +115,29 @@ def _admin(args: argparse.Namespace, settings: Settings) -> int:
         engine.dispose()
 
 
+def log_format(instance: str = "") -> str:
+    """The log line format; with several processes (CRESCENT_INSTANCE set) every line names
+    its process: `... [a] INFO web: ...`."""
+    return "%(asctime)s " + (f"[{instance}] " if instance else "") + "%(levelname)s %(name)s: %(message)s"
+
+
+def uvicorn_log_config(instance: str = "") -> dict:
+    """uvicorn's own logging configuration (server and access lines), its lines prefixed
+    with `[instance]` when CRESCENT_INSTANCE is set."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    if instance:
+        for formatter in config["formatters"].values():
+            formatter["fmt"] = f"[{instance}] " + formatter["fmt"]
+    return config
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format=log_format())
     logging.getLogger("alembic").setLevel(logging.WARNING)  # plugin set-up chatter on import
     overrides = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}
     try:
@@ -126,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"invalid settings: {exc}", file=sys.stderr)
         return 2
+    if settings.instance_name:
+        logging.basicConfig(level=logging.INFO, format=log_format(settings.instance_name), force=True)
     if args.command == "check-db":
         return _check_db(settings)
     if args.command == "admin":
@@ -148,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         workers=1,
         ws_max_size=WS_MAX_SIZE_BYTES,
         log_level="info",
+        log_config=uvicorn_log_config(settings.instance_name),
         # The client IP (log-in throttling) is the peer's unless a trusted proxy forwards it:
         # X-Forwarded-For is believed only from FORWARDED_ALLOW_IPS (README, "Behind a proxy").
         proxy_headers=True,

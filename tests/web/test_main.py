@@ -240,3 +240,33 @@ def test_an_sqlite_file_in_an_unwritable_directory_is_one_line(tmp_path, monkeyp
         locked.chmod(0o700)
     err = _one_line(capsys.readouterr().err)
     assert "unable to open database file" in err and str(locked) in err
+
+
+def test_with_an_instance_name_every_log_line_names_the_process(
+    served: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import logging
+    import logging.config
+
+    monkeypatch.setenv("CRESCENT_INSTANCE", "b")
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        assert main(["serve"]) == 0
+        record = logging.LogRecord("web", logging.INFO, __file__, 1, "hello", None, None)
+        assert "[b] INFO web: hello" in root.handlers[0].format(record)
+        (call,) = served
+        logging.config.dictConfig(call["log_config"])  # what uvicorn does with it
+        for name in ("uvicorn", "uvicorn.access"):  # uvicorn.error propagates to "uvicorn"
+            line = logging.getLogger(name).handlers[0].formatter._fmt  # type: ignore[union-attr]
+            assert line.startswith("[b] "), (name, line)
+    finally:
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+
+
+def test_without_an_instance_name_log_lines_are_as_before(served: list[dict[str, Any]], monkeypatch) -> None:
+    monkeypatch.delenv("CRESCENT_INSTANCE", raising=False)
+    assert main(["serve"]) == 0
+    (call,) = served
+    assert all(not f["fmt"].startswith("[") for f in call["log_config"]["formatters"].values())

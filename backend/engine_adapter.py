@@ -12,7 +12,10 @@ from typing import Protocol
 
 from backend.generator import (ChatMessage, GenerationDone, GenerationError, GenerationEvent,
                                GenerationParams, GeneratorStats, GeneratorUnavailable,
-                               InvalidGenerationParams, PromptTooLong, TextDelta, TokenLogprob)
+                               InvalidGenerationParams, InvalidOutputConstraint, PromptTooLong,
+                               TextDelta, TokenLogprob, ToolFunction)
+from backend.output_constraint import OutputConstraint
+from backend.tool_prompt import plain_messages, template_inputs
 from engine import (AsyncLLMEngine, ChatTemplateError, EngineConfig, EngineError,
                     EngineNotRunningError, EngineStats, InvalidPromptError,
                     InvalidSamplingParamsError, LLMEngine, Logprob, ModelLoadError,
@@ -29,13 +32,28 @@ class Tokenizer(Protocol):
 
 
 def to_sampling_params(params: GenerationParams) -> SamplingParams:
-    """Field for field; `stop` becomes a list (cache_salt goes to add_request instead).
-    Range checks are the engine's."""
+    """Field for field; `stop` becomes a list (cache_salt goes to add_request instead; tools
+    went into the prompt). Range checks are the engine's."""
+    extra = {}
+    if params.structured_output is not None:
+        extra["structured_output"] = to_structured_output(params.structured_output)
     return SamplingParams(max_tokens=params.max_tokens, temperature=params.temperature,
                           top_p=params.top_p, top_k=params.top_k, seed=params.seed,
                           stop=list(params.stop), presence_penalty=params.presence_penalty,
                           frequency_penalty=params.frequency_penalty, logprobs=params.logprobs,
-                          n=params.n)
+                          n=params.n, **extra)
+
+
+def to_structured_output(constraint: OutputConstraint):  # -> engine StructuredOutputParams
+    """backend OutputConstraint -> engine StructuredOutputParams, field for field."""
+    from engine import StructuredOutputParams, ToolCallGrammar  # (lands with issue 14's engine half)
+    tools = constraint.tool_calls
+    return StructuredOutputParams(
+        json=constraint.json, json_object=constraint.json_object, regex=constraint.regex,
+        choice=constraint.choice, grammar=constraint.grammar,
+        tool_calls=None if tools is None else ToolCallGrammar(
+            begin=tools.begin, end=tools.end, functions=tools.functions, required=tools.required,
+            parallel=tools.parallel))
 
 
 def to_generator_stats(stats: EngineStats) -> GeneratorStats:
@@ -67,19 +85,28 @@ class EngineTextGenerator:
         """Abort every stream (each ends with finish_reason "abort") and stop the step loop."""
         self._engine.shutdown()
 
-    def _prompt_ids(self, messages: Sequence[ChatMessage], continue_final_message: bool = False) -> list[int]:
+    def _prompt_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolFunction] = (),
+                    continue_final_message: bool = False) -> list[int]:
         llm = self._engine.engine
+        template = llm.chat_template
+        # Tools, tool calls and tool results: through the template when it takes `tools`, else
+        # written as text (backend.tool_prompt).
+        if getattr(template, "takes_tools", False):
+            chat, definitions = template_inputs(messages, tools)
+        else:
+            chat = [{"role": m.role, "content": m.content} for m in plain_messages(messages, tools)]
+            definitions = None
         try:
             # Contents are tokenized literally: text a user typed is data, never control.
             return encode_conversation(
-                llm.chat_template, llm.tokenizer, [{"role": m.role, "content": m.content} for m in messages],
-                add_generation_prompt=not continue_final_message, continue_final_message=continue_final_message)
+                template, llm.tokenizer, chat, add_generation_prompt=not continue_final_message,
+                continue_final_message=continue_final_message, tools=definitions)
         except ChatTemplateError as exc:
             raise GenerationError(f"cannot render the chat template: {exc}") from exc
 
-    def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int:
-        """Tokens of `messages` after the chat template, generation prompt included."""
-        return len(self._prompt_ids(messages))
+    def count_prompt_tokens(self, messages: Sequence[ChatMessage], tools: Sequence[ToolFunction] = ()) -> int:
+        """Tokens of `messages` and `tools` after the chat template, generation prompt included."""
+        return len(self._prompt_ids(messages, tools))
 
     def count_text_tokens(self, text: str) -> int:
         """Tokens of `text` as stream_prompt encodes it (special-token text parsed, BOS added
@@ -98,7 +125,8 @@ class EngineTextGenerator:
         event loop. Closing the stream early aborts the request."""
         if not self._engine.is_running:
             raise GeneratorUnavailable("the engine is not running")
-        return self._queue(request_id, self._prompt_ids(messages, params.continue_final_message), params)
+        return self._queue(request_id, self._prompt_ids(messages, params.tools, params.continue_final_message),
+                           params)
 
     def stream_prompt(self, request_id: str, prompt: str,
                       params: GenerationParams) -> AsyncIterator[GenerationEvent]:
@@ -116,6 +144,9 @@ class EngineTextGenerator:
             events = self._engine.add_request(request_id, prompt, to_sampling_params(params),
                                               cache_salt=params.cache_salt)
         except InvalidSamplingParamsError as exc:
+            if params.structured_output is not None and _is_structured_output_error(exc):
+                raise InvalidOutputConstraint(f"{params.structured_output.param}: {exc}",
+                                              params.structured_output.param) from exc
             raise InvalidGenerationParams(str(exc)) from exc
         except PromptTooLongError as exc:
             raise PromptTooLong(str(exc)) from exc
@@ -133,6 +164,11 @@ class EngineTextGenerator:
 
     async def abort(self, request_id: str) -> None:
         self._engine.abort(request_id)
+
+
+def _is_structured_output_error(exc: Exception) -> bool:
+    from engine import InvalidStructuredOutputError
+    return isinstance(exc, InvalidStructuredOutputError)
 
 
 class _GenerationStream:

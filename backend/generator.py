@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Protocol, Sequence, runtime_checkable
 
+from backend.output_constraint import OutputConstraint
+
 # Finish reasons, as in the OpenAI API and vLLM.
 FINISH_STOP = "stop"  # end-of-turn token, EOS or a stop string
 FINISH_LENGTH = "length"  # max_tokens reached (or the context window filled)
@@ -20,11 +22,38 @@ ERROR_QUEUE_TIMEOUT = "queue_timeout"  # waited in the engine's queue past its d
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A function call an assistant made. id: the caller's handle for its result ("call_...");
+    arguments: a JSON object as text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolFunction:
+    """A function the model may call. parameters: the JSON Schema of its arguments, as JSON text."""
+
+    name: str
+    description: str | None
+    parameters: str
+
+
+@dataclass(frozen=True)
 class ChatMessage:
-    """One chat-template message. role: "system" | "user" | "assistant"."""
+    """One chat-template message. role: "system" | "user" | "assistant" | "tool".
+
+    tool_calls: the calls an assistant message made (its content may then be ""). A "tool"
+    message is a call's result: tool_call_id names the call, name its function. How these reach
+    the prompt is backend.tool_prompt's business.
+    """
 
     role: str
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +73,8 @@ class GenerationParams:
     is rendered with it as the open assistant turn and no generation prompt (as
     `continue_final_message=True` in transformers' apply_chat_template); the reply's text
     goes on from there. The prompt counts of count_prompt_tokens stay an upper bound.
+    tools: functions the model is told it may call (rendered into the prompt; backend.tool_prompt).
+    structured_output: a constraint the reply's text follows, enforced while decoding.
     """
 
     max_tokens: int = 512
@@ -58,6 +89,8 @@ class GenerationParams:
     logprobs: int | None = None
     n: int = 1
     continue_final_message: bool = False
+    tools: tuple[ToolFunction, ...] = ()
+    structured_output: OutputConstraint | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +185,17 @@ class InvalidGenerationParams(GenerationError, ValueError):
     code = "invalid_params"
 
 
+class InvalidOutputConstraint(InvalidGenerationParams):
+    """GenerationParams.structured_output cannot be compiled (an unsatisfiable or unsupported
+    schema, a bad regular expression or grammar). param: the request field it came from."""
+
+    code = "invalid_output_constraint"
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
 class PromptTooLong(GenerationError):
     """The prompt plus max_tokens cannot fit the model's context window."""
 
@@ -176,8 +220,10 @@ class TextGenerator(Protocol):
     model_name: str
     context_length: int
 
-    def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int:
-        """Tokens of `messages` after the chat template with the generation prompt appended."""
+    def count_prompt_tokens(self, messages: Sequence[ChatMessage],
+                            tools: Sequence[ToolFunction] = ()) -> int:
+        """Tokens of `messages` (and `tools`, as GenerationParams.tools puts them in the prompt)
+        after the chat template with the generation prompt appended."""
         ...
 
     def stream(

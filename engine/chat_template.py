@@ -3,12 +3,15 @@
 Same Jinja2 environment as transformers (`transformers/utils/chat_template_utils.py`):
 sandboxed and immutable, `trim_blocks` and `lstrip_blocks`, the `loopcontrols` extension, a
 `tojson` filter that does not HTML-escape, and the globals `raise_exception` and `strftime_now`.
-The template sees `messages`, `add_generation_prompt`, `tools` (None), `documents` (None) and
-the model's special tokens (`bos_token`, `eos_token`, ...).
+The template sees `messages`, `add_generation_prompt`, `tools` (the caller's list of function
+definitions in OpenAI's shape, or None), `documents` (None) and the model's special tokens
+(`bos_token`, `eos_token`, ...). :attr:`ChatTemplate.takes_tools` says whether the template reads
+`tools` at all (transformers passes it the same way; the server renders tools itself otherwise).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import secrets
 from collections.abc import Mapping, Sequence
@@ -17,6 +20,7 @@ from typing import Any
 
 import jinja2
 import jinja2.ext
+import jinja2.meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.errors import ChatTemplateError
@@ -56,21 +60,29 @@ class ChatTemplate:
         env.globals["strftime_now"] = _strftime_now
         try:
             self._template = env.from_string(source)
+            variables = jinja2.meta.find_undeclared_variables(env.parse(source))
         except jinja2.TemplateError as e:
             raise ChatTemplateError(f"chat template does not compile: {e}") from e
         self.source = source
+        # The template reads `tools` (e.g. Qwen2.5's, Llama 3.1's): tool definitions go to it.
+        self.takes_tools: bool = "tools" in variables
         self._special = {k: v for k, v in special_tokens.items() if v is not None}
 
-    def render(self, messages: Sequence[Mapping[str, str]], add_generation_prompt: bool = True) -> str:
-        """The prompt text for `messages` (each {"role": str, "content": str}, in order).
+    def render(self, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool = True,
+               tools: Sequence[Mapping[str, Any]] | None = None) -> str:
+        """The prompt text for `messages` (each {"role": str, "content": str}, in order; other keys,
+        such as an assistant's `tool_calls` or a tool message's `tool_call_id`, pass through).
 
         add_generation_prompt: end with the header that opens the assistant's turn.
+        tools: function definitions ({"type": "function", "function": {name, description,
+        parameters}}), as transformers' apply_chat_template(tools=...); None: no tools.
         Raises ChatTemplateError for a malformed message list or when the template rejects the
         conversation (its `raise_exception`) or fails while rendering.
         """
         chat = _validate(messages)
         try:
-            return self._template.render(messages=chat, tools=None, documents=None,
+            return self._template.render(messages=chat, tools=copy.deepcopy(list(tools)) if tools else None,
+                                         documents=None,
                                          add_generation_prompt=add_generation_prompt, **self._special)
         except _TemplateRaised as e:
             raise ChatTemplateError(f"chat template rejected the conversation: {e}") from e
@@ -88,14 +100,15 @@ def _validate(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
         role, content = message.get("role"), message.get("content")
         if not isinstance(role, str) or not role or not isinstance(content, str):
             raise ChatTemplateError(f"message {i} needs a non-empty string 'role' and a string 'content'")
-        chat.append(dict(message))  # a copy: the template must not see or alter the caller's objects
+        chat.append(copy.deepcopy(dict(message)))  # the template must not see or alter the caller's objects
     return chat
 
 
 def encode_conversation(template: ChatTemplate, tokenizer: Tokenizer,
                         messages: Sequence[Mapping[str, str]],
                         add_generation_prompt: bool = True,
-                        continue_final_message: bool = False) -> list[int]:
+                        continue_final_message: bool = False,
+                        tools: Sequence[Mapping[str, Any]] | None = None) -> list[int]:
     """Prompt token ids for `messages`, where message contents are data, never control.
 
     Contents without special-token text: `tokenizer.encode(template.render(messages))`, the
@@ -111,11 +124,18 @@ def encode_conversation(template: ChatTemplate, tokenizer: Tokenizer,
     message: transformers' `apply_chat_template(continue_final_message=True)`. Needs
     add_generation_prompt False.
 
+    tools: function definitions for a template that takes them (ChatTemplate.render). They, and
+    the tool calls of assistant messages, are rendered by the template with special tokens
+    parsed, so one that spells a special token is refused (ChatTemplateError).
+
     Raises ChatTemplateError when the template fails, or when it transforms the markers (edits
     contents) so that a content holding special-token text cannot be isolated; for
     continue_final_message, also when there is no message or a generation prompt is asked for.
     """
     chat = _validate(messages)
+    extras = json.dumps([tools or [], [m.get("tool_calls") for m in chat]], ensure_ascii=False, default=str)
+    if tokenizer.contains_added_token_text(extras):
+        raise ChatTemplateError("a tool definition or a tool call spells a special token")
     if continue_final_message:
         if add_generation_prompt:
             raise ChatTemplateError("continue_final_message and add_generation_prompt exclude each other")
@@ -125,18 +145,19 @@ def encode_conversation(template: ChatTemplate, tokenizer: Tokenizer,
         # The text up to the final content, then the content: what the template renders there.
         nonce = secrets.token_hex(8)
         marker = f"\x00{nonce}:final\x00"
-        rendered = template.render(chat[:-1] + [{**chat[-1], "content": marker}], add_generation_prompt=False)
+        rendered = template.render(chat[:-1] + [{**chat[-1], "content": marker}], add_generation_prompt=False,
+                                   tools=tools)
         head, found, _rest = rendered.partition(marker)
         if not found:
             raise ChatTemplateError("this chat template transforms message contents, so the final "
                                     "message cannot be continued")
         return tokenizer.encode(head + chat[-1]["content"])
     if not any(tokenizer.contains_added_token_text(m["content"]) for m in chat):
-        return tokenizer.encode(template.render(chat, add_generation_prompt=add_generation_prompt))
+        return tokenizer.encode(template.render(chat, add_generation_prompt=add_generation_prompt, tools=tools))
     nonce = secrets.token_hex(8)
     markers = [f"\x00{nonce}:{i}\x00" for i in range(len(chat))]
     marked = [{**m, "content": marker} for m, marker in zip(chat, markers)]
-    rest = template.render(marked, add_generation_prompt=add_generation_prompt)
+    rest = template.render(marked, add_generation_prompt=add_generation_prompt, tools=tools)
     ids: list[int] = []
     for message, marker in zip(chat, markers):
         head, found, rest = rest.partition(marker)

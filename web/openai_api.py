@@ -6,15 +6,29 @@
 ``Authorization: Bearer <API key>`` only (no cookie, hence no CSRF surface).
 
 Parameters: model (must be the served model's name, else 404 model_not_found), messages
-(roles system / developer (read as system) / user / assistant; content a string or a list of
-text parts) or prompt (a string or a list of one string), temperature [0, 2], top_p (0, 1],
+(roles system / developer (read as system) / user / assistant / tool; content a string or a
+list of text parts) or prompt (a string or a list of one string), temperature [0, 2], top_p (0, 1],
 max_tokens / max_completion_tokens (<= the admin's max, else 400; omitted: the admin's default,
 cut to what the context window leaves), stop (a string or up to 4), seed, n [1, 8] (n samples
 that the engine runs as one request sharing the prompt; the i-th seeded seed + i), presence_penalty / frequency_penalty [-2, 2], logprobs / top_logprobs
 (chat: bool + [0, 20]; completions: [0, 20]), stream, stream_options.include_usage, user
 (ignored). Omitted temperature and top_p take the admin's defaults (as vLLM takes the model's).
-Unknown fields are ignored as OpenAI does; known ones we cannot honour (tools, logit_bias,
-echo, suffix, best_of > n, a non-text response_format) are refused with 400.
+Structured output (enforced by grammar-constrained decoding in the engine): response_format
+(text / json_object / json_schema {name, schema, strict, description}; chat and completions),
+and vLLM's extension fields structured_outputs {json | regex | choice | grammar | json_object}
+and guided_json / guided_regex / guided_choice / guided_grammar (web/openai_format_request.py).
+Tool calls (chat): tools (type function: name, description, parameters JSON Schema, strict),
+tool_choice (none / auto / required / {type: function, function: {name}}), parallel_tool_calls
+(default true); history messages: assistant with tool_calls (content may be null) and tool
+(tool_call_id, content) answering an earlier call (web/openai_tools_request.py); replies carry
+message.tool_calls with finish_reason "tool_calls", streamed as delta.tool_calls
+(web/openai_shapes.py). How tools, calls, results and schemas reach the prompt:
+backend/tool_prompt.py and backend/schema_prompt.py. A schema that is not a valid JSON Schema,
+or one the engine cannot compile, is a 400 naming the field (response_format, tools[i]...,
+structured_outputs, guided_json).
+Unknown fields are ignored as OpenAI does; known ones we cannot honour (functions /
+function_call, logit_bias, echo, suffix, best_of > n, a response_format together with tools
+that may be called) are refused with 400.
 
 Errors: ``{"error": {"message", "type", "param", "code"}}`` with 401 (invalid_api_key), 400
 (invalid_request_error, param named), 404 (model_not_found), 413 (body over 1 MiB), 429
@@ -51,7 +65,8 @@ from backend.errors import DomainError
 from backend.generation import Generation
 from backend.generator import (ERROR_QUEUE_TIMEOUT, FINISH_ABORT, FINISH_ERROR, GenerationDone,
                                GenerationError, GenerationEvent, GeneratorUnavailable,
-                               InvalidGenerationParams, PromptTooLong, TextDelta, TokenLogprob)
+                               InvalidGenerationParams, InvalidOutputConstraint, PromptTooLong,
+                               TextDelta, TokenLogprob)
 from backend.limits import Overloaded, RateLimited
 from web import session
 from web.openai_request import (UNAVAILABLE_RETRY_AFTER_S, ApiError, ApiRequest, bad_request, read_json,
@@ -78,6 +93,8 @@ def _from_domain(exc: Exception) -> ApiError:
     if isinstance(exc, GeneratorUnavailable):
         return ApiError(503, str(exc) or "The model is not ready.", type="server_error",
                         code="unavailable", retry_after_s=UNAVAILABLE_RETRY_AFTER_S)
+    if isinstance(exc, InvalidOutputConstraint):  # the engine cannot compile the constraint
+        return bad_request(str(exc), param=exc.param, code="invalid_output_constraint")
     if isinstance(exc, InvalidGenerationParams):
         message = str(exc)
         return bad_request(message, param=message.split(" ", 1)[0] if message else None)
@@ -179,7 +196,10 @@ class _Run:
         generator = self.state.generator
         try:
             if self.api.messages is not None:
-                return await run_in_threadpool(generator.count_prompt_tokens, self.api.messages)
+                # Tools are passed only when there are some: generators written before tools
+                # (scripted test ones) take messages alone.
+                tools = (self.api.params.tools,) if self.api.params.tools else ()
+                return await run_in_threadpool(generator.count_prompt_tokens, self.api.messages, *tools)
             return await run_in_threadpool(generator.count_text_tokens, self.api.prompt)
         except GenerationError as exc:  # e.g. the chat template refuses this conversation
             raise bad_request(str(exc), self._prompt_param) from None
@@ -332,7 +352,8 @@ async def _stream_body(run: _Run, shapes: Shapes, first: tuple[int, GenerationEv
         failure = None
         async for index, event in everything():
             if isinstance(event, TextDelta):
-                yield shapes.delta(index, event)
+                if chunk := shapes.delta(index, event):
+                    yield chunk
             elif (failure := run.failure(event)) is not None:
                 break
             else:

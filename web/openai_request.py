@@ -8,11 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse
 
 from backend import safe_json
-from backend.generator import ChatMessage, GenerationParams
+from backend.generator import ChatMessage, GenerationParams, ToolCall
 from backend.safe_json import JSONTooDeep
+from backend.schema_prompt import with_json_instructions
+from web.openai_errors import ApiError, bad_request, server_error  # noqa: F401 (re-exported)
+from web.openai_format_request import output_format
+from web.openai_tools_request import answered_call, assistant_calls, tool_use
 
 MAX_BODY_BYTES = 1 << 20
 MAX_N = 8
@@ -20,45 +23,8 @@ MAX_STOP = 4
 MAX_TOP_LOGPROBS = 20
 MAX_SEED = 2**63 - 1
 UNAVAILABLE_RETRY_AFTER_S = 5
-_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
-
-
-# -- errors ---------------------------------------------------------------------------------
-
-
-class ApiError(Exception):
-    """An error answered in OpenAI's shape. param: the request field at fault, if any."""
-
-    def __init__(self, status: int, message: str, *, type: str = "invalid_request_error",
-                 param: str | None = None, code: str | None = None,
-                 retry_after_s: int | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.type = status, message, type
-        self.param, self.code, self.retry_after_s = param, code, retry_after_s
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param,
-                          "code": self.code}}
-
-    def response(self) -> JSONResponse:
-        headers = {"Cache-Control": "no-store"}
-        if self.retry_after_s is not None:
-            headers["Retry-After"] = str(self.retry_after_s)
-        if self.status == 401:
-            headers["WWW-Authenticate"] = "Bearer"
-        if self.status == 405:
-            headers["Allow"] = "POST"
-        return JSONResponse(self.body(), status_code=self.status, headers=headers)
-
-
-def bad_request(message: str, param: str | None = None, code: str | None = None) -> ApiError:
-    return ApiError(400, message, param=param, code=code)
-
-
-def server_error(message: str = "The server had an error while processing your request.",
-                  code: str = "server_error") -> ApiError:
-    return ApiError(500, message, type="server_error", code=code)
-
+_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+          "tool": "tool"}
 
 
 # -- parsing --------------------------------------------------------------------------------
@@ -68,7 +34,8 @@ def server_error(message: str = "The server had an error while processing your r
 class ApiRequest:
     """One validated completion request. Exactly one of messages / prompt is set; params are
     for all n choices (the engine seeds choice i with params.seed + i). max_tokens_given: the client named a
-    limit (else the default may be cut to fit the context window)."""
+    limit (else the default may be cut to fit the context window). tool_names: the functions a
+    reply may call (its text is then read for tool calls); empty: the reply is text."""
 
     messages: list[ChatMessage] | None
     prompt: str | None
@@ -77,6 +44,7 @@ class ApiRequest:
     stream: bool
     include_usage: bool
     max_tokens_given: bool
+    tool_names: tuple[str, ...] = ()
 
 
 async def read_json(request: Request) -> dict[str, Any]:
@@ -163,18 +131,26 @@ def _messages(body: dict[str, Any]) -> list[ChatMessage]:
     if not isinstance(raw, list) or not raw:
         raise bad_request("messages must be a non-empty list of messages.", "messages")
     messages = []
+    calls: dict[str, ToolCall] = {}
     for i, message in enumerate(raw):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
             raise bad_request(f"{where} must be an object with role and content.", where)
         role = message.get("role")
         if role not in _ROLES:
-            raise bad_request(f"{where}.role must be one of system, developer, user, assistant; "
-                       f"got {role!r}.", f"{where}.role")
+            raise bad_request(f"{where}.role must be one of system, developer, user, assistant, "
+                              f"tool; got {role!r}.", f"{where}.role")
         content = message.get("content")
+        tool_calls = assistant_calls(message, where) if role == "assistant" else ()
         if content is None and role == "assistant":
             content = ""
-        messages.append(ChatMessage(_ROLES[role], _text_content(content, where)))
+        if role == "tool":
+            call = answered_call(message, where, calls)
+            messages.append(ChatMessage("tool", _text_content(content, where), tool_call_id=call.id,
+                                        name=call.name))
+            continue
+        calls.update((c.id, c) for c in tool_calls)
+        messages.append(ChatMessage(_ROLES[role], _text_content(content, where), tool_calls=tool_calls))
     return messages
 
 
@@ -203,14 +179,12 @@ def _stop(body: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _refuse_unsupported(body: dict[str, Any], chat: bool) -> None:
-    for name in ("tools", "functions", "logit_bias"):
-        if body.get(name):
-            raise bad_request(f"{name} is not supported by this server.", name)
-    response_format = body.get("response_format")
-    if response_format is not None and (not isinstance(response_format, dict)
-                                        or response_format.get("type") != "text"):
-        raise bad_request("Only response_format {'type': 'text'} is supported.", "response_format")
+    if body.get("logit_bias"):
+        raise bad_request("logit_bias is not supported by this server.", "logit_bias")
     if not chat:
+        for name in ("tools", "tool_choice"):
+            if body.get(name) is not None:
+                raise bad_request(f"{name} is for /v1/chat/completions.", name)
         if body.get("echo"):
             raise bad_request("echo is not supported by this server.", "echo")
         if body.get("suffix"):
@@ -262,6 +236,14 @@ def parse_request(body: dict[str, Any], *, chat: bool, model_name: str, defaults
         raise bad_request("stream_options is only allowed with stream: true, as an object.",
                    "stream_options")
     include_usage = bool(options and options.get("include_usage"))
+    tools = tool_use(body) if chat else None
+    output = output_format(body)
+    if tools is not None and tools.constraint is not None and output.constraint is not None:
+        raise bad_request(f"{output.constraint.param} cannot be combined with tools unless "
+                          "tool_choice is 'none': a reply follows one constraint.", output.constraint.param)
+    if messages is not None and output.json_instructions is not None and output.constraint is not None \
+            and output.constraint.param == "response_format":
+        messages = with_json_instructions(messages, output.json_instructions or None)
     params = GenerationParams(
         max_tokens=max_tokens or defaults.default_max_tokens,
         temperature=_float(body, "temperature", 0.0, 2.0, defaults.default_temperature),
@@ -269,7 +251,11 @@ def parse_request(body: dict[str, Any], *, chat: bool, model_name: str, defaults
         seed=seed, stop=_stop(body), cache_salt=cache_salt,
         presence_penalty=_float(body, "presence_penalty", -2.0, 2.0, 0.0),
         frequency_penalty=_float(body, "frequency_penalty", -2.0, 2.0, 0.0),
-        logprobs=_logprobs(body, chat))
-    return ApiRequest(messages, prompt, params, n, stream, include_usage, max_tokens is not None)
+        logprobs=_logprobs(body, chat),
+        tools=tools.tools if tools is not None else (),
+        structured_output=tools.constraint if tools is not None and tools.constraint is not None
+        else output.constraint)
+    return ApiRequest(messages, prompt, params, n, stream, include_usage, max_tokens is not None,
+                      tools.names if tools is not None else ())
 
 

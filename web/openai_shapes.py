@@ -1,4 +1,12 @@
-"""Response bodies and stream chunks of the OpenAI-compatible API (chat and text completions)."""
+"""Response bodies and stream chunks of the OpenAI-compatible API (chat and text completions).
+
+When a chat reply may call tools (ApiRequest.tool_names), its text is read by
+backend.tool_call_parser: a tool-call block becomes `message.tool_calls` ({id, type "function",
+function {name, arguments}}) with content null and finish_reason "tool_calls" (unless max_tokens
+cut it: "length"); streamed, `delta.tool_calls` [{index, id, type, function {name, arguments}}]
+for a call's first chunk, then [{index, function {arguments}}] fragments. Such a stream opens
+with content null; logprobs held back with text ride with the next chunk sent.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,8 @@ import codecs
 import json
 from typing import TYPE_CHECKING, Any
 
-from backend.generator import GenerationDone, TextDelta, TokenLogprob
+from backend.generator import FINISH_STOP, GenerationDone, TextDelta, ToolCall, TokenLogprob
+from backend.tool_call_parser import CallDelta, Released, ToolCallStream, parse_reply
 
 if TYPE_CHECKING:
     from web.openai_api import _Run
@@ -45,6 +54,20 @@ def sse(data: dict[str, Any] | str) -> bytes:
     return f"data: {text}\n\n".encode()
 
 
+FINISH_TOOL_CALLS = "tool_calls"
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+
+
+def _call_delta(delta: CallDelta) -> dict[str, Any]:
+    if delta.id is None:
+        return {"index": delta.index, "function": {"arguments": delta.arguments}}
+    return {"index": delta.index, "id": delta.id, "type": "function",
+            "function": {"name": delta.name, "arguments": delta.arguments}}
+
+
 class Shapes:
     """Chat and text-completion bodies and chunks for one run."""
 
@@ -53,6 +76,9 @@ class Shapes:
         self.chat = run.api.messages is not None
         self.want_logprobs = run.api.params.logprobs is not None
         self.offsets = [_TextOffsets() for _ in run.choices]
+        self.tool_names = run.api.tool_names if self.chat else ()
+        self.calls = [ToolCallStream(self.tool_names) for _ in run.choices] if self.tool_names else None
+        self.held: list[list[TokenLogprob]] = [[] for _ in run.choices]
 
     def _logprobs(self, index: int, entries: list[TokenLogprob]) -> dict[str, Any] | None:
         if not self.want_logprobs:
@@ -65,8 +91,12 @@ class Shapes:
             text = "".join(c.text)
             reason = c.done.finish_reason if c.done else None
             if self.chat:
-                choices.append({"index": i, "message": {"role": "assistant", "content": text,
-                                                        "refusal": None},
+                message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+                calls = parse_reply(text, self.tool_names)[1] if self.tool_names else None
+                if calls is not None:
+                    message.update(content=None, tool_calls=[_tool_call(call) for call in calls])
+                    reason = FINISH_TOOL_CALLS if reason == FINISH_STOP else reason
+                choices.append({"index": i, "message": message,
                                 "logprobs": self._logprobs(i, c.logprobs), "finish_reason": reason})
             else:
                 choices.append({"index": i, "text": text, "logprobs": self._logprobs(i, c.logprobs),
@@ -92,20 +122,42 @@ class Shapes:
         delta: dict[str, Any] = {}
         if role:
             delta["role"] = "assistant"
-        if text is not None:
+        if text is not None or role:
             delta["content"] = text
         return {"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": reason}
 
     def opening(self) -> list[bytes]:
         if not self.chat:
             return []
-        return [self.chunk([self._choice(i, "", role=True)]) for i in range(len(self.run.choices))]
+        return [self.chunk([self._choice(i, None if self.calls else "", role=True)])
+                for i in range(len(self.run.choices))]
 
     def delta(self, index: int, event: TextDelta) -> bytes:
-        return self.chunk([self._choice(index, event.text, entries=list(event.logprobs))])
+        """The chunk for a text delta (b"" when a tool-call reader holds it all back)."""
+        if self.calls is None:
+            return self.chunk([self._choice(index, event.text, entries=list(event.logprobs))])
+        self.held[index] += event.logprobs
+        return self._released(index, self.calls[index].feed(event.text))
+
+    def _released(self, index: int, released: Released) -> bytes:
+        if not released.content and not released.calls:
+            return b""
+        choice = self._choice(index, released.content or None, entries=self.held[index])
+        self.held[index] = []
+        if released.calls:
+            choice["delta"]["tool_calls"] = [_call_delta(d) for d in released.calls]
+        return self.chunk([choice])
 
     def finish(self, index: int, done: GenerationDone) -> bytes:
-        return self.chunk([self._choice(index, None if self.chat else "", reason=done.finish_reason)])
+        reason = done.finish_reason
+        if self.calls is None:
+            return self.chunk([self._choice(index, None if self.chat else "", reason=reason)])
+        reader = self.calls[index]
+        flushed = self._released(index, reader.finish())
+        if reader.calls is not None and reason == FINISH_STOP:
+            reason = FINISH_TOOL_CALLS
+        entries, self.held[index] = self.held[index], []
+        return flushed + self.chunk([self._choice(index, None, entries=entries, reason=reason)])
 
     def usage_chunk(self) -> bytes:
         return self.chunk([], usage=self.run.usage())

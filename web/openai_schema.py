@@ -1,0 +1,39 @@
+"""Checking a JSON Schema a client sent (response_format, tool parameters, vLLM's guided_json)
+against its meta-schema with `jsonschema`, before the engine compiles it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.validators
+
+from web.openai_errors import bad_request
+
+MAX_SCHEMA_BYTES = 64 * 1024
+
+
+def checked_schema(value: Any, param: str) -> str:
+    """`value` (a schema object, or its JSON text) as compact JSON text, once it is a valid JSON
+    Schema (the draft its "$schema" names, else 2020-12). Raises ApiError 400 naming `param`."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise bad_request(f"{param} is not valid JSON.", param) from None
+    if not isinstance(value, (dict, bool)):
+        raise bad_request(f"{param} must be a JSON Schema (an object).", param)
+    try:
+        jsonschema.validators.validator_for(value, default=jsonschema.Draft202012Validator).check_schema(value)
+    except jsonschema.exceptions.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path)
+        raise bad_request(f"{param} is not a valid JSON Schema: {exc.message}"
+                          + (f" (at {where})" if where else "") + ".", param) from None
+    except (jsonschema.exceptions.UnknownType, TypeError, ValueError) as exc:
+        raise bad_request(f"{param} is not a valid JSON Schema: {exc}.", param) from None
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if len(text.encode()) > MAX_SCHEMA_BYTES:
+        raise bad_request(f"{param} is larger than {MAX_SCHEMA_BYTES} bytes.", param)
+    return text

@@ -2,7 +2,8 @@
 
 Public API: LLMEngine (synchronous, step by step), AsyncLLMEngine (step loop on a background
 thread, asyncio streams), EngineConfig, SamplingParams, RequestOutput, RequestMetrics,
-load_model, default_model_path, and the typed errors (all derive from EngineError).
+load_model, default_model_path, StructuredOutputParams and ToolCallGrammar
+(SamplingParams.structured_output), and the typed errors (all derive from EngineError).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from engine.chat_template import encode_conversation
 from engine.config import EngineConfig
 from engine.errors import (ChatTemplateError, DuplicateRequestError, EngineConfigError, EngineError,
                            EngineNotRunningError, InvalidPromptError, InvalidSamplingParamsError,
-                           ModelLoadError, PromptTooLongError, QueueTimeoutError)
+                           InvalidStructuredOutputError, ModelLoadError, PromptTooLongError,
+                           QueueTimeoutError)
 from engine.llm_engine import LLMEngine
 from engine.loader import default_model_path, load_model
 from engine.outputs import Logprob, RequestMetrics, RequestOutput, TokenLogprobs
 from engine.sampling_params import SamplingParams
 from engine.stats import EngineStats
+from engine.structured_output import StructuredOutputParams, ToolCallGrammar
 
 __all__ = [
     "AsyncLLMEngine", "ChatTemplateError", "DuplicateRequestError", "EngineConfig",
@@ -26,4 +29,5 @@ __all__ = [
     "RequestMetrics", "RequestOutput", "SamplingParams", "default_model_path", "load_model",
     "EngineStats", "QueueTimeoutError", "encode_conversation",
     "Logprob", "TokenLogprobs",
+    "InvalidStructuredOutputError", "StructuredOutputParams", "ToolCallGrammar",
 ]

@@ -37,6 +37,18 @@ class InvalidSamplingParamsError(EngineError, ValueError):
     """
 
 
+class InvalidStructuredOutputError(InvalidSamplingParamsError):
+    """SamplingParams.structured_output is malformed or cannot be compiled: not exactly one
+    constraint set, a schema that is not JSON or is unsatisfiable, a bad regular expression or
+    grammar, a tool with a malformed argument schema. The message names the field
+    ("structured_output.json", "structured_output.tool_calls.functions[1]", ...) and the
+    compiler's reason.
+
+    Raised by `LLMEngine.add_request` (and so `AsyncLLMEngine.add_request`) before anything is
+    queued.
+    """
+
+
 class InvalidPromptError(EngineError, ValueError):
     """The prompt is empty, or holds token ids outside the vocabulary."""
 

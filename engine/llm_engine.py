@@ -24,6 +24,8 @@ from engine.sampling_params import SamplingParams
 from engine.scheduler import ScheduledSequence, Scheduler
 from engine.sequence import Sequence, SequenceStatus
 from engine.stats import EngineStats
+from engine.structured_output.compiler import GrammarCompiler
+from engine.structured_output.matcher import fill_bitmask, unpack_bitmask
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +76,8 @@ class LLMEngine:
         self._groups: dict[str, set[str]] = {}  # request id -> its unfinished samples' ids (n > 1)
         self._ids = itertools.count()
         self._stats = self._snapshot_stats()
+        # SamplingParams.structured_output: compiled on add_request's thread, cached.
+        self.grammar_compiler = GrammarCompiler(self.tokenizer, self.model_config.vocab_size)
 
     @classmethod
     def from_config(cls, config: EngineConfig, progress=None) -> LLMEngine:
@@ -95,9 +99,12 @@ class LLMEngine:
         cache_salt: an extra prefix-cache key (e.g. per user): requests reuse each other's
         cached KV blocks only when their salts are equal (None is a salt of its own).
 
-        Raises, before anything is queued: InvalidSamplingParamsError, InvalidPromptError
-        (empty, or ids outside the vocabulary, or a cache_salt that is not a str),
-        PromptTooLongError (prompt + max_tokens exceeds max_model_len), DuplicateRequestError.
+        Raises, before anything is queued: InvalidSamplingParamsError, InvalidStructuredOutputError
+        (its subclass: params.structured_output is malformed or cannot be compiled; compiling
+        a new constraint takes milliseconds to seconds, on this thread; repeats are cached),
+        InvalidPromptError (empty, or ids outside the vocabulary, or a cache_salt that is not a
+        str), PromptTooLongError (prompt + max_tokens exceeds max_model_len),
+        DuplicateRequestError.
         """
         arrival = time.monotonic()
         if cache_salt is not None and not isinstance(cache_salt, str):
@@ -105,6 +112,8 @@ class LLMEngine:
         seq = self._make_sequence(request_id, prompt, params or SamplingParams(), arrival)
         seq.cache_salt = cache_salt
         seqs = [seq] if seq.params.n == 1 else [self._make_sample(seq, i) for i in range(seq.params.n)]
+        if len(seqs) > 1:
+            seq.grammar = None  # each sample has its own matcher
         with self._lock:
             for rid in {request_id} | {s.request_id for s in seqs}:
                 if rid in self._live or rid in self._groups:
@@ -138,11 +147,14 @@ class LLMEngine:
         generator = None
         if params.seed is not None and not params.is_greedy:
             generator = torch.Generator(device=self.device).manual_seed(params.seed)
+        grammar = None
+        if params.structured_output is not None:
+            grammar = self.grammar_compiler.matcher(params.structured_output)
         return Sequence(
             request_id=request_id, prompt_token_ids=prompt_ids, params=params,
             stop_token_ids=stop_ids,
             detokenizer=IncrementalDetokenizer(self.tokenizer, params.stop, params.min_tokens),
-            metrics=RequestMetrics(arrival_time=arrival), generator=generator)
+            metrics=RequestMetrics(arrival_time=arrival), generator=generator, grammar=grammar)
 
     def _make_sample(self, seq: Sequence, index: int) -> Sequence:
         """Sample `index` of a request with n > 1: its own Sequence "{request_id}#{index}" with
@@ -272,8 +284,27 @@ class LLMEngine:
             [s.params for s in sampling], [s.prompt_token_ids for s in sampling],
             [s.output_token_ids for s in sampling], [s.stop_token_ids for s in sampling],
             [s.generator for s in sampling], self.model_config.vocab_size, self.device)
+        constrained = [i for i, s in enumerate(sampling) if s.grammar is not None]
+        if constrained:
+            meta.allowed = self._allowed_tokens([sampling[i] for i in constrained], constrained)
         out = sample(logits, meta)
         return out.sampled_token_ids.tolist(), self._token_logprobs(out, sampling)
+
+    def _allowed_tokens(self, seqs: list[Sequence], rows: list[int],
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(rows int64 [k], allowed bool [k, vocab]) for the grammar-constrained sampling rows.
+
+        Each matcher is first brought back to its sequence's output tokens: a matcher never
+        runs ahead of the tokens the sequence keeps (preemption by recompute keeps them all,
+        so this rolls back only if a sequence ever drops some)."""
+        for seq in seqs:
+            excess = seq.grammar.num_consumed - seq.num_output_tokens
+            if excess > 0:
+                seq.grammar.rollback(excess)
+        vocab = self.model_config.vocab_size
+        bitmask = fill_bitmask([seq.grammar for seq in seqs], vocab)
+        return (torch.tensor(rows, dtype=torch.int64, device=self.device),
+                unpack_bitmask(bitmask, vocab, self.device))
 
     def _token_logprobs(self, out: SamplerOutput, sampling: list[Sequence],
                         ) -> list[TokenLogprobs | None]:
@@ -303,12 +334,18 @@ class LLMEngine:
             seq.metrics.first_token_time = now
         reason = None
         delta = ""
+        if seq.grammar is not None and not seq.grammar.consume(token_id):
+            # Cannot happen while the sampler applies the mask; never emit an invalid token.
+            return self._finish(seq, "error", error=f"structured output: the grammar refused "
+                                f"token {token_id}: {seq.grammar.error}", logprobs=logprobs)
         if token_id in seq.stop_token_ids:
             reason = "stop"  # EOS / end-of-turn / stop_token_ids: no text
         else:
             delta = seq.detokenizer.add_token(token_id)
             if seq.detokenizer.stopped:
                 reason = "stop"
+        if reason is None and seq.grammar is not None and seq.grammar.is_terminated():
+            reason = "stop"  # the output is complete: nothing but EOS may follow
         if reason is None and seq.num_output_tokens >= seq.max_tokens:
             reason = "length"
         if reason is not None:
@@ -323,6 +360,7 @@ class LLMEngine:
         if seq.detokenizer.stopped:
             reason = "stop"
         self.scheduler.finish(seq, reason)
+        seq.grammar = None  # free the matcher
         seq.metrics.finished_time = time.monotonic()
         with self._lock:
             self._forget(seq)
@@ -365,6 +403,7 @@ class LLMEngine:
             delta = seq.detokenizer.finish()
             seq.status = SequenceStatus.FINISHED
             seq.finish_reason = "error"
+            seq.grammar = None
             seq.metrics.finished_time = time.monotonic()
             with self._lock:
                 self._forget(seq)

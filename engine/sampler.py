@@ -2,8 +2,12 @@
 
 Logits processing, in this order (vLLM v1's sampler does the same steps; its order for the
 filters):
-    logit_bias -> min_tokens mask -> repetition / presence / frequency penalties
-    -> temperature -> top-k -> top-p -> min-p -> sample (greedy rows: argmax)
+    logit_bias -> grammar mask (structured output) -> min_tokens mask
+    -> repetition / presence / frequency penalties -> temperature -> top-k -> top-p -> min-p
+    -> sample (greedy rows: argmax)
+The grammar mask sets to -inf, in the constrained rows only, every token the row's grammar does
+not allow next (engine.structured_output); other rows are not touched, so their results do not
+depend on their neighbours.
 Every step is one batched tensor operation over the rows that need it; the per-step inputs
 (`SamplingMetadata`) are built once on the host from the requests' parameters and tokens.
 Logprobs are taken from the raw logits, before any of this (vLLM's default "raw_logprobs").
@@ -32,6 +36,8 @@ class SamplingMetadata:
     generators: per row, the request's own torch.Generator (seeded) or None (global generator).
     logit_bias: (rows, token_ids, biases), int64/int64/float32 [num_entries], or None.
     masked: (rows, token_ids) int64 [num_entries] set to -inf (min_tokens), or None.
+    allowed: (rows int64 [k], allowed bool [k, vocab]) for the k grammar-constrained rows
+    (engine.structured_output.matcher.unpack_bitmask), or None; set by the engine after build.
     repetition_penalties, presence_penalties, frequency_penalties: float32 [n] or None when no
     row uses any penalty. prompt_token_ids: int64 [n, max_prompt_len] (only with a repetition
     penalty) and output_token_ids: int64 [n, max_output_len], padded with vocab_size.
@@ -45,6 +51,7 @@ class SamplingMetadata:
     min_ps: torch.Tensor | None = None
     logit_bias: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
     masked: tuple[torch.Tensor, torch.Tensor] | None = None
+    allowed: tuple[torch.Tensor, torch.Tensor] | None = None
     repetition_penalties: torch.Tensor | None = None
     presence_penalties: torch.Tensor | None = None
     frequency_penalties: torch.Tensor | None = None
@@ -112,8 +119,11 @@ def sample(logits: torch.Tensor, meta: SamplingMetadata) -> SamplerOutput:
     """
     raw = logits.float()
     # Only bias, masks and penalties write into the logits: copy them only then.
-    edits = meta.logit_bias is not None or meta.masked is not None or meta.output_token_ids is not None
+    edits = (meta.logit_bias is not None or meta.masked is not None
+             or meta.output_token_ids is not None or meta.allowed is not None)
     x = apply_logit_bias(raw.clone(), meta.logit_bias) if edits else raw
+    if meta.allowed is not None:
+        apply_allowed_mask(x, *meta.allowed)
     if meta.masked is not None:
         x[meta.masked] = float("-inf")
     if meta.output_token_ids is not None:
@@ -151,6 +161,16 @@ def apply_logit_bias(logits: torch.Tensor,
     if bias is not None:
         rows, ids, values = bias
         logits.index_put_((rows, ids), values, accumulate=True)
+    return logits
+
+
+def apply_allowed_mask(logits: torch.Tensor, rows: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """Set to -inf, in place, logits[rows[j], t] wherever allowed[j, t] is False.
+
+    logits float32 [n, vocab]; rows int64 [k]; allowed bool [k, vocab]. Other rows untouched.
+    Returns logits.
+    """
+    logits[rows] = logits[rows].masked_fill(~allowed, float("-inf"))
     return logits
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from engine.errors import InvalidSamplingParamsError
+from engine.errors import InvalidSamplingParamsError, InvalidStructuredOutputError
+from engine.structured_output.params import StructuredOutputParams
 
 MAX_STOP_STRINGS = 16
 MAX_STOP_STRING_CHARS = 256
@@ -55,8 +56,15 @@ class SamplingParams:
     n: in [1, 16], independent samples of the same prompt. The engine runs them as n requests
         "{request_id}#{i}" (sample index i; seeded samples use seed + i), all reported under the
         request id with RequestOutput.index = i; aborting the request aborts all of them.
+    structured_output: None, or a StructuredOutputParams (JSON Schema, any JSON object, regex,
+        choice, grammar or tool calls): every generated token keeps the output valid for it, EOS
+        comes only where it may end, and a complete output finishes with "stop". Its shape is
+        checked here; LLMEngine.add_request compiles it and raises InvalidStructuredOutputError
+        before queueing when it cannot be compiled. The sampler masks the disallowed tokens
+        right after logit_bias.
     Greedy (temperature 0) still applies logit_bias, min_tokens and the penalties: it takes the
-    argmax of the processed logits. The order is engine.sampler's: logit_bias, min_tokens mask,
+    argmax of the processed logits. The order is engine.sampler's: logit_bias, grammar mask,
+    min_tokens mask,
     penalties, temperature, top-k, top-p, min-p, sample.
     """
 
@@ -76,6 +84,7 @@ class SamplingParams:
     logit_bias: dict[int, float] = field(default_factory=dict)
     logprobs: int | None = None
     n: int = 1
+    structured_output: StructuredOutputParams | None = None
 
     @property
     def is_greedy(self) -> bool:
@@ -122,6 +131,12 @@ class SamplingParams:
         _check_int("n", self.n, low=1)
         if self.n > MAX_N:
             raise InvalidSamplingParamsError(f"n must be in [1, {MAX_N}], got {self.n}")
+        if self.structured_output is not None:
+            if not isinstance(self.structured_output, StructuredOutputParams):
+                raise InvalidStructuredOutputError(
+                    "structured_output must be a StructuredOutputParams or None, got "
+                    f"{type(self.structured_output).__name__}")
+            self.structured_output.validate()
         if self.seed is not None and self.seed + self.n - 1 >= 2**63:
             raise InvalidSamplingParamsError(
                 f"seed must be < 2**63 - (n - 1) = {2**63 - self.n + 1} with n={self.n} "

@@ -10,6 +10,7 @@ import torch
 from engine.detokenizer import IncrementalDetokenizer
 from engine.outputs import RequestMetrics
 from engine.sampling_params import SamplingParams
+from engine.structured_output.matcher import GrammarMatcher
 
 
 class SequenceStatus(enum.Enum):
@@ -52,6 +53,9 @@ class Sequence:
     # its events are reported under parent_request_id with RequestOutput.index = sample_index.
     parent_request_id: str | None = None
     sample_index: int = 0
+    # SamplingParams.structured_output's matcher (one per sampled sequence), advanced with each
+    # output token; None when unconstrained, and once the sequence has finished (freed).
+    grammar: GrammarMatcher | None = field(default=None, repr=False)
 
     @property
     def max_tokens(self) -> int:

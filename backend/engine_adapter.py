@@ -18,9 +18,10 @@ from backend.output_constraint import OutputConstraint
 from backend.tool_prompt import plain_messages, template_inputs
 from engine import (AsyncLLMEngine, ChatTemplateError, EngineConfig, EngineError,
                     EngineNotRunningError, EngineStats, InvalidPromptError,
-                    InvalidSamplingParamsError, LLMEngine, Logprob, ModelLoadError,
-                    PromptTooLongError, RequestMetrics, RequestOutput, SamplingParams,
-                    TokenLogprobs, encode_conversation)
+                    InvalidSamplingParamsError, InvalidStructuredOutputError, LLMEngine, Logprob,
+                    ModelLoadError, PromptTooLongError, RequestMetrics, RequestOutput,
+                    SamplingParams, StructuredOutputParams, TokenLogprobs, ToolCallGrammar,
+                    encode_conversation)
 
 
 class Tokenizer(Protocol):
@@ -44,9 +45,8 @@ def to_sampling_params(params: GenerationParams) -> SamplingParams:
                           n=params.n, **extra)
 
 
-def to_structured_output(constraint: OutputConstraint):  # -> engine StructuredOutputParams
+def to_structured_output(constraint: OutputConstraint) -> StructuredOutputParams:
     """backend OutputConstraint -> engine StructuredOutputParams, field for field."""
-    from engine import StructuredOutputParams, ToolCallGrammar  # (lands with issue 14's engine half)
     tools = constraint.tool_calls
     return StructuredOutputParams(
         json=constraint.json, json_object=constraint.json_object, regex=constraint.regex,
@@ -144,7 +144,7 @@ class EngineTextGenerator:
             events = self._engine.add_request(request_id, prompt, to_sampling_params(params),
                                               cache_salt=params.cache_salt)
         except InvalidSamplingParamsError as exc:
-            if params.structured_output is not None and _is_structured_output_error(exc):
+            if params.structured_output is not None and isinstance(exc, InvalidStructuredOutputError):
                 raise InvalidOutputConstraint(f"{params.structured_output.param}: {exc}",
                                               params.structured_output.param) from exc
             raise InvalidGenerationParams(str(exc)) from exc
@@ -164,11 +164,6 @@ class EngineTextGenerator:
 
     async def abort(self, request_id: str) -> None:
         self._engine.abort(request_id)
-
-
-def _is_structured_output_error(exc: Exception) -> bool:
-    from engine import InvalidStructuredOutputError
-    return isinstance(exc, InvalidStructuredOutputError)
 
 
 class _GenerationStream:

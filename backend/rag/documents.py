@@ -25,6 +25,7 @@ from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend.db import lock_for_write
 from backend.errors import NotFound
 from backend.models import Document, DocumentChunk, DocumentIndexState, IngestionJob, User, utcnow
 from backend.rag.chunking import Chunk, chunk_pages
@@ -151,14 +152,19 @@ class DocumentService:
                               self.settings.ingest_attempts, clock)
         self._version_lock = threading.Lock()
 
-    def upload(self, user_id: str, filename: str, data: bytes, *, shared: bool | None = None) -> DocumentView:
+    def upload(self, user_id: str, filename: str, data: bytes, *, shared: bool | None = None,
+               max_processing: int | None = None) -> DocumentView:
         """Check the file and record a new version of `filename` (status processing) with its
         ingestion job (the bytes, leased to this process). The text is not indexed yet: pass the
         same bytes to `ingest` (or use IngestionWorker.submit); if nobody does before the lease
         expires, a worker of any process takes the job over.
         shared: None keeps the sharing of the name's latest version (False for a new name).
+        max_processing: refuse when the user already has this many documents processing, in
+        every process on this database (checked under the user's write lock, so two processes
+        cannot both take the last slot). None: no cap.
 
         Raises:
+            TooManyPending: max_processing reached.
             UnsupportedDocument, DocumentTooLarge, UnreadableDocument: see extract.check_upload.
             NotAllowed: shared=True by a user who is not an admin.
             NotFound: no such user.
@@ -168,14 +174,23 @@ class DocumentService:
         for attempt in range(VERSION_ATTEMPTS):
             try:
                 with self._version_lock:  # one process: uploads of a name take turns
-                    return self._record(user_id, filename, kind, data, shared)
+                    return self._record(user_id, filename, kind, data, shared, max_processing)
             except IntegrityError:  # another process took that version number: take the next
                 if attempt == VERSION_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
 
-    def _record(self, user_id: str, filename: str, kind: str, data: bytes, shared: bool | None) -> DocumentView:
+    def _record(self, user_id: str, filename: str, kind: str, data: bytes, shared: bool | None,
+                max_processing: int | None) -> DocumentView:
         with self.session_factory.begin() as session:
+            if max_processing is not None:
+                lock_for_write(session, f"documents-of:{user_id}")
+                processing = session.scalar(select(func.count()).select_from(Document).where(
+                    Document.user_id == user_id, Document.status == "processing"))
+                if processing >= max_processing:
+                    raise TooManyPending(
+                        f"you have {processing} documents being processed; wait for one to finish "
+                        f"(at most {max_processing} at a time)")
             role = session.scalar(select(User.role).where(User.id == user_id))
             if role is None:
                 raise NotFound("no such user")

@@ -31,7 +31,8 @@ class IngestionWorker:
     cores already; two at once would only interleave), fairly across users: the next document
     is taken from the users in turn (round-robin), so one user's many or big uploads do not
     hold back everyone else's. A user may have at most `max_pending_per_user` documents queued
-    or running here. The web layer calls `submit` from a thread (run_in_threadpool), returns the
+    or running, here and in every other process on the database (DocumentService.upload's
+    max_processing). The web layer calls `submit` from a thread (run_in_threadpool), returns the
     processing DocumentView at once, and the list shows progress and the final status.
 
     heartbeat_s: seconds between lease renewals and recoveries (default a quarter of the
@@ -82,7 +83,9 @@ class IngestionWorker:
                 )
             self._pending[user_id] = pending + 1
         try:
-            document = self.service.upload(user_id, filename, data, shared=shared)
+            # The count above is this process's; the database's covers every process.
+            document = self.service.upload(user_id, filename, data, shared=shared,
+                                           max_processing=self.max_pending_per_user)
         except BaseException:
             with self._lock:
                 self._release(user_id)

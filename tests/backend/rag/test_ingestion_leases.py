@@ -14,7 +14,7 @@ from sqlalchemy import func, select, text
 
 from backend.errors import NotFound
 from backend.models import Document, DocumentChunk, IngestionJob
-from backend.rag import DocumentService, IngestionWorker, LeaseLost
+from backend.rag import DocumentService, IngestionWorker, LeaseLost, TooManyPending
 from backend.rag.jobs import REASON_ATTEMPTS
 from tests.backend.rag.test_qa_fixes import GatedService, wait_for
 
@@ -248,3 +248,25 @@ def test_0008_fails_versions_an_earlier_release_left_processing(tmp_path):
         rows = dict(conn.execute(text("SELECT id, status FROM documents")).all())
     engine.dispose()
     assert rows == {"d0": "failed", "d1": "ready"}  # no bytes anywhere: it could never be indexed
+
+
+def test_the_per_user_cap_counts_every_processes_documents(process, session_factory, users):
+    a, b = GatedService(process("A")), GatedService(process("B"))
+    worker_a = IngestionWorker(a, max_pending_per_user=3, heartbeat_s=QUIET)  # type: ignore[arg-type]
+    worker_b = IngestionWorker(b, max_pending_per_user=3, heartbeat_s=QUIET)  # type: ignore[arg-type]
+    try:
+        futures = [worker_a.submit("alice", f"a{i}.txt", TEXT)[1] for i in range(2)]
+        futures.append(worker_b.submit("alice", "b0.txt", TEXT)[1])
+        for worker in (worker_b, worker_a):  # 3 processing in all: each process refuses a 4th
+            with pytest.raises(TooManyPending, match="3 documents being processed"):
+                worker.submit("alice", "more.txt", TEXT)
+        futures.append(worker_b.submit("bob", "bob.txt", TEXT)[1])  # per user
+        a.gate.set()
+        b.gate.set()
+        assert all(f.result(timeout=30).status == "ready" for f in futures)
+        assert worker_b.submit("alice", "later.txt", TEXT)[1].result(timeout=30).status == "ready"
+    finally:
+        a.gate.set()
+        b.gate.set()
+        worker_a.shutdown()
+        worker_b.shutdown()

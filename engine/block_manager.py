@@ -8,8 +8,12 @@ from array import array
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence as SequenceABC
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from engine.sequence import Sequence
+
+if TYPE_CHECKING:
+    from engine.kv_host_tier import KVHostTier
 
 
 def hash_block_tokens(parent_hash: bytes | None, token_ids: SequenceABC[int],
@@ -59,9 +63,16 @@ class BlockManager:
 
     States: free (ref 0, no hash), cached (ref 0, hash: evictable), used (ref > 0).
     free + cached + used == num_blocks.
+
+    host_tier (engine.kv_host_tier, optional): an evicted cached block's KV is offloaded there
+    before its block is reused, and the prefix lookup continues into it: a block found only
+    there is restored into a new block (its copy runs before the step's forward pass) instead
+    of being recomputed. With it, get_computed_blocks may return block hashes (bytes) beside
+    block ids.
     """
 
-    def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True) -> None:
+    def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True,
+                 host_tier: KVHostTier | None = None) -> None:
         if num_blocks < 1 or block_size < 1:
             raise ValueError(f"num_blocks and block_size must be >= 1, got {num_blocks}, {block_size}")
         self.num_blocks = num_blocks
@@ -69,11 +80,17 @@ class BlockManager:
         self.enable_prefix_caching = enable_prefix_caching
         self.prefix_cache_queries = 0   # tokens of admitted sequences looked up in the cache
         self.prefix_cache_hits = 0      # of those, tokens found cached
+        self.host_tier = host_tier
+        if host_tier is not None:
+            host_tier.on_restore_failed = self._uncache
         self.reset()
 
     def reset(self) -> None:
         """Forget every grant and the whole prefix cache (after a failed step left tables in
-        an unknown state). The query/hit counters are kept."""
+        an unknown state). The query/hit counters are kept; the host tier keeps its entries
+        (only copies not yet run are forgotten)."""
+        if getattr(self, "host_tier", None) is not None:
+            self.host_tier.cancel_pending()
         self.blocks = [Block(i) for i in range(self.num_blocks)]
         self._free: deque[int] = deque(range(self.num_blocks))
         self._evictable: OrderedDict[int, None] = OrderedDict()  # oldest release first
@@ -112,17 +129,24 @@ class BlockManager:
                                             seq.token_ids_slice(i * bs, (i + 1) * bs), extra))
         return hashes[index]
 
-    def get_computed_blocks(self, seq: Sequence) -> list[int]:
-        """Cached block ids holding the longest prefix of `seq`'s tokens, at most
-        (num_tokens - 1) // block_size blocks. Looks only; `allocate` takes them."""
+    def get_computed_blocks(self, seq: Sequence) -> list[int | bytes]:
+        """The longest cached prefix of `seq`'s tokens, at most (num_tokens - 1) // block_size
+        blocks, one entry per block: its cached block id (int), or, when only the host tier
+        holds it, its hash (bytes: `allocate` restores it into a new block). Looks only;
+        `allocate` takes them."""
         if not self.enable_prefix_caching:
             return []
-        found = []
+        found: list[int | bytes] = []
+        tier = self.host_tier
         for i in range((seq.num_tokens - 1) // self.block_size):
-            block_id = self._cached.get(self.block_hash(seq, i))
-            if block_id is None:
+            h = self.block_hash(seq, i)
+            block_id = self._cached.get(h)
+            if block_id is not None:
+                found.append(block_id)
+            elif tier is not None and h in tier:
+                found.append(h)
+            else:
                 break
-            found.append(block_id)
         return found
 
     def cache_full_blocks(self, seq: Sequence) -> None:
@@ -148,21 +172,24 @@ class BlockManager:
         return max(0, needed - len(seq.block_table) - num_computed_blocks)
 
     def can_allocate(self, seq: Sequence, num_tokens: int,
-                     computed_blocks: SequenceABC[int] = ()) -> bool:
+                     computed_blocks: SequenceABC[int | bytes] = ()) -> bool:
         """Whether `seq` can grow to hold `num_tokens` tokens (cached + new), taking
         `computed_blocks` (from get_computed_blocks) first."""
         needed = self.num_blocks_needed(seq, num_tokens, len(computed_blocks))
-        # Taking an evictable hit removes it from what new blocks can come from.
-        taken = sum(1 for b in computed_blocks if self.blocks[b].ref_count == 0)
+        # Taking an evictable hit removes it from what new blocks can come from; a host-tier
+        # hit needs a new block to be restored into.
+        taken = sum(1 for b in computed_blocks
+                    if isinstance(b, bytes) or self.blocks[b].ref_count == 0)
         return needed <= self.num_free_blocks - taken
 
     def allocate(self, seq: Sequence, num_tokens: int,
-                 computed_blocks: SequenceABC[int] | None = None) -> None:
+                 computed_blocks: SequenceABC[int | bytes] | None = None) -> None:
         """Grow `seq.block_table` to hold `num_tokens` tokens.
 
         computed_blocks: on admission (empty block table), the cached prefix from
-        get_computed_blocks, shared by reference; the lookup is counted in the prefix-cache
-        stats (num_tokens of the sequence queried, len(computed_blocks) * block_size hit).
+        get_computed_blocks, shared by reference (host-tier hits restored into new blocks);
+        the lookup is counted in the prefix-cache stats (num_tokens of the sequence queried,
+        len(computed_blocks) * block_size hit).
         The caller sets seq.num_computed_tokens. Raises RuntimeError when the pool is short
         (call can_allocate first) or when computed_blocks is given to a non-empty table.
         """
@@ -177,8 +204,13 @@ class BlockManager:
                 self.prefix_cache_queries += seq.num_tokens
                 self.prefix_cache_hits += len(computed) * self.block_size
             for block_id in computed:
-                self._take(block_id)
-            seq.block_table.extend(computed)
+                if not isinstance(block_id, bytes):
+                    self._take(block_id)   # first, so no restore below can evict them
+            for h in computed:
+                if isinstance(h, bytes):
+                    self.host_tier.pin(h)  # no offload below may drop it
+            seq.block_table.extend(self._restore(b) if isinstance(b, bytes) else b
+                                   for b in computed)
             seq.num_cached_blocks = len(computed)
         for _ in range(self.num_blocks_needed(seq, num_tokens)):
             seq.block_table.append(self._take(self._pop_free()))
@@ -213,9 +245,33 @@ class BlockManager:
             return self._free.popleft()
         block_id, _ = self._evictable.popitem(last=False)  # least recently released
         block = self.blocks[block_id]
+        if self.host_tier is not None:
+            self.host_tier.offload(block_id, block.block_hash)  # copied before it is overwritten
         del self._cached[block.block_hash]
         block.block_hash = None
         return block_id
+
+    def _restore(self, block_hash: bytes) -> int:
+        """A new block, cached under `block_hash`, that the host tier's copy fills before the
+        step's forward pass; taken by the caller's sequence."""
+        block_id = self._pop_free()
+        block = self.blocks[block_id]
+        block.block_hash = block_hash
+        self._cached[block_hash] = block_id
+        self.host_tier.restore(block_hash, block_id)
+        return self._take(block_id)
+
+    def _uncache(self, block_ids: list[int]) -> None:
+        """Drop `block_ids` from the prefix cache (their KV never arrived: a failed restore)."""
+        for block_id in block_ids:
+            block = self.blocks[block_id]
+            if block.block_hash is None or self._cached.get(block.block_hash) != block_id:
+                continue
+            del self._cached[block.block_hash]
+            block.block_hash = None
+            if block_id in self._evictable:
+                del self._evictable[block_id]
+                self._free.append(block_id)
 
     def _take(self, block_id: int) -> int:
         block = self.blocks[block_id]
@@ -256,3 +312,10 @@ class BlockManager:
             raise RuntimeError("the cache index names blocks that are not cached")
         if len(free) + len(evictable) + sum(1 for u in uses if u) != self.num_blocks:
             raise RuntimeError("free + cached + used != num_blocks")
+        if self.host_tier is not None:
+            self.host_tier.check_invariants()
+            for host_block, block_id in self.host_tier.pending_restores:
+                block = self.blocks[block_id]
+                if block.block_hash is None or self.host_tier.slot(block.block_hash) != host_block:
+                    raise RuntimeError(f"block {block_id}: a pending restore into it does not "
+                                       "match its hash")

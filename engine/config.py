@@ -43,6 +43,11 @@ class EngineConfig:
         length or what the KV pool holds for one sequence.
     enable_prefix_caching: reuse the KV of full blocks shared with earlier requests (same
         tokens, same cache_salt).
+    kv_host_cache_gib: size of the host-memory tier under the prefix cache, in GiB (2**30
+        bytes; engine.kv_host_tier): cached blocks evicted from the KV pool are copied there
+        and copied back on a prefix hit instead of being recomputed. 0 (default): disabled.
+    num_kv_host_blocks: the tier's size in blocks instead (0: disabled); None: from
+        kv_host_cache_gib.
     queue_timeout_s: a request not scheduled within this many seconds of arrival ends with
         finish_reason "error" (error starting "queue_timeout:"); None: no limit.
 
@@ -64,6 +69,8 @@ class EngineConfig:
     max_prefill_tokens_during_decode: int | None = None
     enable_prefix_caching: bool = True
     queue_timeout_s: float | None = None
+    kv_host_cache_gib: float = 0.0
+    num_kv_host_blocks: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("block_size", "max_num_seqs", "max_num_batched_tokens"):
@@ -77,6 +84,12 @@ class EngineConfig:
         for name in ("long_prefill_token_threshold", "max_prefill_tokens_during_decode"):
             if getattr(self, name) is not None:
                 _positive_int(name, getattr(self, name))
+        if not (_is_number(self.kv_host_cache_gib) and 0 <= self.kv_host_cache_gib < float("inf")):
+            raise EngineConfigError(f"kv_host_cache_gib must be >= 0, got {self.kv_host_cache_gib!r}")
+        host_blocks = self.num_kv_host_blocks
+        if host_blocks is not None and (isinstance(host_blocks, bool) or not isinstance(host_blocks, int)
+                                        or host_blocks < 0):
+            raise EngineConfigError(f"num_kv_host_blocks must be an int >= 0 or None, got {host_blocks!r}")
         fraction = self.kv_cache_memory_fraction
         if fraction is not None and not (_is_number(fraction) and 0 < fraction <= 1):
             raise EngineConfigError(f"kv_cache_memory_fraction must be in (0, 1], got {fraction!r}")

@@ -16,6 +16,7 @@ from engine.config import EngineConfig
 from engine.detokenizer import IncrementalDetokenizer
 from engine.errors import (DuplicateRequestError, EngineConfigError, InvalidPromptError,
                            InvalidSamplingParamsError, PromptTooLongError, QueueTimeoutError)
+from engine.kv_host_tier import KVHostTier
 from engine.loader import LoadedModel, load_model
 from engine.model_runner import ModelRunner, determine_num_kv_blocks, kv_block_bytes
 from engine.outputs import Logprob, RequestMetrics, RequestOutput, TokenLogprobs
@@ -52,8 +53,10 @@ class LLMEngine:
         self.max_model_len = _resolve_max_model_len(
             config, self.model_config.max_position_embeddings, num_blocks,
             kv_block_bytes(self.model_config, config.block_size, param.dtype))
+        self.kv_host_tier = KVHostTier.from_config(config, self.model_config, param.dtype, self.device)
         self.block_manager = BlockManager(num_blocks, config.block_size,
-                                          enable_prefix_caching=config.enable_prefix_caching)
+                                          enable_prefix_caching=config.enable_prefix_caching,
+                                          host_tier=self.kv_host_tier)
         self.scheduler = Scheduler(self.block_manager, config.max_num_seqs,
                                    config.max_num_batched_tokens,
                                    long_prefill_token_threshold=config.long_prefill_token_threshold,
@@ -63,7 +66,7 @@ class LLMEngine:
         self._num_steps = 0
         self.model_runner = ModelRunner(loaded.model, self.model_config, num_blocks,
                                         config.block_size, self.device, param.dtype,
-                                        max_num_seqs=config.max_num_seqs)
+                                        max_num_seqs=config.max_num_seqs, host_tier=self.kv_host_tier)
         logger.info("engine: %s, max_model_len %d, max_num_seqs %d, max_num_batched_tokens %d",
                     self.model_name, self.max_model_len, config.max_num_seqs,
                     config.max_num_batched_tokens)
@@ -223,7 +226,8 @@ class LLMEngine:
             prefix_cache_queries=bm.prefix_cache_queries, prefix_cache_hits=bm.prefix_cache_hits,
             num_preemptions=self.scheduler.num_preemptions,
             num_prompt_tokens=self._num_prompt_tokens,
-            num_generation_tokens=self._num_generation_tokens, num_steps=self._num_steps)
+            num_generation_tokens=self._num_generation_tokens, num_steps=self._num_steps,
+            **_host_tier_stats(self.kv_host_tier))
 
     def step(self) -> list[RequestOutput]:
         """Run one step; returns one event per request that aborted, sampled or failed."""
@@ -459,6 +463,16 @@ class LLMEngine:
                     final[key], delta=final[key].text, new_token_ids=tokens[key],
                     logprobs=None if final[key].logprobs is None else logprobs[key])
                 for key in keys]
+
+
+def _host_tier_stats(tier: KVHostTier | None) -> dict[str, int]:
+    if tier is None:
+        return {}
+    return {"num_kv_host_blocks_offloaded": tier.num_offloaded,
+            "num_kv_host_blocks_restored": tier.num_restored,
+            "num_kv_host_blocks_dropped": tier.num_dropped,
+            "num_kv_host_blocks_used": tier.num_used_blocks,
+            "num_kv_host_blocks_total": tier.num_blocks}
 
 
 def _resolve_max_model_len(config: EngineConfig, context_length: int, num_blocks: int,

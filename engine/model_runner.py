@@ -13,6 +13,7 @@ from engine.config import EngineConfig
 from engine.cuda_graph_runner import CUDAGraphRunner, batch_size_buckets
 from engine.errors import EngineConfigError
 from engine.kernels import triton_available
+from engine.kv_host_tier import KVHostTier
 from engine.model_config import ModelConfig
 from engine.scheduler import ScheduledSequence
 
@@ -108,12 +109,15 @@ class ModelRunner:
     allocated once (zeroed, so padded reads are finite); layer i reads kv_caches[i], a view.
     On CUDA with Triton, decode steps of up to max_num_seqs sequences replay CUDA graphs
     captured for batch_size_buckets(max_num_seqs).
+    host_tier: the prefix cache's host-memory tier (engine.kv_host_tier); its pending
+    offloads and restores are copied at the start of each `execute`, before the forward pass.
     """
 
     def __init__(self, model: torch.nn.Module, config: ModelConfig, num_blocks: int,
                  block_size: int, device: torch.device | str, dtype: torch.dtype,
-                 max_num_seqs: int = 32) -> None:
+                 max_num_seqs: int = 32, host_tier: KVHostTier | None = None) -> None:
         self.model = model
+        self.host_tier = host_tier
         self.config = config
         self.block_size = block_size
         self.device = torch.device(device)
@@ -164,6 +168,8 @@ class ModelRunner:
     def execute(self, scheduled: Sequence[ScheduledSequence]) -> torch.Tensor:
         """Run one forward pass; returns float32 logits [num_sampling_seqs, vocab] in the
         order of the sampling sequences within `scheduled`."""
+        if self.host_tier is not None:
+            self.host_tier.flush(self.kv_cache)   # evicted KV out, restored KV in
         inp = self.prepare_inputs(scheduled)
         if self.cuda_graphs is not None and self.cuda_graphs.can_run(inp.metadata):
             hidden = self.cuda_graphs.run(inp.input_ids, inp.positions, inp.metadata)

@@ -19,6 +19,10 @@ class EngineStats:
     num_preemptions: requests preempted by recompute. num_prompt_tokens: tokens computed by
     prefill chunks (prompt and recomputed tokens; cache hits excluded). num_generation_tokens:
     tokens sampled. num_steps: steps that ran a forward pass.
+    num_kv_host_blocks_offloaded / _restored / _dropped: blocks copied into the prefix cache's
+    host tier on eviction / copied back on a prefix hit / lost to its LRU or a full tier
+    (engine.kv_host_tier; all 0 when it is disabled). num_kv_host_blocks_used /
+    num_kv_host_blocks_total: entries held / its size, in blocks (0 / 0 when disabled).
     """
 
     num_running: int
@@ -33,6 +37,11 @@ class EngineStats:
     num_prompt_tokens: int
     num_generation_tokens: int
     num_steps: int
+    num_kv_host_blocks_offloaded: int = 0
+    num_kv_host_blocks_restored: int = 0
+    num_kv_host_blocks_dropped: int = 0
+    num_kv_host_blocks_used: int = 0
+    num_kv_host_blocks_total: int = 0
 
     @property
     def kv_cache_usage(self) -> float:

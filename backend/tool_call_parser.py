@@ -85,13 +85,11 @@ class ToolCallStream:
         self._value_start: int | None = None
         self._array_end: int | None = None
         self._elements: list[_Element] = []
-        self.text = ""  # everything fed
 
     # -- feeding ---------------------------------------------------------------------------
 
     def feed(self, delta: str) -> Released:
         """Take the next text delta; returns what may be released now."""
-        self.text += delta
         if self._mode == "text":
             return Released(content=delta)
         if self._mode == "after":

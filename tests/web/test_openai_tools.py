@@ -261,3 +261,24 @@ def test_streamed_logprobs_are_all_sent_with_tool_calls(client, keys, fake):
     tokens = [lp["token"] for e in events[:-1] for c in e["choices"] if c["logprobs"]
               for lp in c["logprobs"]["content"]]
     assert tokens == BLOCK_PIECES
+
+
+def test_every_split_of_a_block_streams_to_the_whole_reply():
+    from backend.tool_call_parser import ToolCallStream, parse_reply
+
+    text = "".join(BLOCK_PIECES)
+    whole = parse_reply(text, {"get_weather"}, new_id=lambda: "call_x")
+    assert whole[0] is None and [(c.name, c.arguments) for c in whole[1]] == CALLS
+    for i in range(len(text) + 1):
+        for j in range(i, len(text) + 1, 7):
+            stream = ToolCallStream({"get_weather"}, new_id=lambda: "call_x")
+            content, calls = "", {}
+            for piece in (text[:i], text[i:j], text[j:]):
+                released = stream.feed(piece)
+                content += released.content
+                for d in released.calls:
+                    slot = calls.setdefault(d.index, ["", ""])
+                    slot[0] += d.name or ""
+                    slot[1] += d.arguments
+            content += stream.finish().content
+            assert content == "" and [tuple(calls[k]) for k in sorted(calls)] == CALLS, (i, j)

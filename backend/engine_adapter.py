@@ -63,7 +63,10 @@ def to_generator_stats(stats: EngineStats) -> GeneratorStats:
         kv_usage=stats.kv_cache_usage, prefix_cache_queries=stats.prefix_cache_queries,
         prefix_cache_hits=stats.prefix_cache_hits, preemptions=stats.num_preemptions,
         prompt_tokens_total=stats.num_prompt_tokens,
-        generation_tokens_total=stats.num_generation_tokens)
+        generation_tokens_total=stats.num_generation_tokens,
+        kv_host_blocks_offloaded=stats.num_kv_host_blocks_offloaded,
+        kv_host_blocks_restored=stats.num_kv_host_blocks_restored,
+        kv_host_blocks_dropped=stats.num_kv_host_blocks_dropped)
 
 
 class EngineTextGenerator:

@@ -159,6 +159,8 @@ class GeneratorStats:
     running / waiting: requests holding KV blocks / queued. kv_usage = kv_blocks_used /
     kv_blocks_total, in [0, 1]. prefix_cache_queries / hits: prompt tokens looked up in the
     prefix cache / found there. The *_total counters and preemptions count since start-up.
+    kv_host_blocks_offloaded / restored / dropped: KV blocks copied into the engine's host tier
+    on eviction / copied back on a prefix hit / lost from it (counters, 0 when it is off).
     """
 
     running: int
@@ -171,6 +173,9 @@ class GeneratorStats:
     preemptions: int
     prompt_tokens_total: int
     generation_tokens_total: int
+    kv_host_blocks_offloaded: int = 0
+    kv_host_blocks_restored: int = 0
+    kv_host_blocks_dropped: int = 0
 
 
 class GenerationError(Exception):

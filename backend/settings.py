@@ -37,7 +37,7 @@ class Settings:
     CRESCENT_SESSION_TTL_S, COOKIE_SECURE, CRESCENT_ALLOWED_ORIGINS (comma-separated),
     CRESCENT_MAX_WAITING_REQUESTS, CRESCENT_MAX_WAITING_PROMPT_TOKENS, CRESCENT_QUEUE_TIMEOUT_S,
     CRESCENT_METRICS_TOKEN, CRESCENT_SIGNUP_RATE, CRESCENT_QUANTIZATION, CRESCENT_SECRET_KEY,
-    CRESCENT_DATA_DIR.
+    CRESCENT_DATA_DIR, CRESCENT_KV_HOST_CACHE_GIB.
 
     database_url: a plain SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://...``).
     system_prompt: None keeps the chat template's own default system prompt.
@@ -64,6 +64,9 @@ class Settings:
     instance_name: CRESCENT_INSTANCE, this process's name among several (admin panel, leases,
         ingestion jobs, the X-Crescent-Instance header). Empty (unset): no header, and
         "<hostname>:<port>" where a name is needed (backend.cluster.instances.instance_label).
+    kv_host_cache_gib: CRESCENT_KV_HOST_CACHE_GIB, the engine's host-memory tier under the
+        prefix cache in GiB (EngineConfig.kv_host_cache_gib: evicted KV blocks are kept there and
+        restored on a prefix hit, e.g. a conversation waiting on a tool); 0 (default): disabled.
     live_recheck_s: CRESCENT_LIVE_RECHECK_S, seconds between two re-checks of the live work
         against the database, the backstop of lost live events with REDIS_URL
         (backend/cluster/recheck.py; None: its RECHECK_INTERVAL_S, 2 s).
@@ -94,6 +97,7 @@ class Settings:
     redis_url: str | None = field(default=None, repr=False)
     instance_name: str = ""
     live_recheck_s: float | None = None
+    kv_host_cache_gib: float = 0.0
 
     @property
     def secret_dir(self) -> str:
@@ -150,6 +154,8 @@ class Settings:
         if self.secret_key is not None and len(self.secret_key.strip()) < SECRET_KEY_MIN:
             raise SettingsError(f"CRESCENT_SECRET_KEY must be at least {SECRET_KEY_MIN} characters "
                                 "(e.g. python3 -c 'import secrets; print(secrets.token_hex(32))')")
+        if not (0 <= self.kv_host_cache_gib <= 4096):
+            raise SettingsError(f"CRESCENT_KV_HOST_CACHE_GIB must be in [0, 4096], got {self.kv_host_cache_gib}")
         if self.data_dir is not None and not self.data_dir.strip():
             raise SettingsError("CRESCENT_DATA_DIR must not be empty")
         if self.redis_url is not None and not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
@@ -214,6 +220,8 @@ class Settings:
             kwargs["redis_url"] = env["REDIS_URL"].strip()
         if env.get("CRESCENT_LIVE_RECHECK_S", "").strip():
             kwargs["live_recheck_s"] = _parse(env, "CRESCENT_LIVE_RECHECK_S", float)
+        if env.get("CRESCENT_KV_HOST_CACHE_GIB", "").strip():
+            kwargs["kv_host_cache_gib"] = _parse(env, "CRESCENT_KV_HOST_CACHE_GIB", float)
         if env.get("CRESCENT_INSTANCE", "").strip():
             kwargs["instance_name"] = env["CRESCENT_INSTANCE"].strip()
         return cls(**kwargs)  # type: ignore[arg-type]

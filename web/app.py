@@ -101,7 +101,7 @@ def _start_engine(settings: Settings, startup: Startup) -> TextGenerator:
 
     generator = create_generator(
         settings.model_path, progress=progress, queue_timeout_s=settings.queue_timeout_s,
-        quantization=settings.quantization,
+        quantization=settings.quantization, kv_host_cache_gib=settings.kv_host_cache_gib,
     )
     startup.report("starting the engine", 0.95)
     generator.start()

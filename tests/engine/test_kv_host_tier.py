@@ -223,3 +223,24 @@ def test_tier_size_from_gib(tiny_model):
                                   c, torch.float32, "cpu")
     assert tier.num_blocks == 10 and tier.nbytes == 10 * block_bytes
     assert KVHostTier.from_config(EngineConfig(), c, torch.float32, "cpu") is None
+
+
+# -- the setting and the counters, end to end -------------------------------------------------
+
+def test_env_var_reaches_the_engine_config_and_counters_reach_metrics(tiny_model):
+    from backend.engine_adapter import to_generator_stats
+    from backend.metrics import Metrics
+    from backend.settings import Settings, SettingsError
+
+    assert Settings.from_env({"CRESCENT_KV_HOST_CACHE_GIB": "2.5"}).kv_host_cache_gib == 2.5
+    assert Settings.from_env({}).kv_host_cache_gib == 0.0
+    with pytest.raises(SettingsError):
+        Settings.from_env({"CRESCENT_KV_HOST_CACHE_GIB": "-1"})
+    _, engine = agent_turns(tiny_model, num_kv_host_blocks=32)
+    s = engine.stats()
+    text = Metrics(stats=lambda: to_generator_stats(s)).render().decode()
+    for name, v in (("offloaded", s.num_kv_host_blocks_offloaded),
+                    ("restored", s.num_kv_host_blocks_restored),
+                    ("dropped", s.num_kv_host_blocks_dropped)):
+        assert f"crescent_kv_host_blocks_{name}_total {float(v)}" in text
+    assert s.num_kv_host_blocks_restored > 0

@@ -57,6 +57,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="our per-step token budget (decode + prefill tokens)")
     p.add_argument("--max-num-seqs", type=int, default=32)
     p.add_argument("--kv-cache-gib", type=float, default=1.0)
+    p.add_argument("--num-kv-blocks", type=int, default=None,
+                   help="our KV pool in blocks of 16 tokens (overrides --kv-cache-gib); small, "
+                        "so the agent loops' histories do not all fit")
+    p.add_argument("--kv-host-blocks", type=int, default=0,
+                   help="also run agent with a host KV tier of this many blocks (0: skip)")
     p.add_argument("--static-batch-size", type=int, default=16)
     p.add_argument("--host-overhead-batch", type=int, nargs="*", default=[1, 32],
                    help="batch sizes for the host-overhead measurement (none: skip it)")
@@ -103,12 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     options = SuiteOptions(
         workloads=args.workloads or list(WORKLOADS), sizes=sizes_from_args(args),
         config=EngineConfig(device=args.device, max_num_seqs=args.max_num_seqs,
-                            kv_cache_memory_gib=args.kv_cache_gib,
+                            kv_cache_memory_gib=args.kv_cache_gib, num_kv_blocks=args.num_kv_blocks,
                             max_num_batched_tokens=args.max_num_batched_tokens),
         enable_prefix_caching=not args.no_prefix_caching,
         long_prefill_token_threshold=args.long_prefill_threshold,
         long_prompt_chunk=args.long_prompt_chunk,
         host_overhead_batches=tuple(b for b in args.host_overhead_batch if b > 0),
+        kv_host_blocks=args.kv_host_blocks,
         baselines=load_baselines(args.baseline, model_path, args.static_batch_size))
     results = run_suite(loaded, options, log=lambda m: print(m, file=sys.stderr, flush=True))
     results["device"] = args.device

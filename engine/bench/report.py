@@ -36,6 +36,12 @@ def format_report(results: dict) -> str:
         for system, m in systems.items():
             if m.get("decode_tok_s") is not None:
                 lines.append(f"  {system}: decode {m['decode_tok_s']:.1f} tok/s")
+            if name == "agent" and m.get("prompt_tokens_computed") is not None:
+                host = m.get("kv_host_blocks") or {}
+                lines.append(f"  {system}: prompt tokens computed {m['prompt_tokens_computed']}, "
+                             f"from the prefix cache {m['prefix_cache_hit_tokens']}; host tier "
+                             f"blocks offloaded {host.get('offloaded', 0)}, restored "
+                             f"{host.get('restored', 0)}, dropped {host.get('dropped', 0)}")
             if m.get("ttft_by_turn_ms"):
                 turns = ", ".join(f"{t:.0f}" for t in m["ttft_by_turn_ms"])
                 lines.append(f"  {system}: mean TTFT by turn [{turns}]; turns 2+ "

@@ -24,12 +24,19 @@ from engine.bench.workloads import AgentWorkload, BenchRequest, LongPromptWorklo
 
 @dataclass
 class RunResult:
-    """Records of one run plus what the engine itself counted."""
+    """Records of one run plus what the engine itself counted. prompt_tokens_computed: tokens
+    prefilled (recomputed ones included); prefix_cache_hit_tokens: prompt tokens taken from the
+    prefix cache instead; kv_host_blocks_*: the host KV tier's counters (0 without one)."""
 
     records: list[RequestRecord]
     peak_rss_mb: float
     prefix_cache_hit_rate: float | None
     num_preemptions: int
+    prompt_tokens_computed: int | None = None
+    prefix_cache_hit_tokens: int | None = None
+    kv_host_blocks_offloaded: int = 0
+    kv_host_blocks_restored: int = 0
+    kv_host_blocks_dropped: int = 0
 
 
 class EngineRunner:
@@ -140,7 +147,9 @@ class _Driver:
         stats = self.engine.stats()
         # No lookups (prefix caching off) means no hits: 0, so runs compare without a None.
         return RunResult(self.records, self.rss.peak_mb, stats.prefix_cache_hit_rate or 0.0,
-                         stats.num_preemptions)
+                         stats.num_preemptions, stats.num_prompt_tokens, stats.prefix_cache_hits,
+                         stats.num_kv_host_blocks_offloaded, stats.num_kv_host_blocks_restored,
+                         stats.num_kv_host_blocks_dropped)
 
 
 def measure_host_overhead(loaded: LoadedModel, config: EngineConfig, batch: int = 32,

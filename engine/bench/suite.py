@@ -3,7 +3,7 @@
 Result shape (also the --json file): {"workloads": {name: {system: metrics}}, "ratios": {...},
 "host_overhead": [{...} per batch], "kv_bytes_per_token": int, "quantization": str,
 "weight_bytes": int, "sizes": {...}} (our systems' metrics carry weight_bytes beside peak_rss_mb). Systems: "ours", "ours
-(no prefix caching)" for agent, "ours (no chunked prefill)" for long-prompt, and
+(no prefix caching)" for agent, "ours (host KV tier)" for agent when kv_host_blocks > 0, "ours (no chunked prefill)" for long-prompt, and
 "transformers sequential" / "transformers static" / "llama-cpp sequential" when asked for.
 """
 
@@ -24,6 +24,7 @@ from engine.bench.workloads import BenchRequest, TokenSampler, WorkloadSizes, ma
 OURS = "ours"
 NO_PREFIX_CACHING = "ours (no prefix caching)"
 NO_CHUNKING = "ours (no chunked prefill)"
+HOST_TIER = "ours (host KV tier)"
 
 
 @dataclasses.dataclass
@@ -35,7 +36,10 @@ class SuiteOptions:
     prefill token riding along its share of matmul; on 2 cores with SmolLM2-135M, ~60 ms + 2 ms
     per token in float32, ~10 ms + ~1.3 ms per token on the CPU fast path, so c <= ~16 keeps a
     step within ~3x of a plain decode step on the fast path). host_overhead_batches: batch sizes
-    to measure host overhead at (empty: skip). warm_up: one untimed request per system first."""
+    to measure host overhead at (empty: skip). warm_up: one untimed request per system first.
+    kv_host_blocks: > 0 also runs agent with a host KV tier of that many blocks (set
+    config.num_kv_blocks small enough that the pool cannot keep every loop's history, so the
+    comparison with "ours" shows the prompt tokens the tier saves from recomputation)."""
 
     workloads: list[str]
     sizes: WorkloadSizes = dataclasses.field(default_factory=WorkloadSizes)
@@ -46,6 +50,7 @@ class SuiteOptions:
     host_overhead_batches: tuple[int, ...] = (1, 32)
     host_overhead_steps: int = 16
     warm_up: bool = True
+    kv_host_blocks: int = 0
     baselines: dict = dataclasses.field(default_factory=dict)
 
 
@@ -107,6 +112,10 @@ def _run_workload(name: str, workload, runner: EngineRunner, options: SuiteOptio
         if options.enable_prefix_caching:
             systems[NO_PREFIX_CACHING] = _metrics(
                 name, runner.run_agent(workload, enable_prefix_caching=False))
+        if options.enable_prefix_caching and options.kv_host_blocks > 0:
+            log(f"  with a host KV tier of {options.kv_host_blocks} blocks ...")
+            systems[HOST_TIER] = _metrics(
+                name, runner.run_agent(workload, num_kv_host_blocks=options.kv_host_blocks))
     elif name == "long-prompt":
         systems[OURS] = _metrics(name, runner.run_long_prompt(
             workload, long_prefill_token_threshold=options.long_prompt_chunk))
@@ -137,6 +146,12 @@ def _metrics(name: str, result: RunResult) -> dict:
     out["prefix_cache_hit_rate"] = result.prefix_cache_hit_rate
     out["peak_rss_mb"] = result.peak_rss_mb
     out["num_preemptions"] = result.num_preemptions
+    if result.prompt_tokens_computed is not None:
+        out["prompt_tokens_computed"] = result.prompt_tokens_computed
+        out["prefix_cache_hit_tokens"] = result.prefix_cache_hit_tokens
+        out["kv_host_blocks"] = {"offloaded": result.kv_host_blocks_offloaded,
+                                 "restored": result.kv_host_blocks_restored,
+                                 "dropped": result.kv_host_blocks_dropped}
     if name == "single":
         out["decode_tok_s"] = decode_tok_s(result.records[0])
     if name == "agent":

@@ -244,3 +244,22 @@ def test_env_var_reaches_the_engine_config_and_counters_reach_metrics(tiny_model
                     ("dropped", s.num_kv_host_blocks_dropped)):
         assert f"crescent_kv_host_blocks_{name}_total {float(v)}" in text
     assert s.num_kv_host_blocks_restored > 0
+
+
+def test_bench_agent_runs_with_and_without_the_host_tier(tiny_model):
+    from engine.bench.report import format_report
+    from engine.bench.suite import HOST_TIER, OURS, SuiteOptions, run_suite
+    from engine.bench.workloads import WorkloadSizes
+
+    sizes = WorkloadSizes(loops=3, turns=3, min_tail_len=8, max_tail_len=12, turn_output_len=3)
+    config = EngineConfig(num_kv_blocks=6, max_model_len=96, max_num_batched_tokens=256)
+    results = run_suite(tiny_model, SuiteOptions(
+        workloads=["agent"], sizes=sizes, config=config, host_overhead_batches=(),
+        warm_up=False, kv_host_blocks=64), log=lambda m: None)
+    systems = results["workloads"]["agent"]
+    ours, tiered = systems[OURS], systems[HOST_TIER]
+    assert tiered["kv_host_blocks"]["restored"] > 0 and ours["kv_host_blocks"]["restored"] == 0
+    assert tiered["prompt_tokens_computed"] < ours["prompt_tokens_computed"]
+    assert (tiered["prompt_tokens_computed"] + tiered["prefix_cache_hit_tokens"]
+            == ours["prompt_tokens_computed"] + ours["prefix_cache_hit_tokens"])
+    assert "ours (host KV tier): prompt tokens computed" in format_report(results)

@@ -191,3 +191,17 @@ def test_a_tool_round_trip(api):
                                         max_tokens=64)
     choice = final.choices[0]
     assert not choice.message.tool_calls and choice.message.content and choice.finish_reason in ("stop", "length")
+
+
+def test_completions_take_vllms_constraints(api):
+    model = api.models.list().data[0].id
+    prompt = "<|im_start|>user\nIs the sky blue? Answer yes or no.<|im_end|>\n<|im_start|>assistant\n"
+    choice = api.completions.create(model=model, prompt=prompt, max_tokens=8, temperature=1.0, seed=3,
+                                    extra_body={"guided_choice": ["maybe", "never"]}).choices[0]
+    assert choice.text in ("maybe", "never") and choice.finish_reason == "stop"
+    digits = api.completions.create(model=model, prompt="My PIN is ", max_tokens=10,
+                                    extra_body={"structured_outputs": {"regex": "[0-9]{4}"}}).choices[0]
+    assert len(digits.text) == 4 and digits.text.isdigit()
+    person = api.completions.create(model=model, prompt="A user as JSON: ", max_tokens=200,
+                                    extra_body={"guided_json": PERSON}).choices[0]
+    jsonschema.validate(json.loads(person.text), PERSON)

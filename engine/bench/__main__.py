@@ -109,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         workloads=args.workloads or list(WORKLOADS), sizes=sizes_from_args(args),
         config=EngineConfig(device=args.device, max_num_seqs=args.max_num_seqs,
                             kv_cache_memory_gib=args.kv_cache_gib, num_kv_blocks=args.num_kv_blocks,
+                            # a small pool must still hold one whole sequence
+                            max_model_len=args.num_kv_blocks and min(
+                                args.num_kv_blocks * 16, loaded.config.max_position_embeddings),
                             max_num_batched_tokens=args.max_num_batched_tokens),
         enable_prefix_caching=not args.no_prefix_caching,
         long_prefill_token_threshold=args.long_prefill_threshold,

@@ -137,6 +137,10 @@ class ModelRunner:
         logger.info("KV cache: %d blocks of %d tokens = %d tokens, %d bytes (%.1f MiB, %s, %s)",
                     num_blocks, block_size, num_blocks * block_size, nbytes, nbytes / 2**20,
                     dtype, self.device)
+        if host_tier is not None:
+            logger.info("host KV tier: %d blocks, %d bytes (%.1f MiB%s)", host_tier.num_blocks,
+                        host_tier.nbytes, host_tier.nbytes / 2**20,
+                        ", pinned" if host_tier.kv.is_pinned() else "")
 
     def prepare_inputs(self, scheduled: Sequence[ScheduledSequence]) -> ModelInput:
         """Concatenate every scheduled chunk (a prefill chunk or one decode token) in order."""

@@ -30,9 +30,10 @@ class KVHostTier:
 
     Copies are recorded by the block manager while it schedules (`offload` on eviction,
     `restore` on a prefix hit) and run by `flush(device_kv)`, which the model runner calls
-    before each forward pass: first every offload of the step (one gather over all layers, one
-    index_copy into the tier), then every restore (one gather from the tier, one index_copy
-    into the device pool). A host block with a copy pending is pinned: LRU eviction skips it,
+    before each forward pass: first every offload of the step (one gather over all layers, then
+    one index_copy into the tier on CPU, or one non_blocking copy per run of consecutive host
+    blocks on CUDA), then every restore (the reverse: host blocks gathered, one index_copy into
+    the device pool). A host block with a copy pending is pinned: LRU eviction skips it,
     so one step's copies never conflict. On CUDA the copies run on a side stream, non_blocking,
     ordered after the work already queued and before the next forward pass (stream waits, no
     host synchronisation).

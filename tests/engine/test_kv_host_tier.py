@@ -263,3 +263,25 @@ def test_bench_agent_runs_with_and_without_the_host_tier(tiny_model):
     assert (tiered["prompt_tokens_computed"] + tiered["prefix_cache_hit_tokens"]
             == ours["prompt_tokens_computed"] + ours["prefix_cache_hit_tokens"])
     assert "ours (host KV tier): prompt tokens computed" in format_report(results)
+
+
+@pytest.mark.slow
+def test_real_model_restores_and_answers_alike(fast_model):
+    """SmolLM2 on the CPU fast path: two conversations alternate on a pool too small for both;
+    with the tier, later turns restore their history and the greedy replies are unchanged."""
+    vocab = fast_model.tokenizer.vocab_size
+    a = [(17 * i + 1000) % vocab for i in range(60)]
+    b = [(29 * i + 3000) % vocab for i in range(60)]
+
+    def run(host_blocks: int):
+        engine = LLMEngine(fast_model, EngineConfig(num_kv_blocks=6, block_size=16, max_model_len=96,
+                                                    num_kv_host_blocks=host_blocks))
+        replies = [engine.generate([p], GREEDY)[0].new_token_ids
+                   for p in (a, b, a + [1500, 1501], b + [3500], a + [1500, 1501, 1502])]
+        return replies, engine.stats()
+
+    plain, plain_stats = run(0)
+    tiered, stats = run(16)
+    assert tiered == plain
+    assert stats.num_kv_host_blocks_restored > 0
+    assert stats.num_prompt_tokens == plain_stats.num_prompt_tokens - 16 * stats.num_kv_host_blocks_restored

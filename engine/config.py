@@ -45,7 +45,8 @@ class EngineConfig:
         tokens, same cache_salt).
     kv_host_cache_gib: size of the host-memory tier under the prefix cache, in GiB (2**30
         bytes; engine.kv_host_tier): cached blocks evicted from the KV pool are copied there
-        and copied back on a prefix hit instead of being recomputed. 0 (default): disabled.
+        and copied back on a prefix hit instead of being recomputed. 0 (default): disabled;
+        unused when enable_prefix_caching is off.
     num_kv_host_blocks: the tier's size in blocks instead (0: disabled); None: from
         kv_host_cache_gib.
     queue_timeout_s: a request not scheduled within this many seconds of arrival ends with

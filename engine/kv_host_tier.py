@@ -68,7 +68,9 @@ class KVHostTier:
     def from_config(cls, config: EngineConfig, model_config: ModelConfig, dtype: torch.dtype,
                     device: torch.device | str) -> KVHostTier | None:
         """The tier EngineConfig asks for (num_kv_host_blocks, else kv_host_cache_gib GiB of
-        blocks), or None when it is disabled (0)."""
+        blocks), or None when it is disabled (0) or prefix caching is off (nothing to keep)."""
+        if not config.enable_prefix_caching:
+            return None
         c = model_config
         shape = (c.num_hidden_layers, 2, config.block_size, c.num_key_value_heads, c.head_dim)
         num = config.num_kv_host_blocks

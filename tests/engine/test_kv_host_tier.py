@@ -223,6 +223,8 @@ def test_tier_size_from_gib(tiny_model):
                                   c, torch.float32, "cpu")
     assert tier.num_blocks == 10 and tier.nbytes == 10 * block_bytes
     assert KVHostTier.from_config(EngineConfig(), c, torch.float32, "cpu") is None
+    no_cache = EngineConfig(num_kv_host_blocks=8, enable_prefix_caching=False)
+    assert KVHostTier.from_config(no_cache, c, torch.float32, "cpu") is None
 
 
 # -- the setting and the counters, end to end -------------------------------------------------

@@ -287,3 +287,35 @@ def test_real_model_restores_and_answers_alike(fast_model):
     assert tiered == plain
     assert stats.num_kv_host_blocks_restored > 0
     assert stats.num_prompt_tokens == plain_stats.num_prompt_tokens - 16 * stats.num_kv_host_blocks_restored
+
+
+def test_runs_group_consecutive_host_blocks():
+    from engine.kv_host_tier import _runs
+    assert _runs([4, 5, 6, 0, 2, 3]) == [(0, 4, 3), (3, 0, 1), (4, 2, 2)]
+    assert _runs([]) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_tier_is_pinned_and_byte_identical(tiny_model_dir):
+    """On CUDA: pinned host blocks, copies on a side stream; KV out and back byte for byte, and
+    the engine's greedy output unchanged by restores."""
+    pool = device_pool(6).cuda()
+    tier = KVHostTier(8, BLOCK_SHAPE, torch.float32, "cuda")
+    assert tier.kv.is_pinned()
+    for block, h in ((0, b"a" * 32), (2, b"b" * 32), (3, b"c" * 32)):
+        tier.offload(block, h)
+    original = pool[:, :, [0, 2, 3]].clone()
+    tier.flush(pool)
+    pool[:, :, [0, 2, 3]] = 0.0                      # overwritten after the flush, in order
+    for h, block in ((b"a" * 32, 5), (b"b" * 32, 4), (b"c" * 32, 1)):
+        tier.restore(h, block)
+    tier.flush(pool)
+    torch.cuda.synchronize()
+    assert torch.equal(bits(pool[:, :, [5, 4, 1]].cpu()), bits(original.cpu()))
+
+    from engine.loader import load_model
+    loaded = load_model(tiny_model_dir, device="cuda", dtype=torch.float32)
+    without, _ = agent_turns(loaded)
+    with_tier, engine = agent_turns(loaded, num_kv_host_blocks=32)
+    assert with_tier == without and engine.stats().num_kv_host_blocks_restored > 0

@@ -15,7 +15,8 @@ class EngineStats:
     blocks no request holds (evictable, reusable by a prefix-cache hit). num_kv_blocks_free:
     blocks neither held nor cached. used + cached + free == num_kv_blocks_total.
     prefix_cache_queries / prefix_cache_hits: tokens of admitted requests looked up in the
-    prefix cache / found there (counted at each admission, re-admission after preemption too).
+    prefix cache / found there (counted at each admission, re-admission after preemption too;
+    blocks restored from the host tier count as found).
     num_preemptions: requests preempted by recompute. num_prompt_tokens: tokens computed by
     prefill chunks (prompt and recomputed tokens; cache hits excluded). num_generation_tokens:
     tokens sampled. num_steps: steps that ran a forward pass.

@@ -26,7 +26,7 @@ from engine.scheduler import ScheduledSequence, Scheduler
 from engine.sequence import Sequence, SequenceStatus
 from engine.stats import EngineStats
 from engine.structured_output.compiler import GrammarCompiler
-from engine.structured_output.matcher import fill_bitmask, unpack_bitmask
+from engine.structured_output.matcher import fill_bitmask
 
 logger = logging.getLogger(__name__)
 
@@ -281,6 +281,12 @@ class LLMEngine:
 
     def _forward_and_sample(self, scheduled: list[ScheduledSequence], sampling: list[Sequence],
                             ) -> tuple[list[int], list[TokenLogprobs | None]]:
+        # The grammar masks depend only on the tokens so far: built before the forward pass
+        # (on CUDA they are ready when the logits are; on CPU they do not run while the
+        # kernels' threads wind down).
+        constrained = [i for i, s in enumerate(sampling) if s.grammar is not None]
+        allowed = (self._allowed_tokens([sampling[i] for i in constrained], constrained)
+                   if constrained else None)
         logits = self.model_runner.execute(scheduled)
         if not sampling:
             return [], []
@@ -288,15 +294,14 @@ class LLMEngine:
             [s.params for s in sampling], [s.prompt_token_ids for s in sampling],
             [s.output_token_ids for s in sampling], [s.stop_token_ids for s in sampling],
             [s.generator for s in sampling], self.model_config.vocab_size, self.device)
-        constrained = [i for i, s in enumerate(sampling) if s.grammar is not None]
-        if constrained:
-            meta.allowed = self._allowed_tokens([sampling[i] for i in constrained], constrained)
+        meta.allowed = allowed
         out = sample(logits, meta)
         return out.sampled_token_ids.tolist(), self._token_logprobs(out, sampling)
 
     def _allowed_tokens(self, seqs: list[Sequence], rows: list[int],
-                        ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(rows int64 [k], allowed bool [k, vocab]) for the grammar-constrained sampling rows.
+                        ) -> tuple[list[int], torch.Tensor]:
+        """(rows, int32 bitmask [k, ceil(vocab / 32)] on the CPU) for the grammar-constrained
+        sampling rows (engine.structured_output.bitmask).
 
         Each matcher is first brought back to its sequence's output tokens: a matcher never
         runs ahead of the tokens the sequence keeps (preemption by recompute keeps them all,
@@ -305,10 +310,7 @@ class LLMEngine:
             excess = seq.grammar.num_consumed - seq.num_output_tokens
             if excess > 0:
                 seq.grammar.rollback(excess)
-        vocab = self.model_config.vocab_size
-        bitmask = fill_bitmask([seq.grammar for seq in seqs], vocab)
-        return (torch.tensor(rows, dtype=torch.int64, device=self.device),
-                unpack_bitmask(bitmask, vocab, self.device))
+        return rows, fill_bitmask([seq.grammar for seq in seqs], self.model_config.vocab_size)
 
     def _token_logprobs(self, out: SamplerOutput, sampling: list[Sequence],
                         ) -> list[TokenLogprobs | None]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from engine.sampling_params import SamplingParams
+from engine.structured_output.bitmask import apply_bitmask
 
 # Softmax of a row holding +inf is NaN; a tiny repetition_penalty can overflow float32, so
 # penalised logits are clamped to the largest finite float.
@@ -36,8 +37,9 @@ class SamplingMetadata:
     generators: per row, the request's own torch.Generator (seeded) or None (global generator).
     logit_bias: (rows, token_ids, biases), int64/int64/float32 [num_entries], or None.
     masked: (rows, token_ids) int64 [num_entries] set to -inf (min_tokens), or None.
-    allowed: (rows int64 [k], allowed bool [k, vocab]) for the k grammar-constrained rows
-    (engine.structured_output.matcher.unpack_bitmask), or None; set by the engine after build.
+    allowed: (rows, bitmask) for the k grammar-constrained rows: k row indices and their int32
+    token bitmask [k, ceil(vocab / 32)] on the CPU (engine.structured_output.bitmask), or
+    None; set by the engine after build.
     repetition_penalties, presence_penalties, frequency_penalties: float32 [n] or None when no
     row uses any penalty. prompt_token_ids: int64 [n, max_prompt_len] (only with a repetition
     penalty) and output_token_ids: int64 [n, max_output_len], padded with vocab_size.
@@ -51,7 +53,7 @@ class SamplingMetadata:
     min_ps: torch.Tensor | None = None
     logit_bias: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
     masked: tuple[torch.Tensor, torch.Tensor] | None = None
-    allowed: tuple[torch.Tensor, torch.Tensor] | None = None
+    allowed: tuple[list[int], torch.Tensor] | None = None
     repetition_penalties: torch.Tensor | None = None
     presence_penalties: torch.Tensor | None = None
     frequency_penalties: torch.Tensor | None = None
@@ -121,9 +123,9 @@ def sample(logits: torch.Tensor, meta: SamplingMetadata) -> SamplerOutput:
     # Only bias, masks and penalties write into the logits: copy them only then.
     edits = (meta.logit_bias is not None or meta.masked is not None
              or meta.output_token_ids is not None or meta.allowed is not None)
-    x = apply_logit_bias(raw.clone(), meta.logit_bias) if edits else raw
+    x = apply_logit_bias(_copy(raw), meta.logit_bias) if edits else raw
     if meta.allowed is not None:
-        apply_allowed_mask(x, *meta.allowed)
+        apply_bitmask(x, *meta.allowed)
     if meta.masked is not None:
         x[meta.masked] = float("-inf")
     if meta.output_token_ids is not None:
@@ -164,14 +166,12 @@ def apply_logit_bias(logits: torch.Tensor,
     return logits
 
 
-def apply_allowed_mask(logits: torch.Tensor, rows: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """Set to -inf, in place, logits[rows[j], t] wherever allowed[j, t] is False.
-
-    logits float32 [n, vocab]; rows int64 [k]; allowed bool [k, vocab]. Other rows untouched.
-    Returns logits.
-    """
-    logits[rows] = logits[rows].masked_fill(~allowed, float("-inf"))
-    return logits
+def _copy(logits: torch.Tensor) -> torch.Tensor:
+    """A copy of float32 logits; on the CPU through numpy (single-threaded: torch's clone of a
+    large tensor opens a parallel region, which waits for a free core on a busy machine)."""
+    if logits.device.type == "cpu":
+        return torch.from_numpy(logits.numpy().copy())
+    return logits.clone()
 
 
 def apply_penalties(logits: torch.Tensor, prompt_token_ids: torch.Tensor | None,

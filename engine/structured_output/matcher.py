@@ -1,8 +1,5 @@
-"""One request's grammar state, and the per-step token bitmask of a batch.
-
-A bitmask row is int32 [ceil(vocab / 32)]: token t is allowed iff bit t % 32 of word t // 32
-is set (llguidance's layout, as xgrammar's and vLLM's).
-"""
+"""One request's grammar state (GrammarMatcher), and filling the batch's token bitmask
+(layout: engine.structured_output.bitmask)."""
 
 from __future__ import annotations
 
@@ -10,7 +7,10 @@ import threading
 from collections.abc import Sequence
 
 import llguidance
+import numpy as np
 import torch
+
+from engine.structured_output.bitmask import bitmask_words, unpack_bitmask
 
 
 class GrammarMatcher:
@@ -75,16 +75,13 @@ def _get_executor() -> llguidance.LLExecutor:
         return _executor
 
 
-def bitmask_words(vocab_size: int) -> int:
-    return (vocab_size + 31) // 32
-
-
 def fill_bitmask(matchers: Sequence[GrammarMatcher], vocab_size: int) -> torch.Tensor:
     """The next-token bitmask of each matcher: int32 [len(matchers), ceil(vocab_size / 32)] on
     the CPU. Several matchers are filled in parallel on llguidance's thread pool (the GIL is
     released)."""
     words = bitmask_words(vocab_size)
-    bitmask = torch.zeros((len(matchers), words), dtype=torch.int32)
+    # numpy's zeros: torch's would open a parallel region for a large batch.
+    bitmask = torch.from_numpy(np.zeros((len(matchers), words), dtype=np.int32))
     if len(matchers) == 1:
         matchers[0].raw.unsafe_compute_mask_ptr(bitmask.data_ptr(), words * 4)
     elif matchers:
@@ -92,19 +89,3 @@ def fill_bitmask(matchers: Sequence[GrammarMatcher], vocab_size: int) -> torch.T
             [(m.raw, i) for i, m in enumerate(matchers)], bitmask.data_ptr(), words * 4,
             len(matchers))
     return bitmask
-
-
-_SHIFTS: dict[torch.device, torch.Tensor] = {}
-
-
-def unpack_bitmask(bitmask: torch.Tensor, vocab_size: int,
-                   device: torch.device | str = "cpu") -> torch.Tensor:
-    """int32 bitmask [k, words] -> bool allowed [k, vocab_size] on `device` (the bitmask is
-    copied there first: 32x fewer bytes than the bool mask)."""
-    device = torch.device(device)
-    shifts = _SHIFTS.get(device)
-    if shifts is None:
-        shifts = _SHIFTS[device] = torch.arange(32, dtype=torch.int32, device=device)
-    words = bitmask.to(device, non_blocking=True)
-    bits = (words[:, :, None] >> shifts) & 1  # [k, words, 32]
-    return bits.view(bitmask.shape[0], -1)[:, :vocab_size].bool()

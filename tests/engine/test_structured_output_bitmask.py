@@ -18,10 +18,12 @@ import random
 
 import pytest
 import regex
+import torch
 
 from engine.structured_output import StructuredOutputParams
+from engine.structured_output.bitmask import apply_bitmask, unpack_bitmask
 from engine.structured_output.compiler import GrammarCompiler
-from engine.structured_output.matcher import fill_bitmask, unpack_bitmask
+from engine.structured_output.matcher import fill_bitmask
 
 CASES = {
     "regex": (StructuredOutputParams(regex=r"[a-c]{1,3}-(x|yz)[0-9]?"),
@@ -58,8 +60,16 @@ def oracle_mask(tokenizer, vocab_size: int, pattern: str, prefix: bytes) -> set[
 
 
 def engine_mask(matcher, vocab_size: int) -> set[int]:
-    return set(unpack_bitmask(fill_bitmask([matcher], vocab_size), vocab_size)[0]
-               .nonzero().flatten().tolist())
+    """The tokens left finite when the sampler applies the matcher's bitmask to row 1 of a
+    batch of 3 (rows 0 and 2 must stay untouched); the torch unpacking (the CUDA path) must
+    agree with it."""
+    bitmask = fill_bitmask([matcher], vocab_size)
+    logits = torch.zeros(3, vocab_size)
+    apply_bitmask(logits, [1], bitmask)
+    assert not logits[0].any() and not logits[2].any()
+    allowed = set(torch.isfinite(logits[1]).nonzero().flatten().tolist())
+    assert set(unpack_bitmask(bitmask, vocab_size)[0].nonzero().flatten().tolist()) == allowed
+    return allowed
 
 
 def walk_and_compare(compiler, tokenizer, params, pattern, steps: int | None, seed: int) -> int:

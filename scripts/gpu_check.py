@@ -64,7 +64,8 @@ STAGES = ("kernels", "engine", "real-model", "bench")
 # the summary, so the whole check ends within --budget-s whatever a stage does.
 STAGE_TIMEOUT_S = {"kernels": 180, "engine": 90, "real-model": 110, "bench": 90}
 ENGINE_GPU_TESTS = ("tests/engine/test_cuda_graphs.py", "tests/engine/test_logits.py",
-                    "tests/engine/test_kv_sizing.py", "tests/engine/test_bench.py")
+                    "tests/engine/test_kv_sizing.py", "tests/engine/test_bench.py",
+                    "tests/engine/test_kv_host_tier.py")
 BENCH_ARGS = ("single", "chat", "agent", "long-prompt", "--num-requests", "32",
               "--max-output-len", "128", "--host-overhead-batch", "32")
 

@@ -269,12 +269,13 @@ class LLMEngine:
             return outputs
         self._num_steps += 1
         self._num_generation_tokens += len(token_ids)
+        started, now = now, time.monotonic()
         for item in batch.scheduled:
             if not (item.num_new_tokens == 1 and item.is_sampling and item.seq.num_output_tokens):
                 self._num_prompt_tokens += item.num_new_tokens  # not a decode token
+                item.seq.metrics.prefill_chunks.append((started, now, item.num_new_tokens))
             item.seq.num_computed_tokens += item.num_new_tokens
             self.block_manager.cache_full_blocks(item.seq)  # their KV is written now
-        now = time.monotonic()
         outputs += [self._append_token(seq, tok, now, lp)
                     for seq, tok, lp in zip(sampling, token_ids, logprobs)]
         return outputs
@@ -391,7 +392,8 @@ class LLMEngine:
             finished=seq.is_finished, finish_reason=seq.finish_reason,
             num_prompt_tokens=seq.num_prompt_tokens, num_output_tokens=seq.num_output_tokens,
             text=seq.detokenizer.text,
-            metrics=dataclasses.replace(seq.metrics, token_times=list(seq.metrics.token_times)),
+            metrics=dataclasses.replace(seq.metrics, token_times=list(seq.metrics.token_times),
+                                        prefill_chunks=list(seq.metrics.prefill_chunks)),
             error=error, error_code=error_code)
 
     def fail_all(self, error: str) -> list[RequestOutput]:

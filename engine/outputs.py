@@ -12,6 +12,9 @@ class RequestMetrics:
     arrival_time: add_request. first_scheduled_time: first step that computed any of its tokens.
     first_token_time: its first token was sampled. finished_time: it finished for any reason.
     token_times: when each output token was sampled (token_times[i] for output token i).
+    prefill_chunks: (start, end, prompt tokens) of every step that computed prompt tokens of it
+    (chunked prefill; again after a preemption by recompute), start before the forward pass,
+    end after sampling.
     """
 
     arrival_time: float
@@ -20,6 +23,7 @@ class RequestMetrics:
     finished_time: float | None = None
     num_output_tokens: int = 0
     token_times: list[float] = field(default_factory=list)
+    prefill_chunks: list[tuple[float, float, int]] = field(default_factory=list)
 
     @property
     def queue_ms(self) -> float | None:

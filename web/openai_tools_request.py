@@ -3,7 +3,8 @@ assistant `tool_calls` / `tool` messages of the history (validation into backend
 
 - tools: up to MAX_TOOLS of {"type": "function", "function": {"name", "description",
   "parameters", "strict"}}; a name is 1-64 of [A-Za-z0-9_-], unique; parameters a valid JSON
-  Schema of an object (omitted: no arguments).
+  Schema of an object (omitted: no arguments); all parameters together at most
+  MAX_TOOLS_SCHEMA_BYTES.
 - tool_choice: "none" (the tools are left out of the prompt and nothing is parsed), "auto" (the
   default with tools: text or calls), "required" (one or more calls), or
   {"type": "function", "function": {"name"}} (one call to that declared function). The choice is
@@ -28,6 +29,10 @@ from web.openai_errors import bad_request
 from web.openai_schema import checked_schema
 
 MAX_TOOLS = 128
+# All tools' parameters together (UTF-8, compact JSON), measured before any is checked: each
+# schema costs a meta-schema check (about 0.2 s per 10 kB, with the GIL held), and every tool is
+# written into the prompt anyway, where this much already fills a 32k-token window.
+MAX_TOOLS_SCHEMA_BYTES = 128 * 1024
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _NO_ARGUMENTS = '{"type":"object","properties":{}}'
 
@@ -70,12 +75,26 @@ def _function(tool: Any, where: str) -> ToolFunction:
     return ToolFunction(name, description, checked_schema(parameters, param))
 
 
+def _parameters_bytes(raw: list[Any]) -> int:
+    """Size of the tools' parameters as compact UTF-8 JSON (what is not a tool counts 0)."""
+    total = 0
+    for tool in raw:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        parameters = function.get("parameters") if isinstance(function, dict) else None
+        if parameters is not None:
+            total += len(json.dumps(parameters, ensure_ascii=False, separators=(",", ":")).encode())
+    return total
+
+
 def _tools(body: dict[str, Any]) -> tuple[ToolFunction, ...]:
     raw = body.get("tools")
     if raw is None:
         return ()
     if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_TOOLS:
         raise bad_request(f"tools must be a list of 1 to {MAX_TOOLS} tools.", "tools")
+    if _parameters_bytes(raw) > MAX_TOOLS_SCHEMA_BYTES:
+        raise bad_request(f"tools' parameters are larger than {MAX_TOOLS_SCHEMA_BYTES} bytes together.",
+                          "tools")
     tools = tuple(_function(tool, f"tools[{i}]") for i, tool in enumerate(raw))
     seen: set[str] = set()
     for i, tool in enumerate(tools):

@@ -121,10 +121,16 @@ class AsyncLLMEngine:
         Raises synchronously, before anything is queued, what LLMEngine.add_request raises,
         DuplicateRequestError also while a finished request's last events with this id are
         still being delivered, and EngineNotRunningError when the loop is not running.
+        A new structured-output constraint is compiled here, on the caller's thread, outside
+        the lock the step loop takes (milliseconds for typical schemas; cached after).
         """
         if not self.is_running:
             raise EngineNotRunningError("the engine's step loop is not running")
         n = params.n if isinstance(params, SamplingParams) else 1
+        if isinstance(params, SamplingParams) and params.structured_output is not None:
+            # Compile (or find cached) outside the lock the step loop takes; raises
+            # InvalidStructuredOutputError. add_request below then reuses the cached grammar.
+            self.engine.grammar_compiler.matcher(params.structured_output)
         sink = _Sink(asyncio.get_running_loop(), asyncio.Queue(), num_unfinished=n)
         with self._cond:
             if request_id in self._sinks:  # finished in the engine, last event not yet delivered

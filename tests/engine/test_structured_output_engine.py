@@ -129,3 +129,19 @@ def test_logprobs_stay_raw(tiny_model):
     assert [t.logprob for t in cons.logprobs[0].top] == pytest.approx(
         [t.logprob for t in free.logprobs[0].top], abs=1e-4)  # batch rounding only
     assert cons.logprobs[0].sampled.token_id != free.new_token_ids[0]
+
+
+async def test_async_engine_streams_valid_json_and_refuses_bad_constraints(tiny_model):
+    from engine import AsyncLLMEngine, InvalidStructuredOutputError
+    engine = AsyncLLMEngine(make_engine(tiny_model))
+    engine.start()
+    try:
+        with pytest.raises(InvalidStructuredOutputError, match="structured_output.regex"):
+            engine.add_request("bad", "q", SamplingParams(
+                structured_output=StructuredOutputParams(regex="(unclosed")))
+        assert not engine.engine.has_unfinished_requests()
+        events = [out async for out in engine.add_request("ok", "q", constrained(9))]
+        assert events[-1].finish_reason == "stop"
+        jsonschema.validate(json.loads("".join(e.delta for e in events)), SCHEMA)
+    finally:
+        engine.shutdown()

@@ -80,6 +80,8 @@ class MessageView:
     # The ids of this message and its siblings (the alternatives made by regenerate or edit),
     # in creation order: the page shows "‹ i/n ›" when there are several.
     siblings: tuple[str, ...] = ()
+    # The trace of the turn that made (or last continued) a reply (backend/tracing.py).
+    trace_id: str | None = None
 
     @property
     def sibling_index(self) -> int:
@@ -218,6 +220,7 @@ def view_of(message: Message, siblings: Sequence[str] = ()) -> MessageView:
         sources=load_sources(message.sources),
         parent_id=message.parent_id,
         siblings=tuple(siblings) or (message.id,),
+        trace_id=message.trace_id,
     )
 
 

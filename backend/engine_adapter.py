@@ -7,10 +7,11 @@ backend.generator errors, and engine RequestOutput events to TextDelta / Generat
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Protocol
 
-from backend.generator import (ChatMessage, GenerationDone, GenerationError, GenerationEvent,
+from backend.generator import (ChatMessage, EngineTimeline, GenerationDone, GenerationError, GenerationEvent,
                                GenerationParams, GeneratorStats, GeneratorUnavailable,
                                InvalidGenerationParams, InvalidOutputConstraint, PromptTooLong,
                                TextDelta, TokenLogprob, ToolFunction)
@@ -238,11 +239,28 @@ def timings(m: RequestMetrics) -> dict[str, float | tuple[float, ...] | None]:
     }
 
 
+def to_timeline(m: RequestMetrics) -> EngineTimeline:
+    """The engine's monotonic timestamps (s) as nanoseconds since the Unix epoch, by the offset
+    between the two clocks now."""
+    offset = time.time_ns() - time.monotonic_ns()
+
+    def ns(t: float) -> int:
+        return int(t * 1e9) + offset
+
+    def opt(t: float | None) -> int | None:
+        return None if t is None else ns(t)
+
+    return EngineTimeline(arrival_ns=ns(m.arrival_time), scheduled_ns=opt(m.first_scheduled_time),
+                          first_token_ns=opt(m.first_token_time), finished_ns=opt(m.finished_time),
+                          prefill_chunks=tuple((ns(a), ns(b), n) for a, b, n in m.prefill_chunks))
+
+
 def _done_event(out: RequestOutput) -> GenerationDone:
     return GenerationDone(finish_reason=out.finish_reason or "error",
                           prompt_tokens=out.num_prompt_tokens,
                           completion_tokens=out.num_output_tokens, error=out.error,
-                          error_code=out.error_code, index=out.index, **timings(out.metrics))
+                          error_code=out.error_code, index=out.index, timeline=to_timeline(out.metrics),
+                          **timings(out.metrics))
 
 
 # The server's engine settings where they differ from EngineConfig's. On CPU one forward pass

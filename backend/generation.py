@@ -38,6 +38,7 @@ from backend.generator import (FINISH_ABORT, FINISH_ERROR, ChatMessage, Generati
 from backend.admission import AdmissionController, Ticket
 from backend.limits import Lease, Overloaded, RateLimited, UsageLimiter, record_usage
 from backend.live import KIND_GENERATION, LiveEntry, LiveRegistry
+from backend import tracing
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +99,9 @@ class Generations:
         refusal is counted in the metrics)."""
         lease: Lease | None = None
         try:
-            lease = self.limiter.acquire(user_id) if self.limiter is not None else None
-            ticket = self.admission.admit(prompt_tokens * n) if self.admission is not None else None
+            with tracing.span("admission", source=source, prompt_tokens=prompt_tokens, n=n):
+                lease = self.limiter.acquire(user_id) if self.limiter is not None else None
+                ticket = self.admission.admit(prompt_tokens * n) if self.admission is not None else None
         except (RateLimited, Overloaded) as exc:
             if lease is not None:
                 lease.release()
@@ -110,6 +112,7 @@ class Generations:
                 lease.release()
             raise
         generation = Generation(self, user_id, source, prompt_tokens, n, lease, ticket)
+        generation.trace_parent = tracing.current_span()  # for its engine spans (backend/tracing.py)
         self.counts["opened"] += 1
         self.open.add(generation)
         return generation
@@ -146,6 +149,7 @@ class Generation:
         self._stream: AsyncIterator[GenerationEvent] | None = None
         self._live: LiveEntry | None = None
         self._closed = False
+        self.trace_parent: object = None
 
     @property
     def started(self) -> bool:
@@ -193,6 +197,9 @@ class Generation:
                         sample.parts.append(event.text)
                 else:
                     sample.done = event
+                    tracing.record_engine(event.timeline, sample=event.index, finish_reason=event.finish_reason,
+                                          prompt_tokens=event.prompt_tokens, completion_tokens=event.completion_tokens,
+                                          parent=self.trace_parent)
                 yield event
                 if self.finished:
                     return

@@ -125,6 +125,23 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class EngineTimeline:
+    """When the engine worked on one request, in nanoseconds since the Unix epoch (converted
+    from the engine's monotonic clock when the request ended; for trace spans).
+
+    arrival_ns: queued. scheduled_ns: its first step. first_token_ns: its first token sampled.
+    finished_ns: it ended. prefill_chunks: (start_ns, end_ns, prompt tokens) of each step that
+    computed prompt tokens, in order.
+    """
+
+    arrival_ns: int
+    scheduled_ns: int | None = None
+    first_token_ns: int | None = None
+    finished_ns: int | None = None
+    prefill_chunks: tuple[tuple[int, int, int], ...] = ()
+
+
+@dataclass(frozen=True)
 class GenerationDone:
     """The last event of every sample of a stream, whatever the ending (one per index).
 
@@ -147,6 +164,7 @@ class GenerationDone:
     itl_ms: tuple[float, ...] = ()
     index: int = 0
     error_code: str | None = None
+    timeline: EngineTimeline | None = None  # for traces (backend/tracing.py)
 
 
 GenerationEvent = TextDelta | GenerationDone

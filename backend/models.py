@@ -192,6 +192,9 @@ class Message(Base):
     # An assistant reply's citations: JSON list of backend.rag.sources.citation() dicts, numbered
     # as in the prompt; NULL when the turn did not search the documents (migration 0004).
     sources: Mapped[str | None] = mapped_column(Text)
+    # The OpenTelemetry trace id (32 hex digits) of the turn that made or last continued an
+    # assistant reply (backend/tracing.py; migration 0009); NULL for user messages and older rows.
+    trace_id: Mapped[str | None] = mapped_column(String(32))
 
 
 class ApiKey(Base):

@@ -37,7 +37,7 @@ class Settings:
     CRESCENT_SESSION_TTL_S, COOKIE_SECURE, CRESCENT_ALLOWED_ORIGINS (comma-separated),
     CRESCENT_MAX_WAITING_REQUESTS, CRESCENT_MAX_WAITING_PROMPT_TOKENS, CRESCENT_QUEUE_TIMEOUT_S,
     CRESCENT_METRICS_TOKEN, CRESCENT_SIGNUP_RATE, CRESCENT_QUANTIZATION, CRESCENT_SECRET_KEY,
-    CRESCENT_DATA_DIR, CRESCENT_KV_HOST_CACHE_GIB.
+    CRESCENT_DATA_DIR, CRESCENT_KV_HOST_CACHE_GIB, CRESCENT_TRACE_STORE_SIZE.
 
     database_url: a plain SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://...``).
     system_prompt: None keeps the chat template's own default system prompt.
@@ -70,6 +70,9 @@ class Settings:
     live_recheck_s: CRESCENT_LIVE_RECHECK_S, seconds between two re-checks of the live work
         against the database, the backstop of lost live events with REDIS_URL
         (backend/cluster/recheck.py; None: its RECHECK_INTERVAL_S, 2 s).
+    trace_store_size: CRESCENT_TRACE_STORE_SIZE, how many traces (chat turns, /v1 requests)
+        this process keeps in memory for the admin waterfall when OTEL_EXPORTER_OTLP_ENDPOINT is
+        unset (backend/tracing.py TraceStore; the oldest goes first); 1 to 100,000, default 200.
 
     Raises:
         SettingsError: on construction, when a value is out of range.
@@ -98,6 +101,7 @@ class Settings:
     instance_name: str = ""
     live_recheck_s: float | None = None
     kv_host_cache_gib: float = 0.0
+    trace_store_size: int = 200
 
     @property
     def secret_dir(self) -> str:
@@ -162,6 +166,8 @@ class Settings:
             raise SettingsError(f"REDIS_URL must be redis://host:port/db, rediss://… or unix://…, got {self.redis_url!r}")
         if self.live_recheck_s is not None and not 0.0 < self.live_recheck_s <= 86400.0:
             raise SettingsError(f"CRESCENT_LIVE_RECHECK_S must be in (0, 86400], got {self.live_recheck_s}")
+        if not 1 <= self.trace_store_size <= 100_000:
+            raise SettingsError("CRESCENT_TRACE_STORE_SIZE must be between 1 and 100000")
         if len(self.instance_name) > 64 or not self.instance_name.isprintable():
             raise SettingsError("CRESCENT_INSTANCE must be at most 64 printable characters")
         for origin in self.allowed_origins:
@@ -222,6 +228,8 @@ class Settings:
             kwargs["live_recheck_s"] = _parse(env, "CRESCENT_LIVE_RECHECK_S", float)
         if env.get("CRESCENT_KV_HOST_CACHE_GIB", "").strip():
             kwargs["kv_host_cache_gib"] = _parse(env, "CRESCENT_KV_HOST_CACHE_GIB", float)
+        if env.get("CRESCENT_TRACE_STORE_SIZE", "").strip():
+            kwargs["trace_store_size"] = _parse(env, "CRESCENT_TRACE_STORE_SIZE", int)
         if env.get("CRESCENT_INSTANCE", "").strip():
             kwargs["instance_name"] = env["CRESCENT_INSTANCE"].strip()
         return cls(**kwargs)  # type: ignore[arg-type]

@@ -117,8 +117,10 @@ def _admin(args: argparse.Namespace, settings: Settings) -> int:
 
 def log_format(instance: str = "") -> str:
     """The log line format; with several processes (CRESCENT_INSTANCE set) every line names
-    its process: `... [a] INFO web: ...`."""
-    return "%(asctime)s " + (f"[{instance}] " if instance else "") + "%(levelname)s %(name)s: %(message)s"
+    its process: `... [a] INFO web: ...`; a line logged during a traced request (a chat turn, a
+    /v1 request) names its trace: `... INFO backend.chat.service trace_id=<32 hex>: ...`
+    (backend.tracing.install_log_records gives every record `trace`)."""
+    return "%(asctime)s " + (f"[{instance}] " if instance else "") + "%(levelname)s %(name)s%(trace)s: %(message)s"
 
 
 def uvicorn_log_config(instance: str = "") -> dict:
@@ -137,6 +139,9 @@ def uvicorn_log_config(instance: str = "") -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from backend.tracing import install_log_records
+
+    install_log_records()  # before the first line: the format reads %(trace)s
     logging.basicConfig(level=logging.INFO, format=log_format())
     logging.getLogger("alembic").setLevel(logging.WARNING)  # plugin set-up chatter on import
     overrides = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}

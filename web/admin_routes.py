@@ -44,6 +44,7 @@ from backend.cluster import RedisUnavailable
 from backend.cluster.instances import InstanceSnapshot, instance_label, snapshot_of
 from backend.errors import DomainError, ValidationFailed
 from backend.live import REASON_DISABLED
+from web import trace_routes
 from web.api import read_json_object, to_jsonable
 from web.errors import CODE_UNAUTHENTICATED, error_code, error_message, status_for_code
 from web.inputs import check_texts  # also registers the {name:id} path convertor
@@ -300,4 +301,5 @@ routes = [
     Route("/admin/api/users/{user_id:id}/status", api_user_status, methods=["POST"]),
     Route("/admin/api/users/{user_id:id}/role", api_user_role, methods=["POST"]),
     Route("/admin/api/engine", api_engine, methods=["GET"]),
+    *trace_routes.routes,  # GET /admin/traces/{trace_id}: a trace's waterfall
 ]

@@ -29,6 +29,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from backend import tracing
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService, UserChannels
@@ -203,6 +204,8 @@ def create_app(
     keys = server_keys(settings)
     # This process's name among several (CRESCENT_INSTANCE, else "<host>:<port>").
     instance = instance_label(settings.instance_name, settings.port)
+    # Traces: OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, else the last N in memory.
+    tracing.configure(settings.trace_store_size)
     # template_context gives every template `csrf_token` and `nav_user` (the logged-in user).
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR), context_processors=[template_context])
 

@@ -60,6 +60,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from backend import tracing
 from backend.auth import UserInfo
 from backend.errors import DomainError
 from backend.generation import Generation
@@ -157,6 +158,10 @@ class _Run:
         self.prompt_tokens = 0
         self.choices = [_Choice() for _ in range(api.n)]
         self.generation: Generation | None = None
+        # One trace per request (backend/tracing.py); close() ends its root span.
+        self.span = tracing.start_root("v1.request", {"endpoint": prefix, "user_id": user.id, "n": api.n,
+                                                      "stream": api.stream})
+        self.trace_id = tracing.trace_id_of(self.span)
 
     async def start(self) -> None:
         """Count the prompt, pass the limiter and admission, queue the request with its n
@@ -193,6 +198,12 @@ class _Run:
         return "messages" if self.api.messages is not None else "prompt"
 
     async def _count_prompt(self) -> int:
+        with tracing.span("prompt.assemble") as span:
+            count = await self._count_prompt_tokens()
+            span.set_attribute("prompt_tokens", count)
+            return count
+
+    async def _count_prompt_tokens(self) -> int:
         generator = self.state.generator
         try:
             if self.api.messages is not None:
@@ -221,10 +232,11 @@ class _Run:
     async def close(self) -> None:
         """Settle the generation (abort what is unfinished, record usage and metrics, free the
         gates). Idempotent; shielded, so a cancelled request (the client left) still settles."""
-        if self.generation is None:
-            return
-        with anyio.CancelScope(shield=True):
-            await self.generation.close()
+        if self.generation is not None:
+            with anyio.CancelScope(shield=True):
+                await self.generation.close()
+        if self.span.is_recording():
+            self.span.end()
 
     def usage(self) -> dict[str, int]:
         completion = sum(c.done.completion_tokens for c in self.choices if c.done is not None)
@@ -274,17 +286,22 @@ async def _complete(request: Request, state: AppState, chat: bool) -> Response:
     api = parse_request(body, chat=chat, model_name=state.generator.model_name, defaults=defaults,
                         cache_salt=state.chat.generations.cache_salt(user.id))
     run = _Run(state, api, user, "chatcmpl" if chat else "cmpl")
-    await run.start()
-    shapes = Shapes(run, state.generator.model_name)
-    if api.stream:
-        return await _open_stream(request, run, shapes)
-    try:
-        failure = await _until_disconnect(request, _collect(run))
-    finally:
-        await run.close()
+    with tracing.use(run.span):
+        try:
+            await run.start()
+        except BaseException:
+            await run.close()
+            raise
+        shapes = Shapes(run, state.generator.model_name)
+        if api.stream:
+            return await _open_stream(request, run, shapes)
+        try:
+            failure = await _until_disconnect(request, _collect(run))
+        finally:
+            await run.close()
     if failure is not None:
         raise failure
-    return JSONResponse(shapes.body(), headers={"Cache-Control": "no-store"})
+    return JSONResponse(shapes.body(), headers={"Cache-Control": "no-store", "X-Trace-Id": run.trace_id})
 
 
 async def _collect(run: _Run) -> ApiError | None:
@@ -335,7 +352,8 @@ async def _open_stream(request: Request, run: _Run, shapes: Shapes) -> Response:
         await run.close()
         raise failure
     return StreamingResponse(_stream_body(run, shapes, first, events), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no",
+                                      "X-Trace-Id": run.trace_id})
 
 
 async def _stream_body(run: _Run, shapes: Shapes, first: tuple[int, GenerationEvent] | None,

@@ -30,6 +30,7 @@ from typing import Any, AsyncIterator
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from backend import tracing
 from backend.auth import UserInfo, hash_token
 from backend.chat import Channel, TurnRequest
 from backend.errors import DomainError
@@ -148,18 +149,24 @@ class ChatSocket:
         key = "send:" + frame.client_msg_id
         if key in self._pumps:
             return True  # a retry of a send still streaming here: that pump answers it
-        # The session may have been logged out (another tab) since the upgrade.
-        if await current_user(self.websocket, fresh=True) is None:
-            async with self._write_lock:  # not in the middle of a pump's frame
-                self._closed = True
-                await self.websocket.close(WS_CLOSE_UNAUTHORIZED)
-            return False
-        if not await self._room_for(client_msg_id=frame.client_msg_id):
-            return True
-        request = TurnRequest(frame.action, frame.client_msg_id, frame.conversation_id, frame.text,
-                              frame.message_id, frame.use_documents)
-        events = self.state.chat.act(self.user.id, request, origin=self._channel)
-        self._spawn(key, events, client_msg_id=frame.client_msg_id)
+        # One trace per turn (backend/tracing.py): its pump ends the root span.
+        root = tracing.start_root("chat.turn", {"action": frame.action, "user_id": self.user.id})
+        with tracing.use(root):
+            with tracing.span("ws.receive"):
+                # The session may have been logged out (another tab) since the upgrade.
+                if await current_user(self.websocket, fresh=True) is None:
+                    root.end()
+                    async with self._write_lock:  # not in the middle of a pump's frame
+                        self._closed = True
+                        await self.websocket.close(WS_CLOSE_UNAUTHORIZED)
+                    return False
+                if not await self._room_for(client_msg_id=frame.client_msg_id):
+                    root.end()
+                    return True
+            request = TurnRequest(frame.action, frame.client_msg_id, frame.conversation_id, frame.text,
+                                  frame.message_id, frame.use_documents)
+            events = self.state.chat.act(self.user.id, request, origin=self._channel)
+            self._spawn(key, events, root, client_msg_id=frame.client_msg_id)
         return True
 
     async def _start_attach(self, frame: AttachFrame) -> None:
@@ -171,7 +178,7 @@ class ChatSocket:
         if not await self._room_for(message_id=frame.message_id):
             return
         events = self.state.chat.attach(self.user.id, frame.message_id, frame.seq)
-        self._spawn(key, events, message_id=frame.message_id)
+        self._spawn(key, events, None, message_id=frame.message_id)
 
     async def _room_for(self, **ids: str) -> bool:
         if len(self._pumps) < MAX_STREAMS_PER_SOCKET:
@@ -180,8 +187,8 @@ class ChatSocket:
                                      "at once on one connection", **ids))
         return False
 
-    def _spawn(self, key: str, events: AsyncIterator[object], **ids: str) -> None:
-        task = asyncio.create_task(self._pump(events, **ids), name=f"ws-{key}")
+    def _spawn(self, key: str, events: AsyncIterator[object], root: tracing.Span | None, **ids: str) -> None:
+        task = asyncio.create_task(self._pump(events, root, **ids), name=f"ws-{key}")
         self._pumps[key] = task
         task.add_done_callback(lambda t, key=key: self._pumps.pop(key, None) if self._pumps.get(key) is t else None)
 
@@ -196,7 +203,7 @@ class ChatSocket:
             log.exception("stop of %s failed", frame.message_id)
             await self._send(error_frame(CODE_INTERNAL, error_message(exc), message_id=frame.message_id))
 
-    async def _pump(self, events: AsyncIterator[object], **ids: str) -> None:
+    async def _pump(self, events: AsyncIterator[object], root: tracing.Span | None, **ids: str) -> None:
         try:
             async for event in events:
                 await self._send(event_frame(event))
@@ -215,6 +222,8 @@ class ChatSocket:
                     await aclose()
                 except Exception:
                     log.exception("closing the stream %s failed", ids)
+            if root is not None:
+                root.end()
 
     async def _relay(self, channel: Channel) -> None:
         """The user's account events (other pages' messages, conversation changes) -> frames."""

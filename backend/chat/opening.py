@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend import tracing
 from backend.chat import turns
 from backend.chat.planning import TurnPlanner, effective_settings
 from backend.chat.turns import Turn, TurnRequest
@@ -65,13 +66,15 @@ class TurnOpener:
         (when the conversation uses them); the prompt is built; the limits and the queue are
         passed; only then is anything written. Raises DomainError (nothing stored, nothing held)."""
         with self._sessions() as db:
-            stored = turns.stored_turn(db, user_id, request.client_msg_id)
+            with tracing.span("persistence.read", what="stored turn"):
+                stored = turns.stored_turn(db, user_id, request.client_msg_id)
             if stored is not None:
                 return stored, None
             claimed: str | None = None
             generation: Generation | None = None
             try:
-                plan = turns.locate(db, user_id, request)
+                with tracing.span("persistence.read", what="branch", action=request.action):
+                    plan = turns.locate(db, user_id, request)
                 conversation = plan.conversation
                 if plan.streaming is not None:  # continue of a reply streaming now: watch it
                     return turns.streaming_turn(plan.streaming, conversation, request.client_msg_id), None
@@ -87,8 +90,12 @@ class TurnOpener:
                 else:
                     searching = (use_documents if use_documents is not None
                                  else bool(conversation and conversation.use_documents))
-                found = self._planner.retrieve(user_id, plan.query, settings) if searching else None
-                messages, prompt_tokens, prompt_error, used = self._planner.prompt(settings, history, found or (), continuing)
+                with tracing.span("retrieval", searched=bool(searching)) as span:
+                    found = self._planner.retrieve(user_id, plan.query, settings) if searching else None
+                    span.set_attribute("sources", len(found or ()))
+                with tracing.span("prompt.assemble") as span:
+                    messages, prompt_tokens, prompt_error, used = self._planner.prompt(settings, history, found or (), continuing)
+                    span.set_attribute("prompt_tokens", prompt_tokens)
                 if continuing is not None and prompt_error is not None:
                     raise prompt_error  # refused before the reply is touched: it stays continuable
                 # NULL: no search ran; "[]": it ran and no source was found or fitted.
@@ -106,15 +113,17 @@ class TurnOpener:
                     claimed = self._claim(conversation.id)
                 elif use_documents is not None:
                     conversation.use_documents = use_documents  # committed with the turn
-                if request.action == "regenerate":
-                    assert plan.answering is not None
-                    turn = turns.insert_reply(db, conversation, plan.answering, user_id, request.client_msg_id, citations)
-                elif request.action == "continue":
-                    assert plan.target is not None
-                    turn = turns.reopen_reply(db, conversation, plan.target, request.client_msg_id, citations)
-                else:
-                    turn = turns.insert_turn(db, conversation, plan.parent_id, user_id, request.client_msg_id,
-                                             request.text, citations, request.action)
+                with tracing.span("persistence.store_question", action=request.action):
+                    if request.action == "regenerate":
+                        assert plan.answering is not None
+                        turn = turns.insert_reply(db, conversation, plan.answering, user_id, request.client_msg_id,
+                                                  citations)
+                    elif request.action == "continue":
+                        assert plan.target is not None
+                        turn = turns.reopen_reply(db, conversation, plan.target, request.client_msg_id, citations)
+                    else:
+                        turn = turns.insert_turn(db, conversation, plan.parent_id, user_id, request.client_msg_id,
+                                                 request.text, citations, request.action)
             except IntegrityError:
                 self._undo(claimed, generation)
                 db.rollback()

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Callable, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend import tracing
 from backend.chat import turns
 from backend.chat.channels import UserChannels
 from backend.chat.events import (ChatEvent, ChatFailed, ConversationChanged, TurnStarted, ack_of, done_of,
@@ -335,6 +336,10 @@ class ChatService:
         return reply
 
     async def _run(self, reply: LiveReply) -> None:
+        with tracing.span("chat.reply", message_id=reply.message_id, action=reply.turn.action):
+            await self._run_reply(reply)
+
+    async def _run_reply(self, reply: LiveReply) -> None:
         turn, generation, message_id = reply.turn, reply.generation, reply.message_id
         ending: Ending | None = None
         failed: ChatFailed | None = None
@@ -379,8 +384,9 @@ class ChatService:
             html = reply.markdown.html
             # Synchronous, in this order: stored, then the gates freed, then the viewers told, so
             # a viewer that sees the end can send again at once.
-            turns.finish(self._sessions, message_id, turn.conversation_id, reply.text, html, ending,
-                         turn.prior_completion_tokens)
+            with tracing.span("persistence.final_write", status=ending.status, finish_reason=ending.finish_reason):
+                turns.finish(self._sessions, message_id, turn.conversation_id, reply.text, html, ending,
+                             turn.prior_completion_tokens)
             self._replies.pop(message_id, None)
             self._opener.release(turn.conversation_id)
             closing = generation.close() if generation is not None else None

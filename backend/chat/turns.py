@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend import tracing
 from backend.conversations import conversation_messages, load_sources, make_title, owned_conversation
 from backend.errors import NotFound, ValidationFailed
 from backend.generator import (FINISH_ABORT, FINISH_LENGTH, ChatMessage, GenerationDone, GenerationError,
@@ -287,7 +288,7 @@ def insert_reply(db: Session, conversation: Conversation, user_message: Message,
         position=next_position(db, conversation.id) if position is None else position,
         role="assistant", content="", html="", status="streaming", parent_id=user_message.id,
         client_msg_id=client_msg_id, created_at=now, updated_at=now,
-        sources=None if citations is None else json.dumps(citations),
+        sources=None if citations is None else json.dumps(citations), trace_id=tracing.current_trace_id(),
     )  # fmt: skip
     db.add(assistant)
     db.flush()
@@ -306,6 +307,7 @@ def reopen_reply(db: Session, conversation: Conversation, reply: Message, client
     now = utcnow()
     reply.status, reply.finish_reason, reply.error, reply.updated_at = "streaming", None, None, now
     reply.client_msg_id = client_msg_id
+    reply.trace_id = tracing.current_trace_id()  # the latest turn's trace
     if citations is not None:
         reply.sources = json.dumps(citations)
     conversation.current_message_id = reply.id

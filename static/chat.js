@@ -227,7 +227,10 @@
     badge.hidden = !label;
   }
 
-  function setTimings(el, usage, timings) {
+  // Admins get a link to the reply's trace waterfall (web/trace_routes.py) in its Info panel.
+  const isAdmin = (document.querySelector("[data-is-admin]") || {dataset: {}}).dataset.isAdmin === "true";
+
+  function setTimings(el, usage, timings, traceId) {
     const meta = el.querySelector(".message-meta");
     if (!meta) return;
     const old = meta.querySelector(".timings");
@@ -248,6 +251,13 @@
       part.className = "timing";
       part.textContent = text;
       span.appendChild(part);
+    }
+    if (isAdmin && typeof traceId === "string" && /^[0-9a-f]{32}$/.test(traceId)) {
+      const link = document.createElement("a");
+      link.className = "timing trace-link";
+      link.href = "/admin/traces/" + traceId;
+      link.textContent = "Trace";
+      span.appendChild(link);
     }
     meta.appendChild(span);
   }
@@ -565,7 +575,7 @@
     el.querySelector(".md-committed").innerHTML = frame.html || "";
     el.querySelector(".md-tail").innerHTML = "";
     setEnding(el, frame.status, frame.finish_reason, frame.error);
-    setTimings(el, frame.usage, frame.timings);
+    setTimings(el, frame.usage, frame.timings, frame.trace_id);
     if (window.CrescentActions) window.CrescentActions.setSource(el, frame.content);
     // The documents the reply drew on, and its [n] markers as links (static/documents.js).
     if (window.CrescentSources) window.CrescentSources.render(el, frame.sources);

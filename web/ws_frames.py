@@ -37,7 +37,8 @@ def done_frame(done: Done) -> dict[str, Any]:
                       "completion_tokens": done.usage.get("completion_tokens")},
             "timings": {"queue_ms": done.timings.get("queue_ms"), "ttft_ms": done.timings.get("ttft_ms"),
                         "decode_tokens_per_s": done.timings.get("decode_tokens_per_s")},
-            "error": done.error, "sources": list(done.sources), "content": done.content}
+            "error": done.error, "sources": list(done.sources), "content": done.content,
+            "trace_id": done.trace_id}
 
 
 def failed_frame(failed: ChatFailed) -> dict[str, Any]:

@@ -65,6 +65,7 @@ class Done:
     timings: {"queue_ms", "ttft_ms", "decode_tokens_per_s"} in ms, ms and tokens/s (or None).
     sources: the citations of the documents the prompt quoted (backend.rag.sources.citation
     dicts); empty when the turn used no documents. seq: the reply's last delta number.
+    trace_id: the trace of the turn that made it (backend/tracing.py; the admin's waterfall).
     """
 
     message_id: str
@@ -77,6 +78,7 @@ class Done:
     sources: list[dict[str, Any]] = field(default_factory=list)
     seq: int = 0
     content: str = ""  # the reply's Markdown source (what Copy copies)
+    trace_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,11 +135,13 @@ def stored_outcome(row: Message, client_msg_id: str | None = None) -> Done | Cha
         error=row.error,
         sources=load_sources(row.sources),
         content=row.content,
+        trace_id=row.trace_id,
     )
 
 
 def done_of(message_id: str, html: str, finish_reason: str, status: str, error: str | None,
-            final: GenerationDone | None, sources: list[dict[str, Any]], seq: int, content: str = "") -> Done:
+            final: GenerationDone | None, sources: list[dict[str, Any]], seq: int, content: str = "",
+            trace_id: str | None = None) -> Done:
     """The Done of a reply that just ended; usage is None without the engine's final event."""
     timing = final or GenerationDone(finish_reason)
     return Done(
@@ -153,6 +157,7 @@ def done_of(message_id: str, html: str, finish_reason: str, status: str, error: 
         sources=list(sources),
         seq=seq,
         content=content,
+        trace_id=trace_id,
     )
 
 

@@ -93,7 +93,7 @@ def test_a_chat_turns_spans_cover_every_stage_in_order_under_one_trace(client):
     sign_up(client, "alice")
     turn = chat_turn(client)
     trace_id = stored_trace_id(client, turn["ack"]["conversation_id"], turn["done"]["message_id"])
-    assert tracing.valid_trace_id(trace_id)
+    assert tracing.valid_trace_id(trace_id) and turn["done"]["trace_id"] == trace_id  # the live Info panel's link
     spans = spans_of(trace_id, "chat.turn")
     by_name = {s.name: s for s in spans}
     assert set(TURN_STAGES) | {"chat.turn"} <= set(by_name)

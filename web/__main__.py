@@ -123,6 +123,14 @@ def log_format(instance: str = "") -> str:
     return "%(asctime)s " + (f"[{instance}] " if instance else "") + "%(levelname)s %(name)s%(trace)s: %(message)s"
 
 
+def log_handler(instance: str = "") -> logging.Handler:
+    """stderr with log_format(instance); a record made without the record factory (no
+    `trace`) prints without a trace id."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter(log_format(instance), defaults={"trace": ""}))
+    return handler
+
+
 def uvicorn_log_config(instance: str = "") -> dict:
     """uvicorn's own logging configuration (server and access lines), its lines prefixed
     with `[instance]` when CRESCENT_INSTANCE is set."""
@@ -142,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     from backend.tracing import install_log_records
 
     install_log_records()  # before the first line: the format reads %(trace)s
-    logging.basicConfig(level=logging.INFO, format=log_format())
+    logging.basicConfig(level=logging.INFO, handlers=[log_handler()])
     logging.getLogger("alembic").setLevel(logging.WARNING)  # plugin set-up chatter on import
     overrides = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}
     try:
@@ -152,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"invalid settings: {exc}", file=sys.stderr)
         return 2
     if settings.instance_name:
-        logging.basicConfig(level=logging.INFO, format=log_format(settings.instance_name), force=True)
+        logging.basicConfig(level=logging.INFO, handlers=[log_handler(settings.instance_name)], force=True)
     if args.command == "check-db":
         return _check_db(settings)
     if args.command == "admin":

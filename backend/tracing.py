@@ -136,7 +136,7 @@ def build(store_size: int = DEFAULT_STORE_SIZE, env: Mapping[str, str] | None = 
     return Tracing(provider, store, store)
 
 
-_current = build()
+_current = build(env={})  # in memory until configure(): importing never starts an exporter thread
 
 
 def configure(store_size: int = DEFAULT_STORE_SIZE, env: Mapping[str, str] | None = None) -> Tracing:

@@ -16,7 +16,11 @@ shift
 
 run_suite() {
   status=0
-  "$PYTHON" -m pytest -q "$@" || status=$?
+  if [ "$#" -eq 0 ]; then  # the whole suite: list the slowest tests, to keep CI's time in view
+    "$PYTHON" -m pytest -q --durations=25 || status=$?
+  else
+    "$PYTHON" -m pytest -q "$@" || status=$?
+  fi
   if [ "$#" -eq 0 ]; then
     echo "==> the browser tests again, the server on PostgreSQL"
     e2e_status=0

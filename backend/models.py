@@ -341,6 +341,35 @@ class IngestionJob(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
+
+# --- Notes the assistant saves for a user (issue 15, migration 0010) --------------------------
+
+NOTE_TITLE_MAX = 200
+NOTE_TEXT_MAX = 5000
+IDEMPOTENCY_KEY_MAX = 128
+
+
+class Note(Base):
+    """A note in one user's notes: written by the `save_note` agent tool (backend/agent/tools).
+
+    idempotency_key: unique; the tool call that wrote it ("{run_id}:{step}:{call}"), so a
+    retried call finds the stored note instead of writing a second one. conversation_id: the
+    conversation whose run saved it (NULL once that conversation is deleted).
+    """
+
+    __tablename__ = "notes"
+    __table_args__ = (Index("ix_notes_user_id_created_at", "user_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(ID_LENGTH), primary_key=True, default=new_id)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(NOTE_TITLE_MAX))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    idempotency_key: Mapped[str] = mapped_column(String(IDEMPOTENCY_KEY_MAX), unique=True)
+    conversation_id: Mapped[str | None] = mapped_column(
+        ForeignKey("conversations.id", ondelete="SET NULL")
+    )
+
 # Tables the ORM does not declare: SQLite's FTS5 indexes and their shadow tables, over chunks
 # (migration 0003) and over message text and conversation titles (migration 0006).
 # On PostgreSQL the same searches use GIN expression indexes over to_tsvector(...) (migrations

@@ -21,7 +21,7 @@ from backend.models import FTS_TABLE_PREFIXES, PG_SEARCH_INDEXES, Base, include_
 REPO = Path(__file__).resolve().parents[2]
 # *_fts*: SQLite's FTS5 tables and their shadow tables (migrations 0003 and 0006).
 TABLES = {"users", "auth_sessions", "conversations", "messages", "api_keys", "app_settings", "ingestion_jobs",
-          "usage_records", "documents", "document_chunks", "document_index_state",
+          "usage_records", "documents", "document_chunks", "document_index_state", "notes",
           "document_chunks_fts", "document_chunks_fts_config", "document_chunks_fts_data",
           "document_chunks_fts_docsize", "document_chunks_fts_idx", "alembic_version",
           *(f"{fts}{suffix}" for fts in ("messages_fts", "conversations_fts")

@@ -1,0 +1,74 @@
+"""Built-in tools an agent run calls (issue 15): the contract the run loop codes against.
+
+Integration (backend/agent/runs.py):
+    registry = ToolRegistry(documents=..., retriever=..., notes=NoteService(...), session_factory=...)
+    for spec in registry.allowed(user.role, enabled, role_grants):   # what this user's run offers
+        ...  # spec.name / spec.description / spec.parameters -> the model's `tools`
+    spec = registry.get(name)                      # None: the model named an unknown tool
+    jsonschema.validate(arguments, spec.parameters) # the loop validates; tools trust their args
+    result = spec.run(ToolContext(...), arguments)  # in a worker thread; ToolError: the model reads it
+
+Tool results are untrusted data (document text, a note's title): the loop quotes/delimits
+`content` before the model reads it, and the page escapes `summary`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable
+
+from backend.errors import DomainError
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who calls and where. idempotency_key: f"{run_id}:{step_index}:{call_index}"; a tool with a
+    side effect makes its write idempotent on it. now: aware UTC time (tests pass a fixed one)."""
+
+    user_id: str
+    conversation_id: str
+    run_id: str
+    idempotency_key: str
+    now: datetime
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """content: what the model reads (untrusted data). summary: one line for the page.
+    sources: backend.rag Source objects cited (search_documents, read_passage). data: a
+    JSON-able structured result stored in the run's record."""
+
+    content: str
+    summary: str
+    sources: tuple = ()
+    data: dict | None = None
+
+
+class ToolError(DomainError):
+    """A call failed for a reason the model should read (bad expression, no such passage). The
+    message is safe to show the user and to the model."""
+
+    code = "tool_error"
+    default_message = "the tool call failed"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool. parameters: JSON Schema (draft 2020-12) of the arguments object, with
+    additionalProperties false. permission: the role grant it needs ("tools.<name>").
+    side_effect: True only for tools that write (save_note). run(context, arguments): the
+    arguments already validated against `parameters`; blocking (call it in a worker thread);
+    raises ToolError."""
+
+    name: str
+    description: str
+    parameters: dict
+    permission: str
+    side_effect: bool
+    run: Callable[[ToolContext, dict[str, Any]], ToolResult]
+
+
+from backend.agent.tools.registry import ToolRegistry  # noqa: E402  (needs the types above)
+
+__all__ = ["ToolContext", "ToolError", "ToolRegistry", "ToolResult", "ToolSpec"]

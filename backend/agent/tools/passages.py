@@ -1,0 +1,44 @@
+"""Document passages as tool results: passage ids ("{document_id}:{chunk_id}") and the quoted,
+numbered text the model reads (search_documents, read_passage)."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from backend.rag import Source, citation
+from backend.rag.sources import source_label
+
+PASSAGE_ID_PATTERN = r"^[0-9a-f]{32}:[0-9]{1,18}$"
+_PASSAGE_ID = re.compile(PASSAGE_ID_PATTERN)
+_MARKERS = re.compile(r"<{3,}|>{3,}")
+QUOTE = "> "
+
+
+def passage_id(source: Source) -> str:
+    return f"{source.document_id}:{source.chunk_id}"
+
+
+def parse_passage_id(value: str) -> tuple[str, int] | None:
+    """(document_id, chunk_id), or None when `value` is not a passage id."""
+    if not _PASSAGE_ID.match(value):
+        return None
+    document_id, chunk = value.split(":")
+    return document_id, int(chunk)
+
+
+def format_passages(sources: Sequence[Source]) -> str:
+    """Source n (1-based) as a line "[n] label — passage <id>" then its text, every line quoted
+    with "> " (document text is data: it cannot start a line of this structure)."""
+    blocks = []
+    for number, source in enumerate(sources, start=1):
+        text = _MARKERS.sub(lambda m: " ".join(m.group(0)), source.text.replace("\r\n", "\n").replace("\r", "\n"))
+        lines = [f"[{number}] {source_label(source)} — passage {passage_id(source)}"]
+        lines.extend(QUOTE + line if line else QUOTE.rstrip() for line in text.strip("\n").split("\n"))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def passage_records(sources: Sequence[Source]) -> list[dict[str, object]]:
+    """JSON-able records (backend.rag.citation plus passage_id) to store with the run."""
+    return [{**citation(n, s), "passage_id": passage_id(s)} for n, s in enumerate(sources, start=1)]

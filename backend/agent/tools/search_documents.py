@@ -1,0 +1,54 @@
+"""The `search_documents` tool: the user's own and shared documents through the chat's
+Retriever (backend/rag/retrieval.py; who may read what is filtered in its SQL)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from backend.agent.tools import ToolContext, ToolResult, ToolSpec
+from backend.agent.tools.passages import format_passages, passage_records
+from backend.rag import Retriever
+
+MAX_QUERY_CHARS = 500
+MAX_TOP_K = 8
+DEFAULT_TOP_K = 4
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+                  "description": "what to look for, in words"},
+        "top_k": {"type": "integer", "minimum": 1, "maximum": MAX_TOP_K,
+                  "description": f"how many passages to return (default {DEFAULT_TOP_K})"},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+
+def make_run(retriever: Retriever) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
+    def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        k = arguments.get("top_k", DEFAULT_TOP_K)
+        sources = retriever.search(context.user_id, arguments["query"], k=k)
+        count = f"{len(sources)} passage{'' if len(sources) == 1 else 's'}"
+        if not sources:
+            content = "No passages in the user's documents match this query."
+        else:
+            content = (f"{count} from the user's documents, best first. Cite a passage by its "
+                       f"number, like [1].\n\n{format_passages(sources)}")
+        return ToolResult(content=content, summary=f"Searched your documents — {count}",
+                          sources=tuple(sources), data={"query": arguments["query"], "passages": passage_records(sources)})
+
+    return run
+
+
+def spec(retriever: Retriever) -> ToolSpec:
+    return ToolSpec(
+        name="search_documents",
+        description="Search the user's documents (and documents shared with everyone) for passages "
+                    "relevant to a query. Returns numbered passages with their passage ids.",
+        parameters=PARAMETERS,
+        permission="tools.search_documents",
+        side_effect=False,
+        run=make_run(retriever),
+    )

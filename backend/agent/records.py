@@ -1,0 +1,134 @@
+"""Storing agent runs: sync database functions over backend.agent.models (callers in async
+code use ``asyncio.to_thread``).
+
+A tool call's row is written "running" *before* the tool executes and updated with its result
+after; a retried step looks the idempotency key up first (:func:`stored_call`): a finished row's
+result is reused, and a "running" row (a crash cut the call between executing and recording)
+runs the tool again with the same key, which a side-effecting tool honours (save_note writes
+one note per key).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from backend.agent.models import AgentRun, AgentStep, AgentToolCall
+from backend.models import Message, new_id, utcnow
+
+REASON_RUN_INTERRUPTED = "the server restarted before the run finished"
+
+
+@dataclass(frozen=True)
+class StoredCall:
+    status: str
+    result: dict[str, Any] | None
+
+
+class RunRecords:
+    """The rows of runs, steps and tool calls, through `session_factory`."""
+
+    def __init__(self, session_factory: sessionmaker[Session]) -> None:
+        self.session_factory = session_factory
+
+    def start_run(self, conversation_id: str, user_id: str, message_id: str | None, run_id: str | None = None) -> str:
+        """Insert a "running" run (or find `run_id`, a retried run) and return its id."""
+        with self.session_factory() as db:
+            if run_id is not None and db.get(AgentRun, run_id) is not None:
+                db.execute(update(AgentRun).where(AgentRun.id == run_id).values(status="running", ended_at=None))
+                db.commit()
+                return run_id
+            run = AgentRun(id=run_id or new_id(), conversation_id=conversation_id, user_id=user_id,
+                           message_id=message_id, status="running")
+            db.add(run)
+            db.commit()
+            return run.id
+
+    def end_run(self, run_id: str, status: str, ending: str | None, used: dict[str, Any], duration_ms: float) -> None:
+        with self.session_factory() as db:
+            db.execute(update(AgentRun).where(AgentRun.id == run_id).values(
+                status=status, ending=ending, budget_used=json.dumps(used), ended_at=utcnow(),
+                duration_ms=duration_ms))
+            db.commit()
+
+    def stored_step(self, run_id: str, index: int) -> AgentStep | None:
+        with self.session_factory() as db:
+            return db.scalar(select(AgentStep).where(AgentStep.run_id == run_id, AgentStep.index == index))
+
+    def start_step(self, run_id: str, index: int, kind: str) -> None:
+        with self.session_factory() as db:
+            step = db.scalar(select(AgentStep).where(AgentStep.run_id == run_id, AgentStep.index == index))
+            if step is None:
+                db.add(AgentStep(run_id=run_id, index=index, kind=kind, status="running"))
+            else:
+                step.status, step.started_at = "running", utcnow()
+            db.commit()
+
+    def end_step(self, run_id: str, index: int, status: str, text: str, duration_ms: float,
+                 tokens: int | None = None) -> None:
+        with self.session_factory() as db:
+            db.execute(update(AgentStep).where(AgentStep.run_id == run_id, AgentStep.index == index).values(
+                status=status, text=text, duration_ms=duration_ms, tokens=tokens))
+            db.commit()
+
+    def stored_call(self, key: str) -> StoredCall | None:
+        """The call recorded under idempotency key `key`, or None."""
+        with self.session_factory() as db:
+            row = db.scalar(select(AgentToolCall).where(AgentToolCall.idempotency_key == key))
+            if row is None:
+                return None
+            return StoredCall(row.status, json.loads(row.result) if row.result else None)
+
+    def begin_call(self, run_id: str, step_index: int, call_index: int, key: str, tool: str, arguments: str) -> None:
+        """Write the call's row "running" before executing it (a row already there stays)."""
+        try:
+            with self.session_factory() as db:
+                db.add(AgentToolCall(run_id=run_id, step_index=step_index, call_index=call_index,
+                                     idempotency_key=key, tool=tool[:64], arguments=arguments, status="running"))
+                db.commit()
+        except IntegrityError:
+            pass  # a retried call: its row is there
+
+    def end_call(self, key: str, status: str, result: dict[str, Any], duration_ms: float) -> None:
+        with self.session_factory() as db:
+            db.execute(update(AgentToolCall).where(AgentToolCall.idempotency_key == key).values(
+                status=status, result=json.dumps(result), duration_ms=duration_ms))
+            db.commit()
+
+    def steps(self, run_id: str) -> list[AgentStep]:
+        with self.session_factory() as db:
+            return list(db.scalars(select(AgentStep).where(AgentStep.run_id == run_id).order_by(AgentStep.index)))
+
+    def calls(self, run_id: str) -> list[AgentToolCall]:
+        with self.session_factory() as db:
+            return list(db.scalars(select(AgentToolCall).where(AgentToolCall.run_id == run_id)
+                                   .order_by(AgentToolCall.step_index, AgentToolCall.call_index)))
+
+    def run(self, run_id: str) -> AgentRun | None:
+        with self.session_factory() as db:
+            return db.get(AgentRun, run_id)
+
+
+def interrupt_orphaned_runs(db: Session) -> int:
+    """Mark runs still "running" whose reply is no longer streaming (the start-up sweep has just
+    marked it interrupted: the process running it is gone) as interrupted, and their running
+    steps too; the steps stay, for the page. Runs whose reply streams (another live process)
+    are left alone. Returns the runs marked; does not commit."""
+    live = select(Message.id).where(Message.status.in_(("streaming", "pending")))
+    ids = list(db.scalars(select(AgentRun.id).where(AgentRun.status == "running",
+                                                    AgentRun.message_id.not_in(live))))
+    if not ids:
+        return 0
+    db.execute(update(AgentRun).where(AgentRun.id.in_(ids)).values(
+        status="interrupted", ending=REASON_RUN_INTERRUPTED, ended_at=utcnow()))
+    db.execute(update(AgentStep).where(AgentStep.run_id.in_(ids), AgentStep.status == "running")
+               .values(status="interrupted"))
+    db.execute(update(AgentToolCall).where(AgentToolCall.run_id.in_(ids), AgentToolCall.status == "running")
+               .values(status="error", result=json.dumps({"content": REASON_RUN_INTERRUPTED, "summary": "interrupted",
+                                                          "sources": [], "data": None})))
+    return len(ids)

@@ -1,0 +1,368 @@
+"""An agent run: one chat turn as a loop of model calls and tool calls (issue 15).
+
+:meth:`AgentRunner.run` calls the model with the allowed tools (tool_choice auto: text or one
+``<tool_call>`` block, enforced by the engine's grammar), validates each call (a known tool,
+allowed for this user by the deployment and role settings, arguments valid by `jsonschema`),
+executes it in a worker thread or refuses it (the refusal is the call's result, so the model
+reads why), adds the results as ``tool`` messages (backend.tool_prompt writes them as quoted,
+delimited data), and calls the model again, until a plain-text answer, the budget
+(backend.agent.budget), Stop (the `stop` event) or an error ends it.
+
+Nothing a tool returns is ever read as control: the allowed tools, the budget and the settings
+are fixed when the run starts; results only become prompt text.
+
+Every run, step and call is stored (backend.agent.records). Idempotency: the key of a call is
+"{run_id}:{step_index}:{call_index}"; a retried run (same run_id) reuses a finished model step's
+text and a finished call's result, and a call cut between executing and recording runs again
+with the same key, which a side-effecting tool honours. Each tool call has a trace span
+("agent.tool_call") under the turn's trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Awaitable, Callable, Collection, Protocol, Sequence
+
+import jsonschema
+
+from backend import tracing
+from backend.agent.budget import LIMIT_TOOL_CALLS, LIMIT_WALL_TIME, BudgetMeter, Budget
+from backend.agent.events import AgentStepEvent, CallView, StepLog
+from backend.agent.records import RunRecords
+from backend.errors import DomainError
+from backend.generator import (ChatMessage, GenerationDone, GenerationParams, TextDelta, TextGenerator, ToolCall,
+                               ToolFunction)
+from backend.output_constraint import OutputConstraint, ToolCallFormat
+from backend.tool_call_parser import ToolCallStream
+
+log = logging.getLogger(__name__)
+
+STOPPED_ENDING = "Stopped."
+TOOL_FAILED = "the tool failed"
+
+
+class ToolSpecLike(Protocol):
+    """backend.agent.tools.ToolSpec as the loop uses it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    permission: str
+    side_effect: bool
+    run: Callable[[Any, dict[str, Any]], Any]
+
+
+@dataclass
+class RunResult:
+    """How a run ended. status: done | stopped | budget | error; text: the final answer (done)
+    or what was written before the end; ending: the ending shown to the person (None: done);
+    sources: citations the tools returned, in order."""
+
+    run_id: str
+    status: str
+    text: str
+    ending: str | None = None
+    sources: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class _Outcome:
+    status: str  # ok | refused | invalid | error | stopped
+    content: str
+    summary: str = ""
+    sources: tuple[Any, ...] = ()
+    data: dict[str, Any] | None = None
+
+    def stored(self) -> dict[str, Any]:
+        return {"content": self.content, "summary": self.summary, "sources": list(self.sources), "data": self.data}
+
+
+def default_context(user_id: str, conversation_id: str, run_id: str, key: str) -> Any:
+    from datetime import datetime, timezone
+
+    from backend.agent.tools import ToolContext  # the tools' own module (issue 15)
+
+    return ToolContext(user_id=user_id, conversation_id=conversation_id, run_id=run_id, idempotency_key=key,
+                       now=datetime.now(timezone.utc))
+
+
+class AgentRunner:
+    """Runs agent turns for one deployment's tools.
+
+    tools: every known tool (ToolSpec); allowed: the names this user may call (deployment +
+    role settings, fixed for the run). clock: monotonic seconds for the wall-time budget.
+    make_context(user_id, conversation_id, run_id, idempotency_key): the ToolContext.
+    publish: gets every AgentStepEvent (the live reply's viewers); step_log keeps them for
+    pages that attach later. require_first_call: the first model step must call a tool
+    (tool_choice "required"; for small models).
+    """
+
+    def __init__(self, generator: TextGenerator, tools: Sequence[ToolSpecLike], allowed: Collection[str],
+                 records: RunRecords, budget: Budget, *, clock: Callable[[], float] = time.monotonic,
+                 make_context: Callable[[str, str, str, str], Any] = default_context,
+                 publish: Callable[[AgentStepEvent], None] | None = None, step_log: StepLog | None = None,
+                 require_first_call: bool = False) -> None:
+        self.generator = generator
+        self.tools = {t.name: t for t in tools}
+        self.allowed = frozenset(n for n in allowed if n in self.tools)
+        self.records = records
+        self.budget = budget
+        self.clock = clock
+        self.make_context = make_context
+        self._publish = publish
+        self.step_log = step_log or StepLog()
+        self.require_first_call = require_first_call
+
+    def functions(self) -> tuple[ToolFunction, ...]:
+        """The tools the model is told about: the allowed ones only."""
+        return tuple(ToolFunction(t.name, t.description, json.dumps(t.parameters))
+                     for name, t in self.tools.items() if name in self.allowed)
+
+    def _emit(self, event: AgentStepEvent) -> None:
+        self.step_log.record(event)
+        if self._publish is not None:
+            self._publish(event)
+
+    async def run(self, *, conversation_id: str, user_id: str, message_id: str, messages: Sequence[ChatMessage],
+                  params: GenerationParams, stop: asyncio.Event, run_id: str | None = None,
+                  on_text: Callable[[str], Awaitable[None] | None] | None = None) -> RunResult:
+        """Run the turn answering `messages`. on_text gets the final answer's text as it streams.
+        Never raises for a tool's or the model's failure: the run ends "error" (stored)."""
+        run_id = await asyncio.to_thread(self.records.start_run, conversation_id, user_id, message_id, run_id)
+        meter = BudgetMeter(self.budget, self.clock)
+        started = time.monotonic()
+        result = RunResult(run_id, "error", "", "the run failed")
+        try:
+            result = await self._loop(run_id, conversation_id, user_id, message_id, list(messages), params, stop,
+                                      meter, on_text)
+        except asyncio.CancelledError:
+            result = RunResult(run_id, "stopped", "", STOPPED_ENDING)
+            await asyncio.shield(asyncio.to_thread(self._end, run_id, result, meter, started))
+            raise
+        except Exception:
+            log.exception("agent run %s failed", run_id)
+            result = RunResult(run_id, "error", "", "the run failed")
+        await asyncio.to_thread(self._end, run_id, result, meter, started)
+        return result
+
+    def _end(self, run_id: str, result: RunResult, meter: BudgetMeter, started: float) -> None:
+        self.records.end_run(run_id, result.status, result.ending, meter.used(), (time.monotonic() - started) * 1000)
+
+    async def _loop(self, run_id: str, conversation_id: str, user_id: str, message_id: str,
+                    messages: list[ChatMessage], params: GenerationParams, stop: asyncio.Event,
+                    meter: BudgetMeter, on_text: Callable[[str], Awaitable[None] | None] | None) -> RunResult:
+        index = 0
+        sources: list[Any] = []
+        names = list(self.tools)
+        while True:
+            if stop.is_set():
+                return RunResult(run_id, "stopped", "", STOPPED_ENDING, sources)
+            limit = meter.spent()
+            if limit is not None:
+                return RunResult(run_id, "budget", "", meter.ending(limit), sources)
+            meter.steps += 1
+            model = await self._model_step(run_id, message_id, index, messages, params, stop, meter, names,
+                                           on_text, first=index == 0)
+            if model.status != "done":
+                ending = (STOPPED_ENDING if model.status == "stopped" else meter.ending(LIMIT_WALL_TIME)
+                          if model.status == "budget" else "the model failed")
+                return RunResult(run_id, model.status, model.content, ending, sources)
+            if model.calls is None:
+                return RunResult(run_id, "done", model.content, None, sources)
+            index += 1
+            messages.append(ChatMessage("assistant", "", tool_calls=tuple(model.calls)))
+            limit = meter.spent()
+            if limit is not None:
+                return RunResult(run_id, "budget", "", meter.ending(limit), sources)
+            meter.steps += 1
+            status, ended = await self._tool_step(run_id, conversation_id, user_id, message_id, index, model.calls,
+                                                  messages, stop, meter, sources)
+            if ended is not None:
+                return RunResult(run_id, status, "", ended, sources)
+            index += 1
+
+    async def _model_step(self, run_id: str, message_id: str, index: int, messages: list[ChatMessage],
+                          params: GenerationParams, stop: asyncio.Event, meter: BudgetMeter, names: list[str],
+                          on_text: Callable[[str], Awaitable[None] | None] | None, first: bool) -> _ModelOutcome:
+        stored = await asyncio.to_thread(self.records.stored_step, run_id, index)
+        parser = ToolCallStream(names)
+        if stored is not None and stored.kind == "model" and stored.status == "done":  # a retried run
+            meter.tokens += stored.tokens or 0
+            released = parser.feed(stored.text)
+            tail = parser.finish()
+            if parser.calls is None and on_text is not None:
+                await _call(on_text, released.content + tail.content)
+            return _ModelOutcome("done", stored.text if parser.calls is None else "", parser.calls)
+        await asyncio.to_thread(self.records.start_step, run_id, index, "model")
+        self._emit(AgentStepEvent(message_id, run_id, index, "model", "running"))
+        t0 = time.monotonic()
+        functions = self.functions()
+        step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
+        if functions:
+            step_params = replace(step_params, structured_output=OutputConstraint(
+                tool_calls=ToolCallFormat(tuple((f.name, f.parameters) for f in functions),
+                                          required=first and self.require_first_call, parallel=True), param="tools"))
+        request_id = f"{run_id}:{index}"
+        raw: list[str] = []
+        content: list[str] = []
+        state = {"status": "done"}
+
+        async def consume() -> None:
+            stream = self.generator.stream(request_id, messages, step_params)
+            try:
+                async for event in stream:
+                    if isinstance(event, TextDelta):
+                        raw.append(event.text)
+                        released = parser.feed(event.text)
+                        if released.content:
+                            content.append(released.content)
+                            if on_text is not None:
+                                await _call(on_text, released.content)
+                        if meter.elapsed_s >= meter.budget.max_wall_s:
+                            state["status"] = "budget"
+                            return
+                    elif isinstance(event, GenerationDone):
+                        meter.tokens += event.prompt_tokens + event.completion_tokens
+                        if event.finish_reason == "error":
+                            state["status"] = "error"
+                        elif event.finish_reason == "abort":
+                            state["status"] = "stopped"
+            finally:
+                await stream.aclose()  # type: ignore[attr-defined]
+
+        status = await _race(consume(), stop)
+        if status == "stopped":
+            await self.generator.abort(request_id)
+            state["status"] = "stopped"
+        tail = parser.finish()
+        if tail.content:
+            content.append(tail.content)
+            if on_text is not None and state["status"] == "done":
+                await _call(on_text, tail.content)
+        text = "".join(raw)
+        step_status = {"done": "done", "stopped": "stopped", "budget": "stopped"}.get(state["status"], "error")
+        await asyncio.to_thread(self.records.end_step, run_id, index, step_status, text,
+                                (time.monotonic() - t0) * 1000, None)
+        self._emit(AgentStepEvent(message_id, run_id, index, "model", step_status, text))
+        calls = parser.calls if state["status"] == "done" else None
+        return _ModelOutcome(state["status"], "".join(content) if calls is None else "", calls)
+
+    async def _tool_step(self, run_id: str, conversation_id: str, user_id: str, message_id: str, index: int,
+                         calls: list[ToolCall], messages: list[ChatMessage], stop: asyncio.Event,
+                         meter: BudgetMeter, sources: list[Any]) -> tuple[str, str | None]:
+        await asyncio.to_thread(self.records.start_step, run_id, index, "tool")
+        t0 = time.monotonic()
+        views: list[CallView] = [CallView(c.name, c.arguments, "running") for c in calls]
+        self._emit(AgentStepEvent(message_id, run_id, index, "tool", "running", calls=tuple(views)))
+        ended: tuple[str, str | None] = ("done", None)
+        for call_index, call in enumerate(calls):
+            if meter.calls_left() == 0:
+                ended = ("budget", meter.ending(LIMIT_TOOL_CALLS))
+                views = views[:call_index]
+                break
+            meter.tool_calls += 1
+            key = f"{run_id}:{index}:{call_index}"
+            with tracing.span("agent.tool_call", tool=call.name, idempotency_key=key) as span:
+                outcome = await self._call_tool(run_id, conversation_id, user_id, index, call_index, key, call, stop)
+                span.set_attribute("status", outcome.status)
+            views[call_index] = CallView(call.name, call.arguments, outcome.status, outcome.summary, outcome.content)
+            if outcome.status == "stopped":
+                ended = ("stopped", STOPPED_ENDING)
+                break
+            sources.extend(outcome.sources)
+            messages.append(ChatMessage("tool", outcome.content, tool_call_id=call.id, name=call.name))
+        status = "stopped" if ended[0] == "stopped" else "done"
+        summary = "\n".join(v.summary or f"{v.tool}: {v.status}" for v in views)
+        await asyncio.to_thread(self.records.end_step, run_id, index, status, summary, (time.monotonic() - t0) * 1000)
+        self._emit(AgentStepEvent(message_id, run_id, index, "tool", status, summary, tuple(views)))
+        if ended[1] is None and stop.is_set():
+            return "stopped", STOPPED_ENDING
+        return ended
+
+    def _check(self, call: ToolCall) -> tuple[_Outcome | None, dict[str, Any]]:
+        """A refusal or an invalid-arguments outcome, or (None, the arguments)."""
+        spec = self.tools.get(call.name)
+        if spec is None:
+            return _Outcome("invalid", f"error: there is no tool named {call.name!r}"), {}
+        if call.name not in self.allowed:
+            return _Outcome("refused", f"refused: the tool {call.name!r} is not allowed for this user here; "
+                                       "answer without it"), {}
+        try:
+            arguments = json.loads(call.arguments)
+        except ValueError:
+            return _Outcome("invalid", f"error: the arguments of {call.name!r} are not JSON"), {}
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(spec.parameters).iter_errors(arguments))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "arguments"
+            return _Outcome("invalid", f"error: invalid arguments for {call.name!r} at {where}: {error.message}"), {}
+        return None, arguments
+
+    async def _call_tool(self, run_id: str, conversation_id: str, user_id: str, index: int, call_index: int,
+                         key: str, call: ToolCall, stop: asyncio.Event) -> _Outcome:
+        stored = await asyncio.to_thread(self.records.stored_call, key)
+        if stored is not None and stored.status != "running" and stored.result is not None:
+            r = stored.result
+            return _Outcome(stored.status, r.get("content", ""), r.get("summary", ""), tuple(r.get("sources") or ()),
+                            r.get("data"))
+        refusal, arguments = self._check(call)
+        await asyncio.to_thread(self.records.begin_call, run_id, index, call_index, key, call.name, call.arguments)
+        if refusal is not None:
+            await asyncio.to_thread(self.records.end_call, key, refusal.status, refusal.stored(), 0.0)
+            return refusal
+        spec = self.tools[call.name]
+        context = self.make_context(user_id, conversation_id, run_id, key)
+
+        def execute() -> _Outcome:
+            t0 = time.monotonic()
+            try:
+                value = spec.run(context, arguments)
+                outcome = _Outcome("ok", value.content, value.summary, tuple(value.sources or ()), value.data)
+            except DomainError as exc:  # ToolError: safe to show and to give the model
+                outcome = _Outcome("error", f"error: {exc.message}", f"{call.name} failed")
+            except Exception:
+                log.exception("tool %s failed (call %s)", call.name, key)
+                outcome = _Outcome("error", f"error: {TOOL_FAILED}", f"{call.name} failed")
+            # Recorded in the worker thread itself: a Stop while the tool runs still stores its result.
+            self.records.end_call(key, outcome.status, outcome.stored(), (time.monotonic() - t0) * 1000)
+            return outcome
+
+        task = asyncio.ensure_future(asyncio.to_thread(execute))
+        if await _race(task, stop) == "stopped":
+            return _Outcome("stopped", "", "stopped")
+        return task.result()
+
+
+@dataclass
+class _ModelOutcome:
+    status: str  # done | stopped | budget | error
+    content: str
+    calls: list[ToolCall] | None
+
+
+async def _call(callback: Callable[[str], Awaitable[None] | None], text: str) -> None:
+    value = callback(text)
+    if asyncio.iscoroutine(value):
+        await value
+
+
+async def _race(work: Awaitable[Any], stop: asyncio.Event) -> str:
+    """Await `work` unless `stop` is set first: "done" or "stopped" (the work is then cancelled,
+    except a shielded worker-thread task, which runs on to its end)."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(stop.wait())
+    try:
+        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        waiter.cancel()
+        raise
+    if task in done:
+        waiter.cancel()
+        task.result()
+        return "done"
+    task.cancel()
+    return "stopped"

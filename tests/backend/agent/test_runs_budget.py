@@ -1,0 +1,73 @@
+"""Each budget ends a run with its own clear ending; the clock is injected."""
+
+from __future__ import annotations
+
+import json
+
+from backend.agent.budget import Budget
+
+from .scripted import ScriptedGenerator, call_text
+from .test_runs import go
+
+ADD = call_text(("add", {"a": 1, "b": 1}))
+
+
+async def test_the_steps_budget_ends_a_run_that_keeps_calling_tools(make_runner, turn, stop, records, tools):
+    generator = ScriptedGenerator([[ADD]] * 10)
+    result = await go(make_runner(generator, budget=Budget(max_steps=3, max_tool_calls=50)), turn, stop)
+    assert result.status == "budget"
+    assert result.ending == "The agent stopped: it used all the steps this run may take (3)."
+    assert len(generator.calls) == 2 and len(tools.executions) == 1
+    run = records.run(result.run_id)
+    assert (run.status, run.ending) == ("budget", result.ending)
+    assert json.loads(run.budget_used)["steps"] == 3
+
+
+async def test_the_tool_calls_budget_stops_before_the_call_past_it(make_runner, turn, stop, records, tools):
+    generator = ScriptedGenerator([[call_text(("add", {"a": 1, "b": 1}), ("add", {"a": 2, "b": 2}))], ["x"]])
+    result = await go(make_runner(generator, budget=Budget(max_tool_calls=1)), turn, stop)
+    assert result.status == "budget"
+    assert result.ending == "The agent stopped: it used all the tool calls this run may make (1)."
+    assert len(tools.executions) == 1 and len(generator.calls) == 1
+    assert [c.call_index for c in records.calls(result.run_id)] == [0]
+
+
+async def test_the_tokens_budget_ends_the_run_and_caps_each_step(make_runner, turn, stop, tools):
+    generator = ScriptedGenerator([[ADD], [ADD], ["x"]], prompt_tokens=10, tokens_per_piece=20)
+    result = await go(make_runner(generator, budget=Budget(max_tokens=40)), turn, stop)
+    assert result.status == "budget"
+    assert result.ending == "The agent stopped: it used all the tokens this run may spend (40)."
+    assert len(generator.calls) == 2
+    assert generator.calls[1].params.max_tokens == 10  # 40 - (10 + 20) left
+
+
+async def test_the_wall_time_budget_ends_the_run(make_runner, turn, stop, tools):
+    now = [1000.0]
+    spec_tools = tools
+
+    class SlowClockGenerator(ScriptedGenerator):
+        def stream(self, request_id, messages, params):
+            now[0] += 40.0  # each model call takes 40 s of the injected clock
+            return super().stream(request_id, messages, params)
+
+    generator = SlowClockGenerator([[ADD]] * 5)
+    result = await go(make_runner(generator, budget=Budget(max_wall_s=100, max_steps=50, max_tool_calls=50),
+                                  clock=lambda: now[0]), turn, stop)
+    assert result.status == "budget"
+    assert result.ending == "The agent stopped: the run took its whole time allowance (100 s)."
+    assert len(generator.calls) == 3 and len(spec_tools.executions) == 2
+
+
+async def test_the_wall_time_budget_cuts_a_model_step_while_it_streams(make_runner, turn, stop):
+    now = [0.0]
+
+    class Ticking(ScriptedGenerator):
+        async def _run(self, request_id, number, pieces):
+            async for event in super()._run(request_id, number, pieces):
+                now[0] += 10.0
+                yield event
+
+    generator = Ticking([["a ", "b ", "c ", "d ", "e"]])
+    result = await go(make_runner(generator, budget=Budget(max_wall_s=25), clock=lambda: now[0]), turn, stop)
+    assert result.status == "budget" and "time allowance" in result.ending
+    assert result.text == "a b c "

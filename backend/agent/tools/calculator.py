@@ -110,6 +110,8 @@ def _power(base: Value, exponent: Value) -> Value:
         raise ToolError("division by zero (zero to a negative power)")
     if e.denominator == 1:
         n = e.numerator
+        if n == 0:
+            return Value(Fraction(1), exact)  # 0^0 = 1, as Fraction and Python's int do
         if b in (0, 1):
             return Value(b, exact)
         if b == -1:

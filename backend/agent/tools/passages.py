@@ -9,7 +9,9 @@ from typing import Sequence
 from backend.rag import Source, citation
 from backend.rag.sources import source_label
 
-PASSAGE_ID_PATTERN = r"^[0-9a-f]{32}:[0-9]{1,18}$"
+PASSAGE_ID_PATTERN = r"^[0-9a-f]{32}:[0-9]{1,10}$"
+# document_chunks.id is an INTEGER: on PostgreSQL a larger id is an error, not "not found".
+MAX_CHUNK_ID = 2**31 - 1
 _PASSAGE_ID = re.compile(PASSAGE_ID_PATTERN)
 _MARKERS = re.compile(r"<{3,}|>{3,}")
 QUOTE = "> "
@@ -20,10 +22,13 @@ def passage_id(source: Source) -> str:
 
 
 def parse_passage_id(value: str) -> tuple[str, int] | None:
-    """(document_id, chunk_id), or None when `value` is not a passage id."""
+    """(document_id, chunk_id), or None when `value` is not a passage id (or its chunk id is
+    beyond the column's range, so no such passage can exist)."""
     if not _PASSAGE_ID.match(value):
         return None
     document_id, chunk = value.split(":")
+    if int(chunk) > MAX_CHUNK_ID:
+        return None
     return document_id, int(chunk)
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend.agent.records import interrupt_orphaned_runs
 from backend.errors import NotFound, ValidationFailed
 from backend.message_tree import Tree, sibling_ids
 from backend.models import Conversation, Message, utcnow
@@ -425,5 +426,6 @@ class ConversationService:
                 .values(status="interrupted", finish_reason=FINISH_ABORT,
                         error=REASON_SERVER_RESTARTED, updated_at=utcnow())
             )
+            interrupt_orphaned_runs(db)  # their agent runs too, steps kept (backend/agent/records.py)
             db.commit()
             return result.rowcount or 0

@@ -388,3 +388,7 @@ def include_in_autogenerate(name: str | None, type_: str, parent_names: object) 
     if type_ == "table":
         return not name.startswith(FTS_TABLE_PREFIXES)
     return not (type_ == "index" and name in PG_SEARCH_INDEXES)
+
+
+# The agent's run records (issue 15, migration 0011) live beside its code, on this metadata.
+from backend.agent import models as _agent_models  # noqa: E402,F401

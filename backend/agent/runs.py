@@ -273,7 +273,7 @@ class AgentRunner:
             if outcome.status == "stopped":
                 ended = ("stopped", STOPPED_ENDING)
                 break
-            sources.extend(outcome.sources)
+            _merge(sources, outcome.sources)
             messages.append(ChatMessage("tool", outcome.content, tool_call_id=call.id, name=call.name))
         status = "stopped" if ended[0] == "stopped" else "done"
         summary = "\n".join(v.summary or f"{v.tool}: {v.status}" for v in views)
@@ -320,7 +320,8 @@ class AgentRunner:
             t0 = time.monotonic()
             try:
                 value = spec.run(context, arguments)
-                outcome = _Outcome("ok", value.content, value.summary, tuple(value.sources or ()), value.data)
+                cited = tuple(_citation(i + 1, source) for i, source in enumerate(value.sources or ()))
+                outcome = _Outcome("ok", value.content, value.summary, cited, value.data)
             except DomainError as exc:  # ToolError: safe to show and to give the model
                 outcome = _Outcome("error", f"error: {exc.message}", f"{call.name} failed")
             except Exception:
@@ -341,6 +342,29 @@ class _ModelOutcome:
     status: str  # done | stopped | budget | error
     content: str
     calls: list[ToolCall] | None
+
+
+def _citation(number: int, source: Any) -> Any:
+    """A tool's source as a stored citation (backend.rag.sources.citation), numbered as the
+    tool numbered it in its result; a dict passes as it is."""
+    if isinstance(source, dict):
+        return source
+    from backend.rag.sources import citation
+
+    return citation(number, source)
+
+
+def _merge(sources: list[Any], new: Sequence[Any]) -> None:
+    """Add a call's citations; a number cited again (a later search) replaces the earlier one,
+    so the answer's [n] means the passage the model read last under that number."""
+    for item in new:
+        number = item.get("n") if isinstance(item, dict) else None
+        for i, old in enumerate(sources):
+            if number is not None and isinstance(old, dict) and old.get("n") == number:
+                sources[i] = item
+                break
+        else:
+            sources.append(item)
 
 
 async def _call(callback: Callable[[str], Awaitable[None] | None], text: str) -> None:

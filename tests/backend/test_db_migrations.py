@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 # *_fts*: SQLite's FTS5 tables and their shadow tables (migrations 0003 and 0006).
 TABLES = {"users", "auth_sessions", "conversations", "messages", "api_keys", "app_settings", "ingestion_jobs",
           "usage_records", "documents", "document_chunks", "document_index_state", "notes",
+          "agent_runs", "agent_steps", "agent_tool_calls",
           "document_chunks_fts", "document_chunks_fts_config", "document_chunks_fts_data",
           "document_chunks_fts_docsize", "document_chunks_fts_idx", "alembic_version",
           *(f"{fts}{suffix}" for fts in ("messages_fts", "conversations_fts")

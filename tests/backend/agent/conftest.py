@@ -11,11 +11,10 @@ from typing import Any, Callable
 import pytest
 
 from backend.agent.budget import Budget
-from backend.agent.models import AgentRun, AgentStep, AgentToolCall
 from backend.agent.records import RunRecords
 from backend.agent.runs import AgentRunner
 from backend.errors import DomainError
-from backend.models import Base, Conversation, Message, User, new_id, utcnow
+from backend.models import Conversation, Message, User, new_id, utcnow
 
 
 @dataclass(frozen=True)
@@ -100,9 +99,7 @@ class Tools:
 
 
 @pytest.fixture
-def records(session_factory, db_engine) -> RunRecords:
-    # Until migration 0011 is in the template, the tables are made here (no-op once they exist).
-    Base.metadata.create_all(db_engine, tables=[AgentRun.__table__, AgentStep.__table__, AgentToolCall.__table__])
+def records(session_factory) -> RunRecords:
     return RunRecords(session_factory)
 
 

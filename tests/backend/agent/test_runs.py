@@ -6,8 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 
+from sqlalchemy import select
+
 from backend.agent.budget import Budget
+from backend.agent.models import AgentRun
 from backend.agent.records import interrupt_orphaned_runs
+from backend.conversations import ConversationService
 from backend.generator import ChatMessage, GenerationParams
 
 from .scripted import ScriptedGenerator, call_text
@@ -149,29 +153,23 @@ async def test_a_retry_after_a_crash_after_recording_reuses_the_stored_result(ma
 async def test_a_run_cut_by_a_restart_shows_interrupted_with_its_steps(make_runner, turn, stop, records,
                                                                        session_factory):
     generator = ScriptedGenerator([[call_text(("add", {"a": 1, "b": 1}))], ["It ", "is 2."]], hold_at=(1, 1))
-    runner = make_runner(generator)
-    task = asyncio.ensure_future(go(runner, turn, stop))
+    task = asyncio.ensure_future(go(make_runner(generator), turn, stop))
     await generator.held.wait()
-    task.cancel()  # stands for the process dying: nothing after this point is written by the run...
+    with session_factory() as db:
+        run_id = db.scalar(select(AgentRun.id))
+        assert interrupt_orphaned_runs(db) == 0  # its reply streams: a live process runs it
+    # The process dies here: the task is dropped without running another line of the run.
+    task.cancel()
+    records_end_run = records.end_run
+    records.end_run = lambda *a, **k: None  # a dead process writes nothing more
     try:
         await task
     except asyncio.CancelledError:
         pass
-    with session_factory() as db:
-        from backend.agent.models import AgentRun
-        from backend.models import Message
-        from sqlalchemy import update
-        run = db.query(AgentRun).one()
-        run_id = run.id
-        # ...so put the rows back as a dead process leaves them: run and step running, reply streaming.
-        db.execute(update(AgentRun).values(status="running"))
-        from backend.agent.models import AgentStep
-        db.execute(update(AgentStep).where(AgentStep.index == 2).values(status="running"))
-        db.commit()
-        assert interrupt_orphaned_runs(db) == 0  # its reply still streams: maybe another process's
-        db.execute(update(Message).where(Message.id == turn.message_id).values(status="interrupted"))
-        assert interrupt_orphaned_runs(db) == 1
-        db.commit()
-    assert records.run(run_id).status == "interrupted"
+    records.end_run = records_end_run
+    assert records.run(run_id).status == "running"
+    assert ConversationService(session_factory).interrupt_orphaned_replies() == 1  # the start-up sweep
+    run = records.run(run_id)
+    assert (run.status, run.ending) == ("interrupted", "the server restarted before the run finished")
     assert [(s.kind, s.status) for s in records.steps(run_id)] == [("model", "done"), ("tool", "done"),
                                                                   ("model", "interrupted")]

@@ -46,12 +46,13 @@ from backend.generator import TextGenerator
 from backend.admission import AdmissionController
 from backend.limits import UsageLimiter
 from backend.metrics import SAMPLE_INTERVAL_S, Metrics, stats_source
+from backend.notes import NoteService
 from backend.rag import DocumentService, Embedder, IngestionWorker, RagSettings, Retriever
 from backend.runtime_settings import RuntimeSettingsStore
 from backend.secret_key import server_keys
 from backend.settings import Settings
 from web import account_routes, admin_routes, api, auth_routes, documents_routes, metrics_routes, openai_api, pages, ws
-from web import branch_routes, export_routes, search_routes
+from web import branch_routes, export_routes, notes_routes, search_routes
 from web.errors import EXCEPTION_HANDLERS
 from web.instance_header import InstanceHeaderMiddleware
 from backend.throttle import LoginThrottle
@@ -280,6 +281,7 @@ def create_app(
                 documents=documents,
                 ingestion=ingestion,
                 retriever=retriever,
+                notes=NoteService(session_factory),
                 search=ConversationSearch(session_factory),
                 transfer=ConversationTransfer(session_factory, channels.publish),
                 redis=redis_link,
@@ -370,6 +372,7 @@ def create_app(
             *search_routes.routes,
             *export_routes.routes,
             *documents_routes.routes,
+            *notes_routes.routes,
             *openai_api.routes,
             *ws.routes,
             Mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static"),

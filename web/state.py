@@ -24,6 +24,7 @@ from backend.admission import AdmissionController
 from backend.limits import UsageLimiter
 from backend.metrics import Metrics
 from backend.rag import DocumentService, Embedder, IngestionWorker, Retriever
+from backend.notes import NoteService
 from backend.runtime_settings import RuntimeSettingsStore
 from backend.settings import Settings
 from backend.throttle import LoginThrottle
@@ -55,6 +56,8 @@ class AppState:
     documents: DocumentService | None = None
     ingestion: IngestionWorker | None = None
     retriever: Retriever | None = None
+    # The user's notes (the save_note agent tool writes them; /notes lists them).
+    notes: NoteService | None = None
     # Conversation search, export and import (docs/INTERFACES.md 9).
     search: ConversationSearch | None = None
     transfer: ConversationTransfer | None = None

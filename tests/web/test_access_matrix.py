@@ -104,6 +104,11 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("POST", "/api/documents/{document_id:id}/share"): Row({"shared": True}, _by(401, 403, 403, 401, 404)),
     ("GET", "/api/documents/{document_id:id}/chunks/{chunk_id:int}"): Row(None, OWNED_JSON),
     ("GET", "/documents/{document_id:id}/chunks/{chunk_id:int}"): Row(None, OWNED_PAGE),
+    # Notes (issue 15): the save_note tool's notes; admins do not read other people's either.
+    ("GET", "/notes"): Row(None, LOGGED_IN_PAGE),
+    ("POST", "/notes/{note_id:id}/delete"): Row(("form", {}), _by(303, 303, 404, 303, 404)),
+    ("GET", "/api/notes"): Row(None, LOGGED_IN_JSON),
+    ("DELETE", "/api/notes/{note_id:id}"): Row(None, _by(401, 204, 404, 401, 404)),
     ("GET", "/v1/models"): Row(None, V1),
     ("GET", "/v1/models/{model:path}"): Row(None, V1),
     ("POST", "/v1/chat/completions"): Row({"model": "x", "messages": []}, V1),
@@ -167,6 +172,10 @@ def _fill(path: str, world: dict[str, Any]) -> str:
         with state.documents.session_factory() as db:
             chunk_id = db.scalar(select(DocumentChunk.id).where(DocumentChunk.document_id == view.id))
         path = path.replace("{document_id:id}", view.id).replace("{chunk_id:int}", str(chunk_id))
+    if "{note_id:id}" in path:
+        world["notes"] = world.get("notes", 0) + 1
+        note = state.notes.add(ids["user"], "Alice's note", "private", idempotency_key=f"matrix:{world['notes']}").note
+        path = path.replace("{note_id:id}", note.id)
     if "{key_id:id}" in path:
         view, _ = state.api_keys.create_key(ids["user"], "target")
         path = path.replace("{key_id:id}", view.id)
@@ -179,7 +188,8 @@ def test_access(world: dict[str, Any]) -> None:
     this affordable); every failing cell is listed."""
     client: TestClient = world["client"]
     failures = []
-    for (method, template), row in sorted(MATRIX.items()):
+    # Log-out ends the personas' sessions: its row goes last, so no row after it runs logged out.
+    for (method, template), row in sorted(MATRIX.items(), key=lambda item: (item[0] == ("POST", "/logout"), item[0])):
         # The owner goes last; each attempt gets a fresh object of the owner's (deletes succeed
         # only for him, so the others' attempts always meet an existing object).
         for persona in ("anon", "disabled", "other", "admin", "user"):

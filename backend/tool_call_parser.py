@@ -218,8 +218,8 @@ class ToolCallStream:
     def _release(self) -> list[CallDelta]:
         out = []
         for index, element in enumerate(self._elements):
-            if element.name is None:
-                continue
+            if element.name is None or element.name not in self.names:
+                continue  # an undeclared function is never announced (the block is invalid)
             delta = CallDelta(index)
             if not element.announced:
                 element.announced = True

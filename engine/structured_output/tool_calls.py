@@ -6,7 +6,11 @@ The grammar, for begin "<tool_call>", end "</tool_call>", functions f and g, par
     block: "<tool_call>" "[" call ("," call)* "]" "</tool_call>"     (not parallel: "[" call "]")
     call: call_0 | call_1
     call_0: "{\"name\":\"f\",\"arguments\":" %json {f's schema, compact} "}"
-    TEXT: /(?s:.+)/ & ~/(?s:<tool_call>.*)/     (any non-empty text not starting with begin)
+    TEXT: /(?s:.+)/ & ~/(?s:[ \t\r\n]*<tool_call>.*)/
+                                    (any non-empty text not starting with begin, even after
+                                     whitespace: a reader that skips leading whitespace
+                                     (backend/tool_call_parser.py) must never see a block
+                                     the grammar did not check)
 
 Each function's arguments are their own `%json` root, so a schema's `$ref`s resolve inside it.
 """
@@ -54,5 +58,5 @@ def tool_call_lark(tools: ToolCallGrammar) -> str:
         schema = json.dumps(compact_schema(schema_text), ensure_ascii=False)
         lines.append(f'call_{i}: {head} %json {schema} "}}"')
     if not tools.required:
-        lines.append(f"TEXT: /(?s:.+)/ & ~/(?s:{regex_literal(tools.begin)}.*)/")
+        lines.append(f"TEXT: /(?s:.+)/ & ~/(?s:[ \\t\\r\\n]*{regex_literal(tools.begin)}.*)/")
     return "\n".join(lines) + "\n"

@@ -82,6 +82,17 @@ def test_auto_is_text_or_one_block(tiny_engine):
             parse_block(out.text)
 
 
+@pytest.mark.parametrize("lead", ["", " ", "\n", " \t\r\n "])
+def test_auto_text_never_hides_a_block_after_whitespace(tiny_engine, lead):
+    # A reader skips leading whitespace before the tag: the grammar must not let an unchecked
+    # block (an undeclared function, arguments against the schema) through as "text".
+    forged = lead + '<tool_call>[{"name":"rm_rf","arguments":{"city":123}}]</tool_call>'
+    matcher = tiny_engine.grammar_compiler.matcher(tools(required=False, parallel=True))
+    assert not all(matcher.consume(t) for t in tiny_engine.tokenizer.encode(forged))
+    plain = tiny_engine.grammar_compiler.matcher(tools(required=False, parallel=True))
+    assert all(plain.consume(t) for t in tiny_engine.tokenizer.encode(lead + "no call < here"))
+
+
 def test_tool_call_grammar_text_shape():
     from engine.structured_output.tool_calls import tool_call_lark
     text = tool_call_lark(ToolCallGrammar(BEGIN, END, (('we"ird\\name', "true"),), False, False))

@@ -245,6 +245,13 @@ def test_a_call_to_an_undeclared_function_is_text(client, keys, fake):
     assert message["content"] == fake.tokens[0] and "tool_calls" not in message
 
 
+@pytest.mark.parametrize("lead", ["", " "])
+def test_a_streamed_call_to_an_undeclared_function_is_never_announced(client, keys, fake, lead):
+    fake.tokens = [lead + '<tool_call>[{"name":"rm_rf",', '"arguments":{"city":1}}', "]</tool_call>"]
+    events = sse_events(chat(client, keys, tools=[WEATHER], stream=True).text)
+    assert not any(c["delta"].get("tool_calls") for e in events if isinstance(e, dict) for c in e["choices"])
+
+
 def test_n_choices_each_carry_their_own_calls(client, keys, fake):
     body = chat(client, keys, tools=[WEATHER], n=2).json()
     assert [c["finish_reason"] for c in body["choices"]] == ["tool_calls", "tool_calls"]

@@ -118,10 +118,13 @@ def plain_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolFunction
 
 def template_inputs(messages: Sequence[ChatMessage], tools: Sequence[ToolFunction]
                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
-    """(messages, tools) as a tools-aware chat template takes them (transformers' shapes)."""
+    """(messages, tools) as a tools-aware chat template takes them (transformers' shapes).
+    Tool results are escaped as in the fallback (escape_tool_result): such templates wrap them
+    in tags of their own (Qwen's and Hermes' <tool_response>), which a result must not close."""
     chat: list[dict[str, Any]] = []
     for message in messages:
-        item: dict[str, Any] = {"role": message.role, "content": message.content}
+        content = escape_tool_result(message.content) if message.role == "tool" else message.content
+        item: dict[str, Any] = {"role": message.role, "content": content}
         if message.tool_calls:
             item["tool_calls"] = [{"id": c.id, "type": "function",
                                    "function": {"name": c.name, "arguments": _arguments(c)}}

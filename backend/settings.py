@@ -166,8 +166,8 @@ class Settings:
             raise SettingsError(f"REDIS_URL must be redis://host:port/db, rediss://… or unix://…, got {self.redis_url!r}")
         if self.live_recheck_s is not None and not 0.0 < self.live_recheck_s <= 86400.0:
             raise SettingsError(f"CRESCENT_LIVE_RECHECK_S must be in (0, 86400], got {self.live_recheck_s}")
-        if not 1 <= self.trace_store_size <= 100_000:
-            raise SettingsError("CRESCENT_TRACE_STORE_SIZE must be between 1 and 100000")
+        if not 1 <= self.trace_store_size <= 10_000:
+            raise SettingsError("CRESCENT_TRACE_STORE_SIZE must be between 1 and 10000")
         if len(self.instance_name) > 64 or not self.instance_name.isprintable():
             raise SettingsError("CRESCENT_INSTANCE must be at most 64 printable characters")
         for origin in self.allowed_origins:

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 TRACER_NAME = "crescent"
 TRACE_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 DEFAULT_STORE_SIZE = 200
-MAX_SPANS_PER_TRACE = 512  # a trace past this keeps its first spans
+MAX_SPANS_PER_TRACE = 512  # a trace past this keeps its first spans, and its root (ended last)
 OTLP_ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
 
@@ -73,7 +73,7 @@ class TraceStore(SpanExporter):
                     kept = self._traces[trace_id] = []
                     while len(self._traces) > self.max_traces:
                         self._traces.popitem(last=False)
-                if len(kept) < MAX_SPANS_PER_TRACE:
+                if len(kept) < MAX_SPANS_PER_TRACE or span.parent is None:
                     kept.append(span)
         return SpanExportResult.SUCCESS
 

@@ -151,22 +151,26 @@ class ChatSocket:
             return True  # a retry of a send still streaming here: that pump answers it
         # One trace per turn (backend/tracing.py): its pump ends the root span.
         root = tracing.start_root("chat.turn", {"action": frame.action, "user_id": self.user.id})
-        with tracing.use(root):
-            with tracing.span("ws.receive"):
-                # The session may have been logged out (another tab) since the upgrade.
-                if await current_user(self.websocket, fresh=True) is None:
-                    root.end()
-                    async with self._write_lock:  # not in the middle of a pump's frame
-                        self._closed = True
-                        await self.websocket.close(WS_CLOSE_UNAUTHORIZED)
-                    return False
-                if not await self._room_for(client_msg_id=frame.client_msg_id):
-                    root.end()
-                    return True
-            request = TurnRequest(frame.action, frame.client_msg_id, frame.conversation_id, frame.text,
-                                  frame.message_id, frame.use_documents)
-            events = self.state.chat.act(self.user.id, request, origin=self._channel)
-            self._spawn(key, events, root, client_msg_id=frame.client_msg_id)
+        try:
+            with tracing.use(root):
+                with tracing.span("ws.receive"):
+                    # The session may have been logged out (another tab) since the upgrade.
+                    if await current_user(self.websocket, fresh=True) is None:
+                        root.end()
+                        async with self._write_lock:  # not in the middle of a pump's frame
+                            self._closed = True
+                            await self.websocket.close(WS_CLOSE_UNAUTHORIZED)
+                        return False
+                    if not await self._room_for(client_msg_id=frame.client_msg_id):
+                        root.end()
+                        return True
+                request = TurnRequest(frame.action, frame.client_msg_id, frame.conversation_id, frame.text,
+                                      frame.message_id, frame.use_documents)
+                events = self.state.chat.act(self.user.id, request, origin=self._channel)
+                self._spawn(key, events, root, client_msg_id=frame.client_msg_id)
+        except BaseException:
+            root.end()  # the pump that would have ended it never started
+            raise
         return True
 
     async def _start_attach(self, frame: AttachFrame) -> None:

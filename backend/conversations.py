@@ -102,6 +102,7 @@ class ConversationSettings:
     system_prompt: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    use_tools: bool = False  # a turn is an agent run with the tools the admin allows (issue 15)
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ class ConversationView:
     pinned: bool = False
 
 
-_SETTINGS = ("system_prompt", "temperature", "max_tokens")
+_SETTINGS = ("system_prompt", "temperature", "max_tokens", "use_tools")
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
@@ -151,6 +152,10 @@ def validate_settings(changes: object, max_max_tokens: int) -> dict[str, Any]:
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= max_max_tokens):
             raise ValidationFailed(f"max_tokens must be a whole number in [1, {max_max_tokens}] or null")
         values["max_tokens"] = n
+    if "use_tools" in changes:
+        if not isinstance(changes["use_tools"], bool):
+            raise ValidationFailed("use_tools must be true or false")
+        values["use_tools"] = changes["use_tools"]
     return values
 
 
@@ -226,7 +231,8 @@ def view_of(message: Message, siblings: Sequence[str] = ()) -> MessageView:
 
 
 def settings_of(conversation: Conversation) -> ConversationSettings:
-    return ConversationSettings(conversation.system_prompt, conversation.temperature, conversation.max_tokens)
+    return ConversationSettings(conversation.system_prompt, conversation.temperature, conversation.max_tokens,
+                                bool(conversation.use_tools))
 
 
 def conversation_messages(db: Session, conversation_id: str, user_id: str) -> list[Message]:
@@ -317,7 +323,7 @@ class ConversationService:
 
         changes: any of system_prompt (str, at most MAX_SYSTEM_PROMPT_CHARS characters, no control
         characters but tab and line breaks), temperature (number in [0, 2]), max_tokens (whole
-        number in [1, max_max_tokens], the admin's maximum). Raises ValidationFailed (nothing
+        number in [1, max_max_tokens], the admin's maximum), use_tools (bool). Raises ValidationFailed (nothing
         stored) naming the field, NotFound.
         """
         values = validate_settings(changes, max_max_tokens)

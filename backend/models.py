@@ -131,6 +131,8 @@ class Conversation(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     # Retrieve from the owner's documents on every turn (issue 6; migration 0004).
     use_documents: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A turn is an agent run with tools (issue 15; migration 0011): the user's ⚙ setting.
+    use_tools: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # Migration 0005. current_message_id: the leaf of the active branch (the newest message the
     # page shows); the prompt is the path from the root to it. Not a foreign key (messages
     # already point here), checked by the code: NULL or a message of this conversation.

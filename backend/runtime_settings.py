@@ -42,6 +42,9 @@ MAX_CONCURRENT = 1_000
 CACHE_TTL_S = 5.0
 MAX_UNWATCHED_S = 24 * 3600
 MAX_SOURCES = 50  # backend.rag.settings.RagSettings accepts top_k up to this
+AGENT_ACCESS = ("off", "admins", "everyone")
+MAX_AGENT_STEPS = 50
+MAX_AGENT_WALL_S = 3600
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,11 @@ class RuntimeSettings:
         (passages below it are not used; -1 disables it).
     unwatched_reply_s: how long a chat reply goes on with no page watching it: -1 to its end,
         0 it stops when the last page leaves, N > 0 after N seconds with nobody watching.
+    agent_tools: who may turn on tools in a conversation (agent runs, issue 15): "off" (the
+        deployment has none) | "admins" | "everyone". agent_side_effects: who may call tools that
+        write (save_note), among those: same choices. agent_max_*: one run's budget: steps
+        (model and tool steps), tool calls, tokens (prompt + completion over its model calls),
+        wall time in seconds (backend.agent.budget).
     """
 
     system_prompt: str | None
@@ -74,6 +82,12 @@ class RuntimeSettings:
     sources_top_k: int = 5
     sources_min_similarity: float = 0.2
     unwatched_reply_s: int = -1
+    agent_tools: str = "off"
+    agent_side_effects: str = "off"
+    agent_max_steps: int = 8
+    agent_max_tool_calls: int = 8
+    agent_max_tokens: int = 16_000
+    agent_max_wall_s: int = 120
 
     @classmethod
     def from_settings(
@@ -170,6 +184,20 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
         FieldSpec("unwatched_reply_s", "Reply with nobody watching (s)", "int",
                   "How long a chat reply goes on once no page shows it. -1: to its end; "
                   "0: it stops when the last page closes.", -1, MAX_UNWATCHED_S, group="chat"),
+        FieldSpec("agent_tools", "Tools in chat", "choice",
+                  "Who may turn on tools (search, calculator, notes...) in a conversation.",
+                  choices=AGENT_ACCESS, group="agent"),
+        FieldSpec("agent_side_effects", "Tools that write", "choice",
+                  "Who, among those, may call tools that change data (save_note).",
+                  choices=AGENT_ACCESS, group="agent"),
+        FieldSpec("agent_max_steps", "Steps per run", "int",
+                  "Model calls and tool steps one agent run may take.", 1, MAX_AGENT_STEPS, group="agent"),
+        FieldSpec("agent_max_tool_calls", "Tool calls per run", "int",
+                  "Tool calls one agent run may make.", 1, MAX_AGENT_STEPS, group="agent"),
+        FieldSpec("agent_max_tokens", "Tokens per run", "int",
+                  "Prompt and completion tokens over one run's model calls.", 1, MAX_TOKENS_PER_DAY, group="agent"),
+        FieldSpec("agent_max_wall_s", "Time per run (s)", "int",
+                  "Seconds one agent run may take.", 1, MAX_AGENT_WALL_S, group="agent"),
     )
 
 

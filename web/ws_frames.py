@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from backend.agent.events import AgentStepEvent
 from backend.chat import Ack, ChatFailed, ConversationChanged, Delta, Done, TurnStarted
 from web.errors import error_frame
 
@@ -64,6 +65,17 @@ def conversation_frame(change: ConversationChanged) -> dict[str, Any]:
             "title": change.title}
 
 
+def agent_step_frame(step: AgentStepEvent) -> dict[str, Any]:
+    """An agent run's step started or ended (docs/INTERFACES.md section 4): its index, kind
+    (model | tool), status, text (a model step's output) and, for a tool step, its calls (tool,
+    arguments as JSON text, status ok | refused | invalid | error | running, the one-line
+    summary, the result's content). All text for the page to escape."""
+    return {"type": "agent_step", "message_id": step.message_id, "run_id": step.run_id, "index": step.index,
+            "kind": step.kind, "status": step.status, "text": step.text,
+            "calls": [{"tool": c.tool, "arguments": c.arguments, "status": c.status, "summary": c.summary,
+                       "content": c.content} for c in step.calls]}
+
+
 def event_frame(event: object) -> dict[str, Any]:
     """Any chat or account event -> its frame. Raises TypeError for anything else."""
     if isinstance(event, Delta):
@@ -78,4 +90,6 @@ def event_frame(event: object) -> dict[str, Any]:
         return turn_frame(event)
     if isinstance(event, ConversationChanged):
         return conversation_frame(event)
+    if isinstance(event, AgentStepEvent):
+        return agent_step_frame(event)
     raise TypeError(f"unexpected chat event {type(event).__name__}")

@@ -67,6 +67,7 @@ class RunResult:
     text: str
     ending: str | None = None
     sources: list[Any] = field(default_factory=list)
+    used: dict[str, float] = field(default_factory=dict)  # BudgetMeter.used()
 
 
 @dataclass
@@ -147,6 +148,7 @@ class AgentRunner:
             log.exception("agent run %s failed", run_id)
             result = RunResult(run_id, "error", "", "the run failed")
         await asyncio.to_thread(self._end, run_id, result, meter, started)
+        result.used = meter.used()
         return result
 
     def _end(self, run_id: str, result: RunResult, meter: BudgetMeter, started: float) -> None:

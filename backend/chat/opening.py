@@ -140,6 +140,7 @@ class TurnOpener:
         turn.params = replace(params, continue_final_message=True) if request.action == "continue" else params
         turn.sources = citations if citations is not None else (plan.target_sources or [])
         turn.unwatched_s = settings.unwatched_reply_s
+        turn.use_tools = bool(conversation.use_tools)
         return turn, generation
 
     def _claim(self, conversation_id: str) -> str:

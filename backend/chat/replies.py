@@ -28,6 +28,7 @@ import asyncio
 import logging
 from typing import Awaitable, Callable, Protocol
 
+from backend.agent.events import AgentStepEvent, StepLog
 from backend.chat.events import ChatEvent, ChatFailed, Delta, Done
 from backend.chat.turns import Ending, Turn
 from backend.errors import ValidationFailed
@@ -133,6 +134,9 @@ class LiveReply:
         self._checking: asyncio.Future[None] | None = None  # asking the mirror whether it is watched
         self._published = 0  # fed deltas are published after their flush: seq counts these
         self._snapshot: RenderMark = self.markdown.mark()  # the rendering as of the last published delta
+        # An agent run's (backend/chat/agent_turn.py): its steps so far, and its Stop.
+        self.steps = StepLog()
+        self.stop_event: asyncio.Event | None = None
 
     @property
     def seq(self) -> int:
@@ -156,6 +160,8 @@ class LiveReply:
         if self.final is not None:
             viewer.queue.put_nowait(self.final)
             return viewer
+        for step in self.steps.replay():  # an agent run's steps so far, each as its latest event
+            viewer.queue.put_nowait(step)
         if after_seq < self.seq:
             committed, tail = self.markdown.rendering_at(self._snapshot)
             viewer.queue.put_nowait(Delta(self.message_id, self.seq, "".join(self.parts[after_seq:self.seq]),
@@ -193,6 +199,12 @@ class LiveReply:
         delta = self.feed(text)
         self.publish(delta)
         return delta
+
+    def publish_step(self, event: AgentStepEvent) -> None:
+        """An agent step started or ended: every viewer gets it; attachers get the latest event
+        of each step first (not relayed to other processes)."""
+        self.steps.record(event)
+        self._publish(event)  # type: ignore[arg-type]
 
     def end(self, final: Done | ChatFailed) -> None:
         """The reply ended: every viewer gets `final`, later attachers too."""

@@ -38,12 +38,13 @@ import functools
 import logging
 import time
 from contextlib import aclosing
-from typing import TYPE_CHECKING, AsyncIterator, Callable, Protocol
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Protocol, Sequence
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend import tracing
 from backend.chat import turns
+from backend.chat.agent_turn import AgentTurns
 from backend.chat.channels import UserChannels
 from backend.chat.events import (ChatEvent, ChatFailed, ConversationChanged, TurnStarted, ack_of, done_of,
                                  stored_outcome)
@@ -109,6 +110,9 @@ class ChatService:
         channels: where account events go (TurnStarted, ConversationChanged).
         redis: shared with the other server processes (None: this process alone); call
             :meth:`start` on the event loop then.
+        agent_tools: the deployment's tools (ToolRegistry.specs, or a list of ToolSpec): a
+            turn of a conversation with tools on is then an agent run (backend/chat/agent_turn.py);
+            None: every turn is a plain reply.
     """
 
     def __init__(
@@ -118,7 +122,7 @@ class ChatService:
         limiter: UsageLimiter | None = None, admission: AdmissionController | None = None,
         metrics: GenerationMetrics | None = None, retriever: DocumentSearch | None = None,
         generations: Generations | None = None, channels: UserChannels | None = None,
-        redis: RedisLink | None = None,
+        redis: RedisLink | None = None, agent_tools: Callable[[], Sequence[Any]] | Sequence[Any] | None = None,
     ) -> None:
         self._sessions = session_factory
         self._generator = generator
@@ -135,6 +139,8 @@ class ChatService:
         self._clock = clock
         self._replies: dict[str, LiveReply] = {}
         self._opener = TurnOpener(session_factory, self._planner, self.generations, self.params)
+        self._agent = (AgentTurns(session_factory, generator, agent_tools, flush_interval_s, clock)
+                       if agent_tools is not None else None)
         self.cluster: ClusterLive | None = None
         if redis is not None:
             from backend.cluster.live_work import ClusterLive  # it imports backend.chat
@@ -181,6 +187,8 @@ class ChatService:
         if reply is None or reply.user_id != user_id or reply.generation is None:
             return False
         await reply.generation.stop()
+        if reply.stop_event is not None:  # an agent run: it stops between or inside its steps
+            reply.stop_event.set()
         return True
 
     async def end_reply(self, assistant_message_id: str, reason: str) -> bool:
@@ -189,6 +197,8 @@ class ChatService:
         if reply is None or reply.generation is None:
             return False
         await reply.generation.end(reason)
+        if reply.stop_event is not None:
+            reply.stop_event.set()
         return True
 
     async def end_conversation(self, user_id: str, conversation_id: str, reason: str = REASON_DELETED) -> int:
@@ -348,6 +358,10 @@ class ChatService:
                 if generation is None:
                     raise turn.prompt_error or GenerationError("the prompt could not be built")
                 assert turn.params is not None
+                runner = await self._agent.runner_for(reply, self._runtime.get()) if self._agent is not None else None
+                if runner is not None:
+                    ending = await self._agent.run(reply, runner)  # type: ignore[union-attr]
+                    return
                 generation.start(message_id, turn.params, messages=turn.messages,
                                  conversation_id=turn.conversation_id)
             except GenerationError as exc:

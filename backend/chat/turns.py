@@ -57,6 +57,7 @@ class Turn:
     parent_id: str | None = None
     prefix: str = ""
     prior_completion_tokens: int = 0
+    use_tools: bool = False  # the conversation's ⚙ tools setting when it started (an agent run)
 
 
 @dataclass

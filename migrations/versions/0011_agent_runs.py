@@ -8,7 +8,7 @@ Create Date: 2026-12-02
 interrupted | error; budget_used JSON). `agent_steps`: model and tool steps by index.
 `agent_tool_calls`: one per call; `idempotency_key` ("{run_id}:{step}:{call}") is unique, so a
 retried step finds the stored result instead of running a side effect twice.
-Models: backend/agent/models.py.
+`conversations.use_tools`: the user's per-conversation toggle. Models: backend/agent/models.py.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ TS = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
+    op.add_column("conversations", sa.Column("use_tools", sa.Boolean(), server_default=sa.false(), nullable=False))
     op.create_table(
         "agent_runs",
         sa.Column("id", ID, nullable=False),
@@ -101,3 +102,5 @@ def downgrade() -> None:
     op.drop_index("ix_agent_runs_status", table_name="agent_runs")
     op.drop_index("ix_agent_runs_message_id", table_name="agent_runs")
     op.drop_table("agent_runs")
+    with op.batch_alter_table("conversations") as batch:  # SQLite before 3.35 cannot drop in place
+        batch.drop_column("use_tools")

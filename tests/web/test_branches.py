@@ -192,25 +192,27 @@ def test_per_conversation_settings_reach_the_prompt_and_the_sampler(client: Test
         a, _ = turn(ws, send_frame("q1"))
         url = f"/api/conversations/{a['conversation_id']}/settings"
         defaults = client.get(url).json()
-        assert defaults["settings"] == {"system_prompt": None, "temperature": None, "max_tokens": None}
+        assert defaults["settings"] == {"system_prompt": None, "temperature": None, "max_tokens": None,
+                                       "use_tools": False}
         limit = defaults["max_max_tokens"]
         response = client.patch(url, json={"system_prompt": "Answer in French.", "temperature": 0.25, "max_tokens": 3},
                                 headers=csrf_headers(client))
         assert response.status_code == 200, response.text
         assert response.json()["settings"] == {"system_prompt": "Answer in French.", "temperature": 0.25,
-                                               "max_tokens": 3}
+                                               "max_tokens": 3, "use_tools": False}
         turn(ws, send_frame("q2", a["conversation_id"]))
         _, messages, params = fake.requests[-1]
         assert messages[0].role == "system" and messages[0].content == "Answer in French."
         assert params.temperature == 0.25 and params.max_tokens == 3
         for bad in ({"max_tokens": limit + 1}, {"temperature": 2.5}, {"temperature": "hot"}, {"top_k": 3},
-                    {"system_prompt": "a\x00b"}, {"max_tokens": True}):
+                    {"system_prompt": "a\x00b"}, {"max_tokens": True}, {"use_tools": "yes"}):
             refused = client.patch(url, json=bad, headers=csrf_headers(client))
             assert refused.status_code == 400, bad
             assert refused.json()["error"]["code"] == "invalid_input"
         back = client.patch(url, json={"system_prompt": None, "temperature": None, "max_tokens": None},
                             headers=csrf_headers(client))
-        assert back.json()["settings"] == {"system_prompt": None, "temperature": None, "max_tokens": None}
+        assert back.json()["settings"] == {"system_prompt": None, "temperature": None, "max_tokens": None,
+                                           "use_tools": False}
         turn(ws, send_frame("q3", a["conversation_id"]))
         assert fake.requests[-1][2].max_tokens == defaults["defaults"]["max_tokens"]
     client.cookies.clear()

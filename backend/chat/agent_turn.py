@@ -1,0 +1,112 @@
+"""A chat reply run as an agent (issue 15): the turn's conversation has tools on (its ⚙
+setting) and the admin lets this user's role use tools (RuntimeSettings.agent_tools).
+
+:class:`AgentTurns` runs the reply with backend.agent.runs.AgentRunner instead of one
+generation: the final answer's text streams into the LiveReply as deltas, each step is
+published to its viewers (``agent_step`` frames; pages attaching later get the steps first),
+the tools' citations become the reply's sources, and a budget's ending is written at the end
+of the reply's text. Stop from any page sets the run's stop event (ChatService._stop_here);
+the reply's admitted generation holds the user's lease and queue ticket for the whole run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any, Callable, Sequence
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from backend.agent.access import allowed_names, budget_of, tools_enabled
+from backend.agent.records import RunRecords
+from backend.agent.runs import AgentRunner
+from backend.chat import turns
+from backend.chat.replies import REASON_SERVER_ABORTED, LiveReply
+from backend.chat.turns import Ending
+from backend.generator import FINISH_ABORT, FINISH_ERROR, FINISH_STOP, GenerationDone, TextGenerator
+from backend.models import Message, User
+from backend.runtime_settings import RuntimeSettings
+
+REASON_RUN_FAILED = "the agent run failed"
+
+
+class AgentTurns:
+    """Agent replies for ChatService.
+
+    tools: the deployment's tools (a ToolRegistry's specs(), or a list of ToolSpec).
+    clock: monotonic seconds for the runs' wall-time budget and the flushes.
+    """
+
+    def __init__(self, session_factory: sessionmaker[Session], generator: TextGenerator,
+                 tools: Callable[[], Sequence[Any]] | Sequence[Any], flush_interval_s: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._sessions = session_factory
+        self._generator = generator
+        self._tools = tools
+        self._flush_interval_s = flush_interval_s
+        self._clock = clock
+        self.records = RunRecords(session_factory)
+
+    def specs(self) -> list[Any]:
+        return list(self._tools() if callable(self._tools) else self._tools)
+
+    def _role(self, user_id: str) -> str:
+        with self._sessions() as db:
+            return db.scalar(select(User.role).where(User.id == user_id)) or "user"
+
+    async def runner_for(self, reply: LiveReply, settings: RuntimeSettings) -> AgentRunner | None:
+        """The runner of this reply, or None when it is a plain reply (tools off for the
+        conversation, the deployment or the user's role)."""
+        if not reply.turn.use_tools or reply.turn.action == "continue":
+            return None
+        role = await asyncio.to_thread(self._role, reply.user_id)
+        if not tools_enabled(settings, role):
+            return None
+        specs = self.specs()
+        return AgentRunner(self._generator, specs, allowed_names(specs, settings, role), self.records,
+                           budget_of(settings), clock=self._clock, publish=reply.publish_step, step_log=reply.steps)
+
+    async def run(self, reply: LiveReply, runner: AgentRunner) -> Ending:
+        """Run the reply; returns its ending (the service stores it and tells the viewers)."""
+        turn = reply.turn
+        assert turn.params is not None
+        reply.stop_event = asyncio.Event()
+        generation = reply.generation
+        if generation is not None and (generation.stopped or generation.ended_reason is not None):
+            reply.stop_event.set()
+        last_flush = [self._clock()]
+
+        async def on_text(text: str) -> None:
+            delta = reply.feed(text)
+            if self._clock() - last_flush[0] >= self._flush_interval_s:
+                last_flush[0] = self._clock()
+                await asyncio.to_thread(turns.flush, self._sessions, reply.message_id, reply.text,
+                                        reply.markdown.html)
+            reply.publish(delta)
+
+        result = await runner.run(conversation_id=turn.conversation_id, user_id=reply.user_id,
+                                  message_id=reply.message_id, messages=turn.messages, params=turn.params,
+                                  stop=reply.stop_event, on_text=on_text)
+        if result.sources:
+            turn.sources = list(result.sources)
+            await asyncio.to_thread(self._store_sources, reply.message_id, turn.sources)
+        tokens = int(result.used.get("tokens", 0))
+        done = GenerationDone(FINISH_STOP, 0, tokens)
+        if result.status == "done":
+            return Ending(FINISH_STOP, "complete", None, done)
+        if result.status == "budget":
+            reply.add(("\n\n" if reply.text else "") + f"*{result.ending}*")
+            return Ending(FINISH_STOP, "complete", None, done)
+        if result.status == "stopped":
+            reason = generation.ended_reason if generation is not None else None
+            if reason is not None:
+                return Ending(FINISH_ABORT, "interrupted", reason or REASON_SERVER_ABORTED, done)
+            return Ending(FINISH_ABORT, "complete", None, done)
+        return Ending(FINISH_ERROR, "error", result.ending or REASON_RUN_FAILED, done)
+
+    def _store_sources(self, message_id: str, sources: list[Any]) -> None:
+        with self._sessions() as db:
+            db.execute(update(Message).where(Message.id == message_id).values(sources=json.dumps(sources)))
+            db.commit()

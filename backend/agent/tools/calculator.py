@@ -69,7 +69,7 @@ def _literal(text: str) -> Fraction:
         raise ToolError(f"the number {text[:40]} has an exponent beyond ±{MAX_LITERAL_EXPONENT}")
     frac = m.group("frac") or ""
     mantissa = int((m.group("int") or "") + frac or "0")
-    return Fraction(mantissa) * Fraction(10) ** (exponent - len(frac))
+    return _check_size(Value(Fraction(mantissa) * Fraction(10) ** (exponent - len(frac)))).q
 
 
 def _to_decimal(q: Fraction) -> decimal.Decimal:
@@ -134,8 +134,11 @@ def _power(base: Value, exponent: Value) -> Value:
         num, den = _exact_root(b.numerator, k), _exact_root(b.denominator, k)
         if num is not None and den is not None:
             return _power(Value(Fraction(num, den), base.exact), Value(Fraction(e.numerator), exponent.exact))
-    with decimal.localcontext(_context()):
-        result = _to_decimal(b) ** _to_decimal(e)
+    try:
+        with decimal.localcontext(_context()):
+            result = _to_decimal(b) ** _to_decimal(e)
+    except decimal.DecimalException:  # over- or underflow the size pre-check let through
+        raise ToolError(f"the result is too large (more than {MAX_BITS} bits)") from None
     return _check_size(Value(Fraction(result), False))
 
 

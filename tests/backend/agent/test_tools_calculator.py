@@ -122,6 +122,7 @@ def test_formatting_and_the_tool_result():
     ("2^(10^10)", "too large"),
     ("1e999999999", "exponent"),
     ("1e-999999999", "exponent"),
+    ("9" * 400 + "e1000", "too large"),
     ("0.5^100000", "too large"),
     ("2^0.5^-100000", "too large"),
     ("10 ^ 1300.5", "too large"),

@@ -166,3 +166,17 @@ def test_results_just_inside_the_limit_are_computed():
     assert evaluate("2 ^ 4000").q == 2**4000
     with pytest.raises(ToolError, match="too large"):
         evaluate("2 ^ 4000 * 2 ^ 100")
+
+
+def test_random_token_soup_gives_a_value_or_a_tool_error_never_another_exception():
+    rng = random.Random(15)
+    alphabet = ["1", "0", "9", ".", "e", "-", "+", "*", "/", "//", "%", "^", "**", "(", ")", ",", " ",
+                "sqrt(", "round(", "min(", "max(", "floor(", "abs(", "ceil(", "1e3", "0.5", "7"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 25)))
+        try:
+            value = evaluate(text)
+        except ToolError:
+            continue
+        assert isinstance(value.q, Fraction)
+        format_value(value)

@@ -46,6 +46,7 @@ from backend.generator import TextGenerator
 from backend.admission import AdmissionController
 from backend.limits import UsageLimiter
 from backend.metrics import SAMPLE_INTERVAL_S, Metrics, stats_source
+from backend.agent.tools import ToolRegistry
 from backend.notes import NoteService
 from backend.rag import DocumentService, Embedder, IngestionWorker, RagSettings, Retriever
 from backend.runtime_settings import RuntimeSettingsStore
@@ -259,8 +260,12 @@ def create_app(
             generations = Generations(active, session_factory, limiter=limiter, admission=admission,
                                       metrics=metrics, cache_salt_key=keys.cache_salt)
             # With redis_link: live-work events, their re-check and the reply relay across processes.
+            # Agent runs (issue 15): the built-in tools a conversation with tools on may call.
+            notes = NoteService(session_factory)
+            tools = ToolRegistry(documents=documents, retriever=retriever, notes=notes, session_factory=session_factory)
             chat = ChatService(session_factory, active, settings, runtime_settings=runtime_settings,
-                               retriever=retriever, generations=generations, channels=channels, redis=redis_link)
+                               retriever=retriever, generations=generations, channels=channels, redis=redis_link,
+                               agent_tools=tools.specs)
             chat.start()
             app.state.crescent = AppState(
                 settings=settings,
@@ -281,7 +286,7 @@ def create_app(
                 documents=documents,
                 ingestion=ingestion,
                 retriever=retriever,
-                notes=NoteService(session_factory),
+                notes=notes,
                 search=ConversationSearch(session_factory),
                 transfer=ConversationTransfer(session_factory, channels.publish),
                 redis=redis_link,

@@ -284,6 +284,11 @@ class Document(Base):
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
+# document_chunks.id is an INTEGER: 32-bit on PostgreSQL (a larger value in a query is an
+# error there, not "no rows"), so ids past this are not found without asking the database.
+MAX_CHUNK_ID = 2**31 - 1
+
+
 class DocumentChunk(Base):
     """One retrievable piece of a document version.
 

@@ -28,6 +28,7 @@ from starlette.routing import Route
 
 from backend.auth import UserInfo
 from backend.errors import NotFound, ValidationFailed
+from backend.models import MAX_CHUNK_ID
 from backend.rag import DocumentTooLarge
 from backend.rag.extract import readable_size
 import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
@@ -38,7 +39,6 @@ from web.session import current_user, page_user_or_redirect, user_for_bearer
 from web.state import AppState, app_state
 
 NO_STORE = {"Cache-Control": "no-store"}
-MAX_CHUNK_ID = 2**63 - 1  # a signed 64-bit integer key
 _TRUE = frozenset({"1", "true", "on", "yes"})
 _FALSE = frozenset({"0", "false", "off", "no", ""})
 

@@ -355,6 +355,9 @@ def test_a_chunk_is_found_only_under_its_own_document(client: TestClient) -> Non
     for path in (f"/api/documents/{second['id']}/chunks/{chunk_id}", f"/documents/{second['id']}/chunks/{chunk_id}"):
         response = client.get(path, headers={"Accept": "application/json"})
         assert response.status_code == 404 and "heron" not in response.text, path
+    for too_big in (2**31, 2**63 - 1, 2**63, 10**30):  # past the INTEGER column: not found, on both databases
+        response = client.get(f"/api/documents/{first['id']}/chunks/{too_big}")
+        assert response.status_code == 404, (too_big, response.text[:200])
 
 
 @pytest.mark.parametrize("name", ["a\x07.md", "bidi\u202etxt.md", "nul\x00.md"])

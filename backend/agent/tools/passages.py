@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from backend.models import MAX_CHUNK_ID
 from backend.rag import Source, citation
 from backend.rag.sources import source_label
 
 PASSAGE_ID_PATTERN = r"^[0-9a-f]{32}:[0-9]{1,10}$"
 # document_chunks.id is an INTEGER: on PostgreSQL a larger id is an error, not "not found".
-MAX_CHUNK_ID = 2**31 - 1
 _PASSAGE_ID = re.compile(PASSAGE_ID_PATTERN)
 _MARKERS = re.compile(r"<{3,}|>{3,}")
 QUOTE = "> "

@@ -26,7 +26,7 @@ from engine.scheduler import ScheduledSequence, Scheduler
 from engine.sequence import Sequence, SequenceStatus
 from engine.stats import EngineStats
 from engine.structured_output.compiler import GrammarCompiler
-from engine.structured_output.matcher import fill_bitmask
+from engine.structured_output.decoding import advance, allowed_tokens, is_complete
 
 logger = logging.getLogger(__name__)
 
@@ -286,8 +286,8 @@ class LLMEngine:
         # (on CUDA they are ready when the logits are; on CPU they do not run while the
         # kernels' threads wind down).
         constrained = [i for i, s in enumerate(sampling) if s.grammar is not None]
-        allowed = (self._allowed_tokens([sampling[i] for i in constrained], constrained)
-                   if constrained else None)
+        allowed = (allowed_tokens([sampling[i] for i in constrained], constrained,
+                                  self.model_config.vocab_size) if constrained else None)
         logits = self.model_runner.execute(scheduled)
         if not sampling:
             return [], []
@@ -298,20 +298,6 @@ class LLMEngine:
         meta.allowed = allowed
         out = sample(logits, meta)
         return out.sampled_token_ids.tolist(), self._token_logprobs(out, sampling)
-
-    def _allowed_tokens(self, seqs: list[Sequence], rows: list[int],
-                        ) -> tuple[list[int], torch.Tensor]:
-        """(rows, int32 bitmask [k, ceil(vocab / 32)] on the CPU) for the grammar-constrained
-        sampling rows (engine.structured_output.bitmask).
-
-        Each matcher is first brought back to its sequence's output tokens: a matcher never
-        runs ahead of the tokens the sequence keeps (preemption by recompute keeps them all,
-        so this rolls back only if a sequence ever drops some)."""
-        for seq in seqs:
-            excess = seq.grammar.num_consumed - seq.num_output_tokens
-            if excess > 0:
-                seq.grammar.rollback(excess)
-        return rows, fill_bitmask([seq.grammar for seq in seqs], self.model_config.vocab_size)
 
     def _token_logprobs(self, out: SamplerOutput, sampling: list[Sequence],
                         ) -> list[TokenLogprobs | None]:
@@ -341,17 +327,17 @@ class LLMEngine:
             seq.metrics.first_token_time = now
         reason = None
         delta = ""
-        if seq.grammar is not None and not seq.grammar.consume(token_id):
-            # Cannot happen while the sampler applies the mask; never emit an invalid token.
-            return self._finish(seq, "error", error=f"structured output: the grammar refused "
-                                f"token {token_id}: {seq.grammar.error}", logprobs=logprobs)
+        if seq.grammar is not None and (error := advance(seq.grammar, token_id)) is not None:
+            # The grammar failed (a limit hit mid-decode): end this request alone; never emit
+            # a token the grammar refused.
+            return self._finish(seq, "error", error=error, logprobs=logprobs)
         if token_id in seq.stop_token_ids:
             reason = "stop"  # EOS / end-of-turn / stop_token_ids: no text
         else:
             delta = seq.detokenizer.add_token(token_id)
             if seq.detokenizer.stopped:
                 reason = "stop"
-        if reason is None and seq.grammar is not None and seq.grammar.is_terminated():
+        if reason is None and seq.grammar is not None and is_complete(seq.grammar):
             reason = "stop"  # the output is complete: nothing but EOS may follow
         if reason is None and seq.num_output_tokens >= seq.max_tokens:
             reason = "length"

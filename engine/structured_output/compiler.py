@@ -20,7 +20,8 @@ from collections import OrderedDict
 import llguidance
 
 from engine.errors import InvalidStructuredOutputError
-from engine.structured_output.matcher import GrammarMatcher
+from engine.structured_output.matcher import GrammarMatcher, fill_bitmask, short_error
+from engine.structured_output.bitmask import unpack_bitmask_numpy
 from engine.structured_output.params import StructuredOutputParams
 from engine.structured_output.tool_calls import COMPACT_JSON, compact_schema, tool_call_lark
 from engine.tokenizer import Tokenizer
@@ -129,17 +130,54 @@ class GrammarCompiler:
         return matcher
 
     def _compile(self, params: StructuredOutputParams) -> llguidance.LLMatcher | str:
-        """The template matcher, or the error message for a constraint that cannot compile."""
+        """The template matcher, or the error message for a constraint that cannot compile
+        (one line, library text cut short). For tool calls, each function's arguments schema
+        is first compiled and probed on its own (the probe of the whole grammar does not reach
+        into the calls), and the first that fails is named:
+        "structured_output.tool_calls.functions[i] (name) arguments ..."."""
         self.num_compiles += 1
+        if params.tool_calls is not None:
+            for i, (name, schema) in enumerate(params.tool_calls.functions):
+                alone = self._build(StructuredOutputParams(json=schema))
+                if isinstance(alone, str):
+                    reason = alone.removeprefix("structured_output.json")
+                    return f"structured_output.tool_calls.functions[{i}] ({name}) arguments{reason}"
+        return self._build(params)
+
+    def _build(self, params: StructuredOutputParams) -> llguidance.LLMatcher | str:
         where = f"structured_output.{params.kind}"
         try:
             text = grammar_text(params)
         except InvalidStructuredOutputError as exc:
-            return str(exc)
+            return short_error(str(exc))
         except ValueError as exc:
-            return f"{where}: {exc}"
+            return f"{where}: {short_error(str(exc))}"
         matcher = llguidance.LLMatcher(self.ll_tokenizer, text, log_level=0)
         if matcher.is_error():
-            reason = " ".join(matcher.get_error().split())  # one line
-            return f"{where} cannot be compiled: {reason}"
-        return matcher
+            return f"{where} cannot be compiled: {short_error(matcher.get_error())}"
+        problem = self._probe(matcher)
+        return f"{where} {problem}" if problem else matcher
+
+    def _probe(self, template: llguidance.LLMatcher) -> str | None:
+        """Force llguidance's lazy build on this thread, on a copy of `template`: the first
+        mask, then one allowed token consumed and the mask after it. Returns why the constraint
+        is unusable, or None: it allows no output at all (an empty language: a `$ref` cycle,
+        a regex that matches nothing, a grammar rule that never ends), or a build limit is hit
+        (too many lexer expressions, parser rows or items)."""
+        probe = GrammarMatcher(template.deep_copy())
+        stop_ids = self._tokenizer.stop_token_ids
+        for step in range(2):
+            allowed = unpack_bitmask_numpy(fill_bitmask([probe], self.vocab_size).numpy(),
+                                           self.vocab_size)[0]
+            empty = "NoExtension" in probe.error or (probe.is_terminated() and not probe.is_accepting())
+            if step == 0 and empty:
+                return ("allows no output (its language is empty: e.g. a $ref cycle, a regex "
+                        "that matches nothing or a rule that never ends)")
+            if probe.raw.is_error():
+                return f"is too complex: {short_error(probe.error)}"
+            tokens = [int(t) for t in allowed.nonzero()[0] if int(t) not in stop_ids]
+            if not tokens or step == 1:
+                return None  # only the empty output: valid
+            if not probe.consume(tokens[0]):
+                return f"is too complex: {short_error(probe.error)}"
+        return None

@@ -23,6 +23,12 @@ class GrammarMatcher:
     def __init__(self, matcher: llguidance.LLMatcher) -> None:
         self._matcher = matcher
         self.num_consumed = 0
+        self.failed_reason: str | None = None  # set by fail(): the engine ends the sequence
+
+    def fail(self, reason: str) -> None:
+        """Mark the matcher failed (e.g. its mask could not be computed); `reason` is kept
+        short (short_error)."""
+        self.failed_reason = short_error(reason)
 
     @property
     def raw(self) -> llguidance.LLMatcher:
@@ -61,6 +67,16 @@ class GrammarMatcher:
         """The ids allowed next (decoded from one bitmask row; for tests and debugging)."""
         bitmask = fill_bitmask([self], vocab_size)
         return unpack_bitmask(bitmask, vocab_size)[0].nonzero().flatten().tolist()
+
+
+MAX_ERROR_CHARS = 200
+
+
+def short_error(text: str) -> str:
+    """llguidance's error text without its `<state>` dump (parser state, grammar text), on one
+    line, at most MAX_ERROR_CHARS characters."""
+    line = " ".join(text.split("<state>", 1)[0].split())
+    return line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS - 3] + "..."
 
 
 _executor: llguidance.LLExecutor | None = None

@@ -74,7 +74,7 @@ def engine(tiny_model) -> LLMEngine:
      "structured_output.grammar cannot be compiled: .*undefined_rule"),
     (StructuredOutputParams(tool_calls=tools(functions=(
         ("f", json.dumps({"type": "string", "minLength": 3, "maxLength": 1})),))),
-     "structured_output.tool_calls cannot be compiled"),
+     r"structured_output.tool_calls.functions\[0\] \(f\) arguments cannot be compiled"),
     (StructuredOutputParams(json="{"), "structured_output.json is not valid JSON"),
 ])
 def test_add_request_raises_before_queueing(engine, params, reason):

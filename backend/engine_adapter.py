@@ -15,7 +15,7 @@ from backend.generator import (ChatMessage, EngineTimeline, GenerationDone, Gene
                                GenerationParams, GeneratorStats, GeneratorUnavailable,
                                InvalidGenerationParams, InvalidOutputConstraint, PromptTooLong,
                                TextDelta, TokenLogprob, ToolFunction)
-from backend.output_constraint import OutputConstraint
+from backend.output_constraint import OutputConstraint, constraint_param
 from backend.tool_prompt import plain_messages, template_inputs
 from engine import (AsyncLLMEngine, ChatTemplateError, EngineConfig, EngineError,
                     EngineNotRunningError, EngineStats, InvalidPromptError,
@@ -149,8 +149,8 @@ class EngineTextGenerator:
                                               cache_salt=params.cache_salt)
         except InvalidSamplingParamsError as exc:
             if params.structured_output is not None and isinstance(exc, InvalidStructuredOutputError):
-                raise InvalidOutputConstraint(f"{params.structured_output.param}: {exc}",
-                                              params.structured_output.param) from exc
+                param = constraint_param(params.structured_output, str(exc))
+                raise InvalidOutputConstraint(f"{param}: {exc}", param) from exc
             raise InvalidGenerationParams(str(exc)) from exc
         except PromptTooLongError as exc:
             raise PromptTooLong(str(exc)) from exc

@@ -10,6 +10,7 @@ refused before anything is queued with :class:`backend.generator.InvalidOutputCo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # The tagged block a tool call is written in (the prompt asks for it; the grammar enforces it):
@@ -25,6 +26,8 @@ class ToolCallFormat:
     functions: (name, JSON Schema text of its arguments) of each callable function.
     required: False ("auto"): plain text or one tagged block; True: the block.
     parallel: True: 1..k calls in the array; False: exactly one.
+    params: the request field of each function's arguments schema (e.g.
+    "tools[2].function.parameters"), named when that schema cannot be compiled; may be empty.
     """
 
     functions: tuple[tuple[str, str], ...]
@@ -32,6 +35,7 @@ class ToolCallFormat:
     parallel: bool
     begin: str = TOOL_CALL_BEGIN
     end: str = TOOL_CALL_END
+    params: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,3 +63,17 @@ class OutputConstraint:
         if sum(given) != 1:
             raise ValueError("an OutputConstraint sets exactly one of json, json_object, regex, "
                              "choice, grammar, tool_calls")
+
+
+_FUNCTION = re.compile(r"structured_output\.tool_calls\.functions\[(\d+)\]")
+
+
+def constraint_param(constraint: OutputConstraint, engine_message: str) -> str:
+    """The request field to name for the engine's refusal `engine_message` of `constraint`:
+    a tool function's own field (ToolCallFormat.params) when the engine names
+    "structured_output.tool_calls.functions[i]", else constraint.param."""
+    tools = constraint.tool_calls
+    match = _FUNCTION.search(engine_message)
+    if tools is not None and match and int(match.group(1)) < len(tools.params):
+        return tools.params[int(match.group(1))]
+    return constraint.param

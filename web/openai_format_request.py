@@ -2,7 +2,9 @@
 
 - response_format: {"type": "text"} (none), {"type": "json_object"} (any JSON object), or
   {"type": "json_schema", "json_schema": {"name", "schema", "strict", "description"}} (JSON
-  that follows the schema; without a schema, any object). Chat and completions.
+  that follows the schema; without a schema, any object). strict: true is OpenAI's strict mode:
+  every object schema that does not set additionalProperties gets `false` (no extra keys;
+  web.openai_strict_schema). Chat and completions.
 - structured_outputs (vLLM): an object with exactly one of json (a schema, object or text),
   regex, choice (a list of strings), grammar (the engine's CFG dialect), json_object (true).
 - guided_json / guided_regex / guided_choice / guided_grammar (vLLM's older names), and
@@ -60,7 +62,8 @@ def _response_format(value: Any) -> OutputFormat:
             raise bad_request(f"response_format.json_schema.{key} must be a {kind_.__name__}.", param)
     if spec.get("schema") is None:
         return OutputFormat(OutputConstraint(json_object=True, param=param), "")
-    schema = checked_schema(spec["schema"], param)
+    schema = checked_schema(spec["schema"], param, "response_format.json_schema.schema",
+                            strict=spec.get("strict") is True)
     return OutputFormat(OutputConstraint(json=schema, param=param), schema)
 
 

@@ -149,7 +149,11 @@ def _messages(body: dict[str, Any]) -> list[ChatMessage]:
             messages.append(ChatMessage("tool", _text_content(content, where), tool_call_id=call.id,
                                         name=call.name))
             continue
-        calls.update((c.id, c) for c in tool_calls)
+        for c in tool_calls:
+            if c.id in calls:
+                raise bad_request(f"{where}.tool_calls: the id {c.id!r} is used by another tool call "
+                                  "of the history; each call needs its own id.", f"{where}.tool_calls")
+            calls[c.id] = c
         messages.append(ChatMessage(_ROLES[role], _text_content(content, where), tool_calls=tool_calls))
     return messages
 

@@ -72,7 +72,7 @@ def _function(tool: Any, where: str) -> ToolFunction:
     param = f"{where}.function.parameters"
     if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
         raise bad_request(f"{param} must be the JSON Schema of an object.", param)
-    return ToolFunction(name, description, checked_schema(parameters, param))
+    return ToolFunction(name, description, checked_schema(parameters, param, strict=strict is True))
 
 
 def _parameters_bytes(raw: list[Any]) -> int:
@@ -135,8 +135,10 @@ def tool_use(body: dict[str, Any]) -> ToolUse:
     else:
         raise bad_request("tool_choice must be 'none', 'auto', 'required' or "
                           "{'type': 'function', 'function': {'name': ...}}.", "tool_choice")
+    index = {t.name: i for i, t in enumerate(tools)}
     grammar = ToolCallFormat(functions=tuple((t.name, t.parameters) for t in chosen),
-                             required=required, parallel=parallel)
+                             required=required, parallel=parallel,
+                             params=tuple(f"tools[{index[t.name]}].function.parameters" for t in chosen))
     return ToolUse(tools, OutputConstraint(tool_calls=grammar, param="tools"),
                    tuple(t.name for t in chosen))
 

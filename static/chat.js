@@ -567,6 +567,16 @@
     if (follow) scrollToBottom(true);
   }
 
+  // An agent run's step started or ended (static/agent_steps.js draws it in the reply).
+  function onAgentStep(frame) {
+    const stream = streams.get(frame.message_id);
+    const el = stream ? stream.el : findMessage(frame.message_id);
+    if (!el || !window.CrescentAgentSteps) return;
+    const follow = isNearBottom();
+    window.CrescentAgentSteps.render(el, frame);
+    if (follow) scrollToBottom(true);
+  }
+
   function onDone(frame) {
     const stream = streams.get(frame.message_id);
     const el = stream ? stream.el : findMessage(frame.message_id);
@@ -698,6 +708,7 @@
       case "error": onError(frame); break;
       case "turn": onTurn(frame); break;
       case "conversation": onConversation(frame); break;
+      case "agent_step": onAgentStep(frame); break;
       default: break;  // pong and anything newer than this page
     }
   }

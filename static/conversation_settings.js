@@ -1,5 +1,5 @@
 // Crescent chat page, the conversation's own settings: system prompt, temperature and max
-// tokens per reply (GET/PATCH /api/conversations/{id}/settings, docs/INTERFACES.md section 3).
+// tokens per reply, tools on or off (an agent run per turn) (GET/PATCH /api/conversations/{id}/settings, docs/INTERFACES.md section 3).
 // An empty field follows the admin's default, shown as the field's placeholder; the server
 // checks every value (max tokens within the admin's maximum) and names a refused field.
 "use strict";
@@ -14,6 +14,7 @@
   const maxTokens = document.getElementById("settings-max-tokens");
   const maxRange = document.getElementById("settings-max-range");
   const error = document.getElementById("settings-error");
+  const useTools = document.getElementById("settings-use-tools");
 
   function conversationId() {
     return window.CrescentChat ? window.CrescentChat.conversationId() : document.getElementById("app").dataset.conversationId;
@@ -41,6 +42,7 @@
     maxTokens.placeholder = String(d.max_tokens);
     maxTokens.max = String(data.max_max_tokens);
     maxRange.textContent = "(1 to " + data.max_max_tokens.toLocaleString() + ")";
+    if (useTools) useTools.checked = Boolean(s.use_tools);
   }
 
   function csrf() {
@@ -98,6 +100,7 @@
       system_prompt: text.trim() === "" ? null : text,
       temperature: number(temperature),
       max_tokens: number(maxTokens),
+      use_tools: useTools ? useTools.checked : false,
     });
   });
 })();

@@ -1,0 +1,78 @@
+// Crescent chat page: an agent run's steps inside its reply (agent_step frames,
+// docs/INTERFACES.md section 4). Each step is one collapsible row: a tool step's summary
+// ("Searched your documents — 3 passages") with its arguments and result inside; a model step
+// that called tools shows as "Thinking…" while it runs. Every text is set with textContent
+// (the server's text is data, never markup). A later frame of the same step replaces it.
+"use strict";
+
+(function () {
+  const LABELS = { ok: "", refused: "refused", invalid: "invalid arguments", error: "failed", running: "running…" };
+
+  function container(el) {
+    let box = el.querySelector(".agent-steps");
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "agent-steps";
+      box.setAttribute("aria-label", "Agent steps");
+      const body = el.querySelector(".message-body");
+      (body || el).insertBefore(box, body ? body.firstChild : null);
+    }
+    return box;
+  }
+
+  function text(tag, className, value) {
+    const node = document.createElement(tag);
+    node.className = className;
+    node.textContent = value;
+    return node;
+  }
+
+  function toolStep(frame) {
+    const details = document.createElement("details");
+    details.className = "agent-step agent-step-tool";
+    details.dataset.status = frame.status;
+    const summary = document.createElement("summary");
+    const lines = frame.calls.map((call) => {
+      const head = call.summary || call.tool;
+      const label = LABELS[call.status] || call.status;
+      return label ? head + " (" + label + ")" : head;
+    });
+    summary.textContent = lines.join(" · ") || "Tools";
+    details.appendChild(summary);
+    for (const call of frame.calls) {
+      const item = document.createElement("div");
+      item.className = "agent-call";
+      item.dataset.status = call.status;
+      item.appendChild(text("div", "agent-call-tool", call.tool));
+      item.appendChild(text("pre", "agent-call-arguments", call.arguments));
+      if (call.content) item.appendChild(text("pre", "agent-call-result", call.content));
+      details.appendChild(item);
+    }
+    return details;
+  }
+
+  function modelStep(frame) {
+    // A model step's own text: a call block (shown by the tool step after it) or the answer
+    // (shown as the reply): only a running one is shown, as a placeholder.
+    const node = text("div", "agent-step agent-step-model", frame.status === "running" ? "Thinking…" : "");
+    node.dataset.status = frame.status;
+    node.hidden = frame.status !== "running";
+    return node;
+  }
+
+  function render(el, frame) {
+    if (!el || !frame) return;
+    const box = container(el);
+    const node = frame.kind === "tool" ? toolStep(frame) : modelStep(frame);
+    node.dataset.index = String(frame.index);
+    const old = box.querySelector('[data-index="' + String(frame.index) + '"]');
+    if (old) {
+      if (old.open) node.open = true;  // keep what the reader opened
+      box.replaceChild(node, old);
+    } else {
+      box.appendChild(node);
+    }
+  }
+
+  window.CrescentAgentSteps = { render };
+})();

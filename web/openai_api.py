@@ -283,8 +283,10 @@ async def _complete(request: Request, state: AppState, chat: bool) -> Response:
     user = await _authenticate(request)
     body = await read_json(request)
     defaults = await run_in_threadpool(state.runtime_settings.get)
-    api = parse_request(body, chat=chat, model_name=state.generator.model_name, defaults=defaults,
-                        cache_salt=state.chat.generations.cache_salt(user.id))
+    # Off the event loop: the meta-schema checks of large schemas and tools take seconds.
+    api = await run_in_threadpool(
+        parse_request, body, chat=chat, model_name=state.generator.model_name, defaults=defaults,
+        cache_salt=state.chat.generations.cache_salt(user.id))
     run = _Run(state, api, user, "chatcmpl" if chat else "cmpl")
     with tracing.use(run.span):
         try:

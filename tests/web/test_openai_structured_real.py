@@ -205,3 +205,20 @@ def test_completions_take_vllms_constraints(api):
     person = api.completions.create(model=model, prompt="A user as JSON: ", max_tokens=200,
                                     extra_body={"guided_json": PERSON}).choices[0]
     jsonschema.validate(json.loads(person.text), PERSON)
+
+
+README_USER = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+               "required": ["name", "age"]}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_readme_strict_example_returns_only_the_declared_keys(api, seed):
+    # README /v1: no additionalProperties in the schema; strict closes it (the model once
+    # added a "required" key without it).
+    reply = api.chat.completions.create(
+        model=api.models.list().data[0].id, seed=seed, max_tokens=200,
+        messages=[{"role": "user", "content": "Invent a user."}],
+        response_format={"type": "json_schema", "json_schema": {"name": "user", "schema": README_USER,
+                                                                "strict": True}})
+    user = json.loads(reply.choices[0].message.content)
+    assert set(user) == {"name", "age"}

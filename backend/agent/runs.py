@@ -36,7 +36,7 @@ from backend.agent.records import RunRecords
 from backend.errors import DomainError
 from backend.generator import (ChatMessage, GenerationDone, GenerationParams, TextDelta, TextGenerator, ToolCall,
                                ToolFunction)
-from backend.output_constraint import OutputConstraint, ToolCallFormat
+from backend.output_constraint import TOOL_CALL_BEGIN, OutputConstraint, ToolCallFormat
 from backend.tool_call_parser import ToolCallStream
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ class AgentRunner:
             if model.status != "done":
                 ending = (STOPPED_ENDING if model.status == "stopped" else meter.ending(LIMIT_WALL_TIME)
                           if model.status == "budget" else "the model failed")
-                return RunResult(run_id, model.status, model.content, ending, sources)
+                return RunResult(run_id, model.status, model.content, ending, sources)  # error: a bad block
             if model.calls is None:
                 return RunResult(run_id, "done", model.content, None, sources)
             index += 1
@@ -251,6 +251,9 @@ class AgentRunner:
                                 (time.monotonic() - t0) * 1000, None)
         self._emit(AgentStepEvent(message_id, run_id, index, "model", step_status, text))
         calls = parser.calls if state["status"] == "done" else None
+        if calls is None and state["status"] == "done" and text.lstrip().startswith(TOOL_CALL_BEGIN):
+            # A block that cannot be read (cut by max_tokens): no answer to show; the run fails.
+            return _ModelOutcome("error", "", None)
         return _ModelOutcome(state["status"], "".join(content) if calls is None else "", calls)
 
     async def _tool_step(self, run_id: str, conversation_id: str, user_id: str, message_id: str, index: int,

@@ -173,3 +173,10 @@ async def test_a_run_cut_by_a_restart_shows_interrupted_with_its_steps(make_runn
     assert (run.status, run.ending) == ("interrupted", "the server restarted before the run finished")
     assert [(s.kind, s.status) for s in records.steps(run_id)] == [("model", "done"), ("tool", "done"),
                                                                   ("model", "interrupted")]
+
+
+async def test_an_unreadable_tool_call_block_ends_the_run_with_an_error(make_runner, turn, stop, tools):
+    generator = ScriptedGenerator([['<tool_call>[{"name":"add","arguments":{"a":1,']])  # cut by max_tokens
+    result = await go(make_runner(generator), turn, stop)
+    assert (result.status, result.text) == ("error", "")
+    assert tools.executions == []

@@ -20,9 +20,9 @@ pytestmark = pytest.mark.slow
 
 
 # Observed 2026-12-02 (working tree with the engine's grammar changes in progress): with tool_choice
-# "required" the model wrote '<tool_call>[{"name":"calculator","arguments":{"expression":"12 * 34}}]'
-# (an unclosed string the grammar should have refused) and text after the end tag; with "auto" it
-# called calculator("1234.5678") for 1234 * 5678. The run then ends "error" (an unreadable block).
+# "required" (both runs) the model wrote '<tool_call>[{"name":"calculator","arguments":{"expression":"12 * 34}}]'
+# (an unclosed string the grammar should have refused) and text after the end tag, and
+# for "1234 * 5678" it called calculator("1234.5678"). The run then ends "error" (an unreadable block).
 
 @pytest.fixture
 def turn(database_url):

@@ -19,10 +19,11 @@ from backend.models import Conversation, Message, User, new_id, utcnow
 pytestmark = pytest.mark.slow
 
 
-# Observed 2026-12-02 (working tree with the engine's grammar changes in progress): with tool_choice
-# "required" (both runs) the model wrote '<tool_call>[{"name":"calculator","arguments":{"expression":"12 * 34}}]'
-# (an unclosed string the grammar should have refused) and text after the end tag, and
-# for "1234 * 5678" it called calculator("1234.5678"). The run then ends "error" (an unreadable block).
+# Observed 2026-12-02, tool_choice "required" (both runs): for "12 * 34" the model opened the
+# expression string and never closed it ('"expression":"12 * 34}}]</tool_call>  # 12 * 34 = 328.000...':
+# inside a JSON string those are legal characters, so the grammar let them through) until
+# max_tokens cut the block; the run then ends "error" (an unreadable block). For "1234 * 5678" it
+# called calculator("1234.5678").
 
 @pytest.fixture
 def turn(database_url):

@@ -75,13 +75,13 @@ def test_without_a_generator_the_lifespan_owns_the_engine(
     monkeypatch.setitem(sys.modules, "backend.engine_adapter", adapter)
 
     settings = Settings(database_url=database_url, model_path="/models/some.gguf", queue_timeout_s=42.5,
-                        quantization="none")
+                        quantization="none", kv_host_cache_gib=1.5)
     with TestClient(create_app(settings)) as client:
         # The model loads in the background: the port answers before it is ready.
         wait_until(lambda: client.get("/healthz").status_code == 200, what="the engine started")
         assert [c[0] for c in calls] == ["/models/some.gguf"]
-        # CRESCENT_QUEUE_TIMEOUT_S and CRESCENT_QUANTIZATION reach the engine
-        assert calls[0][2] == {"queue_timeout_s": 42.5, "quantization": "none"}
+        # CRESCENT_QUEUE_TIMEOUT_S, CRESCENT_QUANTIZATION and CRESCENT_KV_HOST_CACHE_GIB reach the engine
+        assert calls[0][2] == {"queue_timeout_s": 42.5, "quantization": "none", "kv_host_cache_gib": 1.5}
         assert created[0].started == 1 and created[0].stopped == 0
         assert client.get("/healthz").json() == {"status": "ok", "model": "fake-model", "ready": True}
     assert created[0].stopped == 1

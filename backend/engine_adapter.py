@@ -57,6 +57,14 @@ def to_structured_output(constraint: OutputConstraint) -> StructuredOutputParams
             parallel=tools.parallel))
 
 
+def _params_error(params: GenerationParams, exc: InvalidSamplingParamsError) -> InvalidGenerationParams:
+    """The engine's refusal of `params` as the backend's error (a constraint's names its parameter)."""
+    if params.structured_output is not None and isinstance(exc, InvalidStructuredOutputError):
+        param = constraint_param(params.structured_output, str(exc))
+        return InvalidOutputConstraint(f"{param}: {exc}", param)
+    return InvalidGenerationParams(str(exc))
+
+
 def to_generator_stats(stats: EngineStats) -> GeneratorStats:
     return GeneratorStats(
         running=stats.num_running, waiting=stats.num_waiting,
@@ -142,16 +150,25 @@ class EngineTextGenerator:
             raise InvalidGenerationParams("prompt must be a non-empty string")
         return self._queue(request_id, self._raw_prompt_ids(prompt), params)
 
+    def prepare(self, params: GenerationParams) -> None:
+        """Compile what `params` need before it is queued (its output constraint), so that
+        stream() on the event loop finds it cached: call it from a worker thread (thread-safe;
+        a new grammar takes milliseconds to seconds to build). Raises InvalidOutputConstraint
+        (naming the request parameter) or InvalidGenerationParams; nothing is queued."""
+        if params.structured_output is None:
+            return
+        try:
+            self._engine.engine.grammar_compiler.matcher(to_structured_output(params.structured_output))
+        except InvalidSamplingParamsError as exc:
+            raise _params_error(params, exc) from exc
+
     def _queue(self, request_id: str, prompt: str | list[int],
                params: GenerationParams) -> AsyncIterator[GenerationEvent]:
         try:
             events = self._engine.add_request(request_id, prompt, to_sampling_params(params),
                                               cache_salt=params.cache_salt)
         except InvalidSamplingParamsError as exc:
-            if params.structured_output is not None and isinstance(exc, InvalidStructuredOutputError):
-                param = constraint_param(params.structured_output, str(exc))
-                raise InvalidOutputConstraint(f"{param}: {exc}", param) from exc
-            raise InvalidGenerationParams(str(exc)) from exc
+            raise _params_error(params, exc) from exc
         except PromptTooLongError as exc:
             raise PromptTooLong(str(exc)) from exc
         except InvalidPromptError as exc:

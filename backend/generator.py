@@ -7,6 +7,7 @@ an adapter for a remote OpenAI-compatible server instead.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Protocol, Sequence, runtime_checkable
 
@@ -286,3 +287,13 @@ class TextGenerator(Protocol):
         """Abort a running or queued request; its stream then ends with finish_reason "abort".
         Unknown or finished ids are ignored."""
         ...
+
+
+async def prepare(generator: TextGenerator, params: GenerationParams) -> None:
+    """Build what `params` need before stream() queues them (an output constraint's grammar:
+    milliseconds to seconds), in a worker thread, so the event loop never waits on it: the
+    generator's optional `prepare(params)` (backend.engine_adapter's), a no-op for generators
+    without one. Raises what that raises (InvalidOutputConstraint, InvalidGenerationParams)."""
+    method = getattr(generator, "prepare", None)
+    if method is not None and params.structured_output is not None:
+        await asyncio.to_thread(method, params)

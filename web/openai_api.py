@@ -68,6 +68,7 @@ from backend.generator import (ERROR_QUEUE_TIMEOUT, FINISH_ABORT, FINISH_ERROR, 
                                GenerationError, GenerationEvent, GeneratorUnavailable,
                                InvalidGenerationParams, InvalidOutputConstraint, PromptTooLong,
                                TextDelta, TokenLogprob)
+from backend.generator import prepare as prepare_generation
 from backend.limits import Overloaded, RateLimited
 from web import session
 from web.openai_request import (UNAVAILABLE_RETRY_AFTER_S, ApiError, ApiRequest, bad_request, read_json,
@@ -174,6 +175,7 @@ class _Run:
             params = replace(params, max_tokens=room)
         generations = state.chat.generations
         try:
+            await prepare_generation(state.generator, params)  # a new grammar: built off the loop
             self.generation = await run_in_threadpool(generations.admit, self.user.id, USAGE_SOURCE,
                                                       self.prompt_tokens, api.n)
             self.generation.start(self.id, params, messages=api.messages, prompt=api.prompt)

@@ -34,6 +34,7 @@ from backend.agent.budget import LIMIT_TOOL_CALLS, LIMIT_WALL_TIME, BudgetMeter,
 from backend.agent.events import AgentStepEvent, CallView, StepLog
 from backend.agent.records import RunRecords
 from backend.errors import DomainError
+from backend.generator import prepare as prepare_generation
 from backend.generator import (ChatMessage, GenerationDone, GenerationParams, TextDelta, TextGenerator, ToolCall,
                                ToolFunction)
 from backend.output_constraint import TOOL_CALL_BEGIN, OutputConstraint, ToolCallFormat
@@ -214,6 +215,7 @@ class AgentRunner:
         state = {"status": "done"}
 
         async def consume() -> None:
+            await prepare_generation(self.generator, step_params)  # the tools' grammar, off the loop
             stream = self.generator.stream(request_id, messages, step_params)
             try:
                 async for event in stream:

@@ -105,6 +105,11 @@ class GrammarCompiler:
                     n_vocab=self.vocab_size, eos_token=sorted(self._tokenizer.stop_token_ids))
             return self._ll_tokenizer
 
+    def is_cached(self, params: StructuredOutputParams) -> bool:
+        """Whether `params` were compiled (or refused) and are still in the cache."""
+        with self._lock:
+            return params in self._cache
+
     def matcher(self, params: StructuredOutputParams) -> GrammarMatcher:
         """A fresh matcher (nothing consumed) for `params` (validated here).
 

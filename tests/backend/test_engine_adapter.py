@@ -276,3 +276,20 @@ async def test_stats_follow_the_engine(generator):
     assert after.prompt_tokens_total > before.prompt_tokens_total
     assert after.prefix_cache_queries >= before.prefix_cache_queries + events[-1].prompt_tokens
     assert 0.0 <= after.kv_usage <= 1.0 and after.kv_blocks_used == 0
+
+
+def test_prepare_builds_the_grammar_a_later_stream_reuses(generator):
+    from backend.generator import InvalidOutputConstraint
+    from backend.output_constraint import OutputConstraint
+
+    compiler = generator._engine.engine.grammar_compiler
+    params = GenerationParams(max_tokens=4, structured_output=OutputConstraint(
+        regex="(prepared|cached)[0-9]{3}", param="response_format"))
+    spec = to_sampling_params(params).structured_output
+    assert not compiler.is_cached(spec)
+    generator.prepare(params)  # from any thread; nothing queued
+    assert compiler.is_cached(spec) and not generator._engine.engine.has_unfinished_requests()
+    with pytest.raises(InvalidOutputConstraint) as refused:
+        generator.prepare(GenerationParams(structured_output=OutputConstraint(regex="(", param="guided_regex")))
+    assert refused.value.param == "guided_regex"
+    generator.prepare(GenerationParams())  # no constraint: nothing to do

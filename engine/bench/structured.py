@@ -23,6 +23,7 @@ import sys
 import time
 
 from engine.config import EngineConfig
+import engine.llm_engine as llm_engine_module
 from engine.llm_engine import LLMEngine
 from engine.loader import LoadedModel, default_model_path, load_model
 from engine.sampling_params import SamplingParams
@@ -46,16 +47,24 @@ def measure_case(loaded: LoadedModel, config: EngineConfig, batch: int, constrai
     """Mean decode-step time (ms) with `constrained` of `batch` sequences under SCHEMA."""
     engine = LLMEngine(loaded, dataclasses.replace(config, max_num_seqs=max(batch, config.max_num_seqs)))
     grammar_s = 0.0
-    inner = engine._allowed_tokens
+    inner = llm_engine_module.allowed_tokens  # the masks of a step (engine.structured_output.decoding)
 
-    def timed_allowed(*args):
+    def timed_allowed(*args, **kwargs):
         nonlocal grammar_s
         start = time.perf_counter()
         try:
-            return inner(*args)
+            return inner(*args, **kwargs)
         finally:
             grammar_s += time.perf_counter() - start
-    engine._allowed_tokens = timed_allowed
+    llm_engine_module.allowed_tokens = timed_allowed
+    try:
+        return _measure(engine, batch, constrained, steps, prompt_len, loaded, lambda: grammar_s)
+    finally:
+        llm_engine_module.allowed_tokens = inner
+
+
+def _measure(engine: LLMEngine, batch: int, constrained: int, steps: int, prompt_len: int,
+             loaded: LoadedModel, grammar_total) -> dict:
     so = StructuredOutputParams(json=json.dumps(SCHEMA))
     span = min(1000, loaded.config.vocab_size - 100)
     for i in range(batch):
@@ -65,10 +74,11 @@ def measure_case(loaded: LoadedModel, config: EngineConfig, batch: int, constrai
                                                for j in range(prompt_len)], params)
     step_times, grammar_times = [], []
     while engine.has_unfinished_requests():
-        grammar_s = 0.0
+        before = grammar_total()
         start = time.perf_counter()
         outputs = engine.step()
         elapsed = time.perf_counter() - start
+        grammar_s = grammar_total() - before
         decoding = len(outputs) == batch and all(o.num_output_tokens > 1 for o in outputs)
         if decoding and engine.stats().num_running == batch:
             step_times.append(elapsed)

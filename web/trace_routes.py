@@ -1,7 +1,7 @@
 """The admin's waterfall of one trace: ``GET /admin/traces/{trace_id}``.
 
 Anonymous -> 303 to /login; a non-admin -> 403 (as every admin page); a trace id that is not 32
-lowercase hex digits -> 404; a trace this process does not keep (forgotten by the bounded store,
+lowercase hex digits matches no route (`{trace_id:id}`, web/inputs.py) -> 404; a trace this process does not keep (forgotten by the bounded store,
 made by another process, or exported over OTLP) -> 404 saying so. Server-side HTML: bars placed
 by start and duration, names and attributes escaped by the template; no script.
 """
@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from backend import tracing
 from backend.trace_view import waterfall
+import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.errors import error_response
 from web.session import admin_or_error
 from web.state import app_state
@@ -39,4 +40,4 @@ async def trace_page(request: Request) -> Response:
     return response
 
 
-routes = [Route("/admin/traces/{trace_id}", trace_page, methods=["GET"])]
+routes = [Route("/admin/traces/{trace_id:id}", trace_page, methods=["GET"])]

@@ -31,8 +31,7 @@ from backend.live import REASON_PASSWORD_CHANGED
 import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.api import read_json_object, to_jsonable
 from web.auth_routes import client_ip
-from web.errors import CODE_UNAUTHENTICATED, error_response
-from web.session import current_user, page_user_or_redirect, session_token
+from web.session import page_user_or_redirect, session_token, session_user_or_401
 from web.state import app_state
 
 MAX_JSON_BYTES = 16 * 1024
@@ -45,12 +44,6 @@ def _string(body: dict[str, Any], name: str) -> str:
         raise ValidationFailed(f"{name} must be a string")
     return value
 
-
-async def _api_user(request: Request) -> UserInfo | Response:
-    user = await current_user(request)
-    if user is None:
-        return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
-    return user
 
 
 async def account_page(request: Request) -> Response:
@@ -66,7 +59,7 @@ async def account_page(request: Request) -> Response:
 
 
 async def list_keys(request: Request) -> Response:
-    user = await _api_user(request)
+    user = await session_user_or_401(request)
     if isinstance(user, Response):
         return user
     keys = await run_in_threadpool(app_state(request).api_keys.list_keys, user.id)
@@ -74,7 +67,7 @@ async def list_keys(request: Request) -> Response:
 
 
 async def create_key(request: Request) -> Response:
-    user = await _api_user(request)
+    user = await session_user_or_401(request)
     if isinstance(user, Response):
         return user
     name = _string(await read_json_object(request, MAX_JSON_BYTES), "name")
@@ -83,7 +76,7 @@ async def create_key(request: Request) -> Response:
 
 
 async def revoke_key(request: Request) -> Response:
-    user = await _api_user(request)
+    user = await session_user_or_401(request)
     if isinstance(user, Response):
         return user
     await run_in_threadpool(app_state(request).api_keys.revoke_key, user.id, request.path_params["key_id"])
@@ -91,7 +84,7 @@ async def revoke_key(request: Request) -> Response:
 
 
 async def change_password(request: Request) -> Response:
-    user = await _api_user(request)
+    user = await session_user_or_401(request)
     if isinstance(user, Response):
         return user
     body = await read_json_object(request, MAX_JSON_BYTES)
@@ -114,7 +107,7 @@ async def change_password(request: Request) -> Response:
 
 
 async def set_theme(request: Request) -> Response:
-    user = await _api_user(request)
+    user = await session_user_or_401(request)
     if isinstance(user, Response):
         return user
     theme = _string(await read_json_object(request, MAX_JSON_BYTES), "theme")

@@ -23,8 +23,7 @@ import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from backend.auth import UserInfo
 from backend.notes import NoteService
 from web.api import to_jsonable
-from web.errors import CODE_UNAUTHENTICATED, error_response
-from web.session import current_user, page_user_or_redirect
+from web.session import page_user_or_redirect, session_user_or_401
 from web.state import app_state
 
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -36,12 +35,6 @@ def _notes(request: Request) -> NoteService:
         raise RuntimeError("the app has no NoteService")
     return notes
 
-
-async def _api_user(request: Request) -> UserInfo | Response:
-    user = await current_user(request)
-    if user is None:
-        return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
-    return user
 
 
 async def notes_page(request: Request) -> Response:
@@ -64,7 +57,7 @@ async def delete_note_form(request: Request) -> Response:
 
 
 async def list_notes(request: Request) -> Response:
-    user = await _api_user(request)
+    user = await session_user_or_401(request)
     if isinstance(user, Response):
         return user
     notes = await run_in_threadpool(_notes(request).list, user.id)
@@ -72,7 +65,7 @@ async def list_notes(request: Request) -> Response:
 
 
 async def delete_note(request: Request) -> Response:
-    user = await _api_user(request)
+    user = await session_user_or_401(request)
     if isinstance(user, Response):
         return user
     await run_in_threadpool(_notes(request).delete, user.id, request.path_params["note_id"])

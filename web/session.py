@@ -43,6 +43,14 @@ async def current_user(conn: HTTPConnection, fresh: bool = False) -> UserInfo | 
     return user
 
 
+
+async def session_user_or_401(conn: HTTPConnection) -> UserInfo | Response:
+    """The session's user, or the 401 `unauthenticated` JSON answer for an API route."""
+    user = await current_user(conn)
+    if user is None:
+        return error_response(conn, 401, CODE_UNAUTHENTICATED, "Log in first.")  # type: ignore[arg-type]
+    return user
+
 def bearer_token(conn: HTTPConnection) -> str | None:
     """The credential of an ``Authorization: Bearer <token>`` header (scheme case-insensitive),
     or None."""

@@ -130,7 +130,9 @@ class AsyncLLMEngine:
         if isinstance(params, SamplingParams) and params.structured_output is not None:
             # Compile (or find cached) outside the lock the step loop takes; raises
             # InvalidStructuredOutputError. add_request below then reuses the cached grammar.
-            self.engine.grammar_compiler.matcher(params.structured_output)
+            compiler = self.engine.grammar_compiler
+            if not compiler.is_cached(params.structured_output):  # else no throw-away matcher copy
+                compiler.matcher(params.structured_output)
         sink = _Sink(asyncio.get_running_loop(), asyncio.Queue(), num_unfinished=n)
         with self._cond:
             if request_id in self._sinks:  # finished in the engine, last event not yet delivered

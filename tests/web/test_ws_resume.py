@@ -241,7 +241,6 @@ def test_a_socket_on_b_attached_to_a_reply_on_a_joins_to_the_stored_text(setting
             assert [f["seq"] for f in seen] == [1, 2, 3, 4]
             raw = redis.Redis.from_url(redis_url)
             wait_until(lambda: raw.xlen(f"crescent:reply:{message_id}") == 5, what="the 4 deltas relayed")
-            raw.close()
             catch_ups = {}
             for seq in range(4):
                 ws = stack.enter_context(a.client.websocket_connect("/ws", headers=ORIGIN))
@@ -256,9 +255,13 @@ def test_a_socket_on_b_attached_to_a_reply_on_a_joins_to_the_stored_text(setting
                     assert first == catch_ups[seq]  # the text after seq, and the whole rendering
                     assert (first["reset"], first["seq"], first["text"]) == (True, 4, "".join(f["text"] for f in seen[seq:]))
                 watchers.append((ws, seq))
-            # The seq-4 watcher has nothing to catch up: a ping answered means its attach is in.
-            watchers[4][0].send_json({"type": "ping"})
-            assert watchers[4][0].receive_json() == {"type": "pong"}
+            # The seq-4 watcher has nothing to catch up, and its socket may answer a ping before
+            # its attach has read the stream (the attach runs beside the frame loop; released
+            # then, it would get only the done frame): each viewer joins the reply's watcher set
+            # once it has read its catch-up.
+            wait_until(lambda: raw.zcard(f"crescent:reply:{message_id}:watchers") == 5,
+                       what="the 5 viewers on B registered")
+            raw.close()
             a.fake.release()
             rest = frames_until_done(sender)
             text = "".join(f["text"] for f in seen + rest if f["type"] == "delta")

@@ -29,11 +29,12 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (BatchSpanProcessor, SimpleSpanProcessor, SpanExporter,
@@ -48,6 +49,7 @@ TRACER_NAME = "crescent"
 TRACE_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 DEFAULT_STORE_SIZE = 200
 MAX_SPANS_PER_TRACE = 512  # a trace past this keeps its first spans, and its root (ended last)
+T = TypeVar("T")
 OTLP_ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 
 
@@ -176,6 +178,33 @@ def use(root: Span) -> Any:
     """Make `root` current for a block (a task created inside inherits it); the block's end
     does not end it."""
     return trace.use_span(root, end_on_exit=False)
+
+
+async def iterate_within(root: Span, items: AsyncIterator[T]) -> AsyncIterator[T]:
+    """`items`, each step run with `root` current, and nothing current between steps: for a
+    response body that the server iterates after the handler has returned (a streamed /v1
+    reply), so its log lines keep the request's trace id. The context is attached and detached
+    around each step, never held across a yield (an async generator resumed or closed from
+    another context would otherwise fail to detach). Closing this closes `items` the same way."""
+    ctx = trace.set_span_in_context(root)
+    try:
+        while True:
+            token = otel_context.attach(ctx)
+            try:
+                item = await anext(items)
+            except StopAsyncIteration:
+                return
+            finally:
+                otel_context.detach(token)
+            yield item
+    finally:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            token = otel_context.attach(ctx)
+            try:
+                await aclose()
+            finally:
+                otel_context.detach(token)
 
 
 def current_span() -> Span:

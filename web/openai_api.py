@@ -355,7 +355,8 @@ async def _open_stream(request: Request, run: _Run, shapes: Shapes) -> Response:
         await events.aclose()
         await run.close()
         raise failure
-    return StreamingResponse(_stream_body(run, shapes, first, events), media_type="text/event-stream",
+    body = tracing.iterate_within(run.span, _stream_body(run, shapes, first, events))
+    return StreamingResponse(body, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no",
                                       "X-Trace-Id": run.trace_id})
 

@@ -40,6 +40,7 @@ class TimedFake(FakeGenerator):
         async def timed() -> AsyncIterator[GenerationEvent]:
             first: int | None = None
             async for event in inner:
+                logging.getLogger("tests.tracing.fake").info("%s of %s", type(event).__name__, request_id)
                 now = time.time_ns()
                 if isinstance(event, TextDelta) and first is None:
                     first = now
@@ -163,6 +164,20 @@ def test_log_lines_during_a_turn_carry_its_trace_id(client, caplog):
     trace_id = stored_trace_id(client, turn["ack"]["conversation_id"], turn["done"]["message_id"])
     lines = [r for r in caplog.records if r.name == "tests.tracing.fake"]
     assert lines and all(r.trace_id == trace_id for r in lines)
+
+
+def test_log_lines_while_a_streamed_v1_body_is_sent_carry_its_trace_id(client, caplog):
+    """The body of a streamed reply is iterated by the server after the handler returned, outside
+    the handler's context: every event's log line still names the request's trace."""
+    caplog.set_level(logging.INFO, logger="tests.tracing.fake")
+    token = sign_up(client, "alice")
+    _, secret = app_state(client).api_keys.create_key(user_id(client, token), "tests")
+    response = client.post("/v1/completions", headers={"Authorization": f"Bearer {secret}"},
+                           json={"model": "fake-model", "prompt": "once upon", "stream": True})
+    assert response.status_code == 200 and "[DONE]" in response.text
+    lines = [r for r in caplog.records if r.name == "tests.tracing.fake"]
+    assert sum(r.getMessage().startswith("TextDelta") for r in lines) >= 3
+    assert {r.trace_id for r in lines} == {response.headers["x-trace-id"]}
 
 
 def test_the_admin_opens_a_replys_waterfall_from_its_info_panel(client):

@@ -2,6 +2,11 @@
 
 The admin sets defaults and maximums (backend.runtime_settings); a run gets one :class:`Budget`
 and meters it with :class:`BudgetMeter`, whose clock is injectable (tests move time by hand).
+The meter also sums the prompt and completion tokens of the run's model steps separately: the
+reply's usage (backend/chat/agent_turn.py records it like a plain reply's).
+
+An ending (ENDINGS) is the reason shown under the reply ("Stopped: " + ending) and stored with
+the run; it never becomes part of the reply's text.
 """
 
 from __future__ import annotations
@@ -17,10 +22,10 @@ LIMIT_TOKENS = "tokens"
 LIMIT_WALL_TIME = "wall_time"
 
 ENDINGS = {
-    LIMIT_STEPS: "The agent stopped: it used all the steps this run may take ({limit}).",
-    LIMIT_TOOL_CALLS: "The agent stopped: it used all the tool calls this run may make ({limit}).",
-    LIMIT_TOKENS: "The agent stopped: it used all the tokens this run may spend ({limit}).",
-    LIMIT_WALL_TIME: "The agent stopped: the run took its whole time allowance ({limit} s).",
+    LIMIT_STEPS: "the step limit ({limit}) was reached",
+    LIMIT_TOOL_CALLS: "the tool call limit ({limit}) was reached",
+    LIMIT_TOKENS: "the token limit of the run ({limit}) was reached",
+    LIMIT_WALL_TIME: "the time limit of the run ({limit} s) was reached",
 }
 
 
@@ -45,11 +50,24 @@ class BudgetMeter:
         self.started = clock()
         self.steps = 0
         self.tool_calls = 0
-        self.tokens = 0
+        self.tokens = 0  # prompt + completion, the budget's measure (a retried step's stored total too)
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
 
     @property
     def elapsed_s(self) -> float:
         return self.clock() - self.started
+
+    def remaining_s(self) -> float:
+        """Seconds of the clock left before the wall-time limit (0.0 once it is reached)."""
+        return max(0.0, self.budget.max_wall_s - self.elapsed_s)
+
+    def count_tokens(self, prompt_tokens: int | None, completion_tokens: int | None) -> None:
+        """Add one model step's tokens (its final event's counts; None counts as 0)."""
+        prompt, completion = max(0, int(prompt_tokens or 0)), max(0, int(completion_tokens or 0))
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.tokens += prompt + completion
 
     def spent(self) -> str | None:
         """The limit reached (LIMIT_*), or None while the run may take another step."""
@@ -77,4 +95,5 @@ class BudgetMeter:
     def used(self) -> dict[str, float]:
         """What the run spent, as stored in agent_runs.budget_used."""
         return {"steps": self.steps, "tool_calls": self.tool_calls, "tokens": self.tokens,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "wall_s": round(self.elapsed_s, 3)}

@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 STOPPED_ENDING = "Stopped."
 TOOL_FAILED = "the tool failed"
+WALL_POLL_S = 0.25  # how often a wait re-reads the wall-time budget (seconds)
 
 
 class ToolSpecLike(Protocol):
@@ -73,7 +74,7 @@ class RunResult:
 
 @dataclass
 class _Outcome:
-    status: str  # ok | refused | invalid | error | stopped
+    status: str  # ok | refused | invalid | error | stopped | budget (the last two: not stored)
     content: str
     summary: str = ""
     sources: tuple[Any, ...] = ()
@@ -230,7 +231,8 @@ class AgentRunner:
                             state["status"] = "budget"
                             return
                     elif isinstance(event, GenerationDone):
-                        meter.tokens += event.prompt_tokens + event.completion_tokens
+                        meter.count_tokens(event.prompt_tokens, event.completion_tokens)
+                        state["counted"] = "yes"
                         if event.finish_reason == "error":
                             state["status"] = "error"
                         elif event.finish_reason == "abort":
@@ -238,16 +240,18 @@ class AgentRunner:
             finally:
                 await stream.aclose()  # type: ignore[attr-defined]
 
-        status = await _race(consume(), stop)
-        if status == "stopped":
+        status = await _race(consume(), stop, meter)
+        if status != "done":  # Stop, or the wall time ran out before the next delta (a slow prefill)
             await self.generator.abort(request_id)
-            state["status"] = "stopped"
+            state["status"] = status
         tail = parser.finish()
         if tail.content:
             content.append(tail.content)
             if on_text is not None and state["status"] == "done":
                 await _call(on_text, tail.content)
         text = "".join(raw)
+        if "counted" not in state:  # cut before its final event (Stop, the wall time): count what it used
+            self._count_cut_step(meter, messages, functions, text)
         step_status = {"done": "done", "stopped": "stopped", "budget": "stopped"}.get(state["status"], "error")
         await asyncio.to_thread(self.records.end_step, run_id, index, step_status, text,
                                 (time.monotonic() - t0) * 1000, None)
@@ -271,24 +275,48 @@ class AgentRunner:
                 ended = ("budget", meter.ending(LIMIT_TOOL_CALLS))
                 views = views[:call_index]
                 break
+            if meter.remaining_s() <= 0:
+                ended = ("budget", meter.ending(LIMIT_WALL_TIME))
+                views = views[:call_index]
+                break
             meter.tool_calls += 1
             key = f"{run_id}:{index}:{call_index}"
             with tracing.span("agent.tool_call", tool=call.name, idempotency_key=key) as span:
-                outcome = await self._call_tool(run_id, conversation_id, user_id, index, call_index, key, call, stop)
+                outcome = await self._call_tool(run_id, conversation_id, user_id, index, call_index, key, call, stop,
+                                                meter)
                 span.set_attribute("status", outcome.status)
             views[call_index] = CallView(call.name, call.arguments, outcome.status, outcome.summary, outcome.content)
             if outcome.status == "stopped":
                 ended = ("stopped", STOPPED_ENDING)
                 break
+            if outcome.status == "budget":  # the wall time ran out while the tool ran (it runs on)
+                ended = ("budget", meter.ending(LIMIT_WALL_TIME))
+                views[call_index] = CallView(call.name, call.arguments, "stopped", "stopped: out of time")
+                break
             _merge(sources, outcome.sources)
             messages.append(ChatMessage("tool", outcome.content, tool_call_id=call.id, name=call.name))
-        status = "stopped" if ended[0] == "stopped" else "done"
+        status = "stopped" if ended[0] == "stopped" or ended[1] == meter.ending(LIMIT_WALL_TIME) else "done"
         summary = "\n".join(v.summary or f"{v.tool}: {v.status}" for v in views)
         await asyncio.to_thread(self.records.end_step, run_id, index, status, summary, (time.monotonic() - t0) * 1000)
         self._emit(AgentStepEvent(message_id, run_id, index, "tool", status, summary, tuple(views)))
         if ended[1] is None and stop.is_set():
             return "stopped", STOPPED_ENDING
         return ended
+
+    def _count_cut_step(self, meter: BudgetMeter, messages: Sequence[ChatMessage],
+                        functions: Sequence[ToolFunction], text: str) -> None:
+        """Meter a model step that ended without its final event: its prompt as the generator
+        counts it and the tokens of the text it wrote (as backend.generation does for a reply
+        closed early)."""
+        try:
+            prompt = self.generator.count_prompt_tokens(messages, functions)
+        except Exception:
+            prompt = 0
+        try:
+            completion = self.generator.count_text_tokens(text) if text else 0  # type: ignore[attr-defined]
+        except Exception:
+            completion = len(text.split())
+        meter.count_tokens(prompt, completion)
 
     def _check(self, call: ToolCall) -> tuple[_Outcome | None, dict[str, Any]]:
         """A refusal or an invalid-arguments outcome, or (None, the arguments)."""
@@ -309,7 +337,10 @@ class AgentRunner:
         return None, arguments
 
     async def _call_tool(self, run_id: str, conversation_id: str, user_id: str, index: int, call_index: int,
-                         key: str, call: ToolCall, stop: asyncio.Event) -> _Outcome:
+                         key: str, call: ToolCall, stop: asyncio.Event, meter: BudgetMeter | None = None) -> _Outcome:
+        """Run one call (or reuse its stored result). Ends early with status "stopped" (Stop) or
+        "budget" (the wall time ran out, with `meter`); the worker thread then runs on and still
+        records its result under `key`, so a retried step reuses it."""
         stored = await asyncio.to_thread(self.records.stored_call, key)
         if stored is not None and stored.status != "running" and stored.result is not None:
             r = stored.result
@@ -339,8 +370,9 @@ class AgentRunner:
             return outcome
 
         task = asyncio.ensure_future(asyncio.to_thread(execute))
-        if await _race(task, stop) == "stopped":
-            return _Outcome("stopped", "", "stopped")
+        ended = await _race(asyncio.shield(task), stop, meter)
+        if ended != "done":
+            return _Outcome(ended, "", ended)
         return task.result()
 
 
@@ -380,20 +412,30 @@ async def _call(callback: Callable[[str], Awaitable[None] | None], text: str) ->
         await value
 
 
-async def _race(work: Awaitable[Any], stop: asyncio.Event) -> str:
-    """Await `work` unless `stop` is set first: "done" or "stopped" (the work is then cancelled,
-    except a shielded worker-thread task, which runs on to its end)."""
+async def _race(work: Awaitable[Any], stop: asyncio.Event, meter: BudgetMeter | None = None) -> str:
+    """Await `work` unless `stop` is set or (with `meter`) the run's wall time runs out first:
+    "done", "stopped" or "budget". The work is then cancelled, except a shielded worker-thread
+    task, which runs on to its end. The deadline is the meter's remaining time, re-read at
+    least every WALL_POLL_S seconds (so an injected clock that jumps is noticed too)."""
     task = asyncio.ensure_future(work)
     waiter = asyncio.ensure_future(stop.wait())
     try:
-        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        while True:
+            timeout = None if meter is None else min(meter.remaining_s(), WALL_POLL_S)
+            if timeout is not None and timeout <= 0:
+                break
+            done, _ = await asyncio.wait({task, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            if done:
+                break
     except asyncio.CancelledError:
         task.cancel()
         waiter.cancel()
         raise
-    if task in done:
+    if task.done() and not task.cancelled():
         waiter.cancel()
         task.result()
         return "done"
+    ended = "stopped" if waiter.done() else "budget"
+    waiter.cancel()
     task.cancel()
-    return "stopped"
+    return ended

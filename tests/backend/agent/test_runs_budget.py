@@ -16,7 +16,7 @@ async def test_the_steps_budget_ends_a_run_that_keeps_calling_tools(make_runner,
     generator = ScriptedGenerator([[ADD]] * 10)
     result = await go(make_runner(generator, budget=Budget(max_steps=3, max_tool_calls=50)), turn, stop)
     assert result.status == "budget"
-    assert result.ending == "The agent stopped: it used all the steps this run may take (3)."
+    assert result.ending == "the step limit (3) was reached"
     assert len(generator.calls) == 2 and len(tools.executions) == 1
     run = records.run(result.run_id)
     assert (run.status, run.ending) == ("budget", result.ending)
@@ -27,7 +27,7 @@ async def test_the_tool_calls_budget_stops_before_the_call_past_it(make_runner, 
     generator = ScriptedGenerator([[call_text(("add", {"a": 1, "b": 1}), ("add", {"a": 2, "b": 2}))], ["x"]])
     result = await go(make_runner(generator, budget=Budget(max_tool_calls=1)), turn, stop)
     assert result.status == "budget"
-    assert result.ending == "The agent stopped: it used all the tool calls this run may make (1)."
+    assert result.ending == "the tool call limit (1) was reached"
     assert len(tools.executions) == 1 and len(generator.calls) == 1
     assert [c.call_index for c in records.calls(result.run_id)] == [0]
 
@@ -36,7 +36,7 @@ async def test_the_tokens_budget_ends_the_run_and_caps_each_step(make_runner, tu
     generator = ScriptedGenerator([[ADD], [ADD], ["x"]], prompt_tokens=10, tokens_per_piece=20)
     result = await go(make_runner(generator, budget=Budget(max_tokens=40)), turn, stop)
     assert result.status == "budget"
-    assert result.ending == "The agent stopped: it used all the tokens this run may spend (40)."
+    assert result.ending == "the token limit of the run (40) was reached"
     assert len(generator.calls) == 2
     assert generator.calls[1].params.max_tokens == 10  # 40 - (10 + 20) left
 
@@ -54,7 +54,7 @@ async def test_the_wall_time_budget_ends_the_run(make_runner, turn, stop, tools)
     result = await go(make_runner(generator, budget=Budget(max_wall_s=100, max_steps=50, max_tool_calls=50),
                                   clock=lambda: now[0]), turn, stop)
     assert result.status == "budget"
-    assert result.ending == "The agent stopped: the run took its whole time allowance (100 s)."
+    assert result.ending == "the time limit of the run (100 s) was reached"
     assert len(generator.calls) == 3 and len(spec_tools.executions) == 2
 
 
@@ -69,5 +69,5 @@ async def test_the_wall_time_budget_cuts_a_model_step_while_it_streams(make_runn
 
     generator = Ticking([["a ", "b ", "c ", "d ", "e"]])
     result = await go(make_runner(generator, budget=Budget(max_wall_s=25), clock=lambda: now[0]), turn, stop)
-    assert result.status == "budget" and "time allowance" in result.ending
+    assert result.status == "budget" and "time limit" in result.ending
     assert result.text == "a b c "

@@ -7,9 +7,11 @@ backend.generator errors, and engine RequestOutput events to TextDelta / Generat
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from backend.generator import (ChatMessage, EngineTimeline, GenerationDone, GenerationError, GenerationEvent,
                                GenerationParams, GeneratorStats, GeneratorUnavailable,
@@ -85,10 +87,17 @@ class EngineTextGenerator:
     Call start() before streaming and shutdown() at exit.
     """
 
+    # Prompts just counted (in a worker thread, by count_prompt_tokens) and about to be streamed
+    # (on the event loop): their ids are kept so that stream() does not render and tokenize the
+    # conversation again on the loop. Keyed by the frozen messages and tools themselves.
+    RECENT_PROMPTS = 32
+
     def __init__(self, engine: AsyncLLMEngine) -> None:
         self._engine = engine
         self.model_name: str = engine.engine.model_name
         self.context_length: int = engine.engine.max_model_len
+        self._recent: OrderedDict[tuple[Any, ...], list[int]] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     def start(self) -> None:
         self._engine.start()
@@ -99,6 +108,22 @@ class EngineTextGenerator:
 
     def _prompt_ids(self, messages: Sequence[ChatMessage], tools: Sequence[ToolFunction] = (),
                     continue_final_message: bool = False) -> list[int]:
+        """The conversation's prompt ids, from the recent-prompt memo when counted just before."""
+        key = (tuple(messages), tuple(tools), continue_final_message)
+        with self._recent_lock:
+            ids = self._recent.get(key)
+            if ids is not None:
+                self._recent.move_to_end(key)
+                return list(ids)
+        ids = self._render_prompt(messages, tools, continue_final_message)
+        with self._recent_lock:
+            self._recent[key] = ids
+            while len(self._recent) > self.RECENT_PROMPTS:
+                self._recent.popitem(last=False)
+        return list(ids)
+
+    def _render_prompt(self, messages: Sequence[ChatMessage], tools: Sequence[ToolFunction],
+                       continue_final_message: bool) -> list[int]:
         llm = self._engine.engine
         template = llm.chat_template
         # Tools, tool calls and tool results: through the template when it takes `tools`, else

@@ -293,3 +293,23 @@ def test_prepare_builds_the_grammar_a_later_stream_reuses(generator):
         generator.prepare(GenerationParams(structured_output=OutputConstraint(regex="(", param="guided_regex")))
     assert refused.value.param == "guided_regex"
     generator.prepare(GenerationParams())  # no constraint: nothing to do
+
+
+async def test_stream_reuses_the_prompt_counted_in_a_worker_thread(generator, loaded, monkeypatch):
+    """The /v1 and chat paths count a prompt in a worker thread, then stream it on the event
+    loop: the stream takes the counted ids instead of rendering and tokenizing again on the loop
+    (and the ids are the same as a fresh render's)."""
+    import backend.engine_adapter as adapter
+
+    messages = [ChatMessage("user", "Name a colour.")]
+    fresh = generator._render_prompt(messages, (), False)  # noqa: SLF001
+    renders = []
+    real = adapter.encode_conversation
+    monkeypatch.setattr(adapter, "encode_conversation", lambda *a, **k: renders.append(1) or real(*a, **k))
+    count = await asyncio.to_thread(generator.count_prompt_tokens, messages)
+    assert count == len(fresh) and len(renders) == 1
+    events = [e async for e in generator.stream("memo", messages, GenerationParams(max_tokens=2, temperature=0.0))]
+    assert len(renders) == 1 and isinstance(events[-1], GenerationDone) and events[-1].prompt_tokens == len(fresh)
+    other = [ChatMessage("user", "Name a colour!")]
+    generator.count_prompt_tokens(other)
+    assert len(renders) == 2

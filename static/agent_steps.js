@@ -3,6 +3,8 @@
 // ("Searched your documents — 3 passages") with its arguments and result inside; a model step
 // that called tools shows as "Thinking…" while it runs. Every text is set with textContent
 // (the server's text is data, never markup). A later frame of the same step replaces it.
+// After a reload the server draws a finished run's tool steps in the same DOM, collapsed
+// (templates/_message.html, backend/agent/step_views.py: keep the two in step).
 "use strict";
 
 (function () {
@@ -70,7 +72,11 @@
       if (old.open) node.open = true;  // keep what the reader opened
       box.replaceChild(node, old);
     } else {
-      box.appendChild(node);
+      // In index order: a page drawn from the stored run (templates/_message.html) lists only
+      // its tool steps, and an attach replays every step from the first.
+      const later = Array.from(box.querySelectorAll(".agent-step[data-index]"))
+        .find((other) => Number(other.dataset.index) > frame.index);
+      box.insertBefore(node, later || null);
     }
   }
 

@@ -30,6 +30,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from backend import tracing
+from backend.agent.step_views import StepViews
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService, UserChannels
@@ -291,6 +292,7 @@ def create_app(
                 transfer=ConversationTransfer(session_factory, channels.publish),
                 redis=redis_link,
                 instances=instances,
+                step_views=StepViews(session_factory),
             )
             startup.set_ready()
             log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))

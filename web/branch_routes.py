@@ -30,20 +30,22 @@ from backend.errors import ValidationFailed
 import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.api import read_json_object
 from web.errors import CODE_UNAUTHENTICATED, error_response
+from web.pages import agent_runs_of
 from web.session import current_user
 from web.state import AppState, app_state
 
 _NO_STORE = {"Cache-Control": "no-store"}
 
 
-def render_branch(state: AppState, view: ConversationView) -> str:
-    """The active branch's messages as the chat page renders them (sanitized HTML)."""
-    return state.templates.get_template("_messages.html").render(conversation=view)
+def render_branch(state: AppState, view: ConversationView, agent_runs: dict[str, Any] | None = None) -> str:
+    """The active branch's messages as the chat page renders them (sanitized HTML), with the
+    stored steps of their agent runs (`agent_runs`, web.pages.agent_runs_of)."""
+    return state.templates.get_template("_messages.html").render(conversation=view, agent_runs=agent_runs or {})
 
 
-def _branch_answer(state: AppState, view: ConversationView) -> Response:
-    return JSONResponse({"current_message_id": view.current_message_id, "html": render_branch(state, view)},
-                        headers=_NO_STORE)
+async def _branch_answer(state: AppState, user_id: str, view: ConversationView) -> Response:
+    html = render_branch(state, view, await agent_runs_of(state, user_id, view))
+    return JSONResponse({"current_message_id": view.current_message_id, "html": html}, headers=_NO_STORE)
 
 
 async def get_branch(request: Request) -> Response:
@@ -53,7 +55,7 @@ async def get_branch(request: Request) -> Response:
     state = app_state(request)
     view = await run_in_threadpool(state.conversations.get_conversation, user.id,
                                    request.path_params["conversation_id"])
-    return _branch_answer(state, view)
+    return await _branch_answer(state, user.id, view)
 
 
 async def switch_branch(request: Request) -> Response:
@@ -66,7 +68,7 @@ async def switch_branch(request: Request) -> Response:
     state = app_state(request)
     view = await run_in_threadpool(state.conversations.switch_branch, user.id,
                                    request.path_params["conversation_id"], body["message_id"])
-    return _branch_answer(state, view)
+    return await _branch_answer(state, user.id, view)
 
 
 def _settings_answer(state: AppState, settings: ConversationSettings, is_admin: bool) -> Response:

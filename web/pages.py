@@ -6,6 +6,8 @@ unknown one, is a 404 page (the error mapping in :mod:`web.errors` renders it).
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -15,7 +17,7 @@ from backend.auth import UserInfo
 from backend.conversations import ConversationView
 import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.session import current_user
-from web.state import app_state
+from web.state import AppState, app_state
 from web.ws_protocol import page_limits
 
 
@@ -27,6 +29,15 @@ async def root(request: Request) -> Response:
     return RedirectResponse("/login" if has_users else "/signup", status_code=303)
 
 
+async def agent_runs_of(state: AppState, user_id: str, conversation: ConversationView | None) -> dict[str, Any]:
+    """The stored agent runs of the branch's replies, by message id (templates/_message.html
+    shows their steps), read in one query; {} without messages."""
+    if conversation is None or state.step_views is None or not conversation.messages:
+        return {}
+    ids = [m.id for m in conversation.messages if m.role == "assistant"]
+    return await run_in_threadpool(state.step_views.of_messages, user_id, ids) if ids else {}
+
+
 async def _chat_page(request: Request, user: UserInfo, conversation: ConversationView | None) -> Response:
     state = app_state(request)
     conversations = await run_in_threadpool(state.conversations.list_conversations, user.id)
@@ -34,6 +45,7 @@ async def _chat_page(request: Request, user: UserInfo, conversation: Conversatio
         request,
         "chat.html",
         {"user": user, "conversations": conversations, "conversation": conversation,
+         "agent_runs": await agent_runs_of(state, user.id, conversation),
          "ws_limits": page_limits()},  # the protocol's limits, defined once (web/ws_protocol.py)
     )
     # The page lists private conversations: keep it out of shared caches and the back-forward

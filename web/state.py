@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from starlette.requests import HTTPConnection
 from starlette.templating import Jinja2Templates
 
+from backend.agent.step_views import StepViews
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService
@@ -65,6 +66,8 @@ class AppState:
     redis: RedisLink | None = None
     # Every live process's stats snapshot (admin engine panel); None without REDIS_URL.
     instances: InstanceRegistry | None = None
+    # The stored agent steps of a page's replies (backend/agent/step_views.py); None: none shown.
+    step_views: StepViews | None = None
     # Notices carried across a form's redirect (web/flash.py).
     flash: FlashStore = field(default_factory=FlashStore)
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -132,3 +132,42 @@ def interrupt_orphaned_runs(db: Session) -> int:
                .values(status="error", result=json.dumps({"content": REASON_RUN_INTERRUPTED, "summary": "interrupted",
                                                           "sources": [], "data": None})))
     return len(ids)
+
+
+@dataclass(frozen=True)
+class MessageRun:
+    """One reply's run as stored: the run row, its steps by index, its calls in order."""
+
+    run: AgentRun
+    steps: tuple[AgentStep, ...]
+    calls: tuple[AgentToolCall, ...]
+
+
+def runs_of_messages(db: Session, user_id: str, message_ids: Sequence[str]) -> dict[str, MessageRun]:
+    """The runs that wrote `user_id`'s replies among `message_ids`, with their steps and calls,
+    by message id, in ONE query (runs outer-joined with steps and their calls) however many
+    messages there are. Another user's message ids give nothing (filtered in SQL by the run's
+    user). A reply with several runs (a retried turn keeps its run id, so rarely) gives the
+    latest started."""
+    ids = list(dict.fromkeys(message_ids))
+    if not ids:
+        return {}
+    rows = db.execute(
+        select(AgentRun, AgentStep, AgentToolCall)
+        .outerjoin(AgentStep, AgentStep.run_id == AgentRun.id)
+        .outerjoin(AgentToolCall, and_(AgentToolCall.run_id == AgentRun.id,
+                                       AgentToolCall.step_index == AgentStep.index))
+        .where(AgentRun.user_id == user_id, AgentRun.message_id.in_(ids))
+        .order_by(AgentRun.started_at, AgentRun.id, AgentStep.index, AgentToolCall.call_index)).all()
+    runs: dict[str, tuple[AgentRun, dict[int, AgentStep], dict[int, AgentToolCall]]] = {}
+    for run, step, call in rows:
+        _, steps, calls = runs.setdefault(run.id, (run, {}, {}))
+        if step is not None:
+            steps.setdefault(step.id, step)
+        if call is not None:
+            calls.setdefault(call.id, call)
+    found: dict[str, MessageRun] = {}
+    for run, steps, calls in runs.values():  # in start order: a later run of a message wins
+        if run.message_id is not None:
+            found[run.message_id] = MessageRun(run, tuple(steps.values()), tuple(calls.values()))
+    return found

@@ -209,10 +209,8 @@ class _Run:
         generator = self.state.generator
         try:
             if self.api.messages is not None:
-                # Tools are passed only when there are some: generators written before tools
-                # (scripted test ones) take messages alone.
-                tools = (self.api.params.tools,) if self.api.params.tools else ()
-                return await run_in_threadpool(generator.count_prompt_tokens, self.api.messages, *tools)
+                return await run_in_threadpool(generator.count_prompt_tokens, self.api.messages,
+                                               self.api.params.tools)
             return await run_in_threadpool(generator.count_text_tokens, self.api.prompt)
         except GenerationError as exc:  # e.g. the chat template refuses this conversation
             raise bad_request(str(exc), self._prompt_param) from None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Sequence
 
 import pytest
 from argon2 import PasswordHasher
@@ -93,7 +93,7 @@ class FakeGenerator:
         self._wake: dict[str, asyncio.Event] = {}
         self.held = asyncio.Event()
 
-    def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int:
+    def count_prompt_tokens(self, messages: Sequence[ChatMessage], tools: Sequence[Any] = ()) -> int:
         return fake_count_tokens(messages)
 
     def count_text_tokens(self, text: str) -> int:

@@ -23,7 +23,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Sequence
 
 from backend.generator import (
     FINISH_ABORT,
@@ -93,7 +93,7 @@ class ScriptedGenerator:
             os.close(fd)
 
     # -- TextGenerator -----------------------------------------------------------------------
-    def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int:
+    def count_prompt_tokens(self, messages: Sequence[ChatMessage], tools: Sequence[Any] = ()) -> int:
         return sum(4 + len(m.content.split()) for m in messages) + 2
 
     def count_text_tokens(self, text: str) -> int:

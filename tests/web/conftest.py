@@ -70,7 +70,7 @@ class FakeGenerator:
         self.finished: dict[str, str] = {}
         self._released = threading.Event()
 
-    def count_prompt_tokens(self, messages: Sequence[ChatMessage]) -> int:
+    def count_prompt_tokens(self, messages: Sequence[ChatMessage], tools: Sequence[Any] = ()) -> int:
         return sum(4 + len(m.content.split()) for m in messages) + 2
 
     def count_text_tokens(self, text: str) -> int:

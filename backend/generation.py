@@ -149,6 +149,7 @@ class Generation:
         self._stream: AsyncIterator[GenerationEvent] | None = None
         self._live: LiveEntry | None = None
         self._closed = False
+        self._outside: GenerationDone | None = None
         self.trace_parent: object = None
 
     @property
@@ -211,6 +212,14 @@ class Generation:
                                                  index=index)
                     yield sample.done
 
+    def account_outside(self, done: GenerationDone) -> None:
+        """The final event of work that ran under this generation's gates without its own
+        stream (an agent run's model steps, backend/chat/agent_turn.py: their prompt and
+        completion tokens summed): close() records its usage and metrics as a stream's, once.
+        Ignored once closed or for a generation that has its own stream."""
+        if not self._closed and self._stream is None:
+            self._outside = done
+
     async def stop(self) -> None:
         """Its owner stopped it: abort; the samples end with finish_reason "abort"."""
         self.stopped = True
@@ -260,7 +269,9 @@ class Generation:
 
     def final_events(self) -> list[GenerationDone]:
         """Each sample's final event, or for one that has none (closed early) an "abort" with the
-        admitted prompt tokens and its text's tokens."""
+        admitted prompt tokens and its text's tokens. With account_outside(): that event."""
+        if self._outside is not None:
+            return [self._outside]
         out = []
         for index, sample in enumerate(self.samples):
             if sample.done is not None:
@@ -283,7 +294,7 @@ class Generation:
         if self._live is not None:
             hub.live.discard(self._live)
             hub.counts["live_discarded"] += 1
-        if self._stream is not None:
+        if self._stream is not None or self._outside is not None:
             self._account()
         if self._ticket is not None:
             self._ticket.release()

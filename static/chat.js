@@ -41,7 +41,8 @@
   function endingLabel(status, finishReason, error) {
     if (finishReason === "length") return "Cut at the token limit";
     if (status === "interrupted") return "Interrupted: " + (error || "the reply did not finish");
-    if (finishReason === "abort") return "Stopped";
+    // A stop with a reason: an agent run's budget ending (backend/chat/agent_turn.py).
+    if (finishReason === "abort") return error ? "Stopped: " + error : "Stopped";
     if (finishReason === "error" || status === "error") return "Failed: " + (error || "unknown error");
     if (status === "streaming") return "Generating…";
     if (status === "pending") return "Waiting…";

@@ -4,8 +4,12 @@ setting) and the admin lets this user's role use tools (RuntimeSettings.agent_to
 :class:`AgentTurns` runs the reply with backend.agent.runs.AgentRunner instead of one
 generation: the final answer's text streams into the LiveReply as deltas, each step is
 published to its viewers (``agent_step`` frames; pages attaching later get the steps first),
-the tools' citations become the reply's sources, and a budget's ending is written at the end
-of the reply's text. Stop from any page sets the run's stop event (ChatService._stop_here);
+the tools' citations become the reply's sources, and a budget's ending becomes the reply's
+notice (finish_reason "abort", status "complete", error = the ending: "Stopped: <ending>" under
+the reply, live and after a reload); the reply's text stays the model's words only, so the
+ending never enters a later turn's prompt. The reply's usage is the sum over its model steps
+of prompt and of completion tokens, in the done frame, the stored message and (through the
+reply's admitted generation, once) the usage records that the daily token limit sums. Stop from any page sets the run's stop event (ChatService._stop_here);
 the reply's admitted generation holds the user's lease and queue ticket for the whole run.
 """
 
@@ -21,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent.access import allowed_names, budget_of, tools_enabled
 from backend.agent.records import RunRecords
-from backend.agent.runs import AgentRunner
+from backend.agent.runs import AgentRunner, RunResult
 from backend.chat import turns
 from backend.chat.replies import REASON_SERVER_ABORTED, LiveReply
 from backend.chat.turns import Ending
@@ -92,21 +96,34 @@ class AgentTurns:
         if result.sources:
             turn.sources = list(result.sources)
             await asyncio.to_thread(self._store_sources, reply.message_id, turn.sources)
-        tokens = int(result.used.get("tokens", 0))
-        done = GenerationDone(FINISH_STOP, 0, tokens)
-        if result.status == "done":
-            return Ending(FINISH_STOP, "complete", None, done)
-        if result.status == "budget":
-            reply.add(("\n\n" if reply.text else "") + f"*{result.ending}*")
-            return Ending(FINISH_STOP, "complete", None, done)
-        if result.status == "stopped":
-            reason = generation.ended_reason if generation is not None else None
-            if reason is not None:
-                return Ending(FINISH_ABORT, "interrupted", reason or REASON_SERVER_ABORTED, done)
-            return Ending(FINISH_ABORT, "complete", None, done)
-        return Ending(FINISH_ERROR, "error", result.ending or REASON_RUN_FAILED, done)
+        ending = _ending(result, generation.ended_reason if generation is not None else None)
+        if generation is not None:
+            generation.account_outside(ending.done)  # type: ignore[arg-type]
+        return ending
+
+    @staticmethod
+    def usage(result: RunResult, finish_reason: str) -> GenerationDone:
+        """The run's final event for the reply: prompt and completion tokens each summed over
+        its model steps (BudgetMeter.used())."""
+        used = result.used
+        return GenerationDone(finish_reason, int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)))
 
     def _store_sources(self, message_id: str, sources: list[Any]) -> None:
         with self._sessions() as db:
             db.execute(update(Message).where(Message.id == message_id).values(sources=json.dumps(sources)))
             db.commit()
+
+
+def _ending(result: RunResult, ended_reason: str | None) -> Ending:
+    """The reply's Ending for a run's result. ended_reason: why the server ended the reply's
+    generation (then the reply is "interrupted"), else None."""
+    if result.status == "done":
+        return Ending(FINISH_STOP, "complete", None, AgentTurns.usage(result, FINISH_STOP))
+    done = AgentTurns.usage(result, FINISH_ERROR if result.status not in ("budget", "stopped") else FINISH_ABORT)
+    if result.status == "budget":  # the notice under the partial answer, never its text
+        return Ending(FINISH_ABORT, "complete", result.ending, done)
+    if result.status == "stopped":
+        if ended_reason is not None:
+            return Ending(FINISH_ABORT, "interrupted", ended_reason or REASON_SERVER_ABORTED, done)
+        return Ending(FINISH_ABORT, "complete", None, done)
+    return Ending(FINISH_ERROR, "error", result.ending or REASON_RUN_FAILED, done)

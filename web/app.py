@@ -20,7 +20,7 @@ import threading
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator, Callable, TypeVar
+from typing import AsyncIterator, Awaitable, Callable, TypeVar
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -30,6 +30,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from backend import tracing
+from backend.agent.run_admin import RunAdmin
 from backend.agent.step_views import StepViews
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
@@ -54,7 +55,7 @@ from backend.runtime_settings import RuntimeSettingsStore
 from backend.secret_key import server_keys
 from backend.settings import Settings
 from web import account_routes, admin_routes, api, auth_routes, documents_routes, metrics_routes, openai_api, pages, ws
-from web import branch_routes, export_routes, notes_routes, search_routes
+from web import agent_run_routes, branch_routes, export_routes, notes_routes, search_routes
 from web.errors import EXCEPTION_HANDLERS
 from web.instance_header import InstanceHeaderMiddleware
 from backend.throttle import LoginThrottle
@@ -142,31 +143,35 @@ async def _in_thread(fn: Callable[[], T]) -> T:
     return await future
 
 
+async def _every(interval_s: float, one_round: Callable[[], Awaitable[None]], what: str) -> None:
+    """Run `one_round` now and then every `interval_s` seconds, forever (until cancelled); a
+    round that raises is logged and the next one runs as planned."""
+    while True:
+        try:
+            await one_round()
+        except Exception:  # keep going: one bad round must not end the task
+            log.exception("%s failed", what)
+        await asyncio.sleep(interval_s)
+
+
 async def _sweep_orphaned_replies(conversations: ConversationService, link: RedisLink) -> None:
-    """With several processes on one database: mark `interrupted` the replies stored as streaming
-    that no live process runs any more (their relay stream has expired: the process died), at
-    start-up and every ORPHAN_SWEEP_S. A Redis error skips a round (nothing is judged)."""
-    while True:
-        try:
-            count = await run_in_threadpool(conversations.interrupt_orphaned_replies,
-                                            lambda ids: running_replies(link, ids), ORPHAN_SETTLED_S)
-            if count:
-                log.info("marked %d replies left by a stopped process as interrupted", count)
-        except RedisUnavailable:
-            log.warning("Redis unavailable: unfinished replies not checked this round")
-        except Exception:  # keep sweeping: one bad round must not end the task
-            log.exception("sweeping orphaned replies failed")
-        await asyncio.sleep(ORPHAN_SWEEP_S)
+    """One round of the orphan sweep (with several processes on one database, run at start-up
+    and every ORPHAN_SWEEP_S): mark `interrupted` the replies stored as streaming that no live
+    process runs any more (their relay stream has expired: the process died). A Redis error
+    skips the round (nothing is judged)."""
+    try:
+        count = await run_in_threadpool(conversations.interrupt_orphaned_replies,
+                                        lambda ids: running_replies(link, ids), ORPHAN_SETTLED_S)
+    except RedisUnavailable:
+        log.warning("Redis unavailable: unfinished replies not checked this round")
+        return
+    if count:
+        log.info("marked %d replies left by a stopped process as interrupted", count)
 
 
-async def _sample_forever(metrics: Metrics) -> None:
-    """Feed the admin page's engine history: one point now, then every SAMPLE_INTERVAL_S."""
-    while True:
-        try:
-            metrics.sample()
-        except Exception:  # keep sampling: one bad read must not end the history
-            log.exception("metrics sample failed")
-        await asyncio.sleep(SAMPLE_INTERVAL_S)
+async def _sample(metrics: Metrics) -> None:
+    """One point of the admin page's engine history (every SAMPLE_INTERVAL_S)."""
+    metrics.sample()
 
 
 def _base_url(settings: Settings) -> str:
@@ -234,7 +239,8 @@ def create_app(
             """The services around a started generator, then the app is ready."""
             nonlocal sampler, ingestion, chat, publisher, limiter
             metrics = Metrics(stats_source(active))
-            sampler = asyncio.create_task(_sample_forever(metrics), name="metrics-sampler")
+            sampler = asyncio.create_task(_every(SAMPLE_INTERVAL_S, lambda: _sample(metrics), "metrics sample"),
+                                      name="metrics-sampler")
             if instances is not None:  # the admin's list of processes (backend/cluster/instances.py)
                 publisher = asyncio.create_task(instances.run(
                     lambda: snapshot_of(instances.instance, active.model_name, metrics.latest(), time.time())),
@@ -293,6 +299,7 @@ def create_app(
                 redis=redis_link,
                 instances=instances,
                 step_views=StepViews(session_factory),
+                run_admin=RunAdmin(session_factory),
             )
             startup.set_ready()
             log.info("Crescent ready with %s at %s", active.model_name, _base_url(settings))
@@ -327,8 +334,9 @@ def create_app(
             else:
                 # Other processes may be streaming replies stored in this database: end only
                 # those no live process runs, now and periodically.
-                orphans = asyncio.create_task(_sweep_orphaned_replies(conversations, redis_link),
-                                              name="orphaned-replies")
+                orphans = asyncio.create_task(
+                    _every(ORPHAN_SWEEP_S, lambda: _sweep_orphaned_replies(conversations, redis_link),
+                           "sweeping orphaned replies"), name="orphaned-replies")
             if generator is not None:
                 await build(generator)
             else:
@@ -373,6 +381,7 @@ def create_app(
             *auth_routes.routes,
             *account_routes.routes,
             *admin_routes.routes,
+            *agent_run_routes.routes,
             *metrics_routes.routes,
             *api.routes,
             *branch_routes.routes,

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import StatusCode
+from backend.trace_store import SpanRecord
 
 MAX_ATTRIBUTE_CHARS = 200
 
@@ -39,32 +38,31 @@ class Waterfall:
     rows: tuple[WaterfallRow, ...]
 
 
-def waterfall(trace_id: str, spans: Sequence[ReadableSpan]) -> Waterfall:
+def waterfall(trace_id: str, spans: Sequence[SpanRecord]) -> Waterfall:
     """The rows of `spans` (one trace's): roots are spans whose parent is not among them."""
-    finished = [s for s in spans if s.start_time is not None]
+    finished = [s for s in spans if s.start_ns is not None]
     if not finished:
         return Waterfall(trace_id, 0.0, ())
-    first = min(s.start_time or 0 for s in finished)
-    last = max((s.end_time or s.start_time or 0) for s in finished)
+    first = min(s.start_ns or 0 for s in finished)
+    last = max((s.end_ns or s.start_ns or 0) for s in finished)
     total = max(last - first, 1)
-    ids = {s.context.span_id for s in finished}
-    children: dict[int | None, list[ReadableSpan]] = {}
+    ids = {s.span_id for s in finished}
+    children: dict[int | None, list[SpanRecord]] = {}
     for s in finished:
-        parent = s.parent.span_id if s.parent is not None and s.parent.span_id in ids else None
+        parent = s.parent_id if s.parent_id in ids else None
         children.setdefault(parent, []).append(s)
     rows: list[WaterfallRow] = []
 
     def visit(parent: int | None, depth: int) -> None:
-        for s in sorted(children.get(parent, ()), key=lambda x: (x.start_time or 0, x.end_time or 0)):
-            start = (s.start_time or 0) - first
-            duration = max((s.end_time or s.start_time or 0) - (s.start_time or 0), 0)
+        for s in sorted(children.get(parent, ()), key=lambda x: (x.start_ns or 0, x.end_ns or 0)):
+            start = (s.start_ns or 0) - first
+            duration = max((s.end_ns or s.start_ns or 0) - (s.start_ns or 0), 0)
             rows.append(WaterfallRow(
-                name=s.name, span_id=format(s.context.span_id, "016x"), depth=depth,
+                name=s.name, span_id=format(s.span_id, "016x"), depth=depth,
                 start_ms=start / 1e6, duration_ms=duration / 1e6,
                 offset_pct=round(100.0 * start / total, 3), width_pct=round(max(100.0 * duration / total, 0.2), 3),
-                error=s.status.status_code is StatusCode.ERROR,
-                attributes=tuple((str(k), _text(v)) for k, v in sorted((s.attributes or {}).items()))))
-            visit(s.context.span_id, depth + 1)
+                error=s.error, attributes=tuple((k, _text(v)) for k, v in s.attributes)))
+            visit(s.span_id, depth + 1)
 
     visit(None, 0)
     return Waterfall(trace_id, total / 1e6, tuple(rows))

@@ -28,77 +28,26 @@ import os
 import re
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import (BatchSpanProcessor, SimpleSpanProcessor, SpanExporter,
-                                            SpanExportResult)
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from backend.generator import EngineTimeline
+from backend.trace_store import DEFAULT_STORE_SIZE, MAX_SPANS_PER_TRACE, TraceStore  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
 TRACER_NAME = "crescent"
 TRACE_ID_RE = re.compile(r"^[0-9a-f]{32}$")
-DEFAULT_STORE_SIZE = 200
-MAX_SPANS_PER_TRACE = 512  # a trace past this keeps its first spans, and its root (ended last)
 T = TypeVar("T")
 OTLP_ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
-
-
-class TraceStore(SpanExporter):
-    """The last `max_traces` traces' finished spans, in memory (thread-safe). A trace is
-    forgotten, oldest first (by its first span's export), when a newer one needs its place.
-
-    Raises ValueError for max_traces < 1."""
-
-    def __init__(self, max_traces: int = DEFAULT_STORE_SIZE) -> None:
-        if max_traces < 1:
-            raise ValueError("the trace store holds at least one trace")
-        self.max_traces = max_traces
-        self._traces: OrderedDict[str, list[ReadableSpan]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        with self._lock:
-            for span in spans:
-                trace_id = trace.format_trace_id(span.context.trace_id)
-                kept = self._traces.get(trace_id)
-                if kept is None:
-                    kept = self._traces[trace_id] = []
-                    while len(self._traces) > self.max_traces:
-                        self._traces.popitem(last=False)
-                if len(kept) < MAX_SPANS_PER_TRACE or span.parent is None:
-                    kept.append(span)
-        return SpanExportResult.SUCCESS
-
-    def get(self, trace_id: str) -> list[ReadableSpan] | None:
-        """The spans of `trace_id` (32 lowercase hex digits) by start time, or None if not kept."""
-        with self._lock:
-            spans = self._traces.get(trace_id)
-            return None if spans is None else sorted(spans, key=lambda s: (s.start_time or 0))
-
-    def trace_ids(self) -> list[str]:
-        """The kept traces, oldest first."""
-        with self._lock:
-            return list(self._traces)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._traces.clear()
-
-    def shutdown(self) -> None:
-        pass
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
 
 
 @dataclass
@@ -152,6 +101,12 @@ def configure(store_size: int = DEFAULT_STORE_SIZE, env: Mapping[str, str] | Non
         log.exception("shutting down the previous tracer provider failed")
     install_log_records()
     return _current
+
+
+def add_exporter(exporter: SpanExporter, schedule_delay_ms: int = 500) -> None:
+    """Also send the current provider's spans to `exporter`, batched on a background thread
+    (e.g. backend.cluster.shared_traces, so that every process's waterfall sees every trace)."""
+    _current.provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=schedule_delay_ms))
 
 
 def current() -> Tracing:

@@ -36,6 +36,7 @@ from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService, UserChannels
 from backend.cluster import RedisLink, RedisUnavailable
+from backend.cluster.shared_traces import SharedTraces
 from backend.cluster.relay import running_replies
 from backend.cluster.account_events import SharedChannels
 from backend.cluster.instances import InstanceRegistry, check_same_secret, instance_label, snapshot_of
@@ -224,6 +225,11 @@ def create_app(
         db_engine = create_db_engine(settings.database_url)
         # Shared state of several processes (backend/cluster); None: this process's memory.
         redis_link = RedisLink(settings.redis_url, instance) if settings.redis_url else None
+        # With Redis and no OTLP: every process's spans also go to Redis, for any process's waterfall.
+        shared_traces = (SharedTraces(redis_link, settings.trace_store_size)
+                         if redis_link is not None and tracing.store() is not None else None)
+        if shared_traces is not None:
+            tracing.add_exporter(shared_traces)
         owned: TextGenerator | None = None
         sampler: asyncio.Task[None] | None = None
         publisher: asyncio.Task[None] | None = None
@@ -297,6 +303,7 @@ def create_app(
                 search=ConversationSearch(session_factory),
                 transfer=ConversationTransfer(session_factory, channels.publish),
                 redis=redis_link,
+                shared_traces=shared_traces,
                 instances=instances,
                 step_views=StepViews(session_factory),
                 run_admin=RunAdmin(session_factory),

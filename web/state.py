@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from starlette.requests import HTTPConnection
 from starlette.templating import Jinja2Templates
 
+from backend.agent.run_admin import RunAdmin
 from backend.agent.step_views import StepViews
 from backend.api_keys import ApiKeyService
 from backend.auth import AuthService
 from backend.chat import ChatService
 from backend.cluster import RedisLink
+from backend.cluster.shared_traces import SharedTraces
 from backend.cluster.instances import InstanceRegistry
 from backend.conversation_export import ConversationTransfer
 from backend.conversation_search import ConversationSearch
@@ -64,10 +66,14 @@ class AppState:
     transfer: ConversationTransfer | None = None
     # Redis shared by several server processes (REDIS_URL); None: one process, state in memory.
     redis: RedisLink | None = None
+    # Every process's finished spans in Redis, for the waterfall (None: no Redis, or OTLP).
+    shared_traces: SharedTraces | None = None
     # Every live process's stats snapshot (admin engine panel); None without REDIS_URL.
     instances: InstanceRegistry | None = None
     # The stored agent steps of a page's replies (backend/agent/step_views.py); None: none shown.
     step_views: StepViews | None = None
+    # The admin's pages of agent runs (backend/agent/run_admin.py); None: no such pages.
+    run_admin: RunAdmin | None = None
     # Notices carried across a form's redirect (web/flash.py).
     flash: FlashStore = field(default_factory=FlashStore)
 

@@ -3,6 +3,8 @@ receiver), engine spans from the engine's timings, log records, the waterfall la
 
 from __future__ import annotations
 
+import json
+
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -12,9 +14,10 @@ import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from backend import tracing
+from backend import trace_store, tracing
 from backend.generator import EngineTimeline
 from backend.settings import Settings, SettingsError
+from backend.trace_store import SpanRecord
 from backend.trace_view import waterfall
 
 
@@ -45,7 +48,7 @@ def test_the_store_keeps_the_last_n_traces_only():
 
 
 def test_a_trace_keeps_at_most_max_spans(monkeypatch, fresh):
-    monkeypatch.setattr(tracing, "MAX_SPANS_PER_TRACE", 5)
+    monkeypatch.setattr(trace_store, "MAX_SPANS_PER_TRACE", 5)
     root = tracing.start_root("big")
     with tracing.use(root):
         for _ in range(20):
@@ -184,8 +187,20 @@ def test_waterfall_rows_in_tree_order_placed_by_start_and_duration(fresh):
     t.start_span("a.1", context=tracing.trace.set_span_in_context(a), start_time=base + 10 * ms).end(end_time=base + 20 * ms)
     a.end(end_time=base + 50 * ms)
     root.end()
-    spans = [s for s in fresh.store.get(tracing.trace_id_of(root)) if s.name != "root"]
+    spans = [s for s in fresh.store.records(tracing.trace_id_of(root)) if s.name != "root"]
     view = waterfall("x", spans)  # root's parent is not among them: a and b are the roots here
     assert [(r.name, r.depth) for r in view.rows] == [("a", 0), ("a.1", 1), ("b", 0)]
     assert [(r.offset_pct, r.width_pct) for r in view.rows] == [(0.0, 50.0), (10.0, 10.0), (50.0, 50.0)]
     assert view.duration_ms == 100.0
+
+
+def test_a_span_record_survives_json_as_the_waterfall_reads_it(fresh):
+    root = tracing.start_root("root", {"tokens": 3, "ok": True, "ratio": 0.5, "ids": ("a", "b"), "text": "<b>"})
+    with tracing.use(root), tracing.span("child") as child:
+        child.set_status(tracing.Status(tracing.StatusCode.ERROR))
+    root.end()
+    records = fresh.store.records(tracing.trace_id_of(root))
+    again = [SpanRecord.from_json(json.loads(json.dumps(r.to_json()))) for r in records]
+    assert again == records
+    assert [r.parent_id for r in again] == [None, again[0].span_id] and again[1].error and not again[0].error
+    assert dict(again[0].attributes) == {"tokens": 3, "ok": True, "ratio": 0.5, "ids": ("a", "b"), "text": "<b>"}

@@ -55,3 +55,28 @@ class StepLog:
 
     def replay(self) -> list[AgentStepEvent]:
         return [self._latest[i] for i in sorted(self._latest)]
+
+
+def _text(data: dict[str, Any], name: str) -> str:
+    value = data.get(name, "")
+    if not isinstance(value, str):
+        raise ValueError(f"agent step field {name!r} is not a string")
+    return value
+
+
+def step_from_frame(data: object) -> AgentStepEvent:
+    """The event of a frame made by :meth:`AgentStepEvent.frame` (read back from the reply's
+    relay stream, backend/cluster/relay.py). Raises ValueError when `data` is not such a frame."""
+    if not isinstance(data, dict) or data.get("type") != FRAME_TYPE:
+        raise ValueError("not an agent_step frame")
+    index, calls = data.get("index"), data.get("calls", [])
+    if isinstance(index, bool) or not isinstance(index, int) or not isinstance(calls, list):
+        raise ValueError("agent_step frame: index must be an integer and calls a list")
+    views = []
+    for call in calls:
+        if not isinstance(call, dict):
+            raise ValueError("agent_step frame: a call is not an object")
+        views.append(CallView(_text(call, "tool"), _text(call, "arguments"), _text(call, "status"),
+                              _text(call, "summary"), _text(call, "content")))
+    return AgentStepEvent(_text(data, "message_id"), _text(data, "run_id"), index, _text(data, "kind"),
+                          _text(data, "status"), _text(data, "text"), tuple(views))

@@ -18,8 +18,8 @@ there (:meth:`Mirror.watched`); if so the reply goes on and the question is aske
 REWATCH_S seconds while nobody attaches here.
 
 With several processes (``REDIS_URL``) a reply also has a mirror (backend/cluster/relay.py):
-every published delta and the final event are handed to it too, so that pages served by other
-processes can attach to the reply with the same sequence numbers.
+every published delta, agent step event and the final event are handed to it too, so that
+pages served by other processes can attach to the reply with the same sequence numbers.
 """
 
 from __future__ import annotations
@@ -70,6 +70,8 @@ class Mirror(Protocol):
     are synchronous, on the event loop, and must not raise."""
 
     def publish(self, delta: Delta) -> None: ...
+
+    def publish_step(self, event: AgentStepEvent) -> None: ...
 
     def end(self, final: Done | ChatFailed) -> None: ...
 
@@ -202,9 +204,11 @@ class LiveReply:
 
     def publish_step(self, event: AgentStepEvent) -> None:
         """An agent step started or ended: every viewer gets it; attachers get the latest event
-        of each step first (not relayed to other processes)."""
+        of each step first; the mirror relays it, in order with the deltas."""
         self.steps.record(event)
         self._publish(event)  # type: ignore[arg-type]
+        if self._mirror is not None:
+            self._mirror.publish_step(event)
 
     def end(self, final: Done | ChatFailed) -> None:
         """The reply ended: every viewer gets `final`, later attachers too."""

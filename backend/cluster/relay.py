@@ -7,6 +7,8 @@ Redis Stream ``crescent:reply:<message_id>`` (:class:`ReplyMirror`):
 
 - an opening entry ``{seq: 0}`` when the reply starts;
 - one entry ``{seq, text}`` per published delta, in order (MAXLEN ~STREAM_MAXLEN);
+- one entry ``{step: <JSON of the agent_step frame>}`` per event of an agent run's step
+  (backend.agent.events.AgentStepEvent), in order with the deltas;
 - a final entry ``{final: <JSON of Done | ChatFailed>}`` (backend.chat.events.final_to_dict).
 
 The key expires STREAM_TTL_S after the last write or heartbeat (HEARTBEAT_S) while the reply
@@ -16,8 +18,9 @@ Another process, asked to attach to a reply it does not run whose stored row is 
 streaming, opens a :class:`RemoteViewer` (:meth:`ReplyRelay.open`): it reads the stream so far
 (XRANGE), feeds every delta's text into its own ``IncrementalMarkdown`` (the renderer is
 deterministic in its feeds, so each delta renders as it did where it ran), gives the same
-catch-up ``Delta`` (``reset``) as a local attach from the client's seq, then follows the stream
-(XREAD BLOCK) and forwards each delta and the final event. Sequence numbers are the running
+catch-up ``Delta`` (``reset``) as a local attach from the client's seq, preceded, as there, by
+the latest event of each agent step so far (backend.agent.events.StepLog), then follows the
+stream (XREAD BLOCK) and forwards each delta, step event and the final event. Sequence numbers are the running
 process's, so a page switching processes resumes where it was; the text the viewer joins is the
 text the running process stores.
 
@@ -40,6 +43,7 @@ from typing import Any
 import redis
 import redis.asyncio
 
+from backend.agent.events import AgentStepEvent, StepLog, step_from_frame
 from backend.chat.events import ChatEvent, ChatFailed, Delta, Done, final_from_dict, final_to_dict
 from backend.cluster.redis_link import CONNECT_TIMEOUT_S, RedisLink, RedisUnavailable, raise_if_cancelling
 from backend.errors import ValidationFailed
@@ -111,6 +115,10 @@ class ReplyMirror:
     def publish(self, delta: Delta) -> None:
         self._queue.put_nowait({"seq": delta.seq, "text": delta.text})
 
+    def publish_step(self, event: AgentStepEvent) -> None:
+        """An agent step's event, after the deltas published before it."""
+        self._queue.put_nowait({"step": json.dumps(event.frame(), ensure_ascii=False)})
+
     async def watched(self) -> bool:
         """Whether a page served by another process watches the reply now (a RemoteViewer renewed
         its membership within WATCH_TTL_S). False when Redis fails: such a viewer gets nothing."""
@@ -158,7 +166,8 @@ class ReplyMirror:
 
 class RemoteViewer:
     """A reply streaming in another process, watched here: an async iterator of ChatEvents like
-    backend.chat.replies.Viewer (a catch-up Delta, the live deltas, the final event)."""
+    backend.chat.replies.Viewer (each agent step's latest event and a catch-up Delta, the live
+    deltas and step events, the final event)."""
 
     def __init__(self, relay: ReplyRelay, message_id: str) -> None:
         self.message_id = message_id
@@ -166,6 +175,7 @@ class RemoteViewer:
         self._key = relay.key(message_id)
         self._markdown = IncrementalMarkdown()
         self._parts: list[str] = []
+        self._steps = StepLog()  # an agent run's steps as of the catch-up
         self._last_id = "0-0"
         self._pending: list[ChatEvent] = []
         self._ended = False
@@ -221,6 +231,9 @@ class RemoteViewer:
             self._last_id = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
             if b"final" in fields:
                 return final_from_dict(json.loads(fields[b"final"]))
+            if b"step" in fields:
+                self._step(fields[b"step"], live)
+                continue
             seq = int(fields.get(b"seq", b"0"))
             if seq == 0:
                 continue
@@ -234,6 +247,17 @@ class RemoteViewer:
                                            code_html=update.code_html))
         return None
 
+    def _step(self, raw: bytes, live: bool) -> None:
+        try:
+            event = step_from_frame(json.loads(raw))
+        except ValueError as exc:  # not written by a ReplyMirror: the text still arrives whole
+            log.warning("relay of %s: an agent step entry was not read (%s)", self._key, exc)
+            return
+        if live:
+            self._pending.append(event)
+        else:
+            self._steps.record(event)
+
     def _catch_up(self, entries: list[tuple[Any, dict[bytes, bytes]]], after_seq: int) -> None:
         """The stream so far: the same first event as LiveReply.attach(after_seq) gives."""
         final = self._take(entries, live=False)
@@ -242,6 +266,7 @@ class RemoteViewer:
         if final is not None:
             self._pending.append(final)
             return
+        self._pending.extend(self._steps.replay())  # as LiveReply.attach: the steps first
         if after_seq < self.seq:
             committed, tail = self._markdown.rendering_at(self._markdown.mark())
             self._pending.append(Delta(self.message_id, self.seq, "".join(self._parts[after_seq:]), committed, tail,
@@ -264,6 +289,16 @@ class RemoteViewer:
         final = self._take(result[0][1], live=True)
         if final is not None:
             self._pending.append(final)
+
+
+def _reached(entries: list[tuple[Any, dict[bytes, bytes]]], after_seq: int) -> bool:
+    """Whether `entries` end the reply or hold delta `after_seq` (step entries have no seq)."""
+    for _entry_id, fields in reversed(entries):
+        if b"final" in fields:
+            return True
+        if b"seq" in fields:
+            return int(fields[b"seq"]) >= after_seq
+    return after_seq <= 0
 
 
 class ReplyRelay:
@@ -325,8 +360,7 @@ class ReplyRelay:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CATCH_UP_WAIT_S
         while not isinstance(after_seq, bool) and isinstance(after_seq, int):
-            last = entries[-1][1]
-            if b"final" in last or int(last.get(b"seq", b"0")) >= after_seq:
+            if _reached(entries, after_seq):
                 return
             left_ms = int((deadline - loop.time()) * 1000)
             if left_ms <= 0:

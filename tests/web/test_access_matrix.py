@@ -76,6 +76,9 @@ MATRIX: dict[tuple[str, str], Row] = {
     ("GET", "/admin/api/engine"): Row(None, ADMIN_JSON),
     # A well-formed id no store keeps: the admin gets 404 (tests/web/test_tracing.py opens real ones).
     ("GET", "/admin/traces/{trace_id:id}"): Row(None, _by(303, 403, 403, 303, 404)),
+    ("GET", "/admin/runs"): Row(None, ADMIN_PAGE),
+    # A well-formed id of no run: the admin gets 404 (tests/web/test_agent_run_routes.py opens real ones).
+    ("GET", "/admin/runs/{run_id:id}"): Row(None, _by(303, 403, 403, 303, 404)),
     ("GET", "/metrics"): Row(None, _by(401, 403, 403, 401, 200)),
     ("GET", "/api/conversations"): Row(None, LOGGED_IN_JSON),
     ("GET", "/api/conversations/{conversation_id:id}"): Row(None, OWNED_JSON),
@@ -180,7 +183,7 @@ def _fill(path: str, world: dict[str, Any]) -> str:
         view, _ = state.api_keys.create_key(ids["user"], "target")
         path = path.replace("{key_id:id}", view.id)
     return (path.replace("{user_id:id}", ids["user"]).replace("{model:path}", "fake-model")
-            .replace("{rest:path}", "no-such-endpoint").replace("{trace_id:id}", "ab" * 16))
+            .replace("{rest:path}", "no-such-endpoint").replace("{trace_id:id}", "ab" * 16).replace("{run_id:id}", "cd" * 16))
 
 
 def test_access(world: dict[str, Any]) -> None:

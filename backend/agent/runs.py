@@ -251,7 +251,7 @@ class AgentRunner:
                 await _call(on_text, tail.content)
         text = "".join(raw)
         if "counted" not in state:  # cut before its final event (Stop, the wall time): count what it used
-            self._count_cut_step(meter, messages, functions, text)
+            meter.count_tokens(*await asyncio.to_thread(self._cut_step_tokens, messages, functions, text))
         step_status = {"done": "done", "stopped": "stopped", "budget": "stopped"}.get(state["status"], "error")
         await asyncio.to_thread(self.records.end_step, run_id, index, step_status, text,
                                 (time.monotonic() - t0) * 1000, None)
@@ -270,13 +270,14 @@ class AgentRunner:
         views: list[CallView] = [CallView(c.name, c.arguments, "running") for c in calls]
         self._emit(AgentStepEvent(message_id, run_id, index, "tool", "running", calls=tuple(views)))
         ended: tuple[str, str | None] = ("done", None)
+        cut = False  # the wall time ran out during or before a call of this step
         for call_index, call in enumerate(calls):
             if meter.calls_left() == 0:
                 ended = ("budget", meter.ending(LIMIT_TOOL_CALLS))
                 views = views[:call_index]
                 break
             if meter.remaining_s() <= 0:
-                ended = ("budget", meter.ending(LIMIT_WALL_TIME))
+                ended, cut = ("budget", meter.ending(LIMIT_WALL_TIME)), True
                 views = views[:call_index]
                 break
             meter.tool_calls += 1
@@ -290,12 +291,12 @@ class AgentRunner:
                 ended = ("stopped", STOPPED_ENDING)
                 break
             if outcome.status == "budget":  # the wall time ran out while the tool ran (it runs on)
-                ended = ("budget", meter.ending(LIMIT_WALL_TIME))
+                ended, cut = ("budget", meter.ending(LIMIT_WALL_TIME)), True
                 views[call_index] = CallView(call.name, call.arguments, "stopped", "stopped: out of time")
                 break
             _merge(sources, outcome.sources)
             messages.append(ChatMessage("tool", outcome.content, tool_call_id=call.id, name=call.name))
-        status = "stopped" if ended[0] == "stopped" or ended[1] == meter.ending(LIMIT_WALL_TIME) else "done"
+        status = "stopped" if ended[0] == "stopped" or cut else "done"
         summary = "\n".join(v.summary or f"{v.tool}: {v.status}" for v in views)
         await asyncio.to_thread(self.records.end_step, run_id, index, status, summary, (time.monotonic() - t0) * 1000)
         self._emit(AgentStepEvent(message_id, run_id, index, "tool", status, summary, tuple(views)))
@@ -303,11 +304,12 @@ class AgentRunner:
             return "stopped", STOPPED_ENDING
         return ended
 
-    def _count_cut_step(self, meter: BudgetMeter, messages: Sequence[ChatMessage],
-                        functions: Sequence[ToolFunction], text: str) -> None:
-        """Meter a model step that ended without its final event: its prompt as the generator
-        counts it and the tokens of the text it wrote (as backend.generation does for a reply
-        closed early)."""
+    def _cut_step_tokens(self, messages: Sequence[ChatMessage], functions: Sequence[ToolFunction],
+                         text: str) -> tuple[int, int]:
+        """(prompt, completion) tokens of a model step that ended without its final event (Stop,
+        the wall time): its prompt as the generator counts it and the tokens of the text it
+        wrote, as backend.generation counts a reply closed early. Sync (it tokenizes): run it in
+        a worker thread."""
         try:
             prompt = self.generator.count_prompt_tokens(messages, functions)
         except Exception:
@@ -316,7 +318,7 @@ class AgentRunner:
             completion = self.generator.count_text_tokens(text) if text else 0  # type: ignore[attr-defined]
         except Exception:
             completion = len(text.split())
-        meter.count_tokens(prompt, completion)
+        return prompt, completion
 
     def _check(self, call: ToolCall) -> tuple[_Outcome | None, dict[str, Any]]:
         """A refusal or an invalid-arguments outcome, or (None, the arguments)."""

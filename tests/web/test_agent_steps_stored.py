@@ -144,7 +144,7 @@ def test_the_stored_text_is_escaped(client, fake):
     assert evil not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     [step] = steps_on(page)[message_id]["steps"]
     assert json.loads(step["calls"][0]["agent-call-arguments"]) == {"expression": evil}  # the text, as data
-    assert step["calls"][0]["status"] == "error"
+    assert step["calls"][0]["status"] in ("error", "invalid")  # refused, by the schema or the grammar
 
 
 def test_only_the_replys_owner_gets_its_steps(client, fake):

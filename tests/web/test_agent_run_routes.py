@@ -157,7 +157,7 @@ def test_hostile_arguments_results_and_endings_are_escaped(client, fake):
         assert "&lt;script&gt;" in html
     [call] = parse(client.get(f"/admin/runs/{run.id}").text).calls
     assert json.loads(call["call-arguments"]) == {"expression": evil}  # shown as the text it is
-    assert call["attrs"]["data-status"] == "error"  # the calculator refused it
+    assert call["attrs"]["data-status"] in ("error", "invalid")  # the calculator refused it
 
 
 def test_runs_are_listed_newest_first_fifty_a_page(client, fake):

@@ -72,7 +72,7 @@ class Settings:
         (backend/cluster/recheck.py; None: its RECHECK_INTERVAL_S, 2 s).
     trace_store_size: CRESCENT_TRACE_STORE_SIZE, how many traces (chat turns, /v1 requests)
         this process keeps in memory for the admin waterfall when OTEL_EXPORTER_OTLP_ENDPOINT is
-        unset (backend/tracing.py TraceStore; the oldest goes first); 1 to 100,000, default 200.
+        unset (backend/tracing.py TraceStore; the oldest goes first); 1 to 10,000, default 200.
 
     Raises:
         SettingsError: on construction, when a value is out of range.

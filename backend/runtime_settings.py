@@ -43,6 +43,7 @@ CACHE_TTL_S = 5.0
 MAX_UNWATCHED_S = 24 * 3600
 MAX_SOURCES = 50  # backend.rag.settings.RagSettings accepts top_k up to this
 AGENT_ACCESS = ("off", "admins", "everyone")
+AGENT_POLICIES = ("one_call", "auto")  # backend.agent.runs.POLICIES
 MAX_AGENT_STEPS = 50
 MAX_AGENT_WALL_S = 3600
 
@@ -67,7 +68,9 @@ class RuntimeSettings:
         deployment has none) | "admins" | "everyone". agent_side_effects: who may call tools that
         write (save_note), among those: same choices. agent_max_*: one run's budget: steps
         (model and tool steps), tool calls, tokens (prompt + completion over its model calls),
-        wall time in seconds (backend.agent.budget).
+        wall time in seconds (backend.agent.budget). agent_policy: how the model uses tools
+        (backend.agent.runs.AgentRunner): "one_call" (one tool call, then the answer with no
+        tools; the default model, SmolLM2-135M, answers in text otherwise) | "auto".
     """
 
     system_prompt: str | None
@@ -88,6 +91,7 @@ class RuntimeSettings:
     agent_max_tool_calls: int = 8
     agent_max_tokens: int = 16_000
     agent_max_wall_s: int = 120
+    agent_policy: str = "one_call"
 
     @classmethod
     def from_settings(
@@ -198,6 +202,10 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
                   "Prompt and completion tokens over one run's model calls.", 1, MAX_TOKENS_PER_DAY, group="agent"),
         FieldSpec("agent_max_wall_s", "Time per run (s)", "int",
                   "Seconds one agent run may take.", 1, MAX_AGENT_WALL_S, group="agent"),
+        FieldSpec("agent_policy", "How the model uses tools", "choice",
+                  "one_call: one tool call, then the answer without tools (small models, such as the "
+                  "default SmolLM2-135M); auto: tools or the answer at every step.",
+                  choices=AGENT_POLICIES, group="agent"),
     )
 
 

@@ -13,8 +13,12 @@ Two ways, chosen per model by backend.engine_adapter:
     a JSON array inside ``<tools></tools>`` and asks for calls as
     ``<tool_call>[{"name": ..., "arguments": {...}}]</tool_call>`` and nothing else;
   * an assistant message's calls as that block, after its text (compact JSON);
-  * tool results (consecutive `tool` messages together) as one user turn of
-    ``<tool_response>`` blocks, each starting with a ``name: <function>`` line.
+  * tool results (consecutive `tool` messages together) as one user turn: the question they
+    answer (the last user message before them) restated, the ``<tool_response>`` blocks (each
+    starting with a ``name: <function>`` line), then :data:`ANSWER_WITH_RESULT`. With the
+    blocks alone SmolLM2-135M-Instruct repeated them as its answer; with the question restated
+    and the instruction it answers from them (docs/BENCHMARKS.md, "Agent runs with the real
+    model").
 
 Text the client wrote is data: inside JSON, "<" is written ``\\u003c`` (same JSON value), so a
 description or an argument cannot close a block; in a tool result every ``<`` that would open or
@@ -41,6 +45,11 @@ TOOLS_INSTRUCTIONS = (
     + TOOL_CALL_END + "\n"
     "The results come back in <tool_response></tool_response> blocks. When no function is "
     "needed, or the results answer the question, reply in plain text.")
+
+QUESTION_HEAD = "Question: "
+RESULT_HEAD = ("Result:", "Results:")  # one block, several
+ANSWER_WITH_RESULT = ("Answer the question with this result, in one sentence.",
+                      "Answer the question with these results, in one sentence.")
 
 _TAG = re.compile(r"<(?=\s*/?\s*tool(?:s|_call|_response)\b)", re.IGNORECASE)
 
@@ -80,12 +89,15 @@ def escape_tool_result(text: str) -> str:
     return _TAG.sub("&lt;", text)
 
 
-def _response_turn(results: Sequence[ChatMessage]) -> ChatMessage:
+def _response_turn(results: Sequence[ChatMessage], question: str | None) -> ChatMessage:
     blocks = []
     for message in results:
         head = f"name: {message.name}\n" if message.name else ""
         blocks.append(f"<tool_response>\n{head}{escape_tool_result(message.content)}\n</tool_response>")
-    return ChatMessage("user", "\n".join(blocks))
+    asked = f"{QUESTION_HEAD}{question}\n\n" if question else ""
+    several = int(len(blocks) > 1)
+    return ChatMessage("user", f"{asked}{RESULT_HEAD[several]}\n" + "\n".join(blocks)
+                       + f"\n\n{ANSWER_WITH_RESULT[several]}")
 
 
 def plain_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolFunction]) -> list[ChatMessage]:
@@ -99,20 +111,23 @@ def plain_messages(messages: Sequence[ChatMessage], tools: Sequence[ToolFunction
         else:
             out.append(ChatMessage("system", section))
     results: list[ChatMessage] = []
+    question: str | None = None
     for message in rest:
         if message.role == "tool":
             results.append(message)
             continue
         if results:
-            out.append(_response_turn(results))
+            out.append(_response_turn(results, question))
             results = []
+        if message.role == "user":
+            question = message.content
         if message.tool_calls:
             text = f"{message.content}\n" if message.content else ""
             out.append(ChatMessage(message.role, text + call_block(message.tool_calls)))
         else:
             out.append(ChatMessage(message.role, message.content))
     if results:
-        out.append(_response_turn(results))
+        out.append(_response_turn(results, question))
     return out
 
 

@@ -43,6 +43,9 @@ from backend.tool_call_parser import ToolCallStream
 log = logging.getLogger(__name__)
 
 STOPPED_ENDING = "Stopped."
+POLICY_AUTO = "auto"
+POLICY_ONE_CALL = "one_call"
+POLICIES = (POLICY_AUTO, POLICY_ONE_CALL)
 TOOL_FAILED = "the tool failed"
 WALL_POLL_S = 0.25  # how often a wait re-reads the wall-time budget (seconds)
 
@@ -100,15 +103,19 @@ class AgentRunner:
     role settings, fixed for the run). clock: monotonic seconds for the wall-time budget.
     make_context(user_id, conversation_id, run_id, idempotency_key): the ToolContext.
     publish: gets every AgentStepEvent (the live reply's viewers); step_log keeps them for
-    pages that attach later. require_first_call: the first model step must call a tool
-    (tool_choice "required"; for small models).
+    pages that attach later. policy: POLICY_AUTO (every model step may call tools or answer)
+    or POLICY_ONE_CALL (the first model step calls exactly one tool, the next one answers with
+    no tools offered: for small models, which with "auto" answer in text and, offered tools
+    again, repeat the results: docs/BENCHMARKS.md, "Agent runs with the real model").
     """
 
     def __init__(self, generator: TextGenerator, tools: Sequence[ToolSpecLike], allowed: Collection[str],
                  records: RunRecords, budget: Budget, *, clock: Callable[[], float] = time.monotonic,
                  make_context: Callable[[str, str, str, str], Any] = default_context,
                  publish: Callable[[AgentStepEvent], None] | None = None, step_log: StepLog | None = None,
-                 require_first_call: bool = False) -> None:
+                 policy: str = "auto") -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown agent policy {policy!r} (one of {', '.join(POLICIES)})")
         self.generator = generator
         self.tools = {t.name: t for t in tools}
         self.allowed = frozenset(n for n in allowed if n in self.tools)
@@ -118,7 +125,7 @@ class AgentRunner:
         self.make_context = make_context
         self._publish = publish
         self.step_log = step_log or StepLog()
-        self.require_first_call = require_first_call
+        self.policy = policy
 
     def functions(self) -> tuple[ToolFunction, ...]:
         """The tools the model is told about: the allowed ones only."""
@@ -193,7 +200,9 @@ class AgentRunner:
                           params: GenerationParams, stop: asyncio.Event, meter: BudgetMeter, names: list[str],
                           on_text: Callable[[str], Awaitable[None] | None] | None, first: bool) -> _ModelOutcome:
         stored = await asyncio.to_thread(self.records.stored_step, run_id, index)
-        parser = ToolCallStream(names)
+        one_call = self.policy == POLICY_ONE_CALL
+        answering = one_call and not first  # the answer after the one call: no tools offered, none read
+        parser = ToolCallStream([] if answering else names)
         if stored is not None and stored.kind == "model" and stored.status == "done":  # a retried run
             meter.tokens += stored.tokens or 0
             released = parser.feed(stored.text)
@@ -204,12 +213,14 @@ class AgentRunner:
         await asyncio.to_thread(self.records.start_step, run_id, index, "model")
         self._emit(AgentStepEvent(message_id, run_id, index, "model", "running"))
         t0 = time.monotonic()
-        functions = self.functions()
+        functions = () if answering else self.functions()
         step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
         if functions:
+            # One call: SmolLM2-135M, let go on, chained calls until max_tokens.
+            forced = first and one_call
             step_params = replace(step_params, structured_output=OutputConstraint(
                 tool_calls=ToolCallFormat(tuple((f.name, f.parameters) for f in functions),
-                                          required=first and self.require_first_call, parallel=True), param="tools"))
+                                          required=forced, parallel=not forced), param="tools"))
         request_id = f"{run_id}:{index}"
         raw: list[str] = []
         content: list[str] = []

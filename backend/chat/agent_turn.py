@@ -70,7 +70,8 @@ class AgentTurns:
             return None
         specs = self.specs()
         return AgentRunner(self._generator, specs, allowed_names(specs, settings, role), self.records,
-                           budget_of(settings), clock=self._clock, publish=reply.publish_step, step_log=reply.steps)
+                           budget_of(settings), clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
+                           policy=settings.agent_policy)
 
     async def run(self, reply: LiveReply, runner: AgentRunner) -> Ending:
         """Run the reply; returns its ending (the service stores it and tells the viewers)."""

@@ -52,7 +52,7 @@ def test_the_real_model_answers_a_calculation_with_the_calculator(real_generator
     records = RunRecords(sessions)
     runner = AgentRunner(real_generator, [calculator.SPEC], {"calculator"}, records,
                          Budget(max_steps=4, max_tool_calls=2, max_tokens=6000, max_wall_s=600),
-                         require_first_call=True)
+                         policy="one_call")
     question = [ChatMessage("user", "Use the calculator to compute 12 * 34.")]
     result = asyncio.run(runner.run(conversation_id=conversation_id, user_id=user_id, message_id=message_id,
                                     messages=question, params=GenerationParams(max_tokens=200, temperature=0.0),

@@ -353,17 +353,26 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
                       data=data)
 
 
+# What the model may write as an expression (the arguments' JSON Schema, which the engine's
+# grammar follows while the model writes the call): digits, the operators, parentheses, commas,
+# dots, spaces and the function names, each followed by "("; at most MAX_ARGUMENT_CHARS. A string of these has to
+# close: SmolLM2-135M, free to write any JSON string, kept writing '12 * 34}}]</tool_call> # ...'
+# inside it until max_tokens (2026-12-02). Every expression the pattern allows is made of
+# tokens the parser reads (exponent notation such as 1e-3 is left out: letters are names only).
+EXPRESSION_PATTERN = r"^(?:[0-9 .+*/%^(),-]|(?:" + "|".join(sorted(FUNCTIONS)) + r")\()+$"
+MAX_ARGUMENT_CHARS = 100
+
 SPEC = ToolSpec(
     name="calculator",
     description=(
-        "Evaluate an arithmetic expression exactly. Supports numbers (12, 3.5, 1e-3), + - * / "
+        "Evaluate an arithmetic expression exactly. Supports numbers (12, 3.5), + - * / "
         "// (floor division) % ^ (power), parentheses and sqrt, abs, round, min, max, floor, ceil."
     ),
     parameters={
         "type": "object",
         "properties": {
-            "expression": {"type": "string", "minLength": 1, "maxLength": MAX_EXPRESSION_CHARS,
-                           "description": "for example (1 + 2) * 3 ^ 2 / 7"},
+            "expression": {"type": "string", "minLength": 1, "maxLength": MAX_ARGUMENT_CHARS,
+                           "pattern": EXPRESSION_PATTERN, "description": "for example (1 + 2) * 3 ^ 2 / 7"},
         },
         "required": ["expression"],
         "additionalProperties": False,

@@ -9,14 +9,19 @@ from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.rag import Retriever
 
-MAX_QUERY_CHARS = 500
+MAX_QUERY_CHARS = 200
 MAX_TOP_K = 8
 DEFAULT_TOP_K = 4
+# Words, not markup: no quote, backslash, bracket, brace, angle bracket, underscore or line break.
+# The engine's grammar follows the schema while the model writes the call, so a query closes
+# before it could spell the block's end, and SmolLM2-135M cannot pass the tool's own name
+# ("search_documents") as its query, which it did for 3 of 10 questions (2026-12-02).
+QUERY_PATTERN = r'^[^"\\<>{}\[\]_\n\r\t]+$'
 
 PARAMETERS = {
     "type": "object",
     "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+        "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "pattern": QUERY_PATTERN,
                   "description": "what to look for, in words"},
         "top_k": {"type": "integer", "minimum": 1, "maximum": MAX_TOP_K,
                   "description": f"how many passages to return (default {DEFAULT_TOP_K})"},

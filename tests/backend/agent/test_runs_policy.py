@@ -1,0 +1,54 @@
+"""How a run offers tools to the model (AgentRunner's policy, RuntimeSettings.agent_policy):
+"one_call" forces exactly one call first and then asks for the answer with no tools; "auto"
+offers the tools at every step."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.agent.runs import POLICIES, POLICY_AUTO, POLICY_ONE_CALL, AgentRunner
+from backend.runtime_settings import AGENT_POLICIES, RuntimeSettings
+
+from .scripted import ScriptedGenerator, call_text
+from .test_runs import go
+
+ADD = call_text(("add", {"a": 2, "b": 3}))
+
+
+async def test_one_call_forces_one_call_then_answers_without_tools(make_runner, turn, stop, tools):
+    generator = ScriptedGenerator([[ADD], ["It is ", "5."]])
+    result = await go(make_runner(generator, policy=POLICY_ONE_CALL), turn, stop)
+    assert (result.status, result.text) == ("done", "It is 5.")
+    first, answer = generator.calls[0].params, generator.calls[1].params
+    format_ = first.structured_output.tool_calls
+    assert (format_.required, format_.parallel) == (True, False)
+    assert {f.name for f in first.tools} >= {"add", "search_documents"}
+    assert answer.tools == () and answer.structured_output is None
+    # The answer step still reads the call and its result.
+    assert [m.role for m in generator.calls[1].messages][-2:] == ["assistant", "tool"]
+
+
+async def test_a_call_written_in_the_answer_step_is_not_run(make_runner, turn, stop, tools):
+    generator = ScriptedGenerator([[ADD], [ADD], ["never asked"]])
+    result = await go(make_runner(generator, policy=POLICY_ONE_CALL), turn, stop)
+    assert [e[0] for e in tools.executions] == ["add"]  # once: the answer step offered no tools
+    assert result.status == "error" and len(generator.calls) == 2
+
+
+async def test_auto_offers_the_tools_at_every_step(make_runner, turn, stop):
+    generator = ScriptedGenerator([[ADD], ["It is 5."]])
+    result = await go(make_runner(generator, policy=POLICY_AUTO), turn, stop)
+    assert result.status == "done"
+    for call in generator.calls:
+        format_ = call.params.structured_output.tool_calls
+        assert (format_.required, format_.parallel) == (False, True) and call.params.tools
+
+
+def test_an_unknown_policy_is_refused(make_runner):
+    with pytest.raises(ValueError, match="policy"):
+        make_runner(ScriptedGenerator([]), policy="always")
+
+
+def test_the_settings_choices_are_the_runners_policies_and_one_call_is_the_default():
+    assert set(AGENT_POLICIES) == set(POLICIES)
+    assert RuntimeSettings.__dataclass_fields__["agent_policy"].default == POLICY_ONE_CALL

@@ -36,7 +36,8 @@
     const summary = document.createElement("summary");
     const lines = frame.calls.map((call) => {
       const head = call.summary || call.tool;
-      const label = LABELS[call.status] || call.status;
+      // "ok" has no label: the summary says what was done.
+      const label = Object.prototype.hasOwnProperty.call(LABELS, call.status) ? LABELS[call.status] : call.status;
       return label ? head + " (" + label + ")" : head;
     });
     summary.textContent = lines.join(" · ") || "Tools";

@@ -198,3 +198,17 @@ def test_one_query_reads_the_runs_of_every_reply_on_the_page(client, fake):
         event.remove(engine, "before_cursor_execute", count)
     assert [m for m in ids if len(views[m].tool_steps) == 1] == ids
     assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 1, statements
+
+
+def test_the_stored_line_uses_the_labels_of_the_live_one() -> None:
+    """static/agent_steps.js writes the live line; step_views.step_line the stored one: the same
+    words for each call status (the browser test compares the two lines for an ok call)."""
+    import re
+    from pathlib import Path
+
+    from backend.agent.step_views import CALL_LABELS
+
+    script = (Path(__file__).resolve().parents[2] / "static" / "agent_steps.js").read_text(encoding="utf-8")
+    body = re.search(r"const LABELS = \{([^}]*)\}", script).group(1)
+    labels = dict(re.findall(r'(\w+): "([^"]*)"', body))
+    assert labels == CALL_LABELS

@@ -1,65 +1,123 @@
-"""Agent runs with the real model (SmolLM2-135M, slow): a calculator question gets a run with a
-calculator call and the right number in the answer. The first step must call a tool
-(require_first_call, tool_choice "required"): with "auto" the 135M model answers in text."""
+"""Agent runs with the real model (SmolLM2-135M, slow), in the chat's own loop: the runner
+AgentTurns.runner_for makes for a conversation with "Use tools" on (the deployment's tools,
+the admin's default policy "one_call"), over the real embedder's document search.
+
+A calculator question gets a calculator call and the right number in the answer; a question
+about the user's document gets a search_documents call, the passage among the run's sources and
+its fact in the answer. Before the argument patterns, the "one_call" policy and the restated
+question after the results (2026-12-02), the model left the calculator's expression string open
+until max_tokens ('"expression":"12 * 34}}]</tool_call> # 12 * 34 = 328...'), answered in text
+without a call with tool_choice auto, and repeated the <tool_response> block as its answer.
+docs/BENCHMARKS.md "Agent runs with the real model" has the measurement behind the recipe."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
-from backend.agent.records import RunRecords
-from backend.agent.runs import AgentRunner
-from backend.agent.budget import Budget
-from backend.agent.tools import calculator
+from backend.agent.events import StepLog
+from backend.agent.tools.registry import ToolRegistry
+from backend.chat.agent_turn import AgentTurns
 from backend.db import create_db_engine, make_session_factory
 from backend.generator import ChatMessage, GenerationParams
 from backend.models import Conversation, Message, User, new_id, utcnow
+from backend.notes import NoteService
+from backend.rag import DocumentService, RagSettings, Retriever
+from backend.runtime_settings import RuntimeSettings
+from backend.settings import Settings
 
 pytestmark = pytest.mark.slow
 
+DOCUMENT = """The Halvorsen Bridge
 
-# Observed 2026-12-02, tool_choice "required" (both runs): for "12 * 34" the model opened the
-# expression string and never closed it ('"expression":"12 * 34}}]</tool_call>  # 12 * 34 = 328.000...':
-# inside a JSON string those are legal characters, so the grammar let them through) until
-# max_tokens cut the block; the run then ends "error" (an unreadable block). For "1234 * 5678" it
-# called calculator("1234.5678").
+The Halvorsen Bridge crosses the Varne river at the town of Eskholm. Construction began in 1981 and the bridge opened to traffic on 14 May 1987.
+
+The bridge is 2,340 metres long and its main span measures 612 metres. It carries four lanes of road traffic and a cycle path.
+
+The bridge was designed by the engineer Ingrid Solberg. Its two towers are 148 metres tall and are painted dark green.
+
+About 31,000 vehicles cross the bridge every day. The toll was removed in 2004.
+"""
+PARAMS = GenerationParams(max_tokens=200, temperature=0.0)
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from backend.rag import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
 
 @pytest.fixture
-def turn(database_url):
+def chat(database_url, real_generator, embedder):
+    """(run(question) -> (RunResult, records), the document's id) for a user with one document."""
     engine = create_db_engine(database_url)
     sessions = make_session_factory(engine)
     with sessions() as db:
-        user = User(id=new_id(), username="ann", username_key="ann", password_hash="x")
-        conversation = Conversation(id=new_id(), user_id=user.id)
-        now = utcnow()
-        reply = Message(id=new_id(), conversation_id=conversation.id, user_id=user.id, position=0,
-                        role="assistant", status="streaming", created_at=now, updated_at=now)
+        user = User(id=new_id(), username="ann", username_key="ann", password_hash="x", role="user")
         db.add(user)
-        db.flush()
-        db.add(conversation)
-        db.flush()
-        db.add(reply)
         db.commit()
-        ids = (user.id, conversation.id, reply.id)
-    yield sessions, ids
+        user_id = user.id
+    rag = RagSettings()
+    documents = DocumentService(sessions, embedder, rag)
+    view = documents.upload(user_id, "halvorsen.txt", DOCUMENT.encode())
+    documents.ingest(view.id, DOCUMENT.encode())
+    registry = ToolRegistry(documents=documents, retriever=Retriever(sessions, embedder, rag),
+                            notes=NoteService(sessions), session_factory=sessions)
+    turns = AgentTurns(sessions, real_generator, registry.specs, flush_interval_s=1.0)
+    # The deployment lets users have tools; every other agent setting is the default.
+    settings = replace(RuntimeSettings.from_settings(Settings(database_url=database_url)), agent_tools="everyone")
+
+    def run(question: str):
+        with sessions() as db:
+            conversation = Conversation(id=new_id(), user_id=user_id, use_tools=True)
+            db.add(conversation)
+            db.flush()
+            now = utcnow()
+            reply = Message(id=new_id(), conversation_id=conversation.id, user_id=user_id, position=1,
+                            role="assistant", status="streaming", created_at=now, updated_at=now)
+            db.add(reply)
+            db.commit()
+            ids = (conversation.id, reply.id)
+        live = SimpleNamespace(turn=SimpleNamespace(use_tools=True, action="send"), user_id=user_id,
+                               message_id=ids[1], publish_step=lambda event: None, steps=StepLog())
+
+        async def go():
+            runner = await turns.runner_for(live, settings)
+            assert runner is not None and runner.policy == "one_call"
+            return await runner.run(conversation_id=ids[0], user_id=user_id, message_id=ids[1],
+                                    messages=[ChatMessage("user", question)], params=PARAMS, stop=asyncio.Event())
+
+        result = asyncio.run(go())
+        calls = turns.records.calls(result.run_id)
+        print("run:", result, [(s.kind, s.text) for s in turns.records.steps(result.run_id)],
+              [(c.tool, c.arguments, c.status) for c in calls])
+        return result, calls
+
+    yield run, view.id
     engine.dispose()
 
 
-@pytest.mark.xfail(reason="SmolLM2-135M does not yet produce a valid calculator call (see above)", strict=False)
-def test_the_real_model_answers_a_calculation_with_the_calculator(real_generator, turn):
-    sessions, (user_id, conversation_id, message_id) = turn
-    records = RunRecords(sessions)
-    runner = AgentRunner(real_generator, [calculator.SPEC], {"calculator"}, records,
-                         Budget(max_steps=4, max_tool_calls=2, max_tokens=6000, max_wall_s=600),
-                         policy="one_call")
-    question = [ChatMessage("user", "Use the calculator to compute 12 * 34.")]
-    result = asyncio.run(runner.run(conversation_id=conversation_id, user_id=user_id, message_id=message_id,
-                                    messages=question, params=GenerationParams(max_tokens=200, temperature=0.0),
-                                    stop=asyncio.Event()))
-    calls = records.calls(result.run_id)
-    print("run:", result, [(s.kind, s.text) for s in records.steps(result.run_id)], [(c.tool, c.arguments, c.status) for c in calls])
-    assert calls and calls[0].tool == "calculator" and calls[0].status == "ok"
-    assert "408" in calls[0].result
+def test_the_real_model_answers_a_calculation_with_the_calculator(chat):
+    run, _ = chat
+    result, calls = run("What is 12 * 34?")
+    assert [(c.tool, c.status) for c in calls] == [("calculator", "ok")]
+    assert json.loads(calls[0].result)["data"]["result"] == "408"
     assert result.status == "done"
-    assert "408" in result.text.replace(",", "").replace(" ", "")
+    assert "408" in result.text.replace(",", "") and "tool_response" not in result.text
+
+
+def test_the_real_model_answers_from_the_users_document_with_search_documents(chat):
+    run, document_id = chat
+    result, calls = run("Who designed the Halvorsen Bridge?")
+    assert [(c.tool, c.status) for c in calls] == [("search_documents", "ok")]
+    passages = json.loads(calls[0].result)["data"]["passages"]
+    assert passages and passages[0]["document_id"] == document_id
+    assert "Ingrid Solberg" in json.loads(calls[0].result)["content"]
+    assert result.status == "done"
+    assert [s["document_id"] for s in result.sources] == [document_id]  # the passage, cited
+    assert "Solberg" in result.text and "tool_response" not in result.text

@@ -24,8 +24,10 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent.access import allowed_names, budget_of, tools_enabled
+from backend.agent.events import AgentStepEvent
 from backend.agent.records import RunRecords
 from backend.agent.runs import AgentRunner, RunResult
+from backend.agent.step_views import run_views
 from backend.chat import turns
 from backend.chat.replies import REASON_SERVER_ABORTED, LiveReply
 from backend.chat.turns import Ending
@@ -108,6 +110,12 @@ class AgentTurns:
         its model steps (BudgetMeter.used())."""
         used = result.used
         return GenerationDone(finish_reason, int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)))
+
+    def stored_steps(self, user_id: str, message_id: str) -> list[AgentStepEvent]:
+        """The steps of `user_id`'s reply `message_id` as its run last published them (none for
+        a plain reply or another user's). Blocking: call from a worker thread."""
+        view = run_views(self._sessions, user_id, [message_id]).get(message_id)
+        return list(view.steps) if view is not None else []
 
     def _store_sources(self, message_id: str, sources: list[Any]) -> None:
         with self._sessions() as db:

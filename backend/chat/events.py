@@ -120,10 +120,14 @@ def ack_of(turn: Turn) -> Ack:
                turn.duplicate, turn.title, turn.action, turn.parent_id)
 
 
+# A reply stored with one of these has not ended (a live reply in some process writes it).
+UNFINISHED_STATUSES = ("streaming", "pending")
+
+
 def stored_outcome(row: Message, client_msg_id: str | None = None) -> Done | ChatFailed:
     """The Done of a reply as stored (finished), or ChatFailed("in_progress") for a row still
     streaming that no live reply of this process holds."""
-    if row.status in ("streaming", "pending"):
+    if row.status in UNFINISHED_STATUSES:
         return ChatFailed("in_progress", "the reply to this message is still being generated", client_msg_id, row.id)
     return Done(
         message_id=row.id,

@@ -47,7 +47,7 @@ from backend.chat import turns
 from backend.chat.agent_turn import AgentTurns
 from backend.chat.channels import UserChannels
 from backend.chat.events import (ChatEvent, ChatFailed, ConversationChanged, TurnStarted, ack_of, done_of,
-                                 stored_outcome)
+                                 UNFINISHED_STATUSES, stored_outcome)
 from backend.chat.opening import TurnOpener
 from backend.chat.planning import DocumentSearch, TurnPlanner
 from backend.chat.replies import REASON_QUEUE_TIMEOUT, REASON_SERVER_ABORTED, LiveReply, ending_of
@@ -287,7 +287,7 @@ class ChatService:
             elif turn.stored is None:
                 yield ChatFailed("not_found", "the reply to this message is missing", client_msg_id, None)
             else:
-                async for event in self._elsewhere(turn.stored, 0, client_msg_id):
+                async for event in self._elsewhere(user_id, turn.stored, 0, client_msg_id):
                     yield event
             return
         reply = self._start(user_id, turn, generation, origin)
@@ -315,12 +315,17 @@ class ChatService:
         if row is None:
             yield ChatFailed("not_found", "there is no such reply", None, message_id)
             return
-        async for event in self._elsewhere(row, after_seq):
+        async for event in self._elsewhere(user_id, row, after_seq):
             yield event
 
-    async def _elsewhere(self, row: Message, after_seq: int, client_msg_id: str | None = None) -> AsyncIterator[ChatEvent]:
+    async def _elsewhere(self, user_id: str, row: Message, after_seq: int,
+                         client_msg_id: str | None = None) -> AsyncIterator[ChatEvent]:
         """A reply of the caller's (`row`) that does not stream here: relayed from the process
-        running it (backend/cluster/live_work.py), else its stored outcome."""
+        running it (backend/cluster/live_work.py), else its stored outcome, after its agent
+        run's stored steps when it had one (as a page attached mid-run saw them last)."""
+        if row.status not in UNFINISHED_STATUSES and self._agent is not None:
+            for step in await asyncio.to_thread(self._agent.stored_steps, user_id, row.id):
+                yield step
         if self.cluster is None:
             yield stored_outcome(row, client_msg_id)
             return

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from backend.chat import turns
 from backend.chat.channels import UserChannels
-from backend.chat.events import ChatEvent, ChatFailed, stored_outcome
+from backend.chat.events import UNFINISHED_STATUSES, ChatEvent, ChatFailed, stored_outcome
 
 from backend.cluster.account_events import SharedChannels
 from backend.cluster.events import LiveEvents
@@ -34,7 +34,7 @@ from backend.errors import DomainError
 from backend.live import LiveRegistry
 from backend.models import Message
 
-STREAMING = ("streaming", "pending")
+STREAMING = UNFINISHED_STATUSES
 
 
 def text_field(event: dict[str, Any], name: str, optional: bool = False) -> str | None:

@@ -211,3 +211,23 @@ def test_another_tab_attaching_mid_run_gets_the_steps_then_the_answer(client, fa
     with app_state(client).conversations._sessions() as db:
         [call] = db.scalars(select(AgentToolCall)).all()
         assert (call.tool, call.status) == ("calculator", "ok")
+
+
+def test_a_tab_attaching_after_the_run_ended_gets_its_steps_then_the_done(client, fake):
+    """A page that reconnects after the reply ended (or a second tab attaching to it) draws the
+    run's steps as the live frames last showed them, then the stored reply."""
+    token = sign_up(client, "alice")
+    conversation_id = tools_on(client, token)
+    with client.websocket_connect("/ws") as ws:
+        ack = send(ws, conversation_id)
+        live = until_done(ws)
+    last = {}
+    for frame in live:
+        if frame["type"] == "agent_step":
+            last[frame["index"]] = frame
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "attach", "message_id": ack["assistant_message_id"], "seq": 0})
+        frames = until_done(ws)
+    assert [f for f in frames if f["type"] == "agent_step"] == [last[i] for i in sorted(last)]
+    assert frames[-1]["type"] == "done" and frames[-1]["content"] == "The answer is 42."
+    assert [f["type"] for f in frames] == ["agent_step"] * len(last) + ["done"]

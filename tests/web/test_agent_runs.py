@@ -231,3 +231,31 @@ def test_a_tab_attaching_after_the_run_ended_gets_its_steps_then_the_done(client
     assert [f for f in frames if f["type"] == "agent_step"] == [last[i] for i in sorted(last)]
     assert frames[-1]["type"] == "done" and frames[-1]["content"] == "The answer is 42."
     assert [f["type"] for f in frames] == ["agent_step"] * len(last) + ["done"]
+
+
+def test_a_question_needing_a_document_and_a_calculation_runs_both_tools_and_cites_the_passage(client, fake):
+    """The issue's whole case, with the model scripted (policy auto, several calls): a search of
+    the person's own document, a calculation with the number it found, then the answer with the
+    passage as its source; each step live, each tool's result in the next model call."""
+    from .test_documents_routes import upload, wait_ready
+
+    fake.replies = [[call_text("search_documents", {"query": "Halvorsen Bridge length"})],
+                    [call_text("calculator", {"expression": "1234 * 2"})],
+                    ["Two spans of the bridge are 2468 metres [1]."]]
+    token = sign_up(client, "alice")
+    document = upload(client, "bridge.txt", b"The Halvorsen Bridge is 1234 metres long and opened in 1931.").json()
+    wait_ready(client, document["id"])
+    conversation_id = tools_on(client, token)
+    app_state(client).runtime_settings.update({"agent_policy": "auto"}, actor_id=None)
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "How long are two Halvorsen Bridges end to end?")
+        frames = until_done(ws)
+    tools_done = [f for f in frames if f["type"] == "agent_step" and f["kind"] == "tool" and f["status"] == "done"]
+    assert [(c["tool"], c["status"]) for f in tools_done for c in f["calls"]] == [("search_documents", "ok"),
+                                                                                 ("calculator", "ok")]
+    assert "1234" in tools_done[0]["calls"][0]["content"] and "2468" in tools_done[1]["calls"][0]["content"]
+    # Each result reached the model's next call as a tool message.
+    assert "1234 metres" in fake.requests[1][1][-1].content and "2468" in fake.requests[2][1][-1].content
+    done = frames[-1]
+    assert done["status"] == "complete" and "2468" in done["content"]
+    assert [s["document_id"] for s in done["sources"]] == [document["id"]]

@@ -1,0 +1,132 @@
+"""How the real model does in agent runs, per policy (docs/BENCHMARKS.md, "Agent runs with the
+real model").
+
+    .venv/bin/python scripts/agent_policy_eval.py --policy one_call [--max-tokens 200] [--set calc]
+
+The product's loop (backend.agent.runs.AgentRunner) with the deployment's read-only tools
+(search_documents, read_passage, calculator, current_time; the real embedder), temperature 0,
+on 18 questions: 8 arithmetic, 5 about one short document the user uploaded, 5 needing no tool.
+A question counts as answered when the run ends "done", the answer does not repeat a
+<tool_response> block and holds the expected text (digits compared without thousands
+separators), and, for arithmetic, a calculator call succeeded; for the document, a
+search_documents call did. A no-tool question with no expected text counts when the run ends
+"done" with an answer that does not repeat a block. One JSON line per question, then the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from backend.agent.budget import Budget  # noqa: E402
+from backend.agent.records import RunRecords  # noqa: E402
+from backend.agent.runs import POLICIES, AgentRunner  # noqa: E402
+from backend.agent.tools.registry import ToolRegistry  # noqa: E402
+from backend.db import create_db_engine, make_session_factory, run_migrations  # noqa: E402
+from backend.engine_adapter import create_generator  # noqa: E402
+from backend.generator import ChatMessage, GenerationParams  # noqa: E402
+from backend.models import Conversation, Message, User, new_id, utcnow  # noqa: E402
+from backend.rag import DocumentService, RagSettings, Retriever, SentenceTransformerEmbedder  # noqa: E402
+
+DOCUMENT = """The Halvorsen Bridge
+
+The Halvorsen Bridge crosses the Varne river at the town of Eskholm. Construction began in 1981 and the bridge opened to traffic on 14 May 1987.
+
+The bridge is 2,340 metres long and its main span measures 612 metres. It carries four lanes of road traffic and a cycle path.
+
+The bridge was designed by the engineer Ingrid Solberg. Its two towers are 148 metres tall and are painted dark green.
+
+About 31,000 vehicles cross the bridge every day. The toll was removed in 2004.
+"""
+QUESTIONS = {
+    "calc": [("What is 12 * 34?", "408"), ("What is 1234 * 5678?", "7006652"), ("Compute 987 + 654.", "1641"),
+             ("What is 15% of 240?", "36"), ("What is 2 to the power of 10?", "1024"), ("What is 1000 - 357?", "643"),
+             ("What is 144 divided by 12?", "12"), ("What is (17 + 5) * 3?", "66")],
+    "doc": [("How long is the Halvorsen Bridge?", "2340"), ("Who designed the Halvorsen Bridge?", "Solberg"),
+            ("When did the Halvorsen Bridge open?", "1987"), ("How tall are the towers of the Halvorsen Bridge?", "148"),
+            ("How many vehicles cross the Halvorsen Bridge every day?", "31000")],
+    "none": [("Hello! How are you?", None), ("Write a haiku about the sea.", None),
+             ("What is the capital of France?", "Paris"), ("Translate 'thank you' into Spanish.", "gracias"),
+             ("Tell me a short joke.", None)],
+}
+NEEDED_TOOL = {"calc": "calculator", "doc": "search_documents"}
+
+
+def answered(kind: str, want: str | None, status: str, text: str, calls: list[tuple[str, str]]) -> bool:
+    if status != "done" or "tool_response" in text:
+        return False
+    if want is not None and want.lower() not in text.replace(",", "").lower():
+        return False
+    tool = NEEDED_TOOL.get(kind)
+    return tool is None or (tool, "ok") in calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--policy", choices=POLICIES, default="one_call")
+    parser.add_argument("--max-tokens", type=int, default=200, help="per model step")
+    parser.add_argument("--set", choices=sorted(QUESTIONS), action="append", help="question sets (default: all)")
+    args = parser.parse_args()
+
+    url = f"sqlite:///{tempfile.mkdtemp()}/agent_eval.sqlite"
+    run_migrations(url)
+    sessions = make_session_factory(create_db_engine(url))
+    with sessions() as db:
+        user = User(id=new_id(), username="ann", username_key="ann", password_hash="x", role="user")
+        db.add(user)
+        db.commit()
+        user_id = user.id
+    embedder, rag = SentenceTransformerEmbedder(), RagSettings()
+    documents = DocumentService(sessions, embedder, rag)
+    view = documents.upload(user_id, "halvorsen.txt", DOCUMENT.encode())
+    documents.ingest(view.id, DOCUMENT.encode())
+    registry = ToolRegistry(documents=documents, retriever=Retriever(sessions, embedder, rag), notes=None,
+                            session_factory=sessions)
+    specs = registry.specs()
+    records = RunRecords(sessions)
+    generator = create_generator(None)
+    generator.start()
+    counts: dict[str, list[int]] = {}
+    try:
+        for kind in args.set or list(QUESTIONS):
+            for question, want in QUESTIONS[kind]:
+                with sessions() as db:
+                    conversation = Conversation(id=new_id(), user_id=user_id, use_tools=True)
+                    db.add(conversation)
+                    db.flush()
+                    now = utcnow()
+                    reply = Message(id=new_id(), conversation_id=conversation.id, user_id=user_id, position=1,
+                                    role="assistant", status="streaming", created_at=now, updated_at=now)
+                    db.add(reply)
+                    db.commit()
+                    ids = (conversation.id, reply.id)
+                runner = AgentRunner(generator, specs, {s.name for s in specs}, records,
+                                     Budget(max_steps=6, max_tool_calls=3, max_tokens=16_000, max_wall_s=600),
+                                     policy=args.policy)
+                t0 = time.monotonic()
+                result = asyncio.run(runner.run(
+                    conversation_id=ids[0], user_id=user_id, message_id=ids[1],
+                    messages=[ChatMessage("user", question)],
+                    params=GenerationParams(max_tokens=args.max_tokens, temperature=0.0), stop=asyncio.Event()))
+                calls = [(c.tool, c.status) for c in records.calls(result.run_id)]
+                ok = answered(kind, want, result.status, result.text, calls)
+                counts.setdefault(kind, [0, 0])
+                counts[kind][0] += ok
+                counts[kind][1] += 1
+                print(json.dumps({"set": kind, "question": question, "ok": ok, "status": result.status,
+                                  "calls": [[c.tool, c.arguments, c.status] for c in records.calls(result.run_id)],
+                                  "answer": result.text[:200], "s": round(time.monotonic() - t0, 1)}), flush=True)
+    finally:
+        generator.shutdown()
+    print(f"policy {args.policy}: " + ", ".join(f"{k} {a}/{n}" for k, (a, n) in counts.items()))
+
+
+if __name__ == "__main__":
+    main()

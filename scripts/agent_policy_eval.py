@@ -4,7 +4,8 @@ real model").
     .venv/bin/python scripts/agent_policy_eval.py --policy one_call [--max-tokens 200] [--set calc]
 
 The product's loop (backend.agent.runs.AgentRunner) with the deployment's read-only tools
-(search_documents, read_passage, calculator, current_time; the real embedder), temperature 0,
+(search_documents, read_passage, calculator, current_time; the real embedder), temperature 0
+(--temperature, --seed to sample),
 on 18 questions: 8 arithmetic, 5 about one short document the user uploaded, 5 needing no tool.
 A question counts as answered when the run ends "done", the answer does not repeat a
 <tool_response> block and holds the expected text (digits compared without thousands
@@ -73,6 +74,8 @@ def main() -> None:
     parser.add_argument("--policy", choices=POLICIES, default="one_call")
     parser.add_argument("--max-tokens", type=int, default=200, help="per model step")
     parser.add_argument("--set", choices=sorted(QUESTIONS), action="append", help="question sets (default: all)")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=None, help="sampling seed (with --temperature > 0)")
     args = parser.parse_args()
 
     url = f"sqlite:///{tempfile.mkdtemp()}/agent_eval.sqlite"
@@ -114,7 +117,7 @@ def main() -> None:
                 result = asyncio.run(runner.run(
                     conversation_id=ids[0], user_id=user_id, message_id=ids[1],
                     messages=[ChatMessage("user", question)],
-                    params=GenerationParams(max_tokens=args.max_tokens, temperature=0.0), stop=asyncio.Event()))
+                    params=GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature, seed=args.seed), stop=asyncio.Event()))
                 calls = [(c.tool, c.status) for c in records.calls(result.run_id)]
                 ok = answered(kind, want, result.status, result.text, calls)
                 counts.setdefault(kind, [0, 0])
@@ -125,7 +128,7 @@ def main() -> None:
                                   "answer": result.text[:200], "s": round(time.monotonic() - t0, 1)}), flush=True)
     finally:
         generator.shutdown()
-    print(f"policy {args.policy}: " + ", ".join(f"{k} {a}/{n}" for k, (a, n) in counts.items()))
+    print(f"policy {args.policy}, temperature {args.temperature}: " + ", ".join(f"{k} {a}/{n}" for k, (a, n) in counts.items()))
 
 
 if __name__ == "__main__":

@@ -104,9 +104,10 @@ class AgentRunner:
     make_context(user_id, conversation_id, run_id, idempotency_key): the ToolContext.
     publish: gets every AgentStepEvent (the live reply's viewers); step_log keeps them for
     pages that attach later. policy: POLICY_AUTO (every model step may call tools or answer)
-    or POLICY_ONE_CALL (the first model step calls exactly one tool, the next one answers with
-    no tools offered: for small models, which with "auto" answer in text and, offered tools
-    again, repeat the results: docs/BENCHMARKS.md, "Agent runs with the real model").
+    or POLICY_ONE_CALL (the first model step calls exactly one tool, picked greedily, and the
+    next one answers with no tools offered: for small models, which with "auto" answer in text
+    and, offered tools again, repeat the results: docs/BENCHMARKS.md, "Agent runs with the real
+    model").
     """
 
     def __init__(self, generator: TextGenerator, tools: Sequence[ToolSpecLike], allowed: Collection[str],
@@ -221,6 +222,8 @@ class AgentRunner:
             step_params = replace(step_params, structured_output=OutputConstraint(
                 tool_calls=ToolCallFormat(tuple((f.name, f.parameters) for f in functions),
                                           required=forced, parallel=not forced), param="tools"))
+            if forced:  # the call is picked greedily: sampled, SmolLM2-135M's queries went astray
+                step_params = replace(step_params, temperature=0.0)
         request_id = f"{run_id}:{index}"
         raw: list[str] = []
         content: list[str] = []

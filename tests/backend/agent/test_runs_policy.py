@@ -1,29 +1,34 @@
 """How a run offers tools to the model (AgentRunner's policy, RuntimeSettings.agent_policy):
-"one_call" forces exactly one call first and then asks for the answer with no tools; "auto"
-offers the tools at every step."""
+"one_call" forces exactly one call first (picked greedily) and then asks for the answer with no
+tools; "auto" offers the tools at every step."""
 
 from __future__ import annotations
 
 import pytest
 
 from backend.agent.runs import POLICIES, POLICY_AUTO, POLICY_ONE_CALL, AgentRunner
+from backend.generator import GenerationParams
 from backend.runtime_settings import AGENT_POLICIES, RuntimeSettings
 
 from .scripted import ScriptedGenerator, call_text
-from .test_runs import go
+from .test_runs import QUESTION, go
 
 ADD = call_text(("add", {"a": 2, "b": 3}))
 
 
 async def test_one_call_forces_one_call_then_answers_without_tools(make_runner, turn, stop, tools):
     generator = ScriptedGenerator([[ADD], ["It is ", "5."]])
-    result = await go(make_runner(generator, policy=POLICY_ONE_CALL), turn, stop)
+    result = await make_runner(generator, policy=POLICY_ONE_CALL).run(
+        conversation_id=turn.conversation_id, user_id=turn.user_id, message_id=turn.message_id,
+        messages=QUESTION, params=GenerationParams(max_tokens=100, temperature=0.7), stop=stop)
     assert (result.status, result.text) == ("done", "It is 5.")
     first, answer = generator.calls[0].params, generator.calls[1].params
     format_ = first.structured_output.tool_calls
     assert (format_.required, format_.parallel) == (True, False)
     assert {f.name for f in first.tools} >= {"add", "search_documents"}
     assert answer.tools == () and answer.structured_output is None
+    # The call is picked greedily; the answer samples as the conversation asks.
+    assert (first.temperature, answer.temperature) == (0.0, 0.7)
     # The answer step still reads the call and its result.
     assert [m.role for m in generator.calls[1].messages][-2:] == ["assistant", "tool"]
 

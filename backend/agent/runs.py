@@ -46,6 +46,9 @@ STOPPED_ENDING = "Stopped."
 POLICY_AUTO = "auto"
 POLICY_ONE_CALL = "one_call"
 POLICIES = (POLICY_AUTO, POLICY_ONE_CALL)
+# The least max_tokens of one_call's call step: room for one call whose arguments the tools'
+# schemas bound (calculator: 100 characters, search_documents: 200).
+CALL_MAX_TOKENS = 256
 TOOL_FAILED = "the tool failed"
 WALL_POLL_S = 0.25  # how often a wait re-reads the wall-time budget (seconds)
 
@@ -222,8 +225,12 @@ class AgentRunner:
             step_params = replace(step_params, structured_output=OutputConstraint(
                 tool_calls=ToolCallFormat(tuple((f.name, f.parameters) for f in functions),
                                           required=forced, parallel=not forced), param="tools"))
-            if forced:  # the call is picked greedily: sampled, SmolLM2-135M's queries went astray
-                step_params = replace(step_params, temperature=0.0)
+            if forced:
+                # Picked greedily (sampled, SmolLM2-135M's queries went astray), and never cut by
+                # a short reply length: the block is not the reply (a 64-token reply cut a
+                # 200-character query); the run's token budget still bounds it.
+                room = max(1, min(max(params.max_tokens, CALL_MAX_TOKENS), meter.tokens_left()))
+                step_params = replace(step_params, temperature=0.0, max_tokens=room)
         request_id = f"{run_id}:{index}"
         raw: list[str] = []
         content: list[str] = []

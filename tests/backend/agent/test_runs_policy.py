@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend.agent.runs import POLICIES, POLICY_AUTO, POLICY_ONE_CALL, AgentRunner
+from backend.agent.budget import Budget
+from backend.agent.runs import CALL_MAX_TOKENS, POLICIES, POLICY_AUTO, POLICY_ONE_CALL, AgentRunner
 from backend.generator import GenerationParams
 from backend.runtime_settings import AGENT_POLICIES, RuntimeSettings
 
@@ -27,8 +28,18 @@ async def test_one_call_forces_one_call_then_answers_without_tools(make_runner, 
     assert (format_.required, format_.parallel) == (True, False)
     assert {f.name for f in first.tools} >= {"add", "search_documents"}
     assert answer.tools == () and answer.structured_output is None
-    # The call is picked greedily; the answer samples as the conversation asks.
+    # The call is picked greedily, with room for its block; the answer samples as the
+    # conversation asks, at its length.
     assert (first.temperature, answer.temperature) == (0.0, 0.7)
+    assert (first.max_tokens, answer.max_tokens) == (CALL_MAX_TOKENS, 100)
+
+
+async def test_the_call_steps_room_stays_within_the_runs_token_budget(make_runner, turn, stop):
+    generator = ScriptedGenerator([[ADD], ["5."]], prompt_tokens=10)
+    await make_runner(generator, Budget(max_tokens=100), policy=POLICY_ONE_CALL).run(
+        conversation_id=turn.conversation_id, user_id=turn.user_id, message_id=turn.message_id,
+        messages=QUESTION, params=GenerationParams(max_tokens=20), stop=stop)
+    assert generator.calls[0].params.max_tokens == 100
     # The answer step still reads the call and its result.
     assert [m.role for m in generator.calls[1].messages][-2:] == ["assistant", "tool"]
 

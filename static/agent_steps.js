@@ -35,10 +35,11 @@
     details.dataset.status = frame.status;
     const summary = document.createElement("summary");
     const lines = frame.calls.map((call) => {
-      const head = call.summary || call.tool;
-      // "ok" has no label: the summary says what was done.
+      // A summary from the server says what happened ("calculator failed"); without one the
+      // tool's name gets its status's label ("calculator (refused)"). "ok" has no label.
+      if (call.summary) return call.summary;
       const label = Object.prototype.hasOwnProperty.call(LABELS, call.status) ? LABELS[call.status] : call.status;
-      return label ? head + " (" + label + ")" : head;
+      return label ? call.tool + " (" + label + ")" : call.tool;
     });
     summary.textContent = lines.join(" · ") || "Tools";
     details.appendChild(summary);

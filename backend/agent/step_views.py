@@ -52,17 +52,19 @@ CALL_LABELS = {"ok": "", "refused": "refused", "invalid": "invalid arguments", "
 
 
 def step_line(step: AgentStepEvent) -> str:
-    """A tool step's one line, as static/agent_steps.js writes it: each call's summary (or its
-    tool's name) with its status's label, joined by " · "; a call cut by a restart says
-    "interrupted"."""
+    """A tool step's one line, as static/agent_steps.js writes it: each call's summary, or
+    without one its tool's name with its status's label ("calculator (refused)"), joined by
+    " · "; a call cut by a restart says "interrupted"."""
     lines = []
     for call in step.calls:
         if step.status == "interrupted" and call.status in ("running", "error") and call.summary in ("", "interrupted"):
             lines.append(f"{call.tool} (interrupted)")
             continue
+        if call.summary:  # it says what happened ("calculator failed")
+            lines.append(call.summary)
+            continue
         label = CALL_LABELS.get(call.status, call.status)
-        head = call.summary or call.tool
-        lines.append(f"{head} ({label})" if label else head)
+        lines.append(f"{call.tool} ({label})" if label else call.tool)
     return " · ".join(lines) or "Tools"
 
 

@@ -212,3 +212,32 @@ def test_the_stored_line_uses_the_labels_of_the_live_one() -> None:
     body = re.search(r"const LABELS = \{([^}]*)\}", script).group(1)
     labels = dict(re.findall(r'(\w+): "([^"]*)"', body))
     assert labels == CALL_LABELS
+
+
+def test_an_interrupted_reply_of_an_interrupted_run_says_so_once(client, fake):
+    """A restart cuts both the run and its reply: the reply's own notice says it; the steps'
+    box does not add a second "Interrupted" line (a new user saw both)."""
+    from backend.models import Message
+
+    token = sign_up(client, "alice")
+    conversation_id, message_id, _ = finished_run(client, token)
+    with app_state(client).conversations._sessions() as db:  # noqa: SLF001 - the rows stand for a crash
+        db.execute(update(AgentRun).values(status="running", ending=None))
+        db.execute(update(Message).where(Message.id == message_id).values(  # the reply sweep, then the runs'
+            status="interrupted", error="the server stopped before the reply finished"))
+        assert interrupt_orphaned_runs(db) == 1
+        db.commit()
+    page = client.get(f"/c/{conversation_id}").text
+    found = steps_on(page)[message_id]
+    assert found["run_status"] == "interrupted" and found["ending"] is None and len(found["steps"]) == 1
+    assert page.count("Interrupted: ") == 1
+
+
+def test_a_call_with_a_summary_is_not_labelled_twice() -> None:
+    from backend.agent.events import AgentStepEvent, CallView
+    from backend.agent.step_views import step_line
+
+    step = AgentStepEvent("m", "r", 1, "tool", "done", calls=(
+        CallView("calculator", "{}", "error", "calculator failed"), CallView("save_note", "{}", "refused"),
+        CallView("search_documents", "{}", "ok", "Searched your documents — 2 passages")))
+    assert step_line(step) == "calculator failed · save_note (refused) · Searched your documents — 2 passages"

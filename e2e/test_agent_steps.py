@@ -68,11 +68,14 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         page.wait_for_selector('#connection[data-state="open"]')
         send(page, "Hi")  # the ⚙ settings belong to a conversation: make one
         wait_idle(page)
+        assert page.locator("#tools-badge").is_hidden()
         page.click("#conversation-settings")
         page.fill("#settings-temperature", "0")  # the question's behaviour was measured at 0
+        assert page.locator("#settings-tools-off").is_hidden()  # the admin allows tools
         page.check("#settings-use-tools")
         page.click("#settings-save")
         page.wait_for_selector("#settings-dialog", state="hidden")
+        page.wait_for_selector("#tools-badge", state="visible")  # the header says tools are on
 
         page.evaluate(RECORD_FIRST_STEP)
         send(page, QUESTION)
@@ -90,6 +93,7 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         assert EXPECTED_NUMBER in answer.replace(",", "").replace(" ", ""), answer
 
         page.reload()
+        assert page.locator("#tools-badge").is_visible()  # drawn by the server too
         reply = page.locator(f'#msg-{first["messageId"]}')
         step = reply.locator(".agent-steps .agent-step-tool").first
         assert step.is_visible()

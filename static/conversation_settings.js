@@ -43,6 +43,10 @@
     maxTokens.max = String(data.max_max_tokens);
     maxRange.textContent = "(1 to " + data.max_max_tokens.toLocaleString() + ")";
     if (useTools) useTools.checked = Boolean(s.use_tools);
+    const off = document.getElementById("settings-tools-off");
+    if (off) off.hidden = data.tools_available !== false;
+    const badge = document.getElementById("tools-badge");
+    if (badge) badge.hidden = !(s.use_tools && data.tools_available);
   }
 
   function csrf() {

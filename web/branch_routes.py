@@ -25,6 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from backend.agent.access import tools_enabled
+from backend.auth import UserInfo
 from backend.conversations import ConversationSettings, ConversationView
 from backend.errors import ValidationFailed
 import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
@@ -71,8 +73,9 @@ async def switch_branch(request: Request) -> Response:
     return await _branch_answer(state, user.id, view)
 
 
-def _settings_answer(state: AppState, settings: ConversationSettings, is_admin: bool) -> Response:
+def _settings_answer(state: AppState, settings: ConversationSettings, user: UserInfo) -> Response:
     runtime = state.runtime_settings.get()
+    is_admin = user.is_admin
     return JSONResponse({
         "settings": dataclasses.asdict(settings),
         # The admin's system prompt is his to read: others learn only that there is one.
@@ -80,6 +83,8 @@ def _settings_answer(state: AppState, settings: ConversationSettings, is_admin: 
                      "has_system_prompt": runtime.system_prompt is not None,
                      "temperature": runtime.default_temperature, "max_tokens": runtime.default_max_tokens},
         "max_max_tokens": runtime.max_max_tokens,
+        # Whether the admin lets this user's role use tools (else use_tools has no effect).
+        "tools_available": tools_enabled(runtime, user.role),
     }, headers=_NO_STORE)
 
 
@@ -90,7 +95,7 @@ async def get_settings(request: Request) -> Response:
     state = app_state(request)
     view = await run_in_threadpool(state.conversations.get_conversation, user.id,
                                    request.path_params["conversation_id"])
-    return _settings_answer(state, view.settings, user.is_admin)
+    return _settings_answer(state, view.settings, user)
 
 
 async def patch_settings(request: Request) -> Response:
@@ -102,7 +107,7 @@ async def patch_settings(request: Request) -> Response:
     settings = await run_in_threadpool(
         state.conversations.update_settings, user.id, request.path_params["conversation_id"], body,
         state.runtime_settings.get().max_max_tokens)
-    return _settings_answer(state, settings, user.is_admin)
+    return _settings_answer(state, settings, user)
 
 
 routes = [

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from backend.agent.access import tools_enabled
 from backend.auth import UserInfo
 from backend.conversations import ConversationView
 import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
@@ -46,6 +47,9 @@ async def _chat_page(request: Request, user: UserInfo, conversation: Conversatio
         "chat.html",
         {"user": user, "conversations": conversations, "conversation": conversation,
          "agent_runs": await agent_runs_of(state, user.id, conversation),
+         # The header's "Tools" badge: this conversation's turns are agent runs.
+         "tools_on": conversation is not None and conversation.settings.use_tools
+         and tools_enabled(state.runtime_settings.get(), user.role),
          "ws_limits": page_limits()},  # the protocol's limits, defined once (web/ws_protocol.py)
     )
     # The page lists private conversations: keep it out of shared caches and the back-forward

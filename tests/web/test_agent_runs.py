@@ -259,3 +259,26 @@ def test_a_question_needing_a_document_and_a_calculation_runs_both_tools_and_cit
     done = frames[-1]
     assert done["status"] == "complete" and "2468" in done["content"]
     assert [s["document_id"] for s in done["sources"]] == [document["id"]]
+
+
+def test_the_page_and_the_settings_say_whether_tools_are_on_and_allowed(client, fake):
+    """The header's Tools badge shows while the conversation's turns are agent runs; the
+    settings say when the admin's setting makes "Use tools" ineffective (a new user saw it
+    ticked with the admin's tools off, and no hint)."""
+    import re
+
+    token = sign_up(client, "alice")
+    conversation_id = tools_on(client, token)
+    url = f"/api/conversations/{conversation_id}/settings"
+
+    def badge_shown() -> bool:
+        tag = re.search(r'<span class="tools-badge" id="tools-badge"[^>]*>', client.get(f"/c/{conversation_id}").text)
+        return " hidden" not in tag.group(0)
+
+    assert client.get(url).json()["tools_available"] is True and badge_shown()
+    app_state(client).runtime_settings.update({"agent_tools": "off"}, actor_id=None)
+    body = client.get(url).json()
+    assert (body["settings"]["use_tools"], body["tools_available"]) == (True, False) and not badge_shown()
+    app_state(client).runtime_settings.update({"agent_tools": "everyone"}, actor_id=None)
+    client.patch(url, json={"use_tools": False}, headers=csrf_headers(client))
+    assert not badge_shown()

@@ -32,6 +32,7 @@ import jsonschema
 from backend import tracing
 from backend.agent.budget import LIMIT_TOOL_CALLS, LIMIT_WALL_TIME, BudgetMeter, Budget
 from backend.agent.events import AgentStepEvent, CallView, StepLog
+from backend.agent.intent import asked_names
 from backend.agent.records import RunRecords
 from backend.errors import DomainError
 from backend.generator import prepare as prepare_generation
@@ -50,6 +51,8 @@ POLICIES = (POLICY_AUTO, POLICY_ONE_CALL)
 # schemas bound (calculator: 100 characters, search_documents: 200).
 CALL_MAX_TOKENS = 256
 TOOL_FAILED = "the tool failed"
+# The run's ending when max_tokens cut the model's tool-call block (it cannot be read).
+CUT_CALL_ENDING = "the model's tool call was cut off at the token limit"
 WALL_POLL_S = 0.25  # how often a wait re-reads the wall-time budget (seconds)
 
 
@@ -62,6 +65,7 @@ class ToolSpecLike(Protocol):
     permission: str
     side_effect: bool
     run: Callable[[Any, dict[str, Any]], Any]
+    intent_words: tuple[str, ...]
 
 
 @dataclass
@@ -110,19 +114,23 @@ class AgentRunner:
     or POLICY_ONE_CALL (the first model step calls exactly one tool, picked greedily, and the
     next one answers with no tools offered: for small models, which with "auto" answer in text
     and, offered tools again, repeat the results: docs/BENCHMARKS.md, "Agent runs with the real
-    model").
+    model"). user_text: the person's own latest message as typed (Turn.user_text, never the
+    prompt's text with documents or tool results): a side-effecting tool is offered and executed
+    only when it asks for it (backend.agent.intent); None asks for none.
     """
 
     def __init__(self, generator: TextGenerator, tools: Sequence[ToolSpecLike], allowed: Collection[str],
                  records: RunRecords, budget: Budget, *, clock: Callable[[], float] = time.monotonic,
                  make_context: Callable[[str, str, str, str], Any] = default_context,
                  publish: Callable[[AgentStepEvent], None] | None = None, step_log: StepLog | None = None,
-                 policy: str = "auto") -> None:
+                 policy: str = "auto", user_text: str | None = None) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown agent policy {policy!r} (one of {', '.join(POLICIES)})")
         self.generator = generator
         self.tools = {t.name: t for t in tools}
         self.allowed = frozenset(n for n in allowed if n in self.tools)
+        # The side-effecting tools the person's own message asks for, fixed for the run.
+        self.asked = asked_names(self.tools.values(), user_text)
         self.records = records
         self.budget = budget
         self.clock = clock
@@ -132,9 +140,13 @@ class AgentRunner:
         self.policy = policy
 
     def functions(self) -> tuple[ToolFunction, ...]:
-        """The tools the model is told about: the allowed ones only."""
+        """The tools the model is told about: the allowed ones, a side-effecting one only when the
+        person's message asks for it."""
         return tuple(ToolFunction(t.name, t.description, json.dumps(t.parameters))
-                     for name, t in self.tools.items() if name in self.allowed)
+                     for name, t in self.tools.items() if name in self.allowed and self._intended(t))
+
+    def _intended(self, spec: ToolSpecLike) -> bool:
+        return not spec.side_effect or spec.name in self.asked
 
     def _emit(self, event: AgentStepEvent) -> None:
         self.step_log.record(event)
@@ -184,7 +196,7 @@ class AgentRunner:
                                            on_text, first=index == 0)
             if model.status != "done":
                 ending = (STOPPED_ENDING if model.status == "stopped" else meter.ending(LIMIT_WALL_TIME)
-                          if model.status == "budget" else "the model failed")
+                          if model.status == "budget" else model.reason or "the model failed")
                 return RunResult(run_id, model.status, model.content, ending, sources)  # error: a bad block
             if model.calls is None:
                 return RunResult(run_id, "done", model.content, None, sources)
@@ -280,7 +292,7 @@ class AgentRunner:
         calls = parser.calls if state["status"] == "done" else None
         if calls is None and state["status"] == "done" and text.lstrip().startswith(TOOL_CALL_BEGIN):
             # A block that cannot be read (cut by max_tokens): no answer to show; the run fails.
-            return _ModelOutcome("error", "", None)
+            return _ModelOutcome("error", "", None, CUT_CALL_ENDING)
         return _ModelOutcome(state["status"], "".join(content) if calls is None else "", calls)
 
     async def _tool_step(self, run_id: str, conversation_id: str, user_id: str, message_id: str, index: int,
@@ -349,6 +361,9 @@ class AgentRunner:
         if call.name not in self.allowed:
             return _Outcome("refused", f"refused: the tool {call.name!r} is not allowed for this user here; "
                                        "answer without it"), {}
+        if not self._intended(spec):
+            return _Outcome("refused", f"refused: the tool {call.name!r} changes the user's data and the user's "
+                                       "message did not ask for that; answer without it"), {}
         try:
             arguments = json.loads(call.arguments)
         except ValueError:
@@ -404,6 +419,7 @@ class _ModelOutcome:
     status: str  # done | stopped | budget | error
     content: str
     calls: list[ToolCall] | None
+    reason: str | None = None  # error: why, for the run's ending (None: "the model failed")
 
 
 def _citation(number: int, source: Any) -> Any:

@@ -73,7 +73,7 @@ class AgentTurns:
         specs = self.specs()
         return AgentRunner(self._generator, specs, allowed_names(specs, settings, role), self.records,
                            budget_of(settings), clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
-                           policy=settings.agent_policy)
+                           policy=settings.agent_policy, user_text=reply.turn.user_text)
 
     async def run(self, reply: LiveReply, runner: AgentRunner) -> Ending:
         """Run the reply; returns its ending (the service stores it and tells the viewers)."""

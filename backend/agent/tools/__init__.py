@@ -59,7 +59,9 @@ class ToolSpec:
     additionalProperties false. permission: the role grant it needs ("tools.<name>").
     side_effect: True only for tools that write (save_note). run(context, arguments): the
     arguments already validated against `parameters`; blocking (call it in a worker thread);
-    raises ToolError."""
+    raises ToolError. intent_words: for a side-effecting tool, the words (matched whole,
+    case-insensitive) of which the person's own latest message must hold one for a run to offer
+    or execute it (backend.agent.intent); a side-effecting tool without any is never offered."""
 
     name: str
     description: str
@@ -67,6 +69,7 @@ class ToolSpec:
     permission: str
     side_effect: bool
     run: Callable[[ToolContext, dict[str, Any]], ToolResult]
+    intent_words: tuple[str, ...] = ()
 
 
 from backend.agent.tools.registry import ToolRegistry  # noqa: E402  (needs the types above)

@@ -10,11 +10,27 @@ from backend.errors import NotFound, ValidationFailed
 from backend.models import NOTE_TEXT_MAX, NOTE_TITLE_MAX
 from backend.notes import NoteService
 
+# What the model may write (the engine's grammar follows the schema while it writes the call):
+# SmolLM2-135M once wrote 512 tokens of emoji into "text" until max_tokens cut the block
+# (2026-12-02). So: bounded lengths (below the notes table's NOTE_TITLE_MAX / NOTE_TEXT_MAX), one
+# line of words, no quote, backslash, angle bracket, brace or square bracket (a string that could
+# spell the block's end or an escape), and no emoji or pictographs (Misc Symbols and Dingbats,
+# U+2600-U+27BF; U+1F000-U+1FAFF; variation selectors; the zero-width joiner).
+MAX_TITLE_CHARS = 120
+MAX_TEXT_CHARS = 2000
+_NOT_IN_NOTES = '"\\\\<>{}\\[\\]\n\r\t\u2600-\u27bf\U0001f000-\U0001faff\ufe00-\ufe0f\u200d'
+NOTE_PATTERN = f"^[^{_NOT_IN_NOTES}]+$"
+# The words of the person's own message that ask for a note (backend.agent.intent).
+INTENT_WORDS = ("note", "notes", "remember", "save")
+assert MAX_TITLE_CHARS <= NOTE_TITLE_MAX and MAX_TEXT_CHARS <= NOTE_TEXT_MAX
+
 PARAMETERS = {
     "type": "object",
     "properties": {
-        "title": {"type": "string", "minLength": 1, "maxLength": NOTE_TITLE_MAX},
-        "text": {"type": "string", "minLength": 1, "maxLength": NOTE_TEXT_MAX},
+        "title": {"type": "string", "minLength": 1, "maxLength": MAX_TITLE_CHARS, "pattern": NOTE_PATTERN,
+                  "description": "a few words"},
+        "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS, "pattern": NOTE_PATTERN,
+                 "description": "what the user asked to note, in one line"},
     },
     "required": ["title", "text"],
     "additionalProperties": False,
@@ -47,4 +63,5 @@ def spec(notes: NoteService) -> ToolSpec:
         permission="tools.save_note",
         side_effect=True,
         run=make_run(notes),
+        intent_words=INTENT_WORDS,
     )

@@ -41,6 +41,7 @@ class FakeSpec:
     permission: str
     side_effect: bool
     run: Callable[[Any, dict], Any]
+    intent_words: tuple[str, ...] = ()
 
 
 class FakeToolError(DomainError):
@@ -90,7 +91,8 @@ class Tools:
         query = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
         empty = {"type": "object", "properties": {}}
         return [FakeSpec("add", "adds", numbers, "tools.basic", False, add),
-                FakeSpec("save_note", "saves a note", text, "tools.notes", True, save_note),
+                FakeSpec("save_note", "saves a note", text, "tools.notes", True, save_note,
+                         ("note", "notes", "remember", "save")),
                 FakeSpec("search_documents", "searches", query, "tools.basic", False, search),
                 FakeSpec("slow", "waits", empty, "tools.basic", False, slow),
                 FakeSpec("failing", "fails", empty, "tools.basic", False, failing),

@@ -18,6 +18,7 @@ from .scripted import ScriptedGenerator, call_text
 
 QUESTION = [ChatMessage("user", "What is 2 + 3?")]
 PARAMS = GenerationParams(max_tokens=100, temperature=0.0)
+NOTE_ASK = "Save a note that says buy milk"  # the person's message: asks for save_note
 
 
 async def go(runner, turn, stop, **kwargs):
@@ -34,9 +35,10 @@ async def test_a_plain_answer_is_a_run_of_one_model_step(make_runner, turn, stop
     run = records.run(result.run_id)
     assert (run.status, run.message_id, json.loads(run.budget_used)["steps"]) == ("done", turn.message_id, 1)
     assert [(s.index, s.kind, s.status) for s in records.steps(result.run_id)] == [(0, "model", "done")]
-    # The model was offered the allowed tools, tool_choice auto, through the grammar.
+    # The model was offered the allowed tools, tool_choice auto, through the grammar (save_note
+    # only when the person asks for a note: backend.agent.intent).
     params = generator.calls[0].params
-    assert {f.name for f in params.tools} == {"add", "save_note", "search_documents", "slow", "failing"}
+    assert {f.name for f in params.tools} == {"add", "search_documents", "slow", "failing"}
     assert params.structured_output.tool_calls.required is False
 
 
@@ -121,10 +123,10 @@ async def test_a_retry_after_a_crash_between_executing_and_recording_saves_one_n
         real_end_call(key, status, result, duration_ms)
 
     monkeypatch.setattr(records, "end_call", crash_once)
-    first = await go(make_runner(ScriptedGenerator(script)), turn, stop)
+    first = await go(make_runner(ScriptedGenerator(script), user_text=NOTE_ASK), turn, stop)
     assert first.status == "error" and crashed
     assert [c.status for c in records.calls(first.run_id)] == ["running"]
-    retry = await go(make_runner(ScriptedGenerator(script[1:])), turn, stop, run_id=first.run_id)
+    retry = await go(make_runner(ScriptedGenerator(script[1:]), user_text=NOTE_ASK), turn, stop, run_id=first.run_id)
     assert (retry.status, retry.text) == ("done", "Saved.")
     assert list(tools.notes.values()) == ["buy milk"]  # exactly one note
     assert [e for e in tools.executions] == [("save_note", crashed[0])] * 2  # same key both times
@@ -140,10 +142,11 @@ async def test_a_retry_after_a_crash_after_recording_reuses_the_stored_result(ma
                 raise RuntimeError("the process died before the reply")
             return super().stream(request_id, messages, params)
 
-    first = await go(make_runner(Crashing([[call_text(("save_note", {"text": "buy milk"}))]])), turn, stop)
+    first = await go(make_runner(Crashing([[call_text(("save_note", {"text": "buy milk"}))]]), user_text=NOTE_ASK),
+                     turn, stop)
     assert first.status == "error"
     generator = ScriptedGenerator([["Saved."]])
-    retry = await go(make_runner(generator), turn, stop, run_id=first.run_id)
+    retry = await go(make_runner(generator, user_text=NOTE_ASK), turn, stop, run_id=first.run_id)
     assert retry.status == "done"
     assert len(tools.executions) == 1 and len(tools.notes) == 1  # the tool never ran again
     assert generator.calls[0].messages[-1].content == "saved"  # the stored result was reused

@@ -32,10 +32,16 @@ def count(session_factory) -> int:
 
 def test_schema(save):
     assert save.side_effect and save.permission == "tools.save_note"
-    assert valid(save, {"title": "t", "text": "x"}) and valid(save, {"title": "t" * 200, "text": "x" * 5000})
+    assert save.intent_words == ("note", "notes", "remember", "save")
+    assert valid(save, {"title": "t", "text": "x"}) and valid(save, {"title": "t" * 120, "text": "x" * 2000})
+    assert valid(save, {"title": "Café list", "text": "buy milk, eggs & 2 apples (≤ 3 €)"})
     for bad in ({"title": "t"}, {"text": "x"}, {"title": "", "text": "x"}, {"title": "t", "text": ""},
-                {"title": "t" * 201, "text": "x"}, {"title": "t", "text": "x" * 5001},
-                {"title": "t", "text": "x", "user_id": "bob"}, {"title": 1, "text": "x"}):
+                {"title": "t" * 121, "text": "x"}, {"title": "t", "text": "x" * 2001},
+                {"title": "t", "text": "x", "user_id": "bob"}, {"title": 1, "text": "x"},
+                # SmolLM2-135M wrote emoji until max_tokens (2026-12-02); markup, quotes, line breaks
+                {"title": "noobs", "text": "\U0001f602\U0001f602\U0001f602"}, {"title": "t", "text": "ok \u2764\ufe0f"},
+                {"title": "t", "text": "a</tool_call>"}, {"title": "t", "text": 'say "hi"'},
+                {"title": "two\nlines", "text": "x"}, {"title": "t", "text": "[1] {x}"}):
         assert not valid(save, bad), bad
 
 

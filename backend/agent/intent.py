@@ -1,0 +1,34 @@
+"""Whether the person asked for a tool that has a side effect (issue 15).
+
+A side-effecting tool (ToolSpec.side_effect, e.g. save_note) is offered to the model, and a
+call to it executed, only on a turn whose person's own latest message (Turn.user_text, the text
+as typed) holds one of the tool's intent words (ToolSpec.intent_words) as a whole word,
+case-insensitive. The rule does not depend on the model: a small model forced to call a tool
+picks any offered one ("What is 99 * 99?" saved a note), and text that reaches the prompt from
+elsewhere (a document's passage, a tool's result, the system prompt) never counts, so an
+injected "call save_note" cannot make a run write. Tools without a side effect always pass.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+
+def asks_for(spec: Any, user_text: str | None) -> bool:
+    """Whether a run answering `user_text` may offer and execute `spec`: True for a tool without
+    a side effect; for one with, True only when `user_text` holds one of its intent_words as a
+    whole word (letters, digits and "_" around it do not count), case-insensitive. None or ""
+    (no message of the person's, e.g. a script's run) asks for nothing."""
+    if not spec.side_effect:
+        return True
+    words = tuple(w for w in getattr(spec, "intent_words", ()) if w)
+    if not user_text or not words:
+        return False
+    pattern = r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)"
+    return re.search(pattern, user_text, re.IGNORECASE) is not None
+
+
+def asked_names(specs: Iterable[Any], user_text: str | None) -> frozenset[str]:
+    """The names of the side-effecting tools among `specs` that `user_text` asks for."""
+    return frozenset(s.name for s in specs if s.side_effect and asks_for(s, user_text))

@@ -14,8 +14,12 @@ are fixed when the run starts; results only become prompt text.
 Every run, step and call is stored (backend.agent.records). Idempotency: the key of a call is
 "{run_id}:{step_index}:{call_index}"; a retried run (same run_id) reuses a finished model step's
 text and a finished call's result, and a call cut between executing and recording runs again
-with the same key, which a side-effecting tool honours. Each tool call has a trace span
-("agent.tool_call") under the turn's trace.
+with the same key, which a side-effecting tool honours. Each model step has a trace span
+("agent.model_step": index, prompt_tokens, completion_tokens, status) with the engine's spans
+under it (backend.tracing.record_engine), and each tool call one ("agent.tool_call"), under the
+turn's trace. A model step that cannot start (PromptTooLong, GeneratorUnavailable, any
+GenerationError) ends "error" with the reason in its record, and the run "error" with it as its
+ending.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ from backend.agent.intent import asked_names
 from backend.agent.records import RunRecords
 from backend.errors import DomainError
 from backend.generator import prepare as prepare_generation
-from backend.generator import (ChatMessage, GenerationDone, GenerationParams, TextDelta, TextGenerator, ToolCall,
-                               ToolFunction)
+from backend.generator import (ChatMessage, GenerationDone, GenerationError, GenerationParams, TextDelta,
+                               TextGenerator, ToolCall, ToolFunction)
 from backend.output_constraint import TOOL_CALL_BEGIN, OutputConstraint, ToolCallFormat
 from backend.tool_call_parser import ToolCallStream
 
@@ -80,6 +84,9 @@ class RunResult:
     ending: str | None = None
     sources: list[Any] = field(default_factory=list)
     used: dict[str, float] = field(default_factory=dict)  # BudgetMeter.used()
+    # The final events of the model steps this run generated, in order (retried steps reused
+    # from the records have none): backend/chat/agent_turn.py takes the reply's timings from them.
+    model_steps: list[GenerationDone] = field(default_factory=list)
 
 
 @dataclass
@@ -138,6 +145,7 @@ class AgentRunner:
         self._publish = publish
         self.step_log = step_log or StepLog()
         self.policy = policy
+        self._model_steps: dict[str, list[GenerationDone]] = {}  # run id -> its steps' final events
 
     def functions(self) -> tuple[ToolFunction, ...]:
         """The tools the model is told about: the allowed ones, a side-effecting one only when the
@@ -174,6 +182,7 @@ class AgentRunner:
             result = RunResult(run_id, "error", "", "the run failed")
         await asyncio.to_thread(self._end, run_id, result, meter, started)
         result.used = meter.used()
+        result.model_steps = self._model_steps.pop(run_id, [])
         return result
 
     def _end(self, run_id: str, result: RunResult, meter: BudgetMeter, started: float) -> None:
@@ -266,6 +275,13 @@ class AgentRunner:
                     elif isinstance(event, GenerationDone):
                         meter.count_tokens(event.prompt_tokens, event.completion_tokens)
                         state["counted"] = "yes"
+                        self._model_steps.setdefault(run_id, []).append(event)
+                        # The engine's queue, prefill and decode under this step's span.
+                        tracing.record_engine(event.timeline, finish_reason=event.finish_reason,
+                                              prompt_tokens=event.prompt_tokens,
+                                              completion_tokens=event.completion_tokens)
+                        step_span.set_attribute("prompt_tokens", event.prompt_tokens)
+                        step_span.set_attribute("completion_tokens", event.completion_tokens)
                         if event.finish_reason == "error":
                             state["status"] = "error"
                         elif event.finish_reason == "abort":
@@ -273,8 +289,21 @@ class AgentRunner:
             finally:
                 await stream.aclose()  # type: ignore[attr-defined]
 
-        status = await _race(consume(), stop, meter)
-        if status != "done":  # Stop, or the wall time ran out before the next delta (a slow prefill)
+        failure: str | None = None  # why the step could not start (nothing was queued)
+        with tracing.span("agent.model_step", index=index, tools=len(functions)) as step_span:
+            try:
+                status = await _race(consume(), stop, meter)  # consume() runs under step_span
+            except GenerationError as exc:  # PromptTooLong, GeneratorUnavailable, a bad constraint
+                status, failure = "error", str(exc) or exc.code
+            except Exception as exc:
+                log.exception("model step %s of run %s failed", index, run_id)
+                status, failure = "error", f"generation failed: {exc}"
+            step_span.set_attribute("status", status)
+            if failure is not None:
+                step_span.set_attribute("error", failure)
+        if failure is not None:
+            state["status"] = "error"
+        elif status != "done":  # Stop, or the wall time ran out before the next delta (a slow prefill)
             await self.generator.abort(request_id)
             state["status"] = status
         tail = parser.finish()
@@ -283,12 +312,16 @@ class AgentRunner:
             if on_text is not None and state["status"] == "done":
                 await _call(on_text, tail.content)
         text = "".join(raw)
-        if "counted" not in state:  # cut before its final event (Stop, the wall time): count what it used
+        if "counted" not in state and failure is None:  # cut before its final event (Stop, the wall time)
             meter.count_tokens(*await asyncio.to_thread(self._cut_step_tokens, messages, functions, text))
         step_status = {"done": "done", "stopped": "stopped", "budget": "stopped"}.get(state["status"], "error")
+        if failure is not None:  # the step's record and line say why, and so does the run's ending
+            text = f"the model could not answer: {failure}"
         await asyncio.to_thread(self.records.end_step, run_id, index, step_status, text,
                                 (time.monotonic() - t0) * 1000, None)
         self._emit(AgentStepEvent(message_id, run_id, index, "model", step_status, text))
+        if failure is not None:
+            return _ModelOutcome("error", "", None, text)
         calls = parser.calls if state["status"] == "done" else None
         if calls is None and state["status"] == "done" and text.lstrip().startswith(TOOL_CALL_BEGIN):
             # A block that cannot be read (cut by max_tokens): no answer to show; the run fails.

@@ -26,12 +26,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from backend.agent.access import allowed_names, budget_of, tools_enabled
 from backend.agent.events import AgentStepEvent
 from backend.agent.records import RunRecords
-from backend.agent.runs import AgentRunner, RunResult
+from backend.agent.runs import CALL_MAX_TOKENS, POLICY_ONE_CALL, AgentRunner, RunResult
 from backend.agent.step_views import run_views
 from backend.chat import turns
 from backend.chat.replies import REASON_SERVER_ABORTED, LiveReply
 from backend.chat.turns import Ending
-from backend.generator import FINISH_ABORT, FINISH_ERROR, FINISH_STOP, GenerationDone, TextGenerator
+from backend import tracing
+from backend.chat.planning import TurnPlanner
+from backend.generator import FINISH_ABORT, FINISH_ERROR, FINISH_STOP, GenerationDone, GenerationError, TextGenerator
 from backend.models import Message, User
 from backend.runtime_settings import RuntimeSettings
 
@@ -54,6 +56,7 @@ class AgentTurns:
         self._flush_interval_s = flush_interval_s
         self._clock = clock
         self.records = RunRecords(session_factory)
+        self._planner = TurnPlanner(generator, None, False)  # counts tokens only: fit_with_tools
 
     def specs(self) -> list[Any]:
         return list(self._tools() if callable(self._tools) else self._tools)
@@ -83,6 +86,24 @@ class AgentTurns:
         generation = reply.generation
         if generation is not None and (generation.stopped or generation.ended_reason is not None):
             reply.stop_event.set()
+        # The turn's prompt was planned without the tools (backend/chat/opening.py): fitted
+        # again counting them, older turns dropped as for a plain reply; a message too long
+        # even alone ends the reply with the reason, before any run is recorded.
+        reserve = turn.params.max_tokens
+        if runner.policy == POLICY_ONE_CALL:
+            reserve = max(reserve, CALL_MAX_TOKENS)  # the call step's least room (AgentRunner._model_step)
+        with tracing.span("agent.prompt_fit", planned_messages=len(turn.messages)) as span:
+            try:
+                fitted = await asyncio.to_thread(self._planner.fit_with_tools, turn.messages, runner.functions(),
+                                                 reserve)
+            except GenerationError as exc:
+                span.set_attribute("error", str(exc))
+                done = GenerationDone(FINISH_ERROR, error=str(exc) or exc.code, error_code=exc.code)
+                if generation is not None:
+                    generation.account_outside(done)
+                return Ending(FINISH_ERROR, "error", str(exc) or REASON_RUN_FAILED, done)
+            span.set_attribute("kept_messages", len(fitted))
+        turn.messages = fitted
         last_flush = [self._clock()]
 
         async def on_text(text: str) -> None:
@@ -107,9 +128,18 @@ class AgentTurns:
     @staticmethod
     def usage(result: RunResult, finish_reason: str) -> GenerationDone:
         """The run's final event for the reply: prompt and completion tokens each summed over
-        its model steps (BudgetMeter.used())."""
+        its model steps (BudgetMeter.used()); timings as a plain reply's footer shows them:
+        queue_ms and ttft_ms of the run's first model step (how long the engine kept the person
+        waiting before it started, and its prompt's prefill: the tool steps' time is in the
+        trace, not here), decode_tokens_per_s of its last model step (the answer when it is
+        done). None where no step generated (all reused from the records, or none started)."""
         used = result.used
-        return GenerationDone(finish_reason, int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)))
+        steps = result.model_steps
+        first = steps[0] if steps else GenerationDone(finish_reason)
+        last = steps[-1] if steps else GenerationDone(finish_reason)
+        return GenerationDone(finish_reason, int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)),
+                              queue_ms=first.queue_ms, ttft_ms=first.ttft_ms,
+                              decode_tokens_per_s=last.decode_tokens_per_s)
 
     def stored_steps(self, user_id: str, message_id: str) -> list[AgentStepEvent]:
         """The steps of `user_id`'s reply `message_id` as its run last published them (none for

@@ -11,8 +11,9 @@ import logging
 from dataclasses import replace
 from typing import Protocol, Sequence
 
-from backend.generator import ChatMessage, GenerationError, TextGenerator
+from backend.generator import ChatMessage, GenerationError, PromptTooLong, TextGenerator, ToolFunction
 from backend.models import Conversation
+from backend.prompt import build_prompt_messages
 from backend.rag.sources import Source, build_prompt_with_sources
 from backend.runtime_settings import RuntimeSettings
 
@@ -63,6 +64,40 @@ class TurnPlanner:
         except Exception as exc:
             log.exception("building the prompt failed")
             return [], 0, GenerationError(f"generation failed: {exc}"), []
+
+    def fit_with_tools(self, planned: Sequence[ChatMessage], tools: Sequence[ToolFunction],
+                       max_tokens: int) -> list[ChatMessage]:
+        """A prompt planned by :meth:`prompt` fitted again for a generation that also puts
+        `tools` in the prompt (an agent run: their definitions and the template's tool
+        instructions take window tokens the plan did not count). The same cut as the plain
+        path (backend.prompt.build_prompt_messages): the system message and the newest message
+        are kept, older turns dropped, oldest first, until the prompt counted with the tools
+        (generator.count_prompt_tokens(messages, tools)) fits context_length - max_tokens.
+        A plan that already fits is returned as it is (same messages). Sync (it tokenizes).
+
+        Raises:
+            PromptTooLong: the newest message alone does not fit with the tools; its message
+                reads "your message is too long for the model's window (N tokens, at most M)"
+                (N: the prompt with the system prompt and the tools, M: the window minus
+                max_tokens for the reply).
+        """
+        def count(messages: Sequence[ChatMessage]) -> int:
+            return self._generator.count_prompt_tokens(messages, tools)
+
+        window = self._generator.context_length
+        planned = list(planned)
+        head = planned[:1] if planned and planned[0].role == "system" else []
+        history = planned[len(head):]
+        if not history or count(planned) <= window - max_tokens:
+            return planned
+        try:
+            return build_prompt_messages(head[0].content if head else None, history, count, window, max_tokens)
+        except PromptTooLong:
+            needed = count([*head, history[-1]])
+            raise PromptTooLong(f"your message is too long for the model's window with tools on ({needed} tokens "
+                                f"with the instructions and the tools' definitions, at most {window - max_tokens}: "
+                                f"the {window}-token window minus {max_tokens} for the reply); shorten it "
+                                "or send it with tools off") from None
 
     def retrieve(self, user_id: str, text: str, settings: RuntimeSettings) -> list[Source] | None:
         """The sources for `text` among `user_id`'s documents; None when nothing was searched

@@ -4,7 +4,9 @@ Spans of a chat turn, under one trace id, root first: ``chat.turn`` (web/ws.py, 
 receipt to the last event) > ``ws.receive``, ``persistence.read``, ``retrieval``,
 ``prompt.assemble``, ``admission``, ``persistence.store_question`` (backend/chat/opening.py) and
 ``chat.reply`` (backend/chat/service.py) > ``engine.queue``, ``engine.prefill`` >
-``engine.prefill.chunk`` (one per prefill step), ``engine.decode``, ``persistence.final_write``.
+``engine.prefill.chunk`` (one per prefill step), ``engine.decode``, ``persistence.final_write``;
+an agent reply's ``chat.reply`` holds ``agent.prompt_fit``, then per model step ``agent.model_step``
+> ``engine.*`` and per tool call ``agent.tool_call`` (backend/agent/runs.py), in the run's order.
 A /v1 request: ``v1.request`` > ``prompt.assemble``, ``admission``, ``engine.*``.
 
 Engine spans are made after the request ends, with explicit start and end times, from the

@@ -45,6 +45,9 @@ MAX_SOURCES = 50  # backend.rag.settings.RagSettings accepts top_k up to this
 AGENT_ACCESS = ("off", "admins", "everyone")
 AGENT_POLICIES = ("one_call", "auto")  # backend.agent.runs.POLICIES
 MAX_AGENT_STEPS = 50
+# The fewest steps a run may be given: one model call, its tool step and the answer (fewer ends
+# every run that calls a tool on the step limit, with no answer).
+MIN_AGENT_STEPS = 3
 MAX_AGENT_WALL_S = 3600
 
 
@@ -66,9 +69,11 @@ class RuntimeSettings:
         0 it stops when the last page leaves, N > 0 after N seconds with nobody watching.
     agent_tools: who may turn on tools in a conversation (agent runs, issue 15): "off" (the
         deployment has none) | "admins" | "everyone". agent_side_effects: who may call tools that
-        write (save_note), among those: same choices. agent_max_*: one run's budget: steps
-        (model and tool steps), tool calls, tokens (prompt + completion over its model calls),
-        wall time in seconds (backend.agent.budget). agent_policy: how the model uses tools
+        write (save_note), among those: same choices (and a run offers such a tool only when the
+        person's own message asks for it: backend.agent.intent). agent_max_*: one run's budget:
+        steps (model and tool steps, at least MIN_AGENT_STEPS), tool calls, tokens (prompt +
+        completion of every model step, each step's prompt counted again), wall time in seconds
+        (backend.agent.budget). agent_policy: how the model uses tools
         (backend.agent.runs.AgentRunner): "one_call" (one tool call, then the answer with no
         tools; the default model, SmolLM2-135M, answers in text otherwise) | "auto".
     """
@@ -125,6 +130,7 @@ class FieldSpec:
 
     kind: "text" (str or None), "int", "float" or "choice". minimum/maximum are inclusive unless
     min_exclusive; choices for "choice"; max_length for "text". help: one line for the form.
+    range_reason: why the range is what it is, ending an out-of-range error ("" none).
     """
 
     name: str
@@ -137,6 +143,7 @@ class FieldSpec:
     choices: tuple[str, ...] = ()
     max_length: int | None = None
     group: str = "general"
+    range_reason: str = ""  # why the range is what it is, added to an out-of-range error
 
     def range_text(self) -> str:
         if self.kind == "choice":
@@ -192,14 +199,20 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
                   "Who may turn on tools (search, calculator, notes...) in a conversation.",
                   choices=AGENT_ACCESS, group="agent"),
         FieldSpec("agent_side_effects", "Tools that write", "choice",
-                  "Who, among those, may call tools that change data (save_note).",
+                  "Who, among those, may call tools that change data (save_note); a run offers such a tool "
+                  "only when the person's own message asks for it (save_note: note, notes, remember, save).",
                   choices=AGENT_ACCESS, group="agent"),
         FieldSpec("agent_max_steps", "Steps per run", "int",
-                  "Model calls and tool steps one agent run may take.", 1, MAX_AGENT_STEPS, group="agent"),
+                  f"Model calls and tool steps one agent run may take; at least {MIN_AGENT_STEPS}: a model call, "
+                  "its tool step and the answer.", MIN_AGENT_STEPS, MAX_AGENT_STEPS, group="agent",
+                  range_reason=f"a run needs {MIN_AGENT_STEPS} steps for one tool call and an answer: "
+                               "the model's call, the tool step and the answer"),
         FieldSpec("agent_max_tool_calls", "Tool calls per run", "int",
                   "Tool calls one agent run may make.", 1, MAX_AGENT_STEPS, group="agent"),
         FieldSpec("agent_max_tokens", "Tokens per run", "int",
-                  "Prompt and completion tokens over one run's model calls.", 1, MAX_TOKENS_PER_DAY, group="agent"),
+                  "Prompt and completion tokens of every model step of one run, summed: each step's prompt "
+                  "counts again (the first prompt with tools is about 830 tokens for the default model).",
+                  1, MAX_TOKENS_PER_DAY, group="agent"),
         FieldSpec("agent_max_wall_s", "Time per run (s)", "int",
                   "Seconds one agent run may take.", 1, MAX_AGENT_WALL_S, group="agent"),
         FieldSpec("agent_policy", "How the model uses tools", "choice",
@@ -362,7 +375,8 @@ def _parse(spec: FieldSpec, raw: object) -> object:
     low, high = spec.minimum, spec.maximum
     below = value <= low if spec.min_exclusive else value < low  # type: ignore[operator]
     if below or value > high:  # type: ignore[operator]
-        raise ValueError(f"{name} must be {spec.range_text()}, got {_num(value)}")
+        reason = f" ({spec.range_reason})" if spec.range_reason else ""
+        raise ValueError(f"{name} must be {spec.range_text()}, got {_num(value)}{reason}")
     return value
 
 

@@ -31,9 +31,11 @@ ENDINGS = {
 
 @dataclass(frozen=True)
 class Budget:
-    """Limits of one run. max_steps: model calls plus tool steps; max_tool_calls: tools run
-    or refused; max_tokens: prompt + completion tokens over all model calls; max_wall_s:
-    seconds from the run's start."""
+    """Limits of one run. max_steps: model calls plus tool steps (a call and its answer take 3:
+    the admin's setting is at least backend.runtime_settings.MIN_AGENT_STEPS); max_tool_calls:
+    tools run or refused; max_tokens: prompt + completion tokens of every model call, summed
+    (each call's prompt counts again: the first prompt with the tools is about 830 tokens for
+    SmolLM2-135M); max_wall_s: seconds from the run's start."""
 
     max_steps: int = 8
     max_tool_calls: int = 8

@@ -20,7 +20,7 @@ from backend.models import Message, UsageRecord
 from .conftest import app_state, sign_up, user_id, wait_until
 from .test_agent_runs import CALC, ScriptedModel, send, tools_on, until_done
 
-STEP_LIMIT = "the step limit (2) was reached"
+STEP_LIMIT = "the step limit (3) was reached"
 
 
 @pytest.fixture
@@ -79,8 +79,9 @@ def test_an_agent_replys_tokens_count_toward_the_daily_limit(client, fake):
 def test_a_budget_ending_is_the_replys_notice_not_its_text(client, fake):
     token = sign_up(client, "alice")
     conversation_id = tools_on(client, token)
-    app_state(client).runtime_settings.update({"agent_max_steps": 2}, actor_id=None)
-    fake.replies = [[CALC], ["unused"], ["Plain answer."]]
+    # Policy auto, so the model step after the tool may call again; the 3 steps end it there.
+    app_state(client).runtime_settings.update({"agent_max_steps": 3, "agent_policy": "auto"}, actor_id=None)
+    fake.replies = [[CALC], [CALC], ["Plain answer."]]
     with client.websocket_connect("/ws") as ws:
         ack = send(ws, conversation_id)
         frames = until_done(ws)

@@ -147,6 +147,9 @@ def test_an_agent_turns_trace_has_each_model_step_with_the_engines_spans_and_the
     assert done["status"] == "complete"
     # The first model step's queue and TTFT, the answer step's decode speed (WindowedModel: request i).
     assert done["timings"] == {"queue_ms": 10.0, "ttft_ms": 100.0, "decode_tokens_per_s": 1001.0}
+    stored = next(m for m in client.get(f"/api/conversations/{conversation_id}").json()["messages"]
+                  if m["id"] == done["message_id"])  # the footer after a reload
+    assert (stored["queue_ms"], stored["ttft_ms"], stored["decode_tokens_per_s"]) == (10.0, 100.0, 1001.0)
     trace_id = done["trace_id"]
     store = tracing.store()
     assert store is not None and tracing.valid_trace_id(trace_id)

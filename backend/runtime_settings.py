@@ -211,7 +211,7 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
                   "Tool calls one agent run may make.", 1, MAX_AGENT_STEPS, group="agent"),
         FieldSpec("agent_max_tokens", "Tokens per run", "int",
                   "Prompt and completion tokens of every model step of one run, summed: each step's prompt "
-                  "counts again (the first prompt with tools is about 830 tokens for the default model).",
+                  "counts again (the first prompt with the tools is 700 to 850 tokens for the default model).",
                   1, MAX_TOKENS_PER_DAY, group="agent"),
         FieldSpec("agent_max_wall_s", "Time per run (s)", "int",
                   "Seconds one agent run may take.", 1, MAX_AGENT_WALL_S, group="agent"),

@@ -74,7 +74,7 @@ def chat(database_url, real_generator, embedder):
     # The deployment lets users have tools; every other agent setting is the default.
     settings = replace(RuntimeSettings.from_settings(Settings(database_url=database_url)), agent_tools="everyone")
 
-    def run(question: str):
+    def run(question: str, **changes):  # changes: runtime settings for this run
         with sessions() as db:
             conversation = Conversation(id=new_id(), user_id=user_id, use_tools=True)
             db.add(conversation)
@@ -85,11 +85,11 @@ def chat(database_url, real_generator, embedder):
             db.add(reply)
             db.commit()
             ids = (conversation.id, reply.id)
-        live = SimpleNamespace(turn=SimpleNamespace(use_tools=True, action="send"), user_id=user_id,
+        live = SimpleNamespace(turn=SimpleNamespace(use_tools=True, action="send", user_text=question), user_id=user_id,
                                message_id=ids[1], publish_step=lambda event: None, steps=StepLog())
 
         async def go():
-            runner = await turns.runner_for(live, settings)
+            runner = await turns.runner_for(live, replace(settings, **changes))
             assert runner is not None and runner.policy == "one_call"
             return await runner.run(conversation_id=ids[0], user_id=user_id, message_id=ids[1],
                                     messages=[ChatMessage("user", question)], params=PARAMS, stop=asyncio.Event())
@@ -123,3 +123,18 @@ def test_the_real_model_answers_from_the_users_document_with_search_documents(ch
     assert result.status == "done"
     assert [s["document_id"] for s in result.sources] == [document_id]  # the passage, cited
     assert "Solberg" in result.text and "tool_response" not in result.text
+
+
+def test_with_notes_allowed_an_arithmetic_question_is_not_offered_save_note(chat):
+    # 2026-12-02, before the intent rule: one_call's forced call wrote save_note
+    # {"title": "noobs", "text": "noobs"} for this question.
+    run, _ = chat
+    result, calls = run("What is 99 * 99?", agent_side_effects="everyone")
+    assert [c.tool for c in calls] == ["calculator"] and result.status == "done"
+
+
+def test_the_real_model_saves_the_note_the_person_asks_for(chat):
+    run, _ = chat
+    result, calls = run("Save a note that says buy milk", agent_side_effects="everyone")
+    assert [(c.tool, c.status) for c in calls] == [("save_note", "ok")], result
+    assert result.status == "done"

@@ -48,7 +48,7 @@ def test_the_help_says_what_the_budgets_count(store):
     fields = {f.name: f for f in store.fields()}
     assert fields["agent_max_steps"].minimum == 3 and "at least 3" in fields["agent_max_steps"].help
     tokens = fields["agent_max_tokens"].help
-    assert "Prompt and completion tokens of every model step" in tokens and "830" in tokens
+    assert "Prompt and completion tokens of every model step" in tokens and "850 tokens" in tokens
     assert "asks for it" in fields["agent_side_effects"].help
 
 

@@ -29,7 +29,7 @@ import logging
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Protocol, Sequence
+from typing import AsyncIterator, Callable, Protocol, Sequence
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -150,6 +150,7 @@ class Generation:
         self._live: LiveEntry | None = None
         self._closed = False
         self._outside: GenerationDone | None = None
+        self._on_end: list[Callable[[], None]] = []
         self.trace_parent: object = None
 
     @property
@@ -220,15 +221,45 @@ class Generation:
         if not self._closed and self._stream is None:
             self._outside = done
 
+    def run_outside(self, conversation_id: str | None, on_end: Callable[[], None]) -> None:
+        """Work runs under this generation's gates without a stream of its own (an agent run,
+        backend/chat/agent_turn.py): register it in the live-work registry as start() does a
+        stream (so ending the user's access, a deleted conversation or shutdown reach it) and
+        call `on_end` when the generation is stopped or ended (see :meth:`on_end`)."""
+        if not self._closed and self._stream is None and self._live is None:
+            self._live = self.hub.live.add(self.user_id, KIND_GENERATION, self.end, conversation_id=conversation_id)
+            self.hub.counts["live_added"] += 1
+        self.on_end(on_end)
+
+    def on_end(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (synchronously, on the event loop) when the generation is stopped or
+        ended: for work under its gates without a stream of its own (an agent run, whose stop
+        event this sets), which aborting the stream cannot reach. Called at once if that has
+        already happened."""
+        if self.stopped or self.ended_reason is not None:
+            callback()
+        else:
+            self._on_end.append(callback)
+
+    def _ended(self) -> None:
+        callbacks, self._on_end = self._on_end, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("an end callback of %s failed", self.request_id)
+
     async def stop(self) -> None:
         """Its owner stopped it: abort; the samples end with finish_reason "abort"."""
         self.stopped = True
+        self._ended()
         await self._abort()
 
     async def end(self, reason: str) -> None:
         """The server ended it (access ended, shutdown, nobody watching): abort with `reason`."""
         if self.ended_reason is None:
             self.ended_reason = reason
+        self._ended()
         await self._abort()
 
     async def close(self) -> None:

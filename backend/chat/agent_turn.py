@@ -84,8 +84,8 @@ class AgentTurns:
         assert turn.params is not None
         reply.stop_event = asyncio.Event()
         generation = reply.generation
-        if generation is not None and (generation.stopped or generation.ended_reason is not None):
-            reply.stop_event.set()
+        if generation is not None:  # access ended, shutdown, nobody watching: the run stops too
+            generation.run_outside(turn.conversation_id, reply.stop_event.set)
         # The turn's prompt was planned without the tools (backend/chat/opening.py): fitted
         # again counting them, older turns dropped as for a plain reply; a message too long
         # even alone ends the reply with the reason, before any run is recorded.

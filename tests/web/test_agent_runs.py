@@ -17,7 +17,7 @@ from sqlalchemy import select
 from backend.agent.models import AgentRun, AgentToolCall
 from backend.generator import ChatMessage, GenerationDone, GenerationEvent, GenerationParams, GeneratorStats, TextDelta
 
-from .conftest import app_state, csrf_headers, sign_up, user_id, wait_until
+from .conftest import app_state, csrf_headers, sign_up, use_session, user_id, wait_until
 
 
 def call_text(name: str, arguments: dict) -> str:
@@ -282,3 +282,36 @@ def test_the_page_and_the_settings_say_whether_tools_are_on_and_allowed(client, 
     app_state(client).runtime_settings.update({"agent_tools": "everyone"}, actor_id=None)
     client.patch(url, json={"use_tools": False}, headers=csrf_headers(client))
     assert not badge_shown()
+
+
+def test_disabling_the_user_mid_run_stops_the_run(client, fake):
+    """The server ending a reply (here: the admin disables its user; also shutdown and the
+    nobody-watching rule, all through Generation.end) stops an agent run at once, as it aborts a
+    plain reply's stream: no further model or tool call, the reply interrupted with the reason."""
+    from backend.live import REASON_DISABLED
+    from backend.models import Message
+
+    fake.hold = (1, 1)  # the answer step waits after its first piece until released or aborted
+    alice = sign_up(client, "alice")
+    use_session(client, None)
+    bob = sign_up(client, "bob")
+    conversation_id = tools_on(client, bob)
+    with client.websocket_connect("/ws") as ws:
+        ack = send(ws, conversation_id)
+        assert fake.held.wait(10)
+        use_session(client, alice)
+        response = client.post(f"/admin/api/users/{user_id(client, bob)}/status", json={"status": "disabled"},
+                               headers=csrf_headers(client))
+        assert response.status_code == 200, response.text
+    message_id = ack["assistant_message_id"]
+
+    def stored() -> Message | None:
+        with app_state(client).conversations._sessions() as db:  # noqa: SLF001 - the stored row is the oracle
+            row = db.get(Message, message_id)
+            return row if row.status != "streaming" else None
+
+    row = wait_until(stored, what="the reply stored")
+    assert (row.status, row.error) == ("interrupted", REASON_DISABLED)
+    assert fake.requests[1][0] in fake.aborted and len(fake.requests) == 2
+    [run] = runs(client)
+    assert run.status == "stopped"

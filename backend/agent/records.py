@@ -50,10 +50,16 @@ class RunRecords:
             return run.id
 
     def end_run(self, run_id: str, status: str, ending: str | None, used: dict[str, Any], duration_ms: float) -> None:
+        """Store how the run ended; a step still "running" (the run was cancelled or failed in
+        the middle of it) ends with it, in the same transaction: "error" for a run that failed,
+        else "stopped". (A call still running keeps its status: its worker thread records its
+        result when the tool returns.)"""
         with self.session_factory() as db:
             db.execute(update(AgentRun).where(AgentRun.id == run_id).values(
                 status=status, ending=ending, budget_used=json.dumps(used), ended_at=utcnow(),
                 duration_ms=duration_ms))
+            db.execute(update(AgentStep).where(AgentStep.run_id == run_id, AgentStep.status == "running")
+                       .values(status="error" if status == "error" else "stopped"))
             db.commit()
 
     def stored_step(self, run_id: str, index: int) -> AgentStep | None:

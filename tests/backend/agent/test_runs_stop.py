@@ -66,3 +66,20 @@ async def test_each_tool_call_is_a_span_under_the_turns_trace(make_runner, turn,
     calls = [s for s in spans if s.name == "agent.tool_call"]
     assert [(s.attributes["tool"], s.attributes["status"]) for s in calls] == [("add", "ok"), ("secret", "refused")]
     assert all(s.parent.span_id == root.get_span_context().span_id for s in calls)
+
+
+async def test_a_cancelled_run_leaves_no_step_running(make_runner, turn, stop, records):
+    """The reply's task cancelled mid-step (shutdown past its timeout): the run is stored
+    stopped and its step with it, not "running" for ever (the start-up sweep only looks at runs
+    still running)."""
+    generator = ScriptedGenerator([["It ", "is ", "5."]], hold_at=(0, 1))
+    task = asyncio.ensure_future(go(make_runner(generator), turn, stop))
+    await generator.held.wait()
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    run_id = generator.calls[0].request_id.split(":")[0]
+    assert records.run(run_id).status == "stopped"
+    assert [(s.kind, s.status) for s in records.steps(run_id)] == [("model", "stopped")]

@@ -200,7 +200,7 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
                   choices=AGENT_ACCESS, group="agent"),
         FieldSpec("agent_side_effects", "Tools that write", "choice",
                   "Who, among those, may call tools that change data (save_note); a run offers such a tool "
-                  "only when the person's own message asks for it (save_note: note, notes, remember, save).",
+                  "only when the person's own message asks for it (save_note: \"save a note …\", \"remember that …\").",
                   choices=AGENT_ACCESS, group="agent"),
         FieldSpec("agent_max_steps", "Steps per run", "int",
                   f"Model calls and tool steps one agent run may take; at least {MIN_AGENT_STEPS}: a model call, "

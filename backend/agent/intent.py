@@ -2,11 +2,15 @@
 
 A side-effecting tool (ToolSpec.side_effect, e.g. save_note) is offered to the model, and a
 call to it executed, only on a turn whose person's own latest message (Turn.user_text, the text
-as typed) holds one of the tool's intent words (ToolSpec.intent_words) as a whole word,
-case-insensitive. The rule does not depend on the model: a small model forced to call a tool
-picks any offered one ("What is 99 * 99?" saved a note), and text that reaches the prompt from
-elsewhere (a document's passage, a tool's result, the system prompt) never counts, so an
-injected "call save_note" cannot make a run write. Tools without a side effect always pass.
+as typed) holds one of the tool's intent phrases (ToolSpec.intent_words: "save a note",
+"remember that", ...) as whole words, case-insensitive, any run of spaces between its words.
+The rule does not depend on the model: a small model forced to call a tool picks any offered
+one ("What is 99 * 99?" saved a note), and text that reaches the prompt from elsewhere (a
+document's passage, a tool's result, the system prompt) never counts, so an injected "call
+save_note" cannot make a run write on a turn where the person did not ask to save something.
+On a turn where he did, what the note says is the model's, which reads that turn's documents
+and results: it is bounded (save_note's schema), goes only to his own notes, and the step
+shows it. Tools without a side effect always pass.
 """
 
 from __future__ import annotations
@@ -17,15 +21,17 @@ from typing import Any, Iterable
 
 def asks_for(spec: Any, user_text: str | None) -> bool:
     """Whether a run answering `user_text` may offer and execute `spec`: True for a tool without
-    a side effect; for one with, True only when `user_text` holds one of its intent_words as a
-    whole word (letters, digits and "_" around it do not count), case-insensitive. None or ""
-    (no message of the person's, e.g. a script's run) asks for nothing."""
+    a side effect; for one with, True only when `user_text` holds one of its intent phrases as
+    whole words (letters, digits and "_" around it do not count; any whitespace between its
+    words), case-insensitive. None or "" (no message of the person's, e.g. a script's run) asks
+    for nothing."""
     if not spec.side_effect:
         return True
     words = tuple(w for w in getattr(spec, "intent_words", ()) if w)
     if not user_text or not words:
         return False
-    pattern = r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)"
+    phrases = (r"\s+".join(re.escape(part) for part in w.split()) for w in words)
+    pattern = r"(?<!\w)(?:" + "|".join(phrases) + r")(?!\w)"
     return re.search(pattern, user_text, re.IGNORECASE) is not None
 
 

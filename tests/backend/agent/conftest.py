@@ -11,6 +11,7 @@ from typing import Any, Callable
 import pytest
 
 from backend.agent.budget import Budget
+from backend.agent.tools.save_note import INTENT_WORDS as SAVE_NOTE_INTENT
 from backend.agent.records import RunRecords
 from backend.agent.runs import AgentRunner
 from backend.errors import DomainError
@@ -91,8 +92,7 @@ class Tools:
         query = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
         empty = {"type": "object", "properties": {}}
         return [FakeSpec("add", "adds", numbers, "tools.basic", False, add),
-                FakeSpec("save_note", "saves a note", text, "tools.notes", True, save_note,
-                         ("note", "notes", "remember", "save")),
+                FakeSpec("save_note", "saves a note", text, "tools.notes", True, save_note, SAVE_NOTE_INTENT),
                 FakeSpec("search_documents", "searches", query, "tools.basic", False, search),
                 FakeSpec("slow", "waits", empty, "tools.basic", False, slow),
                 FakeSpec("failing", "fails", empty, "tools.basic", False, failing),

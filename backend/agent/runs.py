@@ -297,7 +297,7 @@ class AgentRunner:
                 status, failure = "error", str(exc) or exc.code
             except Exception as exc:
                 log.exception("model step %s of run %s failed", index, run_id)
-                status, failure = "error", f"generation failed: {exc}"
+                status, failure = "error", "an internal error (logged)"  # the exception's text stays in the log
             step_span.set_attribute("status", status)
             if failure is not None:
                 step_span.set_attribute("error", failure)
@@ -417,6 +417,11 @@ class AgentRunner:
             r = stored.result
             return _Outcome(stored.status, r.get("content", ""), r.get("summary", ""), tuple(r.get("sources") or ()),
                             r.get("data"))
+        # Stop, or the wall time spent during the reads above: the tool must not start at all.
+        if stop.is_set():
+            return _Outcome("stopped", "", "stopped")
+        if meter is not None and meter.remaining_s() <= 0:
+            return _Outcome("budget", "", "budget")
         refusal, arguments = self._check(call)
         await asyncio.to_thread(self.records.begin_call, run_id, index, call_index, key, call.name, call.arguments)
         if refusal is not None:

@@ -122,3 +122,22 @@ async def test_a_runs_usage_sums_prompt_and_completion_tokens_of_its_model_steps
     assert result.used["tokens"] == 444  # the budget's measure stays the total
     stored = json.loads(records.run(result.run_id).budget_used)
     assert (stored["prompt_tokens"], stored["completion_tokens"]) == (420, 24)
+
+
+async def test_a_tool_does_not_start_when_the_wall_time_ran_out_while_its_records_were_read(
+        make_runner, turn, stop, tools, records):
+    """The time is checked before each call; the reads of its stored record that follow take
+    time too: a tool must not start once it has run out (review: it started, then the run ended)."""
+    now = [0.0]
+    generator = ScriptedGenerator([[call_text(("add", {"a": 1, "b": 1}))], ["x"]])
+    runner = make_runner(generator, budget=Budget(max_wall_s=100), clock=lambda: now[0])
+    read = records.stored_call
+
+    def slow_read(key):
+        now[0] += 200.0  # the database was slow
+        return read(key)
+
+    runner.records.stored_call = slow_read
+    result = await go(runner, turn, stop)
+    assert (result.status, result.ending) == ("budget", TIME_LIMIT)
+    assert tools.executions == [] and records.calls(result.run_id) == []

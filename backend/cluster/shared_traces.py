@@ -3,7 +3,7 @@ exported over OTLP): every process writes its finished spans to Redis, so the ad
 (web/trace_routes.py) served by any process finds a reply's trace whichever process made it.
 
 Layout: ``crescent:trace:<trace_id>``, a list of span records (backend.trace_store.SpanRecord
-as JSON), at most MAX_SPANS_PER_TRACE kept, expiring TRACE_TTL_S after its last span; and
+as JSON), its first MAX_SPANS_PER_TRACE spans and its root kept, expiring TRACE_TTL_S after its last span; and
 ``crescent:traces``, a sorted set of trace ids scored by first export time, trimmed to the
 newest `max_traces` (the trimmed traces' lists are deleted). Writes run on the tracer's batch
 thread (tracing.add_exporter), never on the event loop; a Redis error drops that batch from the
@@ -48,17 +48,23 @@ class SharedTraces(SpanExporter):
         return self._link.key("trace", trace_id)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        by_trace: dict[str, list[str]] = {}
+        # trace id -> (spans with a parent, roots): a trace past MAX_SPANS_PER_TRACE keeps its
+        # first spans and always its root (pushed after the trim; it ends last), as TraceStore.
+        by_trace: dict[str, tuple[list[str], list[str]]] = {}
         for span in spans:
             record = SpanRecord.of(span)
-            by_trace.setdefault(record.trace_id, []).append(json.dumps(record.to_json(), ensure_ascii=False))
+            children, roots = by_trace.setdefault(record.trace_id, ([], []))
+            (roots if record.parent_id is None else children).append(json.dumps(record.to_json(), ensure_ascii=False))
         now = time.time()
         try:
             with self._link.sync.pipeline(transaction=False) as pipe:
-                for trace_id, items in by_trace.items():
+                for trace_id, (children, roots) in by_trace.items():
                     key = self._key(trace_id)
-                    pipe.rpush(key, *items)
-                    pipe.ltrim(key, 0, MAX_SPANS_PER_TRACE - 1)
+                    if children:
+                        pipe.rpush(key, *children)
+                        pipe.ltrim(key, 0, MAX_SPANS_PER_TRACE - 1)
+                    if roots:
+                        pipe.rpush(key, *roots)
                     pipe.expire(key, TRACE_TTL_S)
                     pipe.zadd(self._index, {trace_id: now}, nx=True)
                 pipe.expire(self._index, TRACE_TTL_S)

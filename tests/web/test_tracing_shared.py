@@ -89,3 +89,21 @@ def test_with_redis_down_the_waterfall_is_a_404_saying_so(settings, own_redis):
         own_redis.stop()
         response = client.get(f"/admin/traces/{'ab' * 16}")
         assert response.status_code == 404 and "No trace" in response.text
+
+
+def test_a_trace_past_the_span_cap_keeps_its_root_in_redis(redis_url, monkeypatch):
+    from backend.cluster import shared_traces
+
+    monkeypatch.setattr(shared_traces, "MAX_SPANS_PER_TRACE", 5)
+    shared = SharedTraces(RedisLink(redis_url, "t"), max_traces=10)
+    root = tracing.start_root("big")
+    with tracing.use(root):
+        for _ in range(20):
+            with tracing.span("s"):
+                pass
+    root.end()
+    spans = tracing.store().get(tracing.trace_id_of(root))
+    shared.export(spans[1:])  # the children first, as the batch thread gets them
+    shared.export(spans[:1])  # then the root, which ends last
+    kept = shared.records(tracing.trace_id_of(root))
+    assert len(kept) == 6 and [r.name for r in kept].count("big") == 1 and kept[0].name == "big"

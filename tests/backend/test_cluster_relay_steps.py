@@ -5,6 +5,7 @@ mid-run gets each step's latest event first, exactly as a local viewer of the Li
 from __future__ import annotations
 
 import asyncio
+import time
 import json
 import uuid
 
@@ -36,9 +37,8 @@ def _steps(message_id: str) -> list[AgentStepEvent]:
 
 async def _opened(b: ReplyRelay, message_id: str, after_seq: int, entries: int, raw: redis.Redis):
     """B's viewer once the mirror has written `entries` entries (it writes asynchronously)."""
-    for _ in range(500):
-        if raw.xlen(b.key(message_id)) >= entries:
-            break
+    deadline = time.monotonic() + 30.0  # generous: CI's two cores may be busy
+    while raw.xlen(b.key(message_id)) < entries and time.monotonic() < deadline:
         await asyncio.sleep(0.01)
     assert raw.xlen(b.key(message_id)) == entries
     remote = await b.open(message_id, after_seq)

@@ -72,10 +72,13 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         page.click("#conversation-settings")
         page.fill("#settings-temperature", "0")  # the question's behaviour was measured at 0
         assert page.locator("#settings-tools-off").is_hidden()  # the admin allows tools
-        page.check("#settings-use-tools")
         page.click("#settings-save")
         page.wait_for_selector("#settings-dialog", state="hidden")
+        page.check("#use-tools")  # the composer's toggle stores the conversation's "Use tools"
         page.wait_for_selector("#tools-badge", state="visible")  # the header says tools are on
+        page.click("#conversation-settings")  # ... and the ⚙ dialog shows it stored
+        page.wait_for_function("document.getElementById('settings-use-tools').checked === true")
+        page.click("#settings-cancel")
 
         page.evaluate(RECORD_FIRST_STEP)
         send(page, QUESTION)

@@ -314,6 +314,8 @@
     // stored the choice when it was switched (static/documents.js).
     const useDocuments = document.getElementById("use-documents");
     if (!entry.conversationId && useDocuments) frame.use_documents = useDocuments.checked;
+    const useTools = document.getElementById("use-tools");
+    if (!entry.conversationId && useTools) frame.use_tools = useTools.checked;
     return frame;
   }
 

@@ -15,6 +15,7 @@
   const maxRange = document.getElementById("settings-max-range");
   const error = document.getElementById("settings-error");
   const useTools = document.getElementById("settings-use-tools");
+  const composerTools = document.getElementById("use-tools");
 
   function conversationId() {
     return window.CrescentChat ? window.CrescentChat.conversationId() : document.getElementById("app").dataset.conversationId;
@@ -45,8 +46,14 @@
     if (useTools) useTools.checked = Boolean(s.use_tools);
     const off = document.getElementById("settings-tools-off");
     if (off) off.hidden = data.tools_available !== false;
+    showTools(Boolean(s.use_tools && data.tools_available));
+  }
+
+  // The header's badge and the composer's toggle (#use-tools) follow the stored setting.
+  function showTools(on) {
     const badge = document.getElementById("tools-badge");
-    if (badge) badge.hidden = !(s.use_tools && data.tools_available);
+    if (badge) badge.hidden = !on;
+    if (composerTools) composerTools.checked = on;
   }
 
   function csrf() {
@@ -92,6 +99,23 @@
   }
 
   openButton.addEventListener("click", open);
+  // The composer's toggle: stored at once for a conversation; a new chat sends it with its
+  // first message (static/chat.js).
+  if (composerTools) {
+    composerTools.addEventListener("change", async () => {
+      const on = composerTools.checked;
+      const badge = document.getElementById("tools-badge");
+      if (badge) badge.hidden = !on;
+      if (!conversationId()) return;
+      const response = await fetch(url(), {
+        method: "PATCH",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
+        body: JSON.stringify({ use_tools: on }),
+      });
+      if (response.ok) fill(await response.json());
+      else showTools(!on);  // not stored: show what is
+    });
+  }
   document.getElementById("settings-cancel").addEventListener("click", () => dialog.close());
   document.getElementById("settings-reset").addEventListener("click", () => {
     save({ system_prompt: null, temperature: null, max_tokens: null });

@@ -42,14 +42,16 @@ async def agent_runs_of(state: AppState, user_id: str, conversation: Conversatio
 async def _chat_page(request: Request, user: UserInfo, conversation: ConversationView | None) -> Response:
     state = app_state(request)
     conversations = await run_in_threadpool(state.conversations.list_conversations, user.id)
+    tools_available = tools_enabled(state.runtime_settings.get(), user.role)
     response = state.templates.TemplateResponse(
         request,
         "chat.html",
         {"user": user, "conversations": conversations, "conversation": conversation,
          "agent_runs": await agent_runs_of(state, user.id, conversation),
-         # The header's "Tools" badge: this conversation's turns are agent runs.
-         "tools_on": conversation is not None and conversation.settings.use_tools
-         and tools_enabled(state.runtime_settings.get(), user.role),
+         # The composer's "Use tools" toggle (only when the admin lets this user's role use
+         # tools) and the header's "Tools" badge: this conversation's turns are agent runs.
+         "tools_available": tools_available,
+         "tools_on": tools_available and conversation is not None and conversation.settings.use_tools,
          "ws_limits": page_limits()},  # the protocol's limits, defined once (web/ws_protocol.py)
     )
     # The page lists private conversations: keep it out of shared caches and the back-forward

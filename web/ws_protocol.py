@@ -51,7 +51,8 @@ def page_limits() -> dict[str, int]:
 class SendFrame:
     """A turn: send (a new message), edit (a user message), regenerate or continue (a reply).
 
-    use_documents: None keeps the conversation's setting; a bool sets it (docs/INTERFACES.md 8).
+    use_documents, use_tools: None keeps the conversation's setting; a bool sets it
+    (docs/INTERFACES.md 8; use_tools: its ⚙ "Use tools", an agent run per turn).
     message_id: send: the message it follows (None: the conversation's current message); edit:
     the user message edited; regenerate, continue: the reply. text: send and edit only.
     """
@@ -62,6 +63,7 @@ class SendFrame:
     use_documents: bool | None = None
     action: str = "send"
     message_id: str | None = None
+    use_tools: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,11 @@ def parse_frame(raw: str) -> ClientFrame:
             use_documents = obj.get("use_documents")
             if use_documents is not None and not isinstance(use_documents, bool):
                 raise BadFrame("'use_documents' must be true, false or null")
+            use_tools = obj.get("use_tools")
+            if use_tools is not None and not isinstance(use_tools, bool):
+                raise BadFrame("'use_tools' must be true, false or null")
         except BadFrame as exc:
             raise BadFrame(str(exc), client_msg_id) from None
-        return SendFrame(client_msg_id, conversation_id, text, use_documents, kind, message_id)  # type: ignore[arg-type]
+        return SendFrame(client_msg_id, conversation_id, text, use_documents, kind, message_id,  # type: ignore[arg-type]
+                         use_tools)
     raise BadFrame(f"unknown frame type {kind!r}" if isinstance(kind, str) else "frame has no 'type'")

@@ -107,12 +107,16 @@ class TurnOpener:
                 new_conversation = conversation is None
                 if conversation is None:
                     conversation = Conversation(user_id=user_id, title=make_title(request.text),
-                                                use_documents=bool(use_documents))
+                                                use_documents=bool(use_documents),
+                                                use_tools=bool(request.use_tools))
                     db.add(conversation)
                     db.flush()
                     claimed = self._claim(conversation.id)
-                elif use_documents is not None:
-                    conversation.use_documents = use_documents  # committed with the turn
+                else:  # committed with the turn
+                    if use_documents is not None:
+                        conversation.use_documents = use_documents
+                    if request.use_tools is not None:
+                        conversation.use_tools = request.use_tools
                 with tracing.span("persistence.store_question", action=request.action):
                     if request.action == "regenerate":
                         assert plan.answering is not None

@@ -104,6 +104,7 @@ class TurnRequest:
     text: str = ""
     message_id: str | None = None
     use_documents: bool | None = None
+    use_tools: bool | None = None  # None keeps the conversation's ⚙ "Use tools"; a bool sets it
 
 
 @dataclass
@@ -141,6 +142,8 @@ def validate_request(request: TurnRequest) -> None:
         raise ValidationFailed("message_id must be a message's id")
     if request.use_documents is not None and not isinstance(request.use_documents, bool):
         raise ValidationFailed("use_documents must be true, false or null")
+    if request.use_tools is not None and not isinstance(request.use_tools, bool):
+        raise ValidationFailed("use_tools must be true, false or null")
 
 
 def locate(db: Session, user_id: str, request: TurnRequest) -> Plan:

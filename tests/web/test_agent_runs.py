@@ -315,3 +315,51 @@ def test_disabling_the_user_mid_run_stops_the_run(client, fake):
     assert fake.requests[1][0] in fake.aborted and len(fake.requests) == 2
     [run] = runs(client)
     assert run.status == "stopped"
+
+
+def test_a_new_chat_can_start_with_tools_on_from_its_first_message(client, fake):
+    """The composer's "Use tools" goes with a new chat's first message (send frame use_tools),
+    so its first turn is already an agent run; on an existing conversation a bool sets the
+    setting, null keeps it; anything else is a bad frame. The toggle is drawn only for a user
+    whose role the admin lets use tools."""
+    import re
+
+    from backend.models import Conversation
+
+    token = sign_up(client, "alice")
+    assert 'id="use-tools"' not in client.get("/chat").text  # the admin has not enabled tools
+    app_state(client).runtime_settings.update({"agent_tools": "everyone"}, actor_id=None)
+    assert re.search(r'<input type="checkbox" id="use-tools" role="switch">', client.get("/chat").text)
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": None,
+                      "text": "What is 6 times 7?", "use_tools": True})
+        ack = ws.receive_json()
+        frames = until_done(ws)
+        conversation_id = ack["conversation_id"]
+        assert [f["kind"] for f in frames if f["type"] == "agent_step" and f["status"] == "done"] == [
+            "model", "tool", "model"]
+        assert frames[-1]["content"] == "The answer is 42."
+
+        def stored() -> bool:
+            with app_state(client).conversations._sessions() as db:  # noqa: SLF001 - the stored row is the oracle
+                return db.get(Conversation, conversation_id).use_tools
+
+        assert stored() is True
+        assert re.search(r'<input type="checkbox" id="use-tools" role="switch" checked>',
+                         client.get(f"/c/{conversation_id}").text)
+        fake.replies = [["Plain."], ["Plain again."]]
+        ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": conversation_id,
+                      "text": "thanks", "use_tools": False})
+        assert ws.receive_json()["type"] == "ack"
+        frames = until_done(ws)
+        assert not [f for f in frames if f["type"] == "agent_step"] and stored() is False
+        ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": conversation_id,
+                      "text": "again", "use_tools": None})
+        assert ws.receive_json()["type"] == "ack"
+        until_done(ws)
+        assert stored() is False
+        ws.send_json({"type": "send", "client_msg_id": "bad-tools", "conversation_id": conversation_id,
+                      "text": "x", "use_tools": "yes"})
+        error = ws.receive_json()
+        assert (error["type"], error["code"], error["client_msg_id"]) == ("error", "bad_frame", "bad-tools")
+        assert "use_tools" in error["message"]

@@ -16,6 +16,8 @@ from typing import Any, Callable, Sequence
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend.agent.access import BUDGET_FIELDS, budget_ceilings
+from backend.agent.budget import BudgetLimit
 from backend.agent.records import interrupt_orphaned_runs
 from backend.errors import NotFound, ValidationFailed
 from backend.message_tree import Tree, sibling_ids
@@ -97,12 +99,19 @@ class ConversationSettings:
     system_prompt: the conversation's instructions, added after the admin's system prompt (in
     place of the chat template's default when the admin set none); temperature in [0, 2];
     max_tokens: reply length in tokens, at most the admin's maximum.
+    agent_steps, agent_tool_calls, agent_tokens, agent_wall_s (seconds): the budget of its agent
+    runs, each at most the admin's maximum (backend.agent.access.budget_of caps it again when a
+    run starts: the admin may have lowered it since).
     """
 
     system_prompt: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
     use_tools: bool = False  # a turn is an agent run with the tools the admin allows (issue 15)
+    agent_steps: int | None = None
+    agent_tool_calls: int | None = None
+    agent_tokens: int | None = None
+    agent_wall_s: int | None = None
 
 
 @dataclass(frozen=True)
@@ -118,13 +127,15 @@ class ConversationView:
     pinned: bool = False
 
 
-_SETTINGS = ("system_prompt", "temperature", "max_tokens", "use_tools")
+_SETTINGS = ("system_prompt", "temperature", "max_tokens", "use_tools", *BUDGET_FIELDS)
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
-def validate_settings(changes: object, max_max_tokens: int) -> dict[str, Any]:
+def validate_settings(changes: object, max_max_tokens: int,
+                      budget_limits: dict[str, BudgetLimit] | None = None) -> dict[str, Any]:
     """The checked values of a settings change (see ConversationService.update_settings).
-    Raises ValidationFailed naming the first bad field."""
+    budget_limits: backend.agent.access.budget_limits of the admin's current settings (None: the
+    widest ranges any admin may set). Raises ValidationFailed naming the first bad field."""
     if not isinstance(changes, dict):
         raise ValidationFailed("settings must be an object")
     unknown = sorted(set(changes) - set(_SETTINGS))
@@ -156,6 +167,16 @@ def validate_settings(changes: object, max_max_tokens: int) -> dict[str, Any]:
         if not isinstance(changes["use_tools"], bool):
             raise ValidationFailed("use_tools must be true or false")
         values["use_tools"] = changes["use_tools"]
+    limits = budget_limits or budget_ceilings()
+    for name in BUDGET_FIELDS:
+        if name in changes:
+            n, limit = changes[name], limits[name]
+            if n is not None and (isinstance(n, bool) or not isinstance(n, int)
+                                  or not limit.minimum <= n <= limit.maximum):
+                raise ValidationFailed(f"{name} must be a whole number in [{limit.minimum}, {limit.maximum}] "
+                                       f"(the administrator's maximum) or null (the default, {limit.default}), "
+                                       f"got {n!r}")
+            values[name] = n
     return values
 
 
@@ -232,7 +253,8 @@ def view_of(message: Message, siblings: Sequence[str] = ()) -> MessageView:
 
 def settings_of(conversation: Conversation) -> ConversationSettings:
     return ConversationSettings(conversation.system_prompt, conversation.temperature, conversation.max_tokens,
-                                bool(conversation.use_tools))
+                                bool(conversation.use_tools),
+                                **{name: getattr(conversation, name) for name in BUDGET_FIELDS})
 
 
 def conversation_messages(db: Session, conversation_id: str, user_id: str) -> list[Message]:
@@ -318,15 +340,18 @@ class ConversationService:
             return branch_view(db, conversation, user_id)
 
     def update_settings(self, user_id: str, conversation_id: str, changes: dict[str, Any],
-                        max_max_tokens: int) -> ConversationSettings:
+                        max_max_tokens: int, budget_limits: dict[str, BudgetLimit] | None = None
+                        ) -> ConversationSettings:
         """Set some of the conversation's own settings; a None value goes back to the default.
 
         changes: any of system_prompt (str, at most MAX_SYSTEM_PROMPT_CHARS characters, no control
         characters but tab and line breaks), temperature (number in [0, 2]), max_tokens (whole
-        number in [1, max_max_tokens], the admin's maximum), use_tools (bool). Raises ValidationFailed (nothing
+        number in [1, max_max_tokens], the admin's maximum), use_tools (bool), agent_steps, agent_tool_calls,
+        agent_tokens, agent_wall_s (whole numbers within `budget_limits`: backend.agent.access.budget_limits
+        of the admin's current settings; None: the widest ranges). Raises ValidationFailed (nothing
         stored) naming the field, NotFound.
         """
-        values = validate_settings(changes, max_max_tokens)
+        values = validate_settings(changes, max_max_tokens, budget_limits)
         with self._sessions() as db:
             conversation = owned_conversation(db, user_id, conversation_id)
             for name, value in values.items():

@@ -11,6 +11,7 @@ import uuid
 from datetime import datetime, timezone
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -142,6 +143,12 @@ class Conversation(Base):
     system_prompt: Mapped[str | None] = mapped_column(Text)
     temperature: Mapped[float | None] = mapped_column(Float)
     max_tokens: Mapped[int | None] = mapped_column(Integer)
+    # The budget of its agent runs (migration 0012; backend.agent.access.budget_of): steps, tool
+    # calls, tokens, seconds; NULL: the admin's default; each capped by the admin's maximum.
+    agent_steps: Mapped[int | None] = mapped_column(Integer)
+    agent_tool_calls: Mapped[int | None] = mapped_column(Integer)
+    agent_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    agent_wall_s: Mapped[int | None] = mapped_column(Integer)
 
 
 class Message(Base):

@@ -70,10 +70,13 @@ class RuntimeSettings:
     agent_tools: who may turn on tools in a conversation (agent runs, issue 15): "off" (the
         deployment has none) | "admins" | "everyone". agent_side_effects: who may call tools that
         write (save_note), among those: same choices (and a run offers such a tool only when the
-        person's own message asks for it: backend.agent.intent). agent_max_*: one run's budget:
-        steps (model and tool steps, at least MIN_AGENT_STEPS), tool calls, tokens (prompt +
+        person's own message asks for it: backend.agent.intent). agent_max_*: the most one run may
+        spend: steps (model and tool steps, at least MIN_AGENT_STEPS), tool calls, tokens (prompt +
         completion of every model step, each step's prompt counted again), wall time in seconds
-        (backend.agent.budget). agent_policy: how the model uses tools
+        (backend.agent.budget); a conversation may choose less or more up to them.
+        agent_default_*: the run's budget in a conversation that chose none; never above its
+        maximum (named above it: refused; a maximum lowered alone below it: the default is
+        served at the maximum). agent_policy: how the model uses tools
         (backend.agent.runs.AgentRunner): "one_call" (one tool call, then the answer with no
         tools; the default model, SmolLM2-135M, answers in text otherwise) | "auto".
     """
@@ -92,9 +95,13 @@ class RuntimeSettings:
     unwatched_reply_s: int = -1
     agent_tools: str = "off"
     agent_side_effects: str = "off"
+    agent_default_steps: int = 8
     agent_max_steps: int = 8
+    agent_default_tool_calls: int = 8
     agent_max_tool_calls: int = 8
+    agent_default_tokens: int = 16_000
     agent_max_tokens: int = 16_000
+    agent_default_wall_s: int = 120
     agent_max_wall_s: int = 120
     agent_policy: str = "one_call"
 
@@ -202,24 +209,41 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
                   "Who, among those, may call tools that change data (save_note); a run offers such a tool "
                   "only when the person's own message asks for it (save_note: \"save a note …\", \"remember that …\").",
                   choices=AGENT_ACCESS, group="agent"),
-        FieldSpec("agent_max_steps", "Steps per run", "int",
-                  f"Model calls and tool steps one agent run may take; at least {MIN_AGENT_STEPS}: a model call, "
-                  "its tool step and the answer.", MIN_AGENT_STEPS, MAX_AGENT_STEPS, group="agent",
-                  range_reason=f"a run needs {MIN_AGENT_STEPS} steps for one tool call and an answer: "
-                               "the model's call, the tool step and the answer"),
-        FieldSpec("agent_max_tool_calls", "Tool calls per run", "int",
-                  "Tool calls one agent run may make.", 1, MAX_AGENT_STEPS, group="agent"),
-        FieldSpec("agent_max_tokens", "Tokens per run", "int",
-                  "Prompt and completion tokens of every model step of one run, summed: each step's prompt "
-                  "counts again (the first prompt with the tools is 700 to 850 tokens for the default model).",
-                  1, MAX_TOKENS_PER_DAY, group="agent"),
-        FieldSpec("agent_max_wall_s", "Time per run (s)", "int",
-                  "Seconds one agent run may take.", 1, MAX_AGENT_WALL_S, group="agent"),
+        *_agent_budget_specs(),
         FieldSpec("agent_policy", "How the model uses tools", "choice",
                   "one_call: one tool call, then the answer without tools (small models, such as the "
                   "default SmolLM2-135M); auto: tools or the answer at every step.",
                   choices=AGENT_POLICIES, group="agent"),
     )
+
+
+# The run budget's dimensions: (name in agent_default_* / agent_max_*, label, help, minimum,
+# maximum, range_reason). A conversation may choose its own value up to the maximum.
+_AGENT_BUDGET = (
+    ("steps", "Steps per run", f"Model calls and tool steps one agent run may take; at least {MIN_AGENT_STEPS}: "
+     "a model call, its tool step and the answer.", MIN_AGENT_STEPS, MAX_AGENT_STEPS,
+     f"a run needs {MIN_AGENT_STEPS} steps for one tool call and an answer: the model's call, the tool step and "
+     "the answer"),
+    ("tool_calls", "Tool calls per run", "Tool calls one agent run may make.", 1, MAX_AGENT_STEPS, ""),
+    ("tokens", "Tokens per run", "Prompt and completion tokens of every model step of one run, summed: each "
+     "step's prompt counts again (the first prompt with the tools is 700 to 850 tokens for the default model).",
+     1, MAX_TOKENS_PER_DAY, ""),
+    ("wall_s", "Time per run (s)", "Seconds one agent run may take.", 1, MAX_AGENT_WALL_S, ""),
+)
+# default field -> its maximum field
+AGENT_BUDGET_PAIRS = {f"agent_default_{name}": f"agent_max_{name}" for name, *_ in _AGENT_BUDGET}
+
+
+def _agent_budget_specs() -> list[FieldSpec]:
+    specs = []
+    for name, label, help_text, low, high, reason in _AGENT_BUDGET:
+        specs.append(FieldSpec(f"agent_default_{name}", f"Default {label[0].lower()}{label[1:]}", "int",
+                               help_text + " Used in a conversation that sets none of its own; at most the maximum.",
+                               low, high, group="agent", range_reason=reason))
+        specs.append(FieldSpec(f"agent_max_{name}", f"{label} (maximum)", "int",
+                               help_text + " The most a conversation may choose (lowering it caps those that chose "
+                               "more).", low, high, group="agent", range_reason=reason))
+    return specs
 
 
 class SettingsInvalid(ValidationFailed):
@@ -292,7 +316,9 @@ class RuntimeSettingsStore:
         Raises:
             SettingsInvalid (a ValidationFailed, code "invalid_input"): an unknown field, a value
                 of the wrong type or out of range (the message names the field and the range), or
-                default_max_tokens above max_max_tokens. Nothing is stored then.
+                default_max_tokens above max_max_tokens, or an agent_default_* named in `changes`
+                above its agent_max_* (a maximum changed alone below its stored default is
+                accepted: the default is then served at the maximum). Nothing is stored then.
         """
         errors: dict[str, str] = {}
         parsed: dict[str, object] = {}
@@ -314,6 +340,11 @@ class RuntimeSettingsStore:
                     f"{labels['default_max_tokens']} ({merged.default_max_tokens}) must be at most "
                     f"{labels['max_max_tokens']} ({merged.max_max_tokens})"
                 )
+            for default, maximum in AGENT_BUDGET_PAIRS.items():
+                if not errors and default in parsed and getattr(merged, default) > getattr(merged, maximum):
+                    errors[default] = (
+                        f"{self._specs[default].label} ({getattr(merged, default)}) must be at most "
+                        f"{self._specs[maximum].label} ({getattr(merged, maximum)})")
             if errors:
                 raise SettingsInvalid(errors)
             with self._sessions() as db:
@@ -349,7 +380,9 @@ class RuntimeSettingsStore:
         settings = RuntimeSettings(**values)
         if settings.default_max_tokens > settings.max_max_tokens:
             settings = replace(settings, default_max_tokens=settings.max_max_tokens)
-        return settings
+        capped = {default: getattr(settings, maximum) for default, maximum in AGENT_BUDGET_PAIRS.items()
+                  if getattr(settings, default) > getattr(settings, maximum)}
+        return replace(settings, **capped) if capped else settings
 
 
 def _parse(spec: FieldSpec, raw: object) -> object:

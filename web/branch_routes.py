@@ -8,8 +8,10 @@ what the page's "‹ 2/3 ›" does.
 
 ``GET /api/conversations/{id}/settings`` -> ``{"settings": {system_prompt, temperature,
 max_tokens}, "defaults": {system_prompt (null unless the user is an admin), has_system_prompt,
-temperature, max_tokens}, "max_max_tokens": int}`` (None in settings: the admin's default; the
-conversation's system prompt comes after the admin's, which it never replaces). ``PATCH`` the same URL with any of those fields (null: back to
+temperature, max_tokens}, "max_max_tokens": int, "agent_limits": {agent_steps | agent_tool_calls |
+agent_tokens | agent_wall_s: {default, minimum, maximum}}}`` (None in settings: the admin's default; the
+conversation's system prompt comes after the admin's, which it never replaces; a run's budget
+value above the admin's current maximum is refused, and one stored before he lowered it is capped). ``PATCH`` the same URL with any of those fields (null: back to
 the default) -> the same answer; 400 ``invalid_input`` naming a bad field.
 
 Without a session: 401; an unknown or another user's id (conversation or message): 404.
@@ -25,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from backend.agent.access import tools_enabled
+from backend.agent.access import budget_limits, tools_enabled
 from backend.auth import UserInfo
 from backend.conversations import ConversationSettings, ConversationView
 from backend.errors import ValidationFailed
@@ -83,6 +85,7 @@ def _settings_answer(state: AppState, settings: ConversationSettings, user: User
                      "has_system_prompt": runtime.system_prompt is not None,
                      "temperature": runtime.default_temperature, "max_tokens": runtime.default_max_tokens},
         "max_max_tokens": runtime.max_max_tokens,
+        "agent_limits": {name: dataclasses.asdict(limit) for name, limit in budget_limits(runtime).items()},
         # Whether the admin lets this user's role use tools (else use_tools has no effect).
         "tools_available": tools_enabled(runtime, user.role),
     }, headers=_NO_STORE)
@@ -104,9 +107,10 @@ async def patch_settings(request: Request) -> Response:
         return error_response(request, 401, CODE_UNAUTHENTICATED, "Log in first.")
     body: dict[str, Any] = await read_json_object(request)
     state = app_state(request)
+    runtime = state.runtime_settings.get()
     settings = await run_in_threadpool(
         state.conversations.update_settings, user.id, request.path_params["conversation_id"], body,
-        state.runtime_settings.get().max_max_tokens)
+        runtime.max_max_tokens, budget_limits(runtime))
     return _settings_answer(state, settings, user)
 
 

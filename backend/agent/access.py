@@ -4,14 +4,19 @@ The deployment and role settings (RuntimeSettings.agent_tools, agent_side_effect
 "admins" | "everyone") become the `enabled` and `role_grants` maps of
 backend.agent.tools.ToolRegistry.allowed. Read when a run starts; nothing a run sees (a tool's
 result, the model's text) reaches them.
+
+A run's budget (budget_of): per dimension, the conversation's own value (its ⚙ "Tool run
+limits", columns BUDGET_FIELDS; NULL: the admin's default), capped by the admin's current maximum,
+so that an admin lowering a maximum caps the conversations that chose more.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
-from backend.agent.budget import Budget
-from backend.runtime_settings import RuntimeSettings
+from backend.agent.budget import Budget, BudgetLimit
+from backend.runtime_settings import MAX_AGENT_STEPS, MAX_AGENT_WALL_S, MAX_TOKENS_PER_DAY, MIN_AGENT_STEPS, \
+    RuntimeSettings
 
 ROLES = ("admin", "user")
 
@@ -48,8 +53,42 @@ def allowed_names(specs: Iterable[Any], settings: RuntimeSettings, role: str) ->
     return {s.name for s in specs if enabled.get(s.name) and s.permission in have}
 
 
-def budget_of(settings: RuntimeSettings) -> Budget:
-    """The run budget the admin set."""
-    return Budget(max_steps=settings.agent_max_steps, max_tool_calls=settings.agent_max_tool_calls,
-                  max_tokens=settings.agent_max_tokens, max_wall_s=float(settings.agent_max_wall_s))
+# A conversation's budget columns (backend.models.Conversation, migration 0012; the names of the
+# conversation settings API) -> the dimension's runtime settings (default, maximum), its least
+# value and the largest maximum an admin may set (backend.runtime_settings' field ranges).
+BUDGET_FIELDS: dict[str, tuple[str, str, int, int]] = {
+    "agent_steps": ("agent_default_steps", "agent_max_steps", MIN_AGENT_STEPS, MAX_AGENT_STEPS),
+    "agent_tool_calls": ("agent_default_tool_calls", "agent_max_tool_calls", 1, MAX_AGENT_STEPS),
+    "agent_tokens": ("agent_default_tokens", "agent_max_tokens", 1, MAX_TOKENS_PER_DAY),
+    "agent_wall_s": ("agent_default_wall_s", "agent_max_wall_s", 1, MAX_AGENT_WALL_S),
+}
+
+
+def budget_limits(settings: RuntimeSettings) -> dict[str, BudgetLimit]:
+    """What a conversation may choose for each budget column (BUDGET_FIELDS): the admin's current
+    default (capped by his maximum), the dimension's minimum and the admin's current maximum."""
+    limits = {}
+    for name, (default, maximum, minimum, _) in BUDGET_FIELDS.items():
+        most = getattr(settings, maximum)
+        limits[name] = BudgetLimit(default=min(getattr(settings, default), most), minimum=minimum, maximum=most)
+    return limits
+
+
+def budget_ceilings() -> dict[str, BudgetLimit]:
+    """The widest limits any admin setting allows (default = maximum = the field's ceiling): what
+    a conversation's value is checked against when the caller has no settings at hand."""
+    return {name: BudgetLimit(ceiling, minimum, ceiling) for name, (_, _, minimum, ceiling) in BUDGET_FIELDS.items()}
+
+
+def budget_of(settings: RuntimeSettings, chosen: Mapping[str, int | None] | None = None) -> Budget:
+    """The budget of a run: per dimension the conversation's `chosen` value (keys of
+    BUDGET_FIELDS; a missing key or None: the admin's default), capped by the admin's current
+    maximum. chosen=None: the admin's defaults. Units: steps, calls, tokens, seconds."""
+    chosen = chosen or {}
+    value: dict[str, int] = {}
+    for name, limit in budget_limits(settings).items():
+        own = chosen.get(name)
+        value[name] = limit.default if own is None else max(limit.minimum, min(int(own), limit.maximum))
+    return Budget(max_steps=value["agent_steps"], max_tool_calls=value["agent_tool_calls"],
+                  max_tokens=value["agent_tokens"], max_wall_s=float(value["agent_wall_s"]))
 

@@ -1,7 +1,8 @@
 """What one agent run may spend: steps, tool calls, tokens and wall time.
 
-The admin sets defaults and maximums (backend.runtime_settings); a run gets one :class:`Budget`
-and meters it with :class:`BudgetMeter`, whose clock is injectable (tests move time by hand).
+The admin sets defaults and maximums (backend.runtime_settings agent_default_* / agent_max_*), a
+conversation may choose its own values within the maximums (backend.agent.access.budget_of
+makes the run's :class:`Budget`); a run gets one :class:`Budget` and meters it with :class:`BudgetMeter`, whose clock is injectable (tests move time by hand).
 The meter also sums the prompt and completion tokens of the run's model steps separately: the
 reply's usage (backend/chat/agent_turn.py records it like a plain reply's).
 
@@ -27,6 +28,17 @@ ENDINGS = {
     LIMIT_TOKENS: "the token limit of the run ({limit}) was reached",
     LIMIT_WALL_TIME: "the time limit of the run ({limit} s) was reached",
 }
+
+
+@dataclass(frozen=True)
+class BudgetLimit:
+    """One budget dimension as a conversation may choose it: `default` (used when the
+    conversation chose nothing, never above `maximum`), `minimum` and `maximum`, inclusive, in
+    the dimension's unit (steps, calls, tokens, seconds)."""
+
+    default: int
+    minimum: int
+    maximum: int
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,8 @@ class AgentTurns:
             return None
         specs = self.specs()
         return AgentRunner(self._generator, specs, allowed_names(specs, settings, role), self.records,
-                           budget_of(settings), clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
+                           budget_of(settings, reply.turn.agent_budget),  # the conversation's, capped
+                           clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
                            policy=settings.agent_policy, user_text=reply.turn.user_text)
 
     async def run(self, reply: LiveReply, runner: AgentRunner) -> Ending:

@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend import tracing
+from backend.agent.access import BUDGET_FIELDS
 from backend.chat import turns
 from backend.chat.planning import TurnPlanner, effective_settings
 from backend.chat.turns import Turn, TurnRequest
@@ -145,6 +146,7 @@ class TurnOpener:
         turn.sources = citations if citations is not None else (plan.target_sources or [])
         turn.unwatched_s = settings.unwatched_reply_s
         turn.use_tools = bool(conversation.use_tools)
+        turn.agent_budget = {name: getattr(conversation, name) for name in BUDGET_FIELDS}
         return turn, generation
 
     def _claim(self, conversation_id: str) -> str:

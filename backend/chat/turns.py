@@ -58,6 +58,8 @@ class Turn:
     prefix: str = ""
     prior_completion_tokens: int = 0
     use_tools: bool = False  # the conversation's ⚙ tools setting when it started (an agent run)
+    # Its ⚙ "Tool run limits" (backend.agent.access.BUDGET_FIELDS -> value, None: the admin's default).
+    agent_budget: dict[str, int | None] = field(default_factory=dict)
 
 
 @dataclass

@@ -186,6 +186,9 @@ def test_switching_to_an_unknown_message_is_404_and_a_bad_body_400(client: TestC
     assert got.status_code == 200 and got.json()["current_message_id"] == a["assistant_message_id"]
 
 
+NO_BUDGET = {"agent_steps": None, "agent_tool_calls": None, "agent_tokens": None, "agent_wall_s": None}
+
+
 def test_per_conversation_settings_reach_the_prompt_and_the_sampler(client: TestClient, fake: FakeGenerator) -> None:
     sign_up(client, "alice")
     with client.websocket_connect("/ws") as ws:
@@ -193,13 +196,13 @@ def test_per_conversation_settings_reach_the_prompt_and_the_sampler(client: Test
         url = f"/api/conversations/{a['conversation_id']}/settings"
         defaults = client.get(url).json()
         assert defaults["settings"] == {"system_prompt": None, "temperature": None, "max_tokens": None,
-                                       "use_tools": False}
+                                       "use_tools": False, **NO_BUDGET}
         limit = defaults["max_max_tokens"]
         response = client.patch(url, json={"system_prompt": "Answer in French.", "temperature": 0.25, "max_tokens": 3},
                                 headers=csrf_headers(client))
         assert response.status_code == 200, response.text
         assert response.json()["settings"] == {"system_prompt": "Answer in French.", "temperature": 0.25,
-                                               "max_tokens": 3, "use_tools": False}
+                                               "max_tokens": 3, "use_tools": False, **NO_BUDGET}
         turn(ws, send_frame("q2", a["conversation_id"]))
         _, messages, params = fake.requests[-1]
         assert messages[0].role == "system" and messages[0].content == "Answer in French."
@@ -212,7 +215,7 @@ def test_per_conversation_settings_reach_the_prompt_and_the_sampler(client: Test
         back = client.patch(url, json={"system_prompt": None, "temperature": None, "max_tokens": None},
                             headers=csrf_headers(client))
         assert back.json()["settings"] == {"system_prompt": None, "temperature": None, "max_tokens": None,
-                                           "use_tools": False}
+                                           "use_tools": False, **NO_BUDGET}
         turn(ws, send_frame("q3", a["conversation_id"]))
         assert fake.requests[-1][2].max_tokens == defaults["defaults"]["max_tokens"]
     client.cookies.clear()

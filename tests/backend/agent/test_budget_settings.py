@@ -29,7 +29,7 @@ def test_a_step_budget_that_cannot_allow_a_call_and_an_answer_is_refused(store, 
     with pytest.raises(SettingsInvalid) as caught:
         store.update({"agent_max_steps": steps}, actor_id=None)
     assert caught.value.errors["agent_max_steps"] == (
-        f"Steps per run must be in [3, 50], got {steps} (a run needs 3 steps for one tool call and an answer: "
+        f"Steps per run (maximum) must be in [3, 50], got {steps} (a run needs 3 steps for one tool call and an answer: "
         "the model's call, the tool step and the answer)")
     assert store.get().agent_max_steps == 8
 

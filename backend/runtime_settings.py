@@ -43,7 +43,7 @@ CACHE_TTL_S = 5.0
 MAX_UNWATCHED_S = 24 * 3600
 MAX_SOURCES = 50  # backend.rag.settings.RagSettings accepts top_k up to this
 AGENT_ACCESS = ("off", "admins", "everyone")
-AGENT_POLICIES = ("one_call", "auto")  # backend.agent.runs.POLICIES
+AGENT_POLICIES = ("planned", "one_call", "auto")  # backend.agent.runs.POLICIES
 MAX_AGENT_STEPS = 50
 # The fewest steps a run may be given: one model call, its tool step and the answer (fewer ends
 # every run that calls a tool on the step limit, with no answer).
@@ -77,8 +77,10 @@ class RuntimeSettings:
         agent_default_*: the run's budget in a conversation that chose none; never above its
         maximum (named above it: refused; a maximum lowered alone below it: the default is
         served at the maximum). agent_policy: how the model uses tools
-        (backend.agent.runs.AgentRunner): "one_call" (one tool call, then the answer with no
-        tools; the default model, SmolLM2-135M, answers in text otherwise) | "auto".
+        (backend.agent.runs.AgentRunner): "planned" (the program picks the turn's tools from the
+        person's message, backend.agent.routing; the model writes what the program cannot, then
+        the answer) | "one_call" (one tool call on every turn, then the answer with no tools) |
+        "auto" (the model chooses; the default model, SmolLM2-135M, then never calls a tool).
     """
 
     system_prompt: str | None
@@ -103,7 +105,7 @@ class RuntimeSettings:
     agent_max_tokens: int = 16_000
     agent_default_wall_s: int = 120
     agent_max_wall_s: int = 120
-    agent_policy: str = "one_call"
+    agent_policy: str = "planned"
 
     @classmethod
     def from_settings(
@@ -211,8 +213,10 @@ def _field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
                   choices=AGENT_ACCESS, group="agent"),
         *_agent_budget_specs(),
         FieldSpec("agent_policy", "How the model uses tools", "choice",
-                  "one_call: one tool call, then the answer without tools (small models, such as the "
-                  "default SmolLM2-135M); auto: tools or the answer at every step.",
+                  "planned: the server picks the tools a message needs (arithmetic, the time, your "
+                  "documents) and the model uses their results (small models, such as the default "
+                  "SmolLM2-135M); one_call: one tool call on every turn, then the answer; auto: the "
+                  "model chooses tools or the answer at every step (capable models).",
                   choices=AGENT_POLICIES, group="agent"),
     )
 

@@ -6,12 +6,13 @@ real model").
 The product's loop (backend.agent.runs.AgentRunner) with the deployment's read-only tools
 (search_documents, read_passage, calculator, current_time; the real embedder), temperature 0
 (--temperature, --seed to sample),
-on 18 questions: 8 arithmetic, 5 about one short document the user uploaded, 5 needing no tool.
-A question counts as answered when the run ends "done", the answer does not repeat a
-<tool_response> block and holds the expected text (digits compared without thousands
-separators), and, for arithmetic, a calculator call succeeded; for the document, a
-search_documents call did. A no-tool question with no expected text counts when the run ends
-"done" with an answer that does not repeat a block. One JSON line per question, then the counts.
+on 27 questions: 8 arithmetic, 5 about one short document the user uploaded, 5 needing that
+document and arithmetic, 2 about the time, 7 needing no tool. A question counts as answered when
+the run ends "done", the answer does not repeat a <tool_response> block and holds the expected
+text (digits compared without thousands separators), and every tool it needs (arithmetic:
+calculator; document: search_documents; both; time: current_time) was called with an "ok"
+result; a question needing no tool counts only when no tool was called. One JSON line per
+question, then the counts.
 """
 
 from __future__ import annotations
@@ -50,14 +51,24 @@ QUESTIONS = {
     "calc": [("What is 12 * 34?", "408"), ("What is 1234 * 5678?", "7006652"), ("Compute 987 + 654.", "1641"),
              ("What is 15% of 240?", "36"), ("What is 2 to the power of 10?", "1024"), ("What is 1000 - 357?", "643"),
              ("What is 144 divided by 12?", "12"), ("What is (17 + 5) * 3?", "66")],
+    # A number from the document, then arithmetic on it: search_documents, then calculator.
+    "chain": [("How long is the Halvorsen Bridge in metres, multiplied by 2?", "4680"),
+              ("If I cross the Halvorsen Bridge 3 times, how many metres do I travel in total?", "7020"),
+              ("How many vehicles cross the Halvorsen Bridge in a week? Multiply the daily number by 7.", "217000"),
+              ("What is the height of one tower of the Halvorsen Bridge times 2?", "296"),
+              ("How many years after construction began did the Halvorsen Bridge open? Subtract 1981 from the "
+               "opening year.", "6")],
+    "time": [("What time is it?", None), ("What day of the week is it today?", None)],
     "doc": [("How long is the Halvorsen Bridge?", "2340"), ("Who designed the Halvorsen Bridge?", "Solberg"),
             ("When did the Halvorsen Bridge open?", "1987"), ("How tall are the towers of the Halvorsen Bridge?", "148"),
             ("How many vehicles cross the Halvorsen Bridge every day?", "31000")],
     "none": [("Hello! How are you?", None), ("Write a haiku about the sea.", None),
              ("What is the capital of France?", "Paris"), ("Translate 'thank you' into Spanish.", "gracias"),
-             ("Tell me a short joke.", None)],
+             ("Tell me a short joke.", None), ("Give me three tips for sleeping better.", None),
+             ("Write a short poem about time.", None)],
 }
-NEEDED_TOOL = {"calc": "calculator", "doc": "search_documents"}
+NEEDED_TOOLS = {"calc": ("calculator",), "doc": ("search_documents",), "chain": ("search_documents", "calculator"),
+                "time": ("current_time",), "none": ()}
 
 
 def answered(kind: str, want: str | None, status: str, text: str, calls: list[tuple[str, str]]) -> bool:
@@ -65,13 +76,14 @@ def answered(kind: str, want: str | None, status: str, text: str, calls: list[tu
         return False
     if want is not None and want.lower() not in text.replace(",", "").lower():
         return False
-    tool = NEEDED_TOOL.get(kind)
-    return tool is None or (tool, "ok") in calls
+    if kind == "none":
+        return not calls  # no tool for a question that needs none
+    return all((tool, "ok") in calls for tool in NEEDED_TOOLS[kind])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--policy", choices=POLICIES, default="one_call")
+    parser.add_argument("--policy", choices=POLICIES, default="planned")
     parser.add_argument("--max-tokens", type=int, default=200, help="per model step")
     parser.add_argument("--set", choices=sorted(QUESTIONS), action="append", help="question sets (default: all)")
     parser.add_argument("--temperature", type=float, default=0.0)
@@ -112,7 +124,7 @@ def main() -> None:
                     ids = (conversation.id, reply.id)
                 runner = AgentRunner(generator, specs, {s.name for s in specs}, records,
                                      Budget(max_steps=6, max_tool_calls=3, max_tokens=16_000, max_wall_s=600),
-                                     policy=args.policy)
+                                     policy=args.policy, user_text=question)
                 t0 = time.monotonic()
                 result = asyncio.run(runner.run(
                     conversation_id=ids[0], user_id=user_id, message_id=ids[1],

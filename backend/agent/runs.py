@@ -25,6 +25,7 @@ ending.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
@@ -38,6 +39,7 @@ from backend.agent.budget import LIMIT_TOOL_CALLS, LIMIT_WALL_TIME, BudgetMeter,
 from backend.agent.events import AgentStepEvent, CallView, StepLog
 from backend.agent.intent import asked_names
 from backend.agent.records import RunRecords
+from backend.agent.routing import plan_tools
 from backend.errors import DomainError
 from backend.generator import prepare as prepare_generation
 from backend.generator import (ChatMessage, GenerationDone, GenerationError, GenerationParams, TextDelta,
@@ -50,9 +52,10 @@ log = logging.getLogger(__name__)
 STOPPED_ENDING = "Stopped."
 POLICY_AUTO = "auto"
 POLICY_ONE_CALL = "one_call"
-POLICIES = (POLICY_AUTO, POLICY_ONE_CALL)
-# The least max_tokens of one_call's call step: room for one call whose arguments the tools'
-# schemas bound (calculator: 100 characters, search_documents: 200).
+POLICY_PLANNED = "planned"
+POLICIES = (POLICY_PLANNED, POLICY_ONE_CALL, POLICY_AUTO)
+# The least max_tokens of a forced call step (one_call, planned): room for one call whose
+# arguments the tools' schemas bound (calculator: 100 characters, search_documents: 200).
 CALL_MAX_TOKENS = 256
 TOOL_FAILED = "the tool failed"
 # The run's ending when max_tokens cut the model's tool-call block (it cannot be read).
@@ -117,11 +120,15 @@ class AgentRunner:
     role settings, fixed for the run). clock: monotonic seconds for the wall-time budget.
     make_context(user_id, conversation_id, run_id, idempotency_key): the ToolContext.
     publish: gets every AgentStepEvent (the live reply's viewers); step_log keeps them for
-    pages that attach later. policy: POLICY_AUTO (every model step may call tools or answer)
-    or POLICY_ONE_CALL (the first model step calls exactly one tool, picked greedily, and the
-    next one answers with no tools offered: for small models, which with "auto" answer in text
-    and, offered tools again, repeat the results: docs/BENCHMARKS.md, "Agent runs with the real
-    model"). user_text: the person's own latest message as typed (Turn.user_text, never the
+    pages that attach later. policy: POLICY_AUTO (every model step may call tools or answer),
+    POLICY_ONE_CALL (the first model step calls exactly one tool, picked greedily, and the
+    next one answers with no tools offered) or POLICY_PLANNED (the program picks the turn's
+    tools from the person's message, backend.agent.routing; the model writes one call to each,
+    in order, greedily and offered only that tool, then the answer with no tools; a call whose
+    arguments the program writes from the message, ToolSpec.planned_arguments, is a tool step
+    with no model step before it; a turn that needs no tool is answered at once). The last two are for small models, which with "auto"
+    answer in text and, offered tools again, repeat the results (docs/BENCHMARKS.md, "Agent
+    runs with the real model"). user_text: the person's own latest message as typed (Turn.user_text, never the
     prompt's text with documents or tool results): a side-effecting tool is offered and executed
     only when it asks for it (backend.agent.intent); None asks for none.
     """
@@ -145,6 +152,7 @@ class AgentRunner:
         self._publish = publish
         self.step_log = step_log or StepLog()
         self.policy = policy
+        self.user_text = user_text
         self._model_steps: dict[str, list[GenerationDone]] = {}  # run id -> its steps' final events
 
     def functions(self) -> tuple[ToolFunction, ...]:
@@ -171,8 +179,14 @@ class AgentRunner:
         started = time.monotonic()
         result = RunResult(run_id, "error", "", "the run failed")
         try:
+            plan: list[str] = []
+            if self.policy == POLICY_PLANNED:
+                offered = [f.name for f in self.functions()]
+                with tracing.span("agent.plan") as span:
+                    plan = await asyncio.to_thread(plan_tools, self.tools.values(), offered, user_id, self.user_text)
+                    span.set_attribute("tools", ",".join(plan))
             result = await self._loop(run_id, conversation_id, user_id, message_id, list(messages), params, stop,
-                                      meter, on_text)
+                                      meter, on_text, plan)
         except asyncio.CancelledError:
             result = RunResult(run_id, "stopped", "", STOPPED_ENDING)
             await asyncio.shield(asyncio.to_thread(self._end, run_id, result, meter, started))
@@ -190,25 +204,40 @@ class AgentRunner:
 
     async def _loop(self, run_id: str, conversation_id: str, user_id: str, message_id: str,
                     messages: list[ChatMessage], params: GenerationParams, stop: asyncio.Event,
-                    meter: BudgetMeter, on_text: Callable[[str], Awaitable[None] | None] | None) -> RunResult:
+                    meter: BudgetMeter, on_text: Callable[[str], Awaitable[None] | None] | None,
+                    plan: list[str]) -> RunResult:
         index = 0
         sources: list[Any] = []
-        names = list(self.tools)
         while True:
             if stop.is_set():
                 return RunResult(run_id, "stopped", "", STOPPED_ENDING, sources)
             limit = meter.spent()
             if limit is not None:
                 return RunResult(run_id, "budget", "", meter.ending(limit), sources)
+            written = self._written_call(run_id, index, plan)
+            if written is not None:  # the program wrote this planned call: no model step
+                plan.pop(0)
+                calls = [written]
+                messages.append(ChatMessage("assistant", "", tool_calls=(written,)))
+                meter.steps += 1
+                status, ended = await self._tool_step(run_id, conversation_id, user_id, message_id, index, calls,
+                                                      messages, stop, meter, sources)
+                if ended is not None:
+                    return RunResult(run_id, status, "", ended, sources)
+                index += 1
+                continue
             meter.steps += 1
-            model = await self._model_step(run_id, message_id, index, messages, params, stop, meter, names,
-                                           on_text, first=index == 0)
+            offer, forced = self._step_tools(index == 0, plan)
+            model = await self._model_step(run_id, message_id, index, messages, params, stop, meter, offer,
+                                           on_text, forced)
             if model.status != "done":
                 ending = (STOPPED_ENDING if model.status == "stopped" else meter.ending(LIMIT_WALL_TIME)
                           if model.status == "budget" else model.reason or "the model failed")
                 return RunResult(run_id, model.status, model.content, ending, sources)  # error: a bad block
             if model.calls is None:
                 return RunResult(run_id, "done", model.content, None, sources)
+            if plan:
+                plan.pop(0)
             index += 1
             messages.append(ChatMessage("assistant", "", tool_calls=tuple(model.calls)))
             limit = meter.spent()
@@ -221,13 +250,37 @@ class AgentRunner:
                 return RunResult(run_id, status, "", ended, sources)
             index += 1
 
+    def _written_call(self, run_id: str, index: int, plan: list[str]) -> ToolCall | None:
+        """The next planned call when its tool can write its arguments from the person's message
+        (ToolSpec.planned_arguments: the search's query, a typed expression), else None (the
+        model writes them). Its id is derived from the run and step, the same on a retry."""
+        if not plan or not self.user_text:
+            return None
+        fill = getattr(self.tools[plan[0]], "planned_arguments", None)
+        arguments = fill(self.user_text) if fill is not None else None
+        if arguments is None:
+            return None
+        digest = hashlib.sha256(f"{run_id}:{index}".encode()).hexdigest()[:24]
+        return ToolCall(f"call_{digest}", plan[0], json.dumps(arguments, ensure_ascii=False))
+
+    def _step_tools(self, first: bool, plan: list[str]) -> tuple[tuple[str, ...] | None, bool]:
+        """(the tool names a model step is offered: None every allowed one, () none, so it
+        answers; whether it must call one) by the policy: auto (None, False); one_call: the
+        first step (None, True), later ((), False); planned: the next planned tool ((name,),
+        True), then ((), False)."""
+        if self.policy == POLICY_ONE_CALL:
+            return (None, True) if first else ((), False)
+        if self.policy == POLICY_PLANNED:
+            return ((plan[0],), True) if plan else ((), False)
+        return None, False
+
     async def _model_step(self, run_id: str, message_id: str, index: int, messages: list[ChatMessage],
-                          params: GenerationParams, stop: asyncio.Event, meter: BudgetMeter, names: list[str],
-                          on_text: Callable[[str], Awaitable[None] | None] | None, first: bool) -> _ModelOutcome:
+                          params: GenerationParams, stop: asyncio.Event, meter: BudgetMeter,
+                          offer: tuple[str, ...] | None,
+                          on_text: Callable[[str], Awaitable[None] | None] | None, forced: bool) -> _ModelOutcome:
         stored = await asyncio.to_thread(self.records.stored_step, run_id, index)
-        one_call = self.policy == POLICY_ONE_CALL
-        answering = one_call and not first  # the answer after the one call: no tools offered, none read
-        parser = ToolCallStream([] if answering else names)
+        answering = offer == ()  # no tools offered, none read: the answer
+        parser = ToolCallStream([] if answering else list(self.tools))
         if stored is not None and stored.kind == "model" and stored.status == "done":  # a retried run
             meter.tokens += stored.tokens or 0
             released = parser.feed(stored.text)
@@ -238,11 +291,10 @@ class AgentRunner:
         await asyncio.to_thread(self.records.start_step, run_id, index, "model")
         self._emit(AgentStepEvent(message_id, run_id, index, "model", "running"))
         t0 = time.monotonic()
-        functions = () if answering else self.functions()
+        functions = tuple(f for f in self.functions() if offer is None or f.name in offer)
         step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
         if functions:
             # One call: SmolLM2-135M, let go on, chained calls until max_tokens.
-            forced = first and one_call
             step_params = replace(step_params, structured_output=OutputConstraint(
                 tool_calls=ToolCallFormat(tuple((f.name, f.parameters) for f in functions),
                                           required=forced, parallel=not forced), param="tools"))

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from backend.agent.access import allowed_names, budget_of, tools_enabled
 from backend.agent.events import AgentStepEvent
 from backend.agent.records import RunRecords
-from backend.agent.runs import CALL_MAX_TOKENS, POLICY_ONE_CALL, AgentRunner, RunResult
+from backend.agent.runs import CALL_MAX_TOKENS, POLICY_AUTO, AgentRunner, RunResult
 from backend.agent.step_views import run_views
 from backend.chat import turns
 from backend.chat.replies import REASON_SERVER_ABORTED, LiveReply
@@ -91,8 +91,8 @@ class AgentTurns:
         # again counting them, older turns dropped as for a plain reply; a message too long
         # even alone ends the reply with the reason, before any run is recorded.
         reserve = turn.params.max_tokens
-        if runner.policy == POLICY_ONE_CALL:
-            reserve = max(reserve, CALL_MAX_TOKENS)  # the call step's least room (AgentRunner._model_step)
+        if runner.policy != POLICY_AUTO:
+            reserve = max(reserve, CALL_MAX_TOKENS)  # a forced call step's least room (AgentRunner._model_step)
         with tracing.span("agent.prompt_fit", planned_messages=len(turn.messages)) as span:
             try:
                 fitted = await asyncio.to_thread(self._planner.fit_with_tools, turn.messages, runner.functions(),

@@ -84,9 +84,11 @@ def fake() -> ScriptedModel:
     return ScriptedModel([[CALC], ["The answer ", "is 42."]])
 
 
-def tools_on(client, token: str, access: str = "everyone") -> str:
+def tools_on(client, token: str, access: str = "everyone", policy: str = "one_call") -> str:
+    """Tools on for a new conversation of `token`'s user. policy: the deployment's agent_policy
+    (one_call by default: these tests script which tool the model calls on any message)."""
     state = app_state(client)
-    state.runtime_settings.update({"agent_tools": access}, actor_id=None)
+    state.runtime_settings.update({"agent_tools": access, "agent_policy": policy}, actor_id=None)
     conversation = state.conversations.create_conversation(user_id(client, token), "agent")
     response = client.patch(f"/api/conversations/{conversation.id}/settings", json={"use_tools": True},
                             headers=csrf_headers(client))

@@ -61,7 +61,12 @@ class ToolSpec:
     arguments already validated against `parameters`; blocking (call it in a worker thread);
     raises ToolError. intent_words: for a side-effecting tool, the words (matched whole,
     case-insensitive) of which the person's own latest message must hold one for a run to offer
-    or execute it (backend.agent.intent); a side-effecting tool without any is never offered."""
+    or execute it (backend.agent.intent); a side-effecting tool without any is never offered.
+    relevant(user_id, text): whether the person's message `text` calls for this tool (the
+    "planned" policy: backend.agent.routing); blocking; None: never planned. planned_arguments(text):
+    the arguments of a planned call that the program can write from the message itself (the
+    search's query is the message; an expression typed in it), valid by `parameters`, or None
+    when the model must write them."""
 
     name: str
     description: str
@@ -70,6 +75,8 @@ class ToolSpec:
     side_effect: bool
     run: Callable[[ToolContext, dict[str, Any]], ToolResult]
     intent_words: tuple[str, ...] = ()
+    relevant: Callable[[str, str], bool] | None = None
+    planned_arguments: Callable[[str], dict[str, Any] | None] | None = None
 
 
 from backend.agent.tools.registry import ToolRegistry  # noqa: E402  (needs the types above)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
+from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolError, ToolResult, ToolSpec
 
 MAX_EXPRESSION_CHARS = 500
@@ -362,6 +363,14 @@ def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
 EXPRESSION_PATTERN = r"^(?:[0-9 .+*/%^(),-]|(?:" + "|".join(sorted(FUNCTIONS)) + r")\()+$"
 MAX_ARGUMENT_CHARS = 100
 
+def _typed(text: str) -> dict[str, Any] | None:
+    """A planned call's arguments when the message holds a whole expression (backend.agent.routing)."""
+    expression = typed_expression(text, evaluate)
+    if expression is None or len(expression) > MAX_ARGUMENT_CHARS or not re.fullmatch(EXPRESSION_PATTERN, expression):
+        return None
+    return {"expression": expression}
+
+
 SPEC = ToolSpec(
     name="calculator",
     description=(
@@ -380,4 +389,6 @@ SPEC = ToolSpec(
     permission="tools.calculator",
     side_effect=False,
     run=run,
+    relevant=lambda user_id, text: needs_calculation(text),
+    planned_arguments=lambda text: _typed(text),
 )

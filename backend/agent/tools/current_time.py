@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from backend.agent.routing import asks_for_time
 from backend.agent.tools import ToolContext, ToolError, ToolResult, ToolSpec
 
 MAX_ZONE_CHARS = 64
@@ -49,4 +50,5 @@ SPEC = ToolSpec(
     permission="tools.current_time",
     side_effect=False,
     run=run,
+    relevant=lambda user_id, text: asks_for_time(text),
 )

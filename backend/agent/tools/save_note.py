@@ -67,4 +67,5 @@ def spec(notes: NoteService) -> ToolSpec:
         side_effect=True,
         run=make_run(notes),
         intent_words=INTENT_WORDS,
+        relevant=lambda user_id, text: True,  # planned only when the message asks (backend.agent.intent)
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from backend.agent.routing import MIN_DOCUMENT_SIMILARITY, names_documents, query_of
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.rag import Retriever
@@ -17,6 +18,7 @@ DEFAULT_TOP_K = 4
 # before it could spell the block's end, and SmolLM2-135M cannot pass the tool's own name
 # ("search_documents") as its query, which it did for 3 of 10 questions (2026-12-02).
 QUERY_PATTERN = r'^[^"\\<>{}\[\]_\n\r\t]+$'
+FORBIDDEN_IN_QUERY = '"\\<>{}[]_\n\r\t'  # QUERY_PATTERN's excluded characters
 
 PARAMETERS = {
     "type": "object",
@@ -47,6 +49,25 @@ def make_run(retriever: Retriever) -> Callable[[ToolContext, dict[str, Any]], To
     return run
 
 
+def planned_arguments(text: str) -> dict[str, Any] | None:
+    """A planned search's arguments: the person's message is the query (it is what the turn was
+    planned on; SmolLM2-135M's own queries were junk such as "search.Halvorsen.bridge.2020.2020…")."""
+    query = query_of(text, MAX_QUERY_CHARS, FORBIDDEN_IN_QUERY)
+    return None if query is None else {"query": query}
+
+
+def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
+    """Whether a message needs the person's documents: it names them, or one passage he may read
+    is at least MIN_DOCUMENT_SIMILARITY cosine-similar to it (backend.agent.routing)."""
+
+    def relevant(user_id: str, text: str) -> bool:
+        if names_documents(text):
+            return True
+        return bool(retriever.search(user_id, text, k=1, mode="vector", min_similarity=MIN_DOCUMENT_SIMILARITY))
+
+    return relevant
+
+
 def spec(retriever: Retriever) -> ToolSpec:
     return ToolSpec(
         name="search_documents",
@@ -56,4 +77,6 @@ def spec(retriever: Retriever) -> ToolSpec:
         permission="tools.search_documents",
         side_effect=False,
         run=make_run(retriever),
+        relevant=make_relevant(retriever),
+        planned_arguments=planned_arguments,
     )

@@ -43,6 +43,8 @@ class FakeSpec:
     side_effect: bool
     run: Callable[[Any, dict], Any]
     intent_words: tuple[str, ...] = ()
+    relevant: Callable[[str, str], bool] | None = None  # (user id, message): the "planned" policy
+    planned_arguments: Callable[[str], dict | None] | None = None
 
 
 class FakeToolError(DomainError):
@@ -91,9 +93,12 @@ class Tools:
         text = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
         query = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
         empty = {"type": "object", "properties": {}}
-        return [FakeSpec("add", "adds", numbers, "tools.basic", False, add),
-                FakeSpec("save_note", "saves a note", text, "tools.notes", True, save_note, SAVE_NOTE_INTENT),
-                FakeSpec("search_documents", "searches", query, "tools.basic", False, search),
+        # Planned ("planned" policy) by words of the message: "+" adds, "bridge" searches.
+        return [FakeSpec("add", "adds", numbers, "tools.basic", False, add, relevant=lambda u, t: "+" in t),
+                FakeSpec("save_note", "saves a note", text, "tools.notes", True, save_note, SAVE_NOTE_INTENT,
+                         relevant=lambda u, t: True),
+                FakeSpec("search_documents", "searches", query, "tools.basic", False, search,
+                         relevant=lambda u, t: "bridge" in t.lower()),
                 FakeSpec("slow", "waits", empty, "tools.basic", False, slow),
                 FakeSpec("failing", "fails", empty, "tools.basic", False, failing),
                 FakeSpec("secret", "admins only", empty, "tools.admin", False,

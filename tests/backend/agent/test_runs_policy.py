@@ -1,13 +1,13 @@
 """How a run offers tools to the model (AgentRunner's policy, RuntimeSettings.agent_policy):
 "one_call" forces exactly one call first (picked greedily) and then asks for the answer with no
-tools; "auto" offers the tools at every step."""
+tools; "auto" offers the tools at every step ("planned": test_runs_planned.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from backend.agent.budget import Budget
-from backend.agent.runs import CALL_MAX_TOKENS, POLICIES, POLICY_AUTO, POLICY_ONE_CALL, AgentRunner
+from backend.agent.runs import CALL_MAX_TOKENS, POLICIES, POLICY_AUTO, POLICY_ONE_CALL, POLICY_PLANNED, AgentRunner
 from backend.generator import GenerationParams
 from backend.runtime_settings import AGENT_POLICIES, RuntimeSettings
 
@@ -65,6 +65,6 @@ def test_an_unknown_policy_is_refused(make_runner):
         make_runner(ScriptedGenerator([]), policy="always")
 
 
-def test_the_settings_choices_are_the_runners_policies_and_one_call_is_the_default():
+def test_the_settings_choices_are_the_runners_policies_and_planned_is_the_default():
     assert set(AGENT_POLICIES) == set(POLICIES)
-    assert RuntimeSettings.__dataclass_fields__["agent_policy"].default == POLICY_ONE_CALL
+    assert RuntimeSettings.__dataclass_fields__["agent_policy"].default == POLICY_PLANNED

@@ -1,0 +1,111 @@
+"""The "planned" policy (AgentRunner, backend.agent.routing): the program picks the turn's tools
+from the person's own message; the model writes one call to each, in order, offered only that
+tool (greedy, required), then answers with no tools; a turn that needs none is answered at once."""
+
+from __future__ import annotations
+
+import json
+
+from backend.agent.runs import CALL_MAX_TOKENS, POLICY_PLANNED
+from backend.generator import ChatMessage, GenerationParams
+
+from .scripted import ScriptedGenerator, call_text
+
+PARAMS = GenerationParams(max_tokens=100, temperature=0.7)
+SEARCH = call_text(("search_documents", {"query": "bridge length"}))
+ADD = call_text(("add", {"a": 2340, "b": 2340}))
+
+
+async def ask(runner, turn, stop, text: str):
+    return await runner.run(conversation_id=turn.conversation_id, user_id=turn.user_id, message_id=turn.message_id,
+                            messages=[ChatMessage("user", text)], params=PARAMS, stop=stop)
+
+
+async def test_a_message_that_needs_no_tool_is_answered_without_any(make_runner, turn, stop, tools, records):
+    generator = ScriptedGenerator([["Hello! ", "I am well."]])
+    runner = make_runner(generator, policy=POLICY_PLANNED, user_text="Hello! How are you?")
+    result = await ask(runner, turn, stop, "Hello! How are you?")
+    assert (result.status, result.text) == ("done", "Hello! I am well.")
+    assert tools.executions == [] and len(generator.calls) == 1
+    params = generator.calls[0].params
+    assert params.tools == () and params.structured_output is None and params.temperature == 0.7
+    assert [(s.kind, s.status) for s in records.steps(result.run_id)] == [("model", "done")]
+
+
+async def test_documents_then_arithmetic_each_offered_alone_then_the_answer(make_runner, turn, stop, tools):
+    question = "How long are two Halvorsen Bridges? Add the length + the length."
+    generator = ScriptedGenerator([[SEARCH], [ADD], ["They are 4680 metres [1]."]])
+    runner = make_runner(generator, policy=POLICY_PLANNED, user_text=question)
+    result = await ask(runner, turn, stop, question)
+    assert (result.status, result.text) == ("done", "They are 4680 metres [1].")
+    assert [name for name, _ in tools.executions] == ["search_documents", "add"]
+    assert result.sources == [{"n": 1, "document": "d.txt"}]
+    search, add, answer = (c.params for c in generator.calls)
+    for params, name in ((search, "search_documents"), (add, "add")):
+        format_ = params.structured_output.tool_calls
+        assert [f.name for f in params.tools] == [name]
+        assert (format_.required, format_.parallel) == (True, False)
+        assert (params.temperature, params.max_tokens) == (0.0, CALL_MAX_TOKENS)
+    assert answer.tools == () and answer.structured_output is None and answer.temperature == 0.7
+    # The calculation's step reads the search's result; the answer reads both.
+    assert [m.role for m in generator.calls[1].messages] == ["user", "assistant", "tool"]
+    assert [m.role for m in generator.calls[2].messages] == ["user", "assistant", "tool", "assistant", "tool"]
+
+
+async def test_a_tool_the_user_may_not_call_is_not_planned(make_runner, turn, stop, tools):
+    question = "What is 2 + 3?"
+    generator = ScriptedGenerator([["5."]])
+    runner = make_runner(generator, allowed=("search_documents",), policy=POLICY_PLANNED, user_text=question)
+    result = await ask(runner, turn, stop, question)
+    assert result.text == "5." and tools.executions == [] and generator.calls[0].params.tools == ()
+
+
+async def test_a_side_effect_is_planned_only_when_the_message_asks(make_runner, turn, stop, tools):
+    asked = "Save a note that says 2 + 3 is 5"
+    generator = ScriptedGenerator([[ADD], [call_text(("save_note", {"text": "2 + 3 = 5"}))], ["Saved."]])
+    result = await ask(make_runner(generator, policy=POLICY_PLANNED, user_text=asked), turn, stop, asked)
+    assert result.status == "done"
+    assert [name for name, _ in tools.executions] == ["add", "save_note"] and len(tools.notes) == 1
+
+
+async def test_a_side_effect_the_message_does_not_ask_for_is_not_planned(make_runner, turn, stop, tools):
+    plain = "What is 2 + 3?"
+    generator = ScriptedGenerator([[ADD], ["5."]])
+    result = await ask(make_runner(generator, policy=POLICY_PLANNED, user_text=plain), turn, stop, plain)
+    assert result.status == "done" and [name for name, _ in tools.executions] == ["add"] and tools.notes == {}
+
+
+async def test_a_failing_cue_plans_nothing_for_that_tool(make_runner, turn, stop, tools):
+    def broken(user_id, text):
+        raise RuntimeError("database gone")
+
+    question = "What is 2 + 3 on the bridge?"
+    generator = ScriptedGenerator([[ADD], ["5."]])
+    runner = make_runner(generator, policy=POLICY_PLANNED, user_text=question)
+    runner.tools["search_documents"].relevant = broken
+    result = await ask(runner, turn, stop, question)
+    assert result.status == "done" and [name for name, _ in tools.executions] == ["add"]
+
+
+async def test_calls_the_program_writes_need_no_model_step_and_a_retry_reuses_them(make_runner, turn, stop, tools,
+                                                                                  records):
+    question = "How long are two bridges? 2340 + 2340"
+    generator = ScriptedGenerator([["4680 metres [1]."], ["4680 metres [1]."]])
+    runner = make_runner(generator, policy=POLICY_PLANNED, user_text=question)
+    runner.tools["search_documents"].planned_arguments = lambda text: {"query": text}
+    runner.tools["add"].planned_arguments = lambda text: {"a": 2340, "b": 2340}
+    result = await ask(runner, turn, stop, question)
+    assert (result.status, result.text) == ("done", "4680 metres [1].")
+    assert [(s.index, s.kind, s.status) for s in records.steps(result.run_id)] == [
+        (0, "tool", "done"), (1, "tool", "done"), (2, "model", "done")]
+    assert [(c.tool, json.loads(c.arguments)) for c in records.calls(result.run_id)] == [
+        ("search_documents", {"query": question}), ("add", {"a": 2340, "b": 2340})]
+    answer = generator.calls[0]
+    assert len(generator.calls) == 1 and answer.params.tools == ()
+    assert [m.role for m in answer.messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert (result.used["steps"], result.used["tool_calls"]) == (3, 2)
+    # A retry of the same run (a reconnect): the stored results are reused, nothing runs again.
+    again = await runner.run(conversation_id=turn.conversation_id, user_id=turn.user_id, message_id=turn.message_id,
+                             messages=[ChatMessage("user", question)], params=PARAMS, stop=stop, run_id=result.run_id)
+    assert again.status == "done" and [name for name, _ in tools.executions] == ["search_documents", "add"]
+    assert len(generator.calls) == 1  # the answer's finished step is reused too

@@ -1,0 +1,59 @@
+"""/ws with tools on under the default policy, "planned" (backend.agent.routing): the server
+picks the tools a message needs; small talk gets a plain answer with no tool step, an
+expression the person typed is computed without a model step before it. The calculator runs for
+real; the model is scripted."""
+
+from __future__ import annotations
+
+import json
+
+from backend.runtime_settings import RuntimeSettings
+
+from .conftest import sign_up
+from .test_agent_runs import ScriptedModel, runs, send, tools_on, until_done
+
+import pytest
+
+
+@pytest.fixture
+def fake() -> ScriptedModel:
+    return ScriptedModel([["Hi! ", "How can I help?"]])
+
+
+def steps(frames):
+    return [(f["index"], f["kind"], f["status"]) for f in frames if f["type"] == "agent_step"]
+
+
+def test_planned_is_the_default():
+    assert RuntimeSettings.__dataclass_fields__["agent_policy"].default == "planned"
+
+
+def test_small_talk_with_tools_on_calls_no_tool(client, fake):
+    conversation_id = tools_on(client, sign_up(client, "alice"), policy="planned")
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "Hello! How are you?")
+        frames = until_done(ws)
+    assert steps(frames) == [(0, "model", "running"), (0, "model", "done")]
+    assert frames[-1]["content"] == "Hi! How can I help?"
+    [request] = fake.requests
+    assert request[2].tools == () and request[2].structured_output is None
+    [run] = runs(client)
+    assert run.status == "done"
+
+
+def test_a_typed_expression_is_computed_before_the_model_answers(client, fake):
+    fake.replies = [["The answer is ", "408."]]
+    conversation_id = tools_on(client, sign_up(client, "alice"), policy="planned")
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "What is 12 * 34?")
+        frames = until_done(ws)
+    assert steps(frames) == [(0, "tool", "running"), (0, "tool", "done"), (1, "model", "running"),
+                             (1, "model", "done")]
+    tool = next(f for f in frames if f["type"] == "agent_step" and f["status"] == "done")
+    [call] = tool["calls"]
+    assert (call["tool"], call["status"], json.loads(call["arguments"])) == ("calculator", "ok",
+                                                                           {"expression": "12 * 34"})
+    assert "408" in call["content"]
+    [request] = fake.requests  # the answer only, reading the result
+    assert request[1][-1].role == "tool" and "408" in request[1][-1].content and request[2].tools == ()
+    assert frames[-1]["content"] == "The answer is 408."

@@ -1,6 +1,8 @@
 """A person turns tools on for a new chat (the composer's "Use tools"), asks a question the
 agent answers with a tool, watches the step appear in the reply while it runs, then the answer;
 after a reload the step is still there, collapsed, above the answer (real server, real model).
+The ⚙ dialog's "Tool run limits" show the admin's default and maximum; a limit set there is
+stored and drawn again after the reload.
 
 The admin lets everyone use tools and sets the default temperature to 0 for the test (both
 restored after it). Waits are on DOM state (data-status of the reply, the step's element), never
@@ -89,8 +91,16 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         assert answer and "<tool_" not in answer, answer
 
         page.click("#conversation-settings")  # the first message stored the conversation's setting
-        page.wait_for_function("document.getElementById('settings-use-tools').checked === true")
-        page.click("#settings-cancel")
+        page.wait_for_function("() => document.getElementById('settings-use-tools').checked === true")
+        # Its tool run limits: empty follows the admin's default (placeholder), at most his maximum.
+        steps = page.locator("#settings-agent_steps")
+        assert page.locator("#settings-budget").is_visible()
+        assert (steps.input_value(), steps.get_attribute("placeholder"), steps.get_attribute("max")) == (
+            "", str(saved["agent_default_steps"]), str(saved["agent_max_steps"]))
+        assert page.locator("#settings-agent_steps-range").inner_text() == f"(at most {saved['agent_max_steps']})"
+        steps.fill("5")
+        page.click("#settings-save")
+        page.wait_for_selector("#settings-dialog", state="hidden")
 
         page.reload()
         assert page.locator("#tools-badge").is_visible()  # drawn by the server too
@@ -109,5 +119,10 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         step.locator("summary").click()  # opens: the call's tool and result
         assert step.evaluate("el => el.open") is True
         assert step.locator(".agent-call-tool").first.inner_text() == "calculator"
+
+        page.click("#conversation-settings")  # the stored limit, from the server after the reload
+        page.wait_for_function("() => document.getElementById('settings-agent_steps').value === '5'")
+        assert page.locator("#settings-agent_tokens").input_value() == ""
+        page.click("#settings-cancel")
     finally:
         set_settings(page, original)

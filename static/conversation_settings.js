@@ -1,5 +1,7 @@
 // Crescent chat page, the conversation's own settings: system prompt, temperature and max
-// tokens per reply, tools on or off (an agent run per turn) (GET/PATCH /api/conversations/{id}/settings, docs/INTERFACES.md section 3).
+// tokens per reply, tools on or off (an agent run per turn) and the limits of its tool runs
+// (steps, tool calls, tokens, seconds: within the admin's maximums)
+// (GET/PATCH /api/conversations/{id}/settings, docs/INTERFACES.md section 3).
 // An empty field follows the admin's default, shown as the field's placeholder; the server
 // checks every value (max tokens within the admin's maximum) and names a refused field.
 "use strict";
@@ -16,6 +18,8 @@
   const error = document.getElementById("settings-error");
   const useTools = document.getElementById("settings-use-tools");
   const composerTools = document.getElementById("use-tools");
+  const budget = document.getElementById("settings-budget");
+  const budgetInputs = Array.from(dialog.querySelectorAll("input[data-budget]"));
 
   function conversationId() {
     return window.CrescentChat ? window.CrescentChat.conversationId() : document.getElementById("app").dataset.conversationId;
@@ -47,6 +51,30 @@
     const off = document.getElementById("settings-tools-off");
     if (off) off.hidden = data.tools_available !== false;
     showTools(Boolean(s.use_tools && data.tools_available));
+    fillBudget(s, data.agent_limits || {});
+    if (budget) budget.hidden = data.tools_available === false;
+  }
+
+  // Each limit: the stored value (shown within a maximum the admin lowered since), the admin's
+  // default as placeholder, his maximum as the input's max and in the help text.
+  function fillBudget(s, limits) {
+    for (const input of budgetInputs) {
+      const limit = limits[input.dataset.budget];
+      if (!limit) continue;
+      const own = s[input.dataset.budget];
+      input.value = own == null ? "" : String(Math.min(own, limit.maximum));
+      input.placeholder = String(limit.default);
+      input.min = String(limit.minimum);
+      input.max = String(limit.maximum);
+      const range = document.getElementById(input.id + "-range");
+      if (range) range.textContent = "(at most " + limit.maximum.toLocaleString() + ")";
+    }
+  }
+
+  function budgetValues(reset) {
+    const values = {};
+    for (const input of budgetInputs) values[input.dataset.budget] = reset ? null : number(input);
+    return values;
   }
 
   // The header's badge and the composer's toggle (#use-tools) follow the stored setting.
@@ -118,17 +146,17 @@
   }
   document.getElementById("settings-cancel").addEventListener("click", () => dialog.close());
   document.getElementById("settings-reset").addEventListener("click", () => {
-    save({ system_prompt: null, temperature: null, max_tokens: null });
+    save(Object.assign({ system_prompt: null, temperature: null, max_tokens: null }, budgetValues(true)));
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     // Blank: no instructions of this conversation's own.
     const text = prompt.value;
-    save({
+    save(Object.assign({
       system_prompt: text.trim() === "" ? null : text,
       temperature: number(temperature),
       max_tokens: number(maxTokens),
       use_tools: useTools ? useTools.checked : false,
-    });
+    }, budgetValues(false)));
   });
 })();

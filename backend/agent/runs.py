@@ -153,6 +153,7 @@ class AgentRunner:
         self.step_log = step_log or StepLog()
         self.policy = policy
         self.user_text = user_text
+        self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
         self._model_steps: dict[str, list[GenerationDone]] = {}  # run id -> its steps' final events
 
     def functions(self) -> tuple[ToolFunction, ...]:
@@ -175,7 +176,7 @@ class AgentRunner:
         """Run the turn answering `messages`. on_text gets the final answer's text as it streams.
         Never raises for a tool's or the model's failure: the run ends "error" (stored)."""
         run_id = await asyncio.to_thread(self.records.start_run, conversation_id, user_id, message_id, run_id)
-        meter = BudgetMeter(self.budget, self.clock)
+        meter = self.meter = BudgetMeter(self.budget, self.clock)
         started = time.monotonic()
         result = RunResult(run_id, "error", "", "the run failed")
         try:

@@ -115,9 +115,16 @@ class AgentTurns:
                                         reply.markdown.html)
             reply.publish(delta)
 
-        result = await runner.run(conversation_id=turn.conversation_id, user_id=reply.user_id,
-                                  message_id=reply.message_id, messages=turn.messages, params=turn.params,
-                                  stop=reply.stop_event, on_text=on_text)
+        try:
+            result = await runner.run(conversation_id=turn.conversation_id, user_id=reply.user_id,
+                                      message_id=reply.message_id, messages=turn.messages, params=turn.params,
+                                      stop=reply.stop_event, on_text=on_text)
+        except asyncio.CancelledError:  # cancelled outright (shutdown past its wait): the steps that ended count
+            if generation is not None and runner.meter is not None:
+                used = runner.meter.used()
+                generation.account_outside(GenerationDone(FINISH_ABORT, int(used["prompt_tokens"]),
+                                                          int(used["completion_tokens"])))
+            raise
         if result.sources:
             turn.sources = list(result.sources)
             await asyncio.to_thread(self._store_sources, reply.message_id, turn.sources)

@@ -102,3 +102,19 @@ def test_a_budget_ending_is_the_replys_notice_not_its_text(client, fake):
     prompt = "\n".join(m.content for m in fake.requests[-1][1])
     assert "Thanks. Anything else?" in prompt
     assert "step limit" not in prompt and "Stopped" not in prompt
+
+
+def test_a_run_cancelled_outright_still_records_the_tokens_of_its_finished_steps(client, fake):
+    # Shutdown cancels a reply that outlives its wait: the model steps that ended are usage.
+    fake.hold = (1, 1)  # the answer step pauses after its first piece
+    token = sign_up(client, "alice")
+    uid = user_id(client, token)
+    conversation_id = tools_on(client, token)
+    with client.websocket_connect("/ws") as ws:
+        ack = send(ws, conversation_id)
+        assert fake.held.wait(5)
+        reply = app_state(client).chat.live_reply(ack["assistant_message_id"])
+        reply.task.get_loop().call_soon_threadsafe(reply.task.cancel)
+        rows = wait_until(lambda: usage_rows(client, uid), what="the usage record")
+    # Step 0 (the call): 10 prompt + 1 completion; the answer step was cut before its final event.
+    assert [(r.source, r.prompt_tokens, r.completion_tokens) for r in rows] == [("chat", 10, 1)]

@@ -10,13 +10,21 @@ document's passage, a tool's result, the system prompt) never counts, so an inje
 save_note" cannot make a run write on a turn where the person did not ask to save something.
 On a turn where he did, what the note says is the model's, which reads that turn's documents
 and results: it is bounded (save_note's schema), goes only to his own notes, and the step
-shows it. Tools without a side effect always pass.
+shows it. Tools without a side effect always pass. A phrase negated just before it ("don't save
+a note", "do not remember that", "no need to write it down": NEGATION within the three words
+before the phrase, in the same sentence) does not count; another occurrence that is not negated
+still does.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any, Iterable
+
+# Words that negate an intent phrase when they come at most NEGATION_WINDOW words before it.
+NEGATION = re.compile(r"(?<!\w)(?:don'?t|do\s+not|doesn'?t|never|no\s+need\s+to|not|without|stop|"
+                      r"shouldn'?t|won'?t|didn'?t|nor|no)(?!\w)", re.IGNORECASE)
+NEGATION_WINDOW = 3
 
 
 def asks_for(spec: Any, user_text: str | None) -> bool:
@@ -32,7 +40,15 @@ def asks_for(spec: Any, user_text: str | None) -> bool:
         return False
     phrases = (r"\s+".join(re.escape(part) for part in w.split()) for w in words)
     pattern = r"(?<!\w)(?:" + "|".join(phrases) + r")(?!\w)"
-    return re.search(pattern, user_text, re.IGNORECASE) is not None
+    return any(not _negated(user_text[:m.start()]) for m in re.finditer(pattern, user_text, re.IGNORECASE))
+
+
+def _negated(before: str) -> bool:
+    """Whether the text before a phrase ends in a negation within NEGATION_WINDOW words of the
+    same sentence ("please don't " -> True; "Don't worry. " -> False)."""
+    clause = re.split(r"[.!?;\n]", before)[-1]
+    words = clause.split()[-NEGATION_WINDOW - 1:]  # "do not" is two words
+    return NEGATION.search(" ".join(words)) is not None
 
 
 def asked_names(specs: Iterable[Any], user_text: str | None) -> frozenset[str]:

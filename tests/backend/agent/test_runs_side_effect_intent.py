@@ -28,6 +28,8 @@ def offered(generator, i: int = 0) -> set[str]:
 
 
 @pytest.mark.parametrize("text", ["Save a note that says buy milk", "please REMEMBER my locker is 12",
+                                  "Don't worry. Save a note that says hi", "not now; remember that I fly on Monday",
+                                  "Don't save a note about that, but remember that the code is 12",
                                   "Note that I call mum at 5", "save   THIS: the code is 4411", "Jot down: eggs"])
 def test_intent_phrases_count_as_whole_words_in_any_case(tools, text):
     save_note = next(s for s in tools.specs() if s.name == "save_note")
@@ -37,7 +39,9 @@ def test_intent_phrases_count_as_whole_words_in_any_case(tools, text):
 @pytest.mark.parametrize("text", ["What is 99 * 99?", "my notebook is blue", "I saved it", "remembered",
                                   "footnote", "keynotes", "what are my notes?",
                                   "What do my notes say about orders?", "do you remember the bridge?",
-                                  "the save button", "savethis", "", None])
+                                  "the save button", "savethis", "", None, "Don't save a note, just answer",
+                                  "please do not remember that", "No need to write this down.",
+                                  "you should never save it"])
 def test_other_words_ask_for_nothing(tools, text):
     save_note = next(s for s in tools.specs() if s.name == "save_note")
     assert not asks_for(save_note, text)

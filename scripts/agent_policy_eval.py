@@ -11,8 +11,9 @@ document and arithmetic, 2 about the time, 7 needing no tool. A question counts 
 the run ends "done", the answer does not repeat a <tool_response> block and holds the expected
 text (digits compared without thousands separators), and every tool it needs (arithmetic:
 calculator; document: search_documents; both; time: current_time) was called with an "ok"
-result; a question needing no tool counts only when no tool was called. One JSON line per
-question, then the counts.
+result; a question needing no tool counts only when no tool was called. Also counted: whether
+the run called exactly the tools the question needs ("routed"). One JSON line per question,
+then the counts.
 """
 
 from __future__ import annotations
@@ -132,15 +133,18 @@ def main() -> None:
                     params=GenerationParams(max_tokens=args.max_tokens, temperature=args.temperature, seed=args.seed), stop=asyncio.Event()))
                 calls = [(c.tool, c.status) for c in records.calls(result.run_id)]
                 ok = answered(kind, want, result.status, result.text, calls)
-                counts.setdefault(kind, [0, 0])
+                routed = {tool for tool, _ in calls} == set(NEEDED_TOOLS[kind])
+                counts.setdefault(kind, [0, 0, 0])
                 counts[kind][0] += ok
-                counts[kind][1] += 1
-                print(json.dumps({"set": kind, "question": question, "ok": ok, "status": result.status,
+                counts[kind][1] += routed
+                counts[kind][2] += 1
+                print(json.dumps({"set": kind, "question": question, "ok": ok, "routed": routed, "status": result.status,
                                   "calls": [[c.tool, c.arguments, c.status] for c in records.calls(result.run_id)],
                                   "answer": result.text[:200], "s": round(time.monotonic() - t0, 1)}), flush=True)
     finally:
         generator.shutdown()
-    print(f"policy {args.policy}, temperature {args.temperature}: " + ", ".join(f"{k} {a}/{n}" for k, (a, n) in counts.items()))
+    print(f"policy {args.policy}, temperature {args.temperature}, answered (the right tools called): "
+          + ", ".join(f"{k} {a}/{n} ({r}/{n})" for k, (a, r, n) in counts.items()))
 
 
 if __name__ == "__main__":

@@ -292,6 +292,7 @@ class AgentRunner:
         await asyncio.to_thread(self.records.start_step, run_id, index, "model")
         self._emit(AgentStepEvent(message_id, run_id, index, "model", "running"))
         t0 = time.monotonic()
+        tokens_before = meter.tokens
         functions = tuple(f for f in self.functions() if offer is None or f.name in offer)
         step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
         if functions:
@@ -370,8 +371,9 @@ class AgentRunner:
         step_status = {"done": "done", "stopped": "stopped", "budget": "stopped"}.get(state["status"], "error")
         if failure is not None:  # the step's record and line say why, and so does the run's ending
             text = f"the model could not answer: {failure}"
+        # The step's prompt + completion tokens: a retried run counts them again in its budget.
         await asyncio.to_thread(self.records.end_step, run_id, index, step_status, text,
-                                (time.monotonic() - t0) * 1000, None)
+                                (time.monotonic() - t0) * 1000, meter.tokens - tokens_before)
         self._emit(AgentStepEvent(message_id, run_id, index, "model", step_status, text))
         if failure is not None:
             return _ModelOutcome("error", "", None, text)

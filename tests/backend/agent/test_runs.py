@@ -183,3 +183,21 @@ async def test_an_unreadable_tool_call_block_ends_the_run_with_an_error(make_run
     result = await go(make_runner(generator), turn, stop)
     assert (result.status, result.text) == ("error", "")
     assert tools.executions == []
+
+
+async def test_a_retried_run_counts_the_tokens_of_the_model_steps_it_reuses(make_runner, turn, stop, records):
+    class Crashing(ScriptedGenerator):
+        def stream(self, request_id, messages, params):
+            if len(self.calls) == 1:
+                self.calls.append(None)
+                raise RuntimeError("the process died before the answer")
+            return super().stream(request_id, messages, params)
+
+    first = await go(make_runner(Crashing([[call_text(("add", {"a": 2, "b": 3}))]], prompt_tokens=40)), turn, stop)
+    assert first.status == "error"
+    step = records.stored_step(first.run_id, 0)
+    assert (step.kind, step.tokens) == ("model", 41)  # 40 prompt + 1 completion piece
+    # Retried with a budget the reused step's tokens already spend: the answer step never starts.
+    generator = ScriptedGenerator([["5."]])
+    retry = await go(make_runner(generator, budget=Budget(max_tokens=41)), turn, stop, run_id=first.run_id)
+    assert retry.status == "budget" and "token limit" in retry.ending and generator.calls == []

@@ -76,7 +76,8 @@ class RuntimeSettings:
         (backend.agent.budget); a conversation may choose less or more up to them.
         agent_default_*: the run's budget in a conversation that chose none; never above its
         maximum (named above it: refused; a maximum lowered alone below it: the default is
-        served at the maximum). agent_policy: how the model uses tools
+        served at the maximum). A default not stored while its maximum is (a deployment upgraded
+        from before the defaults, where the maximum was every run's budget) is that maximum. agent_policy: how the model uses tools
         (backend.agent.runs.AgentRunner): "planned" (the program picks the turn's tools from the
         person's message, backend.agent.routing; the model writes what the program cannot, then
         the answer) | "one_call" (one tool call on every turn, then the answer with no tools) |
@@ -323,6 +324,9 @@ class RuntimeSettingsStore:
                 default_max_tokens above max_max_tokens, or an agent_default_* named in `changes`
                 above its agent_max_* (a maximum changed alone below its stored default is
                 accepted: the default is then served at the maximum). Nothing is stored then.
+
+        Changing an agent_max_* whose agent_default_* is not stored also stores that default at
+        its current value (it would otherwise follow the new maximum: see RuntimeSettings).
         """
         errors: dict[str, str] = {}
         parsed: dict[str, object] = {}
@@ -353,7 +357,12 @@ class RuntimeSettingsStore:
                 raise SettingsInvalid(errors)
             with self._sessions() as db:
                 now = utcnow()
-                for name, value in parsed.items():
+                stored = set(db.scalars(select(AppSetting.key)))
+                # A maximum changed while its default is not stored: the default is stored as it is
+                # served now, so that it does not follow the new maximum (see _load).
+                pinned = {default: getattr(current, default) for default, maximum in AGENT_BUDGET_PAIRS.items()
+                          if maximum in parsed and default not in parsed and default not in stored}
+                for name, value in {**pinned, **parsed}.items():
                     row = db.get(AppSetting, name)
                     if row is None:
                         row = AppSetting(key=name)
@@ -370,6 +379,7 @@ class RuntimeSettingsStore:
         with self._sessions() as db:
             rows = {row.key: row.value for row in db.scalars(select(AppSetting))}
         values: dict[str, Any] = {}
+        stored: set[str] = set()  # the fields read from a row (not a default)
         for f in dataclass_fields(RuntimeSettings):
             spec = self._specs[f.name]
             default = getattr(self._defaults, f.name)
@@ -378,9 +388,15 @@ class RuntimeSettingsStore:
                 continue
             try:
                 values[f.name] = _parse(spec, json.loads(rows[f.name]))
+                stored.add(f.name)
             except ValueError as exc:  # edited by hand, or a range that shrank: keep serving
                 log.warning("ignoring stored setting %s: %s", f.name, exc)
                 values[f.name] = default
+        # Stored before the defaults existed (migration 0012): a maximum was the budget of every
+        # run, so its default is that maximum, not the dataclass's (which would lower the budget).
+        for default_name, maximum in AGENT_BUDGET_PAIRS.items():
+            if default_name not in stored and maximum in stored:
+                values[default_name] = values[maximum]
         settings = RuntimeSettings(**values)
         if settings.default_max_tokens > settings.max_max_tokens:
             settings = replace(settings, default_max_tokens=settings.max_max_tokens)

@@ -160,3 +160,28 @@ def test_fields_describe_every_setting_for_the_form(store):
     assert by_name["signup_mode"].choices == ("open", "approval", "closed")
     assert by_name["requests_per_minute"].kind == "int" and by_name["requests_per_minute"].minimum == 0
     assert by_name["system_prompt"].kind == "text" and by_name["system_prompt"].max_length == 8000
+
+
+def test_maximums_stored_before_the_defaults_existed_stay_every_runs_budget(store, session_factory):
+    """An upgrade from before agent_default_* (migration 0012): the stored maximum was the budget of
+    every run, so the default that is not stored is that maximum, not the built-in 8 steps / 16000
+    tokens (which would lower the budget of every run)."""
+    with session_factory() as db:  # what the admin page stored before the upgrade
+        db.add(AppSetting(key="agent_max_tokens", value="64000"))
+        db.add(AppSetting(key="agent_max_steps", value="20"))
+        db.commit()
+    current = store.get()
+    assert (current.agent_default_tokens, current.agent_max_tokens) == (64_000, 64_000)
+    assert (current.agent_default_steps, current.agent_max_steps) == (20, 20)
+    assert (current.agent_default_tool_calls, current.agent_default_wall_s) == (8, 120)  # nothing stored
+    # Raising a maximum later leaves the default where it was (stored as served), not at the new maximum.
+    raised = store.update({"agent_max_steps": 30}, actor_id=None)
+    assert (raised.agent_default_steps, raised.agent_max_steps) == (20, 30)
+    assert json.loads(stored_rows(session_factory)["agent_default_steps"]) == 20
+    assert RuntimeSettingsStore(session_factory, ENV, context_length=2048).get() == raised  # after a restart
+
+
+def test_a_maximum_set_on_a_fresh_deployment_leaves_the_built_in_default(store, session_factory):
+    assert store.update({"agent_max_tokens": 50_000}, actor_id=None).agent_default_tokens == 16_000
+    assert json.loads(stored_rows(session_factory)["agent_default_tokens"]) == 16_000
+    assert store.update({"agent_default_tokens": 40_000}, actor_id=None).agent_default_tokens == 40_000

@@ -4,7 +4,8 @@ JSON (``FORMAT`` version 1)::
 
     {"format": "crescent.conversation", "version": 1, "exported_at": ISO 8601, "scope": "tree"|"branch",
      "conversation": {"id", "title", "created_at", "updated_at", "pinned", "use_documents",
-                      "current_message_id", "settings": {"system_prompt", "temperature", "max_tokens"}},
+                      "current_message_id", "settings": {"system_prompt", "temperature", "max_tokens", "use_tools",
+                                        "agent_steps", "agent_tool_calls", "agent_tokens", "agent_wall_s"}},
      "messages": [{"id", "parent_id", "role", "content", "status", "finish_reason", "created_at"}, ...]}
 
 Messages are in creation order, so a parent always comes before its children. "tree" holds every
@@ -12,8 +13,13 @@ message of every branch; "branch" the path from the first message to current_mes
 active branch). Markdown is for people: the active branch, or every message numbered with the
 message it answers.
 
+settings: the conversation's own (backend.conversations.ConversationSettings; null: the
+admin's default): use_tools and the run budget (agent_* in steps, calls, tokens, seconds) were
+added to version 1 (a file without them imports as before: tools off, the defaults).
+
 Import reads a file with backend.conversation_import (which says what it refuses) and stores it
-as a new conversation of the importer, all or nothing.
+as a new conversation of the importer, all or nothing; a run budget value above the importer's
+admin's current maximum is stored capped at it.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from typing import IO, Any, Callable
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from backend.agent.access import BUDGET_FIELDS, budget_ceilings
+from backend.agent.budget import BudgetLimit
 from backend.conversation_import import FORMAT, FORMAT_VERSION, parse_import
 from backend.conversations import (
     ConversationChanged, ConversationSummary, conversation_messages, owned_conversation, summary_of,
@@ -68,6 +76,8 @@ def conversation_document(conversation: Conversation, messages: list[Message], s
                 "system_prompt": conversation.system_prompt,
                 "temperature": conversation.temperature,
                 "max_tokens": conversation.max_tokens,
+                "use_tools": bool(conversation.use_tools),
+                **{name: getattr(conversation, name) for name in BUDGET_FIELDS},
             },
         },
         "messages": [
@@ -147,10 +157,18 @@ class ConversationTransfer:
             messages = conversation_messages(db, conversation.id, user_id)
             return conversation.title, conversation_markdown(conversation, messages, scope)
 
-    def import_json(self, user_id: str, data: bytes) -> ConversationSummary:
+    def import_json(self, user_id: str, data: bytes,
+                    budget_limits: dict[str, BudgetLimit] | None = None) -> ConversationSummary:
         """A new conversation of `user_id` from a conversation file. Raises ImportTooLarge and
-        ValidationFailed (see backend.conversation_import.parse_import); nothing is stored unless all of it is."""
+        ValidationFailed (see backend.conversation_import.parse_import); nothing is stored unless all of it is.
+
+        budget_limits: backend.agent.access.budget_limits of the importer's admin's current
+        settings (None: the widest ranges); a run budget value of the file above its maximum is
+        stored as that maximum (the most it can get here; backend.conversation_import says why)."""
         parsed = parse_import(data)
+        limits = budget_limits or budget_ceilings()
+        budget = {name: None if value is None else min(value, limits[name].maximum)
+                  for name, value in parsed.budget.items()}
         rendered = [render_markdown(m.content) for m in parsed.messages]
         ids = [new_id() for _ in parsed.messages]
         with self._sessions() as db:
@@ -161,6 +179,7 @@ class ConversationTransfer:
                 id=new_id(), user_id=user_id, title=parsed.title, created_at=min(parsed.created_at, now),
                 updated_at=now, pinned=parsed.pinned, use_documents=parsed.use_documents,
                 system_prompt=parsed.system_prompt, temperature=parsed.temperature, max_tokens=parsed.max_tokens,
+                use_tools=parsed.use_tools, **budget,
                 current_message_id=ids[parsed.current] if parsed.current is not None else None,
             )
             db.add(conversation)

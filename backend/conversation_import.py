@@ -6,6 +6,13 @@ and refuses with ValidationFailed (ImportTooLarge over the size limit) anything 
 format or version, roles other than user and assistant, unknown statuses, a parent that is not
 an earlier message of the file, over-long text, NUL / control characters / lone surrogates, too
 many messages. The file's ids and any user id in it are only labels.
+
+Settings: use_tools (absent: false) and the run budget (agent_steps, agent_tool_calls,
+agent_tokens, agent_wall_s; absent or null: the importer's admin's default) are kept. A budget value
+outside the widest range any admin may set (backend.agent.access.BUDGET_FIELDS) is refused; one
+above the importer's deployment's current maximum is capped at that maximum when stored
+(backend.conversation_export.ConversationTransfer.import_json): it is the most the file's choice can
+get there, what a run would be given anyway (budget_of), and what the ⚙ dialog lets a user choose.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from backend import safe_json
+from backend.agent.access import BUDGET_FIELDS
 from backend.errors import DomainError, ValidationFailed
 from backend.safe_json import JSONTooDeep
 from backend.generator import FINISH_ABORT, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP
@@ -67,6 +75,9 @@ class ParsedImport:
     temperature: float | None
     max_tokens: int | None
     current: int | None  # index of the active branch's leaf
+    use_tools: bool = False
+    # BUDGET_FIELDS name -> the file's value (None: the default), within the field's widest range
+    budget: dict[str, int | None] = field(default_factory=dict)
     messages: list[ImportedMessage] = field(default_factory=list)
 
 
@@ -152,6 +163,8 @@ def parse_import(data: bytes) -> ParsedImport:
         temperature=None if temperature is None else float(temperature),
         max_tokens=max_tokens,
         current=None,
+        use_tools=_flag(settings.get("use_tools"), "settings.use_tools"),
+        budget={name: _budget_value(settings.get(name), name) for name in BUDGET_FIELDS},
     )
     items = doc.get("messages")
     if not isinstance(items, list):
@@ -170,6 +183,14 @@ def parse_import(data: bytes) -> ParsedImport:
     elif parsed.messages:
         parsed.current = len(parsed.messages) - 1
     return parsed
+
+
+def _budget_value(value: object, name: str) -> int | None:
+    _, _, minimum, ceiling = BUDGET_FIELDS[name]
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or not minimum <= value <= ceiling):
+        raise ValidationFailed(f"settings.{name} must be a whole number in [{minimum}, {ceiling}] or null")
+    return value
 
 
 def _message(item: object, i: int, index: dict[str, int], now: datetime) -> ImportedMessage:

@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from backend.agent.access import budget_limits
 from backend.conversation_export import slug
 from backend.conversation_import import MAX_IMPORT_BYTES, ImportTooLarge
 from backend.errors import ValidationFailed
@@ -96,7 +97,10 @@ async def import_conversation(request: Request) -> Response:
         data = await upload.read()
     finally:
         await form.close()
-    summary = await run_in_threadpool(app_state(request).transfer.import_json, user.id, data)
+    state = app_state(request)
+    # A run budget value above this deployment's current maximum is stored at the maximum.
+    limits = budget_limits(state.runtime_settings.get())
+    summary = await run_in_threadpool(state.transfer.import_json, user.id, data, limits)
     url = f"/c/{summary.id}"
     return JSONResponse({"conversation": to_jsonable(summary), "url": url}, status_code=201,
                         headers={**NO_STORE, "Location": url})

@@ -10,12 +10,15 @@ import zipfile
 import pytest
 from sqlalchemy import select, update
 
+from backend.agent.access import budget_limits
 from backend.auth import AuthService
 from backend.conversation_export import ConversationTransfer
 from backend.conversation_import import MAX_IMPORT_MESSAGES, ImportTooLarge, parse_import
 from backend.conversations import ConversationService
 from backend.errors import NotFound, ValidationFailed
 from backend.models import Conversation, Document, Message
+from backend.runtime_settings import RuntimeSettingsStore
+from backend.settings import Settings
 
 
 @pytest.fixture
@@ -56,7 +59,8 @@ def tree(session_factory, users):
         a3 = add(db, conv.id, alice.id, 5, "assistant", "A joke", q2e, finish_reason="stop")
         a2b = add(db, conv.id, alice.id, 6, "assistant", "Second fact", q2, finish_reason="abort")
         db.execute(update(Conversation).where(Conversation.id == conv.id).values(
-            current_message_id=a2b, system_prompt="Be brief.", temperature=0.3, max_tokens=77, pinned=True))
+            current_message_id=a2b, system_prompt="Be brief.", temperature=0.3, max_tokens=77, pinned=True,
+            use_tools=True, agent_steps=12, agent_tokens=30_000))
         db.commit()
     return conv.id, {"q1": q1, "a1": a1, "q2": q2, "a2": a2, "q2e": q2e, "a3": a3, "a2b": a2b}
 
@@ -68,7 +72,9 @@ def test_json_tree_has_every_message_and_the_settings(transfer, users, tree):
     assert doc["format"] == "crescent.conversation" and doc["version"] == 1 and doc["scope"] == "tree"
     meta = doc["conversation"]
     assert meta["current_message_id"] == ids["a2b"] and meta["pinned"] is True
-    assert meta["settings"] == {"system_prompt": "Be brief.", "temperature": 0.3, "max_tokens": 77}
+    assert meta["settings"] == {"system_prompt": "Be brief.", "temperature": 0.3, "max_tokens": 77,
+                                "use_tools": True, "agent_steps": 12, "agent_tool_calls": None,
+                                "agent_tokens": 30_000, "agent_wall_s": None}
     assert [m["id"] for m in doc["messages"]] == [ids[k] for k in ("q1", "a1", "q2", "a2", "q2e", "a3", "a2b")]
     first = doc["messages"][1]
     assert set(first) == {"id", "parent_id", "role", "content", "status", "finish_reason", "created_at"}
@@ -171,6 +177,30 @@ def test_a_streaming_message_imports_as_interrupted(transfer, users):
     assert (last["status"], last["finish_reason"]) == ("interrupted", "abort")
 
 
+def test_a_budget_above_the_importers_maximum_is_stored_at_that_maximum(transfer, users, tree, session_factory):
+    """The file's run budget (12 steps, 30000 tokens) on a deployment whose admin allows at most 10
+    steps and 64000 tokens: steps are stored capped at 10, tokens as they are, the unset ones stay
+    null (the importer's default); tools stay on (the admin's access still decides at run time)."""
+    alice, bob = users
+    doc = transfer.export_json(alice.id, tree[0], "tree")
+    runtime = RuntimeSettingsStore(session_factory, Settings(), context_length=2048)
+    limits = budget_limits(runtime.update({"agent_max_steps": 10, "agent_max_tokens": 64_000}, actor_id=None))
+    summary = transfer.import_json(bob.id, encode(doc), limits)
+    with session_factory() as db:
+        imported = db.get(Conversation, summary.id)
+        assert (imported.use_tools, imported.agent_steps, imported.agent_tool_calls, imported.agent_tokens,
+                imported.agent_wall_s) == (True, 10, None, 30_000, None)
+
+
+def test_a_file_from_before_the_tools_settings_imports_with_tools_off_and_the_defaults(transfer, users,
+                                                                                       session_factory):
+    alice, _ = users
+    summary = transfer.import_json(alice.id, encode(minimal(GOOD, settings={"max_tokens": 5})))
+    settings = transfer.export_json(alice.id, summary.id)["conversation"]["settings"]
+    assert settings == {"system_prompt": None, "temperature": None, "max_tokens": 5, "use_tools": False,
+                        "agent_steps": None, "agent_tool_calls": None, "agent_tokens": None, "agent_wall_s": None}
+
+
 def minimal(messages, **conversation):
     return {"format": "crescent.conversation", "version": 1,
             "conversation": {"title": "t", **conversation}, "messages": messages}
@@ -219,6 +249,11 @@ GOOD = [{"id": "a", "parent_id": None, "role": "user", "content": "hi"}]
     (encode(minimal(GOOD, settings={"max_tokens": 1.5})), "max_tokens"),
     (encode(minimal(GOOD, settings={"system_prompt": "x" * 9000})), "longer than"),
     (encode(minimal(GOOD, pinned="yes")), "pinned"),
+    (encode(minimal(GOOD, settings={"use_tools": "yes"})), "settings.use_tools must be true or false"),
+    (encode(minimal(GOOD, settings={"agent_steps": 2})), "settings.agent_steps must be a whole number in [3, 50]"),
+    (encode(minimal(GOOD, settings={"agent_tool_calls": 51})), "settings.agent_tool_calls"),
+    (encode(minimal(GOOD, settings={"agent_tokens": 1.5})), "settings.agent_tokens"),
+    (encode(minimal(GOOD, settings={"agent_wall_s": True})), "settings.agent_wall_s"),
     (encode(minimal(["not an object"])), "must be an object"),
 ])
 def test_import_validation_refuses_bad_files(data, words):

@@ -120,6 +120,26 @@ def test_import_makes_a_new_conversation_of_the_importer(client: TestClient) -> 
     assert user_id(client, bob) != user_id(client, alice)
 
 
+def test_import_keeps_tools_and_the_run_budget_capped_at_this_deployments_maximum(client: TestClient) -> None:
+    runtime = app_state(client).runtime_settings
+    runtime.update({"agent_max_steps": 20, "agent_max_tokens": 50_000}, actor_id=None)
+    alice = sign_up(client, "alice")
+    conv, _ = _conversation_with_messages(client, alice, "Budget", "question", "answer")
+    saved = client.patch(f"/api/conversations/{conv}/settings", headers=csrf_headers(client),
+                         json={"use_tools": True, "agent_steps": 15, "agent_tokens": 40_000})
+    assert saved.status_code == 200, saved.text
+    exported = client.get(f"/api/conversations/{conv}/export").content
+    runtime.update({"agent_max_steps": 10}, actor_id=None)  # the importer's admin allows less
+    use_session(client, None)
+    sign_up(client, "bob")
+    response = client.post("/api/conversations/import", files={"file": ("c.json", exported, "application/json")},
+                           headers=csrf_headers(client))
+    assert response.status_code == 201, response.text
+    settings = client.get(f"/api/conversations/{response.json()['conversation']['id']}/settings").json()["settings"]
+    assert (settings["use_tools"], settings["agent_steps"], settings["agent_tokens"], settings["agent_tool_calls"]) \
+        == (True, 10, 40_000, None)
+
+
 def test_import_refuses_bad_input_with_clear_4xx(client: TestClient) -> None:
     sign_up(client, "alice")
     url = "/api/conversations/import"

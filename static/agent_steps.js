@@ -9,6 +9,8 @@
 
 (function () {
   const LABELS = { ok: "", refused: "refused", invalid: "invalid arguments", error: "failed", running: "running…" };
+  // A tool step that ran no call (the run's tool call or time limit came first): step_views.NO_CALL_LINE.
+  const NO_CALL = "No tool was run";
 
   function container(el) {
     let box = el.querySelector(".agent-steps");
@@ -41,7 +43,7 @@
       const label = Object.prototype.hasOwnProperty.call(LABELS, call.status) ? LABELS[call.status] : call.status;
       return label ? call.tool + " (" + label + ")" : call.tool;
     });
-    summary.textContent = lines.join(" · ") || "Tools";
+    summary.textContent = lines.join(" · ") || NO_CALL;
     details.appendChild(summary);
     for (const call of frame.calls) {
       const item = document.createElement("div");

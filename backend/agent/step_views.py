@@ -49,12 +49,15 @@ class RunView:
 # The words after a call's summary for its status: the same as static/agent_steps.js LABELS.
 CALL_LABELS = {"ok": "", "refused": "refused", "invalid": "invalid arguments", "error": "failed",
                "running": "running…"}
+# The line of a tool step that ran no call (the run's tool call or time limit came first; the
+# reply's notice says which): static/agent_steps.js NO_CALL. Before: "Tools", opening on nothing.
+NO_CALL_LINE = "No tool was run"
 
 
 def step_line(step: AgentStepEvent) -> str:
     """A tool step's one line, as static/agent_steps.js writes it: each call's summary, or
     without one its tool's name with its status's label ("calculator (refused)"), joined by
-    " · "; a call cut by a restart says "interrupted"."""
+    " · "; a call cut by a restart says "interrupted"; a step without calls, NO_CALL_LINE."""
     lines = []
     for call in step.calls:
         if step.status == "interrupted" and call.status in ("running", "error") and call.summary in ("", "interrupted"):
@@ -65,7 +68,7 @@ def step_line(step: AgentStepEvent) -> str:
             continue
         label = CALL_LABELS.get(call.status, call.status)
         lines.append(f"{call.tool} ({label})" if label else call.tool)
-    return " · ".join(lines) or "Tools"
+    return " · ".join(lines) or NO_CALL_LINE
 
 
 def _result(call: AgentToolCall) -> dict[str, Any]:

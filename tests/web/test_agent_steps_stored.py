@@ -241,3 +241,19 @@ def test_a_call_with_a_summary_is_not_labelled_twice() -> None:
         CallView("calculator", "{}", "error", "calculator failed"), CallView("save_note", "{}", "refused"),
         CallView("search_documents", "{}", "ok", "Searched your documents — 2 passages")))
     assert step_line(step) == "calculator failed · save_note (refused) · Searched your documents — 2 passages"
+
+
+def test_a_step_that_ran_no_call_says_so_live_and_stored() -> None:
+    """The tool call limit reached before a step's first call leaves a tool step without calls:
+    its line said "Tools" and opened on nothing (a new user, 2026-12-02). Stored and live (the
+    constant in static/agent_steps.js) it says that no tool was run."""
+    import re
+    from pathlib import Path
+
+    from backend.agent.events import AgentStepEvent
+    from backend.agent.step_views import NO_CALL_LINE, step_line
+
+    assert step_line(AgentStepEvent("m", "r", 2, "tool", "done", "", ())) == NO_CALL_LINE == "No tool was run"
+    script = (Path(__file__).resolve().parents[2] / "static" / "agent_steps.js").read_text(encoding="utf-8")
+    assert re.search(r'const NO_CALL = "([^"]*)"', script).group(1) == NO_CALL_LINE
+    assert '|| NO_CALL;' in script

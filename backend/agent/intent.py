@@ -10,10 +10,16 @@ document's passage, a tool's result, the system prompt) never counts, so an inje
 save_note" cannot make a run write on a turn where the person did not ask to save something.
 On a turn where he did, what the note says is the model's, which reads that turn's documents
 and results: it is bounded (save_note's schema), goes only to his own notes, and the step
-shows it. Tools without a side effect always pass. A phrase negated just before it ("don't save
-a note", "do not remember that", "no need to write it down": NEGATION within the three words
-before the phrase, in the same sentence) does not count; another occurrence that is not negated
-still does.
+shows it. Tools without a side effect always pass.
+
+The phrase must be a request: at the start of a clause (the message's start, or after . ! ? ; :
+, or a line break), with at most a polite or linking lead-in before it (REQUEST_LEADS: "please",
+"can you", "I want you to", "and", "don't forget to", ...), and not negated earlier in its
+sentence (NEGATION: "don't", "do not", "never", "no need to", ...; "don't forget to" is a lead-in,
+not a negation). So "Do you remember that song?", "Don't save a note", "Do not, whatever happens,
+save a note" and "my notes say save a note" ask for nothing; "Save a note that …", "Please
+remember that …", "No, save a note …", "Never mind: note down …" do. Only the first MAX_INTENT_CHARS
+characters of the message are read.
 """
 
 from __future__ import annotations
@@ -21,34 +27,44 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-# Words that negate an intent phrase when they come at most NEGATION_WINDOW words before it.
+MAX_INTENT_CHARS = 4000
+# What may come between a clause's start and the phrase (whole, in this order of words).
+REQUEST_LEADS = (
+    "please", "pls", "kindly", "also", "and", "but", "then", "now", "so", "ok", "okay", "hey", "hi", "just",
+    "can you", "could you", "would you", "will you", "can u", "could u", "i want you to", "i'd like you to",
+    "i would like you to", "i need you to", "go ahead and", "don't forget to", "do not forget to",
+    "remember to", "make sure to", "be sure to", "you should", "you can", "let's", "lets",
+)
+_LEAD = r"(?:(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(REQUEST_LEADS, key=len, reverse=True)) + r")[\s,]+){0,3}"
+_CLAUSE_START = r"(?:^|[.!?;:,\n])\s*"
+# Negations earlier in the phrase's sentence; the lead-ins "don't forget to" are taken out first.
 NEGATION = re.compile(r"(?<!\w)(?:don'?t|do\s+not|doesn'?t|never|no\s+need\s+to|not|without|stop|"
-                      r"shouldn'?t|won'?t|didn'?t|nor|no)(?!\w)", re.IGNORECASE)
-NEGATION_WINDOW = 3
+                      r"shouldn'?t|won'?t|didn'?t|nor)(?!\w)", re.IGNORECASE)
+_NOT_NEGATION = re.compile(r"(?<!\w)(?:don'?t|do\s+not)\s+forget\s+to(?!\w)|(?<!\w)never\s+mind(?!\w)", re.IGNORECASE)
 
 
 def asks_for(spec: Any, user_text: str | None) -> bool:
     """Whether a run answering `user_text` may offer and execute `spec`: True for a tool without
-    a side effect; for one with, True only when `user_text` holds one of its intent phrases as
-    whole words (letters, digits and "_" around it do not count; any whitespace between its
-    words), case-insensitive. None or "" (no message of the person's, e.g. a script's run) asks
-    for nothing."""
+    a side effect; for one with, True only when `user_text` asks for it (one of its intent
+    phrases as a request: see above), case-insensitive, any whitespace between words. None or ""
+    (no message of the person's, e.g. a script's run) asks for nothing."""
     if not spec.side_effect:
         return True
     words = tuple(w for w in getattr(spec, "intent_words", ()) if w)
     if not user_text or not words:
         return False
-    phrases = (r"\s+".join(re.escape(part) for part in w.split()) for w in words)
-    pattern = r"(?<!\w)(?:" + "|".join(phrases) + r")(?!\w)"
-    return any(not _negated(user_text[:m.start()]) for m in re.finditer(pattern, user_text, re.IGNORECASE))
+    text = user_text[:MAX_INTENT_CHARS]
+    phrases = "|".join(r"\s+".join(re.escape(part) for part in w.split()) for w in words)
+    pattern = _CLAUSE_START + _LEAD + r"(?P<phrase>" + phrases + r")(?!\w)"
+    return any(not _negated(text[:m.start("phrase")])
+               for m in re.finditer(pattern, text, re.IGNORECASE | re.MULTILINE))
 
 
 def _negated(before: str) -> bool:
-    """Whether the text before a phrase ends in a negation within NEGATION_WINDOW words of the
-    same sentence ("please don't " -> True; "Don't worry. " -> False)."""
-    clause = re.split(r"[.!?;\n]", before)[-1]
-    words = clause.split()[-NEGATION_WINDOW - 1:]  # "do not" is two words
-    return NEGATION.search(" ".join(words)) is not None
+    """Whether the sentence the phrase is in negates it before the phrase ("Do not, whatever
+    happens, save" -> True; "Don't worry. Save" -> False; "Don't forget to save" -> False)."""
+    sentence = re.split(r"[.!?;:\n]", before[-400:])[-1]
+    return NEGATION.search(_NOT_NEGATION.sub(" ", sentence)) is not None
 
 
 def asked_names(specs: Iterable[Any], user_text: str | None) -> frozenset[str]:

@@ -24,7 +24,9 @@ class AgentRun(Base):
     """One chat turn run as an agent loop. message_id: the assistant reply it writes.
     status: running | done | stopped | budget | interrupted | error. ending: why it ended, for
     people (a budget's limit, a stop, an error). budget_used: JSON {steps, tool_calls, tokens,
-    wall_s}."""
+    wall_s}. plan: JSON list of the tool names the "planned" policy chose for the turn (stored
+    on the first attempt, reused by a retry so its steps keep their indexes; NULL otherwise;
+    migration 0013)."""
 
     __tablename__ = "agent_runs"
     __table_args__ = (CheckConstraint(f"status IN {RUN_STATUSES!r}", name="status"),
@@ -41,6 +43,7 @@ class AgentRun(Base):
     started_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
     duration_ms: Mapped[float | None] = mapped_column(Float)
+    plan: Mapped[str | None] = mapped_column(Text)
 
 
 class AgentStep(Base):

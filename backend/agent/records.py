@@ -28,6 +28,7 @@ REASON_RUN_INTERRUPTED = "the server restarted before the run finished"
 class StoredCall:
     status: str
     result: dict[str, Any] | None
+    tool: str = ""
 
 
 class RunRecords:
@@ -48,6 +49,18 @@ class RunRecords:
             db.add(run)
             db.commit()
             return run.id
+
+    def stored_plan(self, run_id: str) -> list[str] | None:
+        """The tool names stored as `run_id`'s plan (AgentRun.plan), or None when none is."""
+        with self.session_factory() as db:
+            text = db.scalar(select(AgentRun.plan).where(AgentRun.id == run_id))
+            return None if text is None else list(json.loads(text))
+
+    def store_plan(self, run_id: str, plan: list[str]) -> None:
+        """Keep `plan` (tool names, in order) as the run's plan."""
+        with self.session_factory() as db:
+            db.execute(update(AgentRun).where(AgentRun.id == run_id).values(plan=json.dumps(plan)))
+            db.commit()
 
     def end_run(self, run_id: str, status: str, ending: str | None, used: dict[str, Any], duration_ms: float) -> None:
         """Store how the run ended; a step still "running" (the run was cancelled or failed in
@@ -88,7 +101,7 @@ class RunRecords:
             row = db.scalar(select(AgentToolCall).where(AgentToolCall.idempotency_key == key))
             if row is None:
                 return None
-            return StoredCall(row.status, json.loads(row.result) if row.result else None)
+            return StoredCall(row.status, json.loads(row.result) if row.result else None, row.tool)
 
     def begin_call(self, run_id: str, step_index: int, call_index: int, key: str, tool: str, arguments: str) -> None:
         """Write the call's row "running" before executing it (a row already there stays)."""

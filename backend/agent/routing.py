@@ -41,39 +41,79 @@ log = logging.getLogger(__name__)
 MIN_DOCUMENT_SIMILARITY = 0.35
 PLAN_ORDER = ("search_documents", "read_passage", "current_time", "calculator", "save_note")
 
-_NUMBER_WORDS = (r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
-                 r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
-                 r"eighty|ninety|hundred|thousand|million|billion|half|twice|double|triple|quarter")
-_NUMBER = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
-# Two numbers with an operator between them, a percentage, a power or a root written out.
-_EXPRESSION = re.compile(r"\d\s*\)?\s*(?:[-+*/×÷^x]|\*\*)\s*\(?\s*\d|\d\s*%|\bsqrt\s*\(", re.IGNORECASE)
-_ARITHMETIC_WORDS = re.compile(
-    r"\b(?:plus|minus|times|multipl(?:y|ied|ying)|divided|divide|dividing|sum|total|product|difference|"
-    r"percent(?:age)?|squared|cubed|square root|power|average|mean|subtract(?:ed)?|add(?:ed)? up|"
-    r"calculate|compute|how much is|twice|double|triple|half of|per cent|ratio)\b",
+# The cues read at most this many characters of the message (its start and its end): what
+# decides is the question, and a 30,000-character message must not cost the event loop anything.
+MAX_CUE_CHARS = 2000
+
+# Arithmetic: an expression typed with its operator between two numbers ("12 * 34", "(17 + 5) *
+# 3"; "-" and "/" without spaces only beside a word asking for a result, so "2024-05-01",
+# "555-1234", "10/11" and "pages 10-20" are not sums), or an arithmetic word next to a number
+# ("144 divided by 12", "15% of 240", "2 to the power of 10", "multiplied by 2", "3 times ...
+# in total"). Words alone are not enough: "the difference between Python 2 and 3", "I told you
+# three times", "give me one example" need no calculator.
+_SPACED_OPERATOR = re.compile(r"\d\s*\)?\s*(?:\*\*|[*×÷^+]|\s[-/x]\s)\s*\(?\s*-?\d")
+_TIGHT_OPERATOR = re.compile(r"(?<![\d/-])\d+(?:\.\d+)?[-/]\d+(?:\.\d+)?(?![\d/-])")
+_ASKS_RESULT = re.compile(r"\b(?:what(?:'s| is| are)|how much|calculate|compute|evaluate|solve)\b|=",
+                          re.IGNORECASE)
+_DATE = re.compile(r"\b\d{1,4}[-/]\d{1,2}[-/]\d{1,4}\b")
+_WORD_OPERATIONS = re.compile(
+    r"\d\s*(?:%|percent\b|per cent\b)"
+    r"|\d\s+(?:times|plus|minus|over)\s+\d"
+    r"|\b(?:multiplied|divided)\s+by\s+\d"
+    r"|\b(?:multiply|divide)\b[^.?!\n]{0,80}?\bby\s+\d"
+    r"|\bsubtract\w*\s+\d|\badd\s+\d[\d,.]*\s+(?:to|and)\b"
+    r"|\btimes\s+\d"
+    r"|\b(?:sum|product|average|mean)\s+of\s+[^.?!\n]{0,40}?\d"
+    r"|\b(?:square|cube)\s+root\s+of\s+\d|\bsqrt\s*\(|\d\s*(?:squared|cubed)\b"
+    r"|\bto\s+the\s+(?:\d+\w*\s+)?power\b|\bpower\s+of\s+\d"
+    r"|\b(?:twice|double|triple|half\s+of)\s+\d",
     re.IGNORECASE)
+# "N times" counts only with a question about a quantity ("cross it 3 times: how far in total?").
+_N_TIMES = re.compile(r"\b\d+\s+times\b", re.IGNORECASE)
+_QUANTITY = re.compile(r"\b(?:how\s+(?:many|much|far|long)|in\s+total|altogether)\b", re.IGNORECASE)
+# The time or the date asked for, not the words used in passing ("today's computers", "a date
+# tonight", "I don't have the time").
 _TIME = re.compile(
-    r"\b(?:what time|the time|time is it|current time|time (?:in|zone)|time now|date|today|tonight|"
-    r"tomorrow|yesterday|what day|which day|day of the week|what year|this year|current year|o'clock|"
-    r"clock)\b", re.IGNORECASE)
+    r"\bwhat\s+time\b|\btime\s+is\s+it\b|\bwhat(?:'s|\s+is)\s+the\s+(?:time|date|day)\b|\bcurrent\s+(?:time|date)\b"
+    r"|\btoday'?s\s+date\b|\bwhat\s+(?:day|date|year|month)\b|\bwhich\s+day\b|\bday\s+of\s+the\s+week\s+is\b"
+    r"|\bwhat\s+is\s+today\b|\btime\s+now\b|\bdate\s+today\b",
+    re.IGNORECASE)
 _DOCUMENT_WORDS = re.compile(
     r"\b(?:my (?:documents?|files?|uploads?|pdfs?|papers?)|(?:the|this|that) (?:document|file|report|pdf|"
     r"paper|upload)|according to|in (?:the|my) (?:documents?|files?|sources?))\b", re.IGNORECASE)
 
 
+def cue_text(text: str) -> str:
+    """What the cues read of `text`: all of it up to MAX_CUE_CHARS, else its first and last
+    halves of that, joined by a line break."""
+    if len(text) <= MAX_CUE_CHARS:
+        return text
+    half = MAX_CUE_CHARS // 2
+    return text[:half] + "\n" + text[-half:]
+
+
+def _typed_operator(text: str) -> bool:
+    if _SPACED_OPERATOR.search(text):
+        return True
+    return bool(_ASKS_RESULT.search(text) and not _DATE.search(text) and _TIGHT_OPERATOR.search(text))
+
+
 def needs_calculation(text: str) -> bool:
-    """Whether `text` asks for arithmetic: an expression, or an arithmetic word and a number."""
-    return bool(_EXPRESSION.search(text) or (_ARITHMETIC_WORDS.search(text) and _NUMBER.search(text)))
+    """Whether `text` asks for arithmetic: a typed expression, or an arithmetic word next to a
+    number (see the patterns above)."""
+    text = cue_text(text)
+    return bool(_typed_operator(text) or _WORD_OPERATIONS.search(text)
+                or (_N_TIMES.search(text) and _QUANTITY.search(text)))
 
 
 def asks_for_time(text: str) -> bool:
     """Whether `text` asks for the current time or date."""
-    return _TIME.search(text) is not None
+    return _TIME.search(cue_text(text)) is not None
 
 
 def names_documents(text: str) -> bool:
     """Whether `text` refers to the person's documents in words ("my documents", "the report")."""
-    return _DOCUMENT_WORDS.search(text) is not None
+    return _DOCUMENT_WORDS.search(cue_text(text)) is not None
 
 
 def query_of(text: str, max_chars: int, forbidden: str) -> str | None:
@@ -86,29 +126,44 @@ def query_of(text: str, max_chars: int, forbidden: str) -> str | None:
     return cleaned or None
 
 
-_EXPRESSION_RUN = re.compile(r"[-+*/%^()×÷x.\d\s]+")
+_EXPRESSION_RUN = re.compile(r"[-+*/%^()×÷.\d\s]+|(?<=\s)x(?=\s)")
 _OPERATOR_BETWEEN = re.compile(r"[\d)]\s*(?:[-+*/%^]|\*\*)\s*[\d(+-]")
+_NUMBER_WORD = re.compile(
+    r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+    r"hundred|thousand|million|billion|half|twice|double|triple|quarter)\b", re.IGNORECASE)
+_OPERATION_WORD = re.compile(
+    r"\b(?:plus|minus|times|multipl\w*|divid\w*|over|squared|cubed|root|power|percent|per\s+cent|sum|product|"
+    r"average|mean|then|and\s+then|add|subtract\w*|round\w*|of)\b|%", re.IGNORECASE)
+_THOUSANDS = re.compile(r"\d,\d{3}\b")
 
 
 def typed_expression(text: str, evaluate: Any) -> str | None:
-    """The arithmetic expression typed in `text` ("What is (17 + 5) * 3?" -> "(17 + 5) * 3"):
-    the longest run of digits, operators and parentheses with an operator between two operands
-    ("x" and "×" read as "*", "÷" as "/"), which `evaluate(expression)` accepts (raising
-    otherwise); None when there is none, so the model writes it ("2 to the power of 10")."""
-    best: str | None = None
-    for match in _EXPRESSION_RUN.finditer(text):
-        run = match.group(0).strip().rstrip(".").strip()
-        run = run.replace("×", "*").replace("÷", "/")
-        run = re.sub(r"(?<=[\d)\s])x(?=[\s\d(])", "*", run)
-        if "x" in run or not _OPERATOR_BETWEEN.search(run):
-            continue
-        try:
-            evaluate(run)
-        except Exception:
-            continue
-        if best is None or len(run) > len(best):
-            best = run
-    return best
+    """The arithmetic typed in `text` when it is the whole of what the message asks to compute
+    ("What is (17 + 5) * 3?" -> "(17 + 5) * 3"; " x " and "×" read as "*", "÷" as "/"), which
+    `evaluate(expression)` accepts (raising otherwise). None, so that the model writes the call,
+    when there is no such run or more than one, when the rest of the message holds another number,
+    number word or operation word ("(2 + 3) squared", "3 + 4, then times 10", "15% of 80 + 20"),
+    when a number has a thousands separator ("1,200 + 300") or the text holds a date."""
+    text = cue_text(text)
+    if _THOUSANDS.search(text) or _DATE.search(text):
+        return None
+    spaced = re.sub(r"(?<=[\d)])\s+x\s+(?=[\d(])", " * ", text).replace("×", "*").replace("÷", "/")
+    found: list[re.Match[str]] = []
+    for match in _EXPRESSION_RUN.finditer(spaced):
+        if _OPERATOR_BETWEEN.search(match.group(0)):
+            found.append(match)
+    if len(found) != 1:
+        return None
+    match = found[0]
+    run = match.group(0).strip().rstrip(".").strip()
+    rest = spaced[:match.start()] + " " + spaced[match.end():]
+    if re.search(r"\d", rest) or _NUMBER_WORD.search(rest) or _OPERATION_WORD.search(rest):
+        return None
+    try:
+        evaluate(run)
+    except Exception:
+        return None
+    return run
 
 
 def plan_tools(specs: Iterable[Any], offered: Iterable[str], user_id: str, user_text: str | None) -> list[str]:

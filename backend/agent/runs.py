@@ -182,9 +182,8 @@ class AgentRunner:
         try:
             plan: list[str] = []
             if self.policy == POLICY_PLANNED:
-                offered = [f.name for f in self.functions()]
                 with tracing.span("agent.plan") as span:
-                    plan = await asyncio.to_thread(plan_tools, self.tools.values(), offered, user_id, self.user_text)
+                    plan = await asyncio.to_thread(self._plan, run_id, user_id)
                     span.set_attribute("tools", ",".join(plan))
             result = await self._loop(run_id, conversation_id, user_id, message_id, list(messages), params, stop,
                                       meter, on_text, plan)
@@ -250,6 +249,29 @@ class AgentRunner:
             if ended is not None:
                 return RunResult(run_id, status, "", ended, sources)
             index += 1
+
+    def _plan(self, run_id: str, user_id: str) -> list[str]:
+        """The "planned" policy's tools for this run: the stored plan of a retried run (so its
+        calls keep their step indexes, hence their idempotency keys), else the cues' choice
+        (backend.agent.routing.plan_tools) cut to what the budget leaves room for (each tool one
+        call and one step, two when the model writes its arguments, and one step for the answer),
+        then stored. Blocking: run it in a worker thread."""
+        stored = self.records.stored_plan(run_id)
+        if stored is not None:
+            return [name for name in stored if name in self.tools]
+        offered = [f.name for f in self.functions()]
+        chosen = plan_tools(self.tools.values(), offered, user_id, self.user_text)
+        plan: list[str] = []
+        steps = 1  # the answer
+        for name in chosen[:self.budget.max_tool_calls]:
+            fill = getattr(self.tools[name], "planned_arguments", None)
+            cost = 1 if fill is not None and self.user_text and fill(self.user_text) is not None else 2
+            if steps + cost > self.budget.max_steps:
+                break
+            plan.append(name)
+            steps += cost
+        self.records.store_plan(run_id, plan)
+        return plan
 
     def _written_call(self, run_id: str, index: int, plan: list[str]) -> ToolCall | None:
         """The next planned call when its tool can write its arguments from the person's message
@@ -468,6 +490,10 @@ class AgentRunner:
         "budget" (the wall time ran out, with `meter`); the worker thread then runs on and still
         records its result under `key`, so a retried step reuses it."""
         stored = await asyncio.to_thread(self.records.stored_call, key)
+        if stored is not None and stored.tool and stored.tool != call.name:
+            # A retried run whose step differs from its record: never run a call under another's key.
+            return _Outcome("error", f"error: this step's record is a call to {stored.tool!r}, not {call.name!r}",
+                            f"{call.name} not run")
         if stored is not None and stored.status != "running" and stored.result is not None:
             r = stored.result
             return _Outcome(stored.status, r.get("content", ""), r.get("summary", ""), tuple(r.get("sources") or ()),

@@ -22,9 +22,11 @@ _NOT_IN_NOTES = '"\\\\<>{}\\[\\]\n\r\t\u2600-\u27bf\U0001f000-\U0001faff\ufe00-\
 NOTE_PATTERN = f"^[^{_NOT_IN_NOTES}]+$"
 # The phrases of the person's own message that ask for a note (backend.agent.intent): a request
 # to write one, not a mention ("what do my notes say" and "do you remember" ask for nothing).
+# Requests only (backend.agent.intent: at a clause's start). Not "note that …" (an aside: "Note that
+# I'm using Python 3") nor "write down …" (a request for a list: "Write down the steps").
 INTENT_WORDS = ("save a note", "save note", "save this", "save that", "save it", "take a note", "make a note",
-                "add a note", "write a note", "write down", "write this down", "note down", "note that",
-                "note this", "jot down", "remember that", "remember this", "remember my", "remember it")
+                "add a note", "write a note", "write this down", "write that down", "note down", "note this down",
+                "jot down", "remember that", "remember this", "remember my", "remember it")
 assert MAX_TITLE_CHARS <= NOTE_TITLE_MAX and MAX_TEXT_CHARS <= NOTE_TEXT_MAX
 
 PARAMETERS = {

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import pytest
 
-from backend.agent.routing import asks_for_time, names_documents, needs_calculation, plan_tools
+from backend.agent.routing import (MAX_CUE_CHARS, asks_for_time, cue_text, names_documents, needs_calculation, plan_tools,
+                                   typed_expression)
+from backend.agent.tools.calculator import evaluate
 from backend.agent.tools import calculator, current_time, search_documents
-from backend.agent.tools.save_note import spec as save_note_spec
 
 ARITHMETIC = ["What is 12 * 34?", "Compute 987 + 654.", "What is 15% of 240?", "What is 2 to the power of 10?",
               "What is 1000 - 357?", "What is 144 divided by 12?", "What is (17 + 5) * 3?", "sqrt(2)",
               "How long is the bridge multiplied by 2?", "If I cross it 3 times, how far do I travel in total?",
-              "What is twice the height of the tower?", "12x4"]
+              "What is the height of one tower times 2?", "12 x 4", "What is 1000-357?", "what's 7/8",
+              "How many vehicles cross it in a week? Multiply the daily number by 7.",
+              "How many years after it began did it open? Subtract 1981 from the opening year."]
 NOT_ARITHMETIC = ["Hello! How are you?", "Write a haiku about the sea.", "What is the capital of France?",
                   "Give me three tips for sleeping better.", "When did the bridge open in 1987?",
-                  "Tell me a short joke.", "Who designed the Halvorsen Bridge?", "Summarise chapter 2."]
+                  "Tell me a short joke.", "Who designed the Halvorsen Bridge?", "Summarise chapter 2.",
+                  # Found by review (2026-12-02): numbers and words in ordinary chat.
+                  "What does this word mean? Give me one example", "the difference between Python 2 and 3",
+                  "our product roadmap for version 2", "I told you three times", "What happened on 2024-05-01?",
+                  "call 555-1234", "Windows 10/11", "1920x1080 screens", "write 3-4 stanzas", "read pages 10-20"]
 TIME = ["What time is it?", "What day of the week is it today?", "What's the date?", "What is the time in Tokyo?"]
 NOT_TIME = ["Write a short poem about time.", "Once upon a time there was a bridge.", "Tell me a joke.",
-            "What is 12 * 34?", "Please update the list."]
+            "What is 12 * 34?", "Please update the list.", "How do today's computers work?", "Plan a date tonight",
+            "I don't have the time to read it"]
 
 
 @pytest.mark.parametrize("text", ARITHMETIC)
@@ -38,6 +46,29 @@ def test_questions_about_the_time(text):
 @pytest.mark.parametrize("text", NOT_TIME)
 def test_other_messages_do_not_ask_for_the_time(text):
     assert not asks_for_time(text)
+
+
+@pytest.mark.parametrize("text, expression", [
+    ("What is 12 * 34?", "12 * 34"), ("What is (17 + 5) * 3?", "(17 + 5) * 3"), ("Compute 987 + 654.", "987 + 654"),
+    ("12 x 4", "12 * 4"), ("What is 2 + 2 + 2?", "2 + 2 + 2"),
+    # Not the whole of what is asked, so the model writes the call.
+    ("What is 1,200 + 300?", None), ("(2 + 3) squared", None), ("3 + 4, then times 10", None),
+    ("15% of 80 + 20", None), ("What is 2 to the power of 10?", None), ("1 + 2 and 3 + 4", None),
+    ("On 2024-05-01 what is 2 + 2?", None)])
+def test_the_program_writes_an_expression_only_when_it_is_all_that_is_asked(text, expression):
+    assert typed_expression(text, evaluate) == expression
+    if expression is not None:
+        assert calculator._typed(text) == {"expression": expression}
+
+
+def test_the_cues_read_a_bounded_part_of_a_long_message():
+    # The review's "1" + 32k spaces + "a" took 21.6 s in the first expression pattern (backtracking,
+    # holding the GIL); the cues read at most MAX_CUE_CHARS of a message (its start and its end).
+    long = "1" + " " * 31_998 + "a"
+    assert len(cue_text(long)) <= MAX_CUE_CHARS + 1 and cue_text("short") == "short"
+    middle = "word " * 2_000 + "What is 12 * 34? What time is it?" + " word" * 2_000
+    assert not needs_calculation(middle) and not asks_for_time(middle) and typed_expression(middle, evaluate) is None
+    assert needs_calculation("What is 12 * 34? " + "word " * 5_000)  # the question at the start still counts
 
 
 def test_naming_the_documents():
@@ -68,10 +99,3 @@ def test_the_plan_finds_facts_before_it_calculates_and_has_only_offered_tools():
     assert retriever.calls[-1][0] == "bob" and retriever.calls[-1][3:] == ("vector", 0.35)
     assert plan_tools(specs, ["calculator"], "ann", text) == ["calculator"]
     assert plan_tools(specs, names, "ann", "Hello!") == [] and plan_tools(specs, names, "ann", None) == []
-
-
-def test_save_note_is_planned_when_offered():
-    # Offered only when the person's message asks for it (backend.agent.intent; AgentRunner).
-    spec = save_note_spec(notes=None)
-    assert plan_tools([spec], ["save_note"], "ann", "Save a note that says hi") == ["save_note"]
-    assert plan_tools([spec], [], "ann", "Save a note that says hi") == []

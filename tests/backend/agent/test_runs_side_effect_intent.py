@@ -28,9 +28,12 @@ def offered(generator, i: int = 0) -> set[str]:
 
 
 @pytest.mark.parametrize("text", ["Save a note that says buy milk", "please REMEMBER my locker is 12",
+                                  "Note down that I call mum at 5", "save   THIS: the code is 4411", "Jot down: eggs",
                                   "Don't worry. Save a note that says hi", "not now; remember that I fly on Monday",
-                                  "Don't save a note about that, but remember that the code is 12",
-                                  "Note that I call mum at 5", "save   THIS: the code is 4411", "Jot down: eggs"])
+                                  "Don't save a note about that. But remember that the code is 12",
+                                  "No, save a note that says hi", "Never mind: note down the code 12",
+                                  "Don't forget to save a note: milk", "Can you please remember that I am vegan?",
+                                  "I want you to save this: 42", "The code is 12, remember that."])
 def test_intent_phrases_count_as_whole_words_in_any_case(tools, text):
     save_note = next(s for s in tools.specs() if s.name == "save_note")
     assert asks_for(save_note, text)
@@ -41,7 +44,12 @@ def test_intent_phrases_count_as_whole_words_in_any_case(tools, text):
                                   "What do my notes say about orders?", "do you remember the bridge?",
                                   "the save button", "savethis", "", None, "Don't save a note, just answer",
                                   "please do not remember that", "No need to write this down.",
-                                  "you should never save it"])
+                                  "you should never save it",
+                                  # Found by review (2026-12-02): questions, asides, and a negation far before.
+                                  "Do you remember that song from the 90s?", "Note that I'm using Python 3.",
+                                  "Do not, whatever happens later on, save a note", "How do I save it in Word?",
+                                  "Write down the steps to install Python", "my document says save a note now",
+                                  "I can't remember that word"])
 def test_other_words_ask_for_nothing(tools, text):
     save_note = next(s for s in tools.specs() if s.name == "save_note")
     assert not asks_for(save_note, text)

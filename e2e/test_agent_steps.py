@@ -2,7 +2,8 @@
 agent answers with a tool, watches the step appear in the reply while it runs, then the answer;
 after a reload the step is still there, collapsed, above the answer (real server, real model).
 The ⚙ dialog's "Tool run limits" show the admin's default and maximum; a limit set there is
-stored and drawn again after the reload.
+stored and drawn again after the reload; while the admin has lowered the maximum below it, the
+dialog shows it at the maximum, and saving another setting there leaves the stored limit as it is.
 
 The admin lets everyone use tools and sets the default temperature to 0 for the test (both
 restored after it). Waits are on DOM state (data-status of the reply, the step's element), never
@@ -55,6 +56,11 @@ LAST_REPLY_ENDED = """() => {
 
 def set_settings(page, values: dict) -> None:
     page.goto("/admin")
+    post_settings(page, values)
+
+
+def post_settings(page, values: dict) -> None:
+    """The admin's settings change, with the CSRF token of the page open (it stays open)."""
     response = page.request.post("/admin/api/settings", data=json.dumps(values),
                                   headers={"Content-Type": "application/json", "X-CSRF-Token": csrf(page)})
     assert response.ok, response.text()
@@ -63,7 +69,7 @@ def set_settings(page, values: dict) -> None:
 def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(page, admin_username):
     log_in(page, admin_username)
     saved = page.request.get("/admin/api/settings").json()["settings"]
-    original = {name: saved[name] for name in ("agent_tools", "default_temperature")}
+    original = {name: saved[name] for name in ("agent_tools", "default_temperature", "agent_max_steps")}
     # Everyone may use tools; temperature 0, as the question's behaviour was measured.
     set_settings(page, {"agent_tools": "everyone", "default_temperature": 0})
     try:
@@ -123,6 +129,20 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         page.click("#conversation-settings")  # the stored limit, from the server after the reload
         page.wait_for_function("() => document.getElementById('settings-agent_steps').value === '5'")
         assert page.locator("#settings-agent_tokens").input_value() == ""
+        page.click("#settings-cancel")
+
+        # The admin lowers the maximum for a while: the stored 5 is shown (and runs) at 4; a Save
+        # that changes only the temperature must not store 4 in place of 5.
+        post_settings(page, {"agent_max_steps": 4})
+        page.click("#conversation-settings")
+        page.wait_for_function("() => document.getElementById('settings-agent_steps').value === '4'")
+        page.fill("#settings-temperature", "0.5")
+        page.click("#settings-save")
+        page.wait_for_selector("#settings-dialog", state="hidden")
+        post_settings(page, {"agent_max_steps": saved["agent_max_steps"]})
+        page.click("#conversation-settings")
+        page.wait_for_function("() => document.getElementById('settings-temperature').value === '0.5'")
+        assert steps.input_value() == "5"  # stored as the person chose it
         page.click("#settings-cancel")
     finally:
         set_settings(page, original)

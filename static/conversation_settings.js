@@ -4,6 +4,9 @@
 // (GET/PATCH /api/conversations/{id}/settings, docs/INTERFACES.md section 3).
 // An empty field follows the admin's default, shown as the field's placeholder; the server
 // checks every value (max tokens within the admin's maximum) and names a refused field.
+// A value stored above a maximum the admin lowered since is shown at that maximum; Save sends
+// max tokens and the limits only when the person changed them, so that a maximum lowered for a
+// while does not lower the stored value for good (the server caps it when a run starts).
 "use strict";
 
 (function () {
@@ -44,6 +47,7 @@
     temperature.placeholder = String(d.temperature);
     // Stored before the admin lowered his maximum: shown (and used) within it.
     maxTokens.value = s.max_tokens == null ? "" : String(Math.min(s.max_tokens, data.max_max_tokens));
+    maxTokens.dataset.shown = maxTokens.value;
     maxTokens.placeholder = String(d.max_tokens);
     maxTokens.max = String(data.max_max_tokens);
     maxRange.textContent = "(1 to " + data.max_max_tokens.toLocaleString() + ")";
@@ -63,6 +67,7 @@
       if (!limit) continue;
       const own = s[input.dataset.budget];
       input.value = own == null ? "" : String(Math.min(own, limit.maximum));
+      input.dataset.shown = input.value;
       input.placeholder = String(limit.default);
       input.min = String(limit.minimum);
       input.max = String(limit.maximum);
@@ -71,10 +76,19 @@
     }
   }
 
+  // reset: every limit back to the default; else only the limits the person edited.
   function budgetValues(reset) {
     const values = {};
-    for (const input of budgetInputs) values[input.dataset.budget] = reset ? null : number(input);
+    for (const input of budgetInputs) {
+      if (reset) values[input.dataset.budget] = null;
+      else if (edited(input)) values[input.dataset.budget] = number(input);
+    }
     return values;
+  }
+
+  // Whether the person changed the field since fill() drew it (a value shown capped is not a choice).
+  function edited(input) {
+    return input.value.trim() !== (input.dataset.shown || "");
   }
 
   // The header's badge and the composer's toggle (#use-tools) follow the stored setting.
@@ -152,11 +166,12 @@
     event.preventDefault();
     // Blank: no instructions of this conversation's own.
     const text = prompt.value;
-    save(Object.assign({
+    const values = {
       system_prompt: text.trim() === "" ? null : text,
       temperature: number(temperature),
-      max_tokens: number(maxTokens),
       use_tools: useTools ? useTools.checked : false,
-    }, budgetValues(false)));
+    };
+    if (edited(maxTokens)) values.max_tokens = number(maxTokens);
+    save(Object.assign(values, budgetValues(false)));
   });
 })();

@@ -100,6 +100,8 @@ def test_a_harmless_notice_is_not_an_error_and_a_long_message_collapses(page, si
     assert colours[0] != colours[1], colours
     page.evaluate("document.getElementById('stop').click()")
     wait_finished(page)
+    # The reply ended: the note about it goes (it stayed up, stale, until the next send).
+    page.wait_for_selector("#notice", state="hidden", timeout=5_000)
 
     def check_collapsed() -> None:
         user = page.locator(USER).first

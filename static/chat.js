@@ -166,11 +166,16 @@
     return sends.size > 0 || streams.size > 0;
   }
 
+  // Said when a message, an edit or a branch switch waits on a reply; gone when the reply ends
+  // (it would otherwise stay up, stale, until the next send).
+  const BUSY_NOTICE = "A reply is still being written: wait for it or press Stop.";
+
   function updateControls() {
     const busy = isBusy();
     sendButton.disabled = busy;
     stopButton.hidden = !busy;
     form.dataset.busy = busy ? "true" : "false";
+    if (!busy && !notice.hidden && notice.textContent === BUSY_NOTICE) showNotice("");
   }
 
   // ---- message elements ----------------------------------------------------------------------
@@ -323,7 +328,7 @@
     const text = composer.value;
     if (!text.trim()) return;
     if (isBusy()) {
-      showNotice("A reply is still being written: wait for it or press Stop.", "info");
+      showNotice(BUSY_NOTICE, "info");
       return;
     }
     const length = [...text].length;  // code points, as the server counts
@@ -373,7 +378,7 @@
   // target on, the new reply streams in place. Returns false when it cannot start now.
   function startTurn(action, target, text) {
     if (isBusy()) {
-      showNotice("A reply is still being written: wait for it or press Stop.", "info");
+      showNotice(BUSY_NOTICE, "info");
       return false;
     }
     if (!conversationId || !target || !target.dataset.messageId) return false;
@@ -436,7 +441,7 @@
   // "‹ 2/3 ›": the branch through `messageId` becomes the active one.
   async function switchBranch(messageId) {
     if (isBusy()) {
-      showNotice("A reply is still being written: wait for it or press Stop.", "info");
+      showNotice(BUSY_NOTICE, "info");
       return;
     }
     const url = "/api/conversations/" + encodeURIComponent(conversationId) + "/branch";

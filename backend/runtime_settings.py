@@ -77,7 +77,8 @@ class RuntimeSettings:
         agent_default_*: the run's budget in a conversation that chose none; never above its
         maximum (named above it: refused; a maximum lowered alone below it: the default is
         served at the maximum). A default not stored while its maximum is (a deployment upgraded
-        from before the defaults, where the maximum was every run's budget) is that maximum. agent_policy: how the model uses tools
+        from before the defaults, where the maximum was every run's budget) is that maximum.
+        agent_policy: how the model uses tools
         (backend.agent.runs.AgentRunner): "planned" (the program picks the turn's tools from the
         person's message, backend.agent.routing; the model writes what the program cannot, then
         the answer) | "one_call" (one tool call on every turn, then the answer with no tools) |

@@ -30,17 +30,16 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Collection, Protocol, Sequence
-
-import jsonschema
+from typing import Any, Awaitable, Callable, Collection, Sequence
 
 from backend import tracing
-from backend.agent.budget import LIMIT_TOOL_CALLS, LIMIT_WALL_TIME, BudgetMeter, Budget
-from backend.agent.events import AgentStepEvent, CallView, StepLog
+from backend.agent.budget import LIMIT_WALL_TIME, BudgetMeter, Budget
+from backend.agent.calls import ToolSpecLike, ToolSteps, default_context
+from backend.agent.deadline import STOPPED_ENDING, race
+from backend.agent.events import AgentStepEvent, StepLog
 from backend.agent.intent import asked_names
 from backend.agent.records import RunRecords
 from backend.agent.routing import plan_tools
-from backend.errors import DomainError
 from backend.generator import prepare as prepare_generation
 from backend.generator import (ChatMessage, GenerationDone, GenerationError, GenerationParams, TextDelta,
                                TextGenerator, ToolCall, ToolFunction)
@@ -49,7 +48,6 @@ from backend.tool_call_parser import ToolCallStream
 
 log = logging.getLogger(__name__)
 
-STOPPED_ENDING = "Stopped."
 POLICY_AUTO = "auto"
 POLICY_ONE_CALL = "one_call"
 POLICY_PLANNED = "planned"
@@ -57,22 +55,8 @@ POLICIES = (POLICY_PLANNED, POLICY_ONE_CALL, POLICY_AUTO)
 # The least max_tokens of a forced call step (one_call, planned): room for one call whose
 # arguments the tools' schemas bound (calculator: 100 characters, search_documents: 200).
 CALL_MAX_TOKENS = 256
-TOOL_FAILED = "the tool failed"
 # The run's ending when max_tokens cut the model's tool-call block (it cannot be read).
 CUT_CALL_ENDING = "the model's tool call was cut off at the token limit"
-WALL_POLL_S = 0.25  # how often a wait re-reads the wall-time budget (seconds)
-
-
-class ToolSpecLike(Protocol):
-    """backend.agent.tools.ToolSpec as the loop uses it."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    permission: str
-    side_effect: bool
-    run: Callable[[Any, dict[str, Any]], Any]
-    intent_words: tuple[str, ...]
 
 
 @dataclass
@@ -90,27 +74,6 @@ class RunResult:
     # The final events of the model steps this run generated, in order (retried steps reused
     # from the records have none): backend/chat/agent_turn.py takes the reply's timings from them.
     model_steps: list[GenerationDone] = field(default_factory=list)
-
-
-@dataclass
-class _Outcome:
-    status: str  # ok | refused | invalid | error | stopped | budget (the last two: not stored)
-    content: str
-    summary: str = ""
-    sources: tuple[Any, ...] = ()
-    data: dict[str, Any] | None = None
-
-    def stored(self) -> dict[str, Any]:
-        return {"content": self.content, "summary": self.summary, "sources": list(self.sources), "data": self.data}
-
-
-def default_context(user_id: str, conversation_id: str, run_id: str, key: str) -> Any:
-    from datetime import datetime, timezone
-
-    from backend.agent.tools import ToolContext  # the tools' own module (issue 15)
-
-    return ToolContext(user_id=user_id, conversation_id=conversation_id, run_id=run_id, idempotency_key=key,
-                       now=datetime.now(timezone.utc))
 
 
 class AgentRunner:
@@ -154,7 +117,19 @@ class AgentRunner:
         self.policy = policy
         self.user_text = user_text
         self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
+        self._tool_steps = ToolSteps(self.tools, self.allowed, self._intended, records, make_context, self._emit)
         self._model_steps: dict[str, list[GenerationDone]] = {}  # run id -> its steps' final events
+
+    @property
+    def tools(self) -> dict[str, ToolSpecLike]:
+        """Every known tool, by name (the tool steps run the same dict)."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: dict[str, ToolSpecLike]) -> None:
+        self._tools = tools
+        if hasattr(self, "_tool_steps"):
+            self._tool_steps.tools = tools
 
     def functions(self) -> tuple[ToolFunction, ...]:
         """The tools the model is told about: the allowed ones, a side-effecting one only when the
@@ -220,7 +195,7 @@ class AgentRunner:
                 calls = [written]
                 messages.append(ChatMessage("assistant", "", tool_calls=(written,)))
                 meter.steps += 1
-                status, ended = await self._tool_step(run_id, conversation_id, user_id, message_id, index, calls,
+                status, ended = await self._tool_steps.run(run_id, conversation_id, user_id, message_id, index, calls,
                                                       messages, stop, meter, sources)
                 if ended is not None:
                     return RunResult(run_id, status, "", ended, sources)
@@ -244,7 +219,7 @@ class AgentRunner:
             if limit is not None:
                 return RunResult(run_id, "budget", "", meter.ending(limit), sources)
             meter.steps += 1
-            status, ended = await self._tool_step(run_id, conversation_id, user_id, message_id, index, model.calls,
+            status, ended = await self._tool_steps.run(run_id, conversation_id, user_id, message_id, index, model.calls,
                                                   messages, stop, meter, sources)
             if ended is not None:
                 return RunResult(run_id, status, "", ended, sources)
@@ -368,7 +343,7 @@ class AgentRunner:
         failure: str | None = None  # why the step could not start (nothing was queued)
         with tracing.span("agent.model_step", index=index, tools=len(functions)) as step_span:
             try:
-                status = await _race(consume(), stop, meter)  # consume() runs under step_span
+                status = await race(consume(), stop, meter)  # consume() runs under step_span
             except GenerationError as exc:  # PromptTooLong, GeneratorUnavailable, a bad constraint
                 status, failure = "error", str(exc) or exc.code
             except Exception as exc:
@@ -405,48 +380,6 @@ class AgentRunner:
             return _ModelOutcome("error", "", None, CUT_CALL_ENDING)
         return _ModelOutcome(state["status"], "".join(content) if calls is None else "", calls)
 
-    async def _tool_step(self, run_id: str, conversation_id: str, user_id: str, message_id: str, index: int,
-                         calls: list[ToolCall], messages: list[ChatMessage], stop: asyncio.Event,
-                         meter: BudgetMeter, sources: list[Any]) -> tuple[str, str | None]:
-        await asyncio.to_thread(self.records.start_step, run_id, index, "tool")
-        t0 = time.monotonic()
-        views: list[CallView] = [CallView(c.name, c.arguments, "running") for c in calls]
-        self._emit(AgentStepEvent(message_id, run_id, index, "tool", "running", calls=tuple(views)))
-        ended: tuple[str, str | None] = ("done", None)
-        cut = False  # the wall time ran out during or before a call of this step
-        for call_index, call in enumerate(calls):
-            if meter.calls_left() == 0:
-                ended = ("budget", meter.ending(LIMIT_TOOL_CALLS))
-                views = views[:call_index]
-                break
-            if meter.remaining_s() <= 0:
-                ended, cut = ("budget", meter.ending(LIMIT_WALL_TIME)), True
-                views = views[:call_index]
-                break
-            meter.tool_calls += 1
-            key = f"{run_id}:{index}:{call_index}"
-            with tracing.span("agent.tool_call", tool=call.name, idempotency_key=key) as span:
-                outcome = await self._call_tool(run_id, conversation_id, user_id, index, call_index, key, call, stop,
-                                                meter)
-                span.set_attribute("status", outcome.status)
-            views[call_index] = CallView(call.name, call.arguments, outcome.status, outcome.summary, outcome.content)
-            if outcome.status == "stopped":
-                ended = ("stopped", STOPPED_ENDING)
-                break
-            if outcome.status == "budget":  # the wall time ran out while the tool ran (it runs on)
-                ended, cut = ("budget", meter.ending(LIMIT_WALL_TIME)), True
-                views[call_index] = CallView(call.name, call.arguments, "stopped", "stopped: out of time")
-                break
-            _merge(sources, outcome.sources)
-            messages.append(ChatMessage("tool", outcome.content, tool_call_id=call.id, name=call.name))
-        status = "stopped" if ended[0] == "stopped" or cut else "done"
-        summary = "\n".join(v.summary or f"{v.tool}: {v.status}" for v in views)
-        await asyncio.to_thread(self.records.end_step, run_id, index, status, summary, (time.monotonic() - t0) * 1000)
-        self._emit(AgentStepEvent(message_id, run_id, index, "tool", status, summary, tuple(views)))
-        if ended[1] is None and stop.is_set():
-            return "stopped", STOPPED_ENDING
-        return ended
-
     def _cut_step_tokens(self, messages: Sequence[ChatMessage], functions: Sequence[ToolFunction],
                          text: str) -> tuple[int, int]:
         """(prompt, completion) tokens of a model step that ended without its final event (Stop,
@@ -463,76 +396,6 @@ class AgentRunner:
             completion = len(text.split())
         return prompt, completion
 
-    def _check(self, call: ToolCall) -> tuple[_Outcome | None, dict[str, Any]]:
-        """A refusal or an invalid-arguments outcome, or (None, the arguments)."""
-        spec = self.tools.get(call.name)
-        if spec is None:
-            return _Outcome("invalid", f"error: there is no tool named {call.name!r}"), {}
-        if call.name not in self.allowed:
-            return _Outcome("refused", f"refused: the tool {call.name!r} is not allowed for this user here; "
-                                       "answer without it"), {}
-        if not self._intended(spec):
-            return _Outcome("refused", f"refused: the tool {call.name!r} changes the user's data and the user's "
-                                       "message did not ask for that; answer without it"), {}
-        try:
-            arguments = json.loads(call.arguments)
-        except ValueError:
-            return _Outcome("invalid", f"error: the arguments of {call.name!r} are not JSON"), {}
-        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(spec.parameters).iter_errors(arguments))
-        if error is not None:
-            where = "/".join(str(p) for p in error.absolute_path) or "arguments"
-            return _Outcome("invalid", f"error: invalid arguments for {call.name!r} at {where}: {error.message}"), {}
-        return None, arguments
-
-    async def _call_tool(self, run_id: str, conversation_id: str, user_id: str, index: int, call_index: int,
-                         key: str, call: ToolCall, stop: asyncio.Event, meter: BudgetMeter | None = None) -> _Outcome:
-        """Run one call (or reuse its stored result). Ends early with status "stopped" (Stop) or
-        "budget" (the wall time ran out, with `meter`); the worker thread then runs on and still
-        records its result under `key`, so a retried step reuses it."""
-        stored = await asyncio.to_thread(self.records.stored_call, key)
-        if stored is not None and stored.tool and stored.tool != call.name:
-            # A retried run whose step differs from its record: never run a call under another's key.
-            return _Outcome("error", f"error: this step's record is a call to {stored.tool!r}, not {call.name!r}",
-                            f"{call.name} not run")
-        if stored is not None and stored.status != "running" and stored.result is not None:
-            r = stored.result
-            return _Outcome(stored.status, r.get("content", ""), r.get("summary", ""), tuple(r.get("sources") or ()),
-                            r.get("data"))
-        # Stop, or the wall time spent during the reads above: the tool must not start at all.
-        if stop.is_set():
-            return _Outcome("stopped", "", "stopped")
-        if meter is not None and meter.remaining_s() <= 0:
-            return _Outcome("budget", "", "budget")
-        refusal, arguments = self._check(call)
-        await asyncio.to_thread(self.records.begin_call, run_id, index, call_index, key, call.name, call.arguments)
-        if refusal is not None:
-            await asyncio.to_thread(self.records.end_call, key, refusal.status, refusal.stored(), 0.0)
-            return refusal
-        spec = self.tools[call.name]
-        context = self.make_context(user_id, conversation_id, run_id, key)
-
-        def execute() -> _Outcome:
-            t0 = time.monotonic()
-            try:
-                value = spec.run(context, arguments)
-                cited = tuple(_citation(i + 1, source) for i, source in enumerate(value.sources or ()))
-                outcome = _Outcome("ok", value.content, value.summary, cited, value.data)
-            except DomainError as exc:  # ToolError: safe to show and to give the model
-                outcome = _Outcome("error", f"error: {exc.message}", f"{call.name} failed")
-            except Exception:
-                log.exception("tool %s failed (call %s)", call.name, key)
-                outcome = _Outcome("error", f"error: {TOOL_FAILED}", f"{call.name} failed")
-            # Recorded in the worker thread itself: a Stop while the tool runs still stores its result.
-            self.records.end_call(key, outcome.status, outcome.stored(), (time.monotonic() - t0) * 1000)
-            return outcome
-
-        task = asyncio.ensure_future(asyncio.to_thread(execute))
-        ended = await _race(asyncio.shield(task), stop, meter)
-        if ended != "done":
-            return _Outcome(ended, "", ended)
-        return task.result()
-
-
 @dataclass
 class _ModelOutcome:
     status: str  # done | stopped | budget | error
@@ -541,59 +404,9 @@ class _ModelOutcome:
     reason: str | None = None  # error: why, for the run's ending (None: "the model failed")
 
 
-def _citation(number: int, source: Any) -> Any:
-    """A tool's source as a stored citation (backend.rag.sources.citation), numbered as the
-    tool numbered it in its result; a dict passes as it is."""
-    if isinstance(source, dict):
-        return source
-    from backend.rag.sources import citation
-
-    return citation(number, source)
-
-
-def _merge(sources: list[Any], new: Sequence[Any]) -> None:
-    """Add a call's citations; a number cited again (a later search) replaces the earlier one,
-    so the answer's [n] means the passage the model read last under that number."""
-    for item in new:
-        number = item.get("n") if isinstance(item, dict) else None
-        for i, old in enumerate(sources):
-            if number is not None and isinstance(old, dict) and old.get("n") == number:
-                sources[i] = item
-                break
-        else:
-            sources.append(item)
-
-
 async def _call(callback: Callable[[str], Awaitable[None] | None], text: str) -> None:
     value = callback(text)
     if asyncio.iscoroutine(value):
         await value
 
 
-async def _race(work: Awaitable[Any], stop: asyncio.Event, meter: BudgetMeter | None = None) -> str:
-    """Await `work` unless `stop` is set or (with `meter`) the run's wall time runs out first:
-    "done", "stopped" or "budget". The work is then cancelled, except a shielded worker-thread
-    task, which runs on to its end. The deadline is the meter's remaining time, re-read at
-    least every WALL_POLL_S seconds (so an injected clock that jumps is noticed too)."""
-    task = asyncio.ensure_future(work)
-    waiter = asyncio.ensure_future(stop.wait())
-    try:
-        while True:
-            timeout = None if meter is None else min(meter.remaining_s(), WALL_POLL_S)
-            if timeout is not None and timeout <= 0:
-                break
-            done, _ = await asyncio.wait({task, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            if done:
-                break
-    except asyncio.CancelledError:
-        task.cancel()
-        waiter.cancel()
-        raise
-    if task.done() and not task.cancelled():
-        waiter.cancel()
-        task.result()
-        return "done"
-    ended = "stopped" if waiter.done() else "budget"
-    waiter.cancel()
-    task.cancel()
-    return ended

@@ -1,0 +1,41 @@
+"""Waiting under an agent run's Stop and wall-time budget (issue 15): backend.agent.runs waits on a
+model step's stream, backend.agent.calls on a tool's worker thread, both through :func:`race`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable
+
+from backend.agent.budget import BudgetMeter
+
+STOPPED_ENDING = "Stopped."
+WALL_POLL_S = 0.25  # how often a wait re-reads the wall-time budget (seconds)
+
+
+async def race(work: Awaitable[Any], stop: asyncio.Event, meter: BudgetMeter | None = None) -> str:
+    """Await `work` unless `stop` is set or (with `meter`) the run's wall time runs out first:
+    "done", "stopped" or "budget". The work is then cancelled, except a shielded worker-thread
+    task, which runs on to its end. The deadline is the meter's remaining time, re-read at
+    least every WALL_POLL_S seconds (so an injected clock that jumps is noticed too)."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            timeout = None if meter is None else min(meter.remaining_s(), WALL_POLL_S)
+            if timeout is not None and timeout <= 0:
+                break
+            done, _ = await asyncio.wait({task, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            if done:
+                break
+    except asyncio.CancelledError:
+        task.cancel()
+        waiter.cancel()
+        raise
+    if task.done() and not task.cancelled():
+        waiter.cancel()
+        task.result()
+        return "done"
+    ended = "stopped" if waiter.done() else "budget"
+    waiter.cancel()
+    task.cancel()
+    return ended

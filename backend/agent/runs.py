@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Collection, Sequence
 
 from backend import tracing
-from backend.agent.budget import LIMIT_WALL_TIME, BudgetMeter, Budget
+from backend.agent.budget import LIMIT_TOKENS, LIMIT_WALL_TIME, BudgetMeter, Budget
 from backend.agent.calls import ToolSpecLike, ToolSteps, default_context
 from backend.agent.deadline import STOPPED_ENDING, race
 from backend.agent.events import AgentStepEvent, StepLog
@@ -206,7 +206,7 @@ class AgentRunner:
             model = await self._model_step(run_id, message_id, index, messages, params, stop, meter, offer,
                                            on_text, forced)
             if model.status != "done":
-                ending = (STOPPED_ENDING if model.status == "stopped" else meter.ending(LIMIT_WALL_TIME)
+                ending = (STOPPED_ENDING if model.status == "stopped" else (model.reason or meter.ending(LIMIT_WALL_TIME))
                           if model.status == "budget" else model.reason or "the model failed")
                 return RunResult(run_id, model.status, model.content, ending, sources)  # error: a bad block
             if model.calls is None:
@@ -337,6 +337,7 @@ class AgentRunner:
                             state["status"] = "error"
                         elif event.finish_reason == "abort":
                             state["status"] = "stopped"
+                        state["finish"] = event.finish_reason or ""
             finally:
                 await stream.aclose()  # type: ignore[attr-defined]
 
@@ -378,6 +379,10 @@ class AgentRunner:
         if calls is None and state["status"] == "done" and text.lstrip().startswith(TOOL_CALL_BEGIN):
             # A block that cannot be read (cut by max_tokens): no answer to show; the run fails.
             return _ModelOutcome("error", "", None, CUT_CALL_ENDING)
+        if (calls is None and state["status"] == "done" and state.get("finish") == "length"
+                and step_params.max_tokens < params.max_tokens):
+            # Cut by the tokens the run's budget had left, not by the reply's length: the budget's ending.
+            return _ModelOutcome("budget", "".join(content), None, meter.ending(LIMIT_TOKENS))
         return _ModelOutcome(state["status"], "".join(content) if calls is None else "", calls)
 
     def _cut_step_tokens(self, messages: Sequence[ChatMessage], functions: Sequence[ToolFunction],

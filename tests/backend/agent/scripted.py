@@ -1,5 +1,6 @@
 """A scripted TextGenerator for agent runs: reply i of the run is `replies[i]` (a list of text
-pieces), streamed as TextDelta events and one GenerationDone. `hold_at=(i, n)` pauses reply i
+pieces), streamed as TextDelta events and one GenerationDone (with honour_max_tokens, "length"
+once params.max_tokens is reached, as the engine's). `hold_at=(i, n)` pauses reply i
 after n pieces until release() or an abort; every call is recorded with its messages."""
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class ScriptedGenerator:
     tokens_per_piece: int = 1
     prompt_tokens: int = 10
     hold_at: tuple[int, int] | None = None
+    honour_max_tokens: bool = False  # True: a reply stops at params.max_tokens, finish_reason "length"
     model_name: str = "scripted"
     context_length: int = 4096
     calls: list[Call] = field(default_factory=list)
@@ -47,12 +49,19 @@ class ScriptedGenerator:
         number = len(self.calls)
         self.calls.append(Call(request_id, list(messages), params))
         pieces = self.replies[number] if number < len(self.replies) else ["(no more script)"]
-        return self._run(request_id, number, pieces)
+        if self.honour_max_tokens:
+            return self._run(request_id, number, pieces, params.max_tokens)
+        return self._run(request_id, number, pieces)  # subclasses override _run(request_id, number, pieces)
 
-    async def _run(self, request_id: str, number: int, pieces: list[str]) -> AsyncIterator[GenerationEvent]:
+    async def _run(self, request_id: str, number: int, pieces: list[str],
+                   max_tokens: int | None = None) -> AsyncIterator[GenerationEvent]:
         sent = 0
+        cut = False
         for piece in pieces:
             if request_id in self.aborted:
+                break
+            if max_tokens is not None and (sent + 1) * self.tokens_per_piece > max_tokens:
+                cut = True  # max_tokens reached: the reply ends "length", as the engine's does
                 break
             yield TextDelta(piece)
             sent += 1
@@ -60,7 +69,7 @@ class ScriptedGenerator:
                 self.held.set()
                 await self._wake.wait()
             await asyncio.sleep(0)
-        reason = "abort" if request_id in self.aborted else "stop"
+        reason = "abort" if request_id in self.aborted else "length" if cut else "stop"
         yield GenerationDone(reason, self.prompt_tokens, sent * self.tokens_per_piece)
 
     def release(self) -> None:

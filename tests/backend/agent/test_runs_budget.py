@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from backend.agent.budget import Budget
+from backend.generator import ChatMessage, GenerationParams
 
 from .scripted import ScriptedGenerator, call_text
 from .test_runs import go
@@ -71,3 +72,23 @@ async def test_the_wall_time_budget_cuts_a_model_step_while_it_streams(make_runn
     result = await go(make_runner(generator, budget=Budget(max_wall_s=25), clock=lambda: now[0]), turn, stop)
     assert result.status == "budget" and "time limit" in result.ending
     assert result.text == "a b c "
+
+
+async def test_an_answer_cut_by_the_tokens_the_budget_left_ends_on_the_budget(make_runner, turn, stop, records):
+    # New-user run (2026-12-02): a conversation's token limit of 1 showed "The" as a complete answer.
+    generator = ScriptedGenerator([["The ", "answer ", "is ", "five."]], prompt_tokens=10, tokens_per_piece=5,
+                                  honour_max_tokens=True)
+    result = await go(make_runner(generator, budget=Budget(max_tokens=12)), turn, stop)
+    assert generator.calls[0].params.max_tokens == 12  # the tokens left, below the reply's 100
+    assert (result.status, result.ending) == ("budget", "the token limit of the run (12) was reached")
+    assert result.text == "The answer " and records.run(result.run_id).status == "budget"
+
+
+async def test_an_answer_cut_by_its_own_length_is_done(make_runner, turn, stop):
+    generator = ScriptedGenerator([["The ", "answer ", "is ", "five."]], prompt_tokens=10, tokens_per_piece=5,
+                                  honour_max_tokens=True)
+    result = await make_runner(generator, budget=Budget(max_tokens=10_000)).run(
+        conversation_id=turn.conversation_id, user_id=turn.user_id, message_id=turn.message_id,
+        messages=[ChatMessage("user", "What is 2 + 3?")], params=GenerationParams(max_tokens=10, temperature=0.0),
+        stop=stop)
+    assert (result.status, result.text) == ("done", "The answer ")

@@ -3,6 +3,7 @@ call's ToolContext.idempotency_key, so a retried call never writes a second note
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from backend.agent.tools import ToolContext, ToolError, ToolResult, ToolSpec
@@ -42,6 +43,34 @@ PARAMETERS = {
 }
 
 
+# A request whose note is the rest of the message ("Save a note: …", "Remember that …", "Save
+# this: …", "Remember my …"): the program writes the call (the "planned" policy). SmolLM2-135M,
+# asked to write it, repeated the note until max_tokens cut the block (2026-12-02, new-user run).
+_REQUEST = re.compile(
+    r"(?:(?:save|take|make|add|write|jot)\s+(?:a\s+|this\s+|that\s+)?note(?:\s+down)?|note\s+(?:this\s+)?down|"
+    r"jot\s+down|write\s+(?:this|that)\s+down|save\s+(?:this|that|it)|remember(?:\s+(?:that|this|it))?)"
+    r"(?:\s+(?:that\s+says|which\s+says|saying|that))?\s*[:,\-\u2014]?\s*(?P<body>.*)", re.IGNORECASE | re.DOTALL)
+_NOT_A_BODY = re.compile(r"^(?:about|on|for|of|regarding)\b", re.IGNORECASE)  # the model must write those
+TITLE_WORDS = 6
+
+
+def planned_arguments(text: str) -> dict[str, Any] | None:
+    """The note a request holds, as save_note's arguments: the text after the request's words
+    ("Save a note: the code is 4411" -> text "the code is 4411"), made one line without the
+    characters NOTE_PATTERN refuses, cut to MAX_TEXT_CHARS; the title its first TITLE_WORDS words.
+    None when there is nothing after them or it names a topic ("Save a note about the bridge"):
+    the model writes the note."""
+    match = _REQUEST.search(text)
+    if match is None:
+        return None
+    body = re.sub(f"[{_NOT_IN_NOTES}]+", " ", match.group("body"))
+    body = re.sub(r"\s+", " ", body).strip().rstrip(".!?").strip()[:MAX_TEXT_CHARS].strip()
+    if not body or _NOT_A_BODY.match(body):
+        return None
+    title = " ".join(body.split()[:TITLE_WORDS])[:MAX_TITLE_CHARS].strip()
+    return {"title": title, "text": body}
+
+
 def make_run(notes: NoteService) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
     def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         try:
@@ -70,4 +99,5 @@ def spec(notes: NoteService) -> ToolSpec:
         run=make_run(notes),
         intent_words=INTENT_WORDS,
         relevant=lambda user_id, text: True,  # planned only when the message asks (backend.agent.intent)
+        planned_arguments=planned_arguments,
     )

@@ -8,7 +8,7 @@ import threading
 import pytest
 from sqlalchemy import func, select
 
-from backend.agent.tools import ToolError, ToolRegistry
+from backend.agent.tools import ToolError, ToolRegistry, save_note
 from backend.errors import NotFound, ValidationFailed
 from backend.models import Note
 from backend.notes import NoteService
@@ -133,3 +133,21 @@ def test_notes_of_a_deleted_conversation_stay(notes, users, session_factory):
     with session_factory.begin() as session:
         session.delete(session.get(Conversation, "alice-c"))
     assert notes.get("alice", note.id).conversation_id is None
+
+
+@pytest.mark.parametrize("message, note", [
+    ("Save a note: the Varnel Bridge is 2,340 metres long.", "the Varnel Bridge is 2,340 metres long"),
+    ("Save a note that says buy milk", "buy milk"), ("Remember that I am vegan", "I am vegan"),
+    ("please REMEMBER my locker is 12", "my locker is 12"), ("Save this: the code is 4411", "the code is 4411"),
+    ("Can you please remember that I am vegan?", "I am vegan"), ("Jot down: eggs", "eggs"),
+    ('save a note: <b>"x"</b> {a} [b] \N{SLIGHTLY SMILING FACE} ok', "b x /b a b ok"),
+    ("Save a note about the bridge", None), ("Save a note", None), ("Remember it", None)])
+def test_a_request_that_holds_its_note_is_written_by_the_program(message, note):
+    # New-user run (2026-12-02): SmolLM2-135M, asked to write "Save a note: the Varnel Bridge is
+    # 2,340 metres long.", repeated it until max_tokens cut the call; no note was saved.
+    arguments = save_note.planned_arguments(message)
+    if note is None:
+        assert arguments is None
+    else:
+        assert arguments["text"] == note and note.startswith(arguments["title"])
+        assert valid(save_note.spec(notes=None), arguments)

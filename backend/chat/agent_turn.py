@@ -93,6 +93,9 @@ class AgentTurns:
         reserve = turn.params.max_tokens
         if runner.policy != POLICY_AUTO:
             reserve = max(reserve, CALL_MAX_TOKENS)  # a forced call step's least room (AgentRunner._model_step)
+        # The step after a tool reads the question again (backend.tool_prompt restates it before
+        # the results): a message that fits once but not twice would fail there, after its tools ran.
+        reserve += await asyncio.to_thread(self._text_tokens, turn.user_text)
         with tracing.span("agent.prompt_fit", planned_messages=len(turn.messages)) as span:
             try:
                 fitted = await asyncio.to_thread(self._planner.fit_with_tools, turn.messages, runner.functions(),
@@ -148,6 +151,13 @@ class AgentTurns:
         return GenerationDone(finish_reason, int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)),
                               queue_ms=first.queue_ms, ttft_ms=first.ttft_ms,
                               decode_tokens_per_s=last.decode_tokens_per_s)
+
+    def _text_tokens(self, text: str) -> int:
+        """`text`'s tokens as the generator counts them (a third of its characters if it cannot)."""
+        try:
+            return int(self._generator.count_text_tokens(text)) if text else 0  # type: ignore[attr-defined]
+        except Exception:
+            return len(text) // 3
 
     def stored_steps(self, user_id: str, message_id: str) -> list[AgentStepEvent]:
         """The steps of `user_id`'s reply `message_id` as its run last published them (none for

@@ -104,6 +104,20 @@ def test_a_message_too_long_with_the_tools_is_refused_clearly_and_the_conversati
     assert [r.status for r in runs(client)] == ["done"]
 
 
+def test_a_message_that_fits_once_but_not_restated_after_the_results_is_refused_up_front(client, fake):
+    # New-user run (2026-12-02): a 27,915-character message ran its tool, then the answer step
+    # (the question restated after the results) was 12,532 tokens for an 8,192-token window.
+    medium = " ".join(["word"] * 150)  # 305 tokens with the tools: fits 600 - 256 once, not twice
+    assert fake.count_prompt_tokens([ChatMessage("user", medium)], ("tools",)) + 256 <= fake.context_length
+    token = sign_up(client, "alice")
+    conversation_id = tools_on(client, token)
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, medium)
+        done = until_done(ws)[-1]
+    assert (done["status"], fake.requests) == ("error", []), done
+    assert "your message is too long for the model's window" in done["error"]
+
+
 def test_older_turns_are_dropped_to_fit_the_tools_and_a_short_turn_keeps_them(client, fake):
     token = sign_up(client, "alice")
     conversation_id = tools_on(client, token)

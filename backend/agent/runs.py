@@ -55,6 +55,8 @@ POLICIES = (POLICY_PLANNED, POLICY_ONE_CALL, POLICY_AUTO)
 # The least max_tokens of a forced call step (one_call, planned): room for one call whose
 # arguments the tools' schemas bound (calculator: 100 characters, search_documents: 200).
 CALL_MAX_TOKENS = 256
+# The answer step after tool results: any text whose first character that is not a space is not "<".
+ANSWER_PATTERN = r"\s*[^<\s][\s\S]*"
 # The run's ending when max_tokens cut the model's tool-call block (it cannot be read).
 CUT_CALL_ENDING = "the model's tool call was cut off at the token limit"
 
@@ -290,8 +292,13 @@ class AgentRunner:
         self._emit(AgentStepEvent(message_id, run_id, index, "model", "running"))
         t0 = time.monotonic()
         tokens_before = meter.tokens
-        functions = tuple(f for f in self.functions() if offer is None or f.name in offer)
+        functions = () if answering else tuple(f for f in self.functions() if offer is None or f.name in offer)
         step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
+        if answering and index > 0 and params.structured_output is None:
+            # The answer after the results is words: it may not begin with a tag (SmolLM2-135M
+            # repeated the <tool_response> block as its answer).
+            step_params = replace(step_params, structured_output=OutputConstraint(regex=ANSWER_PATTERN,
+                                                                                  param="agent answer"))
         if functions:
             # One call: SmolLM2-135M, let go on, chained calls until max_tokens.
             step_params = replace(step_params, structured_output=OutputConstraint(

@@ -84,6 +84,25 @@ def test_regex_full_match(engine):
         assert out.finish_reason == "stop"
 
 
+def test_the_agent_answer_pattern_never_begins_with_a_tag(engine):
+    # backend.agent.runs.ANSWER_PATTERN: the answer after tool results may not open with "<"
+    # (SmolLM2-135M repeated its <tool_response> block): with every token that starts with "<"
+    # favoured by +100, free replies start with a tag and constrained ones never do.
+    from backend.agent.runs import ANSWER_PATTERN
+
+    vocab = engine.tokenizer
+    tags = {i: 100.0 for i in range(vocab.vocab_size) if i not in vocab.stop_token_ids
+            and vocab.decode([i], skip_special_tokens=True).lstrip().startswith("<")}
+    prompt = "<tool_response>"
+    free = engine.generate([prompt] * 8, [SamplingParams(max_tokens=8, temperature=1.0, seed=s, logit_bias=tags)
+                                          for s in range(8)])
+    assert all(out.text.lstrip().startswith("<") for out in free), [out.text for out in free]
+    outs = engine.generate([prompt] * 8, [sampled(StructuredOutputParams(regex=ANSWER_PATTERN), max_tokens=8, seed=s,
+                                                  logit_bias=tags) for s in range(8)])
+    for out in outs:
+        assert out.text.strip() and not out.text.lstrip().startswith("<"), repr(out.text)
+
+
 def test_lark_and_gbnf_grammars(engine):
     lark = 'start: "(" expr ")"\nexpr: NUM | NUM "+" NUM | NUM "+" NUM "+" NUM\nNUM: /[1-9][0-9]?/\n'
     gbnf = 'root ::= "(" expr ")"\nexpr ::= num | num "+" num | num "+" num "+" num\nnum ::= [1-9] [0-9]?\n'

@@ -11,7 +11,7 @@ from sqlalchemy import update
 
 from backend.agent.budget import Budget
 from backend.agent.models import AgentRun
-from backend.agent.runs import CALL_MAX_TOKENS, POLICY_PLANNED
+from backend.agent.runs import ANSWER_PATTERN, CALL_MAX_TOKENS, POLICY_PLANNED
 from backend.generator import ChatMessage, GenerationParams
 
 from .scripted import ScriptedGenerator, call_text
@@ -51,7 +51,8 @@ async def test_documents_then_arithmetic_each_offered_alone_then_the_answer(make
         assert [f.name for f in params.tools] == [name]
         assert (format_.required, format_.parallel) == (True, False)
         assert (params.temperature, params.max_tokens) == (0.0, CALL_MAX_TOKENS)
-    assert answer.tools == () and answer.structured_output is None and answer.temperature == 0.7
+    assert answer.tools == () and answer.temperature == 0.7
+    assert answer.structured_output.regex == ANSWER_PATTERN  # words, never a tag first
     # The calculation's step reads the search's result; the answer reads both.
     assert [m.role for m in generator.calls[1].messages] == ["user", "assistant", "tool"]
     assert [m.role for m in generator.calls[2].messages] == ["user", "assistant", "tool", "assistant", "tool"]

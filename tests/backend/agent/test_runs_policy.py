@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from backend.agent.budget import Budget
-from backend.agent.runs import CALL_MAX_TOKENS, POLICIES, POLICY_AUTO, POLICY_ONE_CALL, POLICY_PLANNED, AgentRunner
+from backend.agent.runs import (ANSWER_PATTERN, CALL_MAX_TOKENS, POLICIES, POLICY_AUTO, POLICY_ONE_CALL, POLICY_PLANNED,
+                                AgentRunner)
 from backend.generator import GenerationParams
 from backend.runtime_settings import AGENT_POLICIES, RuntimeSettings
 
@@ -27,7 +28,7 @@ async def test_one_call_forces_one_call_then_answers_without_tools(make_runner, 
     format_ = first.structured_output.tool_calls
     assert (format_.required, format_.parallel) == (True, False)
     assert {f.name for f in first.tools} >= {"add", "search_documents"}
-    assert answer.tools == () and answer.structured_output is None
+    assert answer.tools == () and answer.structured_output.regex == ANSWER_PATTERN  # words, never a tag first
     # The call is picked greedily, with room for its block; the answer samples as the
     # conversation asks, at its length.
     assert (first.temperature, answer.temperature) == (0.0, 0.7)

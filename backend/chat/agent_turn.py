@@ -74,7 +74,12 @@ class AgentTurns:
         if not tools_enabled(settings, role):
             return None
         specs = self.specs()
-        return AgentRunner(self._generator, specs, allowed_names(specs, settings, role), self.records,
+        allowed = allowed_names(specs, settings, role)
+        if getattr(reply.turn, "sources", None):
+            # "Use my documents" already put this turn's passages in the prompt: searching them
+            # again would put them there twice (new-user run: 450 -> 877 prompt tokens).
+            allowed.discard("search_documents")
+        return AgentRunner(self._generator, specs, allowed, self.records,
                            budget_of(settings, reply.turn.agent_budget),  # the conversation's, capped
                            clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
                            policy=settings.agent_policy, user_text=reply.turn.user_text)

@@ -6,10 +6,11 @@ real; the model is scripted."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from backend.runtime_settings import RuntimeSettings
 
-from .conftest import sign_up
+from .conftest import app_state, sign_up, user_id
 from .test_agent_runs import ScriptedModel, runs, send, tools_on, until_done
 
 import pytest
@@ -57,3 +58,25 @@ def test_a_typed_expression_is_computed_before_the_model_answers(client, fake):
     [request] = fake.requests  # the answer only, reading the result
     assert request[1][-1].role == "tool" and "408" in request[1][-1].content and request[2].tools == ()
     assert frames[-1]["content"] == "The answer is 408."
+
+
+def test_a_turn_whose_documents_are_already_in_the_prompt_does_not_search_them_again(client):
+    # New-user run (2026-12-02): "Use my documents" and "Use tools" together put the passage in
+    # the prompt twice (450 -> 877 tokens).
+    import asyncio
+    from types import SimpleNamespace
+
+    from backend.agent.events import StepLog
+
+    agent = app_state(client).chat._agent  # noqa: SLF001 - the reply's runner factory
+    settings = replace(app_state(client).runtime_settings.get(), agent_tools="everyone")
+
+    def runner(sources):
+        turn = SimpleNamespace(use_tools=True, action="send", user_text="Who designed the bridge?",
+                               agent_budget={}, sources=sources)
+        reply = SimpleNamespace(turn=turn, user_id=user_id(client, sign_up(client, f"reader{len(sources)}")),
+                                message_id="m", publish_step=lambda event: None, steps=StepLog())
+        return asyncio.run(agent.runner_for(reply, settings))
+
+    assert "search_documents" in runner([]).allowed
+    assert "search_documents" not in runner([{"n": 1, "document": "bridge.txt"}]).allowed

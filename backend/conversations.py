@@ -131,6 +131,15 @@ _SETTINGS = ("system_prompt", "temperature", "max_tokens", "use_tools", *BUDGET_
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
+def _json_text(value: Any, limit: int = 40) -> str:
+    """A request's value as the client wrote it (JSON: true, "5", 2.5), cut to `limit` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = str(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def validate_settings(changes: object, max_max_tokens: int,
                       budget_limits: dict[str, BudgetLimit] | None = None) -> dict[str, Any]:
     """The checked values of a settings change (see ConversationService.update_settings).
@@ -175,7 +184,7 @@ def validate_settings(changes: object, max_max_tokens: int,
                                   or not limit.minimum <= n <= limit.maximum):
                 raise ValidationFailed(f"{name} must be a whole number in [{limit.minimum}, {limit.maximum}] "
                                        f"(the administrator's maximum) or null (the default, {limit.default}), "
-                                       f"got {n!r}")
+                                       f"got {_json_text(n)}")
             values[name] = n
     return values
 

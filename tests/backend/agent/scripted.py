@@ -1,7 +1,8 @@
 """A scripted TextGenerator for agent runs: reply i of the run is `replies[i]` (a list of text
 pieces), streamed as TextDelta events and one GenerationDone (with honour_max_tokens, "length"
 once params.max_tokens is reached, as the engine's). `hold_at=(i, n)` pauses reply i
-after n pieces until release() or an abort; every call is recorded with its messages."""
+after n pieces until release() or an abort; `crash_at=i` makes call i raise (a crash before that
+step); every call is recorded with its messages."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class ScriptedGenerator:
     prompt_tokens: int = 10
     hold_at: tuple[int, int] | None = None
     honour_max_tokens: bool = False  # True: a reply stops at params.max_tokens, finish_reason "length"
+    crash_at: int | None = None  # the call whose stream() raises, as a process dying before that step
     model_name: str = "scripted"
     context_length: int = 4096
     calls: list[Call] = field(default_factory=list)
@@ -47,6 +49,9 @@ class ScriptedGenerator:
     def stream(self, request_id: str, messages: Sequence[ChatMessage], params: GenerationParams
                ) -> AsyncIterator[GenerationEvent]:
         number = len(self.calls)
+        if number == self.crash_at:
+            self.calls.append(None)  # type: ignore[arg-type]
+            raise RuntimeError("the process died before this step")
         self.calls.append(Call(request_id, list(messages), params))
         pieces = self.replies[number] if number < len(self.replies) else ["(no more script)"]
         if self.honour_max_tokens:

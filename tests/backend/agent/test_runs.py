@@ -135,14 +135,8 @@ async def test_a_retry_after_a_crash_between_executing_and_recording_saves_one_n
 
 async def test_a_retry_after_a_crash_after_recording_reuses_the_stored_result(make_runner, turn, stop, tools,
                                                                                records):
-    class Crashing(ScriptedGenerator):
-        def stream(self, request_id, messages, params):
-            if len(self.calls) == 1:
-                self.calls.append(None)
-                raise RuntimeError("the process died before the reply")
-            return super().stream(request_id, messages, params)
-
-    first = await go(make_runner(Crashing([[call_text(("save_note", {"text": "buy milk"}))]]), user_text=NOTE_ASK),
+    first = await go(make_runner(ScriptedGenerator([[call_text(("save_note", {"text": "buy milk"}))]], crash_at=1),
+                                 user_text=NOTE_ASK),
                      turn, stop)
     assert first.status == "error"
     generator = ScriptedGenerator([["Saved."]])
@@ -186,14 +180,8 @@ async def test_an_unreadable_tool_call_block_ends_the_run_with_an_error(make_run
 
 
 async def test_a_retried_run_counts_the_tokens_of_the_model_steps_it_reuses(make_runner, turn, stop, records):
-    class Crashing(ScriptedGenerator):
-        def stream(self, request_id, messages, params):
-            if len(self.calls) == 1:
-                self.calls.append(None)
-                raise RuntimeError("the process died before the answer")
-            return super().stream(request_id, messages, params)
-
-    first = await go(make_runner(Crashing([[call_text(("add", {"a": 2, "b": 3}))]], prompt_tokens=40)), turn, stop)
+    first = await go(make_runner(ScriptedGenerator([[call_text(("add", {"a": 2, "b": 3}))]], prompt_tokens=40,
+                                                   crash_at=1)), turn, stop)
     assert first.status == "error"
     step = records.stored_step(first.run_id, 0)
     assert (step.kind, step.tokens) == ("model", 41)  # 40 prompt + 1 completion piece

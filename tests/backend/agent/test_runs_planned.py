@@ -125,14 +125,7 @@ async def test_a_retry_keeps_the_stored_plan_when_the_cues_would_now_choose_othe
     asked = "Save a note about the bridge"
     SAVE = call_text(("save_note", {"text": "the bridge"}))
 
-    class Crashing(ScriptedGenerator):
-        def stream(self, request_id, messages, params):
-            if len(self.calls) == 1:
-                self.calls.append(None)
-                raise RuntimeError("the process died before the answer")
-            return super().stream(request_id, messages, params)
-
-    first_runner = make_runner(Crashing([[SAVE]]), policy=POLICY_PLANNED, user_text=asked)
+    first_runner = make_runner(ScriptedGenerator([[SAVE]], crash_at=1), policy=POLICY_PLANNED, user_text=asked)
     first_runner.tools["search_documents"].planned_arguments = lambda text: {"query": text}  # a tool step only
     first = await ask(first_runner, turn, stop, asked)
     assert first.status == "error" and [name for name, _ in tools.executions] == ["search_documents", "save_note"]
@@ -164,11 +157,7 @@ async def test_a_call_whose_key_holds_another_tools_record_is_not_run(make_runne
             made.tools["search_documents"].relevant = lambda user_id, text: False
         return made
 
-    class Crashing(ScriptedGenerator):
-        def stream(self, request_id, messages, params):
-            raise RuntimeError("the process died before the answer")
-
-    first = await ask(runner(Crashing([])), turn, stop, question)
+    first = await ask(runner(ScriptedGenerator([], crash_at=0)), turn, stop, question)  # dies before the answer
     assert first.status == "error" and [name for name, _ in tools.executions] == ["search_documents", "add"]
     with session_factory() as db:  # a run stored before plans were (migration 0013): no plan to reuse
         db.execute(update(AgentRun).where(AgentRun.id == first.run_id).values(plan=None))

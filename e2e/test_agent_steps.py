@@ -21,9 +21,9 @@ from .test_chat import ASSISTANT, REPLY_TIMEOUT_MS, send
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-# A question SmolLM2-135M answers with one calculator call at temperature 0 (the default agent
-# policy "one_call": the first model step calls one tool, the next answers without tools), and
-# what its answer and the step's summary must hold.
+# A question answered with one calculator call (the default agent policy "planned": the server
+# writes the typed expression's call, then SmolLM2-135M answers without tools), and what its
+# answer and the step's summary must hold.
 QUESTION = "What is 12 * 34?"
 EXPECTED_NUMBER = "408"
 STEP_SUMMARY = "Calculated"  # the calculator's one-line summary starts so
@@ -141,7 +141,11 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         page.wait_for_selector("#settings-dialog", state="hidden")
         post_settings(page, {"agent_max_steps": saved["agent_max_steps"]})
         page.click("#conversation-settings")
-        page.wait_for_function("() => document.getElementById('settings-temperature').value === '0.5'")
+        # The dialog keeps its last values until its fetch fills it: wait for the restored maximum
+        # (only the fetch brings it), then read (CI's run read the previous fill's 4).
+        page.wait_for_function("() => document.getElementById('settings-agent_steps').max === '%d'"
+                               % saved["agent_max_steps"])
+        assert page.locator("#settings-temperature").input_value() == "0.5"
         assert steps.input_value() == "5"  # stored as the person chose it
         page.click("#settings-cancel")
     finally:

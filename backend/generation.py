@@ -33,7 +33,7 @@ from typing import AsyncIterator, Callable, Protocol, Sequence
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from backend.generator import (FINISH_ABORT, FINISH_ERROR, ChatMessage, GenerationDone,
+from backend.generator import (FINISH_ABORT, FINISH_ERROR, ChatMessage, GenerationDone, count_text,
                                GenerationEvent, GenerationParams, TextDelta, TextGenerator)
 from backend.admission import AdmissionController, Ticket
 from backend.limits import Lease, Overloaded, RateLimited, UsageLimiter, record_usage
@@ -313,10 +313,7 @@ class Generation:
         return out
 
     def _count_text(self, text: str) -> int:
-        try:
-            return self.hub.generator.count_text_tokens(text)
-        except Exception:
-            return len(text.split())
+        return count_text(self.hub.generator, text)
 
     def _settle(self) -> None:
         hub = self.hub

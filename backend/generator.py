@@ -289,6 +289,18 @@ class TextGenerator(Protocol):
         ...
 
 
+def count_text(generator: TextGenerator, text: str) -> int:
+    """`text`'s tokens by `generator.count_text_tokens`, or its whitespace-separated words when
+    the generator cannot count (for accounting a reply or a step cut before its final event, and
+    for reserving room: never raises). Blocking (it tokenizes): call it off the event loop."""
+    if not text:
+        return 0
+    try:
+        return int(generator.count_text_tokens(text))
+    except Exception:
+        return len(text.split())
+
+
 async def prepare(generator: TextGenerator, params: GenerationParams) -> None:
     """Build what `params` need before stream() queues them (an output constraint's grammar:
     milliseconds to seconds), in a worker thread, so the event loop never waits on it: the

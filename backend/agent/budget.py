@@ -2,7 +2,8 @@
 
 The admin sets defaults and maximums (backend.runtime_settings agent_default_* / agent_max_*), a
 conversation may choose its own values within the maximums (backend.agent.access.budget_of
-makes the run's :class:`Budget`); a run gets one :class:`Budget` and meters it with :class:`BudgetMeter`, whose clock is injectable (tests move time by hand).
+makes the run's :class:`Budget`); a run gets one :class:`Budget` and meters it with
+:class:`BudgetMeter`, whose clock is injectable (tests move time by hand).
 The meter also sums the prompt and completion tokens of the run's model steps separately: the
 reply's usage (backend/chat/agent_turn.py records it like a plain reply's).
 

@@ -50,7 +50,7 @@ class Outcome:
     """What one call came to. status: ok | refused | invalid | error (stored) | stopped | budget (the
     wait ended first: not stored); content: what the model reads; summary: the page's line."""
 
-    status: str  # ok | refused | invalid | error | stopped | budget (the last two: not stored)
+    status: str
     content: str
     summary: str = ""
     sources: tuple[Any, ...] = ()
@@ -58,15 +58,6 @@ class Outcome:
 
     def stored(self) -> dict[str, Any]:
         return {"content": self.content, "summary": self.summary, "sources": list(self.sources), "data": self.data}
-
-
-def default_context(user_id: str, conversation_id: str, run_id: str, key: str) -> Any:
-    from datetime import datetime, timezone
-
-    from backend.agent.tools import ToolContext  # the tools' own module (issue 15)
-
-    return ToolContext(user_id=user_id, conversation_id=conversation_id, run_id=run_id, idempotency_key=key,
-                       now=datetime.now(timezone.utc))
 
 
 def default_context(user_id: str, conversation_id: str, run_id: str, key: str) -> Any:

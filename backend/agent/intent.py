@@ -35,7 +35,8 @@ REQUEST_LEADS = (
     "i would like you to", "i need you to", "go ahead and", "don't forget to", "do not forget to",
     "remember to", "make sure to", "be sure to", "you should", "you can", "let's", "lets",
 )
-_LEAD = r"(?:(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(REQUEST_LEADS, key=len, reverse=True)) + r")[\s,]+){0,3}"
+_LEADS = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(REQUEST_LEADS, key=len, reverse=True))
+_LEAD = r"(?:(?:" + _LEADS + r")[\s,]+){0,3}"
 _CLAUSE_START = r"(?:^|[.!?;:,\n])\s*"
 # Negations earlier in the phrase's sentence; the lead-ins "don't forget to" are taken out first.
 NEGATION = re.compile(r"(?<!\w)(?:don'?t|do\s+not|doesn'?t|never|no\s+need\s+to|not|without|stop|"

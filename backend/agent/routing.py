@@ -17,11 +17,14 @@ A side-effecting tool is planned only when the person's message asks for it
 current_time) before calculator, so a calculation can use a number found in a document; save_note
 last, so a note can hold what the other tools found; other tools after, in the given order.
 
-Cues (matched on the person's own message, never on documents or tool results):
-- calculator: an arithmetic expression ("12 * 34", "(17 + 5) * 3", "15%") or an arithmetic
-  word ("times", "divided", "sum", "percent", "power", "squared", "average", ...) together with
-  a number (digits or a number word);
-- current_time: asking for the time or the date ("what time", "today", "what day", "date");
+Cues (matched on at most MAX_CUE_CHARS of the person's own message, never on documents or tool
+results):
+- calculator: an expression typed with its operator between numbers ("12 * 34", "(17 + 5) * 3";
+  "-" and "/" without spaces only in a question asking for a result, never in a date), or an
+  arithmetic word next to a number ("144 divided by 12", "15% of 240", "times 2", "multiply ...
+  by 7"; "3 times" only in a question about a quantity);
+- current_time: a question asking for the time or the date ("what time", "what's the date",
+  "what day");
 - search_documents: a passage of the person's documents (or shared ones) at least
   MIN_DOCUMENT_SIMILARITY cosine-similar to the message (the chat's embedder), or the message
   naming his documents ("my documents", "the report", "according to").

@@ -40,6 +40,7 @@ from backend.agent.events import AgentStepEvent, StepLog
 from backend.agent.intent import asked_names
 from backend.agent.records import RunRecords
 from backend.agent.routing import plan_tools
+from backend.generator import count_text
 from backend.generator import prepare as prepare_generation
 from backend.generator import (ChatMessage, GenerationDone, GenerationError, GenerationParams, TextDelta,
                                TextGenerator, ToolCall, ToolFunction)
@@ -91,10 +92,11 @@ class AgentRunner:
     tools from the person's message, backend.agent.routing; the model writes one call to each,
     in order, greedily and offered only that tool, then the answer with no tools; a call whose
     arguments the program writes from the message, ToolSpec.planned_arguments, is a tool step
-    with no model step before it; a turn that needs no tool is answered at once). The last two are for small models, which with "auto"
-    answer in text and, offered tools again, repeat the results (docs/BENCHMARKS.md, "Agent
-    runs with the real model"). user_text: the person's own latest message as typed (Turn.user_text, never the
-    prompt's text with documents or tool results): a side-effecting tool is offered and executed
+    with no model step before it; a turn that needs no tool is answered at once). The last two
+    are for small models, which with "auto" answer in text and, offered tools again, repeat the
+    results (docs/BENCHMARKS.md, "Agent runs with the real model"). user_text: the person's own
+    latest message as typed (Turn.user_text, never the prompt's text with documents or tool
+    results): a side-effecting tool is offered and executed
     only when it asks for it (backend.agent.intent); None asks for none.
     """
 
@@ -106,7 +108,7 @@ class AgentRunner:
         if policy not in POLICIES:
             raise ValueError(f"unknown agent policy {policy!r} (one of {', '.join(POLICIES)})")
         self.generator = generator
-        self.tools = {t.name: t for t in tools}
+        self.tools = {t.name: t for t in tools}  # the tool steps run this same dict
         self.allowed = frozenset(n for n in allowed if n in self.tools)
         # The side-effecting tools the person's own message asks for, fixed for the run.
         self.asked = asked_names(self.tools.values(), user_text)
@@ -121,17 +123,6 @@ class AgentRunner:
         self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
         self._tool_steps = ToolSteps(self.tools, self.allowed, self._intended, records, make_context, self._emit)
         self._model_steps: dict[str, list[GenerationDone]] = {}  # run id -> its steps' final events
-
-    @property
-    def tools(self) -> dict[str, ToolSpecLike]:
-        """Every known tool, by name (the tool steps run the same dict)."""
-        return self._tools
-
-    @tools.setter
-    def tools(self, tools: dict[str, ToolSpecLike]) -> None:
-        self._tools = tools
-        if hasattr(self, "_tool_steps"):
-            self._tool_steps.tools = tools
 
     def functions(self) -> tuple[ToolFunction, ...]:
         """The tools the model is told about: the allowed ones, a side-effecting one only when the
@@ -191,38 +182,30 @@ class AgentRunner:
             limit = meter.spent()
             if limit is not None:
                 return RunResult(run_id, "budget", "", meter.ending(limit), sources)
-            written = self._written_call(run_id, index, plan)
-            if written is not None:  # the program wrote this planned call: no model step
-                plan.pop(0)
-                calls = [written]
-                messages.append(ChatMessage("assistant", "", tool_calls=(written,)))
+            calls = self._written_call(run_id, index, plan)  # the program wrote this planned call
+            if calls is None:  # the model answers or writes the calls
                 meter.steps += 1
-                status, ended = await self._tool_steps.run(run_id, conversation_id, user_id, message_id, index, calls,
-                                                      messages, stop, meter, sources)
-                if ended is not None:
-                    return RunResult(run_id, status, "", ended, sources)
+                offer, forced = self._step_tools(index == 0, plan)
+                model = await self._model_step(run_id, message_id, index, messages, params, stop, meter, offer,
+                                               on_text, forced)
+                if model.status != "done":
+                    ending = (STOPPED_ENDING if model.status == "stopped"
+                              else (model.reason or meter.ending(LIMIT_WALL_TIME)) if model.status == "budget"
+                              else model.reason or "the model failed")
+                    return RunResult(run_id, model.status, model.content, ending, sources)  # error: a bad block
+                if model.calls is None:
+                    return RunResult(run_id, "done", model.content, None, sources)
+                calls = model.calls
                 index += 1
-                continue
-            meter.steps += 1
-            offer, forced = self._step_tools(index == 0, plan)
-            model = await self._model_step(run_id, message_id, index, messages, params, stop, meter, offer,
-                                           on_text, forced)
-            if model.status != "done":
-                ending = (STOPPED_ENDING if model.status == "stopped" else (model.reason or meter.ending(LIMIT_WALL_TIME))
-                          if model.status == "budget" else model.reason or "the model failed")
-                return RunResult(run_id, model.status, model.content, ending, sources)  # error: a bad block
-            if model.calls is None:
-                return RunResult(run_id, "done", model.content, None, sources)
+                limit = meter.spent()
+                if limit is not None:
+                    return RunResult(run_id, "budget", "", meter.ending(limit), sources)
             if plan:
                 plan.pop(0)
-            index += 1
-            messages.append(ChatMessage("assistant", "", tool_calls=tuple(model.calls)))
-            limit = meter.spent()
-            if limit is not None:
-                return RunResult(run_id, "budget", "", meter.ending(limit), sources)
+            messages.append(ChatMessage("assistant", "", tool_calls=tuple(calls)))
             meter.steps += 1
-            status, ended = await self._tool_steps.run(run_id, conversation_id, user_id, message_id, index, model.calls,
-                                                  messages, stop, meter, sources)
+            status, ended = await self._tool_steps.run(run_id, conversation_id, user_id, message_id, index, calls,
+                                                       messages, stop, meter, sources)
             if ended is not None:
                 return RunResult(run_id, status, "", ended, sources)
             index += 1
@@ -250,8 +233,8 @@ class AgentRunner:
         self.records.store_plan(run_id, plan)
         return plan
 
-    def _written_call(self, run_id: str, index: int, plan: list[str]) -> ToolCall | None:
-        """The next planned call when its tool can write its arguments from the person's message
+    def _written_call(self, run_id: str, index: int, plan: list[str]) -> list[ToolCall] | None:
+        """[The next planned call] when its tool can write its arguments from the person's message
         (ToolSpec.planned_arguments: the search's query, a typed expression), else None (the
         model writes them). Its id is derived from the run and step, the same on a retry."""
         if not plan or not self.user_text:
@@ -261,7 +244,7 @@ class AgentRunner:
         if arguments is None:
             return None
         digest = hashlib.sha256(f"{run_id}:{index}".encode()).hexdigest()[:24]
-        return ToolCall(f"call_{digest}", plan[0], json.dumps(arguments, ensure_ascii=False))
+        return [ToolCall(f"call_{digest}", plan[0], json.dumps(arguments, ensure_ascii=False))]
 
     def _step_tools(self, first: bool, plan: list[str]) -> tuple[tuple[str, ...] | None, bool]:
         """(the tool names a model step is offered: None every allowed one, () none, so it
@@ -402,11 +385,7 @@ class AgentRunner:
             prompt = self.generator.count_prompt_tokens(messages, functions)
         except Exception:
             prompt = 0
-        try:
-            completion = self.generator.count_text_tokens(text) if text else 0  # type: ignore[attr-defined]
-        except Exception:
-            completion = len(text.split())
-        return prompt, completion
+        return prompt, count_text(self.generator, text)
 
 @dataclass
 class _ModelOutcome:

@@ -33,7 +33,8 @@ from backend.chat.replies import REASON_SERVER_ABORTED, LiveReply
 from backend.chat.turns import Ending
 from backend import tracing
 from backend.chat.planning import TurnPlanner
-from backend.generator import FINISH_ABORT, FINISH_ERROR, FINISH_STOP, GenerationDone, GenerationError, TextGenerator
+from backend.generator import (FINISH_ABORT, FINISH_ERROR, FINISH_STOP, GenerationDone, GenerationError, TextGenerator,
+                               count_text)
 from backend.models import Message, User
 from backend.runtime_settings import RuntimeSettings
 
@@ -100,7 +101,7 @@ class AgentTurns:
             reserve = max(reserve, CALL_MAX_TOKENS)  # a forced call step's least room (AgentRunner._model_step)
         # The step after a tool reads the question again (backend.tool_prompt restates it before
         # the results): a message that fits once but not twice would fail there, after its tools ran.
-        reserve += await asyncio.to_thread(self._text_tokens, turn.user_text)
+        reserve += await asyncio.to_thread(count_text, self._generator, turn.user_text)
         with tracing.span("agent.prompt_fit", planned_messages=len(turn.messages)) as span:
             try:
                 fitted = await asyncio.to_thread(self._planner.fit_with_tools, turn.messages, runner.functions(),
@@ -129,9 +130,8 @@ class AgentTurns:
                                       stop=reply.stop_event, on_text=on_text)
         except asyncio.CancelledError:  # cancelled outright (shutdown past its wait): the steps that ended count
             if generation is not None and runner.meter is not None:
-                used = runner.meter.used()
-                generation.account_outside(GenerationDone(FINISH_ABORT, int(used["prompt_tokens"]),
-                                                          int(used["completion_tokens"])))
+                cut = RunResult("", "stopped", "", used=runner.meter.used())
+                generation.account_outside(AgentTurns.usage(cut, FINISH_ABORT))
             raise
         if result.sources:
             turn.sources = list(result.sources)
@@ -156,13 +156,6 @@ class AgentTurns:
         return GenerationDone(finish_reason, int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)),
                               queue_ms=first.queue_ms, ttft_ms=first.ttft_ms,
                               decode_tokens_per_s=last.decode_tokens_per_s)
-
-    def _text_tokens(self, text: str) -> int:
-        """`text`'s tokens as the generator counts them (a third of its characters if it cannot)."""
-        try:
-            return int(self._generator.count_text_tokens(text)) if text else 0  # type: ignore[attr-defined]
-        except Exception:
-            return len(text) // 3
 
     def stored_steps(self, user_id: str, message_id: str) -> list[AgentStepEvent]:
         """The steps of `user_id`'s reply `message_id` as its run last published them (none for

@@ -94,7 +94,7 @@ async def test_the_wall_time_is_checked_before_each_call_of_a_step(make_runner, 
     specs.append(FakeSpec("add", "adds", {"type": "object"}, "tools.basic", False, add_and_tick))
     generator = ScriptedGenerator([[call_text(("add", {}), ("add", {}), ("add", {}))], ["x"]])
     runner = make_runner(generator, budget=Budget(max_wall_s=100), clock=lambda: now[0])
-    runner.tools = {s.name: s for s in specs}
+    runner.tools["add"] = specs[-1]  # the same dict the runner's tool steps read
     result = await go(runner, turn, stop)
     assert (result.status, result.ending) == ("budget", TIME_LIMIT)
     assert len(tools.executions) == 2  # the third call was not started: 120 s had gone

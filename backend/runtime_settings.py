@@ -238,6 +238,8 @@ _AGENT_BUDGET = (
 )
 # default field -> its maximum field
 AGENT_BUDGET_PAIRS = {f"agent_default_{name}": f"agent_max_{name}" for name, *_ in _AGENT_BUDGET}
+# Each dimension's (name, least value, largest maximum an admin may set).
+AGENT_BUDGET_RANGES = tuple((name, low, high) for name, _, _, low, high, _ in _AGENT_BUDGET)
 
 
 def _agent_budget_specs() -> list[FieldSpec]:

@@ -15,8 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from backend.agent.budget import Budget, BudgetLimit
-from backend.runtime_settings import MAX_AGENT_STEPS, MAX_AGENT_WALL_S, MAX_TOKENS_PER_DAY, MIN_AGENT_STEPS, \
-    RuntimeSettings
+from backend.runtime_settings import AGENT_BUDGET_RANGES, RuntimeSettings
 
 ROLES = ("admin", "user")
 
@@ -57,10 +56,7 @@ def allowed_names(specs: Iterable[Any], settings: RuntimeSettings, role: str) ->
 # conversation settings API) -> the dimension's runtime settings (default, maximum), its least
 # value and the largest maximum an admin may set (backend.runtime_settings' field ranges).
 BUDGET_FIELDS: dict[str, tuple[str, str, int, int]] = {
-    "agent_steps": ("agent_default_steps", "agent_max_steps", MIN_AGENT_STEPS, MAX_AGENT_STEPS),
-    "agent_tool_calls": ("agent_default_tool_calls", "agent_max_tool_calls", 1, MAX_AGENT_STEPS),
-    "agent_tokens": ("agent_default_tokens", "agent_max_tokens", 1, MAX_TOKENS_PER_DAY),
-    "agent_wall_s": ("agent_default_wall_s", "agent_max_wall_s", 1, MAX_AGENT_WALL_S),
+    f"agent_{name}": (f"agent_default_{name}", f"agent_max_{name}", low, high) for name, low, high in AGENT_BUDGET_RANGES
 }
 
 

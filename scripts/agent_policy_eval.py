@@ -48,6 +48,18 @@ The bridge was designed by the engineer Ingrid Solberg. Its two towers are 148 m
 
 About 31,000 vehicles cross the bridge every day. The toll was removed in 2004.
 """
+# A second document and questions written before the grounded choice of an expression was built,
+# and never used to tune it (the "held-out" rows of docs/BENCHMARKS.md).
+HELD_OUT_DOCUMENT = """The Lindqvist Observatory
+
+The Lindqvist Observatory stands on Mount Teller, 2,870 metres above sea level. It was opened in 1962 by the
+university of Orrefors.
+
+Its main telescope has a mirror 3.6 metres wide. The dome that covers it weighs 310 tonnes and turns once in
+four minutes.
+
+The observatory has a staff of 42 people. About 1,200 visitors come every month during the summer season.
+"""
 QUESTIONS = {
     "calc": [("What is 12 * 34?", "408"), ("What is 1234 * 5678?", "7006652"), ("Compute 987 + 654.", "1641"),
              ("What is 15% of 240?", "36"), ("What is 2 to the power of 10?", "1024"), ("What is 1000 - 357?", "643"),
@@ -59,6 +71,17 @@ QUESTIONS = {
               ("What is the height of one tower of the Halvorsen Bridge times 2?", "296"),
               ("How many years after construction began did the Halvorsen Bridge open? Subtract 1981 from the "
                "opening year.", "6")],
+    # Held out: the same kind of question, about the second document.
+    "held_out": [("How much does the dome of the Lindqvist Observatory weigh? Give me that weight times 4.", "1240"),
+                 ("How many visitors come to the Lindqvist Observatory in a year if the monthly number is multiplied "
+                  "by 12?", "14400"),
+                 ("How many years had the Lindqvist Observatory been open in 2020? Subtract the opening year from "
+                  "2020.", "58"),
+                 ("If every staff member of the Lindqvist Observatory works 40 hours a week, how many hours is that "
+                  "in total?", "1680"),
+                 ("What is the altitude of the Lindqvist Observatory in metres plus 130?", "3000"),
+                 ("How wide is the main mirror of the Lindqvist Observatory in centimetres? Multiply its width in "
+                  "metres by 100.", "360")],
     "time": [("What time is it?", None), ("What day of the week is it today?", None)],
     "doc": [("How long is the Halvorsen Bridge?", "2340"), ("Who designed the Halvorsen Bridge?", "Solberg"),
             ("When did the Halvorsen Bridge open?", "1987"), ("How tall are the towers of the Halvorsen Bridge?", "148"),
@@ -69,6 +92,7 @@ QUESTIONS = {
              ("Write a short poem about time.", None)],
 }
 NEEDED_TOOLS = {"calc": ("calculator",), "doc": ("search_documents",), "chain": ("search_documents", "calculator"),
+                "held_out": ("search_documents", "calculator"),
                 "time": ("current_time",), "none": ()}
 
 
@@ -101,8 +125,9 @@ def main() -> None:
         user_id = user.id
     embedder, rag = SentenceTransformerEmbedder(), RagSettings()
     documents = DocumentService(sessions, embedder, rag)
-    view = documents.upload(user_id, "halvorsen.txt", DOCUMENT.encode())
-    documents.ingest(view.id, DOCUMENT.encode())
+    for name, text in (("halvorsen.txt", DOCUMENT), ("lindqvist.txt", HELD_OUT_DOCUMENT)):
+        view = documents.upload(user_id, name, text.encode())
+        documents.ingest(view.id, text.encode())
     registry = ToolRegistry(documents=documents, retriever=Retriever(sessions, embedder, rag), notes=None,
                             session_factory=sessions)
     specs = registry.specs()

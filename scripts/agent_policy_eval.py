@@ -110,10 +110,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--policy", choices=POLICIES, default="planned")
     parser.add_argument("--max-tokens", type=int, default=200, help="per model step")
-    parser.add_argument("--set", choices=sorted(QUESTIONS), action="append", help="question sets (default: all)")
+    parser.add_argument("--set", choices=sorted(QUESTIONS) + ["extra"], action="append", help="question sets (default: all)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=None, help="sampling seed (with --temperature > 0)")
+    parser.add_argument("--extra", type=Path, help='a JSON file {"documents": [{"name", "text"}], "questions": '
+                        '[{"question", "want"}]}: its documents are uploaded too, its questions are the set '
+                        '"extra" (each needs a document and arithmetic)')
     args = parser.parse_args()
+    uploads = [("halvorsen.txt", DOCUMENT), ("lindqvist.txt", HELD_OUT_DOCUMENT)]
+    if args.extra is not None:
+        extra = json.loads(args.extra.read_text())
+        uploads += [(d["name"], d["text"]) for d in extra["documents"]]
+        QUESTIONS["extra"] = [(q["question"], q["want"]) for q in extra["questions"]]
+        NEEDED_TOOLS["extra"] = ("search_documents", "calculator")
 
     url = f"sqlite:///{tempfile.mkdtemp()}/agent_eval.sqlite"
     run_migrations(url)
@@ -125,7 +134,7 @@ def main() -> None:
         user_id = user.id
     embedder, rag = SentenceTransformerEmbedder(), RagSettings()
     documents = DocumentService(sessions, embedder, rag)
-    for name, text in (("halvorsen.txt", DOCUMENT), ("lindqvist.txt", HELD_OUT_DOCUMENT)):
+    for name, text in uploads:
         view = documents.upload(user_id, name, text.encode())
         documents.ingest(view.id, text.encode())
     registry = ToolRegistry(documents=documents, retriever=Retriever(sessions, embedder, rag), notes=None,

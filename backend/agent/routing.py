@@ -86,6 +86,31 @@ _DOCUMENT_WORDS = re.compile(
     r"paper|upload)|according to|in (?:the|my) (?:documents?|files?|sources?))\b", re.IGNORECASE)
 
 
+# The operations a question names with their number (named_operations), and numbers as written.
+_NUMBER = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+NUMBER_RE = re.compile(rf"(?<![\w.]){_NUMBER}(?![\w]|\.\d)")
+_FLAGS = re.IGNORECASE
+# (pattern with one number group, template of the operand {a} and that number {n}).
+_NAMED = (
+    (re.compile(rf"\bsubtract\w*\s+{_NUMBER}\s+from\b", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"\bsubtract\w*\b[^.?!\n]{{0,80}}?\bfrom\s+{_NUMBER}", _FLAGS), "{n} - {a}"),
+    (re.compile(rf"\b(?:minus|less)\s+{_NUMBER}", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"\b(?:multiplied\s+by|times)\s+{_NUMBER}", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"\bmultiply\b[^.?!\n]{{0,80}}?\bby\s+{_NUMBER}", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s+times\b", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"\bdivided\s+by\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\bdivide\b[^.?!\n]{{0,80}}?\bby\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\b(?:plus|add)\s+{_NUMBER}", _FLAGS), "{a} + {n}"),
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%|percent\b|per\s+cent\b)\s*of\b", _FLAGS), "{a} * {n} / 100"),
+)
+_WORDS = (
+    (re.compile(r"\b(?:twice|double)\b", _FLAGS), "{a} * 2"),
+    (re.compile(r"\btriple\b", _FLAGS), "{a} * 3"),
+    (re.compile(r"\bhalf\s+of\b|\bhalve\b", _FLAGS), "{a} / 2"),
+)
+_TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
+
+
 def cue_text(text: str) -> str:
     """What the cues read of `text`: all of it up to MAX_CUE_CHARS, else its first and last
     halves of that, joined by a line break."""
@@ -105,8 +130,30 @@ def needs_calculation(text: str) -> bool:
     """Whether `text` asks for arithmetic: a typed expression, or an arithmetic word next to a
     number (see the patterns above)."""
     text = cue_text(text)
-    return bool(_typed_operator(text) or _WORD_OPERATIONS.search(text)
-                or (_N_TIMES.search(text) and _QUANTITY.search(text)))
+    return bool(_typed_operator(text) or _WORD_OPERATIONS.search(text) or named_operations(text)
+                or (_N_TIMES.search(text) and _QUANTITY.search(text))
+                or (NUMBER_RE.search(text) and _TOTAL.search(text)))
+
+
+def named_operations(question: str) -> list[tuple[str, str | None]]:
+    """(template over the operand "{a}", the number it names) for each operation `question`
+    names ("..., multiplied by 2?" -> [("{a} * 2", "2")]; "Subtract the opening year from
+    2020." -> [("2020 - {a}", "2020")]; "twice" -> [("{a} * 2", None)]), in the order they
+    appear, each once."""
+    question = cue_text(question)
+    found: list[tuple[int, tuple[str, str | None]]] = []
+    for pattern, template in _NAMED:
+        for match in pattern.finditer(question):
+            n = match.group(1).replace(",", "")
+            found.append((match.start(), (template.replace("{n}", n), n)))
+    for pattern, template in _WORDS:
+        found.extend((m.start(), (template, None)) for m in pattern.finditer(question))
+    return list(dict.fromkeys(item for _, item in sorted(found)))
+
+
+def asks_total(text: str) -> bool:
+    """Whether `text` asks for a total ("in total", "altogether", "combined")."""
+    return _TOTAL.search(cue_text(text)) is not None
 
 
 def asks_for_time(text: str) -> bool:

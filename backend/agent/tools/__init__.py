@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from backend.errors import DomainError
 
@@ -66,7 +66,12 @@ class ToolSpec:
     "planned" policy: backend.agent.routing); blocking; None: never planned. planned_arguments(text):
     the arguments of a planned call that the program can write from the message itself (the
     search's query is the message; an expression typed in it), valid by `parameters`, or None
-    when the model must write them."""
+    when the model must write them. candidate_arguments(text, results): the arguments a planned
+    call may take, written out by the program from the message and the contents of this run's
+    earlier tool results, for the model to choose among by likelihood (backend.agent.choice);
+    blocking; [] when it has none (the model then writes the call). stated_result(content): what
+    an answer after this tool's result `content` must state (the calculator's value), enforced
+    by the engine's grammar; None: nothing."""
 
     name: str
     description: str
@@ -77,6 +82,8 @@ class ToolSpec:
     intent_words: tuple[str, ...] = ()
     relevant: Callable[[str, str], bool] | None = None
     planned_arguments: Callable[[str], dict[str, Any] | None] | None = None
+    candidate_arguments: Callable[[str, Sequence[str]], list[dict[str, Any]]] | None = None
+    stated_result: Callable[[str], str | None] | None = None
 
 
 from backend.agent.tools.registry import ToolRegistry  # noqa: E402  (needs the types above)

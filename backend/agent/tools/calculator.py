@@ -25,12 +25,13 @@ from __future__ import annotations
 import decimal
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolError, ToolResult, ToolSpec
+from backend.agent.tools.expressions import candidate_expressions
 
 MAX_EXPRESSION_CHARS = 500
 MAX_DEPTH = 50
@@ -392,3 +393,27 @@ SPEC = ToolSpec(
     relevant=lambda user_id, text: needs_calculation(text),
     planned_arguments=lambda text: _typed(text),
 )
+
+
+_PLAIN_RESULT = re.compile(r" = (-?\d{1,20}(?:\.\d{1,10})?)$")
+
+
+def stated_result(content: str) -> str | None:
+    """The value of a result "expression = value" when it is a plain number (at most 20 digits,
+    10 after the point): what the answer after it must state; None otherwise (an error, an
+    inexact or very long value)."""
+    match = _PLAIN_RESULT.search(content)
+    return match.group(1) if match else None
+
+
+def spec(embed: Callable[[Sequence[str]], Any] | None = None) -> ToolSpec:
+    """SPEC with candidate_arguments: the expressions over a number in the run's earlier results
+    that the question asks for (backend.agent.tools.expressions), the fact sentence found with
+    `embed` (the chat's embedder; None: the first sentence holding a number)."""
+
+    def candidates(text: str, results: Sequence[str]) -> list[dict[str, Any]]:
+        found = candidate_expressions(text, results, embed, evaluate)
+        return [{"expression": e} for e in found
+                if len(e) <= MAX_ARGUMENT_CHARS and re.fullmatch(EXPRESSION_PATTERN, e)]
+
+    return replace(SPEC, candidate_arguments=candidates, stated_result=stated_result)

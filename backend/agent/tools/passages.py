@@ -44,6 +44,28 @@ def format_passages(sources: Sequence[Source]) -> str:
     return "\n\n".join(blocks)
 
 
+_HEADER = re.compile(r"^\[(\d+)\] (.*) — passage [0-9a-f]{32}:[0-9]+$")
+
+
+def read_passages(content: str) -> list[tuple[str, str]]:
+    """(label, text) of each passage quoted in `content`, a result that format_passages wrote
+    (search_documents, read_passage): the "[n] label — passage <id>" line and the "> " lines
+    after it, unquoted. Lines that are not part of a passage are skipped."""
+    out: list[tuple[str, str]] = []
+    label: str | None = None
+    lines: list[str] = []
+    for line in content.split("\n") + [""]:
+        header = _HEADER.match(line)
+        if label is not None and (header or not (line.startswith(QUOTE) or line == QUOTE.rstrip())):
+            out.append((label, "\n".join(lines)))
+            label, lines = None, []
+        if header:
+            label = header.group(2)
+        elif label is not None:
+            lines.append(line[len(QUOTE):])
+    return out
+
+
 def passage_records(sources: Sequence[Source]) -> list[dict[str, object]]:
     """JSON-able records (backend.rag.citation plus passage_id) to store with the run."""
     return [{**citation(n, s), "passage_id": passage_id(s)} for n, s in enumerate(sources, start=1)]

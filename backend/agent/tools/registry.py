@@ -40,7 +40,9 @@ class ToolRegistry:
             found.append(search_documents.spec(retriever))
         if documents is not None:
             found.append(read_passage.spec(documents))
-        found.extend((calculator.SPEC, current_time.SPEC))
+        # The calculator finds the fact sentence of a question with the chat's embedder.
+        embed = retriever.embedder.embed if retriever is not None else None
+        found.extend((calculator.spec(embed), current_time.SPEC))
         if notes is not None:
             found.append(save_note.spec(notes))
         self._specs = {spec.name: spec for spec in found}

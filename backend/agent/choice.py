@@ -1,0 +1,106 @@
+"""A model step that chooses one of the calls the program wrote out, by likelihood (issue 15).
+
+Each candidate is the whole call block the model would write (backend.tool_prompt.call_block).
+The generator decodes it under a one-string constraint with logprobs on, so the sum of the
+sampled tokens' log-probabilities (the engine reports them from the raw logits, before the
+constraint's mask) is the candidate's log-likelihood after the step's prompt. Raw likelihood
+favours what is likely anywhere (short numbers, the first number seen), so each candidate is
+scored by its pointwise mutual information with the prompt: its log-likelihood after the prompt
+minus its log-likelihood after NEUTRAL_PROMPT (domain-conditional PMI, Holtzman et al. 2021,
+"Surface Form Competition: Why the Highest Probability Answer Isn't Always Right"). On the agent
+eval's questions this picked the passage's number where raw likelihood picked "1 + 2".
+
+Every candidate shares the step's prompt, so the engine's prefix cache computes that prompt once;
+the requests run side by side as one batch. Cancelling the choice (Stop, the wall time) closes
+every stream, which aborts its request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from backend.generator import ChatMessage, GenerationDone, GenerationParams, TextDelta, TextGenerator
+from backend.generator import prepare as prepare_generation
+from backend.output_constraint import OutputConstraint
+
+NEUTRAL_PROMPT = (ChatMessage("user", "Write an arithmetic expression."),)
+
+
+@dataclass
+class Scored:
+    """One candidate's log-likelihoods (natural log) after the step's prompt and after
+    NEUTRAL_PROMPT, and the final event of its request after the step's prompt."""
+
+    text: str
+    logprob: float
+    neutral_logprob: float
+    done: GenerationDone | None
+
+    @property
+    def pmi(self) -> float:
+        return self.logprob - self.neutral_logprob
+
+
+@dataclass
+class Choice:
+    """The chosen candidate (index into the candidates), every candidate's score, and the
+    tokens the choice cost: the step's prompt once, NEUTRAL_PROMPT once, every generated token."""
+
+    index: int
+    scored: list[Scored]
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def text(self) -> str:
+        return self.scored[self.index].text
+
+
+async def _loglikelihood(generator: TextGenerator, request_id: str, messages: Sequence[ChatMessage],
+                         params: GenerationParams, text: str) -> tuple[float, GenerationDone | None, str]:
+    forced = replace(params, temperature=0.0, top_p=1.0, top_k=None, logprobs=0, n=1, stop=(),
+                     presence_penalty=0.0, frequency_penalty=0.0,
+                     structured_output=OutputConstraint(choice=(text,), param="agent choice"))
+    await prepare_generation(generator, forced)
+    total, done, written = 0.0, None, []
+    stream = generator.stream(request_id, list(messages), forced)
+    try:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                written.append(event.text)
+                total += sum(entry.logprob for entry in event.logprobs)
+            elif isinstance(event, GenerationDone):
+                done = event
+    finally:
+        await stream.aclose()  # type: ignore[attr-defined]
+    return total, done, "".join(written)
+
+
+async def choose(generator: TextGenerator, request_id: str, messages: Sequence[ChatMessage],
+                 params: GenerationParams, candidates: Sequence[str]) -> Choice:
+    """The candidate (a whole reply text) with the highest PMI after `messages` (ties: the
+    first). params: the step's (its tools are rendered into the prompt, as for a written call);
+    sampling is replaced by forced decoding. Request ids: "{request_id}:c{i}" and
+    "{request_id}:n{i}". Raises ValueError for no candidates, and GenerationError as
+    generator.stream does (a candidate the engine could not decode fails the step)."""
+    if not candidates:
+        raise ValueError("no candidates to choose from")
+    after = [_loglikelihood(generator, f"{request_id}:c{i}", messages, params, text)
+             for i, text in enumerate(candidates)]
+    neutral = [_loglikelihood(generator, f"{request_id}:n{i}", NEUTRAL_PROMPT, params, text)
+               for i, text in enumerate(candidates)]
+    results = await asyncio.gather(*after, *neutral)
+    scored: list[Scored] = []
+    for i, text in enumerate(candidates):
+        (logprob, done, written), (neutral_logprob, _, _) = results[i], results[len(candidates) + i]
+        if written != text:
+            raise ValueError(f"candidate {i} decoded as {written!r}, not {text!r}")
+        scored.append(Scored(text, logprob, neutral_logprob, done))
+    best = max(range(len(scored)), key=lambda i: (scored[i].pmi, -i))
+    n = len(candidates)
+    prompts = [r[1].prompt_tokens for r in results[:n] if r[1] is not None]
+    neutral_prompts = [r[1].prompt_tokens for r in results[n:] if r[1] is not None]
+    completion = sum(r[1].completion_tokens for r in results if r[1] is not None)
+    return Choice(best, scored, max(prompts, default=0) + max(neutral_prompts, default=0), completion)

@@ -1,0 +1,117 @@
+"""Candidate calculator expressions for a question whose operand is in the run's tool results.
+
+A question such as "How long is the bridge in metres, multiplied by 2?" needs a number the
+search found and an operation the question names. SmolLM2-135M, asked to write that call, wrote
+"1.23400000000000001", "148" or "1987 * 2340" for every such question (docs/BENCHMARKS.md,
+"Agent runs with the real model"); a small model does much better choosing among written-out
+answers by their likelihood than generating one (multiple-choice scoring, as in the MMLU and
+HellaSwag evaluations). So the program writes the candidates and the model picks one
+(backend.agent.choice):
+
+- the fact sentence: of the sentences of the quoted passages that hold a number, the one most
+  cosine-similar to the question by the chat's embedder, each embedded after its passage's
+  heading (a sentence such as "Its two towers are 148 metres tall" names neither the bridge nor
+  the document, and without its heading lost to "The bridge is 2,340 metres long");
+- the operation, when the question names it with its number ("multiplied by 2", "3 times",
+  "subtract 1981 from", "subtract ... from 2020", "plus 130", "15% of", "twice"): that
+  operation with each number of the fact sentence as its other operand, in the order the words
+  give;
+- otherwise every number of the fact sentence with every number of the question, by + - * /
+  in both orders ("in total" alone: + and *), no difference below zero.
+
+The passages are untrusted data: only their numbers are read, never an instruction, and the
+expressions are checked by the calculator's own parser before they are offered.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from backend.agent.routing import NUMBER_RE, asks_total, named_operations
+from backend.agent.tools.passages import read_passages
+
+# The most candidates one question gets (every one is a scored request).
+MAX_CANDIDATES = 32
+# The cues read this much of the question (backend.agent.routing.MAX_CUE_CHARS reads as much).
+MAX_QUESTION_CHARS = 2000
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+
+
+def numbers_in(text: str) -> list[str]:
+    """The numbers written in `text`, in order, each once, without thousands separators
+    ("2,340 metres ... 14 May 1987" -> ["2340", "14", "1987"])."""
+    found = (m.group(1).replace(",", "") for m in NUMBER_RE.finditer(text))
+    return list(dict.fromkeys(found))
+
+
+def fact_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
+    """(heading, sentence) for each sentence holding a number in the passages quoted in
+    `results` (the contents of search_documents / read_passage results, read by
+    backend.agent.tools.passages.read_passages). heading: the passage's first line when it is
+    a title (at most 80 characters, no full stop), else the passage's label."""
+    out: list[tuple[str, str]] = []
+    for label, text in (p for result in results for p in read_passages(result)):
+        lines = [line.strip() for line in text.split("\n") if line.strip()]
+        if not lines:
+            continue
+        title = lines[0] if len(lines[0]) <= 80 and not lines[0].endswith((".", "!", "?", ":")) else label
+        body = " ".join(text.split("\n")) if title == label else text[text.index(lines[0]) + len(lines[0]):]
+        for sentence in _SENTENCE_END.split(body):
+            sentence = " ".join(sentence.split())
+            if sentence and NUMBER_RE.search(sentence):
+                out.append((title, sentence))
+    return list(dict.fromkeys(out))
+
+
+def rank_sentences(question: str, sentences: Sequence[tuple[str, str]],
+                   embed: Callable[[Sequence[str]], Any] | None) -> list[str]:
+    """The sentences, most cosine-similar to `question` first (each embedded as
+    "heading. sentence"); in their order when there is no embedder."""
+    if embed is None or len(sentences) < 2:
+        return [sentence for _, sentence in sentences]
+    vectors = np.asarray(embed([question[:MAX_QUESTION_CHARS]] + [f"{h}. {s}" for h, s in sentences]),
+                         dtype=np.float64)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    similarity = vectors[1:] @ vectors[0]
+    order = sorted(range(len(sentences)), key=lambda i: -similarity[i])
+    return [sentences[i][1] for i in order]
+
+
+def candidate_expressions(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
+                          evaluate: Callable[[str], Any]) -> list[str]:
+    """The expressions the model chooses among (see the module docstring), at most
+    MAX_CANDIDATES, each accepted by `evaluate` (the calculator's; raising otherwise); [] when
+    the results hold no number or the question gives neither an operation nor a number (the
+    model then writes the call)."""
+    question = question[:MAX_QUESTION_CHARS]
+    ranked = rank_sentences(question, fact_sentences(results), embed)
+    if not ranked:
+        return []
+    operands = numbers_in(ranked[0])
+    templates = named_operations(question)
+    expressions: list[str] = []
+    if templates:
+        for template, n in templates:
+            expressions.extend(template.replace("{a}", a) for a in operands if a != n)
+    else:
+        given = numbers_in(question)
+        operators = "+*" if asks_total(question) else "+-*/"
+        for a in operands:
+            for n in given:
+                if a == n:
+                    continue
+                for op in operators:
+                    expressions.extend((f"{a} {op} {n}", f"{n} {op} {a}"))
+    out: list[str] = []
+    for expression in dict.fromkeys(expressions):
+        try:
+            value = evaluate(expression)
+        except Exception:
+            continue
+        if " - " in expression and getattr(value, "q", 0) < 0:
+            continue  # a difference below zero: the other order is the one asked
+        out.append(expression)
+    return out[:MAX_CANDIDATES]

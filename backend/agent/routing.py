@@ -106,8 +106,23 @@ _NAMED = (
 _WORDS = (
     (re.compile(r"\b(?:twice|double)\b", _FLAGS), "{a} * 2"),
     (re.compile(r"\btriple\b", _FLAGS), "{a} * 3"),
-    (re.compile(r"\bhalf\s+of\b|\bhalve\b", _FLAGS), "{a} / 2"),
+    (re.compile(r"\bhalf\s+(?:of|the|a|an|its|their)\b|\bhalve\b", _FLAGS), "{a} / 2"),
+    (re.compile(r"\b(?:a|one)\s+third\s+of\b", _FLAGS), "{a} / 3"),
+    (re.compile(r"\b(?:a|one)\s+quarter\s+of\b", _FLAGS), "{a} / 4"),
 )
+# Implicit operations with the question's number: a comparison ("if it were 12.5 metres taller"),
+# a share ("split between 4", "per person among 3"), the cost of several ("how much do 4 tickets
+# cost"), years counted from a year ("counting from 2030, how many years ago").
+_LARGER = r"taller|longer|heavier|older|higher|bigger|larger|wider|deeper|more|dearer|further|farther"
+_SMALLER = r"shorter|lighter|younger|lower|smaller|narrower|shallower|less|fewer|cheaper"
+_IMPLIED = (
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%\s*|[a-z]+\s+)?(?:{_LARGER})\b", _FLAGS), "{a} + {n}"),
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:[a-z]+\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"\b(?:split|shared|divided)\s+(?:between|among|amongst|by)\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
+)
+_COST = re.compile(r"\bhow\s+much\b[^.?!\n]{0,120}?\b(?:cost|pay|spend|charge)", _FLAGS)
+_YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
+_YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
 _TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
 
 
@@ -138,16 +153,25 @@ def needs_calculation(text: str) -> bool:
 def named_operations(question: str) -> list[tuple[str, str | None]]:
     """(template over the operand "{a}", the number it names) for each operation `question`
     names ("..., multiplied by 2?" -> [("{a} * 2", "2")]; "Subtract the opening year from
-    2020." -> [("2020 - {a}", "2020")]; "twice" -> [("{a} * 2", None)]), in the order they
-    appear, each once."""
+    2020." -> [("2020 - {a}", "2020")]; "twice" -> [("{a} * 2", None)]; "if it were 12.5 metres
+    taller" -> [("{a} + 12.5", "12.5")]; "how much do 4 tickets cost" -> [("{a} * 4", "4")];
+    "counting from 2030, how many years ago" -> [("2030 - {a}", "2030"), ("{a} - 2030",
+    "2030")]), in the order they appear, each once."""
     question = cue_text(question)
     found: list[tuple[int, tuple[str, str | None]]] = []
-    for pattern, template in _NAMED:
+    for pattern, template in _NAMED + _IMPLIED:
         for match in pattern.finditer(question):
             n = match.group(1).replace(",", "")
             found.append((match.start(), (template.replace("{n}", n), n)))
     for pattern, template in _WORDS:
         found.extend((m.start(), (template, None)) for m in pattern.finditer(question))
+    if not found and _COST.search(question):
+        found.extend((m.start(), ("{a} * " + m.group(1).replace(",", ""), m.group(1).replace(",", "")))
+                     for m in NUMBER_RE.finditer(question))
+    if not found and _YEARS.search(question):
+        for m in _YEAR.finditer(question):
+            found.extend(((m.start(), (f"{m.group(1)} - {{a}}", m.group(1))),
+                          (m.start(), (f"{{a}} - {m.group(1)}", m.group(1)))))
     return list(dict.fromkeys(item for _, item in sorted(found)))
 
 

@@ -324,7 +324,8 @@ def evaluate(expression: str) -> Value:
 
 
 def format_value(value: Value) -> str:
-    """An integer as is; an exact fraction as "p/q (≈ decimal)"; an inexact value as
+    """An integer as is; an exact fraction with a finite decimal expansion (of at most
+    SHOWN_DIGITS significant digits) as that decimal ("8.25"), any other as "p/q (≈ decimal)"; an inexact value as
     "≈ decimal" (SHOWN_DIGITS significant digits)."""
     q = value.q
     with decimal.localcontext(decimal.Context(prec=SHOWN_DIGITS, Emax=MAX_BITS * 2, Emin=-MAX_BITS * 2)):
@@ -334,7 +335,17 @@ def format_value(value: Value) -> str:
         return f"≈ {shown}"
     if q.denominator == 1:
         return str(q.numerator)
+    if _terminates(q.denominator) and "e" not in shown.lower() and Fraction(shown) == q:
+        return shown  # 7.2 + 1.05 = 8.25, exactly
     return f"{q.numerator}/{q.denominator} (≈ {shown})"
+
+
+def _terminates(denominator: int) -> bool:
+    """Whether 1/denominator has a finite decimal expansion (no prime factor but 2 and 5)."""
+    for p in (2, 5):
+        while denominator % p == 0:
+            denominator //= p
+    return denominator == 1
 
 
 def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:

@@ -12,11 +12,13 @@ HellaSwag evaluations). So the program writes the candidates and the model picks
   cosine-similar to the question by the chat's embedder, each embedded after its passage's
   heading (a sentence such as "Its two towers are 148 metres tall" names neither the bridge nor
   the document, and without its heading lost to "The bridge is 2,340 metres long");
+- the operands: the numbers of that sentence with a word of the question next to them (all of
+  them when none has one);
 - the operation, when the question names it with its number ("multiplied by 2", "3 times",
   "subtract 1981 from", "subtract ... from 2020", "plus 130", "15% of", "twice"): that
-  operation with each number of the fact sentence as its other operand, in the order the words
-  give;
-- otherwise every number of the fact sentence with every number of the question, by + - * /
+  operation with each operand, in the order the words give; also an implied one ("if it were
+  12.5 metres taller", "how much do 4 tickets cost", "counting from 2030, how many years ago");
+- otherwise every operand with every number of the question, by + - * /
   in both orders ("in total" alone: + and *), no difference below zero.
 
 The passages are untrusted data: only their numbers are read, never an instruction, and the
@@ -45,6 +47,31 @@ def numbers_in(text: str) -> list[str]:
     ("2,340 metres ... 14 May 1987" -> ["2340", "14", "1987"])."""
     found = (m.group(1).replace(",", "") for m in NUMBER_RE.finditer(text))
     return list(dict.fromkeys(found))
+
+
+_WORD = re.compile(r"[a-z]{3,}")
+_STOPWORDS = frozenset(
+    "the and for are was were its his her their our your this that these those with from into than then "
+    "what which who whom how many much does did has have had been being will would could should about "
+    "each every per all any one some more most less".split())
+
+
+def _stems(text: str) -> set[str]:
+    return {w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+
+
+def operands_of(sentence: str, question: str) -> list[str]:
+    """The numbers of `sentence` the question may be about: those with a word of the question
+    among the two words before them and the three after ("84 member farms and employs 230
+    people", asked about member farms -> ["84"]); all of them when none has one."""
+    asked = _stems(question)
+    near: list[str] = []
+    for match in NUMBER_RE.finditer(sentence):
+        before = sentence[:match.start()].split()[-2:]
+        after = sentence[match.end():].split()[:3]
+        if _stems(" ".join(before + after)) & asked:
+            near.append(match.group(1).replace(",", ""))
+    return list(dict.fromkeys(near)) or numbers_in(sentence)
 
 
 def fact_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
@@ -80,17 +107,7 @@ def rank_sentences(question: str, sentences: Sequence[tuple[str, str]],
     return [sentences[i][1] for i in order]
 
 
-def candidate_expressions(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
-                          evaluate: Callable[[str], Any]) -> list[str]:
-    """The expressions the model chooses among (see the module docstring), at most
-    MAX_CANDIDATES, each accepted by `evaluate` (the calculator's; raising otherwise); [] when
-    the results hold no number or the question gives neither an operation nor a number (the
-    model then writes the call)."""
-    question = question[:MAX_QUESTION_CHARS]
-    ranked = rank_sentences(question, fact_sentences(results), embed)
-    if not ranked:
-        return []
-    operands = numbers_in(ranked[0])
+def _expressions(question: str, operands: Sequence[str]) -> list[str]:
     templates = named_operations(question)
     expressions: list[str] = []
     if templates:
@@ -105,6 +122,28 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                     continue
                 for op in operators:
                     expressions.extend((f"{a} {op} {n}", f"{n} {op} {a}"))
+    return expressions
+
+
+def candidate_expressions(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
+                          evaluate: Callable[[str], Any]) -> list[str]:
+    """The expressions the model chooses among (see the module docstring), at most
+    MAX_CANDIDATES, each accepted by `evaluate` (the calculator's; raising otherwise); [] when
+    the results hold no number or the question gives neither an operation nor a number (the
+    model then writes the call)."""
+    question = question[:MAX_QUESTION_CHARS]
+    ranked = rank_sentences(question, fact_sentences(results), embed)
+    if not ranked:
+        return []
+    out = _valid(_expressions(question, operands_of(ranked[0], question)), evaluate)
+    if not out:  # the numbers next to the question's words were the question's own
+        out = _valid(_expressions(question, numbers_in(ranked[0])), evaluate)
+    return out[:MAX_CANDIDATES]
+
+
+def _valid(expressions: Sequence[str], evaluate: Callable[[str], Any]) -> list[str]:
+    """The expressions `evaluate` accepts, each once, but for a difference below zero (the other
+    order is the one asked)."""
     out: list[str] = []
     for expression in dict.fromkeys(expressions):
         try:
@@ -112,6 +151,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         except Exception:
             continue
         if " - " in expression and getattr(value, "q", 0) < 0:
-            continue  # a difference below zero: the other order is the one asked
+            continue
         out.append(expression)
-    return out[:MAX_CANDIDATES]
+    return out

@@ -105,9 +105,14 @@ def test_irrational_results_are_marked_inexact_and_close():
 def test_formatting_and_the_tool_result():
     assert format_value(evaluate("1/3")) == "1/3 (≈ 0.333333333333333333333333333333)"
     assert format_value(evaluate("2^100")) == str(2**100)
+    # A fraction with a finite decimal expansion is that decimal, exactly (7.2 + 1.05 was "33/4 (≈ 8.25)").
+    assert format_value(evaluate("7.2 + 1.05")) == "8.25"
+    assert format_value(evaluate("96.40 * 3")) == "289.2"
+    assert format_value(evaluate("1 / 1024")) == "0.0009765625"
+    assert format_value(evaluate("1 / 2^120")).startswith(f"1/{2**120} (≈ ")  # more digits than shown
     result = SPEC.run(context(), {"expression": "10 / 4"})
-    assert result.content == "10 / 4 = 5/2 (≈ 2.5)"
-    assert result.data == {"expression": "10 / 4", "result": "5/2 (≈ 2.5)", "exact": True,
+    assert result.content == "10 / 4 = 2.5"
+    assert result.data == {"expression": "10 / 4", "result": "2.5", "exact": True,
                            "numerator": "5", "denominator": "2"}
     assert "10 / 4" in result.summary and result.sources == ()
 

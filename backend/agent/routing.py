@@ -118,12 +118,20 @@ _SMALLER = r"shorter|lighter|younger|lower|smaller|narrower|shallower|less|fewer
 _IMPLIED = (
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%\s*|[a-z]+\s+)?(?:{_LARGER})\b", _FLAGS), "{a} + {n}"),
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:[a-z]+\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
-    (re.compile(rf"\b(?:split|shared|divided)\s+(?:between|among|amongst|by)\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\b(?:split|shared|divided)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by)\s+{_NUMBER}",
+                _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,80}}?\b(?:reach|make|get\s+to)\s+{_NUMBER}", _FLAGS),
+     "{n} - {a}"),
 )
 _COST = re.compile(r"\bhow\s+much\b[^.?!\n]{0,120}?\b(?:cost|pay|spend|charge)", _FLAGS)
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
 _TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
+
+
+_COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+           "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
+_COUNT_WORD = re.compile(r"\b(?:" + "|".join(_COUNTS) + r")\b(?=\s+(?!times\b)[a-z])", _FLAGS)
 
 
 def cue_text(text: str) -> str:
@@ -133,6 +141,13 @@ def cue_text(text: str) -> str:
         return text
     half = MAX_CUE_CHARS // 2
     return text[:half] + "\n" + text[-half:]
+
+
+def with_digits(text: str) -> str:
+    """`text` with a count written as a word before another word as digits ("four adults" ->
+    "4 adults"; not "three times": "I told you three times" asks for nothing), for reading the
+    operation of a question."""
+    return _COUNT_WORD.sub(lambda m: _COUNTS[m.group(0).lower()], text)
 
 
 def _typed_operator(text: str) -> bool:
@@ -157,7 +172,7 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
     taller" -> [("{a} + 12.5", "12.5")]; "how much do 4 tickets cost" -> [("{a} * 4", "4")];
     "counting from 2030, how many years ago" -> [("2030 - {a}", "2030"), ("{a} - 2030",
     "2030")]), in the order they appear, each once."""
-    question = cue_text(question)
+    question = with_digits(cue_text(question))
     found: list[tuple[int, tuple[str, str | None]]] = []
     for pattern, template in _NAMED + _IMPLIED:
         for match in pattern.finditer(question):

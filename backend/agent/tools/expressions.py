@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from backend.agent.routing import NUMBER_RE, asks_total, named_operations
+from backend.agent.routing import NUMBER_RE, asks_total, named_operations, with_digits
 from backend.agent.tools.passages import read_passages
 
 # The most candidates one question gets (every one is a scored request).
@@ -114,7 +114,7 @@ def _expressions(question: str, operands: Sequence[str]) -> list[str]:
         for template, n in templates:
             expressions.extend(template.replace("{a}", a) for a in operands if a != n)
     else:
-        given = numbers_in(question)
+        given = numbers_in(with_digits(question))
         operators = "+*" if asks_total(question) else "+-*/"
         for a in operands:
             for n in given:

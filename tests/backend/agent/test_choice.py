@@ -1,0 +1,151 @@
+"""A model step choosing among written-out calls by likelihood (backend.agent.choice), and the
+runner's use of it: the chosen call runs, and the answer after a calculation states its value."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from backend.agent.budget import Budget
+from backend.agent.choice import NEUTRAL_PROMPT, choose
+from backend.agent.runs import POLICY_PLANNED, AgentRunner, last_step_only, stating_pattern
+from backend.agent.tools import ToolSpec
+from backend.agent.tools.calculator import spec as calculator_spec
+from backend.agent.tools.passages import format_passages
+from backend.generator import ChatMessage, GenerationDone, GenerationParams, TextDelta, TokenLogprob, ToolCall
+from backend.rag import Source
+
+
+class LikelihoodGenerator:
+    """Streams a forced candidate (a one-string `choice` constraint) as one delta whose logprob is
+    `after[text]` for the step's prompt or `neutral[text]` for NEUTRAL_PROMPT; any other request
+    gets `answer`. Records every request."""
+
+    model_name = "likelihood"
+    context_length = 4096
+
+    def __init__(self, after: dict[str, float], neutral: dict[str, float], answer: str = "It is 4,680 metres.",
+                 write: dict[str, str] | None = None) -> None:
+        self.after, self.neutral, self.answer, self.write = after, neutral, answer, write or {}
+        self.requests: list[tuple[str, list[ChatMessage], GenerationParams]] = []
+
+    def count_prompt_tokens(self, messages, tools=()) -> int:
+        return 7 if list(messages) == list(NEUTRAL_PROMPT) else 50
+
+    async def abort(self, request_id: str) -> None:
+        pass
+
+    def stream(self, request_id, messages, params):
+        self.requests.append((request_id, list(messages), params))
+        return self._run(list(messages), params)
+
+    async def _run(self, messages, params):
+        constraint = params.structured_output
+        if constraint is not None and constraint.choice is not None:
+            text = constraint.choice[0]
+            table = self.neutral if messages == list(NEUTRAL_PROMPT) else self.after
+            written = self.write.get(text, text)
+            yield TextDelta(written, logprobs=(TokenLogprob(written, table[text], ()),))
+            yield GenerationDone("stop", self.count_prompt_tokens(messages), 3)
+            return
+        yield TextDelta(self.answer)
+        yield GenerationDone("stop", 50, 5)
+
+
+def test_choose_picks_the_highest_pmi_not_the_highest_likelihood():
+    # "1 + 2" is likelier after the prompt, but likelier still anywhere: the passage's number wins.
+    generator = LikelihoodGenerator(after={"1 + 2": -40.0, "2340 * 2": -47.0, "612 * 2": -52.0},
+                                    neutral={"1 + 2": -30.0, "2340 * 2": -60.0, "612 * 2": -60.0})
+    messages = [ChatMessage("user", "How long is it, multiplied by 2?")]
+    choice = asyncio.run(choose(generator, "r", messages, GenerationParams(), ["1 + 2", "2340 * 2", "612 * 2"]))
+    assert choice.text == "2340 * 2" and choice.index == 1
+    assert [round(s.pmi, 1) for s in choice.scored] == [-10.0, 13.0, 8.0]
+    # The step's prompt once and the neutral prompt once; every forced token.
+    assert (choice.prompt_tokens, choice.completion_tokens) == (50 + 7, 6 * 3)
+    # Each candidate was decoded greedily under its own one-string constraint, with logprobs.
+    forced = [p for _, _, p in generator.requests]
+    assert all(p.temperature == 0.0 and p.logprobs == 0 for p in forced)
+    assert sorted(r for r, _, _ in generator.requests) == ["r:c0", "r:c1", "r:c2", "r:n0", "r:n1", "r:n2"]
+
+
+def test_choose_refuses_a_candidate_the_engine_wrote_differently_and_an_empty_list():
+    generator = LikelihoodGenerator(after={"a": -1.0}, neutral={"a": -1.0}, write={"a": "b"})
+    with pytest.raises(ValueError, match="decoded as"):
+        asyncio.run(choose(generator, "r", [ChatMessage("user", "q")], GenerationParams(), ["a"]))
+    with pytest.raises(ValueError):
+        asyncio.run(choose(generator, "r", [ChatMessage("user", "q")], GenerationParams(), []))
+
+
+@pytest.mark.parametrize("value, holds, refuses", [
+    ("4680", ["It is 4680 metres.", "It is 4,680 metres.", "4680", "  4,680 in total"],
+     ["It is long. It is 4680 metres.", "<tool_response>4680", "It is 468 metres.", "It is 4.680 metres."]),
+    ("8.25", ["The wheel would weigh 8.25 kg."], ["The wheel would weigh 8 kg."]),
+    ("-58", ["It had been open 58 years."], ["It is old."]),
+    ("1234567", ["1,234,567 visitors"], ["12,34,567 visitors"]),
+])
+def test_the_answer_after_a_calculation_states_its_value_in_its_first_sentence(value, holds, refuses):
+    pattern = re.compile(stating_pattern(value))
+    assert all(pattern.fullmatch(text) for text in holds)
+    assert not any(pattern.fullmatch(text) for text in refuses)
+
+
+def test_the_answer_reads_only_the_last_step():
+    question = ChatMessage("user", "q")
+    search = ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "search_documents", "{}"),))
+    found = ChatMessage("tool", "passage", tool_call_id="c1", name="search_documents")
+    calc = ChatMessage("assistant", "", tool_calls=(ToolCall("c2", "calculator", "{}"),))
+    value = ChatMessage("tool", "2340 * 2 = 4680", tool_call_id="c2", name="calculator")
+    earlier = [ChatMessage("user", "hi"), ChatMessage("assistant", "hello")]
+    assert last_step_only(earlier + [question, search, found, calc, value]) == earlier + [question, calc, value]
+    assert last_step_only([question, calc, value]) == [question, calc, value]  # one step: all of it
+
+
+BRIDGE = ("The Halvorsen Bridge\n\nThe bridge is 2,340 metres long and its main span measures 612 metres.\n\n"
+          "Its two towers are 148 metres tall.")
+
+
+def search_spec() -> ToolSpec:
+    source = Source(chunk_id=1, document_id="d" * 32, document_name="halvorsen.txt", version=1, position=0,
+                    heading_path="", page=None, text=BRIDGE, score=1.0)
+
+    def run(context, arguments):
+        from backend.agent.tools import ToolResult
+        return ToolResult(content="1 passage from the user's documents.\n\n" + format_passages([source]),
+                          summary="Searched your documents — 1 passage")
+
+    return ToolSpec(name="search_documents", description="search", parameters={
+        "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"],
+        "additionalProperties": False}, permission="tools.search_documents", side_effect=False, run=run,
+        relevant=lambda user_id, text: True, planned_arguments=lambda text: {"query": text})
+
+
+def test_a_planned_run_searches_lets_the_model_choose_the_expression_and_states_the_result(records, turn):
+    question = "How long is the Halvorsen Bridge in metres, multiplied by 2?"
+    after = {}
+    neutral = {}
+    for expression, a, n in (("2340 * 2", -47.0, -60.0), ("612 * 2", -45.0, -50.0)):
+        text = '<tool_call>[{"name":"calculator","arguments":{"expression":"' + expression + '"}}]</tool_call>'
+        after[text], neutral[text] = a, n
+    generator = LikelihoodGenerator(after, neutral, answer="It is 4,680 metres.")
+    tools = [search_spec(), calculator_spec(None)]
+    runner = AgentRunner(generator, tools, {"search_documents", "calculator"}, records,
+                         Budget(max_steps=6, max_tool_calls=3, max_tokens=10_000, max_wall_s=60),
+                         policy=POLICY_PLANNED, user_text=question)
+    result = asyncio.run(runner.run(conversation_id=turn.conversation_id, user_id=turn.user_id,
+                                    message_id=turn.message_id,
+                                    messages=[ChatMessage("user", question)], params=GenerationParams(),
+                                    stop=asyncio.Event()))
+    assert result.status == "done" and result.text == "It is 4,680 metres."
+    calls = records.calls(result.run_id)
+    assert [(c.tool, json.loads(c.arguments)) for c in calls] == [
+        ("search_documents", {"query": question}), ("calculator", {"expression": "2340 * 2"})]
+    assert json.loads(calls[1].result)["data"]["result"] == "4680"
+    steps = records.steps(result.run_id)
+    assert [s.kind for s in steps] == ["tool", "model", "tool", "model"]  # the choice is a model step
+    # The answer's request: constrained to state 4680, prompted with the calculation only.
+    _, prompt, params = generator.requests[-1]
+    assert params.structured_output.regex == stating_pattern("4680")
+    assert [m.name for m in prompt if m.role == "tool"] == ["calculator"]

@@ -6,11 +6,13 @@ real model").
 The product's loop (backend.agent.runs.AgentRunner) with the deployment's read-only tools
 (search_documents, read_passage, calculator, current_time; the real embedder), temperature 0
 (--temperature, --seed to sample),
-on 27 questions: 8 arithmetic, 5 about one short document the user uploaded, 5 needing that
-document and arithmetic, 2 about the time, 7 needing no tool. A question counts as answered when
+on 33 questions: 8 arithmetic, 5 about one short document the user uploaded, 5 needing that
+document and arithmetic, 6 needing a second document ("held_out", written before the grounded
+choice of an expression was built) and arithmetic, 2 about the time, 7 needing no tool; --extra
+adds a set from a file (the blind sets of docs/BENCHMARKS.md). A question counts as answered when
 the run ends "done", the answer does not repeat a <tool_response> block and holds the expected
 text (digits compared without thousands separators), and every tool it needs (arithmetic:
-calculator; document: search_documents; both; time: current_time) was called with an "ok"
+calculator; document: search_documents; chain, held_out, extra: both; time: current_time) was called with an "ok"
 result; a question needing no tool counts only when no tool was called. Also counted: whether
 the run called exactly the tools the question needs ("routed"). One JSON line per question,
 then the counts.

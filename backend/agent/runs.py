@@ -258,9 +258,9 @@ class AgentRunner:
         expressions over a number a search found), for the model to choose among; [] when the
         tool writes none or cannot (it failed: logged)."""
         fill = getattr(self.tools[plan[0]], "candidate_arguments", None) if plan and self.user_text else None
-        results = [m.content for m in new if m.role == "tool"]
-        if fill is None or not results:
+        if fill is None:
             return []
+        results = [m.content for m in new if m.role == "tool"]
         try:
             return list(await asyncio.to_thread(fill, self.user_text, results))
         except Exception:

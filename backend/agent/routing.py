@@ -123,7 +123,8 @@ _IMPLIED = (
     (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,80}}?\b(?:reach|make|get\s+to)\s+{_NUMBER}", _FLAGS),
      "{n} - {a}"),
 )
-_COST = re.compile(r"\bhow\s+much\b[^.?!\n]{0,120}?\b(?:cost|pay|spend|charge)", _FLAGS)
+_COST = re.compile(r"\bhow\s+much\b[^.?!\n]{0,120}?\b(?:cost|pay|spend|charge)"
+                   r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)", _FLAGS)
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
 _TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)

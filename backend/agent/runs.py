@@ -61,8 +61,10 @@ CALL_MAX_TOKENS = 256
 # The answer step after tool results: any text whose first character that is not a space is not "<".
 ANSWER_PATTERN = r"\s*[^<\s][\s\S]*"
 # The answer after a result it must state (ToolSpec.stated_result: the calculator's value): the
-# same, with that number in its first sentence (thousands separators optional, no minus sign).
-STATING_PATTERN = r"\s*(?:[^<\s.!?\n][^<.!?\n]*)?{number}[\s\S]*"
+# same, with that number in its first sentence, within its first 160 characters (thousands
+# separators optional, no minus sign): SmolLM2-135M, free to go on, wrote a 200-token first
+# sentence about the subject and never reached the number.
+STATING_PATTERN = r"\s*(?:[^<\s.!?\n][^<.!?\n]{0,160})?{number}[\s\S]*"
 
 
 def stating_pattern(value: str) -> str:

@@ -39,9 +39,6 @@ from backend.agent.tools.passages import read_passages
 MAX_CANDIDATES = 32
 # The cues read this much of the question (backend.agent.routing.MAX_CUE_CHARS reads as much).
 MAX_QUESTION_CHARS = 2000
-# The fact sentences tried, best first, until one gives a candidate (a year counted from a year
-# needs a year in the sentence).
-FACT_SENTENCES = 3
 # The weight of the question's words in a sentence against the embedder's cosine when ranking the
 # fact sentences. Measured on the 31 document + arithmetic questions of the agent eval (dev,
 # held-out and two blind sets): cosine alone put the right sentence first for 28; with the words
@@ -164,7 +161,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         if not named_operations(question):
             return []
         return _valid(_expressions(question, numbers_in(with_digits(question))), evaluate)[:MAX_CANDIDATES]
-    for sentence in ranked[:FACT_SENTENCES]:
+    for sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         out = _valid(_expressions(question, operands_of(sentence, question)), evaluate)
         if not out:  # the numbers next to the question's words were the question's own
             out = _valid(_expressions(question, numbers_in(sentence)), evaluate)

@@ -81,7 +81,8 @@ def test_choose_refuses_a_candidate_the_engine_wrote_differently_and_an_empty_li
 
 @pytest.mark.parametrize("value, holds, refuses", [
     ("4680", ["It is 4680 metres.", "It is 4,680 metres.", "4680", "  4,680 in total"],
-     ["It is long. It is 4680 metres.", "<tool_response>4680", "It is 468 metres.", "It is 4.680 metres."]),
+     ["It is long. It is 4680 metres.", "<tool_response>4680", "It is 468 metres.", "It is 4.680 metres.",
+      "It is " + "very " * 40 + "long: 4680 metres."]),
     ("8.25", ["The wheel would weigh 8.25 kg."], ["The wheel would weigh 8 kg."]),
     ("-58", ["It had been open 58 years."], ["It is old."]),
     ("1234567", ["1,234,567 visitors"], ["12,34,567 visitors"]),

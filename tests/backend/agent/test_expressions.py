@@ -91,6 +91,7 @@ def test_operands_are_the_numbers_next_to_the_questions_words():
     ("If the lighthouse were 12.5 metres taller, how tall would it be?", [("{a} + 12.5", "12.5")]),
     ("If it had 3 fewer rooms, how many would it have?", [("{a} - 3", "3")]),
     ("How much do 4 tickets cost?", [("{a} * 4", "4")]),
+    ("Four adults want tickets. What's the total fare?", [("{a} * 4", "4")]),
     ("Counting from 2030, how many years ago was it finished?", [("2030 - {a}", "2030"), ("{a} - 2030", "2030")]),
     ("What does it cost per person if split between 4?", [("{a} / 4", "4")]),
     ("If it were split equally between 4 buyers, how much would each get?", [("{a} / 4", "4")]),

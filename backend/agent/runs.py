@@ -35,6 +35,7 @@ from typing import Any, Awaitable, Callable, Collection, Sequence
 from backend import tracing
 from backend.agent.budget import LIMIT_TOKENS, LIMIT_WALL_TIME, BudgetMeter, Budget
 from backend.agent.calls import ToolSpecLike, ToolSteps, default_context
+from backend.agent.answer import ANSWER_PATTERN, last_step_only, stated_value, stating_pattern
 from backend.agent.choice import choose
 from backend.agent.deadline import STOPPED_ENDING, race
 from backend.agent.events import AgentStepEvent, StepLog
@@ -58,25 +59,6 @@ POLICIES = (POLICY_PLANNED, POLICY_ONE_CALL, POLICY_AUTO)
 # The least max_tokens of a forced call step (one_call, planned): room for one call whose
 # arguments the tools' schemas bound (calculator: 100 characters, search_documents: 200).
 CALL_MAX_TOKENS = 256
-# The answer step after tool results: any text whose first character that is not a space is not "<".
-ANSWER_PATTERN = r"\s*[^<\s][\s\S]*"
-# The answer after a result it must state (ToolSpec.stated_result: the calculator's value): the
-# same, with that number in its first sentence, within its first 160 characters (thousands
-# separators optional, no minus sign): SmolLM2-135M, free to go on, wrote a 200-token first
-# sentence about the subject and never reached the number.
-STATING_PATTERN = r"\s*(?:[^<\s.!?\n][^<.!?\n]{0,160})?{number}[\s\S]*"
-
-
-def stating_pattern(value: str) -> str:
-    """ANSWER_PATTERN's words that hold the number `value` ("-4680.5" -> the pattern of an
-    answer holding 4680.5 or 4,680.5)."""
-    integer, _, fraction = value.lstrip("-").partition(".")
-    head = len(integer) % 3 or 3
-    groups = [integer[:head]] + [integer[i:i + 3] for i in range(head, len(integer), 3)]
-    number = groups[0] + "".join(",?" + g for g in groups[1:]) + (r"\." + fraction if fraction else "")
-    return STATING_PATTERN.replace("{number}", number)
-
-
 # The run's ending when max_tokens cut the model's tool-call block (it cannot be read).
 CUT_CALL_ENDING = "the model's tool call was cut off at the token limit"
 
@@ -324,7 +306,7 @@ class AgentRunner:
             # repeated the <tool_response> block as its answer), and it states the value a
             # calculation found (SmolLM2-135M answered "The bridge is a famous landmark" after
             # "2340 * 3 = 7020" for 5 of 8 questions).
-            stated = self._stated(messages)
+            stated = stated_value(self.tools, messages)
             pattern = ANSWER_PATTERN if stated is None else stating_pattern(stated)
             step_params = replace(step_params, structured_output=OutputConstraint(regex=pattern,
                                                                                   param="agent answer"))
@@ -447,17 +429,6 @@ class AgentRunner:
             return _ModelOutcome("budget", "".join(content), None, meter.ending(LIMIT_TOKENS))
         return _ModelOutcome(state["status"], "".join(content) if calls is None else "", calls)
 
-    def _stated(self, messages: Sequence[ChatMessage]) -> str | None:
-        """What the answer must state: ToolSpec.stated_result of the latest tool result in
-        `messages` (after the latest user message), when its tool declares one."""
-        for message in reversed(messages):
-            if message.role == "user":
-                return None
-            if message.role == "tool" and message.name in self.tools:
-                state = getattr(self.tools[message.name], "stated_result", None)
-                return state(message.content) if state is not None else None
-        return None
-
     def _cut_step_tokens(self, messages: Sequence[ChatMessage], functions: Sequence[ToolFunction],
                          text: str) -> tuple[int, int]:
         """(prompt, completion) tokens of a model step that ended without its final event (Stop,
@@ -469,18 +440,6 @@ class AgentRunner:
         except Exception:
             prompt = 0
         return prompt, count_text(self.generator, text)
-
-def last_step_only(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """`messages` with this run's tool steps before its latest one left out (the run's steps
-    are the messages after the latest user message): the answer after a calculation reads the
-    calculation, which holds the number it used. SmolLM2-135M, given the passage too, described
-    the passage's subject and stated the result within 200 tokens for 7 of 11 questions."""
-    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
-    calls = [i for i in range(last_user + 1, len(messages)) if messages[i].tool_calls]
-    if len(calls) < 2:
-        return list(messages)
-    return list(messages[:last_user + 1]) + list(messages[calls[-1]:])
-
 
 @dataclass
 class _ModelOutcome:

@@ -88,7 +88,7 @@ def test_the_agent_answer_pattern_never_begins_with_a_tag(engine):
     # backend.agent.runs.ANSWER_PATTERN: the answer after tool results may not open with "<"
     # (SmolLM2-135M repeated its <tool_response> block): with every token that starts with "<"
     # favoured by +100, free replies start with a tag and constrained ones never do.
-    from backend.agent.runs import ANSWER_PATTERN
+    from backend.agent.answer import ANSWER_PATTERN
 
     vocab = engine.tokenizer
     tags = {i: 100.0 for i in range(vocab.vocab_size) if i not in vocab.stop_token_ids

@@ -11,7 +11,8 @@ import pytest
 
 from backend.agent.budget import Budget
 from backend.agent.choice import NEUTRAL_PROMPT, choose
-from backend.agent.runs import POLICY_PLANNED, AgentRunner, last_step_only, stating_pattern
+from backend.agent.answer import last_step_only, stating_pattern
+from backend.agent.runs import POLICY_PLANNED, AgentRunner
 from backend.agent.tools import ToolSpec
 from backend.agent.tools.calculator import spec as calculator_spec
 from backend.agent.tools.passages import format_passages

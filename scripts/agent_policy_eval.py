@@ -9,7 +9,8 @@ The product's loop (backend.agent.runs.AgentRunner) with the deployment's read-o
 on 33 questions: 8 arithmetic, 5 about one short document the user uploaded, 5 needing that
 document and arithmetic, 6 needing a second document ("held_out", written before the grounded
 choice of an expression was built) and arithmetic, 2 about the time, 7 needing no tool; --extra
-adds a set from a file (the blind sets of docs/BENCHMARKS.md). A question counts as answered when
+adds a set from a file (the blind sets of docs/BENCHMARKS.md: "extra", document and arithmetic,
+and "extra_lookup", a document's fact asked with a number in the question, no arithmetic). A question counts as answered when
 the run ends "done", the answer does not repeat a <tool_response> block and holds the expected
 text (digits compared without thousands separators), and every tool it needs (arithmetic:
 calculator; document: search_documents; chain, held_out, extra: both; time: current_time) was called with an "ok"
@@ -112,7 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--policy", choices=POLICIES, default="planned")
     parser.add_argument("--max-tokens", type=int, default=200, help="per model step")
-    parser.add_argument("--set", choices=sorted(QUESTIONS) + ["extra"], action="append", help="question sets (default: all)")
+    parser.add_argument("--set", choices=sorted(QUESTIONS) + ["extra", "extra_lookup"], action="append", help="question sets (default: all)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=None, help="sampling seed (with --temperature > 0)")
     parser.add_argument("--extra", type=Path, help='a JSON file {"documents": [{"name", "text"}], "questions": '
@@ -125,6 +126,9 @@ def main() -> None:
         uploads += [(d["name"], d["text"]) for d in extra["documents"]]
         QUESTIONS["extra"] = [(q["question"], q["want"]) for q in extra["questions"]]
         NEEDED_TOOLS["extra"] = ("search_documents", "calculator")
+        # Questions answered by a fact of a document, no arithmetic, though they hold a number.
+        QUESTIONS["extra_lookup"] = [(q["question"], q["want"]) for q in extra.get("lookups", [])]
+        NEEDED_TOOLS["extra_lookup"] = ("search_documents",)
 
     url = f"sqlite:///{tempfile.mkdtemp()}/agent_eval.sqlite"
     run_migrations(url)

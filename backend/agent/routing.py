@@ -100,7 +100,7 @@ _NAMED = (
     (re.compile(rf"(?<![\w.]){_NUMBER}\s+times\b", _FLAGS), "{a} * {n}"),
     (re.compile(rf"\bdivided\s+by\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
     (re.compile(rf"\bdivide\b[^.?!\n]{{0,80}}?\bby\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
-    (re.compile(rf"\b(?:plus|add)\s+{_NUMBER}", _FLAGS), "{a} + {n}"),
+    (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{_NUMBER}", _FLAGS), "{a} + {n}"),
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%|percent\b|per\s+cent\b)\s*of\b", _FLAGS), "{a} * {n} / 100"),
 )
 _WORDS = (
@@ -118,12 +118,15 @@ _SMALLER = r"shorter|lighter|younger|lower|smaller|narrower|shallower|less|fewer
 _IMPLIED = (
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%\s*|[a-z]+\s+)?(?:{_LARGER})\b", _FLAGS), "{a} + {n}"),
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:[a-z]+\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
-    (re.compile(rf"\b(?:split|shared|divided)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by)\s+{_NUMBER}",
-                _FLAGS), "{a} / {n}"),
-    (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,80}}?\b(?:reach|make|get\s+to)\s+{_NUMBER}", _FLAGS),
+    (re.compile(rf"\b(?:split|shared|divided|separated)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by|into)"
+                rf"\s+(?:groups\s+of\s+)?{_NUMBER}", _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,160}}?\b(?:reach|make|get\s+to)\s+{_NUMBER}", _FLAGS),
      "{n} - {a}"),
+    # A rate over a span: "over seven nights", "in 3 weeks", "for 12 months".
+    (re.compile(rf"\b(?:over|in|for|across|during)\s+{_NUMBER}\s+(?:nights|days|weeks|months|years|hours|minutes|"
+                rf"seasons|shifts|trips|journeys|crossings)\b", _FLAGS), "{a} * {n}"),
 )
-_COST = re.compile(r"\bhow\s+much\b[^.?!\n]{0,120}?\b(?:cost|pay|spend|charge)"
+_COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?\b(?:cost|pay|spend|charge)"
                    r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)", _FLAGS)
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
@@ -189,6 +192,25 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             found.extend(((m.start(), (f"{m.group(1)} - {{a}}", m.group(1))),
                           (m.start(), (f"{{a}} - {m.group(1)}", m.group(1)))))
     return list(dict.fromkeys(item for _, item in sorted(found)))
+
+
+_ASKS_QUANTITY = re.compile(
+    r"\bhow\s+(?:many|much|long|old|tall|high|far|heavy|big|wide|deep|large)\b"
+    r"|\bwhat\s+(?:would|will)\b[^.?!\n]{0,120}?\b(?:be|cost|weigh|total)\b", _FLAGS)
+
+
+def asks_quantity(text: str) -> bool:
+    """Whether `text` asks for a quantity ("how many", "how old", "what would it cost")."""
+    return _ASKS_QUANTITY.search(cue_text(text)) is not None
+
+
+def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
+    """The numbers of `text` (counts written as words too) that none of `passages` holds: a
+    question about the documents that brings its own number ("how many pitches if it added
+    450?") asks to compute with theirs."""
+    known = {m.group(1).replace(",", "") for p in passages for m in NUMBER_RE.finditer(p)}
+    asked = [m.group(1).replace(",", "") for m in NUMBER_RE.finditer(with_digits(cue_text(text)))]
+    return [n for n in dict.fromkeys(asked) if n not in known]
 
 
 def asks_total(text: str) -> bool:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.routing import needs_calculation, typed_expression
+from backend.agent.routing import asks_quantity, needs_calculation, numbers_beyond, typed_expression
 from backend.agent.tools import ToolContext, ToolError, ToolResult, ToolSpec
 from backend.agent.tools.expressions import candidate_expressions
 
@@ -417,14 +417,26 @@ def stated_result(content: str) -> str | None:
     return match.group(1) if match else None
 
 
-def spec(embed: Callable[[Sequence[str]], Any] | None = None) -> ToolSpec:
+def spec(embed: Callable[[Sequence[str]], Any] | None = None,
+         passages: Callable[[str, str], list[str]] | None = None) -> ToolSpec:
     """SPEC with candidate_arguments: the expressions over a number in the run's earlier results
     that the question asks for (backend.agent.tools.expressions), the fact sentence found with
-    `embed` (the chat's embedder; None: the first sentence holding a number)."""
+    `embed` (the chat's embedder; None: by the question's words alone); and with `passages`
+    ((user_id, text) -> the texts of the passages the person may read that the message is about),
+    also planned for a question about his documents that asks for a quantity and brings a number
+    they do not hold ("If the campsite added 450 pitches, how many would it have?")."""
 
     def candidates(text: str, results: Sequence[str]) -> list[dict[str, Any]]:
         found = candidate_expressions(text, results, embed, evaluate)
         return [{"expression": e} for e in found
                 if len(e) <= MAX_ARGUMENT_CHARS and re.fullmatch(EXPRESSION_PATTERN, e)]
 
-    return replace(SPEC, candidate_arguments=candidates, stated_result=stated_result)
+    def relevant(user_id: str, text: str) -> bool:
+        if needs_calculation(text):
+            return True
+        if passages is None or not asks_quantity(text):
+            return False
+        found = passages(user_id, text)
+        return bool(found) and bool(numbers_beyond(text, found))
+
+    return replace(SPEC, candidate_arguments=candidates, stated_result=stated_result, relevant=relevant)

@@ -40,9 +40,11 @@ class ToolRegistry:
             found.append(search_documents.spec(retriever))
         if documents is not None:
             found.append(read_passage.spec(documents))
-        # The calculator finds the fact sentence of a question with the chat's embedder.
+        # The calculator finds the fact sentence of a question with the chat's embedder, and is
+        # planned for a quantity asked with a number the person's documents do not hold.
         embed = retriever.embedder.embed if retriever is not None else None
-        found.extend((calculator.spec(embed), current_time.SPEC))
+        passages = search_documents.make_passages(retriever) if retriever is not None else None
+        found.extend((calculator.spec(embed, passages), current_time.SPEC))
         if notes is not None:
             found.append(save_note.spec(notes))
         self._specs = {spec.name: spec for spec in found}

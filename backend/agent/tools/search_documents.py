@@ -56,6 +56,17 @@ def planned_arguments(text: str) -> dict[str, Any] | None:
     return None if query is None else {"query": query}
 
 
+def make_passages(retriever: Retriever, k: int = 3) -> Callable[[str, str], list[str]]:
+    """(user_id, text) -> the texts of the (at most k) passages the person may read that are at
+    least MIN_DOCUMENT_SIMILARITY cosine-similar to `text` (the calculator's cue)."""
+
+    def passages(user_id: str, text: str) -> list[str]:
+        found = retriever.search(user_id, text, k=k, mode="vector", min_similarity=MIN_DOCUMENT_SIMILARITY)
+        return [source.text for source in found]
+
+    return passages
+
+
 def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
     """Whether a message needs the person's documents: it names them, or one passage he may read
     is at least MIN_DOCUMENT_SIMILARITY cosine-similar to it (backend.agent.routing)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend.agent.routing import named_operations, needs_calculation
+from backend.agent.routing import asks_quantity, named_operations, needs_calculation, numbers_beyond
 from backend.agent.tools.calculator import evaluate, spec, stated_result
 from backend.agent.tools.expressions import candidate_expressions, fact_sentences, operands_of, rank_sentences
 from backend.agent.tools.passages import format_passages, read_passages
@@ -173,3 +173,28 @@ def test_years_counted_from_a_year_take_a_year_from_the_next_sentence_when_the_f
     assert rank_sentences(ask, fact_sentences([result(text)]), None)[0].startswith("The oldest ferry")
     found = candidate_expressions(ask, [result(text)], None, evaluate)
     assert found == ["2030 - 1968"]  # not 2030 - 41: 41 is no year
+
+
+def test_a_quantity_asked_with_a_number_the_documents_do_not_hold_plans_the_calculator():
+    campsite = "The festival's campsite has 1,200 pitches and opened in 1988."
+    calculator = spec(None, passages=lambda user_id, text: [campsite] if "festival" in text.lower() else [])
+    assert calculator.relevant("u", "If the festival campsite got 450 more pitches, how many would it have?")
+    assert calculator.relevant("u", "How old will the festival be in 2040?")
+    # The number is the document's own, no quantity is asked, or the message is not about his documents.
+    assert not calculator.relevant("u", "How many pitches did the festival have when it opened in 1988?")
+    assert not calculator.relevant("u", "Summarise the festival in 2 sentences.")
+    assert not calculator.relevant("u", "How many of the 3 musketeers were there?")
+    assert numbers_beyond("If four more came to the festival, how many?", [campsite]) == ["4"]
+    assert numbers_beyond("Did 1,200 people come?", [campsite]) == []
+    assert asks_quantity("What would three tickets cost altogether?") and not asks_quantity("Tell me more.")
+
+
+@pytest.mark.parametrize("question, templates", [
+    ("If the campsite added 450 pitches, how many would it have?", [("{a} + 450", "450")]),
+    ("How many loaves would the bakery turn out over 7 nights?", [("{a} * 7", "7")]),
+    ("If the staff were divided equally into 19 teams, how many in each?", [("{a} / 19", "19")]),
+    ("If the volunteers were split into groups of 8, how many groups?", [("{a} / 8", "8")]),
+    ("What would three return tickets cost altogether?", [("{a} * 3", "3")]),
+])
+def test_more_implied_operations(question, templates):
+    assert named_operations(question) == templates

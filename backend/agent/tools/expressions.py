@@ -171,15 +171,18 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 
 
 def _valid(expressions: Sequence[str], evaluate: Callable[[str], Any]) -> list[str]:
-    """The expressions `evaluate` accepts, each once, but for a difference below zero (the other
-    order is the one asked)."""
+    """The expressions `evaluate` accepts, the first of each value only ("6 * 7" and "7 * 6" are
+    one choice), but for a difference below zero (the other order is the one asked)."""
     out: list[str] = []
+    seen: set[Any] = set()
     for expression in dict.fromkeys(expressions):
         try:
             value = evaluate(expression)
         except Exception:
             continue
-        if " - " in expression and getattr(value, "q", 0) < 0:
+        q = getattr(value, "q", value)
+        if (" - " in expression and q < 0) or q in seen:
             continue
+        seen.add(q)
         out.append(expression)
     return out

@@ -135,7 +135,7 @@ _TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
 
 _COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
            "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
-_COUNT_WORD = re.compile(r"\b(?:" + "|".join(_COUNTS) + r")\b(?=\s+(?!times\b)[a-z])", _FLAGS)
+_COUNT_WORD = re.compile(r"\b(?:" + "|".join(_COUNTS) + r")\b(?=\s+(?!times\b)[a-z]|\s*[?.!,;]|\s*$)", _FLAGS)
 
 
 def cue_text(text: str) -> str:
@@ -211,6 +211,11 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
     known = {m.group(1).replace(",", "") for p in passages for m in NUMBER_RE.finditer(p)}
     asked = [m.group(1).replace(",", "") for m in NUMBER_RE.finditer(with_digits(cue_text(text)))]
     return [n for n in dict.fromkeys(asked) if n not in known]
+
+
+def asks_cost(text: str) -> bool:
+    """Whether `text` asks what something costs ("how much would 3 tickets cost", "total fare")."""
+    return _COST.search(cue_text(text)) is not None
 
 
 def asks_total(text: str) -> bool:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from backend.agent.routing import NUMBER_RE, asks_total, named_operations, with_digits
+from backend.agent.routing import NUMBER_RE, asks_cost, asks_total, named_operations, with_digits
 from backend.agent.tools.passages import read_passages
 
 # The most candidates one question gets (every one is a scored request).
@@ -58,25 +58,44 @@ _WORD = re.compile(r"[a-z]{3,}")
 _STOPWORDS = frozenset(
     "the and for are was were its his her their our your this that these those with from into than then "
     "what which who whom how many much does did has have had been being will would could should about "
-    "each every per all any one some more most less".split())
+    "each every per all any one some more most less over under onto upon after before since during above "
+    "below between once also just only very there here when where while them they then".split())
+# A price: a currency word after the number or a currency sign before it.
+_PRICE = re.compile(r"[$€£]\s*(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s*(?:dollars?|euros?|pounds?|crowns?|marks?|"
+                    r"francs?|yen|kronor|kroner|pence|cents?)\b", re.IGNORECASE)
+# A year as written: four digits, no thousands separator ("1,260 animals" is no year).
+_YEAR_WRITTEN = re.compile(r"(?<![\w.,])(1\d{3}|20\d{2})(?!\w|[.,]\d)")
 
 
 def _stems(text: str) -> set[str]:
     return {w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
 
 
-def operands_of(sentence: str, question: str) -> list[str]:
-    """The numbers of `sentence` the question may be about: those with a word of the question
-    among the two words before them and the three after ("84 member farms and employs 230
-    people", asked about member farms -> ["84"]); all of them when none has one."""
-    asked = _stems(question)
-    near: list[str] = []
+def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
+    """The numbers of `sentence` the question may be about: those with the most words of the
+    question (the heading's words left out: the subject's name is everywhere) among the two
+    words before them and the three after ("84 member farms and employs 230 people", asked about
+    member farms -> ["84"]); all of them when none has one."""
+    asked = _stems(question) - _stems(heading)
+    scored: list[tuple[int, str]] = []
     for match in NUMBER_RE.finditer(sentence):
         before = sentence[:match.start()].split()[-2:]
         after = sentence[match.end():].split()[:3]
-        if _stems(" ".join(before + after)) & asked:
-            near.append(match.group(1).replace(",", ""))
-    return list(dict.fromkeys(near)) or numbers_in(sentence)
+        scored.append((len(_stems(" ".join(before + after)) & asked), match.group(1).replace(",", "")))
+    best = max((score for score, _ in scored), default=0)
+    if best == 0:
+        return numbers_in(sentence)
+    return list(dict.fromkeys(number for score, number in scored if score == best))
+
+
+def prices_in(text: str) -> list[str]:
+    """The numbers of `text` written as prices ("27.50 dollars", "$4", "14.75 crowns")."""
+    return list(dict.fromkeys((m.group(1) or m.group(2)).replace(",", "") for m in _PRICE.finditer(text)))
+
+
+def years_in(text: str) -> list[str]:
+    """The numbers of `text` written as years (1000-2099, no thousands separator)."""
+    return list(dict.fromkeys(m.group(1) for m in _YEAR_WRITTEN.finditer(text)))
 
 
 def fact_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
@@ -99,13 +118,13 @@ def fact_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def rank_sentences(question: str, sentences: Sequence[tuple[str, str]],
-                   embed: Callable[[Sequence[str]], Any] | None) -> list[str]:
-    """The sentences, best first for `question`: cosine similarity by `embed` (each sentence
+                   embed: Callable[[Sequence[str]], Any] | None) -> list[tuple[str, str]]:
+    """The (heading, sentence) pairs, best first for `question`: cosine similarity by `embed` (each sentence
     embedded as "heading. sentence") plus LEXICAL_WEIGHT times the share of the question's words
     the sentence holds, the heading's words left out of both (the subject's name is in every
     question about it). By the words alone when there is no embedder."""
     if len(sentences) < 2:
-        return [sentence for _, sentence in sentences]
+        return list(sentences)
     if embed is not None:
         vectors = np.asarray(embed([question] + [f"{h}. {s}" for h, s in sentences]), dtype=np.float64)
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -118,16 +137,19 @@ def rank_sentences(question: str, sentences: Sequence[tuple[str, str]],
         words = asked - _stems(heading)
         score.append(similarity[i] + LEXICAL_WEIGHT * len(_stems(sentence) & words) / max(1, len(words)))
     order = sorted(range(len(sentences)), key=lambda i: -score[i])
-    return [sentences[i][1] for i in order]
+    return [sentences[i] for i in order]
 
 
-def _expressions(question: str, operands: Sequence[str]) -> list[str]:
+def _expressions(question: str, operands: Sequence[str], sentence: str) -> list[str]:
     templates = named_operations(question)
     expressions: list[str] = []
     if templates:
+        prices = set(prices_in(sentence)) if asks_cost(question) else set()
+        if prices & set(operands):  # the cost of several: the price, not the number sold
+            operands = [a for a in operands if a in prices]
         for template, n in templates:
-            kind = _operand_kind(template)
-            expressions.extend(template.replace("{a}", a) for a in operands if a != n and kind(a))
+            fits = _operand_kind(template, sentence)
+            expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))
     else:
         given = numbers_in(with_digits(question))
         operators = "+*" if asks_total(question) else "+-*/"
@@ -140,11 +162,12 @@ def _expressions(question: str, operands: Sequence[str]) -> list[str]:
     return expressions
 
 
-def _operand_kind(template: str) -> Callable[[str], bool]:
-    """Which operands fit `template`: a year for years counted from a year ("2030 - {a}"), any
-    number otherwise."""
+def _operand_kind(template: str, sentence: str) -> Callable[[str], bool]:
+    """Which operands fit `template`: for years counted from a year ("2030 - {a}"), a year as
+    `sentence` writes one; any number otherwise."""
     if re.fullmatch(r"(?:1\d{3}|20\d{2}) - \{a\}|\{a\} - (?:1\d{3}|20\d{2})", template):
-        return lambda a: bool(re.fullmatch(r"1\d{3}|20\d{2}", a))
+        years = set(years_in(sentence))
+        return lambda a: a in years
     return lambda a: True
 
 
@@ -160,11 +183,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if not ranked:
         if not named_operations(question):
             return []
-        return _valid(_expressions(question, numbers_in(with_digits(question))), evaluate)[:MAX_CANDIDATES]
-    for sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
-        out = _valid(_expressions(question, operands_of(sentence, question)), evaluate)
+        own = with_digits(question)
+        return _valid(_expressions(question, numbers_in(own), own), evaluate)[:MAX_CANDIDATES]
+    for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
+        out = _valid(_expressions(question, operands_of(sentence, question, heading), sentence), evaluate)
         if not out:  # the numbers next to the question's words were the question's own
-            out = _valid(_expressions(question, numbers_in(sentence)), evaluate)
+            out = _valid(_expressions(question, numbers_in(sentence), sentence), evaluate)
         if out:
             return out[:MAX_CANDIDATES]
     return []

@@ -125,7 +125,7 @@ def search_spec() -> ToolSpec:
 
 
 def test_a_planned_run_searches_lets_the_model_choose_the_expression_and_states_the_result(records, turn):
-    question = "How long is the Halvorsen Bridge in metres, multiplied by 2?"
+    question = "If I cross the Halvorsen Bridge 2 times, how many metres do I travel?"
     after = {}
     neutral = {}
     for expression, a, n in (("2340 * 2", -47.0, -60.0), ("612 * 2", -45.0, -50.0)):

@@ -9,7 +9,8 @@ import pytest
 
 from backend.agent.routing import asks_quantity, named_operations, needs_calculation, numbers_beyond
 from backend.agent.tools.calculator import evaluate, spec, stated_result
-from backend.agent.tools.expressions import candidate_expressions, fact_sentences, operands_of, rank_sentences
+from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
+                                             rank_sentences, years_in)
 from backend.agent.tools.passages import format_passages, read_passages
 from backend.rag import Source
 
@@ -67,14 +68,21 @@ def test_fact_sentences_hold_a_number_and_carry_the_passages_title():
 def test_rank_sentences_puts_the_sentence_about_the_question_first():
     sentences = fact_sentences([result(BRIDGE)])
     ranked = rank_sentences("What is the height of one tower of the bridge times 2?", sentences, bag_of_words)
-    assert ranked[0] == "Its two towers are 148 metres tall."
-    assert rank_sentences("anything", sentences, None) == [s for _, s in sentences]  # no embedder: in order
+    assert ranked[0] == ("The Halvorsen Bridge", "Its two towers are 148 metres tall.")
+    # No embedder: by the question's words alone (none in common: in order).
+    assert rank_sentences("anything", sentences, None) == sentences
 
 
 def test_operands_are_the_numbers_next_to_the_questions_words():
     assert operands_of(FARMS, "Take the number of member farms minus 29") == ["84"]
     assert operands_of(FARMS, "How many people work there, plus 5?") == ["230"]
     assert operands_of(FARMS, "What is it times 2?") == ["84", "230"]  # no word in common: every number
+    # The most words in common wins; the heading's words (the subject) do not count.
+    fees = "Annual membership costs 145 dollars, or 72.50 dollars for students."
+    assert operands_of(fees, "What is 20 percent of the annual membership fee, in dollars?") == ["145"]
+    staff = "The Marrowby park employs 173 staff, including 41 keepers."
+    assert operands_of(staff, "If Marrowby park had 12 more keepers, how many?", "Marrowby park") == ["41"]
+    assert operands_of(staff, "If Marrowby park had 12 more keepers, how many?") == ["173", "41"]
     assert operands_of("It is 2,340 metres long and 612 metres wide.", "How long in metres?") == ["2340", "612"]
 
 
@@ -121,7 +129,9 @@ def test_implied_arithmetic_plans_the_calculator(question, needed):
 def test_candidates_are_the_questions_operation_over_the_fact_sentences_numbers():
     results = [result(BRIDGE)]
     ask = "How long is the Halvorsen Bridge in metres, multiplied by 2?"
-    assert candidate_expressions(ask, results, bag_of_words, evaluate) == ["2340 * 2", "612 * 2"]
+    assert candidate_expressions(ask, results, bag_of_words, evaluate) == ["2340 * 2"]  # "metres long": 2 words
+    ask = "If I cross the Halvorsen Bridge 3 times, how many metres do I travel?"
+    assert candidate_expressions(ask, results, bag_of_words, evaluate) == ["2340 * 3", "612 * 3"]  # a tie
     ask = "How many years after construction began did it open? Subtract 1981 from the opening year."
     # 1981 is the question's own number (1981 - 1981 is no candidate); 14 - 1981 is below zero.
     assert candidate_expressions(ask, results, bag_of_words, evaluate) == ["1987 - 1981"]
@@ -129,7 +139,7 @@ def test_candidates_are_the_questions_operation_over_the_fact_sentences_numbers(
     # orders, one expression per value.
     ask = "If each member farm sends 3 people, how many people is that in total?"
     found = candidate_expressions(ask, [result(FARMS)], bag_of_words, evaluate)
-    assert found == ["84 + 3", "84 * 3", "230 + 3", "230 * 3"]  # one per value: 3 + 84 is 84 + 3
+    assert found == ["84 + 3", "84 * 3"]  # one per value (3 + 84 is 84 + 3); "member farm" beats "people"
     # Nothing to compute with: no number in the results, or no result at all.
     assert candidate_expressions(ask, [result("No numbers here.")], bag_of_words, evaluate) == []
     assert candidate_expressions(ask, ["12 * 34 = 408"], bag_of_words, evaluate) == []
@@ -164,14 +174,14 @@ def test_the_sentence_holding_the_questions_own_words_ranks_first_not_the_subjec
     sentences = [("Fenwick Hollow Orchard", "Fenwick Hollow Orchard sits on 23.4 hectares near Tarrow."),
                  ("Fenwick Hollow Orchard", "Apples cost 3.60 pounds a kilogram, and about 12,750 people came last autumn.")]
     ask = "Suppose a third of last autumn's visitors to Fenwick Hollow Orchard came from Tarrow. How many people?"
-    assert rank_sentences(ask, sentences, None)[0] == sentences[1][1]
+    assert rank_sentences(ask, sentences, None)[0] == sentences[1]
 
 
 def test_years_counted_from_a_year_take_a_year_from_the_next_sentence_when_the_first_has_none():
     text = ("The Harrowgate Ferry\n\nThe oldest ferry was retired after 41 years of service.\n\n"
             "The line was founded in 1968 by the Pellam family.")
     ask = "Counting from 2030, how many years ago was the Harrowgate Ferry line founded, in years of service?"
-    assert rank_sentences(ask, fact_sentences([result(text)]), None)[0].startswith("The oldest ferry")
+    assert rank_sentences(ask, fact_sentences([result(text)]), None)[0][1].startswith("The oldest ferry")
     found = candidate_expressions(ask, [result(text)], None, evaluate)
     assert found == ["2030 - 1968"]  # not 2030 - 41: 41 is no year
 
@@ -199,3 +209,14 @@ def test_a_quantity_asked_with_a_number_the_documents_do_not_hold_plans_the_calc
 ])
 def test_more_implied_operations(question, templates):
     assert named_operations(question) == templates
+
+
+def test_the_cost_of_several_takes_the_price_and_years_take_a_year_as_written():
+    tickets = "Adult tickets cost 27.50 dollars, and the park sold 318,400 tickets last year."
+    assert prices_in(tickets) == ["27.50"] and prices_in("A tour is $4 or 3.5 euros.") == ["4", "3.5"]
+    assert candidate_expressions("How much would six adult tickets cost?", [result(tickets)], None,
+                                 evaluate) == ["27.50 * 6"]
+    animals = "Today the park houses 1,260 animals from 214 species. It opened in 1987."
+    assert years_in(animals) == ["1987"]
+    assert candidate_expressions("Counting from 2035, how many years ago did the park open?", [result(animals)],
+                                 None, evaluate) == ["2035 - 1987"]

@@ -10,7 +10,8 @@ on 33 questions: 8 arithmetic, 5 about one short document the user uploaded, 5 n
 document and arithmetic, 6 needing a second document ("held_out", written before the grounded
 choice of an expression was built) and arithmetic, 2 about the time, 7 needing no tool; --extra
 adds a set from a file (the blind sets of docs/BENCHMARKS.md: "extra", document and arithmetic,
-and "extra_lookup", a document's fact asked with a number in the question, no arithmetic). A question counts as answered when
+"extra_lookup", a document's fact asked with a number in the question, no arithmetic, and
+"extra_chat", messages needing no tool that hold numbers). A question counts as answered when
 the run ends "done", the answer does not repeat a <tool_response> block and holds the expected
 text (digits compared without thousands separators), and every tool it needs (arithmetic:
 calculator; document: search_documents; chain, held_out, extra: both; time: current_time) was called with an "ok"
@@ -104,7 +105,7 @@ def answered(kind: str, want: str | None, status: str, text: str, calls: list[tu
         return False
     if want is not None and want.lower() not in text.replace(",", "").lower():
         return False
-    if kind == "none":
+    if kind in ("none", "extra_chat"):
         return not calls  # no tool for a question that needs none
     return all((tool, "ok") in calls for tool in NEEDED_TOOLS[kind])
 
@@ -113,7 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--policy", choices=POLICIES, default="planned")
     parser.add_argument("--max-tokens", type=int, default=200, help="per model step")
-    parser.add_argument("--set", choices=sorted(QUESTIONS) + ["extra", "extra_lookup"], action="append", help="question sets (default: all)")
+    parser.add_argument("--set", choices=sorted(QUESTIONS) + ["extra", "extra_lookup", "extra_chat"], action="append", help="question sets (default: all)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=None, help="sampling seed (with --temperature > 0)")
     parser.add_argument("--extra", type=Path, help='a JSON file {"documents": [{"name", "text"}], "questions": '
@@ -129,6 +130,9 @@ def main() -> None:
         # Questions answered by a fact of a document, no arithmetic, though they hold a number.
         QUESTIONS["extra_lookup"] = [(q["question"], q["want"]) for q in extra.get("lookups", [])]
         NEEDED_TOOLS["extra_lookup"] = ("search_documents",)
+        # Chat that needs no tool, though it holds numbers ("Give me 5 tips ...").
+        QUESTIONS["extra_chat"] = [(q, None) for q in extra.get("chats", [])]
+        NEEDED_TOOLS["extra_chat"] = ()
 
     url = f"sqlite:///{tempfile.mkdtemp()}/agent_eval.sqlite"
     run_migrations(url)

@@ -17,21 +17,26 @@ from backend.generator import ChatMessage
 
 # The answer step after tool results: any text whose first character that is not a space is not "<".
 ANSWER_PATTERN = r"\s*[^<\s][\s\S]*"
-# The answer after a result it must state (ToolSpec.stated_result: the calculator's value): the
-# same, with that number in its first sentence, within its first 160 characters (thousands
-# separators optional, no minus sign): SmolLM2-135M, free to go on, wrote a 200-token first
-# sentence about the subject and never reached the number.
-STATING_PATTERN = r"\s*(?:[^<\s.!?\n][^<.!?\n]{0,160})?{number}[\s\S]*"
+# The answer after a result it must state (ToolSpec.stated_result: the calculator's value): one
+# sentence that holds that number within its first 160 characters, as a number of its own (a
+# space, bracket, quote, colon or currency sign right before it, no digit or separator after it; a negative value with its minus sign;
+# thousands separators optional), and at most 120 characters after it. SmolLM2-135M, free to go
+# on, wrote a 200-token first sentence about the subject and never reached the number, or joined
+# it to a word ("we can't200") and rambled after it (new-user run, 2026-12-02).
+_BEFORE = r"(?:(?:[^<\s.!?\n][^<.!?\n]{0,158})?[ (\"'“‘:$€£=≈~])?"
+_AFTER = r"(?:[.!]|[^0-9.,!?\n][^.!?\n]{0,120}[.!]?|,(?:[^0-9!?\n][^.!?\n]{0,120}[.!]?)?)?\s*"
 
 
 def stating_pattern(value: str) -> str:
-    """ANSWER_PATTERN's words that hold the number `value` ("-4680.5" -> the pattern of an
-    answer holding 4680.5 or 4,680.5)."""
+    """The pattern of an answer stating the number `value` ("4680" -> one sentence holding 4680
+    or 4,680; "-58" -> holding -58 or "minus 58")."""
+    negative = value.startswith("-")
     integer, _, fraction = value.lstrip("-").partition(".")
     head = len(integer) % 3 or 3
     groups = [integer[:head]] + [integer[i:i + 3] for i in range(head, len(integer), 3)]
     number = groups[0] + "".join(",?" + g for g in groups[1:]) + (r"\." + fraction if fraction else "")
-    return STATING_PATTERN.replace("{number}", number)
+    sign = r"(?:-|−|minus )" if negative else ""
+    return r"\s*" + _BEFORE + sign + number + _AFTER
 
 
 def stated_value(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:

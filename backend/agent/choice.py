@@ -10,9 +10,12 @@ minus its log-likelihood after NEUTRAL_PROMPT (domain-conditional PMI, Holtzman 
 "Surface Form Competition: Why the Highest Probability Answer Isn't Always Right"). On the agent
 eval's questions this picked the passage's number where raw likelihood picked "1 + 2".
 
-Every candidate shares the step's prompt, so the engine's prefix cache computes that prompt once;
-the requests run side by side as one batch. Cancelling the choice (Stop, the wall time) closes
-every stream, which aborts its request.
+The requests run side by side as one batch (at most 2 x MAX_CANDIDATES, 16, of the engine's
+32 sequences) and share the step's prompt, which the prefix cache keeps once computed. They run
+in one task group: cancelling the choice (Stop, the wall time) or one request failing cancels the
+others, and a cancelled request's stream is closed, which aborts it in the engine. A single
+candidate is chosen without asking the model, so that whether a step is the model's does not
+depend on how many candidates there were (a retried run keeps its step indexes).
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from backend.generator import prepare as prepare_generation
 from backend.output_constraint import OutputConstraint
 
 NEUTRAL_PROMPT = (ChatMessage("user", "Write an arithmetic expression."),)
+# The token limit of a forced candidate: a call block of a tool whose arguments are at most 100
+# characters is far shorter; the run's budget counts what was generated.
+FORCED_MAX_TOKENS = 256
 
 
 @dataclass
@@ -60,7 +66,7 @@ class Choice:
 
 async def _loglikelihood(generator: TextGenerator, request_id: str, messages: Sequence[ChatMessage],
                          params: GenerationParams, text: str) -> tuple[float, GenerationDone | None, str]:
-    forced = replace(params, temperature=0.0, top_p=1.0, top_k=None, logprobs=0, n=1, stop=(),
+    forced = replace(params, temperature=0.0, top_p=1.0, top_k=None, logprobs=0, n=1, stop=(), max_tokens=FORCED_MAX_TOKENS,
                      presence_penalty=0.0, frequency_penalty=0.0,
                      structured_output=OutputConstraint(choice=(text,), param="agent choice"))
     await prepare_generation(generator, forced)
@@ -83,15 +89,22 @@ async def choose(generator: TextGenerator, request_id: str, messages: Sequence[C
     """The candidate (a whole reply text) with the highest PMI after `messages` (ties: the
     first). params: the step's (its tools are rendered into the prompt, as for a written call);
     sampling is replaced by forced decoding. Request ids: "{request_id}:c{i}" and
-    "{request_id}:n{i}". Raises ValueError for no candidates, and GenerationError as
-    generator.stream does (a candidate the engine could not decode fails the step)."""
+    "{request_id}:n{i}". One candidate is returned as chosen with no request. Raises ValueError
+    for no candidates or a candidate decoded differently, and GenerationError as generator.stream
+    does (as an ExceptionGroup's only member unwrapped: the first failure, the rest cancelled)."""
     if not candidates:
         raise ValueError("no candidates to choose from")
-    after = [_loglikelihood(generator, f"{request_id}:c{i}", messages, params, text)
-             for i, text in enumerate(candidates)]
-    neutral = [_loglikelihood(generator, f"{request_id}:n{i}", NEUTRAL_PROMPT, params, text)
-               for i, text in enumerate(candidates)]
-    results = await asyncio.gather(*after, *neutral)
+    if len(candidates) == 1:
+        return Choice(0, [Scored(candidates[0], 0.0, 0.0, None)], 0, 0)
+    try:
+        async with asyncio.TaskGroup() as group:  # the first failure cancels the rest
+            tasks = [group.create_task(_loglikelihood(generator, f"{request_id}:c{i}", messages, params, text))
+                     for i, text in enumerate(candidates)]
+            tasks += [group.create_task(_loglikelihood(generator, f"{request_id}:n{i}", NEUTRAL_PROMPT, params, text))
+                      for i, text in enumerate(candidates)]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    results = [task.result() for task in tasks]
     scored: list[Scored] = []
     for i, text in enumerate(candidates):
         (logprob, done, written), (neutral_logprob, _, _) = results[i], results[len(candidates) + i]

@@ -87,8 +87,10 @@ _DOCUMENT_WORDS = re.compile(
 
 
 # The operations a question names with their number (named_operations), and numbers as written.
-_NUMBER = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-NUMBER_RE = re.compile(rf"(?<![\w.]){_NUMBER}(?![\w]|\.\d)")
+_NUMBER = r"(-?(?:[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?))"
+# A number as written: ASCII digits, thousands separators, a minus sign right before it ("-12
+# degrees"; not the hyphen of "2024-05-01", whose parts are not numbers here).
+NUMBER_RE = re.compile(rf"(?<![\w.,-]){_NUMBER}(?![\w-]|[.,][0-9])")
 _FLAGS = re.IGNORECASE
 # (pattern with one number group, template of the operand {a} and that number {n}).
 _NAMED = (
@@ -113,11 +115,14 @@ _WORDS = (
 # Implicit operations with the question's number: a comparison ("if it were 12.5 metres taller"),
 # a share ("split between 4", "per person among 3"), the cost of several ("how much do 4 tickets
 # cost"), years counted from a year ("counting from 2030, how many years ago").
+# The word between a number and its comparison is its unit ("12.5 metres taller"), never a verb
+# or a conjunction ("15 is less than 200", "3 and more").
+_UNIT = r"(?!(?:is|are|was|were|be|been|or|and|but|than|much|far|times)\b)[a-z]+"
 _LARGER = r"taller|longer|heavier|older|higher|bigger|larger|wider|deeper|more|dearer|further|farther"
 _SMALLER = r"shorter|lighter|younger|lower|smaller|narrower|shallower|less|fewer|cheaper"
 _IMPLIED = (
-    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%\s*|[a-z]+\s+)?(?:{_LARGER})\b", _FLAGS), "{a} + {n}"),
-    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:[a-z]+\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%\s*|{_UNIT}\s+)?(?:{_LARGER})\b", _FLAGS), "{a} + {n}"),
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:{_UNIT}\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
     (re.compile(rf"\b(?:split|shared|divided|separated)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by|into)"
                 rf"\s+(?:groups\s+of\s+)?{_NUMBER}", _FLAGS), "{a} / {n}"),
     (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,160}}?\b(?:reach|make|get\s+to)\s+{_NUMBER}", _FLAGS),
@@ -161,12 +166,16 @@ def _typed_operator(text: str) -> bool:
 
 
 def needs_calculation(text: str) -> bool:
-    """Whether `text` asks for arithmetic: a typed expression, or an arithmetic word next to a
-    number (see the patterns above)."""
+    """Whether `text` asks for arithmetic on its own: a typed expression, or an arithmetic word
+    next to a number (see the patterns above). An operation the question only implies ("if it
+    were 12.5 metres taller", "over 14 days", "how much would 3 cost", "a third of", "in total")
+    counts only in a question asking for a result or a quantity; the calculator's spec also
+    plans it for such a question about the person's documents (backend.agent.tools.calculator)."""
     text = cue_text(text)
-    return bool(_typed_operator(text) or _WORD_OPERATIONS.search(text) or named_operations(text)
-                or (_N_TIMES.search(text) and _QUANTITY.search(text))
-                or (NUMBER_RE.search(text) and _TOTAL.search(text)))
+    if _typed_operator(text) or _WORD_OPERATIONS.search(text) or (_N_TIMES.search(text) and _QUANTITY.search(text)):
+        return True
+    asks = _ASKS_RESULT.search(text) is not None or _ASKS_QUANTITY.search(text) is not None
+    return asks and bool(named_operations(text) or (NUMBER_RE.search(text) and _TOTAL.search(text)))
 
 
 def named_operations(question: str) -> list[tuple[str, str | None]]:
@@ -185,8 +194,11 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
     for pattern, template in _WORDS:
         found.extend((m.start(), (template, None)) for m in pattern.finditer(question))
     if not found and _COST.search(question):
-        found.extend((m.start(), ("{a} * " + m.group(1).replace(",", ""), m.group(1).replace(",", "")))
-                     for m in NUMBER_RE.finditer(question))
+        for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
+            before = question[:m.start()].split()[-1:]
+            if re.match(r"\s+[a-z]", question[m.end():]) and not (before and before[0][:1].isupper()):
+                n = m.group(1).replace(",", "")
+                found.append((m.start(), ("{a} * " + n, n)))
     if not found and _YEARS.search(question):
         for m in _YEAR.finditer(question):
             found.extend(((m.start(), (f"{m.group(1)} - {{a}}", m.group(1))),

@@ -184,8 +184,8 @@ class AgentRunner:
             limit = meter.spent()
             if limit is not None:
                 return RunResult(run_id, "budget", "", meter.ending(limit), sources)
-            choices = await self._candidates(plan, messages[first_new:])
-            calls = self._written_call(run_id, index, plan, choices)  # the program wrote this planned call
+            calls = self._written_call(run_id, index, plan)  # the program wrote this planned call
+            choices = await self._candidates(plan, messages[first_new:]) if calls is None else []
             if calls is None:  # the model answers, writes the calls, or chooses one of `choices`
                 meter.steps += 1
                 offer, forced = self._step_tools(index == 0, plan)
@@ -251,18 +251,15 @@ class AgentRunner:
             log.exception("writing the candidate arguments of %s failed", plan[0])
             return []
 
-    def _written_call(self, run_id: str, index: int, plan: list[str],
-                      choices: Sequence[dict[str, Any]] = ()) -> list[ToolCall] | None:
+    def _written_call(self, run_id: str, index: int, plan: list[str]) -> list[ToolCall] | None:
         """[The next planned call] when its tool can write its arguments from the person's message
-        (ToolSpec.planned_arguments: the search's query, a typed expression) or they are its one
-        candidate, else None (the model writes them, or chooses among several candidates). Its id
-        is derived from the run and step, the same on a retry."""
+        (ToolSpec.planned_arguments: the search's query, a typed expression), else None (the
+        model writes them, or chooses among the candidates, a model step either way, so a retried
+        run keeps its step indexes). Its id is derived from the run and step, the same on a retry."""
         if not plan or not self.user_text:
             return None
         fill = getattr(self.tools[plan[0]], "planned_arguments", None)
         arguments = fill(self.user_text) if fill is not None else None
-        if arguments is None and len(choices) == 1:
-            arguments = choices[0]
         if arguments is None:
             return None
         digest = hashlib.sha256(f"{run_id}:{index}".encode()).hexdigest()[:24]
@@ -409,7 +406,7 @@ class AgentRunner:
                 await _call(on_text, tail.content)
         text = "".join(raw)
         if "counted" not in state and failure is None:  # cut before its final event (Stop, the wall time)
-            meter.count_tokens(*await asyncio.to_thread(self._cut_step_tokens, messages, functions, text))
+            meter.count_tokens(*await asyncio.to_thread(self._cut_step_tokens, prompt, functions, text))
         step_status = {"done": "done", "stopped": "stopped", "budget": "stopped"}.get(state["status"], "error")
         if failure is not None:  # the step's record and line say why, and so does the run's ending
             text = f"the model could not answer: {failure}"

@@ -332,8 +332,8 @@ def test_a_new_chat_can_start_with_tools_on_from_its_first_message(client, fake)
     assert 'id="use-tools"' not in client.get("/chat").text  # the admin has not enabled tools
     app_state(client).runtime_settings.update({"agent_tools": "everyone"}, actor_id=None)
     assert re.search(r'<input type="checkbox" id="use-tools" role="switch">', client.get("/chat").text)
-    # "6 times 7" names its operation: the program writes the call (6 * 7 and 7 * 6 are one
-    # choice), so the model only answers.
+    # "6 times 7" names its operation: the program writes the one candidate (6 * 7 and 7 * 6 are
+    # one choice), chosen in the model's step without a request; the model only answers.
     fake.replies = [["The answer ", "is 42."]]
     with client.websocket_connect("/ws") as ws:
         ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": None,
@@ -342,9 +342,9 @@ def test_a_new_chat_can_start_with_tools_on_from_its_first_message(client, fake)
         frames = until_done(ws)
         conversation_id = ack["conversation_id"]
         steps = [f for f in frames if f["type"] == "agent_step" and f["status"] == "done"]
-        assert [f["kind"] for f in steps] == ["tool", "model"]
+        assert [f["kind"] for f in steps] == ["model", "tool", "model"]
         assert [(c["tool"], json.loads(c["arguments"])["expression"] in ("6 * 7", "7 * 6"))
-                for c in steps[0]["calls"]] == [("calculator", True)]
+                for c in steps[1]["calls"]] == [("calculator", True)]
         assert frames[-1]["content"] == "The answer is 42."
 
         def stored() -> bool:

@@ -35,8 +35,12 @@ import numpy as np
 from backend.agent.routing import NUMBER_RE, asks_cost, asks_total, named_operations, with_digits
 from backend.agent.tools.passages import read_passages
 
-# The most candidates one question gets (every one is a scored request).
-MAX_CANDIDATES = 32
+# The most candidates one question gets: each is two scored requests of the engine, side by side
+# (the engine runs 32 sequences at a time by default).
+MAX_CANDIDATES = 8
+# The most operands and question numbers combined: a question or passage full of numbers costs
+# at most MAX_NUMBERS^2 * 8 expressions to check.
+MAX_NUMBERS = 8
 # The cues read this much of the question (backend.agent.routing.MAX_CUE_CHARS reads as much).
 MAX_QUESTION_CHARS = 2000
 # The weight of the question's words in a sentence against the embedder's cosine when ranking the
@@ -48,10 +52,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 
 
 def numbers_in(text: str) -> list[str]:
-    """The numbers written in `text`, in order, each once, without thousands separators
-    ("2,340 metres ... 14 May 1987" -> ["2340", "14", "1987"])."""
+    """The numbers written in `text`, in order, each once, without thousands separators, at most
+    MAX_NUMBERS ("2,340 metres ... 14 May 1987" -> ["2340", "14", "1987"])."""
     found = (m.group(1).replace(",", "") for m in NUMBER_RE.finditer(text))
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(found))[:MAX_NUMBERS]
 
 
 _WORD = re.compile(r"[a-z]{3,}")
@@ -61,8 +65,9 @@ _STOPWORDS = frozenset(
     "each every per all any one some more most less over under onto upon after before since during above "
     "below between once also just only very there here when where while them they then".split())
 # A price: a currency word after the number or a currency sign before it.
-_PRICE = re.compile(r"[$€£]\s*(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s*(?:dollars?|euros?|pounds?|crowns?|marks?|"
-                    r"francs?|yen|kronor|kroner|pence|cents?)\b", re.IGNORECASE)
+_PRICE = re.compile(r"[$€£]\s*([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+                    r"|(?<![0-9,.])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)\s*(?:dollars?|euros?|pounds?|"
+                    r"crowns?|marks?|francs?|yen|kronor|kroner|pence|cents?)\b", re.IGNORECASE)
 # A year as written: four digits, no thousands separator ("1,260 animals" is no year).
 _YEAR_WRITTEN = re.compile(r"(?<![\w.,])(1\d{3}|20\d{2})(?!\w|[.,]\d)")
 
@@ -85,7 +90,7 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
     best = max((score for score, _ in scored), default=0)
     if best == 0:
         return numbers_in(sentence)
-    return list(dict.fromkeys(number for score, number in scored if score == best))
+    return list(dict.fromkeys(number for score, number in scored if score == best))[:MAX_NUMBERS]
 
 
 def prices_in(text: str) -> list[str]:
@@ -196,10 +201,13 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 
 def _valid(expressions: Sequence[str], evaluate: Callable[[str], Any]) -> list[str]:
     """The expressions `evaluate` accepts, the first of each value only ("6 * 7" and "7 * 6" are
-    one choice), but for a difference below zero (the other order is the one asked)."""
+    one choice), but for a difference below zero (the other order is the one asked); at most
+    MAX_CANDIDATES."""
     out: list[str] = []
     seen: set[Any] = set()
     for expression in dict.fromkeys(expressions):
+        if len(out) == MAX_CANDIDATES:
+            break
         try:
             value = evaluate(expression)
         except Exception:

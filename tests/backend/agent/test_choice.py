@@ -72,20 +72,76 @@ def test_choose_picks_the_highest_pmi_not_the_highest_likelihood():
     assert sorted(r for r, _, _ in generator.requests) == ["r:c0", "r:c1", "r:c2", "r:n0", "r:n1", "r:n2"]
 
 
+def test_one_candidate_is_chosen_without_asking_the_model():
+    generator = LikelihoodGenerator(after={}, neutral={})
+    choice = asyncio.run(choose(generator, "r", [ChatMessage("user", "q")], GenerationParams(), ["only"]))
+    assert (choice.text, choice.prompt_tokens, choice.completion_tokens, generator.requests) == ("only", 0, 0, [])
+
+
+class FailingGenerator(LikelihoodGenerator):
+    """The request whose id ends with `fail` fails at once; every other one waits until it is
+    cancelled. Records each stream it closed."""
+
+    def __init__(self, fail: str | None = ":c0") -> None:
+        super().__init__({}, {})
+        self.fail = fail
+        self.closed: list[str] = []
+
+    def stream(self, request_id, messages, params):
+        self.requests.append((request_id, list(messages), params))
+        return self._wait(request_id)
+
+    async def _wait(self, request_id):
+        from backend.generator import GenerationError
+        try:
+            if self.fail is not None and request_id.endswith(self.fail):
+                raise GenerationError("the prompt is too long")
+            await asyncio.sleep(30)
+            yield TextDelta("never")
+        finally:
+            self.closed.append(request_id)
+
+
+def test_a_failing_candidate_cancels_the_others_and_its_error_is_raised():
+    from backend.generator import GenerationError
+    generator = FailingGenerator()
+    with pytest.raises(GenerationError, match="too long"):
+        asyncio.run(asyncio.wait_for(choose(generator, "r", [ChatMessage("user", "q")], GenerationParams(),
+                                            ["a", "b", "c"]), 10))
+    assert sorted(generator.closed) == ["r:c0", "r:c1", "r:c2", "r:n0", "r:n1", "r:n2"]  # every stream closed
+
+
+def test_stop_during_a_choice_closes_every_request():
+    generator = FailingGenerator(fail=None)
+
+    async def go():
+        task = asyncio.create_task(choose(generator, "s", [ChatMessage("user", "q")], GenerationParams(), ["b", "c"]))
+        while len(generator.requests) < 4:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert sorted(generator.closed) == ["s:c0", "s:c1", "s:n0", "s:n1"]
+
+
 def test_choose_refuses_a_candidate_the_engine_wrote_differently_and_an_empty_list():
-    generator = LikelihoodGenerator(after={"a": -1.0}, neutral={"a": -1.0}, write={"a": "b"})
+    generator = LikelihoodGenerator(after={"a": -1.0, "c": -2.0}, neutral={"a": -1.0, "c": -2.0}, write={"a": "b"})
     with pytest.raises(ValueError, match="decoded as"):
-        asyncio.run(choose(generator, "r", [ChatMessage("user", "q")], GenerationParams(), ["a"]))
+        asyncio.run(choose(generator, "r", [ChatMessage("user", "q")], GenerationParams(), ["a", "c"]))
     with pytest.raises(ValueError):
         asyncio.run(choose(generator, "r", [ChatMessage("user", "q")], GenerationParams(), []))
 
 
 @pytest.mark.parametrize("value, holds, refuses", [
-    ("4680", ["It is 4680 metres.", "It is 4,680 metres.", "4680", "  4,680 in total"],
+    ("4680", ["It is 4680 metres.", "It is 4,680 metres.", "4680", "  4,680 in total", "4680.", "It is 4680, twice it."],
      ["It is long. It is 4680 metres.", "<tool_response>4680", "It is 468 metres.", "It is 4.680 metres.",
-      "It is " + "very " * 40 + "long: 4680 metres."]),
-    ("8.25", ["The wheel would weigh 8.25 kg."], ["The wheel would weigh 8 kg."]),
-    ("-58", ["It had been open 58 years."], ["It is old."]),
+      "It is " + "very " * 40 + "long: 4680 metres.", "It is 46800 metres.", "It is 14680 metres.",
+      "we can't4680", "It is 4680.5 metres.", "It is -4680.", "It is 4680 metres. And then more words follow."]),
+    ("8.25", ["The wheel would weigh 8.25 kg."], ["The wheel would weigh 8 kg.", "It is 18.25 kg."]),
+    ("2", ["The answer is 2."], ["The answer is 20.", "In 2025 things changed.", "It is 2.5."]),
+    ("-58", ["It is -58 degrees.", "It is minus 58 degrees."], ["It had been open 58 years.", "It is old."]),
     ("1234567", ["1,234,567 visitors"], ["12,34,567 visitors"]),
 ])
 def test_the_answer_after_a_calculation_states_its_value_in_its_first_sentence(value, holds, refuses):

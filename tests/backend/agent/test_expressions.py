@@ -220,3 +220,47 @@ def test_the_cost_of_several_takes_the_price_and_years_take_a_year_as_written():
     assert years_in(animals) == ["1987"]
     assert candidate_expressions("Counting from 2035, how many years ago did the park open?", [result(animals)],
                                  None, evaluate) == ["2035 - 1987"]
+
+
+@pytest.mark.parametrize("message", [
+    "I have 2 kids and we're going to Spain for 10 days, any tips?", "My flight leaves in 3 hours",
+    "He is 12 years older than his cousin", "I added 2 new files", "a trip over 3 days", "He is twice the man I am.",
+    "Double check my grammar: 'I has 3 apples.'", "The iPhone 15 is less than 200 grams",
+    "How much does a Tesla Model 3 cost?", "Half of the team left in 2 weeks", "Plus 1 to what he said.",
+    "Give me 5 tips for a job interview", "Write a 4-line poem about autumn", "What's a good name for my 2 cats?",
+])
+def test_ordinary_chat_with_numbers_plans_no_calculator(message):
+    # The review's list: each planned the calculator (one wrote "2 * 10" for the Spain trip)
+    # before implied operations needed a question asking for a result or a quantity.
+    assert not needs_calculation(message)
+
+
+def test_negative_numbers_keep_their_sign_and_hyphens_are_no_minus():
+    cold = "The lowest temperature at the station was -12 degrees in 1987."
+    found = candidate_expressions("What is the lowest temperature plus 5?", [result(cold)], None, evaluate)
+    assert "-12 + 5" in found and "12 + 5" not in found
+    assert numbers_in_text("Open 2024-05-01, room 10-20") == ["2024"]
+
+
+def numbers_in_text(text):
+    from backend.agent.tools.expressions import numbers_in
+    return numbers_in(text)
+
+
+def test_a_question_or_passage_full_of_numbers_costs_little():
+    # 400 numbers on each side were 25-28 s of CPU (review, 2026-12-02): every pair by every
+    # operator was evaluated. Now at most MAX_NUMBERS of each, and the checking stops at
+    # MAX_CANDIDATES values.
+    from backend.agent.tools.expressions import MAX_CANDIDATES, MAX_NUMBERS
+    question = "In total? " + " ".join(str(1000 + i) for i in range(400))
+    passage = "The Title\n\n" + " ".join(f"{i} things." for i in range(400))
+    calls = []
+
+    def counting(expression):
+        calls.append(expression)
+        return evaluate(expression)
+
+    found = candidate_expressions(question, [result(passage)], None, counting)
+    assert 0 < len(found) <= MAX_CANDIDATES
+    assert len(calls) <= MAX_NUMBERS * MAX_NUMBERS * 8
+    assert prices_in("1," * 15000 + " dollars") == []

@@ -53,7 +53,9 @@ MAX_CUE_CHARS = 2000
 # "555-1234", "10/11" and "pages 10-20" are not sums), or an arithmetic word next to a number
 # ("144 divided by 12", "15% of 240", "2 to the power of 10", "multiplied by 2", "3 times ...
 # in total"). Words alone are not enough: "the difference between Python 2 and 3", "I told you
-# three times", "give me one example" need no calculator.
+# three times", "give me one example" need no calculator. An operation a question only implies
+# ("twice", "a third of", "12.5 metres taller", "over 14 days", named_operations below) counts
+# in a question asking for a result or a quantity (needs_calculation).
 _SPACED_OPERATOR = re.compile(r"\d\s*\)?\s*(?:\*\*|[*×÷^+]|\s[-/x]\s)\s*\(?\s*-?\d")
 _TIGHT_OPERATOR = re.compile(r"(?<![\d/-])\d+(?:\.\d+)?[-/]\d+(?:\.\d+)?(?![\d/-])")
 _ASKS_RESULT = re.compile(r"\b(?:what(?:'s| is| are)|how much|calculate|compute|evaluate|solve)\b|=",

@@ -299,10 +299,8 @@ class AgentRunner:
         functions = () if answering else tuple(f for f in self.functions() if offer is None or f.name in offer)
         step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
         if answering and index > 0 and params.structured_output is None:
-            # The answer after the results is words: it may not begin with a tag (SmolLM2-135M
-            # repeated the <tool_response> block as its answer), and it states the value a
-            # calculation found (SmolLM2-135M answered "The bridge is a famous landmark" after
-            # "2340 * 3 = 7020" for 5 of 8 questions).
+            # The answer after the results is words, and after a calculation it states the value
+            # the calculation found, reading that step only (backend.agent.answer).
             stated = stated_value(self.tools, messages)
             pattern = ANSWER_PATTERN if stated is None else stating_pattern(stated)
             step_params = replace(step_params, structured_output=OutputConstraint(regex=pattern,

@@ -8,18 +8,24 @@ answers by their likelihood than generating one (multiple-choice scoring, as in 
 HellaSwag evaluations). So the program writes the candidates and the model picks one
 (backend.agent.choice):
 
-- the fact sentence: of the sentences of the quoted passages that hold a number, the one most
-  cosine-similar to the question by the chat's embedder, each embedded after its passage's
-  heading (a sentence such as "Its two towers are 148 metres tall" names neither the bridge nor
-  the document, and without its heading lost to "The bridge is 2,340 metres long");
-- the operands: the numbers of that sentence with a word of the question next to them (all of
-  them when none has one);
+- the fact sentence: the sentences of the quoted passages that hold a number, ranked by the
+  chat's embedder's cosine similarity to the question (each embedded after its passage's
+  heading: "Its two towers are 148 metres tall" names neither the bridge nor the document) plus
+  LEXICAL_WEIGHT times the share of the question's words it holds (the heading's words left
+  out); the best that gives a candidate is used;
+- the operands: the numbers of that sentence with the most words of the question among the two
+  words before them and the three after (all of them when none has one); a price for the cost
+  of several things, a year as written for years counted from a year; at most MAX_NUMBERS;
 - the operation, when the question names it with its number ("multiplied by 2", "3 times",
   "subtract 1981 from", "subtract ... from 2020", "plus 130", "15% of", "twice"): that
   operation with each operand, in the order the words give; also an implied one ("if it were
   12.5 metres taller", "how much do 4 tickets cost", "counting from 2030, how many years ago");
-- otherwise every operand with every number of the question, by + - * /
-  in both orders ("in total" alone: + and *), no difference below zero.
+  backend.agent.routing.named_operations reads them;
+- otherwise every operand with every number of the question, by + - * / in both orders ("in
+  total" alone: + and *);
+- each value once, no difference below zero, at most MAX_CANDIDATES.
+
+One operation only: "15% of 80 + 20" gets candidates of one operation each, none of them right.
 
 The passages are untrusted data: only their numbers are read, never an instruction, and the
 expressions are checked by the calculator's own parser before they are offered.

@@ -92,7 +92,7 @@ _DOCUMENT_WORDS = re.compile(
 _NUMBER = r"(-?(?:[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?))"
 # A number as written: ASCII digits, thousands separators, a minus sign right before it ("-12
 # degrees"; not the hyphen of "2024-05-01", whose parts are not numbers here).
-NUMBER_RE = re.compile(rf"(?<![\w.,-]){_NUMBER}(?![\w-]|[.,][0-9])")
+NUMBER_RE = re.compile(rf"(?<![\w.,-]){_NUMBER}(?!\w|-[0-9]|[.,][0-9])")
 _FLAGS = re.IGNORECASE
 # (pattern with one number group, template of the operand {a} and that number {n}).
 _NAMED = (
@@ -107,12 +107,17 @@ _NAMED = (
     (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{_NUMBER}", _FLAGS), "{a} + {n}"),
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%|percent\b|per\s+cent\b)\s*of\b", _FLAGS), "{a} * {n} / 100"),
 )
+_GROW = r"grew|grow|grows|rose|rise|rises|increased?|increases|went\s+up|goes\s+up"
+_SHRINK = r"fell|fall|falls|dropped|drops?|decreased?|decreases|shrank|shrinks?|went\s+down|goes\s+down"
+# A quantity asked per unit of time ("how many kilometres a day"), not a rate given ("once a day").
+_PER_UNIT = re.compile(r"\bhow\s+(?:many|much|far|long)\b[^.?!\n]{0,60}?\b(?:a|per|each|every)\s+"
+                       r"(?:night|day|week|month|year|hour|minute|season)\b", re.IGNORECASE)
+_FRACTIONS = {"third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
 _WORDS = (
     (re.compile(r"\b(?:twice|double)\b", _FLAGS), "{a} * 2"),
     (re.compile(r"\btriple\b", _FLAGS), "{a} * 3"),
     (re.compile(r"\bhalf\s+(?:of|the|a|an|its|their)\b|\bhalve\b", _FLAGS), "{a} / 2"),
-    (re.compile(r"\b(?:a|one)\s+third\s+of\b", _FLAGS), "{a} / 3"),
-    (re.compile(r"\b(?:a|one)\s+quarter\s+of\b", _FLAGS), "{a} / 4"),
+    *((re.compile(rf"\b(?:a|one)\s+{word}\s+of\b", _FLAGS), f"{{a}} / {d}") for word, d in _FRACTIONS.items()),
 )
 # Implicit operations with the question's number: a comparison ("if it were 12.5 metres taller"),
 # a share ("split between 4", "per person among 3"), the cost of several ("how much do 4 tickets
@@ -127,12 +132,14 @@ _IMPLIED = (
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:{_UNIT}\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
     (re.compile(rf"\b(?:split|shared|divided|separated)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by|into)"
                 rf"\s+(?:groups\s+of\s+)?{_NUMBER}", _FLAGS), "{a} / {n}"),
-    (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,160}}?\b(?:reach|make|get\s+to)\s+{_NUMBER}", _FLAGS),
-     "{n} - {a}"),
-    # A rate over a span: "over seven nights", "in 3 weeks", "for 12 months".
-    (re.compile(rf"\b(?:over|in|for|across|during)\s+{_NUMBER}\s+(?:nights|days|weeks|months|years|hours|minutes|"
-                rf"seasons|shifts|trips|journeys|crossings)\b", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,160}}?\b(?:reach|make|get\s+to)\s+"
+                rf"(?:[a-z]+\s+){{0,3}}?{_NUMBER}", _FLAGS), "{n} - {a}"),
+    (re.compile(rf"\bhow\s+many\s+times\s+(?:[a-z]+\s+)?(?:than|as)\b[^.?!\n]{{0,60}}?{_NUMBER}", _FLAGS), "{a} / {n}"),
+    # A rate over a span: "over seven nights", "in 3 weeks", "for 12 months" (per day asked: "/").
+    (_SPAN := re.compile(rf"\b(?:over|in|for|across|during)\s+{_NUMBER}\s+(?:nights|days|weeks|months|years|hours|"
+                         rf"minutes|seasons|shifts|trips|journeys|crossings)\b", _FLAGS), "{a} * {n}"),
 )
+_CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\s+by\s+{_NUMBER}\s*(?:%|percent\b|per\s+cent\b)", _FLAGS)
 _COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?\b(?:cost|pay|spend|charge)"
                    r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)", _FLAGS)
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
@@ -195,6 +202,12 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             found.append((match.start(), (template.replace("{n}", n), n)))
     for pattern, template in _WORDS:
         found.extend((m.start(), (template, None)) for m in pattern.finditer(question))
+    for m in _CHANGE_BY_PERCENT.finditer(question):  # "grew by 10%" -> {a} * 110 / 100
+        n = m.group(2).replace(",", "")
+        sign = "+" if re.fullmatch(_GROW, m.group(1), _FLAGS) else "-"
+        found.append((m.start(), (f"{{a}} * (100 {sign} {n}) / 100", n)))
+    if _PER_UNIT.search(question):  # "in 20 days, how many a day": a share of the span, not a total
+        found = [(at, (t.replace(" * ", " / ") if _SPAN.match(question, at) else t, n)) for at, (t, n) in found]
     if not found and _COST.search(question):
         for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
             before = question[:m.start()].split()[-1:]

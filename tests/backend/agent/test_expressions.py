@@ -264,3 +264,17 @@ def test_a_question_or_passage_full_of_numbers_costs_little():
     assert 0 < len(found) <= MAX_CANDIDATES
     assert len(calls) <= MAX_NUMBERS * MAX_NUMBERS * 8
     assert prices_in("1," * 15000 + " dollars") == []
+
+
+@pytest.mark.parametrize("question, templates", [
+    ("How many more glassblowers would it need to reach a staff of 60?", [("60 - {a}", "60")]),
+    ("If the boats covered the season's distance in 20 days, how many kilometres a day is that?",
+     [("{a} / 20", "20")]),
+    ("If a skier went down it once a day over 14 days, how many kilometres would they cover?", [("{a} * 14", "14")]),
+    ("If visitor numbers grew by 10%, how many visitors would that be?", [("{a} * (100 + 10) / 100", "10")]),
+    ("If prices fell by 20 percent, what would a ticket cost?", [("{a} * (100 - 20) / 100", "20")]),
+    ("What is a fifth of the harvest?", [("{a} / 5", None)]),
+    ("How many times heavier than a 2-kilogram laptop is the typewriter?", [("{a} / 2", "2")]),
+])
+def test_rates_growth_fractions_and_ratios(question, templates):
+    assert named_operations(question) == templates

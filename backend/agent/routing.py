@@ -58,7 +58,8 @@ MAX_CUE_CHARS = 2000
 # in a question asking for a result or a quantity (needs_calculation).
 _SPACED_OPERATOR = re.compile(r"\d\s*\)?\s*(?:\*\*|[*×÷^+]|\s[-/x]\s)\s*\(?\s*-?\d")
 _TIGHT_OPERATOR = re.compile(r"(?<![\d/-])\d+(?:\.\d+)?[-/]\d+(?:\.\d+)?(?![\d/-])")
-_ASKS_RESULT = re.compile(r"\b(?:what(?:'s| is| are)|how much|calculate|compute|evaluate|solve)\b|=",
+_ASKS_RESULT = re.compile(r"\b(?:what(?:'s| is| are)|how much|calculate|compute|evaluate|solve)\b|="
+                          r"|\bwhat\s+(?:do|does|would|will)\s+(?:you|i|we|that|it|this)\s+(?:get|make|give|come\s+to)\b",
                           re.IGNORECASE)
 _DATE = re.compile(r"\b\d{1,4}[-/]\d{1,2}[-/]\d{1,4}\b")
 _WORD_OPERATIONS = re.compile(

@@ -274,7 +274,9 @@ def test_a_question_or_passage_full_of_numbers_costs_little():
     ("If visitor numbers grew by 10%, how many visitors would that be?", [("{a} * (100 + 10) / 100", "10")]),
     ("If prices fell by 20 percent, what would a ticket cost?", [("{a} * (100 - 20) / 100", "20")]),
     ("What is a fifth of the harvest?", [("{a} / 5", None)]),
+    ("Take the member farms minus 29 - what do you get?", [("{a} - 29", "29")]),
     ("How many times heavier than a 2-kilogram laptop is the typewriter?", [("{a} / 2", "2")]),
 ])
 def test_rates_growth_fractions_and_ratios(question, templates):
     assert named_operations(question) == templates
+    assert needs_calculation(question)  # each asks for a result or a quantity

@@ -81,7 +81,8 @@ _QUANTITY = re.compile(r"\b(?:how\s+(?:many|much|far|long)|in\s+total|altogether
 # tonight", "I don't have the time").
 _TIME = re.compile(
     r"\bwhat\s+time\b|\btime\s+is\s+it\b|\bwhat(?:'s|\s+is)\s+the\s+(?:time|date|day)\b|\bcurrent\s+(?:time|date)\b"
-    r"|\btoday'?s\s+date\b|\bwhat\s+(?:day|date|year|month)\b|\bwhich\s+day\b|\bday\s+of\s+the\s+week\s+is\b"
+    r"|\btoday'?s\s+date\b|\b(?:what|which)\s+(?:day|date|year|month)\s+(?:is\s+(?:it|today|this)|are\s+we)\b"
+    r"|\bday\s+of\s+the\s+week\s+is\b"
     r"|\bwhat\s+is\s+today\b|\btime\s+now\b|\bdate\s+today\b",
     re.IGNORECASE)
 _DOCUMENT_WORDS = re.compile(
@@ -133,14 +134,17 @@ _IMPLIED = (
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:{_UNIT}\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
     (re.compile(rf"\b(?:split|shared|divided|separated)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by|into)"
                 rf"\s+(?:groups\s+of\s+)?{_NUMBER}", _FLAGS), "{a} / {n}"),
-    (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,160}}?\b(?:reach|make|get\s+to)\s+"
+    (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,160}}?\b(?:reach|make|get\s+to|have|hit|total)\s+"
                 rf"(?:[a-z]+\s+){{0,3}}?{_NUMBER}", _FLAGS), "{n} - {a}"),
     (re.compile(rf"\bhow\s+many\s+times\s+(?:[a-z]+\s+)?(?:than|as)\b[^.?!\n]{{0,60}}?{_NUMBER}", _FLAGS), "{a} / {n}"),
+    # "How many minutes longer is the tour than a 45-minute film?": the difference.
+    (re.compile(rf"\bhow\s+(?:many|much)\s+(?:(?!times\b)[a-z]+\s+)?(?:{_LARGER}|{_SMALLER})\b[^.?!\n]{{0,80}}?\bthan\b"
+                rf"[^.?!\n]{{0,40}}?{_NUMBER}", _FLAGS), "{a} - {n}"),
     # A rate over a span: "over seven nights", "in 3 weeks", "for 12 months" (per day asked: "/").
     (_SPAN := re.compile(rf"\b(?:over|in|for|across|during)\s+{_NUMBER}\s+(?:nights|days|weeks|months|years|hours|"
                          rf"minutes|seasons|shifts|trips|journeys|crossings)\b", _FLAGS), "{a} * {n}"),
 )
-_CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\s+by\s+{_NUMBER}\s*(?:%|percent\b|per\s+cent\b)", _FLAGS)
+_CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\s+{_NUMBER}\s*(?:%|percent\b|per\s+cent\b)", _FLAGS)
 _COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?\b(?:cost|pay|spend|charge)"
                    r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)", _FLAGS)
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
@@ -212,7 +216,7 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
     if not found and _COST.search(question):
         for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
             before = question[:m.start()].split()[-1:]
-            if re.match(r"\s+[a-z]", question[m.end():]) and not (before and before[0][:1].isupper()):
+            if re.match(r"\s+[A-Za-z]", question[m.end():]) and not (before and before[0][:1].isupper()):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
     if not found and _YEARS.search(question):

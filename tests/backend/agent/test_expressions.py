@@ -280,3 +280,14 @@ def test_a_question_or_passage_full_of_numbers_costs_little():
 def test_rates_growth_fractions_and_ratios(question, templates):
     assert named_operations(question) == templates
     assert needs_calculation(question)  # each asks for a result or a quantity
+
+
+@pytest.mark.parametrize("question, templates", [
+    ("I'd like to buy four Wren kites. How much will that cost me?", [("{a} * 4", "4")]),
+    ("If the workshop grew its yearly production by 20 percent, how many kites would it make?",
+     [("{a} * (100 + 20) / 100", "20")]),
+    ("How many minutes longer is the guided tour than a 45-minute film?", [("{a} - 45", "45")]),
+    ("How many more albums does the station need to have 15000?", [("15000 - {a}", "15000")]),
+])
+def test_implied_operations_found_by_the_sixth_blind_set(question, templates):
+    assert named_operations(question) == templates and needs_calculation(question)

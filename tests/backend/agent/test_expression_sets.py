@@ -1,0 +1,58 @@
+"""The program's half of a document + arithmetic question, on the agent eval's question sets
+(scripts/agent_eval_sets: six blind sets written by helpers that never saw the method): for each
+question, is the calculator planned, and is the right value among the candidates the model
+chooses from? The real embedder (all-MiniLM-L6-v2) ranks the fact sentences, each document given
+as one passage. The counts are floors measured on 2026-12-02 (docs/BENCHMARKS.md): a change that
+loses a question fails here, with the questions it lost printed."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from backend.agent.tools.calculator import evaluate, spec
+from backend.agent.tools.passages import format_passages
+from backend.rag import Source
+
+SETS = Path(__file__).resolve().parents[3] / "scripts" / "agent_eval_sets"
+# set -> (questions with the right value among the candidates, questions)
+FLOORS = {"blind1": (10, 10), "blind2": (10, 10), "blind3": (12, 12), "blind4": (11, 12), "blind5": (12, 12),
+          "blind6": (10, 12)}
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from backend.rag import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def search_result(documents: list[dict]) -> str:
+    sources = [Source(chunk_id=i + 1, document_id=f"{i:032x}", document_name=d["name"], version=1, position=0,
+                      heading_path="", page=None, text=d["text"], score=1.0) for i, d in enumerate(documents)]
+    return "Passages from the user's documents.\n\n" + format_passages(sources)
+
+
+@pytest.mark.parametrize("name", sorted(FLOORS))
+def test_the_right_value_is_among_the_candidates(name, embedder):
+    data = json.loads((SETS / f"{name}.json").read_text())
+    content = search_result(data["documents"])
+    calculator = spec(embedder.embed, passages=lambda user_id, text: [d["text"] for d in data["documents"]])
+    right, lost = 0, []
+    for item in data["questions"]:
+        planned = calculator.relevant("u", item["question"])
+        values = [evaluate(c["expression"]).q for c in calculator.candidate_arguments(item["question"], [content])]
+        if planned and Fraction(item["want"]) in values:
+            right += 1
+        else:
+            lost.append((item["question"], item["want"], planned, [str(v) for v in values]))
+    floor, total = FLOORS[name]
+    assert len(data["questions"]) == total
+    print(name, right, "of", total, lost)
+    assert right >= floor, lost
+    # A fact asked with a number in the question, no arithmetic ("Who founded the club in 1954?"),
+    # plans no calculator.
+    assert [item["question"] for item in data.get("lookups", []) if calculator.relevant("u", item["question"])] == []

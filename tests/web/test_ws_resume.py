@@ -300,9 +300,13 @@ def test_a_retried_send_on_b_of_a_turn_streaming_on_a_watches_it(settings, redis
             relayed = frames_until_done(retry)
             assert relayed[-1] == rest[-1]
             deltas = [f for f in relayed if f["type"] == "delta"]
-            assert [f["seq"] for f in deltas] == list(range(deltas[0]["seq"], len(a.fake.tokens) + 1))
-            joined = "".join(f["text"] for f in deltas)
-            assert joined == "".join(a.fake.tokens) == "".join(f["text"] for f in first + rest if f["type"] == "delta")
+            assert "".join(a.fake.tokens) == "".join(f["text"] for f in first + rest if f["type"] == "delta")
+            # B's relay looks at the reply only once its ack is sent, and the release races it: when
+            # A had finished by then, B gets the finished reply (its done frame, equal to A's,
+            # above) and no deltas (fresh-clone CI, 2026-12-02: deltas[0] raised IndexError).
+            if deltas:
+                assert [f["seq"] for f in deltas] == list(range(deltas[0]["seq"], len(a.fake.tokens) + 1))
+                assert "".join(f["text"] for f in deltas) == "".join(a.fake.tokens)
 
 
 def test_a_page_on_b_sees_the_turn_sent_on_a_and_follows_its_reply(settings, redis_url):

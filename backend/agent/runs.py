@@ -323,6 +323,13 @@ class AgentRunner:
         content: list[str] = []
         state = {"status": "done"}
 
+        def counted(prompt_tokens: int, completion_tokens: int) -> None:
+            """The step's tokens: into the run's budget and onto its span."""
+            meter.count_tokens(prompt_tokens, completion_tokens)
+            state["counted"] = "yes"
+            step_span.set_attribute("prompt_tokens", prompt_tokens)
+            step_span.set_attribute("completion_tokens", completion_tokens)
+
         async def choose_call() -> None:
             """The step's call: the candidate the model finds likeliest (backend.agent.choice)."""
             name = functions[0].name
@@ -330,18 +337,15 @@ class AgentRunner:
             choice = await choose(self.generator, request_id, messages, step_params, texts)
             raw.append(choice.text)
             parser.feed(choice.text)
-            meter.count_tokens(choice.prompt_tokens, choice.completion_tokens)
-            state["counted"] = "yes"
             state["finish"] = "stop"
             done = choice.scored[choice.index].done
             if done is not None:
                 self._model_steps.setdefault(run_id, []).append(done)
                 tracing.record_engine(done.timeline, finish_reason=done.finish_reason,
                                       prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
+            counted(choice.prompt_tokens, choice.completion_tokens)  # every candidate's, not the chosen one's
             ranked = sorted(choice.scored, key=lambda c: -c.pmi)
             step_span.set_attribute("candidates", len(texts))
-            step_span.set_attribute("prompt_tokens", choice.prompt_tokens)
-            step_span.set_attribute("completion_tokens", choice.completion_tokens)
             step_span.set_attribute("pmi_margin", round(ranked[0].pmi - ranked[1].pmi, 3) if len(ranked) > 1 else 0.0)
 
         async def consume() -> None:
@@ -363,15 +367,12 @@ class AgentRunner:
                             state["status"] = "budget"
                             return
                     elif isinstance(event, GenerationDone):
-                        meter.count_tokens(event.prompt_tokens, event.completion_tokens)
-                        state["counted"] = "yes"
                         self._model_steps.setdefault(run_id, []).append(event)
                         # The engine's queue, prefill and decode under this step's span.
                         tracing.record_engine(event.timeline, finish_reason=event.finish_reason,
                                               prompt_tokens=event.prompt_tokens,
                                               completion_tokens=event.completion_tokens)
-                        step_span.set_attribute("prompt_tokens", event.prompt_tokens)
-                        step_span.set_attribute("completion_tokens", event.completion_tokens)
+                        counted(event.prompt_tokens, event.completion_tokens)
                         if event.finish_reason == "error":
                             state["status"] = "error"
                         elif event.finish_reason == "abort":

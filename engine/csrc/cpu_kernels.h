@@ -50,6 +50,34 @@ struct Act {
   const float* sq;      // [m, k/32] dq * sum of the block's codes (Q4's offset term)
 };
 
+constexpr int kAttendMaxRows = 64;    // rows of one AttendTile that kernels tile (more: row by row)
+constexpr int kAttendTileTokens = 16;  // tokens of one sequence in one attention task (llama_cpu.cpp)
+
+// Attention of nrows query rows that read the same KV head of one sequence (the rows of one
+// attention task: the query heads of a KV head group, for one or more of the sequence's tokens).
+// Row r attends keys 0..ctx[r]-1; key j lives at slot(j) = table[j / bs] * bs + j % bs, its K
+// at k + slot(j) * stride and its V at v + slot(j) * stride. Writes
+// out[r] = sum_j softmax_j(scale * q[r] . K_j) V_j [hd]. scores: workspace [nrows, ld], ld >= max ctx.
+struct AttendTile {
+  int nrows;
+  int hd;
+  int bs;
+  int ld;
+  int64_t stride;            // floats from one slot's K (or V) to the next slot's
+  float scale;
+  const float* const* q;     // [nrows] query rows [hd]
+  float* const* out;         // [nrows] output rows [hd]
+  const int* ctx;            // [nrows]
+  const float* k;            // K of slot 0 at this KV head
+  const float* v;            // V of slot 0 at this KV head
+  const int32_t* table;      // the sequence's block table
+  float* scores;
+};
+
+inline int64_t attend_slot(const AttendTile& a, int j) {
+  return static_cast<int64_t>(a.table[j / a.bs]) * a.bs + j % a.bs;
+}
+
 // The vector kernels one instruction set provides. Every function works on a slice so that the
 // caller owns the threading; each output element's arithmetic is independent of the slice and
 // of how many rows the call covers (batch invariance).
@@ -72,6 +100,10 @@ struct Kernels {
   float (*exp_shift_sum)(float* x, int k, float max);
   // Row `row` of w as float32 [k].
   void (*dequantize_row)(const QWeight& w, int row, float* out);
+  // One attention tile (AttendTile). Each row's arithmetic is that of dot for its scores (times
+  // scale), exp_shift_sum for their softmax and axpy for the weighted sum of V, key by key in
+  // position order, whichever rows share its tile.
+  void (*attend)(const AttendTile& a);
 };
 
 const Kernels* kernels_scalar();

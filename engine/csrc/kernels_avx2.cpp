@@ -15,7 +15,9 @@ const Kernels* kernels_avx2() { return nullptr; }
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace crescent {
 namespace {
@@ -315,10 +317,125 @@ float exp_shift_sum(float* x, int k, float max) {
   return s;
 }
 
+// Attention (AttendTile). Keys go in blocks of kKeyBlock, whose K (then V) rows stay in L1 while
+// every row of the tile reads them; the scores of 4 rows x 2 keys are computed together, so that
+// 8 independent FMA chains hide the latency that bounds a single dot. Each score is still one
+// chain over the head dimension in order, reduced by hsum and times scale, as dot computes it;
+// each output element is still one fma per key in position order, as axpy computes it. A row's
+// result therefore does not depend on the rows it shares a tile with (batch invariance).
+constexpr int kKeyBlock = 64;
+
+inline float dot_hd(const float* q, const float* k, int hd) {  // dot's arithmetic, hd % 8 == 0
+  __m256 acc = _mm256_setzero_ps();
+  for (int e = 0; e < hd; e += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + e), _mm256_loadu_ps(k + e), acc);
+  return hsum(acc);
+}
+
+// s[r][j] and s[r][j + 1] for rows r < 4: keys k0 (position j) and k1 (position j + 1).
+inline void scores_4x2(const float* const* q, const float* k0, const float* k1, int hd, float scale,
+                       float* const* s, int j) {
+  __m256 acc[4][2];
+  for (int r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int e = 0; e < hd; e += 8) {
+    const __m256 x0 = _mm256_loadu_ps(k0 + e), x1 = _mm256_loadu_ps(k1 + e);
+    for (int r = 0; r < 4; ++r) {
+      const __m256 qv = _mm256_loadu_ps(q[r] + e);
+      acc[r][0] = _mm256_fmadd_ps(qv, x0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(qv, x1, acc[r][1]);
+    }
+  }
+  for (int r = 0; r < 4; ++r) {
+    s[r][j] = hsum(acc[r][0]) * scale;
+    s[r][j + 1] = hsum(acc[r][1]) * scale;
+  }
+}
+
+void attend_rows(const AttendTile& a) {  // any hd: row by row through dot / axpy
+  for (int r = 0; r < a.nrows; ++r) {
+    float* sc = a.scores + static_cast<size_t>(r) * a.ld;
+    const int n = a.ctx[r];
+    float mx = -3.402823466e38f;
+    for (int j = 0; j < n; ++j) {
+      sc[j] = dot(a.q[r], a.k + attend_slot(a, j) * a.stride, a.hd) * a.scale;
+      mx = std::max(mx, sc[j]);
+    }
+    const float inv = 1.0f / exp_shift_sum(sc, n, mx);
+    std::memset(a.out[r], 0, sizeof(float) * a.hd);
+    for (int j = 0; j < n; ++j) axpy(sc[j] * inv, a.v + attend_slot(a, j) * a.stride, a.hd, a.out[r]);
+  }
+}
+
+void attend(const AttendTile& a) {
+  if (a.hd % 8 || a.nrows > kAttendMaxRows) {
+    attend_rows(a);
+    return;
+  }
+  const int hd = a.hd;
+  int max_ctx = 0;
+  for (int r = 0; r < a.nrows; ++r) max_ctx = std::max(max_ctx, a.ctx[r]);
+  float* rows[kAttendMaxRows];
+  for (int r = 0; r < a.nrows; ++r) rows[r] = a.scores + static_cast<size_t>(r) * a.ld;
+  const float* kv[kKeyBlock];
+
+  // Scores, key block by key block.
+  for (int jb = 0; jb < max_ctx; jb += kKeyBlock) {
+    const int je = std::min(jb + kKeyBlock, max_ctx);
+    for (int j = jb; j < je; ++j) kv[j - jb] = a.k + attend_slot(a, j) * a.stride;
+    for (int r0 = 0; r0 < a.nrows; r0 += 4) {
+      const int nr = std::min(4, a.nrows - r0);
+      int lim[4], common = je;
+      for (int i = 0; i < nr; ++i) common = std::min(common, lim[i] = std::min(a.ctx[r0 + i], je));
+      int j = jb;
+      if (nr == 4)
+        for (; j + 2 <= common; j += 2) scores_4x2(a.q + r0, kv[j - jb], kv[j + 1 - jb], hd, a.scale, rows + r0, j);
+      for (int i = 0; i < nr; ++i)
+        for (int jj = j; jj < lim[i]; ++jj) rows[r0 + i][jj] = dot_hd(a.q[r0 + i], kv[jj - jb], hd) * a.scale;
+    }
+  }
+
+  // Softmax of each row.
+  float inv[kAttendMaxRows];
+  for (int r = 0; r < a.nrows; ++r) {
+    const int n = a.ctx[r];
+    float mx = -3.402823466e38f;
+    for (int j = 0; j < n; ++j) mx = std::max(mx, rows[r][j]);
+    inv[r] = 1.0f / exp_shift_sum(rows[r], n, mx);
+    std::memset(a.out[r], 0, sizeof(float) * hd);
+  }
+
+  // The weighted sum of V, key block by key block; 64 output elements stay in registers over a block.
+  for (int jb = 0; jb < max_ctx; jb += kKeyBlock) {
+    const int je = std::min(jb + kKeyBlock, max_ctx);
+    for (int j = jb; j < je; ++j) kv[j - jb] = a.v + attend_slot(a, j) * a.stride;
+    for (int r = 0; r < a.nrows; ++r) {
+      const int lim = std::min(a.ctx[r], je);
+      const float* s = rows[r];
+      float* o = a.out[r];
+      int c = 0;
+      for (; c + 64 <= hd; c += 64) {
+        __m256 acc[8];
+        for (int i = 0; i < 8; ++i) acc[i] = _mm256_loadu_ps(o + c + 8 * i);
+        for (int j = jb; j < lim; ++j) {
+          const __m256 alpha = _mm256_set1_ps(s[j] * inv[r]);
+          const float* x = kv[j - jb] + c;
+          for (int i = 0; i < 8; ++i) acc[i] = _mm256_fmadd_ps(alpha, _mm256_loadu_ps(x + 8 * i), acc[i]);
+        }
+        for (int i = 0; i < 8; ++i) _mm256_storeu_ps(o + c + 8 * i, acc[i]);
+      }
+      for (; c < hd; c += 8) {
+        __m256 acc = _mm256_loadu_ps(o + c);
+        for (int j = jb; j < lim; ++j)
+          acc = _mm256_fmadd_ps(_mm256_set1_ps(s[j] * inv[r]), _mm256_loadu_ps(kv[j - jb] + c), acc);
+        _mm256_storeu_ps(o + c, acc);
+      }
+    }
+  }
+}
+
 void dequantize_row(const QWeight& w, int row, float* out) { kernels_scalar()->dequantize_row(w, row, out); }
 
 const Kernels kAvx2 = {"avx2", linear, quantize_row, rmsnorm, silu_mul, dot, axpy,
-                       exp_shift_sum, dequantize_row};
+                       exp_shift_sum, dequantize_row, attend};
 
 }  // namespace
 

@@ -202,6 +202,35 @@ int crescent_linear(const QWeight* w, int m, const float* x, float* y) {
   return kOk;
 }
 
+// Attention of nrows query rows q [nrows, hd] over one KV head of one sequence (Kernels::attend):
+// row r attends keys 0..ctx[r]-1 of k_cache / v_cache [num_slots, stride] (this head's values at
+// offset head * hd of a slot) through block table `table` of block size bs; out [nrows, hd].
+int crescent_attention(int nrows, int hd, int bs, int64_t num_slots, int64_t stride, int head, float scale,
+                       const float* q, const int32_t* ctx, const float* k_cache, const float* v_cache,
+                       const int32_t* table, int num_table_blocks, float* out) {
+  if (nrows <= 0 || hd <= 0 || bs <= 0 || head < 0 || (static_cast<int64_t>(head) + 1) * hd > stride) return kBadShape;
+  int max_ctx = 0;
+  for (int r = 0; r < nrows; ++r) {
+    if (ctx[r] <= 0 || ctx[r] > static_cast<int64_t>(num_table_blocks) * bs) return kBadPosition;
+    max_ctx = std::max(max_ctx, static_cast<int>(ctx[r]));
+  }
+  for (int b = 0; b < (max_ctx + bs - 1) / bs; ++b)
+    if (table[b] < 0 || (static_cast<int64_t>(table[b]) + 1) * bs > num_slots) return kBadBlock;
+  std::vector<const float*> q_rows(nrows);
+  std::vector<float*> out_rows(nrows);
+  std::vector<int> lens(ctx, ctx + nrows);
+  for (int r = 0; r < nrows; ++r) {
+    q_rows[r] = q + static_cast<size_t>(r) * hd;
+    out_rows[r] = out + static_cast<size_t>(r) * hd;
+  }
+  std::vector<float> scores(static_cast<size_t>(nrows) * max_ctx);
+  const AttendTile at{nrows, hd, bs, max_ctx, stride, scale, q_rows.data(), out_rows.data(), lens.data(),
+                      k_cache + static_cast<int64_t>(head) * hd, v_cache + static_cast<int64_t>(head) * hd,
+                      table, scores.data()};
+  kernels()->attend(at);
+  return kOk;
+}
+
 // logits [n, vocab] = hidden [n, hidden] @ lm_head^T (hidden already final-normed).
 int crescent_logits(const ModelDesc* md, int n, const float* hidden, float* logits) {
   return crescent_linear(&md->lm_head, n, hidden, logits);
@@ -252,8 +281,21 @@ int crescent_forward(const ModelDesc* md, int num_tokens, const int64_t* ids, co
   std::vector<float> gate_up(static_cast<size_t>(T) * 2 * inter);
   std::vector<float> proj(static_cast<size_t>(T) * H);
 
+  // Attention tasks: (tile, KV head), a tile being up to tile_tokens consecutive tokens of one
+  // sequence, whose query heads of that KV head's group are the tile's rows (Kernels::attend).
+  // A task reads each key once for all its rows instead of once per row; the latest tiles (the
+  // longest contexts) come first so that no thread is left with a long one at the end.
+  struct Tile { int seq, t0, t1; };
+  const int tile_tokens = std::max(1, std::min(kAttendTileTokens, kAttendMaxRows / group));
+  std::vector<Tile> tiles;
+  for (int s = 0; s < num_seqs; ++s)
+    for (int t0 = static_cast<int>(query_start[s]); t0 < query_start[s + 1]; t0 += tile_tokens)
+      tiles.push_back({s, t0, std::min(t0 + tile_tokens, static_cast<int>(query_start[s + 1]))});
+  std::reverse(tiles.begin(), tiles.end());
+  const int tile_rows = tile_tokens * group;
+
   ThreadPool& tp = pool();
-  std::vector<std::vector<float>> scores(tp.num_threads(), std::vector<float>(max_ctx));
+  std::vector<std::vector<float>> scores(tp.num_threads(), std::vector<float>(static_cast<size_t>(tile_rows) * max_ctx));
   auto for_tokens = [&](auto&& f) { tp.parallel_for(T, [&](int t, int) { f(t); }); };
 
   for_tokens([&](int t) { kern->dequantize_row(md->embed, static_cast<int>(ids[t]), x + static_cast<size_t>(t) * H); });
@@ -279,25 +321,22 @@ int crescent_forward(const ModelDesc* md, int num_tokens, const int64_t* ids, co
       std::memcpy(k_cache + slots[t] * kv_size, row + q_size, sizeof(float) * kv_size);
       std::memcpy(v_cache + slots[t] * kv_size, row + q_size + kv_size, sizeof(float) * kv_size);
     });
-    tp.parallel_for(T * nh, [&](int task, int thread) {
-      const int t = task / nh, h = task % nh, g = h / group;
-      const int ctx = static_cast<int>(positions[t]) + 1;
-      const int32_t* table = block_tables + static_cast<size_t>(token_seq[t]) * max_blocks;
-      const float* q = qkv.data() + static_cast<size_t>(t) * qkv_n + h * hd;
-      float* sc = scores[thread].data();
-      float mx = -FLT_MAX;
-      for (int j = 0; j < ctx; ++j) {
-        const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
-        sc[j] = kern->dot(q, k_cache + slot * kv_size + g * hd, hd) * md->attn_scale;
-        mx = std::max(mx, sc[j]);
-      }
-      const float inv = 1.0f / kern->exp_shift_sum(sc, ctx, mx);
-      float* o = a_attn.x.data() + static_cast<size_t>(t) * q_size + h * hd;
-      std::memset(o, 0, sizeof(float) * hd);
-      for (int j = 0; j < ctx; ++j) {
-        const int64_t slot = static_cast<int64_t>(table[j / bs]) * bs + j % bs;
-        kern->axpy(sc[j] * inv, v_cache + slot * kv_size + g * hd, hd, o);
-      }
+    tp.parallel_for(static_cast<int>(tiles.size()) * nkv, [&](int task, int thread) {
+      const Tile& tile = tiles[task / nkv];
+      const int g = task % nkv;
+      std::vector<const float*> q_rows;
+      std::vector<float*> out_rows;
+      std::vector<int> ctx;
+      for (int t = tile.t0; t < tile.t1; ++t)
+        for (int h = g * group; h < (g + 1) * group; ++h) {
+          q_rows.push_back(qkv.data() + static_cast<size_t>(t) * qkv_n + h * hd);
+          out_rows.push_back(a_attn.x.data() + static_cast<size_t>(t) * q_size + h * hd);
+          ctx.push_back(static_cast<int>(positions[t]) + 1);
+        }
+      AttendTile at{static_cast<int>(ctx.size()), hd, bs, max_ctx, kv_size, md->attn_scale,
+                    q_rows.data(), out_rows.data(), ctx.data(), k_cache + g * hd, v_cache + g * hd,
+                    block_tables + static_cast<size_t>(tile.seq) * max_blocks, scores[thread].data()};
+      kern->attend(at);
     });
     if (s_o.needs_q()) for_tokens([&](int t) { a_attn.quantize(kern, t, q_size); });
     linear_phase(kern, s_o, a_attn.act(T, q_size), proj.data());

@@ -92,6 +92,10 @@ def load() -> ctypes.CDLL:
     lib.crescent_forward.argtypes = [
         ctypes.POINTER(ModelDesc), ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
         ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    lib.crescent_attention.argtypes = [
+        ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_float,
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+        ctypes.c_void_p]
     lib.crescent_set_num_threads(torch.get_num_threads())
     return lib
 
@@ -114,6 +118,34 @@ def set_isa(name: str) -> None:
 
 def set_num_threads(n: int) -> None:
     load().crescent_set_num_threads(int(n))
+
+
+def attention(q: torch.Tensor, kv_cache: torch.Tensor, kv_head: int, block_table: torch.Tensor,
+              ctx: torch.Tensor, scale: float) -> torch.Tensor:
+    """One attention tile of the fast path (crescent_forward's attention, one task of it).
+
+    q: float32 [nrows, head_dim], query rows that read KV head `kv_head`; kv_cache: float32
+    [2, num_blocks, block_size, num_kv_heads, head_dim] (one layer's pool); block_table: int32
+    [n] of the sequence; ctx: int [nrows], row r attends positions 0..ctx[r]-1.
+    Returns float32 [nrows, head_dim] = softmax(scale * q K^T) V per row. Raises ValueError
+    for a bad shape, a ctx outside the block table or a block outside the pool.
+    """
+    if q.dim() != 2 or kv_cache.dim() != 5 or q.shape[1] != kv_cache.shape[-1] or ctx.shape != (q.shape[0],):
+        raise ValueError(f"bad shapes: q {tuple(q.shape)}, kv_cache {tuple(kv_cache.shape)}, ctx {tuple(ctx.shape)}")
+    _, num_blocks, block_size, num_kv_heads, head_dim = kv_cache.shape
+    if not 0 <= kv_head < num_kv_heads:
+        raise ValueError(f"kv_head {kv_head} outside 0..{num_kv_heads - 1}")
+    q = q.detach().to(torch.float32).contiguous()
+    cache = kv_cache.detach().to(torch.float32).contiguous()
+    table = block_table.to(torch.int32).contiguous()
+    lens = ctx.to(torch.int32).contiguous()
+    out = torch.empty_like(q)
+    flat = cache.view(2, num_blocks * block_size, num_kv_heads * head_dim)
+    check(load().crescent_attention(q.shape[0], head_dim, block_size, num_blocks * block_size,
+                                    num_kv_heads * head_dim, kv_head, scale, q.data_ptr(), lens.data_ptr(),
+                                    flat[0].data_ptr(), flat[1].data_ptr(), table.data_ptr(), table.numel(),
+                                    out.data_ptr()))
+    return out
 
 
 def linear(weight: PackedWeight, x: torch.Tensor) -> torch.Tensor:

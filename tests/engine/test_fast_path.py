@@ -71,5 +71,27 @@ def test_prefill_then_decode_equals_one_prefill(fast_model) -> None:
     assert torch.equal(last[0], whole[-1])
 
 
+def test_a_long_prompt_in_chunks_equals_one_prefill(fast_model) -> None:
+    # 150 tokens cross the attention's 16-token tiles and 64-key blocks (engine/csrc): chunks of
+    # 37 tokens (reading KV written by earlier chunks) and a decode give every position the same
+    # bits as one prefill.
+    words = "paged attention reads keys and values through block tables in every layer".split()
+    ids = fast_model.tokenizer.encode(" ".join(words[i % len(words)] for i in range(140)))[:150]
+    n = len(ids)
+    assert n == 150
+    table = [[9, 2, 0, 7, 3, 5, 1, 8, 4, 6]]
+    whole = fast_model.model(torch.tensor(ids), positions_for([n], [n]), _kv(fast_model, 10),
+                             make_attention_metadata([n], [n], table, 16))
+    kv = _kv(fast_model, 10)
+    parts = []
+    for start in range(0, n - 1, 37):
+        end = min(start + 37, n - 1)
+        parts.append(fast_model.model(torch.tensor(ids[start:end]), positions_for([end], [end - start]), kv,
+                                      make_attention_metadata([end], [end - start], table, 16)))
+    parts.append(fast_model.model(torch.tensor(ids[-1:]), positions_for([n], [1]), kv,
+                                  make_attention_metadata([n], [1], table, 16)))
+    assert torch.equal(torch.cat(parts), whole)
+
+
 def test_the_engine_serves_the_fast_path_by_default() -> None:
     assert EngineConfig().quantization == "auto"

@@ -63,7 +63,7 @@ _ASKS_RESULT = re.compile(r"\b(?:what(?:'s| is| are)|how much|calculate|compute|
                           re.IGNORECASE)
 _DATE = re.compile(r"\b\d{1,4}[-/]\d{1,2}[-/]\d{1,4}\b")
 _WORD_OPERATIONS = re.compile(
-    r"\d\s*(?:%|percent\b|per cent\b)"
+    r"\d\s*(?:%|percent\b|per cent\b)\s*of\s+\d"
     r"|\d\s+(?:times|plus|minus|over)\s+\d"
     r"|\b(?:multiplied|divided)\s+by\s+\d"
     r"|\b(?:multiply|divide)\b[^.?!\n]{0,80}?\bby\s+\d"
@@ -74,6 +74,9 @@ _WORD_OPERATIONS = re.compile(
     r"|\bto\s+the\s+(?:\d+\w*\s+)?power\b|\bpower\s+of\s+\d"
     r"|\b(?:twice|double|triple|half\s+of)\s+\d",
     re.IGNORECASE)
+# A percentage counts in a question asking for a result or a quantity ("what is 15% of the fee?"),
+# not in one asking for a name ("it gives 10% of its income to which charity?").
+_PERCENT = re.compile(r"\d\s*(?:%|percent\b|per cent\b)", re.IGNORECASE)
 # "N times" counts only with a question about a quantity ("cross it 3 times: how far in total?").
 _N_TIMES = re.compile(r"\b\d+\s+times\b", re.IGNORECASE)
 _QUANTITY = re.compile(r"\b(?:how\s+(?:many|much|far|long)|in\s+total|altogether)\b", re.IGNORECASE)
@@ -134,6 +137,9 @@ _IMPLIED = (
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:{_UNIT}\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
     (re.compile(rf"\b(?:split|shared|divided|separated)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by|into)"
                 rf"\s+(?:groups\s+of\s+)?{_NUMBER}", _FLAGS), "{a} / {n}"),
+    # "split the fare four ways", "shared 3 ways".
+    (re.compile(rf"\b(?:split|share|shared|divide|divided)\b[^.?!\n]{{0,60}}?(?<![\w.]){_NUMBER}\s+ways\b", _FLAGS),
+     "{a} / {n}"),
     (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,160}}?\b(?:reach|make|get\s+to|have|hit|total)\s+"
                 rf"(?:[a-z]+\s+){{0,3}}?{_NUMBER}", _FLAGS), "{n} - {a}"),
     (re.compile(rf"\bhow\s+many\s+times\s+(?:[a-z]+\s+)?(?:than|as)\b[^.?!\n]{{0,60}}?{_NUMBER}", _FLAGS), "{a} / {n}"),
@@ -141,20 +147,31 @@ _IMPLIED = (
     (re.compile(rf"\bhow\s+(?:many|much)\s+(?:(?!times\b)[a-z]+\s+)?(?:{_LARGER}|{_SMALLER})\b[^.?!\n]{{0,80}}?\bthan\b"
                 rf"[^.?!\n]{{0,40}}?{_NUMBER}", _FLAGS), "{a} - {n}"),
     # A rate over a span: "over seven nights", "in 3 weeks", "for 12 months" (per day asked: "/").
-    (_SPAN := re.compile(rf"\b(?:over|in|for|across|during)\s+{_NUMBER}\s+(?:nights|days|weeks|months|years|hours|"
+    (_SPAN := re.compile(rf"\b(?:over|in|for|across|during|on)\s+{_NUMBER}\s+(?:nights|days|weeks|months|years|hours|"
                          rf"minutes|seasons|shifts|trips|journeys|crossings)\b", _FLAGS), "{a} * {n}"),
 )
+# "15% off", "a 20 percent discount", "a discount of 10%": the price after it.
+_PERCENT_OFF = re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%|percent\b|per\s+cent\b)\s*(?:off\b|discount\b|reduction\b)"
+                          rf"|\b(?:discount|reduction)\s+of\s+{_NUMBER}\s*(?:%|percent\b|per\s+cent\b)", _FLAGS)
 _CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\s+{_NUMBER}\s*(?:%|percent\b|per\s+cent\b)", _FLAGS)
-_COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?\b(?:cost|pay|spend|charge)"
-                   r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)", _FLAGS)
+# What several things cost, or bring in: a price times a count.
+_COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
+                   r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"
+                   r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)"
+                   r"|\bset\s+(?:me|us|you|him|her|them)\s+back\b|\bfor\s+the\s+lot\b"
+                   r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+the\s+total\b", _FLAGS)
+# A capitalised word right before a number, not the first of its sentence: "Model 3", not "Should 20".
+_NAME_BEFORE = re.compile(r"(?<![.?!]\s)(?<!^)(?<![.?!])\b[A-Z][\w'-]*\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
 _TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
 
 
 _COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-           "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
-_COUNT_WORD = re.compile(r"\b(?:" + "|".join(_COUNTS) + r")\b(?=\s+(?!times\b)[a-z]|\s*[?.!,;]|\s*$)", _FLAGS)
+           "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15", "twenty": "20",
+           "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "a dozen": "12", "half a dozen": "6"}
+_COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r")\b"
+                         r"(?=\s+(?!times\b)[a-z]|\s*[?.!,;]|\s*$)", _FLAGS)
 
 
 def cue_text(text: str) -> str:
@@ -170,7 +187,7 @@ def with_digits(text: str) -> str:
     """`text` with a count written as a word before another word as digits ("four adults" ->
     "4 adults"; not "three times": "I told you three times" asks for nothing), for reading the
     operation of a question."""
-    return _COUNT_WORD.sub(lambda m: _COUNTS[m.group(0).lower()], text)
+    return _COUNT_WORD.sub(lambda m: _COUNTS[" ".join(m.group(0).lower().split())], text)
 
 
 def _typed_operator(text: str) -> bool:
@@ -188,8 +205,9 @@ def needs_calculation(text: str) -> bool:
     text = cue_text(text)
     if _typed_operator(text) or _WORD_OPERATIONS.search(text) or (_N_TIMES.search(text) and _QUANTITY.search(text)):
         return True
-    asks = _ASKS_RESULT.search(text) is not None or _ASKS_QUANTITY.search(text) is not None
-    return asks and bool(named_operations(text) or (NUMBER_RE.search(text) and _TOTAL.search(text)))
+    asks = any(p.search(text) is not None for p in (_ASKS_RESULT, _ASKS_QUANTITY, _COST))
+    return asks and bool(named_operations(text) or _PERCENT.search(text)
+                         or (NUMBER_RE.search(text) and _TOTAL.search(text)))
 
 
 def named_operations(question: str) -> list[tuple[str, str | None]]:
@@ -211,12 +229,14 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
         n = m.group(2).replace(",", "")
         sign = "+" if re.fullmatch(_GROW, m.group(1), _FLAGS) else "-"
         found.append((m.start(), (f"{{a}} * (100 {sign} {n}) / 100", n)))
+    for m in _PERCENT_OFF.finditer(question):  # "15% off" -> {a} * (100 - 15) / 100
+        n = (m.group(1) or m.group(2)).replace(",", "")
+        found.append((m.start(), (f"{{a}} * (100 - {n}) / 100", n)))
     if _PER_UNIT.search(question):  # "in 20 days, how many a day": a share of the span, not a total
         found = [(at, (t.replace(" * ", " / ") if _SPAN.match(question, at) else t, n)) for at, (t, n) in found]
     if not found and _COST.search(question):
         for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
-            before = question[:m.start()].split()[-1:]
-            if re.match(r"\s+[A-Za-z]", question[m.end():]) and not (before and before[0][:1].isupper()):
+            if re.match(r"\s+[A-Za-z]", question[m.end():]) and not _NAME_BEFORE.search(question[:m.start()]):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
     if not found and _YEARS.search(question):

@@ -71,9 +71,15 @@ _STOPWORDS = frozenset(
     "each every per all any one some more most less over under onto upon after before since during above "
     "below between once also just only very there here when where while them they then".split())
 # A price: a currency word after the number or a currency sign before it.
-_PRICE = re.compile(r"[$€£]\s*([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
-                    r"|(?<![0-9,.])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)\s*(?:dollars?|euros?|pounds?|"
-                    r"crowns?|marks?|francs?|yen|kronor|kroner|pence|cents?)\b", re.IGNORECASE)
+_AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+# A price: after a currency sign, before a currency's name, or after a verb of paying ("each paid
+# 96 florins a day", "sold for 72 marks": a currency the list does not know).
+_PRICE = re.compile(rf"[$€£¥]\s*{_AMOUNT}"
+                    rf"|(?<![0-9,.]){_AMOUNT}\s*(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|guilders?|"
+                    r"shillings?|pesos?|rupees?|lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|"
+                    r"krona|krone|pence|cents?|credits?)\b"
+                    rf"|\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold\s+for|charges?|fee\s+of|price\s+of)\s+"
+                    rf"{_AMOUNT}(?=\s+(?!times\b)[a-z])", re.IGNORECASE)
 # A year as written: four digits, no thousands separator ("1,260 animals" is no year).
 _YEAR_WRITTEN = re.compile(r"(?<![\w.,])(1\d{3}|20\d{2})(?!\w|[.,]\d)")
 
@@ -101,7 +107,7 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
 
 def prices_in(text: str) -> list[str]:
     """The numbers of `text` written as prices ("27.50 dollars", "$4", "14.75 crowns")."""
-    return list(dict.fromkeys((m.group(1) or m.group(2)).replace(",", "") for m in _PRICE.finditer(text)))
+    return list(dict.fromkeys(next(g for g in m.groups() if g).replace(",", "") for m in _PRICE.finditer(text)))
 
 
 def years_in(text: str) -> list[str]:
@@ -155,9 +161,9 @@ def _expressions(question: str, operands: Sequence[str], sentence: str) -> list[
     templates = named_operations(question)
     expressions: list[str] = []
     if templates:
-        prices = set(prices_in(sentence)) if asks_cost(question) else set()
-        if prices & set(operands):  # the cost of several: the price, not the number sold
-            operands = [a for a in operands if a in prices]
+        prices = list(prices_in(sentence)) if asks_cost(question) else []
+        if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
+            operands = [a for a in operands if a in prices] + [a for a in prices if a not in operands]
         for template, n in templates:
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))

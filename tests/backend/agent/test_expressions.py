@@ -291,3 +291,41 @@ def test_rates_growth_fractions_and_ratios(question, templates):
 ])
 def test_implied_operations_found_by_the_sixth_blind_set(question, templates):
     assert named_operations(question) == templates and needs_calculation(question)
+
+
+@pytest.mark.parametrize("question, templates", [
+    ("If we split the ferry's car fare four ways, how much does each of us pay?", [("{a} / 4", "4")]),
+    ("there's a 15% off sale on the skillet, what does it cost now?", [("{a} * (100 - 15) / 100", "15")]),
+    ("With a discount of 10 percent, what is the weekly pass?", [("{a} * (100 - 10) / 100", "10")]),
+    ("what would a dozen of the seasonal pickers cost for one day", [("{a} * 12", "12")]),
+    ("Tell me what 8 kilos of apples at the farm would set me back.", [("{a} * 8", "8")]),
+    ("there's four of us wanting full passes for the festival, whats the total?", [("{a} * 4", "4")]),
+    ("Should twenty of the food stalls pull out, how much pitch-fee income would the organisers lose?",
+     [("{a} * 20", "20")]),
+    ("We have three children at the academy. What would a year's fees come to for the lot", [("{a} * 3", "3")]),
+    ("If the ferry is full on 4 crossings, how many passengers is that?", [("{a} * 4", "4")]),
+])
+def test_shares_discounts_and_costs_found_by_the_seventh_and_eighth_blind_sets(question, templates):
+    assert named_operations(question) == templates and needs_calculation(question)
+
+
+@pytest.mark.parametrize("message", [
+    "Lanternfall gives 10% of ticket income to which charity?",  # a name asked, not a number
+    "A dozen eggs please, and twenty minutes of your time.",
+    "How much would a Model 3 cost?",  # "Model 3" names a thing
+    "It costs 3 times more than I hoped, any tips?",
+    "Prices rose 5% this year. Why?",
+])
+def test_numbers_that_ask_for_no_calculation(message):
+    assert not needs_calculation(message)
+
+
+def test_a_price_is_read_after_a_verb_of_paying_in_any_currency():
+    assert prices_in("The farm hires 24 pickers, each paid 96 florins a day.") == ["96"]
+    assert prices_in("A book of 10 tickets is sold for 72 marks.") == ["72"]
+    assert prices_in("It costs 3 times more.") == []
+    # The cost of several: every price of the sentence is a candidate, not the number sold.
+    found = candidate_expressions("I'd like four Wren kites. How much will that cost?",
+                                  [result("Kites\n\nA Storm Petrel costs 185 euros; the Wren sells for 42.50 euros.")],
+                                  None, evaluate)
+    assert {"185 * 4", "42.50 * 4"} <= set(found)

@@ -104,10 +104,13 @@ class JobLeases:
 
     def release(self, document_ids: list[str], *, ran: bool) -> None:
         """Give jobs back at once (shutting down): their leases end now, so another process (or
-        this one's next run) takes them over. ran: their runs were cut short: not counted."""
+        this one's next run) takes them over. ran: their runs were cut short: not counted.
+        A released job gets a claim nobody holds: this process's heartbeat, if it renews at the
+        same moment, can no longer extend that lease (it did, and the jobs then waited out a
+        whole lease before the next start could take them over)."""
         if not document_ids:
             return
-        values: dict[str, object] = {"lease_expires_at": self.clock()}
+        values: dict[str, object] = {"lease_expires_at": self.clock(), "claim": uuid.uuid4().hex}
         if ran:
             values["attempts"] = case((IngestionJob.attempts > 0, IngestionJob.attempts - 1), else_=0)
         with self.session_factory.begin() as session:

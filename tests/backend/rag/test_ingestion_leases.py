@@ -88,6 +88,23 @@ def test_restarting_one_process_leaves_another_processes_work_alone(process, ses
             worker_a.shutdown()
 
 
+def test_a_renewal_racing_a_release_does_not_take_the_job_back(process, session_factory, users, clock):
+    # Shutting down releases the queued jobs while the heartbeat thread may be renewing every
+    # lease the process holds. A renewal that ran just after the release re-extended the
+    # released leases, and the next start waited a whole lease (60 s) to take them over (seen
+    # once in CI: test_qa_fixes' restart test ran out of its 60 s).
+    a = process("A")
+    view = a.upload("alice", "walrus.txt", TEXT)
+    assert a.jobs.start(view.id)
+    a.jobs.release([view.id], ran=True)
+    assert a.jobs.renew() == set()  # the heartbeat's renewal, after the release
+    assert job_of(session_factory, view.id).lease_expires_at <= clock.now
+    assert a.jobs.start(view.id) is False  # not A's to run any more
+    clock.advance(1)  # a second later, not a lease later
+    b = process("B")
+    assert [job.document_id for job in b.jobs.claim_expired(10)] == [view.id]
+
+
 @pytest.mark.parametrize("started", [False, True], ids=["queued", "running"])
 def test_a_dead_processes_job_is_taken_over_when_its_lease_expires(process, session_factory, users, clock,
                                                                      rag_settings, started):

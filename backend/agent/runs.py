@@ -11,6 +11,9 @@ delimited data), and calls the model again, until a plain-text answer, the budge
 Nothing a tool returns is ever read as control: the allowed tools, the budget and the settings
 are fixed when the run starts; results only become prompt text.
 
+A model step is backend.agent.model_step's, a tool step backend.agent.calls'; this module is the
+loop, the plan of the "planned" policy and the run's ending.
+
 Every run, step and call is stored (backend.agent.records). Idempotency: the key of a call is
 "{run_id}:{step_index}:{call_index}"; a retried run (same run_id) reuses a finished model step's
 text and a finished call's result, and a call cut between executing and recording runs again
@@ -29,26 +32,19 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Collection, Sequence
 
 from backend import tracing
-from backend.agent.budget import LIMIT_TOKENS, LIMIT_WALL_TIME, BudgetMeter, Budget
+from backend.agent.budget import LIMIT_WALL_TIME, BudgetMeter, Budget
 from backend.agent.calls import ToolSpecLike, ToolSteps, default_context
-from backend.agent.answer import ANSWER_PATTERN, last_step_only, stated_value, stating_pattern
-from backend.agent.choice import choose
-from backend.agent.deadline import STOPPED_ENDING, race
+from backend.agent.deadline import STOPPED_ENDING
 from backend.agent.events import AgentStepEvent, StepLog
 from backend.agent.intent import asked_names
+from backend.agent.model_step import ModelSteps
 from backend.agent.records import RunRecords
 from backend.agent.routing import plan_tools
-from backend.generator import count_text
-from backend.generator import prepare as prepare_generation
-from backend.generator import (ChatMessage, GenerationDone, GenerationError, GenerationParams, TextDelta,
-                               TextGenerator, ToolCall, ToolFunction)
-from backend.output_constraint import TOOL_CALL_BEGIN, OutputConstraint, ToolCallFormat
-from backend.tool_prompt import call_block
-from backend.tool_call_parser import ToolCallStream
+from backend.generator import ChatMessage, GenerationDone, GenerationParams, TextGenerator, ToolCall, ToolFunction
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +52,6 @@ POLICY_AUTO = "auto"
 POLICY_ONE_CALL = "one_call"
 POLICY_PLANNED = "planned"
 POLICIES = (POLICY_PLANNED, POLICY_ONE_CALL, POLICY_AUTO)
-# The least max_tokens of a forced call step (one_call, planned): room for one call whose
-# arguments the tools' schemas bound (calculator: 100 characters, search_documents: 200).
-CALL_MAX_TOKENS = 256
-# The run's ending when max_tokens cut the model's tool-call block (it cannot be read).
-CUT_CALL_ENDING = "the model's tool call was cut off at the token limit"
 
 
 @dataclass
@@ -123,7 +114,7 @@ class AgentRunner:
         self.user_text = user_text
         self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
         self._tool_steps = ToolSteps(self.tools, self.allowed, self._intended, records, make_context, self._emit)
-        self._model_steps: dict[str, list[GenerationDone]] = {}  # run id -> its steps' final events
+        self._model = ModelSteps(generator, self.tools, self.functions, records, self._emit)
 
     def functions(self) -> tuple[ToolFunction, ...]:
         """The tools the model is told about: the allowed ones, a side-effecting one only when the
@@ -165,7 +156,7 @@ class AgentRunner:
             result = RunResult(run_id, "error", "", "the run failed")
         await asyncio.to_thread(self._end, run_id, result, meter, started)
         result.used = meter.used()
-        result.model_steps = self._model_steps.pop(run_id, [])
+        result.model_steps = self._model.finished.pop(run_id, [])
         return result
 
     def _end(self, run_id: str, result: RunResult, meter: BudgetMeter, started: float) -> None:
@@ -189,7 +180,7 @@ class AgentRunner:
             if calls is None:  # the model answers, writes the calls, or chooses one of `choices`
                 meter.steps += 1
                 offer, forced = self._step_tools(index == 0, plan)
-                model = await self._model_step(run_id, message_id, index, messages, params, stop, meter, offer,
+                model = await self._model.run(run_id, message_id, index, messages, params, stop, meter, offer,
                                                on_text, forced, choices)
                 if model.status != "done":
                     ending = (STOPPED_ENDING if model.status == "stopped"
@@ -275,179 +266,3 @@ class AgentRunner:
         if self.policy == POLICY_PLANNED:
             return ((plan[0],), True) if plan else ((), False)
         return None, False
-
-    async def _model_step(self, run_id: str, message_id: str, index: int, messages: list[ChatMessage],
-                          params: GenerationParams, stop: asyncio.Event, meter: BudgetMeter,
-                          offer: tuple[str, ...] | None,
-                          on_text: Callable[[str], Awaitable[None] | None] | None, forced: bool,
-                          choices: Sequence[dict[str, Any]] = ()) -> _ModelOutcome:
-        stored = await asyncio.to_thread(self.records.stored_step, run_id, index)
-        answering = offer == ()  # no tools offered, none read: the answer
-        prompt = messages
-        parser = ToolCallStream([] if answering else list(self.tools))
-        if stored is not None and stored.kind == "model" and stored.status == "done":  # a retried run
-            meter.tokens += stored.tokens or 0
-            released = parser.feed(stored.text)
-            tail = parser.finish()
-            if parser.calls is None and on_text is not None:
-                await _call(on_text, released.content + tail.content)
-            return _ModelOutcome("done", stored.text if parser.calls is None else "", parser.calls)
-        await asyncio.to_thread(self.records.start_step, run_id, index, "model")
-        self._emit(AgentStepEvent(message_id, run_id, index, "model", "running"))
-        t0 = time.monotonic()
-        tokens_before = meter.tokens
-        functions = () if answering else tuple(f for f in self.functions() if offer is None or f.name in offer)
-        step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
-        if answering and index > 0 and params.structured_output is None:
-            # The answer after the results is words, and after a calculation it states the value
-            # the calculation found, reading that step only (backend.agent.answer).
-            stated = stated_value(self.tools, messages)
-            pattern = ANSWER_PATTERN if stated is None else stating_pattern(stated)
-            step_params = replace(step_params, structured_output=OutputConstraint(regex=pattern,
-                                                                                  param="agent answer"))
-            if stated is not None:
-                prompt = last_step_only(messages)
-        if functions:
-            # One call: SmolLM2-135M, let go on, chained calls until max_tokens.
-            step_params = replace(step_params, structured_output=OutputConstraint(
-                tool_calls=ToolCallFormat(tuple((f.name, f.parameters) for f in functions),
-                                          required=forced, parallel=not forced), param="tools"))
-            if forced:
-                # Picked greedily (sampled, SmolLM2-135M's queries went astray), and never cut by
-                # a short reply length: the block is not the reply (a 64-token reply cut a
-                # 200-character query); the run's token budget still bounds it.
-                room = max(1, min(max(params.max_tokens, CALL_MAX_TOKENS), meter.tokens_left()))
-                step_params = replace(step_params, temperature=0.0, max_tokens=room)
-        request_id = f"{run_id}:{index}"
-        raw: list[str] = []
-        content: list[str] = []
-        state = {"status": "done"}
-
-        def counted(prompt_tokens: int, completion_tokens: int) -> None:
-            """The step's tokens: into the run's budget and onto its span."""
-            meter.count_tokens(prompt_tokens, completion_tokens)
-            state["counted"] = "yes"
-            step_span.set_attribute("prompt_tokens", prompt_tokens)
-            step_span.set_attribute("completion_tokens", completion_tokens)
-
-        async def choose_call() -> None:
-            """The step's call: the candidate the model finds likeliest (backend.agent.choice)."""
-            name = functions[0].name
-            texts = [call_block([ToolCall("call", name, json.dumps(a, ensure_ascii=False))]) for a in choices]
-            choice = await choose(self.generator, request_id, messages, step_params, texts)
-            raw.append(choice.text)
-            parser.feed(choice.text)
-            state["finish"] = "stop"
-            done = choice.scored[choice.index].done
-            if done is not None:
-                self._model_steps.setdefault(run_id, []).append(done)
-                tracing.record_engine(done.timeline, finish_reason=done.finish_reason,
-                                      prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
-            counted(choice.prompt_tokens, choice.completion_tokens)  # every candidate's, not the chosen one's
-            ranked = sorted(choice.scored, key=lambda c: -c.pmi)
-            step_span.set_attribute("candidates", len(texts))
-            step_span.set_attribute("pmi_margin", round(ranked[0].pmi - ranked[1].pmi, 3) if len(ranked) > 1 else 0.0)
-
-        async def consume() -> None:
-            if choices and len(functions) == 1 and forced:
-                await choose_call()
-                return
-            await prepare_generation(self.generator, step_params)  # the tools' grammar, off the loop
-            stream = self.generator.stream(request_id, prompt, step_params)
-            try:
-                async for event in stream:
-                    if isinstance(event, TextDelta):
-                        raw.append(event.text)
-                        released = parser.feed(event.text)
-                        if released.content:
-                            content.append(released.content)
-                            if on_text is not None:
-                                await _call(on_text, released.content)
-                        if meter.elapsed_s >= meter.budget.max_wall_s:
-                            state["status"] = "budget"
-                            return
-                    elif isinstance(event, GenerationDone):
-                        self._model_steps.setdefault(run_id, []).append(event)
-                        # The engine's queue, prefill and decode under this step's span.
-                        tracing.record_engine(event.timeline, finish_reason=event.finish_reason,
-                                              prompt_tokens=event.prompt_tokens,
-                                              completion_tokens=event.completion_tokens)
-                        counted(event.prompt_tokens, event.completion_tokens)
-                        if event.finish_reason == "error":
-                            state["status"] = "error"
-                        elif event.finish_reason == "abort":
-                            state["status"] = "stopped"
-                        state["finish"] = event.finish_reason or ""
-            finally:
-                await stream.aclose()  # type: ignore[attr-defined]
-
-        failure: str | None = None  # why the step could not start (nothing was queued)
-        with tracing.span("agent.model_step", index=index, tools=len(functions)) as step_span:
-            try:
-                status = await race(consume(), stop, meter)  # consume() runs under step_span
-            except GenerationError as exc:  # PromptTooLong, GeneratorUnavailable, a bad constraint
-                status, failure = "error", str(exc) or exc.code
-            except Exception as exc:
-                log.exception("model step %s of run %s failed", index, run_id)
-                status, failure = "error", "an internal error (logged)"  # the exception's text stays in the log
-            step_span.set_attribute("status", status)
-            if failure is not None:
-                step_span.set_attribute("error", failure)
-        if failure is not None:
-            state["status"] = "error"
-        elif status != "done":  # Stop, or the wall time ran out before the next delta (a slow prefill)
-            await self.generator.abort(request_id)
-            state["status"] = status
-        tail = parser.finish()
-        if tail.content:
-            content.append(tail.content)
-            if on_text is not None and state["status"] == "done":
-                await _call(on_text, tail.content)
-        text = "".join(raw)
-        if "counted" not in state and failure is None:  # cut before its final event (Stop, the wall time)
-            meter.count_tokens(*await asyncio.to_thread(self._cut_step_tokens, prompt, functions, text))
-        step_status = {"done": "done", "stopped": "stopped", "budget": "stopped"}.get(state["status"], "error")
-        if failure is not None:  # the step's record and line say why, and so does the run's ending
-            text = f"the model could not answer: {failure}"
-        # The step's prompt + completion tokens: a retried run counts them again in its budget.
-        await asyncio.to_thread(self.records.end_step, run_id, index, step_status, text,
-                                (time.monotonic() - t0) * 1000, meter.tokens - tokens_before)
-        self._emit(AgentStepEvent(message_id, run_id, index, "model", step_status, text))
-        if failure is not None:
-            return _ModelOutcome("error", "", None, text)
-        calls = parser.calls if state["status"] == "done" else None
-        if calls is None and state["status"] == "done" and text.lstrip().startswith(TOOL_CALL_BEGIN):
-            # A block that cannot be read (cut by max_tokens): no answer to show; the run fails.
-            return _ModelOutcome("error", "", None, CUT_CALL_ENDING)
-        if (calls is None and state["status"] == "done" and state.get("finish") == "length"
-                and step_params.max_tokens < params.max_tokens):
-            # Cut by the tokens the run's budget had left, not by the reply's length: the budget's ending.
-            return _ModelOutcome("budget", "".join(content), None, meter.ending(LIMIT_TOKENS))
-        return _ModelOutcome(state["status"], "".join(content) if calls is None else "", calls)
-
-    def _cut_step_tokens(self, messages: Sequence[ChatMessage], functions: Sequence[ToolFunction],
-                         text: str) -> tuple[int, int]:
-        """(prompt, completion) tokens of a model step that ended without its final event (Stop,
-        the wall time): its prompt as the generator counts it and the tokens of the text it
-        wrote, as backend.generation counts a reply closed early. Sync (it tokenizes): run it in
-        a worker thread."""
-        try:
-            prompt = self.generator.count_prompt_tokens(messages, functions)
-        except Exception:
-            prompt = 0
-        return prompt, count_text(self.generator, text)
-
-@dataclass
-class _ModelOutcome:
-    status: str  # done | stopped | budget | error
-    content: str
-    calls: list[ToolCall] | None
-    reason: str | None = None  # error: why, for the run's ending (None: "the model failed")
-
-
-async def _call(callback: Callable[[str], Awaitable[None] | None], text: str) -> None:
-    value = callback(text)
-    if asyncio.iscoroutine(value):
-        await value
-
-

@@ -26,7 +26,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from backend.agent.access import allowed_names, budget_of, tools_enabled
 from backend.agent.events import AgentStepEvent
 from backend.agent.records import RunRecords
-from backend.agent.runs import CALL_MAX_TOKENS, POLICY_AUTO, AgentRunner, RunResult
+from backend.agent.model_step import CALL_MAX_TOKENS
+from backend.agent.runs import POLICY_AUTO, AgentRunner, RunResult
 from backend.agent.step_views import run_views
 from backend.chat import turns
 from backend.chat.replies import REASON_SERVER_ABORTED, LiveReply

@@ -46,7 +46,7 @@ The bridge was designed by the engineer Ingrid Solberg. Its two towers are 148 m
 
 About 31,000 vehicles cross the bridge every day. The toll was removed in 2004.
 """
-# The reply length of the web tests' settings: the call step gets its own room (runs.CALL_MAX_TOKENS);
+# The reply length of the web tests' settings: the call step gets its own room (model_step.CALL_MAX_TOKENS);
 # before, the model's long search query was cut at 64 tokens and the run failed.
 PARAMS = GenerationParams(max_tokens=64, temperature=0.0)
 

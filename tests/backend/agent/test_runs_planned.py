@@ -11,7 +11,9 @@ from sqlalchemy import update
 
 from backend.agent.budget import Budget
 from backend.agent.models import AgentRun
-from backend.agent.runs import ANSWER_PATTERN, CALL_MAX_TOKENS, POLICY_PLANNED
+from backend.agent.answer import ANSWER_PATTERN
+from backend.agent.model_step import CALL_MAX_TOKENS
+from backend.agent.runs import POLICY_PLANNED
 from backend.generator import ChatMessage, GenerationParams
 
 from .scripted import ScriptedGenerator, call_text

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from backend.agent.budget import Budget
-from backend.agent.runs import (ANSWER_PATTERN, CALL_MAX_TOKENS, POLICIES, POLICY_AUTO, POLICY_ONE_CALL, POLICY_PLANNED,
-                                AgentRunner)
+from backend.agent.answer import ANSWER_PATTERN
+from backend.agent.model_step import CALL_MAX_TOKENS
+from backend.agent.runs import POLICIES, POLICY_AUTO, POLICY_ONE_CALL, POLICY_PLANNED, AgentRunner
 from backend.generator import GenerationParams
 from backend.runtime_settings import AGENT_POLICIES, RuntimeSettings
 

@@ -9,7 +9,8 @@ import pytest
 
 from backend.agent.budget import Budget
 from backend.agent.intent import asks_for
-from backend.agent.runs import CUT_CALL_ENDING, POLICY_ONE_CALL
+from backend.agent.model_step import CUT_CALL_ENDING
+from backend.agent.runs import POLICY_ONE_CALL
 from backend.generator import ChatMessage
 
 from .scripted import ScriptedGenerator, call_text

@@ -135,6 +135,8 @@ _SMALLER = r"shorter|lighter|younger|lower|smaller|narrower|shallower|less|fewer
 _IMPLIED = (
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%\s*|{_UNIT}\s+)?(?:{_LARGER})\b", _FLAGS), "{a} + {n}"),
     (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:{_UNIT}\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"\b(?:split|shared|divided|separated|spread|distributed)\b[^.?!\n]{{0,60}}?\b(?:equally|evenly)\s+"
+                rf"(?:between|among|amongst|across|over)\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
     (re.compile(rf"\b(?:split|shared|divided|separated)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by|into)"
                 rf"\s+(?:groups\s+of\s+)?{_NUMBER}", _FLAGS), "{a} / {n}"),
     # "split the fare four ways", "shared 3 ways".
@@ -168,8 +170,10 @@ _TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
 
 
 _COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-           "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15", "twenty": "20",
-           "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "a dozen": "12", "half a dozen": "6"}
+           "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
+           "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
+           "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+           "ninety": "90", "hundred": "100", "a dozen": "12", "half a dozen": "6"}
 _COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r")\b"
                          r"(?=\s+(?!times\b)[a-z]|\s*[?.!,;]|\s*$)", _FLAGS)
 
@@ -260,7 +264,8 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
     """The numbers of `text` (counts written as words too) that none of `passages` holds: a
     question about the documents that brings its own number ("how many pitches if it added
     450?") asks to compute with theirs."""
-    known = {m.group(1).replace(",", "") for p in passages for m in NUMBER_RE.finditer(p)}
+    # Counts as words on both sides: "started with four buses" asks about the passage's "four buses".
+    known = {m.group(1).replace(",", "") for p in passages for m in NUMBER_RE.finditer(with_digits(p))}
     asked = [m.group(1).replace(",", "") for m in NUMBER_RE.finditer(with_digits(cue_text(text)))]
     return [n for n in dict.fromkeys(asked) if n not in known]
 

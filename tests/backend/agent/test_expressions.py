@@ -304,6 +304,10 @@ def test_implied_operations_found_by_the_sixth_blind_set(question, templates):
      [("{a} * 20", "20")]),
     ("We have three children at the academy. What would a year's fees come to for the lot", [("{a} * 3", "3")]),
     ("If the ferry is full on 4 crossings, how many passengers is that?", [("{a} * 4", "4")]),
+    ("Our club is sending fourteen riders to the race. What will the entry fees come to altogether?",
+     [("{a} * 14", "14")]),  # the tenth blind set
+    ("If you spread the race's total climbing evenly across 5 big hills, how many metres would each be?",
+     [("{a} / 5", "5")]),
 ])
 def test_shares_discounts_and_costs_found_by_the_seventh_and_eighth_blind_sets(question, templates):
     assert named_operations(question) == templates and needs_calculation(question)
@@ -329,3 +333,12 @@ def test_a_price_is_read_after_a_verb_of_paying_in_any_currency():
                                   [result("Kites\n\nA Storm Petrel costs 185 euros; the Wren sells for 42.50 euros.")],
                                   None, evaluate)
     assert {"185 * 4", "42.50 * 4"} <= set(found)
+
+
+def test_a_count_written_as_a_word_in_the_passage_is_not_a_number_beyond_it():
+    # "started out with four buses in 1994. How many buses now?" asks the passage's own count: a
+    # lookup, not a calculation (the ninth blind set).
+    passage = "The company started out with four buses in 1994. Its fleet now has 46 coaches."
+    assert numbers_beyond("It started out with four buses in 1994. How many buses are in the fleet now?",
+                          [passage]) == []
+    assert numbers_beyond("If it added 12 buses, how many would it have?", [passage]) == ["12"]

@@ -85,6 +85,8 @@ _QUANTITY = re.compile(r"\b(?:how\s+(?:many|much|far|long)|in\s+total|altogether
 _TIME = re.compile(
     r"\bwhat\s+time\b|\btime\s+is\s+it\b|\bwhat(?:'s|\s+is)\s+the\s+(?:time|date|day)\b|\bcurrent\s+(?:time|date)\b"
     r"|\btoday'?s\s+date\b|\b(?:what|which)\s+(?:day|date|year|month)\s+(?:is\s+(?:it|today|this)|are\s+we)\b"
+    # ... and nothing after it but a time or place: "What year is it due to open?" asks a fact.
+    r"(?:\s+(?:now|today|tomorrow|right\s+now|currently|in\s+[A-Z][\w-]*))?\s*(?:[?.!,;]|$)"
     r"|\bday\s+of\s+the\s+week\s+is\b"
     r"|\bwhat\s+is\s+today\b|\btime\s+now\b|\bdate\s+today\b",
     re.IGNORECASE)
@@ -161,7 +163,8 @@ _COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"
                    r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)"
                    r"|\bset\s+(?:me|us|you|him|her|them)\s+back\b|\bfor\s+the\s+lot\b"
-                   r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+the\s+total\b", _FLAGS)
+                   r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+the\s+total\b"
+                   r"|\bwhat\b[^.?!\n]{0,120}?\b(?:would|will|do|does)\s+(?:\w+\s+)?(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
 # A capitalised word right before a number, not the first of its sentence: "Model 3", not "Should 20".
 _NAME_BEFORE = re.compile(r"(?<![.?!]\s)(?<!^)(?<![.?!])\b[A-Z][\w'-]*\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)

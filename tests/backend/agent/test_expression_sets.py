@@ -1,5 +1,5 @@
 """The program's half of a document + arithmetic question, on the agent eval's question sets
-(scripts/agent_eval_sets: six blind sets written by helpers that never saw the method): for each
+(scripts/agent_eval_sets: ten blind sets written by helpers that never saw the method): for each
 question, is the calculator planned, and is the right value among the candidates the model
 chooses from? The real embedder (all-MiniLM-L6-v2) ranks the fact sentences, each document given
 as one passage. The counts are floors measured on 2026-12-02 (docs/BENCHMARKS.md): a change that

@@ -308,6 +308,7 @@ def test_implied_operations_found_by_the_sixth_blind_set(question, templates):
      [("{a} * 14", "14")]),  # the tenth blind set
     ("If you spread the race's total climbing evenly across 5 big hills, how many metres would each be?",
      [("{a} / 5", "5")]),
+    ("Tell me what ten adult single fares on the coaches would come to.", [("{a} * 10", "10")]),  # blind9
 ])
 def test_shares_discounts_and_costs_found_by_the_seventh_and_eighth_blind_sets(question, templates):
     assert named_operations(question) == templates and needs_calculation(question)

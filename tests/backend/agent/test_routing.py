@@ -22,8 +22,10 @@ NOT_ARITHMETIC = ["Hello! How are you?", "Write a haiku about the sea.", "What i
                   "What does this word mean? Give me one example", "the difference between Python 2 and 3",
                   "our product roadmap for version 2", "I told you three times", "What happened on 2024-05-01?",
                   "call 555-1234", "Windows 10/11", "1920x1080 screens", "write 3-4 stanzas", "read pages 10-20"]
-TIME = ["What time is it?", "What day of the week is it today?", "What's the date?", "What is the time in Tokyo?"]
-NOT_TIME = ["Write a short poem about time.", "Once upon a time there was a bridge.", "Tell me a joke.",
+TIME = ["What time is it?", "What day of the week is it today?", "What's the date?", "What is the time in Tokyo?",
+        "What year is it?", "what day is it tomorrow", "Which day is it, please?"]
+NOT_TIME = ["The enamel line costs 2,750,000 dollars. What year is it due to open?",  # a fact (blind8)
+            "Write a short poem about time.", "Once upon a time there was a bridge.", "Tell me a joke.",
             "What is 12 * 34?", "Please update the list.", "How do today's computers work?", "Plan a date tonight",
             "I don't have the time to read it"]
 

@@ -18,8 +18,11 @@
 // (symmetric, scale = max|x| / 127, round half to even), as ggml's Q8_0 (llama.cpp, ggml-quants.c).
 #pragma once
 
+#include <algorithm>
+#include <cfloat>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace crescent {
 
@@ -76,6 +79,24 @@ struct AttendTile {
 
 inline int64_t attend_slot(const AttendTile& a, int j) {
   return static_cast<int64_t>(a.table[j / a.bs]) * a.bs + j % a.bs;
+}
+
+// Kernels::attend row by row through one instruction set's dot, axpy and exp_shift_sum: the
+// scalar kernel, and the AVX2 kernel's path for a head size that is not a multiple of 8.
+template <class Dot, class Axpy, class ExpShiftSum>
+inline void attend_rows(const AttendTile& a, Dot dot, Axpy axpy, ExpShiftSum exp_shift_sum) {
+  for (int r = 0; r < a.nrows; ++r) {
+    float* sc = a.scores + static_cast<size_t>(r) * a.ld;
+    const int n = a.ctx[r];
+    float mx = -FLT_MAX;
+    for (int j = 0; j < n; ++j) {
+      sc[j] = dot(a.q[r], a.k + attend_slot(a, j) * a.stride, a.hd) * a.scale;
+      mx = std::max(mx, sc[j]);
+    }
+    const float inv = 1.0f / exp_shift_sum(sc, n, mx);
+    std::memset(a.out[r], 0, sizeof(float) * a.hd);
+    for (int j = 0; j < n; ++j) axpy(sc[j] * inv, a.v + attend_slot(a, j) * a.stride, a.hd, a.out[r]);
+  }
 }
 
 // The vector kernels one instruction set provides. Every function works on a slice so that the

@@ -350,24 +350,9 @@ inline void scores_4x2(const float* const* q, const float* k0, const float* k1, 
   }
 }
 
-void attend_rows(const AttendTile& a) {  // any hd: row by row through dot / axpy
-  for (int r = 0; r < a.nrows; ++r) {
-    float* sc = a.scores + static_cast<size_t>(r) * a.ld;
-    const int n = a.ctx[r];
-    float mx = -3.402823466e38f;
-    for (int j = 0; j < n; ++j) {
-      sc[j] = dot(a.q[r], a.k + attend_slot(a, j) * a.stride, a.hd) * a.scale;
-      mx = std::max(mx, sc[j]);
-    }
-    const float inv = 1.0f / exp_shift_sum(sc, n, mx);
-    std::memset(a.out[r], 0, sizeof(float) * a.hd);
-    for (int j = 0; j < n; ++j) axpy(sc[j] * inv, a.v + attend_slot(a, j) * a.stride, a.hd, a.out[r]);
-  }
-}
-
 void attend(const AttendTile& a) {
   if (a.hd % 8 || a.nrows > kAttendMaxRows) {
-    attend_rows(a);
+    attend_rows(a, dot, axpy, exp_shift_sum);
     return;
   }
   const int hd = a.hd;
@@ -397,7 +382,7 @@ void attend(const AttendTile& a) {
   float inv[kAttendMaxRows];
   for (int r = 0; r < a.nrows; ++r) {
     const int n = a.ctx[r];
-    float mx = -3.402823466e38f;
+    float mx = -FLT_MAX;
     for (int j = 0; j < n; ++j) mx = std::max(mx, rows[r][j]);
     inv[r] = 1.0f / exp_shift_sum(rows[r], n, mx);
     std::memset(a.out[r], 0, sizeof(float) * hd);

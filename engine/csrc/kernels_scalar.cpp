@@ -1,6 +1,4 @@
 // Portable kernels: the reference for the vector ones and the fallback on CPUs without AVX2.
-#include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstring>
 
@@ -182,20 +180,7 @@ void dequantize_row(const QWeight& w, int row, float* out) {
   }
 }
 
-void attend(const AttendTile& a) {
-  for (int r = 0; r < a.nrows; ++r) {
-    float* sc = a.scores + static_cast<size_t>(r) * a.ld;
-    const int n = a.ctx[r];
-    float mx = -FLT_MAX;
-    for (int j = 0; j < n; ++j) {
-      sc[j] = dot(a.q[r], a.k + attend_slot(a, j) * a.stride, a.hd) * a.scale;
-      mx = std::max(mx, sc[j]);
-    }
-    const float inv = 1.0f / exp_shift_sum(sc, n, mx);
-    std::memset(a.out[r], 0, sizeof(float) * a.hd);
-    for (int j = 0; j < n; ++j) axpy(sc[j] * inv, a.v + attend_slot(a, j) * a.stride, a.hd, a.out[r]);
-  }
-}
+void attend(const AttendTile& a) { attend_rows(a, dot, axpy, exp_shift_sum); }
 
 const Kernels kScalar = {"scalar", linear, quantize_row, rmsnorm, silu_mul, dot, axpy,
                          exp_shift_sum, dequantize_row, attend};

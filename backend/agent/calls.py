@@ -6,7 +6,7 @@ finished call's stored result is returned instead of running the tool again, and
 between executing and recording runs again with the same key, which a side-effecting tool honours.
 A key that holds another tool's record is never run (a retried run whose steps differ).
 
-backend.agent.runs.AgentRunner owns the loop and the model steps; :class:`ToolSteps` runs one
+backend.agent.runs.AgentRunner owns the loop, backend.agent.model_step the model steps; :class:`ToolSteps` runs one
 tool step for it. Results go back as `tool` messages (backend.tool_prompt quotes them as data)."""
 
 from __future__ import annotations

@@ -66,10 +66,10 @@ class ModelSteps:
         self.finished: dict[str, list[GenerationDone]] = {}
 
     async def run(self, run_id: str, message_id: str, index: int, messages: list[ChatMessage],
-                          params: GenerationParams, stop: asyncio.Event, meter: BudgetMeter,
-                          offer: tuple[str, ...] | None,
-                          on_text: Callable[[str], Awaitable[None] | None] | None, forced: bool,
-                          choices: Sequence[dict[str, Any]] = ()) -> ModelOutcome:
+                  params: GenerationParams, stop: asyncio.Event, meter: BudgetMeter,
+                  offer: tuple[str, ...] | None,
+                  on_text: Callable[[str], Awaitable[None] | None] | None, forced: bool,
+                  choices: Sequence[dict[str, Any]] = ()) -> ModelOutcome:
         """Step `index` of run `run_id`: offered the tools named in `offer` (None: every one the
         runner may offer; (): none, so it answers), forced to call one when `forced`, or choosing
         among `choices` (argument dicts of the one offered tool). on_text gets the answer's text

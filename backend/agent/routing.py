@@ -63,7 +63,7 @@ _ASKS_RESULT = re.compile(r"\b(?:what(?:'s| is| are)|how much|calculate|compute|
                           re.IGNORECASE)
 _DATE = re.compile(r"\b\d{1,4}[-/]\d{1,2}[-/]\d{1,4}\b")
 _WORD_OPERATIONS = re.compile(
-    r"\d\s*(?:%|percent\b|per cent\b)\s*of\s+\d"
+    r"\d\s*(?:%|percent\b|per\s+cent\b)\s*(?:of|off)\s+[$€£¥]?\s*\d"
     r"|\d\s+(?:times|plus|minus|over)\s+\d"
     r"|\b(?:multiplied|divided)\s+by\s+\d"
     r"|\b(?:multiply|divide)\b[^.?!\n]{0,80}?\bby\s+\d"
@@ -74,9 +74,12 @@ _WORD_OPERATIONS = re.compile(
     r"|\bto\s+the\s+(?:\d+\w*\s+)?power\b|\bpower\s+of\s+\d"
     r"|\b(?:twice|double|triple|half\s+of)\s+\d",
     re.IGNORECASE)
-# A percentage counts in a question asking for a result or a quantity ("what is 15% of the fee?"),
-# not in one asking for a name ("it gives 10% of its income to which charity?").
-_PERCENT = re.compile(r"\d\s*(?:%|percent\b|per cent\b)", re.IGNORECASE)
+# A percentage counts beside another number ("20% of $45", "tip 20% on a 45 dollar bill"), or as a
+# share of something in a question asking for a result or a quantity ("what is 15% of the
+# fee?"); else it is a fact ("it gives 10% of its income to which charity?", "what's the 4% rule?",
+# "2% milk").
+_PERCENT = re.compile(r"\d\s*(?:%|percent\b|per\s+cent\b)", re.IGNORECASE)
+_PERCENT_OF = re.compile(r"\d\s*(?:%|percent\b|per\s+cent\b)\s*of\b", re.IGNORECASE)
 # "N times" counts only with a question about a quantity ("cross it 3 times: how far in total?").
 _N_TIMES = re.compile(r"\b\d+\s+times\b", re.IGNORECASE)
 _QUANTITY = re.compile(r"\b(?:how\s+(?:many|much|far|long)|in\s+total|altogether)\b", re.IGNORECASE)
@@ -84,9 +87,10 @@ _QUANTITY = re.compile(r"\b(?:how\s+(?:many|much|far|long)|in\s+total|altogether
 # tonight", "I don't have the time").
 _TIME = re.compile(
     r"\bwhat\s+time\b|\btime\s+is\s+it\b|\bwhat(?:'s|\s+is)\s+the\s+(?:time|date|day)\b|\bcurrent\s+(?:time|date)\b"
-    r"|\btoday'?s\s+date\b|\b(?:what|which)\s+(?:day|date|year|month)\s+(?:is\s+(?:it|today|this)|are\s+we)\b"
-    # ... and nothing after it but a time or place: "What year is it due to open?" asks a fact.
-    r"(?:\s+(?:now|today|tomorrow|right\s+now|currently|in\s+[A-Z][\w-]*))?\s*(?:[?.!,;]|$)"
+    r"|\btoday'?s\s+date\b|\b(?:what|which)\s+(?:day|date|year|month)\s+(?:are\s+we\b"
+    # "is it", unless a verb or a preposition makes it a fact: "What year is it due to open?"
+    r"|is\s+(?:it|today)\b(?!\s+(?:due|going|expected|scheduled|supposed|set|planned|built|made|from|of|on|"
+    r"opening|open|held|celebrated|called|named|when|that|in\s+total)\b)|is\s+this\s*(?:[?.!,]|$))"
     r"|\bday\s+of\s+the\s+week\s+is\b"
     r"|\bwhat\s+is\s+today\b|\btime\s+now\b|\bdate\s+today\b",
     re.IGNORECASE)
@@ -164,9 +168,10 @@ _COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n
                    r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)"
                    r"|\bset\s+(?:me|us|you|him|her|them)\s+back\b|\bfor\s+the\s+lot\b"
                    r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+the\s+total\b"
-                   r"|\bwhat\b[^.?!\n]{0,120}?\b(?:would|will|do|does)\s+(?:\w+\s+)?(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
-# A capitalised word right before a number, not the first of its sentence: "Model 3", not "Should 20".
-_NAME_BEFORE = re.compile(r"(?<![.?!]\s)(?<!^)(?<![.?!])\b[A-Z][\w'-]*\s+$")
+                   r"|\bwhat\b[^.?!\n]{0,120}?\b(?:would|will|do|does)\s+(?:\w+\s+)?"
+                   r"(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
+# The word right before a number, and what precedes it (read from at most 60 characters).
+_WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
 _TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
@@ -176,9 +181,17 @@ _COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seve
            "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
            "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
            "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
-           "ninety": "90", "hundred": "100", "a dozen": "12", "half a dozen": "6"}
+           "ninety": "90", "a dozen": "12", "half a dozen": "6"}
 _COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r")\b"
                          r"(?=\s+(?!times\b)[a-z]|\s*[?.!,;]|\s*$)", _FLAGS)
+
+
+def _names(text: str, at: int) -> bool:
+    """Whether the word right before position `at` is a capitalised word that does not start its
+    sentence: the name of a thing ("Model 3", "5 Guys" is not a count), not "Should 20"."""
+    before = _WORD_BEFORE.search(text[max(0, at - 60):at])
+    starts_sentence = before is not None and (before.group(1) == "" or before.group(1)[:1] in ".?!")
+    return bool(before) and before.group(2)[:1].isupper() and not starts_sentence
 
 
 def cue_text(text: str) -> str:
@@ -190,11 +203,23 @@ def cue_text(text: str) -> str:
     return text[:half] + "\n" + text[-half:]
 
 
+_COMPOUND_AFTER = re.compile(r"\s*(?:-\s*)?(?:hundred|thousand|million|billion|dozen|and\s+a\s+half|"
+                             + "|".join(_COUNTS) + r")\b", _FLAGS)
+_COMPOUND_BEFORE = re.compile(r"\b(?:(?:" + "|".join(_COUNTS) + r")\s*-?|(?:hundred|thousand|million)\s+and)\s*$",
+                              _FLAGS)
+
+
 def with_digits(text: str) -> str:
     """`text` with a count written as a word before another word as digits ("four adults" ->
     "4 adults"; not "three times": "I told you three times" asks for nothing), for reading the
-    operation of a question."""
-    return _COUNT_WORD.sub(lambda m: _COUNTS[" ".join(m.group(0).lower().split())], text)
+    operation of a question. A count that is part of a larger one ("two hundred", "twenty five",
+    "two dozen") is left as words: it is not that count."""
+    def digits(m: re.Match[str]) -> str:
+        if _COMPOUND_AFTER.match(text, m.end()) or _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
+            return m.group(0)
+        return _COUNTS[" ".join(m.group(0).lower().split())]
+
+    return _COUNT_WORD.sub(digits, text)
 
 
 def _typed_operator(text: str) -> bool:
@@ -212,8 +237,10 @@ def needs_calculation(text: str) -> bool:
     text = cue_text(text)
     if _typed_operator(text) or _WORD_OPERATIONS.search(text) or (_N_TIMES.search(text) and _QUANTITY.search(text)):
         return True
-    asks = any(p.search(text) is not None for p in (_ASKS_RESULT, _ASKS_QUANTITY, _COST))
-    return asks and bool(named_operations(text) or _PERCENT.search(text)
+    if _PERCENT.search(text) and len(NUMBER_RE.findall(text)) >= 2:  # "tip 20% on a 45 dollar bill"
+        return True
+    asks = _ASKS_RESULT.search(text) is not None or _ASKS_QUANTITY.search(text) is not None
+    return asks and bool(named_operations(text) or _PERCENT_OF.search(text)
                          or (NUMBER_RE.search(text) and _TOTAL.search(text)))
 
 
@@ -243,7 +270,8 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
         found = [(at, (t.replace(" * ", " / ") if _SPAN.match(question, at) else t, n)) for at, (t, n) in found]
     if not found and _COST.search(question):
         for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
-            if re.match(r"\s+[A-Za-z]", question[m.end():]) and not _NAME_BEFORE.search(question[:m.start()]):
+            price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
+            if re.match(r"\s+[A-Za-z]", question[m.end():]) and not _names(question, m.start()) and not price:
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
     if not found and _YEARS.search(question):

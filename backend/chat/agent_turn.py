@@ -99,7 +99,7 @@ class AgentTurns:
         # even alone ends the reply with the reason, before any run is recorded.
         reserve = turn.params.max_tokens
         if runner.policy != POLICY_AUTO:
-            reserve = max(reserve, CALL_MAX_TOKENS)  # a forced call step's least room (AgentRunner._model_step)
+            reserve = max(reserve, CALL_MAX_TOKENS)  # a forced call step's least room (backend.agent.model_step)
         # The step after a tool reads the question again (backend.tool_prompt restates it before
         # the results): a message that fits once but not twice would fail there, after its tools ran.
         reserve += await asyncio.to_thread(count_text, self._generator, turn.user_text)

@@ -281,20 +281,27 @@ int crescent_forward(const ModelDesc* md, int num_tokens, const int64_t* ids, co
   std::vector<float> gate_up(static_cast<size_t>(T) * 2 * inter);
   std::vector<float> proj(static_cast<size_t>(T) * H);
 
-  // Attention tasks: (tile, KV head), a tile being up to tile_tokens consecutive tokens of one
-  // sequence, whose query heads of that KV head's group are the tile's rows (Kernels::attend).
-  // A task reads each key once for all its rows instead of once per row; the latest tiles (the
-  // longest contexts) come first so that no thread is left with a long one at the end.
+  // Attention tasks: (tile, KV head, part), a tile being up to tile_tokens consecutive tokens of
+  // one sequence, whose query heads of that KV head's group are the tile's rows
+  // (Kernels::attend); a task reads each key once for all its rows instead of once per row. When
+  // there are fewer (tile, KV head) pairs than threads (a few decodes), each is split into
+  // `parts` tasks of fewer heads (rows are independent: the same bits). The costliest tiles (rows
+  // times context) come first, so that no thread is left with a long one at the end.
   struct Tile { int seq, t0, t1; };
   const int tile_tokens = std::max(1, std::min(kAttendTileTokens, kAttendMaxRows / group));
   std::vector<Tile> tiles;
   for (int s = 0; s < num_seqs; ++s)
     for (int t0 = static_cast<int>(query_start[s]); t0 < query_start[s + 1]; t0 += tile_tokens)
       tiles.push_back({s, t0, std::min(t0 + tile_tokens, static_cast<int>(query_start[s + 1]))});
-  std::reverse(tiles.begin(), tiles.end());
-  const int tile_rows = tile_tokens * group;
+  auto tile_cost = [&](const Tile& tile) { return static_cast<int64_t>(tile.t1 - tile.t0) * (positions[tile.t1 - 1] + 1); };
+  std::stable_sort(tiles.begin(), tiles.end(), [&](const Tile& a, const Tile& b) { return tile_cost(a) > tile_cost(b); });
 
   ThreadPool& tp = pool();
+  const int pairs = static_cast<int>(tiles.size()) * nkv;
+  const int parts = std::min(group, std::max(1, (tp.num_threads() + pairs - 1) / pairs));
+  const int part_heads = (group + parts - 1) / parts;
+  int tile_rows = 0;
+  for (const Tile& tile : tiles) tile_rows = std::max(tile_rows, (tile.t1 - tile.t0) * part_heads);
   std::vector<std::vector<float>> scores(tp.num_threads(), std::vector<float>(static_cast<size_t>(tile_rows) * max_ctx));
   auto for_tokens = [&](auto&& f) { tp.parallel_for(T, [&](int t, int) { f(t); }); };
 
@@ -321,18 +328,23 @@ int crescent_forward(const ModelDesc* md, int num_tokens, const int64_t* ids, co
       std::memcpy(k_cache + slots[t] * kv_size, row + q_size, sizeof(float) * kv_size);
       std::memcpy(v_cache + slots[t] * kv_size, row + q_size + kv_size, sizeof(float) * kv_size);
     });
-    tp.parallel_for(static_cast<int>(tiles.size()) * nkv, [&](int task, int thread) {
-      const Tile& tile = tiles[task / nkv];
-      const int g = task % nkv;
-      std::vector<const float*> q_rows;
-      std::vector<float*> out_rows;
-      std::vector<int> ctx;
+    tp.parallel_for(pairs * parts, [&](int task, int thread) {
+      const Tile& tile = tiles[task / (nkv * parts)];
+      const int g = task / parts % nkv;
+      const int h0 = g * group + task % parts * part_heads, h1 = std::min(h0 + part_heads, (g + 1) * group);
+      thread_local std::vector<const float*> q_rows;
+      thread_local std::vector<float*> out_rows;
+      thread_local std::vector<int> ctx;
+      q_rows.clear();
+      out_rows.clear();
+      ctx.clear();
       for (int t = tile.t0; t < tile.t1; ++t)
-        for (int h = g * group; h < (g + 1) * group; ++h) {
+        for (int h = h0; h < h1; ++h) {
           q_rows.push_back(qkv.data() + static_cast<size_t>(t) * qkv_n + h * hd);
           out_rows.push_back(a_attn.x.data() + static_cast<size_t>(t) * q_size + h * hd);
           ctx.push_back(static_cast<int>(positions[t]) + 1);
         }
+      if (ctx.empty()) return;
       AttendTile at{static_cast<int>(ctx.size()), hd, bs, max_ctx, kv_size, md->attn_scale,
                     q_rows.data(), out_rows.data(), ctx.data(), k_cache + g * hd, v_cache + g * hd,
                     block_tables + static_cast<size_t>(tile.seq) * max_blocks, scores[thread].data()};

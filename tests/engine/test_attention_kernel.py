@@ -50,6 +50,8 @@ CASES = [  # (rows, head_dim, the rows' lengths)
     (7, 128, [5, 63, 64, 65, 128, 129, 200]),
     (70, 64, [(37 * i) % 190 + 1 for i in range(70)]),  # more rows than one tile holds
     (5, 36, [3, 17, 64, 65, 90]),  # head size not a multiple of 8
+    (12, 64, [130] * 12),  # 4 rows x 2 keys over three key blocks
+    (6, 96, [1, 2, 70, 71, 140, 141]),  # 64 outputs in registers, then an 8-wide tail
 ]
 
 

@@ -93,5 +93,28 @@ def test_a_long_prompt_in_chunks_equals_one_prefill(fast_model) -> None:
     assert torch.equal(torch.cat(parts), whole)
 
 
+def test_more_threads_than_attention_tasks_give_the_same_bits(fast_model) -> None:
+    # A lone decode has 3 (tile, KV head) tasks; with 8 threads each is split into one task per
+    # query head (engine/csrc/llama_cpu.cpp). The rows are independent: the same hidden state.
+    from engine.quant import native
+
+    ids = fast_model.tokenizer.encode("Split attention tasks must not change a single bit of the result.")
+    n = len(ids)
+
+    def decode_last(threads: int) -> torch.Tensor:
+        native.set_num_threads(threads)
+        kv = _kv(fast_model)
+        table = [[1, 3, 0]]
+        fast_model.model(torch.tensor(ids[:-1]), positions_for([n - 1], [n - 1]), kv,
+                         make_attention_metadata([n - 1], [n - 1], table, 16))
+        return fast_model.model(torch.tensor(ids[-1:]), positions_for([n], [1]), kv,
+                                make_attention_metadata([n], [1], table, 16))
+
+    try:
+        assert torch.equal(decode_last(8), decode_last(1))
+    finally:
+        native.set_num_threads(torch.get_num_threads())
+
+
 def test_the_engine_serves_the_fast_path_by_default() -> None:
     assert EngineConfig().quantization == "auto"

@@ -85,7 +85,7 @@ def test_regex_full_match(engine):
 
 
 def test_the_agent_answer_pattern_never_begins_with_a_tag(engine):
-    # backend.agent.runs.ANSWER_PATTERN: the answer after tool results may not open with "<"
+    # backend.agent.answer.ANSWER_PATTERN: the answer after tool results may not open with "<"
     # (SmolLM2-135M repeated its <tool_response> block): with every token that starts with "<"
     # favoured by +100, free replies start with a tag and constrained ones never do.
     from backend.agent.answer import ANSWER_PATTERN

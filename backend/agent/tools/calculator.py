@@ -8,7 +8,8 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from backend.agent.routing import asks_quantity, needs_calculation, numbers_beyond, typed_expression
+from backend.agent.routing import (asks_cost, asks_quantity, named_operations, needs_calculation, numbers_beyond,
+                                   typed_expression)
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
@@ -91,7 +92,9 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
     `embed` (the chat's embedder; None: by the question's words alone); and with `passages`
     ((user_id, text) -> the texts of the passages the person may read that the message is about),
     also planned for a question about his documents that asks for a quantity and brings a number
-    they do not hold ("If the campsite added 450 pitches, how many would it have?")."""
+    they do not hold ("If the campsite added 450 pitches, how many would it have?"), or asks what
+    a count of things costs ("what would 4 full passes come to?"); ordinary chat with cost words
+    ("the flu set me back 2 weeks") is not about his documents."""
 
     def candidates(text: str, results: Sequence[str]) -> list[dict[str, Any]]:
         found = candidate_expressions(text, results, embed, evaluate)
@@ -101,9 +104,12 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
     def relevant(user_id: str, text: str) -> bool:
         if needs_calculation(text):
             return True
-        if passages is None or not asks_quantity(text):
+        if passages is None:
+            return False
+        cost = asks_cost(text) and bool(named_operations(text))  # "what would 4 passes come to?"
+        if not (cost or asks_quantity(text)):
             return False
         found = passages(user_id, text)
-        return bool(found) and bool(numbers_beyond(text, found))
+        return bool(found) and (cost or bool(numbers_beyond(text, found)))
 
     return replace(SPEC, candidate_arguments=candidates, stated_result=stated_result, relevant=relevant)

@@ -72,14 +72,14 @@ _STOPWORDS = frozenset(
     "below between once also just only very there here when where while them they then".split())
 # A price: a currency word after the number or a currency sign before it.
 _AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
-# A price: after a currency sign, before a currency's name, or after a verb of paying ("each paid
-# 96 florins a day", "sold for 72 marks": a currency the list does not know).
+# A price: after a currency sign or before a currency's name; in a sentence with neither, after a
+# verb of paying ("each paid 96 florins a day", "sold for 72 marks": a currency the list lacks).
 _PRICE = re.compile(rf"[$€£¥]\s*{_AMOUNT}"
                     rf"|(?<![0-9,.]){_AMOUNT}\s*(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|guilders?|"
                     r"shillings?|pesos?|rupees?|lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|"
-                    r"krona|krone|pence|cents?|credits?)\b"
-                    rf"|\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold\s+for|charges?|fee\s+of|price\s+of)\s+"
-                    rf"{_AMOUNT}(?=\s+(?!times\b)[a-z])", re.IGNORECASE)
+                    r"krona|krone|pence|cents?|credits?)\b", re.IGNORECASE)
+_PRICE_PAID = re.compile(rf"\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold\s+for|fee\s+of|price\s+of)\s+"
+                         rf"{_AMOUNT}(?=\s+(?!times\b)[a-z])", re.IGNORECASE)
 # A year as written: four digits, no thousands separator ("1,260 animals" is no year).
 _YEAR_WRITTEN = re.compile(r"(?<![\w.,])(1\d{3}|20\d{2})(?!\w|[.,]\d)")
 
@@ -106,8 +106,10 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
 
 
 def prices_in(text: str) -> list[str]:
-    """The numbers of `text` written as prices ("27.50 dollars", "$4", "14.75 crowns")."""
-    return list(dict.fromkeys(next(g for g in m.groups() if g).replace(",", "") for m in _PRICE.finditer(text)))
+    """The numbers of `text` written as prices ("27.50 dollars", "$4", "14.75 crowns"; in a text with none of
+    those, the amounts after a verb of paying: "each paid 96 florins a day")."""
+    found = [next(g for g in m.groups() if g) for m in _PRICE.finditer(text)] or _PRICE_PAID.findall(text)
+    return list(dict.fromkeys(n.replace(",", "") for n in found))
 
 
 def years_in(text: str) -> list[str]:

@@ -23,8 +23,11 @@ NOT_ARITHMETIC = ["Hello! How are you?", "Write a haiku about the sea.", "What i
                   "our product roadmap for version 2", "I told you three times", "What happened on 2024-05-01?",
                   "call 555-1234", "Windows 10/11", "1920x1080 screens", "write 3-4 stanzas", "read pages 10-20"]
 TIME = ["What time is it?", "What day of the week is it today?", "What's the date?", "What is the time in Tokyo?",
-        "What year is it?", "what day is it tomorrow", "Which day is it, please?"]
+        "What year is it?", "what day is it tomorrow", "Which day is it, please?", "What year are we in?",
+        "What day is it today in London?", "What date is it now in Sydney?", "Which day is it in New York?",
+        "What day is it again?", "what day is it rn", "What day is it here?", "What day is this?"]
 NOT_TIME = ["The enamel line costs 2,750,000 dollars. What year is it due to open?",  # a fact (blind8)
+            "What day is this party on?", "Which year is this painting from?", "What year is this car?",
             "Write a short poem about time.", "Once upon a time there was a bridge.", "Tell me a joke.",
             "What is 12 * 34?", "Please update the list.", "How do today's computers work?", "Plan a date tonight",
             "I don't have the time to read it"]

@@ -75,6 +75,35 @@ def test_a_double_click_on_send_does_not_stop_the_reply(page, sign_up):
     assert page.locator(ASSISTANT).last.get_attribute("data-finish-reason") == "abort"
 
 
+def test_a_message_sent_right_after_stop_goes_out_when_the_reply_has_stopped(page, sign_up):
+    # The new user of 2026-12-02 (fifth session): Stop, then Enter at once, before the server had
+    # confirmed the stop. The send was refused as "still being written", the reply's end then
+    # cleared that notice, and the message sat unsent in the box (2 of 5 tries).
+    sign_up()
+    page.fill("#composer", LONG_QUESTION)
+    page.press("#composer", "Enter")
+    page.wait_for_selector(ASSISTANT + '[data-status="streaming"]', timeout=REPLY_TIMEOUT_MS)
+    page.wait_for_timeout(400)
+    # Stop and Enter in one task of the page: the stop cannot have been confirmed in between.
+    notice = page.evaluate("""() => {
+      document.getElementById("stop").click();
+      const composer = document.getElementById("composer");
+      composer.value = "What is the capital of France?";
+      composer.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true, cancelable: true}));
+      return document.getElementById("notice").textContent;
+    }""")
+    assert "goes out as soon as it has stopped" in notice
+    page.wait_for_function("""(selector) => {
+      const all = document.querySelectorAll(selector);
+      return all.length === 2 && all[1].textContent.includes("capital of France");
+    }""", arg=USER, timeout=REPLY_TIMEOUT_MS)
+    assert page.locator(ASSISTANT).first.get_attribute("data-finish-reason") == "abort"
+    reply = wait_finished(page)
+    assert reply.get_attribute("data-finish-reason") != "abort"
+    assert page.input_value("#composer") == ""
+    assert page.locator("#notice").is_hidden() or "stopped" not in page.locator("#notice").inner_text()
+
+
 def test_a_harmless_notice_is_not_an_error_and_a_long_message_collapses(page, sign_up):
     sign_up()
     # 300 short lines: thousands of pixels tall, a few hundred tokens.

@@ -92,6 +92,12 @@
   let composing = false;
   let compositionEndedAt = -Infinity;
   let sentAt = -Infinity;
+  // Stop was pressed and the reply has not ended yet; a message sent meanwhile goes out when it
+  // ends (it used to be refused with BUSY_NOTICE, which the reply's end then cleared: the message
+  // sat unsent in the box with nothing said).
+  let stopping = false;
+  let sendAfterStop = false;
+  const SEND_AFTER_STOP_NOTICE = "Stopping the reply: your message goes out as soon as it has stopped.";
   // Focus the composer by script only with a mouse: on touch screens it pops the keyboard
   // over the conversation.
   const finePointer = window.matchMedia("(pointer: fine)").matches;
@@ -175,7 +181,15 @@
     sendButton.disabled = busy;
     stopButton.hidden = !busy;
     form.dataset.busy = busy ? "true" : "false";
-    if (!busy && !notice.hidden && notice.textContent === BUSY_NOTICE) showNotice("");
+    const waiting = notice.textContent === BUSY_NOTICE || notice.textContent === SEND_AFTER_STOP_NOTICE;
+    if (!busy && !notice.hidden && waiting) showNotice("");
+    if (!busy) {
+      stopping = false;
+      if (sendAfterStop) {
+        sendAfterStop = false;
+        setTimeout(submit, 0);  // outside this call: submit() updates the controls itself
+      }
+    }
   }
 
   // ---- message elements ----------------------------------------------------------------------
@@ -328,7 +342,12 @@
     const text = composer.value;
     if (!text.trim()) return;
     if (isBusy()) {
-      showNotice(BUSY_NOTICE, "info");
+      if (stopping) {
+        sendAfterStop = true;
+        showNotice(SEND_AFTER_STOP_NOTICE, "info");
+      } else {
+        showNotice(BUSY_NOTICE, "info");
+      }
       return;
     }
     const length = [...text].length;  // code points, as the server counts
@@ -475,6 +494,7 @@
     }
     for (const [id] of streams) transmit({ type: "stop", message_id: id });
     stopButton.disabled = true;
+    stopping = isBusy();
   }
 
   function finishSend(clientMsgId) {

@@ -656,6 +656,17 @@
     attach(frame.assistant_message_id);
   }
 
+  // Leaves the page once: deleting a conversation here gets both the DELETE's response and the
+  // "deleted" frame, and a second location.assign aborted the first navigation.
+  function leaveTo(url) {
+    if (window.crescentLeaving) return;
+    window.crescentLeaving = true;
+    location.assign(url);
+  }
+  window.addEventListener("pageshow", (event) => {  // back to this page from the cache: here again
+    if (event.persisted) window.crescentLeaving = false;
+  });
+
   // A conversation created, renamed, pinned, unpinned or deleted (in this tab or another).
   function onConversation(frame) {
     const id = frame.conversation_id;
@@ -663,7 +674,7 @@
       sidebar.remove(id);
       if (id === conversationId) {
         showNotice("This conversation was deleted.", "info");
-        location.assign("/chat");
+        leaveTo("/chat");
       }
       return;
     }
@@ -884,7 +895,7 @@
       method: "DELETE",
       headers: { "X-CSRF-Token": meta ? meta.content : "" },
     });
-    if (response.ok) location.assign("/chat");
+    if (response.ok) leaveTo("/chat");
     else showNotice("The conversation could not be deleted (" + response.status + ").");
   }
   if (deleteButton) deleteButton.addEventListener("click", deleteConversation);

@@ -339,7 +339,10 @@
       return;
     }
     sidebar.remove(id);
-    if (id === currentId) location.assign("/chat");
+    if (id === currentId && !window.crescentLeaving) {  // once, as chat.js's leaveTo: the "deleted" frame comes too
+      window.crescentLeaving = true;
+      location.assign("/chat");
+    }
   }
 
   list.addEventListener("click", (event) => {

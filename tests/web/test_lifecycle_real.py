@@ -43,7 +43,11 @@ def assert_settled(client: TestClient, kv_baseline: int, opened: int) -> None:
         stats = state.generator.stats()
         return stats.running == stats.waiting == 0 and stats.kv_blocks_used == kv_baseline
 
-    wait_until(idle, timeout=30, what="the engine to free every KV block")
+    def closed() -> bool:  # a client that left is noticed by the server's own task, after the engine's abort
+        counts = state.chat.generations.counts
+        return idle() and counts["opened"] == counts["closed"] == opened
+
+    wait_until(closed, timeout=30, what="the engine to free every KV block and the request to close")
     counts = state.chat.generations.counts
     assert counts["opened"] == counts["closed"] == counts["lease_released"] == counts["ticket_released"] == opened
     assert counts["live_added"] == counts["live_discarded"] and not state.chat.generations.open

@@ -62,8 +62,9 @@ _ASKS_RESULT = re.compile(r"\b(?:what(?:'s| is| are)|how much|calculate|compute|
                           r"|\bwhat\s+(?:do|does|would|will)\s+(?:you|i|we|that|it|this)\s+(?:get|make|give|come\s+to)\b",
                           re.IGNORECASE)
 _DATE = re.compile(r"\b\d{1,4}[-/]\d{1,2}[-/]\d{1,4}\b")
+_PERCENT_SIGN = r"(?:%|percent\b|per\s+cent\b)"
 _WORD_OPERATIONS = re.compile(
-    r"\d\s*(?:%|percent\b|per\s+cent\b)\s*(?:of|off)\s+[$€£¥]?\s*\d"
+    rf"\d\s*{_PERCENT_SIGN}\s*(?:of|off)\s+[$€£¥]?\s*\d"
     r"|\d\s+(?:times|plus|minus|over)\s+\d"
     r"|\b(?:multiplied|divided)\s+by\s+\d"
     r"|\b(?:multiply|divide)\b[^.?!\n]{0,80}?\bby\s+\d"
@@ -78,8 +79,8 @@ _WORD_OPERATIONS = re.compile(
 # share of something in a question asking for a result or a quantity ("what is 15% of the
 # fee?"); else it is a fact ("it gives 10% of its income to which charity?", "what's the 4% rule?",
 # "2% milk").
-_PERCENT = re.compile(r"\d\s*(?:%|percent\b|per\s+cent\b)", re.IGNORECASE)
-_PERCENT_OF = re.compile(r"\d\s*(?:%|percent\b|per\s+cent\b)\s*of\b", re.IGNORECASE)
+_PERCENT = re.compile(rf"\d\s*{_PERCENT_SIGN}", re.IGNORECASE)
+_PERCENT_OF = re.compile(rf"\d\s*{_PERCENT_SIGN}\s*of\b", re.IGNORECASE)
 # "N times" counts only with a question about a quantity ("cross it 3 times: how far in total?").
 _N_TIMES = re.compile(r"\b\d+\s+times\b", re.IGNORECASE)
 _QUANTITY = re.compile(r"\b(?:how\s+(?:many|much|far|long)|in\s+total|altogether)\b", re.IGNORECASE)
@@ -116,7 +117,7 @@ _NAMED = (
     (re.compile(rf"\bdivided\s+by\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
     (re.compile(rf"\bdivide\b[^.?!\n]{{0,80}}?\bby\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
     (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{_NUMBER}", _FLAGS), "{a} + {n}"),
-    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%|percent\b|per\s+cent\b)\s*of\b", _FLAGS), "{a} * {n} / 100"),
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s*{_PERCENT_SIGN}\s*of\b", _FLAGS), "{a} * {n} / 100"),
 )
 _GROW = r"grew|grow|grows|rose|rise|rises|increased?|increases|went\s+up|goes\s+up"
 _SHRINK = r"fell|fall|falls|dropped|drops?|decreased?|decreases|shrank|shrinks?|went\s+down|goes\s+down"
@@ -159,9 +160,9 @@ _IMPLIED = (
                          rf"minutes|seasons|shifts|trips|journeys|crossings)\b", _FLAGS), "{a} * {n}"),
 )
 # "15% off", "a 20 percent discount", "a discount of 10%": the price after it.
-_PERCENT_OFF = re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%|percent\b|per\s+cent\b)\s*(?:off\b|discount\b|reduction\b)"
-                          rf"|\b(?:discount|reduction)\s+of\s+{_NUMBER}\s*(?:%|percent\b|per\s+cent\b)", _FLAGS)
-_CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\s+{_NUMBER}\s*(?:%|percent\b|per\s+cent\b)", _FLAGS)
+_PERCENT_OFF = re.compile(rf"(?<![\w.]){_NUMBER}\s*{_PERCENT_SIGN}\s*(?:off\b|discount\b|reduction\b)"
+                          rf"|\b(?:discount|reduction)\s+of\s+{_NUMBER}\s*{_PERCENT_SIGN}", _FLAGS)
+_CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\s+{_NUMBER}\s*{_PERCENT_SIGN}", _FLAGS)
 # What several things cost, or bring in: a price times a count.
 _COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"

@@ -159,8 +159,8 @@ def rank_sentences(question: str, sentences: Sequence[tuple[str, str]],
     return [sentences[i] for i in order]
 
 
-def _expressions(question: str, operands: Sequence[str], sentence: str) -> list[str]:
-    templates = named_operations(question)
+def _expressions(question: str, templates: Sequence[tuple[str, str | None]], operands: Sequence[str],
+                 sentence: str) -> list[str]:
     expressions: list[str] = []
     if templates:
         prices = list(prices_in(sentence)) if asks_cost(question) else []
@@ -199,15 +199,16 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     writes the call)."""
     question = question[:MAX_QUESTION_CHARS]
     ranked = rank_sentences(question, fact_sentences(results), embed)
+    templates = named_operations(question)  # once: the question's operations, whatever sentence is tried
     if not ranked:
-        if not named_operations(question):
+        if not templates:
             return []
         own = with_digits(question)
-        return _valid(_expressions(question, numbers_in(own), own), evaluate)[:MAX_CANDIDATES]
+        return _valid(_expressions(question, templates, numbers_in(own), own), evaluate)[:MAX_CANDIDATES]
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
-        out = _valid(_expressions(question, operands_of(sentence, question, heading), sentence), evaluate)
+        out = _valid(_expressions(question, templates, operands_of(sentence, question, heading), sentence), evaluate)
         if not out:  # the numbers next to the question's words were the question's own
-            out = _valid(_expressions(question, numbers_in(sentence), sentence), evaluate)
+            out = _valid(_expressions(question, templates, numbers_in(sentence), sentence), evaluate)
         if out:
             return out[:MAX_CANDIDATES]
     return []

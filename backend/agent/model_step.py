@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from backend import tracing
-from backend.agent.answer import ANSWER_PATTERN, last_step_only, stated_value, stating_pattern
+from backend.agent.answer import ANSWER_PATTERN, last_step_only, quoted_answer, stated_value, stating_pattern
 from backend.agent.budget import LIMIT_TOKENS, BudgetMeter
 from backend.agent.choice import choose
 from backend.agent.deadline import race
@@ -51,14 +51,18 @@ class ModelSteps:
     tools: the runner's tools by name (a call block names one of them; stated_value reads the
     calculator's results); functions(): the tools the model may be told about, all of them
     (ToolFunction); records: the runs' records; emit: gets each step's AgentStepEvent.
+    quote_facts: a fact asked of the documents is answered by the search's sentence that states
+    it, quoted with its citation (backend.agent.answer.quoted_answer; the "planned" policy's, for
+    small models), not by the model.
     finished: run id -> the final events of the model steps it generated, in order (the runner
     takes them when the run ends).
     """
 
     def __init__(self, generator: TextGenerator, tools: Mapping[str, Any],
                  functions: Callable[[], tuple[ToolFunction, ...]], records: RunRecords,
-                 emit: Callable[[AgentStepEvent], None]) -> None:
+                 emit: Callable[[AgentStepEvent], None], *, quote_facts: bool = False) -> None:
         self.generator = generator
+        self.quote_facts = quote_facts
         self.tools = tools
         self.functions = functions
         self.records = records
@@ -91,6 +95,7 @@ class ModelSteps:
         tokens_before = meter.tokens
         functions = () if answering else tuple(f for f in self.functions() if offer is None or f.name in offer)
         step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
+        quoted: str | None = None  # the answer the program wrote (a sentence of the documents, quoted)
         if answering and index > 0 and params.structured_output is None:
             # The answer after the results is words, and after a calculation it states the value
             # the calculation found, reading that step only (backend.agent.answer).
@@ -100,6 +105,8 @@ class ModelSteps:
                                                                                   param="agent answer"))
             if stated is not None:
                 prompt = last_step_only(messages)
+            elif self.quote_facts:  # a fact asked of the documents: the sentence that states it
+                quoted = await asyncio.to_thread(quoted_answer, self.tools, messages)
         if functions:
             # One call: SmolLM2-135M, let go on, chained calls until max_tokens.
             step_params = replace(step_params, structured_output=OutputConstraint(
@@ -142,6 +149,15 @@ class ModelSteps:
             step_span.set_attribute("pmi_margin", round(ranked[0].pmi - ranked[1].pmi, 3) if len(ranked) > 1 else 0.0)
 
         async def consume() -> None:
+            if quoted is not None:
+                raw.append(quoted)
+                content.append(quoted)
+                if on_text is not None:
+                    await call_back(on_text, quoted)
+                state["finish"] = "stop"
+                counted(0, 0)
+                step_span.set_attribute("quoted", True)
+                return
             if choices and len(functions) == 1 and forced:
                 await choose_call()
                 return

@@ -114,7 +114,8 @@ class AgentRunner:
         self.user_text = user_text
         self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
         self._tool_steps = ToolSteps(self.tools, self.allowed, self._intended, records, make_context, self._emit)
-        self._model = ModelSteps(generator, self.tools, self.functions, records, self._emit)
+        self._model = ModelSteps(generator, self.tools, self.functions, records, self._emit,
+                                 quote_facts=policy == POLICY_PLANNED)
 
     def functions(self) -> tuple[ToolFunction, ...]:
         """The tools the model is told about: the allowed ones, a side-effecting one only when the

@@ -128,6 +128,30 @@ def test_the_real_model_answers_from_the_users_document_with_search_documents(ch
     assert result.status == "done"
     assert [s["document_id"] for s in result.sources] == [document_id]  # the passage, cited
     assert "Solberg" in result.text and "tool_response" not in result.text
+    # The fact is quoted from the passage with its citation (the model alone named a "famous
+    # bridge in the Netherlands" for such questions).
+    assert result.text == "The bridge was designed by the engineer Ingrid Solberg. [1]"
+
+
+@pytest.mark.parametrize("question, sentence", [
+    ("How many vehicles cross the Halvorsen Bridge every day?", "About 31,000 vehicles cross the bridge every day."),
+    ("When did the Halvorsen Bridge open?",
+     "Construction began in 1981 and the bridge opened to traffic on 14 May 1987."),
+    ("How tall are the towers of the Halvorsen Bridge?", "Its two towers are 148 metres tall and are painted dark green.")])
+def test_a_fact_of_the_document_is_answered_by_the_sentence_stating_it(chat, question, sentence):
+    run, _ = chat
+    result, calls = run(question)
+    assert [(c.tool, c.status) for c in calls] == [("search_documents", "ok")]
+    assert (result.status, result.text) == ("done", f"{sentence} [1]")
+    assert result.model_steps == []  # the engine was not asked: the search's sentence is the answer
+
+
+def test_a_summary_of_the_document_is_the_models_own_answer(chat):
+    run, _ = chat
+    result, calls = run("Summarise what my documents say about the Halvorsen Bridge.")
+    assert [(c.tool, c.status) for c in calls] == [("search_documents", "ok")]
+    assert result.status == "done" and result.text.strip()
+    assert len(result.model_steps) == 1  # the answer was generated, not a quoted sentence
 
 
 def test_with_notes_allowed_an_arithmetic_question_is_not_offered_save_note(chat):

@@ -71,7 +71,9 @@ class ToolSpec:
     earlier tool results, for the model to choose among by likelihood (backend.agent.choice);
     blocking; [] when it has none (the model then writes the call). stated_result(content): what
     an answer after this tool's result `content` must state (the calculator's value), enforced
-    by the engine's grammar; None: nothing."""
+    by the engine's grammar; None: nothing. answer_quote(question, content): (passage number,
+    sentence), the sentence of this tool's result `content` that answers the person's question
+    best, for an answer that quotes it (backend.agent.answer); blocking; None: none."""
 
     name: str
     description: str
@@ -84,6 +86,7 @@ class ToolSpec:
     planned_arguments: Callable[[str], dict[str, Any] | None] | None = None
     candidate_arguments: Callable[[str, Sequence[str]], list[dict[str, Any]]] | None = None
     stated_result: Callable[[str], str | None] | None = None
+    answer_quote: Callable[[str, str], tuple[int, str] | None] | None = None
 
 
 from backend.agent.tools.registry import ToolRegistry  # noqa: E402  (needs the types above)

@@ -8,11 +8,9 @@ answers by their likelihood than generating one (multiple-choice scoring, as in 
 HellaSwag evaluations). So the program writes the candidates and the model picks one
 (backend.agent.choice):
 
-- the fact sentence: the sentences of the quoted passages that hold a number, ranked by the
-  chat's embedder's cosine similarity to the question (each embedded after its passage's
-  heading: "Its two towers are 148 metres tall" names neither the bridge nor the document) plus
-  LEXICAL_WEIGHT times the share of the question's words it holds (the heading's words left
-  out); the best that gives a candidate is used;
+- the fact sentence: the sentences of the quoted passages that hold a number, ranked for the
+  question by backend.agent.tools.sentences (the embedder's cosine plus the question's words);
+  the best that gives a candidate is used;
 - the operands: the numbers of that sentence with the most words of the question among the two
   words before them and the three after (all of them when none has one); a price for the cost
   of several things, a year as written for years counted from a year; at most MAX_NUMBERS;
@@ -36,10 +34,9 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Sequence
 
-import numpy as np
 
 from backend.agent.routing import NUMBER_RE, asks_cost, asks_total, named_operations, with_digits
-from backend.agent.tools.passages import read_passages
+from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
 # (the engine runs 32 sequences at a time by default).
@@ -49,12 +46,6 @@ MAX_CANDIDATES = 8
 MAX_NUMBERS = 8
 # The cues read this much of the question (backend.agent.routing.MAX_CUE_CHARS reads as much).
 MAX_QUESTION_CHARS = 2000
-# The weight of the question's words in a sentence against the embedder's cosine when ranking the
-# fact sentences. Measured on the 31 document + arithmetic questions of the agent eval (dev,
-# held-out and two blind sets): cosine alone put the right sentence first for 28; with the words
-# (the heading's left out) 31 for every weight from 0.3 to 0.8.
-LEXICAL_WEIGHT = 0.5
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 
 
 def numbers_in(text: str) -> list[str]:
@@ -64,12 +55,6 @@ def numbers_in(text: str) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_NUMBERS]
 
 
-_WORD = re.compile(r"[a-z]{3,}")
-_STOPWORDS = frozenset(
-    "the and for are was were its his her their our your this that these those with from into than then "
-    "what which who whom how many much does did has have had been being will would could should about "
-    "each every per all any one some more most less over under onto upon after before since during above "
-    "below between once also just only very there here when where while them they then".split())
 # A price: a currency word after the number or a currency sign before it.
 _AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
 # A price: after a currency sign or before a currency's name; in a sentence with neither, after a
@@ -84,21 +69,17 @@ _PRICE_PAID = re.compile(rf"\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold
 _YEAR_WRITTEN = re.compile(r"(?<![\w.,])(1\d{3}|20\d{2})(?!\w|[.,]\d)")
 
 
-def _stems(text: str) -> set[str]:
-    return {w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
-
-
 def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
     """The numbers of `sentence` the question may be about: those with the most words of the
     question (the heading's words left out: the subject's name is everywhere) among the two
     words before them and the three after ("84 member farms and employs 230 people", asked about
     member farms -> ["84"]); all of them when none has one."""
-    asked = _stems(question) - _stems(heading)
+    asked = stems(question) - stems(heading)
     scored: list[tuple[int, str]] = []
     for match in NUMBER_RE.finditer(sentence):
         before = sentence[:match.start()].split()[-2:]
         after = sentence[match.end():].split()[:3]
-        scored.append((len(_stems(" ".join(before + after)) & asked), match.group(1).replace(",", "")))
+        scored.append((len(stems(" ".join(before + after)) & asked), match.group(1).replace(",", "")))
     best = max((score for score, _ in scored), default=0)
     if best == 0:
         return numbers_in(sentence)
@@ -119,44 +100,8 @@ def years_in(text: str) -> list[str]:
 
 def fact_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
     """(heading, sentence) for each sentence holding a number in the passages quoted in
-    `results` (the contents of search_documents / read_passage results, read by
-    backend.agent.tools.passages.read_passages). heading: the passage's first line when it is
-    a title (at most 80 characters, no full stop), else the passage's label."""
-    out: list[tuple[str, str]] = []
-    for label, text in (p for result in results for p in read_passages(result)):
-        lines = [line.strip() for line in text.split("\n") if line.strip()]
-        if not lines:
-            continue
-        title = lines[0] if len(lines[0]) <= 80 and not lines[0].endswith((".", "!", "?", ":")) else label
-        body = " ".join(text.split("\n")) if title == label else text[text.index(lines[0]) + len(lines[0]):]
-        for sentence in _SENTENCE_END.split(body):
-            sentence = " ".join(sentence.split())
-            if sentence and NUMBER_RE.search(sentence):
-                out.append((title, sentence))
-    return list(dict.fromkeys(out))
-
-
-def rank_sentences(question: str, sentences: Sequence[tuple[str, str]],
-                   embed: Callable[[Sequence[str]], Any] | None) -> list[tuple[str, str]]:
-    """The (heading, sentence) pairs, best first for `question`: cosine similarity by `embed` (each sentence
-    embedded as "heading. sentence") plus LEXICAL_WEIGHT times the share of the question's words
-    the sentence holds, the heading's words left out of both (the subject's name is in every
-    question about it). By the words alone when there is no embedder."""
-    if len(sentences) < 2:
-        return list(sentences)
-    if embed is not None:
-        vectors = np.asarray(embed([question] + [f"{h}. {s}" for h, s in sentences]), dtype=np.float64)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        similarity = vectors[1:] @ vectors[0]
-    else:
-        similarity = np.zeros(len(sentences))
-    asked = _stems(question)
-    score = []
-    for i, (heading, sentence) in enumerate(sentences):
-        words = asked - _stems(heading)
-        score.append(similarity[i] + LEXICAL_WEIGHT * len(_stems(sentence) & words) / max(1, len(words)))
-    order = sorted(range(len(sentences)), key=lambda i: -score[i])
-    return [sentences[i] for i in order]
+    `results` (backend.agent.tools.sentences.passage_sentences)."""
+    return [pair for pair in passage_sentences(results) if NUMBER_RE.search(pair[1])]
 
 
 def _expressions(question: str, templates: Sequence[tuple[str, str | None]], operands: Sequence[str],

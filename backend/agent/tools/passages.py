@@ -38,9 +38,7 @@ def format_passages(sources: Sequence[Source]) -> str:
     blocks = []
     for number, source in enumerate(sources, start=1):
         text = _MARKERS.sub(lambda m: " ".join(m.group(0)), source.text.replace("\r\n", "\n").replace("\r", "\n"))
-        lines = [f"[{number}] {source_label(source)} — passage {passage_id(source)}"]
-        lines.extend(QUOTE + line if line else QUOTE.rstrip() for line in text.strip("\n").split("\n"))
-        blocks.append("\n".join(lines))
+        blocks.append(quote_block(f"[{number}] {source_label(source)} — passage {passage_id(source)}", text))
     return "\n\n".join(blocks)
 
 
@@ -51,19 +49,29 @@ def read_passages(content: str) -> list[tuple[str, str]]:
     """(label, text) of each passage quoted in `content`, a result that format_passages wrote
     (search_documents, read_passage): the "[n] label — passage <id>" line and the "> " lines
     after it, unquoted. Lines that are not part of a passage are skipped."""
-    out: list[tuple[str, str]] = []
-    label: str | None = None
+    return [(label, text) for _, _, label, text in passage_blocks(content)]
+
+
+def passage_blocks(content: str) -> list[tuple[str, int, str, str]]:
+    """(header line, number, label, text) of each passage quoted in `content` (see read_passages)."""
+    out: list[tuple[str, int, str, str]] = []
+    header: re.Match[str] | None = None
     lines: list[str] = []
     for line in content.split("\n") + [""]:
-        header = _HEADER.match(line)
-        if label is not None and (header or not (line.startswith(QUOTE) or line == QUOTE.rstrip())):
-            out.append((label, "\n".join(lines)))
-            label, lines = None, []
-        if header:
-            label = header.group(2)
-        elif label is not None:
+        found = _HEADER.match(line)
+        if header is not None and (found or not (line.startswith(QUOTE) or line == QUOTE.rstrip())):
+            out.append((header.group(0), int(header.group(1)), header.group(2), "\n".join(lines)))
+            header, lines = None, []
+        if found:
+            header = found
+        elif header is not None:
             lines.append(line[len(QUOTE):])
     return out
+
+
+def quote_block(header: str, text: str) -> str:
+    """A passage as format_passages writes it: its header line, then `text` quoted line by line."""
+    return "\n".join([header] + [QUOTE + line if line else QUOTE.rstrip() for line in text.strip("\n").split("\n")])
 
 
 def passage_records(sources: Sequence[Source]) -> list[dict[str, object]]:

@@ -45,6 +45,7 @@ class FakeSpec:
     intent_words: tuple[str, ...] = ()
     relevant: Callable[[str, str], bool] | None = None  # (user id, message): the "planned" policy
     planned_arguments: Callable[[str], dict | None] | None = None
+    answer_quote: Callable[[str, str], tuple[int, str] | None] | None = None  # (question, result)
 
 
 class FakeToolError(DomainError):

@@ -13,7 +13,7 @@ from backend.agent.budget import Budget
 from backend.agent.models import AgentRun
 from backend.agent.answer import ANSWER_PATTERN
 from backend.agent.model_step import CALL_MAX_TOKENS
-from backend.agent.runs import POLICY_PLANNED
+from backend.agent.runs import POLICY_ONE_CALL, POLICY_PLANNED
 from backend.generator import ChatMessage, GenerationParams
 
 from .scripted import ScriptedGenerator, call_text
@@ -189,3 +189,48 @@ async def test_the_plan_leaves_room_for_the_answer(make_runner, turn, stop, tool
     result = await ask(runner, turn, stop, question)
     assert records.stored_plan(result.run_id) == planned
     assert result.status == "done" and [name for name, _ in tools.executions] == planned
+
+
+def quoting_runner(make_runner, generator, question: str, policy: str = POLICY_PLANNED):
+    """A runner whose search is planned with the message as its query and quotes the sentence
+    "The bridge was designed by Ingrid Solberg." of passage 2 for any question."""
+    runner = make_runner(generator, policy=policy, user_text=question)
+    runner.tools["search_documents"].planned_arguments = lambda text: {"query": text}
+    runner.tools["search_documents"].answer_quote = lambda q, content: (2, "The bridge was designed by Ingrid Solberg.")
+    return runner
+
+
+async def test_a_fact_asked_of_the_documents_is_answered_by_the_quoted_sentence_not_the_model(
+        make_runner, turn, stop, tools, records):
+    question = "Who designed the Halvorsen Bridge?"
+    generator = ScriptedGenerator([["It was designed by a famous Dutch architect."]])
+    streamed: list[str] = []
+    runner = quoting_runner(make_runner, generator, question)
+    result = await runner.run(conversation_id=turn.conversation_id, user_id=turn.user_id, message_id=turn.message_id,
+                              messages=[ChatMessage("user", question)], params=PARAMS, stop=stop,
+                              on_text=streamed.append)
+    assert (result.status, result.text) == ("done", "The bridge was designed by Ingrid Solberg. [2]")
+    assert streamed == [result.text] and generator.calls == []  # the model was not asked
+    assert [(s.kind, s.status, s.text) for s in records.steps(result.run_id)][1] == ("model", "done", result.text)
+    assert result.used["tokens"] == 0
+    # A retry reuses the stored answer.
+    again = await runner.run(conversation_id=turn.conversation_id, user_id=turn.user_id, message_id=turn.message_id,
+                             messages=[ChatMessage("user", question)], params=PARAMS, stop=stop, run_id=result.run_id)
+    assert again.text == result.text and generator.calls == [] and len(tools.executions) == 1
+
+
+@pytest.mark.parametrize("question", ["Summarise what my documents say about the bridge.",
+                                      "Why was the bridge built?", "What is the bridge document about?",
+                                      "Tell me about the bridge."])
+async def test_a_question_asking_more_than_a_fact_is_answered_by_the_model(make_runner, turn, stop, question):
+    generator = ScriptedGenerator([["The bridge crosses the Varne [1]."]])
+    result = await ask(quoting_runner(make_runner, generator, question), turn, stop, question)
+    assert result.text == "The bridge crosses the Varne [1]." and len(generator.calls) == 1
+    assert [m.role for m in generator.calls[0].messages] == ["user", "assistant", "tool"]
+
+
+async def test_other_policies_let_the_model_answer_a_fact(make_runner, turn, stop):
+    question = "Who designed the Halvorsen Bridge?"
+    generator = ScriptedGenerator([[call_text(("search_documents", {"query": "bridge designer"}))], ["Solberg [1]."]])
+    result = await ask(quoting_runner(make_runner, generator, question, policy=POLICY_ONE_CALL), turn, stop, question)
+    assert result.text == "Solberg [1]." and len(generator.calls) == 2

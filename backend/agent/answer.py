@@ -65,12 +65,13 @@ def last_step_only(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     return list(messages[:last_user + 1]) + list(messages[calls[-1]:])
 
 
-# A question that asks for one fact: a wh-word ("what" not asking for advice or an opinion) or
+# A question that asks for one fact: a wh-word ("what", but not "what do you think", "what should I")
+# or
 # "how" with a measure; and none that asks for more than a fact: a summary, an explanation, a
 # list, a comparison, a reason, what something is about.
 _FACT_QUESTION = re.compile(
     r"\b(?:who|whom|whose|which|when|where|how\s+(?:many|much|long|far|tall|high|old|big|large|wide|deep|"
-    r"heavy|often|fast)|what(?!\s+(?:do|does|did|should|would|could|can|might|if|about|else)\b))\b", re.IGNORECASE)
+    r"heavy|often|fast)|what(?!\s+(?:(?:do|did|would|could|can|will)\s+you|should|might|if|about|else)\b))\b", re.IGNORECASE)
 _MORE_THAN_A_FACT = re.compile(
     r"\b(?:summar(?:y|i[sz]e)|overview|explain|describe|compare|comparison|list|outline|why|"
     r"(?:main|key)\s+points|in\s+detail|step\s+by\s+step|pros\s+and\s+cons|tell\s+me\s+(?:about|more|everything))\b"

@@ -23,7 +23,7 @@ The tallest animal is a giraffe named Sorrel, who stands 5.4 metres tall. The zo
     "Who designed the Halvorsen Bridge?", "Which Harrowmere beer is aged for 45 days before release?",
     "When did the bridge open?", "How many vehicles cross the bridge every day?", "how tall are its towers",
     "What happened to the east wing in 1962?", "What's the name of the 11.5-metre lantern?",
-    "Where is the observatory?", "The kettle holds 1,800 litres. In what year was it installed?"])
+    "Where is the observatory?", "What did Kestrel Point Seaweed Farm open in 2017?", "What does a tour cost?", "The kettle holds 1,800 litres. In what year was it installed?"])
 def test_questions_asking_for_one_fact(question):
     assert asks_fact(question)
 
@@ -32,7 +32,8 @@ def test_questions_asking_for_one_fact(question):
     "Summarise my document about the bridge.", "Give me a summary of the bridge", "Why was the bridge built?",
     "Explain how the bridge was built.", "What is the bridge document about?", "Describe the zoo.",
     "Tell me about the Halvorsen Bridge.", "List the animals of the zoo.", "Compare the two bridges.",
-    "What do you think of the bridge?", "What should I see at the zoo?", "Hello there", "The bridge is nice."])
+    "What do you think of the bridge?", "What should I see at the zoo?",
+    "What would you change about the zoo?", "What can you tell me about the bridge?", "Hello there", "The bridge is nice."])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 

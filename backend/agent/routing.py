@@ -167,15 +167,29 @@ _CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\
 _COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"
                    r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)"
+                   r"|\b(?:calculate|work\s+out|figure\s+out)\s+(?:the\s+|what\s+)?(?:cost|price|total|fare|bill)\b"
                    r"|\bset\s+(?:me|us|you|him|her|them)\s+back\b|\bfor\s+the\s+lot\b"
                    r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+the\s+total\b"
                    r"|\bwhat\b[^.?!\n]{0,120}?\b(?:would|will|do|does)\s+(?:\w+\s+)?"
                    r"(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
+# A group counted by its members: "a family of 5", "a household of 4 members".
+_GROUP_OF = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple)\s+of\s+{_NUMBER}$", _FLAGS)
 # The word right before a number, and what precedes it (read from at most 60 characters).
 _WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
 _TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
+# An age: years counted from a thing's beginning ("how old", "been open by 2025", "since the first fair").
+_AGE = re.compile(r"\bhow\s+old\b|\byears\s+old\b|\bbeen\s+(?:around|open|running|operating|going|in\s+business)\b"
+                  r"|\bsince\s+(?:\w+\s+){0,5}?(?:first|founded|built|opened|established|began|started|formed)\b"
+                  r"|\banniversary\b", _FLAGS)
+# "two-fifths of", "3 quarters of" (a count as digits: with_digits wrote it), "one in four".
+_DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5,
+                 "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8,
+                 "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10}
+_NUMERATORS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_FRACTION_OF = re.compile(rf"\b([2-9]|{'|'.join(_NUMERATORS)})[\s-]+({'|'.join(_DENOMINATORS)})\s+of\b", _FLAGS)
+_ONE_IN = re.compile(rf"\b(?:one|1)\s+(?:in|out\s+of)\s+{_NUMBER}(?!\s*{_PERCENT_SIGN})", _FLAGS)
 
 
 _COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
@@ -242,7 +256,7 @@ def needs_calculation(text: str) -> bool:
         return True
     asks = _ASKS_RESULT.search(text) is not None or _ASKS_QUANTITY.search(text) is not None
     return asks and bool(named_operations(text) or _PERCENT_OF.search(text)
-                         or (NUMBER_RE.search(text) and _TOTAL.search(text)))
+                         or (NUMBER_RE.search(with_digits(text)) and _TOTAL.search(text)))
 
 
 def named_operations(question: str) -> list[tuple[str, str | None]]:
@@ -264,6 +278,12 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
         n = m.group(2).replace(",", "")
         sign = "+" if re.fullmatch(_GROW, m.group(1), _FLAGS) else "-"
         found.append((m.start(), (f"{{a}} * (100 {sign} {n}) / 100", n)))
+    for m in _FRACTION_OF.finditer(question):  # "two-fifths of" -> {a} * 2 / 5
+        numerator = _NUMERATORS.get(m.group(1).lower(), m.group(1))
+        found.append((m.start(), (f"{{a}} * {numerator} / {_DENOMINATORS[m.group(2).lower()]}", None)))
+    for m in _ONE_IN.finditer(question):  # "one in four" -> {a} / 4
+        n = m.group(1).replace(",", "")
+        found.append((m.start(), (f"{{a}} / {n}", n)))
     for m in _PERCENT_OFF.finditer(question):  # "15% off" -> {a} * (100 - 15) / 100
         n = (m.group(1) or m.group(2)).replace(",", "")
         found.append((m.start(), (f"{{a}} * (100 - {n}) / 100", n)))
@@ -272,7 +292,10 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
     if not found and _COST.search(question):
         for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
             price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
-            if re.match(r"\s+[A-Za-z]", question[m.end():]) and not _names(question, m.start()) and not price:
+            # "4 adults", "a family of 5": a count (a group of N people counts at its end too).
+            group = _GROUP_OF.search(question[max(0, m.start() - 40):m.start() + len(m.group(0))]) is not None
+            if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
+                    and not price):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
     if not found and _YEARS.search(question):
@@ -305,6 +328,12 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
 def asks_cost(text: str) -> bool:
     """Whether `text` asks what something costs ("how much would 3 tickets cost", "total fare")."""
     return _COST.search(cue_text(text)) is not None
+
+
+def asks_age(text: str) -> bool:
+    """Whether `text` asks for years counted from a thing's beginning ("How old will it be in
+    2045?", "been open by 2025", "since the first fair")."""
+    return _AGE.search(cue_text(text)) is not None
 
 
 def asks_total(text: str) -> bool:

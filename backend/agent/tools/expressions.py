@@ -35,7 +35,7 @@ import re
 from typing import Any, Callable, Sequence
 
 
-from backend.agent.routing import NUMBER_RE, asks_cost, asks_total, named_operations, with_digits
+from backend.agent.routing import NUMBER_RE, asks_age, asks_cost, asks_total, named_operations, with_digits
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
@@ -150,13 +150,53 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
             return []
         own = with_digits(question)
         return _valid(_expressions(question, templates, numbers_in(own), own), evaluate)[:MAX_CANDIDATES]
+    if asks_age(question):  # "how old will it be in 2045": from the year it began
+        begun = _beginning(question, ranked)
+        if begun is not None:
+            out = _valid(_expressions(question, templates, [begun[0]], begun[1]), evaluate)
+            if out:
+                return out[:MAX_CANDIDATES]
+    own = set(numbers_in(with_digits(question)))
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
-        out = _valid(_expressions(question, templates, operands_of(sentence, question, heading), sentence), evaluate)
+        operands = operands_of(sentence, question, heading)
+        # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.
+        operands = [a for a in operands if a not in own] or operands
+        out = _valid(_expressions(question, templates, operands, sentence), evaluate)
         if not out:  # the numbers next to the question's words were the question's own
             out = _valid(_expressions(question, templates, numbers_in(sentence), sentence), evaluate)
         if out:
             return out[:MAX_CANDIDATES]
     return []
+
+
+_BEGAN = re.compile(r"\b(?:founded|built|opened|established|formed|started|began|begun|set\s+up|planted|launched|"
+                    r"first|created|made|dug|tapped|laid|installed|incorporated|inaugurated)\b", re.IGNORECASE)
+# A life's beginning: the age of the one the sentence names only ("Pemberly hatched in 1931"), never
+# the age of the place it lives in.
+_BORN = re.compile(r"\b(?:born|hatched|foaled|whelped)\b", re.IGNORECASE)
+# Words of an age question that name no thing ("how old will it be", "years of age").
+_AGE_WORDS = frozenset({"old", "year", "age", "counting", "count", "open", "around", "running", "since", "first",
+                        "anniversary", "turn", "will", "now"})
+
+
+def _beginning(question: str, ranked: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """(year, its sentence): when the thing the question asks the age of began, in the passage of
+    the best sentence (the sentences with its heading). A sentence saying something began
+    (founded, built, opened, first, hatched, ...) that names a thing the question names
+    ("Pemberly", not the heading's "Brackenholt Zoo"): the best ranked such; else the earliest
+    year of such a sentence ("built in 1784", not "its restoration began in 1997", nor a birth); else the
+    earliest year of the passage; None without a year."""
+    heading = ranked[0][0]
+    named = stems(question) - stems(heading) - _AGE_WORDS
+    years = [(int(y), y, s) for h, s in ranked if h == heading for y in years_in(s)]
+    for _, year, sentence in years:  # in rank order
+        if (_BEGAN.search(sentence) or _BORN.search(sentence)) and named & stems(sentence):
+            return year, sentence
+    began = [item for item in years if _BEGAN.search(item[2]) and not _BORN.search(item[2])]
+    if not (began or years):
+        return None
+    _, year, sentence = min(began or years)
+    return year, sentence
 
 
 def _valid(expressions: Sequence[str], evaluate: Callable[[str], Any]) -> list[str]:

@@ -391,3 +391,46 @@ def test_a_count_written_as_a_word_in_the_passage_is_not_a_number_beyond_it():
     assert numbers_beyond("It started out with four buses in 1994. How many buses are in the fleet now?",
                           [passage]) == []
     assert numbers_beyond("If it added 12 buses, how many would it have?", [passage]) == ["12"]
+
+
+AGES = """The Quellbrand Organ
+
+The organ stands in Saint Ivenna's Hall. It was built in 1784 by the organ maker Jorund Pelk.
+
+A full restoration of the organ began in 1997 and took 6 years. Its oldest visitor, Pemberly the cat, was born in 1771."""
+
+
+@pytest.mark.parametrize("question, want", [
+    ("Counting to 2025, how old is the Quellbrand organ in years?", "2025 - 1784"),  # not the restoration's 1997
+    ("How many years had the organ been around by 2030?", "2030 - 1784"),
+    ("How old was Pemberly in 1790?", "1790 - 1771"),  # the thing the question names, not the organ
+])
+def test_an_age_counts_from_the_year_its_thing_began(question, want):
+    assert candidate_expressions(question, [result(AGES)], None, evaluate)[0] == want
+
+
+def test_fractions_and_shares_in_words():
+    assert named_operations("Suppose two-fifths of the visitors came from town. How many is that?") == [
+        ("{a} * 2 / 5", None)]
+    assert named_operations("If three quarters of them stayed, how many stayed?") == [("{a} * 3 / 4", None)]
+    assert named_operations("Say one in four riders were locals. How many riders?") == [("{a} / 4", "4")]
+    assert ("{a} / 5", "5") not in named_operations("What is one in 5% of cases?")  # a percentage
+    assert needs_calculation("Say one in four of the riders were local. How many riders would that be?")
+
+
+def test_a_group_of_people_counts_for_a_cost_and_calculate_the_cost_asks_one():
+    assert named_operations("What would the walk cost for a family of 5?") == [("{a} * 5", "5")]
+    assert named_operations("What would membership cost a household of four members?") == [("{a} * 4", "4")]
+    assert named_operations("Please calculate the cost of five tickets to the baths.") == [("{a} * 5", "5")]
+    assert named_operations("What would the walk cost for Model 5?") == []
+
+
+def test_a_total_of_a_count_in_words_asks_for_arithmetic():
+    assert needs_calculation("Carving twelve new puppets: how many hours of work would that be altogether?")
+    assert not needs_calculation("What are two things couples can do together?")
+
+
+def test_the_questions_own_numbers_are_not_the_operand():
+    text = "The Moorhatch Meet\n\nIn 2022 the meet raised 4,600 crowns for charity."
+    ask = "If the sum raised at the 2022 Moorhatch Meet had been split evenly between four hospitals, how much each?"
+    assert candidate_expressions(ask, [result(text)], None, evaluate) == ["4600 / 4"]

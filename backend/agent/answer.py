@@ -65,28 +65,44 @@ def last_step_only(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
     return list(messages[:last_user + 1]) + list(messages[calls[-1]:])
 
 
-# A question that asks for one fact: a wh-word ("what", but not "what do you think", "what should I")
-# or
-# "how" with a measure; and none that asks for more than a fact: a summary, an explanation, a
-# list, a comparison, a reason, what something is about.
+# A question that asks for one fact: a wh-word ("what", but not "what do you think", "what should
+# I") opening a clause ("Who built it?", "In what year ...",
+# "... - how many hectares now?", "brought in by whom?") or in a sentence ending with "?"
+# ("The 9.6-metre pipe weighs how many kilograms?"); not a task ("Write an email about when the
+# rent is due"), and nothing asking for more than a fact: a summary, an explanation, a list, a
+# comparison, a reason, what something is about.
+_WH = (r"(?:who|whom|whose|which|when|where|how\s+(?:many|much|long|far|tall|high|old|big|large|wide|deep|heavy|"
+       r"often|fast)|what(?!\s+(?:(?:do|did|would|could|can|will)\s+you|should|might|if|about|else)\b))")
 _FACT_QUESTION = re.compile(
-    r"\b(?:who|whom|whose|which|when|where|how\s+(?:many|much|long|far|tall|high|old|big|large|wide|deep|"
-    r"heavy|often|fast)|what(?!\s+(?:(?:do|did|would|could|can|will)\s+you|should|might|if|about|else)\b))\b", re.IGNORECASE)
+    rf"(?:^|[.?!;:—–]\s*|\s-\s+|\b(?:and|but|so|please|then|in|on|at|by|from|of|for|to|with|since|until|"
+    rf"tell\s+me|know)\s+){_WH}\b|\b{_WH}\b[^.?!\n]{{0,200}}\?", re.IGNORECASE)
+_TASK = re.compile(
+    r"^\s*(?:(?:please|pls|could\s+you|can\s+you|would\s+you|will\s+you)\s+)?(?:write|draft|rewrite|re-write|"
+    r"translate|compose|create|generate|make|give|suggest|recommend|plan|help|summari[sz]e|explain|describe|list|"
+    r"edit|fix|correct|improve|shorten|expand|reply|respond|tell\s+me\s+about|send|format|convert|turn|rephrase)\b",
+    re.IGNORECASE)
 _MORE_THAN_A_FACT = re.compile(
-    r"\b(?:summar(?:y|i[sz]e)|overview|explain|describe|compare|comparison|list|outline|why|"
-    r"(?:main|key)\s+points|in\s+detail|step\s+by\s+step|pros\s+and\s+cons|tell\s+me\s+(?:about|more|everything))\b"
+    r"\b(?:summar\w*|overview|explan\w*|explain\w*|descri\w*|compar\w*|differen\w*|list\w*|outline|why|steps|"
+    r"instructions|ingredients|(?:dis)?advantages|ideas|tips|examples|reasons|(?:main|key)\s+points|in\s+detail|"
+    r"step\s+by\s+step|pros\s+and\s+cons|tell\s+me\s+(?:about|more|everything))\b"
     r"|\babout\s*[?.!]*\s*$", re.IGNORECASE)
 
 
 def asks_fact(question: str) -> bool:
-    """Whether `question` asks for one fact ("Who designed the bridge?", "How many buses run
-    now?"), not for a summary, an explanation or a list ("Summarise my notes", "Why did it
-    close?", "What is the document about?")."""
+    """Whether `question` asks for one fact ("Who designed the bridge?", "In what year was it
+    installed?"), not for a summary, an explanation, a list or a task ("Summarise my notes", "Why
+    did it close?", "What are the steps?", "Write to the people who came")."""
     text = cue_text(question)
-    return _FACT_QUESTION.search(text) is not None and _MORE_THAN_A_FACT.search(text) is None
+    return (_FACT_QUESTION.search(text) is not None and _TASK.search(text) is None
+            and _MORE_THAN_A_FACT.search(text) is None)
 
 
-_FOOTNOTE = re.compile(r"\s*\[\d{1,4}\]")
+# A footnote or citation mark of the document's own ("[7]", "[2, 3]", as the page links them), not
+# an index ("a[0]").
+_FOOTNOTE = re.compile(r"\s*(?<![\w\]])\[\d{1,4}(?:\s*,\s*\d{1,4})*\]")
+# A Markdown link or image of the document's: its text only (a quoted sentence is the assistant's
+# answer; a link in it would be a shared document's link presented as the assistant's own).
+_LINK = re.compile(r"!?\[([^\[\]\n]{0,200})\]\([^()\n]{0,500}\)")
 
 
 def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:
@@ -107,5 +123,8 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
         return None
     number, sentence = found
     # Its own footnote marks ("[7]", pasted from an encyclopedia) would read as citations of
-    # this turn's sources: the passage's number is the only one.
-    return f"{_FOOTNOTE.sub('', sentence)} [{number}]"
+    # this turn's sources: the passage's number is the only one. Its links keep their text only.
+    sentence = _FOOTNOTE.sub("", _LINK.sub(lambda m: m.group(1), sentence)).strip()
+    if not sentence or sentence.startswith("<"):  # an answer never begins with a tag (ANSWER_PATTERN)
+        return None
+    return f"{sentence} [{number}]"

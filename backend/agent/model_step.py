@@ -106,7 +106,10 @@ class ModelSteps:
             if stated is not None:
                 prompt = last_step_only(messages)
             elif self.quote_facts:  # a fact asked of the documents: the sentence that states it
-                quoted = await asyncio.to_thread(quoted_answer, self.tools, messages)
+                try:
+                    quoted = await asyncio.to_thread(quoted_answer, self.tools, messages)
+                except Exception:  # the embedder failed: the model answers
+                    log.exception("quoting the answer of run %s failed", run_id)
         if functions:
             # One call: SmolLM2-135M, let go on, chained calls until max_tokens.
             step_params = replace(step_params, structured_output=OutputConstraint(

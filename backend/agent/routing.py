@@ -173,7 +173,8 @@ _COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n
                    r"|\bwhat\b[^.?!\n]{0,120}?\b(?:would|will|do|does)\s+(?:\w+\s+)?"
                    r"(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
 # A group counted by its members: "a family of 5", "a household of 4 members".
-_GROUP_OF = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple)\s+of\s+{_NUMBER}$", _FLAGS)
+_GROUP_OF = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple)\s+of\s+(?!(?:1[0-9]{{3}}|20[0-9]{{2}})$)"
+                       rf"{_NUMBER}$", _FLAGS)  # "the class of 2024" is no head-count
 # The word right before a number, and what precedes it (read from at most 60 characters).
 _WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
@@ -294,8 +295,11 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
             # "4 adults", "a family of 5": a count (a group of N people counts at its end too).
             group = _GROUP_OF.search(question[max(0, m.start() - 40):m.start() + len(m.group(0))]) is not None
+            # "the class of 2024 spend", "in 1990 tickets": a year, not a count.
+            dated = _YEAR.fullmatch(m.group(1)) is not None and re.search(
+                r"\b(?:of|in|since|from|by|until|before|after)\s+$", question[max(0, m.start() - 12):m.start()], _FLAGS)
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
-                    and not price):
+                    and not price and not dated):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
     if not found and _YEARS.search(question):

@@ -14,6 +14,8 @@ from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
 from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.sentences import rank_sentences, text_sentences
+from backend.agent.tools.units import asked_period, asked_unit, implied_conversions
 
 
 def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
@@ -94,7 +96,9 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
     also planned for a question about his documents that asks for a quantity and brings a number
     they do not hold ("If the campsite added 450 pitches, how many would it have?"), or asks what
     a count of things costs ("what would 4 full passes come to?"); ordinary chat with cost words
-    ("the flu set me back 2 weeks") is not about his documents."""
+    ("the flu set me back 2 weeks") is not about his documents, or asks in another unit or over
+    another period than the passage gives ("in grams" of "212 kilograms", "in a week" of "140
+    grams a day": backend.agent.tools.units)."""
 
     def candidates(text: str, results: Sequence[str]) -> list[dict[str, Any]]:
         found = candidate_expressions(text, results, embed, evaluate)
@@ -107,9 +111,15 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         if passages is None:
             return False
         cost = asks_cost(text) and bool(named_operations(text))  # "what would 4 passes come to?"
-        if not (cost or asks_quantity(text)):
+        converts = asked_unit(text) is not None or asked_period(text) is not None  # "in grams", "in a week"
+        if not (cost or asks_quantity(text) or converts):
             return False
         found = passages(user_id, text)
-        return bool(found) and (cost or bool(numbers_beyond(text, found)))
+        if not found:
+            return False
+        if cost or numbers_beyond(text, found):
+            return True
+        return converts and not named_operations(text) and bool(implied_conversions(
+            text, [s for _, s in rank_sentences(text, [(h, s) for t in found for h, s in text_sentences(t)], embed)]))
 
     return replace(SPEC, candidate_arguments=candidates, stated_result=stated_result, relevant=relevant)

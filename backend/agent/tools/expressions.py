@@ -37,6 +37,7 @@ from typing import Any, Callable, Sequence
 
 from backend.agent.routing import NUMBER_RE, asks_age, asks_cost, asks_total, named_operations, with_digits
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
+from backend.agent.tools.units import implied_conversions
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
 # (the engine runs 32 sequences at a time by default).
@@ -126,10 +127,14 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
     return expressions
 
 
+# Years counted from a year: "2030 - {a}", "{a} - 2030".
+_YEAR_TEMPLATE = re.compile(r"(?:1\d{3}|20\d{2}) - \{a\}|\{a\} - (?:1\d{3}|20\d{2})")
+
+
 def _operand_kind(template: str, sentence: str) -> Callable[[str], bool]:
     """Which operands fit `template`: for years counted from a year ("2030 - {a}"), a year as
     `sentence` writes one; any number otherwise."""
-    if re.fullmatch(r"(?:1\d{3}|20\d{2}) - \{a\}|\{a\} - (?:1\d{3}|20\d{2})", template):
+    if _YEAR_TEMPLATE.fullmatch(template):
         years = set(years_in(sentence))
         return lambda a: a in years
     return lambda a: True
@@ -150,12 +155,18 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
             return []
         own = with_digits(question)
         return _valid(_expressions(question, templates, numbers_in(own), own), evaluate)[:MAX_CANDIDATES]
-    if asks_age(question):  # "how old will it be in 2045": from the year it began
+    years_from = [t for t in templates if _YEAR_TEMPLATE.fullmatch(t[0])]
+    if asks_age(question) and years_from and len(years_from) == len(templates):  # "how old will it be in 2045"
         begun = _beginning(question, ranked)
         if begun is not None:
             out = _valid(_expressions(question, templates, [begun[0]], begun[1]), evaluate)
             if out:
                 return out[:MAX_CANDIDATES]
+    if not templates:  # "in grams" over "212 kilograms", "in a week" over "140 grams a day"
+        converted = _valid(implied_conversions(question, [s for _, s in rank_sentences(
+            question, passage_sentences(results), embed)]), evaluate)
+        if converted:
+            return converted[:MAX_CANDIDATES]
     own = set(numbers_in(with_digits(question)))
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from backend.agent.routing import MAX_CUE_CHARS, MIN_DOCUMENT_SIMILARITY, NUMBER_RE, cue_text, names_documents, query_of
+from backend.agent.routing import MIN_DOCUMENT_SIMILARITY, NUMBER_RE, cue_text, names_documents, query_of
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.agent.tools.sentences import best_sentence
@@ -111,6 +111,5 @@ def spec(retriever: Retriever) -> ToolSpec:
         run=make_run(retriever),
         relevant=make_relevant(retriever),
         planned_arguments=planned_arguments,
-        answer_quote=lambda question, content: best_sentence(question[:MAX_CUE_CHARS], content,
-                                                             retriever.embedder.embed),
+        answer_quote=lambda question, content: best_sentence(cue_text(question), content, retriever.embedder.embed),
     )

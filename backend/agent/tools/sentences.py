@@ -25,10 +25,12 @@ from backend.agent.tools.passages import passage_blocks, read_passages
 LEXICAL_WEIGHT = 0.5
 # A sentence ends at . ! or ? before a space, but not after an abbreviation that a name or a
 # number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith"), or at a blank line.
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:No|no|Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)\s+"
-                           r"|\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
+                           r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n")
 # The longest sentence an answer quotes (a "sentence" of a list or a table can run on).
 MAX_QUOTE_CHARS = 400
+# A sentence that holds none of the question's own words answers it only above this cosine.
+MIN_QUOTE_SIMILARITY = 0.3
 _WORD = re.compile(r"[a-z]{3,}")
 _STOPWORDS = frozenset(
     "the and for are was were its his her their our your this that these those with from into than then "
@@ -49,12 +51,24 @@ def split_sentences(text: str) -> list[str]:
 
 def passage_heading(label: str, text: str) -> tuple[str, str]:
     """(heading, body) of a quoted passage: its first line when that is a title (at most 80
-    characters, no closing punctuation) and the text after it, else the passage's label and all
-    of its text."""
+    characters, no closing punctuation, a blank line after it or a Markdown "#" before it: a
+    hard-wrapped paragraph's first line is no title) and the text after it, else the passage's
+    label and all of its text."""
     lines = [line.strip() for line in text.split("\n") if line.strip()]
-    if lines and len(lines[0]) <= 80 and not lines[0].endswith((".", "!", "?", ":")):
-        return lines[0], text[text.index(lines[0]) + len(lines[0]):]
+    if not lines:
+        return label, text
+    first = lines[0]
+    rest = text[text.index(first) + len(first):]
+    titled = re.match(r"[ \t]*\n[ \t]*\n", rest) is not None or first.startswith("#")
+    if titled and len(first) <= 80 and not first.endswith((".", "!", "?", ":")):
+        return first.lstrip("# ").strip() or label, rest
     return label, text
+
+
+def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
+    """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading)."""
+    heading, body = passage_heading(label, text)
+    return [(heading, sentence) for sentence in split_sentences(body)]
 
 
 def passage_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
@@ -63,9 +77,26 @@ def passage_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
     each pair once, in order."""
     out: list[tuple[str, str]] = []
     for label, text in (p for result in results for p in read_passages(result)):
-        heading, body = passage_heading(label, text)
-        out.extend((heading, sentence) for sentence in split_sentences(body))
+        out.extend(text_sentences(text, label))
     return list(dict.fromkeys(out))
+
+
+def _similarity_and_share(question: str, sentences: Sequence[tuple[str, str]],
+                          embed: Callable[[Sequence[str]], Any] | None) -> tuple[list[float], list[float]]:
+    """Each (heading, sentence)'s cosine similarity to `question` (0 without `embed`) and the
+    share of the question's words it holds (the heading's left out)."""
+    if embed is not None:
+        vectors = np.asarray(embed([question] + [f"{h}. {s}" for h, s in sentences]), dtype=np.float64)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        similarity = [float(v) for v in vectors[1:] @ vectors[0]]
+    else:
+        similarity = [0.0] * len(sentences)
+    asked = stems(question)
+    share = []
+    for heading, sentence in sentences:
+        words = asked - stems(heading)
+        share.append(len(stems(sentence) & words) / max(1, len(words)))
+    return similarity, share
 
 
 def sentence_scores(question: str, sentences: Sequence[tuple[str, str]],
@@ -74,18 +105,8 @@ def sentence_scores(question: str, sentences: Sequence[tuple[str, str]],
     alone when `embed` is None."""
     if not sentences:
         return []
-    if embed is not None:
-        vectors = np.asarray(embed([question] + [f"{h}. {s}" for h, s in sentences]), dtype=np.float64)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        similarity = vectors[1:] @ vectors[0]
-    else:
-        similarity = np.zeros(len(sentences))
-    asked = stems(question)
-    scores = []
-    for i, (heading, sentence) in enumerate(sentences):
-        words = asked - stems(heading)
-        scores.append(float(similarity[i]) + LEXICAL_WEIGHT * len(stems(sentence) & words) / max(1, len(words)))
-    return scores
+    similarity, share = _similarity_and_share(question, sentences, embed)
+    return [c + LEXICAL_WEIGHT * w for c, w in zip(similarity, share)]
 
 
 def rank_sentences(question: str, sentences: Sequence[tuple[str, str]],
@@ -102,15 +123,19 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
     """(passage number, sentence): the sentence of `content`, a search's result
     (backend.agent.tools.passages.format_passages), that ranks first for `question`
     (sentence_scores over every sentence of every passage), at most MAX_QUOTE_CHARS (cut at a
-    space, "…" added); None when `content` quotes no passage."""
+    space, "…" added); None when `content` quotes no passage, or when that sentence holds none of
+    the question's words (its heading's left out) and is less than MIN_QUOTE_SIMILARITY similar."""
     found: list[tuple[int, str, str]] = []  # (passage number, heading, sentence)
     for _, number, label, text in passage_blocks(content):
         heading, body = passage_heading(label, text)
         found.extend((number, heading, sentence) for sentence in split_sentences(body))
     if not found:
         return None
-    scores = sentence_scores(question, [(h, s) for _, h, s in found], embed)
-    number, _, sentence = found[max(range(len(found)), key=lambda j: scores[j])]
+    similarity, share = _similarity_and_share(question, [(h, s) for _, h, s in found], embed)
+    best = max(range(len(found)), key=lambda j: similarity[j] + LEXICAL_WEIGHT * share[j])
+    if share[best] == 0 and similarity[best] < MIN_QUOTE_SIMILARITY:  # it states nothing asked
+        return None
+    number, _, sentence = found[best]
     if len(sentence) > MAX_QUOTE_CHARS:
         sentence = sentence[:MAX_QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
     return number, sentence

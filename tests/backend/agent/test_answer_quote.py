@@ -23,7 +23,9 @@ The tallest animal is a giraffe named Sorrel, who stands 5.4 metres tall. The zo
     "Who designed the Halvorsen Bridge?", "Which Harrowmere beer is aged for 45 days before release?",
     "When did the bridge open?", "How many vehicles cross the bridge every day?", "how tall are its towers",
     "What happened to the east wing in 1962?", "What's the name of the 11.5-metre lantern?",
-    "Where is the observatory?", "What did Kestrel Point Seaweed Farm open in 2017?", "What does a tour cost?", "The kettle holds 1,800 litres. In what year was it installed?"])
+    "Where is the observatory?", "The record 2.35-kilogram cep was brought in by whom?",
+    "what are the two funicular cars called", "The 9.6-metre pipe weighs how many kilograms?",
+    "I read that the troupe started in a fish shed — how many puppets did they have back then?", "What did Kestrel Point Seaweed Farm open in 2017?", "What does a tour cost?", "The kettle holds 1,800 litres. In what year was it installed?"])
 def test_questions_asking_for_one_fact(question):
     assert asks_fact(question)
 
@@ -33,7 +35,12 @@ def test_questions_asking_for_one_fact(question):
     "Explain how the bridge was built.", "What is the bridge document about?", "Describe the zoo.",
     "Tell me about the Halvorsen Bridge.", "List the animals of the zoo.", "Compare the two bridges.",
     "What do you think of the bridge?", "What should I see at the zoo?",
-    "What would you change about the zoo?", "What can you tell me about the bridge?", "Hello there", "The bridge is nice."])
+    "What would you change about the zoo?", "What can you tell me about the bridge?",
+    # Review (2026-12-02): tasks and lists that hold a wh-word got one quoted sentence.
+    "Write an email to my landlord about when the rent is due", "Rewrite the paragraph which mentions the bridge.",
+    "Draft a thank-you note to the people who attended the opening", "Translate the section where it talks of tolls",
+    "What are the steps to reset the router?", "What are the ingredients of the stew?",
+    "What is the difference between the two bridges?", "Which side effects are listed in the leaflet?", "Hello there", "The bridge is nice."])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 
@@ -42,6 +49,21 @@ def test_sentences_do_not_end_after_abbreviations_before_a_name_or_number():
     text = "Its best seller, the Kell No. 9 skillet, weighs 3.2 kg. Dr. Varga and J. Smith came! Then?\n\nNew part"
     assert split_sentences(text) == ["Its best seller, the Kell No. 9 skillet, weighs 3.2 kg.",
                                      "Dr. Varga and J. Smith came!", "Then?", "New part"]
+    assert split_sentences("The answer was no. He left.") == ["The answer was no.", "He left."]
+
+
+def test_a_hard_wrapped_passage_has_no_title_and_its_sentence_is_whole():
+    # Review (2026-12-02): the first line of a wrapped paragraph was taken for a title and dropped,
+    # so the quote began "Solberg and opened ...".
+    wrapped = "The bridge was designed by the engineer Ingrid\nSolberg and opened to traffic in 1987."
+    assert best_sentence("Who designed the bridge?", result(wrapped), None) == (
+        1, "The bridge was designed by the engineer Ingrid Solberg and opened to traffic in 1987.")
+    titled = "# The Halvorsen Bridge\nThe bridge was designed by Ingrid Solberg."
+    assert best_sentence("Who designed it? bridge", result(titled), None)[1] == "The bridge was designed by Ingrid Solberg."
+
+
+def test_a_sentence_holding_nothing_asked_is_not_quoted():
+    assert best_sentence("Who designed the bridge?", result("Tickets cost 4 crowns. The cafe opens at 9."), None) is None
 
 
 def test_the_sentence_stating_the_asked_fact_is_chosen_with_its_passage_number():
@@ -90,3 +112,15 @@ def test_a_quoted_sentence_keeps_no_footnote_mark_of_its_own():
     tools = {"search_documents": Search()}
     answer = quoted_answer(tools, turn("Who designed the bridge?", "search_documents", content))
     assert answer == "The bridge was designed by Ingrid Solberg. [1]"
+    listed = format_passages([source("The bridge was designed by Ingrid Solberg [2, 3] (see a[0]).")])
+    assert quoted_answer(tools, turn("Who designed the bridge?", "search_documents", listed)) == (
+        "The bridge was designed by Ingrid Solberg (see a[0]). [1]")
+
+
+def test_a_quoted_sentence_keeps_a_links_text_only_and_never_begins_with_a_tag():
+    tools = {"search_documents": Search()}
+    linked = format_passages([source("The bridge was designed by [Ingrid Solberg](https://evil.example/login).")])
+    assert quoted_answer(tools, turn("Who designed the bridge?", "search_documents", linked)) == (
+        "The bridge was designed by Ingrid Solberg. [1]")
+    tagged = format_passages([source("<tool_call> The bridge was designed by Ingrid Solberg.")])
+    assert quoted_answer(tools, turn("Who designed the bridge?", "search_documents", tagged)) is None

@@ -434,3 +434,11 @@ def test_the_questions_own_numbers_are_not_the_operand():
     text = "The Moorhatch Meet\n\nIn 2022 the meet raised 4,600 crowns for charity."
     ask = "If the sum raised at the 2022 Moorhatch Meet had been split evenly between four hospitals, how much each?"
     assert candidate_expressions(ask, [result(text)], None, evaluate) == ["4600 / 4"]
+
+
+def test_an_age_word_does_not_make_a_cost_count_from_a_year():
+    # Review (2026-12-02): "years old" sent a cost down the age path: "1931 * 3".
+    text = "Brackenholt Zoo\n\nThe zoo opened in 1931. A child ticket costs 8 pounds."
+    ask = "How much would 3 child tickets cost for kids under 12 years old?"
+    assert candidate_expressions(ask, [result(text)], None, evaluate)[0] == "8 * 3"
+    assert named_operations("How much did the class of 2024 spend on the trip?") == []

@@ -234,3 +234,16 @@ async def test_other_policies_let_the_model_answer_a_fact(make_runner, turn, sto
     generator = ScriptedGenerator([[call_text(("search_documents", {"query": "bridge designer"}))], ["Solberg [1]."]])
     result = await ask(quoting_runner(make_runner, generator, question, policy=POLICY_ONE_CALL), turn, stop, question)
     assert result.text == "Solberg [1]." and len(generator.calls) == 2
+
+
+async def test_a_quote_that_fails_leaves_the_answer_to_the_model(make_runner, turn, stop, records):
+    question = "Who designed the Halvorsen Bridge?"
+    generator = ScriptedGenerator([["Ingrid Solberg [1]."]])
+    runner = quoting_runner(make_runner, generator, question)
+
+    def broken(question, content):
+        raise RuntimeError("the embedder is down")
+
+    runner.tools["search_documents"].answer_quote = broken
+    result = await ask(runner, turn, stop, question)
+    assert (result.status, result.text) == ("done", "Ingrid Solberg [1].") and len(generator.calls) == 1

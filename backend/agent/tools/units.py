@@ -1,0 +1,145 @@
+"""Conversions a question about the documents implies (issue 15): the unit it asks for against
+the unit a passage gives ("what's the weight of the biggest pipe in grams" over "weighs 212
+kilograms" -> "212 * 1000"; "how many days long is the tour" over "tours for 11 weeks" ->
+"11 * 7"), and the period it asks about against a rate's ("how many grams does a hawk eat in a
+week" over "140 grams of meat a day" -> "140 * 7"; "a monthly pass every month for a full year"
+-> "38 * 12").
+
+Only exact factors: metric mass, length and volume, seconds to weeks, months to years (a month
+is no whole number of days). The passage is untrusted data: only its numbers and unit words are
+read.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+# unit word -> (dimension, size in the dimension's base unit)
+_UNITS: dict[str, tuple[str, Fraction]] = {}
+
+
+def _add(dimension: str, size: Fraction | int, *words: str) -> None:
+    for word in words:
+        _UNITS[word] = (dimension, Fraction(size))
+
+
+_add("mass", 1, "g", "gram", "grams", "gramme", "grammes")
+_add("mass", 1000, "kg", "kilo", "kilos", "kilogram", "kilograms", "kilogramme", "kilogrammes")
+_add("mass", 1_000_000, "tonne", "tonnes")
+_add("length", Fraction(1, 1000), "mm", "millimetre", "millimetres", "millimeter", "millimeters")
+_add("length", Fraction(1, 100), "cm", "centimetre", "centimetres", "centimeter", "centimeters")
+_add("length", 1, "m", "metre", "metres", "meter", "meters")
+_add("length", 1000, "km", "kilometre", "kilometres", "kilometer", "kilometers")
+_add("volume", 1, "ml", "millilitre", "millilitres", "milliliter", "milliliters")
+_add("volume", 1000, "l", "litre", "litres", "liter", "liters")
+_add("volume", 100_000, "hectolitre", "hectolitres", "hectoliter", "hectoliters")
+_add("volume", 1_000_000, "cubic metre", "cubic metres", "cubic meter", "cubic meters")
+_add("time", 1, "second", "seconds")
+_add("time", 60, "minute", "minutes")
+_add("time", 3600, "hour", "hours")
+_add("time", 86400, "day", "days", "night", "nights")
+_add("time", 604800, "week", "weeks")
+_add("calendar", 1, "month", "months")
+_add("calendar", 12, "year", "years")
+
+_UNIT_WORDS = "|".join(sorted((re.escape(w) for w in _UNITS), key=len, reverse=True))
+_NUMBER = r"(?<![\w.,])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+# A quantity of a passage: "212 kilograms", "9.6-metre", "11 weeks".
+_QUANTITY = re.compile(rf"{_NUMBER}[\s-]*({_UNIT_WORDS})\b", re.IGNORECASE)
+# The unit a question asks for: "how many grams", "how many cubic metres", "... in grams?".
+_ASKED = re.compile(rf"\bhow\s+many\s+({_UNIT_WORDS})\b|\bin\s+({_UNIT_WORDS})\s*[?.!]*\s*$", re.IGNORECASE)
+# A rate's period: "140 grams of meat a day", "per week", "each night"; "monthly", "daily".
+_PERIODS = {"daily": "day", "nightly": "night", "weekly": "week", "monthly": "month", "yearly": "year",
+            "annual": "year", "annually": "year", "hourly": "hour"}
+_PERIOD = "second|minute|hour|day|night|week|month|year"
+_RATE = re.compile(rf"\b(?:a|an|per|each|every)\s+({_PERIOD})\b|\b({'|'.join(_PERIODS)})\b", re.IGNORECASE)
+# The period a question asks about: "in a week", "for a full year", "over one month", "a week".
+_ASKED_PERIOD = re.compile(rf"\b(?:in|for|over|during|across|within)\s+(?:a|an|one)\s+(?:full\s+|whole\s+|single\s+)?"
+                           rf"({_PERIOD})\b|\b(?:a|per|each|every)\s+({_PERIOD})\s*[?.!]*\s*$", re.IGNORECASE)
+
+
+def _unit(word: str) -> tuple[str, Fraction] | None:
+    return _UNITS.get(" ".join(word.lower().split()))
+
+
+def asked_unit(question: str) -> str | None:
+    """The unit `question` asks its answer in ("how many grams ...", "... in kilometres?"), or None."""
+    match = _ASKED.search(question)
+    return None if match is None else (match.group(1) or match.group(2)).lower()
+
+
+def asked_period(question: str) -> str | None:
+    """The period `question` asks a total over ("in a week", "for a full year"), or None."""
+    match = _ASKED_PERIOD.search(question)
+    return None if match is None else (match.group(1) or match.group(2)).lower()
+
+
+def conversions(question: str, sentence: str) -> list[str]:
+    """Expressions over the quantities of `sentence` that convert them to what `question` asks:
+    to its unit (a quantity of the same dimension in another unit: "212 * 1000" for grams from
+    kilograms) or, for a rate of that sentence ("140 grams a day"), over its period ("in a week":
+    "140 * 7"); [] when none applies."""
+    out: list[str] = []
+    unit = asked_unit(question)
+    wanted = _unit(unit) if unit else None
+    period = asked_period(question)
+    for match in _QUANTITY.finditer(sentence):
+        number, given = match.group(1).replace(",", ""), _unit(match.group(2))
+        if given is None:
+            continue
+        if wanted is not None and given[0] == wanted[0] and given[1] != wanted[1]:
+            out.append(_scaled(number, given[1] / wanted[1]))
+        rate = _RATE.search(sentence, match.end(), match.end() + 40)
+        if period is not None and rate is not None and (wanted is None or given == wanted):
+            per = rate.group(1) or _PERIODS[rate.group(2).lower()]
+            out.extend(_over(number, per, period))
+    for rate in _RATE.finditer(sentence):  # "a monthly pass costs 38 florins": the rate's word before its number
+        if period is None or rate.group(2) is None:
+            continue
+        after = re.search(_NUMBER, sentence[rate.end():rate.end() + 60])
+        if after is not None:
+            out.extend(_over(after.group(1).replace(",", ""), _PERIODS[rate.group(2).lower()], period))
+    return list(dict.fromkeys(out))
+
+
+def _over(number: str, per: str, period: str) -> list[str]:
+    """`number` per `per` as a total over `period` ("140" a day over a week -> ["140 * 7"])."""
+    a, b = _UNITS[per], _UNITS[period]
+    if a[0] != b[0] or b[1] <= a[1]:
+        return []
+    return [_scaled(number, b[1] / a[1])]
+
+
+def _scaled(number: str, factor: Fraction) -> str:
+    if factor.denominator == 1:
+        return f"{number} * {factor.numerator}"
+    if factor.numerator == 1:
+        return f"{number} / {factor.denominator}"
+    return f"{number} * {factor.numerator} / {factor.denominator}"
+
+
+def has_unit(sentence: str, unit: str) -> bool:
+    """Whether `sentence` gives a quantity in `unit` (any spelling of it: "kg", "kilograms")."""
+    size = _unit(unit)
+    return any(_unit(m.group(2)) == size for m in _QUANTITY.finditer(sentence))
+
+
+def quantities(sentence: str) -> bool:
+    """Whether `sentence` gives a quantity with a unit this module converts."""
+    return _QUANTITY.search(sentence) is not None
+
+
+def implied_conversions(question: str, ranked: list[str]) -> list[str]:
+    """conversions(question, s) for the first of the `ranked` sentences (best first) that gives a
+    quantity with a unit; [] when that sentence already gives the asked unit with no rate to
+    scale (the question is a lookup: "How many days does the season last?" over "lasts 42 days")."""
+    unit, period = asked_unit(question), asked_period(question)
+    if unit is None and period is None:
+        return []
+    for sentence in ranked:
+        if quantities(sentence):
+            if period is None and unit is not None and has_unit(sentence, unit):
+                return []
+            return conversions(question, sentence)
+    return []

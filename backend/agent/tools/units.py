@@ -78,37 +78,44 @@ def asked_period(question: str) -> str | None:
 def conversions(question: str, sentence: str) -> list[str]:
     """Expressions over the quantities of `sentence` that convert them to what `question` asks:
     to its unit (a quantity of the same dimension in another unit: "212 * 1000" for grams from
-    kilograms) or, for a rate of that sentence ("140 grams a day"), over its period ("in a week":
-    "140 * 7"); [] when none applies."""
+    kilograms), and for a rate of that sentence ("140 grams a day", "a monthly pass costs 38")
+    to a total over the period the question asks about ("in a week": "140 * 7"), both at once
+    when both differ; [] when none applies."""
     out: list[str] = []
     unit = asked_unit(question)
     wanted = _unit(unit) if unit else None
     period = asked_period(question)
     for match in _QUANTITY.finditer(sentence):
         number, given = match.group(1).replace(",", ""), _unit(match.group(2))
-        if given is None:
+        if given is None or (wanted is not None and given[0] != wanted[0]):
             continue
-        if wanted is not None and given[0] == wanted[0] and given[1] != wanted[1]:
-            out.append(_scaled(number, given[1] / wanted[1]))
+        factor = given[1] / wanted[1] if wanted is not None else Fraction(1)
         rate = _RATE.search(sentence, match.end(), match.end() + 40)
-        if period is not None and rate is not None and (wanted is None or given == wanted):
-            per = rate.group(1) or _PERIODS[rate.group(2).lower()]
-            out.extend(_over(number, per, period))
-    for rate in _RATE.finditer(sentence):  # "a monthly pass costs 38 florins": the rate's word before its number
-        if period is None or rate.group(2) is None:
-            continue
-        after = re.search(_NUMBER, sentence[rate.end():rate.end() + 60])
-        if after is not None:
-            out.extend(_over(after.group(1).replace(",", ""), _PERIODS[rate.group(2).lower()], period))
+        if period is not None and rate is not None:
+            over = _over(rate.group(1) or _PERIODS[rate.group(2).lower()], period)
+            if over is None:
+                continue  # a rate over another kind of period, or a longer one
+            factor *= over
+        if factor != 1:
+            out.append(_scaled(number, factor))
+    if period is not None and wanted is None:
+        for rate in _RATE.finditer(sentence):  # "a monthly pass costs 38 florins": the rate's word before its number
+            if rate.group(2) is None:
+                continue
+            after = re.search(_NUMBER, sentence[rate.end():rate.end() + 60])
+            over = _over(_PERIODS[rate.group(2).lower()], period)
+            if after is not None and over is not None and over != 1:
+                out.append(_scaled(after.group(1).replace(",", ""), over))
     return list(dict.fromkeys(out))
 
 
-def _over(number: str, per: str, period: str) -> list[str]:
-    """`number` per `per` as a total over `period` ("140" a day over a week -> ["140 * 7"])."""
+def _over(per: str, period: str) -> Fraction | None:
+    """How many `per` make one `period` (day, week -> 7); None when `period` is shorter or of
+    another kind (months and days)."""
     a, b = _UNITS[per], _UNITS[period]
-    if a[0] != b[0] or b[1] <= a[1]:
-        return []
-    return [_scaled(number, b[1] / a[1])]
+    if a[0] != b[0] or b[1] < a[1]:
+        return None
+    return b[1] / a[1]
 
 
 def _scaled(number: str, factor: Fraction) -> str:

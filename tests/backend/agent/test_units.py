@@ -1,0 +1,62 @@
+"""The conversions a question about the documents implies (backend.agent.tools.units): the unit
+it asks for against the passage's, and the period it asks about against a rate's; and the
+calculator planned for them only when the passage does not already give what is asked."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.agent.tools.calculator import evaluate, spec
+from backend.agent.tools.units import asked_period, asked_unit, conversions, implied_conversions
+
+from .test_expressions import result
+
+ORGAN = "The largest pipe is 9.6 metres tall and weighs 212 kilograms."
+
+
+@pytest.mark.parametrize("question, sentence, want", [
+    ("what's the weight of the biggest pipe in grams", ORGAN, ["212 * 1000"]),
+    ("How tall is the largest pipe in centimetres?", ORGAN, ["9.6 * 100"]),
+    ("How many days long is the spring tour?", "The troupe tours for 11 weeks every spring.", ["11 * 7"]),
+    ("How many minutes does the walk take?", "Walks last 2.5 hours.", ["2.5 * 60"]),
+    ("How many kilograms of flour is that?", "The bakery uses 4,500 grams of flour.", ["4500 / 1000"]),
+    ("How many grams of meat does a hawk get through in a week?", "Each hawk eats about 140 grams of meat a day.",
+     ["140 * 7"]),
+    ("If a resident bought the monthly pass every month for a full year, what would they spend?",
+     "A monthly pass for residents costs 38 florins.", ["38 * 12"]),
+    ("How many litres a day?", "The spring gives 3 cubic metres an hour.", ["3 * 24000"]),  # both at once
+    ("How many grams an hour?", "The hawk eats 140 grams a day.", []),  # a day's rate is not cut to an hour
+    ("How many hours is the course?", "The course takes 10 weeks.", ["10 * 168"]),
+    ("How many months old is the foal?", "The foal is 3 weeks old.", []),  # weeks to months: no exact factor
+])
+def test_conversions(question, sentence, want):
+    assert conversions(question, sentence) == want
+    assert all(evaluate(e) is not None for e in want)
+
+
+def test_what_a_question_asks_for():
+    assert asked_unit("How many cubic metres of water are in the pool?") == "cubic metres"
+    assert asked_unit("The pipe weighs how much in kg?") == "kg"
+    assert asked_unit("How tall is the pipe?") is None
+    assert asked_period("What does a hawk eat in a week?") == "week"
+    assert asked_period("How much for a full year?") == "year"
+    assert asked_period("How many visitors come each day") == "day"
+    assert asked_period("I visited in 2019") is None
+
+
+def test_a_lookup_in_the_units_the_passage_gives_is_no_conversion():
+    ranked = ["The picking season lasts 42 days.", "Each picker works 8 hours a day."]
+    assert implied_conversions("How many days does the picking season last?", ranked) == []
+    assert implied_conversions("How many hours does the picking season last?", ranked) == ["42 * 24"]
+    assert implied_conversions("Who picks the apples?", ranked) == []
+
+
+def test_the_calculator_is_planned_for_a_conversion_of_the_documents_only():
+    passage = "The Quellbrand Organ\n\n" + ORGAN
+    calculator = spec(None, passages=lambda user_id, text: [passage])
+    assert calculator.relevant("u", "what's the weight of the biggest pipe in grams")
+    assert not calculator.relevant("u", "How many kilograms does the biggest pipe weigh?")  # as given: a lookup
+    assert [c["expression"] for c in calculator.candidate_arguments(
+        "what's the weight of the biggest pipe in grams", [result(passage)])] == ["212 * 1000"]
+    nothing = spec(None, passages=lambda user_id, text: [])
+    assert not nothing.relevant("u", "what's the weight of the biggest pipe in grams")  # not about his documents

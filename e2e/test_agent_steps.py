@@ -13,6 +13,8 @@ on fixed sleeps.
 from __future__ import annotations
 
 import json
+import re
+import uuid
 
 import pytest
 
@@ -148,5 +150,48 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         assert page.locator("#settings-temperature").input_value() == "0.5"
         assert steps.input_value() == "5"  # stored as the person chose it
         page.click("#settings-cancel")
+    finally:
+        set_settings(page, original)
+
+
+BRIDGE = """The Halvorsen Bridge
+
+The Halvorsen Bridge crosses the Varne river at the town of Eskholm. It opened to traffic on 14 May 1987.
+
+The bridge was designed by the engineer Ingrid Solberg. Its two towers are 148 metres tall.
+"""
+
+
+def test_a_fact_of_the_documents_is_answered_by_its_sentence_with_a_citation(page, admin_username):
+    # The planned policy quotes the passage's sentence that states an asked fact: SmolLM2-135M's own
+    # answers named facts the passages do not hold ("a bridge in the Netherlands").
+    from .test_documents import document_item, upload
+
+    log_in(page, admin_username)
+    saved = page.request.get("/admin/api/settings").json()["settings"]
+    original = {name: saved[name] for name in ("agent_tools", "default_temperature")}
+    set_settings(page, {"agent_tools": "everyone", "default_temperature": 0})
+    try:
+        page.goto("/chat")
+        page.wait_for_selector('#connection[data-state="open"]')
+        name = f"halvorsen-{uuid.uuid4().hex[:6]}.txt"
+        upload(page, name, BRIDGE.encode(), mime="text/plain")
+        document_item(page, name, "ready").wait_for(timeout=REPLY_TIMEOUT_MS)
+        page.check("#use-tools")
+        send(page, "Who designed the Halvorsen Bridge?")
+        page.wait_for_function(LAST_REPLY_ENDED, timeout=REPLY_TIMEOUT_MS)
+        reply = page.locator(ASSISTANT).last
+        assert reply.get_attribute("data-status") == "complete"
+        summary = reply.locator(".agent-steps .agent-step-tool summary").first.inner_text()
+        assert summary.startswith("Searched your documents"), summary
+        body = reply.locator(".md-committed")
+        text = body.inner_text().strip()
+        assert re.fullmatch(r"The bridge was designed by the engineer Ingrid Solberg\. \[\d\]", text), text
+        citation = body.locator("a.citation")
+        assert citation.count() == 1  # the marker links to the passage it quotes, in this document
+        sources = reply.locator(".sources a.source-link")
+        cited = [sources.nth(i) for i in range(sources.count())
+                 if sources.nth(i).get_attribute("href") == citation.first.get_attribute("href")]
+        assert cited and name in cited[0].inner_text() and cited[0].inner_text().startswith(text[-3:])
     finally:
         set_settings(page, original)

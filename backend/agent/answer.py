@@ -1,12 +1,14 @@
-"""The answer step of an agent run: the constraint on its text and the messages it reads
-(issue 15).
+"""The answer step of an agent run: the constraint on its text, the messages it reads, and the
+answer the program quotes instead (issue 15).
 
 After tool results the answer is words (ANSWER_PATTERN: SmolLM2-135M repeated the
 <tool_response> block as its answer). After a result its tool declares must be stated
 (ToolSpec.stated_result: the calculator's value), the answer reads only that last step
 (last_step_only) and its first sentence holds the value (stating_pattern), both enforced by the
 engine's grammar: SmolLM2-135M, given the passage and the calculation, described the passage's
-subject and stated the result for 7 of 11 questions (docs/BENCHMARKS.md).
+subject and stated the result for 7 of 11 questions (docs/BENCHMARKS.md). After a search, a
+question asking one fact (asks_fact) is answered, under the "planned" policy, by the passages'
+sentence that states it, quoted with its citation (quoted_answer).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ backend.agent.runs.AgentRunner's loop asks for it, next to backend.agent.calls' 
 A step offered tools writes one ``<tool_call>`` block (the engine's grammar: the offered tools'
 schemas; forced, it must call one and is decoded greedily), or chooses one of the calls the
 program wrote out (backend.agent.choice); a step offered none is the answer, words only, and
-after a calculation it states the value found (backend.agent.answer). A finished step of a
+after a calculation it states the value found (backend.agent.answer); a fact asked of the
+documents may be answered by a sentence of the search's passages, quoted by the program with no
+engine request (quote_facts). A finished step of a
 retried run is reused from its record, so a run retried after a crash never asks the model again
 for a step it has. Stop and the wall time (backend.agent.deadline.race) abort the engine request;
 the step's tokens go into the run's budget (from its final event, or counted from its prompt and

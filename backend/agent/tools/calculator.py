@@ -8,8 +8,8 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from backend.agent.routing import (asks_cost, asks_quantity, named_operations, needs_calculation, numbers_beyond,
-                                   typed_expression)
+from backend.agent.operations import asks_cost, asks_quantity, named_operations, numbers_beyond
+from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)

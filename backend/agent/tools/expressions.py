@@ -18,7 +18,7 @@ HellaSwag evaluations). So the program writes the candidates and the model picks
   "subtract 1981 from", "subtract ... from 2020", "plus 130", "15% of", "twice"): that
   operation with each operand, in the order the words give; also an implied one ("if it were
   12.5 metres taller", "how much do 4 tickets cost", "counting from 2030, how many years ago");
-  backend.agent.routing.named_operations reads them;
+  backend.agent.operations.named_operations reads them;
 - otherwise every operand with every number of the question, by + - * / in both orders ("in
   total" alone: + and *);
 - each value once, no difference below zero, at most MAX_CANDIDATES.
@@ -35,7 +35,7 @@ import re
 from typing import Any, Callable, Sequence
 
 
-from backend.agent.routing import NUMBER_RE, asks_age, asks_cost, asks_total, named_operations, with_digits
+from backend.agent.operations import NUMBER_RE, asks_age, asks_cost, asks_total, named_operations, with_digits
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
 
@@ -45,7 +45,7 @@ MAX_CANDIDATES = 8
 # The most operands and question numbers combined: a question or passage full of numbers costs
 # at most MAX_NUMBERS^2 * 8 expressions to check.
 MAX_NUMBERS = 8
-# The cues read this much of the question (backend.agent.routing.MAX_CUE_CHARS reads as much).
+# The cues read this much of the question (backend.agent.operations.MAX_CUE_CHARS reads as much).
 MAX_QUESTION_CHARS = 2000
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from backend.agent.routing import MIN_DOCUMENT_SIMILARITY, NUMBER_RE, cue_text, names_documents, query_of
+from backend.agent.operations import NUMBER_RE, cue_text
+from backend.agent.routing import MIN_DOCUMENT_SIMILARITY, names_documents, query_of
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.agent.tools.sentences import best_sentence

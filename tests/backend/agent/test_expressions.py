@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backend.agent.routing import (asks_cost, asks_quantity, named_operations, needs_calculation, numbers_beyond,
-                                   with_digits)
+from backend.agent.operations import asks_cost, asks_quantity, named_operations, numbers_beyond, with_digits
+from backend.agent.routing import needs_calculation
 from backend.agent.tools.calculator import evaluate, spec, stated_result
 from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
                                              rank_sentences, years_in)

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from backend.agent.routing import (MAX_CUE_CHARS, asks_for_time, cue_text, names_documents, needs_calculation, plan_tools,
-                                   typed_expression)
+from backend.agent.operations import MAX_CUE_CHARS, cue_text
+from backend.agent.routing import asks_for_time, names_documents, needs_calculation, plan_tools, typed_expression
 from backend.agent.tools.calculator import evaluate
 from backend.agent.tools import calculator, current_time, search_documents
 

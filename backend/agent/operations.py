@@ -1,0 +1,241 @@
+"""The arithmetic a person's question names or implies, read from its words (issue 15): the
+operations ("multiplied by 2", "12.5 metres taller", "how much do 4 tickets cost", "two-fifths
+of"; named_operations), what it asks for (a cost, a total, an age, a quantity) and its numbers
+as written (NUMBER_RE; counts in words as digits: with_digits). The calculator's cue
+(backend.agent.routing.needs_calculation) and its candidates (backend.agent.tools.expressions)
+read them. Every pattern reads at most MAX_CUE_CHARS of the message (cue_text) and none
+backtracks over it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+# The cues read at most this many characters of the message (its start and its end): what
+# decides is the question, and a 30,000-character message must not cost the event loop anything.
+MAX_CUE_CHARS = 2000
+PERCENT_SIGN = r"(?:%|percent\b|per\s+cent\b)"
+
+
+# The operations a question names with their number (named_operations), and numbers as written.
+_NUMBER = r"(-?(?:[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?))"
+# A number as written: ASCII digits, thousands separators, a minus sign right before it ("-12
+# degrees"; not the hyphen of "2024-05-01", whose parts are not numbers here).
+NUMBER_RE = re.compile(rf"(?<![\w.,-]){_NUMBER}(?!\w|-[0-9]|[.,][0-9])")
+_FLAGS = re.IGNORECASE
+# (pattern with one number group, template of the operand {a} and that number {n}).
+_NAMED = (
+    (re.compile(rf"\bsubtract\w*\s+{_NUMBER}\s+from\b", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"\bsubtract\w*\b[^.?!\n]{{0,80}}?\bfrom\s+{_NUMBER}", _FLAGS), "{n} - {a}"),
+    (re.compile(rf"\b(?:minus|less)\s+{_NUMBER}", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"\b(?:multiplied\s+by|times)\s+{_NUMBER}", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"\bmultiply\b[^.?!\n]{{0,80}}?\bby\s+{_NUMBER}", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s+times\b", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"\bdivided\s+by\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\bdivide\b[^.?!\n]{{0,80}}?\bby\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{_NUMBER}", _FLAGS), "{a} + {n}"),
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s*{PERCENT_SIGN}\s*of\b", _FLAGS), "{a} * {n} / 100"),
+)
+_GROW = r"grew|grow|grows|rose|rise|rises|increased?|increases|went\s+up|goes\s+up"
+_SHRINK = r"fell|fall|falls|dropped|drops?|decreased?|decreases|shrank|shrinks?|went\s+down|goes\s+down"
+# A quantity asked per unit of time ("how many kilometres a day"), not a rate given ("once a day").
+_PER_UNIT = re.compile(r"\bhow\s+(?:many|much|far|long)\b[^.?!\n]{0,60}?\b(?:a|per|each|every)\s+"
+                       r"(?:night|day|week|month|year|hour|minute|season)\b", re.IGNORECASE)
+_FRACTIONS = {"third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+_WORDS = (
+    (re.compile(r"\b(?:twice|double)\b", _FLAGS), "{a} * 2"),
+    (re.compile(r"\btriple\b", _FLAGS), "{a} * 3"),
+    (re.compile(r"\bhalf\s+(?:of|the|a|an|its|their)\b|\bhalve\b", _FLAGS), "{a} / 2"),
+    *((re.compile(rf"\b(?:a|one)\s+{word}\s+of\b", _FLAGS), f"{{a}} / {d}") for word, d in _FRACTIONS.items()),
+)
+# Implicit operations with the question's number: a comparison ("if it were 12.5 metres taller"),
+# a share ("split between 4", "per person among 3"), the cost of several ("how much do 4 tickets
+# cost"), years counted from a year ("counting from 2030, how many years ago").
+# The word between a number and its comparison is its unit ("12.5 metres taller"), never a verb
+# or a conjunction ("15 is less than 200", "3 and more").
+_UNIT = r"(?!(?:is|are|was|were|be|been|or|and|but|than|much|far|times)\b)[a-z]+"
+_LARGER = r"taller|longer|heavier|older|higher|bigger|larger|wider|deeper|more|dearer|further|farther"
+_SMALLER = r"shorter|lighter|younger|lower|smaller|narrower|shallower|less|fewer|cheaper"
+_IMPLIED = (
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%\s*|{_UNIT}\s+)?(?:{_LARGER})\b", _FLAGS), "{a} + {n}"),
+    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:{_UNIT}\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"\b(?:split|shared|divided|separated|spread|distributed)\b[^.?!\n]{{0,60}}?\b(?:equally|evenly)\s+"
+                rf"(?:between|among|amongst|across|over)\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\b(?:split|shared|divided|separated)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by|into)"
+                rf"\s+(?:groups\s+of\s+)?{_NUMBER}", _FLAGS), "{a} / {n}"),
+    # "split the fare four ways", "shared 3 ways".
+    (re.compile(rf"\b(?:split|share|shared|divide|divided)\b[^.?!\n]{{0,60}}?(?<![\w.]){_NUMBER}\s+ways\b", _FLAGS),
+     "{a} / {n}"),
+    (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,160}}?\b(?:reach|make|get\s+to|have|hit|total)\s+"
+                rf"(?:[a-z]+\s+){{0,3}}?{_NUMBER}", _FLAGS), "{n} - {a}"),
+    (re.compile(rf"\bhow\s+many\s+times\s+(?:[a-z]+\s+)?(?:than|as)\b[^.?!\n]{{0,60}}?{_NUMBER}", _FLAGS), "{a} / {n}"),
+    # "How many minutes longer is the tour than a 45-minute film?": the difference.
+    (re.compile(rf"\bhow\s+(?:many|much)\s+(?:(?!times\b)[a-z]+\s+)?(?:{_LARGER}|{_SMALLER})\b[^.?!\n]{{0,80}}?\bthan\b"
+                rf"[^.?!\n]{{0,40}}?{_NUMBER}", _FLAGS), "{a} - {n}"),
+    # A rate over a span: "over seven nights", "in 3 weeks", "for 12 months" (per day asked: "/").
+    (_SPAN := re.compile(rf"\b(?:over|in|for|across|during|on)\s+{_NUMBER}\s+(?:nights|days|weeks|months|years|hours|"
+                         rf"minutes|seasons|shifts|trips|journeys|crossings)\b", _FLAGS), "{a} * {n}"),
+)
+# "15% off", "a 20 percent discount", "a discount of 10%": the price after it.
+_PERCENT_OFF = re.compile(rf"(?<![\w.]){_NUMBER}\s*{PERCENT_SIGN}\s*(?:off\b|discount\b|reduction\b)"
+                          rf"|\b(?:discount|reduction)\s+of\s+{_NUMBER}\s*{PERCENT_SIGN}", _FLAGS)
+_CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\s+{_NUMBER}\s*{PERCENT_SIGN}", _FLAGS)
+# What several things cost, or bring in: a price times a count.
+_COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
+                   r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"
+                   r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)"
+                   r"|\b(?:calculate|work\s+out|figure\s+out)\s+(?:the\s+|what\s+)?(?:cost|price|total|fare|bill)\b"
+                   r"|\bset\s+(?:me|us|you|him|her|them)\s+back\b|\bfor\s+the\s+lot\b"
+                   r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+the\s+total\b"
+                   r"|\bwhat\b[^.?!\n]{0,120}?\b(?:would|will|do|does)\s+(?:\w+\s+)?"
+                   r"(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
+# A group counted by its members: "a family of 5", "a household of 4 members".
+_GROUP_OF = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple)\s+of\s+(?!(?:1[0-9]{{3}}|20[0-9]{{2}})$)"
+                       rf"{_NUMBER}$", _FLAGS)  # "the class of 2024" is no head-count
+# The word right before a number, and what precedes it (read from at most 60 characters).
+_WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
+_YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
+_YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
+_TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
+# An age: years counted from a thing's beginning ("how old", "been open by 2025", "since the first fair").
+_AGE = re.compile(r"\bhow\s+old\b|\byears\s+old\b|\bbeen\s+(?:around|open|running|operating|going|in\s+business)\b"
+                  r"|\bsince\s+(?:\w+\s+){0,5}?(?:first|founded|built|opened|established|began|started|formed)\b"
+                  r"|\banniversary\b", _FLAGS)
+# "two-fifths of", "3 quarters of" (a count as digits: with_digits wrote it), "one in four".
+_DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5,
+                 "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7, "eighth": 8, "eighths": 8,
+                 "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10}
+_NUMERATORS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_FRACTION_OF = re.compile(rf"\b([2-9]|{'|'.join(_NUMERATORS)})[\s-]+({'|'.join(_DENOMINATORS)})\s+of\b", _FLAGS)
+_ONE_IN = re.compile(rf"\b(?:one|1)\s+(?:in|out\s+of)\s+{_NUMBER}(?!\s*{PERCENT_SIGN})", _FLAGS)
+
+
+_COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+           "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
+           "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
+           "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+           "ninety": "90", "a dozen": "12", "half a dozen": "6"}
+_COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r")\b"
+                         r"(?=\s+(?!times\b)[a-z]|\s*[?.!,;]|\s*$)", _FLAGS)
+
+
+def _names(text: str, at: int) -> bool:
+    """Whether the word right before position `at` is a capitalised word that does not start its
+    sentence: the name of a thing ("Model 3", "5 Guys" is not a count), not "Should 20"."""
+    before = _WORD_BEFORE.search(text[max(0, at - 60):at])
+    starts_sentence = before is not None and (before.group(1) == "" or before.group(1)[:1] in ".?!")
+    return bool(before) and before.group(2)[:1].isupper() and not starts_sentence
+
+
+def cue_text(text: str) -> str:
+    """What the cues read of `text`: all of it up to MAX_CUE_CHARS, else its first and last
+    halves of that, joined by a line break."""
+    if len(text) <= MAX_CUE_CHARS:
+        return text
+    half = MAX_CUE_CHARS // 2
+    return text[:half] + "\n" + text[-half:]
+
+
+_COMPOUND_AFTER = re.compile(r"\s*(?:-\s*)?(?:hundred|thousand|million|billion|dozen|and\s+a\s+half|"
+                             + "|".join(_COUNTS) + r")\b", _FLAGS)
+_COMPOUND_BEFORE = re.compile(r"\b(?:(?:" + "|".join(_COUNTS) + r")\s*-?|(?:hundred|thousand|million)\s+and)\s*$",
+                              _FLAGS)
+
+
+def with_digits(text: str) -> str:
+    """`text` with a count written as a word before another word as digits ("four adults" ->
+    "4 adults"; not "three times": "I told you three times" asks for nothing), for reading the
+    operation of a question. A count that is part of a larger one ("two hundred", "twenty five",
+    "two dozen") is left as words: it is not that count."""
+    def digits(m: re.Match[str]) -> str:
+        if _COMPOUND_AFTER.match(text, m.end()) or _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
+            return m.group(0)
+        return _COUNTS[" ".join(m.group(0).lower().split())]
+
+    return _COUNT_WORD.sub(digits, text)
+
+
+def named_operations(question: str) -> list[tuple[str, str | None]]:
+    """(template over the operand "{a}", the number it names) for each operation `question`
+    names ("..., multiplied by 2?" -> [("{a} * 2", "2")]; "Subtract the opening year from
+    2020." -> [("2020 - {a}", "2020")]; "twice" -> [("{a} * 2", None)]; "if it were 12.5 metres
+    taller" -> [("{a} + 12.5", "12.5")]; "how much do 4 tickets cost" -> [("{a} * 4", "4")];
+    "counting from 2030, how many years ago" -> [("2030 - {a}", "2030"), ("{a} - 2030",
+    "2030")]), in the order they appear, each once."""
+    question = with_digits(cue_text(question))
+    found: list[tuple[int, tuple[str, str | None]]] = []
+    for pattern, template in _NAMED + _IMPLIED:
+        for match in pattern.finditer(question):
+            n = match.group(1).replace(",", "")
+            found.append((match.start(), (template.replace("{n}", n), n)))
+    for pattern, template in _WORDS:
+        found.extend((m.start(), (template, None)) for m in pattern.finditer(question))
+    for m in _CHANGE_BY_PERCENT.finditer(question):  # "grew by 10%" -> {a} * 110 / 100
+        n = m.group(2).replace(",", "")
+        sign = "+" if re.fullmatch(_GROW, m.group(1), _FLAGS) else "-"
+        found.append((m.start(), (f"{{a}} * (100 {sign} {n}) / 100", n)))
+    for m in _FRACTION_OF.finditer(question):  # "two-fifths of" -> {a} * 2 / 5
+        numerator = _NUMERATORS.get(m.group(1).lower(), m.group(1))
+        found.append((m.start(), (f"{{a}} * {numerator} / {_DENOMINATORS[m.group(2).lower()]}", None)))
+    for m in _ONE_IN.finditer(question):  # "one in four" -> {a} / 4
+        n = m.group(1).replace(",", "")
+        found.append((m.start(), (f"{{a}} / {n}", n)))
+    for m in _PERCENT_OFF.finditer(question):  # "15% off" -> {a} * (100 - 15) / 100
+        n = (m.group(1) or m.group(2)).replace(",", "")
+        found.append((m.start(), (f"{{a}} * (100 - {n}) / 100", n)))
+    if _PER_UNIT.search(question):  # "in 20 days, how many a day": a share of the span, not a total
+        found = [(at, (t.replace(" * ", " / ") if _SPAN.match(question, at) else t, n)) for at, (t, n) in found]
+    if not found and _COST.search(question):
+        for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
+            price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
+            # "4 adults", "a family of 5": a count (a group of N people counts at its end too).
+            group = _GROUP_OF.search(question[max(0, m.start() - 40):m.start() + len(m.group(0))]) is not None
+            # "the class of 2024 spend", "in 1990 tickets": a year, not a count.
+            dated = _YEAR.fullmatch(m.group(1)) is not None and re.search(
+                r"\b(?:of|in|since|from|by|until|before|after)\s+$", question[max(0, m.start() - 12):m.start()], _FLAGS)
+            if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
+                    and not price and not dated):
+                n = m.group(1).replace(",", "")
+                found.append((m.start(), ("{a} * " + n, n)))
+    if not found and _YEARS.search(question):
+        for m in _YEAR.finditer(question):
+            found.extend(((m.start(), (f"{m.group(1)} - {{a}}", m.group(1))),
+                          (m.start(), (f"{{a}} - {m.group(1)}", m.group(1)))))
+    return list(dict.fromkeys(item for _, item in sorted(found)))
+
+
+_ASKS_QUANTITY = re.compile(
+    r"\bhow\s+(?:many|much|long|old|tall|high|far|heavy|big|wide|deep|large)\b"
+    r"|\bwhat\s+(?:would|will)\b[^.?!\n]{0,120}?\b(?:be|cost|weigh|total)\b", _FLAGS)
+
+
+def asks_quantity(text: str) -> bool:
+    """Whether `text` asks for a quantity ("how many", "how old", "what would it cost")."""
+    return _ASKS_QUANTITY.search(cue_text(text)) is not None
+
+
+def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
+    """The numbers of `text` (counts written as words too) that none of `passages` holds: a
+    question about the documents that brings its own number ("how many pitches if it added
+    450?") asks to compute with theirs."""
+    # Counts as words on both sides: "started with four buses" asks about the passage's "four buses".
+    known = {m.group(1).replace(",", "") for p in passages for m in NUMBER_RE.finditer(with_digits(p))}
+    asked = [m.group(1).replace(",", "") for m in NUMBER_RE.finditer(with_digits(cue_text(text)))]
+    return [n for n in dict.fromkeys(asked) if n not in known]
+
+
+def asks_cost(text: str) -> bool:
+    """Whether `text` asks what something costs ("how much would 3 tickets cost", "total fare")."""
+    return _COST.search(cue_text(text)) is not None
+
+
+def asks_age(text: str) -> bool:
+    """Whether `text` asks for years counted from a thing's beginning ("How old will it be in
+    2045?", "been open by 2025", "since the first fair")."""
+    return _AGE.search(cue_text(text)) is not None
+
+
+def asks_total(text: str) -> bool:
+    """Whether `text` asks for a total ("in total", "altogether", "combined")."""
+    return _TOTAL.search(cue_text(text)) is not None

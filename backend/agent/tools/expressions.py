@@ -148,7 +148,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     numbers ("What is 15% of 240?" -> ["240 * 15 / 100"]). [] when nothing fits (the model then
     writes the call)."""
     question = question[:MAX_QUESTION_CHARS]
-    ranked = rank_sentences(question, fact_sentences(results), embed)
+    # Every sentence ranked once (a conversion may read one without a number's neighbours asked);
+    # the fact sentences are those holding a number, in the same order.
+    every = rank_sentences(question, passage_sentences(results), embed)
+    ranked = [pair for pair in every if NUMBER_RE.search(pair[1])]
     templates = named_operations(question)  # once: the question's operations, whatever sentence is tried
     if not ranked:
         if not templates:
@@ -163,8 +166,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
             if out:
                 return out[:MAX_CANDIDATES]
     if not templates:  # "in grams" over "212 kilograms", "in a week" over "140 grams a day"
-        converted = _valid(implied_conversions(question, [s for _, s in rank_sentences(
-            question, passage_sentences(results), embed)]), evaluate)
+        converted = _valid(implied_conversions(question, [s for _, s in every]), evaluate)
         if converted:
             return converted[:MAX_CANDIDATES]
     own = set(numbers_in(with_digits(question)))

@@ -49,18 +49,18 @@ def read_passages(content: str) -> list[tuple[str, str]]:
     """(label, text) of each passage quoted in `content`, a result that format_passages wrote
     (search_documents, read_passage): the "[n] label — passage <id>" line and the "> " lines
     after it, unquoted. Lines that are not part of a passage are skipped."""
-    return [(label, text) for _, _, label, text in passage_blocks(content)]
+    return [(label, text) for _, label, text in passage_blocks(content)]
 
 
-def passage_blocks(content: str) -> list[tuple[str, int, str, str]]:
-    """(header line, number, label, text) of each passage quoted in `content` (see read_passages)."""
-    out: list[tuple[str, int, str, str]] = []
+def passage_blocks(content: str) -> list[tuple[int, str, str]]:
+    """(number, label, text) of each passage quoted in `content` (see read_passages)."""
+    out: list[tuple[int, str, str]] = []
     header: re.Match[str] | None = None
     lines: list[str] = []
     for line in content.split("\n") + [""]:
         found = _HEADER.match(line)
         if header is not None and (found or not (line.startswith(QUOTE) or line == QUOTE.rstrip())):
-            out.append((header.group(0), int(header.group(1)), header.group(2), "\n".join(lines)))
+            out.append((int(header.group(1)), header.group(2), "\n".join(lines)))
             header, lines = None, []
         if found:
             header = found

@@ -126,7 +126,7 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
     space, "…" added); None when `content` quotes no passage, or when that sentence holds none of
     the question's words (its heading's left out) and is less than MIN_QUOTE_SIMILARITY similar."""
     found: list[tuple[int, str, str]] = []  # (passage number, heading, sentence)
-    for _, number, label, text in passage_blocks(content):
+    for number, label, text in passage_blocks(content):
         heading, body = passage_heading(label, text)
         found.extend((number, heading, sentence) for sentence in split_sentences(body))
     if not found:

@@ -22,7 +22,7 @@ import jsonschema
 
 from backend import tracing
 from backend.agent.budget import LIMIT_TOOL_CALLS, LIMIT_WALL_TIME, BudgetMeter
-from backend.agent.deadline import STOPPED_ENDING, race
+from backend.agent.deadline import STOPPED_ENDING, in_worker
 from backend.agent.events import AgentStepEvent, CallView
 from backend.agent.records import RunRecords
 from backend.errors import DomainError
@@ -190,11 +190,10 @@ class ToolSteps:
             self.records.end_call(key, outcome.status, outcome.stored(), (time.monotonic() - t0) * 1000)
             return outcome
 
-        task = asyncio.ensure_future(asyncio.to_thread(execute))
-        ended = await race(asyncio.shield(task), stop, meter)
+        ended, outcome = await in_worker(execute, stop=stop, meter=meter)
         if ended != "done":
             return Outcome(ended, "", ended)
-        return task.result()
+        return outcome
 
 
 def citation_of(number: int, source: Any) -> Any:

@@ -1,10 +1,11 @@
-"""Waiting under an agent run's Stop and wall-time budget (issue 15): backend.agent.runs waits on a
-model step's stream, backend.agent.calls on a tool's worker thread, both through :func:`race`."""
+"""Waiting under an agent run's Stop and wall-time budget (issue 15): backend.agent.model_step waits
+on a model step's stream through :func:`race`; backend.agent.runs on its plan and candidates and
+backend.agent.calls on a tool, each a worker thread, through :func:`in_worker`."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable
+from typing import Any, Awaitable, Callable
 
 from backend.agent.budget import BudgetMeter
 
@@ -39,3 +40,22 @@ async def race(work: Awaitable[Any], stop: asyncio.Event, meter: BudgetMeter | N
     waiter.cancel()
     task.cancel()
     return ended
+
+
+async def in_worker(fn: Callable[..., Any], *args: Any, stop: asyncio.Event,
+                    meter: BudgetMeter | None = None) -> tuple[str, Any]:
+    """(status, value): fn(*args) run in a worker thread, raced against `stop` and the run's wall
+    time as :func:`race` does; value is fn's return for "done", else None ("stopped", "budget":
+    the thread runs on to its end, its value dropped). fn's exception is raised."""
+    task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    ended = await race(asyncio.shield(task), stop, meter)
+    if ended != "done":
+        task.add_done_callback(_drop_result)
+        return ended, None
+    return ended, task.result()
+
+
+def _drop_result(task: "asyncio.Future[Any]") -> None:
+    """Reads the abandoned thread's outcome, so that its exception is not logged as never retrieved."""
+    if not task.cancelled():
+        task.exception()

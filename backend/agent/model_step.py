@@ -97,7 +97,7 @@ class ModelSteps:
         tokens_before = meter.tokens
         functions = () if answering else tuple(f for f in self.functions() if offer is None or f.name in offer)
         step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
-        quoted: str | None = None  # the answer the program wrote (a sentence of the documents, quoted)
+        quote = False  # whether the program may write the answer (a sentence of the documents, quoted)
         if answering and index > 0 and params.structured_output is None:
             # The answer after the results is words, and after a calculation it states the value
             # the calculation found, reading that step only (backend.agent.answer).
@@ -107,11 +107,8 @@ class ModelSteps:
                                                                                   param="agent answer"))
             if stated is not None:
                 prompt = last_step_only(messages)
-            elif self.quote_facts:  # a fact asked of the documents: the sentence that states it
-                try:
-                    quoted = await asyncio.to_thread(quoted_answer, self.tools, messages)
-                except Exception:  # the embedder failed: the model answers
-                    log.exception("quoting the answer of run %s failed", run_id)
+            else:  # a fact asked of the documents: the sentence that states it (in consume(), under Stop)
+                quote = self.quote_facts
         if functions:
             # One call: SmolLM2-135M, let go on, chained calls until max_tokens.
             step_params = replace(step_params, structured_output=OutputConstraint(
@@ -154,6 +151,12 @@ class ModelSteps:
             step_span.set_attribute("pmi_margin", round(ranked[0].pmi - ranked[1].pmi, 3) if len(ranked) > 1 else 0.0)
 
         async def consume() -> None:
+            quoted: str | None = None
+            if quote:
+                try:  # an embedding, in a worker thread: a Stop or the wall time cancels this wait
+                    quoted = await asyncio.to_thread(quoted_answer, self.tools, messages)
+                except Exception:  # the embedder failed: the model answers
+                    log.exception("quoting the answer of run %s failed", run_id)
             if quoted is not None:
                 raw.append(quoted)
                 content.append(quoted)

@@ -38,7 +38,7 @@ from typing import Any, Awaitable, Callable, Collection, Sequence
 from backend import tracing
 from backend.agent.budget import LIMIT_WALL_TIME, BudgetMeter, Budget
 from backend.agent.calls import ToolSpecLike, ToolSteps, default_context
-from backend.agent.deadline import STOPPED_ENDING
+from backend.agent.deadline import STOPPED_ENDING, in_worker
 from backend.agent.events import AgentStepEvent, StepLog
 from backend.agent.intent import asked_names
 from backend.agent.model_step import ModelSteps
@@ -141,13 +141,16 @@ class AgentRunner:
         started = time.monotonic()
         result = RunResult(run_id, "error", "", "the run failed")
         try:
-            plan: list[str] = []
+            plan: list[str] | None = []
             if self.policy == POLICY_PLANNED:
                 with tracing.span("agent.plan") as span:
-                    plan = await asyncio.to_thread(self._plan, run_id, user_id)
-                    span.set_attribute("tools", ",".join(plan))
-            result = await self._loop(run_id, conversation_id, user_id, message_id, list(messages), params, stop,
-                                      meter, on_text, plan)
+                    ended, plan = await in_worker(self._plan, run_id, user_id, stop=stop, meter=meter)
+                    span.set_attribute("tools", ",".join(plan or ()))
+                if plan is None:  # Stop or the wall time while the cues were read (an embedding)
+                    result = self._cut(run_id, ended, meter, [])
+            if plan is not None:
+                result = await self._loop(run_id, conversation_id, user_id, message_id, list(messages), params,
+                                          stop, meter, on_text, plan)
         except asyncio.CancelledError:
             result = RunResult(run_id, "stopped", "", STOPPED_ENDING)
             await asyncio.shield(asyncio.to_thread(self._end, run_id, result, meter, started))
@@ -177,7 +180,11 @@ class AgentRunner:
             if limit is not None:
                 return RunResult(run_id, "budget", "", meter.ending(limit), sources)
             calls = self._written_call(run_id, index, plan)  # the program wrote this planned call
-            choices = await self._candidates(plan, messages[first_new:]) if calls is None else []
+            choices: list[dict[str, Any]] | None = []
+            if calls is None:
+                ended, choices = await self._candidates(plan, messages[first_new:], stop, meter)
+                if choices is None:  # Stop or the wall time while they were written (an embedding)
+                    return self._cut(run_id, ended, meter, sources)
             if calls is None:  # the model answers, writes the calls, or chooses one of `choices`
                 meter.steps += 1
                 offer, forced = self._step_tools(index == 0, plan)
@@ -228,20 +235,30 @@ class AgentRunner:
         self.records.store_plan(run_id, plan)
         return plan
 
-    async def _candidates(self, plan: list[str], new: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-        """The arguments the next planned call may take, written out by its tool from the
-        person's message and this run's results so far (ToolSpec.candidate_arguments: the
+    @staticmethod
+    def _cut(run_id: str, ended: str, meter: BudgetMeter, sources: list[Any]) -> RunResult:
+        """The run's result when Stop ("stopped") or the wall time ("budget") cut a wait."""
+        if ended == "stopped":
+            return RunResult(run_id, "stopped", "", STOPPED_ENDING, sources)
+        return RunResult(run_id, "budget", "", meter.ending(LIMIT_WALL_TIME), sources)
+
+    async def _candidates(self, plan: list[str], new: Sequence[ChatMessage], stop: asyncio.Event,
+                          meter: BudgetMeter) -> tuple[str, list[dict[str, Any]] | None]:
+        """("done", the arguments the next planned call may take), written out by its tool from
+        the person's message and this run's results so far (ToolSpec.candidate_arguments: the
         expressions over a number a search found), for the model to choose among; [] when the
-        tool writes none or cannot (it failed: logged)."""
+        tool writes none or cannot (it failed: logged). ("stopped" or "budget", None) when Stop
+        or the wall time came first (the worker thread runs on, its arguments dropped)."""
         fill = getattr(self.tools[plan[0]], "candidate_arguments", None) if plan and self.user_text else None
         if fill is None:
-            return []
+            return "done", []
         results = [m.content for m in new if m.role == "tool"]
         try:
-            return list(await asyncio.to_thread(fill, self.user_text, results))
+            ended, written = await in_worker(fill, self.user_text, results, stop=stop, meter=meter)
         except Exception:
             log.exception("writing the candidate arguments of %s failed", plan[0])
-            return []
+            return "done", []
+        return ended, None if written is None else list(written)
 
     def _written_call(self, run_id: str, index: int, plan: list[str]) -> list[ToolCall] | None:
         """[The next planned call] when its tool can write its arguments from the person's message

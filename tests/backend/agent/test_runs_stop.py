@@ -4,8 +4,13 @@ steps so far; each tool call is a span under the turn's trace."""
 from __future__ import annotations
 
 import asyncio
+import threading
+
+import pytest
 
 from backend import tracing
+from backend.agent.budget import Budget
+from backend.agent.runs import POLICY_PLANNED
 
 from .scripted import ScriptedGenerator, call_text
 from .test_runs import go
@@ -83,3 +88,74 @@ async def test_a_cancelled_run_leaves_no_step_running(make_runner, turn, stop, r
     run_id = generator.calls[0].request_id.split(":")[0]
     assert records.run(run_id).status == "stopped"
     assert [(s.kind, s.status) for s in records.steps(run_id)] == [("model", "stopped")]
+
+
+class Blocking:
+    """A sync function for a worker thread that blocks until `gate` is set (at most 10 s), then
+    returns `value`; `entered` is set when it starts."""
+
+    def __init__(self, value) -> None:
+        self.value = value
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def __call__(self, *args):
+        self.entered.set()
+        self.gate.wait(10)
+        return self.value
+
+
+PLANNED_QUESTION = "How long are two Halvorsen Bridges? Add the length + the length."
+
+
+def planned_runner(make_runner, generator, **kwargs):
+    """A planned run of PLANNED_QUESTION: the search's call written by the program, then the
+    calculator's chosen among candidates."""
+    runner = make_runner(generator, policy=POLICY_PLANNED, user_text=PLANNED_QUESTION, **kwargs)
+    runner.tools["search_documents"].planned_arguments = lambda text: {"query": text}
+    return runner
+
+
+@pytest.mark.parametrize("at", ["plan", "candidates", "quote"])
+async def test_stop_while_the_program_works_in_a_thread_ends_the_run_at_once(make_runner, turn, stop, records, at):
+    """The plan (the cues' embeddings), the calculator's candidates and a quoted answer run in
+    worker threads: Stop ends the run without waiting for them, and no model step starts after."""
+    generator = ScriptedGenerator([["never"]])
+    runner = planned_runner(make_runner, generator)
+    blocking = Blocking([{"a": 1, "b": 2}, {"a": 2, "b": 2}])
+    if at == "plan":
+        plan = runner._plan
+        runner._plan = lambda *args: blocking() and plan(*args)
+    elif at == "candidates":
+        runner.tools["add"].candidate_arguments = blocking
+    else:
+        question = "Who designed the Halvorsen Bridge?"
+        runner = make_runner(generator, policy=POLICY_PLANNED, user_text=question)
+        runner.tools["search_documents"].planned_arguments = lambda text: {"query": text}
+        blocking.value = (1, "The bridge was designed by Ingrid Solberg.")
+        runner.tools["search_documents"].answer_quote = blocking
+    task = asyncio.ensure_future(go(runner, turn, stop))
+    assert await asyncio.to_thread(blocking.entered.wait, 10)
+    stop.set()
+    result = await asyncio.wait_for(task, 5)  # the thread is still blocked
+    assert not blocking.gate.is_set()
+    assert (result.status, result.ending) == ("stopped", "Stopped.")
+    assert records.run(result.run_id).status == "stopped"
+    assert generator.calls == []  # no model step was asked
+    blocking.gate.set()
+
+
+async def test_the_wall_time_running_out_while_candidates_are_written_ends_the_run(make_runner, turn, stop, records):
+    now = [0.0]
+    generator = ScriptedGenerator([["never"]])
+    runner = planned_runner(make_runner, generator, budget=Budget(max_wall_s=100), clock=lambda: now[0])
+    blocking = Blocking([{"a": 1, "b": 2}])
+    runner.tools["add"].candidate_arguments = blocking
+    task = asyncio.ensure_future(go(runner, turn, stop))
+    assert await asyncio.to_thread(blocking.entered.wait, 10)
+    now[0] = 150.0
+    result = await asyncio.wait_for(task, 5)
+    assert not blocking.gate.is_set()
+    assert (result.status, result.ending) == ("budget", "the time limit of the run (100 s) was reached")
+    assert generator.calls == []
+    blocking.gate.set()

@@ -211,6 +211,22 @@ def record_engine(timeline: EngineTimeline | None, *, sample: int = 0, finish_re
         _engine_spans(timeline, sample, finish_reason, prompt_tokens, completion_tokens)
 
 
+def record_request(name: str, timeline: EngineTimeline | None, attributes: Mapping[str, Any], *,
+                   finish_reason: str | None = None, prompt_tokens: int | None = None,
+                   completion_tokens: int | None = None) -> None:
+    """One finished engine request as a span `name` (its arrival to its finish, with
+    `attributes`) under the current span, its engine spans (record_engine's) under it: for a
+    step that ran several requests side by side (backend.agent.choice's candidates). No-op for
+    None or outside a trace."""
+    if timeline is None or not trace.get_current_span().get_span_context().is_valid:
+        return
+    request = tracer().start_span(name, start_time=timeline.arrival_ns,
+                                  attributes={k: v for k, v in attributes.items() if v is not None})
+    with trace.use_span(request, end_on_exit=False):
+        _engine_spans(timeline, 0, finish_reason, prompt_tokens, completion_tokens)
+    request.end(end_time=timeline.finished_ns or time.time_ns())
+
+
 def _engine_spans(timeline: EngineTimeline, sample: int, finish_reason: str | None, prompt_tokens: int | None,
                   completion_tokens: int | None) -> None:
     t = tracer()

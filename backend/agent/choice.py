@@ -37,12 +37,13 @@ FORCED_MAX_TOKENS = 256
 @dataclass
 class Scored:
     """One candidate's log-likelihoods (natural log) after the step's prompt and after
-    NEUTRAL_PROMPT, and the final event of its request after the step's prompt."""
+    NEUTRAL_PROMPT, and the final events of its two requests (None: no request)."""
 
     text: str
     logprob: float
     neutral_logprob: float
     done: GenerationDone | None
+    neutral_done: GenerationDone | None = None
 
     @property
     def pmi(self) -> float:
@@ -107,10 +108,10 @@ async def choose(generator: TextGenerator, request_id: str, messages: Sequence[C
     results = [task.result() for task in tasks]
     scored: list[Scored] = []
     for i, text in enumerate(candidates):
-        (logprob, done, written), (neutral_logprob, _, _) = results[i], results[len(candidates) + i]
+        (logprob, done, written), (neutral_logprob, neutral_done, _) = results[i], results[len(candidates) + i]
         if written != text:
             raise ValueError(f"candidate {i} decoded as {written!r}, not {text!r}")
-        scored.append(Scored(text, logprob, neutral_logprob, done))
+        scored.append(Scored(text, logprob, neutral_logprob, done, neutral_done))
     best = max(range(len(scored)), key=lambda i: (scored[i].pmi, -i))
     n = len(candidates)
     prompts = [r[1].prompt_tokens for r in results[:n] if r[1] is not None]

@@ -143,8 +143,15 @@ class ModelSteps:
             done = choice.scored[choice.index].done
             if done is not None:
                 self.finished.setdefault(run_id, []).append(done)
-                tracing.record_engine(done.timeline, finish_reason=done.finish_reason,
-                                      prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)
+            for i, scored in enumerate(choice.scored):  # every request the choice ran, side by side
+                for prompt_kind, event, logprob in (("step", scored.done, scored.logprob),
+                                                    ("neutral", scored.neutral_done, scored.neutral_logprob)):
+                    if event is not None:
+                        tracing.record_request("agent.candidate", event.timeline, {
+                            "candidate": i, "prompt": prompt_kind, "arguments": json.dumps(choices[i])[:200],
+                            "logprob": round(logprob, 3), "pmi": round(scored.pmi, 3), "chosen": i == choice.index},
+                            finish_reason=event.finish_reason, prompt_tokens=event.prompt_tokens,
+                            completion_tokens=event.completion_tokens)
             counted(choice.prompt_tokens, choice.completion_tokens)  # every candidate's, not the chosen one's
             ranked = sorted(choice.scored, key=lambda c: -c.pmi)
             step_span.set_attribute("candidates", len(texts))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 
 import pytest
 
@@ -16,7 +17,8 @@ from backend.agent.runs import POLICY_PLANNED, AgentRunner
 from backend.agent.tools import ToolSpec
 from backend.agent.tools.calculator import spec as calculator_spec
 from backend.agent.tools.passages import format_passages
-from backend.generator import ChatMessage, GenerationDone, GenerationParams, TextDelta, TokenLogprob, ToolCall
+from backend import tracing
+from backend.generator import ChatMessage, EngineTimeline, GenerationDone, GenerationParams, TextDelta, TokenLogprob, ToolCall
 from backend.rag import Source
 
 
@@ -50,7 +52,9 @@ class LikelihoodGenerator:
             table = self.neutral if messages == list(NEUTRAL_PROMPT) else self.after
             written = self.write.get(text, text)
             yield TextDelta(written, logprobs=(TokenLogprob(written, table[text], ()),))
-            yield GenerationDone("stop", self.count_prompt_tokens(messages), 3)
+            t = time.time_ns()
+            timeline = EngineTimeline(t - 4000, t - 3000, t - 2000, t, ((t - 3000, t - 2000, 50),))
+            yield GenerationDone("stop", self.count_prompt_tokens(messages), 3, timeline=timeline)
             return
         yield TextDelta(self.answer)
         yield GenerationDone("stop", 50, 5)
@@ -180,8 +184,12 @@ def search_spec() -> ToolSpec:
         relevant=lambda user_id, text: True, planned_arguments=lambda text: {"query": text})
 
 
-def test_a_planned_run_searches_lets_the_model_choose_the_expression_and_states_the_result(records, turn):
-    question = "If I cross the Halvorsen Bridge 2 times, how many metres do I travel?"
+CHOICE_QUESTION = "If I cross the Halvorsen Bridge 2 times, how many metres do I travel?"
+
+
+def run_choice(records, turn):
+    """A planned run of CHOICE_QUESTION whose model prefers "2340 * 2" by PMI (13 against 5),
+    though "612 * 2" is likelier after the prompt."""
     after = {}
     neutral = {}
     for expression, a, n in (("2340 * 2", -47.0, -60.0), ("612 * 2", -45.0, -50.0)):
@@ -191,11 +199,17 @@ def test_a_planned_run_searches_lets_the_model_choose_the_expression_and_states_
     tools = [search_spec(), calculator_spec(None)]
     runner = AgentRunner(generator, tools, {"search_documents", "calculator"}, records,
                          Budget(max_steps=6, max_tool_calls=3, max_tokens=10_000, max_wall_s=60),
-                         policy=POLICY_PLANNED, user_text=question)
+                         policy=POLICY_PLANNED, user_text=CHOICE_QUESTION)
     result = asyncio.run(runner.run(conversation_id=turn.conversation_id, user_id=turn.user_id,
                                     message_id=turn.message_id,
-                                    messages=[ChatMessage("user", question)], params=GenerationParams(),
+                                    messages=[ChatMessage("user", CHOICE_QUESTION)], params=GenerationParams(),
                                     stop=asyncio.Event()))
+    return generator, result
+
+
+def test_a_planned_run_searches_lets_the_model_choose_the_expression_and_states_the_result(records, turn):
+    question = CHOICE_QUESTION
+    generator, result = run_choice(records, turn)
     assert result.status == "done" and result.text == "It is 4,680 metres."
     calls = records.calls(result.run_id)
     assert [(c.tool, json.loads(c.arguments)) for c in calls] == [
@@ -207,3 +221,25 @@ def test_a_planned_run_searches_lets_the_model_choose_the_expression_and_states_
     _, prompt, params = generator.requests[-1]
     assert params.structured_output.regex == stating_pattern("4680")
     assert [m.name for m in prompt if m.role == "tool"] == ["calculator"]
+
+
+def test_every_request_of_a_choice_is_a_span_under_its_model_step(records, turn):
+    """An admin's waterfall shows each candidate's two requests (after the step's prompt and
+    after NEUTRAL_PROMPT), their scores, which was chosen, and the engine's spans of each."""
+    root = tracing.start_root("chat.turn")
+    with tracing.use(root):
+        run_choice(records, turn)
+    root.end()
+    spans = tracing.store().get(tracing.trace_id_of(root)) or []
+    step = next(s for s in spans if s.name == "agent.model_step" and s.attributes.get("candidates") == 2)
+    candidates = [s for s in spans if s.name == "agent.candidate"]
+    assert all(s.parent.span_id == step.context.span_id for s in candidates)
+    seen = sorted((s.attributes["candidate"], s.attributes["prompt"], s.attributes["logprob"], s.attributes["chosen"],
+                   json.loads(s.attributes["arguments"])["expression"]) for s in candidates)
+    assert seen == [(0, "neutral", -60.0, True, "2340 * 2"), (0, "step", -47.0, True, "2340 * 2"),
+                    (1, "neutral", -50.0, False, "612 * 2"), (1, "step", -45.0, False, "612 * 2")]
+    assert {s.attributes["pmi"] for s in candidates if s.attributes["candidate"] == 0} == {13.0}
+    for candidate in candidates:
+        children = sorted(s.name for s in spans if s.parent is not None and s.parent.span_id == candidate.context.span_id)
+        assert children == ["engine.decode", "engine.prefill", "engine.queue"]
+        assert candidate.start_time < candidate.end_time

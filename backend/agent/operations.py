@@ -81,8 +81,13 @@ _IMPLIED = (
 _PERCENT_OFF = re.compile(rf"(?<![\w.]){_NUMBER}\s*{PERCENT_SIGN}\s*(?:off\b|discount\b|reduction\b)"
                           rf"|\b(?:discount|reduction)\s+of\s+{_NUMBER}\s*{PERCENT_SIGN}", _FLAGS)
 _CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\s+{_NUMBER}\s*{PERCENT_SIGN}", _FLAGS)
+# A currency's name ("27.50 dollars", "how many rupees").
+CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|guilders?|shillings?|pesos?|rupees?|"
+                  r"lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|krona|krone|pence|cents?|"
+                  r"credits?)")
 # What several things cost, or bring in: a price times a count.
-_COST = re.compile(r"\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
+_COST = re.compile(rf"\bhow\s+many\s+{CURRENCY_NAMES}\b"  # "five people: how many rupees altogether?"
+                   r"|\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"
                    r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)"
                    r"|\b(?:calculate|work\s+out|figure\s+out)\s+(?:the\s+|what\s+)?(?:cost|price|total|fare|bill)\b"
@@ -191,9 +196,10 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
             # "4 adults", "a family of 5": a count (a group of N people counts at its end too).
             group = _GROUP_OF.search(question[max(0, m.start() - 40):m.start() + len(m.group(0))]) is not None
-            # "the class of 2024 spend", "in 1990 tickets": a year, not a count.
+            # "the class of 2024 spend", "in 1990 tickets", "the 2019 fair": a year, not a count.
             dated = _YEAR.fullmatch(m.group(1)) is not None and re.search(
-                r"\b(?:of|in|since|from|by|until|before|after)\s+$", question[max(0, m.start() - 12):m.start()], _FLAGS)
+                r"\b(?:of|in|since|from|by|until|before|after|the)\s+$", question[max(0, m.start() - 12):m.start()],
+                _FLAGS)
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
                     and not price and not dated):
                 n = m.group(1).replace(",", "")

@@ -86,7 +86,8 @@ _QUANTITY = re.compile(r"\b(?:how\s+(?:many|much|far|long)|in\s+total|altogether
 # The time or the date asked for, not the words used in passing ("today's computers", "a date
 # tonight", "I don't have the time").
 _TIME = re.compile(
-    r"\bwhat\s+time\b|\btime\s+is\s+it\b|\bwhat(?:'s|\s+is)\s+the\s+(?:time|date|day)\b|\bcurrent\s+(?:time|date)\b"
+    # "what time" of now, not of an event: "What time is the afternoon tour?", "what time are the ovens lit"
+    r"\bwhat\s+time\b(?=\s*(?:[?.!,]|$|(?:is|it's)\s+it\b|it\s+is\b|now\b|in\s+\w|there\b|here\b))|\btime\s+is\s+it\b|\bwhat(?:'s|\s+is)\s+the\s+(?:time|date|day)\b|\bcurrent\s+(?:time|date)\b"
     r"|\btoday'?s\s+date\b|\b(?:what|which)\s+(?:day|date|year|month)\s+(?:are\s+we\b"
     # "is it", unless a verb or a preposition makes it a fact: "What year is it due to open?"
     r"|is\s+(?:it|today)\b(?!\s+(?:due|going|expected|scheduled|supposed|set|planned|built|made|from|of|on|"

@@ -35,7 +35,7 @@ import re
 from typing import Any, Callable, Sequence
 
 
-from backend.agent.operations import NUMBER_RE, asks_age, asks_cost, asks_total, named_operations, with_digits
+from backend.agent.operations import CURRENCY_NAMES, NUMBER_RE, asks_age, asks_cost, asks_total, named_operations, with_digits
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
 
@@ -61,9 +61,7 @@ _AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
 # A price: after a currency sign or before a currency's name; in a sentence with neither, after a
 # verb of paying ("each paid 96 florins a day", "sold for 72 marks": a currency the list lacks).
 _PRICE = re.compile(rf"[$€£¥]\s*{_AMOUNT}"
-                    rf"|(?<![0-9,.]){_AMOUNT}\s*(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|guilders?|"
-                    r"shillings?|pesos?|rupees?|lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|"
-                    r"krona|krone|pence|cents?|credits?)\b", re.IGNORECASE)
+                    rf"|(?<![0-9,.]){_AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
 _PRICE_PAID = re.compile(rf"\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold\s+for|fee\s+of|price\s+of)\s+"
                          rf"{_AMOUNT}(?=\s+(?!times\b)[a-z])", re.IGNORECASE)
 # A year as written: four digits, no thousands separator ("1,260 animals" is no year).
@@ -186,6 +184,9 @@ _BEGAN = re.compile(r"\b(?:founded|built|opened|established|formed|started|began
                     r"first|created|made|dug|tapped|laid|installed|incorporated|inaugurated)\b", re.IGNORECASE)
 # A life's beginning: the age of the one the sentence names only ("Pemberly hatched in 1931"), never
 # the age of the place it lives in.
+# A state that began then, of the thing the question names ("The sourdough starter has been kept
+# alive since 1951").
+_SINCE = re.compile(r"\bsince\b", re.IGNORECASE)
 _BORN = re.compile(r"\b(?:born|hatched|foaled|whelped)\b", re.IGNORECASE)
 # Words of an age question that name no thing ("how old will it be", "years of age").
 _AGE_WORDS = frozenset({"old", "year", "age", "counting", "count", "open", "around", "running", "since", "first",
@@ -196,19 +197,23 @@ def _beginning(question: str, ranked: Sequence[tuple[str, str]]) -> tuple[str, s
     """(year, its sentence): when the thing the question asks the age of began, in the passage of
     the best sentence (the sentences with its heading). A sentence saying something began
     (founded, built, opened, first, hatched, ...) that names a thing the question names
-    ("Pemberly", not the heading's "Brackenholt Zoo"): the best ranked such; else the earliest
-    year of such a sentence ("built in 1784", not "its restoration began in 1997", nor a birth); else the
-    earliest year of the passage; None without a year."""
+    ("Pemberly", not the heading's "Brackenholt Zoo"; "since 1951" counts too): the best ranked
+    such; else, of such sentences (not a birth), the one naming most of the heading, then the
+    earliest year ("built in 1784", not "its restoration began in 1997"); else the earliest year
+    of the passage; None without a year."""
     heading = ranked[0][0]
     named = stems(question) - stems(heading) - _AGE_WORDS
     years = [(int(y), y, s) for h, s in ranked if h == heading for y in years_in(s)]
     for _, year, sentence in years:  # in rank order
-        if (_BEGAN.search(sentence) or _BORN.search(sentence)) and named & stems(sentence):
+        if (_BEGAN.search(sentence) or _BORN.search(sentence) or _SINCE.search(sentence)) and named & stems(sentence):
             return year, sentence
     began = [item for item in years if _BEGAN.search(item[2]) and not _BORN.search(item[2])]
     if not (began or years):
         return None
-    _, year, sentence = min(began or years)
+    # The heading's own thing: the sentence naming most of it ("The Ravella Typewriter Museum
+    # opened in 1987", not "412 typewriters, the oldest built in 1878"), then the earliest year.
+    own = stems(heading)
+    _, year, sentence = min(began or years, key=lambda item: (-len(own & stems(item[2])), item[0]))
     return year, sentence
 
 

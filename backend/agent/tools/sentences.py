@@ -119,22 +119,106 @@ def rank_sentences(question: str, sentences: Sequence[tuple[str, str]],
     return [sentences[i] for i in sorted(range(len(sentences)), key=lambda i: -scores[i])]
 
 
+# What names the thing a question asks about, not what it asks, weighs this much of a word in a
+# quote's ranking: a relative clause ("Who founded the museum that opened in 1987?": the
+# founder's sentence, not the opening's; but "the one that weighs 21 kilograms" is what is asked),
+# a phrase between commas ("Pellworth Radio, on air since 2004, broadcasts on what frequency?"),
+# and the sentences before the question's last ("Quillbrook hires 24 pickers. How long is the
+# season?").
+CONTEXT_WEIGHT = 0.25
+# A number of the question's own clause weighs this many words ("What happened to the hut in
+# 1958?": the sentence of 1958).
+NUMBER_WEIGHT = 2.0
+_CONTEXT = re.compile(r"(?<!\bone\s)(?<=[a-z]\s)\b(?:that|which|who|whose)\s+[^,;:?.!]*|,[^,;:?.!]+,"
+                      r"|^.*[.!?:;]\s+(?=\S)", re.IGNORECASE | re.DOTALL)
+_QUESTION_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w]|[.,]\d)")
+_SUFFIX = re.compile(r"(?<=\w{3})(?:ing|ed)$")
+
+
+def _terms(text: str) -> set[str]:
+    """The words of `text` as a quote's ranking compares them (stems, an -ing or -ed cut too:
+    "weighing" is "weighs"), and its numbers without thousands separators."""
+    return ({_SUFFIX.sub("", w) for w in stems(text)}
+            | {n.replace(",", "") for n in _QUESTION_NUMBER.findall(text)})
+
+
+def _quote_weights(question: str) -> dict[str, float]:
+    """The question's terms (_terms) with their weights in a quote's ranking: a word 1, a number
+    NUMBER_WEIGHT; either CONTEXT_WEIGHT in what only names the thing asked about (_CONTEXT)."""
+    question = question.strip()
+    context = " ".join(m.group(0) for m in _CONTEXT.finditer(question))
+    main = _CONTEXT.sub(" ", question)
+    weights = dict.fromkeys(_terms(context), CONTEXT_WEIGHT)
+    for term in _terms(main):  # a term in both weighs as the main clause's
+        weights[term] = NUMBER_WEIGHT if term[0].isdigit() else 1.0
+    return weights
+
+
+# What a fact question asks for, by its wh-words, and what a sentence stating it must hold that the
+# question does not (answer-type filtering, as the TREC question-answering systems did).
+_ASKS_WHO = re.compile(r"^\W*(?:who|whom|whose|who's)\b|\bby\s+whom\b", re.IGNORECASE)
+_ASKS_WHERE = re.compile(r"^\W*where\b|\bwhere\s+(?:is|are|was|were|does|do|did)\b", re.IGNORECASE)
+_ASKS_CLOCK = re.compile(r"\bwhat\s+time\b|\bat\s+what\s+hour\b", re.IGNORECASE)
+_ASKS_YEAR = re.compile(r"^\W*when\b|\b(?:what|which)\s+year\b", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(r"\bhow\s+(?:many|much|long|far|tall|high|deep|wide|old|big|heavy|often|large)\b"
+                          r"|\bwhat\s+(?:does|do|did|will|would)\b.*\bcost\b"
+                          r"|\bwhat(?:'s|\s+is|\s+was)\s+the\s+(?:price|cost|fee|fare|number)\b", re.IGNORECASE)
+_CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b",
+                    re.IGNORECASE)
+_YEAR = re.compile(r"(?<![\w.,])(?:1\d{3}|20\d{2})(?![\w]|[.,]\d)")
+_NAME = re.compile(r"(?<=\S\s)[A-Z][\w'-]+")
+_PLACE = re.compile(r"\b(?:in|at|to|from|on|of|near|into|outside|inside|beside)\s+(?:the\s+)?([A-Z][\w'-]+)")
+
+
+def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
+    """Whether `sentence` holds what `question` asks for, as its wh-words say, beyond what the
+    question (and the passage's heading) already say: who -> a capitalised word after the first;
+    where -> a capitalised place after a preposition; what time -> a clock time; when, what year
+    -> a year; how many, how much, what does ... cost -> a number. True for any other question."""
+    known = {w.lower() for w in re.findall(r"[\w'-]+", question + " " + heading)}
+    numbers = set(_QUESTION_NUMBER.findall(question))
+    if _ASKS_WHO.search(question):
+        return any(m.group(0).lower() not in known for m in _NAME.finditer(sentence))
+    if _ASKS_WHERE.search(question):
+        return any(m.group(1).lower() not in known for m in _PLACE.finditer(sentence))
+    if _ASKS_CLOCK.search(question):
+        return _CLOCK.search(sentence) is not None
+    if _ASKS_YEAR.search(question):
+        return any(year not in numbers for year in _YEAR.findall(sentence))
+    if _ASKS_NUMBER.search(question):
+        return any(n not in numbers for n in _QUESTION_NUMBER.findall(sentence))
+    return True
+
+
 def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], Any] | None) -> tuple[int, str] | None:
     """(passage number, sentence): the sentence of `content`, a search's result
-    (backend.agent.tools.passages.format_passages), that ranks first for `question`
-    (sentence_scores over every sentence of every passage), at most MAX_QUOTE_CHARS (cut at a
-    space, "…" added); None when `content` quotes no passage, or when that sentence holds none of
-    the question's words (its heading's left out) and is less than MIN_QUOTE_SIMILARITY similar."""
+    (backend.agent.tools.passages.format_passages), that ranks first for `question` among those
+    holding what it asks for (states_answer_kind; all of them when none does) and some of its
+    words or at least MIN_QUOTE_SIMILARITY of cosine, at most
+    MAX_QUOTE_CHARS (cut at a space, "…" added). Ranked by the embedder's cosine plus
+    LEXICAL_WEIGHT times the weighted share of the question's words and numbers it holds
+    (_quote_weights; the heading's words left out). None when `content` quotes no passage or no
+    sentence holds a word of the question or that cosine."""
     found: list[tuple[int, str, str]] = []  # (passage number, heading, sentence)
     for number, label, text in passage_blocks(content):
         heading, body = passage_heading(label, text)
         found.extend((number, heading, sentence) for sentence in split_sentences(body))
     if not found:
         return None
-    similarity, share = _similarity_and_share(question, [(h, s) for _, h, s in found], embed)
-    best = max(range(len(found)), key=lambda j: similarity[j] + LEXICAL_WEIGHT * share[j])
-    if share[best] == 0 and similarity[best] < MIN_QUOTE_SIMILARITY:  # it states nothing asked
+    similarity, _ = _similarity_and_share(question, [(h, s) for _, h, s in found], embed)
+    weights = _quote_weights(question)
+    share = []
+    for _, heading, sentence in found:
+        asked = {w: v for w, v in weights.items() if w not in _terms(heading)}
+        held = sum(v for w, v in asked.items() if w in _terms(sentence))
+        share.append(held / max(1.0, sum(asked.values())))
+    order = sorted(range(len(found)), key=lambda j: -(similarity[j] + LEXICAL_WEIGHT * share[j]))
+    # A sentence that states nothing asked (none of its words, little similarity) is never quoted.
+    quotable = [j for j in order if share[j] > 0 or similarity[j] >= MIN_QUOTE_SIMILARITY]
+    fitting = [j for j in quotable if states_answer_kind(question, found[j][2], found[j][1])]
+    if not quotable:
         return None
+    best = (fitting or quotable)[0]
     number, _, sentence = found[best]
     if len(sentence) > MAX_QUOTE_CHARS:
         sentence = sentence[:MAX_QUOTE_CHARS].rsplit(" ", 1)[0] + " …"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from backend.agent.answer import asks_fact, quoted_answer
-from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, split_sentences
+from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, split_sentences, states_answer_kind
 from backend.generator import ChatMessage, ToolCall
 
 from backend.agent.tools.passages import format_passages
@@ -74,6 +74,51 @@ def test_the_sentence_stating_the_asked_fact_is_chosen_with_its_passage_number()
     assert best_sentence("Which resident hatched in 1931?", result(ZOO), None) == (
         1, "The zoo's oldest resident is Pemberly, a giant tortoise who hatched in 1931.")
     assert best_sentence("Who?", "No passages in the user's documents match this query.", None) is None
+
+
+MUSEUM = """Ravella Typewriter Museum
+
+The Ravella Typewriter Museum opened in 1987 in a former post office on Via Sanfelice. It was founded by Lucia Bertone, who donated her first 64 machines. A guided tour runs twice a day, at 11:00 and 15:30.
+
+The heaviest exhibit is a 1923 Continental office model weighing 21 kilograms. The smallest, a folding travel machine, weighs just 2.8 kilograms.
+
+The ferry that entered service in 2009 is the Corran Light. She carries up to 180 passengers and 24 cars. The hut was rebuilt after an avalanche in 1958. The hut has 46 bunk places. The line runs from the market to the suburb of Porto Velho. A full end-to-end journey takes 42 minutes."""
+
+
+@pytest.mark.parametrize("question, want", [
+    # What only names the thing asked about weighs less than what is asked (blind13, blind6, blind7).
+    ("Who founded the typewriter museum that opened in 1987?", "It was founded by Lucia Bertone"),
+    ("Ravella Museum, opened in 1987, was founded by whom?", "It was founded by Lucia Bertone"),
+    ("The museum opened in 1987. Who founded it?", "It was founded by Lucia Bertone"),
+    # "the one that ..." is what is asked; "weighing" is "weighs".
+    ("which machine is the one that weighs 21 kilograms at the museum", "The heaviest exhibit"),
+    # A number of the question's own clause (blind14).
+    ("What happened to the hut in 1958?", "The hut was rebuilt after an avalanche in 1958."),
+    # The kind of answer the wh-word asks for, beyond what the question says.
+    ("How many cars can the ferry that entered service in 2009 carry?", "She carries up to 180 passengers and 24 cars."),
+    ("where does the line end", "The line runs from the market to the suburb of Porto Velho."),
+    ("What time is the afternoon guided tour?", "A guided tour runs twice a day, at 11:00 and 15:30."),
+])
+def test_the_quoted_sentence_states_what_is_asked_not_what_names_the_thing(question, want):
+    assert best_sentence(question, result(MUSEUM), None)[1].startswith(want)
+
+
+@pytest.mark.parametrize("question, sentence, states", [
+    ("Who founded the museum?", "It was founded by Lucia Bertone.", True),
+    ("Who founded the museum?", "The museum was founded in 1987.", False),
+    ("Where does the line end?", "The line ends at Porto Velho.", True),
+    ("Where does the line end?", "The journey takes 42 minutes.", False),
+    ("What time is the tour?", "It starts at 3 pm.", True),
+    ("What time is the tour?", "It lasts 50 minutes.", False),
+    ("When was it built?", "It was built in 1912.", True),
+    ("What year was the 1912 hut rebuilt?", "The hut was built in 1912.", False),
+    ("How many cars can the 2009 ferry carry?", "The ferry entered service in 2009.", False),
+    ("How many cars can the 2009 ferry carry?", "It carries 24 cars.", True),
+    ("What does the tasting cost?", "A tasting costs 250 rupees.", True),
+    ("What is the ferry called?", "The ferry entered service in 2009.", True),  # no kind asked: any sentence
+])
+def test_a_sentence_states_the_kind_of_answer_asked(question, sentence, states):
+    assert states_answer_kind(question, sentence) is states
 
 
 def test_a_long_sentence_is_cut_at_a_space():

@@ -409,6 +409,34 @@ def test_an_age_counts_from_the_year_its_thing_began(question, want):
     assert candidate_expressions(question, [result(AGES)], None, evaluate)[0] == want
 
 
+MUSEUM_AGES = """Ravella Typewriter Museum
+
+The Ravella Typewriter Museum opened in 1987 in a former post office. Today the collection holds 412 typewriters, the oldest built in 1878.
+
+The rye sourdough starter of its cafe has been kept alive since 1951."""
+
+
+@pytest.mark.parametrize("question, want", [
+    # blind13: the heading's own thing began in 1987; the oldest typewriter is not the museum.
+    ("how old is the ravella typewriter museum in 2025", "2025 - 1987"),
+    # blind14: a state the question's thing has been in since a year.
+    ("How old will the sourdough starter be in 2026?", "2026 - 1951"),
+])
+def test_an_age_counts_from_the_headings_thing_or_the_named_things_since(question, want):
+    assert candidate_expressions(question, [result(MUSEUM_AGES)], None, evaluate)[0] == want
+
+
+def test_a_cost_asked_in_a_currencys_name_counts_its_people_and_a_years_edition_is_no_count():
+    # blind13: "how many rupees altogether" is a cost: the price times the five people, not 350 + 5.
+    assert named_operations("Factory tour for five people at the tea estate - how many rupees altogether?") == [
+        ("{a} * 5", "5")]
+    text = "Kanavali Hill Tea Estate\n\nThe factory tour takes 40 minutes and costs 350 rupees per person."
+    assert candidate_expressions("Factory tour for five people - how many rupees altogether?", [result(text)], None,
+                                 evaluate) == ["350 * 5"]
+    # "the 2019 fair" names an edition: no "{a} * 2019".
+    assert named_operations("How much did the 2019 fair raise?") == []
+
+
 def test_fractions_and_shares_in_words():
     assert named_operations("Suppose two-fifths of the visitors came from town. How many is that?") == [
         ("{a} * 2 / 5", None)]

@@ -27,12 +27,16 @@ NOT_ARITHMETIC = ["Hello! How are you?", "Write a haiku about the sea.", "What i
 TIME = ["What time is it?", "What day of the week is it today?", "What's the date?", "What is the time in Tokyo?",
         "What year is it?", "what day is it tomorrow", "Which day is it, please?", "What year are we in?",
         "What day is it today in London?", "What date is it now in Sydney?", "Which day is it in New York?",
-        "What day is it again?", "what day is it rn", "What day is it here?", "What day is this?"]
+        "What day is it again?", "what day is it rn", "What day is it here?", "What day is this?",
+        "what time", "What time now?", "Do you know what time it is?", "what time in Lima", "What time is it there?"]
 NOT_TIME = ["The enamel line costs 2,750,000 dollars. What year is it due to open?",  # a fact (blind8)
             "What day is this party on?", "Which year is this painting from?", "What year is this car?",
             "Write a short poem about time.", "Once upon a time there was a bridge.", "Tell me a joke.",
             "What is 12 * 34?", "Please update the list.", "How do today's computers work?", "Plan a date tonight",
-            "I don't have the time to read it"]
+            "I don't have the time to read it",
+            # the time of an event, asked of the documents (blind13, blind14)
+            "What time is the afternoon guided tour at the typewriter museum?", "what time are the bakery ovens lit",
+            "What time does the last ferry leave?"]
 
 
 @pytest.mark.parametrize("text", ARITHMETIC)

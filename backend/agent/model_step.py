@@ -160,10 +160,13 @@ class ModelSteps:
         async def consume() -> None:
             quoted: str | None = None
             if quote:
-                try:  # an embedding, in a worker thread: a Stop or the wall time cancels this wait
-                    quoted = await asyncio.to_thread(quoted_answer, self.tools, messages)
-                except Exception:  # the embedder failed: the model answers
-                    log.exception("quoting the answer of run %s failed", run_id)
+                with tracing.span("agent.quote") as quote_span:
+                    try:  # an embedding, in a worker thread: a Stop or the wall time cancels this wait
+                        quoted = await asyncio.to_thread(quoted_answer, self.tools, messages)
+                    except Exception:  # the embedder failed: the model answers
+                        log.exception("quoting the answer of run %s failed", run_id)
+                        quote_span.set_attribute("error", "quoting failed")
+                    quote_span.set_attribute("quoted", quoted is not None)
             if quoted is not None:
                 raw.append(quoted)
                 content.append(quoted)

@@ -253,11 +253,15 @@ class AgentRunner:
         if fill is None:
             return "done", []
         results = [m.content for m in new if m.role == "tool"]
-        try:
-            ended, written = await in_worker(fill, self.user_text, results, stop=stop, meter=meter)
-        except Exception:
-            log.exception("writing the candidate arguments of %s failed", plan[0])
-            return "done", []
+        with tracing.span("agent.candidates", tool=plan[0]) as span:  # the sentences' embedding, in the waterfall
+            try:
+                ended, written = await in_worker(fill, self.user_text, results, stop=stop, meter=meter)
+            except Exception:
+                log.exception("writing the candidate arguments of %s failed", plan[0])
+                span.set_attribute("error", "writing the candidates failed")
+                return "done", []
+            span.set_attribute("status", ended)
+            span.set_attribute("candidates", len(written or ()))
         return ended, None if written is None else list(written)
 
     def _written_call(self, run_id: str, index: int, plan: list[str]) -> list[ToolCall] | None:

@@ -243,3 +243,8 @@ def test_every_request_of_a_choice_is_a_span_under_its_model_step(records, turn)
         children = sorted(s.name for s in spans if s.parent is not None and s.parent.span_id == candidate.context.span_id)
         assert children == ["engine.decode", "engine.prefill", "engine.queue"]
         assert candidate.start_time < candidate.end_time
+    # Writing the candidates (the passages' sentences embedded) is a span of its own, before the step.
+    written = next(s for s in spans if s.name == "agent.candidates")
+    assert (written.attributes["tool"], written.attributes["candidates"], written.attributes["status"]) == (
+        "calculator", 2, "done")
+    assert written.end_time <= step.start_time

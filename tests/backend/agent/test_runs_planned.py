@@ -9,6 +9,7 @@ import json
 import pytest
 from sqlalchemy import update
 
+from backend import tracing
 from backend.agent.budget import Budget
 from backend.agent.models import AgentRun
 from backend.agent.answer import ANSWER_PATTERN
@@ -234,6 +235,18 @@ async def test_other_policies_let_the_model_answer_a_fact(make_runner, turn, sto
     generator = ScriptedGenerator([[call_text(("search_documents", {"query": "bridge designer"}))], ["Solberg [1]."]])
     result = await ask(quoting_runner(make_runner, generator, question, policy=POLICY_ONE_CALL), turn, stop, question)
     assert result.text == "Solberg [1]." and len(generator.calls) == 2
+
+
+async def test_the_quote_is_a_span_of_its_model_step(make_runner, turn, stop):
+    question = "Who designed the Halvorsen Bridge?"
+    root = tracing.start_root("chat.turn")
+    with tracing.use(root):
+        await ask(quoting_runner(make_runner, ScriptedGenerator([["unused"]]), question), turn, stop, question)
+    root.end()
+    spans = tracing.store().get(tracing.trace_id_of(root)) or []
+    quote = next(s for s in spans if s.name == "agent.quote")
+    step = next(s for s in spans if s.context.span_id == quote.parent.span_id)
+    assert step.name == "agent.model_step" and quote.attributes["quoted"] is True
 
 
 async def test_a_quote_that_fails_leaves_the_answer_to_the_model(make_runner, turn, stop, records):

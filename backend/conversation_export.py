@@ -13,7 +13,7 @@ message of every branch; "branch" the path from the first message to current_mes
 active branch). Markdown is for people: the active branch, or every message numbered with the
 message it answers.
 
-settings: the conversation's own (backend.conversations.ConversationSettings; null: the
+settings: the conversation's own (backend.conversation_settings.ConversationSettings; null: the
 admin's default): use_tools and the run budget (agent_* in steps, calls, tokens, seconds) were
 added to version 1 (a file without them imports as before: tools off, the defaults).
 

@@ -17,7 +17,6 @@ get there, what a run would be given anyway (budget_of), and what the ⚙ dialog
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -25,6 +24,7 @@ from typing import Any
 
 from backend import safe_json
 from backend.agent.access import BUDGET_FIELDS
+from backend.conversation_settings import validate_settings
 from backend.errors import DomainError, ValidationFailed
 from backend.safe_json import JSONTooDeep
 from backend.generator import FINISH_ABORT, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP
@@ -145,14 +145,7 @@ def parse_import(data: bytes) -> ParsedImport:
     title = " ".join((_text(meta.get("title", ""), "the title", 10 * MAX_TITLE_CHARS) or "").split())
     if len(title) > MAX_TITLE_CHARS:
         raise ValidationFailed(f"the title is longer than {MAX_TITLE_CHARS} characters")
-    temperature = settings.get("temperature")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
-                                    or not math.isfinite(temperature) or not 0 <= temperature <= 2):
-        raise ValidationFailed("settings.temperature must be a number in [0, 2] or null")
-    max_tokens = settings.get("max_tokens")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                   or not 1 <= max_tokens <= MAX_TOKENS_CEILING):
-        raise ValidationFailed(f"settings.max_tokens must be a whole number in [1, {MAX_TOKENS_CEILING}] or null")
+    checked = _settings(settings)
     parsed = ParsedImport(
         title=title or IMPORTED_TITLE,
         created_at=_time(meta.get("created_at"), "conversation.created_at", now),
@@ -160,11 +153,11 @@ def parse_import(data: bytes) -> ParsedImport:
         use_documents=_flag(meta.get("use_documents"), "conversation.use_documents"),
         system_prompt=_text(settings.get("system_prompt"), "settings.system_prompt", MAX_SYSTEM_PROMPT_CHARS,
                             optional=True),
-        temperature=None if temperature is None else float(temperature),
-        max_tokens=max_tokens,
+        temperature=checked.get("temperature"),
+        max_tokens=checked.get("max_tokens"),
         current=None,
         use_tools=_flag(settings.get("use_tools"), "settings.use_tools"),
-        budget={name: _budget_value(settings.get(name), name) for name in BUDGET_FIELDS},
+        budget={name: checked.get(name) for name in BUDGET_FIELDS},
     )
     items = doc.get("messages")
     if not isinstance(items, list):
@@ -185,12 +178,15 @@ def parse_import(data: bytes) -> ParsedImport:
     return parsed
 
 
-def _budget_value(value: object, name: str) -> int | None:
-    _, _, minimum, ceiling = BUDGET_FIELDS[name]
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                              or not minimum <= value <= ceiling):
-        raise ValidationFailed(f"settings.{name} must be a whole number in [{minimum}, {ceiling}] or null")
-    return value
+def _settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The file's temperature, max_tokens and agent budget, checked as a settings change is
+    (backend.conversation_settings.validate_settings) against the widest ranges any admin may set;
+    a bad one raises ValidationFailed naming "settings.<field>"."""
+    known = {name: settings[name] for name in ("temperature", "max_tokens", *BUDGET_FIELDS) if name in settings}
+    try:
+        return validate_settings(known, MAX_TOKENS_CEILING)
+    except ValidationFailed as exc:
+        raise ValidationFailed(f"settings.{exc.message}") from None
 
 
 def _message(item: object, i: int, index: dict[str, int], now: datetime) -> ImportedMessage:

@@ -29,7 +29,8 @@ from starlette.routing import Route
 
 from backend.agent.access import budget_limits, tools_enabled
 from backend.auth import UserInfo
-from backend.conversations import ConversationSettings, ConversationView
+from backend.conversation_settings import ConversationSettings
+from backend.conversations import ConversationView
 from backend.errors import ValidationFailed
 import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.api import read_json_object

@@ -147,7 +147,7 @@ def test_0012_adds_the_budget_columns_and_round_trips(db_url):
 @pytest.mark.parametrize("value, shown", [(True, "got true"), ("5", 'got "5"'), (2.5, "got 2.5")])
 def test_a_refused_budget_value_is_named_as_the_client_wrote_it(value, shown):
     # New-user run (2026-12-02): the message said "got True" (Python's spelling of JSON's true).
-    from backend.conversations import validate_settings
+    from backend.conversation_settings import validate_settings
 
     with pytest.raises(ValidationFailed) as refused:
         validate_settings({"agent_steps": value}, 4096)

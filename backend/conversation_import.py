@@ -29,7 +29,7 @@ from backend.errors import DomainError, ValidationFailed
 from backend.safe_json import JSONTooDeep
 from backend.generator import FINISH_ABORT, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP
 from backend.models import MESSAGE_STATUSES, utcnow
-from backend.runtime_settings import MAX_SYSTEM_PROMPT_CHARS, MAX_TOKENS_CEILING
+from backend.runtime_setting_fields import MAX_SYSTEM_PROMPT_CHARS, MAX_TOKENS_CEILING
 
 FORMAT = "crescent.conversation"  # the file format, as backend.conversation_export writes it
 FORMAT_VERSION = 1

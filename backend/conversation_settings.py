@@ -12,7 +12,7 @@ from typing import Any
 from backend.agent.access import BUDGET_FIELDS, budget_ceilings
 from backend.agent.budget import BudgetLimit
 from backend.errors import ValidationFailed
-from backend.runtime_settings import MAX_SYSTEM_PROMPT_CHARS
+from backend.runtime_setting_fields import MAX_SYSTEM_PROMPT_CHARS
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 @dataclass(frozen=True)
 class FieldView:
-    """One settings-form field, as admin.html renders it (from a runtime_settings.FieldSpec).
+    """One settings-form field, as admin.html renders it (from a runtime_setting_fields.FieldSpec).
 
     kind: "int" | "float" | "text" | "choice"; value: the current or just-submitted value;
     error: the message shown next to the field after a refused save.

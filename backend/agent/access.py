@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from backend.agent.budget import Budget, BudgetLimit
-from backend.runtime_settings import AGENT_BUDGET_RANGES, RuntimeSettings
+from backend.runtime_setting_fields import AGENT_BUDGET_RANGES
+from backend.runtime_settings import RuntimeSettings
 
 ROLES = ("admin", "user")
 

@@ -45,7 +45,7 @@ class BudgetLimit:
 @dataclass(frozen=True)
 class Budget:
     """Limits of one run. max_steps: model calls plus tool steps (a call and its answer take 3:
-    the admin's setting is at least backend.runtime_settings.MIN_AGENT_STEPS); max_tool_calls:
+    the admin's setting is at least backend.runtime_setting_fields.MIN_AGENT_STEPS); max_tool_calls:
     tools run or refused; max_tokens: prompt + completion tokens of every model call, summed
     (each call's prompt counts again: the first prompt with the tools is 700 to 850 tokens for
     SmolLM2-135M, by the tools offered); max_wall_s: seconds from the run's start."""

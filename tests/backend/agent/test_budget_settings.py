@@ -12,7 +12,8 @@ from backend.agent.access import budget_of
 from backend.agent.budget import Budget
 from backend.agent.runs import POLICY_ONE_CALL
 from backend.models import AppSetting
-from backend.runtime_settings import MIN_AGENT_STEPS, RuntimeSettingsStore, SettingsInvalid
+from backend.runtime_setting_fields import MIN_AGENT_STEPS
+from backend.runtime_settings import RuntimeSettingsStore, SettingsInvalid
 from backend.settings import Settings
 
 from .scripted import ScriptedGenerator, call_text

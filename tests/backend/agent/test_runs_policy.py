@@ -11,7 +11,8 @@ from backend.agent.answer import ANSWER_PATTERN
 from backend.agent.model_step import CALL_MAX_TOKENS
 from backend.agent.runs import POLICIES, POLICY_AUTO, POLICY_ONE_CALL, POLICY_PLANNED, AgentRunner
 from backend.generator import GenerationParams
-from backend.runtime_settings import AGENT_POLICIES, RuntimeSettings
+from backend.runtime_setting_fields import AGENT_POLICIES
+from backend.runtime_settings import RuntimeSettings
 
 from .scripted import ScriptedGenerator, call_text
 from .test_runs import QUESTION, go

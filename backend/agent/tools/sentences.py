@@ -81,16 +81,22 @@ def passage_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
+def _similarities(question: str, sentences: Sequence[tuple[str, str]],
+                  embed: Callable[[Sequence[str]], Any] | None) -> list[float]:
+    """Each (heading, sentence)'s cosine similarity to `question` ("heading. sentence" embedded);
+    0 without `embed`."""
+    if embed is None:
+        return [0.0] * len(sentences)
+    vectors = np.asarray(embed([question] + [f"{h}. {s}" for h, s in sentences]), dtype=np.float64)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return [float(v) for v in vectors[1:] @ vectors[0]]
+
+
 def _similarity_and_share(question: str, sentences: Sequence[tuple[str, str]],
                           embed: Callable[[Sequence[str]], Any] | None) -> tuple[list[float], list[float]]:
     """Each (heading, sentence)'s cosine similarity to `question` (0 without `embed`) and the
     share of the question's words it holds (the heading's left out)."""
-    if embed is not None:
-        vectors = np.asarray(embed([question] + [f"{h}. {s}" for h, s in sentences]), dtype=np.float64)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        similarity = [float(v) for v in vectors[1:] @ vectors[0]]
-    else:
-        similarity = [0.0] * len(sentences)
+    similarity = _similarities(question, sentences, embed)
     asked = stems(question)
     share = []
     for heading, sentence in sentences:
@@ -120,17 +126,22 @@ def rank_sentences(question: str, sentences: Sequence[tuple[str, str]],
 
 
 # What names the thing a question asks about, not what it asks, weighs this much of a word in a
-# quote's ranking: a relative clause ("Who founded the museum that opened in 1987?": the
-# founder's sentence, not the opening's; but "the one that weighs 21 kilograms" is what is asked),
-# a phrase between commas ("Pellworth Radio, on air since 2004, broadcasts on what frequency?"),
-# and the sentences before the question's last ("Quillbrook hires 24 pickers. How long is the
-# season?").
+# quote's ranking: a relative clause on "that" or "which" ("Who founded the museum that opened in
+# 1987?": the founder's sentence, not the opening's; but not "the one that weighs 21 kilograms",
+# what is asked, nor "in which year", "tell me which": the question itself; a clause on "who" is
+# the person asked about: "the woman who founded it"), a phrase between commas ("Pellworth Radio,
+# on air since 2004, broadcasts on what frequency?"), and the sentences before the question's
+# last ("Quillbrook hires 24 pickers. How long is the season?").
 CONTEXT_WEIGHT = 0.25
 # A number of the question's own clause weighs this many words ("What happened to the hut in
 # 1958?": the sentence of 1958).
 NUMBER_WEIGHT = 2.0
-_CONTEXT = re.compile(r"(?<!\bone\s)(?<=[a-z]\s)\b(?:that|which|who|whose)\s+[^,;:?.!]*|,[^,;:?.!]+,"
-                      r"|^.*[.!?:;]\s+(?=\S)", re.IGNORECASE | re.DOTALL)
+_RELATIVE = re.compile(r"(?<=[a-z]\s)\b(?:that|which)\s+[^,;:?.!]*|,[^,;:?.!]+,", re.IGNORECASE)
+# Words before "that"/"which" that make it no relative clause: "the one that", "in which year",
+# "tell me which", "do you know which".
+_NOT_RELATIVE = re.compile(r"(?:\bone|\b(?:in|on|at|for|from|by|with|to|of|during|since|into|under|about)"
+                           r"|\b(?:know|tell\s+(?:me|us)|ask|wonder|remember|say|sure|guess|out|show\s+(?:me|us)|idea|"
+                           r"is|was|are|were))\s+$", re.IGNORECASE)
 _QUESTION_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w]|[.,]\d)")
 _SUFFIX = re.compile(r"(?<=\w{3})(?:ing|ed)$")
 
@@ -142,30 +153,57 @@ def _terms(text: str) -> set[str]:
             | {n.replace(",", "") for n in _QUESTION_NUMBER.findall(text)})
 
 
+def _split_context(question: str) -> tuple[str, str]:
+    """(what only names the thing asked about, the rest) of `question` (see CONTEXT_WEIGHT)."""
+    sentences = split_sentences(question) or [""]
+    context = sentences[:-1]
+    last = sentences[-1]
+    head, colon, tail = last.rpartition(": ")  # "Carving twelve marionettes: how many hours?"
+    if colon and tail.strip():
+        context.append(head)
+        last = tail
+    main: list[str] = []
+    at = 0
+    for m in _RELATIVE.finditer(last):
+        if m.group(0).startswith(",") or not _NOT_RELATIVE.search(last[max(0, m.start() - 20):m.start()]):
+            main.append(last[at:m.start()])
+            context.append(m.group(0))
+            at = m.end()
+    main.append(last[at:])
+    return " ".join(context), " ".join(main)
+
+
 def _quote_weights(question: str) -> dict[str, float]:
     """The question's terms (_terms) with their weights in a quote's ranking: a word 1, a number
-    NUMBER_WEIGHT; either CONTEXT_WEIGHT in what only names the thing asked about (_CONTEXT)."""
-    question = question.strip()
-    context = " ".join(m.group(0) for m in _CONTEXT.finditer(question))
-    main = _CONTEXT.sub(" ", question)
+    NUMBER_WEIGHT; either CONTEXT_WEIGHT in what only names the thing asked about."""
+    context, main = _split_context(question.strip())
     weights = dict.fromkeys(_terms(context), CONTEXT_WEIGHT)
     for term in _terms(main):  # a term in both weighs as the main clause's
         weights[term] = NUMBER_WEIGHT if term[0].isdigit() else 1.0
     return weights
 
 
-# What a fact question asks for, by its wh-words, and what a sentence stating it must hold that the
-# question does not (answer-type filtering, as the TREC question-answering systems did).
+# What a fact question asks for, by its wh-words, and what a sentence stating it holds that the
+# question does not (answer-type filtering, as the TREC question-answering systems did). It
+# decides only between sentences within KIND_MARGIN of the best one's score: a far better
+# sentence that states it in words ("ten minutes", "the island's cooperative") still wins.
+KIND_MARGIN = 0.6
 _ASKS_WHO = re.compile(r"^\W*(?:who|whom|whose|who's)\b|\bby\s+whom\b", re.IGNORECASE)
-_ASKS_WHERE = re.compile(r"^\W*where\b|\bwhere\s+(?:is|are|was|were|does|do|did)\b", re.IGNORECASE)
+_ASKS_WHERE = re.compile(r"^\W*where\b|\bwhere\s+(?:is|are|was|were|does|do|did|can|could)\b", re.IGNORECASE)
 _ASKS_CLOCK = re.compile(r"\bwhat\s+time\b|\bat\s+what\s+hour\b", re.IGNORECASE)
-_ASKS_YEAR = re.compile(r"^\W*when\b|\b(?:what|which)\s+year\b", re.IGNORECASE)
+_ASKS_WHEN = re.compile(r"^\W*when\s+(?:is|are|was|were|does|do|did|will|can|could|has|have)\b"
+                        r"|\b(?:what|which)\s+year\b", re.IGNORECASE)
 _ASKS_NUMBER = re.compile(r"\bhow\s+(?:many|much|long|far|tall|high|deep|wide|old|big|heavy|often|large)\b"
-                          r"|\bwhat\s+(?:does|do|did|will|would)\b.*\bcost\b"
+                          r"|\bwhat\s+(?:does|do|did|will|would)\s[^?.!]{0,200}\bcost\b"
                           r"|\bwhat(?:'s|\s+is|\s+was)\s+the\s+(?:price|cost|fee|fare|number)\b", re.IGNORECASE)
 _CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b",
                     re.IGNORECASE)
+_DATE_WORD = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|"
+                        r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|spring|summer|autumn|"
+                        r"winter)\b", re.IGNORECASE)
 _YEAR = re.compile(r"(?<![\w.,])(?:1\d{3}|20\d{2})(?![\w]|[.,]\d)")
+_NUMBER_WORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
+                          r"fifty|hundred|thousand|million|dozen|once|twice|half)\b", re.IGNORECASE)
 _NAME = re.compile(r"(?<=\S\s)[A-Z][\w'-]+")
 _PLACE = re.compile(r"\b(?:in|at|to|from|on|of|near|into|outside|inside|beside)\s+(?:the\s+)?([A-Z][\w'-]+)")
 
@@ -174,7 +212,8 @@ def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
     """Whether `sentence` holds what `question` asks for, as its wh-words say, beyond what the
     question (and the passage's heading) already say: who -> a capitalised word after the first;
     where -> a capitalised place after a preposition; what time -> a clock time; when, what year
-    -> a year; how many, how much, what does ... cost -> a number. True for any other question."""
+    -> a year, a clock time, a month, a weekday or a season; how many, how much, what does ...
+    cost -> a number (in digits or words). True for any other question."""
     known = {w.lower() for w in re.findall(r"[\w'-]+", question + " " + heading)}
     numbers = set(_QUESTION_NUMBER.findall(question))
     if _ASKS_WHO.search(question):
@@ -183,42 +222,45 @@ def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
         return any(m.group(1).lower() not in known for m in _PLACE.finditer(sentence))
     if _ASKS_CLOCK.search(question):
         return _CLOCK.search(sentence) is not None
-    if _ASKS_YEAR.search(question):
-        return any(year not in numbers for year in _YEAR.findall(sentence))
+    if _ASKS_WHEN.search(question):
+        return (any(year not in numbers for year in _YEAR.findall(sentence)) or _CLOCK.search(sentence) is not None
+                or any(m.group(0).lower() not in known for m in _DATE_WORD.finditer(sentence)))
     if _ASKS_NUMBER.search(question):
-        return any(n not in numbers for n in _QUESTION_NUMBER.findall(sentence))
+        return (any(n not in numbers for n in _QUESTION_NUMBER.findall(sentence))
+                or any(m.group(0).lower() not in known for m in _NUMBER_WORD.finditer(sentence)))
     return True
 
 
 def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], Any] | None) -> tuple[int, str] | None:
     """(passage number, sentence): the sentence of `content`, a search's result
-    (backend.agent.tools.passages.format_passages), that ranks first for `question` among those
-    holding what it asks for (states_answer_kind; all of them when none does) and some of its
-    words or at least MIN_QUOTE_SIMILARITY of cosine, at most
+    (backend.agent.tools.passages.format_passages), that ranks first for `question`, or the best
+    within KIND_MARGIN of it that holds what the question asks for (states_answer_kind), at most
     MAX_QUOTE_CHARS (cut at a space, "…" added). Ranked by the embedder's cosine plus
     LEXICAL_WEIGHT times the weighted share of the question's words and numbers it holds
-    (_quote_weights; the heading's words left out). None when `content` quotes no passage or no
-    sentence holds a word of the question or that cosine."""
+    (_quote_weights; the heading's words left out). None when `content` quotes no passage, or no
+    sentence holds a word of the question or MIN_QUOTE_SIMILARITY of cosine."""
     found: list[tuple[int, str, str]] = []  # (passage number, heading, sentence)
     for number, label, text in passage_blocks(content):
         heading, body = passage_heading(label, text)
         found.extend((number, heading, sentence) for sentence in split_sentences(body))
     if not found:
         return None
-    similarity, _ = _similarity_and_share(question, [(h, s) for _, h, s in found], embed)
+    similarity = _similarities(question, [(h, s) for _, h, s in found], embed)
     weights = _quote_weights(question)
+    heading_terms = {heading: _terms(heading) for _, heading, _ in found}
     share = []
     for _, heading, sentence in found:
-        asked = {w: v for w, v in weights.items() if w not in _terms(heading)}
-        held = sum(v for w, v in asked.items() if w in _terms(sentence))
-        share.append(held / max(1.0, sum(asked.values())))
-    order = sorted(range(len(found)), key=lambda j: -(similarity[j] + LEXICAL_WEIGHT * share[j]))
+        held = _terms(sentence)
+        asked = [(w, v) for w, v in weights.items() if w not in heading_terms[heading]]
+        share.append(sum(v for w, v in asked if w in held) / max(1.0, sum(v for _, v in asked)))
+    score = [c + LEXICAL_WEIGHT * w for c, w in zip(similarity, share)]
     # A sentence that states nothing asked (none of its words, little similarity) is never quoted.
-    quotable = [j for j in order if share[j] > 0 or similarity[j] >= MIN_QUOTE_SIMILARITY]
-    fitting = [j for j in quotable if states_answer_kind(question, found[j][2], found[j][1])]
+    quotable = sorted((j for j in range(len(found)) if share[j] > 0 or similarity[j] >= MIN_QUOTE_SIMILARITY),
+                      key=lambda j: -score[j])
     if not quotable:
         return None
-    best = (fitting or quotable)[0]
+    close = [j for j in quotable if score[j] >= score[quotable[0]] - KIND_MARGIN]
+    best = next((j for j in close if states_answer_kind(question, found[j][2], found[j][1])), quotable[0])
     number, _, sentence = found[best]
     if len(sentence) > MAX_QUOTE_CHARS:
         sentence = sentence[:MAX_QUOTE_CHARS].rsplit(" ", 1)[0] + " …"

@@ -46,7 +46,9 @@ async def in_worker(fn: Callable[..., Any], *args: Any, stop: asyncio.Event,
                     meter: BudgetMeter | None = None) -> tuple[str, Any]:
     """(status, value): fn(*args) run in a worker thread, raced against `stop` and the run's wall
     time as :func:`race` does; value is fn's return for "done", else None ("stopped", "budget":
-    the thread runs on to its end, its value dropped). fn's exception is raised."""
+    the thread runs on to its end, its value dropped: Python cannot stop a thread, so what fn
+    holds stays held until it returns, e.g. the embedder's lock, and a later run's embedding
+    waits on it). fn's exception is raised."""
     task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
     ended = await race(asyncio.shield(task), stop, meter)
     if ended != "done":

@@ -176,6 +176,7 @@ class ModelSteps:
                 counted(0, 0)
                 step_span.set_attribute("quoted", True)
                 return
+            state["requested"] = "yes"  # from here a cut aborts the engine's requests and counts their tokens
             if choices and len(functions) == 1 and forced:
                 await choose_call()
                 return
@@ -223,7 +224,8 @@ class ModelSteps:
         if failure is not None:
             state["status"] = "error"
         elif status != "done":  # Stop, or the wall time ran out before the next delta (a slow prefill)
-            await self.generator.abort(request_id)
+            if "requested" in state:  # cut while quoting: nothing was queued
+                await self.generator.abort(request_id)
             state["status"] = status
         tail = parser.finish()
         if tail.content:
@@ -231,7 +233,7 @@ class ModelSteps:
             if on_text is not None and state["status"] == "done":
                 await call_back(on_text, tail.content)
         text = "".join(raw)
-        if "counted" not in state and failure is None:  # cut before its final event (Stop, the wall time)
+        if "counted" not in state and "requested" in state and failure is None:  # cut before its final event
             meter.count_tokens(*await asyncio.to_thread(self._cut_step_tokens, prompt, functions, text))
         step_status = {"done": "done", "stopped": "stopped", "budget": "stopped"}.get(state["status"], "error")
         if failure is not None:  # the step's record and line say why, and so does the run's ending

@@ -86,7 +86,9 @@ CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|g
                   r"lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|krona|krone|pence|cents?|"
                   r"credits?)")
 # What several things cost, or bring in: a price times a count.
-_COST = re.compile(rf"\bhow\s+many\s+{CURRENCY_NAMES}\b"  # "five people: how many rupees altogether?"
+# "how many pounds" may ask a weight, "how many marks" a grade, "how many credits" a course's: not a cost.
+_COST_CURRENCY = r"(?!(?:pounds?|marks?|credits?)\b)" + CURRENCY_NAMES
+_COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how many rupees altogether?"
                    r"|\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"
                    r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)"
@@ -196,12 +198,8 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
             # "4 adults", "a family of 5": a count (a group of N people counts at its end too).
             group = _GROUP_OF.search(question[max(0, m.start() - 40):m.start() + len(m.group(0))]) is not None
-            # "the class of 2024 spend", "in 1990 tickets", "the 2019 fair": a year, not a count.
-            dated = _YEAR.fullmatch(m.group(1)) is not None and re.search(
-                r"\b(?:of|in|since|from|by|until|before|after|the)\s+$", question[max(0, m.start() - 12):m.start()],
-                _FLAGS)
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
-                    and not price and not dated):
+                    and not price and not names_a_year(question, m)):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
     if not found and _YEARS.search(question):
@@ -209,6 +207,23 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             found.extend(((m.start(), (f"{m.group(1)} - {{a}}", m.group(1))),
                           (m.start(), (f"{{a}} - {m.group(1)}", m.group(1)))))
     return list(dict.fromkeys(item for _, item in sorted(found)))
+
+
+def names_an_edition(text: str, match: re.Match[str]) -> bool:
+    """Whether the number `match` (of NUMBER_RE in `text`) is a year naming a thing: "the 2019
+    fair"; but "the 1500 runners" are a count."""
+    return (_YEAR.fullmatch(match.group(1)) is not None
+            and re.search(r"\bthe\s+$", text[max(0, match.start() - 5):match.start()], _FLAGS) is not None
+            and not re.match(r"\s+[a-z]+s\b", text[match.end():], _FLAGS))
+
+
+def names_a_year(text: str, match: re.Match[str]) -> bool:
+    """Whether the number `match` (of NUMBER_RE in `text`) is a year, not a count: an edition
+    (names_an_edition), or after "of", "in", "since", ... ("the class of 2024 spend", "in 1990
+    tickets")."""
+    return names_an_edition(text, match) or (_YEAR.fullmatch(match.group(1)) is not None and re.search(
+        r"\b(?:of|in|since|from|by|until|before|after)\s+$", text[max(0, match.start() - 8):match.start()],
+        _FLAGS) is not None)
 
 
 _ASKS_QUANTITY = re.compile(

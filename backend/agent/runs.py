@@ -183,7 +183,7 @@ class AgentRunner:
             choices: list[dict[str, Any]] | None = []
             if calls is None:
                 ended, choices = await self._candidates(plan, messages[first_new:], stop, meter)
-                if choices is None:  # Stop or the wall time while they were written (an embedding)
+                if ended != "done":  # Stop or the wall time while they were written (an embedding)
                     return self._cut(run_id, ended, meter, sources)
             if calls is None:  # the model answers, writes the calls, or chooses one of `choices`
                 meter.steps += 1
@@ -217,7 +217,8 @@ class AgentRunner:
         calls keep their step indexes, hence their idempotency keys), else the cues' choice
         (backend.agent.routing.plan_tools) cut to what the budget leaves room for (each tool one
         call and one step, two when the model writes its arguments, and one step for the answer),
-        then stored. Blocking: run it in a worker thread."""
+        then stored. Blocking: run it in a worker thread (one cut by Stop runs on and stores the
+        plan all the same, which a retry of the run would follow)."""
         stored = self.records.stored_plan(run_id)
         if stored is not None:
             return [name for name in stored if name in self.tools]
@@ -262,7 +263,9 @@ class AgentRunner:
                 return "done", []
             span.set_attribute("status", ended)
             span.set_attribute("candidates", len(written or ()))
-        return ended, None if written is None else list(written)
+        if ended != "done":
+            return ended, None
+        return ended, list(written or ())  # a tool that wrote None wrote none
 
     def _written_call(self, run_id: str, index: int, plan: list[str]) -> list[ToolCall] | None:
         """[The next planned call] when its tool can write its arguments from the person's message

@@ -35,7 +35,8 @@ import re
 from typing import Any, Callable, Sequence
 
 
-from backend.agent.operations import CURRENCY_NAMES, NUMBER_RE, asks_age, asks_cost, asks_total, named_operations, with_digits
+from backend.agent.operations import (CURRENCY_NAMES, NUMBER_RE, asks_age, asks_cost, asks_total, named_operations,
+                                      names_an_edition, with_digits)
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
 
@@ -114,7 +115,9 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))
     else:
-        given = numbers_in(with_digits(question))
+        own = with_digits(question)  # its numbers but an edition's year ("the 2019 fair")
+        given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
+                                   if not names_an_edition(own, m)))[:MAX_NUMBERS]
         operators = "+*" if asks_total(question) else "+-*/"
         for a in operands:
             for n in given:
@@ -184,36 +187,52 @@ _BEGAN = re.compile(r"\b(?:founded|built|opened|established|formed|started|began
                     r"first|created|made|dug|tapped|laid|installed|incorporated|inaugurated)\b", re.IGNORECASE)
 # A life's beginning: the age of the one the sentence names only ("Pemberly hatched in 1931"), never
 # the age of the place it lives in.
-# A state that began then, of the thing the question names ("The sourdough starter has been kept
-# alive since 1951").
-_SINCE = re.compile(r"\bsince\b", re.IGNORECASE)
 _BORN = re.compile(r"\b(?:born|hatched|foaled|whelped)\b", re.IGNORECASE)
+# A state that began then, of the thing the question names ("The sourdough starter has been kept
+# alive since 1951"): read only when no beginning names it.
+_SINCE = re.compile(r"\bsince\b", re.IGNORECASE)
+# A sentence whose subject is the passage's thing: a pronoun, or the heading's words first
+# ("It was first built in 1784", "The Ravella Typewriter Museum opened"; not "Its restoration
+# began in 1997", "Restoration work on the bridge began").
+_PRONOUN_SUBJECT = re.compile(r"^\W*(?:it|they|this|she|he)\b", re.IGNORECASE)
+_ARTICLE = re.compile(r"^\W*(?:the|a|an)\s+", re.IGNORECASE)
 # Words of an age question that name no thing ("how old will it be", "years of age").
 _AGE_WORDS = frozenset({"old", "year", "age", "counting", "count", "open", "around", "running", "since", "first",
                         "anniversary", "turn", "will", "now"})
 
 
+def _is_subject(sentence: str, heading: str) -> bool:
+    """Whether `sentence` is about `heading`'s thing as its subject (_PRONOUN_SUBJECT)."""
+    if _PRONOUN_SUBJECT.search(sentence):
+        return True
+    first = _ARTICLE.sub("", sentence).split()[:1]
+    return bool(first) and bool(stems(first[0]) & stems(heading))
+
+
 def _beginning(question: str, ranked: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
     """(year, its sentence): when the thing the question asks the age of began, in the passage of
-    the best sentence (the sentences with its heading). A sentence saying something began
-    (founded, built, opened, first, hatched, ...) that names a thing the question names
-    ("Pemberly", not the heading's "Brackenholt Zoo"; "since 1951" counts too): the best ranked
-    such; else, of such sentences (not a birth), the one naming most of the heading, then the
-    earliest year ("built in 1784", not "its restoration began in 1997"); else the earliest year
-    of the passage; None without a year."""
+    the best sentence (the sentences with its heading):
+
+    - the best ranked sentence saying something began (founded, built, opened, first, hatched,
+      ...) that names a thing the question names ("Pemberly", not the heading's "Brackenholt
+      Zoo"); else the best ranked "since" sentence naming it ("kept alive since 1951");
+    - else, of the sentences saying something began (not a birth), one whose subject is the
+      heading's thing (_is_subject), then the one naming most of the heading, then the earliest
+      year ("It was first built in 1784", not "Restoration work on the bridge began in 1997");
+    - else the earliest year of the passage; None without a year."""
     heading = ranked[0][0]
     named = stems(question) - stems(heading) - _AGE_WORDS
     years = [(int(y), y, s) for h, s in ranked if h == heading for y in years_in(s)]
-    for _, year, sentence in years:  # in rank order
-        if (_BEGAN.search(sentence) or _BORN.search(sentence) or _SINCE.search(sentence)) and named & stems(sentence):
-            return year, sentence
+    for cue in (lambda s: _BEGAN.search(s) or _BORN.search(s), _SINCE.search):
+        for _, year, sentence in years:  # in rank order
+            if cue(sentence) and named & stems(sentence):
+                return year, sentence
     began = [item for item in years if _BEGAN.search(item[2]) and not _BORN.search(item[2])]
     if not (began or years):
         return None
-    # The heading's own thing: the sentence naming most of it ("The Ravella Typewriter Museum
-    # opened in 1987", not "412 typewriters, the oldest built in 1878"), then the earliest year.
     own = stems(heading)
-    _, year, sentence = min(began or years, key=lambda item: (-len(own & stems(item[2])), item[0]))
+    _, year, sentence = min(began or years, key=lambda item: (not _is_subject(item[2], heading),
+                                                              -len(own & stems(item[2])), item[0]))
     return year, sentence
 
 

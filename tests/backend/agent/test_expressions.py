@@ -426,6 +426,23 @@ def test_an_age_counts_from_the_headings_thing_or_the_named_things_since(questio
     assert candidate_expressions(question, [result(MUSEUM_AGES)], None, evaluate)[0] == want
 
 
+BRIDGE_AGES = """Halvorsen Bridge
+
+It was first built in 1784 as a timber crossing. Restoration work on the Halvorsen Bridge began in 1997.
+
+Its toll keeper's cottage has stood empty since 1952."""
+
+
+def test_an_age_counts_from_the_sentence_whose_subject_is_the_headings_thing():
+    # Review: "Restoration work on the Halvorsen Bridge" names the bridge more, but the bridge
+    # began in 1784.
+    assert candidate_expressions("How old is the Halvorsen Bridge in 2030?", [result(BRIDGE_AGES)], None,
+                                 evaluate)[0] == "2030 - 1784"
+    # A beginning naming the asked thing wins over a "since" that names it too.
+    text = "Brackenholt Zoo\n\nPemberly has lived at the zoo since 1950. Pemberly hatched in 1931."
+    assert candidate_expressions("How old was Pemberly in 1990?", [result(text)], None, evaluate)[0] == "1990 - 1931"
+
+
 def test_a_cost_asked_in_a_currencys_name_counts_its_people_and_a_years_edition_is_no_count():
     # blind13: "how many rupees altogether" is a cost: the price times the five people, not 350 + 5.
     assert named_operations("Factory tour for five people at the tea estate - how many rupees altogether?") == [
@@ -433,8 +450,13 @@ def test_a_cost_asked_in_a_currencys_name_counts_its_people_and_a_years_edition_
     text = "Kanavali Hill Tea Estate\n\nThe factory tour takes 40 minutes and costs 350 rupees per person."
     assert candidate_expressions("Factory tour for five people - how many rupees altogether?", [result(text)], None,
                                  evaluate) == ["350 * 5"]
-    # "the 2019 fair" names an edition: no "{a} * 2019".
+    # "the 2019 fair" names an edition: no "{a} * 2019", and no candidate multiplies by it.
     assert named_operations("How much did the 2019 fair raise?") == []
+    fair = "Ostby Summer Fair\n\nThe 2019 fair raised 12,400 dollars for the lifeboat station."
+    assert candidate_expressions("How much did the 2019 fair raise in total?", [result(fair)], None, evaluate) == []
+    # ... but "the 1500 runners" are a count, and "how many pounds" asks a weight, not a cost.
+    assert named_operations("What would the 1500 runners pay in total?") == [("{a} * 1500", "1500")]
+    assert named_operations("How many pounds do 4 sacks weigh?") == []
 
 
 def test_fractions_and_shares_in_words():

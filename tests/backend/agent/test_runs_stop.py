@@ -142,6 +142,9 @@ async def test_stop_while_the_program_works_in_a_thread_ends_the_run_at_once(mak
     assert (result.status, result.ending) == ("stopped", "Stopped.")
     assert records.run(result.run_id).status == "stopped"
     assert generator.calls == []  # no model step was asked
+    if at == "quote":  # the answering step was cut before it asked the engine: nothing to abort or count
+        assert generator.aborted == []
+        assert [(s.kind, s.status, s.tokens) for s in records.steps(result.run_id)][-1] == ("model", "stopped", 0)
     blocking.gate.set()
 
 
@@ -159,3 +162,14 @@ async def test_the_wall_time_running_out_while_candidates_are_written_ends_the_r
     assert (result.status, result.ending) == ("budget", "the time limit of the run (100 s) was reached")
     assert generator.calls == []
     blocking.gate.set()
+
+
+async def test_a_tool_writing_no_candidates_lets_the_model_write_the_call(make_runner, turn, stop, records):
+    """Review: candidate_arguments returning None (it wrote none) is not a cut: the model writes
+    the call and the run goes on to its answer."""
+    generator = ScriptedGenerator([[call_text(("add", {"a": 2, "b": 3}))], ["It ", "is 5."]])
+    runner = planned_runner(make_runner, generator)
+    runner.tools["add"].candidate_arguments = lambda *args: None
+    result = await asyncio.wait_for(go(runner, turn, stop), 10)
+    assert result.status == "done"
+    assert [c.status for c in records.calls(result.run_id)][-1] == "ok"

@@ -6,7 +6,10 @@ receipt to the last event) > ``ws.receive``, ``persistence.read``, ``retrieval``
 ``chat.reply`` (backend/chat/service.py) > ``engine.queue``, ``engine.prefill`` >
 ``engine.prefill.chunk`` (one per prefill step), ``engine.decode``, ``persistence.final_write``;
 an agent reply's ``chat.reply`` holds ``agent.prompt_fit``, then per model step ``agent.model_step``
-> ``engine.*`` and per tool call ``agent.tool_call`` (backend/agent/runs.py), in the run's order.
+> ``engine.*`` and per tool call ``agent.tool_call`` (backend/agent/runs.py), in the run's order;
+a planned run adds ``agent.plan``, ``agent.candidates`` (the calculator's candidates written) and
+``agent.quote`` (a fact quoted from the documents), and a step choosing among candidates has one
+``agent.candidate`` per scored request (record_request) instead of ``engine.*``.
 A /v1 request: ``v1.request`` > ``prompt.assemble``, ``admission``, ``engine.*``.
 
 Engine spans are made after the request ends, with explicit start and end times, from the

@@ -19,8 +19,9 @@ Every run, step and call is stored (backend.agent.records). Idempotency: the key
 text and a finished call's result, and a call cut between executing and recording runs again
 with the same key, which a side-effecting tool honours. Each model step has a trace span
 ("agent.model_step": index, prompt_tokens, completion_tokens, status) with the engine's spans
-under it (backend.tracing.record_engine), and each tool call one ("agent.tool_call"), under the
-turn's trace. A model step that cannot start (PromptTooLong, GeneratorUnavailable, any
+under it (backend.tracing.record_engine; a step choosing among candidates has an
+"agent.candidate" span per scored request instead), and each tool call one ("agent.tool_call"),
+under the turn's trace. A model step that cannot start (PromptTooLong, GeneratorUnavailable, any
 GenerationError) ends "error" with the reason in its record, and the run "error" with it as its
 ending.
 """

@@ -7,6 +7,10 @@ embedded after its passage's heading: "Its two towers are 148 metres tall" names
 bridge nor the document) plus LEXICAL_WEIGHT times the share of the question's words it holds
 (the heading's words left out: the subject's name is in every question about it), as dense +
 lexical hybrid retrieval ranks passages.
+
+The sentence an answer quotes is ranked the same way with a weighted share (_quote_weights: the
+words of what only names the thing asked about weigh less, the question's numbers more), then
+checked for the kind of answer its wh-word asks (states_answer_kind).
 """
 
 from __future__ import annotations

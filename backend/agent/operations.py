@@ -77,6 +77,16 @@ _IMPLIED = (
     (_SPAN := re.compile(rf"\b(?:over|in|for|across|during|on)\s+{_NUMBER}\s+(?:nights|days|weeks|months|years|hours|"
                          rf"minutes|seasons|shifts|trips|journeys|crossings)\b", _FLAGS), "{a} * {n}"),
 )
+# A share per person asked ("how much each", "split it", "each person pay") of a price for a
+# group counted in the question ("the 10 of us", "5 of us", "4 friends"): the price over them.
+_PER_PERSON = re.compile(r"\b(?:split|share|shared|splitting|sharing)\b|\bhow\s+much\s+(?:\w+\s+){0,2}each\b"
+                         r"|\beach\s+(?:person|of\s+us|of\s+them|one\s+of\s+us)\b|\bper\s+(?:person|head)\b"
+                         r"|\bapiece\b", re.IGNORECASE)
+_PEOPLE = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:of\s+(?:us|you|them)|people|persons|friends|adults|guests|"
+                     rf"colleagues|members|players|students|kids|children)\b", re.IGNORECASE)
+# How many fit in a budget: "I've got a $500 budget. How many people can I send?" -> floor(500 / price).
+_HOW_MANY_CAN = re.compile(r"\bhow\s+many\b[^.?!\n]{0,60}?\b(?:can|could)\s+(?:i|we|you|one)\b"
+                           r"|\bhow\s+many\b[^.?!\n]{0,40}?\b(?:afford|fit\s+in)", re.IGNORECASE)
 # "15% off", "a 20 percent discount", "a discount of 10%": the price after it.
 _PERCENT_OFF = re.compile(rf"(?<![\w.]){_NUMBER}\s*{PERCENT_SIGN}\s*(?:off\b|discount\b|reduction\b)"
                           rf"|\b(?:discount|reduction)\s+of\s+{_NUMBER}\s*{PERCENT_SIGN}", _FLAGS)
@@ -86,12 +96,18 @@ CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|g
                   r"lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|krona|krone|pence|cents?|"
                   r"credits?)")
 # What several things cost, or bring in: a price times a count.
+# An amount of money in the question: "$500", "500 euros".
+_MONEY = re.compile(rf"[$€£¥]\s*{_NUMBER}|(?<![\w.,]){_NUMBER}\s*{CURRENCY_NAMES}\b", _FLAGS)
 # "how many pounds" may ask a weight, "how many marks" a grade, "how many credits" a course's: not a cost.
 _COST_CURRENCY = r"(?!(?:pounds?|marks?|credits?)\b)" + CURRENCY_NAMES
 _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how many rupees altogether?"
                    r"|\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"
-                   r"|\b(?:total|whole|overall)\s+(?:fare|cost|price|bill|charge|amount)"
+                   r"|\b(?:total|whole|overall)\s+(?:[a-z]+\s+)?(?:fare|cost|price|bill|charge|amount)"
+                   r"|\bgoing\s+to\s+(?:cost|come\s+to|set\s+\w+\s+back)\b"
+                   # "if i buy 5 jars of the honey how much is that"
+                   r"|\b(?:buy|buying|order|ordering|get|getting|take|taking|hire|hiring|book|booking)\s+"
+                   r"[0-9][^.?!\n]{0,80}?\bhow\s+much\s+(?:is|would|will)\s+(?:that|this|it)\b"
                    r"|\b(?:calculate|work\s+out|figure\s+out)\s+(?:the\s+|what\s+)?(?:cost|price|total|fare|bill)\b"
                    r"|\bset\s+(?:me|us|you|him|her|them)\s+back\b|\bfor\s+the\s+lot\b"
                    r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+the\s+total\b"
@@ -150,6 +166,10 @@ _COMPOUND_BEFORE = re.compile(r"\b(?:(?:" + "|".join(_COUNTS) + r")\s*-?|(?:hund
                               _FLAGS)
 
 
+_AND_A_HALF = re.compile(r"\b(?:(one|" + "|".join(w for w in _COUNTS if " " not in w) + r")|([0-9]+))\s+and\s+a\s+half\b",
+                         _FLAGS)
+
+
 def with_digits(text: str) -> str:
     """`text` with a count written as a word before another word as digits ("four adults" ->
     "4 adults"; not "three times": "I told you three times" asks for nothing), for reading the
@@ -160,6 +180,11 @@ def with_digits(text: str) -> str:
             return m.group(0)
         return _COUNTS[" ".join(m.group(0).lower().split())]
 
+    def half(m: re.Match[str]) -> str:  # "three and a half hours" -> "3.5 hours"
+        whole = m.group(2) or ("1" if m.group(1).lower() == "one" else _COUNTS[m.group(1).lower()])
+        return f"{whole}.5"
+
+    text = _AND_A_HALF.sub(half, text)
     return _COUNT_WORD.sub(digits, text)
 
 
@@ -193,6 +218,14 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
         found.append((m.start(), (f"{{a}} * (100 - {n}) / 100", n)))
     if _PER_UNIT.search(question):  # "in 20 days, how many a day": a share of the span, not a total
         found = [(at, (t.replace(" * ", " / ") if _SPAN.match(question, at) else t, n)) for at, (t, n) in found]
+    if not found and _PER_PERSON.search(question):  # "for the 10 of us, how much each"
+        for m in _PEOPLE.finditer(question):
+            n = m.group(1).replace(",", "")
+            found.append((m.start(), (f"{{a}} / {n}", n)))
+    if not found and _HOW_MANY_CAN.search(question):  # "a $500 budget: how many people can I send"
+        for m in _MONEY.finditer(question):
+            n = (m.group(1) or m.group(2)).replace(",", "")
+            found.append((m.start(), (f"floor({n} / {{a}})", n)))
     if not found and _COST.search(question):
         for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
             price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
@@ -255,6 +288,33 @@ def asks_age(text: str) -> bool:
     """Whether `text` asks for years counted from a thing's beginning ("How old will it be in
     2045?", "been open by 2025", "since the first fair")."""
     return _AGE.search(cue_text(text)) is not None
+
+
+_DIGIT_WORDS = {"zero": 0, "one": 1, "a single": 1, "two": 2, "three": 3, "four": 4}
+_DIGITS = r"([0-4]|zero|one|a\s+single|two|three|four)"
+# The rounding a question asks for: "round to 2 decimals", "to two decimal places", "One decimal
+# is fine", "nearest whole metre", "to the nearest tenth".
+_ROUND_DECIMALS = re.compile(rf"\b{_DIGITS}\s+(?:decimal|dp\b|digits?\s+after)", _FLAGS)
+_ROUND_WHOLE = re.compile(r"\bnearest\s+(?:whole|full|integer\b|unit\b)|\bwhole\s+number\b"
+                          r"|\bround(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to\s+the\s+nearest\s+"
+                          r"(?!tenth|hundredth|thousandth|\d|ten\b|hundred\b|thousand\b)"
+                          r"|\bno\s+decimals\b", _FLAGS)
+_ROUND_PLACE = re.compile(r"\bnearest\s+(tenth|hundredth|thousandth|cent|penny|pence)\b", _FLAGS)
+_PLACES = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2, "penny": 2, "pence": 2}
+
+
+def asked_rounding(text: str) -> int | None:
+    """The decimal places `text` asks its answer rounded to ("round to 2 decimals" -> 2, "One
+    decimal is fine" -> 1, "nearest whole metre" -> 0, "to the nearest tenth" -> 1), or None."""
+    text = cue_text(text)
+    match = _ROUND_DECIMALS.search(text)
+    if match is not None:
+        word = " ".join(match.group(1).lower().split())
+        return int(word) if word.isdigit() else _DIGIT_WORDS[word]
+    match = _ROUND_PLACE.search(text)
+    if match is not None:
+        return _PLACES[match.group(1).lower()]
+    return 0 if _ROUND_WHOLE.search(text) else None
 
 
 def asks_total(text: str) -> bool:

@@ -8,14 +8,14 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from backend.agent.operations import asks_cost, asks_quantity, named_operations, numbers_beyond
+from backend.agent.operations import NUMBER_RE, asks_cost, asks_quantity, named_operations, numbers_beyond
 from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
-from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
 from backend.agent.tools.sentences import rank_sentences, text_sentences
-from backend.agent.tools.units import asked_period, asked_unit, implied_conversions
+from backend.agent.tools.units import asked_period, asked_scale, asked_unit, implied_conversions
 
 
 def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
@@ -111,15 +111,19 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         if passages is None:
             return False
         cost = asks_cost(text) and bool(named_operations(text))  # "what would 4 passes come to?"
-        converts = asked_unit(text) is not None or asked_period(text) is not None  # "in grams", "in a week"
-        if not (cost or asks_quantity(text) or converts):
+        # "in grams", "in a week", "in Fahrenheit"
+        converts = asked_unit(text) is not None or asked_period(text) is not None or asked_scale(text) is not None
+        related = asks_relation(text)  # "what percentage of ...", "how many years after ... was"
+        if not (cost or asks_quantity(text) or converts or related):
             return False
         found = passages(user_id, text)
         if not found:
             return False
         if cost or numbers_beyond(text, found):
             return True
-        return converts and not named_operations(text) and bool(implied_conversions(
-            text, [s for _, s in rank_sentences(text, [(h, s) for t in found for h, s in text_sentences(t)], embed)]))
+        if named_operations(text) or not (converts or related):
+            return False
+        ranked = [s for _, s in rank_sentences(text, [(h, s) for t in found for h, s in text_sentences(t)], embed)]
+        return bool(implied_conversions(text, ranked) or relations(text, [s for s in ranked if NUMBER_RE.search(s)]))
 
     return replace(SPEC, candidate_arguments=candidates, stated_result=stated_result, relevant=relevant)

@@ -35,8 +35,8 @@ import re
 from typing import Any, Callable, Sequence
 
 
-from backend.agent.operations import (CURRENCY_NAMES, NUMBER_RE, asks_age, asks_cost, asks_total, named_operations,
-                                      names_an_edition, with_digits)
+from backend.agent.operations import (CURRENCY_NAMES, NUMBER_RE, asked_rounding, asks_age, asks_cost, asks_total,
+                                      named_operations, names_an_edition, with_digits)
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
 
@@ -108,7 +108,9 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
                  sentence: str) -> list[str]:
     expressions: list[str] = []
     if templates:
-        prices = list(prices_in(sentence)) if asks_cost(question) else []
+        # a cost, a share per person, what a budget buys: the price's number
+        priced = asks_cost(question) or any(t.startswith("floor(") or t.endswith(f"/ {n}") for t, n in templates)
+        prices = list(prices_in(sentence)) if priced else []
         if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
             operands = [a for a in operands if a in prices] + [a for a in prices if a not in operands]
         for template, n in templates:
@@ -144,11 +146,21 @@ def _operand_kind(template: str, sentence: str) -> Callable[[str], bool]:
 def candidate_expressions(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
                           evaluate: Callable[[str], Any]) -> list[str]:
     """The expressions the model chooses among (see the module docstring), at most
-    MAX_CANDIDATES, each accepted by `evaluate` (the calculator's; raising otherwise). With no
-    number in the results (or no results), the operation the question names over its own other
-    numbers ("What is 15% of 240?" -> ["240 * 15 / 100"]). [] when nothing fits (the model then
-    writes the call)."""
+    MAX_CANDIDATES, each accepted by `evaluate` (the calculator's; raising otherwise), each
+    rounded as the question asks ("round to 2 decimals": "round(5200 * 125 / 201168, 2)";
+    backend.agent.operations.asked_rounding). With no number in the results (or no results),
+    the operation the question names over its own other numbers ("What is 15% of 240?" ->
+    ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
     question = question[:MAX_QUESTION_CHARS]
+    out = _candidates(question, results, embed, evaluate)
+    digits = asked_rounding(question)
+    if digits is None or not out:
+        return out
+    return _valid([f"round({e}, {digits})" if digits else f"round({e})" for e in out], evaluate)
+
+
+def _candidates(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
+                evaluate: Callable[[str], Any]) -> list[str]:
     # Every sentence ranked once (a conversion may read one without a number's neighbours asked);
     # the fact sentences are those holding a number, in the same order.
     every = rank_sentences(question, passage_sentences(results), embed)
@@ -170,6 +182,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         converted = _valid(implied_conversions(question, [s for _, s in every]), evaluate)
         if converted:
             return converted[:MAX_CANDIDATES]
+        related = _valid(relations(question, [s for _, s in ranked]), evaluate)
+        if related:  # "what percentage of ... did it start with", "how many years after ... was"
+            return related[:MAX_CANDIDATES]
     own = set(numbers_in(with_digits(question)))
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
@@ -181,6 +196,60 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         if out:
             return out[:MAX_CANDIDATES]
     return []
+
+
+# Two numbers of the documents related, the question bringing none of its own: a share as a
+# percentage ("What percentage of its current hives did it start out with?" over "began with 14
+# hives and today manages 236"), years between two events ("how many years after the club was
+# founded was its boathouse rebuilt"), a percentage of an amount ("how much of the restoration
+# money went on repainting" over "raised $210,000, of which 40 percent went on repainting").
+_ASKS_PERCENTAGE = re.compile(r"\bwhat\s+(?:percentage|percent|per\s+cent|proportion|share)\b"
+                              r"|\bas\s+a\s+percentage\b|\bwhat\s+%", re.IGNORECASE)
+_ASKS_YEARS_BETWEEN = re.compile(r"\bhow\s+many\s+years\s+(?:after|before|later|earlier|passed|elapsed|went\s+by|"
+                                 r"between|separate|apart)\b|\bhow\s+(?:long|many\s+years)\s+(?:after|before)\b"
+                                 r"|\bhow\s+long\s+(?:was\s+it\s+)?between\b", re.IGNORECASE)
+_ASKS_PART = re.compile(r"\bhow\s+(?:much|many)\s+(?:of|\w+\s+of)\s+(?:the|its|their|that|this)\b", re.IGNORECASE)
+_PERCENT_IN = re.compile(r"(?<![\w.,])([0-9]+(?:\.[0-9]+)?)\s*(?:%|percent\b|per\s+cent\b)", re.IGNORECASE)
+# The fact sentences two numbers are read from: the best ranked ones.
+MAX_RELATED_SENTENCES = 3
+
+
+def asks_relation(question: str) -> bool:
+    """Whether `question` asks to relate two numbers of the documents (see relations) and brings
+    no number of its own (but an edition's year: "the 2019 restoration money")."""
+    own = with_digits(question)
+    if any(not names_an_edition(own, m) for m in NUMBER_RE.finditer(own)) and asked_rounding(question) is None:
+        return False
+    return bool(_ASKS_PERCENTAGE.search(question) or _ASKS_YEARS_BETWEEN.search(question)
+                or _ASKS_PART.search(question))
+
+
+def relations(question: str, ranked: Sequence[str]) -> list[str]:
+    """Expressions relating two numbers of the best ranked fact sentences `ranked` (best first),
+    for a question asks_relation accepts: each smaller number as a percentage of each larger one
+    of the same sentence; each later year less each earlier one of the first
+    MAX_RELATED_SENTENCES sentences with a year (pairs of better ranked sentences first); a
+    percentage of each other number of its sentence. [] for any other question."""
+    if not asks_relation(question):
+        return []
+    top = list(ranked[:MAX_RELATED_SENTENCES])
+    out: list[str] = []
+    if _ASKS_YEARS_BETWEEN.search(question):
+        dated = [years_in(s) for s in ranked if years_in(s)][:MAX_RELATED_SENTENCES]
+        years = list(dict.fromkeys(y for ys in dated for y in ys))
+        pairs = sorted(((i, j) for i in range(len(years)) for j in range(i + 1, len(years))), key=lambda p: p[0] + p[1])
+        out.extend(f"{max(years[i], years[j], key=int)} - {min(years[i], years[j], key=int)}" for i, j in pairs
+                   if years[i] != years[j])
+    elif _ASKS_PERCENTAGE.search(question):
+        for sentence in top:
+            numbers = [n for n in numbers_in(sentence) if n not in years_in(sentence)]
+            out.extend(f"{a} * 100 / {b}" for a in numbers for b in numbers if a != b and float(a) < float(b))
+    else:
+        for sentence in top:
+            for percent in _PERCENT_IN.finditer(sentence):
+                out.extend(f"{n} * {percent.group(1)} / 100" for n in numbers_in(sentence)
+                           if n != percent.group(1) and n not in years_in(sentence))
+    return out
 
 
 _BEGAN = re.compile(r"\b(?:founded|built|opened|established|formed|started|began|begun|set\s+up|planted|launched|"

@@ -85,13 +85,28 @@ def passage_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
+# A sentence whose subject is a pronoun ("It lasts 6 weeks and costs £95 per person") is about
+# what the sentence before it names ("... runs a beginners' course every spring").
+_PRONOUN_START = re.compile(r"^\W*(?:it|its|they|their|this|these|he|she|his|her)\b", re.IGNORECASE)
+
+
+def _embedded_text(sentences: Sequence[tuple[str, str]], i: int) -> str:
+    """What is embedded for sentence i: "heading. sentence", the sentence before it (of the same
+    heading, in document order) put in front when it starts with a pronoun."""
+    heading, sentence = sentences[i]
+    if i > 0 and sentences[i - 1][0] == heading and _PRONOUN_START.match(sentence):
+        return f"{heading}. {sentences[i - 1][1]} {sentence}"
+    return f"{heading}. {sentence}"
+
+
 def _similarities(question: str, sentences: Sequence[tuple[str, str]],
                   embed: Callable[[Sequence[str]], Any] | None) -> list[float]:
-    """Each (heading, sentence)'s cosine similarity to `question` ("heading. sentence" embedded);
-    0 without `embed`."""
+    """Each (heading, sentence)'s cosine similarity to `question` (_embedded_text: the pairs in
+    document order); 0 without `embed`."""
     if embed is None:
         return [0.0] * len(sentences)
-    vectors = np.asarray(embed([question] + [f"{h}. {s}" for h, s in sentences]), dtype=np.float64)
+    vectors = np.asarray(embed([question] + [_embedded_text(sentences, i) for i in range(len(sentences))]),
+                         dtype=np.float64)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     return [float(v) for v in vectors[1:] @ vectors[0]]
 

@@ -5,9 +5,12 @@ kilograms" -> "212 * 1000"; "how many days long is the tour" over "tours for 11 
 week" over "140 grams of meat a day" -> "140 * 7"; "a monthly pass every month for a full year"
 -> "38 * 12").
 
-Only exact factors: metric mass, length and volume, seconds to weeks, months to years (a month
-is no whole number of days). The passage is untrusted data: only its numbers and unit words are
-read.
+Only exact factors: metric mass, length and volume, the international yard and pound (1959:
+a yard is 0.9144 m, a pound 0.45359237 kg) and the nautical mile (1852 m), seconds to weeks,
+months to years (a month is no whole number of days); and degrees Celsius to Fahrenheit and
+back. A rate given as an interval ("flashes every 15 seconds") counts its events over the period
+asked ("in one hour" -> "3600 / 15"). The passage is untrusted data: only its numbers and unit
+words are read.
 """
 
 from __future__ import annotations
@@ -31,6 +34,13 @@ _add("length", Fraction(1, 1000), "mm", "millimetre", "millimetres", "millimeter
 _add("length", Fraction(1, 100), "cm", "centimetre", "centimetres", "centimeter", "centimeters")
 _add("length", 1, "m", "metre", "metres", "meter", "meters")
 _add("length", 1000, "km", "kilometre", "kilometres", "kilometer", "kilometers")
+_add("length", Fraction(254, 10000), "inch", "inches")
+_add("length", Fraction(3048, 10000), "foot", "feet", "ft")
+_add("length", Fraction(9144, 10000), "yard", "yards", "yd")
+_add("length", Fraction(1609344, 1000), "mile", "miles")
+_add("length", 1852, "nautical mile", "nautical miles")
+_add("mass", Fraction(28349523125, 10 ** 9), "ounce", "ounces", "oz")
+_add("mass", Fraction(45359237, 10 ** 5), "pound", "pounds", "lb", "lbs")
 _add("volume", 1, "ml", "millilitre", "millilitres", "milliliter", "milliliters")
 _add("volume", 1000, "l", "litre", "litres", "liter", "liters")
 _add("volume", 100_000, "hectolitre", "hectolitres", "hectoliter", "hectoliters")
@@ -48,7 +58,15 @@ _NUMBER = r"(?<![\w.,])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)
 # A quantity of a passage: "212 kilograms", "9.6-metre", "11 weeks".
 _QUANTITY = re.compile(rf"{_NUMBER}[\s-]*({_UNIT_WORDS})\b", re.IGNORECASE)
 # The unit a question asks for: "how many grams", "how many cubic metres", "... in grams?".
-_ASKED = re.compile(rf"\bhow\s+many\s+({_UNIT_WORDS})\b|\bin\s+({_UNIT_WORDS})\s*[?.!]*\s*$", re.IGNORECASE)
+# "in kilometres? One decimal is fine." asks it too: the unit ends its clause.
+_ASKED = re.compile(rf"\bhow\s+many\s+({_UNIT_WORDS})\b|\bin\s+({_UNIT_WORDS})\s*(?:[?.!,;]|$)", re.IGNORECASE)
+# Degrees: "1,150 degrees Celsius", "1150 °C", "-4 °F"; asked: "in Fahrenheit", "how many degrees Celsius".
+_DEGREES = re.compile(r"(?<![\w.,])(-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|-?[0-9]+(?:\.[0-9]+)?)\s*"
+                      r"(?:degrees?\s+|°\s*)(celsius|centigrade|fahrenheit|c|f)\b", re.IGNORECASE)
+_ASKED_SCALE = re.compile(r"\b(?:in|to)\s+(?:degrees\s+)?(celsius|centigrade|fahrenheit)\b"
+                          r"|\bhow\s+many\s+degrees\s+(celsius|centigrade|fahrenheit)\b", re.IGNORECASE)
+# A rate as an interval: "every 15 seconds", "every 12 minutes".
+_EVERY = re.compile(rf"\bevery\s+{_NUMBER}\s+(second|minute|hour|day|week)s?\b", re.IGNORECASE)
 # A rate's period: "140 grams of meat a day", "per week", "each night"; "monthly", "daily".
 _PERIODS = {"daily": "day", "nightly": "night", "weekly": "week", "monthly": "month", "yearly": "year",
             "annual": "year", "annually": "year", "hourly": "hour"}
@@ -99,6 +117,10 @@ def conversions(question: str, sentence: str) -> list[str]:
         if factor != 1:
             out.append(_scaled(number, factor))
     if period is not None and wanted is None:
+        for every in _EVERY.finditer(sentence):  # "every 15 seconds", asked "in one hour": 3600 / 15
+            over = _over(every.group(2).lower(), period)
+            if over is not None:
+                out.append(f"{over} / {every.group(1).replace(',', '')}")
         for rate in _RATE.finditer(sentence):  # "a monthly pass costs 38 florins": the rate's word before its number
             if rate.group(2) is None:
                 continue
@@ -107,6 +129,28 @@ def conversions(question: str, sentence: str) -> list[str]:
             if after is not None and over is not None and over != 1:
                 out.append(_scaled(after.group(1).replace(",", ""), over))
     return list(dict.fromkeys(out))
+
+
+def asked_scale(question: str) -> str | None:
+    """The temperature scale `question` asks its answer in ("in Fahrenheit" -> "f"), or None."""
+    match = _ASKED_SCALE.search(question)
+    return None if match is None else (match.group(1) or match.group(2))[0].lower()
+
+
+def temperature_conversions(question: str, sentence: str) -> list[str]:
+    """Expressions converting the temperatures of `sentence` to the scale `question` asks for
+    ("1,150 degrees Celsius", asked in Fahrenheit -> "1150 * 9 / 5 + 32"); [] when it asks for
+    none or they are in it already."""
+    scale = asked_scale(question)
+    out = []
+    for match in _DEGREES.finditer(sentence) if scale else ():
+        given = "f" if match.group(2).lower().startswith("f") else "c"
+        number = match.group(1).replace(",", "")
+        if given == "c" and scale == "f":
+            out.append(f"{number} * 9 / 5 + 32")
+        elif given == "f" and scale == "c":
+            out.append(f"({number} - 32) * 5 / 9")
+    return out
 
 
 def _over(per: str, period: str) -> Fraction | None:
@@ -133,20 +177,37 @@ def has_unit(sentence: str, unit: str) -> bool:
 
 
 def quantities(sentence: str) -> bool:
-    """Whether `sentence` gives a quantity with a unit this module converts."""
-    return _QUANTITY.search(sentence) is not None
+    """Whether `sentence` gives a quantity with a unit this module converts, or a rate as an
+    interval ("every 15 seconds")."""
+    return _QUANTITY.search(sentence) is not None or _EVERY.search(sentence) is not None
+
+
+# The most sentences with a quantity read for a conversion, best ranked first.
+MAX_TRIED = 3
 
 
 def implied_conversions(question: str, ranked: list[str]) -> list[str]:
-    """conversions(question, s) for the first of the `ranked` sentences (best first) that gives a
-    quantity with a unit; [] when that sentence already gives the asked unit with no rate to
-    scale (the question is a lookup: "How many days does the season last?" over "lasts 42 days")."""
+    """conversions(question, s) for the first MAX_TRIED of the `ranked` sentences (best first)
+    that give a quantity with a unit, best first (the model chooses among them), or the
+    temperature_conversions of the first with a temperature when a scale is asked; [] when the
+    first already gives the asked unit with no rate to scale (the question is a lookup: "How
+    many days does the season last?" over "lasts 42 days")."""
+    if asked_scale(question) is not None:
+        for sentence in ranked:
+            if _DEGREES.search(sentence):
+                return temperature_conversions(question, sentence)
+        return []
     unit, period = asked_unit(question), asked_period(question)
     if unit is None and period is None:
         return []
-    for sentence in ranked:
+    out: list[str] = []
+    tried = 0
+    for sentence in ranked:  # the first MAX_TRIED with a quantity, best first
         if quantities(sentence):
-            if period is None and unit is not None and has_unit(sentence, unit):
+            if tried == 0 and period is None and unit is not None and has_unit(sentence, unit):
                 return []
-            return conversions(question, sentence)
-    return []
+            out.extend(conversions(question, sentence))
+            tried += 1
+            if tried == MAX_TRIED:
+                break
+    return list(dict.fromkeys(out))

@@ -4,10 +4,13 @@ read back from a search's result."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
-from backend.agent.operations import asks_cost, asks_quantity, named_operations, numbers_beyond, with_digits
+from backend.agent.operations import (asked_rounding, asks_cost, asks_quantity, named_operations, numbers_beyond,
+                                      with_digits)
 from backend.agent.routing import needs_calculation
 from backend.agent.tools.calculator import evaluate, spec, stated_result
 from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
@@ -492,3 +495,79 @@ def test_an_age_word_does_not_make_a_cost_count_from_a_year():
     ask = "How much would 3 child tickets cost for kids under 12 years old?"
     assert candidate_expressions(ask, [result(text)], None, evaluate)[0] == "8 * 3"
     assert named_operations("How much did the class of 2024 spend on the trip?") == []
+
+
+@pytest.mark.parametrize("question, digits", [
+    ("kestrel head race distance in miles? round to 2 decimals", 2), ("One decimal place please.", 1),
+    ("One decimal is fine.", 1), ("to two decimal places", 2), ("to 1 dp", 1), ("nearest whole metre", 0),
+    ("rounded to the nearest dollar", 0), ("to the nearest tenth", 1), ("as a whole number", 0),
+    ("How far is it?", None), ("Give it as a decimal", None), ("round to the nearest 10", None)])
+def test_the_rounding_a_question_asks_for(question, digits):
+    assert asked_rounding(question) == digits
+
+
+def test_candidates_are_rounded_as_asked():
+    text = "Kestrel Reach Rowing Club\n\nThe annual Kestrel Head race is rowed over 5,200 metres."
+    assert candidate_expressions("kestrel head race distance in miles? round to 2 decimals", [result(text)], None,
+                                 evaluate) == ["round(5200 * 125 / 201168, 2)"]
+    assert evaluate("round(5200 * 125 / 201168, 2)").q == Fraction("3.23")
+
+
+@pytest.mark.parametrize("question, want", [
+    ("if i buy 5 jars of the wildflower honey how much is that", [("{a} * 5", "5")]),
+    ("Hiring a single scull for three and a half hours, what's the total?", [("{a} * 3.5", "3.5")]),
+    ("Our club is sending nine crews to the race. Total entry bill?", [("{a} * 9", "9")]),
+    ("Fuel for 14 engine hours on the boat — what's that going to come to?", [("{a} * 14", "14")]),
+    # A share per person of a group the question counts.
+    ("Five of us want to split the price of the boat. How much would each person pay?", [("{a} / 5", "5")]),
+    ("We're hiring a day boat for the 10 of us, how much each if we split it evenly?", [("{a} / 10", "10")]),
+    # What a budget buys: whole people, rounded down.
+    ("I've got a $500 budget. How many people can I send on the workshop?", [("floor(500 / {a})", "500")]),
+    ("How many tickets can I buy with 60 euros?", [("floor(60 / {a})", "60")]),
+])
+def test_costs_shares_and_budgets_in_everyday_words(question, want):
+    assert named_operations(question) == want
+
+
+def test_a_budget_and_a_share_use_the_price():
+    text = ("Varnaby Glassworks\n\nVisitors can watch a 40-minute demonstration for $12 per adult. A 3-hour "
+            "make-your-own-paperweight workshop costs $85 per person.")
+    got = candidate_expressions("I've got a $500 budget. How many people can I send on the paperweight workshop?",
+                                [result(text)], None, evaluate)
+    assert got[0] == "floor(500 / 85)" and evaluate(got[0]).q == 5
+
+
+@pytest.mark.parametrize("question, text, want", [
+    # a share as a percentage of two numbers of one sentence, rounded as asked
+    ("What percentage of its current hives did the cooperative start out with? One decimal place please.",
+     "Hollowmere Beekeepers\n\nIt began with 14 hives and today manages 236 hives spread across 9 apiaries.",
+     "round(14 * 100 / 236, 1)"),
+    # years between two events of two sentences
+    ("how many years after the rowing club was founded was its boathouse rebuilt",
+     "Kestrel Reach Rowing Club\n\nThe club was established in 1904 on the River Abbey. Its boathouse, rebuilt in "
+     "1968, stores 42 boats.", "1968 - 1904"),
+    # a percentage of an amount the sentence gives ("the 2019 restoration": an edition, no number of the question)
+    ("how much of the 2019 restoration money went on repainting the lighthouse",
+     "Skerrivane Lighthouse\n\nIn 2019 a restoration fund raised $210,000, of which 40 percent went on repainting "
+     "the tower.", "210000 * 40 / 100"),
+])
+def test_two_numbers_of_the_documents_related(question, text, want):
+    calculator = spec(None, passages=lambda user_id, q: [text])
+    assert calculator.relevant("u", question)
+    assert want in [c["expression"] for c in calculator.candidate_arguments(question, [result(text)])]
+
+
+def test_a_sentence_starting_with_a_pronoun_is_ranked_with_the_one_before():
+    """blind15: "It lasts 6 weeks ... and costs £95 per person" is the beginners' course's price."""
+    from backend.agent.tools.sentences import rank_sentences
+
+    sentences = [("Kestrel", "Entry costs 64 euros per crew."),
+                 ("Hollowmere", "The head apiarist runs a beginners' course every spring."),
+                 ("Hollowmere", "It lasts 6 weeks and costs 95 pounds per person.")]
+
+    def embed(texts):  # a bag of words over the three texts' words: the course is named in the sentence before
+        vocabulary = sorted({w for t in texts for w in t.lower().split()})
+        return np.array([[t.lower().split().count(w) for w in vocabulary] for t in texts], dtype=float)
+
+    ranked = rank_sentences("what would the beginners' course cost for four of us", sentences, embed)
+    assert ranked.index(sentences[2]) < ranked.index(sentences[0])

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from backend.agent.tools.calculator import evaluate, spec
-from backend.agent.tools.units import asked_period, asked_unit, conversions, implied_conversions
+from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, conversions, implied_conversions,
+                                       temperature_conversions)
 
 from .test_expressions import result
 
@@ -28,6 +29,16 @@ ORGAN = "The largest pipe is 9.6 metres tall and weighs 212 kilograms."
     ("How many grams an hour?", "The hawk eats 140 grams a day.", []),  # a day's rate is not cut to an hour
     ("How many hours is the course?", "The course takes 10 weeks.", ["10 * 168"]),
     ("How many months old is the foal?", "The foal is 3 weeks old.", []),  # weeks to months: no exact factor
+    # The international yard (0.9144 m) and the nautical mile (1852 m); the unit asked mid-message.
+    ("Quenby Tunnel length in metres? nearest whole metre", "The tunnel itself is 2,790 yards long.",
+     ["2790 * 1143 / 1250"]),
+    ("How far can you see the light, in kilometres? One decimal is fine.", "It is visible for 24 nautical miles.",
+     ["24 * 463 / 250"]),
+    ("race distance in miles?", "The race is rowed over 5,200 metres.", ["5200 * 125 / 201168"]),
+    ("How many kilograms is a 10 pound sack?", "The sack weighs 10 pounds.", ["10 * 45359237 / 100000000"]),
+    # A rate as an interval counts its events over the period asked.
+    ("How many times does the light flash in one hour?", "Its light flashes white every 15 seconds.", ["3600 / 15"]),
+    ("How many trams run in a day?", "Trams run every 12 minutes.", ["1440 / 12"]),
 ])
 def test_conversions(question, sentence, want):
     assert conversions(question, sentence) == want
@@ -60,3 +71,23 @@ def test_the_calculator_is_planned_for_a_conversion_of_the_documents_only():
         "what's the weight of the biggest pipe in grams", [result(passage)])] == ["212 * 1000"]
     nothing = spec(None, passages=lambda user_id, text: [])
     assert not nothing.relevant("u", "what's the weight of the biggest pipe in grams")  # not about his documents
+
+
+def test_temperatures_convert_between_celsius_and_fahrenheit():
+    furnace = "The furnace holds 450 kilograms of molten glass at about 1,150 degrees Celsius."
+    assert asked_scale("What's the furnace temperature in Fahrenheit?") == "f"
+    assert asked_scale("How hot is the furnace?") is None
+    assert temperature_conversions("What's the furnace temperature in Fahrenheit?", furnace) == ["1150 * 9 / 5 + 32"]
+    assert evaluate("1150 * 9 / 5 + 32").q == 2102
+    assert temperature_conversions("And in Celsius?", "The oven runs at 212 °F.") == ["(212 - 32) * 5 / 9"]
+    assert temperature_conversions("What's the furnace temperature in Celsius?", furnace) == []  # as given
+    calculator = spec(None, passages=lambda user_id, text: ["Varnaby Glassworks\n\n" + furnace])
+    assert calculator.relevant("u", "What's the Varnaby furnace temperature in Fahrenheit?")
+
+
+def test_a_conversion_is_offered_for_each_of_the_best_sentences():
+    """blind16: "the round trip is 36 miles" ranks above "the tunnel is 2,790 yards long" for
+    "Quenby Tunnel length in metres": both are offered, the model chooses."""
+    ranked = ["A round trip to Quenby Tunnel and back is 36 miles long.", "The tunnel itself is 2,790 yards long."]
+    assert implied_conversions("Quenby Tunnel length in metres?", ranked) == ["36 * 201168 / 125",
+                                                                             "2790 * 1143 / 1250"]

@@ -176,11 +176,12 @@ class ModelSteps:
                 counted(0, 0)
                 step_span.set_attribute("quoted", True)
                 return
-            state["requested"] = "yes"  # from here a cut aborts the engine's requests and counts their tokens
             if choices and len(functions) == 1 and forced:
+                state["requested"] = "yes"  # from here a cut aborts the engine's requests and counts their tokens
                 await choose_call()
                 return
             await prepare_generation(self.generator, step_params)  # the tools' grammar, off the loop
+            state["requested"] = "yes"
             stream = self.generator.stream(request_id, prompt, step_params)
             try:
                 async for event in stream:
@@ -224,7 +225,7 @@ class ModelSteps:
         if failure is not None:
             state["status"] = "error"
         elif status != "done":  # Stop, or the wall time ran out before the next delta (a slow prefill)
-            if "requested" in state:  # cut while quoting: nothing was queued
+            if "requested" in state:  # not when cut while quoting or preparing: nothing was queued
                 await self.generator.abort(request_id)
             state["status"] = status
         tail = parser.finish()

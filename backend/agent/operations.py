@@ -79,11 +79,16 @@ _IMPLIED = (
 )
 # A share per person asked ("how much each", "split it", "each person pay") of a price for a
 # group counted in the question ("the 10 of us", "5 of us", "4 friends"): the price over them.
-_PER_PERSON = re.compile(r"\b(?:split|share|shared|splitting|sharing)\b|\bhow\s+much\s+(?:\w+\s+){0,2}each\b"
-                         r"|\beach\s+(?:person|of\s+us|of\s+them|one\s+of\s+us)\b|\bper\s+(?:person|head)\b"
-                         r"|\bapiece\b", re.IGNORECASE)
+# Not "$12 per person" (a price already per person), nor "what share of the members".
+_PER_PERSON = re.compile(r"\b(?:split|splitting|sharing|chipping\s+in|chip\s+in)\b"
+                         r"|\bshare\s+(?:it|this|that|the\s+(?:cost|bill|price|total)|evenly|equally)\b"
+                         r"|\bhow\s+much\s+(?:\w+\s+){0,3}each\b|\beach\s+(?:person|of\s+us|of\s+them|one\s+of\s+us)\s+"
+                         r"(?:pay|pays|owe|owes|put|puts|chip)", re.IGNORECASE)
 _PEOPLE = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:of\s+(?:us|you|them)|people|persons|friends|adults|guests|"
-                     rf"colleagues|members|players|students|kids|children)\b", re.IGNORECASE)
+                     rf"colleagues|members|players|students|kids|children|siblings|flatmates|housemates|roommates|"
+                     rf"coworkers|mates|guys|couples?)\b", re.IGNORECASE)
+_PRICED_PER_HEAD = re.compile(r"\b(?:per|a)\s+(?:person|head|adult|child|ticket)\b|\bapiece\b|[$€£¥]\s*[0-9][0-9.,]*\s+each\b",
+                              re.IGNORECASE)
 # How many fit in a budget: "I've got a $500 budget. How many people can I send?" -> floor(500 / price).
 _HOW_MANY_CAN = re.compile(r"\bhow\s+many\b[^.?!\n]{0,60}?\b(?:can|could)\s+(?:i|we|you|one)\b"
                            r"|\bhow\s+many\b[^.?!\n]{0,40}?\b(?:afford|fit\s+in)", re.IGNORECASE)
@@ -96,6 +101,7 @@ CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|g
                   r"lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|krona|krone|pence|cents?|"
                   r"credits?)")
 # What several things cost, or bring in: a price times a count.
+_BUDGET_WORDS = re.compile(r"\b(?:budget|have|got|with|up\s+to|spare|afford)\b", re.IGNORECASE)
 # An amount of money in the question: "$500", "500 euros".
 _MONEY = re.compile(rf"[$€£¥]\s*{_NUMBER}|(?<![\w.,]){_NUMBER}\s*{CURRENCY_NAMES}\b", _FLAGS)
 # "how many pounds" may ask a weight, "how many marks" a grade, "how many credits" a course's: not a cost.
@@ -166,8 +172,9 @@ _COMPOUND_BEFORE = re.compile(r"\b(?:(?:" + "|".join(_COUNTS) + r")\s*-?|(?:hund
                               _FLAGS)
 
 
-_AND_A_HALF = re.compile(r"\b(?:(one|" + "|".join(w for w in _COUNTS if " " not in w) + r")|([0-9]+))\s+and\s+a\s+half\b",
-                         _FLAGS)
+# "three and a half hours" (not "two and a half thousand", "twenty one and a half", "1.5 and a half").
+_AND_A_HALF = re.compile(r"(?<![\d.,-])\b(?:(one|" + "|".join(w for w in _COUNTS if " " not in w)
+                         + r")|([0-9]+))\s+and\s+a\s+half\b(?!\s+(?:hundred|thousand|million|billion|dozen)\b)", _FLAGS)
 
 
 def with_digits(text: str) -> str:
@@ -178,9 +185,13 @@ def with_digits(text: str) -> str:
     def digits(m: re.Match[str]) -> str:
         if _COMPOUND_AFTER.match(text, m.end()) or _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
             return m.group(0)
+        if m.group(0).lower().endswith("ty") and re.match(r"\s*-?\s*one\b", text[m.end():], _FLAGS):
+            return m.group(0)  # "twenty one"
         return _COUNTS[" ".join(m.group(0).lower().split())]
 
     def half(m: re.Match[str]) -> str:  # "three and a half hours" -> "3.5 hours"
+        if m.group(1) and _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
+            return m.group(0)  # "twenty one and a half"
         whole = m.group(2) or ("1" if m.group(1).lower() == "one" else _COUNTS[m.group(1).lower()])
         return f"{whole}.5"
 
@@ -218,12 +229,15 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
         found.append((m.start(), (f"{{a}} * (100 - {n}) / 100", n)))
     if _PER_UNIT.search(question):  # "in 20 days, how many a day": a share of the span, not a total
         found = [(at, (t.replace(" * ", " / ") if _SPAN.match(question, at) else t, n)) for at, (t, n) in found]
-    if not found and _PER_PERSON.search(question):  # "for the 10 of us, how much each"
+    if not found and _PER_PERSON.search(question) and not _PRICED_PER_HEAD.search(question):  # "the 10 of us, how much each"
         for m in _PEOPLE.finditer(question):
             n = m.group(1).replace(",", "")
             found.append((m.start(), (f"{{a}} / {n}", n)))
     if not found and _HOW_MANY_CAN.search(question):  # "a $500 budget: how many people can I send"
-        for m in _MONEY.finditer(question):
+        amounts = list(_MONEY.finditer(question))
+        # "a $500 budget", "I have 60 euros", "with $40": that amount, not "$20 on lunch first"
+        budgets = [m for m in amounts if _BUDGET_WORDS.search(question[max(0, m.start() - 25):m.end() + 12])]
+        for m in budgets or amounts:
             n = (m.group(1) or m.group(2)).replace(",", "")
             found.append((m.start(), (f"floor({n} / {{a}})", n)))
     if not found and _COST.search(question):
@@ -244,10 +258,13 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
 
 def names_an_edition(text: str, match: re.Match[str]) -> bool:
     """Whether the number `match` (of NUMBER_RE in `text`) is a year naming a thing: "the 2019
-    fair"; but "the 1500 runners" are a count."""
-    return (_YEAR.fullmatch(match.group(1)) is not None
-            and re.search(r"\bthe\s+$", text[max(0, match.start() - 5):match.start()], _FLAGS) is not None
-            and not re.match(r"\s+[a-z]+s\b", text[match.end():], _FLAGS))
+    fair", "the 2022 Olympics"; but "the 1500 runners" are a count (a plural after a number
+    outside 1900-2099)."""
+    year = _YEAR.fullmatch(match.group(1))
+    if year is None or re.search(r"\bthe\s+$", text[max(0, match.start() - 5):match.start()], _FLAGS) is None:
+        return False
+    # "the 2022 Olympics", "the 2019 business expo" name editions; "the 1500 runners" count them
+    return 1900 <= int(match.group(1)) <= 2099 or not re.match(r"\s+[a-z]+s\b", text[match.end():], _FLAGS)
 
 
 def names_a_year(text: str, match: re.Match[str]) -> bool:
@@ -295,10 +312,14 @@ _DIGITS = r"([0-4]|zero|one|a\s+single|two|three|four)"
 # The rounding a question asks for: "round to 2 decimals", "to two decimal places", "One decimal
 # is fine", "nearest whole metre", "to the nearest tenth".
 _ROUND_DECIMALS = re.compile(rf"\b{_DIGITS}\s+(?:decimal|dp\b|digits?\s+after)", _FLAGS)
-_ROUND_WHOLE = re.compile(r"\bnearest\s+(?:whole|full|integer\b|unit\b)|\bwhole\s+number\b"
-                          r"|\bround(?:ed)?\s+(?:it\s+|that\s+|this\s+)?(?:up\s+|down\s+)?to\s+the\s+nearest\s+"
-                          r"(?!tenth|hundredth|thousandth|\d|ten\b|hundred\b|thousand\b)"
-                          r"|\bno\s+decimals\b", _FLAGS)
+# "nearest" what is no unit of the answer ("the nearest five", "nearest hour", "nearest million"):
+# no rounding read.
+_NOT_UNIT = (r"(?!(?:tenth|hundredth|thousandth|\d+|ten|five|fifty|twenty|hundred|thousand|million|billion|dozen|"
+             r"hour|minute|second|day|week|month|year|quarter|half|station|stop|town|city)s?\b)")
+_ROUND_WHOLE = re.compile(rf"\bnearest\s+(?:whole|full|integer\b|unit\b)|\b(?:as|to|in)\s+(?:a\s+)?whole\s+number\b"
+                          rf"|\bround(?:ed)?\s+(?:it\s+|that\s+|this\s+|the\s+\w+\s+)?(?:up\s+|down\s+)?to\s+the\s+"
+                          rf"nearest\s+{_NOT_UNIT}|\bno\s+decimals\b", _FLAGS)
+_ROUND_DIRECTION = re.compile(r"\bround(?:ed|ing)?\s+(?:it\s+|that\s+|this\s+|the\s+\w+\s+)?(up|down)\b", _FLAGS)
 _ROUND_PLACE = re.compile(r"\bnearest\s+(tenth|hundredth|thousandth|cent|penny|pence)\b", _FLAGS)
 _PLACES = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2, "penny": 2, "pence": 2}
 
@@ -315,6 +336,29 @@ def asked_rounding(text: str) -> int | None:
     if match is not None:
         return _PLACES[match.group(1).lower()]
     return 0 if _ROUND_WHOLE.search(text) else None
+
+
+def asked_rounding_direction(text: str) -> str | None:
+    """"up" or "down" when `text` asks to round up or down ("round up to the nearest whole
+    number"), else None (to the nearest, half away from zero)."""
+    match = _ROUND_DIRECTION.search(cue_text(text))
+    return None if match is None else match.group(1).lower()
+
+
+def without_rounding(text: str) -> str:
+    """`text` without the phrases asking for rounding ("round to 2 decimals"): their numbers are
+    no operands."""
+    for pattern in (_ROUND_DECIMALS, _ROUND_PLACE, _ROUND_WHOLE, _ROUND_DIRECTION):
+        text = pattern.sub(" ", text)
+    return text
+
+
+def asks_share_per_person(text: str) -> bool:
+    """Whether `text` asks a total's share per person of a group it counts ("for the 10 of us,
+    how much each if we split it"; not "$12 per person")."""
+    text = with_digits(cue_text(text))
+    return (_PER_PERSON.search(text) is not None and _PEOPLE.search(text) is not None
+            and _PRICED_PER_HEAD.search(text) is None)
 
 
 def asks_total(text: str) -> bool:

@@ -88,9 +88,11 @@ _QUANTITY = re.compile(r"\b(?:how\s+(?:many|much|far|long)|in\s+total|altogether
 _TIME = re.compile(
     # "what time" of now, not of an event: "What time is the afternoon tour?", "what time are the ovens lit"
     r"\bwhat\s+time\b(?=\s*(?:[?.!,]|$|(?:is|it's)\s+it\b|it\s+is\b|(?:is\s+)?(?:it\s+)?(?:now|right\s+now|currently)\b"
-    # "what time in Lima", "what time is it there" (a place or "there" ending the clause; not "what
-    # time in the morning does the ferry leave"), "what time do you have"
-    r"|(?:is\s+(?:it\s+)?)?(?:in|at)\s+(?:\w+\s+){0,2}\w+\s*(?:[?.!,]|$)|(?:is\s+it\s+)?(?:there|here)\s*(?:[?.!,]|$)"
+    # "what time in Lima", "what time is it there" (a place's capitalised name, at most two words,
+    # or "there", ending the clause; not "what time in the morning does the ferry leave", "what
+    # time at weekends", "what time in Paris is sunset"), "what time do you have"
+    r"|(?:is\s+(?:it\s+)?)?(?:in|at)\s+(?-i:[A-Z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]*)?\s*(?:[?.!,]|$)"
+    r"|(?:is\s+it\s+)?(?:there|here)\s*(?:[?.!,]|$)"
     r"|do\s+you\s+have\b))|\btime\s+is\s+it\b|\bwhat(?:'s|\s+is)\s+the\s+(?:time|date|day)\b|\bcurrent\s+(?:time|date)\b"
     r"|\btoday'?s\s+date\b|\b(?:what|which)\s+(?:day|date|year|month)\s+(?:are\s+we\b"
     # "is it", unless a verb or a preposition makes it a fact: "What year is it due to open?"

@@ -10,7 +10,7 @@ Never Python's eval: a recursive-descent parser over this grammar (precedence lo
     number := digits ["." digits] [("e" | "E") ["+" | "-"] digits]   (or "." digits ...)
 
 So -2^2 = -4 and 2^-1 = 1/2, as in Python with "**". "//" and "%" are floor division and its
-remainder (Python's). Functions: sqrt, abs, round(x[, ndigits]) (half to even), min, max,
+remainder (Python's). Functions: sqrt, abs, round(x[, ndigits]) (half away from zero), min, max,
 floor, ceil. Values are fractions.Fraction, so + - * / // % and integer powers are exact;
 sqrt of a non-square and non-integer powers are computed with decimal to 50 significant
 digits and the result is marked inexact.
@@ -153,11 +153,14 @@ def _sqrt(x: Value) -> Value:
 
 
 def _round(x: Value, digits: Value | None = None) -> Value:
-    if digits is None:
-        return Value(Fraction(round(x.q)), x.exact)
-    if digits.q.denominator != 1 or abs(digits.q) > MAX_ROUND_DIGITS:
+    """Half away from zero, as a spreadsheet's ROUND and a person do (2.5 -> 3, 0.125 -> 0.13 at
+    2 digits), not Python's half to even."""
+    if digits is not None and (digits.q.denominator != 1 or abs(digits.q) > MAX_ROUND_DIGITS):
         raise ToolError(f"round's second argument must be a whole number within ±{MAX_ROUND_DIGITS}")
-    return _check_size(Value(round(x.q, int(digits.q)), x.exact and digits.exact))
+    scale = Fraction(10) ** (0 if digits is None else int(digits.q))
+    scaled = abs(x.q) * scale
+    rounded = math.floor(scaled + Fraction(1, 2)) * (1 if x.q >= 0 else -1)
+    return _check_size(Value(Fraction(rounded) / scale, x.exact and (digits is None or digits.exact)))
 
 
 def _all_exact(*values: Value) -> bool:

@@ -35,8 +35,9 @@ import re
 from typing import Any, Callable, Sequence
 
 
-from backend.agent.operations import (CURRENCY_NAMES, NUMBER_RE, asked_rounding, asks_age, asks_cost, asks_total,
-                                      named_operations, names_an_edition, with_digits)
+from backend.agent.operations import (CURRENCY_NAMES, NUMBER_RE, asked_rounding, asked_rounding_direction, asks_age,
+                                      asks_cost, asks_share_per_person, asks_total, named_operations, names_an_edition,
+                                      with_digits, without_rounding)
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
 
@@ -109,7 +110,7 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
     expressions: list[str] = []
     if templates:
         # a cost, a share per person, what a budget buys: the price's number
-        priced = asks_cost(question) or any(t.startswith("floor(") or t.endswith(f"/ {n}") for t, n in templates)
+        priced = asks_cost(question) or asks_share_per_person(question) or any(t.startswith("floor(") for t, _ in templates)
         prices = list(prices_in(sentence)) if priced else []
         if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
             operands = [a for a in operands if a in prices] + [a for a in prices if a not in operands]
@@ -147,8 +148,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                           evaluate: Callable[[str], Any]) -> list[str]:
     """The expressions the model chooses among (see the module docstring), at most
     MAX_CANDIDATES, each accepted by `evaluate` (the calculator's; raising otherwise), each
-    rounded as the question asks ("round to 2 decimals": "round(5200 * 125 / 201168, 2)";
-    backend.agent.operations.asked_rounding). With no number in the results (or no results),
+    rounded as the question asks ("round to 2 decimals": "round(5200 * 125 / 201168, 2)", half
+    away from zero; "round up": ceil; backend.agent.operations.asked_rounding). With no number in the results (or no results),
     the operation the question names over its own other numbers ("What is 15% of 240?" ->
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
     question = question[:MAX_QUESTION_CHARS]
@@ -156,7 +157,13 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     digits = asked_rounding(question)
     if digits is None or not out:
         return out
-    return _valid([f"round({e}, {digits})" if digits else f"round({e})" for e in out], evaluate)
+    direction = asked_rounding_direction(question)
+    if direction is None:  # to the nearest, half away from zero (the calculator's round)
+        return _valid([f"round({e}, {digits})" if digits else f"round({e})" for e in out], evaluate)
+    function = "ceil" if direction == "up" else "floor"
+    scale = 10 ** digits
+    return _valid([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
+                  evaluate)
 
 
 def _candidates(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
@@ -210,6 +217,8 @@ _ASKS_YEARS_BETWEEN = re.compile(r"\bhow\s+many\s+years\s+(?:after|before|later|
                                  r"|\bhow\s+long\s+(?:was\s+it\s+)?between\b", re.IGNORECASE)
 _ASKS_PART = re.compile(r"\bhow\s+(?:much|many)\s+(?:of|\w+\s+of)\s+(?:the|its|their|that|this)\b", re.IGNORECASE)
 _PERCENT_IN = re.compile(r"(?<![\w.,])([0-9]+(?:\.[0-9]+)?)\s*(?:%|percent\b|per\s+cent\b)", re.IGNORECASE)
+# A year's clause: "It moved to a new boathouse in 1968 | and won its first cup in 1921".
+_CLAUSE_BREAK = re.compile(r"[,;]|\s(?:and|but|while|whereas)\s", re.IGNORECASE)
 # The fact sentences two numbers are read from: the best ranked ones.
 MAX_RELATED_SENTENCES = 3
 
@@ -217,8 +226,8 @@ MAX_RELATED_SENTENCES = 3
 def asks_relation(question: str) -> bool:
     """Whether `question` asks to relate two numbers of the documents (see relations) and brings
     no number of its own (but an edition's year: "the 2019 restoration money")."""
-    own = with_digits(question)
-    if any(not names_an_edition(own, m) for m in NUMBER_RE.finditer(own)) and asked_rounding(question) is None:
+    own = with_digits(without_rounding(question))  # "round to 1 decimal" brings no operand
+    if any(not names_an_edition(own, m) for m in NUMBER_RE.finditer(own)):
         return False
     return bool(_ASKS_PERCENTAGE.search(question) or _ASKS_YEARS_BETWEEN.search(question)
                 or _ASKS_PART.search(question))
@@ -228,15 +237,21 @@ def relations(question: str, ranked: Sequence[str]) -> list[str]:
     """Expressions relating two numbers of the best ranked fact sentences `ranked` (best first),
     for a question asks_relation accepts: each smaller number as a percentage of each larger one
     of the same sentence; each later year less each earlier one of the first
-    MAX_RELATED_SENTENCES sentences with a year (pairs of better ranked sentences first); a
+    MAX_RELATED_SENTENCES + 1 years whose clauses hold most of the question's words (pairs of
+    better ones first); a
     percentage of each other number of its sentence. [] for any other question."""
     if not asks_relation(question):
         return []
     top = list(ranked[:MAX_RELATED_SENTENCES])
     out: list[str] = []
     if _ASKS_YEARS_BETWEEN.search(question):
-        dated = [years_in(s) for s in ranked if years_in(s)][:MAX_RELATED_SENTENCES]
-        years = list(dict.fromkeys(y for ys in dated for y in ys))
+        # The years of the sentences naming most of the question's words first ("founded in 1904",
+        # "won its first cup in 1921"; not "moved to a new boathouse in 1968"), then by rank.
+        asked = stems(question)
+        clauses = [(clause, rank) for rank, s in enumerate(ranked) for clause in _CLAUSE_BREAK.split(s)
+                   if years_in(clause)]
+        clauses.sort(key=lambda item: (-len(stems(item[0]) & asked), item[1]))
+        years = list(dict.fromkeys(y for clause, _ in clauses for y in years_in(clause)))[:MAX_RELATED_SENTENCES + 1]
         pairs = sorted(((i, j) for i in range(len(years)) for j in range(i + 1, len(years))), key=lambda p: p[0] + p[1])
         out.extend(f"{max(years[i], years[j], key=int)} - {min(years[i], years[j], key=int)}" for i, j in pairs
                    if years[i] != years[j])
@@ -263,7 +278,10 @@ _SINCE = re.compile(r"\bsince\b", re.IGNORECASE)
 # A sentence whose subject is the passage's thing: a pronoun, or the heading's words first
 # ("It was first built in 1784", "The Ravella Typewriter Museum opened"; not "Its restoration
 # began in 1997", "Restoration work on the bridge began").
-_PRONOUN_SUBJECT = re.compile(r"^\W*(?:it|they|this|she|he)\b", re.IGNORECASE)
+_PRONOUN_SUBJECT = re.compile(r"^\W*(?:it|this|she|he)\b", re.IGNORECASE)
+# Beginnings of the thing itself, not of a use of it ("built in 1620", not "opened to the public").
+_MADE = re.compile(r"\b(?:founded|built|established|formed|created|made|dug|laid|incorporated|completed|"
+                   r"first\s+(?:built|opened|established|founded))\b", re.IGNORECASE)
 _ARTICLE = re.compile(r"^\W*(?:the|a|an)\s+", re.IGNORECASE)
 # Words of an age question that name no thing ("how old will it be", "years of age").
 _AGE_WORDS = frozenset({"old", "year", "age", "counting", "count", "open", "around", "running", "since", "first",
@@ -285,9 +303,12 @@ def _beginning(question: str, ranked: Sequence[tuple[str, str]]) -> tuple[str, s
     - the best ranked sentence saying something began (founded, built, opened, first, hatched,
       ...) that names a thing the question names ("Pemberly", not the heading's "Brackenholt
       Zoo"); else the best ranked "since" sentence naming it ("kept alive since 1951");
-    - else, of the sentences saying something began (not a birth), one whose subject is the
-      heading's thing (_is_subject), then the one naming most of the heading, then the earliest
-      year ("It was first built in 1784", not "Restoration work on the bridge began in 1997");
+    - else, of the sentences saying something began (not a birth): the thing made (built,
+      founded, ...) as the subject (_is_subject), then another beginning as the subject ("The
+      museum opened in 1987", not "412 typewriters, the oldest built in 1878"), then made and
+      the heading named ("Built in 1620, the manor"); then the one naming most of the heading,
+      then the earliest year ("It was first built in 1784", not "Restoration work on the bridge
+      began in 1997");
     - else the earliest year of the passage; None without a year."""
     heading = ranked[0][0]
     named = stems(question) - stems(heading) - _AGE_WORDS
@@ -300,8 +321,17 @@ def _beginning(question: str, ranked: Sequence[tuple[str, str]]) -> tuple[str, s
     if not (began or years):
         return None
     own = stems(heading)
-    _, year, sentence = min(began or years, key=lambda item: (not _is_subject(item[2], heading),
-                                                              -len(own & stems(item[2])), item[0]))
+
+    def tier(sentence: str) -> int:
+        """0: the thing made, as the subject ("It was first built in 1784"); 1: another beginning
+        of the thing as the subject ("The museum opened in 1987"); 2: made, the heading named
+        ("Built in 1620, the manor has"); 3: else."""
+        subject, made = _is_subject(sentence, heading), _MADE.search(sentence) is not None
+        if subject:
+            return 0 if made else 1
+        return 2 if made and own & stems(sentence) else 3
+
+    _, year, sentence = min(began or years, key=lambda item: (tier(item[2]), -len(own & stems(item[2])), item[0]))
     return year, sentence
 
 

@@ -217,12 +217,16 @@ _ASKS_NUMBER = re.compile(r"\bhow\s+(?:many|much|long|far|tall|high|deep|wide|ol
                           r"|\bwhat(?:'s|\s+is|\s+was)\s+the\s+(?:price|cost|fee|fare|number)\b", re.IGNORECASE)
 _CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b",
                     re.IGNORECASE)
-_DATE_WORD = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|"
-                        r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|spring|summer|autumn|"
-                        r"winter)\b", re.IGNORECASE)
+# A month or a weekday as a name (capitalised: not the verb "may", "march"), a season after a
+# preposition or a determiner ("every spring", not "a spring of water").
+_DATE_WORD = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+                        r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b"
+                        r"|\b(?i:in|every|each|during|this|last|next|late|early|mid)\s+(?i:spring|summer|autumn|fall|"
+                        r"winter)\b")
 _YEAR = re.compile(r"(?<![\w.,])(?:1\d{3}|20\d{2})(?![\w]|[.,]\d)")
-_NUMBER_WORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
-                          r"fifty|hundred|thousand|million|dozen|once|twice|half)\b", re.IGNORECASE)
+# A count in words (not "one of the tallest", "once", "half").
+_NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
+                          r"fifty|hundred|thousand|million|dozen|twice)\b", re.IGNORECASE)
 _NAME = re.compile(r"(?<=\S\s)[A-Z][\w'-]+")
 _PLACE = re.compile(r"\b(?:in|at|to|from|on|of|near|into|outside|inside|beside)\s+(?:the\s+)?([A-Z][\w'-]+)")
 

@@ -169,3 +169,15 @@ def test_a_quoted_sentence_keeps_a_links_text_only_and_never_begins_with_a_tag()
         "The bridge was designed by Ingrid Solberg. [1]")
     tagged = format_passages([source("<tool_call> The bridge was designed by Ingrid Solberg.")])
     assert quoted_answer(tools, turn("Who designed the bridge?", "search_documents", tagged)) is None
+
+
+def test_the_answer_kind_is_no_verb_may_nor_one_of():
+    """Review: "may" is no month, "one of the tallest" no count."""
+    from backend.agent.tools.sentences import states_answer_kind
+
+    assert not states_answer_kind("When was the lighthouse tower built?",
+                                  "Visitors may climb the lighthouse tower with a guide.")
+    assert states_answer_kind("When was the lighthouse tower built?", "It was built in 1884.")
+    assert states_answer_kind("When does the fair take place?", "The fair is held every spring.")
+    assert not states_answer_kind("How many steps does the tower have?", "The tower is one of the tallest.")
+    assert states_answer_kind("How many steps does the tower have?", "It has two hundred steps.")

@@ -554,7 +554,7 @@ def test_a_budget_and_a_share_use_the_price():
 def test_two_numbers_of_the_documents_related(question, text, want):
     calculator = spec(None, passages=lambda user_id, q: [text])
     assert calculator.relevant("u", question)
-    assert want in [c["expression"] for c in calculator.candidate_arguments(question, [result(text)])]
+    assert [c["expression"] for c in calculator.candidate_arguments(question, [result(text)])][0] == want
 
 
 def test_a_sentence_starting_with_a_pronoun_is_ranked_with_the_one_before():
@@ -571,3 +571,55 @@ def test_a_sentence_starting_with_a_pronoun_is_ranked_with_the_one_before():
 
     ranked = rank_sentences("what would the beginners' course cost for four of us", sentences, embed)
     assert ranked.index(sentences[2]) < ranked.index(sentences[0])
+
+
+def test_years_between_pair_the_events_the_question_names():
+    """Review: not the latest year of the sentence with the most words."""
+    text = "Club\n\nThe club was founded in 1904. It moved to a new boathouse in 1968 and won its first cup in 1921."
+    assert candidate_expressions("How many years after the club was founded did it win its first cup?", [result(text)],
+                                 None, evaluate)[0] == "1921 - 1904"
+
+
+@pytest.mark.parametrize("question, want", [
+    # a price already per person is multiplied, not split (review)
+    ("How much would 4 people pay at $12 per person?", [("{a} * 4", "4")]),
+    ("How much would 6 people pay for the workshop? We'd share a table.", [("{a} * 6", "6")]),
+    ("What share of the 120 members are juniors?", []),
+    ("we're four siblings chipping in for a wedding cake, how much does each of us pay", [("{a} / 4", "4")]),
+    # an edition's year is no count, even before a plural
+    ("How much did the 2022 Olympics cost?", []),
+    # the amount next to "budget", not the one spent first
+    ("How many people can I bring if I spend $20 on lunch first? My budget is 500 dollars.",
+     [("floor(500 / {a})", "500")]),
+])
+def test_what_is_not_a_split_a_count_or_a_budget(question, want):
+    assert named_operations(question) == want
+
+
+def test_only_a_share_or_a_budget_takes_the_price_for_a_division():
+    text = "Light\n\nThe lighthouse is 36 metres tall and entry costs $8 per adult."
+    assert candidate_expressions("What is the lighthouse's height divided by 4?", [result(text)], None,
+                                 evaluate)[0] == "36 / 4"
+
+
+@pytest.mark.parametrize("text, want", [
+    ("for three and a half hours", "for 3.5 hours"), ("2 and a half days", "2.5 days"),
+    ("two and a half thousand leaflets", "two and a half thousand leaflets"),
+    ("twenty one and a half hours", "twenty one and a half hours"), ("1.5 and a half", "1.5 and a half"),
+    ("two one-way tickets", "2 one-way tickets")])
+def test_and_a_half_in_words(text, want):
+    assert with_digits(text) == want
+
+
+def test_rounding_up_down_and_questions_that_ask_none():
+    from backend.agent.operations import asked_rounding_direction
+
+    assert candidate_expressions("Divide 125 by 12 and round up to the nearest whole number", [], None,
+                                 evaluate) == ["ceil(125 / 12)"]
+    assert asked_rounding_direction("round it down to the nearest dollar") == "down"
+    assert asked_rounding("What is 100 divided by 8? Is it a whole number?") is None
+    assert asked_rounding("to the nearest hour") is None and asked_rounding("to the nearest five") is None
+    # half away from zero, as a person rounds: 12.5 -> 13
+    text = "Boats\n\nA day boat costs $25."
+    assert evaluate(candidate_expressions("How much each if the 2 of us split the day boat? nearest whole dollar",
+                                          [result(text)], None, evaluate)[0]).q == 13

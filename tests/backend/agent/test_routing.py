@@ -30,7 +30,7 @@ TIME = ["What time is it?", "What day of the week is it today?", "What's the dat
         "What day is it again?", "what day is it rn", "What day is it here?", "What day is this?",
         "what time", "What time now?", "Do you know what time it is?", "what time in Lima", "What time is it there?",
         "What time is now in London?", "what time is it right now", "What time do you have?", "what time currently",
-        "What time is it in New York?"]
+        "What time is it in New York?", "I'm in Miami, what time is it in Paris?"]
 NOT_TIME = ["The enamel line costs 2,750,000 dollars. What year is it due to open?",  # a fact (blind8)
             "What day is this party on?", "Which year is this painting from?", "What year is this car?",
             "Write a short poem about time.", "Once upon a time there was a bridge.", "Tell me a joke.",
@@ -39,7 +39,8 @@ NOT_TIME = ["The enamel line costs 2,750,000 dollars. What year is it due to ope
             # the time of an event, asked of the documents (blind13, blind14)
             "What time is the afternoon guided tour at the typewriter museum?", "what time are the bakery ovens lit",
             "What time does the last ferry leave?", "What time in the morning does the ferry leave?",
-            "What time is there a bus to the harbour?"]
+            "What time is there a bus to the harbour?", "The museum opens at 9 on weekdays. What time at weekends?",
+            "What time at the latest?", "What time in winter?", "What time in Paris is sunset?"]
 
 
 @pytest.mark.parametrize("text", ARITHMETIC)

@@ -35,7 +35,7 @@ ORGAN = "The largest pipe is 9.6 metres tall and weighs 212 kilograms."
     ("How far can you see the light, in kilometres? One decimal is fine.", "It is visible for 24 nautical miles.",
      ["24 * 463 / 250"]),
     ("race distance in miles?", "The race is rowed over 5,200 metres.", ["5200 * 125 / 201168"]),
-    ("How many kilograms is a 10 pound sack?", "The sack weighs 10 pounds.", ["10 * 45359237 / 100000000"]),
+    ("How many kilograms is a 10 lb sack?", "The sack weighs 10 lb.", ["10 * 45359237 / 100000000"]),
     # A rate as an interval counts its events over the period asked.
     ("How many times does the light flash in one hour?", "Its light flashes white every 15 seconds.", ["3600 / 15"]),
     ("How many trams run in a day?", "Trams run every 12 minutes.", ["1440 / 12"]),
@@ -91,3 +91,17 @@ def test_a_conversion_is_offered_for_each_of_the_best_sentences():
     ranked = ["A round trip to Quenby Tunnel and back is 36 miles long.", "The tunnel itself is 2,790 yards long."]
     assert implied_conversions("Quenby Tunnel length in metres?", ranked) == ["36 * 201168 / 125",
                                                                              "2790 * 1143 / 1250"]
+
+
+def test_pounds_are_money_a_change_of_temperature_and_service_hours():
+    """Review: "40 pounds" is a price; "rose by 40 degrees" a change (no + 32); a ferry "every 40
+    minutes from 8am to 6pm" runs no 36 times a day."""
+    assert implied_conversions("How many grams does the cheese wheel weigh?",
+                               ["The cheese wheel costs 40 pounds. It weighs 2 kilograms."]) == ["2 * 1000"]
+    assert asked_unit("I'm paid in pounds, how much is the course?") is None
+    assert temperature_conversions("By how much did it rise, in Fahrenheit?",
+                                   "The temperature in the kiln rose by 40 degrees Celsius.") == ["40 * 9 / 5"]
+    assert conversions("How many ferries run in a day?", "The ferry runs every 40 minutes from 8am to 6pm.") == []
+    assert conversions("How many trams run in an hour?", "Trams run every 12 minutes from 6:30 until 23:30.") == [
+        "60 / 12"]
+    assert conversions("How many flashes in one hour?", "It flashes every 7 seconds.") == ["floor(3600 / 7)"]

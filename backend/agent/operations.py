@@ -110,7 +110,7 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"|\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"
                    r"|\b(?:total|whole|overall)\s+(?:[a-z]+\s+)?(?:fare|cost|price|bill|charge|amount)"
-                   r"|\bgoing\s+to\s+(?:cost|come\s+to|set\s+\w+\s+back)\b"
+                   r"|\bgoing\s+to\s+(?:cost|come\s+to|set\s+\w+\s+back)\b|\bhow\s+much\s+for\b"
                    # "if i buy 5 jars of the honey how much is that"
                    r"|\b(?:buy|buying|order|ordering|get|getting|take|taking|hire|hiring|book|booking)\s+"
                    r"[0-9][^.?!\n]{0,80}?\bhow\s+much\s+(?:is|would|will)\s+(?:that|this|it)\b"

@@ -21,6 +21,8 @@ HellaSwag evaluations). So the program writes the candidates and the model picks
   backend.agent.operations.named_operations reads them;
 - otherwise every operand with every number of the question, by + - * / in both orders ("in
   total" alone: + and *);
+- a basket the question lists ("2 adults and 3 kids, plus shoe hire for all five"), each thing
+  at its price (backend.agent.tools.basket), first;
 - each value once, no difference below zero, at most MAX_CANDIDATES.
 
 One operation only: "15% of 80 + 20" gets candidates of one operation each, none of them right.
@@ -38,6 +40,7 @@ from typing import Any, Callable, Sequence
 from backend.agent.operations import (CURRENCY_NAMES, NUMBER_RE, asked_rounding, asked_rounding_direction, asks_age,
                                       asks_cost, asks_share_per_person, asks_total, named_operations, names_an_edition,
                                       with_digits, without_rounding)
+from backend.agent.tools.basket import basket_expression
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
 
@@ -154,6 +157,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
     question = question[:MAX_QUESTION_CHARS]
     out = _candidates(question, results, embed, evaluate)
+    basket = basket_expression(question, [s for _, s in passage_sentences(results)])
+    if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
+        out = _valid([basket] + out, evaluate)
     digits = asked_rounding(question)
     if digits is None or not out:
         return out

@@ -20,8 +20,8 @@ from backend.rag import Source
 SETS = Path(__file__).resolve().parents[3] / "scripts" / "agent_eval_sets"
 # set -> (questions with the right value among the candidates, questions)
 FLOORS = {"blind1": (10, 10), "blind2": (10, 10), "blind3": (12, 12), "blind4": (12, 12), "blind5": (12, 12),
-          "blind6": (12, 12), "blind7": (8, 12), "blind8": (10, 12), "blind9": (11, 12), "blind10": (9, 12),
-          "blind11": (11, 12), "blind12": (9, 12), "blind13": (6, 12), "blind14": (3, 12), "blind15": (11, 12), "blind16": (9, 12), "blind17": (3, 12),
+          "blind6": (12, 12), "blind7": (8, 12), "blind8": (10, 12), "blind9": (11, 12), "blind10": (10, 12),
+          "blind11": (11, 12), "blind12": (9, 12), "blind13": (6, 12), "blind14": (3, 12), "blind15": (11, 12), "blind16": (9, 12), "blind17": (5, 12),
           "blind18": (2, 12)}
 
 

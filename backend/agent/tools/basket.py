@@ -1,0 +1,107 @@
+"""The total of a basket a question lists (issue 15): "how much for 2 adults and 3 kids, plus shoe
+hire for all five of us" over "an adult day pass costs £13, a child pass costs £8 ... Shoe hire is
+£4 per session" -> "2 * 13 + 3 * 8 + 5 * 4".
+
+A question names several counted things (at least two: "3 sourdough loaves, 2 seeded rye and one
+box of six croissants") and asks what they come to; each thing's price is the one of the
+documents whose words before it (back to the price before, within its sentence) name the thing
+most ("adult" for "adults", "child" for "kids", "loaf" for "loaves"). One candidate among the
+calculator's (backend.agent.tools.expressions), for the model to choose; None when a thing has no
+price. Only numbers and words are read from the passages (untrusted data), and the expression is
+checked by the calculator's parser before it is offered.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from backend.agent.operations import asks_cost, asks_total, with_digits
+from backend.agent.tools.sentences import stems
+
+# The most things a basket holds (each is a product in the expression).
+MAX_ITEMS = 8
+_AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+_PRICE = re.compile(rf"[$€£¥]\s*{_AMOUNT}")
+_STOP = r"(?:and|or|plus|of|at|for|from|in|on|with|to|the|a|an|each|per|please|for)\b"
+# "2 adults", "3 sourdough loaves", "one box": a count and up to three words naming the thing.
+_ITEM = re.compile(rf"(?<![\w.,$€£¥-])([0-9]+(?:\.[0-9]+)?|one)\s+((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
+# "plus shoe hire for all 5 of us": a thing for every one of the people counted.
+_FOR_ALL = re.compile(rf"\b(?:plus|and|with)\s+((?:(?!{_STOP})[a-z][\w'-]*\s+){{1,3}})for\s+(?:all\s+|each\s+of\s+)?"
+                      rf"(?:the\s+)?([0-9]+|all|everyone|each)\b", re.IGNORECASE)
+# A price's words: those back to the price before it, and this many characters after it, up to the next
+# price, comma or "and" ("£11 for a box of six").
+AFTER_CHARS = 25
+_DURATION = re.compile(r"(?:second|minute|hour|day|night|week|weekend|month|year|season|session|decimal|times?\b)",
+                       re.IGNORECASE)
+# A question comparing two ways to pay asks a difference, not a basket.
+_COMPARES = re.compile(r"\b(?:save|saving|savings|difference|more|less|cheaper|dearer|instead|versus|vs)\b", re.IGNORECASE)
+# Words that name one kind of person or thing in different words.
+_SAME = {"kid": "child", "children": "child", "youngster": "child", "grown-up": "adult", "grownup": "adult"}
+
+
+def _norm(words: str) -> set[str]:
+    """The words' stems with plurals and synonyms made one ("loaves" -> "loaf", "kids" -> "child")."""
+    out = set()
+    for word in stems(words):
+        if word.endswith("ve"):  # stems cut the final "s": "loaves" -> "loave"
+            word = word[:-2] + "f"
+        elif word.endswith("ie"):
+            word = word[:-2] + "y"
+        out.add(_SAME.get(word, word))
+    return out
+
+
+def basket_items(question: str) -> list[tuple[str, str]]:
+    """(count, the words naming the thing) for each counted thing `question` lists, in order;
+    [] for fewer than two. A count inside another thing's name is not a thing ("one box of 6
+    croissants" is one box)."""
+    text = with_digits(question)
+    items: list[tuple[str, str]] = []
+    for m in _ITEM.finditer(text):
+        if re.search(r"\bof\s+$", text[max(0, m.start() - 4):m.start()]):
+            continue  # "box of 6 croissants"
+        if _DURATION.match(m.group(2)):
+            continue  # "for 3 nights", "2 weeks": how long, not a thing bought
+        count = "1" if m.group(1).lower() == "one" else m.group(1)
+        items.append((count, m.group(2).strip()))
+    people = sum(float(c) for c, _ in items)
+    for m in _FOR_ALL.finditer(text):
+        count = m.group(2) if m.group(2).isdigit() else (f"{people:g}" if people else None)
+        if count is not None:
+            items.append((count, m.group(1).strip()))
+    return items[:MAX_ITEMS] if len(items) >= 2 else []
+
+
+def _price_of(thing: str, sentences: Sequence[str]) -> str | None:
+    """The price of the documents whose words (back to the price before it, and AFTER_CHARS
+    after it, up to the next) name `thing` most, the first of equals; None when no price's
+    words name it."""
+    wanted = _norm(thing)
+    best: tuple[int, str] | None = None
+    for sentence in sentences:
+        prices = list(_PRICE.finditer(sentence))
+        for i, m in enumerate(prices):
+            start = prices[i - 1].end() if i else 0
+            end = min(prices[i + 1].start() if i + 1 < len(prices) else len(sentence), m.end() + AFTER_CHARS)
+            cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
+            end = m.end() + cut.start() if cut else end
+            named = len(wanted & _norm(sentence[start:m.start()] + " " + sentence[m.end():end]))
+            if named and (best is None or named > best[0]):
+                best = (named, m.group(1).replace(",", ""))
+    return None if best is None else best[1]
+
+
+def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
+    """The total of the things `question` lists at their prices in `sentences` ("2 * 13 + 3 * 8 +
+    5 * 4"), or None: not a question asking a cost or a total, one comparing ("how much do I
+    save"), fewer than two things, or a thing without a price."""
+    if not (asks_cost(question) or asks_total(question)) or _COMPARES.search(question):
+        return None
+    terms = []
+    for count, thing in basket_items(question):
+        price = _price_of(thing, sentences)
+        if price is None:
+            return None
+        terms.append(price if count == "1" else f"{count} * {price}")
+    return " + ".join(terms) if terms else None

@@ -1,0 +1,42 @@
+"""The total of a basket a question lists (backend.agent.tools.basket): each counted thing at the
+price the documents give it, summed, as the first of the calculator's candidates."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.agent.tools.basket import basket_expression, basket_items
+from backend.agent.tools.calculator import evaluate
+from backend.agent.tools.expressions import candidate_expressions
+
+from .test_expressions import result
+
+CLIMBING = ("Halden Climbing Centre\n\nA single adult day pass costs £13, a child pass (under 16) costs £8, and a "
+            "ten-visit punch card costs £110. Shoe hire is £4 per session and chalk bags are sold for £9.")
+BAKERY = ("Brindle Bakery\n\nA sourdough loaf weighs 800 grams and costs £4.60, a seeded rye costs £3.80, and "
+          "croissants are £2.20 each or £11 for a box of six.")
+
+
+@pytest.mark.parametrize("question, text, want", [
+    # kids are the child pass, and shoe hire is for all five
+    ("how much for 2 adults and 3 kids at halden climbing centre for the day, plus shoe hire for all five of us",
+     CLIMBING, "2 * 13 + 3 * 8 + 5 * 4"),
+    # loaves are loaves, and the box of six is one box (not six croissants at £2.20)
+    ("I'm picking up 3 sourdough loaves, 2 seeded rye and one box of six croissants. What will that come to?",
+     BAKERY, "3 * 4.60 + 2 * 3.80 + 11"),
+])
+def test_a_listed_basket_is_priced_thing_by_thing(question, text, want):
+    _, body = text.split("\n\n", 1)
+    assert basket_expression(question, [body]) == want
+    assert candidate_expressions(question, [result(text)], None, evaluate)[0] == want
+
+
+def test_what_is_no_basket():
+    # one thing, a duration, a comparison, or no cost asked
+    assert basket_items("How much would 4 people pay at $12 per person?") == []
+    assert basket_items("a pitch for 3 nights for 2 adults") == []  # "3 nights" is how long
+    assert basket_expression("renting for 2 weeks - how much do I save paying weekly vs 14 days daily?",
+                             ["Bikes cost £18 per day or £75 per week."]) is None
+    assert basket_expression("I have 2 dogs and 3 cats, what do I feed them?", ["Dog food is £3 and cat food £2."]) is None
+    # a thing the documents give no price for: no basket
+    assert basket_expression("how much for 2 adults and 3 parrots in total?", [CLIMBING]) is None

@@ -74,7 +74,7 @@ def last_step_only(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
 # rent is due"), and nothing asking for more than a fact: a summary, an explanation, a list, a
 # comparison, a reason, what something is about.
 _WH = (r"(?:who|whom|whose|which|when|where|how\s+(?:many|much|long|far|tall|high|old|big|large|wide|deep|heavy|"
-       r"often|fast)|what(?!\s+(?:(?:do|did|would|could|can|will)\s+you|should|might|if|about|else)\b))")
+       r"often|fast|late|early|soon)|what(?!\s+(?:(?:do|did|would|could|can|will)\s+you|should|might|if|about|else)\b))")
 _FACT_QUESTION = re.compile(
     rf"(?:^|[.?!;:—–]\s*|\s-\s+|\b(?:and|but|so|please|then|in|on|at|by|from|of|for|to|with|since|until|"
     rf"tell\s+me|know)\s+){_WH}\b|\b{_WH}\b[^.?!\n]{{0,200}}\?", re.IGNORECASE)

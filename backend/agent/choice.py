@@ -29,6 +29,9 @@ from backend.generator import prepare as prepare_generation
 from backend.output_constraint import OutputConstraint
 
 NEUTRAL_PROMPT = (ChatMessage("user", "Write an arithmetic expression."),)
+# The program's first candidate is its best guess (the operation the question names over the best
+# ranked sentence's number): another must beat its PMI by this many nats to be chosen.
+FIRST_PRIOR = 0.0
 # The token limit of a forced candidate: a call block of a tool whose arguments are at most 100
 # characters is far shorter; the run's budget counts what was generated.
 FORCED_MAX_TOKENS = 256
@@ -112,7 +115,7 @@ async def choose(generator: TextGenerator, request_id: str, messages: Sequence[C
         if written != text:
             raise ValueError(f"candidate {i} decoded as {written!r}, not {text!r}")
         scored.append(Scored(text, logprob, neutral_logprob, done, neutral_done))
-    best = max(range(len(scored)), key=lambda i: (scored[i].pmi, -i))
+    best = max(range(len(scored)), key=lambda i: (scored[i].pmi + (FIRST_PRIOR if i == 0 else 0.0), -i))
     n = len(candidates)
     prompts = [r[1].prompt_tokens for r in results[:n] if r[1] is not None]
     neutral_prompts = [r[1].prompt_tokens for r in results[n:] if r[1] is not None]

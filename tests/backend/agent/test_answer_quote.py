@@ -25,7 +25,8 @@ The tallest animal is a giraffe named Sorrel, who stands 5.4 metres tall. The zo
     "What happened to the east wing in 1962?", "What's the name of the 11.5-metre lantern?",
     "Where is the observatory?", "The record 2.35-kilogram cep was brought in by whom?",
     "what are the two funicular cars called", "The 9.6-metre pipe weighs how many kilograms?",
-    "I read that the troupe started in a fish shed — how many puppets did they have back then?", "What did Kestrel Point Seaweed Farm open in 2017?", "What does a tour cost?", "The kettle holds 1,800 litres. In what year was it installed?"])
+    "I read that the troupe started in a fish shed — how many puppets did they have back then?", "What did Kestrel Point Seaweed Farm open in 2017?", "What does a tour cost?", "The kettle holds 1,800 litres. In what year was it installed?",
+    "How late is the Velvet Mic open on Saturdays?"])
 def test_questions_asking_for_one_fact(question):
     assert asks_fact(question)
 

@@ -15,12 +15,14 @@ The requests run side by side as one batch (at most 2 x MAX_CANDIDATES, 16, of t
 in one task group: cancelling the choice (Stop, the wall time) or one request failing cancels the
 others, and a cancelled request's stream is closed, which aborts it in the engine. A single
 candidate is chosen without asking the model, so that whether a step is the model's does not
-depend on how many candidates there were (a retried run keeps its step indexes).
+depend on how many candidates there were (a retried run keeps its step indexes); so is the first
+of several while FIRST_PRIOR is infinite (the default: measured, see there).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -30,8 +32,12 @@ from backend.output_constraint import OutputConstraint
 
 NEUTRAL_PROMPT = (ChatMessage("user", "Write an arithmetic expression."),)
 # The program's first candidate is its best guess (the operation the question names over the best
-# ranked sentence's number): another must beat its PMI by this many nats to be chosen.
-FIRST_PRIOR = 0.0
+# ranked sentence's number, a conversion, a basket): another must beat its PMI by this many nats
+# to be chosen. Measured on blind sets 15-20 (72 questions, docs/BENCHMARKS.md): the model's PMI
+# alone 20 right, with 3 nats for the first 21, the first always 25 (the 135M model's PMI
+# overrode it 7 times and was right once). So the default is the first, asked of no model (no
+# request: what a capable model's deployment may set lower to let it choose).
+FIRST_PRIOR = math.inf
 # The token limit of a forced candidate: a call block of a tool whose arguments are at most 100
 # characters is far shorter; the run's budget counts what was generated.
 FORCED_MAX_TOKENS = 256
@@ -90,16 +96,16 @@ async def _loglikelihood(generator: TextGenerator, request_id: str, messages: Se
 
 async def choose(generator: TextGenerator, request_id: str, messages: Sequence[ChatMessage],
                  params: GenerationParams, candidates: Sequence[str]) -> Choice:
-    """The candidate (a whole reply text) with the highest PMI after `messages` (ties: the
-    first). params: the step's (its tools are rendered into the prompt, as for a written call);
+    """The candidate (a whole reply text) with the highest PMI after `messages`, the first's
+    raised by FIRST_PRIOR (ties: the first; an infinite prior: the first, with no request). params: the step's (its tools are rendered into the prompt, as for a written call);
     sampling is replaced by forced decoding. Request ids: "{request_id}:c{i}" and
     "{request_id}:n{i}". One candidate is returned as chosen with no request. Raises ValueError
     for no candidates or a candidate decoded differently, and GenerationError as generator.stream
     does (as an ExceptionGroup's only member unwrapped: the first failure, the rest cancelled)."""
     if not candidates:
         raise ValueError("no candidates to choose from")
-    if len(candidates) == 1:
-        return Choice(0, [Scored(candidates[0], 0.0, 0.0, None)], 0, 0)
+    if len(candidates) == 1 or FIRST_PRIOR == math.inf:  # the first, with no request
+        return Choice(0, [Scored(text, 0.0, 0.0, None) for text in candidates], 0, 0)
     try:
         async with asyncio.TaskGroup() as group:  # the first failure cancels the rest
             tasks = [group.create_task(_loglikelihood(generator, f"{request_id}:c{i}", messages, params, text))

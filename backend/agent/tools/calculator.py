@@ -96,9 +96,10 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
     also planned for a question about his documents that asks for a quantity and brings a number
     they do not hold ("If the campsite added 450 pitches, how many would it have?"), or asks what
     a count of things costs ("what would 4 full passes come to?"); ordinary chat with cost words
-    ("the flu set me back 2 weeks") is not about his documents, or asks in another unit or over
-    another period than the passage gives ("in grams" of "212 kilograms", "in a week" of "140
-    grams a day": backend.agent.tools.units)."""
+    ("the flu set me back 2 weeks") is not about his documents, or asks in another unit, scale
+    or period than the passage gives ("in grams" of "212 kilograms", "in Fahrenheit", "in a week"
+    of "140 grams a day": backend.agent.tools.units), or relates two of their numbers and brings
+    none ("what percentage of its hives did it start with": expressions.asks_relation)."""
 
     def candidates(text: str, results: Sequence[str]) -> list[dict[str, Any]]:
         found = candidate_expressions(text, results, embed, evaluate)

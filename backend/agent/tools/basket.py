@@ -23,7 +23,7 @@ from backend.agent.tools.sentences import stems
 MAX_ITEMS = 8
 _AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
 _PRICE = re.compile(rf"[$€£¥]\s*{_AMOUNT}")
-_STOP = r"(?:and|or|plus|of|at|for|from|in|on|with|to|the|a|an|each|per|please|for)\b"
+_STOP = r"(?:and|or|plus|of|at|for|from|in|on|with|to|the|a|an|each|per|please)\b"
 # "2 adults", "3 sourdough loaves", "one box": a count and up to three words naming the thing.
 _ITEM = re.compile(rf"(?<![\w.,$€£¥-])([0-9]+(?:\.[0-9]+)?|one)\s+((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # "plus shoe hire for all 5 of us": a thing for every one of the people counted.

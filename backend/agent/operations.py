@@ -102,6 +102,10 @@ CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|g
                   r"credits?)")
 # What several things cost, or bring in: a price times a count.
 _BUDGET_WORDS = re.compile(r"\b(?:budget|have|got|with|up\s+to|spare|afford)\b", re.IGNORECASE)
+# An amount as a price writes it, with or without thousands separators: "1,150", "4.60".
+AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+# A price after a currency sign: "£4.60", "$ 1,150".
+SIGNED_PRICE = rf"[$€£¥]\s*{AMOUNT}"
 # An amount of money in the question: "$500", "500 euros".
 _MONEY = re.compile(rf"[$€£¥]\s*{_NUMBER}|(?<![\w.,]){_NUMBER}\s*{CURRENCY_NAMES}\b", _FLAGS)
 # "how many pounds" may ask a weight, "how many marks" a grade, "how many credits" a course's: not a cost.

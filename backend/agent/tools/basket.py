@@ -16,13 +16,12 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.operations import asks_cost, asks_total, with_digits
+from backend.agent.operations import SIGNED_PRICE, asks_cost, asks_total, with_digits
 from backend.agent.tools.sentences import stems
 
 # The most things a basket holds (each is a product in the expression).
 MAX_ITEMS = 8
-_AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
-_PRICE = re.compile(rf"[$€£¥]\s*{_AMOUNT}")
+_PRICE = re.compile(SIGNED_PRICE)
 _STOP = r"(?:and|or|plus|of|at|for|from|in|on|with|to|the|a|an|each|per|please)\b"
 # "2 adults", "3 sourdough loaves", "one box": a count and up to three words naming the thing.
 _ITEM = re.compile(rf"(?<![\w.,$€£¥-])([0-9]+(?:\.[0-9]+)?|one)\s+((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)

@@ -37,9 +37,9 @@ import re
 from typing import Any, Callable, Sequence
 
 
-from backend.agent.operations import (CURRENCY_NAMES, NUMBER_RE, asked_rounding, asked_rounding_direction, asks_age,
-                                      asks_cost, asks_share_per_person, asks_total, named_operations,
-                                      names_an_edition, with_digits, without_rounding)
+from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_PRICE, asked_rounding,
+                                      asked_rounding_direction, asks_age, asks_cost, asks_share_per_person, asks_total,
+                                      named_operations, names_an_edition, with_digits, without_rounding)
 from backend.agent.tools.basket import basket_expression
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
@@ -62,10 +62,10 @@ def numbers_in(text: str) -> list[str]:
 
 
 # A price: a currency word after the number or a currency sign before it.
-_AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+_AMOUNT = AMOUNT
 # A price: after a currency sign or before a currency's name; in a sentence with neither, after a
 # verb of paying ("each paid 96 florins a day", "sold for 72 marks": a currency the list lacks).
-_PRICE = re.compile(rf"[$€£¥]\s*{_AMOUNT}"
+_PRICE = re.compile(rf"{SIGNED_PRICE}"
                     rf"|(?<![0-9,.]){_AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
 _PRICE_PAID = re.compile(rf"\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold\s+for|fee\s+of|price\s+of)\s+"
                          rf"{_AMOUNT}(?=\s+(?!times\b)[a-z])", re.IGNORECASE)

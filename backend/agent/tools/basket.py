@@ -17,7 +17,7 @@ import re
 from typing import Sequence
 
 from backend.agent.operations import SIGNED_PRICE, asks_cost, asks_total, with_digits
-from backend.agent.tools.sentences import stems
+from backend.agent.tools.sentences import content_words
 
 # The most things a basket holds (each is a product in the expression).
 MAX_ITEMS = 8
@@ -39,16 +39,22 @@ _COMPARES = re.compile(r"\b(?:save|saving|savings|difference|more|less|cheaper|d
 _SAME = {"kid": "child", "children": "child", "youngster": "child", "grown-up": "adult", "grownup": "adult"}
 
 
-def _norm(words: str) -> set[str]:
-    """The words' stems with plurals and synonyms made one ("loaves" -> "loaf", "kids" -> "child")."""
-    out = set()
-    for word in stems(words):
-        if word.endswith("ve"):  # stems cut the final "s": "loaves" -> "loave"
-            word = word[:-2] + "f"
-        elif word.endswith("ie"):
-            word = word[:-2] + "y"
-        out.add(_SAME.get(word, word))
-    return out
+def singular(word: str) -> str:
+    """`word` (lowercase) without its plural ending: "loaves" -> "loaf", "classes" -> "class",
+    "passes" -> "pass", "pass" -> "pass", "berries" -> "berry", "tickets" -> "ticket"."""
+    if word.endswith("ves") and len(word) > 4:
+        return word[:-3] + "f"
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "ches", "shes", "xes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+
+
+def norm_words(words: str) -> set[str]:
+    """The words of `words` (content_words) with plurals and synonyms made one ("loaves" ->
+    "loaf", "kids" -> "child", "passes" -> "pass")."""
+    return {_SAME.get(w, _SAME.get(singular(w), singular(w))) for w in content_words(words)}
 
 
 def basket_items(question: str) -> list[tuple[str, str]]:
@@ -72,20 +78,27 @@ def basket_items(question: str) -> list[tuple[str, str]]:
     return items[:MAX_ITEMS] if len(items) >= 2 else []
 
 
+def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[str]:
+    """The words naming the `i`th of the prices `prices` (matches in `sentence`): those back to the
+    price before it, and AFTER_CHARS after it up to the next price, comma or "and", plurals and
+    synonyms made one (norm_words)."""
+    m = prices[i]
+    start = prices[i - 1].end() if i else 0
+    end = min(prices[i + 1].start() if i + 1 < len(prices) else len(sentence), m.end() + AFTER_CHARS)
+    cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
+    end = m.end() + cut.start() if cut else end
+    return norm_words(sentence[start:m.start()] + " " + sentence[m.end():end])
+
+
 def _price_of(thing: str, sentences: Sequence[str]) -> str | None:
-    """The price of the documents whose words (back to the price before it, and AFTER_CHARS
-    after it, up to the next) name `thing` most, the first of equals; None when no price's
-    words name it."""
-    wanted = _norm(thing)
+    """The price of the documents whose words (naming_words) name `thing` most, the first of
+    equals; None when no price's words name it."""
+    wanted = norm_words(thing)
     best: tuple[int, str] | None = None
     for sentence in sentences:
         prices = list(_PRICE.finditer(sentence))
         for i, m in enumerate(prices):
-            start = prices[i - 1].end() if i else 0
-            end = min(prices[i + 1].start() if i + 1 < len(prices) else len(sentence), m.end() + AFTER_CHARS)
-            cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
-            end = m.end() + cut.start() if cut else end
-            named = len(wanted & _norm(sentence[start:m.start()] + " " + sentence[m.end():end]))
+            named = len(wanted & naming_words(sentence, prices, i))
             if named and (best is None or named > best[0]):
                 best = (named, m.group(1).replace(",", ""))
     return None if best is None else best[1]

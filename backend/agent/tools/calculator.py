@@ -14,6 +14,7 @@ from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
 from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
+from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.sentences import rank_sentences, text_sentences
 from backend.agent.tools.units import asked_period, asked_scale, asked_unit, implied_conversions
 
@@ -115,12 +116,15 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         # "in grams", "in a week", "in Fahrenheit"
         converts = asked_unit(text) is not None or asked_period(text) is not None or asked_scale(text) is not None
         related = asks_relation(text)  # "what percentage of ...", "how many years after ... was"
-        if not (cost or asks_quantity(text) or converts or related):
+        offers = asks_offers(text)  # "how much do I save ... instead of", "price per hour of the course"
+        if not (cost or asks_quantity(text) or converts or related or offers):
             return False
         found = passages(user_id, text)
         if not found:
             return False
         if cost or numbers_beyond(text, found):
+            return True
+        if offers and offer_expressions(text, [s for t in found for _, s in text_sentences(t)]):
             return True
         if named_operations(text) or not (converts or related):
             return False

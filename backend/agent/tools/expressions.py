@@ -41,6 +41,7 @@ from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_
                                       asked_rounding_direction, asks_age, asks_cost, asks_share_per_person, asks_total,
                                       named_operations, names_an_edition, with_digits, without_rounding)
 from backend.agent.tools.basket import basket_expression
+from backend.agent.tools.offers import offer_expressions
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
 
@@ -183,6 +184,13 @@ def _candidates(question: str, results: Sequence[str], embed: Callable[[Sequence
     # Every sentence ranked once (a conversion may read one without a number's neighbours asked);
     # the fact sentences are those holding a number, in the same order.
     every = rank_sentences(question, passage_sentences(results), embed)
+    # "how much do I save with the block of 10", "the price per hour of the course": first
+    offered = offer_expressions(question, [s for _, s in every])
+    out = _document_candidates(question, every, evaluate)
+    return _valid(offered + out, evaluate) if offered else out
+
+
+def _document_candidates(question: str, every: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> list[str]:
     ranked = [pair for pair in every if NUMBER_RE.search(pair[1])]
     templates = named_operations(question)  # once: the question's operations, whatever sentence is tried
     if not ranked:

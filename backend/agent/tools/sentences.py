@@ -43,6 +43,11 @@ _STOPWORDS = frozenset(
     "below between once also just only very there here when where while them they then".split())
 
 
+def content_words(text: str) -> list[str]:
+    """The words of `text` of three letters or more, lowercased, stopwords left out, as written."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+
+
 def stems(text: str) -> set[str]:
     """The words of `text` of three letters or more, lowercased, stopwords left out, a final "s" cut."""
     return {w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}

@@ -1,0 +1,365 @@
+"""Two ways of paying compared, and a bundle's price per unit (issue 15): "how much do I save
+per lesson buying the 10 manual lesson block instead of single lessons" over "A single 1-hour
+lesson costs $55 ... A block of 10 manual lessons is sold for $495" -> "55 - 495 / 10"; "what's
+the price per hour of the intensive course" over "Intensive one-week courses include 20 hours of
+lessons for $1,050" -> "1050 / 20".
+
+Each price of the documents is an offer: the price and its measure, what it buys, read from its
+words (back to the price before it, on to the price after it, within its sentence): a period
+("per month", "monthly", "a day pass", "for a full year": {"month": 1}), a bundle ("a block of 10
+lessons": {"lesson": 10, "item": 10}; "6 sessions of 2 hours each": {"session": 6, "hour": 12};
+"a 10-week course, with one 150-minute session each week": 10 weeks, 10 sessions, 1500 minutes),
+else one thing ({"item": 1}). The question asks an amount ("for 2 weeks", "12 days a month",
+"six bought separately", "per crossing") and the offers its words name most; each offer's cost
+of that amount is its price times the amount over its measure, in a unit both have (or convert
+between: 7 days a week, 12 months or 52 weeks a year, 60 minutes an hour).
+
+- A comparison ("save", "cheaper", "how much more ... than", "instead of", "vs"): the
+  difference of the costs of two offers, the pairs whose words the question names most first,
+  pairs of different measures before those of the same (a daily rate against a weekly one).
+- A price per unit ("price per hour", "works out to per hour of class time"): an offer's price
+  over its measure in that unit, for a bundle (a measure of more than one of it).
+
+Only numbers and words are read from the passages (untrusted data); the expressions go through
+the calculator's parser (backend.agent.tools.expressions._valid) before they are offered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+from backend.agent.operations import SIGNED_PRICE, with_digits, without_rounding
+from backend.agent.tools.basket import naming_words, norm_words, singular
+
+# The most offers read and the most differences offered (each is a candidate of the calculator).
+MAX_OFFERS = 24
+MAX_COMPARISONS = 4
+_PRICE = re.compile(SIGNED_PRICE)
+_TIME_UNITS = {"minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute", "hour": "hour",
+               "hours": "hour", "hr": "hour", "hrs": "hour", "day": "day", "days": "day", "night": "day",
+               "nights": "day", "evening": "day", "evenings": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
+               "year": "year", "years": "year", "season": "season", "seasons": "season"}
+# A night's or an evening's price is a day's ("£3 a night" for "25 Wednesdays a year"), as are the days of the week.
+_TIME_UNITS.update({f"{day}{s}": "day" for day in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                                                   "sunday") for s in ("", "s")})
+_PERIODIC = {"hourly": "hour", "daily": "day", "nightly": "day", "weekly": "week", "monthly": "month",
+             "yearly": "year", "annual": "year", "annually": "year", "seasonal": "season"}
+# (larger unit, smaller unit, how many of the smaller one the larger holds).
+_CONVERSIONS = (("hour", "minute", 60), ("week", "day", 7), ("year", "month", 12), ("year", "week", 52))
+_TIME = "|".join(sorted(_TIME_UNITS, key=len, reverse=True))
+# The units a price is for ("per month", "a full year"): not a day of the week ("a Saturday class").
+_PERIOD = "|".join(sorted((w for w in _TIME_UNITS if not w.endswith(("day", "days")) or w.startswith("day")),
+                          key=len, reverse=True))
+# "20 foot-passenger tickets", "6 sessions", "2 hours": a count and up to three words naming what.
+_WORD = r"[a-z][a-z'-]*"
+_COUNT = re.compile(rf"(?<![\w.,$€£¥-])([0-9]+(?:\.[0-9]+)?)(-|\s+)({_WORD}(?:\s+{_WORD}){{0,2}})")
+# Words that end a thing's name ("10 manual lessons is sold", "6 sessions of 2 hours").
+_NAME_END = re.compile(r"^(?:of|for|at|and|or|is|are|was|were|in|on|with|to|the|a|an|each|per|every|cost|costs|"
+                       r"sold|sells|include|includes|get|gets|from|by|run|runs|who|that|which|than|instead|vs|there|here|then|if|so|"
+                       r"but|we|i|you|it|they|he|she|my|our|your|their|this|these|those|now|today|am|pm)$")
+# "a set of 6." : a count of things the words before it name.
+_OF_COUNT = re.compile(r"\bof\s+([0-9]+)(?!\s*[a-z0-9-])", re.IGNORECASE)
+# Bundles named in a question ("the 10 manual lesson block", "the set of six"): offers, not amounts.
+_BUNDLE_WORDS = r"(?:block|book|set|pack|bundle|box|booklet|package|card|pass|course|package|carnet|strip)"
+_BUNDLE_NAMED = re.compile(rf"\b{_BUNDLE_WORDS}s?\s+of\s+$", re.IGNORECASE)
+# "per month", "a day", "each week", "every night" (what one price or one amount is for).
+_PER = re.compile(rf"\b(?:per|a|an|each|every)\s+({_PERIOD})\b|\b(?:per|each|every)\s+({_WORD})", re.IGNORECASE)
+# "a full year", "one whole month", "a day pass", "single week".
+_ONE_PERIOD = re.compile(rf"\b(?:a|an|one|single|full|whole)\s+(?:full\s+|whole\s+|single\s+)?({_PERIOD})\b", re.IGNORECASE)
+# "12 days a month": a rate of the asked amount.
+_RATE = re.compile(rf"(?<![\w.,$€£¥-])([0-9]+(?:\.[0-9]+)?)\s+(?:[a-z]+\s+)?({_TIME}|{_WORD})\s+(?:a|an|per|each|every)\s+"
+                   rf"({_TIME})\b", re.IGNORECASE)
+# Where a price's words end: ", and a car with driver costs £28" names the next price.
+_NEXT_THING = re.compile(r"[,;]?\s(?:and|or|while|whereas|but)\s+(?:a|an|the|\d)\b|,\s+(?:a|an|the)\s|;", re.IGNORECASE)
+_TRIPS = re.compile(r"\bthere\s+and\s+back\b|\bboth\s+ways\b|\bround\s+trips?\b|\breturn\s+journeys?\b", re.IGNORECASE)
+# A question comparing two ways of paying, and one asking a price per unit.
+_COMPARES = re.compile(r"\b(?:save|saving|savings|cheaper|dearer|difference|more\s+expensive|less\s+expensive)\b"
+                       r"|\bhow\s+much\s+(?:more|less|extra)\b", re.IGNORECASE)
+_ALTERNATIVE = re.compile(r"\b(?:instead\s+of|rather\s+than|than|vs|versus|compared\s+(?:to|with)|over)\b", re.IGNORECASE)
+_PER_UNIT_ASKED = re.compile(rf"\b(?:price|cost|rate|charge|pay|paying|much|out\s+(?:to|at|as))\s+(?:\w+\s+)?per\s+"
+                             rf"({_TIME}|{_WORD})\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A price of the documents and what it buys: `measure` maps a unit ("month", "lesson",
+    "item") to how many of it the price pays for (exact)."""
+
+    price: str
+    measure: dict[str, Fraction]
+    words: frozenset[str]
+    order: int
+
+
+def _unit(word: str) -> str:
+    """A unit's one name: "weeks" -> "week", "lessons" -> "lesson", "classes" -> "class"."""
+    word = word.lower()
+    return _TIME_UNITS.get(word) or singular(word)
+
+
+def _thing(words: str) -> str | None:
+    """What a count counts, from the words after it ("foot-passenger tickets are" -> "ticket",
+    "manual lessons" -> "lesson"): the first plural before a word ending the name, else the
+    first word; None when the first word ends a name."""
+    found = _thing_at(words)
+    return None if found is None else found[0]
+
+
+def _thing_at(words: str) -> tuple[str, str] | None:
+    """(_thing's unit, the words after the word naming it)."""
+    split = words.lower().split()
+    names = []
+    for word in split:
+        if _NAME_END.match(word):
+            break
+        names.append(word)
+    if not names:
+        return None
+    plural = next((i for i, w in enumerate(names) if w.endswith("s") and not w.endswith("ss")), None)
+    at = 0 if plural is None else plural
+    return _unit(names[at]), " ".join(split[at + 1:])
+
+
+def _expand(measure: dict[str, Fraction]) -> dict[str, Fraction]:
+    """`measure` with the units it converts to (2 weeks -> 14 days; 1500 minutes -> 25 hours)."""
+    out = dict(measure)
+    for large, small, n in _CONVERSIONS:  # from the measure's own units only: no month -> year -> week
+        if large in measure and small not in out:
+            out[small] = measure[large] * n
+        elif small in measure and large not in out:
+            out[large] = measure[small] / n
+    return out
+
+
+# Units of size, weight and length measure a thing, they are no thing bought ("$45 for dogs under 10 kg").
+_SIZES = frozenset({"kg", "g", "gram", "kilogram", "kilo", "km", "kilometre", "kilometer", "m", "metre", "meter", "cm",
+                    "mm", "litre", "liter", "ml", "lb", "oz", "ounce", "mile", "foot", "feet", "inch", "yard", "percent",
+                    "degree", "tonne", "ton", "acre", "hectare", "person", "people", "guest", "seat", "year-old"})
+
+
+def measure_of(text: str) -> dict[str, Fraction]:
+    """What a price's words `text` say it buys (see the module docstring); {"item": 1} when they
+    name no count and no period."""
+    text = with_digits(text)
+    measure: dict[str, Fraction] = {}
+    things: list[tuple[str, Fraction, bool]] = []  # (unit, count, after "of")
+    for m in _COUNT.finditer(text):
+        n = Fraction(m.group(1))
+        if m.group(2) == "-":  # "150-minute session", "10-week course", "1-hour lesson"
+            unit = _unit(m.group(3).split()[0].split("-")[0])
+            rest = " ".join(m.group(3).split()[1:])
+            named = _thing_at(rest) if rest else None
+            count = Fraction(1)
+            if named is not None and named[0] not in _TIME_UNITS.values():
+                # "one 150-minute session each week" of a 10-week course: 10 sessions
+                every = re.match(rf"\s*(?:each|every|a|per)\s+({_TIME})\b", named[1] + text[m.end():], re.IGNORECASE)
+                if every and _unit(every.group(1)) in measure:
+                    count = measure[_unit(every.group(1))]
+                measure.setdefault(named[0], count)
+                things.append((named[0], count, False))
+            if unit in _TIME_UNITS.values():
+                measure.setdefault(unit, n * count)
+            continue
+        found = _thing_at(m.group(3))
+        if found is None or n == 0:
+            continue
+        unit, rest = found
+        following = rest + text[m.end():]
+        if re.match(r"\s*each\b", following) and things:  # "6 sessions of 2 hours each": 12 hours
+            n = n * things[-1][1]
+        elif unit not in _TIME_UNITS.values():
+            every = re.match(rf"\s*(?:each|every|a|per)\s+({_TIME})\b", following, re.IGNORECASE)
+            if every and _unit(every.group(1)) in measure:  # "2 sessions each week" of 10 weeks
+                n = n * measure[_unit(every.group(1))]
+        if unit in measure:
+            continue
+        measure[unit] = n
+        if unit not in _TIME_UNITS.values() and unit not in _SIZES:
+            things.append((unit, n, bool(re.search(r"\bof\s+$", text[max(0, m.start() - 4):m.start()]))))
+    for m in _OF_COUNT.finditer(text):  # "$180 for a set of 6."
+        if Fraction(m.group(1)) and "item" not in measure:
+            things.append(("item", Fraction(m.group(1)), True))
+    for m in _ONE_PERIOD.finditer(text):
+        measure.setdefault(_unit(m.group(1)), Fraction(1))
+    for m in _PER.finditer(text):
+        if m.group(1):
+            measure.setdefault(_unit(m.group(1)), Fraction(1))
+    for word, unit in _PERIODIC.items():
+        if re.search(rf"\b{word}\b", text, re.IGNORECASE):
+            measure.setdefault(unit, Fraction(1))
+    if things:  # the things bought: those after "of" ("a block of 10 lessons"), else the first counted
+        measure["item"] = next((n for _, n, of in things if of), things[0][1])
+    elif not any(u in _TIME_UNITS.values() for u in measure):
+        measure["item"] = Fraction(1)
+    return measure
+
+
+def offers_in(sentences: Sequence[str], question: str) -> list[Offer]:
+    """Each price of `sentences` as an Offer, its words those of its own (back to the price
+    before it, on to the next price or the next thing: ", and a car ...") that the question holds
+    too; at most MAX_OFFERS, in order."""
+    asked = _stems(question)
+    out: list[Offer] = []
+    for order, sentence in enumerate(sentences):
+        prices = list(_PRICE.finditer(sentence))
+        for i, m in enumerate(prices):
+            start = prices[i - 1].end() if i else 0
+            end = prices[i + 1].start() if i + 1 < len(prices) else len(sentence)
+            before = sentence[start:m.start()]
+            after = _NEXT_THING.split(sentence[m.end():end])[0]
+            named = (naming_words(sentence, prices, i) | norm_words(before + " " + after)) & asked
+            if re.search(r"\bat\s*$", before):  # "rents out 10 hybrid bikes at £18 per day": each
+                before = ""
+            measure = measure_of(before + " " + after)
+            periods = {f"@{u}" for u, n in measure.items() if n == 1 and u in _TIME_UNITS.values()}
+            out.append(Offer(m.group(1).replace(",", ""), measure, frozenset(named | (periods & asked)), order))
+            if len(out) == MAX_OFFERS:
+                return out
+    return out
+
+
+def _stems(text: str) -> set[str]:
+    """The question's words as basket's naming words are compared (plurals and synonyms one),
+    without the units of time (they say how much, not what)."""
+    periods = {f"@{unit}" for word, unit in _PERIODIC.items() if re.search(rf"\b{word}\b", text, re.IGNORECASE)}
+    return (norm_words(text) - set(_TIME_UNITS) - set(_TIME_UNITS.values()) - set(_PERIODIC)) | periods
+
+
+def asked_amount(question: str) -> dict[str, Fraction]:
+    """The amount `question` asks about: "for 2 weeks" -> {"week": 2}; "12 days a month" ->
+    {"day": 12, "month": 1}; "six bought separately" -> {"bought": 6, "item": 6}; "per crossing"
+    -> {"crossing": 1, "item": 1}; "a whole year" -> {"year": 1}. A price per unit asked ("save
+    per lesson") is the whole amount. Bundles the question names ("the 10 manual lesson block",
+    "the set of six", "the 20-ticket book") are offers, not amounts."""
+    text = with_digits(without_rounding(question))
+    per = _PER_UNIT_ASKED.search(text) or re.search(rf"\b(?:save|saving)\w*\s+per\s+({_TIME}|{_WORD})\b", text, re.I)
+    if per is None:
+        per = re.search(rf"\bper\s+({_TIME}|{_WORD})\b", text, re.I) if _COMPARES.search(text) else None
+    if per is not None:
+        unit = _unit(per.group(1))
+        return {unit: Fraction(1)} if unit in _TIME_UNITS.values() else {unit: Fraction(1), "item": Fraction(1)}
+    amount: dict[str, Fraction] = {}
+    taken: list[tuple[int, int]] = []
+    for m in _RATE.finditer(text):  # "12 days a month"
+        amount.setdefault(_unit(m.group(2)), Fraction(m.group(1)))
+        amount.setdefault(_unit(m.group(3)), Fraction(1))
+        taken.append(m.span())
+    for m in _COUNT.finditer(text):
+        if m.group(2) == "-" or any(a <= m.start() < b for a, b in taken):
+            continue  # "the 20-ticket book"
+        if _BUNDLE_NAMED.search(text[max(0, m.start() - 20):m.start()]):
+            continue  # "the set of 6"
+        if re.search(r"\b(?:a|an|the)\s+(?:[a-z]+\s+)?$", text[max(0, m.start() - 20):m.start()], re.IGNORECASE):
+            continue  # "a large 14 kg wash": which one, not how many
+        words = m.group(3).split()
+        thing = _thing(m.group(3))
+        if thing is None or any(re.fullmatch(_BUNDLE_WORDS + "s?", w, re.I) for w in words[:3]):
+            continue  # "the 10 manual lesson block"
+        amount.setdefault(thing, Fraction(m.group(1)))
+        if thing not in _TIME_UNITS.values():
+            amount.setdefault("item", Fraction(m.group(1)))
+    for m in _ONE_PERIOD.finditer(text):  # "a whole year"
+        if not any(a <= m.start() < b for a, b in taken):
+            amount.setdefault(_unit(m.group(1)), Fraction(1))
+    for m in _PER.finditer(text):  # "each month"
+        if m.group(1) and not any(a <= m.start() < b for a, b in taken):
+            amount.setdefault(_unit(m.group(1)), Fraction(1))
+    if _TRIPS.search(text) and "item" not in amount:  # "there and back on 22 days a month": 44 tickets
+        days = next((amount[u] for u in ("day", "night", "week", "month") if u in amount), None)
+        if days is not None:
+            amount["item"] = days * 2
+    return amount
+
+
+def _number(value: Fraction) -> str:
+    """`value` as the calculator reads it: "14", "2.5", "(10 / 3)"."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    d = value.denominator
+    while d % 2 == 0:
+        d //= 2
+    while d % 5 == 0:
+        d //= 5
+    return format(float(value), "g") if d == 1 else f"({value.numerator} / {value.denominator})"
+
+
+def cost_expression(offer: Offer, amount: dict[str, Fraction]) -> str | None:
+    """The cost of `amount` at `offer` ("14 * 18" for 2 weeks at £18 a day; "495 / 10" for one
+    lesson of a block of 10); None when they share no unit. An offer for one thing, asked an
+    amount of time alone, is bought once a day ("single tickets" on 22 days a month: 22)."""
+    found = _cost(offer, amount)
+    return None if found is None else found[0]
+
+
+def _cost(offer: Offer, amount: dict[str, Fraction]) -> tuple[str, Fraction] | None:
+    """(cost_expression, its value)."""
+    price = Fraction(offer.price)
+    if not amount:
+        return offer.price, price
+    asked, measure = _expand(amount), _expand(offer.measure)
+    explicit = [u for u in amount if u in measure and u != "item"]
+    shared = explicit or [u for u in asked if u in measure and u != "item"] or [u for u in asked if u in measure]
+    if shared:
+        unit = shared[0]
+        factor = asked[unit] / measure[unit]
+    elif set(offer.measure) == {"item"}:
+        days = next((asked[u] for u in ("day", "night") if u in asked), None)
+        if days is None:
+            return None
+        factor = days / offer.measure["item"]
+    else:
+        return None
+    if factor == 1:
+        return offer.price, price
+    if factor.denominator == 1:
+        return f"{factor.numerator} * {offer.price}", price * factor
+    if factor.numerator == 1:
+        return f"{offer.price} / {_number(1 / factor)}", price * factor
+    return f"{_number(factor)} * {offer.price}", price * factor
+
+
+def compares_offers(question: str) -> bool:
+    """Whether `question` compares two ways of paying ("how much do I save ... instead of",
+    "how much more ... than", "weekly rate vs the daily rate")."""
+    return _COMPARES.search(question) is not None and _ALTERNATIVE.search(question) is not None
+
+
+def asks_offers(question: str) -> bool:
+    """Whether `question` compares two ways of paying (compares_offers) or asks a price per unit
+    ("what's the price per hour of the course")."""
+    return compares_offers(question) or _PER_UNIT_ASKED.search(with_digits(question)) is not None
+
+
+def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
+    """Differences of two offers' costs for a comparison, or a bundle's price per unit asked
+    (see the module docstring), best first; [] for any other question, or when no offer of
+    `sentences` (best ranked first) has a cost of the asked amount."""
+    comparing = compares_offers(question)
+    per = None if comparing else _PER_UNIT_ASKED.search(with_digits(question))
+    if not (comparing or per):
+        return []
+    offers = [o for o in offers_in(sentences, question) if o.words]
+    amount = asked_amount(question)
+    priced = [(o, c) for o in offers if (c := _cost(o, amount)) is not None]
+    if per is not None:  # a bundle's price per unit: "1050 / 20"
+        unit = _unit(per.group(1))
+        bundles = [(o, c) for o, c in priced if _expand(o.measure).get(unit, Fraction(1)) != 1
+                   or (unit not in _TIME_UNITS.values() and o.measure.get("item", Fraction(1)) != 1)]
+        bundles.sort(key=lambda pair: (-len(pair[0].words), pair[0].order))
+        return [c for _, (c, _) in bundles[:MAX_COMPARISONS]]
+    pairs = []
+    for i, (a, cost_a) in enumerate(priced):
+        for b, cost_b in priced[i + 1:]:
+            if a.price == b.price:
+                continue
+            same = a.measure == b.measure  # two prices of one measure compare two things, not two ways to pay
+            pairs.append(((-len(a.words) - len(b.words), same, abs(a.order - b.order), a.order + b.order),
+                          cost_a, cost_b))
+    pairs.sort(key=lambda p: p[0])
+    out: list[str] = []
+    for _, (a, value_a), (b, value_b) in pairs[:MAX_COMPARISONS]:
+        out.append(f"{a} - {b}" if value_a >= value_b else f"{b} - {a}")  # what one saves: never below zero
+    return out

@@ -1,0 +1,112 @@
+"""Two ways of paying compared, and a bundle's price per unit (backend.agent.tools.offers): the
+difference of two offers' costs for the amount the question asks, or a bundle's price over its
+measure, as the first of the calculator's candidates; the calculator is planned for them."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from backend.agent.tools.calculator import evaluate, spec
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.offers import asked_amount, measure_of, offer_expressions
+from backend.agent.tools.sentences import split_sentences
+
+from .test_expressions import result
+
+FERRY = ("Gull Sound Ferry\n\nA single foot-passenger ticket costs £6.50, and a car with driver costs £28. "
+         "A book of 20 foot-passenger tickets sells for £104. The crossing takes 25 minutes.")
+SHOP = "Ostrel Glass\n\nThe Ostrel tumbler is sold at $34 each or $180 for a set of six."
+GYM = ("Halden Climbing\n\nMonthly membership is £52, or £540 if paid for a full year up front. "
+       "A day pass costs £13.")
+BIKES = ("Spokesmith\n\nThe shop rents out 10 hybrid bikes at £18 per day or £75 per week. In 2017 it started a "
+         "Saturday maintenance class: 6 sessions of 2 hours each for £90.")
+DESKS = ("Harbour Desks\n\nA day pass costs £18, a hot desk membership is £165 per month, and a dedicated desk is "
+         "£240 per month.")
+LESSONS = ("Marlowe Driving\n\nA single 1-hour lesson costs $55 in a manual car and $62 in an automatic. "
+           "A block of 10 manual lessons is sold for $495. Intensive one-week courses include 20 hours of lessons "
+           "for $1,050.")
+TRAM = "Tram 9\n\nA single ticket costs €2.10, a day pass costs €7.50, and a monthly pass costs €38."
+COURSE = "Clayhatch\n\nA 10-week wheel-throwing course costs €290, with one 150-minute session each week."
+CLUB = ("Chess Club\n\nThe club meets every Wednesday. Adult membership costs £60 a year and junior membership £20 a "
+        "year; visitors may play for £3 a night.")
+WASH = "Suds\n\nA standard 8 kg washer costs $4.50 per load and a large 14 kg washer costs $7.25 per load."
+
+
+@pytest.mark.parametrize("question, text, want", [
+    # one crossing: a single ticket against a twentieth of the book
+    ("How much do I save per crossing if I buy the 20-ticket book instead of single foot-passenger tickets?",
+     FERRY, "6.50 - 104 / 20"),
+    # six at $34 against the set of six
+    ("how much do I save buying the set of six tumblers vs six bought separately", SHOP, "6 * 34 - 180"),
+    # a year: 12 months at £52 against the year up front
+    ("If I pay for a whole year up front instead of paying monthly for 12 months, how much do I save?",
+     GYM, "12 * 52 - 540"),
+    # 2 weeks: 14 days at the daily rate against 2 weeks at the weekly one
+    ("renting a hybrid for 2 weeks - how much do I save paying the weekly rate vs the daily rate?",
+     BIKES, "14 * 18 - 2 * 75"),
+    # 12 days a month of day passes against a month's hot desk membership (not the dedicated desk)
+    ("I'd be coming in about 12 days a month. How much would I save each month with a hot desk membership "
+     "instead of buying day passes?", DESKS, "12 * 18 - 165"),
+    # a lesson: the single manual lesson against a tenth of the block (not the automatic one)
+    ("how much do i save per lesson buying the 10 manual lesson block instead of single lessons", LESSONS,
+     "55 - 495 / 10"),
+    # there and back on 22 days: 44 single tickets against the monthly pass
+    ("I ride the tram there and back on 22 working days a month using single tickets. How much more is that "
+     "than buying the monthly pass?", TRAM, "44 * 2.10 - 38"),
+    # 25 nights at £3 against the adult year
+    ("I'd turn up 25 wednesdays a year. how much more would I pay over a year as a visitor than with adult "
+     "membership", CLUB, "25 * 3 - 60"),
+    # one of each: the sizes name the washers, they are no amount
+    ("How much more does a large 14 kg wash cost than a standard 8 kg one?", WASH, "7.25 - 4.50"),
+])
+def test_two_ways_of_paying_are_compared_for_the_amount_asked(question, text, want):
+    _, body = text.split("\n\n", 1)
+    assert offer_expressions(question, split_sentences(body))[0] == want
+    first = candidate_expressions(question, [result(text)], None, evaluate)[0]
+    assert evaluate(first).q == evaluate(want).q
+
+
+@pytest.mark.parametrize("question, text, want", [
+    ("what's the price per hour of the intensive course", LESSONS, "1050 / 20"),
+    # 6 sessions of 2 hours each: 12 hours
+    ("What does the Saturday maintenance class work out to per hour of teaching?", BIKES, "90 / 12"),
+    # 10 weeks of one 150-minute session: 25 hours
+    ("what does the 10 week wheel throwing course work out to per hour of class time", COURSE, "290 / 25"),
+])
+def test_a_bundles_price_per_unit(question, text, want):
+    _, body = text.split("\n\n", 1)
+    assert offer_expressions(question, split_sentences(body))[0] == want
+    assert evaluate(candidate_expressions(question, [result(text)], None, evaluate)[0]).q == evaluate(want).q
+
+
+def test_measures_and_amounts():
+    assert measure_of("A block of 10 manual lessons is sold for") == {"lesson": 10, "item": 10}
+    assert measure_of("6 sessions of 2 hours each for") == {"session": 6, "hour": 12, "item": 6}
+    assert measure_of("for a set of 6.") == {"item": 6}
+    assert measure_of("if paid for a full year up front") == {"year": 1}
+    assert measure_of("costs") == {"item": 1}
+    assert measure_of("for small dogs under 10 kg") == {"kg": 10, "item": 1}  # a size, not ten things
+    assert asked_amount("for 2 weeks, how much do I save") == {"week": 2}
+    assert asked_amount("coming in 12 days a month") == {"day": 12, "month": 1}
+    assert asked_amount("how much do I save per lesson with the block of 10") == {"lesson": 1, "item": 1}
+    assert asked_amount("the 10 manual lesson block instead of 3 single lessons") == {"lesson": 3, "item": 3}
+    assert asked_amount("how much more does a large 14 kg wash cost") == {}
+
+
+def test_what_is_no_comparison():
+    # no comparison and no price per unit asked; or nothing to compare with
+    assert offer_expressions("How much is a monthly membership?", [GYM.split("\n\n")[1]]) == []
+    assert offer_expressions("How much do I save with the family ticket?", ["The museum opened in 1987."]) == []
+    assert offer_expressions("How much more is the ferry than the bus?", ["A ferry ticket costs £6.50."]) == []
+
+
+def test_the_calculator_is_planned_for_a_comparison_over_the_documents():
+    calc = spec(None, passages=lambda user, text: [FERRY, LESSONS])
+    assert calc.relevant("u", "how much do i save per lesson buying the 10 manual lesson block instead of single lessons")
+    assert calc.relevant("u", "what's the price per hour of the intensive course")
+    assert not calc.relevant("u", "what's the price of the intensive course")
+    values = [evaluate(c["expression"]).q for c in calc.candidate_arguments(
+        "How much do I save per crossing if I buy the 20-ticket book instead of single tickets?", [result(FERRY)])]
+    assert values[0] == Fraction("1.3")

@@ -211,7 +211,7 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
     "counting from 2030, how many years ago" -> [("2030 - {a}", "2030"), ("{a} - 2030",
     "2030")]), in the order they appear, each once."""
     question = with_digits(cue_text(question))
-    found: list[tuple[int, tuple[str, str | None]]] = []
+    found: list[tuple[float, tuple[str, str | None]]] = []
     for pattern, template in _NAMED + _IMPLIED:
         for match in pattern.finditer(question):
             n = match.group(1).replace(",", "")
@@ -233,10 +233,12 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
         found.append((m.start(), (f"{{a}} * (100 - {n}) / 100", n)))
     if _PER_UNIT.search(question):  # "in 20 days, how many a day": a share of the span, not a total
         found = [(at, (t.replace(" * ", " / ") if _SPAN.match(question, at) else t, n)) for at, (t, n) in found]
-    if not found and _PER_PERSON.search(question) and not _PRICED_PER_HEAD.search(question):  # "the 10 of us, how much each"
-        for m in _PEOPLE.finditer(question):
-            n = m.group(1).replace(",", "")
-            found.append((m.start(), (f"{{a}} / {n}", n)))
+    if _PER_PERSON.search(question) and not _PRICED_PER_HEAD.search(question):  # "the 10 of us, how much each"
+        shares = [(m.start(), m.group(1).replace(",", "")) for m in _PEOPLE.finditer(question)]
+        if found:  # "4 of us sharing a pod for 2 nights, how much each": the cost of the 2 nights, shared
+            found = [(at - 0.5, (f"{t} / {n}", tn)) for at, (t, tn) in found for _, n in shares if tn != n] + found
+        else:
+            found.extend((at, (f"{{a}} / {n}", n)) for at, n in shares)
     if not found and _HOW_MANY_CAN.search(question):  # "a $500 budget: how many people can I send"
         amounts = list(_MONEY.finditer(question))
         # "a $500 budget", "I have 60 euros", "with $40": that amount, not "$20 on lunch first"
@@ -363,6 +365,14 @@ def asks_share_per_person(text: str) -> bool:
     text = with_digits(cue_text(text))
     return (_PER_PERSON.search(text) is not None and _PEOPLE.search(text) is not None
             and _PRICED_PER_HEAD.search(text) is None)
+
+
+def people_sharing(text: str) -> list[str]:
+    """The head-counts of a group `text` asks a share per person for ("6 of us ... if we split it
+    equally, how much each" -> ["6"]); [] when it asks none (asks_share_per_person)."""
+    if not asks_share_per_person(text):
+        return []
+    return list(dict.fromkeys(m.group(1).replace(",", "") for m in _PEOPLE.finditer(with_digits(cue_text(text)))))
 
 
 def asks_total(text: str) -> bool:

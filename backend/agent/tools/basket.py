@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.operations import SIGNED_PRICE, asks_cost, asks_total, with_digits
+from backend.agent.operations import SIGNED_PRICE, asks_cost, asks_share_per_person, asks_total, with_digits
 from backend.agent.tools.sentences import content_words
 
 # The most things a basket holds (each is a product in the expression).
@@ -108,7 +108,7 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     """The total of the things `question` lists at their prices in `sentences` ("2 * 13 + 3 * 8 +
     5 * 4"), or None: not a question asking a cost or a total, one comparing ("how much do I
     save"), fewer than two things, or a thing without a price."""
-    if not (asks_cost(question) or asks_total(question)) or _COMPARES.search(question):
+    if not (asks_cost(question) or asks_total(question) or asks_share_per_person(question)) or _COMPARES.search(question):
         return None
     terms = []
     for count, thing in basket_items(question):

@@ -39,7 +39,8 @@ from typing import Any, Callable, Sequence
 
 from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_PRICE, asked_rounding,
                                       asked_rounding_direction, asks_age, asks_cost, asks_share_per_person, asks_total,
-                                      named_operations, names_an_edition, with_digits, without_rounding)
+                                      named_operations, names_an_edition, people_sharing, with_digits,
+                                      without_rounding)
 from backend.agent.tools.basket import basket_expression
 from backend.agent.tools.offers import offer_expressions
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
@@ -166,7 +167,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     out = _candidates(question, results, embed, evaluate)
     basket = basket_expression(question, [s for _, s in passage_sentences(results)])
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
-        out = _valid([basket] + out, evaluate)
+        shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
+        out = _valid(shared + [basket] + out, evaluate)
     digits = asked_rounding(question)
     if digits is None or not out:
         return out

@@ -40,3 +40,11 @@ def test_what_is_no_basket():
     assert basket_expression("I have 2 dogs and 3 cats, what do I feed them?", ["Dog food is £3 and cat food £2."]) is None
     # a thing the documents give no price for: no basket
     assert basket_expression("how much for 2 adults and 3 parrots in total?", [CLIMBING]) is None
+
+
+def test_a_basket_shared_by_a_group_is_divided_among_it():
+    text = ("Velvet Lounge\n\nSmall rooms cost $32 per hour. A jug of lemonade costs $14 and a platter of dumplings "
+            "is $22.")
+    question = "6 of us want 2 jugs of lemonade and 2 dumpling platters. if we split it equally how much each"
+    found = candidate_expressions(question, [result(text)], None, evaluate)
+    assert found[:2] == ["(2 * 14 + 2 * 22) / 6", "2 * 14 + 2 * 22"]

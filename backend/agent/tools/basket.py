@@ -110,6 +110,12 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     save"), fewer than two things, or a thing without a price."""
     if not (asks_cost(question) or asks_total(question) or asks_share_per_person(question)) or _COMPARES.search(question):
         return None
+    return listed_total(question, sentences)
+
+
+def listed_total(question: str, sentences: Sequence[str]) -> str | None:
+    """The total of the things `question` lists (at least two) at their prices in `sentences`,
+    whatever it asks; None when a thing has no price."""
     terms = []
     for count, thing in basket_items(question):
         price = _price_of(thing, sentences)

@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.operations import SIGNED_PRICE, with_digits, without_rounding
-from backend.agent.tools.basket import naming_words, norm_words, singular
+from backend.agent.tools.basket import basket_items, listed_total, naming_words, norm_words, singular
 
 # The most offers read and the most differences offered (each is a candidate of the calculator).
 MAX_OFFERS = 24
@@ -73,7 +73,18 @@ _ONE_PERIOD = re.compile(rf"\b(?:a|an|one|single|full|whole)\s+(?:full\s+|whole\
 _RATE = re.compile(rf"(?<![\w.,$€£¥-])([0-9]+(?:\.[0-9]+)?)\s+(?:[a-z]+\s+)?({_TIME}|{_WORD})\s+(?:a|an|per|each|every)\s+"
                    rf"({_TIME})\b", re.IGNORECASE)
 # Where a price's words end: ", and a car with driver costs £28" names the next price.
-_NEXT_THING = re.compile(r"[,;]?\s(?:and|or|while|whereas|but)\s+(?:a|an|the|\d)\b|,\s+(?:a|an|the)\s|;", re.IGNORECASE)
+_NEXT_THING = re.compile(r"[,;]?\s(?:and|or|while|whereas|but)\s+(?:a|an|the|\d)\b|,\s+(?:a|an|the)\s|,\s+and\s|;",
+                         re.IGNORECASE)
+# Where the words of the price before end: "£48 per month or | £480 per year".
+_AFTER_PRICE = re.compile(r",?\s(?:or|and|while|whereas|but)\s|[,;]\s", re.IGNORECASE)
+# "or 3 for $24": a count of things bought together.
+_AT = " @price "  # where the price stands between its words (measure_of)
+_N_FOR = re.compile(r"(?<![\w.,])([0-9]+)\s+for\s+@price\b", re.IGNORECASE)
+# Words of paying that name no offer ("paying the weekly rate", "how much do I save buying").
+_GENERIC = frozenset({"pay", "paying", "paid", "cost", "price", "save", "saving", "buy", "buying", "bought", "rate",
+                      "charge", "fee", "total", "much", "instead", "separately", "get", "getting", "spend", "spending"})
+# Two prices of one thing: "£48 per month or £480 per year", "$9 each, or 3 for $24".
+_OR = re.compile(r"^[^;]{0,30}?\bor\b(?![^;]*\band\b)", re.IGNORECASE)
 _TRIPS = re.compile(r"\bthere\s+and\s+back\b|\bboth\s+ways\b|\bround\s+trips?\b|\breturn\s+journeys?\b", re.IGNORECASE)
 # A question comparing two ways of paying, and one asking a price per unit.
 _COMPARES = re.compile(r"\b(?:save|saving|savings|cheaper|dearer|difference|more\s+expensive|less\s+expensive)\b"
@@ -137,12 +148,14 @@ def _expand(measure: dict[str, Fraction]) -> dict[str, Fraction]:
 # Units of size, weight and length measure a thing, they are no thing bought ("$45 for dogs under 10 kg").
 _SIZES = frozenset({"kg", "g", "gram", "kilogram", "kilo", "km", "kilometre", "kilometer", "m", "metre", "meter", "cm",
                     "mm", "litre", "liter", "ml", "lb", "oz", "ounce", "mile", "foot", "feet", "inch", "yard", "percent",
-                    "degree", "tonne", "ton", "acre", "hectare", "person", "people", "guest", "seat", "year-old"})
+                    "degree", "tonne", "ton", "acre", "hectare", "person", "people", "guest", "seat", "year-old",
+                    "student", "pupil", "adult", "child", "children", "member", "visitor", "player", "participant"})
 
 
 def measure_of(text: str) -> dict[str, Fraction]:
-    """What a price's words `text` say it buys (see the module docstring); {"item": 1} when they
-    name no count and no period."""
+    """What a price's words `text` say it buys (see the module docstring), the price's place in
+    them marked by "@price" ("or 3 for @price": 3 things); {"item": 1} when they name no count
+    and no period."""
     text = with_digits(text)
     measure: dict[str, Fraction] = {}
     things: list[tuple[str, Fraction, bool]] = []  # (unit, count, after "of")
@@ -182,14 +195,22 @@ def measure_of(text: str) -> dict[str, Fraction]:
     for m in _OF_COUNT.finditer(text):  # "$180 for a set of 6."
         if Fraction(m.group(1)) and "item" not in measure:
             things.append(("item", Fraction(m.group(1)), True))
-    for m in _ONE_PERIOD.finditer(text):
-        measure.setdefault(_unit(m.group(1)), Fraction(1))
-    for m in _PER.finditer(text):
-        if m.group(1):
-            measure.setdefault(_unit(m.group(1)), Fraction(1))
-    for word, unit in _PERIODIC.items():
-        if re.search(rf"\b{word}\b", text, re.IGNORECASE):
-            measure.setdefault(unit, Fraction(1))
+    count_for = _N_FOR.search(text)
+    if count_for and not things and Fraction(count_for.group(1)):  # "or 3 for $24"
+        things.append(("item", Fraction(count_for.group(1)), True))
+    # The period a price is for: the one named nearest it ("£16 per month per pet and covers two
+    # check-ups a year": a month), "per month", "a full year", "monthly".
+    at = text.find(_AT.strip())
+    at = len(text) if at < 0 else at
+    periods = [(m.start(), _unit(m.group(1))) for m in _ONE_PERIOD.finditer(text)]
+    periods += [(m.start(), _unit(m.group(1))) for m in _PER.finditer(text) if m.group(1)]
+    periods += [(m.start(), unit) for word, unit in _PERIODIC.items()
+                for m in re.finditer(rf"\b{word}\b", text, re.IGNORECASE)]
+    if periods:
+        measure.setdefault(min(periods, key=lambda p: abs(p[0] - at))[1], Fraction(1))
+    for m in _PER.finditer(text):  # "per session", not "per person"
+        if m.group(2) and not _NAME_END.match(m.group(2).lower()) and _unit(m.group(2)) not in _SIZES:
+            measure.setdefault(_unit(m.group(2)), Fraction(1))
     if things:  # the things bought: those after "of" ("a block of 10 lessons"), else the first counted
         measure["item"] = next((n for _, n, of in things if of), things[0][1])
     elif not any(u in _TIME_UNITS.values() for u in measure):
@@ -209,11 +230,15 @@ def offers_in(sentences: Sequence[str], question: str) -> list[Offer]:
             start = prices[i - 1].end() if i else 0
             end = prices[i + 1].start() if i + 1 < len(prices) else len(sentence)
             before = sentence[start:m.start()]
+            if i:  # not the price before's own words: "£48 per month or | £480 per year"
+                before = _AFTER_PRICE.split(before)[-1]
             after = _NEXT_THING.split(sentence[m.end():end])[0]
             named = (naming_words(sentence, prices, i) | norm_words(before + " " + after)) & asked
+            if i and out and out[-1].order == order and _OR.search(sentence[start:m.start()]):
+                named |= out[-1].words - {w for w in out[-1].words if w.startswith("@")}  # "£48 per month or £480 per year": one thing
             if re.search(r"\bat\s*$", before):  # "rents out 10 hybrid bikes at £18 per day": each
                 before = ""
-            measure = measure_of(before + " " + after)
+            measure = measure_of(before + _AT + after)
             periods = {f"@{u}" for u, n in measure.items() if n == 1 and u in _TIME_UNITS.values()}
             out.append(Offer(m.group(1).replace(",", ""), measure, frozenset(named | (periods & asked)), order))
             if len(out) == MAX_OFFERS:
@@ -225,7 +250,12 @@ def _stems(text: str) -> set[str]:
     """The question's words as basket's naming words are compared (plurals and synonyms one),
     without the units of time (they say how much, not what)."""
     periods = {f"@{unit}" for word, unit in _PERIODIC.items() if re.search(rf"\b{word}\b", text, re.IGNORECASE)}
-    return (norm_words(text) - set(_TIME_UNITS) - set(_TIME_UNITS.values()) - set(_PERIODIC)) | periods
+    return (norm_words(text) - set(_TIME_UNITS) - set(_TIME_UNITS.values()) - set(_PERIODIC) - _GENERIC) | periods
+
+
+def _score(offer: Offer) -> float:
+    """How much the question names `offer`: its words, a period it names ("weekly") half a word."""
+    return sum(0.5 if w.startswith("@") else 1.0 for w in offer.words)
 
 
 def asked_amount(question: str) -> dict[str, Fraction]:
@@ -348,18 +378,29 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
         unit = _unit(per.group(1))
         bundles = [(o, c) for o, c in priced if _expand(o.measure).get(unit, Fraction(1)) != 1
                    or (unit not in _TIME_UNITS.values() and o.measure.get("item", Fraction(1)) != 1)]
-        bundles.sort(key=lambda pair: (-len(pair[0].words), pair[0].order))
+        bundles.sort(key=lambda pair: (-_score(pair[0]), pair[0].order))
         return [c for _, (c, _) in bundles[:MAX_COMPARISONS]]
+    out: list[str] = []
+    items = basket_items(question)
+    distinct = len({_thing(thing) for _, thing in items}) == len(items)  # not "a dozen roses ... 12 single roses"
+    listed = listed_total(question, sentences) if items and distinct else None
+    if listed is not None:  # "2 adults and 3 kids: how much cheaper is the family ticket": the basket against it
+        value = sum(Fraction(t.split(" * ")[0]) * Fraction(t.split(" * ")[-1]) if " * " in t else Fraction(t)
+                    for t in listed.split(" + "))
+        others = sorted((pair for pair in priced if pair[0].price not in re.findall(r"[0-9.]+", listed)),
+                        key=lambda pair: (-_score(pair[0]), pair[0].order))
+        for offer, _ in others[:1]:  # one of it: "the family ticket"
+            price = Fraction(offer.price)
+            out.append(f"{listed} - {offer.price}" if value >= price else f"{offer.price} - ({listed})")
     pairs = []
     for i, (a, cost_a) in enumerate(priced):
         for b, cost_b in priced[i + 1:]:
             if a.price == b.price:
                 continue
             same = a.measure == b.measure  # two prices of one measure compare two things, not two ways to pay
-            pairs.append(((-len(a.words) - len(b.words), same, abs(a.order - b.order), a.order + b.order),
+            pairs.append(((-_score(a) - _score(b), same, abs(a.order - b.order), a.order + b.order),
                           cost_a, cost_b))
     pairs.sort(key=lambda p: p[0])
-    out: list[str] = []
     for _, (a, value_a), (b, value_b) in pairs[:MAX_COMPARISONS]:
         out.append(f"{a} - {b}" if value_a >= value_b else f"{b} - {a}")  # what one saves: never below zero
     return out

@@ -31,6 +31,14 @@ TRAM = "Tram 9\n\nA single ticket costs €2.10, a day pass costs €7.50, and a
 COURSE = "Clayhatch\n\nA 10-week wheel-throwing course costs €290, with one 150-minute session each week."
 CLUB = ("Chess Club\n\nThe club meets every Wednesday. Adult membership costs £60 a year and junior membership £20 a "
         "year; visitors may play for £3 a night.")
+BATTERIES = "Tick Tock Repairs\n\nA full service costs $85. Replacement watch batteries are $9 each, or 3 for $24."
+FENCING = ("Larkspur Fencing\n\nBeginners' courses run for 6 weeks, with one 90-minute session per week, and cost £96. "
+           "After the course, adult membership is £48 per month or £480 per year; junior membership is £30 per month. "
+           "Full livery at the stables next door is €140 per week.")
+PLAN = ("Brambleway Vets\n\nThe Pet Health Plan costs £16 per month per pet and covers two check-ups a year; paying "
+        "annually costs £175 per pet instead. Boosters are £62.")
+STARS = ("Hollin Observatory\n\nTickets cost $14 for adults and $7 for children, and a family ticket for up to 5 "
+         "people costs $38. The telescope weighs 90 kg.")
 WASH = "Suds\n\nA standard 8 kg washer costs $4.50 per load and a large 14 kg washer costs $7.25 per load."
 
 
@@ -58,6 +66,18 @@ WASH = "Suds\n\nA standard 8 kg washer costs $4.50 per load and a large 14 kg wa
     # 25 nights at £3 against the adult year
     ("I'd turn up 25 wednesdays a year. how much more would I pay over a year as a visitor than with adult "
      "membership", CLUB, "25 * 3 - 60"),
+    # "or 3 for $24": three bought together
+    ("I need 3 watch batteries. How much do I save getting the 3-pack vs buying them one at a time?", BATTERIES,
+     "3 * 9 - 24"),
+    # the year's price names what the month's price names ("£48 per month or £480 per year"): not the livery
+    ("thinking of joining as an adult for a full year. how much do i save paying annually vs monthly for 12 months?",
+     FENCING, "12 * 48 - 480"),
+    # the period nearest the price ("per month"), not the check-ups' "a year"
+    ("For the pet health plan, how much do I save in a year by paying annually instead of monthly? just one pet",
+     PLAN, "12 * 16 - 175"),
+    # a listed party against the one ticket for all of them
+    ("we're 2 adults and 3 kids going stargazing - how much cheaper is the family ticket than buying separate "
+     "tickets?", STARS, "2 * 14 + 3 * 7 - 38"),
     # one of each: the sizes name the washers, they are no amount
     ("How much more does a large 14 kg wash cost than a standard 8 kg one?", WASH, "7.25 - 4.50"),
 ])
@@ -70,6 +90,8 @@ def test_two_ways_of_paying_are_compared_for_the_amount_asked(question, text, wa
 
 @pytest.mark.parametrize("question, text, want", [
     ("what's the price per hour of the intensive course", LESSONS, "1050 / 20"),
+    # 6 weeks of one 90-minute session: 9 hours
+    ("What does the beginners' course work out to per hour of tuition?", FENCING, "96 / 9"),
     # 6 sessions of 2 hours each: 12 hours
     ("What does the Saturday maintenance class work out to per hour of teaching?", BIKES, "90 / 12"),
     # 10 weeks of one 150-minute session: 25 hours

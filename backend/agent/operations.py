@@ -121,6 +121,9 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"|\b(?:calculate|work\s+out|figure\s+out)\s+(?:the\s+|what\s+)?(?:cost|price|total|fare|bill)\b"
                    r"|\bset\s+(?:me|us|you|him|her|them)\s+back\b|\bfor\s+the\s+lot\b"
                    r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+the\s+total\b"
+                   # "whats admission for 3 kids", "what's the fare for 2 adults"
+                   r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+(?:the\s+)?(?:admission|entry|price|fee|fare|cost|charge|rent|hire)"
+                   r"\s+(?:for|of)\s+[0-9]"
                    r"|\bwhat\b[^.?!\n]{0,120}?\b(?:would|will|do|does)\s+(?:\w+\s+)?"
                    r"(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
 # A group counted by its members: "a family of 5", "a household of 4 members".

@@ -85,6 +85,13 @@ _GENERIC = frozenset({"pay", "paying", "paid", "cost", "price", "save", "saving"
                       "charge", "fee", "total", "much", "instead", "separately", "get", "getting", "spend", "spending"})
 # Two prices of one thing: "£48 per month or £480 per year", "$9 each, or 3 for $24".
 _OR = re.compile(r"^[^;]{0,30}?\bor\b(?![^;]*\band\b)", re.IGNORECASE)
+# "a ten-session punch card": a count as a word before a hyphen.
+_HYPHEN_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                  "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "fifty": 50}
+_HYPHEN_COUNT = re.compile(rf"\b({'|'.join(_HYPHEN_COUNTS)})-(?=[a-z])", re.IGNORECASE)
+# "(ignore skate hire)", "excluding insurance", "not counting the deposit": words the question sets aside.
+_SET_ASIDE = re.compile(r"\b(?:ignore|ignoring|excluding|exclude|not\s+counting|without|leave\s+out|leaving\s+out)\s+"
+                        r"([^.?!,;()]{1,60})", re.IGNORECASE)
 _TRIPS = re.compile(r"\bthere\s+and\s+back\b|\bboth\s+ways\b|\bround\s+trips?\b|\breturn\s+journeys?\b", re.IGNORECASE)
 # A question comparing two ways of paying, and one asking a price per unit.
 _COMPARES = re.compile(r"\b(?:save|saving|savings|cheaper|dearer|difference|more\s+expensive|less\s+expensive)\b"
@@ -152,11 +159,16 @@ _SIZES = frozenset({"kg", "g", "gram", "kilogram", "kilo", "km", "kilometre", "k
                     "student", "pupil", "adult", "child", "children", "member", "visitor", "player", "participant"})
 
 
+def _digits(text: str) -> str:
+    """`text` with its counts as digits (operations.with_digits), "ten-session" as "10-session"."""
+    return with_digits(_HYPHEN_COUNT.sub(lambda m: f"{_HYPHEN_COUNTS[m.group(1).lower()]}-", text))
+
+
 def measure_of(text: str) -> dict[str, Fraction]:
     """What a price's words `text` say it buys (see the module docstring), the price's place in
     them marked by "@price" ("or 3 for @price": 3 things); {"item": 1} when they name no count
     and no period."""
-    text = with_digits(text)
+    text = _digits(text)
     measure: dict[str, Fraction] = {}
     things: list[tuple[str, Fraction, bool]] = []  # (unit, count, after "of")
     for m in _COUNT.finditer(text):
@@ -175,6 +187,9 @@ def measure_of(text: str) -> dict[str, Fraction]:
                 things.append((named[0], count, False))
             if unit in _TIME_UNITS.values():
                 measure.setdefault(unit, n * count)
+            elif unit not in _SIZES and unit not in measure and n:  # "a 10-session punch card", "the 20-ticket book"
+                measure[unit] = n
+                things.append((unit, n, False))
             continue
         found = _thing_at(m.group(3))
         if found is None or n == 0:
@@ -249,6 +264,7 @@ def offers_in(sentences: Sequence[str], question: str) -> list[Offer]:
 def _stems(text: str) -> set[str]:
     """The question's words as basket's naming words are compared (plurals and synonyms one),
     without the units of time (they say how much, not what)."""
+    text = _SET_ASIDE.sub(" ", text)  # "(ignore skate hire)": no offer's name
     periods = {f"@{unit}" for word, unit in _PERIODIC.items() if re.search(rf"\b{word}\b", text, re.IGNORECASE)}
     return (norm_words(text) - set(_TIME_UNITS) - set(_TIME_UNITS.values()) - set(_PERIODIC) - _GENERIC) | periods
 

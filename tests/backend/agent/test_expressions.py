@@ -520,6 +520,7 @@ def test_candidates_are_rounded_as_asked():
     ("Hiring a single scull for three and a half hours, what's the total?", [("{a} * 3.5", "3.5")]),
     ("Our club is sending nine crews to the race. Total entry bill?", [("{a} * 9", "9")]),
     ("Fuel for 14 engine hours on the boat — what's that going to come to?", [("{a} * 14", "14")]),
+    ("whats admission for 3 kids at the rink? we have our own skates", [("{a} * 3", "3")]),
     # A share per person of a group the question counts.
     ("Five of us want to split the price of the boat. How much would each person pay?", [("{a} / 5", "5")]),
     ("We're hiring a day boat for the 10 of us, how much each if we split it evenly?", [("{a} / 10", "10")]),

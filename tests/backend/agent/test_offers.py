@@ -39,6 +39,8 @@ PLAN = ("Brambleway Vets\n\nThe Pet Health Plan costs £16 per month per pet and
         "annually costs £175 per pet instead. Boosters are £62.")
 STARS = ("Hollin Observatory\n\nTickets cost $14 for adults and $7 for children, and a family ticket for up to 5 "
          "people costs $38. The telescope weighs 90 kg.")
+RINK = ("Copperline Rink\n\nGeneral admission is £8 for adults and £5.50 for children, and skate hire costs £3 per "
+        "person per session. A ten-session punch card for adults costs £65, excluding skate hire.")
 WASH = "Suds\n\nA standard 8 kg washer costs $4.50 per load and a large 14 kg washer costs $7.25 per load."
 
 
@@ -78,6 +80,9 @@ WASH = "Suds\n\nA standard 8 kg washer costs $4.50 per load and a large 14 kg wa
     # a listed party against the one ticket for all of them
     ("we're 2 adults and 3 kids going stargazing - how much cheaper is the family ticket than buying separate "
      "tickets?", STARS, "2 * 14 + 3 * 7 - 38"),
+    # "ten-session": a bundle of 10; "(ignore skate hire)" names no offer
+    ("If I buy the adult punch card, how much do I save per session compared to normal adult admission? (ignore "
+     "skate hire)", RINK, "8 - 65 / 10"),
     # one of each: the sizes name the washers, they are no amount
     ("How much more does a large 14 kg wash cost than a standard 8 kg one?", WASH, "7.25 - 4.50"),
 ])

@@ -10,6 +10,7 @@ backtracks over it.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Iterable
 
 # The cues read at most this many characters of the message (its start and its end): what
@@ -239,7 +240,8 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
     if _PER_PERSON.search(question) and not _PRICED_PER_HEAD.search(question):  # "the 10 of us, how much each"
         shares = [(m.start(), m.group(1).replace(",", "")) for m in _PEOPLE.finditer(question)]
         if found:  # "4 of us sharing a pod for 2 nights, how much each": the cost of the 2 nights, shared
-            found = [(at - 0.5, (f"{t} / {n}", tn)) for at, (t, tn) in found for _, n in shares if tn != n] + found
+            found = [(at - 0.5, (f"({t}) / {n}" if re.search(r" [-+] ", t) else f"{t} / {n}", tn))
+                     for at, (t, tn) in found for _, n in shares if tn != n] + found
         else:
             found.extend((at, (f"{{a}} / {n}", n)) for at, n in shares)
     if not found and _HOW_MANY_CAN.search(question):  # "a $500 budget: how many people can I send"
@@ -375,7 +377,11 @@ def people_sharing(text: str) -> list[str]:
     equally, how much each" -> ["6"]); [] when it asks none (asks_share_per_person)."""
     if not asks_share_per_person(text):
         return []
-    return list(dict.fromkeys(m.group(1).replace(",", "") for m in _PEOPLE.finditer(with_digits(cue_text(text)))))
+    counts = list(dict.fromkeys(m.group(1).replace(",", "") for m in _PEOPLE.finditer(with_digits(cue_text(text)))))
+    total = sum(Fraction(c) for c in counts)
+    if len(counts) > 1 and total.denominator == 1:  # "2 adults and 3 kids ... split it": the 5 of them
+        return [str(total.numerator)]
+    return counts
 
 
 def asks_total(text: str) -> bool:

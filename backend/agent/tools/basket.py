@@ -110,14 +110,14 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     save"), fewer than two things, or a thing without a price."""
     if not (asks_cost(question) or asks_total(question) or asks_share_per_person(question)) or _COMPARES.search(question):
         return None
-    return listed_total(question, sentences)
+    return listed_total(basket_items(question), sentences)
 
 
-def listed_total(question: str, sentences: Sequence[str]) -> str | None:
-    """The total of the things `question` lists (at least two) at their prices in `sentences`,
-    whatever it asks; None when a thing has no price."""
+def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str]) -> str | None:
+    """The total of `items` ((count, the words naming the thing), as basket_items gives them) at
+    their prices in `sentences`; None when a thing has no price, or for no items."""
     terms = []
-    for count, thing in basket_items(question):
+    for count, thing in items:
         price = _price_of(thing, sentences)
         if price is None:
             return None

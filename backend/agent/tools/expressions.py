@@ -42,6 +42,7 @@ from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_
                                       named_operations, names_an_edition, people_sharing, with_digits,
                                       without_rounding)
 from backend.agent.tools.basket import basket_expression
+from backend.agent.tools.discounts import claimed_discount
 from backend.agent.tools.offers import offer_expressions
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
@@ -52,6 +53,8 @@ MAX_CANDIDATES = 8
 # The most operands and question numbers combined: a question or passage full of numbers costs
 # at most MAX_NUMBERS^2 * 8 expressions to check.
 MAX_NUMBERS = 8
+# The candidates a discount the question claims is applied to (backend.agent.tools.discounts).
+MAX_DISCOUNTED = 2
 # The cues read this much of the question (backend.agent.operations.MAX_CUE_CHARS reads as much).
 MAX_QUESTION_CHARS = 2000
 
@@ -164,11 +167,16 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     the operation the question names over its own other numbers ("What is 15% of 240?" ->
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
     question = question[:MAX_QUESTION_CHARS]
-    out = _candidates(question, results, embed, evaluate)
-    basket = basket_expression(question, [s for _, s in passage_sentences(results)])
+    sentences = passage_sentences(results)
+    discount = claimed_discount(question, [s for _, s in sentences])  # "I'm a student": "Students ... get 15% off"
+    # the price is read elsewhere than in the discount's own sentence (its "15" is no price)
+    out = _candidates(question, [p for p in sentences if discount is None or p[1] != discount[1]], embed, evaluate)
+    basket = basket_expression(question, [s for _, s in sentences])
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
+    if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
+        out = _valid([f"({e}) * (100 - {discount[0]}) / 100" for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     digits = asked_rounding(question)
     if digits is None or not out:
         return out
@@ -181,11 +189,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                   evaluate)
 
 
-def _candidates(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
+def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Callable[[Sequence[str]], Any] | None,
                 evaluate: Callable[[str], Any]) -> list[str]:
     # Every sentence ranked once (a conversion may read one without a number's neighbours asked);
     # the fact sentences are those holding a number, in the same order.
-    every = rank_sentences(question, passage_sentences(results), embed)
+    every = rank_sentences(question, list(sentences), embed)
     # "how much do I save with the block of 10", "the price per hour of the course": first
     offered = offer_expressions(question, [s for _, s in every])
     out = _document_candidates(question, every, evaluate)

@@ -26,8 +26,10 @@ the calculator's parser (backend.agent.tools.expressions._valid) before they are
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Sequence
 
@@ -63,7 +65,7 @@ _NAME_END = re.compile(r"^(?:of|for|at|and|or|is|are|was|were|in|on|with|to|the|
 # "a set of 6." : a count of things the words before it name.
 _OF_COUNT = re.compile(r"\bof\s+([0-9]+)(?!\s*[a-z0-9-])", re.IGNORECASE)
 # Bundles named in a question ("the 10 manual lesson block", "the set of six"): offers, not amounts.
-_BUNDLE_WORDS = r"(?:block|book|set|pack|bundle|box|booklet|package|card|pass|course|package|carnet|strip)"
+_BUNDLE_WORDS = r"(?:block|book|set|pack|bundle|box|booklet|package|card|pass|course|carnet|strip)"
 _BUNDLE_NAMED = re.compile(rf"\b{_BUNDLE_WORDS}s?\s+of\s+$", re.IGNORECASE)
 # "per month", "a day", "each week", "every night" (what one price or one amount is for).
 _PER = re.compile(rf"\b(?:per|a|an|each|every)\s+({_PERIOD})\b|\b(?:per|each|every)\s+({_WORD})", re.IGNORECASE)
@@ -185,6 +187,8 @@ def measure_of(text: str) -> dict[str, Fraction]:
                     count = measure[_unit(every.group(1))]
                 measure.setdefault(named[0], count)
                 things.append((named[0], count, False))
+            if not n:
+                continue
             if unit in _TIME_UNITS.values():
                 measure.setdefault(unit, n * count)
             elif unit not in _SIZES and unit not in measure and n:  # "a 10-session punch card", "the 20-ticket book"
@@ -274,6 +278,14 @@ def _score(offer: Offer) -> float:
     return sum(0.5 if w.startswith("@") else 1.0 for w in offer.words)
 
 
+def _per_basis(text: str) -> re.Match[str] | None:
+    """The unit a price is asked per ("price per hour", "save per lesson", "cheaper per session")."""
+    per = _PER_UNIT_ASKED.search(text) or re.search(rf"\b(?:save|saving)\w*\s+per\s+({_TIME}|{_WORD})\b", text, re.I)
+    if per is None and _COMPARES.search(text):
+        per = re.search(rf"\bper\s+({_TIME}|{_WORD})\b", text, re.I)
+    return per
+
+
 def asked_amount(question: str) -> dict[str, Fraction]:
     """The amount `question` asks about: "for 2 weeks" -> {"week": 2}; "12 days a month" ->
     {"day": 12, "month": 1}; "six bought separately" -> {"bought": 6, "item": 6}; "per crossing"
@@ -281,15 +293,15 @@ def asked_amount(question: str) -> dict[str, Fraction]:
     per lesson") is the whole amount. Bundles the question names ("the 10 manual lesson block",
     "the set of six", "the 20-ticket book") are offers, not amounts."""
     text = with_digits(without_rounding(question))
-    per = _PER_UNIT_ASKED.search(text) or re.search(rf"\b(?:save|saving)\w*\s+per\s+({_TIME}|{_WORD})\b", text, re.I)
-    if per is None:
-        per = re.search(rf"\bper\s+({_TIME}|{_WORD})\b", text, re.I) if _COMPARES.search(text) else None
+    per = _per_basis(text)
     if per is not None:
         unit = _unit(per.group(1))
         return {unit: Fraction(1)} if unit in _TIME_UNITS.values() else {unit: Fraction(1), "item": Fraction(1)}
     amount: dict[str, Fraction] = {}
     taken: list[tuple[int, int]] = []
     for m in _RATE.finditer(text):  # "12 days a month"
+        if not Fraction(m.group(1)):
+            continue
         amount.setdefault(_unit(m.group(2)), Fraction(m.group(1)))
         amount.setdefault(_unit(m.group(3)), Fraction(1))
         taken.append(m.span())
@@ -304,6 +316,8 @@ def asked_amount(question: str) -> dict[str, Fraction]:
         thing = _thing(m.group(3))
         if thing is None or any(re.fullmatch(_BUNDLE_WORDS + "s?", w, re.I) for w in words[:3]):
             continue  # "the 10 manual lesson block"
+        if not Fraction(m.group(1)):
+            continue
         amount.setdefault(thing, Fraction(m.group(1)))
         if thing not in _TIME_UNITS.values():
             amount.setdefault("item", Fraction(m.group(1)))
@@ -329,19 +343,18 @@ def _number(value: Fraction) -> str:
         d //= 2
     while d % 5 == 0:
         d //= 5
-    return format(float(value), "g") if d == 1 else f"({value.numerator} / {value.denominator})"
+    if d != 1:
+        return f"({value.numerator} / {value.denominator})"
+    with localcontext() as context:  # exact: a denominator of 2s and 5s ends
+        context.prec = 80
+        return str(Decimal(value.numerator) / Decimal(value.denominator))
 
 
-def cost_expression(offer: Offer, amount: dict[str, Fraction]) -> str | None:
-    """The cost of `amount` at `offer` ("14 * 18" for 2 weeks at £18 a day; "495 / 10" for one
-    lesson of a block of 10); None when they share no unit. An offer for one thing, asked an
-    amount of time alone, is bought once a day ("single tickets" on 22 days a month: 22)."""
-    found = _cost(offer, amount)
-    return None if found is None else found[0]
-
-
-def _cost(offer: Offer, amount: dict[str, Fraction]) -> tuple[str, Fraction] | None:
-    """(cost_expression, its value)."""
+def _cost(offer: Offer, amount: dict[str, Fraction], whole: bool = False) -> tuple[str, Fraction] | None:
+    """(the cost of `amount` at `offer` as an expression: "14 * 18" for 2 weeks at £18 a day,
+    "495 / 10" for one lesson of a block of 10; its value), None when they share no unit (an
+    offer for one thing, asked an amount of days alone, is bought once a day); `whole`: bundles and periods are bought whole (3 days at a
+    weekly rate cost one week; 4 tumblers of sets of six, one set), not asked per unit."""
     price = Fraction(offer.price)
     if not amount:
         return offer.price, price
@@ -350,6 +363,8 @@ def _cost(offer: Offer, amount: dict[str, Fraction]) -> tuple[str, Fraction] | N
     shared = explicit or [u for u in asked if u in measure and u != "item"] or [u for u in asked if u in measure]
     if shared:
         unit = shared[0]
+        if not measure[unit] or not asked[unit]:
+            return None
         factor = asked[unit] / measure[unit]
     elif set(offer.measure) == {"item"}:
         days = next((asked[u] for u in ("day", "night") if u in asked), None)
@@ -358,6 +373,8 @@ def _cost(offer: Offer, amount: dict[str, Fraction]) -> tuple[str, Fraction] | N
         factor = days / offer.measure["item"]
     else:
         return None
+    if whole and factor.denominator != 1:
+        factor = Fraction(math.ceil(factor))
     if factor == 1:
         return offer.price, price
     if factor.denominator == 1:
@@ -389,7 +406,8 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
         return []
     offers = [o for o in offers_in(sentences, question) if o.words]
     amount = asked_amount(question)
-    priced = [(o, c) for o in offers if (c := _cost(o, amount)) is not None]
+    whole = per is None and _per_basis(with_digits(question)) is None  # "save per lesson": 495 / 10, not one block
+    priced = [(o, c) for o in offers if (c := _cost(o, amount, whole)) is not None]
     if per is not None:  # a bundle's price per unit: "1050 / 20"
         unit = _unit(per.group(1))
         bundles = [(o, c) for o, c in priced if _expand(o.measure).get(unit, Fraction(1)) != 1
@@ -397,9 +415,10 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
         bundles.sort(key=lambda pair: (-_score(pair[0]), pair[0].order))
         return [c for _, (c, _) in bundles[:MAX_COMPARISONS]]
     out: list[str] = []
-    items = basket_items(question)
+    items = [(n, thing) for n, thing in basket_items(question)  # not "the 10 manual lesson block": an offer
+             if not re.search(rf"\b{_BUNDLE_WORDS}s?\b", thing, re.IGNORECASE)]
     distinct = len({_thing(thing) for _, thing in items}) == len(items)  # not "a dozen roses ... 12 single roses"
-    listed = listed_total(question, sentences) if items and distinct else None
+    listed = listed_total(items, sentences) if len(items) >= 2 and distinct else None
     if listed is not None:  # "2 adults and 3 kids: how much cheaper is the family ticket": the basket against it
         value = sum(Fraction(t.split(" * ")[0]) * Fraction(t.split(" * ")[-1]) if " * " in t else Fraction(t)
                     for t in listed.split(" + "))
@@ -411,7 +430,7 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
     pairs = []
     for i, (a, cost_a) in enumerate(priced):
         for b, cost_b in priced[i + 1:]:
-            if a.price == b.price:
+            if Fraction(a.price) == Fraction(b.price):
                 continue
             same = a.measure == b.measure  # two prices of one measure compare two things, not two ways to pay
             pairs.append(((-_score(a) - _score(b), same, abs(a.order - b.order), a.order + b.order),

@@ -48,3 +48,9 @@ def test_a_basket_shared_by_a_group_is_divided_among_it():
     question = "6 of us want 2 jugs of lemonade and 2 dumpling platters. if we split it equally how much each"
     found = candidate_expressions(question, [result(text)], None, evaluate)
     assert found[:2] == ["(2 * 14 + 2 * 22) / 6", "2 * 14 + 2 * 22"]
+
+
+def test_a_party_counted_in_parts_shares_among_all_of_it():
+    text = "Hollin Observatory\n\nTickets cost $14 for adults and $7 for children."
+    question = "2 adults and 3 kids are going, we're splitting the tickets equally, how much each?"
+    assert candidate_expressions(question, [result(text)], None, evaluate)[0] == "(2 * 14 + 3 * 7) / 5"

@@ -526,6 +526,9 @@ def test_candidates_are_rounded_as_asked():
     ("We're hiring a day boat for the 10 of us, how much each if we split it evenly?", [("{a} / 10", "10")]),
     # the share of a cost over a span: the span's cost first, then shared
     ("4 of us sharing a pod for 2 nights, split evenly, how much each", [("{a} * 2 / 4", "2"), ("{a} * 2", "2")]),
+    # a sum shared: the whole sum
+    ("5 of us are splitting the day boat plus 20 for fuel, how much each?", [("({a} + 20) / 5", "20"),
+                                                                              ("{a} + 20", "20")]),
     # What a budget buys: whole people, rounded down.
     ("I've got a $500 budget. How many people can I send on the workshop?", [("floor(500 / {a})", "500")]),
     ("How many tickets can I buy with 60 euros?", [("floor(60 / {a})", "60")]),

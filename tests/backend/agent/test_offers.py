@@ -137,3 +137,34 @@ def test_the_calculator_is_planned_for_a_comparison_over_the_documents():
     values = [evaluate(c["expression"]).q for c in calc.candidate_arguments(
         "How much do I save per crossing if I buy the 20-ticket book instead of single tickets?", [result(FERRY)])]
     assert values[0] == Fraction("1.3")
+
+
+def test_bundles_are_bought_whole_unless_a_price_per_unit_is_asked():
+    bikes = split_sentences(BIKES.split("\n\n")[1])
+    # 3 days: one week at the weekly rate, not three sevenths of it
+    assert offer_expressions("renting a hybrid for 3 days - how much do I save paying the daily rate vs the weekly "
+                             "rate?", bikes)[0] == "75 - 3 * 18"
+    shop = split_sentences(SHOP.split("\n\n")[1])
+    assert offer_expressions("I need 4 tumblers, how much more is the set of six than 4 bought separately?",
+                             shop)[0] == "180 - 4 * 34"
+    # per lesson: a tenth of the block is what is asked
+    lessons = split_sentences(LESSONS.split("\n\n")[1])
+    assert offer_expressions("how much do i save per lesson with the 10 manual lesson block instead of single "
+                             "lessons", lessons)[0] == "55 - 495 / 10"
+
+
+def test_odd_counts_and_prices_offer_nothing_wrong():
+    # a zero-length bundle or a zero amount: no cost of it, no crash
+    assert offer_expressions("what's the price per hour of the course", ["A 0-hour course costs $50."]) == []
+    assert offer_expressions("what's the price per hour of the course",  # the 0 weeks read as none
+                             ["A 0-week course costs $40, with one 150-minute session each week."]) == ["0.4 * 40"]
+    assert all(evaluate(e).q != 0 for e in offer_expressions(
+        "how much do I save for 0 days paying weekly vs daily", ["Bikes are £18 per day or £75 per week."]))
+    # exact factors: 10001 of a pack of 8 is 1250.125 packs, bought whole as 1251
+    assert offer_expressions("I need 10001 batteries, how much do I save with packs of 8 instead of single ones",
+                             ["Batteries are $3 each, or a pack of 8 for $20."])[0] == "10001 * 3 - 1251 * 20"
+    # a bundle the question names with its count is no basket item: 5 single lessons against the whole block
+    # (the difference, larger first: the block costs 220 more)
+    lessons = split_sentences(LESSONS.split("\n\n")[1])
+    assert offer_expressions("I need 5 lessons. how much do i save buying the 10 manual lesson block instead of "
+                             "single lessons", lessons)[0] == "495 - 5 * 55"

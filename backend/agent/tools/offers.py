@@ -38,7 +38,7 @@ from backend.agent.tools.basket import basket_items, listed_total, naming_words,
 
 # The most offers read and the most differences offered (each is a candidate of the calculator).
 MAX_OFFERS = 24
-MAX_COMPARISONS = 4
+MAX_COMPARISONS = 4  # pairs of offers (a listed party against one offer comes before them)
 _PRICE = re.compile(SIGNED_PRICE)
 _TIME_UNITS = {"minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute", "hour": "hour",
                "hours": "hour", "hr": "hour", "hrs": "hour", "day": "day", "days": "day", "night": "day",
@@ -79,8 +79,8 @@ _NEXT_THING = re.compile(r"[,;]?\s(?:and|or|while|whereas|but)\s+(?:a|an|the|\d)
                          re.IGNORECASE)
 # Where the words of the price before end: "£48 per month or | £480 per year".
 _AFTER_PRICE = re.compile(r",?\s(?:or|and|while|whereas|but)\s|[,;]\s", re.IGNORECASE)
-# "or 3 for $24": a count of things bought together.
 _AT = " @price "  # where the price stands between its words (measure_of)
+# "or 3 for $24": a count of things bought together.
 _N_FOR = re.compile(r"(?<![\w.,])([0-9]+)\s+for\s+@price\b", re.IGNORECASE)
 # Words of paying that name no offer ("paying the weekly rate", "how much do I save buying").
 _GENERIC = frozenset({"pay", "paying", "paid", "cost", "price", "save", "saving", "buy", "buying", "bought", "rate",
@@ -154,8 +154,9 @@ def _expand(measure: dict[str, Fraction]) -> dict[str, Fraction]:
     return out
 
 
-# Units of size, weight and length measure a thing, they are no thing bought ("$45 for dogs under 10 kg").
-_SIZES = frozenset({"kg", "g", "gram", "kilogram", "kilo", "km", "kilometre", "kilometer", "m", "metre", "meter", "cm",
+# Units of size, weight and length measure a thing, and people are who buy: no thing bought ("$45 for
+# dogs under 10 kg", "a maximum of 8 students").
+_NOT_BOUGHT = frozenset({"kg", "g", "gram", "kilogram", "kilo", "km", "kilometre", "kilometer", "m", "metre", "meter", "cm",
                     "mm", "litre", "liter", "ml", "lb", "oz", "ounce", "mile", "foot", "feet", "inch", "yard", "percent",
                     "degree", "tonne", "ton", "acre", "hectare", "person", "people", "guest", "seat", "year-old",
                     "student", "pupil", "adult", "child", "children", "member", "visitor", "player", "participant"})
@@ -191,7 +192,7 @@ def measure_of(text: str) -> dict[str, Fraction]:
                 continue
             if unit in _TIME_UNITS.values():
                 measure.setdefault(unit, n * count)
-            elif unit not in _SIZES and unit not in measure and n:  # "a 10-session punch card", "the 20-ticket book"
+            elif unit not in _NOT_BOUGHT and unit not in measure and n:  # "a 10-session punch card", "the 20-ticket book"
                 measure[unit] = n
                 things.append((unit, n, False))
             continue
@@ -209,7 +210,7 @@ def measure_of(text: str) -> dict[str, Fraction]:
         if unit in measure:
             continue
         measure[unit] = n
-        if unit not in _TIME_UNITS.values() and unit not in _SIZES:
+        if unit not in _TIME_UNITS.values() and unit not in _NOT_BOUGHT:
             things.append((unit, n, bool(re.search(r"\bof\s+$", text[max(0, m.start() - 4):m.start()]))))
     for m in _OF_COUNT.finditer(text):  # "$180 for a set of 6."
         if Fraction(m.group(1)) and "item" not in measure:
@@ -228,7 +229,7 @@ def measure_of(text: str) -> dict[str, Fraction]:
     if periods:
         measure.setdefault(min(periods, key=lambda p: abs(p[0] - at))[1], Fraction(1))
     for m in _PER.finditer(text):  # "per session", not "per person"
-        if m.group(2) and not _NAME_END.match(m.group(2).lower()) and _unit(m.group(2)) not in _SIZES:
+        if m.group(2) and not _NAME_END.match(m.group(2).lower()) and _unit(m.group(2)) not in _NOT_BOUGHT:
             measure.setdefault(_unit(m.group(2)), Fraction(1))
     if things:  # the things bought: those after "of" ("a block of 10 lessons"), else the first counted
         measure["item"] = next((n for _, n, of in things if of), things[0][1])
@@ -288,9 +289,9 @@ def _per_basis(text: str) -> re.Match[str] | None:
 
 def asked_amount(question: str) -> dict[str, Fraction]:
     """The amount `question` asks about: "for 2 weeks" -> {"week": 2}; "12 days a month" ->
-    {"day": 12, "month": 1}; "six bought separately" -> {"bought": 6, "item": 6}; "per crossing"
-    -> {"crossing": 1, "item": 1}; "a whole year" -> {"year": 1}. A price per unit asked ("save
-    per lesson") is the whole amount. Bundles the question names ("the 10 manual lesson block",
+    {"day": 12, "month": 1}; "six bought separately" -> {"bought": 6, "item": 6}; "save per crossing"
+    -> {"crossing": 1, "item": 1}; "a whole year" -> {"year": 1}. A price per unit asked ("price
+    per hour", "save per lesson", "per session" in a comparison) is the whole amount. Bundles the question names ("the 10 manual lesson block",
     "the set of six", "the 20-ticket book") are offers, not amounts."""
     text = with_digits(without_rounding(question))
     per = _per_basis(text)
@@ -367,7 +368,7 @@ def _cost(offer: Offer, amount: dict[str, Fraction], whole: bool = False) -> tup
             return None
         factor = asked[unit] / measure[unit]
     elif set(offer.measure) == {"item"}:
-        days = next((asked[u] for u in ("day", "night") if u in asked), None)
+        days = asked.get("day")  # nights and days of the week are days (_TIME_UNITS)
         if days is None:
             return None
         factor = days / offer.measure["item"]

@@ -374,14 +374,27 @@ def asks_share_per_person(text: str) -> bool:
 
 def people_sharing(text: str) -> list[str]:
     """The head-counts of a group `text` asks a share per person for ("6 of us ... if we split it
-    equally, how much each" -> ["6"]); [] when it asks none (asks_share_per_person)."""
+    equally, how much each" -> ["6"]; "2 adults and 3 kids ... split it" -> ["5"], a party listed
+    in parts counted whole; "N of us" before any other count); [] when it asks none
+    (asks_share_per_person)."""
     if not asks_share_per_person(text):
         return []
-    counts = list(dict.fromkeys(m.group(1).replace(",", "") for m in _PEOPLE.finditer(with_digits(cue_text(text)))))
+    found = list(_PEOPLE.finditer(with_digits(cue_text(text))))
+    us = [m.group(1).replace(",", "") for m in found if re.search(r"\bof\s+(?:us|you|them)\b", m.group(0), re.I)]
+    if us:  # "our club has 40 members; 5 of us are splitting it": the 5
+        return us[:1]
+    counts = [m.group(1).replace(",", "") for m in found]
+    listed = len(found) > 1 and all(re.fullmatch(r"\s*(?:,|and|,\s*and)\s*", text_between)
+                                    for text_between in _between(with_digits(cue_text(text)), found))
     total = sum(Fraction(c) for c in counts)
-    if len(counts) > 1 and total.denominator == 1:  # "2 adults and 3 kids ... split it": the 5 of them
+    if listed and total.denominator == 1:  # "2 adults and 3 kids ... split it": the 5 of them
         return [str(total.numerator)]
-    return counts
+    return list(dict.fromkeys(counts))
+
+
+def _between(text: str, matches: list[re.Match[str]]) -> list[str]:
+    """The text between each match of `matches` and the next."""
+    return [text[a.end():b.start()] for a, b in zip(matches, matches[1:])]
 
 
 def asks_total(text: str) -> bool:

@@ -23,6 +23,9 @@ HellaSwag evaluations). So the program writes the candidates and the model picks
   total" alone: + and *);
 - a basket the question lists ("2 adults and 3 kids, plus shoe hire for all five"), each thing
   at its price (backend.agent.tools.basket), first;
+- two ways of paying compared, a bundle's price per unit (backend.agent.tools.offers), first;
+- a discount of the documents the question claims (backend.agent.tools.discounts) applied to
+  the first candidates, first;
 - each value once, no difference below zero, at most MAX_CANDIDATES.
 
 One operation only: "15% of 80 + 20" gets candidates of one operation each, none of them right.
@@ -43,7 +46,7 @@ from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_
                                       without_rounding)
 from backend.agent.tools.basket import basket_expression
 from backend.agent.tools.discounts import claimed_discount
-from backend.agent.tools.offers import offer_expressions
+from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import implied_conversions
 
@@ -55,6 +58,8 @@ MAX_CANDIDATES = 8
 MAX_NUMBERS = 8
 # The candidates a discount the question claims is applied to (backend.agent.tools.discounts).
 MAX_DISCOUNTED = 2
+# A question asking what a discount saves, not the price after it.
+_SAVES = re.compile(r"\b(?:save|saves|saving|savings|how\s+much\s+(?:less|off))\b", re.IGNORECASE)
 # The cues read this much of the question (backend.agent.operations.MAX_CUE_CHARS reads as much).
 MAX_QUESTION_CHARS = 2000
 
@@ -168,15 +173,19 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
     question = question[:MAX_QUESTION_CHARS]
     sentences = passage_sentences(results)
-    discount = claimed_discount(question, [s for _, s in sentences])  # "I'm a student": "Students ... get 15% off"
-    # the price is read elsewhere than in the discount's own sentence (its "15" is no price)
-    out = _candidates(question, [p for p in sentences if discount is None or p[1] != discount[1]], embed, evaluate)
+    # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
+    discount = None if compares_offers(question) else claimed_discount(question, [s for _, s in sentences])
+    # the price is read elsewhere than in the discount's own sentence (its "15" is no price), unless it holds one
+    own = discount is not None and _PRICE.search(discount[1]) is None
+    out = _candidates(question, [p for p in sentences if not own or p[1] != discount[1]], embed, evaluate)
     basket = basket_expression(question, [s for _, s in sentences])
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
     if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
-        out = _valid([f"({e}) * (100 - {discount[0]}) / 100" for e in out[:MAX_DISCOUNTED]] + out, evaluate)
+        # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
+        template = "({e}) * {p} / 100" if _SAVES.search(question) else "({e}) * (100 - {p}) / 100"
+        out = _valid([template.format(e=e, p=discount[0]) for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     digits = asked_rounding(question)
     if digits is None or not out:
         return out

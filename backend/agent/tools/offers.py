@@ -12,7 +12,8 @@ lessons": {"lesson": 10, "item": 10}; "6 sessions of 2 hours each": {"session": 
 else one thing ({"item": 1}). The question asks an amount ("for 2 weeks", "12 days a month",
 "six bought separately", "per crossing") and the offers its words name most; each offer's cost
 of that amount is its price times the amount over its measure, in a unit both have (or convert
-between: 7 days a week, 12 months or 52 weeks a year, 60 minutes an hour).
+between: 7 days a week, 12 months or 52 weeks a year, 60 minutes an hour); a bundle of several
+(a set of six, a week of seven days) is bought whole unless a price per unit is asked.
 
 - A comparison ("save", "cheaper", "how much more ... than", "instead of", "vs"): the
   difference of the costs of two offers, the pairs whose words the question names most first,
@@ -348,7 +349,7 @@ def _number(value: Fraction) -> str:
         return f"({value.numerator} / {value.denominator})"
     with localcontext() as context:  # exact: a denominator of 2s and 5s ends
         context.prec = 80
-        return str(Decimal(value.numerator) / Decimal(value.denominator))
+        return format(Decimal(value.numerator) / Decimal(value.denominator), "f")
 
 
 def _cost(offer: Offer, amount: dict[str, Fraction], whole: bool = False) -> tuple[str, Fraction] | None:
@@ -374,8 +375,9 @@ def _cost(offer: Offer, amount: dict[str, Fraction], whole: bool = False) -> tup
         factor = days / offer.measure["item"]
     else:
         return None
-    if whole and factor.denominator != 1:
-        factor = Fraction(math.ceil(factor))
+    bundle = bool(shared) and measure[shared[0]] != 1  # a set of 6, a week of 7 days; not an hourly rate
+    if whole and bundle and factor.denominator != 1:
+        factor = Fraction(math.ceil(factor))  # bought whole; 3.5 hours at an hourly rate stay 3.5
     if factor == 1:
         return offer.price, price
     if factor.denominator == 1:
@@ -416,8 +418,9 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
         bundles.sort(key=lambda pair: (-_score(pair[0]), pair[0].order))
         return [c for _, (c, _) in bundles[:MAX_COMPARISONS]]
     out: list[str] = []
-    items = [(n, thing) for n, thing in basket_items(question)  # not "the 10 manual lesson block": an offer
-             if not re.search(rf"\b{_BUNDLE_WORDS}s?\b", thing, re.IGNORECASE)]
+    # not "the 10 manual lesson block" (a count of one bundle: an offer); "2 child day passes" are things
+    items = [(n, thing) for n, thing in basket_items(question)
+             if Fraction(n) == 1 or not re.search(rf"\b{_BUNDLE_WORDS}\b", thing, re.IGNORECASE)]
     distinct = len({_thing(thing) for _, thing in items}) == len(items)  # not "a dozen roses ... 12 single roses"
     listed = listed_total(items, sentences) if len(items) >= 2 and distinct else None
     if listed is not None:  # "2 adults and 3 kids: how much cheaper is the family ticket": the basket against it

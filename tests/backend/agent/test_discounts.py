@@ -35,6 +35,11 @@ def test_what_claims_no_discount():
     assert claimed_discount("3 hours of labour with 20% off, what's the cost?", SHOP.split("\n\n")[1].split(". ")) is None
     # who gets it is the discount's own clause ("siblings"), not the sentence's first words ("adult membership")
     assert claimed_discount("how much is adult membership for a year?", [FENCING.split("\n\n")[1]]) is None
+    # a negation, a modifier, a word of anyone
+    shop = SHOP.split("\n\n")[1].split(". ")
+    assert claimed_discount("I'm not a student but I have a valid card, 3 hours of labour?", shop) is None
+    assert claimed_discount("Is my card still valid? how much for 3 hours labour", shop) is None
+    assert claimed_discount("What's the hourly rate for labour if I pay by card?", shop) is None
 
 
 def test_the_claimed_discount_is_applied_to_the_price_of_another_sentence():
@@ -42,3 +47,8 @@ def test_the_claimed_discount_is_applied_to_the_price_of_another_sentence():
     first = candidate_expressions(question, [result(SHOP)], None, evaluate)[0]
     assert first == "(36 * 3) * (100 - 15) / 100"
     assert evaluate(first).q == Fraction("91.8")
+
+
+def test_what_a_claimed_discount_saves_when_that_is_asked():
+    question = "I'm a student. My repair takes 3 hours of labour, how much do I save with the student discount?"
+    assert evaluate(candidate_expressions(question, [result(SHOP)], None, evaluate)[0]).q == Fraction("16.2")

@@ -168,3 +168,13 @@ def test_odd_counts_and_prices_offer_nothing_wrong():
     lessons = split_sentences(LESSONS.split("\n\n")[1])
     assert offer_expressions("I need 5 lessons. how much do i save buying the 10 manual lesson block instead of "
                              "single lessons", lessons)[0] == "495 - 5 * 55"
+
+
+def test_rates_stay_exact_and_things_named_by_bundle_words_stay_things():
+    # 3.5 hours at an hourly rate are 3.5 hours, not 4; the 4-hour block is bought whole
+    assert offer_expressions("the job takes 3.5 hours, how much do I save with the 4-hour block instead of the "
+                             "hourly rate?", ["Labour is £36 per hour, or £100 for a 4-hour block."])[0] == "3.5 * 36 - 100"
+    # "2 child day passes" are things of the party, not a bundle's count
+    text = "Adult day passes cost £13, child day passes £8, and a family pass costs £26."
+    assert offer_expressions("1 adult day pass and 2 child day passes, how much cheaper is the family pass than "
+                             "buying separately?", [text])[0] == "13 + 2 * 8 - 26"

@@ -122,6 +122,7 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"|\b(?:calculate|work\s+out|figure\s+out)\s+(?:the\s+|what\s+)?(?:cost|price|total|fare|bill)\b"
                    r"|\bset\s+(?:me|us|you|him|her|them)\s+back\b|\bfor\s+the\s+lot\b"
                    r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+the\s+total\b"
+                   r"|(?:^|[.!?]\s+)(?:and\s+)?(?:the\s+)?total\s*\?"  # "... with the fleet discount. Total?"
                    # "whats admission for 3 kids", "what's the fare for 2 adults"
                    r"|\bwhat(?:'s|s|\s+is|\s+would\s+be)\s+(?:the\s+)?(?:admission|entry|price|fee|fare|cost|charge|rent|hire)"
                    r"\s+(?:for|of)\s+[0-9]"
@@ -183,6 +184,24 @@ _COMPOUND_BEFORE = re.compile(r"\b(?:(?:" + "|".join(_COUNTS) + r")\s*-?|(?:hund
 # "three and a half hours" (not "two and a half thousand", "twenty one and a half", "1.5 and a half").
 _AND_A_HALF = re.compile(r"(?<![\d.,-])\b(?:(one|" + "|".join(w for w in _COUNTS if " " not in w)
                          + r")|([0-9]+))\s+and\s+a\s+half\b(?!\s+(?:hundred|thousand|million|billion|dozen)\b)", _FLAGS)
+
+
+# Ages a question gives, no operand of its arithmetic: "my dad is 70", "aged 65", "a 9-year-old",
+# "ages 8 and 12", "two kids (9 and 12)", "70 years old".
+_AGE_LIST = r"[0-9]{1,3}(?:\s*(?:,|and|&)\s*[0-9]{1,3})*"
+_PERSON = (r"(?:he|she|i|i'm|im|dad|mum|mom|father|mother|grandma|grandpa|grandmother|grandfather|gran|nan|son|"
+           r"daughter|wife|husband|partner|brother|sister|friend|kid|child|baby)")
+_AGES = re.compile(rf"\b(?:{_PERSON}\s+(?:(?:is|am|was|turns|turned|will\s+be)\s+)?(?=[0-9]{{1,3}}(?![0-9])"
+                   rf"(?!\s*(?:[%$£€]|\.[0-9]|(?!(?:and|or|but|so|if|when|years?)\b)[a-z])))|aged?\s+|ages\s+){_AGE_LIST}\b"
+                   rf"|\b[0-9]{{1,3}}[\s-]*(?:years?|yrs?)[\s-]*old\b|\b[0-9]{{1,3}}-year-olds?\b"
+                   rf"|(?P<who>\b(?:kids?|child|children|sons?|daughters?|boys?|girls?|grandkids?|twins)\s*)"
+                   rf"\(\s*{_AGE_LIST}\s*\)", re.IGNORECASE)
+
+
+def without_ages(text: str) -> str:
+    """`text` without the ages it gives ("my dad is 70", "two kids (ages 8 and 12)", "a
+    9-year-old"): they count no thing its arithmetic is about."""
+    return _AGES.sub(lambda m: (m.group("who") or "") + " ", text)
 
 
 def with_digits(text: str) -> str:
@@ -303,7 +322,7 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
     450?") asks to compute with theirs."""
     # Counts as words on both sides: "started with four buses" asks about the passage's "four buses".
     known = {m.group(1).replace(",", "") for p in passages for m in NUMBER_RE.finditer(with_digits(p))}
-    asked = [m.group(1).replace(",", "") for m in NUMBER_RE.finditer(with_digits(cue_text(text)))]
+    asked = [m.group(1).replace(",", "") for m in NUMBER_RE.finditer(without_ages(with_digits(cue_text(text))))]
     return [n for n in dict.fromkeys(asked) if n not in known]
 
 

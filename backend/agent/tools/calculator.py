@@ -13,10 +13,12 @@ from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.sentences import rank_sentences, text_sentences
-from backend.agent.tools.units import asked_period, asked_scale, asked_unit, implied_conversions
+from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, asks_area, implied_conversions,
+                                       stated_conversion)
 
 
 def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
@@ -114,17 +116,23 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
             return False
         cost = asks_cost(text) and bool(named_operations(text))  # "what would 4 passes come to?"
         # "in grams", "in a week", "in Fahrenheit"
-        converts = asked_unit(text) is not None or asked_period(text) is not None or asked_scale(text) is not None
+        converts = (asked_unit(text) is not None or asked_period(text) is not None or asked_scale(text) is not None
+                    or asks_area(text) or stated_conversion(text) is not None)
         related = asks_relation(text)  # "what percentage of ...", "how many years after ... was"
         offers = asks_offers(text)  # "how much do I save ... instead of", "price per hour of the course"
-        if not (cost or asks_quantity(text) or converts or related or offers):
+        if not (cost or asks_cost(text) or asks_quantity(text) or converts or related or offers):
             return False
         found = passages(user_id, text)
         if not found:
             return False
         if cost or numbers_beyond(text, found):
             return True
-        if offers and offer_expressions(text, [s for t in found for _, s in text_sentences(t)]):
+        sentences = [s for t in found for _, s in text_sentences(t)]
+        if offers and offer_expressions(text, sentences):
+            return True
+        # "what does he pay on a Wednesday" over "On Wednesdays, guests over 65 get 25% off"
+        if (asks_cost(text) or asks_quantity(text)) and (claimed_discount(text, sentences)
+                                                         or claimed_surcharges(text, sentences)):
             return True
         if named_operations(text) or not (converts or related):
             return False

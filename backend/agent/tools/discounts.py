@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.operations import PERCENT_SIGN
+from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE
 from backend.agent.tools.basket import norm_words
+from backend.agent.tools.conditions import applies, condition_words
 
 # A percentage off: "15% off", "a 20 percent discount", "a discount of 10%", "12 percent reduction".
 _OFF = re.compile(rf"(?<![\w.])([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:off\b|discount\b|reduction\b)"
@@ -33,33 +34,95 @@ _ASKS_DISCOUNT = re.compile(r"\b(?:discount|discounted|reduction|reduced|concess
 _NEGATED = re.compile(r"\b(?:not|no|non|never|without|isn't|aren't|don't|doesn't)\b[\s-]+((?:[\w'-]+\s+){0,2}[\w'-]+)",
                       re.IGNORECASE)
 # Where the clause of a discount begins.
-_CLAUSE = re.compile(r"[;:]|,\s+(?:and|but|while)\s|\.\s", re.IGNORECASE)
+_CLAUSE = re.compile(r";|:(?![0-9])|,\s+(?:and|but|while)\s|\.\s", re.IGNORECASE)
 # Words naming everyone: no claim ("customers who ...", "every booking").
 _ANYONE = frozenset({"customer", "client", "people", "person", "everyone", "every", "all", "booking", "visitor", "guest",
                      "price", "total", "rate", "ticket", "discount", "percent", "receive", "get", "more", "you", "your",
                      "valid", "card", "who", "with", "those"})
 
 
-def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str] | None:
-    """(the percentage as written: "15", its sentence) of the first discount of `sentences` the
-    question claims (see the module docstring); None when it claims none or names a percentage
-    itself."""
+def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str, str] | None:
+    """(the percentage as written: "15", its sentence, the words naming who gets it: "Students
+    with a valid card ") of the first discount of `sentences` the question claims (see the module
+    docstring); None when it claims none or names a percentage itself."""
     if re.search(rf"[0-9]\s*{PERCENT_SIGN}", question, re.IGNORECASE):
         return None  # "with 15% off": the question's own (backend.agent.operations.named_operations)
-    negated = {w for m in _NEGATED.finditer(question) for w in norm_words(m.group(1))}
-    asked = norm_words(question) - _ANYONE - negated
-    asks = _ASKS_DISCOUNT.search(question) is not None
+    asked, asks = _asked_words(question), _ASKS_DISCOUNT.search(question) is not None
     for sentence in sentences:
         match = _OFF.search(sentence)
-        if match is None:
-            continue
-        clause = _CLAUSE.split(sentence[:match.start()])[-1]  # "...; junior membership is £30, | and siblings each receive"
-        granted = list(_GRANTED.finditer(clause))
-        who = norm_words(clause[:granted[-1].start()]) - _ANYONE if granted else set()
-        # its head: the first word naming who ("Students with a valid card", "Groups of more than 10")
-        head = next((w for w in (norm_words(word) for word in clause[:granted[-1].start()].split()) if w and
-                     not w & _ANYONE), set()) if granted else set()
-        named = len(who & asked)
-        if named >= 2 or (named and asks) or (head & asked):
-            return match.group(1) or match.group(2), sentence
+        subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED)
+        if subject is not None:
+            return match.group(1) or match.group(2), sentence, subject
     return None
+
+
+# A surcharge: a percentage or an amount added ("Rush jobs carry a 25% surcharge", "an express
+# service adds 30% to the repair price", "Out-of-hours emergency calls carry a £95 surcharge on
+# top of the consultation fee", "Weekend bookings cost 20% extra").
+_EXTRA_PERCENT = re.compile(rf"(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:surcharge|supplement|premium|"
+                            rf"extra|more|on\s+top|to\s+(?:the|your|its|any|each)\b)"
+                            rf"|\b(?:surcharge|supplement|premium)\s+of\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
+                            re.IGNORECASE)
+_EXTRA_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s*(?:surcharge|supplement|premium|call-out\s+(?:fee|charge)|extra)\b"
+                           rf"|\b(?:surcharge|supplement|premium)\s+of\s+{SIGNED_PRICE}", re.IGNORECASE)
+# The verb laying it on: what comes before is what it applies to.
+_LAID = re.compile(r"\b(?:carry|carries|add|adds|incur|incurs|attract|attracts|cost|costs|are|is|pay|pays|"
+                   r"have|has)\b", re.IGNORECASE)
+# A question asking for a surcharge in words.
+_ASKS_EXTRA = re.compile(r"\b(?:surcharge|supplement|premium|extra\s+charge|on\s+top)\b", re.IGNORECASE)
+
+
+def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:
+    """("%", the percentage as written, its sentence, what it applies to) or ("+", the amount as
+    written, its sentence, what it applies to) for each surcharge of `sentences` (_EXTRA_PERCENT,
+    _EXTRA_AMOUNT; one a sentence) the question claims, as for a discount: the head of what it
+    applies to named ("if it's an out-of-hours emergency call" over "Out-of-hours emergency calls
+    carry a £95 surcharge"), or two of its words, or one and a surcharge asked in words, or a day
+    and time within its own ("on a Sunday" over "Weekend walks carry a $5 surcharge"); [] when
+    none, or when the question names a percentage itself."""
+    if re.search(rf"[0-9]\s*{PERCENT_SIGN}", question, re.IGNORECASE):
+        return []
+    asked, asks = _asked_words(question), _ASKS_EXTRA.search(question) is not None
+    out = []
+    for sentence in sentences:
+        for kind, pattern in (("%", _EXTRA_PERCENT), ("+", _EXTRA_AMOUNT)):
+            match = pattern.search(sentence)
+            subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _LAID)
+            if subject is not None:
+                out.append((kind, (match.group(1) or match.group(2)).replace(",", ""), sentence, subject))
+                break
+    return out
+
+
+def _asked_words(question: str) -> set[str]:
+    """The words of `question` that may claim an adjustment: not a word of anyone, not one
+    after a negation ("I'm not a student")."""
+    negated = {w for m in _NEGATED.finditer(question) for w in norm_words(m.group(1))}
+    return norm_words(question) - _ANYONE - negated
+
+
+def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
+            verb: re.Pattern[str]) -> str | None:
+    """The words naming who or what gets the adjustment of `sentence` whose amount is at `at`,
+    when the `question` (its words `asked`) claims it; None otherwise. Who or what gets it is its
+    clause's words before the last `verb` ("Students with a valid card | get"); claimed by its
+    head (the first word naming someone: "Students"), by two of its words, or by one when the
+    question `asks` for it in words. An adjustment with days or times (conditions.applies:
+    "Monday to Thursday, 2:00-4:00 pm, all buckets are 30% off") is claimed only at a day and
+    time within them, and then by one of its words or by none left beside them ("On weekdays
+    before 17:00 every booking gets 20 percent off")."""
+    clause = _CLAUSE.split(sentence[:at])[-1]  # "...; junior membership is £30, | and siblings each receive"
+    granted = list(verb.finditer(clause))
+    if not granted:
+        return None
+    subject = clause[:granted[-1].start()]
+    when = applies(sentence, question)
+    if when is False:
+        return None
+    words = condition_words(subject)
+    who = norm_words(words) - _ANYONE
+    head = next((w for w in (norm_words(word) for word in words.split()) if w and not w & _ANYONE), set())
+    named = len(who & asked)
+    if when:
+        return subject if named or asks or not who else None
+    return subject if named >= 2 or (named > 0 and asks) or bool(head & asked) else None

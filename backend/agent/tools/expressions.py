@@ -41,14 +41,14 @@ from typing import Any, Callable, Sequence
 
 
 from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_PRICE, asked_rounding,
-                                      asked_rounding_direction, asks_age, asks_cost, asks_share_per_person, asks_total,
+                                      asked_rounding_direction, asks_age, asks_cost, asks_quantity, asks_share_per_person, asks_total,
                                       named_operations, names_an_edition, people_sharing, with_digits,
-                                      without_rounding)
+                                      without_ages, without_rounding)
 from backend.agent.tools.basket import basket_expression
-from backend.agent.tools.discounts import claimed_discount
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.offers import compares_offers, offer_expressions
-from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
-from backend.agent.tools.units import implied_conversions
+from backend.agent.tools.sentences import content_words, passage_sentences, rank_sentences, stems
+from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
 # (the engine runs 32 sequences at a time by default).
@@ -131,7 +131,7 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))
     else:
-        own = with_digits(question)  # its numbers but an edition's year ("the 2019 fair")
+        own = without_ages(with_digits(question))  # its numbers but an edition's year ("the 2019 fair") and ages
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
                                    if not names_an_edition(own, m)))[:MAX_NUMBERS]
         operators = ("*+" if _PER_EACH.search(question) else "+*") if asks_total(question) else _GENERIC_ORDER
@@ -174,14 +174,28 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     question = question[:MAX_QUESTION_CHARS]
     sentences = passage_sentences(results)
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
-    discount = None if compares_offers(question) else claimed_discount(question, [s for _, s in sentences])
-    # the price is read elsewhere than in the discount's own sentence (its "15" is no price), unless it holds one
-    own = discount is not None and _PRICE.search(discount[1]) is None
-    out = _candidates(question, [p for p in sentences if not own or p[1] != discount[1]], embed, evaluate)
-    basket = basket_expression(question, [s for _, s in sentences])
+    texts = [s for _, s in sentences]
+    discount = None if compares_offers(question) else claimed_discount(question, texts)
+    # "if it's an out-of-hours emergency call" over "Out-of-hours emergency calls carry a £95 surcharge"
+    surcharges = [] if compares_offers(question) else claimed_surcharges(question, texts)
+    # the price is read elsewhere than in the adjustment's own sentence (its "15" is no price), unless it holds
+    # another one than its amount and the price of what claims it ("Membership costs €30 and gives members 10% off")
+    apart = set()
+    if discount is not None and not prices_in(discount[1].replace(discount[2], " ")):
+        apart.add(discount[1])
+    apart.update(sentence for _, amount, sentence, subject in surcharges
+                 if not set(prices_in(sentence.replace(subject, " "))) - {amount})
+    priced = [p for p in sentences if p[1] not in apart]
+    out = _candidates(question, priced, embed, evaluate)
+    basket = basket_expression(question, texts)
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
+    if (discount or surcharges) and not out and (asks_cost(question) or asks_quantity(question)):
+        # "what's a standard consultation if it's an out-of-hours call": the price itself
+        out = _valid(_listed_prices(question, priced, embed), evaluate)
+    if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
+        out = _valid([_surcharged(e, surcharges) for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
         # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
         template = "({e}) * {p} / 100" if _SAVES.search(question) else "({e}) * (100 - {p}) / 100"
@@ -198,15 +212,57 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                   evaluate)
 
 
+def _surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]]) -> str:
+    """`expression` with each amount of `surcharges` added, then each percentage laid on."""
+    added = " + ".join([expression] + [amount for kind, amount, _, _ in surcharges if kind == "+"])
+    for kind, amount, _, _ in surcharges:
+        if kind == "%":
+            added = f"({added}) * (100 + {amount}) / 100"
+    return added
+
+
+def _listed_prices(question: str, sentences: Sequence[tuple[str, str]],
+                   embed: Callable[[Sequence[str]], Any] | None) -> list[str]:
+    """The prices of the best ranked sentence holding one, those whose own words (the last
+    MAX_THING_WORDS before each, in its clause, after the price before it, neither an aside in
+    brackets nor a verb of paying) name most of the question's first
+    ("small (40 balls) $8, medium (80 balls) $14", asked about a medium bucket -> ["14", "8"]):
+    the price a surcharge or a discount the question claims applies to."""
+    asked = stems(question)
+    for _, sentence in rank_sentences(question, list(sentences), embed):
+        found = [m for m in _PRICE.finditer(sentence)]
+        if not found:
+            continue
+        scored = []
+        for i, match in enumerate(found):
+            own = _ASIDE.sub(" ", sentence[found[i - 1].end() if i else 0:match.start()])
+            clause = next((c for c in reversed(_THING_BREAK.split(own)) if content_words(c)), "")
+            words = [w for w in content_words(clause) if w not in _PAYING][-MAX_THING_WORDS:]
+            scored.append((-len(stems(" ".join(words)) & asked), i,
+                           next(g for g in match.groups() if g).replace(",", "")))
+        return list(dict.fromkeys(price for _, _, price in sorted(scored)))
+    return []
+
+
+# The words before a price read as naming what it buys ("medium (80 balls) $14": "medium").
+MAX_THING_WORDS = 2
+_ASIDE = re.compile(r"\([^()]*\)")
+_THING_BREAK = re.compile(r"[:;,]")
+_PAYING = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "sold", "sells", "just", "only"})
+
+
 def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Callable[[Sequence[str]], Any] | None,
                 evaluate: Callable[[str], Any]) -> list[str]:
     # Every sentence ranked once (a conversion may read one without a number's neighbours asked);
     # the fact sentences are those holding a number, in the same order.
     every = rank_sentences(question, list(sentences), embed)
     # "how much do I save with the block of 10", "the price per hour of the course": first
-    offered = offer_expressions(question, [s for _, s in every])
+    texts = [s for _, s in every]
+    offered = offer_expressions(question, texts)
+    # "use 1 km = 0.621 miles" (its factor, not ours), "how big is the floor in square metres": first
+    stated = stated_conversions(question, texts) or areas(question, texts)
     out = _document_candidates(question, every, evaluate)
-    return _valid(offered + out, evaluate) if offered else out
+    return _valid(stated + offered + out, evaluate) if stated or offered else out
 
 
 def _document_candidates(question: str, every: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> list[str]:

@@ -15,10 +15,12 @@ checked for the kind of answer its wh-word asks (states_answer_kind).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import snowballstemmer
 
 from backend.agent.tools.passages import passage_blocks, read_passages
 
@@ -28,9 +30,12 @@ from backend.agent.tools.passages import passage_blocks, read_passages
 # weight from 0.3 to 0.8.
 LEXICAL_WEIGHT = 0.5
 # A sentence ends at . ! or ? before a space, but not after an abbreviation that a name or a
-# number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith"), or at a blank line.
+# number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith"), at a blank line,
+# before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
+# ending as no wrapped line of prose does ("€45 (about 90 minutes)", "Wash menu:", "£3.50").
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
-                           r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n")
+                           r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
+                           r"|(?<=[:;)0-9%])[ \t]*\n\s*")
 # The longest sentence an answer quotes (a "sentence" of a list or a table can run on).
 MAX_QUOTE_CHARS = 400
 # A sentence that holds none of the question's own words answers it only above this cosine.
@@ -48,9 +53,20 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
 
 
+# The Snowball (Porter2) English stemmer: "valeted" and "valets" are "valet", "cancellations"
+# "cancel", "walking" "walk" (https://snowballstem.org/algorithms/english/stemmer.html).
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
+
+
 def stems(text: str) -> set[str]:
-    """The words of `text` of three letters or more, lowercased, stopwords left out, a final "s" cut."""
-    return {w.rstrip("s") for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+    """The stems of the words of `text` of three letters or more (Snowball English), lowercased,
+    stopwords left out."""
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
 
 
 def split_sentences(text: str) -> list[str]:

@@ -194,6 +194,154 @@ def quantities(sentence: str) -> bool:
     return _QUANTITY.search(sentence) is not None or _EVERY.search(sentence) is not None
 
 
+# A conversion the question states, used instead of an exact factor of ours (the person's rounding
+# is the one asked): "use 1 metre = 3.28 feet", "1 km = 0.621 miles", "1 square metre = 10.764 sq
+# ft", "assume 3.28 feet per metre", "at 3.28 feet to the metre".
+_UNIT_PHRASE = r"(?:(?:square|sq\.?|cubic)\s+)?[a-z]+(?:\s+miles?)?"
+_STATED = re.compile(rf"(?<![\w.,])(?:1|one|a|an)\s+({_UNIT_PHRASE})\s*(?:=|≈|~|is|equals|is\s+equal\s+to|is\s+about|"
+                     rf"is\s+roughly|makes|to)\s*{_NUMBER}\s*({_UNIT_PHRASE})", re.IGNORECASE)
+_STATED_PER = re.compile(rf"{_NUMBER}\s*({_UNIT_PHRASE})\s+(?:per|to\s+(?:a|an|the|one|1|each))\s+({_UNIT_PHRASE})",
+                         re.IGNORECASE)
+_PREFIXES = {"square": "square", "sq": "square", "sq.": "square", "cubic": "cubic"}
+
+
+def _unit_key(phrase: str) -> tuple[str, object] | None:
+    """A unit phrase as a comparable key: ("square", ("length", 1)) for "sq m", "square metres";
+    ("", "hand") for a unit this module does not know ("hands"); None for no unit word."""
+    words = phrase.lower().split()
+    prefix = ""
+    if len(words) > 1 and words[0] in _PREFIXES:
+        prefix, words = _PREFIXES[words[0]], words[1:]
+    if not words:
+        return None
+    known = _unit(" ".join(words))
+    if known is not None:
+        return prefix, known
+    if len(words) > 1 or not words[0].isalpha() or len(words[0]) < 2:
+        return None
+    return prefix, words[0][:-1] if words[0].endswith("s") and len(words[0]) > 3 else words[0]
+
+
+def stated_conversion(question: str) -> tuple[tuple[str, object], str, tuple[str, object]] | None:
+    """(unit, factor, unit) of a conversion `question` states ("use 1 km = 0.621 miles" ->
+    (km's key, "0.621", mile's key); "3.28 feet per metre" -> (metre's, "3.28", foot's)), or None."""
+    for pattern, per in ((_STATED, False), (_STATED_PER, True)):
+        for match in pattern.finditer(question):
+            if per:
+                factor, to, of = match.group(1), match.group(2), match.group(3)
+            else:
+                of, factor, to = match.group(1), match.group(2), match.group(3)
+            a, b = _unit_key(of), _unit_key(to)
+            if a is not None and b is not None and a != b and Fraction(factor.replace(",", "")) != 0:
+                return a, factor.replace(",", ""), b
+    return None
+
+
+# A number and the unit words after it: "850 square metres", "11 km away", "18 miles".
+_NUMBER_THEN_WORDS = re.compile(rf"{_NUMBER}[\s-]*((?:square|sq\.?|cubic)\s+)?([a-z]+)(?:\s+([a-z]+))?",
+                                re.IGNORECASE)
+
+
+def _quantities_in(sentence: str, key: tuple[str, object]) -> list[str]:
+    """The numbers of `sentence` given in the unit `key` (_unit_key), in order."""
+    out = []
+    for match in _NUMBER_THEN_WORDS.finditer(sentence):
+        prefix = match.group(2) or ""
+        for words in ((match.group(3), match.group(4)), (match.group(3),)):
+            if None in words:
+                continue
+            if _unit_key(prefix + " ".join(words)) == key:
+                out.append(match.group(1).replace(",", ""))
+                break
+    return list(dict.fromkeys(out))
+
+
+def stated_conversions(question: str, ranked: list[str]) -> list[str]:
+    """For a question stating a conversion (stated_conversion), the quantities of the `ranked`
+    sentences (best first) in either of its units converted by its factor: "11 * 0.621" for "11
+    km" with "1 km = 0.621 miles"; "18 / 1.609" for "18 km" with "1 mile = 1.609 km"; the
+    quantities of the other unit than the one asked first. [] when it states none."""
+    stated = stated_conversion(question)
+    if stated is None:
+        return []
+    of, factor, to = stated
+    rest = question
+    for pattern in (_STATED, _STATED_PER):
+        rest = pattern.sub(" ", rest)
+    asked = asked_unit(rest) or _asked_area_unit(rest)
+    asked_key = _unit_key(asked) if asked else None
+    forward = [f"{n} * {factor}" for s in ranked for n in _quantities_in(s, of)]
+    backward = [f"{n} / {factor}" for s in ranked for n in _quantities_in(s, to)]
+    return list(dict.fromkeys(backward + forward if asked_key == of else forward + backward))
+
+
+# An area asked: "how big is the floor in square metres", "the area of the hall", "how many sq ft".
+_ASKS_AREA = re.compile(r"\b(?:area|square\s+(?:[a-z]+)|sq\.?\s*(?:m|ft|feet|metres?|meters?|yards?)|floor\s+space|"
+                        r"surface)\b", re.IGNORECASE)
+_AREA_UNIT = re.compile(rf"\b(?:in|how\s+many)\s+((?:square|sq\.?)\s+(?:{_UNIT_WORDS}))\b", re.IGNORECASE)
+# Two lengths of one thing: "measures 60 metres by 25 metres", "a 12 x 8 m hall", "40m by 20m".
+_BY = re.compile(rf"{_NUMBER}\s*({_UNIT_WORDS})?\s*(?:by|x|×)\s*{_NUMBER}\s*({_UNIT_WORDS})\b", re.IGNORECASE)
+
+
+def _asked_area_unit(question: str) -> str | None:
+    match = _AREA_UNIT.search(question)
+    return None if match is None else match.group(1)
+
+
+def asks_area(question: str) -> bool:
+    """Whether `question` asks an area ("in square metres", "the area of", "how many sq ft")."""
+    return _ASKS_AREA.search(question) is not None
+
+
+def areas(question: str, ranked: list[str]) -> list[str]:
+    """For a question asking an area (asks_area), the product of each pair of lengths "N by M"
+    of the `ranked` sentences (best first): "60 * 25" for "measures 60 metres by 25 metres",
+    converted to the square unit asked when it is another ("in square feet": each length's
+    factor squared). [] for any other question."""
+    if not asks_area(question):
+        return []
+    asked = _asked_area_unit(question)
+    wanted = _unit(asked.split(None, 1)[1]) if asked else None
+    out = []
+    for sentence in ranked:
+        for match in _BY.finditer(sentence):
+            given = _unit(match.group(4))
+            if given is None or given[0] != "length" or (match.group(2) and _unit(match.group(2)) != given):
+                continue
+            product = f"{match.group(1).replace(',', '')} * {match.group(3).replace(',', '')}"
+            if wanted is not None and wanted[0] == "length" and wanted != given:
+                factor = (given[1] / wanted[1]) ** 2
+                product = f"{product} * {factor.numerator}" + (f" / {factor.denominator}" if factor.denominator != 1 else "")
+            out.append(product)
+    return list(dict.fromkeys(out))
+
+
+# A duration written in two units: "38 minutes and 12 seconds", "2 hours 15 minutes", "1 h, 30 min".
+_COMPOUND = re.compile(rf"{_NUMBER}\s*({_UNIT_WORDS})\s*(?:,\s*|and\s+|,\s*and\s+)?{_NUMBER}\s*({_UNIT_WORDS})\b",
+                       re.IGNORECASE)
+
+
+def compound_conversions(question: str, sentence: str) -> list[str]:
+    """A quantity of `sentence` written in two units of one dimension, the larger first ("38
+    minutes and 12 seconds"), in the unit `question` asks ("in seconds": "38 * 60 + 12"); []
+    when none, or when the asked unit is another dimension."""
+    unit = asked_unit(question)
+    wanted = _unit(unit) if unit else None
+    if wanted is None:
+        return []
+    out = []
+    for match in _COMPOUND.finditer(sentence):
+        big, small = _unit(match.group(2)), _unit(match.group(4))
+        if big is None or small is None or big[0] != small[0] or big[0] != wanted[0] or big[1] <= small[1]:
+            continue
+        first = _scaled(match.group(1).replace(",", ""), big[1] / wanted[1])
+        second = _scaled(match.group(3).replace(",", ""), small[1] / wanted[1])
+        first = first if big[1] != wanted[1] else match.group(1).replace(",", "")
+        second = second if small[1] != wanted[1] else match.group(3).replace(",", "")
+        out.append(f"{first} + {second}")
+    return out
+
+
 # The most sentences with a quantity read for a conversion, best ranked first.
 MAX_TRIED = 3
 
@@ -204,6 +352,9 @@ def implied_conversions(question: str, ranked: list[str]) -> list[str]:
     temperature_conversions of the first with a temperature when a scale is asked; [] when the
     first already gives the asked unit with no rate to scale (the question is a lookup: "How
     many days does the season last?" over "lasts 42 days")."""
+    stated = stated_conversions(question, ranked) or areas(question, ranked)
+    if stated:  # "use 1 km = 0.621 miles", "how big is the floor in square metres"
+        return stated
     if asked_scale(question) is not None:
         for sentence in ranked:
             if _DEGREES.search(sentence):
@@ -216,7 +367,8 @@ def implied_conversions(question: str, ranked: list[str]) -> list[str]:
     tried = 0
     for sentence in ranked:  # the first MAX_TRIED with a quantity, best first
         if quantities(sentence):
-            if tried == 0 and period is None and unit is not None and has_unit(sentence, unit):
+            out.extend(compound_conversions(question, sentence))  # "38 minutes and 12 seconds" in seconds
+            if tried == 0 and period is None and unit is not None and has_unit(sentence, unit) and not out:
                 return []
             out.extend(conversions(question, sentence))
             tried += 1

@@ -182,3 +182,11 @@ def test_the_answer_kind_is_no_verb_may_nor_one_of():
     assert states_answer_kind("When does the fair take place?", "The fair is held every spring.")
     assert not states_answer_kind("How many steps does the tower have?", "The tower is one of the tallest.")
     assert states_answer_kind("How many steps does the tower have?", "It has two hundred steps.")
+
+
+def test_a_list_of_one_fact_a_line_is_split_by_its_lines():
+    text = ("Wash menu:\n- Basic exterior wash: €9 (about 10 minutes)\n- Full valet: €45 (about 90 minutes)\n"
+            "Vans pay a €4 supplement.\nA line of prose that wraps\nhere.")
+    assert split_sentences(text) == ["Wash menu:", "- Basic exterior wash: €9 (about 10 minutes)",
+                                     "- Full valet: €45 (about 90 minutes)", "Vans pay a €4 supplement.",
+                                     "A line of prose that wraps here."]

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
+
 from backend.agent.tools.calculator import evaluate
-from backend.agent.tools.discounts import claimed_discount
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import candidate_expressions
 
 from .test_expressions import result
@@ -52,3 +54,57 @@ def test_the_claimed_discount_is_applied_to_the_price_of_another_sentence():
 def test_what_a_claimed_discount_saves_when_that_is_asked():
     question = "I'm a student. My repair takes 3 hours of labour, how much do I save with the student discount?"
     assert evaluate(candidate_expressions(question, [result(SHOP)], None, evaluate)[0]).q == Fraction("16.2")
+
+
+RANGE = ("Fairway Heights\n\nBalls are sold by the bucket: small (40 balls) $8, medium (80 balls) $14, large (120 "
+         "balls) $19. Happy hour: Monday to Thursday, 2:00-4:00 pm, all buckets are 30% off.")
+
+
+def test_a_discount_with_days_and_times_is_claimed_only_within_them():
+    sentences = RANGE.split("\n\n")[1].split(". ")
+    assert claimed_discount("On a Tuesday at 3pm, a medium bucket, how much is it?", sentences)[0] == "30"
+    assert claimed_discount("On a Saturday at 3pm, a medium bucket, how much is it?", sentences) is None
+    assert claimed_discount("how much for 2 large buckets", sentences) is None
+    # the price of the thing the question names, in the discounted sentence's list ("medium (80 balls) $14")
+    first = candidate_expressions("If I go on a Tuesday at 3pm and get a medium bucket, how much is it?",
+                                  [result(RANGE)], None, evaluate)[0]
+    assert evaluate(first).q == Fraction("9.8")
+
+
+def test_a_discount_of_a_day_claimed_by_someone_its_words_do_not_name():
+    sauna = ("Sauna\n\nA standard session lasts 2 hours and costs £16 per adult. On Wednesdays, guests over 65 get 25% "
+             "off the standard adult price.")
+    question = "my dad is 70, if he goes on a wednesday what does he pay for a standard session"
+    # "70" is an age, no operand; the price is the session's
+    assert evaluate(candidate_expressions(question, [result(sauna)], None, evaluate)[0]).q == 12
+
+
+VET = ("Brambleway Vets\n\nA standard consultation costs £48 and a follow-up visit within 14 days costs £25. "
+       "Out-of-hours emergency calls carry a £95 surcharge on top of the consultation fee.")
+CLOCKS = ("Fenwick Clocks\n\nA basic service of a mechanical wristwatch costs $85, and a full overhaul of a longcase "
+          "(grandfather) clock costs $340. Repairs take 2 to 4 weeks; an express service that halves the waiting "
+          "time adds 30% to the repair price.")
+WASH = ("Sparkle Bay\n\nWash menu:\n- Basic exterior wash: €9 (about 10 minutes)\n- Full valet (inside and out): €45 "
+        "(about 90 minutes)\nVans and large SUVs pay a €4 supplement on any wash.\nPet hair removal is €12 extra.\n"
+        "Weekend washes carry a €2 surcharge.")
+
+
+@pytest.mark.parametrize("document, question, want", [
+    (VET, "what's the total charge for a standard consultation if it's an out-of-hours emergency call?", "143"),
+    (CLOCKS, "what does the express service cost for a full overhaul of a grandfather clock?", "442"),
+    # two surcharges claimed, the price from a list of one line each
+    (WASH, "full valet on my van plus pet hair removal, how much is that?", "61"),
+    # a surcharge of the day named
+    (WASH, "a basic wash on Sunday, how much?", "11"),
+])
+def test_a_claimed_surcharge_is_laid_on_the_price(document, question, want):
+    first = candidate_expressions(question, [result(document)], None, evaluate)[0]
+    assert evaluate(first).q == Fraction(want)
+
+
+def test_what_claims_no_surcharge():
+    wash = [s for s in WASH.split("\n")[1:]]
+    assert claimed_surcharges("a basic wash on Tuesday, how much?", wash) == []
+    assert claimed_surcharges("how much is a full valet for my hatchback?", wash) == []
+    assert [s[1] for s in claimed_surcharges("full valet for my van", wash)] == ["4"]
+    assert claimed_surcharges("a full valet with 10% extra for the van", wash) == []  # the question's own percentage

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from backend.agent.operations import (asked_rounding, asks_cost, asks_quantity, named_operations, numbers_beyond,
-                                      with_digits)
+                                      with_digits, without_ages)
 from backend.agent.routing import needs_calculation
 from backend.agent.tools.calculator import evaluate, spec, stated_result
 from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
                                              rank_sentences, years_in)
 from backend.agent.tools.passages import format_passages, read_passages
+from backend.agent.tools.sentences import stems
 from backend.rag import Source
 
 BRIDGE = """The Halvorsen Bridge
@@ -631,3 +632,26 @@ def test_rounding_up_down_and_questions_that_ask_none():
     text = "Boats\n\nA day boat costs $25."
     assert evaluate(candidate_expressions("How much each if the 2 of us split the day boat? nearest whole dollar",
                                           [result(text)], None, evaluate)[0]).q == 13
+
+
+@pytest.mark.parametrize("text, want", [
+    ("my dad is 70, if he goes on a wednesday", "my  , if he goes on a wednesday"),
+    ("our 2 kids (ages 8 and 12) and 4 towels", "our 2 kids ( ) and 4 towels"),
+    ("my two kids (9 and 12) both", "my two kids   both"),
+    ("a 9-year-old and 2 adults", "a   and 2 adults"),
+    ("there are 5 of us", "there are 5 of us"),  # a count, no age
+    ("the total is 45", "the total is 45"),
+    ("I'm 30 minutes late", "I'm 30 minutes late"),
+    ("my son 2 tickets", "my son 2 tickets"),
+])
+def test_the_ages_a_question_gives_are_no_operands(text, want):
+    assert without_ages(text) == want
+
+
+def test_a_trailing_total_asks_a_cost():
+    assert asks_cost("6 cars, all valeted with the fleet discount. Total?")
+    assert not asks_cost("Is that the total?")
+
+
+def test_words_are_matched_by_their_stems():
+    assert stems("valeted Cancellations walking") == stems("valet cancel walks")

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from backend.agent.tools.calculator import evaluate, spec
-from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, conversions, implied_conversions,
+from backend.agent.tools.units import (areas, asked_period, asked_scale, asked_unit, compound_conversions, conversions,
+                                       implied_conversions, stated_conversion,
                                        temperature_conversions)
 
 from .test_expressions import result
@@ -105,3 +106,63 @@ def test_pounds_are_money_a_change_of_temperature_and_service_hours():
     assert conversions("How many trams run in an hour?", "Trams run every 12 minutes from 6:30 until 23:30.") == [
         "60 / 12"]
     assert conversions("How many flashes in one hour?", "It flashes every 7 seconds.") == ["floor(3600 / 7)"]
+
+
+OBSERVATORY = "The observatory sits at 412 metres above sea level, 11 km from the town."
+
+
+@pytest.mark.parametrize("question, ranked, want", [
+    # The person's factor, not the exact one (412 / 0.3048 rounds to 1352; the asked 3.28 gives 1351)
+    ("how high is the observatory in feet? use 1 metre = 3.28 feet and round to the nearest foot", [OBSERVATORY],
+     ["412 * 3.28"]),
+    ("how far is the town in miles? use 1 km = 0.621 miles", [OBSERVATORY], ["11 * 0.621"]),
+    # stated the other way round: the passage's unit is the stated one's target
+    ("how far is the meadow in miles? use 1 mile = 1.609 km", ["The launch meadow is 18 km from the city."],
+     ["18 / 1.609"]),
+    ("building size in square feet? use 1 square metre = 10.764 sq ft", ["The building is 850 square metres."],
+     ["850 * 10.764"]),
+    ("height in feet, assuming 3.28 feet per metre", [OBSERVATORY], ["412 * 3.28"]),
+    # a unit we do not know, stated
+    ("how many hands high is the pony if 1 inch = 0.25 hands", ["The pony stands 52 inches at the withers."],
+     ["52 * 0.25"]),
+    ("how far is the town in miles?", ["The town is 11 km away."], ["11 * 15625 / 25146"]),  # none stated: ours
+])
+def test_a_conversion_the_question_states_is_used(question, ranked, want):
+    assert implied_conversions(question, ranked) == want
+
+
+def test_what_a_stated_conversion_reads():
+    assert stated_conversion("use 1 km = 0.621 miles")[1] == "0.621"
+    assert stated_conversion("1 square metre = 10.764 sq ft")[0] == stated_conversion("1 sq m = 2 sq yd")[0]
+    assert stated_conversion("how far is it in miles?") is None
+    assert stated_conversion("1 km = 1 km") is None  # no conversion
+    assert stated_conversion("a ticket is 0 tokens") is None  # no factor
+
+
+RINK = "The maple floor measures 60 metres by 25 metres and can hold up to 220 skaters at once."
+
+
+@pytest.mark.parametrize("question, ranked, want", [
+    ("How big is the rink floor in square metres?", [RINK], ["60 * 25"]),
+    ("what's the area of the floor", [RINK], ["60 * 25"]),
+    ("How many square feet is the floor?", [RINK], ["60 * 25 * 1562500 / 145161"]),
+    ("a 12 x 8 m hall: area?", ["The hall is 12 x 8 m."], ["12 * 8"]),
+    ("How long is the floor?", [RINK], []),  # no area asked
+    ("What's the area of the hall?", ["The hall holds 60 people by 25 March."], []),  # no lengths
+])
+def test_an_area_is_the_product_of_two_lengths(question, ranked, want):
+    assert areas(question, ranked) == want
+    assert all(evaluate(e) is not None for e in want)
+
+
+@pytest.mark.parametrize("question, sentence, want", [
+    ("What's the record escape time in seconds?", "The record is 38 minutes and 12 seconds.", ["38 * 60 + 12"]),
+    ("how long is the hike in minutes", "The hike takes 2 hours 15 minutes.", ["2 * 60 + 15"]),
+    ("how many hours is it?", "It takes 1 day, 6 hours.", ["1 * 24 + 6"]),
+    ("how many seconds?", "It takes 12 seconds and 38 minutes.", []),  # the smaller first: no compound
+    ("how many kilograms?", "It takes 38 minutes and 12 seconds.", []),  # another dimension
+])
+def test_a_duration_in_two_units(question, sentence, want):
+    assert compound_conversions(question, sentence) == want
+    if want:
+        assert implied_conversions(question, [sentence])[0] == want[0]

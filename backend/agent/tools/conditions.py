@@ -1,0 +1,144 @@
+"""When a price adjustment of the documents applies: the days and times its sentence names (issue
+15). "Happy hour: Monday to Thursday, 2:00-4:00 pm, all buckets are 30% off" applies to a
+question about "a Tuesday at 3pm", not to one about "a Saturday" nor to one naming no day or time;
+"Weekend walks carry a $5 surcharge" applies "on a Sunday".
+
+Days: their names ("Wednesdays"), ranges of them ("Monday to Thursday", "Mon-Fri"), "weekdays"
+and "weekends". Times: ranges ("2:00-4:00 pm", "from 6pm to 9pm"), "before 17:00", "after 6pm",
+a question's "at 3pm", "15:00". Only words and numbers are read from the passages (untrusted data).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_FULL_DAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
+_SHORT_DAY = r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
+_ANY_DAY = rf"(?:{_FULL_DAY}|{_SHORT_DAY})"
+_RANGE_WORD = r"\s*(?:-|–|to|through|thru|until|till)\s*"
+# "Monday to Thursday", "Mon-Fri": a short name only in a range ("sat" and "sun" are words too).
+_DAY_RANGE = re.compile(rf"\b{_ANY_DAY}{_RANGE_WORD}{_ANY_DAY}\b", re.IGNORECASE)
+_DAY = re.compile(rf"\b{_FULL_DAY}\b", re.IGNORECASE)
+_GROUPS = {"weekday": range(0, 5), "weekdays": range(0, 5), "weekend": range(5, 7), "weekends": range(5, 7)}
+_GROUP = re.compile(r"\b(weekdays?|weekends?)\b", re.IGNORECASE)
+
+_CLOCK = r"(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
+# "2:00-4:00 pm", "from 6pm to 9pm", "between 10am and noon" (noon not read)
+_TIME_RANGE = re.compile(rf"(?<![\d:.]){_CLOCK}\s*(?:-|–|to|until|till|and)\s*{_CLOCK}(?![\d:])", re.IGNORECASE)
+_BEFORE = re.compile(rf"\b(?:before|until|till|by)\s+{_CLOCK}(?![\d:])", re.IGNORECASE)
+_AFTER = re.compile(rf"\b(?:after|from)\s+{_CLOCK}(?![\d:])", re.IGNORECASE)
+# A time of day the question names: "at 3pm", "3 pm", "15:00", "at 9.30".
+_AT = re.compile(rf"(?<![\d:.$£€]){_CLOCK}(?![\d:])", re.IGNORECASE)
+_DAY_MINUTES = 24 * 60
+
+
+@dataclass(frozen=True)
+class When:
+    """The days (0 = Monday) and the spans of the day (minutes from midnight, end excluded) a
+    text names; None where it names none."""
+
+    days: frozenset[int] | None
+    spans: tuple[tuple[int, int], ...] | None
+
+
+def _minutes(hour: str, minute: str | None, half: str | None, default_half: str | None = None) -> int | None:
+    h, m = int(hour), int(minute or 0)
+    half = (half or default_half or "").lower().replace(".", "")
+    if half and not 1 <= h <= 12:
+        return None
+    if half == "pm" and h != 12:
+        h += 12
+    elif half == "am" and h == 12:
+        h = 0
+    if h > 24 or m > 59:
+        return None
+    return h * 60 + m
+
+
+def _day_index(word: str) -> int:
+    word = word.lower().rstrip(".")
+    return next(i for i, name in enumerate(_DAY_NAMES) if name.startswith(word[:3]))
+
+
+def named_days(text: str) -> frozenset[int] | None:
+    """The days `text` names (0 = Monday): "Monday to Thursday" -> {0, 1, 2, 3}, "Fri-Sun" ->
+    {4, 5, 6}, "weekends" -> {5, 6}, "on a Tuesday" -> {1}; None when it names none."""
+    days: set[int] = set()
+    rest = text
+    for match in _DAY_RANGE.finditer(text):
+        first = _day_index(match.group(1) or match.group(2))
+        last = _day_index(match.group(3) or match.group(4))
+        days.update((first + i) % 7 for i in range((last - first) % 7 + 1))
+        rest = rest.replace(match.group(0), " ")
+    days.update(_day_index(m.group(1)) for m in _DAY.finditer(rest))
+    for m in _GROUP.finditer(rest):
+        days.update(_GROUPS[m.group(1).lower()])
+    return frozenset(days) if days else None
+
+
+def named_spans(text: str) -> tuple[tuple[int, int], ...] | None:
+    """The spans of the day `text` names as conditions, in minutes from midnight: "2:00-4:00 pm"
+    -> ((840, 960),), "before 17:00" -> ((0, 1020),), "after 6pm" -> ((1080, 1440),); None when
+    none."""
+    spans: list[tuple[int, int]] = []
+    rest = text
+    for match in _TIME_RANGE.finditer(text):
+        start = _minutes(match.group(1), match.group(2), match.group(3), match.group(6))
+        end = _minutes(match.group(4), match.group(5), match.group(6))
+        if start is not None and end is not None and (match.group(2) or match.group(3) or match.group(6)):
+            spans.append((start, end) if start < end else (start, _DAY_MINUTES))
+            rest = rest.replace(match.group(0), " ")
+    for pattern, before in ((_BEFORE, True), (_AFTER, False)):
+        for match in pattern.finditer(rest):
+            if not (match.group(2) or match.group(3)):
+                continue  # "by 5": no clock
+            at = _minutes(match.group(1), match.group(2), match.group(3))
+            if at is not None:
+                spans.append((0, at) if before else (at, _DAY_MINUTES))
+    return tuple(spans) if spans else None
+
+
+def asked_when(question: str) -> When:
+    """The days and the time of day `question` names ("on a Tuesday at 3pm" -> {1}, ((900, 901),));
+    a time range it names ("after 6pm") counts as that span."""
+    spans = named_spans(question)
+    if spans is None:
+        times = [t for t in (_minutes(m.group(1), m.group(2), m.group(3)) for m in _AT.finditer(question)
+                             if m.group(2) or m.group(3)) if t is not None]
+        spans = tuple((t, t + 1) for t in times) or None
+    return When(named_days(question), spans)
+
+
+def condition(sentence: str) -> When:
+    """The days and spans of the day `sentence` names: when what it grants applies."""
+    return When(named_days(sentence), named_spans(sentence))
+
+
+def applies(sentence: str, question: str) -> bool | None:
+    """Whether what `sentence` grants applies at the days and times `question` names: None when
+    the sentence names no day nor time (no condition); False when it names one the question
+    does not name, or names one outside it; True when every day and time the question names is
+    within the sentence's."""
+    when = condition(sentence)
+    if when.days is None and when.spans is None:
+        return None
+    asked = asked_when(question)
+    if when.days is not None and (asked.days is None or not asked.days <= when.days):
+        return False
+    if when.spans is not None:
+        if asked.spans is None:
+            return False
+        inside = all(any(s <= a and b <= e for s, e in when.spans) for a, b in asked.spans)
+        if not inside:
+            return False
+    return True
+
+
+def condition_words(sentence: str) -> str:
+    """`sentence` without the days and times it names (the words left name who or what)."""
+    out = sentence
+    for pattern in (_DAY_RANGE, _TIME_RANGE, _BEFORE, _AFTER, _DAY, _GROUP):
+        out = pattern.sub(" ", out)
+    return out

@@ -1,0 +1,58 @@
+"""When a price adjustment applies (backend.agent.tools.conditions): the days and times its
+sentence names against those the question names."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.agent.tools.conditions import applies, asked_when, condition, named_days, named_spans
+
+HAPPY_HOUR = "Happy hour: Monday to Thursday, 2:00-4:00 pm, all buckets are 30% off."
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Monday to Thursday", {0, 1, 2, 3}),
+    ("Open Fri-Sun", {4, 5, 6}),
+    ("Fri to Mon", {4, 5, 6, 0}),  # a range over the week's end
+    ("On Wednesdays, guests over 65", {2}),
+    ("on weekends", {5, 6}),
+    ("weekdays before 17:00", {0, 1, 2, 3, 4}),
+    ("Saturday and Sunday", {5, 6}),
+    ("the sun sat on the month", None),  # no day named
+])
+def test_named_days(text, want):
+    assert named_days(text) == (None if want is None else frozenset(want))
+
+
+@pytest.mark.parametrize("text, want", [
+    ("2:00-4:00 pm", ((840, 960),)),
+    ("from 6pm to 9pm", ((1080, 1260),)),
+    ("before 17:00", ((0, 1020),)),
+    ("after 6pm", ((1080, 1440),)),
+    ("open 10:00-22:00", ((600, 1320),)),
+    ("rooms 2 - 6 players", None),  # no clock
+    ("by 5 people", None),
+])
+def test_named_spans(text, want):
+    assert named_spans(text) == want
+
+
+def test_the_time_a_question_names():
+    assert asked_when("on a Tuesday at 3pm").spans == ((900, 901),)
+    assert asked_when("at 15:00 on Saturday").days == frozenset({5})
+    assert asked_when("I have $5 and 3 kids") == condition("no day nor time")
+
+
+@pytest.mark.parametrize("question, want", [
+    ("If I go on a Tuesday at 3pm and get a medium bucket, how much is it?", True),
+    ("on a Tuesday at 5pm, a medium bucket?", False),  # outside the hours
+    ("on a Saturday at 3pm, a medium bucket?", False),  # outside the days
+    ("on a Tuesday, a medium bucket?", False),  # no time named: the condition is not met
+    ("how much for 2 large buckets", False),  # neither named
+])
+def test_an_adjustment_applies_within_its_days_and_times(question, want):
+    assert applies(HAPPY_HOUR, question) is want
+
+
+def test_a_sentence_with_no_day_nor_time_has_no_condition():
+    assert applies("Students get 10% off.", "on a Tuesday at 3pm") is None

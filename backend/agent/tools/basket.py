@@ -57,25 +57,48 @@ def norm_words(words: str) -> set[str]:
     return {_SAME.get(w, _SAME.get(singular(w), singular(w))) for w in content_words(words)}
 
 
+# A thing of a list with no count after a counted one: "3 bouquets and a table centrepiece",
+# "2 large buckets and club hire" (one of it).
+_ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:and|plus|\+|with)\s+(?:(?:a|an)\s+)?(?!one\b|[0-9])"
+                       rf"((?:(?!{_STOP}|my\b|our\b|we\b|i\b|it\b|you\b)[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
+_OF_THING = re.compile(rf"of\s+(?:the\s+)?(?![0-9])((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
+# Grown-ups of a party named, not counted: "me, my wife and our 2 kids", "me and my partner".
+_ME = re.compile(r"\b(?:me|myself|i)\s*(?:,|and|&|\+)\s*(?=my\b|our\b|[0-9])", re.IGNORECASE)
+_GROWN_UP = re.compile(r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse|mum|mom|dad|mother|"
+                       r"father)\b", re.IGNORECASE)
+# A thing with no count whose price the documents lack is left out, not the basket.
+OPTIONAL = "1?"
+
+
 def basket_items(question: str) -> list[tuple[str, str]]:
     """(count, the words naming the thing) for each counted thing `question` lists, in order;
     [] for fewer than two. A count inside another thing's name is not a thing ("one box of 6
-    croissants" is one box)."""
+    croissants" is one box). A thing named after a counted one with no count of its own ("and a
+    table centrepiece", "and club hire") is one, OPTIONAL; the grown-ups of a party named ("me,
+    my wife and our 2 kids") are adults."""
     text = with_digits(question)
     items: list[tuple[str, str]] = []
+    grown = len(_ME.findall(text)) + len(_GROWN_UP.findall(text))
     for m in _ITEM.finditer(text):
         if re.search(r"\bof\s+$", text[max(0, m.start() - 4):m.start()]):
             continue  # "box of 6 croissants"
         if _DURATION.match(m.group(2)):
             continue  # "for 3 nights", "2 weeks": how long, not a thing bought
         count = "1" if m.group(1).lower() == "one" else m.group(1)
-        items.append((count, m.group(2).strip()))
-    people = sum(float(c) for c, _ in items)
+        of = _OF_THING.match(text, m.end())  # "2 metres of cotton lining": the metres and what they are of
+        items.append((count, m.group(2).strip() + (" " + of.group(1).strip() if of else "")))
+        more = _ONE_MORE.match(text, of.end() if of else m.end())
+        if more is not None and not _DURATION.match(more.group(1)):
+            items.append((OPTIONAL, more.group(1).strip()))
+    if grown and items:
+        items.insert(0, (str(grown), "adults"))
+    people = sum(float(c) for c, _ in items if c != OPTIONAL)
     for m in _FOR_ALL.finditer(text):
         count = m.group(2) if m.group(2).isdigit() else (f"{people:g}" if people else None)
         if count is not None:
             items.append((count, m.group(1).strip()))
-    return items[:MAX_ITEMS] if len(items) >= 2 else []
+    counted = [item for item in items if item[0] != OPTIONAL]
+    return items[:MAX_ITEMS] if len(items) >= 2 and counted else []
 
 
 def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[str]:
@@ -90,16 +113,41 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
     return norm_words(sentence[start:m.start()] + " " + sentence[m.end():end])
 
 
+def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[str]:
+    """The words right before the `i`th of the prices `prices` (matches in `sentence`) that name
+    what it buys: the last MAX_THING_WORDS of its clause back to the price before it, neither an
+    aside in brackets nor a verb of paying ("small (40 balls) $8, medium (80 balls) $14":
+    {"medium"} for $14), or the first after it when it is "for" or "per" them ("$7 for
+    children"), made one as norm_words does."""
+    after = _FOR_THING.match(sentence, prices[i].end())
+    if after is not None:  # "$14 for adults and $7 for children": the words after it
+        return norm_words(" ".join(content_words(after.group(1))[:MAX_THING_WORDS]))
+    own = _ASIDE.sub(" ", sentence[prices[i - 1].end() if i else 0:prices[i].start()])
+    clause = next((c for c in reversed(_THING_BREAK.split(own)) if content_words(c)), "")
+    words = [w for w in content_words(clause) if w not in _PAYING][-MAX_THING_WORDS:]
+    return norm_words(" ".join(words))
+
+
+# The words before a price read as naming what it buys ("medium (80 balls) $14": "medium").
+MAX_THING_WORDS = 2
+_ASIDE = re.compile(r"\([^()]*\)")
+_FOR_THING = re.compile(r"\s+(?:for|per)\s+(?:an?\s+|the\s+|each\s+)?(?![0-9])([a-z][\w' -]*?)(?=\s+(?:and|or|but|while)\b|[,;.()]|$)",
+                        re.IGNORECASE)
+_THING_BREAK = re.compile(r"[:;,]")
+_PAYING = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "sold", "sells", "just", "only"})
+
+
 def _price_of(thing: str, sentences: Sequence[str]) -> str | None:
-    """The price of the documents whose words (naming_words) name `thing` most, the first of
-    equals; None when no price's words name it."""
+    """The price of the documents whose words (naming_words) name `thing` most, then whose own
+    words right before it (thing_words) do, the first of equals; None when no price's words name
+    it."""
     wanted = norm_words(thing)
-    best: tuple[int, str] | None = None
+    best: tuple[tuple[int, int], str] | None = None
     for sentence in sentences:
         prices = list(_PRICE.finditer(sentence))
         for i, m in enumerate(prices):
-            named = len(wanted & naming_words(sentence, prices, i))
-            if named and (best is None or named > best[0]):
+            named = (len(wanted & naming_words(sentence, prices, i)), len(wanted & thing_words(sentence, prices, i)))
+            if named[0] and (best is None or named > best[0]):
                 best = (named, m.group(1).replace(",", ""))
     return None if best is None else best[1]
 
@@ -119,7 +167,11 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str]) -> 
     terms = []
     for count, thing in items:
         price = _price_of(thing, sentences)
+        if price is None and count == OPTIONAL:
+            continue
         if price is None:
             return None
-        terms.append(price if count == "1" else f"{count} * {price}")
+        terms.append(price if count in ("1", OPTIONAL) else f"{count} * {price}")
+    if len(terms) < min(2, len(items)):
+        return None  # "3 bouquets and a card": the card has no price, and one thing is no basket
     return " + ".join(terms) if terms else None

@@ -44,10 +44,10 @@ from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_
                                       asked_rounding_direction, asks_age, asks_cost, asks_quantity, asks_share_per_person, asks_total,
                                       named_operations, names_an_edition, people_sharing, with_digits,
                                       without_ages, without_rounding)
-from backend.agent.tools.basket import basket_expression
+from backend.agent.tools.basket import basket_expression, norm_words, thing_words
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.offers import compares_offers, offer_expressions
-from backend.agent.tools.sentences import content_words, passage_sentences, rank_sentences, stems
+from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
@@ -223,32 +223,19 @@ def _surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]]
 
 def _listed_prices(question: str, sentences: Sequence[tuple[str, str]],
                    embed: Callable[[Sequence[str]], Any] | None) -> list[str]:
-    """The prices of the best ranked sentence holding one, those whose own words (the last
-    MAX_THING_WORDS before each, in its clause, after the price before it, neither an aside in
-    brackets nor a verb of paying) name most of the question's first
-    ("small (40 balls) $8, medium (80 balls) $14", asked about a medium bucket -> ["14", "8"]):
-    the price a surcharge or a discount the question claims applies to."""
-    asked = stems(question)
+    """The prices of the best ranked sentence holding one, those whose own words
+    (basket.thing_words) name most of the question's first ("small (40 balls) $8, medium (80
+    balls) $14", asked about a medium bucket -> ["14", "8"]): the price a surcharge or a
+    discount the question claims applies to."""
+    asked = norm_words(question)
     for _, sentence in rank_sentences(question, list(sentences), embed):
-        found = [m for m in _PRICE.finditer(sentence)]
-        if not found:
-            continue
-        scored = []
-        for i, match in enumerate(found):
-            own = _ASIDE.sub(" ", sentence[found[i - 1].end() if i else 0:match.start()])
-            clause = next((c for c in reversed(_THING_BREAK.split(own)) if content_words(c)), "")
-            words = [w for w in content_words(clause) if w not in _PAYING][-MAX_THING_WORDS:]
-            scored.append((-len(stems(" ".join(words)) & asked), i,
-                           next(g for g in match.groups() if g).replace(",", "")))
-        return list(dict.fromkeys(price for _, _, price in sorted(scored)))
+        found = list(_PRICE.finditer(sentence))
+        if found:
+            scored = sorted((-len(thing_words(sentence, found, i) & asked), i,
+                             next(g for g in m.groups() if g).replace(",", ""))
+                            for i, m in enumerate(found))
+            return list(dict.fromkeys(price for _, _, price in scored))
     return []
-
-
-# The words before a price read as naming what it buys ("medium (80 balls) $14": "medium").
-MAX_THING_WORDS = 2
-_ASIDE = re.compile(r"\([^()]*\)")
-_THING_BREAK = re.compile(r"[:;,]")
-_PAYING = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "sold", "sells", "just", "only"})
 
 
 def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Callable[[Sequence[str]], Any] | None,

@@ -35,7 +35,7 @@ from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.operations import SIGNED_PRICE, with_digits, without_rounding
-from backend.agent.tools.basket import basket_items, listed_total, naming_words, norm_words, singular
+from backend.agent.tools.basket import OPTIONAL, basket_items, listed_total, naming_words, norm_words, singular
 
 # The most offers read and the most differences offered (each is a candidate of the calculator).
 MAX_OFFERS = 24
@@ -420,7 +420,7 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
     out: list[str] = []
     # not "the 10 manual lesson block" (a count of one bundle: an offer); "2 child day passes" are things
     items = [(n, thing) for n, thing in basket_items(question)
-             if Fraction(n) == 1 or not re.search(rf"\b{_BUNDLE_WORDS}\b", thing, re.IGNORECASE)]
+             if n == OPTIONAL or Fraction(n) == 1 or not re.search(rf"\b{_BUNDLE_WORDS}\b", thing, re.IGNORECASE)]
     distinct = len({_thing(thing) for _, thing in items}) == len(items)  # not "a dozen roses ... 12 single roses"
     listed = listed_total(items, sentences) if len(items) >= 2 and distinct else None
     if listed is not None:  # "2 adults and 3 kids: how much cheaper is the family ticket": the basket against it

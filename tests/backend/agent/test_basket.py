@@ -61,3 +61,30 @@ def test_the_group_sharing_is_the_one_of_us():
     assert people_sharing("We're 6 of us, 2 adults and 4 kids, splitting it equally, how much each?") == ["6"]
     assert people_sharing("Our club has 40 members; 5 of us are splitting the lane hire, how much each?") == ["5"]
     assert people_sharing("2 adults and 2 kids are splitting it equally, how much each?") == ["4"]
+
+
+FLORIST = "Fernhollow\n\nA hand-tied bouquet costs £28, a single long-stem rose is £4.50, and a table centrepiece is £45."
+RANGE_PRICES = ("Fairway Heights\n\nBalls are sold by the bucket: small (40 balls) $8, medium (80 balls) $14, large "
+                "(120 balls) $19. Club hire is $5 per session.")
+SAUNA = ("Birchwood Sauna\n\nA standard session lasts 2 hours and costs £16 per adult. Children aged 6 to 15 pay £9. "
+         "Towel hire is £3.50 per towel.")
+FABRIC = "Stitchwell\n\nFabric is sold by the metre, with wool suiting at €24 per metre and cotton lining at €7.50 per metre."
+
+
+@pytest.mark.parametrize("question, text, want", [
+    # a thing with no count after a counted one is one of it
+    ("how much would 3 hand-tied bouquets and a table centrepiece cost me?", FLORIST, "3 * 28 + 45"),
+    # the price whose own words name the thing ("large (120 balls) $19", not the sentence's "bucket" of $8)
+    ("how much for 2 large buckets and club hire at fairway heights", RANGE_PRICES, "2 * 19 + 5"),
+    # the grown-ups of a party named are adults; the kids' ages are no count
+    ("how much for me, my wife and our 2 kids (ages 8 and 12) to do a session, plus 4 towels?", SAUNA,
+     "2 * 16 + 2 * 9 + 4 * 3.50"),
+    # metres of what: the thing is what they are of
+    ("How much for 3.5 metres of wool suiting plus 2 metres of cotton lining?", FABRIC, "3.5 * 24 + 2 * 7.50"),
+    # a thing with no count and no price is left out, not the basket
+    ("how much for 3 hand-tied bouquets and a card?", FLORIST, None),  # one thing counted: no basket
+    ("2 table centrepieces and 3 hand-tied bouquets and a ribbon, how much will that cost?", FLORIST, "2 * 45 + 3 * 28"),
+])
+def test_things_of_a_list_with_no_count(question, text, want):
+    _, body = text.split("\n\n", 1)
+    assert basket_expression(question, [body]) == want

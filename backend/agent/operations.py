@@ -191,11 +191,17 @@ _AND_A_HALF = re.compile(r"(?<![\d.,-])\b(?:(one|" + "|".join(w for w in _COUNTS
 _AGE_LIST = r"[0-9]{1,3}(?:\s*(?:,|and|&)\s*[0-9]{1,3})*"
 _PERSON = (r"(?:he|she|i|i'm|im|dad|mum|mom|father|mother|grandma|grandpa|grandmother|grandfather|gran|nan|son|"
            r"daughter|wife|husband|partner|brother|sister|friend|kid|child|baby)")
-_AGES = re.compile(rf"\b(?:{_PERSON}\s+(?:(?:is|am|was|turns|turned|will\s+be)\s+)?(?=[0-9]{{1,3}}(?![0-9])"
-                   rf"(?!\s*(?:[%$£€]|\.[0-9]|(?!(?:and|or|but|so|if|when|years?)\b)[a-z])))|aged?\s+|ages\s+){_AGE_LIST}\b"
+_AGES = re.compile(rf"\b{_PERSON}\s+(?:(?:is|am|was|turns|turned|will\s+be)\s+)?[0-9]{{1,3}}(?![0-9])"
+                   rf"(?!\s*(?:[%$£€]|\.[0-9]|(?!(?:and|or|but|so|if|when|years?)\b)[a-z]))"
+                   rf"|\baged?\s+[0-9]{{1,3}}\b|\bages\s+{_AGE_LIST}\b"
                    rf"|\b[0-9]{{1,3}}[\s-]*(?:years?|yrs?)[\s-]*old\b|\b[0-9]{{1,3}}-year-olds?\b"
                    rf"|(?P<who>\b(?:kids?|child|children|sons?|daughters?|boys?|girls?|grandkids?|twins)\s*)"
-                   rf"\(\s*{_AGE_LIST}\s*\)", re.IGNORECASE)
+                   rf"\(\s*(?:ages?\s+|aged\s+)?[0-9]{{1,3}}(?:\s*(?:,|and|&)\s*[0-9]{{1,3}})+\s*\)", re.IGNORECASE)
+
+
+def given_ages(text: str) -> list[str]:
+    """The ages `text` gives ("my dad is 70" -> ["70"], "two kids (ages 8 and 12)" -> ["8", "12"])."""
+    return [n for m in _AGES.finditer(text) for n in re.findall(r"[0-9]{1,3}", m.group(0))]
 
 
 def without_ages(text: str) -> str:
@@ -331,6 +337,18 @@ def asks_cost(text: str) -> bool:
     return _COST.search(cue_text(text)) is not None
 
 
+# A price asked by name: "what's the delivery charge?", "what will my bill be".
+_PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the\s+|my\s+|our\s+)?(?:[a-z-]+\s+)?"
+                          r"(?:charge|fee|cost|price|fare|bill|total)\b|\bwhat\s+will\s+(?:my|our|the)\s+bill\b"
+                          r"|\bwhat(?:'s|s|\s+is)\s+(?:that|it)\s+(?:per|a|for\s+each)\s+(?:person|head)\b", _FLAGS)
+
+
+def asks_price(text: str) -> bool:
+    """Whether `text` asks an amount to pay or a quantity (asks_cost, asks_quantity, or a price
+    asked by name: "what's the delivery charge?"): the cue for a price the documents adjust."""
+    return asks_cost(text) or asks_quantity(text) or _PRICE_ASKED.search(cue_text(text)) is not None
+
+
 def asks_age(text: str) -> bool:
     """Whether `text` asks for years counted from a thing's beginning ("How old will it be in
     2045?", "been open by 2025", "since the first fair")."""
@@ -409,6 +427,31 @@ def people_sharing(text: str) -> list[str]:
     if listed and total.denominator == 1:  # "2 adults and 3 kids ... split it": the 5 of them
         return [str(total.numerator)]
     return list(dict.fromkeys(counts))
+
+
+# The size of the question's own group: "5 of us", "a group of 6", "we're 4", "me and 3 friends".
+_GROUP_OF = re.compile(rf"\b(?:group|party|team|family|table)\s+of\s+{_NUMBER}\b"
+                       rf"|(?<![\w.]){_NUMBER}\s+of\s+us\b"
+                       rf"|\b(?:we're|we\s+are|were)\s+(?:a\s+(?:group|party|team)\s+of\s+)?{_NUMBER}\b"
+                       rf"(?!\s*(?:%|[a-z]+\b(?<!people)(?<!players)(?<!adults)(?<!guests)(?<!persons)))",
+                       re.IGNORECASE)
+_ME_AND = re.compile(rf"\b(?:me|i)\s+and\s+(?:my\s+)?{_NUMBER}\s+(?:friends|mates|colleagues|others|buddies|pals)\b",
+                     re.IGNORECASE)
+_HEADS = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:people|persons|players|guests|adults)\b", re.IGNORECASE)
+
+
+def group_size(text: str) -> str | None:
+    """The head-count of the group `text` is about ("There are 5 of us" -> "5", "group of 6",
+    "we're 4", "me and 3 friends" -> "4", "for 5 players"), or None."""
+    text = with_digits(cue_text(text))
+    found = _GROUP_OF.search(text)
+    if found is not None:
+        return next(g for g in found.groups() if g).replace(",", "")
+    me = _ME_AND.search(text)
+    if me is not None:
+        return str(Fraction(me.group(1).replace(",", "")) + 1)
+    heads = _HEADS.search(text)
+    return None if heads is None else heads.group(1).replace(",", "")
 
 
 def _between(text: str, matches: list[re.Match[str]]) -> list[str]:

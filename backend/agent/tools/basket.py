@@ -18,6 +18,7 @@ from typing import Sequence
 
 from backend.agent.operations import SIGNED_PRICE, asks_cost, asks_share_per_person, asks_total, with_digits
 from backend.agent.tools.sentences import content_words
+from backend.agent.tools.units import is_unit
 
 # The most things a basket holds (each is a product in the expression).
 MAX_ITEMS = 8
@@ -66,6 +67,8 @@ _OF_THING = re.compile(rf"of\s+(?:the\s+)?(?![0-9])((?:(?!{_STOP})[a-z][\w'-]*\s
 _ME = re.compile(r"\b(?:me|myself|i)\s*(?:,|and|&|\+)\s*(?=my\b|our\b|[0-9])", re.IGNORECASE)
 _GROWN_UP = re.compile(r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse|mum|mom|dad|mother|"
                        r"father)\b", re.IGNORECASE)
+_CHILDREN = frozenset({"child", "son", "daughter", "teen", "teenager", "toddler", "baby", "junior"})
+_ADULTS = frozenset({"adult", "ticket", "person", "people", "senior", "student", "friend", "guest", "player"})
 # A thing with no count whose price the documents lack is left out, not the basket.
 OPTIONAL = "1?"
 
@@ -90,13 +93,18 @@ def basket_items(question: str) -> list[tuple[str, str]]:
         more = _ONE_MORE.match(text, of.end() if of else m.end())
         if more is not None and not _DURATION.match(more.group(1)):
             items.append((OPTIONAL, more.group(1).strip()))
-    if grown and items:
+    # the grown-ups beside counted children only, not beside counted adults ("My wife and I want 2 adult tickets")
+    words = [norm_words(thing) for _, thing in items]
+    if grown and any(w & _CHILDREN for w in words) and not any(w & _ADULTS for w in words):
         items.insert(0, (str(grown), "adults"))
     people = sum(float(c) for c, _ in items if c != OPTIONAL)
     for m in _FOR_ALL.finditer(text):
         count = m.group(2) if m.group(2).isdigit() else (f"{people:g}" if people else None)
         if count is not None:
-            items.append((count, m.group(1).strip()))
+            thing = m.group(1).strip()
+            # "plus shoe hire for all five": counted for all, not once more
+            items = [item for item in items if not (item[0] == OPTIONAL and item[1] == thing)]
+            items.append((count, thing))
     counted = [item for item in items if item[0] != OPTIONAL]
     return items[:MAX_ITEMS] if len(items) >= 2 and counted else []
 
@@ -118,9 +126,9 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
     what it buys: the last MAX_THING_WORDS of its clause back to the price before it, neither an
     aside in brackets nor a verb of paying ("small (40 balls) $8, medium (80 balls) $14":
     {"medium"} for $14), or the first after it when it is "for" or "per" them ("$7 for
-    children"), made one as norm_words does."""
+    children"; not a unit: "€7.50 per metre"), made one as norm_words does."""
     after = _FOR_THING.match(sentence, prices[i].end())
-    if after is not None:  # "$14 for adults and $7 for children": the words after it
+    if after is not None and not is_unit(after.group(1).split()[0]):  # "$7 for children"; not "€24 per metre"
         return norm_words(" ".join(content_words(after.group(1))[:MAX_THING_WORDS]))
     own = _ASIDE.sub(" ", sentence[prices[i - 1].end() if i else 0:prices[i].start()])
     clause = next((c for c in reversed(_THING_BREAK.split(own)) if content_words(c)), "")

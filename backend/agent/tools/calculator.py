@@ -8,15 +8,17 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from backend.agent.operations import NUMBER_RE, asks_cost, asks_quantity, named_operations, numbers_beyond
+from backend.agent.operations import NUMBER_RE, asks_cost, asks_price, named_operations, numbers_beyond
 from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
+from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.sentences import rank_sentences, text_sentences
+from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, asks_area, implied_conversions,
                                        stated_conversion)
 
@@ -120,7 +122,7 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
                     or asks_area(text) or stated_conversion(text) is not None)
         related = asks_relation(text)  # "what percentage of ...", "how many years after ... was"
         offers = asks_offers(text)  # "how much do I save ... instead of", "price per hour of the course"
-        if not (cost or asks_cost(text) or asks_quantity(text) or converts or related or offers):
+        if not (cost or asks_price(text) or converts or related or offers):
             return False
         found = passages(user_id, text)
         if not found:
@@ -130,9 +132,10 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         sentences = [s for t in found for _, s in text_sentences(t)]
         if offers and offer_expressions(text, sentences):
             return True
+        if asks_price(text) and (allowance_expressions(text, sentences) or tier_expressions(text, sentences)):
+            return True  # "the van for 5 hours" over "free for up to 3 hours; after that $15 per hour"
         # "what does he pay on a Wednesday" over "On Wednesdays, guests over 65 get 25% off"
-        if (asks_cost(text) or asks_quantity(text)) and (claimed_discount(text, sentences)
-                                                         or claimed_surcharges(text, sentences)):
+        if asks_price(text) and (claimed_discount(text, sentences) or claimed_surcharges(text, sentences)):
             return True
         if named_operations(text) or not (converts or related):
             return False

@@ -4,8 +4,9 @@ question about "a Tuesday at 3pm", not to one about "a Saturday" nor to one nami
 "Weekend walks carry a $5 surcharge" applies "on a Sunday".
 
 Days: their names ("Wednesdays"), ranges of them ("Monday to Thursday", "Mon-Fri"), "weekdays"
-and "weekends". Times: ranges ("2:00-4:00 pm", "from 6pm to 9pm"), "before 17:00", "after 6pm",
-a question's "at 3pm", "15:00". Only words and numbers are read from the passages (untrusted data).
+and "weekends". Times: ranges ("2:00-4:00 pm", "from 6pm to 9pm", "between 10am and 2pm"),
+"before 17:00", "after 6pm", a question's "at 3pm", "15:00"; what an exception names is excepted
+("except on Saturdays", "not valid after 6pm"). Only words and numbers are read from the passages (untrusted data).
 """
 
 from __future__ import annotations
@@ -24,13 +25,19 @@ _DAY = re.compile(rf"\b{_FULL_DAY}\b", re.IGNORECASE)
 _GROUPS = {"weekday": range(0, 5), "weekdays": range(0, 5), "weekend": range(5, 7), "weekends": range(5, 7)}
 _GROUP = re.compile(r"\b(weekdays?|weekends?)\b", re.IGNORECASE)
 
-_CLOCK = r"(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
-# "2:00-4:00 pm", "from 6pm to 9pm", "between 10am and noon" (noon not read)
-_TIME_RANGE = re.compile(rf"(?<![\d:.]){_CLOCK}\s*(?:-|–|to|until|till|and)\s*{_CLOCK}(?![\d:])", re.IGNORECASE)
-_BEFORE = re.compile(rf"\b(?:before|until|till|by)\s+{_CLOCK}(?![\d:])", re.IGNORECASE)
-_AFTER = re.compile(rf"\b(?:after|from)\s+{_CLOCK}(?![\d:])", re.IGNORECASE)
+# A clock time: "14:00", "2pm", "2:30 pm" (not "9.50": a price or a date).
+_CLOCK = r"(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
+_NOT_MONEY = r"(?<![\d:.,$€£¥])"
+# "2:00-4:00 pm", "from 6pm to 9pm", "between 10am and 2pm"
+_TIME_RANGE = re.compile(rf"{_NOT_MONEY}{_CLOCK}\s*(?:-|–|to|until|till)\s*{_CLOCK}(?!\d|[:.,]\d)"
+                         rf"|\bbetween\s+{_CLOCK}\s+and\s+{_CLOCK}(?!\d|[:.,]\d)", re.IGNORECASE)
+_BEFORE = re.compile(rf"\b(?:before|until|till)\s+{_CLOCK}(?!\d|[:.,]\d)", re.IGNORECASE)
+_AFTER = re.compile(rf"\b(?:after|from)\s+{_CLOCK}(?!\d|[:.,]\d)", re.IGNORECASE)
+# What an adjustment is not valid at: "except on Saturdays", "not valid after 6pm".
+_EXCEPT = re.compile(r"\b(?:except|excluding|not\s+(?:valid|available|on|at)|other\s+than|apart\s+from|but\s+not)\b",
+                     re.IGNORECASE)
 # A time of day the question names: "at 3pm", "3 pm", "15:00", "at 9.30".
-_AT = re.compile(rf"(?<![\d:.$£€]){_CLOCK}(?![\d:])", re.IGNORECASE)
+_AT = re.compile(rf"{_NOT_MONEY}{_CLOCK}(?!\d|[:.,]\d)", re.IGNORECASE)
 _DAY_MINUTES = 24 * 60
 
 
@@ -78,22 +85,36 @@ def named_days(text: str) -> frozenset[int] | None:
     return frozenset(days) if days else None
 
 
+def _range(match: re.Match[str]) -> tuple[str | None, ...]:
+    groups = match.groups()
+    return groups[:6] if groups[0] is not None else groups[6:]
+
+
 def named_spans(text: str) -> tuple[tuple[int, int], ...] | None:
     """The spans of the day `text` names as conditions, in minutes from midnight: "2:00-4:00 pm"
-    -> ((840, 960),), "before 17:00" -> ((0, 1020),), "after 6pm" -> ((1080, 1440),); None when
-    none."""
+    -> ((840, 960),), "11-1pm" -> ((660, 780),), "9:00-5:00" -> ((540, 1020),), "10pm to 2am" ->
+    ((1320, 1440), (0, 120)), "before 17:00" -> ((0, 1020),), "after 6pm" -> ((1080, 1440),);
+    None when none."""
     spans: list[tuple[int, int]] = []
     rest = text
     for match in _TIME_RANGE.finditer(text):
-        start = _minutes(match.group(1), match.group(2), match.group(3), match.group(6))
-        end = _minutes(match.group(4), match.group(5), match.group(6))
-        if start is not None and end is not None and (match.group(2) or match.group(3) or match.group(6)):
-            spans.append((start, end) if start < end else (start, _DAY_MINUTES))
-            rest = rest.replace(match.group(0), " ")
+        h1, m1, half1, h2, m2, half2 = _range(match)
+        if not (m1 or half1 or half2):
+            continue  # "2 - 6 players": no clock
+        end = _minutes(h2, m2, half2)
+        start = _minutes(h1, m1, half1, half2)
+        if start is not None and end is not None and start > end and not half1 and half2:
+            start = _minutes(h1, m1, None, "am" if half2.lower().startswith("p") else "pm")  # "11-1pm"
+        if start is not None and end is not None and start > end and not (half1 or half2) and end < 12 * 60:
+            end += 12 * 60  # "9:00-5:00"
+        if start is None or end is None:
+            continue
+        spans.extend([(start, end)] if start < end else [(start, _DAY_MINUTES), (0, end)])  # "10pm to 2am"
+        rest = rest.replace(match.group(0), " ")
     for pattern, before in ((_BEFORE, True), (_AFTER, False)):
         for match in pattern.finditer(rest):
             if not (match.group(2) or match.group(3)):
-                continue  # "by 5": no clock
+                continue  # "until 5": no clock
             at = _minutes(match.group(1), match.group(2), match.group(3))
             if at is not None:
                 spans.append((0, at) if before else (at, _DAY_MINUTES))
@@ -112,19 +133,35 @@ def asked_when(question: str) -> When:
 
 
 def condition(sentence: str) -> When:
-    """The days and spans of the day `sentence` names: when what it grants applies."""
-    return When(named_days(sentence), named_spans(sentence))
+    """The days and spans of the day `sentence` names: when what it grants applies (not those
+    after an exception: "except on Saturdays")."""
+    valid = _EXCEPT.split(sentence, maxsplit=1)[0]
+    return When(named_days(valid), named_spans(valid))
+
+
+def exception(sentence: str) -> When:
+    """The days and spans of the day `sentence` excepts ("except on Saturdays", "not valid after
+    6pm")."""
+    parts = _EXCEPT.split(sentence, maxsplit=1)
+    return When(None, None) if len(parts) == 1 else When(named_days(parts[1]), named_spans(parts[1]))
 
 
 def applies(sentence: str, question: str) -> bool | None:
-    """Whether what `sentence` grants applies at the days and times `question` names: None when
-    the sentence names no day nor time (no condition); False when it names one the question
-    does not name, or names one outside it; True when every day and time the question names is
-    within the sentence's."""
+    """Whether what `sentence` grants applies at the days and times `question` names: False when
+    the question names a day or time it excepts ("except on Saturdays"), or when it names a
+    condition (conditions) the question does not name or names one outside it; True when every
+    day and time the question names is within the sentence's; None when the sentence names no
+    condition (and the question no exception)."""
+    asked = asked_when(question)
+    excepted = exception(sentence)
+    if excepted.days is not None and asked.days is not None and asked.days & excepted.days:
+        return False
+    if excepted.spans is not None and asked.spans is not None and any(
+            s <= a and b <= e for a, b in asked.spans for s, e in excepted.spans):
+        return False
     when = condition(sentence)
     if when.days is None and when.spans is None:
         return None
-    asked = asked_when(question)
     if when.days is not None and (asked.days is None or not asked.days <= when.days):
         return False
     if when.spans is not None:
@@ -139,6 +176,6 @@ def applies(sentence: str, question: str) -> bool | None:
 def condition_words(sentence: str) -> str:
     """`sentence` without the days and times it names (the words left name who or what)."""
     out = sentence
-    for pattern in (_DAY_RANGE, _TIME_RANGE, _BEFORE, _AFTER, _DAY, _GROUP):
+    for pattern in (_DAY_RANGE, _TIME_RANGE, _BEFORE, _AFTER, _DAY, _GROUP, _EXCEPT):
         out = pattern.sub(" ", out)
     return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE
+from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE, given_ages
 from backend.agent.tools.basket import norm_words
 from backend.agent.tools.conditions import applies, condition_words
 
@@ -25,7 +25,9 @@ _OFF = re.compile(rf"(?<![\w.])([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?
                   rf"|\b(?:discount|reduction)\s+of\s+([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}", re.IGNORECASE)
 # The verb granting it: what comes before is who gets it.
 _GRANTED = re.compile(r"\b(?:receive|receives|get|gets|earn|earns|enjoy|enjoys|are|is|pay|pays|qualify|qualifies|"
-                      r"gives?)\b", re.IGNORECASE)
+                      r"gives?|offers?|entitles?)\b", re.IGNORECASE)
+# A verb granting it to those named after it: "gives members a 10% discount".
+_GIVES = re.compile(r"gives?|offers?|entitles?", re.IGNORECASE)
 # A question asking for a discount in words.
 _ASKS_DISCOUNT = re.compile(r"\b(?:discount|discounted|reduction|reduced|concession|concessions)\b"
                             r"|\b(?:group|student|member|members|senior|family|sibling|loyalty)\s+(?:rate|deal|price)\b",
@@ -60,7 +62,7 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
 # service adds 30% to the repair price", "Out-of-hours emergency calls carry a £95 surcharge on
 # top of the consultation fee", "Weekend bookings cost 20% extra").
 _EXTRA_PERCENT = re.compile(rf"(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:surcharge|supplement|premium|"
-                            rf"extra|more|on\s+top|to\s+(?:the|your|its|any|each)\b)"
+                            rf"extra|on\s+top|to\s+(?:the|your|its|any|each)\s+(?:\w+\s+)?(?:price|total|bill|fare|fee|cost|rate|order)\b)"
                             rf"|\b(?:surcharge|supplement|premium)\s+of\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
                             re.IGNORECASE)
 _EXTRA_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s*(?:surcharge|supplement|premium|call-out\s+(?:fee|charge)|extra)\b"
@@ -77,9 +79,10 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
     written, its sentence, what it applies to) for each surcharge of `sentences` (_EXTRA_PERCENT,
     _EXTRA_AMOUNT; one a sentence) the question claims, as for a discount: the head of what it
     applies to named ("if it's an out-of-hours emergency call" over "Out-of-hours emergency calls
-    carry a £95 surcharge"), or two of its words, or one and a surcharge asked in words, or a day
-    and time within its own ("on a Sunday" over "Weekend walks carry a $5 surcharge"); [] when
-    none, or when the question names a percentage itself."""
+    carry a £95 surcharge"), or two of its words, or one and a surcharge asked in words; one with
+    days or times only within them, by one of its words ("a walk on a Sunday" over "Weekend walks
+    carry a $5 surcharge") or a surcharge asked in words; each sentence once; [] when none, or
+    when the question names a percentage itself."""
     if re.search(rf"[0-9]\s*{PERCENT_SIGN}", question, re.IGNORECASE):
         return []
     asked, asks = _asked_words(question), _ASKS_EXTRA.search(question) is not None
@@ -89,9 +92,30 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
             match = pattern.search(sentence)
             subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _LAID)
             if subject is not None:
-                out.append((kind, (match.group(1) or match.group(2)).replace(",", ""), sentence, subject))
+                found = (kind, (match.group(1) or match.group(2)).replace(",", ""), sentence, subject)
+                if all((kind, found[1], sentence) != claimed[:3] for claimed in out):  # a sentence of two passages
+                    out.append(found)
                 break
     return out
+
+
+# An age a discount is restricted to: "guests over 65", "under 12s", "aged 60+", "65 and over".
+_AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)\s+([0-9]{1,3})\b|\b(?:aged\s+)?([0-9]{1,3})\s*(?:\+|and\s+over|or\s+"
+                        r"(?:over|older))|\b(?:under|below|younger\s+than)\s+([0-9]{1,3})\b", re.IGNORECASE)
+_PRICED = re.compile(rf"{SIGNED_PRICE}(?:\s+(?:per|a|an|each)\s+\w+)?")
+
+
+def _restriction_unmet(subject: str, question: str) -> bool | None:
+    """Whether the age `subject` restricts an adjustment to ("guests over 65") is one no age of
+    `question` meets ("I'm 30"; none given: unmet); None when it restricts none."""
+    limit = _AGE_LIMIT.search(subject)
+    if limit is None:
+        return None
+    ages = [int(a) for a in given_ages(question)]
+    if limit.group(3):
+        return not any(a < int(limit.group(3)) for a in ages)
+    bound = int(limit.group(1) or limit.group(2))
+    return not any(a > bound if limit.group(1) else a >= bound for a in ages)
 
 
 def _asked_words(question: str) -> set[str]:
@@ -103,19 +127,29 @@ def _asked_words(question: str) -> set[str]:
 
 def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             verb: re.Pattern[str]) -> str | None:
-    """The words naming who or what gets the adjustment of `sentence` whose amount is at `at`,
-    when the `question` (its words `asked`) claims it; None otherwise. Who or what gets it is its
+    """The text of `sentence` naming who or what gets the adjustment whose amount is at `at` (its
+    clause up to the amount), when the `question` (its words `asked`) claims it; None otherwise. Who or what gets it is its
     clause's words before the last `verb` ("Students with a valid card | get"); claimed by its
     head (the first word naming someone: "Students"), by two of its words, or by one when the
     question `asks` for it in words. An adjustment with days or times (conditions.applies:
     "Monday to Thursday, 2:00-4:00 pm, all buckets are 30% off") is claimed only at a day and
-    time within them, and then by one of its words or by none left beside them ("On weekdays
-    before 17:00 every booking gets 20 percent off")."""
+    time within them, and then by one of its words, by the question asking for it in words, or
+    by none left beside them ("On weekdays before 17:00 every booking gets 20 percent off"). One
+    restricted to an age ("guests over 65") only by a question giving an age within it ("my dad
+    is 70"). What a surcharge applies to begins after the last price before its amount ("A basic
+    wash is €9 and | vans pay a €4 supplement"); who gets a discount is the whole clause, its
+    price the claimant's own ("Membership costs €30 per year and gives members 10% off").
+    Who a discount is given to may follow its verb ("gives | members | a 10% discount")."""
     clause = _CLAUSE.split(sentence[:at])[-1]  # "...; junior membership is £30, | and siblings each receive"
+    priced = list(_PRICED.finditer(clause))
+    if priced and verb is _LAID:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
+        clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
     granted = list(verb.finditer(clause))
     if not granted:
         return None
     subject = clause[:granted[-1].start()]
+    if _GIVES.fullmatch(granted[-1].group(0)):  # "Membership ... gives | members | a 10% discount": who is after it
+        subject += " " + clause[granted[-1].end():]
     when = applies(sentence, question)
     if when is False:
         return None
@@ -123,6 +157,10 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     who = norm_words(words) - _ANYONE
     head = next((w for w in (norm_words(word) for word in words.split()) if w and not w & _ANYONE), set())
     named = len(who & asked)
+    restricted = _restriction_unmet(subject, question)
+    if restricted:
+        return None
     if when:
-        return subject if named or asks or not who else None
-    return subject if named >= 2 or (named > 0 and asks) or bool(head & asked) else None
+        return clause if named or asks or not who else None
+    # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
+    return clause if named >= 2 or (named > 0 and asks) or bool(head and head <= asked) else None

@@ -23,9 +23,13 @@ HellaSwag evaluations). So the program writes the candidates and the model picks
   total" alone: + and *);
 - a basket the question lists ("2 adults and 3 kids, plus shoe hire for all five"), each thing
   at its price (backend.agent.tools.basket), first;
-- two ways of paying compared, a bundle's price per unit (backend.agent.tools.offers), first;
-- a discount of the documents the question claims (backend.agent.tools.discounts) applied to
-  the first candidates, first;
+- two ways of paying compared, a bundle's price per unit (backend.agent.tools.offers), an amount
+  beyond an allowance (backend.agent.tools.allowances), a group's price by its size
+  (backend.agent.tools.tiers), a conversion the question states, an
+  area (backend.agent.tools.units), first;
+- a discount or surcharges of the documents the question claims (backend.agent.tools.discounts,
+  at the days and times they name: backend.agent.tools.conditions) applied to the first
+  candidates, first; with no candidate, to the price the question names;
 - each value once, no difference below zero, at most MAX_CANDIDATES.
 
 One operation only: "15% of 80 + 20" gets candidates of one operation each, none of them right.
@@ -41,13 +45,15 @@ from typing import Any, Callable, Sequence
 
 
 from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_PRICE, asked_rounding,
-                                      asked_rounding_direction, asks_age, asks_cost, asks_quantity, asks_share_per_person, asks_total,
+                                      asked_rounding_direction, asks_age, asks_cost, asks_price, asks_share_per_person, asks_total,
                                       named_operations, names_an_edition, people_sharing, with_digits,
                                       without_ages, without_rounding)
+from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.basket import basket_expression, norm_words, thing_words
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
+from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
@@ -127,6 +133,9 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         prices = list(prices_in(sentence)) if priced else []
         if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
             operands = [a for a in operands if a in prices] + [a for a in prices if a not in operands]
+            # the price whose own words name the question's thing first ("balcony tickets €16", not "€22")
+            named = _named_prices(question, sentence)
+            operands = sorted(operands, key=lambda a: -named.get(a, 0))
         for template, n in templates:
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))
@@ -185,13 +194,15 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         apart.add(discount[1])
     apart.update(sentence for _, amount, sentence, subject in surcharges
                  if not set(prices_in(sentence.replace(subject, " "))) - {amount})
-    priced = [p for p in sentences if p[1] not in apart]
+    # a surcharge's amount is no price of the sentence kept ("Fares add a $5 surcharge ... to the $20 base fare")
+    added = {sentence: amount for _, amount, sentence, _ in surcharges}
+    priced = [(h, _without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
     out = _candidates(question, priced, embed, evaluate)
     basket = basket_expression(question, texts)
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
-    if (discount or surcharges) and not out and (asks_cost(question) or asks_quantity(question)):
+    if (discount or surcharges) and not out and asks_price(question):
         # "what's a standard consultation if it's an out-of-hours call": the price itself
         out = _valid(_listed_prices(question, priced, embed), evaluate)
     if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
@@ -210,6 +221,23 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     scale = 10 ** digits
     return _valid([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
                   evaluate)
+
+
+def _named_prices(question: str, sentence: str) -> dict[str, int]:
+    """Each price of `sentence` -> how many of the question's words its own words name
+    (basket.thing_words)."""
+    found = list(_PRICE.finditer(sentence))
+    asked = norm_words(question)
+    named: dict[str, int] = {}
+    for i, m in enumerate(found):
+        price = next(g for g in m.groups() if g).replace(",", "")
+        named[price] = max(named.get(price, 0), len(thing_words(sentence, found, i) & asked))
+    return named
+
+
+def _without_amount(sentence: str, amount: str) -> str:
+    """`sentence` without the price `amount` written with its currency sign ("$5")."""
+    return re.sub(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])", " ", sentence, count=1)
 
 
 def _surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]]) -> str:
@@ -248,8 +276,11 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
     offered = offer_expressions(question, texts)
     # "use 1 km = 0.621 miles" (its factor, not ours), "how big is the floor in square metres": first
     stated = stated_conversions(question, texts) or areas(question, texts)
+    # "hire the house for 5 hours" over "£240 for 3 hours. Each extra hour is £65"; "5 of us" over "$165 for 5": first
+    allowed = allowance_expressions(question, [s for _, s in sentences], texts) + tier_expressions(question, texts)
     out = _document_candidates(question, every, evaluate)
-    return _valid(stated + offered + out, evaluate) if stated or offered else out
+    first = stated + allowed + offered
+    return _valid(first + out, evaluate) if first else out
 
 
 def _document_candidates(question: str, every: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> list[str]:

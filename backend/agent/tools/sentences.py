@@ -32,10 +32,11 @@ LEXICAL_WEIGHT = 0.5
 # A sentence ends at . ! or ? before a space, but not after an abbreviation that a name or a
 # number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith"), at a blank line,
 # before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
-# ending as no wrapped line of prose does ("€45 (about 90 minutes)", "Wash menu:", "£3.50").
+# ending in a number, ")" or ":" before a line beginning with a capital ("€45 (about 90 minutes)"
+# / "Vans pay ..."; not "is 2,340" / "metres long", a line of prose wrapped).
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
                            r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
-                           r"|(?<=[:;)0-9%])[ \t]*\n\s*")
+                           r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])")
 # The longest sentence an answer quotes (a "sentence" of a list or a table can run on).
 MAX_QUOTE_CHARS = 400
 # A sentence that holds none of the question's own words answers it only above this cosine.

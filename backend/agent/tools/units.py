@@ -85,6 +85,11 @@ def _unit(word: str) -> tuple[str, Fraction] | None:
     return _UNITS.get(" ".join(word.lower().split()))
 
 
+def is_unit(word: str) -> bool:
+    """Whether `word` is a unit of measure this module knows ("metre", "hours", "kg")."""
+    return _unit(word) is not None
+
+
 def asked_unit(question: str) -> str | None:
     """The unit `question` asks its answer in ("how many grams ...", "... in kilometres?"), or None."""
     match = _ASKED.search(question)
@@ -276,8 +281,9 @@ def stated_conversions(question: str, ranked: list[str]) -> list[str]:
 
 
 # An area asked: "how big is the floor in square metres", "the area of the hall", "how many sq ft".
-_ASKS_AREA = re.compile(r"\b(?:area|square\s+(?:[a-z]+)|sq\.?\s*(?:m|ft|feet|metres?|meters?|yards?)|floor\s+space|"
-                        r"surface)\b", re.IGNORECASE)
+_ASKS_AREA = re.compile(r"\b(?:(?:the|its|total|floor|surface)\s+area\s+of|what(?:'s|s|\s+is)\s+the\s+(?:\w+\s+)?area|"
+                        r"how\s+big|how\s+large|(?:in|how\s+many)\s+(?:square|sq\.?)\s+[a-z]+|floor\s+space)\b|\barea\s*\?",
+                        re.IGNORECASE)
 _AREA_UNIT = re.compile(rf"\b(?:in|how\s+many)\s+((?:square|sq\.?)\s+(?:{_UNIT_WORDS}))\b", re.IGNORECASE)
 # Two lengths of one thing: "measures 60 metres by 25 metres", "a 12 x 8 m hall", "40m by 20m".
 _BY = re.compile(rf"{_NUMBER}\s*({_UNIT_WORDS})?\s*(?:by|x|×)\s*{_NUMBER}\s*({_UNIT_WORDS})\b", re.IGNORECASE)
@@ -334,6 +340,8 @@ def compound_conversions(question: str, sentence: str) -> list[str]:
         big, small = _unit(match.group(2)), _unit(match.group(4))
         if big is None or small is None or big[0] != small[0] or big[0] != wanted[0] or big[1] <= small[1]:
             continue
+        if Fraction(match.group(3).replace(",", "")) * small[1] >= big[1]:
+            continue  # "7 days, 24 hours": two facts, not one duration (its second part is under one of the first)
         first = _scaled(match.group(1).replace(",", ""), big[1] / wanted[1])
         second = _scaled(match.group(3).replace(",", ""), small[1] / wanted[1])
         first = first if big[1] != wanted[1] else match.group(1).replace(",", "")

@@ -190,3 +190,6 @@ def test_a_list_of_one_fact_a_line_is_split_by_its_lines():
     assert split_sentences(text) == ["Wash menu:", "- Basic exterior wash: €9 (about 10 minutes)",
                                      "- Full valet: €45 (about 90 minutes)", "Vans pay a €4 supplement.",
                                      "A line of prose that wraps here."]
+    # prose wrapped after a number (a PDF's lines) stays one sentence
+    assert split_sentences("The Halvorsen Bridge is 2,340\nmetres long. We walked for 3\nhours.") == [
+        "The Halvorsen Bridge is 2,340 metres long.", "We walked for 3 hours."]

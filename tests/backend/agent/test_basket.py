@@ -88,3 +88,21 @@ FABRIC = "Stitchwell\n\nFabric is sold by the metre, with wool suiting at €24 
 def test_things_of_a_list_with_no_count(question, text, want):
     _, body = text.split("\n\n", 1)
     assert basket_expression(question, [body]) == want
+
+
+@pytest.mark.parametrize("question, want", [
+    # a thing counted "for all five" is not one more of it
+    ("2 adults and 3 kids, plus shoe hire for all five, how much will it cost?", "2 * 6 + 3 * 4 + 5 * 1.50"),
+    # grown-ups named beside counted adults are those adults
+    ("My wife and I want 2 adult tickets and 1 child ticket, how much will it cost?", "2 * 6 + 4"),
+    ("Remind me, 2 adults and 1 child, how much will it cost?", "2 * 6 + 4"),
+])
+def test_a_party_is_counted_once(question, want):
+    body = "Adult tickets cost £6 and child tickets £4. Shoe hire is £1.50 per person."
+    assert basket_expression(question, [body]) == want
+
+
+def test_a_price_per_unit_is_named_by_the_words_before_it():
+    body = "Wool suiting is €24 per metre, cotton lining €7.50 per metre."
+    assert basket_expression("2 metres of cotton lining and 1 metre of wool suiting, how much will it cost?",
+                             [body]) == "2 * 7.50 + 24"

@@ -56,3 +56,30 @@ def test_an_adjustment_applies_within_its_days_and_times(question, want):
 
 def test_a_sentence_with_no_day_nor_time_has_no_condition():
     assert applies("Students get 10% off.", "on a Tuesday at 3pm") is None
+
+
+@pytest.mark.parametrize("text, want", [
+    ("11-1pm", ((660, 780),)),  # the start in the morning
+    ("9:00-5:00", ((540, 1020),)),  # no half named: the end in the afternoon
+    ("10pm to 2am", ((1320, 1440), (0, 120))),  # over midnight
+    ("between 10am and 2pm", ((600, 840),)),
+    ("lessons priced £9.50-12.00 per hour", None),  # prices, not times
+    ("half price until 15.08", None),  # a date
+    ("booked by 6pm the day before", None),  # a deadline, not a time of use
+])
+def test_clock_ranges(text, want):
+    assert named_spans(text) == want
+
+
+def test_an_exception_is_no_condition():
+    except_saturdays = "Students get 10% off lessons, except on Saturdays."
+    assert applies(except_saturdays, "on a Tuesday") is None
+    assert applies(except_saturdays, "a lesson") is None
+    assert applies(except_saturdays, "on a Saturday") is False
+    not_after = "Seniors get 15% off, not valid after 6pm."
+    assert applies(not_after, "at 8pm") is False
+    assert applies(not_after, "at 2pm") is None
+
+
+def test_two_times_a_question_names_are_two_times():
+    assert asked_when("at 3pm and 5pm").spans == ((900, 901), (1020, 1021))

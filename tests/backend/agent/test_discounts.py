@@ -108,3 +108,28 @@ def test_what_claims_no_surcharge():
     assert claimed_surcharges("how much is a full valet for my hatchback?", wash) == []
     assert [s[1] for s in claimed_surcharges("full valet for my van", wash)] == ["4"]
     assert claimed_surcharges("a full valet with 10% extra for the van", wash) == []  # the question's own percentage
+
+
+def test_an_age_restriction_is_met_only_by_an_age_within_it():
+    sauna = ["A standard session lasts 2 hours and costs £16 per adult.",
+             "On Wednesdays, guests over 65 get 25% off the standard adult price."]
+    assert claimed_discount("my dad is 70, what does he pay on a wednesday?", sauna)[0] == "25"
+    assert claimed_discount("I'm 30, what do I pay for a standard session on a wednesday?", sauna) is None
+    assert claimed_discount("what do I pay for a standard session on a wednesday?", sauna) is None
+
+
+@pytest.mark.parametrize("document, question, want", [
+    # "40% more efficient" is no surcharge
+    ("Cars\n\nThe hybrid costs $32,000. The hybrid is 40% more efficient than the petrol model.",
+     "how much would 2 hybrids cost?", "64000"),
+    # who pays the supplement begins after the price before it; the sentence's other price is still read
+    ("Wash\n\nA basic wash is €9 and vans pay a €4 supplement.", "how much will a basic wash cost for my van?", "13"),
+    # the surcharge's own amount is no price of its sentence
+    ("Cabs\n\nFares add a $5 surcharge on Sundays to the $20 base fare.", "how much is a fare on a Sunday?", "25"),
+    # a sentence quoted in two passages is one surcharge
+    ("Wash\n\nA basic wash is €9. Vans pay a €4 supplement.\n\nFAQ\n\nVans pay a €4 supplement.",
+     "how much will a basic wash cost for my van?", "13"),
+])
+def test_surcharges_read_as_written(document, question, want):
+    first = candidate_expressions(question, [result(document)], None, evaluate)[0]
+    assert evaluate(first).q == Fraction(want)

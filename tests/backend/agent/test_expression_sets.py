@@ -22,9 +22,9 @@ SETS = Path(__file__).resolve().parents[3] / "scripts" / "agent_eval_sets"
 FLOORS = {"blind1": (10, 10), "blind2": (10, 10), "blind3": (12, 12), "blind4": (12, 12), "blind5": (12, 12),
           "blind6": (12, 12), "blind7": (8, 12), "blind8": (10, 12), "blind9": (11, 12), "blind10": (10, 12),
           "blind11": (11, 12), "blind12": (10, 12), "blind13": (8, 12), "blind14": (4, 12), "blind15": (12, 12),
-          "blind16": (10, 12), "blind17": (6, 12), "blind18": (7, 12), "blind19": (5, 12), "blind20": (6, 12),
-          "blind21": (7, 12), "blind22": (8, 12), "blind23": (5, 12), "blind24": (6, 12), "blind25": (6, 12),
-          "blind26": (5, 12), "blind27": (2, 12), "blind28": (6, 12)}
+          "blind16": (11, 12), "blind17": (6, 12), "blind18": (7, 12), "blind19": (5, 12), "blind20": (7, 12),
+          "blind21": (8, 12), "blind22": (8, 12), "blind23": (6, 12), "blind24": (7, 12), "blind25": (7, 12),
+          "blind26": (9, 12), "blind27": (3, 12), "blind28": (6, 12)}
 
 
 @pytest.fixture(scope="module")

@@ -636,7 +636,11 @@ def test_rounding_up_down_and_questions_that_ask_none():
 
 @pytest.mark.parametrize("text, want", [
     ("my dad is 70, if he goes on a wednesday", "my  , if he goes on a wednesday"),
-    ("our 2 kids (ages 8 and 12) and 4 towels", "our 2 kids ( ) and 4 towels"),
+    ("our 2 kids (ages 8 and 12) and 4 towels", "our 2 kids   and 4 towels"),
+    # an age then a count: the count stays
+    ("my dad is 70 and 2 kids", "my   and 2 kids"),
+    ("aged 65 and 2 adults", "  and 2 adults"),
+    ("tickets for kids (3)", "tickets for kids (3)"),  # one number in brackets: a count
     ("my two kids (9 and 12) both", "my two kids   both"),
     ("a 9-year-old and 2 adults", "a   and 2 adults"),
     ("there are 5 of us", "there are 5 of us"),  # a count, no age

@@ -1,0 +1,106 @@
+"""A price with an allowance and a rate beyond it (issue 15): "Private hire costs £240 for 3 hours.
+Each extra hour is £65", asked "for 5 hours" -> "240 + (5 - 3) * 65"; "free van hire for up to 3
+hours; after that the van costs $15 per hour", asked "for 5 hours" -> "(5 - 3) * 15"; "Local
+delivery within 5 miles is £6; beyond that, £1.20 per additional mile", asked "12 miles away" ->
+"6 + (12 - 5) * 1.20".
+
+The rate beyond is a price per unit named as extra ("each extra hour is £65", "£1.20 per
+additional mile", "$1.50 for every mile past the radius") or after the allowance ("after that",
+"beyond that", "thereafter"); the allowance is the count of the same unit in its sentence or the
+one before ("for 3 hours", "up to 3 hours", "within 5 miles", "a 5-mile radius", "the first 2
+hours"), with its price when one is next to it (none, or "free": only the rate beyond is
+charged). The question gives the amount in that unit. Only numbers and words are read from the
+passages (untrusted data).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Sequence
+
+from backend.agent.operations import AMOUNT, SIGNED_PRICE, with_digits
+from backend.agent.tools.basket import singular
+
+_UNIT = r"([a-z]+)"
+_EXTRA = r"(?:extra|additional|further|subsequent|more)"
+# The rate beyond: "Each extra hour is £65", "£1.20 per additional mile", "$1.50 for every mile past the radius",
+# "after that the van costs $15 per hour".
+_RATES = (
+    re.compile(rf"\b(?:each|every|per|an?)\s+{_EXTRA}\s+{_UNIT}\b[^.;$€£¥]{{0,30}}?{SIGNED_PRICE}", re.IGNORECASE),
+    re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}\b"
+               rf"(?=[^.;]{{0,40}}\b(?:past|beyond|over|after|above)\b)", re.IGNORECASE),
+    re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+{_EXTRA}\s+{_UNIT}\b", re.IGNORECASE),
+    re.compile(rf"\b(?:after\s+(?:that|this)|beyond\s+(?:that|this)|thereafter)\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
+               rf"(?:per|an?|each|for\s+(?:each|every))\s+{_UNIT}\b", re.IGNORECASE),
+)
+# The allowance: "for 3 hours", "up to 3 hours", "within 5 miles", "a 5-mile radius", "the first 2 hours".
+_ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|covers?)\s+(?:the\s+first\s+|a\s+|an\s+)?"
+                        rf"{AMOUNT}[\s-]*{_UNIT}\b|(?<![\w.,]){AMOUNT}-{_UNIT}\s+(?:radius|limit|allowance)\b",
+                        re.IGNORECASE)
+_PRICE = re.compile(SIGNED_PRICE)
+_FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost)\b", re.IGNORECASE)
+# The amount a question gives: "for 5 hours", "12 miles away", "I live 8 miles from".
+_ASKED = re.compile(rf"(?<![\w.,$€£¥]){AMOUNT}[\s-]*{_UNIT}\b", re.IGNORECASE)
+
+
+def _unit(word: str) -> str:
+    return singular(word.lower())
+
+
+def allowance_expressions(question: str, sentences: Sequence[str], ranked: Sequence[str] = ()) -> list[str]:
+    """The cost of the amount `question` gives under each allowance of `sentences` (in their
+    documents' order: an allowance may be the sentence before its rate) it exceeds (see the
+    module docstring): "240 + (5 - 3) * 65", "(5 - 3) * 15"; those of the rates best ranked in
+    `ranked` first. [] when none applies."""
+    asked = {}
+    for m in _ASKED.finditer(with_digits(question)):
+        asked.setdefault(_unit(m.group(2)), m.group(1).replace(",", ""))
+    if not asked:
+        return []
+    rank = {s: i for i, s in reversed(list(enumerate(ranked)))}
+    out: list[tuple[int, str]] = []
+    for i, sentence in enumerate(sentences):
+        for pattern in _RATES:
+            rate = pattern.search(sentence)
+            if rate is None:
+                continue
+            unit, price = _rate_parts(pattern, rate)
+            amount = asked.get(unit)
+            if amount is None:
+                break
+            context = [sentence[:rate.start()]] + ([sentences[i - 1]] if i else [])
+            expression = _beyond(context, unit, amount, price)
+            if expression is not None:
+                out.append((rank.get(sentence, len(rank)), expression))
+            break
+    return list(dict.fromkeys(expression for _, expression in sorted(out, key=lambda pair: pair[0])))
+
+
+def _rate_parts(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[str, str]:
+    """(unit, price) of a rate match: the first pattern names the unit before the price."""
+    if pattern is _RATES[0]:
+        return _unit(match.group(1)), match.group(2).replace(",", "")
+    return _unit(match.group(2)), match.group(1).replace(",", "")
+
+
+def _beyond(context: Sequence[str], unit: str, amount: str, rate: str) -> str | None:
+    """The cost of `amount` units at `rate` beyond the allowance of `unit` the `context` (the
+    rate's sentence before it, then the sentence before) gives, with its price when next to it;
+    None without an allowance or when the amount is within it."""
+    for text in context:
+        for m in _ALLOWANCE.finditer(text):
+            count, word = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            if _unit(word) != unit:
+                continue
+            included = count.replace(",", "")
+            if Fraction(amount) <= Fraction(included):
+                return None
+            clause = re.split(r"[;,]|\.\s", text)
+            near = next((c for c in clause if m.group(0) in c), text)
+            base = _PRICE.search(near)
+            extra = f"({amount} - {included}) * {rate}"
+            if base is None or _FREE.search(near):
+                return extra
+            return f"{base.group(1).replace(',', '')} + {extra}"
+    return None

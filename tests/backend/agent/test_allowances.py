@@ -1,0 +1,43 @@
+"""A price with an allowance and a rate beyond it (backend.agent.tools.allowances)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from backend.agent.tools.allowances import allowance_expressions
+from backend.agent.tools.calculator import evaluate
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.sentences import split_sentences
+
+from .test_expressions import result
+
+SAUNA = "Private hire of the whole house costs £240 for 3 hours, for groups of up to 20. Each extra hour is £65."
+VAN = ("New customers get free van hire on move-in day for up to 3 hours; after that the van costs $15 per hour. "
+       "There is a one-off admin fee of $25.")
+DELIVERY = "Local delivery within 5 miles is £6; beyond that, delivery is charged at £1.20 per additional mile."
+RADIUS = "We cover a 5-mile radius from the square; beyond that, we add $1.50 for every mile past the radius, per walk."
+
+
+@pytest.mark.parametrize("question, text, want", [
+    # the allowance's price, then the rate beyond it (the allowance in the sentence before the rate)
+    ("We're 18 people and want to hire the whole house for 5 hours. Total?", SAUNA, ["240 + (5 - 3) * 65"]),
+    # a free allowance: only the rate beyond it
+    ("I'll need the van for 5 hours on move-in day. how much will the van cost me?", VAN, ["(5 - 3) * 15"]),
+    ("need flowers delivered, it's 12 miles away. what's the delivery charge?", DELIVERY, ["6 + (12 - 5) * 1.20"]),
+    ("I live 8 miles from the square, what's the extra for the walk?", RADIUS, ["(8 - 5) * 1.50"]),
+    # within the allowance, or in another unit: none
+    ("hire the whole house for 2 hours, total?", SAUNA, []),
+    ("hire the whole house for 5 days, total?", SAUNA, []),
+    ("how much is the house?", SAUNA, []),
+])
+def test_an_amount_beyond_an_allowance(question, text, want):
+    assert allowance_expressions(question, split_sentences(text)) == want
+
+
+def test_the_amount_beyond_an_allowance_is_the_first_candidate():
+    question = "We're 18 people and want to hire the whole house for 5 hours for a stag do. What's the total?"
+    first = candidate_expressions(question, [result("Birchwood Sauna\n\nA session costs £16. " + SAUNA)], None,
+                                  evaluate)[0]
+    assert evaluate(first).q == Fraction(370)

@@ -193,7 +193,7 @@ _PERSON = (r"(?:he|she|i|i'm|im|dad|mum|mom|father|mother|grandma|grandpa|grandm
            r"daughter|wife|husband|partner|brother|sister|friend|kid|child|baby)")
 _AGES = re.compile(rf"\b{_PERSON}\s+(?:(?:is|am|was|turns|turned|will\s+be)\s+)?[0-9]{{1,3}}(?![0-9])"
                    rf"(?!\s*(?:[%$£€]|\.[0-9]|(?!(?:and|or|but|so|if|when|years?)\b)[a-z]))"
-                   rf"|\baged?\s+[0-9]{{1,3}}\b|\bages\s+{_AGE_LIST}\b"
+                   rf"|\baged?\s+[0-9]{{1,3}}(?:\s*(?:,|and|&)\s*[0-9]{{1,3}}\b(?!\s*[a-z]))*\b|\bages\s+{_AGE_LIST}\b"
                    rf"|\b[0-9]{{1,3}}[\s-]*(?:years?|yrs?)[\s-]*old\b|\b[0-9]{{1,3}}-year-olds?\b"
                    rf"|(?P<who>\b(?:kids?|child|children|sons?|daughters?|boys?|girls?|grandkids?|twins)\s*)"
                    rf"\(\s*(?:ages?\s+|aged\s+)?[0-9]{{1,3}}(?:\s*(?:,|and|&)\s*[0-9]{{1,3}})+\s*\)", re.IGNORECASE)
@@ -214,7 +214,8 @@ def with_digits(text: str) -> str:
     """`text` with a count written as a word before another word as digits ("four adults" ->
     "4 adults"; not "three times": "I told you three times" asks for nothing), for reading the
     operation of a question. A count that is part of a larger one ("two hundred", "twenty five",
-    "two dozen") is left as words: it is not that count."""
+    "two dozen") is left as words: it is not that count. A number written against its unit is
+    set apart from it ("11m" -> "11 m")."""
     def digits(m: re.Match[str]) -> str:
         if _COMPOUND_AFTER.match(text, m.end()) or _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
             return m.group(0)
@@ -228,8 +229,13 @@ def with_digits(text: str) -> str:
         whole = m.group(2) or ("1" if m.group(1).lower() == "one" else _COUNTS[m.group(1).lower()])
         return f"{whole}.5"
 
-    text = _AND_A_HALF.sub(half, text)
+    text = _GLUED_UNIT.sub(r"\1 \2", _AND_A_HALF.sub(half, text))  # "my 11m boat" -> "my 11 m boat"
     return _COUNT_WORD.sub(digits, text)
+
+
+# A number written against its unit: "11m", "500ml", "4.5kg", "3hrs" (not "3pm", "2nd").
+_GLUED_UNIT = re.compile(r"(?<![\w.,])([0-9]+(?:\.[0-9]+)?)(m|km|cm|mm|kg|g|ml|l|ft|lb|lbs|oz|hrs?|mins?|mph|kph)\b",
+                         re.IGNORECASE)
 
 
 def named_operations(question: str) -> list[tuple[str, str | None]]:
@@ -339,7 +345,7 @@ def asks_cost(text: str) -> bool:
 
 # A price asked by name: "what's the delivery charge?", "what will my bill be".
 _PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the\s+|my\s+|our\s+)?(?:[a-z-]+\s+)?"
-                          r"(?:charge|fee|cost|price|fare|bill|total)\b|\bwhat\s+will\s+(?:my|our|the)\s+bill\b"
+                          r"(?:charge|fee|cost|price|fare|bill|total)\b(?!\s+(?:number|count|amount\s+of\s+(?!money)))|\bwhat\s+will\s+(?:my|our|the)\s+bill\b"
                           r"|\bwhat(?:'s|s|\s+is)\s+(?:that|it)\s+(?:per|a|for\s+each)\s+(?:person|head)\b", _FLAGS)
 
 
@@ -347,6 +353,11 @@ def asks_price(text: str) -> bool:
     """Whether `text` asks an amount to pay or a quantity (asks_cost, asks_quantity, or a price
     asked by name: "what's the delivery charge?"): the cue for a price the documents adjust."""
     return asks_cost(text) or asks_quantity(text) or _PRICE_ASKED.search(cue_text(text)) is not None
+
+
+def asks_how_many(text: str) -> bool:
+    """Whether `text` asks a count ("how many ..."), not an amount of money."""
+    return re.search(r"\bhow\s+many\b", cue_text(text), _FLAGS) is not None and not asks_cost(text)
 
 
 def asks_age(text: str) -> bool:
@@ -430,14 +441,15 @@ def people_sharing(text: str) -> list[str]:
 
 
 # The size of the question's own group: "5 of us", "a group of 6", "we're 4", "me and 3 friends".
-_GROUP_OF = re.compile(rf"\b(?:group|party|team|family|table)\s+of\s+{_NUMBER}\b"
+_GROUP_OF = re.compile(rf"\b(?:group|party|team|family|table)\s+of\s+{_NUMBER}(?![.,]?[0-9])\b"
                        rf"|(?<![\w.]){_NUMBER}\s+of\s+us\b"
-                       rf"|\b(?:we're|we\s+are|were)\s+(?:a\s+(?:group|party|team)\s+of\s+)?{_NUMBER}\b"
+                       rf"|\b(?:we're|we\s+are)\s+(?:a\s+(?:group|party|team)\s+of\s+)?{_NUMBER}(?![.,]?[0-9])\b"
                        rf"(?!\s*(?:%|[a-z]+\b(?<!people)(?<!players)(?<!adults)(?<!guests)(?<!persons)))",
                        re.IGNORECASE)
 _ME_AND = re.compile(rf"\b(?:me|i)\s+and\s+(?:my\s+)?{_NUMBER}\s+(?:friends|mates|colleagues|others|buddies|pals)\b",
                      re.IGNORECASE)
-_HEADS = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:people|persons|players|guests|adults)\b", re.IGNORECASE)
+_HEADS = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:people|persons|players|guests|adults|children|kids|teens|"
+                    rf"students|seniors)\b", re.IGNORECASE)
 
 
 def group_size(text: str) -> str | None:
@@ -450,8 +462,8 @@ def group_size(text: str) -> str | None:
     me = _ME_AND.search(text)
     if me is not None:
         return str(Fraction(me.group(1).replace(",", "")) + 1)
-    heads = _HEADS.search(text)
-    return None if heads is None else heads.group(1).replace(",", "")
+    heads = [Fraction(m.group(1).replace(",", "")) for m in _HEADS.finditer(text)]  # "2 adults and 3 children"
+    return None if not heads else str(sum(heads))
 
 
 def _between(text: str, matches: list[re.Match[str]]) -> list[str]:

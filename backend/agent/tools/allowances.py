@@ -21,6 +21,7 @@ from typing import Sequence
 
 from backend.agent.operations import AMOUNT, SIGNED_PRICE, with_digits
 from backend.agent.tools.basket import singular
+from backend.agent.tools.sentences import content_words
 
 _UNIT = r"([a-z]+)"
 _EXTRA = r"(?:extra|additional|further|subsequent|more)"
@@ -29,7 +30,7 @@ _EXTRA = r"(?:extra|additional|further|subsequent|more)"
 _RATES = (
     re.compile(rf"\b(?:each|every|per|an?)\s+{_EXTRA}\s+{_UNIT}\b[^.;$€£¥]{{0,30}}?{SIGNED_PRICE}", re.IGNORECASE),
     re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}\b"
-               rf"(?=[^.;]{{0,40}}\b(?:past|beyond|over|after|above)\b)", re.IGNORECASE),
+               rf"(?=[^.;]{{0,40}}\b(?:past|beyond|over|above)\b(?!\s*[0-9]))", re.IGNORECASE),
     re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+{_EXTRA}\s+{_UNIT}\b", re.IGNORECASE),
     re.compile(rf"\b(?:after\s+(?:that|this)|beyond\s+(?:that|this)|thereafter)\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
                rf"(?:per|an?|each|for\s+(?:each|every))\s+{_UNIT}\b", re.IGNORECASE),
@@ -40,8 +41,10 @@ _ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|cov
                         re.IGNORECASE)
 _PRICE = re.compile(SIGNED_PRICE)
 _FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost)\b", re.IGNORECASE)
-# The amount a question gives: "for 5 hours", "12 miles away", "I live 8 miles from".
-_ASKED = re.compile(rf"(?<![\w.,$€£¥]){AMOUNT}[\s-]*{_UNIT}\b", re.IGNORECASE)
+# The amount a question gives: "for 5 hours", "12 miles away", "I live 8 miles from" (not "the 4-hour package").
+_ASKED = re.compile(rf"(?<![\w.,$€£¥]){AMOUNT}\s*{_UNIT}\b", re.IGNORECASE)
+# The best ranked sentences a rate is read from: the question is about its thing.
+MAX_RANKED = 3
 
 
 def _unit(word: str) -> str:
@@ -69,7 +72,11 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             amount = asked.get(unit)
             if amount is None:
                 break
-            context = [sentence[:rate.start()]] + ([sentences[i - 1]] if i else [])
+            if ranked and rank.get(sentence, MAX_RANKED) >= MAX_RANKED:
+                break  # "It's been 4 hours, how much is a day pass?": not about the hire
+            # the sentence before when it is about the same thing ("Private hire ... £240 for 3 hours. Each extra hour")
+            before = [sentences[i - 1]] if i and _shared(sentences[i - 1], sentence, unit) else []
+            context = [sentence[:rate.start()]] + before
             expression = _beyond(context, unit, amount, price)
             if expression is not None:
                 out.append((rank.get(sentence, len(rank)), expression))
@@ -84,6 +91,21 @@ def _rate_parts(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[str, st
     return _unit(match.group(2)), match.group(1).replace(",", "")
 
 
+# How far from its allowance a price or "free" is read as the allowance's.
+NEAR_CHARS = 30
+
+
+def _shared(before: str, sentence: str, unit: str) -> bool:
+    """Whether `before` names something of `sentence` (a word besides the unit and the rate's
+    own), or `sentence` names nothing else (it goes on from `before`)."""
+    words = {w for w in content_words(sentence) if singular(w) != unit} - _RATE_WORDS
+    return not words or bool(words & set(content_words(before)))  # "Each extra hour is £65." goes on from it
+
+
+_RATE_WORDS = frozenset({"each", "extra", "additional", "further", "after", "that", "beyond", "per", "cost", "costs",
+                         "charged", "every"})
+
+
 def _beyond(context: Sequence[str], unit: str, amount: str, rate: str) -> str | None:
     """The cost of `amount` units at `rate` beyond the allowance of `unit` the `context` (the
     rate's sentence before it, then the sentence before) gives, with its price when next to it;
@@ -96,11 +118,13 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str) -> str | 
             included = count.replace(",", "")
             if Fraction(amount) <= Fraction(included):
                 return None
-            clause = re.split(r"[;,]|\.\s", text)
-            near = next((c for c in clause if m.group(0) in c), text)
-            base = _PRICE.search(near)
+            # the allowance's price: the nearest within NEAR_CHARS ("£240 for 3 hours"); "free" next to it: none
+            prices = [p for p in _PRICE.finditer(text) if min(abs(p.end() - m.start()), abs(p.start() - m.end()))
+                      <= NEAR_CHARS]
+            free = _FREE.search(text[max(0, m.start() - NEAR_CHARS):m.end() + NEAR_CHARS])
             extra = f"({amount} - {included}) * {rate}"
-            if base is None or _FREE.search(near):
-                return extra
+            if not prices or (free and not prices):
+                return extra if free or not prices else None
+            base = min(prices, key=lambda p: min(abs(p.end() - m.start()), abs(p.start() - m.end())))
             return f"{base.group(1).replace(',', '')} + {extra}"
     return None

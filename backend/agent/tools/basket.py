@@ -139,7 +139,7 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
 # The words before a price read as naming what it buys ("medium (80 balls) $14": "medium").
 MAX_THING_WORDS = 2
 _ASIDE = re.compile(r"\([^()]*\)")
-_FOR_THING = re.compile(r"\s+(?:for|per)\s+(?:an?\s+|the\s+|each\s+)?(?![0-9])([a-z][\w' -]*?)(?=\s+(?:and|or|but|while)\b|[,;.()]|$)",
+_FOR_THING = re.compile(r"\s+(?:per\s+[a-z]+\s+(?=for\b))?(?:for|per)\s+(?:an?\s+|the\s+|each\s+)?(?![0-9])([a-z][\w' -]*?)(?=\s+(?:and|or|but|while)\b|[,;.()]|$)",
                         re.IGNORECASE)
 _THING_BREAK = re.compile(r"[:;,]")
 _PAYING = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "sold", "sells", "just", "only"})

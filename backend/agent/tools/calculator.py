@@ -132,7 +132,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         sentences = [s for t in found for _, s in text_sentences(t)]
         if offers and offer_expressions(text, sentences):
             return True
-        if asks_price(text) and (allowance_expressions(text, sentences) or tier_expressions(text, sentences)):
+        if asks_price(text) and (allowance_expressions(text, sentences) or tier_expressions(
+                text, [s for _, s in rank_sentences(text, [(h, s) for t in found for h, s in text_sentences(t)], embed)])):
             return True  # "the van for 5 hours" over "free for up to 3 hours; after that $15 per hour"
         # "what does he pay on a Wednesday" over "On Wednesdays, guests over 65 get 25% off"
         if asks_price(text) and (claimed_discount(text, sentences) or claimed_surcharges(text, sentences)):

@@ -25,8 +25,8 @@ _DAY = re.compile(rf"\b{_FULL_DAY}\b", re.IGNORECASE)
 _GROUPS = {"weekday": range(0, 5), "weekdays": range(0, 5), "weekend": range(5, 7), "weekends": range(5, 7)}
 _GROUP = re.compile(r"\b(weekdays?|weekends?)\b", re.IGNORECASE)
 
-# A clock time: "14:00", "2pm", "2:30 pm" (not "9.50": a price or a date).
-_CLOCK = r"(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
+# A clock time: "14:00", "2pm", "2:30 pm", "6.30" in a range (not "£9.50", a price, nor "until 15.08", a date).
+_CLOCK = r"(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
 _NOT_MONEY = r"(?<![\d:.,$€£¥])"
 # "2:00-4:00 pm", "from 6pm to 9pm", "between 10am and 2pm"
 _TIME_RANGE = re.compile(rf"{_NOT_MONEY}{_CLOCK}\s*(?:-|–|to|until|till)\s*{_CLOCK}(?!\d|[:.,]\d)"
@@ -113,8 +113,8 @@ def named_spans(text: str) -> tuple[tuple[int, int], ...] | None:
         rest = rest.replace(match.group(0), " ")
     for pattern, before in ((_BEFORE, True), (_AFTER, False)):
         for match in pattern.finditer(rest):
-            if not (match.group(2) or match.group(3)):
-                continue  # "until 5": no clock
+            if not (match.group(3) or ":" in match.group(0)):
+                continue  # "until 5": no clock; "until 15.08": a date
             at = _minutes(match.group(1), match.group(2), match.group(3))
             if at is not None:
                 spans.append((0, at) if before else (at, _DAY_MINUTES))
@@ -132,18 +132,29 @@ def asked_when(question: str) -> When:
     return When(named_days(question), spans)
 
 
+def _excepted(sentence: str) -> tuple[str, str]:
+    """(the part of `sentence` naming when it applies, the part naming when it does not): an
+    exception of a day or a time only ("except on Saturdays", "not valid after 6pm"; not "All
+    classes except yoga")."""
+    for match in _EXCEPT.finditer(sentence):
+        after = " ".join(sentence[match.end():].split()[:4])
+        if named_days(after) is not None or named_spans(after) is not None:
+            return sentence[:match.start()], sentence[match.end():]
+    return sentence, ""
+
+
 def condition(sentence: str) -> When:
     """The days and spans of the day `sentence` names: when what it grants applies (not those
     after an exception: "except on Saturdays")."""
-    valid = _EXCEPT.split(sentence, maxsplit=1)[0]
+    valid = _excepted(sentence)[0]
     return When(named_days(valid), named_spans(valid))
 
 
 def exception(sentence: str) -> When:
     """The days and spans of the day `sentence` excepts ("except on Saturdays", "not valid after
     6pm")."""
-    parts = _EXCEPT.split(sentence, maxsplit=1)
-    return When(None, None) if len(parts) == 1 else When(named_days(parts[1]), named_spans(parts[1]))
+    excepted = _excepted(sentence)[1]
+    return When(named_days(excepted), named_spans(excepted)) if excepted else When(None, None)
 
 
 def applies(sentence: str, question: str) -> bool | None:
@@ -176,6 +187,6 @@ def applies(sentence: str, question: str) -> bool | None:
 def condition_words(sentence: str) -> str:
     """`sentence` without the days and times it names (the words left name who or what)."""
     out = sentence
-    for pattern in (_DAY_RANGE, _TIME_RANGE, _BEFORE, _AFTER, _DAY, _GROUP, _EXCEPT):
+    for pattern in (_DAY_RANGE, _TIME_RANGE, _BEFORE, _AFTER, _DAY, _GROUP):
         out = pattern.sub(" ", out)
     return out

@@ -20,14 +20,18 @@ from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE, given_ages
 from backend.agent.tools.basket import norm_words
 from backend.agent.tools.conditions import applies, condition_words
 
-# A percentage off: "15% off", "a 20 percent discount", "a discount of 10%", "12 percent reduction".
+# A percentage off: "15% off", "a 20 percent discount", "a discount of 10%", "12 percent reduction",
+# "A weekly box subscription saves 10%".
 _OFF = re.compile(rf"(?<![\w.])([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:off\b|discount\b|reduction\b)"
+                  rf"|\bsaves?\s+(?:you\s+)?([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
                   rf"|\b(?:discount|reduction)\s+of\s+([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}", re.IGNORECASE)
 # The verb granting it: what comes before is who gets it.
 _GRANTED = re.compile(r"\b(?:receive|receives|get|gets|earn|earns|enjoy|enjoys|are|is|pay|pays|qualify|qualifies|"
-                      r"gives?|offers?|entitles?)\b", re.IGNORECASE)
+                      r"gives?)\b", re.IGNORECASE)
+# An amount read with its verb: what comes before it gets it.
+_VERB_FIRST = re.compile(r"(?:saves?|adds?|costs?|charged|priced)\b", re.IGNORECASE)
 # A verb granting it to those named after it: "gives members a 10% discount".
-_GIVES = re.compile(r"gives?|offers?|entitles?", re.IGNORECASE)
+_GIVES = re.compile(r"gives?", re.IGNORECASE)
 # A question asking for a discount in words.
 _ASKS_DISCOUNT = re.compile(r"\b(?:discount|discounted|reduction|reduced|concession|concessions)\b"
                             r"|\b(?:group|student|member|members|senior|family|sibling|loyalty)\s+(?:rate|deal|price)\b",
@@ -54,7 +58,7 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
         match = _OFF.search(sentence)
         subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED)
         if subject is not None:
-            return match.group(1) or match.group(2), sentence, subject
+            return next(g for g in match.groups() if g), sentence, subject
     return None
 
 
@@ -63,10 +67,14 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
 # top of the consultation fee", "Weekend bookings cost 20% extra").
 _EXTRA_PERCENT = re.compile(rf"(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:surcharge|supplement|premium|"
                             rf"extra|on\s+top|to\s+(?:the|your|its|any|each)\s+(?:\w+\s+)?(?:price|total|bill|fare|fee|cost|rate|order)\b)"
-                            rf"|\b(?:surcharge|supplement|premium)\s+of\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
+                            rf"|\b(?:surcharge|supplement|premium)\s+of\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
+                            rf"|\b(?:costs?|charged|priced)\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*more\b"
+                            rf"|(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*more\s+expensive\b"
+                            rf"|\badds?\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
                             re.IGNORECASE)
 _EXTRA_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s*(?:surcharge|supplement|premium|call-out\s+(?:fee|charge)|extra)\b"
-                           rf"|\b(?:surcharge|supplement|premium)\s+of\s+{SIGNED_PRICE}", re.IGNORECASE)
+                           rf"|\b(?:surcharge|supplement|premium)\s+of\s+{SIGNED_PRICE}"
+                           rf"|\badds?\s+(?:a\s+)?(?:flat|further|fixed)\s+{SIGNED_PRICE}", re.IGNORECASE)
 # The verb laying it on: what comes before is what it applies to.
 _LAID = re.compile(r"\b(?:carry|carries|add|adds|incur|incurs|attract|attracts|cost|costs|are|is|pay|pays|"
                    r"have|has)\b", re.IGNORECASE)
@@ -92,7 +100,7 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
             match = pattern.search(sentence)
             subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _LAID)
             if subject is not None:
-                found = (kind, (match.group(1) or match.group(2)).replace(",", ""), sentence, subject)
+                found = (kind, next(g for g in match.groups() if g).replace(",", ""), sentence, subject)
                 if all((kind, found[1], sentence) != claimed[:3] for claimed in out):  # a sentence of two passages
                     out.append(found)
                 break
@@ -100,8 +108,12 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
 
 
 # An age a discount is restricted to: "guests over 65", "under 12s", "aged 60+", "65 and over".
-_AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)\s+([0-9]{1,3})\b|\b(?:aged\s+)?([0-9]{1,3})\s*(?:\+|and\s+over|or\s+"
-                        r"(?:over|older))|\b(?:under|below|younger\s+than)\s+([0-9]{1,3})\b", re.IGNORECASE)
+_AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)\s+([0-9]{1,3})(?:s\b|\b)(?!\s+(?!years?\b)[a-z]+\s+(?:get|pay|receive))"
+                        r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b)[a-z]))"
+                        r"|\b(?:aged\s+)?([0-9]{1,3})\s*(?:\+|and\s+over|or\s+(?:over|older))"
+                        r"|\b(?:under|below|younger\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)"
+                        r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b|go\b)[a-z]))",
+                        re.IGNORECASE)
 _PRICED = re.compile(rf"{SIGNED_PRICE}(?:\s+(?:per|a|an|each)\s+\w+)?")
 
 
@@ -111,6 +123,8 @@ def _restriction_unmet(subject: str, question: str) -> bool | None:
     limit = _AGE_LIMIT.search(subject)
     if limit is None:
         return None
+    if limit.group(0).lower() in question.lower():  # "what do guests over 65 pay", "I'm over 65"
+        return False
     ages = [int(a) for a in given_ages(question)]
     if limit.group(3):
         return not any(a < int(limit.group(3)) for a in ages)
@@ -145,10 +159,11 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if priced and verb is _LAID:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
     granted = list(verb.finditer(clause))
-    if not granted:
+    if not granted and _VERB_FIRST.match(sentence, at) is None:
         return None
-    subject = clause[:granted[-1].start()]
-    if _GIVES.fullmatch(granted[-1].group(0)):  # "Membership ... gives | members | a 10% discount": who is after it
+    # the amount's own verb ("A weekly box subscription | saves 10%", "Emergency call-outs | add a flat £90")
+    subject = clause[:granted[-1].start()] if granted else clause
+    if granted and _GIVES.fullmatch(granted[-1].group(0)):  # "Membership ... gives | members | a 10% discount": who is after it
         subject += " " + clause[granted[-1].end():]
     when = applies(sentence, question)
     if when is False:

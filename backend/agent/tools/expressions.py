@@ -45,7 +45,7 @@ from typing import Any, Callable, Sequence
 
 
 from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_PRICE, asked_rounding,
-                                      asked_rounding_direction, asks_age, asks_cost, asks_price, asks_share_per_person, asks_total,
+                                      asked_rounding_direction, asks_age, asks_cost, asks_how_many, asks_price, asks_share_per_person, asks_total,
                                       named_operations, names_an_edition, people_sharing, with_digits,
                                       without_ages, without_rounding)
 from backend.agent.tools.allowances import allowance_expressions
@@ -129,7 +129,8 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
     expressions: list[str] = []
     if templates:
         # a cost, a share per person, what a budget buys: the price's number
-        priced = asks_cost(question) or asks_share_per_person(question) or any(t.startswith("floor(") for t, _ in templates)
+        priced = (asks_cost(question) or asks_share_per_person(question) or any(t.startswith("floor(") for t, _ in templates)
+                  or (asks_price(question) and not asks_how_many(question)))  # "how much is a lift-out for my 11 m boat"
         prices = list(prices_in(sentence)) if priced else []
         if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
             operands = [a for a in operands if a in prices] + [a for a in prices if a not in operands]
@@ -140,6 +141,10 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))
     else:
+        prices = list(prices_in(sentence)) if asks_price(question) and not asks_how_many(question) else []
+        if prices:  # "how much is a lift-out for my 11 m boat" over "with our 25-tonne hoist: £14 per metre": £14
+            named = _named_prices(question, sentence)
+            operands = sorted(dict.fromkeys([a for a in operands if a in prices] + prices), key=lambda a: -named.get(a, 0))
         own = without_ages(with_digits(question))  # its numbers but an edition's year ("the 2019 fair") and ages
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
                                    if not names_an_edition(own, m)))[:MAX_NUMBERS]
@@ -192,10 +197,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     apart = set()
     if discount is not None and not prices_in(discount[1].replace(discount[2], " ")):
         apart.add(discount[1])
-    apart.update(sentence for _, amount, sentence, subject in surcharges
-                 if not set(prices_in(sentence.replace(subject, " "))) - {amount})
+    # (counted: "A basic wash is €4 and vans pay a €4 supplement" keeps its €4 wash)
+    apart.update(sentence for kind, amount, sentence, subject in surcharges
+                 if len(_PRICE.findall(sentence.replace(subject, " "))) <= (kind == "+"))
     # a surcharge's amount is no price of the sentence kept ("Fares add a $5 surcharge ... to the $20 base fare")
-    added = {sentence: amount for _, amount, sentence, _ in surcharges}
+    added = {sentence: amount for kind, amount, sentence, _ in surcharges if kind == "+"}
     priced = [(h, _without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
     out = _candidates(question, priced, embed, evaluate)
     basket = basket_expression(question, texts)
@@ -236,8 +242,9 @@ def _named_prices(question: str, sentence: str) -> dict[str, int]:
 
 
 def _without_amount(sentence: str, amount: str) -> str:
-    """`sentence` without the price `amount` written with its currency sign ("$5")."""
-    return re.sub(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])", " ", sentence, count=1)
+    """`sentence` without the last price `amount` written with its currency sign ("$5")."""
+    found = list(re.finditer(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])", sentence))
+    return sentence if not found else sentence[:found[-1].start()] + " " + sentence[found[-1].end():]
 
 
 def _surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]]) -> str:

@@ -16,8 +16,11 @@ from typing import Sequence
 from backend.agent.operations import AMOUNT, SIGNED_PRICE, asks_share_per_person, group_size
 
 # "$90 for 2 players", "$120 for 3", "£45 for up to 4 people"
-_TIER = re.compile(rf"{SIGNED_PRICE}\s+for\s+(?:up\s+to\s+|groups?\s+of\s+)?{AMOUNT}(?:\s+(people|persons|players|"
-                   rf"guests|adults|riders|divers|climbers|participants))?\b", re.IGNORECASE)
+_WHO = r"people|persons|players|guests|adults|riders|divers|climbers|participants"
+_TIER = re.compile(rf"{SIGNED_PRICE}\s+for\s+(?:up\s+to\s+|groups?\s+of\s+)?{AMOUNT}(?:\s+({_WHO}))?\b"
+                   rf"(?!\s+(?!(?:{_WHO}|and|or|which|is)\b)[a-z])", re.IGNORECASE)
+# The best ranked sentences a tier list is read from: the question is about its thing.
+MAX_RANKED = 2
 # The fewest prices "for N" a sentence lists to be read as tiers.
 MIN_TIERS = 2
 
@@ -32,14 +35,14 @@ def tiers(sentence: str) -> dict[str, str]:
 
 
 def tier_expressions(question: str, sentences: Sequence[str]) -> list[str]:
-    """The price of the question's group (group_size) in each tier list of `sentences` (best
-    ranked first) that has its size; divided by the size when the question asks a share per
+    """The price of the question's group (group_size) in each tier list of the MAX_RANKED best
+    ranked of `sentences` (best first) that has its size; divided by the size when the question asks a share per
     person ("180 / 6"). [] when the question names no group or no tier list has its size."""
     size = group_size(question)
     if size is None:
         return []
     out = []
-    for sentence in sentences:
+    for sentence in sentences[:MAX_RANKED]:
         price = tiers(sentence).get(size)
         if price is not None:
             out.append(f"{price} / {size}" if asks_share_per_person(question) or _PER_HEAD.search(question)

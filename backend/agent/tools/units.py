@@ -281,12 +281,16 @@ def stated_conversions(question: str, ranked: list[str]) -> list[str]:
 
 
 # An area asked: "how big is the floor in square metres", "the area of the hall", "how many sq ft".
-_ASKS_AREA = re.compile(r"\b(?:(?:the|its|total|floor|surface)\s+area\s+of|what(?:'s|s|\s+is)\s+the\s+(?:\w+\s+)?area|"
-                        r"how\s+big|how\s+large|(?:in|how\s+many)\s+(?:square|sq\.?)\s+[a-z]+|floor\s+space)\b|\barea\s*\?",
+_ASKS_AREA = re.compile(r"\b(?:(?:the|its|total|floor|surface)\s+area\s+of|what(?:'s|s|\s+is)\s+the\s+(?:\w+\s+)?area"
+                        r"(?!\s+(?:code|manager|of\s+(?:expertise|work)))|"
+                        r"how\s+(?:big|large)\s+(?:is|are)|(?:in|how\s+many)\s+(?:square|sq\.?)\s+[a-z]+|floor\s+space)\b|\barea\s*\?",
                         re.IGNORECASE)
 _AREA_UNIT = re.compile(rf"\b(?:in|how\s+many)\s+((?:square|sq\.?)\s+(?:{_UNIT_WORDS}))\b", re.IGNORECASE)
 # Two lengths of one thing: "measures 60 metres by 25 metres", "a 12 x 8 m hall", "40m by 20m".
 _BY = re.compile(rf"{_NUMBER}\s*({_UNIT_WORDS})?\s*(?:by|x|×)\s*{_NUMBER}\s*({_UNIT_WORDS})\b", re.IGNORECASE)
+
+
+_LAND = re.compile(r"\b(?:acres?|hectares?)\b", re.IGNORECASE)
 
 
 def _asked_area_unit(question: str) -> str | None:
@@ -304,8 +308,8 @@ def areas(question: str, ranked: list[str]) -> list[str]:
     of the `ranked` sentences (best first): "60 * 25" for "measures 60 metres by 25 metres",
     converted to the square unit asked when it is another ("in square feet": each length's
     factor squared). [] for any other question."""
-    if not asks_area(question):
-        return []
+    if not asks_area(question) or _LAND.search(question):
+        return []  # "How big is the orchard in acres?": a lookup of an area given so
     asked = _asked_area_unit(question)
     wanted = _unit(asked.split(None, 1)[1]) if asked else None
     out = []

@@ -41,3 +41,16 @@ def test_the_amount_beyond_an_allowance_is_the_first_candidate():
     first = candidate_expressions(question, [result("Birchwood Sauna\n\nA session costs £16. " + SAUNA)], None,
                                   evaluate)[0]
     assert evaluate(first).q == Fraction(370)
+
+
+@pytest.mark.parametrize("question, text, want", [
+    ("how much is the 4-hour spa package?", "Private hire costs £240 for 3 hours. Each extra hour is £65. "
+     "Spa package (4 hours) is £99.", []),  # "4-hour" names a thing
+    ("court hire for 3 hours", "Lessons last for 2 hours and cost £30. Court hire is £10 per hour after 6pm.", []),
+    ("hire for 5 hours", "Entry is £10 and hire is £240 for 3 hours. Each extra hour is £65.",
+     ["240 + (5 - 3) * 65"]),  # the allowance's own price
+    ("hire for 5 hours", "Hire is £240 for 3 hours with free parking. Each extra hour is £65.",
+     ["240 + (5 - 3) * 65"]),  # "free" of something else
+])
+def test_what_is_no_allowance(question, text, want):
+    assert allowance_expressions(question, split_sentences(text)) == want

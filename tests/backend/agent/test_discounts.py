@@ -133,3 +133,42 @@ def test_an_age_restriction_is_met_only_by_an_age_within_it():
 def test_surcharges_read_as_written(document, question, want):
     first = candidate_expressions(question, [result(document)], None, evaluate)[0]
     assert evaluate(first).q == Fraction(want)
+
+
+@pytest.mark.parametrize("sentence, question, want", [
+    # a count over a number is no age limit; a limit the question repeats is met
+    ("Groups of over 10 people get 15% off.", "our group is 12 people, how much per ticket?", "15"),
+    ("On Wednesdays, guests over 65 get 25% off.", "what do guests over 65 pay on a wednesday?", "25"),
+    ("On Wednesdays, guests over 65 get 25% off.", "I'm 30, what do I pay on a wednesday?", None),
+    # an exception of a thing, not of a day
+    ("All classes except yoga are 20% off on Saturdays.", "a spin class on a Saturday, how much?", "20"),
+    ("All classes except yoga are 20% off on Saturdays.", "a spin class on a Tuesday, how much?", None),
+    # dotted times in a range are times
+    ("Early bird lane swims from 6.30 to 8.30am are 20% off.", "a lane swim at 3pm, how much?", None),
+    ("Early bird lane swims from 6.30 to 8.30am are 20% off.", "a lane swim at 7am, how much?", "20"),
+    # "offers" names the giver, not who gets it
+    ("The club offers a 10% discount to students.", "how much does a club class cost?", None),
+])
+def test_second_review_claims(sentence, question, want):
+    claimed = claimed_discount(question, [sentence])
+    assert (claimed and claimed[0]) == want
+
+
+@pytest.mark.parametrize("sentence, want", [
+    ("Express service costs 30% more.", "30"),
+    ("Weekend bookings are 20% more expensive.", "20"),
+    ("The hybrid is 40% more efficient than the petrol model.", None),
+])
+def test_a_percentage_more_is_a_surcharge_only_of_a_price(sentence, want):
+    claimed = claimed_surcharges("how much is express service for a weekend booking?", [sentence])
+    assert (claimed[0][1] if claimed else None) == want
+
+
+@pytest.mark.parametrize("document, question, want", [
+    # a percentage surcharge's number is no price; a base equal to the supplement is kept
+    ("Phones\n\nA screen repair costs $30, and express service adds 30% to the total price.",
+     "how much is a screen repair with express service?", "39"),
+    ("Wash\n\nA basic wash is €4 and vans pay a €4 supplement.", "how much will a basic wash cost for my van?", "8"),
+])
+def test_the_price_beside_a_surcharge(document, question, want):
+    assert evaluate(candidate_expressions(question, [result(document)], None, evaluate)[0]).q == Fraction(want)

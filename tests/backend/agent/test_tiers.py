@@ -51,3 +51,13 @@ def test_a_tier_price_takes_the_discount_of_its_day_and_time():
     text = "Locked Cellar\n\n" + CELLAR + " On weekdays before 17:00 every booking gets 20 percent off."
     question = "There are 5 of us and we want to do an escape room on a Tuesday at 2pm. What will we pay?"
     assert evaluate(candidate_expressions(question, [result(text)], None, evaluate)[0]).q == Fraction(132)
+
+
+def test_what_is_no_tier_or_group():
+    assert tier_expressions("2 of us for 1 hour?", ["Kayak hire is $30 for 1 hour or $50 for 2 hours, and a guide "
+                                                    "costs $60 for 4 people."]) == []
+    assert tier_expressions("There are 5 of us. how much is parking for one car?",
+                            ["Parking is $5 per car.", "The cafe sells drinks.", CELLAR]) == []  # not about the game
+    assert group_size("we are 4.5 hours away") is None
+    assert group_size("2 adults and 3 children want to play") == "5"
+    assert group_size("last year we were 6") is None

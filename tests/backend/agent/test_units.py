@@ -158,6 +158,7 @@ def test_an_area_as_a_place_asks_no_area():
     picnic = ["The picnic area (20 m by 15 m) costs £30 per hour."]
     assert areas("how much to hire the picnic area for 3 hours?", picnic) == []
     assert areas("When does the picnic area open?", picnic) == []
+    assert areas("How big is the orchard in acres?", ["The orchard covers 4 acres; the barn is 12 m by 8 m."]) == []
     assert evaluate(areas("How many square feet is the floor?", [RINK])[0]).q.limit_denominator(1000) > 16145
 
 

@@ -172,8 +172,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     who = norm_words(words) - _ANYONE
     head = next((w for w in (norm_words(word) for word in words.split()) if w and not w & _ANYONE), set())
     named = len(who & asked)
-    restricted = _restriction_unmet(subject, question)
-    if restricted:
+    if _restriction_unmet(subject, question):
         return None
     if when:
         return clause if named or asks or not who else None

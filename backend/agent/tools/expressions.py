@@ -133,18 +133,14 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
                   or (asks_price(question) and not asks_how_many(question)))  # "how much is a lift-out for my 11 m boat"
         prices = list(prices_in(sentence)) if priced else []
         if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
-            operands = [a for a in operands if a in prices] + [a for a in prices if a not in operands]
-            # the price whose own words name the question's thing first ("balcony tickets €16", not "€22")
-            named = _named_prices(question, sentence)
-            operands = sorted(operands, key=lambda a: -named.get(a, 0))
+            operands = _prices_first(question, sentence, operands, prices)
         for template, n in templates:
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))
     else:
         prices = list(prices_in(sentence)) if asks_price(question) and not asks_how_many(question) else []
         if prices:  # "how much is a lift-out for my 11 m boat" over "with our 25-tonne hoist: £14 per metre": £14
-            named = _named_prices(question, sentence)
-            operands = sorted(dict.fromkeys([a for a in operands if a in prices] + prices), key=lambda a: -named.get(a, 0))
+            operands = _prices_first(question, sentence, operands, prices)
         own = without_ages(with_digits(question))  # its numbers but an edition's year ("the 2019 fair") and ages
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
                                    if not names_an_edition(own, m)))[:MAX_NUMBERS]
@@ -229,6 +225,14 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                   evaluate)
 
 
+def _prices_first(question: str, sentence: str, operands: Sequence[str], prices: Sequence[str]) -> list[str]:
+    """The `prices` of `sentence`, the operands among them first, then each price whose own words
+    name the question's thing before the others ("balcony tickets €16", not "€22")."""
+    named = _named_prices(question, sentence)
+    ordered = dict.fromkeys([a for a in operands if a in prices] + list(prices))
+    return sorted(ordered, key=lambda a: -named.get(a, 0))
+
+
 def _named_prices(question: str, sentence: str) -> dict[str, int]:
     """Each price of `sentence` -> how many of the question's words its own words name
     (basket.thing_words)."""
@@ -262,14 +266,10 @@ def _listed_prices(question: str, sentences: Sequence[tuple[str, str]],
     (basket.thing_words) name most of the question's first ("small (40 balls) $8, medium (80
     balls) $14", asked about a medium bucket -> ["14", "8"]): the price a surcharge or a
     discount the question claims applies to."""
-    asked = norm_words(question)
     for _, sentence in rank_sentences(question, list(sentences), embed):
-        found = list(_PRICE.finditer(sentence))
-        if found:
-            scored = sorted((-len(thing_words(sentence, found, i) & asked), i,
-                             next(g for g in m.groups() if g).replace(",", ""))
-                            for i, m in enumerate(found))
-            return list(dict.fromkeys(price for _, _, price in scored))
+        named = _named_prices(question, sentence)
+        if named:
+            return sorted(named, key=lambda price: -named[price])  # equals in the sentence's order
     return []
 
 

@@ -155,7 +155,7 @@ _COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seve
            "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
            "ninety": "90", "a dozen": "12", "half a dozen": "6"}
 _COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r")\b"
-                         r"(?=\s+(?!times\b)[a-z]|\s*[?.!,;]|\s*$)", _FLAGS)
+                         r"(?=\s+(?!times\b)[a-z]|\s+[0-9]{1,3}\s*x\s*[0-9]|\s*[?.!,;]|\s*$)", _FLAGS)  # "six 8x10 prints"
 
 
 def _names(text: str, at: int) -> bool:
@@ -329,13 +329,40 @@ def asks_quantity(text: str) -> bool:
 
 
 def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
-    """The numbers of `text` (counts written as words too) that none of `passages` holds: a
-    question about the documents that brings its own number ("how many pitches if it added
-    450?") asks to compute with theirs."""
+    """The numbers of `text` (counts written as words too) that none of `passages` holds as the
+    same kind of number: a question about the documents that brings its own number ("how many
+    pitches if it added 450?") asks to compute with theirs. A price ("$12") is not a count ("12
+    standard windows"), nor a count of other things ("Children's menu (under 12)"): a number the
+    question writes before a plural is held only by the same number before the same word."""
     # Counts as words on both sides: "started with four buses" asks about the passage's "four buses".
-    known = {m.group(1).replace(",", "") for p in passages for m in NUMBER_RE.finditer(with_digits(p))}
-    asked = [m.group(1).replace(",", "") for m in NUMBER_RE.finditer(without_ages(with_digits(cue_text(text))))]
-    return [n for n in dict.fromkeys(asked) if n not in known]
+    known: dict[str, list[tuple[bool, set[str]]]] = {}
+    for p in passages:
+        digits = with_digits(p)
+        for m in NUMBER_RE.finditer(digits):
+            known.setdefault(m.group(1).replace(",", ""), []).append((_is_price(digits, m), _next_words(digits, m)))
+    own = without_ages(with_digits(cue_text(text)))
+    out = []
+    for m in NUMBER_RE.finditer(own):
+        n, price = m.group(1).replace(",", ""), _is_price(own, m)
+        plural = {w[:-1] for w in _next_words(own, m) if w.endswith("s") and not w.endswith("ss")}
+        if own[m.end():m.end() + 1] == "-":
+            plural = set()  # "the 2.7-tonne lens": which one, not a count
+        if not any(kind == price and (price or not plural or plural & {w.rstrip("s") for w in words})
+                   for kind, words in known.get(n, [])):
+            out.append(n)
+    return list(dict.fromkeys(out))
+
+
+def _is_price(text: str, m: re.Match[str]) -> bool:
+    """Whether the number `m` of `text` is written as a price ("$12", "12 euros")."""
+    return bool(re.search(r"[$€£¥]\s*$", text[max(0, m.start() - 2):m.start()])
+                or re.match(rf"\s*{CURRENCY_NAMES}\b", text[m.end():], _FLAGS))
+
+
+def _next_words(text: str, m: re.Match[str]) -> set[str]:
+    """The two words after the number `m` of `text`, lowercased ("12 standard windows" ->
+    {"standard", "windows"})."""
+    return set(re.findall(r"[a-z][a-z']*", text[m.end():m.end() + 30].lower())[:2])
 
 
 def asks_cost(text: str) -> bool:

@@ -160,6 +160,20 @@ def _price_of(thing: str, sentences: Sequence[str]) -> str | None:
     return None if best is None else best[1]
 
 
+_BUNDLE_FOR = re.compile(rf"(?<![\w.,])([0-9][0-9,]*)\s+((?:[a-z][\w'-]*\s+){{0,3}}?)for\s+{SIGNED_PRICE}", re.IGNORECASE)
+
+
+def _bundle_price(count: str, thing: str, sentences: Sequence[str]) -> str | None:
+    """The price of exactly `count` of `thing` sold together ("1,000 cards for €78" for 1000 business
+    cards), as written; None when no sentence sells that many of it at one price."""
+    wanted = norm_words(thing)
+    for sentence in sentences:
+        for m in _BUNDLE_FOR.finditer(sentence):
+            if m.group(1).replace(",", "") == count and norm_words(m.group(2)) & wanted:
+                return m.group(3).replace(",", "")
+    return None
+
+
 def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     """The total of the things `question` lists at their prices in `sentences` ("2 * 13 + 3 * 8 +
     5 * 4"), or None: not a question asking a cost or a total, one comparing ("how much do I
@@ -174,6 +188,10 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str]) -> 
     their prices in `sentences`; None when a thing has no price, or for no items."""
     terms = []
     for count, thing in items:
+        whole = None if count == OPTIONAL else _bundle_price(count, thing, sentences)
+        if whole is not None:  # "1000 business cards" over "1,000 cards for €78": one bundle of them
+            terms.append(whole)
+            continue
         price = _price_of(thing, sentences)
         if price is None and count == OPTIONAL:
             continue

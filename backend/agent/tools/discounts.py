@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE, given_ages
-from backend.agent.tools.basket import norm_words
+from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE, given_ages, with_digits, without_ages
+from backend.agent.tools.basket import norm_words, singular
 from backend.agent.tools.conditions import applies, condition_words
+from backend.agent.tools.sentences import stems
 
 # A percentage off: "15% off", "a 20 percent discount", "a discount of 10%", "12 percent reduction",
 # "A weekly box subscription saves 10%".
@@ -74,12 +75,19 @@ _EXTRA_PERCENT = re.compile(rf"(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_
                             re.IGNORECASE)
 _EXTRA_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s*(?:surcharge|supplement|premium|call-out\s+(?:fee|charge)|extra)\b"
                            rf"|\b(?:surcharge|supplement|premium)\s+of\s+{SIGNED_PRICE}"
-                           rf"|\badds?\s+(?:a\s+)?(?:flat|further|fixed)\s+{SIGNED_PRICE}", re.IGNORECASE)
+                           rf"|\badds?\s+(?:a\s+)?(?:flat|further|fixed)\s+{SIGNED_PRICE}"
+                           rf"|\badds?\s+{SIGNED_PRICE}(?=\s+(?:per|each|a|an|to)\b)"  # "Lamination adds €4 per poster"
+                           rf"|{SIGNED_PRICE}\s+more\b(?!\s+than)"
+                           rf"|\b(?:surcharge|supplement)s?\s*:\s*{SIGNED_PRICE}", re.IGNORECASE)  # "Weekend surcharge: £3 per person"  # "Weekend nights cost €5 more per bed"
 # The verb laying it on: what comes before is what it applies to.
 _LAID = re.compile(r"\b(?:carry|carries|add|adds|incur|incurs|attract|attracts|cost|costs|are|is|pay|pays|"
                    r"have|has)\b", re.IGNORECASE)
 # A question asking for a surcharge in words.
 _ASKS_EXTRA = re.compile(r"\b(?:surcharge|supplement|premium|extra\s+charge|on\s+top)\b", re.IGNORECASE)
+
+
+# An adjustment named before its amount, what it applies to after it: "Weekend surcharge: £3 per person on ...".
+_NAMED_BEFORE = re.compile(r"\b(?:surcharge|supplement)s?\s*:\s*$", re.IGNORECASE)
 
 
 def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:
@@ -98,7 +106,10 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
     for sentence in sentences:
         for kind, pattern in (("%", _EXTRA_PERCENT), ("+", _EXTRA_AMOUNT)):
             match = pattern.search(sentence)
-            subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _LAID)
+            # "Weekend surcharge: £3 ...": read from its amount
+            at = None if match is None else (match.start() + match.group(0).index(":") + 1 if ":" in match.group(0)
+                                             else match.start())
+            subject = None if match is None else _claims(question, asked, asks, sentence, at, _LAID)
             if subject is not None:
                 found = (kind, next(g for g in match.groups() if g).replace(",", ""), sentence, subject)
                 if all((kind, found[1], sentence) != claimed[:3] for claimed in out):  # a sentence of two passages
@@ -132,6 +143,69 @@ def _restriction_unmet(subject: str, question: str) -> bool | None:
     return not any(a > bound if limit.group(1) else a >= bound for a in ages)
 
 
+# A least count an adjustment needs: "Stay 7 nights or more", "Order 5 or more standard keys", "10+ guests",
+# "at least 4 sessions", "more than 3 nights".
+_W = r"(?!(?:and|or|get|gets|to|for|of|in|on|at|the|a|an|with|will|can|are|is|receive|receives|pay|pays)\b)[a-z][\w-]*"
+_LEAST_COUNT = re.compile(rf"(?<![\w.,$€£¥])([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})\s+or\s+more\b"
+                          rf"|(?<![\w.,$€£¥])([0-9]+)\s+or\s+more\s+((?:{_W}\s+){{0,2}}{_W})"
+                          rf"|(?<![\w.,$€£¥])([0-9]+)\+\s*((?:{_W}\s+){{0,1}}{_W})"
+                          rf"|\b(?:at\s+least|a\s+minimum\s+of|minimum\s+of)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})",
+                          re.IGNORECASE)
+_MORE_THAN_COUNT = re.compile(rf"\b(?:more\s+than|over)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})", re.IGNORECASE)
+# A least spend: "Orders over €150", "spend more than $50", "orders of £100 or more".
+_LEAST_SPEND = re.compile(rf"\b(?:over|above|more\s+than|exceeding|at\s+least)\s+{SIGNED_PRICE}"
+                          rf"|{SIGNED_PRICE}\s+or\s+more\b", re.IGNORECASE)
+_WEEKDAY_NAMES = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.IGNORECASE)
+_NIGHTS = frozenset({"night", "day", "evening", "morning"})
+
+
+def counted(question: str, thing: str) -> int | None:
+    """How many of `thing` (a word) `question` counts: a number before it or before a word or
+    two and it ("6 standard keys", "for 7 nights"); for nights and days, the day names listed
+    before it ("Thursday, Friday and Saturday nights": 3); None when it counts none."""
+    unit = stems(thing)
+    text = without_ages(with_digits(question))
+    for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", text, re.IGNORECASE):
+        words = m.group(2).split()
+        if any(stems(w) & unit for w in words):
+            return int(m.group(1))
+    if {singular(w) for w in unit} & _NIGHTS or {singular(thing.lower())} & _NIGHTS:
+        named = re.search(rf"((?:\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b[\s,]*(?:and\s+)?)+)"
+                          rf"(?:{thing.lower()}|{singular(thing.lower())}s?)\b", question, re.IGNORECASE)
+        if named:
+            return len(_WEEKDAY_NAMES.findall(named.group(1)))
+    return None
+
+
+def _least_count_met(subject: str, question: str) -> bool | None:
+    """Whether the question's count of a thing ("for Thursday, Friday and Saturday nights": 3)
+    reaches the least count `subject` needs of it ("Stay 7 nights or more"); None when it needs
+    none or the question counts none."""
+    met = None
+    for m in _LEAST_COUNT.finditer(subject):
+        least = int(next(g for g in (m.group(1), m.group(3), m.group(5), m.group(7)) if g))
+        thing = next(g for g in (m.group(2), m.group(4), m.group(6), m.group(8)) if g).split()[-1]
+        n = counted(question, thing)
+        if n is not None:
+            if n < least:
+                return False
+            met = True
+    for m in _MORE_THAN_COUNT.finditer(subject):
+        n = counted(question, m.group(2).split()[-1])
+        if n is not None:
+            if n <= int(m.group(1)):
+                return False
+            met = True
+    return met
+
+
+def least_spend(subject: str) -> str | None:
+    """The amount an order must reach for the adjustment whose claimant is `subject` ("Orders
+    over €150 (before any discount) get" -> "150"), as written; None when it names none."""
+    m = _LEAST_SPEND.search(subject)
+    return None if m is None else next(g for g in m.groups() if g).replace(",", "")
+
+
 def _asked_words(question: str) -> set[str]:
     """The words of `question` that may claim an adjustment: not a word of anyone, not one
     after a negation ("I'm not a student")."""
@@ -155,6 +229,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     price the claimant's own ("Membership costs €30 per year and gives members 10% off").
     Who a discount is given to may follow its verb ("gives | members | a 10% discount")."""
     clause = _CLAUSE.split(sentence[:at])[-1]  # "...; junior membership is £30, | and siblings each receive"
+    if verb is _LAID and _NAMED_BEFORE.search(sentence[:at]):
+        # "Weekend surcharge: £3 per person on Saturday and Sunday taster sessions": named before, applies after
+        clause = sentence[:at].rstrip(" :") + " " + _PRICED.sub(" ", sentence[at:], count=1) + " has "
     priced = list(_PRICED.finditer(clause))
     if priced and verb is _LAID:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
@@ -171,10 +248,16 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     words = condition_words(subject)
     who = norm_words(words) - _ANYONE
     head = next((w for w in (norm_words(word) for word in words.split()) if w and not w & _ANYONE), set())
-    named = len(who & asked)
-    if _restriction_unmet(subject, question):
+    # by the words' stems too: "all laminated" names "Lamination"
+    asked_stems = stems(" ".join(asked))
+    named = max(len(who & asked), len(stems(" ".join(who)) & asked_stems))
+    least = _least_count_met(subject, question)
+    if _restriction_unmet(subject, question) or least is False:
         return None
+    if least and when is not False:  # "6 mugs" claims "Order 4 or more mugs and get 20% off"
+        return clause
     if when:
         return clause if named or asks or not who else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
-    return clause if named >= 2 or (named > 0 and asks) or bool(head and head <= asked) else None
+    head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
+    return clause if named >= 2 or (named > 0 and asks) or head_named else None

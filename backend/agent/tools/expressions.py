@@ -41,6 +41,7 @@ expressions are checked by the calculator's own parser before they are offered.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 
@@ -50,7 +51,7 @@ from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_
                                       without_ages, without_rounding)
 from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.basket import basket_expression, norm_words, thing_words
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, least_spend
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.tiers import tier_expressions
@@ -208,11 +209,14 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # "what's a standard consultation if it's an out-of-hours call": the price itself
         out = _valid(_listed_prices(question, priced, embed), evaluate)
     if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
-        out = _valid([_surcharged(e, surcharges) for e in out[:MAX_DISCOUNTED]] + out, evaluate)
+        out = _valid([_surcharged(e, surcharges, question) for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
         # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
         template = "({e}) * {p} / 100" if _SAVES.search(question) else "({e}) * (100 - {p}) / 100"
-        out = _valid([template.format(e=e, p=discount[0]) for e in out[:MAX_DISCOUNTED]] + out, evaluate)
+        # "Orders over €150 get 10% off": only a total over it
+        spend = least_spend(discount[2])
+        reached = [e for e in out[:MAX_DISCOUNTED] if spend is None or _value(e, evaluate) > Fraction(spend)]
+        out = _valid([template.format(e=e, p=discount[0]) for e in reached] + out, evaluate)
     digits = asked_rounding(question)
     if digits is None or not out:
         return out
@@ -251,13 +255,54 @@ def _without_amount(sentence: str, amount: str) -> str:
     return sentence if not found else sentence[:found[-1].start()] + " " + sentence[found[-1].end():]
 
 
-def _surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]]) -> str:
-    """`expression` with each amount of `surcharges` added, then each percentage laid on."""
-    added = " + ".join([expression] + [amount for kind, amount, _, _ in surcharges if kind == "+"])
+def _surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]], question: str = "") -> str:
+    """`expression` with each amount of `surcharges` added (times the count the question gives of
+    what it is per: "Lamination adds €4 per poster" for "6 A1 posters, all laminated" -> 6 * 4),
+    then each percentage laid on."""
+    amounts = []
+    for kind, amount, sentence, _ in surcharges:
+        if kind == "+":
+            count = _count_per(question, sentence, amount)
+            amounts.append(amount if count is None else f"{count} * {amount}")
+    added = " + ".join([expression] + amounts)
     for kind, amount, _, _ in surcharges:
         if kind == "%":
             added = f"({added}) * (100 + {amount}) / 100"
     return added
+
+
+def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:
+    """The exact value of an expression the calculator accepted."""
+    value = evaluate(expression)
+    return Fraction(getattr(value, "q", value))
+
+
+# A price per person ("£3 per person") counts everyone the question counts: "3 adults", "2 adults and 2 kids".
+_PERSON_STEMS = frozenset({"person", "head", "guest", "visitor", "particip", "peopl"})
+_PEOPLE_STEMS = _PERSON_STEMS | {"adult", "child", "kid", "children", "student", "senior", "friend", "mate", "player",
+                                 "teen", "teenag", "junior", "pupil", "member"}
+
+
+def _count_per(question: str, sentence: str, amount: str) -> str | None:
+    """The count `question` gives of the thing an amount of `sentence` is per ("€4 per poster" and
+    "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one."""
+    per = re.search(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+)?(?:per|each|a|an)\s+([a-z][\w-]*)",
+                    sentence, re.IGNORECASE)
+    if per is None:
+        return None
+    unit = stems(per.group(1))
+    text = without_ages(with_digits(question))
+    people = unit & _PERSON_STEMS
+    found = []
+    for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", text, re.IGNORECASE):
+        if stems(m.group(2)) & (_PEOPLE_STEMS if people else unit):
+            found.append(m.group(1))
+            if not people:
+                break
+    if people and not found:  # "for 5 of us"
+        found = re.findall(r"(?<![\w.,$€£¥])([0-9]+)\s+of\s+us\b", text, re.IGNORECASE)[:1]
+    count = " + ".join(found) if len(found) < 2 else f"({' + '.join(found)})"
+    return None if not found or count == "1" else count
 
 
 def _listed_prices(question: str, sentences: Sequence[tuple[str, str]],

@@ -104,6 +104,15 @@ _PER_UNIT_ASKED = re.compile(rf"\b(?:price|cost|rate|charge|pay|paying|much|out\
                              rf"({_TIME}|{_WORD})\b", re.IGNORECASE)
 
 
+# A count that limits what one price buys, not a count bought ("no more than 6 dogs per walker", "up to 20").
+_LIMIT_BEFORE = re.compile(r"\b(?:no\s+more\s+than|not\s+more\s+than|up\s+to|at\s+most|a\s+maximum\s+of|maximum(?:\s+of)?|"
+                           r"max\.?|fewer\s+than|less\s+than|minimum(?:\s+of)?|at\s+least)\s+$", re.IGNORECASE)
+_LASTS_BEFORE = re.compile(r"\b(?:lasts?|lasting|takes?)\s+(?:about\s+|around\s+)?$", re.IGNORECASE)
+# The alternative a comparison names is paying for each one ("10 group walks one by one", "the 3 terms separately").
+_SINGLY = re.compile(r"\b(?:one\s+by\s+one|one\s+at\s+a\s+time|separately|individually|singly|each\s+time|"
+                     r"pay(?:ing)?\s+as\s+you\s+go|single)\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Offer:
     """A price of the documents and what it buys: `measure` maps a unit ("month", "lesson",
@@ -175,8 +184,13 @@ def measure_of(text: str) -> dict[str, Fraction]:
     text = _digits(text)
     measure: dict[str, Fraction] = {}
     things: list[tuple[str, Fraction, bool]] = []  # (unit, count, after "of")
+    lasting = False
     for m in _COUNT.finditer(text):
         n = Fraction(m.group(1))
+        if _LIMIT_BEFORE.search(text[max(0, m.start() - 24):m.start()]):
+            continue  # "with no more than 6 dogs per walker", "for groups of up to 20": a limit, nothing bought
+        if _LASTS_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
+            lasting = True  # "Group walks last 60 minutes": one thing that long, not a period paid for
         if m.group(2) == "-":  # "150-minute session", "10-week course", "1-hour lesson"
             unit = _unit(m.group(3).split()[0].split("-")[0])
             rest = " ".join(m.group(3).split()[1:])
@@ -234,7 +248,7 @@ def measure_of(text: str) -> dict[str, Fraction]:
             measure.setdefault(_unit(m.group(2)), Fraction(1))
     if things:  # the things bought: those after "of" ("a block of 10 lessons"), else the first counted
         measure["item"] = next((n for _, n, of in things if of), things[0][1])
-    elif not any(u in _TIME_UNITS.values() for u in measure):
+    elif lasting or not any(u in _TIME_UNITS.values() for u in measure):
         measure["item"] = Fraction(1)
     return measure
 
@@ -312,8 +326,10 @@ def asked_amount(question: str) -> dict[str, Fraction]:
             continue  # "the 20-ticket book"
         if _BUNDLE_NAMED.search(text[max(0, m.start() - 20):m.start()]):
             continue  # "the set of 6"
-        if re.search(r"\b(?:a|an|the)\s+(?:[a-z]+\s+)?$", text[max(0, m.start() - 20):m.start()], re.IGNORECASE):
-            continue  # "a large 14 kg wash": which one, not how many
+        if (re.search(r"\b(?:a|an|the)\s+(?:[a-z]+\s+)?$", text[max(0, m.start() - 20):m.start()], re.IGNORECASE)
+                and not (re.search(r"\bthe\s+$", text[max(0, m.start() - 5):m.start()], re.IGNORECASE)
+                         and re.match(r"[a-z]+s\b", m.group(3), re.IGNORECASE) and Fraction(m.group(1)) != 1)):
+            continue  # "a large 14 kg wash": which one, not how many; "the 3 terms" are 3
         words = m.group(3).split()
         thing = _thing(m.group(3))
         if thing is None or any(re.fullmatch(_BUNDLE_WORDS + "s?", w, re.I) for w in words[:3]):
@@ -387,6 +403,22 @@ def _cost(offer: Offer, amount: dict[str, Fraction], whole: bool = False) -> tup
     return f"{_number(factor)} * {offer.price}", price * factor
 
 
+def _single(offer: Offer) -> bool:
+    """Whether `offer` buys one thing (not a bundle, not a period: "$22 per dog", "$120 per term")."""
+    return offer.measure.get("item") == 1 and all(n == 1 for u, n in offer.measure.items() if u not in _TIME_UNITS.values())
+
+
+def _whole_period(offer: Offer, question: str, comparing: bool) -> tuple[str, Fraction] | None:
+    """(the price, its value) of an offer for one period the question names, bought once ("the full
+    choir year upfront" over "$330 for the full year"), in a comparison; else None."""
+    if not comparing:
+        return None
+    periods = [u for u, n in offer.measure.items() if u in _TIME_UNITS.values() and n == 1]
+    if periods and all(re.search(rf"\b{u}\b", question, re.IGNORECASE) for u in periods):
+        return offer.price, Fraction(offer.price)
+    return None
+
+
 def compares_offers(question: str) -> bool:
     """Whether `question` compares two ways of paying ("how much do I save ... instead of",
     "how much more ... than", "weekly rate vs the daily rate")."""
@@ -410,7 +442,7 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
     offers = [o for o in offers_in(sentences, question) if o.words]
     amount = asked_amount(question)
     whole = per is None and _per_basis(with_digits(question)) is None  # "save per lesson": 495 / 10, not one block
-    priced = [(o, c) for o in offers if (c := _cost(o, amount, whole)) is not None]
+    priced = [(o, c) for o in offers if (c := _cost(o, amount, whole) or _whole_period(o, question, comparing)) is not None]
     if per is not None:  # a bundle's price per unit: "1050 / 20"
         unit = _unit(per.group(1))
         bundles = [(o, c) for o, c in priced if _expand(o.measure).get(unit, Fraction(1)) != 1
@@ -432,12 +464,17 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
             price = Fraction(offer.price)
             out.append(f"{listed} - {offer.price}" if value >= price else f"{offer.price} - ({listed})")
     pairs = []
+    singly = _SINGLY.search(question) is not None
     for i, (a, cost_a) in enumerate(priced):
         for b, cost_b in priced[i + 1:]:
             if Fraction(a.price) == Fraction(b.price):
                 continue
             same = a.measure == b.measure  # two prices of one measure compare two things, not two ways to pay
-            pairs.append(((-_score(a) - _score(b), same, abs(a.order - b.order), a.order + b.order),
+            # "10 group walks one by one" against a package: a single price and a bundle first
+            apart = singly and _single(a) == _single(b)
+            # ... the bundle of the amount asked first ("the 10 walk package" over two packages of 5)
+            exact = singly and not (cost_a[0] == a.price or cost_b[0] == b.price)
+            pairs.append(((apart, exact, -_score(a) - _score(b), same, abs(a.order - b.order), a.order + b.order),
                           cost_a, cost_b))
     pairs.sort(key=lambda p: p[0])
     for _, (a, value_a), (b, value_b) in pairs[:MAX_COMPARISONS]:

@@ -41,7 +41,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.
 MAX_QUOTE_CHARS = 400
 # A sentence that holds none of the question's own words answers it only above this cosine.
 MIN_QUOTE_SIMILARITY = 0.3
-_WORD = re.compile(r"[a-z]{3,}")
+# A word: three letters or more, or a size's code ("A1 posters", "8x10 prints").
+_WORD = re.compile(r"[a-z]{3,}|(?<![a-z0-9])(?:[a-z][0-9]{1,2}|[0-9]{1,3}x[0-9]{1,3})(?![a-z0-9])")
 _STOPWORDS = frozenset(
     "the and for are was were its his her their our your this that these those with from into than then "
     "what which who whom how many much does did has have had been being will would could should about "
@@ -50,7 +51,8 @@ _STOPWORDS = frozenset(
 
 
 def content_words(text: str) -> list[str]:
-    """The words of `text` of three letters or more, lowercased, stopwords left out, as written."""
+    """The words of `text` of three letters or more and sizes' codes ("a1"), lowercased, stopwords
+    left out, as written."""
     return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
 
 

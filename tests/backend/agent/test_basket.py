@@ -106,3 +106,13 @@ def test_a_price_per_unit_is_named_by_the_words_before_it():
     body = "Wool suiting is €24 per metre, cotton lining €7.50 per metre."
     assert basket_expression("2 metres of cotton lining and 1 metre of wool suiting, how much will it cost?",
                              [body]) == "2 * 7.50 + 24"
+
+
+def test_a_count_sold_together_is_that_bundle_and_a_size_code_names_a_price():
+    shop = ("Posters: A2 €12 each, A1 €18 each. Business cards: 250 cards for €29, 500 cards for €45, 1,000 cards "
+            "for €78.")
+    # "1000 business cards" are the bundle of 1,000 (not 1000 at the 250-card price); "A1" names €18, not A2's €12
+    assert basket_expression("how much for 1000 business cards and 6 A1 posters?", [shop]) == "78 + 6 * 18"
+    # a count word before a size code is a count ("six 8x10 prints")
+    prints = result("Lumen Studio\n\nPrints: 5x7 inch $8, 8x10 inch $18, 16x20 inch $55.")
+    assert evaluate(candidate_expressions("how much for six 8x10 prints?", [prints], None, evaluate)[0]).q == 108

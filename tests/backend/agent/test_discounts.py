@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 from backend.agent.tools.calculator import evaluate
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, least_spend
 from backend.agent.tools.expressions import candidate_expressions
 
 from .test_expressions import result
@@ -172,3 +172,45 @@ def test_a_percentage_more_is_a_surcharge_only_of_a_price(sentence, want):
 ])
 def test_the_price_beside_a_surcharge(document, question, want):
     assert evaluate(candidate_expressions(question, [result(document)], None, evaluate)[0]).q == Fraction(want)
+
+
+@pytest.mark.parametrize("document, question, want", [
+    # an amount per thing, times the question's count of it; claimed by a word's stem ("laminated": "Lamination")
+    ("Copy Corner\n\nFlyers cost £2 each. Lamination adds £3 per flyer.", "5 flyers, all laminated - how much?",
+     "25"),
+    # "£4 more per bed" on the nights named; a surcharge named before its amount ("Late surcharge: ...")
+    ("Dune Lodge\n\nA dorm bed costs €20 per night. Saturday nights cost €4 more per bed.",
+     "4 beds for a Saturday night, how much?", "96"),
+    # per person: everyone the question counts
+    ("Kayak Base\n\nA guided paddle costs £25 per person. Evening surcharge: £5 per person on Friday and Saturday "
+     "paddles.", "what's a friday paddle for 4 people?", "120"),
+])
+def test_a_surcharge_per_thing_is_counted(document, question, want):
+    first = candidate_expressions(question, [result(document)], None, evaluate)[0]
+    assert evaluate(first).q == Fraction(want)
+
+
+@pytest.mark.parametrize("sentence, question, want", [
+    # a least count of nights: the nights the question names or counts
+    ("Stay 5 nights or more and get 10% off the whole stay.", "a room for Friday and Saturday nights, how much?",
+     None),
+    ("Stay 5 nights or more and get 10% off the whole stay.", "a room for 6 nights, how much?", "10"),
+    ("Order 4 or more mugs and get 20% off.", "how much for 3 mugs?", None),
+    ("Order 4 or more mugs and get 20% off.", "how much for 4 mugs?", "20"),
+    ("Bookings of more than 3 nights get 5% off.", "how much for 3 nights in the cabin?", None),
+])
+def test_a_least_count_is_met_only_by_the_count_asked(sentence, question, want):
+    claimed = claimed_discount(question, [sentence])
+    assert (claimed and claimed[0]) == want
+
+
+@pytest.mark.parametrize("question, want", [
+    ("how much for 3 posters?", "36"),  # 36 is no order over £50: no discount
+    ("how much for 5 posters?", "54"),  # 60 is: 10% off
+])
+def test_a_least_spend_is_met_only_by_the_total(question, want):
+    document = "Print Hut\n\nPosters cost £12 each. Orders over £50 get 10% off."
+    claimed = claimed_discount(question + " with the order discount", [document.split("\n\n")[1]])
+    assert claimed is not None and least_spend(claimed[2]) == "50"
+    first = candidate_expressions(question + " with the order discount", [result(document)], None, evaluate)[0]
+    assert evaluate(first).q == Fraction(want)

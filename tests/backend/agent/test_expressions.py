@@ -204,6 +204,11 @@ def test_a_quantity_asked_with_a_number_the_documents_do_not_hold_plans_the_calc
     assert not calculator.relevant("u", "How many of the 3 musketeers were there?")
     assert numbers_beyond("If four more came to the festival, how many?", [campsite]) == ["4"]
     assert numbers_beyond("Did 1,200 people come?", [campsite]) == []
+    # a count of other things, or a price, is not the question's count; a size ("2.7-tonne") names which one
+    cleaning = "Large windows: $12 each. Children's menu (under 12). The lens weighs 2.7 tonnes."
+    assert numbers_beyond("how much to get 12 standard windows cleaned?", [cleaning]) == ["12"]
+    assert numbers_beyond("how many prisms are in the 2.7-tonne lens?", [cleaning]) == []
+    assert numbers_beyond("what do 12 large windows cost?", ["We clean 12 large windows a day."]) == []
     assert asks_quantity("What would three tickets cost altogether?") and not asks_quantity("Tell me more.")
 
 

@@ -42,6 +42,10 @@ STARS = ("Hollin Observatory\n\nTickets cost $14 for adults and $7 for children,
 RINK = ("Copperline Rink\n\nGeneral admission is £8 for adults and £5.50 for children, and skate hire costs £3 per "
         "person per session. A ten-session punch card for adults costs £65, excluding skate hire.")
 WASH = "Suds\n\nA standard 8 kg washer costs $4.50 per load and a large 14 kg washer costs $7.25 per load."
+WALKS = ("Tailwag Walks\n\nPark walks last 60 minutes, with no more than 5 dogs per walker, and cost $20 per dog. "
+         "Bundles: 5 park walks for $90, or 10 park walks for $170.")
+ORCHESTRA = ("Elm Orchestra\n\nFees: £95 per term, or £260 for the full year if paid in September. "
+             "Scores cost £12.")
 
 
 @pytest.mark.parametrize("question, text, want", [
@@ -85,6 +89,12 @@ WASH = "Suds\n\nA standard 8 kg washer costs $4.50 per load and a large 14 kg wa
      "skate hire)", RINK, "8 - 65 / 10"),
     # one of each: the sizes name the washers, they are no amount
     ("How much more does a large 14 kg wash cost than a standard 8 kg one?", WASH, "7.25 - 4.50"),
+    # a limit ("no more than 5 dogs") and a length ("last 60 minutes") are not what $20 buys; "one by one" is
+    # the single price against the bundle of the amount (not two bundles of 5)
+    ("how much do i save with the 10 walk bundle vs paying for 10 park walks one by one", WALKS, "10 * 20 - 170"),
+    # "the full year" names the year's price, bought once; "the 3 terms" are three
+    ("How much do I save paying for the full orchestra year instead of paying for the 3 terms separately?",
+     ORCHESTRA, "3 * 95 - 260"),
 ])
 def test_two_ways_of_paying_are_compared_for_the_amount_asked(question, text, want):
     _, body = text.split("\n\n", 1)
@@ -120,6 +130,9 @@ def test_measures_and_amounts():
     assert asked_amount("how much do I save per lesson with the block of 10") == {"lesson": 1, "item": 1}
     assert asked_amount("the 10 manual lesson block instead of 3 single lessons") == {"lesson": 3, "item": 3}
     assert asked_amount("how much more does a large 14 kg wash cost") == {}
+    assert asked_amount("paying for the 3 terms separately") == {"term": 3, "item": 3}
+    assert measure_of("for groups of up to 20 people: @price") == {"item": 1}  # a limit
+    assert measure_of("Walks last 45 minutes and cost @price") == {"minute": 45, "item": 1}  # one walk that long
 
 
 def test_what_is_no_comparison():

@@ -116,6 +116,9 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to)"
                    r"|\b(?:total|whole|overall)\s+(?:[a-z]+\s+)?(?:fare|cost|price|bill|charge|amount)"
                    r"|\bgoing\s+to\s+(?:cost|come\s+to|set\s+\w+\s+back)\b|\bhow\s+much\s+for\b"
+                   # "2 nutella crepes and 2 salted caramel crepes, how much?", "what's my bill"
+                   r"|\bhow\s+much\s*(?:\?|$|altogether\b|all\s+together\b|in\s+total\b)"
+                   r"|\bwhat(?:'s|s|\s+is|\s+will\s+be|\s+would\s+be)\s+(?:my|our|the)\s+(?:bill|total)\b"
                    # "if i buy 5 jars of the honey how much is that"
                    r"|\b(?:buy|buying|order|ordering|get|getting|take|taking|hire|hiring|book|booking)\s+"
                    r"[0-9][^.?!\n]{0,80}?\bhow\s+much\s+(?:is|would|will)\s+(?:that|this|it)\b"
@@ -291,6 +294,9 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
                     and not price and not names_a_year(question, m)):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
+        party = group_size(question)  # "me and my 3 mates": 4 of them, first
+        if found and party is not None and all(n != party for _, (_, n) in found):
+            found.insert(0, (-1, ("{a} * " + party, party)))
     if not found and _YEARS.search(question):
         for m in _YEAR.finditer(question):
             found.extend(((m.start(), (f"{m.group(1)} - {{a}}", m.group(1))),
@@ -473,8 +479,13 @@ _GROUP_OF = re.compile(rf"\b(?:group|party|team|family|table)\s+of\s+{_NUMBER}(?
                        rf"|\b(?:we're|we\s+are)\s+(?:a\s+(?:group|party|team)\s+of\s+)?{_NUMBER}(?![.,]?[0-9])\b"
                        rf"(?!\s*(?:%|[a-z]+\b(?<!people)(?<!players)(?<!adults)(?<!guests)(?<!persons)))",
                        re.IGNORECASE)
-_ME_AND = re.compile(rf"\b(?:me|i)\s+and\s+(?:my\s+)?{_NUMBER}\s+(?:friends|mates|colleagues|others|buddies|pals)\b",
-                     re.IGNORECASE)
+_ME_AND = re.compile(rf"\b(?:me|i|my\s+(?:son|daughter|kid|child|boy|girl|wife|husband|partner|friend))\s+and\s+"
+                     rf"(?:my\s+|our\s+)?{_NUMBER}\s+(?:of\s+(?:my|his|her|their|our)\s+)?"
+                     rf"(?:friends|mates|colleagues|others|buddies|pals|classmates|teammates)\b", re.IGNORECASE)
+# Grown-ups named beside counted children: "me, my wife and our 2 kids" (the me and the wife).
+_NAMED_ADULTS = re.compile(r"\b(?:me|myself|my\s+(?:wife|husband|partner|girlfriend|boyfriend|spouse|mum|mom|dad|"
+                           r"mother|father))\b(?=[^.?!]{0,40}?\b(?:our|my)\s+[0-9]+\s+(?:kids|children|sons|daughters|"
+                           r"boys|girls)\b)", re.IGNORECASE)
 _HEADS = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:people|persons|players|guests|adults|children|kids|teens|"
                     rf"students|seniors)\b", re.IGNORECASE)
 
@@ -490,6 +501,7 @@ def group_size(text: str) -> str | None:
     if me is not None:
         return str(Fraction(me.group(1).replace(",", "")) + 1)
     heads = [Fraction(m.group(1).replace(",", "")) for m in _HEADS.finditer(text)]  # "2 adults and 3 children"
+    heads += [Fraction(1)] * len(_NAMED_ADULTS.findall(text)) if heads else []  # "me, my wife and our 2 kids"
     return None if not heads else str(sum(heads))
 
 

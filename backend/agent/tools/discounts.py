@@ -48,6 +48,11 @@ _ANYONE = frozenset({"customer", "client", "people", "person", "everyone", "ever
                      "valid", "card", "who", "with", "those"})
 
 
+# Verbs an offer opens with ("Play both courses: €4 off", "Stay 7 nights or more"): no head naming who gets it.
+_IMPERATIVES = frozenset({"play", "stay", "order", "book", "buy", "get", "pay", "use", "visit", "hire", "rent", "bring",
+                          "come", "join", "spend", "try", "sign", "bundle", "combine", "add"})
+
+
 def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str, str] | None:
     """(the percentage as written: "15", its sentence, the words naming who gets it: "Students
     with a valid card ") of the first discount of `sentences` the question claims (see the module
@@ -86,14 +91,19 @@ _LAID = re.compile(r"\b(?:carry|carries|add|adds|incur|incurs|attract|attracts|c
 _ASKS_EXTRA = re.compile(r"\b(?:surcharge|supplement|premium|extra\s+charge|on\s+top)\b", re.IGNORECASE)
 
 
-# An adjustment named before its amount, what it applies to after it: "Weekend surcharge: £3 per person on ...".
-_NAMED_BEFORE = re.compile(r"\b(?:surcharge|supplement)s?\s*:\s*$", re.IGNORECASE)
+# An amount off: "Senior citizens (65+) receive $5 off each visit", "Pensioners get £10 off any call-out fee",
+# "€4 off per person".
+_OFF_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s+off\b", re.IGNORECASE)
+# An adjustment named before its amount, what it applies to after it: "Weekend surcharge: £3 per person on ...",
+# "Evening saver after 19:00: 25% off all single-course tickets".
+_NAMED_BEFORE = re.compile(r"[\w)]\s*:\s*$", re.IGNORECASE)
 
 
 def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:
-    """("%", the percentage as written, its sentence, what it applies to) or ("+", the amount as
-    written, its sentence, what it applies to) for each surcharge of `sentences` (_EXTRA_PERCENT,
-    _EXTRA_AMOUNT; one a sentence) the question claims, as for a discount: the head of what it
+    """("%", the percentage as written, its sentence, what it applies to), ("+", the amount as
+    written, ...) or ("-", an amount off as written, ...: "Pensioners get £10 off any call-out
+    fee") for each surcharge of `sentences` (_EXTRA_PERCENT, _EXTRA_AMOUNT, _OFF_AMOUNT; one a
+    sentence) the question claims, as for a discount: the head of what it
     applies to named ("if it's an out-of-hours emergency call" over "Out-of-hours emergency calls
     carry a £95 surcharge"), or two of its words, or one and a surcharge asked in words; one with
     days or times only within them, by one of its words ("a walk on a Sunday" over "Weekend walks
@@ -104,12 +114,14 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
     asked, asks = _asked_words(question), _ASKS_EXTRA.search(question) is not None
     out = []
     for sentence in sentences:
-        for kind, pattern in (("%", _EXTRA_PERCENT), ("+", _EXTRA_AMOUNT)):
+        for kind, pattern, verb in (("%", _EXTRA_PERCENT, _LAID), ("+", _EXTRA_AMOUNT, _LAID),
+                                    ("-", _OFF_AMOUNT, _GRANTED)):
             match = pattern.search(sentence)
             # "Weekend surcharge: £3 ...": read from its amount
             at = None if match is None else (match.start() + match.group(0).index(":") + 1 if ":" in match.group(0)
                                              else match.start())
-            subject = None if match is None else _claims(question, asked, asks, sentence, at, _LAID)
+            subject = None if match is None else _claims(question, asked, asks or kind == "-" and _ASKS_DISCOUNT.search(
+                question) is not None, sentence, at, verb)
             if subject is not None:
                 found = (kind, next(g for g in match.groups() if g).replace(",", ""), sentence, subject)
                 if all((kind, found[1], sentence) != claimed[:3] for claimed in out):  # a sentence of two passages
@@ -229,14 +241,22 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     price the claimant's own ("Membership costs €30 per year and gives members 10% off").
     Who a discount is given to may follow its verb ("gives | members | a 10% discount")."""
     clause = _CLAUSE.split(sentence[:at])[-1]  # "...; junior membership is £30, | and siblings each receive"
-    if verb is _LAID and _NAMED_BEFORE.search(sentence[:at]):
+    to_all = False
+    if _NAMED_BEFORE.search(sentence[:at]) and not _CLAUSE.search(sentence[:at].rstrip(" :")):
         # "Weekend surcharge: £3 per person on Saturday and Sunday taster sessions": named before, applies after
-        clause = sentence[:at].rstrip(" :") + " " + _PRICED.sub(" ", sentence[at:], count=1) + " has "
+        label = sentence[:at].rstrip(" :")
+        rest = _PRICED.sub(" ", sentence[at:], count=1) if verb is _LAID else _OFF.sub(" ", sentence[at:], count=1)
+        # who gets a discount is the label ("Students with valid ID: 15% off the session price"); what a
+        # surcharge applies to is all of it ("Weekend surcharge: £3 per person on Saturday ... sessions")
+        clause = label + " " + rest + " has " if verb is _LAID else label + " get "
+        to_all = re.match(r"\s*(?:off\s+)?(?:on\s+)?(?:all|any|every)\b", rest, re.IGNORECASE) is not None
     priced = list(_PRICED.finditer(clause))
     if priced and verb is _LAID:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
     granted = list(verb.finditer(clause))
-    if not granted and _VERB_FIRST.match(sentence, at) is None:
+    # "Happy hour, Tuesday to Thursday 16:00 to 18:00: all sweet crepes 20% off": a label's list, no verb
+    labelled = re.search(r":(?![0-9])[^:]*$", sentence[:at]) is not None
+    if not granted and _VERB_FIRST.match(sentence, at) is None and not labelled:
         return None
     # the amount's own verb ("A weekly box subscription | saves 10%", "Emergency call-outs | add a flat £90")
     subject = clause[:granted[-1].start()] if granted else clause
@@ -247,17 +267,17 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         return None
     words = condition_words(subject)
     who = norm_words(words) - _ANYONE
-    head = next((w for w in (norm_words(word) for word in words.split()) if w and not w & _ANYONE), set())
+    head = next((w for w in (norm_words(word) for word in words.split()) if w and not w & (_ANYONE | _IMPERATIVES)), set())
     # by the words' stems too: "all laminated" names "Lamination"
     asked_stems = stems(" ".join(asked))
     named = max(len(who & asked), len(stems(" ".join(who)) & asked_stems))
-    least = _least_count_met(subject, question)
-    if _restriction_unmet(subject, question) or least is False:
+    least, unmet = _least_count_met(subject, question), _restriction_unmet(subject, question)
+    if unmet or least is False:
         return None
-    if least and when is not False:  # "6 mugs" claims "Order 4 or more mugs and get 20% off"
+    if least or unmet is False:  # "6 mugs" claims "Order 4 or more mugs and get 20% off"; "I'm 70": "(65+)"
         return clause
-    if when:
-        return clause if named or asks or not who else None
+    if when:  # "Evening saver after 19:00: 25% off all single-course tickets" at 8pm
+        return clause if named or asks or not who or to_all else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
     return clause if named >= 2 or (named > 0 and asks) or head_named else None

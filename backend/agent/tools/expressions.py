@@ -47,7 +47,7 @@ from typing import Any, Callable, Sequence
 
 from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_PRICE, asked_rounding,
                                       asked_rounding_direction, asks_age, asks_cost, asks_how_many, asks_price, asks_share_per_person, asks_total,
-                                      named_operations, names_an_edition, people_sharing, with_digits,
+                                      group_size, named_operations, names_an_edition, people_sharing, with_digits,
                                       without_ages, without_rounding)
 from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.basket import basket_expression, norm_words, thing_words
@@ -135,6 +135,9 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         prices = list(prices_in(sentence)) if priced else []
         if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
             operands = _prices_first(question, sentence, operands, prices)
+        least = _least_count(sentence, question, group_size(question))  # "minimum charge for 8 children"
+        if least is not None:
+            templates = [(f"{{a}} * {least}", least)] + [t for t in templates if t[1] != least]
         for template, n in templates:
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))
@@ -145,6 +148,12 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         own = without_ages(with_digits(question))  # its numbers but an edition's year ("the 2019 fair") and ages
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
                                    if not names_an_edition(own, m)))[:MAX_NUMBERS]
+        party = group_size(question)  # "me and my 3 mates": 4
+        if party is not None and party not in given:
+            given = [party] + given
+        least = _least_count(sentence, question, party)  # "€11 per child, minimum charge for 8 children"
+        if least is not None:
+            given = [least] + [n for n in given if Fraction(n) >= Fraction(least)]
         operators = ("*+" if _PER_EACH.search(question) else "+*") if asks_total(question) else _GENERIC_ORDER
         for a in operands:
             for n in given:
@@ -153,6 +162,24 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
                 for op in operators:
                     expressions.extend((f"{a} {op} {n}", f"{n} {op} {a}"))
     return expressions
+
+
+# "minimum charge for 8 children", "a minimum of 4 people", "minimum booking 10 guests".
+_MINIMUM_COUNT = re.compile(r"\bminimum(?:\s+(?:charge|booking|order|group|number))?\s*(?:of|for|is)?\s+([0-9]+)\s+([a-z]+)",
+                            re.IGNORECASE)
+
+
+def _least_count(sentence: str, question: str, party: str | None) -> str | None:
+    """The least count `sentence` charges for ("minimum charge for 8 children") when the question
+    counts fewer of it (its party, for people; else a number before the same word); else None."""
+    m = _MINIMUM_COUNT.search(sentence)
+    if m is None:
+        return None
+    least, thing = m.group(1), stems(m.group(2))
+    counts = [party] if party is not None and thing & _PEOPLE_STEMS else []
+    counts += [c.group(1) for c in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+([a-z]+)", without_ages(with_digits(question)))
+               if stems(c.group(2)) & thing]
+    return least if counts and all(Fraction(c) < Fraction(least) for c in counts) else None
 
 
 # With no operation named, the order the program's first candidate follows (it is the call:
@@ -196,12 +223,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         apart.add(discount[1])
     # (counted: "A basic wash is €4 and vans pay a €4 supplement" keeps its €4 wash)
     apart.update(sentence for kind, amount, sentence, subject in surcharges
-                 if len(_PRICE.findall(sentence.replace(subject, " "))) <= (kind == "+"))
+                 if len(_PRICE.findall(sentence.replace(subject, " "))) <= (kind in "+-"))
     # a surcharge's amount is no price of the sentence kept ("Fares add a $5 surcharge ... to the $20 base fare")
-    added = {sentence: amount for kind, amount, sentence, _ in surcharges if kind == "+"}
+    added = {sentence: amount for kind, amount, sentence, _ in surcharges if kind in "+-"}
     priced = [(h, _without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
     out = _candidates(question, priced, embed, evaluate)
-    basket = basket_expression(question, texts)
+    basket = basket_expression(question, _of_named_documents(question, sentences))
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
@@ -227,6 +254,14 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     scale = 10 ** digits
     return _valid([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
                   evaluate)
+
+
+def _of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> list[str]:
+    """The sentences of the documents whose headings' words the question names ("a standard session
+    at Lumen": Lumen Portrait Studio's), all of them when it names none."""
+    asked = stems(question)
+    named = [s for h, s in sentences if stems(h) & asked]
+    return named or [s for _, s in sentences]
 
 
 def _prices_first(question: str, sentence: str, operands: Sequence[str], prices: Sequence[str]) -> list[str]:
@@ -256,15 +291,14 @@ def _without_amount(sentence: str, amount: str) -> str:
 
 
 def _surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]], question: str = "") -> str:
-    """`expression` with each amount of `surcharges` added (times the count the question gives of
-    what it is per: "Lamination adds €4 per poster" for "6 A1 posters, all laminated" -> 6 * 4),
-    then each percentage laid on."""
-    amounts = []
+    """`expression` with each amount of `surcharges` added or taken off (times the count the
+    question gives of what it is per: "Lamination adds €4 per poster" for "6 A1 posters, all
+    laminated" -> 6 * 4), then each percentage laid on."""
+    added = expression
     for kind, amount, sentence, _ in surcharges:
-        if kind == "+":
+        if kind in "+-":  # "Senior citizens (65+) receive $5 off each visit": - 5
             count = _count_per(question, sentence, amount)
-            amounts.append(amount if count is None else f"{count} * {amount}")
-    added = " + ".join([expression] + amounts)
+            added += f" {kind} " + (amount if count is None else f"{count} * {amount}")
     for kind, amount, _, _ in surcharges:
         if kind == "%":
             added = f"({added}) * (100 + {amount}) / 100"

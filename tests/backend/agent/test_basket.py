@@ -116,3 +116,23 @@ def test_a_count_sold_together_is_that_bundle_and_a_size_code_names_a_price():
     # a count word before a size code is a count ("six 8x10 prints")
     prints = result("Lumen Studio\n\nPrints: 5x7 inch $8, 8x10 inch $18, 16x20 inch $55.")
     assert evaluate(candidate_expressions("how much for six 8x10 prints?", [prints], None, evaluate)[0]).q == 108
+
+
+@pytest.mark.parametrize("question, want", [
+    # the party counted: "me and my 3 mates" are 4, "my son and 5 of his friends" 6 (charged for the minimum of 8)
+    ("me and my 3 mates are going to the range, what will bow hire for one session cost us altogether", "28"),
+    ("birthday party for my son and 5 of his friends, what's it going to cost", "88"),
+    ("birthday party for my son and 9 of his friends, what's it going to cost", "110"),
+])
+def test_a_party_is_counted_and_a_minimum_charged(question, want):
+    document = ("Range\n\nBow hire: £7 per person per session. Birthday parties: £11 per child, minimum charge for 8 "
+                "children.")
+    assert evaluate(candidate_expressions(question, [result(document)], None, evaluate)[0]).q == int(want)
+
+
+def test_a_basket_is_priced_from_the_document_the_question_names():
+    golf = "Putt Park\n\nAdults €9.50, children €7."
+    studio = "Lumen Studio\n\nStandard session $220. Adults $15 extra each, children $10 extra each."
+    first = candidate_expressions("how much will 2 adults and 2 kids cost at lumen?", [result(golf, studio)], None,
+                                  evaluate)[0]
+    assert evaluate(first).q == 50  # Lumen's, not Putt Park's 2 * 9.50 + 2 * 7

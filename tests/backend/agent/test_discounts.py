@@ -214,3 +214,35 @@ def test_a_least_spend_is_met_only_by_the_total(question, want):
     assert claimed is not None and least_spend(claimed[2]) == "50"
     first = candidate_expressions(question + " with the order discount", [result(document)], None, evaluate)[0]
     assert evaluate(first).q == Fraction(want)
+
+
+@pytest.mark.parametrize("document, question, want", [
+    # an amount off, claimed by an age within its limit ("(65+)", "I'm 70"), after the listed basket
+    ("Clearview Windows\n\nStandard window, outside only: $4 per window. Skylights: $15 each. Senior citizens (65+) "
+     "receive $5 off each visit.", "I'm 70 and need 10 standard windows cleaned outside only plus 1 skylight. "
+     "what's my bill", "50"),
+    ("Clearview Windows\n\nStandard window, outside only: $4 per window. Skylights: $15 each. Senior citizens (65+) "
+     "receive $5 off each visit.", "I'm 40 and need 10 standard windows cleaned outside only plus 1 skylight. "
+     "what's my bill", "55"),
+    # a label before the amount: its time claims it for all ("all single-course tickets")
+    ("Mini Golf\n\nJungle course: adults €8, children €6. Evening saver after 19:00: 25% off all single-course "
+     "tickets.", "2 adults playing the jungle course at 8pm, how much do we pay", "12"),
+    ("Mini Golf\n\nJungle course: adults €8, children €6. Evening saver after 19:00: 25% off all single-course "
+     "tickets.", "2 adults playing the jungle course at 3pm, how much do we pay", "16"),
+    # a label's list with no verb: "Happy hour, ...: all sweet crepes 20% off"
+    ("Crepes\n\nSweet crepes: sugar €4, Nutella €5. Happy hour, Tuesday to Thursday 16:00 to 18:00: all sweet "
+     "crepes 20% off.", "It's wednesday 5pm, we want 2 nutella crepes and 2 sugar crepes, how much?", "14.4"),
+])
+def test_amounts_off_and_labelled_adjustments(document, question, want):
+    first = candidate_expressions(question, [result(document)], None, evaluate)[0]
+    assert evaluate(first).q == Fraction(want)
+
+
+def test_who_a_labelled_discount_names_is_its_label():
+    sentences = ["Students with valid ID: 15% off the session price.", "Play both courses: €4 off per person."]
+    # the label names who gets it: the session the question names is what it applies to, not who
+    assert claimed_discount("what does the session cost for my family", sentences) is None
+    assert claimed_discount("student here, what does the session cost", sentences)[0] == "15"
+    # an imperative opening a label is no head: "playing" does not claim "Play both courses"
+    assert claimed_surcharges("2 adults playing jungle falls, how much", sentences) == []
+    assert [s[:2] for s in claimed_surcharges("2 adults playing both courses, how much", sentences)] == [("-", "4")]

@@ -119,6 +119,7 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    # "2 nutella crepes and 2 salted caramel crepes, how much?", "what's my bill"
                    r"|\bhow\s+much\s*(?:\?|$|altogether\b|all\s+together\b|in\s+total\b)"
                    r"|\bwhat(?:'s|s|\s+is|\s+will\s+be|\s+would\s+be)\s+(?:my|our|the)\s+(?:bill|total)\b"
+                   r"|\b(?:a\s+)?quote\s+(?:pls|please|for|on)\b|\bquote\s+me\b"  # "brightpane quote pls: 6 windows"
                    # "if i buy 5 jars of the honey how much is that"
                    r"|\b(?:buy|buying|order|ordering|get|getting|take|taking|hire|hiring|book|booking)\s+"
                    r"[0-9][^.?!\n]{0,80}?\bhow\s+much\s+(?:is|would|will)\s+(?:that|this|it)\b"

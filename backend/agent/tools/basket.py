@@ -69,6 +69,9 @@ _GROWN_UP = re.compile(r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|fia
                        r"father)\b", re.IGNORECASE)
 _CHILDREN = frozenset({"child", "son", "daughter", "teen", "teenager", "toddler", "baby", "junior"})
 _ADULTS = frozenset({"adult", "ticket", "person", "people", "senior", "student", "friend", "guest", "player"})
+# A thing for each of the things counted before: "each in its own box", "each with a waffle cone".
+_EACH_WITH = re.compile(rf"\beach\s+(?:one\s+)?(?:in|with|gets?|needs?|has|having)\s+(?:its|their|his|her)?\s*(?:own\s+)?"
+                        rf"(?:a\s+|an\s+)?((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,2}})", re.IGNORECASE)
 # A thing with no count whose price the documents lack is left out, not the basket.
 OPTIONAL = "1?"
 
@@ -93,6 +96,10 @@ def basket_items(question: str) -> list[tuple[str, str]]:
         more = _ONE_MORE.match(text, of.end() if of else m.end())
         if more is not None and not _DURATION.match(more.group(1)):
             items.append((OPTIONAL, more.group(1).strip()))
+    for m in _EACH_WITH.finditer(text):  # "4 galettes to take away, each in its own box": 4 boxes
+        counted_before = [c for c, thing in items if c != OPTIONAL and text.find(thing) < m.start()]
+        if counted_before:
+            items.append((counted_before[-1], m.group(1).strip()))
     # the grown-ups beside counted children only, not beside counted adults ("My wife and I want 2 adult tickets")
     words = [norm_words(thing) for _, thing in items]
     if grown and any(w & _CHILDREN for w in words) and not any(w & _ADULTS for w in words):

@@ -14,9 +14,10 @@ the percentage and words are read from the passages (untrusted data).
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE, given_ages, with_digits, without_ages
+from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE, given_ages, group_size, with_digits, without_ages
 from backend.agent.tools.basket import norm_words, singular
 from backend.agent.tools.conditions import applies, condition_words
 from backend.agent.tools.sentences import stems
@@ -71,7 +72,7 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
 # A surcharge: a percentage or an amount added ("Rush jobs carry a 25% surcharge", "an express
 # service adds 30% to the repair price", "Out-of-hours emergency calls carry a £95 surcharge on
 # top of the consultation fee", "Weekend bookings cost 20% extra").
-_EXTRA_PERCENT = re.compile(rf"(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:surcharge|supplement|premium|"
+_EXTRA_PERCENT = re.compile(rf"(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:surcharge|supplement|premium|service\s+charge|"
                             rf"extra|on\s+top|to\s+(?:the|your|its|any|each)\s+(?:\w+\s+)?(?:price|total|bill|fare|fee|cost|rate|order)\b)"
                             rf"|\b(?:surcharge|supplement|premium)\s+of\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
                             rf"|\b(?:costs?|charged|priced)\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*more\b"
@@ -163,6 +164,9 @@ _LEAST_COUNT = re.compile(rf"(?<![\w.,$€£¥])([0-9]+)\s+((?:{_W}\s+){{0,1}}{_
                           rf"|(?<![\w.,$€£¥])([0-9]+)\+\s*((?:{_W}\s+){{0,1}}{_W})"
                           rf"|\b(?:at\s+least|a\s+minimum\s+of|minimum\s+of)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})",
                           re.IGNORECASE)
+# "Groups of 10 or more", "parties of 8+": a least head-count (operations.group_size).
+_LEAST_GROUP = re.compile(r"\b(?:groups?|parties|party|bookings?|tables?)\s+of\s+([0-9]+)\s*(?:\+|or\s+more\b|and\s+over\b|and\s+above\b)",
+                          re.IGNORECASE)
 _MORE_THAN_COUNT = re.compile(rf"\b(?:more\s+than|over)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})", re.IGNORECASE)
 # A least spend: "Orders over €150", "spend more than $50", "orders of £100 or more".
 _LEAST_SPEND = re.compile(rf"\b(?:over|above|more\s+than|exceeding|at\s+least)\s+{SIGNED_PRICE}"
@@ -194,6 +198,12 @@ def _least_count_met(subject: str, question: str) -> bool | None:
     reaches the least count `subject` needs of it ("Stay 7 nights or more"); None when it needs
     none or the question counts none."""
     met = None
+    group = _LEAST_GROUP.search(subject)
+    party = group_size(question) if group else None
+    if party is not None:
+        if Fraction(party) < int(group.group(1)):
+            return False
+        met = True
     for m in _LEAST_COUNT.finditer(subject):
         least = int(next(g for g in (m.group(1), m.group(3), m.group(5), m.group(7)) if g))
         thing = next(g for g in (m.group(2), m.group(4), m.group(6), m.group(8)) if g).split()[-1]

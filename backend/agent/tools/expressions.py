@@ -213,9 +213,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     sentences = passage_sentences(results)
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     texts = [s for _, s in sentences]
-    discount = None if compares_offers(question) else claimed_discount(question, texts)
+    # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
+    named = _of_named_documents(question, sentences)
+    discount = None if compares_offers(question) else claimed_discount(question, named)
     # "if it's an out-of-hours emergency call" over "Out-of-hours emergency calls carry a £95 surcharge"
-    surcharges = [] if compares_offers(question) else claimed_surcharges(question, texts)
+    surcharges = [] if compares_offers(question) else claimed_surcharges(question, named)
     # the price is read elsewhere than in the adjustment's own sentence (its "15" is no price), unless it holds
     # another one than its amount and the price of what claims it ("Membership costs €30 and gives members 10% off")
     apart = set()
@@ -228,7 +230,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     added = {sentence: amount for kind, amount, sentence, _ in surcharges if kind in "+-"}
     priced = [(h, _without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
     out = _candidates(question, priced, embed, evaluate)
-    basket = basket_expression(question, _of_named_documents(question, sentences))
+    basket = basket_expression(question, named)
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)

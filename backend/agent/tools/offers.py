@@ -403,8 +403,13 @@ def _cost(offer: Offer, amount: dict[str, Fraction], whole: bool = False) -> tup
     return f"{_number(factor)} * {offer.price}", price * factor
 
 
-def _single(offer: Offer) -> bool:
-    """Whether `offer` buys one thing (not a bundle, not a period: "$22 per dog", "$120 per term")."""
+def _single(offer: Offer, amount: dict[str, Fraction]) -> bool:
+    """Whether `offer` buys one of what `amount` counts ("£38 per hour" for 10 hours; not "10 hours
+    for £340"), or one thing when it shares no unit with it ("$22 per dog", "$120 per term")."""
+    measure = _expand(offer.measure)
+    shared = [u for u in _expand(amount) if u in measure and u != "item"]
+    if shared:
+        return measure[shared[0]] == 1
     return offer.measure.get("item") == 1 and all(n == 1 for u, n in offer.measure.items() if u not in _TIME_UNITS.values())
 
 
@@ -471,7 +476,7 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
                 continue
             same = a.measure == b.measure  # two prices of one measure compare two things, not two ways to pay
             # "10 group walks one by one" against a package: a single price and a bundle first
-            apart = singly and _single(a) == _single(b)
+            apart = singly and _single(a, amount) == _single(b, amount)
             # ... the bundle of the amount asked first ("the 10 walk package" over two packages of 5)
             exact = singly and not (cost_a[0] == a.price or cost_b[0] == b.price)
             pairs.append(((apart, exact, -_score(a) - _score(b), same, abs(a.order - b.order), a.order + b.order),

@@ -3,6 +3,8 @@ price the documents give it, summed, as the first of the calculator's candidates
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from backend.agent.tools.basket import basket_expression, basket_items
@@ -136,3 +138,22 @@ def test_a_basket_is_priced_from_the_document_the_question_names():
     first = candidate_expressions("how much will 2 adults and 2 kids cost at lumen?", [result(golf, studio)], None,
                                   evaluate)[0]
     assert evaluate(first).q == 50  # Lumen's, not Putt Park's 2 * 9.50 + 2 * 7
+
+
+def test_a_thing_for_each_is_counted_as_many():
+    creperie = "Creperie\n\nGalettes: ham and cheese €9.40, complete €10.90. Takeaway boxes: €0.50 per box."
+    first = candidate_expressions("4 complete galettes to take away, each in its own box. total?", [result(creperie)],
+                                  None, evaluate)[0]
+    assert first == "4 * 10.90 + 4 * 0.50"
+
+
+@pytest.mark.parametrize("question, want", [
+    ("party of 10 at the creperie, everyone is having a ham and cheese galette - what's the bill", "103.4"),
+    ("party of 6 at the creperie, everyone is having a ham and cheese galette - what's the bill", "56.4"),
+])
+def test_a_group_adjustment_of_the_named_document_only(question, want):
+    creperie = ("Creperie Soleil\n\nGalettes: ham and cheese €9.40. Groups of 10 or more: 10% service charge added to "
+                "the bill.")
+    archery = "Archery Range\n\nTaster €18. Groups of 8 or more get 15% off taster sessions."
+    first = candidate_expressions(question, [result(archery, creperie)], None, evaluate)[0]
+    assert evaluate(first).q == Fraction(want)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence
 
 from backend.agent.operations import AMOUNT, SIGNED_PRICE, with_digits
 from backend.agent.tools.basket import singular
@@ -34,7 +34,17 @@ _RATES = (
     re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+{_EXTRA}\s+{_UNIT}\b", re.IGNORECASE),
     re.compile(rf"\b(?:after\s+(?:that|this)|beyond\s+(?:that|this)|thereafter)\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
                rf"(?:per|an?|each|for\s+(?:each|every))\s+{_UNIT}\b", re.IGNORECASE),
+    # a block: "after that, labour is charged at £15 per 15 minutes"
+    re.compile(rf"\b(?:after\s+(?:that|this)|beyond\s+(?:that|this)|thereafter)\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
+               rf"(?:per|for\s+(?:each|every))\s+([0-9]+)\s+{_UNIT}\b", re.IGNORECASE),
 )
+# Minutes in the units an amount may be asked in (an hour asked of a rate per 15 minutes).
+_MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60}
+# "an hour", "a minute", "half an hour": one (or half) of a unit.
+_ONE_UNIT = re.compile(r"\b(half\s+an?|an?|one)\s+(hour|minute|day|week|month|mile|metre|meter|kilometre|km)\b", re.IGNORECASE)
+# An allowance included in a price named elsewhere: "The first 30 minutes of labour are included in the call-out fee".
+_INCLUDED_IN = re.compile(r"\bincluded\s+in\s+(?:the|your|our|its|any)\s+((?:[a-z-]+\s+){0,2}(?:fee|price|charge|cost|rate))\b",
+                          re.IGNORECASE)
 # The allowance: "for 3 hours", "up to 3 hours", "within 5 miles", "a 5-mile radius", "the first 2 hours".
 _ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|covers?)\s+(?:the\s+first\s+|a\s+|an\s+)?"
                         rf"{AMOUNT}[\s-]*{_UNIT}\b|(?<![\w.,]){AMOUNT}-{_UNIT}\s+(?:radius|limit|allowance)\b",
@@ -51,14 +61,23 @@ def _unit(word: str) -> str:
     return singular(word.lower())
 
 
-def allowance_expressions(question: str, sentences: Sequence[str], ranked: Sequence[str] = ()) -> list[str]:
+def allowance_expressions(question: str, sentences: Sequence[str], ranked: Sequence[str] = (),
+                          price_of: Callable[[str], str | None] | None = None) -> list[str]:
     """The cost of the amount `question` gives under each allowance of `sentences` (in their
     documents' order: an allowance may be the sentence before its rate) it exceeds (see the
-    module docstring): "240 + (5 - 3) * 65", "(5 - 3) * 15"; those of the rates best ranked in
-    `ranked` first. [] when none applies."""
+    module docstring): "240 + (5 - 3) * 65", "(5 - 3) * 15"; a rate per block of units is
+    charged per block begun ("£15 per 15 minutes" for an hour after the first 30 minutes:
+    "ceil((60 - 30) / 15) * 15"); an allowance "included in the call-out fee" adds that fee's
+    price (`price_of` the fee's words, when given). Those of the rates best ranked in `ranked`
+    first. [] when none applies."""
     asked = {}
     for m in _ASKED.finditer(with_digits(question)):
         asked.setdefault(_unit(m.group(2)), m.group(1).replace(",", ""))
+    for m in _ONE_UNIT.finditer(question):  # "an hour", "half an hour"
+        asked.setdefault(_unit(m.group(2)), "0.5" if m.group(1).lower().startswith("half") else "1")
+    for unit, minutes in _MINUTES.items():  # an hour asked of a rate in minutes: 60
+        if unit in asked and "minute" not in asked:
+            asked["minute"] = str(Fraction(asked[unit]) * minutes).removesuffix("/1")
     if not asked:
         return []
     rank = {s: i for i, s in reversed(list(enumerate(ranked)))}
@@ -69,6 +88,7 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             if rate is None:
                 continue
             unit, price = _rate_parts(pattern, rate)
+            block = rate.group(2) if pattern is _RATES[4] else None
             amount = asked.get(unit)
             if amount is None:
                 break
@@ -77,7 +97,11 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             # the sentence before when it is about the same thing ("Private hire ... £240 for 3 hours. Each extra hour")
             before = [sentences[i - 1]] if i and _shared(sentences[i - 1], sentence, unit) else []
             context = [sentence[:rate.start()]] + before
-            expression = _beyond(context, unit, amount, price)
+            expression = _beyond(context, unit, amount, price, block)
+            included = _INCLUDED_IN.search(sentence[:rate.start()])
+            base = price_of(included.group(1)) if included and price_of is not None and expression else None
+            if base is not None:  # "... included in the call-out fee": that fee first
+                expression = f"{base} + {expression}"
             if expression is not None:
                 out.append((rank.get(sentence, len(rank)), expression))
             break
@@ -88,6 +112,8 @@ def _rate_parts(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[str, st
     """(unit, price) of a rate match: the first pattern names the unit before the price."""
     if pattern is _RATES[0]:
         return _unit(match.group(1)), match.group(2).replace(",", "")
+    if pattern is _RATES[4]:  # "£15 per 15 minutes"
+        return _unit(match.group(3)), match.group(1).replace(",", "")
     return _unit(match.group(2)), match.group(1).replace(",", "")
 
 
@@ -106,7 +132,7 @@ _RATE_WORDS = frozenset({"each", "extra", "additional", "further", "after", "tha
                          "charged", "every"})
 
 
-def _beyond(context: Sequence[str], unit: str, amount: str, rate: str) -> str | None:
+def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: str | None = None) -> str | None:
     """The cost of `amount` units at `rate` beyond the allowance of `unit` the `context` (the
     rate's sentence before it, then the sentence before) gives, with its price when next to it;
     None without an allowance or when the amount is within it."""
@@ -122,7 +148,8 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str) -> str | 
             prices = [p for p in _PRICE.finditer(text) if min(abs(p.end() - m.start()), abs(p.start() - m.end()))
                       <= NEAR_CHARS]
             free = _FREE.search(text[max(0, m.start() - NEAR_CHARS):m.end() + NEAR_CHARS])
-            extra = f"({amount} - {included}) * {rate}"
+            extra = (f"({amount} - {included}) * {rate}" if block in (None, "1")
+                     else f"ceil(({amount} - {included}) / {block}) * {rate}")  # per block begun
             if not prices or (free and not prices):
                 return extra if free or not prices else None
             base = min(prices, key=lambda p: min(abs(p.end() - m.start()), abs(p.start() - m.end())))

@@ -157,6 +157,12 @@ def exception(sentence: str) -> When:
     return When(named_days(excepted), named_spans(excepted)) if excepted else When(None, None)
 
 
+# A second condition of whole days beside a time range: "between 6pm and 8am, and all day on Sundays".
+_ALL_DAY = re.compile(rf",?\s*(?:and|or)?\s*all\s+day\s+(?:on\s+)?((?:{_ANY_DAY}|weekends?|weekdays?)"
+                      rf"(?:\s*(?:,|and|or|&)\s*(?:{_ANY_DAY}|weekends?|weekdays?|bank\s+holidays|public\s+holidays))*)",
+                      re.IGNORECASE)
+
+
 def applies(sentence: str, question: str) -> bool | None:
     """Whether what `sentence` grants applies at the days and times `question` names: False when
     the question names a day or time it excepts ("except on Saturdays"), or when it names a
@@ -164,6 +170,12 @@ def applies(sentence: str, question: str) -> bool | None:
     day and time the question names is within the sentence's; None when the sentence names no
     condition (and the question no exception)."""
     asked = asked_when(question)
+    whole = _ALL_DAY.search(sentence)
+    if whole is not None:  # "£75 between 6pm and 8am, and all day on Sundays": either
+        days = named_days(whole.group(1))
+        if days is not None and asked.days is not None and asked.days <= days:
+            return True
+        sentence = sentence[:whole.start()] + " " + sentence[whole.end():]
     excepted = exception(sentence)
     if excepted.days is not None and asked.days is not None and asked.days & excepted.days:
         return False

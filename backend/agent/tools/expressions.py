@@ -51,6 +51,7 @@ from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_
                                       without_ages, without_rounding)
 from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.basket import basket_expression, norm_words, thing_words
+from backend.agent.tools.conditions import applies
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, least_spend
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
@@ -282,8 +283,41 @@ def _named_prices(question: str, sentence: str) -> dict[str, int]:
     named: dict[str, int] = {}
     for i, m in enumerate(found):
         price = next(g for g in m.groups() if g).replace(",", "")
-        named[price] = max(named.get(price, 0), len(thing_words(sentence, found, i) & asked))
+        # "£45 between 8am and 6pm; £75 between 6pm and 8am, and all day on Sundays" at 9pm: the £75
+        when = applies(_price_clause(sentence, found, i), question) if len(found) > 1 else None
+        score = len(thing_words(sentence, found, i) & asked) + (0 if when is None else 2 if when else -2)
+        named[price] = max(named.get(price, score), score)
     return named
+
+
+# Where a price's own conditions end: the next clause ("; ") or the next list entry naming a day
+# ("Weekdays £10 and weekends £14").
+_CLAUSE_END = re.compile(r";|[,.]?\s(?:and|or)\s+(?=(?:on\s+)?(?:weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|"
+                         r"thursdays?|fridays?|saturdays?|sundays?)\b)|,\s+(?=(?:on\s+)?(?:weekends?|weekdays?|mondays?|"
+                         r"tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b)", re.IGNORECASE)
+_CLAUSE_START = re.compile(r"[;,]|\s(?:and|or)\s", re.IGNORECASE)
+
+
+def _price_named(question: str, name: str, sentences: Sequence[str]) -> str | None:
+    """The price of the first of `sentences` naming `name` ("call-out fee"), the one whose own
+    words and conditions fit `question` best ("£75 between 6pm and 8am" at 9pm); None when
+    none names it or holds a price."""
+    for sentence in sentences:
+        if name.lower() in sentence.lower():
+            named = _named_prices(question, sentence)
+            if named:
+                return max(named, key=lambda price: named[price])  # equals: the sentence's first
+    return None
+
+
+def _price_clause(sentence: str, found: Sequence[re.Match[str]], i: int) -> str:
+    """The words of the `i`th price of `sentence` (`found`: its prices) naming when it applies: back
+    to the last separator after the price before, on to the next clause or list entry."""
+    start = found[i - 1].end() if i else 0
+    end = found[i + 1].start() if i + 1 < len(found) else len(sentence)
+    before = _CLAUSE_START.split(sentence[start:found[i].start()])[-1]
+    after = _CLAUSE_END.split(sentence[found[i].end():end])[0]
+    return before + found[i].group(0) + after
 
 
 def _without_amount(sentence: str, amount: str) -> str:
@@ -365,7 +399,9 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
     # "use 1 km = 0.621 miles" (its factor, not ours), "how big is the floor in square metres": first
     stated = stated_conversions(question, texts) or areas(question, texts)
     # "hire the house for 5 hours" over "£240 for 3 hours. Each extra hour is £65"; "5 of us" over "$165 for 5": first
-    allowed = allowance_expressions(question, [s for _, s in sentences], texts) + tier_expressions(question, texts)
+    allowed = allowance_expressions(question, [s for _, s in sentences], texts,
+                                    lambda fee: _price_named(question, fee, [s for _, s in sentences]))
+    allowed += tier_expressions(question, texts)
     out = _document_candidates(question, every, evaluate)
     first = stated + allowed + offered
     return _valid(first + out, evaluate) if first else out

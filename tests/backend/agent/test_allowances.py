@@ -54,3 +54,17 @@ def test_the_amount_beyond_an_allowance_is_the_first_candidate():
 ])
 def test_what_is_no_allowance(question, text, want):
     assert allowance_expressions(question, split_sentences(text)) == want
+
+
+def test_a_rate_per_block_after_an_allowance_included_in_a_fee_named_elsewhere():
+    locksmith = ("Lockfast\n\nCall-out fee: £40 between 8am and 6pm; £70 between 6pm and 8am, and all day on Sundays. "
+                 "The first 30 minutes of labour are included in the call-out fee; after that, labour is charged at £12 "
+                 "per 15 minutes.")
+    # 9pm on a Tuesday: the £70 fee; an hour is 60 minutes, 30 beyond the allowance: two blocks of 15
+    first = candidate_expressions("locked out at 9pm on a tuesday, the job took an hour. what will it cost?",
+                                  [result(locksmith)], None, evaluate)[0]
+    assert first == "70 + ceil((60 - 30) / 15) * 12"
+    # 11am on a Wednesday, 40 minutes: the £40 fee and one block begun
+    first = candidate_expressions("a call-out on a Wednesday at 11am, the job took 40 minutes. what will it cost?",
+                                  [result(locksmith)], None, evaluate)[0]
+    assert evaluate(first).q == 52

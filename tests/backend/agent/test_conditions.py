@@ -83,3 +83,13 @@ def test_an_exception_is_no_condition():
 
 def test_two_times_a_question_names_are_two_times():
     assert asked_when("at 3pm and 5pm").spans == ((900, 901), (1020, 1021))
+
+
+@pytest.mark.parametrize("question, want", [
+    ("at 9pm on a tuesday", True),
+    ("on a Sunday", True),  # all day on Sundays
+    ("on a Wednesday at 11am", False),
+    ("on a Sunday at 11am", True),
+])
+def test_a_time_range_or_whole_days(question, want):
+    assert applies("£75 between 6pm and 8am, and all day on Sundays and bank holidays", question) is want

@@ -664,3 +664,12 @@ def test_a_trailing_total_asks_a_cost():
 
 def test_words_are_matched_by_their_stems():
     assert stems("valeted Cancellations walking") == stems("valet cancel walks")
+
+
+@pytest.mark.parametrize("question, want", [
+    ("how much is entry for 3 of us on a saturday?", "42"),
+    ("how much is entry for 3 of us on a tuesday?", "30"),
+])
+def test_a_price_is_chosen_by_the_days_its_clause_names(question, want):
+    pool = result("Lido\n\nEntry: weekdays £10 and weekends £14.")
+    assert evaluate(candidate_expressions(question, [pool], None, evaluate)[0]).q == int(want)

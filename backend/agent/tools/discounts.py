@@ -177,12 +177,12 @@ _NIGHTS = frozenset({"night", "day", "evening", "morning"})
 
 def counted(question: str, thing: str) -> int | None:
     """How many of `thing` (a word) `question` counts: a number before it or before a word or
-    two and it ("6 standard keys", "for 7 nights"); for nights and days, the day names listed
+    two and it ("6 standard keys", "for 7 nights", "an 8-metre boat"); for nights and days, the day names listed
     before it ("Thursday, Friday and Saturday nights": 3); None when it counts none."""
     unit = stems(thing)
     text = without_ages(with_digits(question))
-    for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", text, re.IGNORECASE):
-        words = m.group(2).split()
+    for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-)((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", text, re.IGNORECASE):
+        words = m.group(2).replace("-", " ").split()
         if any(stems(w) & unit for w in words):
             return int(m.group(1))
     if {singular(w) for w in unit} & _NIGHTS or {singular(thing.lower())} & _NIGHTS:

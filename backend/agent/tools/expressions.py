@@ -52,7 +52,7 @@ from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_
 from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.basket import basket_expression, norm_words, thing_words
 from backend.agent.tools.conditions import applies
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, least_spend
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, least_spend
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.tiers import tier_expressions
@@ -298,6 +298,35 @@ _CLAUSE_END = re.compile(r";|[,.]?\s(?:and|or)\s+(?=(?:on\s+)?(?:weekends?|weekd
 _CLAUSE_START = re.compile(r"[;,]|\s(?:and|or)\s", re.IGNORECASE)
 
 
+# The best ranked sentences a price per two units is read from.
+MAX_RATE_SENTENCES = 3
+_TWO_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+([a-z]+)\s+(?:per|a|an|each)\s+([a-z]+)\b", re.IGNORECASE)
+
+
+def _two_rates(question: str, ranked: Sequence[str]) -> list[str]:
+    """A price per two units times the question's count of each ("Bow hire: £7 per person per
+    session" for 4 of us and 3 sessions -> "7 * 4 * 3"; "£3.20 per metre per week" for an
+    8-metre boat for 6 weeks -> "3.20 * 8 * 6"), of the best ranked sentences `ranked`; [] when
+    the question counts either unit once or not at all."""
+    out = []
+    for sentence in ranked:
+        for m in _TWO_PER.finditer(sentence):
+            counts = [_count_of(question, unit) for unit in (m.group(2), m.group(3))]
+            if all(c is not None and c != "1" for c in counts):
+                out.append(f"{m.group(1).replace(',', '')} * {counts[0]} * {counts[1]}")
+    return out
+
+
+def _count_of(question: str, unit: str) -> str | None:
+    """How many of `unit` the question counts: its party for people ("me and my 3 mates": 4), else
+    a number before the unit's word ("an 8-metre boat", "for 6 weeks", "Friday and Saturday
+    nights": 2)."""
+    if stems(unit) & _PEOPLE_STEMS:
+        return group_size(question)
+    n = counted(question, unit)
+    return None if n is None else str(n)
+
+
 def _price_named(question: str, name: str, sentences: Sequence[str]) -> str | None:
     """The price of the first of `sentences` naming `name` ("call-out fee"), the one whose own
     words and conditions fit `question` best ("£75 between 6pm and 8am" at 9pm); None when
@@ -403,7 +432,8 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
                                     lambda fee: _price_named(question, fee, [s for _, s in sentences]))
     allowed += tier_expressions(question, texts)
     out = _document_candidates(question, every, evaluate)
-    first = stated + allowed + offered
+    # "£3.20 per metre per week" for an 8-metre boat for 6 weeks: 3.20 * 8 * 6
+    first = stated + allowed + offered + _two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])
     return _valid(first + out, evaluate) if first else out
 
 

@@ -673,3 +673,12 @@ def test_words_are_matched_by_their_stems():
 def test_a_price_is_chosen_by_the_days_its_clause_names(question, want):
     pool = result("Lido\n\nEntry: weekdays £10 and weekends £14.")
     assert evaluate(candidate_expressions(question, [pool], None, evaluate)[0]).q == int(want)
+
+
+@pytest.mark.parametrize("question, want", [
+    ("keeping my 8-metre boat ashore for 6 weeks, how much?", "153.6"),  # 3.20 * 8 * 6
+    ("me and my 3 mates want bow hire for 2 sessions, how much?", "56"),  # 7 * 4 * 2
+])
+def test_a_price_per_two_units_times_both_counts(question, want):
+    yard = result("Yard\n\nHard standing: £3.20 per metre per week. Bow and arrow hire: £7 per person per session.")
+    assert evaluate(candidate_expressions(question, [yard], None, evaluate)[0]).q == Fraction(want)

@@ -90,13 +90,22 @@ _MORE_THAN_A_FACT = re.compile(
     r"|\babout\s*[?.!]*\s*$", re.IGNORECASE)
 
 
+# A fact asked by its name alone: "name of the range officer at the archery place", "minimum age for
+# archery", "price of a 16x20 print at lumen".
+_NAMED_FACT = re.compile(
+    r"^\s*(?:and\s+|so\s+|ok\s+|hi,?\s+)?(?:the\s+|their\s+|its\s+)?(?:[a-z'-]+\s+){0,2}?(?:name|price|cost|address|"
+    r"phone\s+number|number|age|time|date|email|owner|manager|length|height|size|capacity|fee|deadline|hours|"
+    r"opening\s+times)\s+(?:of|for|at|to|in)\b", re.IGNORECASE)
+
+
 def asks_fact(question: str) -> bool:
     """Whether `question` asks for one fact ("Who designed the bridge?", "In what year was it
-    installed?"), not for a summary, an explanation, a list or a task ("Summarise my notes", "Why
-    did it close?", "What are the steps?", "Write to the people who came")."""
+    installed?", "name of the range officer"), not for a summary, an explanation, a list or a
+    task ("Summarise my notes", "Why did it close?", "What are the steps?", "Write to the people
+    who came")."""
     text = cue_text(question)
-    return (_FACT_QUESTION.search(text) is not None and _TASK.search(text) is None
-            and _MORE_THAN_A_FACT.search(text) is None)
+    return ((_FACT_QUESTION.search(text) is not None or _NAMED_FACT.search(text) is not None)
+            and _TASK.search(text) is None and _MORE_THAN_A_FACT.search(text) is None)
 
 
 # A footnote or citation mark of the document's own ("[7]", "[2, 3]", as the page links them), not

@@ -84,10 +84,24 @@ def measures(text: str) -> set[str]:
     return {n.replace(",", "") for n in written if "." in n or (len(n) >= 3 and not _YEAR.fullmatch(n))}
 
 
+# Words of a file's name that name no document: its kind and extension.
+_FILE_WORDS = frozenset({"txt", "pdf", "docx", "doc", "md", "markdown", "html", "htm", "csv", "rtf", "odt", "final",
+                         "draft", "copy", "notes", "file", "document", "new", "old", "version"})
+
+
+def names_document(text: str, document_name: str) -> bool:
+    """Whether the message `text` names the document `document_name` by a word of its file's name
+    of four letters or more ("lumen" of "lumen_portrait_studio.txt"), its kind and extension
+    aside."""
+    named = {w for w in re.split(r"[^a-z0-9]+", document_name.lower()) if len(w) >= 4 and not w.isdigit()}
+    return bool((named - _FILE_WORDS) & set(re.findall(r"[a-z0-9]+", cue_text(text).lower())))
+
+
 def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
     """Whether a message needs the person's documents: it names them, or one passage he may read
     is at least MIN_DOCUMENT_SIMILARITY cosine-similar to it (backend.agent.routing), or at least
-    MEASURE_SIMILARITY and holds a measure the message quotes (measures)."""
+    MEASURE_SIMILARITY and of a document the message names by its file's name (names_document)
+    or holding a measure the message quotes (measures)."""
 
     def relevant(user_id: str, text: str) -> bool:
         if names_documents(text):
@@ -95,6 +109,8 @@ def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
         found = retriever.search(user_id, text, k=3, mode="vector", min_similarity=MEASURE_SIMILARITY)
         if any((s.similarity if s.similarity is not None else s.score) >= MIN_DOCUMENT_SIMILARITY for s in found):
             return True
+        if any(names_document(text, source.document_name) for source in found):
+            return True  # "how many working days until lumen delivers the files?" over lumen_portrait_studio.txt
         quoted = measures(cue_text(text))
         return bool(quoted) and any(quoted & measures(source.text) for source in found)
 

@@ -26,7 +26,10 @@ The tallest animal is a giraffe named Sorrel, who stands 5.4 metres tall. The zo
     "Where is the observatory?", "The record 2.35-kilogram cep was brought in by whom?",
     "what are the two funicular cars called", "The 9.6-metre pipe weighs how many kilograms?",
     "I read that the troupe started in a fish shed — how many puppets did they have back then?", "What did Kestrel Point Seaweed Farm open in 2017?", "What does a tour cost?", "The kettle holds 1,800 litres. In what year was it installed?",
-    "How late is the Velvet Mic open on Saturdays?"])
+    "How late is the Velvet Mic open on Saturdays?",
+    # a fact named without a question word
+    "name of the range officer at the archery place", "minimum age for archery at fletcher's",
+    "price of a 16x20 print at lumen"])
 def test_questions_asking_for_one_fact(question):
     assert asks_fact(question)
 
@@ -41,7 +44,8 @@ def test_questions_asking_for_one_fact(question):
     "Write an email to my landlord about when the rent is due", "Rewrite the paragraph which mentions the bridge.",
     "Draft a thank-you note to the people who attended the opening", "Translate the section where it talks of tolls",
     "What are the steps to reset the router?", "What are the ingredients of the stew?",
-    "What is the difference between the two bridges?", "Which side effects are listed in the leaflet?", "Hello there", "The bridge is nice."])
+    "What is the difference between the two bridges?", "Which side effects are listed in the leaflet?", "Hello there", "The bridge is nice.",
+    "the history of the bridge", "names for a grey kitten", "summary of the report"])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 

@@ -96,13 +96,15 @@ class FakeRetriever:
     """Retriever.search as the cue calls it: hits only for the given user and words, at
     `similarity`, with the passage `text`."""
 
-    def __init__(self, user_id: str, words: str, similarity: float = 0.6, text: str = "A passage.") -> None:
+    def __init__(self, user_id: str, words: str, similarity: float = 0.6, text: str = "A passage.",
+                 document_name: str = "notes.txt") -> None:
         self.user_id, self.words, self.calls = user_id, words, []
-        self.similarity, self.text = similarity, text
+        self.similarity, self.text, self.document_name = similarity, text, document_name
 
     def search(self, user_id, query, *, k=None, mode="hybrid", min_similarity=None, document_ids=None):
         self.calls.append((user_id, query, k, mode, min_similarity))
-        hit = SimpleNamespace(similarity=self.similarity, score=self.similarity, text=self.text)
+        hit = SimpleNamespace(similarity=self.similarity, score=self.similarity, text=self.text,
+                              document_name=self.document_name)
         found = user_id == self.user_id and self.words in query.lower() and self.similarity >= (min_similarity or 0)
         return [hit] if found else []
 
@@ -132,3 +134,17 @@ def test_a_question_quoting_a_measure_of_a_less_similar_passage_searches_it():
     weak = search_documents.spec(FakeRetriever("ann", "pipe", similarity=0.1, text=passage)).relevant
     assert not weak("ann", "The 9.6-metre pipe weighs how many kilograms?")
     assert search_documents.measures("9.6 m, 1,800 litres, 4 cars, 2025, 212 kg") == {"9.6", "1800", "212"}
+
+
+def test_a_question_naming_a_less_similar_document_by_its_file_name_searches_it():
+    # Blind set 32: "how many working days until lumen delivers the files?" scored under 0.35 against
+    # lumen_portrait_studio.txt; it names the studio by its file's name.
+    passage = "Files delivered within 10 working days."
+    relevant = search_documents.spec(FakeRetriever("ann", "days", similarity=0.25, text=passage,
+                                                   document_name="lumen_portrait_studio.txt")).relevant
+    assert relevant("ann", "how many working days until lumen delivers the files?")
+    assert not relevant("ann", "how many working days until the photos come?")  # names no document
+    assert not search_documents.names_document("what's in the txt file?", "lumen_portrait_studio.txt")
+    weak = search_documents.spec(FakeRetriever("ann", "days", similarity=0.1, text=passage,
+                                               document_name="lumen_portrait_studio.txt")).relevant
+    assert not weak("ann", "how many working days until lumen delivers the files?")

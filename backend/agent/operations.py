@@ -117,9 +117,9 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"|\b(?:total|whole|overall)\s+(?:[a-z]+\s+)?(?:fare|cost|price|bill|charge|amount)"
                    r"|\bgoing\s+to\s+(?:cost|come\s+to|set\s+\w+\s+back)\b|\bhow\s+much\s+for\b"
                    # "2 nutella crepes and 2 salted caramel crepes, how much?", "what's my bill"
-                   r"|\bhow\s+much\s*(?:\?|$|altogether\b|all\s+together\b|in\s+total\b)"
+                   r"|(?<!\bby\s)\bhow\s+much\s*(?:\?|$|altogether\b|all\s+together\b|in\s+total\b)"
                    r"|\bwhat(?:'s|s|\s+is|\s+will\s+be|\s+would\s+be)\s+(?:my|our|the)\s+(?:bill|total)\b"
-                   r"|\b(?:a\s+)?quote\s+(?:pls|please|for|on)\b|\bquote\s+me\b"  # "brightpane quote pls: 6 windows"
+                   r"|\bquote\s+(?:pls|please|me)\b"  # "brightpane quote pls: 6 windows"
                    # "if i buy 5 jars of the honey how much is that"
                    r"|\b(?:buy|buying|order|ordering|get|getting|take|taking|hire|hiring|book|booking)\s+"
                    r"[0-9][^.?!\n]{0,80}?\bhow\s+much\s+(?:is|would|will)\s+(?:that|this|it)\b"
@@ -295,8 +295,9 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
                     and not price and not names_a_year(question, m)):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
-        party = group_size(question)  # "me and my 3 mates": 4 of them, first
-        if found and party is not None and all(n != party for _, (_, n) in found):
+        party = group_size(question)  # "me and my 3 mates": 4 of them, first, when only people are counted
+        if (found and party is not None and all(n != party for _, (_, n) in found)
+                and all(_PEOPLE_COUNTED.match(question, at) for at, _ in found)):
             found.insert(0, (-1, ("{a} * " + party, party)))
     if not found and _YEARS.search(question):
         for m in _YEAR.finditer(question):
@@ -491,6 +492,12 @@ _HEADS = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:people|persons|players|guests|ad
                     rf"students|seniors)\b", re.IGNORECASE)
 
 
+# A count of people: "3 mates", "5 of his friends", "2 kids".
+_PEOPLE_COUNTED = re.compile(r"[0-9]+\s+(?:of\s+(?:my|his|her|their|our|us)\s+)?(?:[a-z]+\s+)?(?:people|persons|players|guests|"
+                             r"adults|children|kids|teens|students|seniors|friends|mates|colleagues|others|buddies|pals|"
+                             r"classmates|teammates|of\s+us)\b", re.IGNORECASE)
+
+
 def group_size(text: str) -> str | None:
     """The head-count of the group `text` is about ("There are 5 of us" -> "5", "group of 6",
     "we're 4", "me and 3 friends" -> "4", "for 5 players"), or None."""
@@ -501,8 +508,14 @@ def group_size(text: str) -> str | None:
     me = _ME_AND.search(text)
     if me is not None:
         return str(Fraction(me.group(1).replace(",", "")) + 1)
-    heads = [Fraction(m.group(1).replace(",", "")) for m in _HEADS.finditer(text)]  # "2 adults and 3 children"
-    heads += [Fraction(1)] * len(_NAMED_ADULTS.findall(text)) if heads else []  # "me, my wife and our 2 kids"
+    found = list(_HEADS.finditer(text))
+    wholes = [Fraction(m.group(1).replace(",", "")) for m in found if re.match(r"[0-9.,]+\s+(?:people|persons|guests)\b",
+                                                                               m.group(0), re.IGNORECASE)]
+    if wholes:  # "4 people - 2 adults and 2 kids": the 4
+        return str(max(wholes))
+    heads = [Fraction(m.group(1).replace(",", "")) for m in found]  # "2 adults and 3 children"
+    if heads and not any(re.search(r"adults\b", m.group(0), re.IGNORECASE) for m in found):
+        heads += [Fraction(1)] * len(_NAMED_ADULTS.findall(text))  # "me, my wife and our 2 kids"
     return None if not heads else str(sum(heads))
 
 

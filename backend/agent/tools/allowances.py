@@ -62,7 +62,7 @@ def _unit(word: str) -> str:
 
 
 def allowance_expressions(question: str, sentences: Sequence[str], ranked: Sequence[str] = (),
-                          price_of: Callable[[str], str | None] | None = None) -> list[str]:
+                          price_of: Callable[[str, str], str | None] | None = None) -> list[str]:
     """The cost of the amount `question` gives under each allowance of `sentences` (in their
     documents' order: an allowance may be the sentence before its rate) it exceeds (see the
     module docstring): "240 + (5 - 3) * 65", "(5 - 3) * 15"; a rate per block of units is
@@ -75,9 +75,11 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
         asked.setdefault(_unit(m.group(2)), m.group(1).replace(",", ""))
     for m in _ONE_UNIT.finditer(question):  # "an hour", "half an hour"
         asked.setdefault(_unit(m.group(2)), "0.5" if m.group(1).lower().startswith("half") else "1")
-    for unit, minutes in _MINUTES.items():  # an hour asked of a rate in minutes: 60
-        if unit in asked and "minute" not in asked:
-            asked["minute"] = str(Fraction(asked[unit]) * minutes).removesuffix("/1")
+    for unit, minutes in _MINUTES.items():  # an hour asked of a rate in minutes: 60; "an hour and 20 minutes": 80
+        if unit in asked and minutes > 1:
+            total = Fraction(asked[unit]) * minutes + Fraction(asked.get("minute", "0"))
+            if total.denominator == 1:
+                asked["minute"] = str(total.numerator)
     if not asked:
         return []
     rank = {s: i for i, s in reversed(list(enumerate(ranked)))}
@@ -99,7 +101,8 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             context = [sentence[:rate.start()]] + before
             expression = _beyond(context, unit, amount, price, block)
             included = _INCLUDED_IN.search(sentence[:rate.start()])
-            base = price_of(included.group(1)) if included and price_of is not None and expression else None
+            # the fee's price from another sentence (not this one's rate)
+            base = price_of(included.group(1), sentence) if included and price_of is not None and expression else None
             if base is not None:  # "... included in the call-out fee": that fee first
                 expression = f"{base} + {expression}"
             if expression is not None:

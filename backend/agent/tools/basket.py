@@ -37,7 +37,8 @@ _DURATION = re.compile(r"(?:second|minute|hour|day|night|week|weekend|month|year
 # A question comparing two ways to pay asks a difference, not a basket.
 _COMPARES = re.compile(r"\b(?:save|saving|savings|difference|more|less|cheaper|dearer|instead|versus|vs)\b", re.IGNORECASE)
 # Words that name one kind of person or thing in different words.
-_SAME = {"kid": "child", "children": "child", "youngster": "child", "grown-up": "adult", "grownup": "adult"}
+_SAME = {"kid": "child", "children": "child", "youngster": "child", "grown-up": "adult", "grownup": "adult",
+         "party": "group", "parties": "group"}
 
 
 def singular(word: str) -> str:
@@ -97,9 +98,10 @@ def basket_items(question: str) -> list[tuple[str, str]]:
         if more is not None and not _DURATION.match(more.group(1)):
             items.append((OPTIONAL, more.group(1).strip()))
     for m in _EACH_WITH.finditer(text):  # "4 galettes to take away, each in its own box": 4 boxes
-        counted_before = [c for c, thing in items if c != OPTIONAL and text.find(thing) < m.start()]
-        if counted_before:
-            items.append((counted_before[-1], m.group(1).strip()))
+        counted_before = [(c, thing) for c, thing in items if c != OPTIONAL and text.find(thing) < m.start()]
+        # another thing than the one counted ("6 photo mugs, each with a different photo": no photo bought)
+        if counted_before and not norm_words(m.group(1)) & norm_words(counted_before[-1][1]):
+            items.append((counted_before[-1][0], m.group(1).strip()))
     # the grown-ups beside counted children only, not beside counted adults ("My wife and I want 2 adult tickets")
     words = [norm_words(thing) for _, thing in items]
     if grown and any(w & _CHILDREN for w in words) and not any(w & _ADULTS for w in words):

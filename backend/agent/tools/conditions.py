@@ -11,6 +11,7 @@ and "weekends". Times: ranges ("2:00-4:00 pm", "from 6pm to 9pm", "between 10am 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -121,6 +122,7 @@ def named_spans(text: str) -> tuple[tuple[int, int], ...] | None:
     return tuple(spans) if spans else None
 
 
+@functools.lru_cache(maxsize=256)
 def asked_when(question: str) -> When:
     """The days and the time of day `question` names ("on a Tuesday at 3pm" -> {1}, ((900, 901),));
     a time range it names ("after 6pm") counts as that span."""
@@ -158,7 +160,7 @@ def exception(sentence: str) -> When:
 
 
 # A second condition of whole days beside a time range: "between 6pm and 8am, and all day on Sundays".
-_ALL_DAY = re.compile(rf",?\s*(?:and|or)?\s*all\s+day\s+(?:on\s+)?((?:{_ANY_DAY}|weekends?|weekdays?)"
+_ALL_DAY = re.compile(rf"(?<![\s,])(?:,\s*|\s+)(?:(?:and|or)\s+)?all\s+day\s+(?:on\s+)?((?:{_ANY_DAY}|weekends?|weekdays?)"
                       rf"(?:\s*(?:,|and|or|&)\s*(?:{_ANY_DAY}|weekends?|weekdays?|bank\s+holidays|public\s+holidays))*)",
                       re.IGNORECASE)
 

@@ -49,6 +49,17 @@ _ANYONE = frozenset({"customer", "client", "people", "person", "everyone", "ever
                      "valid", "card", "who", "with", "those"})
 
 
+# Who an age restriction names: claimed by an age within it alone ("Senior citizens (65+)", "Juniors (under 16)").
+_AGE_GROUPS = frozenset({"senior", "pensioner", "citizen", "oap", "elderly", "retiree", "junior", "child", "youth",
+                         "teen", "teenager", "infant", "toddler", "baby", "kid", "over", "under"})
+# Words naming the adjustment itself, not who or what it is for ("Weekend surcharge: £3 per person").
+_ADJUSTMENT_WORDS = frozenset({"surcharge", "supplement", "premium", "extra", "discount", "saver", "deal", "offer",
+                               "reduction", "concession"})
+# Stems of periods: "in a week" names no "Weekly pass holders".
+_PERIOD_STEMS = frozenset({"week", "month", "year", "day", "hour", "night", "weekend", "annual", "daili", "weekli",
+                           "month", "year", "minut"})
+_IN_ADVANCE = re.compile(r"\s*(?:in\s+advance|ahead|before|beforehand|prior|notice)\b", re.IGNORECASE)
+_PERIODS = frozenset({"day", "week", "month", "year", "night", "hour", "minute", "weekend"})
 # Verbs an offer opens with ("Play both courses: €4 off", "Stay 7 nights or more"): no head naming who gets it.
 _IMPERATIVES = frozenset({"play", "stay", "order", "book", "buy", "get", "pay", "use", "visit", "hire", "rent", "bring",
                           "come", "join", "spend", "try", "sign", "bundle", "combine", "add"})
@@ -89,7 +100,7 @@ _EXTRA_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s*(?:surcharge|supplement|premium|c
 _LAID = re.compile(r"\b(?:carry|carries|add|adds|incur|incurs|attract|attracts|cost|costs|are|is|pay|pays|"
                    r"have|has)\b", re.IGNORECASE)
 # A question asking for a surcharge in words.
-_ASKS_EXTRA = re.compile(r"\b(?:surcharge|supplement|premium|extra\s+charge|on\s+top)\b", re.IGNORECASE)
+_ASKS_EXTRA = re.compile(r"\b(?:surcharge|supplement|premium|extra\s+charge|service\s+charge|on\s+top)\b", re.IGNORECASE)
 
 
 # An amount off: "Senior citizens (65+) receive $5 off each visit", "Pensioners get £10 off any call-out fee",
@@ -200,11 +211,11 @@ def _least_count_met(subject: str, question: str) -> bool | None:
     met = None
     group = _LEAST_GROUP.search(subject)
     party = group_size(question) if group else None
-    if party is not None:
-        if Fraction(party) < int(group.group(1)):
-            return False
-        met = True
+    if party is not None and Fraction(party) < int(group.group(1)):
+        return False  # a group met is no claim: it names no one ("Groups of 8 or more")
     for m in _LEAST_COUNT.finditer(subject):
+        if _IN_ADVANCE.match(subject, m.end()):
+            continue  # "Book 14 days or more in advance": how early, not how many
         least = int(next(g for g in (m.group(1), m.group(3), m.group(5), m.group(7)) if g))
         thing = next(g for g in (m.group(2), m.group(4), m.group(6), m.group(8)) if g).split()[-1]
         n = counted(question, thing)
@@ -276,16 +287,17 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if when is False:
         return None
     words = condition_words(subject)
-    who = norm_words(words) - _ANYONE
-    head = next((w for w in (norm_words(word) for word in words.split()) if w and not w & (_ANYONE | _IMPERATIVES)), set())
-    # by the words' stems too: "all laminated" names "Lamination"
-    asked_stems = stems(" ".join(asked))
+    who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
+    head = next((w for w in (norm_words(word) for word in words.split())
+                 if w and not w & (_ANYONE | _IMPERATIVES | _PERIODS)), set())
+    # by the words' stems too ("all laminated" names "Lamination"), not a period's ("in a week" is no "Weekly pass")
+    asked_stems = stems(" ".join(asked)) - _PERIOD_STEMS
     named = max(len(who & asked), len(stems(" ".join(who)) & asked_stems))
     least, unmet = _least_count_met(subject, question), _restriction_unmet(subject, question)
     if unmet or least is False:
         return None
-    if least or unmet is False:  # "6 mugs" claims "Order 4 or more mugs and get 20% off"; "I'm 70": "(65+)"
-        return clause
+    if least or (unmet is False and who & _AGE_GROUPS):
+        return clause  # "6 mugs" claims "Order 4 or more mugs"; "I'm 70" "Senior citizens (65+)", not "Students under 25"
     if when:  # "Evening saver after 19:00: 25% off all single-course tickets" at 8pm
         return clause if named or asks or not who or to_all else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")

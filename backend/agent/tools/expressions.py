@@ -51,7 +51,7 @@ from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_
                                       without_ages, without_rounding)
 from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.basket import basket_expression, norm_words, thing_words
-from backend.agent.tools.conditions import applies
+from backend.agent.tools.conditions import applies, named_days
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, least_spend
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
@@ -239,13 +239,13 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # "what's a standard consultation if it's an out-of-hours call": the price itself
         out = _valid(_listed_prices(question, priced, embed), evaluate)
     if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
-        out = _valid([_surcharged(e, surcharges, question) for e in out[:MAX_DISCOUNTED]] + out, evaluate)
+        out = _valid([_surcharged(e, [c for c in surcharges if c[0] != "-" or _reached(e, c[3], evaluate)], question)
+                      for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
         # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
         template = "({e}) * {p} / 100" if _SAVES.search(question) else "({e}) * (100 - {p}) / 100"
         # "Orders over €150 get 10% off": only a total over it
-        spend = least_spend(discount[2])
-        reached = [e for e in out[:MAX_DISCOUNTED] if spend is None or _value(e, evaluate) > Fraction(spend)]
+        reached = [e for e in out[:MAX_DISCOUNTED] if _reached(e, discount[2], evaluate)]
         out = _valid([template.format(e=e, p=discount[0]) for e in reached] + out, evaluate)
     digits = asked_rounding(question)
     if digits is None or not out:
@@ -262,9 +262,15 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 def _of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> list[str]:
     """The sentences of the documents whose headings' words the question names ("a standard session
     at Lumen": Lumen Portrait Studio's), all of them when it names none."""
-    asked = stems(question)
+    asked = stems(question) - _GENERIC_HEADING_STEMS
     named = [s for h, s in sentences if stems(h) & asked]
     return named or [s for _, s in sentences]
+
+
+# Words of a heading that name no one business ("Lido prices", "Cafe menu", "price-list.pdf").
+_GENERIC_HEADING_STEMS = frozenset(stems("price prices offer offers menu list hire rates rate info information shop "
+                                         "services centre center club studio company ltd pdf txt docx leaflet "
+                                         "opening hours welcome our the"))
 
 
 def _prices_first(question: str, sentence: str, operands: Sequence[str], prices: Sequence[str]) -> list[str]:
@@ -284,8 +290,11 @@ def _named_prices(question: str, sentence: str) -> dict[str, int]:
     for i, m in enumerate(found):
         price = next(g for g in m.groups() if g).replace(",", "")
         # "£45 between 8am and 6pm; £75 between 6pm and 8am, and all day on Sundays" at 9pm: the £75
-        when = applies(_price_clause(sentence, found, i), question) if len(found) > 1 else None
-        score = len(thing_words(sentence, found, i) & asked) + (0 if when is None else 2 if when else -2)
+        clause = _price_clause(sentence, found, i)
+        when = applies(clause, question) if len(found) > 1 else None
+        # the conditions first (a day named over a time range only: "all day on Sundays"), then the words
+        rank = 0 if when is None else -1 if not when else 2 if named_days(clause) is not None else 1
+        score = rank * 10 + len(thing_words(sentence, found, i) & asked)
         named[price] = max(named.get(price, score), score)
     return named
 
@@ -295,7 +304,6 @@ def _named_prices(question: str, sentence: str) -> dict[str, int]:
 _CLAUSE_END = re.compile(r";|[,.]?\s(?:and|or)\s+(?=(?:on\s+)?(?:weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|"
                          r"thursdays?|fridays?|saturdays?|sundays?)\b)|,\s+(?=(?:on\s+)?(?:weekends?|weekdays?|mondays?|"
                          r"tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b)", re.IGNORECASE)
-_CLAUSE_START = re.compile(r"[;,]|\s(?:and|or)\s", re.IGNORECASE)
 
 
 # The best ranked sentences a price per two units is read from.
@@ -327,12 +335,14 @@ def _count_of(question: str, unit: str) -> str | None:
     return None if n is None else str(n)
 
 
-def _price_named(question: str, name: str, sentences: Sequence[str]) -> str | None:
-    """The price of the first of `sentences` naming `name` ("call-out fee"), the one whose own
-    words and conditions fit `question` best ("£75 between 6pm and 8am" at 9pm); None when
-    none names it or holds a price."""
-    for sentence in sentences:
-        if name.lower() in sentence.lower():
+def _price_named(question: str, name: str, rate: str, sentences: Sequence[tuple[str, str]]) -> str | None:
+    """The price of the first sentence of `rate`'s document (`sentences`: (heading, sentence))
+    naming `name` ("call-out fee"), `rate`'s own aside, the one whose own words and conditions
+    fit `question` best ("£75 between 6pm and 8am" at 9pm); None when none names it or holds a
+    price."""
+    headings = {h for h, s in sentences if s == rate}
+    for heading, sentence in sentences:
+        if heading in headings and sentence != rate and name.lower() in sentence.lower():
             named = _named_prices(question, sentence)
             if named:
                 return max(named, key=lambda price: named[price])  # equals: the sentence's first
@@ -342,9 +352,10 @@ def _price_named(question: str, name: str, sentences: Sequence[str]) -> str | No
 def _price_clause(sentence: str, found: Sequence[re.Match[str]], i: int) -> str:
     """The words of the `i`th price of `sentence` (`found`: its prices) naming when it applies: back
     to the last separator after the price before, on to the next clause or list entry."""
-    start = found[i - 1].end() if i else 0
     end = found[i + 1].start() if i + 1 < len(found) else len(sentence)
-    before = _CLAUSE_START.split(sentence[start:found[i].start()])[-1]
+    # back to the clause's start ("Weekdays: adult £10, | child £6" keeps "Weekdays"), or to an entry naming a day
+    before = sentence[:found[i].start()].split(";")[-1]
+    before = _CLAUSE_END.split(before)[-1]
     after = _CLAUSE_END.split(sentence[found[i].end():end])[0]
     return before + found[i].group(0) + after
 
@@ -353,6 +364,17 @@ def _without_amount(sentence: str, amount: str) -> str:
     """`sentence` without the last price `amount` written with its currency sign ("$5")."""
     found = list(re.finditer(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])", sentence))
     return sentence if not found else sentence[:found[-1].start()] + " " + sentence[found[-1].end():]
+
+
+def _reached(expression: str, claim: str, evaluate: Callable[[str], Any]) -> bool:
+    """Whether `expression`'s value reaches the least spend of the adjustment claimed by `claim`
+    ("Orders over €150": above it; "£50 or more", "at least £50": it or above); True when it names
+    none."""
+    spend = least_spend(claim)
+    if spend is None:
+        return True
+    value = _value(expression, evaluate)
+    return value >= Fraction(spend) if re.search(r"or\s+more|at\s+least", claim, re.IGNORECASE) else value > Fraction(spend)
 
 
 def _surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]], question: str = "") -> str:
@@ -390,16 +412,13 @@ def _count_per(question: str, sentence: str, amount: str) -> str | None:
     if per is None:
         return None
     unit = stems(per.group(1))
+    if unit & _PERSON_STEMS:  # "£3 per person": the party ("me and my 3 mates": 4)
+        party = group_size(question)
+        return None if party in (None, "1") else party
     text = without_ages(with_digits(question))
-    people = unit & _PERSON_STEMS
-    found = []
-    for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", text, re.IGNORECASE):
-        if stems(m.group(2)) & (_PEOPLE_STEMS if people else unit):
-            found.append(m.group(1))
-            if not people:
-                break
-    if people and not found:  # "for 5 of us"
-        found = re.findall(r"(?<![\w.,$€£¥])([0-9]+)\s+of\s+us\b", text, re.IGNORECASE)[:1]
+    # every count of it: "6 A1 posters and 4 A2 posters, all laminated": 6 + 4
+    found = [m.group(1) for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z0-9][\w-]*\s+){0,2}[a-z][\w-]*)", text,
+                                             re.IGNORECASE) if stems(m.group(2)) & unit]
     count = " + ".join(found) if len(found) < 2 else f"({' + '.join(found)})"
     return None if not found or count == "1" else count
 
@@ -429,7 +448,7 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
     stated = stated_conversions(question, texts) or areas(question, texts)
     # "hire the house for 5 hours" over "£240 for 3 hours. Each extra hour is £65"; "5 of us" over "$165 for 5": first
     allowed = allowance_expressions(question, [s for _, s in sentences], texts,
-                                    lambda fee: _price_named(question, fee, [s for _, s in sentences]))
+                                    lambda fee, rate: _price_named(question, fee, rate, sentences))
     allowed += tier_expressions(question, texts)
     out = _document_candidates(question, every, evaluate)
     # "£3.20 per metre per week" for an 8-metre boat for 6 weeks: 3.20 * 8 * 6

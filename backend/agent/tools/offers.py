@@ -105,7 +105,7 @@ _PER_UNIT_ASKED = re.compile(rf"\b(?:price|cost|rate|charge|pay|paying|much|out\
 
 
 # A count that limits what one price buys, not a count bought ("no more than 6 dogs per walker", "up to 20").
-_LIMIT_BEFORE = re.compile(r"\b(?:no\s+more\s+than|not\s+more\s+than|up\s+to|at\s+most|a\s+maximum\s+of|maximum(?:\s+of)?|"
+_LIMIT_BEFORE = re.compile(r"\b(?:no\s+more\s+than|not\s+more\s+than|at\s+most|a\s+maximum\s+of|maximum(?:\s+of)?|"
                            r"max\.?|fewer\s+than|less\s+than|minimum(?:\s+of)?|at\s+least)\s+$", re.IGNORECASE)
 _LASTS_BEFORE = re.compile(r"\b(?:lasts?|lasting|takes?)\s+(?:about\s+|around\s+)?$", re.IGNORECASE)
 # The alternative a comparison names is paying for each one ("10 group walks one by one", "the 3 terms separately").

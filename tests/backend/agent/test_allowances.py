@@ -68,3 +68,12 @@ def test_a_rate_per_block_after_an_allowance_included_in_a_fee_named_elsewhere()
     first = candidate_expressions("a call-out on a Wednesday at 11am, the job took 40 minutes. what will it cost?",
                                   [result(locksmith)], None, evaluate)[0]
     assert evaluate(first).q == 52
+
+
+def test_review_allowances():
+    # the fee named in another sentence of the same document, an hour and 20 minutes as 80 minutes
+    fixit = ("Fixit\n\nThe first 30 minutes of labour are included in the call-out fee; after that, labour is charged at "
+             "£12 per 15 minutes. Call-out fee: £70.")
+    first = candidate_expressions("the job took an hour and 20 minutes, what will it cost?", [result(fixit)], None,
+                                  evaluate)[0]
+    assert first == "70 + ceil((80 - 30) / 15) * 12"

@@ -157,3 +157,21 @@ def test_a_group_adjustment_of_the_named_document_only(question, want):
     archery = "Archery Range\n\nTaster €18. Groups of 8 or more get 15% off taster sessions."
     first = candidate_expressions(question, [result(archery, creperie)], None, evaluate)[0]
     assert evaluate(first).q == Fraction(want)
+
+
+def test_review_counts():
+    # a thing "each with" that is the counted thing's own is no other thing bought
+    mugs = "Mugs\n\nPhoto mugs cost £12 each."
+    assert evaluate(candidate_expressions("6 photo mugs, each with a different photo - how much?", [result(mugs)],
+                                          None, evaluate)[0]).q == 72
+    # the priced thing counted, not the party
+    scoops = "Gelato\n\nScoops are £2 each."
+    assert evaluate(candidate_expressions("me and my 2 kids want 5 scoops, how much?", [result(scoops)], None,
+                                          evaluate)[0]).q == 10
+    # a per-thing surcharge over every count of it; per person over the party
+    posters = "Print\n\nA1 posters £18 each, A2 posters £12 each. Lamination adds £4 per poster."
+    assert evaluate(candidate_expressions("6 A1 posters and 4 A2 posters, all laminated - how much?",
+                                          [result(posters)], None, evaluate)[0]).q == 196
+    paddle = "Kayaks\n\nA paddle costs £25 per person. Evening surcharge: £5 per person on Friday paddles."
+    assert evaluate(candidate_expressions("me and my 3 mates on a friday paddle, how much altogether?",
+                                          [result(paddle)], None, evaluate)[0]).q == 120

@@ -246,3 +246,26 @@ def test_who_a_labelled_discount_names_is_its_label():
     # an imperative opening a label is no head: "playing" does not claim "Play both courses"
     assert claimed_surcharges("2 adults playing jungle falls, how much", sentences) == []
     assert [s[:2] for s in claimed_surcharges("2 adults playing both courses, how much", sentences)] == [("-", "4")]
+
+
+@pytest.mark.parametrize("sentence, question, want", [
+    # review (2026-12-03): a met age claims only an age group; a met count names no one
+    ("Senior citizens (65+) receive 20% off all swims.", "my mum is 70, how much is a swim?", "20"),
+    ("Students under 25 get 15% off.", "I'm 20, what's a class?", None),
+    ("Book 14 days or more in advance and save 10%.", "14 days in the cottage, how much?", None),
+    # a period's stem names no holder of a period's pass
+    ("Weekly pass holders get 10% off.", "3 yoga classes in a week, how much?", None),
+])
+def test_review_claims(sentence, question, want):
+    claimed = claimed_discount(question, [sentence])
+    assert (claimed and claimed[0]) == want
+
+
+def test_an_amount_off_needs_its_least_spend():
+    shop = "Print Hut\n\nPosters cost £12 each. Orders of £50 or more get £5 off."
+    assert evaluate(candidate_expressions("3 posters with the order discount, how much?", [result(shop)], None,
+                                          evaluate)[0]).q == 36
+    # "or more": the least spend itself reaches it
+    shop = "Print Hut\n\nPosters cost £10 each. Orders of £50 or more get £5 off."
+    assert evaluate(candidate_expressions("5 posters with the order discount, how much?", [result(shop)], None,
+                                          evaluate)[0]).q == 45

@@ -9,11 +9,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from backend.agent.operations import (asked_rounding, asks_cost, asks_quantity, named_operations, numbers_beyond,
-                                      with_digits, without_ages)
+from backend.agent.operations import (asked_rounding, asks_cost, asks_quantity, group_size, named_operations,
+                                      numbers_beyond, with_digits, without_ages)
 from backend.agent.routing import needs_calculation
 from backend.agent.tools.calculator import evaluate, spec, stated_result
-from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
+from backend.agent.tools.expressions import (_named_prices, candidate_expressions, fact_sentences, operands_of, prices_in,
                                              rank_sentences, years_in)
 from backend.agent.tools.passages import format_passages, read_passages
 from backend.agent.tools.sentences import stems
@@ -682,3 +682,18 @@ def test_a_price_is_chosen_by_the_days_its_clause_names(question, want):
 def test_a_price_per_two_units_times_both_counts(question, want):
     yard = result("Yard\n\nHard standing: £3.20 per metre per week. Bow and arrow hire: £7 per person per session.")
     assert evaluate(candidate_expressions(question, [yard], None, evaluate)[0]).q == Fraction(want)
+
+
+def test_review_prices_and_cues():
+    # a day named over a time range only; a day label carried across its list
+    fee = "Call-out fee: £45 between 8am and 6pm; £75 between 6pm and 8am, and all day on Sundays."
+    assert list(_named_prices("a call-out on a sunday at 11am", fee))[0] == "45"  # dict order is the sentence's
+    assert max(_named_prices("a call-out on a sunday at 11am", fee).items(), key=lambda kv: kv[1])[0] == "75"
+    tickets = "Weekdays: adult £10, child £6; Saturdays: adult £12, child £8."
+    named = _named_prices("2 child tickets on a saturday", tickets)
+    assert max(named, key=lambda price: named[price]) == "8"
+    # "over by how much?" asks no cost; the age of "I'm 40" was never a count
+    assert not asks_cost("we were over by how much?")
+    assert group_size("4 people - 2 adults and 2 kids") == "4"
+    assert group_size("2 adults (me and my husband) and our 6 kids") == "8"
+

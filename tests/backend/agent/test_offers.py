@@ -131,7 +131,8 @@ def test_measures_and_amounts():
     assert asked_amount("the 10 manual lesson block instead of 3 single lessons") == {"lesson": 3, "item": 3}
     assert asked_amount("how much more does a large 14 kg wash cost") == {}
     assert asked_amount("paying for the 3 terms separately") == {"term": 3, "item": 3}
-    assert measure_of("for groups of up to 20 people: @price") == {"item": 1}  # a limit
+    assert measure_of("with no more than 6 dogs per walker, @price") == {"walker": 1, "item": 1}  # a limit
+    assert measure_of("A flexi pass covering up to 10 visits costs @price") == {"visit": 10, "item": 10}  # bought
     assert measure_of("Walks last 45 minutes and cost @price") == {"minute": 45, "item": 1}  # one walk that long
 
 

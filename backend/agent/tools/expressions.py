@@ -29,7 +29,8 @@ HellaSwag evaluations). So the program writes the candidates and the model picks
   area (backend.agent.tools.units), first;
 - a discount or surcharges of the documents the question claims (backend.agent.tools.discounts,
   at the days and times they name: backend.agent.tools.conditions) applied to the first
-  candidates, first; with no candidate, to the price the question names;
+  candidates, first; with no candidate, to the price the question names (which price of a
+  sentence, and how an adjustment is laid on: backend.agent.tools.pricing);
 - each value once, no difference below zero, at most MAX_CANDIDATES.
 
 One operation only: "15% of 80 + 20" gets candidates of one operation each, none of them right.
@@ -44,16 +45,16 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-
-from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, NUMBER_RE, SIGNED_PRICE, asked_rounding,
-                                      asked_rounding_direction, asks_age, asks_cost, asks_how_many, asks_price, asks_share_per_person, asks_total,
-                                      group_size, named_operations, names_an_edition, people_sharing, with_digits,
-                                      without_ages, without_rounding)
+from backend.agent.operations import (AMOUNT, NUMBER_RE, asked_rounding, asked_rounding_direction, asks_age, asks_cost,
+                                      asks_how_many, asks_price, asks_share_per_person, asks_total, group_size,
+                                      named_operations, names_an_edition, people_sharing, with_digits, without_ages,
+                                      without_rounding)
 from backend.agent.tools.allowances import allowance_expressions
-from backend.agent.tools.basket import basket_expression, norm_words, thing_words
-from backend.agent.tools.conditions import applies, named_days
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, least_spend
+from backend.agent.tools.basket import basket_expression
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.offers import compares_offers, offer_expressions
+from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
+                                         price_named, prices_first, reached, surcharged, two_rates, without_amount)
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
@@ -81,10 +82,8 @@ def numbers_in(text: str) -> list[str]:
 
 # A price: a currency word after the number or a currency sign before it.
 _AMOUNT = AMOUNT
-# A price: after a currency sign or before a currency's name; in a sentence with neither, after a
-# verb of paying ("each paid 96 florins a day", "sold for 72 marks": a currency the list lacks).
-_PRICE = re.compile(rf"{SIGNED_PRICE}"
-                    rf"|(?<![0-9,.]){_AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
+# A price in a sentence with no currency: after a verb of paying ("each paid 96 florins a day",
+# "sold for 72 marks": a currency the list lacks).
 _PRICE_PAID = re.compile(rf"\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold\s+for|fee\s+of|price\s+of)\s+"
                          rf"{_AMOUNT}(?=\s+(?!times\b)[a-z])", re.IGNORECASE)
 # A year as written: four digits, no thousands separator ("1,260 animals" is no year).
@@ -111,7 +110,7 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
 def prices_in(text: str) -> list[str]:
     """The numbers of `text` written as prices ("27.50 dollars", "$4", "14.75 crowns"; in a text with none of
     those, the amounts after a verb of paying: "each paid 96 florins a day")."""
-    found = [next(g for g in m.groups() if g) for m in _PRICE.finditer(text)] or _PRICE_PAID.findall(text)
+    found = [next(g for g in m.groups() if g) for m in PRICE.finditer(text)] or _PRICE_PAID.findall(text)
     return list(dict.fromkeys(n.replace(",", "") for n in found))
 
 
@@ -135,7 +134,7 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
                   or (asks_price(question) and not asks_how_many(question)))  # "how much is a lift-out for my 11 m boat"
         prices = list(prices_in(sentence)) if priced else []
         if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
-            operands = _prices_first(question, sentence, operands, prices)
+            operands = prices_first(question, sentence, operands, prices)
         least = _least_count(sentence, question, group_size(question))  # "minimum charge for 8 children"
         if least is not None:
             templates = [(f"{{a}} * {least}", least)] + [t for t in templates if t[1] != least]
@@ -145,7 +144,7 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
     else:
         prices = list(prices_in(sentence)) if asks_price(question) and not asks_how_many(question) else []
         if prices:  # "how much is a lift-out for my 11 m boat" over "with our 25-tonne hoist: £14 per metre": £14
-            operands = _prices_first(question, sentence, operands, prices)
+            operands = prices_first(question, sentence, operands, prices)
         own = without_ages(with_digits(question))  # its numbers but an edition's year ("the 2019 fair") and ages
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
                                    if not names_an_edition(own, m)))[:MAX_NUMBERS]
@@ -177,7 +176,7 @@ def _least_count(sentence: str, question: str, party: str | None) -> str | None:
     if m is None:
         return None
     least, thing = m.group(1), stems(m.group(2))
-    counts = [party] if party is not None and thing & _PEOPLE_STEMS else []
+    counts = [party] if party is not None and thing & PEOPLE_STEMS else []
     counts += [c.group(1) for c in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+([a-z]+)", without_ages(with_digits(question)))
                if stems(c.group(2)) & thing]
     return least if counts and all(Fraction(c) < Fraction(least) for c in counts) else None
@@ -215,7 +214,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     texts = [s for _, s in sentences]
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
-    named = _of_named_documents(question, sentences)
+    named = of_named_documents(question, sentences)
     discount = None if compares_offers(question) else claimed_discount(question, named)
     # "if it's an out-of-hours emergency call" over "Out-of-hours emergency calls carry a £95 surcharge"
     surcharges = [] if compares_offers(question) else claimed_surcharges(question, named)
@@ -226,10 +225,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         apart.add(discount[1])
     # (counted: "A basic wash is €4 and vans pay a €4 supplement" keeps its €4 wash)
     apart.update(sentence for kind, amount, sentence, subject in surcharges
-                 if len(_PRICE.findall(sentence.replace(subject, " "))) <= (kind in "+-"))
+                 if len(PRICE.findall(sentence.replace(subject, " "))) <= (kind in "+-"))
     # a surcharge's amount is no price of the sentence kept ("Fares add a $5 surcharge ... to the $20 base fare")
     added = {sentence: amount for kind, amount, sentence, _ in surcharges if kind in "+-"}
-    priced = [(h, _without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
+    priced = [(h, without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
     out = _candidates(question, priced, embed, evaluate)
     basket = basket_expression(question, named)
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
@@ -237,16 +236,16 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = _valid(shared + [basket] + out, evaluate)
     if (discount or surcharges) and not out and asks_price(question):
         # "what's a standard consultation if it's an out-of-hours call": the price itself
-        out = _valid(_listed_prices(question, priced, embed), evaluate)
+        out = _valid(listed_prices(question, priced, embed), evaluate)
     if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
-        out = _valid([_surcharged(e, [c for c in surcharges if c[0] != "-" or _reached(e, c[3], evaluate)], question)
+        out = _valid([surcharged(e, [c for c in surcharges if c[0] != "-" or reached(e, c[3], evaluate)], question)
                       for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
         # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
         template = "({e}) * {p} / 100" if _SAVES.search(question) else "({e}) * (100 - {p}) / 100"
         # "Orders over €150 get 10% off": only a total over it
-        reached = [e for e in out[:MAX_DISCOUNTED] if _reached(e, discount[2], evaluate)]
-        out = _valid([template.format(e=e, p=discount[0]) for e in reached] + out, evaluate)
+        spent = [e for e in out[:MAX_DISCOUNTED] if reached(e, discount[2], evaluate)]
+        out = _valid([template.format(e=e, p=discount[0]) for e in spent] + out, evaluate)
     digits = asked_rounding(question)
     if digits is None or not out:
         return out
@@ -258,182 +257,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     return _valid([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
                   evaluate)
 
-
-def _of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> list[str]:
-    """The sentences of the documents whose headings' words the question names ("a standard session
-    at Lumen": Lumen Portrait Studio's), all of them when it names none."""
-    asked = stems(question) - _GENERIC_HEADING_STEMS
-    named = [s for h, s in sentences if stems(h) & asked]
-    return named or [s for _, s in sentences]
-
-
-# Words of a heading that name no one business ("Lido prices", "Cafe menu", "price-list.pdf").
-_GENERIC_HEADING_STEMS = frozenset(stems("price prices offer offers menu list hire rates rate info information shop "
-                                         "services centre center club studio company ltd pdf txt docx leaflet "
-                                         "opening hours welcome our the"))
-
-
-def _prices_first(question: str, sentence: str, operands: Sequence[str], prices: Sequence[str]) -> list[str]:
-    """The `prices` of `sentence`, the operands among them first, then each price whose own words
-    name the question's thing before the others ("balcony tickets €16", not "€22")."""
-    named = _named_prices(question, sentence)
-    ordered = dict.fromkeys([a for a in operands if a in prices] + list(prices))
-    return sorted(ordered, key=lambda a: -named.get(a, 0))
-
-
-def _named_prices(question: str, sentence: str) -> dict[str, int]:
-    """Each price of `sentence` -> how many of the question's words its own words name
-    (basket.thing_words)."""
-    found = list(_PRICE.finditer(sentence))
-    asked = norm_words(question)
-    named: dict[str, int] = {}
-    for i, m in enumerate(found):
-        price = next(g for g in m.groups() if g).replace(",", "")
-        # "£45 between 8am and 6pm; £75 between 6pm and 8am, and all day on Sundays" at 9pm: the £75
-        clause = _price_clause(sentence, found, i)
-        when = applies(clause, question) if len(found) > 1 else None
-        # the conditions first (a day named over a time range only: "all day on Sundays"), then the words
-        rank = 0 if when is None else -1 if not when else 2 if named_days(clause) is not None else 1
-        score = rank * 10 + len(thing_words(sentence, found, i) & asked)
-        named[price] = max(named.get(price, score), score)
-    return named
-
-
-# Where a price's own conditions end: the next clause ("; ") or the next list entry naming a day
-# ("Weekdays £10 and weekends £14").
-_CLAUSE_END = re.compile(r";|[,.]?\s(?:and|or)\s+(?=(?:on\s+)?(?:weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|"
-                         r"thursdays?|fridays?|saturdays?|sundays?)\b)|,\s+(?=(?:on\s+)?(?:weekends?|weekdays?|mondays?|"
-                         r"tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b)", re.IGNORECASE)
-
-
-# The best ranked sentences a price per two units is read from.
-MAX_RATE_SENTENCES = 3
-_TWO_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+([a-z]+)\s+(?:per|a|an|each)\s+([a-z]+)\b", re.IGNORECASE)
-
-
-def _two_rates(question: str, ranked: Sequence[str]) -> list[str]:
-    """A price per two units times the question's count of each ("Bow hire: £7 per person per
-    session" for 4 of us and 3 sessions -> "7 * 4 * 3"; "£3.20 per metre per week" for an
-    8-metre boat for 6 weeks -> "3.20 * 8 * 6"), of the best ranked sentences `ranked`; [] when
-    the question counts either unit once or not at all."""
-    out = []
-    for sentence in ranked:
-        for m in _TWO_PER.finditer(sentence):
-            counts = [_count_of(question, unit) for unit in (m.group(2), m.group(3))]
-            if all(c is not None and c != "1" for c in counts):
-                out.append(f"{m.group(1).replace(',', '')} * {counts[0]} * {counts[1]}")
-    return out
-
-
-def _count_of(question: str, unit: str) -> str | None:
-    """How many of `unit` the question counts: its party for people ("me and my 3 mates": 4), else
-    a number before the unit's word ("an 8-metre boat", "for 6 weeks", "Friday and Saturday
-    nights": 2)."""
-    if stems(unit) & _PEOPLE_STEMS:
-        return group_size(question)
-    n = counted(question, unit)
-    return None if n is None else str(n)
-
-
-def _price_named(question: str, name: str, rate: str, sentences: Sequence[tuple[str, str]]) -> str | None:
-    """The price of the first sentence of `rate`'s document (`sentences`: (heading, sentence))
-    naming `name` ("call-out fee"), `rate`'s own aside, the one whose own words and conditions
-    fit `question` best ("£75 between 6pm and 8am" at 9pm); None when none names it or holds a
-    price."""
-    headings = {h for h, s in sentences if s == rate}
-    for heading, sentence in sentences:
-        if heading in headings and sentence != rate and name.lower() in sentence.lower():
-            named = _named_prices(question, sentence)
-            if named:
-                return max(named, key=lambda price: named[price])  # equals: the sentence's first
-    return None
-
-
-def _price_clause(sentence: str, found: Sequence[re.Match[str]], i: int) -> str:
-    """The words of the `i`th price of `sentence` (`found`: its prices) naming when it applies: back
-    to the last separator after the price before, on to the next clause or list entry."""
-    end = found[i + 1].start() if i + 1 < len(found) else len(sentence)
-    # back to the clause's start ("Weekdays: adult £10, | child £6" keeps "Weekdays"), or to an entry naming a day
-    before = sentence[:found[i].start()].split(";")[-1]
-    before = _CLAUSE_END.split(before)[-1]
-    after = _CLAUSE_END.split(sentence[found[i].end():end])[0]
-    return before + found[i].group(0) + after
-
-
-def _without_amount(sentence: str, amount: str) -> str:
-    """`sentence` without the last price `amount` written with its currency sign ("$5")."""
-    found = list(re.finditer(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])", sentence))
-    return sentence if not found else sentence[:found[-1].start()] + " " + sentence[found[-1].end():]
-
-
-def _reached(expression: str, claim: str, evaluate: Callable[[str], Any]) -> bool:
-    """Whether `expression`'s value reaches the least spend of the adjustment claimed by `claim`
-    ("Orders over €150": above it; "£50 or more", "at least £50": it or above); True when it names
-    none."""
-    spend = least_spend(claim)
-    if spend is None:
-        return True
-    value = _value(expression, evaluate)
-    return value >= Fraction(spend) if re.search(r"or\s+more|at\s+least", claim, re.IGNORECASE) else value > Fraction(spend)
-
-
-def _surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]], question: str = "") -> str:
-    """`expression` with each amount of `surcharges` added or taken off (times the count the
-    question gives of what it is per: "Lamination adds €4 per poster" for "6 A1 posters, all
-    laminated" -> 6 * 4), then each percentage laid on."""
-    added = expression
-    for kind, amount, sentence, _ in surcharges:
-        if kind in "+-":  # "Senior citizens (65+) receive $5 off each visit": - 5
-            count = _count_per(question, sentence, amount)
-            added += f" {kind} " + (amount if count is None else f"{count} * {amount}")
-    for kind, amount, _, _ in surcharges:
-        if kind == "%":
-            added = f"({added}) * (100 + {amount}) / 100"
-    return added
-
-
-def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:
-    """The exact value of an expression the calculator accepted."""
-    value = evaluate(expression)
-    return Fraction(getattr(value, "q", value))
-
-
-# A price per person ("£3 per person") counts everyone the question counts: "3 adults", "2 adults and 2 kids".
-_PERSON_STEMS = frozenset({"person", "head", "guest", "visitor", "particip", "peopl"})
-_PEOPLE_STEMS = _PERSON_STEMS | {"adult", "child", "kid", "children", "student", "senior", "friend", "mate", "player",
-                                 "teen", "teenag", "junior", "pupil", "member"}
-
-
-def _count_per(question: str, sentence: str, amount: str) -> str | None:
-    """The count `question` gives of the thing an amount of `sentence` is per ("€4 per poster" and
-    "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one."""
-    per = re.search(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+)?(?:per|each|a|an)\s+([a-z][\w-]*)",
-                    sentence, re.IGNORECASE)
-    if per is None:
-        return None
-    unit = stems(per.group(1))
-    if unit & _PERSON_STEMS:  # "£3 per person": the party ("me and my 3 mates": 4)
-        party = group_size(question)
-        return None if party in (None, "1") else party
-    text = without_ages(with_digits(question))
-    # every count of it: "6 A1 posters and 4 A2 posters, all laminated": 6 + 4
-    found = [m.group(1) for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z0-9][\w-]*\s+){0,2}[a-z][\w-]*)", text,
-                                             re.IGNORECASE) if stems(m.group(2)) & unit]
-    count = " + ".join(found) if len(found) < 2 else f"({' + '.join(found)})"
-    return None if not found or count == "1" else count
-
-
-def _listed_prices(question: str, sentences: Sequence[tuple[str, str]],
-                   embed: Callable[[Sequence[str]], Any] | None) -> list[str]:
-    """The prices of the best ranked sentence holding one, those whose own words
-    (basket.thing_words) name most of the question's first ("small (40 balls) $8, medium (80
-    balls) $14", asked about a medium bucket -> ["14", "8"]): the price a surcharge or a
-    discount the question claims applies to."""
-    for _, sentence in rank_sentences(question, list(sentences), embed):
-        named = _named_prices(question, sentence)
-        if named:
-            return sorted(named, key=lambda price: -named[price])  # equals in the sentence's order
-    return []
 
 
 def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Callable[[Sequence[str]], Any] | None,
@@ -448,11 +271,11 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
     stated = stated_conversions(question, texts) or areas(question, texts)
     # "hire the house for 5 hours" over "£240 for 3 hours. Each extra hour is £65"; "5 of us" over "$165 for 5": first
     allowed = allowance_expressions(question, [s for _, s in sentences], texts,
-                                    lambda fee, rate: _price_named(question, fee, rate, sentences))
+                                    lambda fee, rate: price_named(question, fee, rate, sentences))
     allowed += tier_expressions(question, texts)
     out = _document_candidates(question, every, evaluate)
     # "£3.20 per metre per week" for an 8-metre boat for 6 weeks: 3.20 * 8 * 6
-    first = stated + allowed + offered + _two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])
+    first = stated + allowed + offered + two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])
     return _valid(first + out, evaluate) if first else out
 
 

@@ -13,9 +13,10 @@ from backend.agent.operations import (asked_rounding, asks_cost, asks_quantity, 
                                       numbers_beyond, with_digits, without_ages)
 from backend.agent.routing import needs_calculation
 from backend.agent.tools.calculator import evaluate, spec, stated_result
-from backend.agent.tools.expressions import (_named_prices, candidate_expressions, fact_sentences, operands_of, prices_in,
+from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
                                              rank_sentences, years_in)
 from backend.agent.tools.passages import format_passages, read_passages
+from backend.agent.tools.pricing import named_prices
 from backend.agent.tools.sentences import stems
 from backend.rag import Source
 
@@ -687,10 +688,10 @@ def test_a_price_per_two_units_times_both_counts(question, want):
 def test_review_prices_and_cues():
     # a day named over a time range only; a day label carried across its list
     fee = "Call-out fee: £45 between 8am and 6pm; £75 between 6pm and 8am, and all day on Sundays."
-    assert list(_named_prices("a call-out on a sunday at 11am", fee))[0] == "45"  # dict order is the sentence's
-    assert max(_named_prices("a call-out on a sunday at 11am", fee).items(), key=lambda kv: kv[1])[0] == "75"
+    assert list(named_prices("a call-out on a sunday at 11am", fee))[0] == "45"  # dict order is the sentence's
+    assert max(named_prices("a call-out on a sunday at 11am", fee).items(), key=lambda kv: kv[1])[0] == "75"
     tickets = "Weekdays: adult £10, child £6; Saturdays: adult £12, child £8."
-    named = _named_prices("2 child tickets on a saturday", tickets)
+    named = named_prices("2 child tickets on a saturday", tickets)
     assert max(named, key=lambda price: named[price]) == "8"
     # "over by how much?" asks no cost; the age of "I'm 40" was never a count
     assert not asks_cost("we were over by how much?")

@@ -1,0 +1,205 @@
+"""Which price of the documents a question means, and what adjusts it (issue 15): among a
+sentence's prices, those whose own words name the question's thing ("medium (80 balls) $14") and
+whose own clause's days and times hold the question's ("£45 between 8am and 6pm; £75 between 6pm
+and 8am, and all day on Sundays" at 9pm: £75) first; the price of a fee named elsewhere ("included
+in the call-out fee"); the documents the question names ("at the creperie"); a price per two
+units times the question's count of each ("£3.20 per metre per week"); surcharges and amounts off
+laid on a candidate, times the question's count of what they are per ("Lamination adds €4 per
+poster"), an amount off only at its least spend ("Orders of £50 or more get £5 off").
+
+Only words and numbers are read from the passages (untrusted data); the expressions go through
+the calculator's parser (backend.agent.tools.expressions._valid) before they are offered.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Any, Callable, Sequence
+
+from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, SIGNED_PRICE, group_size, with_digits,
+                                      without_ages)
+from backend.agent.tools.basket import norm_words, thing_words
+from backend.agent.tools.conditions import applies, named_days
+from backend.agent.tools.discounts import counted, least_spend
+from backend.agent.tools.sentences import rank_sentences, stems
+
+# A price: after a currency sign or before a currency's name.
+PRICE = re.compile(rf"{SIGNED_PRICE}|(?<![0-9,.]){AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
+
+
+def of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> list[str]:
+    """The sentences of the documents whose headings' words the question names ("a standard session
+    at Lumen": Lumen Portrait Studio's), all of them when it names none."""
+    asked = stems(question) - _GENERIC_HEADING_STEMS
+    named = [s for h, s in sentences if stems(h) & asked]
+    return named or [s for _, s in sentences]
+
+
+# Words of a heading that name no one business ("Lido prices", "Cafe menu", "price-list.pdf").
+_GENERIC_HEADING_STEMS = frozenset(stems("price prices offer offers menu list hire rates rate info information shop "
+                                         "services centre center club studio company ltd pdf txt docx leaflet "
+                                         "opening hours welcome our the"))
+
+
+def prices_first(question: str, sentence: str, operands: Sequence[str], prices: Sequence[str]) -> list[str]:
+    """The `prices` of `sentence`, the operands among them first, then each price whose own words
+    name the question's thing before the others ("balcony tickets €16", not "€22")."""
+    named = named_prices(question, sentence)
+    ordered = dict.fromkeys([a for a in operands if a in prices] + list(prices))
+    return sorted(ordered, key=lambda a: -named.get(a, 0))
+
+
+def named_prices(question: str, sentence: str) -> dict[str, int]:
+    """Each price of `sentence` -> how many of the question's words its own words name
+    (basket.thing_words)."""
+    found = list(PRICE.finditer(sentence))
+    asked = norm_words(question)
+    named: dict[str, int] = {}
+    for i, m in enumerate(found):
+        price = next(g for g in m.groups() if g).replace(",", "")
+        # "£45 between 8am and 6pm; £75 between 6pm and 8am, and all day on Sundays" at 9pm: the £75
+        clause = _price_clause(sentence, found, i)
+        when = applies(clause, question) if len(found) > 1 else None
+        # the conditions first (a day named over a time range only: "all day on Sundays"), then the words
+        rank = 0 if when is None else -1 if not when else 2 if named_days(clause) is not None else 1
+        score = rank * 10 + len(thing_words(sentence, found, i) & asked)
+        named[price] = max(named.get(price, score), score)
+    return named
+
+
+# Where a price's own conditions end: the next clause ("; ") or the next list entry naming a day
+# ("Weekdays £10 and weekends £14").
+_CLAUSE_END = re.compile(r";|[,.]?\s(?:and|or)\s+(?=(?:on\s+)?(?:weekends?|weekdays?|mondays?|tuesdays?|wednesdays?|"
+                         r"thursdays?|fridays?|saturdays?|sundays?)\b)|,\s+(?=(?:on\s+)?(?:weekends?|weekdays?|mondays?|"
+                         r"tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\b)", re.IGNORECASE)
+
+
+# The best ranked sentences a price per two units is read from.
+MAX_RATE_SENTENCES = 3
+_TWO_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+([a-z]+)\s+(?:per|a|an|each)\s+([a-z]+)\b", re.IGNORECASE)
+
+
+def two_rates(question: str, ranked: Sequence[str]) -> list[str]:
+    """A price per two units times the question's count of each ("Bow hire: £7 per person per
+    session" for 4 of us and 3 sessions -> "7 * 4 * 3"; "£3.20 per metre per week" for an
+    8-metre boat for 6 weeks -> "3.20 * 8 * 6"), of the best ranked sentences `ranked`; [] when
+    the question counts either unit once or not at all."""
+    out = []
+    for sentence in ranked:
+        for m in _TWO_PER.finditer(sentence):
+            counts = [_count_of(question, unit) for unit in (m.group(2), m.group(3))]
+            if all(c is not None and c != "1" for c in counts):
+                out.append(f"{m.group(1).replace(',', '')} * {counts[0]} * {counts[1]}")
+    return out
+
+
+def _count_of(question: str, unit: str) -> str | None:
+    """How many of `unit` the question counts: its party for people ("me and my 3 mates": 4), else
+    a number before the unit's word ("an 8-metre boat", "for 6 weeks", "Friday and Saturday
+    nights": 2)."""
+    if stems(unit) & PEOPLE_STEMS:
+        return group_size(question)
+    n = counted(question, unit)
+    return None if n is None else str(n)
+
+
+def price_named(question: str, name: str, rate: str, sentences: Sequence[tuple[str, str]]) -> str | None:
+    """The price of the first sentence of `rate`'s document (`sentences`: (heading, sentence))
+    naming `name` ("call-out fee"), `rate`'s own aside, the one whose own words and conditions
+    fit `question` best ("£75 between 6pm and 8am" at 9pm); None when none names it or holds a
+    price."""
+    headings = {h for h, s in sentences if s == rate}
+    for heading, sentence in sentences:
+        if heading in headings and sentence != rate and name.lower() in sentence.lower():
+            named = named_prices(question, sentence)
+            if named:
+                return max(named, key=lambda price: named[price])  # equals: the sentence's first
+    return None
+
+
+def _price_clause(sentence: str, found: Sequence[re.Match[str]], i: int) -> str:
+    """The words of the `i`th price of `sentence` (`found`: its prices) naming when it applies: back
+    to the last separator after the price before, on to the next clause or list entry."""
+    end = found[i + 1].start() if i + 1 < len(found) else len(sentence)
+    # back to the clause's start ("Weekdays: adult £10, | child £6" keeps "Weekdays"), or to an entry naming a day
+    before = sentence[:found[i].start()].split(";")[-1]
+    before = _CLAUSE_END.split(before)[-1]
+    after = _CLAUSE_END.split(sentence[found[i].end():end])[0]
+    return before + found[i].group(0) + after
+
+
+def without_amount(sentence: str, amount: str) -> str:
+    """`sentence` without the last price `amount` written with its currency sign ("$5")."""
+    found = list(re.finditer(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])", sentence))
+    return sentence if not found else sentence[:found[-1].start()] + " " + sentence[found[-1].end():]
+
+
+def reached(expression: str, claim: str, evaluate: Callable[[str], Any]) -> bool:
+    """Whether `expression`'s value reaches the least spend of the adjustment claimed by `claim`
+    ("Orders over €150": above it; "£50 or more", "at least £50": it or above); True when it names
+    none."""
+    spend = least_spend(claim)
+    if spend is None:
+        return True
+    value = _value(expression, evaluate)
+    return value >= Fraction(spend) if re.search(r"or\s+more|at\s+least", claim, re.IGNORECASE) else value > Fraction(spend)
+
+
+def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]], question: str = "") -> str:
+    """`expression` with each amount of `surcharges` added or taken off (times the count the
+    question gives of what it is per: "Lamination adds €4 per poster" for "6 A1 posters, all
+    laminated" -> 6 * 4), then each percentage laid on."""
+    added = expression
+    for kind, amount, sentence, _ in surcharges:
+        if kind in "+-":  # "Senior citizens (65+) receive $5 off each visit": - 5
+            count = count_per(question, sentence, amount)
+            added += f" {kind} " + (amount if count is None else f"{count} * {amount}")
+    for kind, amount, _, _ in surcharges:
+        if kind == "%":
+            added = f"({added}) * (100 + {amount}) / 100"
+    return added
+
+
+def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:
+    """The exact value of an expression the calculator accepted."""
+    value = evaluate(expression)
+    return Fraction(getattr(value, "q", value))
+
+
+# A price per person ("£3 per person") counts everyone the question counts: "3 adults", "2 adults and 2 kids".
+PERSON_STEMS = frozenset({"person", "head", "guest", "visitor", "particip", "peopl"})
+PEOPLE_STEMS = PERSON_STEMS | {"adult", "child", "kid", "children", "student", "senior", "friend", "mate", "player",
+                                 "teen", "teenag", "junior", "pupil", "member"}
+
+
+def count_per(question: str, sentence: str, amount: str) -> str | None:
+    """The count `question` gives of the thing an amount of `sentence` is per ("€4 per poster" and
+    "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one."""
+    per = re.search(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+)?(?:per|each|a|an)\s+([a-z][\w-]*)",
+                    sentence, re.IGNORECASE)
+    if per is None:
+        return None
+    unit = stems(per.group(1))
+    if unit & PERSON_STEMS:  # "£3 per person": the party ("me and my 3 mates": 4)
+        party = group_size(question)
+        return None if party in (None, "1") else party
+    text = without_ages(with_digits(question))
+    # every count of it: "6 A1 posters and 4 A2 posters, all laminated": 6 + 4
+    found = [m.group(1) for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z0-9][\w-]*\s+){0,2}[a-z][\w-]*)", text,
+                                             re.IGNORECASE) if stems(m.group(2)) & unit]
+    count = " + ".join(found) if len(found) < 2 else f"({' + '.join(found)})"
+    return None if not found or count == "1" else count
+
+
+def listed_prices(question: str, sentences: Sequence[tuple[str, str]],
+                   embed: Callable[[Sequence[str]], Any] | None) -> list[str]:
+    """The prices of the best ranked sentence holding one, those whose own words
+    (basket.thing_words) name most of the question's first ("small (40 balls) $8, medium (80
+    balls) $14", asked about a medium bucket -> ["14", "8"]): the price a surcharge or a
+    discount the question claims applies to."""
+    for _, sentence in rank_sentences(question, list(sentences), embed):
+        named = named_prices(question, sentence)
+        if named:
+            return sorted(named, key=lambda price: -named[price])  # equals in the sentence's order
+    return []

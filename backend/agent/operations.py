@@ -133,7 +133,7 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"|\bwhat\b[^.?!\n]{0,120}?\b(?:would|will|do|does)\s+(?:\w+\s+)?"
                    r"(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
 # A group counted by its members: "a family of 5", "a household of 4 members".
-_GROUP_OF = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple)\s+of\s+(?!(?:1[0-9]{{3}}|20[0-9]{{2}})$)"
+_COUNTED_GROUP = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple)\s+of\s+(?!(?:1[0-9]{{3}}|20[0-9]{{2}})$)"
                        rf"{_NUMBER}$", _FLAGS)  # "the class of 2024" is no head-count
 # The word right before a number, and what precedes it (read from at most 60 characters).
 _WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
@@ -290,7 +290,7 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
         for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
             price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
             # "4 adults", "a family of 5": a count (a group of N people counts at its end too).
-            group = _GROUP_OF.search(question[max(0, m.start() - 40):m.start() + len(m.group(0))]) is not None
+            group = _COUNTED_GROUP.search(question[max(0, m.start() - 40):m.start() + len(m.group(0))]) is not None
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
                     and not price and not names_a_year(question, m)):
                 n = m.group(1).replace(",", "")

@@ -482,6 +482,9 @@ def test_fractions_and_shares_in_words():
 
 def test_a_group_of_people_counts_for_a_cost_and_calculate_the_cost_asks_one():
     assert named_operations("What would the walk cost for a family of 5?") == [("{a} * 5", "5")]
+    # a group counted at its end, by any group word ("household", not only group_size's words)
+    assert named_operations("What would the tour cost for a household of 4?") == [("{a} * 4", "4")]
+    assert named_operations("What would the class of 2024 pay?") == []
     assert named_operations("What would membership cost a household of four members?") == [("{a} * 4", "4")]
     assert named_operations("Please calculate the cost of five tickets to the baths.") == [("{a} * 5", "5")]
     assert named_operations("What would the walk cost for Model 5?") == []

@@ -216,7 +216,7 @@ class ModelSteps:
                 status = await race(consume(), stop, meter)  # consume() runs under step_span
             except GenerationError as exc:  # PromptTooLong, GeneratorUnavailable, a bad constraint
                 status, failure = "error", str(exc) or exc.code
-            except Exception as exc:
+            except Exception:
                 log.exception("model step %s of run %s failed", index, run_id)
                 status, failure = "error", "an internal error (logged)"  # the exception's text stays in the log
             step_span.set_attribute("status", status)

@@ -139,7 +139,9 @@ _COUNTED_GROUP = re.compile(rf"\b(?:family|household|group|party|team|class|crew
 _WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
-_TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
+# "in total", "altogether"; "what's the total", "... total?" at the end.
+_TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b|\btotal\s*\?*\s*$"
+                    r"|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the|my|our)\s+total\b", _FLAGS)
 # An age: years counted from a thing's beginning ("how old", "been open by 2025", "since the first fair").
 _AGE = re.compile(r"\bhow\s+old\b|\byears\s+old\b|\bbeen\s+(?:around|open|running|operating|going|in\s+business)\b"
                   r"|\bsince\s+(?:\w+\s+){0,5}?(?:first|founded|built|opened|established|began|started|formed)\b"
@@ -522,6 +524,25 @@ def group_size(text: str) -> str | None:
 def _between(text: str, matches: list[re.Match[str]]) -> list[str]:
     """The text between each match of `matches` and the next."""
     return [text[a.end():b.start()] for a, b in zip(matches, matches[1:])]
+
+
+# What a choice or an adjustment saves ("how much do I save", "how much less"), and any
+# difference of two prices ("how much cheaper", "what's the difference", "how much more").
+_SAVING = r"save|saves|saving|savings|how\s+much\s+(?:less|off)"
+_SAVES = re.compile(rf"\b(?:{_SAVING})\b", _FLAGS)
+_DIFFERENCE = re.compile(rf"\b(?:{_SAVING}|cheaper|dearer|difference|more\s+expensive|less\s+expensive"
+                         rf"|how\s+much\s+(?:more|extra))\b", _FLAGS)
+
+
+def asks_saving(text: str) -> bool:
+    """Whether `text` asks what something saves ("how much do I save with the 10% off")."""
+    return _SAVES.search(cue_text(text)) is not None
+
+
+def asks_difference(text: str) -> bool:
+    """Whether `text` asks a difference of two prices: a saving, "how much cheaper", "what's the
+    difference", "how much more"."""
+    return _DIFFERENCE.search(cue_text(text)) is not None
 
 
 def asks_total(text: str) -> bool:

@@ -324,10 +324,11 @@ def evaluate(expression: str) -> Value:
     return _Parser(expression).parse()
 
 
-def format_value(value: Value) -> str:
+def format_value(value: Value, places: int = 0) -> str:
     """An integer as is; an exact fraction with a finite decimal expansion (of at most
-    SHOWN_DIGITS significant digits) as that decimal ("8.25"), any other as "p/q (≈ decimal)"; an inexact value as
-    "≈ decimal" (SHOWN_DIGITS significant digits)."""
+    SHOWN_DIGITS significant digits) as that decimal ("8.25"), written to at least `places`
+    decimals ("82.5" -> "82.50" for places=2: money written in cents), any other as "p/q (≈
+    decimal)"; an inexact value as "≈ decimal" (SHOWN_DIGITS significant digits)."""
     q = value.q
     with decimal.localcontext(decimal.Context(prec=SHOWN_DIGITS, Emax=MAX_BITS * 2, Emin=-MAX_BITS * 2)):
         approx = _to_decimal(q).normalize()
@@ -337,7 +338,8 @@ def format_value(value: Value) -> str:
     if q.denominator == 1:
         return str(q.numerator)
     if _terminates(q.denominator) and "e" not in shown.lower() and Fraction(shown) == q:
-        return shown  # 7.2 + 1.05 = 8.25, exactly
+        decimals = len(shown.partition(".")[2])
+        return shown + "0" * (places - decimals) if 0 < decimals < places else shown  # 7.2 + 1.05 = 8.25, exactly
     return f"{q.numerator}/{q.denominator} (≈ {shown})"
 
 

@@ -14,10 +14,12 @@ checked by the calculator's parser before it is offered.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Sequence
 
-from backend.agent.operations import SIGNED_PRICE, asks_cost, asks_share_per_person, asks_total, with_digits
-from backend.agent.tools.sentences import content_words
+from backend.agent.operations import (SIGNED_PRICE, asks_cost, asks_difference, asks_share_per_person, asks_total, group_size,
+                                      with_digits, without_ages)
+from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import is_unit
 
 # The most things a basket holds (each is a product in the expression).
@@ -34,8 +36,8 @@ _FOR_ALL = re.compile(rf"\b(?:plus|and|with)\s+((?:(?!{_STOP})[a-z][\w'-]*\s+){{
 AFTER_CHARS = 25
 _DURATION = re.compile(r"(?:second|minute|hour|day|night|week|weekend|month|year|season|session|decimal|times?\b)",
                        re.IGNORECASE)
-# A question comparing two ways to pay asks a difference, not a basket.
-_COMPARES = re.compile(r"\b(?:save|saving|savings|difference|more|less|cheaper|dearer|instead|versus|vs)\b", re.IGNORECASE)
+# A question weighing two ways against each other (beside asking a difference): no basket's total.
+_OTHER_WAY = re.compile(r"\b(?:more|less|instead|versus|vs)\b", re.IGNORECASE)
 # Words that name one kind of person or thing in different words.
 _SAME = {"kid": "child", "children": "child", "youngster": "child", "grown-up": "adult", "grownup": "adult",
          "party": "group", "parties": "group"}
@@ -118,6 +120,19 @@ def basket_items(question: str) -> list[tuple[str, str]]:
     return items[:MAX_ITEMS] if len(items) >= 2 and counted else []
 
 
+# A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters").
+_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-)((?:[a-z0-9][\w-]*\s+){0,2}[a-z][\w-]*)", re.IGNORECASE)
+
+
+def counts_of(question: str, thing: str) -> list[str]:
+    """Every count `question` gives of `thing` (a word), in order: a number before it or before a
+    word or two and it, or a word naming the same ("6 A1 posters and 4 A2 posters", "poster" ->
+    ["6", "4"]; "2 kids", "child" -> ["2"]); ages are no counts ("I'm 70")."""
+    unit, same = stems(thing), norm_words(thing)
+    return [m.group(1) for m in _COUNT_BEFORE.finditer(without_ages(with_digits(question)))
+            if any(stems(word) & unit or norm_words(word) & same for word in m.group(2).replace("-", " ").split())]
+
+
 def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[str]:
     """The words naming the `i`th of the prices `prices` (matches in `sentence`): those back to the
     price before it, and AFTER_CHARS after it up to the next price, comma or "and", plurals and
@@ -187,7 +202,8 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     """The total of the things `question` lists at their prices in `sentences` ("2 * 13 + 3 * 8 +
     5 * 4"), or None: not a question asking a cost or a total, one comparing ("how much do I
     save"), fewer than two things, or a thing without a price."""
-    if not (asks_cost(question) or asks_total(question) or asks_share_per_person(question)) or _COMPARES.search(question):
+    if (not (asks_cost(question) or asks_total(question) or asks_share_per_person(question)) or asks_difference(question)
+            or _OTHER_WAY.search(question)):
         return None
     return listed_total(basket_items(question), sentences)
 
@@ -210,3 +226,84 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str]) -> 
     if len(terms) < min(2, len(items)):
         return None  # "3 bouquets and a card": the card has no price, and one thing is no basket
     return " + ".join(terms) if terms else None
+
+
+# A price's unit right after it: "£60 per hour", "$8 per person", "£12 each".
+_PER_AFTER = re.compile(r"\s*(?:per|a|an|each|every)\s+([a-z]+)", re.IGNORECASE)
+_PERSON = frozenset({"person", "head", "guest", "adult", "people"})
+_NO_THING = _PERSON | {"child", "hour", "minute", "day", "night", "week", "month", "year", "time", "hire", "rental",
+                             "extra"}
+
+
+def mentioned_items(question: str, sentences: Sequence[str]) -> list[tuple[str, str]]:
+    """(count, price) for each price of `sentences` whose thing the question names without a count
+    of its own before it or with one ("a midi skip plus a road permit" over "Midi skip (4 yard):
+    £210 ... Road permit ...: £45" -> [("1", "210"), ("1", "45")]; "2 tyres" over "a tyre at £12
+    each" -> ("2", "12")): a price is named when every word right before it (thing_words) is one
+    of the question's, or two of its words back to the price before it are, or its head word
+    (_head) is and names no other price; of
+    prices named by the same words, the one the question names most ("large builder's skip" over
+    "builder's skip"). Its count: the number before its name, else the count of its unit ("£60
+    per hour" and "2 hours"), the party for a price per person; else one. [] for fewer than two,
+    more than MAX_ITEMS, or a price named twice."""
+    asked = norm_words(question)
+    read = []  # (own words, naming words, price match, sentence) of every price
+    for sentence in sentences:
+        prices = list(_PRICE.finditer(sentence))
+        for i, m in enumerate(prices):
+            # the words of a person, a period or a hire name no thing ("Big-axe upgrade: $8 per person")
+            if _ADJUSTMENT_AROUND.search(sentence[max(0, m.start() - 2):m.end() + 5]):
+                continue  # "+$25 per device", "$20 off": an adjustment (discounts), no thing's price
+            # the words back to the price before it (a list's next line is no name of it)
+            before = sentence[prices[i - 1].end() if i else 0:m.start()]
+            every = norm_words(before[_PER_AFTER.match(before).end():] if _PER_AFTER.match(before) else before)
+            naming = every - _NO_THING
+            read.append((thing_words(sentence, prices, i) - _NO_THING or naming, naming, every, m, sentence))
+    naming_prices = Counter(word for _, naming, _, _, _ in read for word in naming)
+    found: list[tuple[set[str], set[str], set[str], str, str]] = []  # (named, own, every named, price, after it)
+    for own, naming, every, m, sentence in read:
+        named = naming & asked
+        # all its own words; or two of its words; or its head that names no other price ("the pasta"
+        # over "Pasta from scratch (3 hours): €75"; not "screen" over "Tempered glass screen protector: $15")
+        head = _head(sentence[:m.start()])
+        if own and (own <= asked or len(named) >= 2 or (head in asked and naming_prices[head] == 1)):
+            found.append((named, own, every & asked, m.group(1).replace(",", ""), sentence[m.end():]))
+    kept = [f for f in found if not any(f[0] < g[0] for g in found)]  # the most named of those named alike
+    if not 2 <= len(kept) <= MAX_ITEMS or len({frozenset(f[0]) for f in kept}) < len(kept):
+        return []
+    items = []
+    for named, own, every, price, after in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
+        counts = [c for word in sorted(own & asked) + sorted(every - own) for c in counts_of(question, word)]
+        per = _PER_AFTER.match(after)
+        if not counts and per is not None:
+            unit = singular(per.group(1).lower())
+            party = group_size(question) if unit in _PERSON else None
+            counts = [party] if party is not None else counts_of(question, unit)
+        items.append((counts[0] if counts else "1", price))
+    return items
+
+
+_ADJUSTMENT_AROUND = re.compile(r"\+\s*[$€£¥]|[0-9]\s*off\b", re.IGNORECASE)
+# Where a thing's name ends before its price: a preposition, an aside, a colon ("Pasta from scratch (3 hours):").
+_NAME_END = re.compile(r"\s(?:from|for|with|of|in|on|at|to|per|by|when|if)\s|[(:;,]", re.IGNORECASE)
+
+
+def _head(before: str) -> str | None:
+    """The head word of the thing named right before a price (`before`: the text up to it): the last
+    word of its name, made one as norm_words does ("Tempered glass screen protector: " ->
+    "protector"; "Pasta from scratch (3 hours): " -> "pasta"); None when it names none."""
+    clause = re.split(r"[.;:]\s|\n|[$€£¥][0-9.,]+", before.rstrip(" :"))[-1]
+    name = _NAME_END.split(clause.strip())[0]
+    words = [w for w in content_words(name)]
+    return None if not words else next(iter(norm_words(words[-1])), None)
+
+
+def mentioned_total(question: str, sentences: Sequence[str]) -> str | None:
+    """The total of the things `question` names at their prices (mentioned_items: "210 + 45",
+    "310 + 2 * 60 + 2 * 12"), for a question asking a cost or a total and comparing nothing; else
+    None."""
+    if (not (asks_cost(question) or asks_total(question)) or asks_difference(question)
+            or _OTHER_WAY.search(question)):
+        return None
+    items = mentioned_items(question, sentences)
+    return " + ".join(price if count == "1" else f"{count} * {price}" for count, price in items) or None

@@ -8,25 +8,32 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from backend.agent.operations import NUMBER_RE, asks_cost, asks_price, named_operations, numbers_beyond
+from backend.agent.operations import NUMBER_RE, asks_cost, asks_price, asks_total, named_operations, numbers_beyond
 from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
 from backend.agent.tools.allowances import allowance_expressions
+from backend.agent.tools.basket import mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
+from backend.agent.tools.pricing import of_named_documents
 from backend.agent.tools.sentences import rank_sentences, text_sentences
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, asks_area, implied_conversions,
                                        stated_conversion)
 
 
+# A number written in cents ("16.50", "0.25"): the expression is about money, and so is its result.
+_CENTS = re.compile(r"(?<![\d.])[0-9]+\.[0-9]{2}(?![\d.])")
+
+
 def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
     expression = arguments["expression"]
     value = evaluate(expression)
-    shown = format_value(value)
+    # "16.50 * 5 = 82.50", as a price is written; an integer stays one ("16.50 * 2 = 33")
+    shown = format_value(value, places=2 if _CENTS.search(expression) else 0)
     data = {
         "expression": expression,
         "result": shown,
@@ -122,7 +129,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
                     or asks_area(text) or stated_conversion(text) is not None)
         related = asks_relation(text)  # "what percentage of ...", "how many years after ... was"
         offers = asks_offers(text)  # "how much do I save ... instead of", "price per hour of the course"
-        if not (cost or asks_price(text) or converts or related or offers):
+        listed = asks_cost(text) or asks_total(text)  # "what would a midi skip plus a road permit cost altogether"
+        if not (cost or asks_price(text) or converts or related or offers or listed):
             return False
         found = passages(user_id, text)
         if not found:
@@ -130,6 +138,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         if cost or numbers_beyond(text, found):
             return True
         sentences = [s for t in found for _, s in text_sentences(t)]
+        if listed and mentioned_total(text, of_named_documents(text, [(h, s) for t in found for h, s in text_sentences(t)])):
+            return True
         if offers and offer_expressions(text, sentences):
             return True
         if asks_price(text) and (allowance_expressions(text, sentences) or tier_expressions(

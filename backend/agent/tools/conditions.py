@@ -15,8 +15,10 @@ import functools
 import re
 from dataclasses import dataclass
 
-_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_FULL_DAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
+from backend.agent.tools.units import WEEKDAYS
+
+_DAY_NAMES = WEEKDAYS
+_FULL_DAY = rf"({'|'.join(WEEKDAYS)})s?"
 _SHORT_DAY = r"(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
 _ANY_DAY = rf"(?:{_FULL_DAY}|{_SHORT_DAY})"
 _RANGE_WORD = r"\s*(?:-|–|to|through|thru|until|till)\s*"

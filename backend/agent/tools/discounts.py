@@ -17,10 +17,11 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE, given_ages, group_size, with_digits, without_ages
-from backend.agent.tools.basket import norm_words, singular
+from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE, given_ages, group_size
+from backend.agent.tools.basket import counts_of, norm_words, singular
 from backend.agent.tools.conditions import applies, condition_words
 from backend.agent.tools.sentences import stems
+from backend.agent.tools.units import DAY_PARTS, PERIOD_NOUNS, PERIODIC, WEEKDAYS
 
 # A percentage off: "15% off", "a 20 percent discount", "a discount of 10%", "12 percent reduction",
 # "A weekly box subscription saves 10%".
@@ -56,10 +57,8 @@ _AGE_GROUPS = frozenset({"senior", "pensioner", "citizen", "oap", "elderly", "re
 _ADJUSTMENT_WORDS = frozenset({"surcharge", "supplement", "premium", "extra", "discount", "saver", "deal", "offer",
                                "reduction", "concession"})
 # Stems of periods: "in a week" names no "Weekly pass holders".
-_PERIOD_STEMS = frozenset({"week", "month", "year", "day", "hour", "night", "weekend", "annual", "daili", "weekli",
-                           "month", "year", "minut"})
+_PERIOD_STEMS = stems(" ".join(PERIOD_NOUNS | set(PERIODIC)))
 _IN_ADVANCE = re.compile(r"\s*(?:in\s+advance|ahead|before|beforehand|prior|notice)\b", re.IGNORECASE)
-_PERIODS = frozenset({"day", "week", "month", "year", "night", "hour", "minute", "weekend"})
 # Verbs an offer opens with ("Play both courses: €4 off", "Stay 7 nights or more"): no head naming who gets it.
 _IMPERATIVES = frozenset({"play", "stay", "order", "book", "buy", "get", "pay", "use", "visit", "hire", "rent", "bring",
                           "come", "join", "spend", "try", "sign", "bundle", "combine", "add"})
@@ -182,22 +181,18 @@ _MORE_THAN_COUNT = re.compile(rf"\b(?:more\s+than|over)\s+([0-9]+)\s+((?:{_W}\s+
 # A least spend: "Orders over €150", "spend more than $50", "orders of £100 or more".
 _LEAST_SPEND = re.compile(rf"\b(?:over|above|more\s+than|exceeding|at\s+least)\s+{SIGNED_PRICE}"
                           rf"|{SIGNED_PRICE}\s+or\s+more\b", re.IGNORECASE)
-_WEEKDAY_NAMES = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.IGNORECASE)
-_NIGHTS = frozenset({"night", "day", "evening", "morning"})
+_WEEKDAY_NAMES = re.compile(rf"\b(?:{'|'.join(WEEKDAYS)})s?\b", re.IGNORECASE)
 
 
 def counted(question: str, thing: str) -> int | None:
-    """How many of `thing` (a word) `question` counts: a number before it or before a word or
-    two and it ("6 standard keys", "for 7 nights", "an 8-metre boat"); for nights and days, the day names listed
-    before it ("Thursday, Friday and Saturday nights": 3); None when it counts none."""
-    unit = stems(thing)
-    text = without_ages(with_digits(question))
-    for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-)((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", text, re.IGNORECASE):
-        words = m.group(2).replace("-", " ").split()
-        if any(stems(w) & unit for w in words):
-            return int(m.group(1))
-    if {singular(w) for w in unit} & _NIGHTS or {singular(thing.lower())} & _NIGHTS:
-        named = re.search(rf"((?:\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b[\s,]*(?:and\s+)?)+)"
+    """How many of `thing` (a word) `question` counts: its first count (counts_of: "6 standard
+    keys", "for 7 nights", "an 8-metre boat"); for nights and days, the day names listed before it
+    ("Thursday, Friday and Saturday nights": 3); None when it counts none."""
+    found = counts_of(question, thing)
+    if found:
+        return int(found[0])
+    if {singular(w) for w in stems(thing)} & set(DAY_PARTS) or {singular(thing.lower())} & set(DAY_PARTS):
+        named = re.search(rf"((?:{_WEEKDAY_NAMES.pattern}[\s,]*(?:and\s+)?)+)"
                           rf"(?:{thing.lower()}|{singular(thing.lower())}s?)\b", question, re.IGNORECASE)
         if named:
             return len(_WEEKDAY_NAMES.findall(named.group(1)))
@@ -289,7 +284,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     words = condition_words(subject)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
     head = next((w for w in (norm_words(word) for word in words.split())
-                 if w and not w & (_ANYONE | _IMPERATIVES | _PERIODS)), set())
+                 if w and not w & (_ANYONE | _IMPERATIVES | PERIOD_NOUNS)), set())
     # by the words' stems too ("all laminated" names "Lamination"), not a period's ("in a week" is no "Weekly pass")
     asked_stems = stems(" ".join(asked)) - _PERIOD_STEMS
     named = max(len(who & asked), len(stems(" ".join(who)) & asked_stems))

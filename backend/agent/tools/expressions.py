@@ -46,11 +46,11 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from backend.agent.operations import (AMOUNT, NUMBER_RE, asked_rounding, asked_rounding_direction, asks_age, asks_cost,
-                                      asks_how_many, asks_price, asks_share_per_person, asks_total, group_size,
+                                      asks_how_many, asks_price, asks_saving, asks_share_per_person, asks_total, group_size,
                                       named_operations, names_an_edition, people_sharing, with_digits, without_ages,
                                       without_rounding)
 from backend.agent.tools.allowances import allowance_expressions
-from backend.agent.tools.basket import basket_expression
+from backend.agent.tools.basket import basket_expression, counts_of, mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
@@ -68,7 +68,6 @@ MAX_NUMBERS = 8
 # The candidates a discount the question claims is applied to (backend.agent.tools.discounts).
 MAX_DISCOUNTED = 2
 # A question asking what a discount saves, not the price after it.
-_SAVES = re.compile(r"\b(?:save|saves|saving|savings|how\s+much\s+(?:less|off))\b", re.IGNORECASE)
 # The cues read this much of the question (backend.agent.operations.MAX_CUE_CHARS reads as much).
 MAX_QUESTION_CHARS = 2000
 
@@ -177,8 +176,7 @@ def _least_count(sentence: str, question: str, party: str | None) -> str | None:
         return None
     least, thing = m.group(1), stems(m.group(2))
     counts = [party] if party is not None and thing & PEOPLE_STEMS else []
-    counts += [c.group(1) for c in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+([a-z]+)", without_ages(with_digits(question)))
-               if stems(c.group(2)) & thing]
+    counts += counts_of(question, m.group(2))
     return least if counts and all(Fraction(c) < Fraction(least) for c in counts) else None
 
 
@@ -212,7 +210,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     question = question[:MAX_QUESTION_CHARS]
     sentences = passage_sentences(results)
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
-    texts = [s for _, s in sentences]
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
     named = of_named_documents(question, sentences)
     discount = None if compares_offers(question) else claimed_discount(question, named)
@@ -230,7 +227,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     added = {sentence: amount for kind, amount, sentence, _ in surcharges if kind in "+-"}
     priced = [(h, without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
     out = _candidates(question, priced, embed, evaluate)
-    basket = basket_expression(question, named)
+    # "2 adults and 3 kids"; else the things named ("a midi skip plus a road permit")
+    basket = basket_expression(question, named) or mentioned_total(question, named)
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
@@ -242,7 +240,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                       for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
         # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
-        template = "({e}) * {p} / 100" if _SAVES.search(question) else "({e}) * (100 - {p}) / 100"
+        template = "({e}) * {p} / 100" if asks_saving(question) else "({e}) * (100 - {p}) / 100"
         # "Orders over €150 get 10% off": only a total over it
         spent = [e for e in out[:MAX_DISCOUNTED] if reached(e, discount[2], evaluate)]
         out = _valid([template.format(e=e, p=discount[0]) for e in spent] + out, evaluate)

@@ -34,27 +34,21 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.operations import SIGNED_PRICE, with_digits, without_rounding
+from backend.agent.operations import SIGNED_PRICE, asks_difference, with_digits, without_rounding
 from backend.agent.tools.basket import OPTIONAL, basket_items, listed_total, naming_words, norm_words, singular
+from backend.agent.tools.units import PERIODIC, TIME_UNITS
 
 # The most offers read and the most differences offered (each is a candidate of the calculator).
 MAX_OFFERS = 24
 MAX_COMPARISONS = 4  # pairs of offers (a listed party against one offer comes before them)
 _PRICE = re.compile(SIGNED_PRICE)
-_TIME_UNITS = {"minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute", "hour": "hour",
-               "hours": "hour", "hr": "hour", "hrs": "hour", "day": "day", "days": "day", "night": "day",
-               "nights": "day", "evening": "day", "evenings": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
-               "year": "year", "years": "year", "season": "season", "seasons": "season"}
-# A night's or an evening's price is a day's ("£3 a night" for "25 Wednesdays a year"), as are the days of the week.
-_TIME_UNITS.update({f"{day}{s}": "day" for day in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
-                                                   "sunday") for s in ("", "s")})
-_PERIODIC = {"hourly": "hour", "daily": "day", "nightly": "day", "weekly": "week", "monthly": "month",
-             "yearly": "year", "annual": "year", "annually": "year", "seasonal": "season"}
+# A night's price is a day's (units.TIME_UNITS).
+_PERIODIC = {word: TIME_UNITS.get(period, period) for word, period in PERIODIC.items()}
 # (larger unit, smaller unit, how many of the smaller one the larger holds).
 _CONVERSIONS = (("hour", "minute", 60), ("week", "day", 7), ("year", "month", 12), ("year", "week", 52))
-_TIME = "|".join(sorted(_TIME_UNITS, key=len, reverse=True))
+_TIME = "|".join(sorted(TIME_UNITS, key=len, reverse=True))
 # The units a price is for ("per month", "a full year"): not a day of the week ("a Saturday class").
-_PERIOD = "|".join(sorted((w for w in _TIME_UNITS if not w.endswith(("day", "days")) or w.startswith("day")),
+_PERIOD = "|".join(sorted((w for w in TIME_UNITS if not w.endswith(("day", "days")) or w.startswith("day")),
                           key=len, reverse=True))
 # "20 foot-passenger tickets", "6 sessions", "2 hours": a count and up to three words naming what.
 _WORD = r"[a-z][a-z'-]*"
@@ -96,9 +90,7 @@ _HYPHEN_COUNT = re.compile(rf"\b({'|'.join(_HYPHEN_COUNTS)})-(?=[a-z])", re.IGNO
 _SET_ASIDE = re.compile(r"\b(?:ignore|ignoring|excluding|exclude|not\s+counting|without|leave\s+out|leaving\s+out)\s+"
                         r"([^.?!,;()]{1,60})", re.IGNORECASE)
 _TRIPS = re.compile(r"\bthere\s+and\s+back\b|\bboth\s+ways\b|\bround\s+trips?\b|\breturn\s+journeys?\b", re.IGNORECASE)
-# A question comparing two ways of paying, and one asking a price per unit.
-_COMPARES = re.compile(r"\b(?:save|saving|savings|cheaper|dearer|difference|more\s+expensive|less\s+expensive)\b"
-                       r"|\bhow\s+much\s+(?:more|less|extra)\b", re.IGNORECASE)
+# The other way a question weighs a price against (operations.asks_difference), and a price asked per unit.
 _ALTERNATIVE = re.compile(r"\b(?:instead\s+of|rather\s+than|than|vs|versus|compared\s+(?:to|with)|over)\b", re.IGNORECASE)
 _PER_UNIT_ASKED = re.compile(rf"\b(?:price|cost|rate|charge|pay|paying|much|out\s+(?:to|at|as))\s+(?:\w+\s+)?per\s+"
                              rf"({_TIME}|{_WORD})\b", re.IGNORECASE)
@@ -127,7 +119,7 @@ class Offer:
 def _unit(word: str) -> str:
     """A unit's one name: "weeks" -> "week", "lessons" -> "lesson", "classes" -> "class"."""
     word = word.lower()
-    return _TIME_UNITS.get(word) or singular(word)
+    return TIME_UNITS.get(word) or singular(word)
 
 
 def _thing(words: str) -> str | None:
@@ -196,7 +188,7 @@ def measure_of(text: str) -> dict[str, Fraction]:
             rest = " ".join(m.group(3).split()[1:])
             named = _thing_at(rest) if rest else None
             count = Fraction(1)
-            if named is not None and named[0] not in _TIME_UNITS.values():
+            if named is not None and named[0] not in TIME_UNITS.values():
                 # "one 150-minute session each week" of a 10-week course: 10 sessions
                 every = re.match(rf"\s*(?:each|every|a|per)\s+({_TIME})\b", named[1] + text[m.end():], re.IGNORECASE)
                 if every and _unit(every.group(1)) in measure:
@@ -205,7 +197,7 @@ def measure_of(text: str) -> dict[str, Fraction]:
                 things.append((named[0], count, False))
             if not n:
                 continue
-            if unit in _TIME_UNITS.values():
+            if unit in TIME_UNITS.values():
                 measure.setdefault(unit, n * count)
             elif unit not in _NOT_BOUGHT and unit not in measure and n:  # "a 10-session punch card", "the 20-ticket book"
                 measure[unit] = n
@@ -218,14 +210,14 @@ def measure_of(text: str) -> dict[str, Fraction]:
         following = rest + text[m.end():]
         if re.match(r"\s*each\b", following) and things:  # "6 sessions of 2 hours each": 12 hours
             n = n * things[-1][1]
-        elif unit not in _TIME_UNITS.values():
+        elif unit not in TIME_UNITS.values():
             every = re.match(rf"\s*(?:each|every|a|per)\s+({_TIME})\b", following, re.IGNORECASE)
             if every and _unit(every.group(1)) in measure:  # "2 sessions each week" of 10 weeks
                 n = n * measure[_unit(every.group(1))]
         if unit in measure:
             continue
         measure[unit] = n
-        if unit not in _TIME_UNITS.values() and unit not in _NOT_BOUGHT:
+        if unit not in TIME_UNITS.values() and unit not in _NOT_BOUGHT:
             things.append((unit, n, bool(re.search(r"\bof\s+$", text[max(0, m.start() - 4):m.start()]))))
     for m in _OF_COUNT.finditer(text):  # "$180 for a set of 6."
         if Fraction(m.group(1)) and "item" not in measure:
@@ -248,7 +240,7 @@ def measure_of(text: str) -> dict[str, Fraction]:
             measure.setdefault(_unit(m.group(2)), Fraction(1))
     if things:  # the things bought: those after "of" ("a block of 10 lessons"), else the first counted
         measure["item"] = next((n for _, n, of in things if of), things[0][1])
-    elif lasting or not any(u in _TIME_UNITS.values() for u in measure):
+    elif lasting or not any(u in TIME_UNITS.values() for u in measure):
         measure["item"] = Fraction(1)
     return measure
 
@@ -274,7 +266,7 @@ def offers_in(sentences: Sequence[str], question: str) -> list[Offer]:
             if re.search(r"\bat\s*$", before):  # "rents out 10 hybrid bikes at £18 per day": each
                 before = ""
             measure = measure_of(before + _AT + after)
-            periods = {f"@{u}" for u, n in measure.items() if n == 1 and u in _TIME_UNITS.values()}
+            periods = {f"@{u}" for u, n in measure.items() if n == 1 and u in TIME_UNITS.values()}
             out.append(Offer(m.group(1).replace(",", ""), measure, frozenset(named | (periods & asked)), order))
             if len(out) == MAX_OFFERS:
                 return out
@@ -286,7 +278,7 @@ def _stems(text: str) -> set[str]:
     without the units of time (they say how much, not what)."""
     text = _SET_ASIDE.sub(" ", text)  # "(ignore skate hire)": no offer's name
     periods = {f"@{unit}" for word, unit in _PERIODIC.items() if re.search(rf"\b{word}\b", text, re.IGNORECASE)}
-    return (norm_words(text) - set(_TIME_UNITS) - set(_TIME_UNITS.values()) - set(_PERIODIC) - _GENERIC) | periods
+    return (norm_words(text) - set(TIME_UNITS) - set(TIME_UNITS.values()) - set(_PERIODIC) - _GENERIC) | periods
 
 
 def _score(offer: Offer) -> float:
@@ -297,7 +289,7 @@ def _score(offer: Offer) -> float:
 def _per_basis(text: str) -> re.Match[str] | None:
     """The unit a price is asked per ("price per hour", "save per lesson", "cheaper per session")."""
     per = _PER_UNIT_ASKED.search(text) or re.search(rf"\b(?:save|saving)\w*\s+per\s+({_TIME}|{_WORD})\b", text, re.I)
-    if per is None and _COMPARES.search(text):
+    if per is None and asks_difference(text):
         per = re.search(rf"\bper\s+({_TIME}|{_WORD})\b", text, re.I)
     return per
 
@@ -312,7 +304,7 @@ def asked_amount(question: str) -> dict[str, Fraction]:
     per = _per_basis(text)
     if per is not None:
         unit = _unit(per.group(1))
-        return {unit: Fraction(1)} if unit in _TIME_UNITS.values() else {unit: Fraction(1), "item": Fraction(1)}
+        return {unit: Fraction(1)} if unit in TIME_UNITS.values() else {unit: Fraction(1), "item": Fraction(1)}
     amount: dict[str, Fraction] = {}
     taken: list[tuple[int, int]] = []
     for m in _RATE.finditer(text):  # "12 days a month"
@@ -337,7 +329,7 @@ def asked_amount(question: str) -> dict[str, Fraction]:
         if not Fraction(m.group(1)):
             continue
         amount.setdefault(thing, Fraction(m.group(1)))
-        if thing not in _TIME_UNITS.values():
+        if thing not in TIME_UNITS.values():
             amount.setdefault("item", Fraction(m.group(1)))
     for m in _ONE_PERIOD.finditer(text):  # "a whole year"
         if not any(a <= m.start() < b for a, b in taken):
@@ -385,7 +377,7 @@ def _cost(offer: Offer, amount: dict[str, Fraction], whole: bool = False) -> tup
             return None
         factor = asked[unit] / measure[unit]
     elif set(offer.measure) == {"item"}:
-        days = asked.get("day")  # nights and days of the week are days (_TIME_UNITS)
+        days = asked.get("day")  # nights and days of the week are days (TIME_UNITS)
         if days is None:
             return None
         factor = days / offer.measure["item"]
@@ -410,7 +402,7 @@ def _single(offer: Offer, amount: dict[str, Fraction]) -> bool:
     shared = [u for u in _expand(amount) if u in measure and u != "item"]
     if shared:
         return measure[shared[0]] == 1
-    return offer.measure.get("item") == 1 and all(n == 1 for u, n in offer.measure.items() if u not in _TIME_UNITS.values())
+    return offer.measure.get("item") == 1 and all(n == 1 for u, n in offer.measure.items() if u not in TIME_UNITS.values())
 
 
 def _whole_period(offer: Offer, question: str, comparing: bool) -> tuple[str, Fraction] | None:
@@ -418,7 +410,7 @@ def _whole_period(offer: Offer, question: str, comparing: bool) -> tuple[str, Fr
     choir year upfront" over "$330 for the full year"), in a comparison; else None."""
     if not comparing:
         return None
-    periods = [u for u, n in offer.measure.items() if u in _TIME_UNITS.values() and n == 1]
+    periods = [u for u, n in offer.measure.items() if u in TIME_UNITS.values() and n == 1]
     if periods and all(re.search(rf"\b{u}\b", question, re.IGNORECASE) for u in periods):
         return offer.price, Fraction(offer.price)
     return None
@@ -427,7 +419,7 @@ def _whole_period(offer: Offer, question: str, comparing: bool) -> tuple[str, Fr
 def compares_offers(question: str) -> bool:
     """Whether `question` compares two ways of paying ("how much do I save ... instead of",
     "how much more ... than", "weekly rate vs the daily rate")."""
-    return _COMPARES.search(question) is not None and _ALTERNATIVE.search(question) is not None
+    return asks_difference(question) and _ALTERNATIVE.search(question) is not None
 
 
 def asks_offers(question: str) -> bool:
@@ -451,7 +443,7 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
     if per is not None:  # a bundle's price per unit: "1050 / 20"
         unit = _unit(per.group(1))
         bundles = [(o, c) for o, c in priced if _expand(o.measure).get(unit, Fraction(1)) != 1
-                   or (unit not in _TIME_UNITS.values() and o.measure.get("item", Fraction(1)) != 1)]
+                   or (unit not in TIME_UNITS.values() and o.measure.get("item", Fraction(1)) != 1)]
         bundles.sort(key=lambda pair: (-_score(pair[0]), pair[0].order))
         return [c for _, (c, _) in bundles[:MAX_COMPARISONS]]
     out: list[str] = []

@@ -17,9 +17,8 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.operations import (AMOUNT, CURRENCY_NAMES, SIGNED_PRICE, group_size, with_digits,
-                                      without_ages)
-from backend.agent.tools.basket import norm_words, thing_words
+from backend.agent.operations import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE, group_size
+from backend.agent.tools.basket import counts_of, norm_words, thing_words
 from backend.agent.tools.conditions import applies, named_days
 from backend.agent.tools.discounts import counted, least_spend
 from backend.agent.tools.sentences import rank_sentences, stems
@@ -184,10 +183,7 @@ def count_per(question: str, sentence: str, amount: str) -> str | None:
     if unit & PERSON_STEMS:  # "£3 per person": the party ("me and my 3 mates": 4)
         party = group_size(question)
         return None if party in (None, "1") else party
-    text = without_ages(with_digits(question))
-    # every count of it: "6 A1 posters and 4 A2 posters, all laminated": 6 + 4
-    found = [m.group(1) for m in re.finditer(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z0-9][\w-]*\s+){0,2}[a-z][\w-]*)", text,
-                                             re.IGNORECASE) if stems(m.group(2)) & unit]
+    found = counts_of(question, per.group(1))  # every count: "6 A1 posters and 4 A2 posters, all laminated": 6 + 4
     count = " + ".join(found) if len(found) < 2 else f"({' + '.join(found)})"
     return None if not found or count == "1" else count
 

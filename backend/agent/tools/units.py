@@ -71,9 +71,21 @@ _CHANGE = re.compile(r"\b(?:by\s+how\s+much|how\s+much\s+(?:warmer|colder|hotter
 _SERVICE_HOURS = re.compile(r"\b(?:from|between)\b[^.;]{0,40}\b(?:to|until|till|and)\b|\b\d{1,2}[:.]\d{2}\b"
                             r"|\b\d{1,2}\s*(?:am|pm)\b", re.IGNORECASE)
 _EVERY = re.compile(rf"\bevery\s+{_NUMBER}\s+(second|minute|hour|day|week)s?\b", re.IGNORECASE)
+# The words of time a price or a rate is for, one home for the tools (offers, discounts,
+# conditions). A day's parts and the days of the week are days: "£3 a night" for "25 Wednesdays a year".
+DAY_PARTS = ("day", "night", "evening", "morning")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+TIME_UNITS = {"minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute", "hour": "hour",
+              "hours": "hour", "hr": "hour", "hrs": "hour", "week": "week", "weeks": "week", "month": "month",
+              "months": "month", "year": "year", "years": "year", "season": "season", "seasons": "season"}
+TIME_UNITS.update({f"{day}{s}": "day" for day in DAY_PARTS + WEEKDAYS for s in ("", "s")})
+# Adverbs of a period: "daily", "weekly", "annual".
+PERIODIC = {"hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "monthly": "month", "yearly": "year",
+            "annual": "year", "annually": "year", "seasonal": "season"}
+# The periods as nouns ("in a week" names no "Weekly pass holders": discounts).
+PERIOD_NOUNS = frozenset(TIME_UNITS.values()) | {"night", "weekend"}
 # A rate's period: "140 grams of meat a day", "per week", "each night"; "monthly", "daily".
-_PERIODS = {"daily": "day", "nightly": "night", "weekly": "week", "monthly": "month", "yearly": "year",
-            "annual": "year", "annually": "year", "hourly": "hour"}
+_PERIODS = {word: period for word, period in PERIODIC.items() if period in _UNITS}
 _PERIOD = "second|minute|hour|day|night|week|month|year"
 _RATE = re.compile(rf"\b(?:a|an|per|each|every)\s+({_PERIOD})\b|\b({'|'.join(_PERIODS)})\b", re.IGNORECASE)
 # The period a question asks about: "in a week", "for a full year", "over one month", "a week".

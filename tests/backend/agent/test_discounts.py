@@ -9,7 +9,8 @@ from fractions import Fraction
 import pytest
 
 from backend.agent.tools.calculator import evaluate
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, least_spend
+from backend.agent.tools.basket import counts_of
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, least_spend
 from backend.agent.tools.expressions import candidate_expressions
 
 from .test_expressions import result
@@ -269,3 +270,22 @@ def test_an_amount_off_needs_its_least_spend():
     shop = "Print Hut\n\nPosters cost £10 each. Orders of £50 or more get £5 off."
     assert evaluate(candidate_expressions("5 posters with the order discount, how much?", [result(shop)], None,
                                           evaluate)[0]).q == 45
+
+
+@pytest.mark.parametrize("question, thing, want", [
+    ("6 A1 posters and 4 A2 posters, all laminated", "poster", ["6", "4"]),  # every count, in order
+    ("an 8-metre boat for the day", "metre", ["8"]),  # a count joined by a hyphen
+    ("I'm 70 and bringing 2 grandkids", "grandkid", ["2"]),  # an age is no count
+    ("2 adults and 3 kids", "kid", ["3"]),  # not the count before another word
+    ("a room for Friday and Saturday nights", "night", []),  # days named, not counted (counted reads them)
+])
+def test_counts_of_a_thing_are_every_number_before_its_name(question, thing, want):
+    assert counts_of(question, thing) == want
+
+
+def test_a_count_of_nights_is_the_days_named_and_a_period_of_any_spelling_names_no_one():
+    assert counted("a room for Thursday, Friday and Saturday nights", "nights") == 3
+    assert counted("two mornings a week on Monday and Tuesday mornings", "mornings") == 2
+    # "in a week" is a period, not the "Weekly pass holders" a discount is for (any spelling of it)
+    assert claimed_discount("How much for 3 classes in a week?", ["Weekly pass holders get 10% off classes."]) is None
+    assert claimed_discount("How much for 3 classes, annually?", ["Annual members get 10% off classes."]) is None

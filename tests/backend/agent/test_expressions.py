@@ -9,8 +9,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from backend.agent.operations import (asked_rounding, asks_cost, asks_quantity, group_size, named_operations,
-                                      numbers_beyond, with_digits, without_ages)
+from backend.agent.operations import (asked_rounding, asks_cost, asks_difference, asks_quantity, asks_saving, asks_total,
+                                      group_size, named_operations, numbers_beyond, with_digits, without_ages)
 from backend.agent.routing import needs_calculation
 from backend.agent.tools.calculator import evaluate, spec, stated_result
 from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
@@ -701,3 +701,28 @@ def test_review_prices_and_cues():
     assert group_size("4 people - 2 adults and 2 kids") == "4"
     assert group_size("2 adults (me and my husband) and our 6 kids") == "8"
 
+
+
+@pytest.mark.parametrize("question, saving, difference", [
+    ("How much do I save with the weekly pass?", True, True),
+    ("How much less is it with the student discount?", True, True),
+    ("How much cheaper is the annual plan than 12 monthly ones?", False, True),
+    ("What's the difference between the two tours?", False, True),
+    ("How much more is the deluxe room per night?", False, True),
+    ("How much is 3 nights in the deluxe room?", False, False),
+    ("What would 5 more tickets cost?", False, False),  # "more" alone asks no difference
+])
+def test_a_saving_and_a_difference_asked(question, saving, difference):
+    assert (asks_saving(question), asks_difference(question)) == (saving, difference)
+
+
+@pytest.mark.parametrize("question, want", [
+    ("2 hours of wait-and-load and 2 tyres in it. total?", True),
+    ("What's the total for a midi skip and a permit?", True),
+    ("How much is it altogether?", True),
+    ("What's the total area of the garden?", True),  # a total still (of an area)
+    ("The total was fine, thanks.", False),
+    ("Is the total price shown with VAT", False),
+])
+def test_a_total_asked(question, want):
+    assert asks_total(question) == want

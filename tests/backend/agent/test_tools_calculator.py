@@ -118,6 +118,19 @@ def test_formatting_and_the_tool_result():
     assert "10 / 4" in result.summary and result.sources == ()
 
 
+@pytest.mark.parametrize("expression, shown", [
+    ("16.50 * 5", "82.50"),  # money written in cents is answered in cents, as a price list writes it
+    ("(28 * 12) * 0.90", "302.40"),
+    ("16.50 * 2", "33"),  # a whole amount stays whole
+    ("2.5 * 1.25", "3.125"),  # more decimals than cents are kept
+    ("1.5 * 3", "4.5"),  # no amount in cents: as computed
+    ("1/3 + 0.25", "7/12 (≈ 0.583333333333333333333333333333)"),
+])
+def test_a_result_of_amounts_in_cents_is_written_in_cents(expression, shown):
+    result = SPEC.run(context(), {"expression": expression})
+    assert result.data["result"] == shown and result.content == f"{expression} = {shown}"
+
+
 # --- hostile inputs: each a clear ToolError, quickly (the limits are checked before work) ------
 
 @pytest.mark.parametrize("text, message", [

@@ -235,7 +235,7 @@ _NO_THING = _PERSON | {"child", "hour", "minute", "day", "night", "week", "month
                              "extra"}
 
 
-def mentioned_items(question: str, sentences: Sequence[str]) -> list[tuple[str, str]]:
+def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str] = ()) -> list[tuple[str, str]]:
     """(count, price) for each price of `sentences` whose thing the question names without a count
     of its own before it or with one ("a midi skip plus a road permit" over "Midi skip (4 yard):
     £210 ... Road permit ...: £45" -> [("1", "210"), ("1", "45")]; "2 tyres" over "a tyre at £12
@@ -245,8 +245,11 @@ def mentioned_items(question: str, sentences: Sequence[str]) -> list[tuple[str, 
     prices named by the same words, the one the question names most ("large builder's skip" over
     "builder's skip"). Its count: the number before its name, else the count of its unit ("£60
     per hour" and "2 hours"), the party for a price per person; else one. [] for fewer than two,
-    more than MAX_ITEMS, or a price named twice."""
-    asked = norm_words(question)
+    more than MAX_ITEMS, or a price named twice. The words of `names` (the documents' headings:
+    the business) name no thing."""
+    at = list(re.finditer(r"[\w'-]+", question))
+    tokens = _without_names([norm_words(t.group(0)) for t in at], names)
+    asked = set().union(*tokens)
     read = []  # (own words, naming words, price match, sentence) of every price
     for sentence in sentences:
         prices = list(_PRICE.finditer(sentence))
@@ -260,19 +263,30 @@ def mentioned_items(question: str, sentences: Sequence[str]) -> list[tuple[str, 
             naming = every - _NO_THING
             read.append((thing_words(sentence, prices, i) - _NO_THING or naming, naming, every, m, sentence))
     naming_prices = Counter(word for _, naming, _, _, _ in read for word in naming)
-    found: list[tuple[set[str], set[str], set[str], str, str]] = []  # (named, own, every named, price, after it)
+    # (span of the question naming it, its words named, own words, every word named, price, text after it)
+    found: list[tuple[tuple[int, int], set[str], set[str], set[str], str, str]] = []
     for own, naming, every, m, sentence in read:
         named = naming & asked
         # all its own words; or two of its words; or its head that names no other price ("the pasta"
         # over "Pasta from scratch (3 hours): €75"; not "screen" over "Tempered glass screen protector: $15")
-        head = _head(sentence[:m.start()])
-        if own and (own <= asked or len(named) >= 2 or (head in asked and naming_prices[head] == 1)):
-            found.append((named, own, every & asked, m.group(1).replace(",", ""), sentence[m.end():]))
-    kept = [f for f in found if not any(f[0] < g[0] for g in found)]  # the most named of those named alike
-    if not 2 <= len(kept) <= MAX_ITEMS or len({frozenset(f[0]) for f in kept}) < len(kept):
+        # (a head alone in a list's line only: "Pasta from scratch (3 hours): €75", not "Puncture repairs are £12")
+        head = _head(sentence[:m.start()]) if sentence[:m.start()].rstrip().endswith(":") else None
+        words = (own if own and own <= asked else named if len(named) >= 2
+                 else {head} if head in asked and naming_prices[head] == 1 else set())
+        span = _phrase(tokens, words)  # named together ("a full overhaul ... express service" names no "Full service")
+        if own and span is not None:
+            found.append((span, named, own, every & asked, m.group(1).replace(",", ""), sentence[m.end():]))
+    # of prices named at the same place, the one named by most words ("large builder's skip" over "builder's skip")
+    kept = [f for f in found if not any(g[0][0] <= f[0][0] and f[0][1] <= g[0][1] and (g[0] != f[0] or f[1] < g[1])
+                                        for g in found)]
+    kept.sort(key=lambda f: f[0])
+    # a list: "a midi skip plus a road permit", "the pasta, the Thai street food and the knife skills"
+    listed = all(a[0][1] < b[0][0] and _JOINED.search(question[at[a[0][1]].end():at[b[0][0]].start()])
+                 for a, b in zip(kept, kept[1:]))
+    if not 2 <= len(kept) <= MAX_ITEMS or len({f[0] for f in kept}) < len(kept) or not listed:
         return []
     items = []
-    for named, own, every, price, after in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
+    for _, named, own, every, price, after in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
         counts = [c for word in sorted(own & asked) + sorted(every - own) for c in counts_of(question, word)]
         per = _PER_AFTER.match(after)
         if not counts and per is not None:
@@ -281,6 +295,42 @@ def mentioned_items(question: str, sentences: Sequence[str]) -> list[tuple[str, 
             counts = [party] if party is not None else counts_of(question, unit)
         items.append((counts[0] if counts else "1", price))
     return items
+
+
+def _without_names(tokens: list[set[str]], names: Sequence[str]) -> list[set[str]]:
+    """`tokens` (each a word's norm_words) with those naming a business of `names` emptied: a run of
+    two or more of a name's words ("At Dunmore Skip Hire, ... a midi skip": the first "skip" only),
+    or a name's first word ("at whiskerfold")."""
+    out = list(tokens)
+    for name in names:
+        words = norm_words(name)
+        first = next(iter(norm_words(content_words(name)[0])), None) if content_words(name) else None
+        inside = [bool(t) and t <= words for t in tokens]
+        for i, t in enumerate(tokens):
+            run = (i > 0 and inside[i - 1]) or (i + 1 < len(tokens) and inside[i + 1])
+            if inside[i] and (run or first in t):
+                out[i] = set()
+    return out
+
+
+_JOINED = re.compile(r"\b(?:and|plus|with|also|as\s+well\s+as)\b|[,+&]", re.IGNORECASE)
+
+
+def _phrase(tokens: Sequence[set[str]], words: set[str]) -> tuple[int, int] | None:
+    """The first and last of the first run of `tokens` (each a word's norm_words) that holds all
+    of `words` within one token more than they are ("the kids' baking class" holds {"child",
+    "baking"}); None when none does, or for no words."""
+    if not words:
+        return None
+    for i, first in enumerate(tokens):
+        if not first & words:
+            continue
+        held: set[str] = set()
+        for j in range(i, min(len(tokens), i + len(words) + 1)):
+            held |= tokens[j] & words
+            if held == words:
+                return (i, j)
+    return None
 
 
 _ADJUSTMENT_AROUND = re.compile(r"\+\s*[$€£¥]|[0-9]\s*off\b", re.IGNORECASE)
@@ -298,12 +348,12 @@ def _head(before: str) -> str | None:
     return None if not words else next(iter(norm_words(words[-1])), None)
 
 
-def mentioned_total(question: str, sentences: Sequence[str]) -> str | None:
+def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str] = ()) -> str | None:
     """The total of the things `question` names at their prices (mentioned_items: "210 + 45",
     "310 + 2 * 60 + 2 * 12"), for a question asking a cost or a total and comparing nothing; else
     None."""
     if (not (asks_cost(question) or asks_total(question)) or asks_difference(question)
             or _OTHER_WAY.search(question)):
         return None
-    items = mentioned_items(question, sentences)
+    items = mentioned_items(question, sentences, names)
     return " + ".join(price if count == "1" else f"{count} * {price}" for count, price in items) or None

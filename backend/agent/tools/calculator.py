@@ -138,7 +138,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         if cost or numbers_beyond(text, found):
             return True
         sentences = [s for t in found for _, s in text_sentences(t)]
-        if listed and mentioned_total(text, of_named_documents(text, [(h, s) for t in found for h, s in text_sentences(t)])):
+        pairs = [(h, s) for t in found for h, s in text_sentences(t)]
+        if listed and mentioned_total(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs})):
             return True
         if offers and offer_expressions(text, sentences):
             return True

@@ -256,7 +256,12 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     wash is €9 and | vans pay a €4 supplement"); who gets a discount is the whole clause, its
     price the claimant's own ("Membership costs €30 per year and gives members 10% off").
     Who a discount is given to may follow its verb ("gives | members | a 10% discount")."""
-    clause = _CLAUSE.split(sentence[:at])[-1]  # "...; junior membership is £30, | and siblings each receive"
+    parts = _CLAUSE.split(sentence[:at])
+    clause = parts[-1]  # "...; junior membership is £30, | and siblings each receive"
+    cut = list(_CLAUSE.finditer(sentence[:at]))
+    if (verb is _GRANTED and len(parts) > 1 and cut[-1].group(0) == ":" and not _PRICED.search(parts[-2])
+            and len(parts[-2].split()) <= 4):  # "Business accounts: | 3 or more devices in one visit get $20 off"
+        clause = parts[-2] + " " + clause
     to_all = False
     if _NAMED_BEFORE.search(sentence[:at]) and not _CLAUSE.search(sentence[:at].rstrip(" :")):
         # "Weekend surcharge: £3 per person on Saturday and Sunday taster sessions": named before, applies after
@@ -265,7 +270,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         # who gets a discount is the label ("Students with valid ID: 15% off the session price"); what a
         # surcharge applies to is all of it ("Weekend surcharge: £3 per person on Saturday ... sessions")
         clause = label + " " + rest + " has " if verb is _LAID else label + " get "
-        to_all = re.match(r"\s*(?:off\s+)?(?:on\s+)?(?:all|any|every)\b", rest, re.IGNORECASE) is not None
+        # "... 25% off all single-course tickets", "$5 off per person on any session"
+        to_all = re.match(r"\s*(?:[$€£¥]\s*[0-9.,]+\s*)?(?:off\s+)?(?:(?:per|a|each)\s+[a-z]+\s+)?(?:on\s+)?(?:all|any|every)\b", rest,
+                          re.IGNORECASE) is not None
     priced = list(_PRICED.finditer(clause))
     if priced and verb is _LAID:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")

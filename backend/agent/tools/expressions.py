@@ -227,8 +227,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     added = {sentence: amount for kind, amount, sentence, _ in surcharges if kind in "+-"}
     priced = [(h, without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
     out = _candidates(question, priced, embed, evaluate)
-    # "2 adults and 3 kids"; else the things named ("a midi skip plus a road permit")
-    basket = basket_expression(question, named) or mentioned_total(question, named)
+    # "2 adults and 3 kids"; else the things named ("a midi skip plus a road permit"), not in an adjustment's
+    # sentence ("Membership ... costs €30 per year and gives members a 10% discount": no membership bought)
+    adjusting = {c[2] for c in surcharges} | ({discount[1]} if discount else set())
+    basket = basket_expression(question, named) or mentioned_total(
+        question, [s for s in named if s not in adjusting], sorted({h for h, _ in sentences}))
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)

@@ -175,7 +175,7 @@ PEOPLE_STEMS = PERSON_STEMS | {"adult", "child", "kid", "children", "student", "
 def count_per(question: str, sentence: str, amount: str) -> str | None:
     """The count `question` gives of the thing an amount of `sentence` is per ("€4 per poster" and
     "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one."""
-    per = re.search(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+)?(?:per|each|a|an)\s+([a-z][\w-]*)",
+    per = re.search(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+|off\s+)?(?:per|each|a|an)\s+([a-z][\w-]*)",
                     sentence, re.IGNORECASE)
     if per is None:
         return None

@@ -193,7 +193,7 @@ CAFE_CLASSES = ("Larder Lane Classes\n\nClass prices (per person):\nBread from s
     ("Fernhill kennels: compact kennel for 4 nights and a grooming bath, total?", KENNEL, "4 * 18 + 25"),
     # the count before a thing's name, by a word naming the same ("2 kids" for "Kids' cupcakes")
     ("At Larder Lane my 2 kids want the kids' cupcakes class and I'll do knife skills basics. How much altogether?",
-     CAFE_CLASSES, "45 + 2 * 25"),
+     CAFE_CLASSES, "2 * 25 + 45"),
     # a thing named by its head word alone ("the bread" for "Bread from scratch"), not by a modifier
     # of another's ("chopping" names no board bought)
     ("I'd like the bread class and the curry night at Larder Lane, what's my total?", CAFE_CLASSES, "60 + 70"),
@@ -222,3 +222,17 @@ def test_things_named_plan_the_calculator():
     assert calculator.relevant("u", question)
     assert calculator.candidate_arguments(question, [result(KENNEL)])[0] == {"expression": "25 + 8"}
     assert not calculator.relevant("u", "At Fernhill, is a grooming bath gentle?")
+
+
+def test_a_things_words_are_named_together_and_the_business_names_no_thing():
+    clocks = "Full service: £85\nComplete overhaul: £340\nExpress service: 30% surcharge."
+    # "full" and "service" apart in the question name no "Full service"
+    assert mentioned_total("what does the express service cost for a full overhaul at Fenwick?", [clocks]) is None
+    skips = "Mini skip (2 yard): £145\nMidi skip (4 yard): £210\nRoad permit: £45"
+    question = "At Dunmore Skip Hire, what would a midi skip plus a road permit cost altogether?"
+    # the business's name ("Skip Hire") names no skip, its thing's name does ("a midi skip")
+    assert mentioned_total(question, [skips], ["dunmore_skip_hire.txt"]) == "210 + 45"
+    assert mentioned_total("At Dunmore Skip Hire, what would a road permit cost altogether?", [skips],
+                           ["dunmore_skip_hire.txt"]) is None
+    # things named but not listed together ("the midi skip ... a road permit" with no "and", "plus" or comma)
+    assert mentioned_total("I need the midi skip so what will a road permit cost?", [skips]) is None

@@ -289,3 +289,20 @@ def test_a_count_of_nights_is_the_days_named_and_a_period_of_any_spelling_names_
     # "in a week" is a period, not the "Weekly pass holders" a discount is for (any spelling of it)
     assert claimed_discount("How much for 3 classes in a week?", ["Weekly pass holders get 10% off classes."]) is None
     assert claimed_discount("How much for 3 classes, annually?", ["Annual members get 10% off classes."]) is None
+
+
+def test_an_amount_off_per_person_at_a_labelled_time_is_off_for_the_whole_party():
+    document = ("Splitfir Axe Lanes\n\nPrices per person:\n1-hour session: $26\n90-minute session: $34\n"
+                "Weekday happy hour (Mon-Thu 4-6pm): $4 off per person on any session.")
+    at_happy_hour = "If 6 of us book a 90-minute session at Splitfir on a Wednesday at 5pm, how much in total?"
+    assert candidate_expressions(at_happy_hour, [result(document)], None, evaluate)[0] == "34 * 6 - 6 * 4"
+    after_it = "If 6 of us book a 90-minute session at Splitfir on a Wednesday at 7pm, how much in total?"
+    assert candidate_expressions(after_it, [result(document)], None, evaluate)[0] == "34 * 6"
+
+
+def test_who_gets_an_amount_off_may_be_a_label_before_its_condition():
+    sentence = "Business accounts: 3 or more devices in one visit get $20 off each device's repair."
+    claimed = claimed_surcharges("We have a business account and bring in 4 phones for new screens. total?", [sentence])
+    assert [(kind, amount) for kind, amount, _, _ in claimed] == [("-", "20")]
+    # the label names who: a question naming no business account claims nothing
+    assert claimed_surcharges("I bring in 4 phones for new screens. total?", [sentence]) == []

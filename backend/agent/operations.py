@@ -85,7 +85,7 @@ _PER_PERSON = re.compile(r"\b(?:split|splitting|sharing|chipping\s+in|chip\s+in)
                          r"|\bshare\s+(?:it|this|that|the\s+(?:cost|bill|price|total)|evenly|equally)\b"
                          r"|\bhow\s+much\s+(?:\w+\s+){0,3}each\b|\beach\s+(?:person|of\s+us|of\s+them|one\s+of\s+us)\s+"
                          r"(?:pay|pays|owe|owes|put|puts|chip)", re.IGNORECASE)
-_PEOPLE = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:of\s+(?:us|you|them)|people|persons|friends|adults|guests|"
+_PEOPLE = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:of\s+(?:us|you|them)|people|ppl|persons|friends|adults|guests|"
                      rf"colleagues|members|players|students|kids|children|siblings|flatmates|housemates|roommates|"
                      rf"coworkers|mates|guys|couples?)\b", re.IGNORECASE)
 _PRICED_PER_HEAD = re.compile(r"\b(?:per|a)\s+(?:person|head|adult|child|ticket)\b|\bapiece\b|[$€£¥]\s*[0-9][0-9.,]*\s+each\b",
@@ -135,6 +135,10 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
 # A group counted by its members: "a family of 5", "a household of 4 members".
 _COUNTED_GROUP = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple)\s+of\s+(?!(?:1[0-9]{{3}}|20[0-9]{{2}})$)"
                        rf"{_NUMBER}$", _FLAGS)  # "the class of 2024" is no head-count
+# A length naming a thing, no count of it: "a 2 hr session", "the 90 minute class" (not "2 hours of labour").
+_LENGTH_NAMED = re.compile(r"\s*-?\s*(?:hrs?|hours?|mins?|minutes?)\s+(?!(?:of|and|or|for|at|in|on|per|a|an|each|with|to|the|"
+                           r"please|pls|how|what|is|are|will|would|total|altogether|cost|costs|come|comes|be|run|take)\b)[a-z]",
+                           _FLAGS)
 # The word right before a number, and what precedes it (read from at most 60 characters).
 _WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
@@ -294,7 +298,7 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             # "4 adults", "a family of 5": a count (a group of N people counts at its end too).
             group = _COUNTED_GROUP.search(question[max(0, m.start() - 40):m.start() + len(m.group(0))]) is not None
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
-                    and not price and not names_a_year(question, m)):
+                    and not price and not names_a_year(question, m) and not _LENGTH_NAMED.match(question, m.end())):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
         party = group_size(question)  # "me and my 3 mates": 4 of them, first, when only people are counted
@@ -490,12 +494,12 @@ _ME_AND = re.compile(rf"\b(?:me|i|my\s+(?:son|daughter|kid|child|boy|girl|wife|h
 _NAMED_ADULTS = re.compile(r"\b(?:me|myself|my\s+(?:wife|husband|partner|girlfriend|boyfriend|spouse|mum|mom|dad|"
                            r"mother|father))\b(?=[^.?!]{0,40}?\b(?:our|my)\s+[0-9]+\s+(?:kids|children|sons|daughters|"
                            r"boys|girls)\b)", re.IGNORECASE)
-_HEADS = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:people|persons|players|guests|adults|children|kids|teens|"
+_HEADS = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:people|ppl|persons|players|guests|adults|children|kids|teens|"
                     rf"students|seniors)\b", re.IGNORECASE)
 
 
 # A count of people: "3 mates", "5 of his friends", "2 kids".
-_PEOPLE_COUNTED = re.compile(r"[0-9]+\s+(?:of\s+(?:my|his|her|their|our|us)\s+)?(?:[a-z]+\s+)?(?:people|persons|players|guests|"
+_PEOPLE_COUNTED = re.compile(r"[0-9]+\s+(?:of\s+(?:my|his|her|their|our|us)\s+)?(?:[a-z]+\s+)?(?:people|ppl|persons|players|guests|"
                              r"adults|children|kids|teens|students|seniors|friends|mates|colleagues|others|buddies|pals|"
                              r"classmates|teammates|of\s+us)\b", re.IGNORECASE)
 
@@ -511,7 +515,7 @@ def group_size(text: str) -> str | None:
     if me is not None:
         return str(Fraction(me.group(1).replace(",", "")) + 1)
     found = list(_HEADS.finditer(text))
-    wholes = [Fraction(m.group(1).replace(",", "")) for m in found if re.match(r"[0-9.,]+\s+(?:people|persons|guests)\b",
+    wholes = [Fraction(m.group(1).replace(",", "")) for m in found if re.match(r"[0-9.,]+\s+(?:people|ppl|persons|guests)\b",
                                                                                m.group(0), re.IGNORECASE)]
     if wholes:  # "4 people - 2 adults and 2 kids": the 4
         return str(max(wholes))

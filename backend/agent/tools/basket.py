@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.operations import (SIGNED_PRICE, asks_cost, asks_difference, asks_share_per_person, asks_total, group_size,
@@ -235,7 +236,8 @@ _NO_THING = _PERSON | {"child", "hour", "minute", "day", "night", "week", "month
                              "extra"}
 
 
-def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str] = ()) -> list[tuple[str, str]]:
+def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str] = (),
+                    joined: re.Pattern[str] | None = None) -> list[tuple[str, str]]:
     """(count, price) for each price of `sentences` whose thing the question names without a count
     of its own before it or with one ("a midi skip plus a road permit" over "Midi skip (4 yard):
     £210 ... Road permit ...: £45" -> [("1", "210"), ("1", "45")]; "2 tyres" over "a tyre at £12
@@ -245,8 +247,9 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
     prices named by the same words, the one the question names most ("large builder's skip" over
     "builder's skip"). Its count: the number before its name, else the count of its unit ("£60
     per hour" and "2 hours"), the party for a price per person; else one. [] for fewer than two,
-    more than MAX_ITEMS, or a price named twice. The words of `names` (the documents' headings:
-    the business) name no thing."""
+    more than MAX_ITEMS, or a price named twice, or things not listed (each after the one before
+    and a word of `joined` between them: _JOINED, "and", "plus", a comma). The words of `names`
+    (the documents' headings: the business) name no thing."""
     at = list(re.finditer(r"[\w'-]+", question))
     tokens = _without_names([norm_words(t.group(0)) for t in at], names)
     asked = set().union(*tokens)
@@ -281,7 +284,7 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
                                         for g in found)]
     kept.sort(key=lambda f: f[0])
     # a list: "a midi skip plus a road permit", "the pasta, the Thai street food and the knife skills"
-    listed = all(a[0][1] < b[0][0] and _JOINED.search(question[at[a[0][1]].end():at[b[0][0]].start()])
+    listed = all(a[0][1] < b[0][0] and (joined or _JOINED).search(question[at[a[0][1]].end():at[b[0][0]].start()])
                  for a, b in zip(kept, kept[1:]))
     if not 2 <= len(kept) <= MAX_ITEMS or len({f[0] for f in kept}) < len(kept) or not listed:
         return []
@@ -357,3 +360,26 @@ def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str
         return None
     items = mentioned_items(question, sentences, names)
     return " + ".join(price if count == "1" else f"{count} * {price}" for count, price in items) or None
+
+
+# Two things weighed against each other: "the sourdough weekend than the pasta class", "between ... and ...".
+_WEIGHED = re.compile(r"\b(?:than|and|vs|versus|or|compared\s+(?:to|with))\b|[,/]", re.IGNORECASE)
+
+
+def mentioned_difference(question: str, sentences: Sequence[str], names: Sequence[str] = ()) -> str | None:
+    """The difference of the two things a question asking one names (operations.asks_difference:
+    "how much more is the sourdough weekend than the pasta class" over "Pasta from scratch (3
+    hours): €75 ... Sourdough weekend ...: €160" -> "160 - 75"), the dearer first, each at the
+    count the question gives of it (mentioned_items); None unless it names exactly two, or when it
+    counts anything or asks a price per unit (two ways of paying: backend.agent.tools.offers)."""
+    # not a count's, a party's or a unit's price against another way of paying ("2 adults and 3 kids ... than the
+    # family ticket", "on 22 working days ... than the monthly pass", "save per session": backend.agent.tools.offers)
+    if (not asks_difference(question) or re.search(r"[0-9]", with_digits(question))
+            or re.search(r"\bper\s+[a-z]", question, re.IGNORECASE)):
+        return None
+    items = mentioned_items(question, sentences, names, _WEIGHED)
+    if len(items) != 2 or any(count != "1" for count, _ in items):
+        return None
+    terms = [price if count == "1" else f"{count} * {price}" for count, price in items]
+    values = [Fraction(price) * Fraction(count) for count, price in items]
+    return f"{terms[0]} - {terms[1]}" if values[0] >= values[1] else f"{terms[1]} - {terms[0]}"

@@ -290,6 +290,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         return None
     words = condition_words(subject)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
+    opening = re.match(r"\s*([a-z]+)\b", words, re.IGNORECASE)
+    if opening and opening.group(1).lower() in _IMPERATIVES:  # "Book 3 or more classes ...": no one named "book"
+        who -= {opening.group(1).lower()}                          # (not "Orders of 10 or more books")
     head = next((w for w in (norm_words(word) for word in words.split())
                  if w and not w & (_ANYONE | _IMPERATIVES | PERIOD_NOUNS)), set())
     # by the words' stems too ("all laminated" names "Lamination"), not a period's ("in a week" is no "Weekly pass")

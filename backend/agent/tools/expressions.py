@@ -50,7 +50,7 @@ from backend.agent.operations import (AMOUNT, NUMBER_RE, asked_rounding, asked_r
                                       named_operations, names_an_edition, people_sharing, with_digits, without_ages,
                                       without_rounding)
 from backend.agent.tools.allowances import allowance_expressions
-from backend.agent.tools.basket import basket_expression, counts_of, mentioned_total
+from backend.agent.tools.basket import basket_expression, counts_of, mentioned_difference, mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
@@ -230,8 +230,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "2 adults and 3 kids"; else the things named ("a midi skip plus a road permit"), not in an adjustment's
     # sentence ("Membership ... costs €30 per year and gives members a 10% discount": no membership bought)
     adjusting = {c[2] for c in surcharges} | ({discount[1]} if discount else set())
-    basket = basket_expression(question, named) or mentioned_total(
-        question, [s for s in named if s not in adjusting], sorted({h for h, _ in sentences}))
+    names = sorted({h for h, _ in sentences})
+    unadjusted = [s for s in named if s not in adjusting]
+    basket = basket_expression(question, named) or mentioned_total(question, unadjusted, names)
+    weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
+    if weighed is not None:
+        out = _valid([weighed] + out, evaluate)
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)

@@ -53,7 +53,7 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
     """Each price of `sentence` -> how many of the question's words its own words name
     (basket.thing_words)."""
     found = list(PRICE.finditer(sentence))
-    asked = norm_words(question)
+    asked, lengths = norm_words(question), _lengths(question)
     named: dict[str, int] = {}
     for i, m in enumerate(found):
         price = next(g for g in m.groups() if g).replace(",", "")
@@ -63,8 +63,19 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
         # the conditions first (a day named over a time range only: "all day on Sundays"), then the words
         rank = 0 if when is None else -1 if not when else 2 if named_days(clause) is not None else 1
         score = rank * 10 + len(thing_words(sentence, found, i) & asked)
+        # a length naming it: "2 hr session" over "1-hour session: $28 90-minute session: $36 2-hour session: $42"
+        if lengths and lengths & _lengths(sentence[found[i - 1].end() if i else 0:m.start()]):
+            score += 3
         named[price] = max(named.get(price, score), score)
     return named
+
+
+_LENGTH = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*(hrs?|hours?|mins?|minutes?)\b", re.IGNORECASE)
+
+
+def _lengths(text: str) -> set[Fraction]:
+    """The lengths of time `text` writes, in minutes ("2 hr", "90-minute", "2-hour" -> {120, 90})."""
+    return {Fraction(m.group(1)) * (60 if m.group(2).lower().startswith("h") else 1) for m in _LENGTH.finditer(text)}
 
 
 # Where a price's own conditions end: the next clause ("; ") or the next list entry naming a day
@@ -125,6 +136,8 @@ def _price_clause(sentence: str, found: Sequence[re.Match[str]], i: int) -> str:
     before = sentence[:found[i].start()].split(";")[-1]
     before = _CLAUSE_END.split(before)[-1]
     after = _CLAUSE_END.split(sentence[found[i].end():end])[0]
+    if re.search(r":(?![0-9])", after):  # "2-hour session: $42 | Weekday happy hour (Mon-Thu 4-6pm): $5 off": the next entry's
+        after = ""
     return before + found[i].group(0) + after
 
 
@@ -167,7 +180,7 @@ def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:
 
 
 # A price per person ("£3 per person") counts everyone the question counts: "3 adults", "2 adults and 2 kids".
-PERSON_STEMS = frozenset({"person", "head", "guest", "visitor", "particip", "peopl"})
+PERSON_STEMS = frozenset({"person", "head", "guest", "visitor", "particip", "peopl", "ppl"})
 PEOPLE_STEMS = PERSON_STEMS | {"adult", "child", "kid", "children", "student", "senior", "friend", "mate", "player",
                                  "teen", "teenag", "junior", "pupil", "member"}
 

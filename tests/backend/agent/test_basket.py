@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from backend.agent.tools.basket import basket_expression, basket_items, mentioned_total
+from backend.agent.tools.basket import basket_expression, basket_items, mentioned_difference, mentioned_total
 from backend.agent.tools.calculator import evaluate
 from backend.agent.tools.expressions import candidate_expressions
 
@@ -236,3 +236,14 @@ def test_a_things_words_are_named_together_and_the_business_names_no_thing():
                            ["dunmore_skip_hire.txt"]) is None
     # things named but not listed together ("the midi skip ... a road permit" with no "and", "plus" or comma)
     assert mentioned_total("I need the midi skip so what will a road permit cost?", [skips]) is None
+
+
+@pytest.mark.parametrize("question, want", [
+    ("how much more is the sourdough weekend than the bread class at larder lane", "160 - 60"),
+    ("what's the difference between the curry night and the knife skills class?", "70 - 45"),
+    ("how much is the curry night and the knife skills class?", None),  # no difference asked
+    ("how much more is the curry night?", None),  # one thing named
+])
+def test_two_things_weighed_are_a_difference_the_dearer_first(question, want):
+    body = CAFE_CLASSES.split("\n\n", 1)[1] + "\nSourdough weekend (Sat + Sun): €160"
+    assert mentioned_difference(question, [body], ["larder_lane_classes.txt"]) == want

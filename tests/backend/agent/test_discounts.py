@@ -306,3 +306,9 @@ def test_who_gets_an_amount_off_may_be_a_label_before_its_condition():
     assert [(kind, amount) for kind, amount, _, _ in claimed] == [("-", "20")]
     # the label names who: a question naming no business account claims nothing
     assert claimed_surcharges("I bring in 4 phones for new screens. total?", [sentence]) == []
+
+
+def test_the_verb_an_offer_opens_with_names_no_one():
+    # "8 of us book a private class" claims no "Book 3 or more different classes ... save 15%" by "book" and "class"
+    sentence = "Book 3 or more different classes for yourself at once and save 15% on those classes."
+    assert claimed_discount("If 8 of us book a private class on a Saturday, how much each?", [sentence]) is None

@@ -726,3 +726,13 @@ def test_a_saving_and_a_difference_asked(question, saving, difference):
 ])
 def test_a_total_asked(question, want):
     assert asks_total(question) == want
+
+
+def test_a_length_naming_a_thing_is_no_count_and_names_its_price():
+    question = "splitwood axe throwing 2 hr session for 4 ppl how much"
+    assert group_size(question) == "4"  # "ppl" are people
+    assert named_operations(question) == [("{a} * 4", "4")]  # "2 hr session" names the session, counts nothing
+    assert named_operations("What would 2 hours cost for 3 people?") == [("{a} * 2", "2"), ("{a} * 3", "3")]
+    document = ("Splitwood Axe Throwing\n\nPrices per person:\n1-hour session: $28\n90-minute session: $36\n"
+                "2-hour session: $42\nWeekday happy hour (Mon-Thu 4-6pm): $5 off per person on any session.")
+    assert candidate_expressions(question, [result(document)], None, evaluate)[0] == "42 * 4"

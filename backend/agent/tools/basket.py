@@ -14,18 +14,16 @@ checked by the calculator's parser before it is offered.
 from __future__ import annotations
 
 import re
-from collections import Counter
-from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.operations import (SIGNED_PRICE, asks_cost, asks_difference, asks_share_per_person, asks_total, group_size,
+from backend.agent.operations import (SIGNED_PRICE, asks_cost, asks_difference, asks_share_per_person, asks_total,
                                       with_digits, without_ages)
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import is_unit
 
 # The most things a basket holds (each is a product in the expression).
 MAX_ITEMS = 8
-_PRICE = re.compile(SIGNED_PRICE)
+PRICE = re.compile(SIGNED_PRICE)
 _STOP = r"(?:and|or|plus|of|at|for|from|in|on|with|to|the|a|an|each|per|please)\b"
 # "2 adults", "3 sourdough loaves", "one box": a count and up to three words naming the thing.
 _ITEM = re.compile(rf"(?<![\w.,$€£¥-])([0-9]+(?:\.[0-9]+)?|one)\s+((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
@@ -38,7 +36,7 @@ AFTER_CHARS = 25
 _DURATION = re.compile(r"(?:second|minute|hour|day|night|week|weekend|month|year|season|session|decimal|times?\b)",
                        re.IGNORECASE)
 # A question weighing two ways against each other (beside asking a difference): no basket's total.
-_OTHER_WAY = re.compile(r"\b(?:more|less|instead|versus|vs)\b", re.IGNORECASE)
+OTHER_WAY = re.compile(r"\b(?:more|less|instead|versus|vs)\b", re.IGNORECASE)
 # Words that name one kind of person or thing in different words.
 _SAME = {"kid": "child", "children": "child", "youngster": "child", "grown-up": "adult", "grownup": "adult",
          "party": "group", "parties": "group"}
@@ -177,7 +175,7 @@ def _price_of(thing: str, sentences: Sequence[str]) -> str | None:
     wanted = norm_words(thing)
     best: tuple[tuple[int, int], str] | None = None
     for sentence in sentences:
-        prices = list(_PRICE.finditer(sentence))
+        prices = list(PRICE.finditer(sentence))
         for i, m in enumerate(prices):
             named = (len(wanted & naming_words(sentence, prices, i)), len(wanted & thing_words(sentence, prices, i)))
             if named[0] and (best is None or named > best[0]):
@@ -204,7 +202,7 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     5 * 4"), or None: not a question asking a cost or a total, one comparing ("how much do I
     save"), fewer than two things, or a thing without a price."""
     if (not (asks_cost(question) or asks_total(question) or asks_share_per_person(question)) or asks_difference(question)
-            or _OTHER_WAY.search(question)):
+            or OTHER_WAY.search(question)):
         return None
     return listed_total(basket_items(question), sentences)
 
@@ -227,159 +225,3 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str]) -> 
     if len(terms) < min(2, len(items)):
         return None  # "3 bouquets and a card": the card has no price, and one thing is no basket
     return " + ".join(terms) if terms else None
-
-
-# A price's unit right after it: "£60 per hour", "$8 per person", "£12 each".
-_PER_AFTER = re.compile(r"\s*(?:per|a|an|each|every)\s+([a-z]+)", re.IGNORECASE)
-_PERSON = frozenset({"person", "head", "guest", "adult", "people"})
-_NO_THING = _PERSON | {"child", "hour", "minute", "day", "night", "week", "month", "year", "time", "hire", "rental",
-                             "extra"}
-
-
-def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str] = (),
-                    joined: re.Pattern[str] | None = None) -> list[tuple[str, str]]:
-    """(count, price) for each price of `sentences` whose thing the question names without a count
-    of its own before it or with one ("a midi skip plus a road permit" over "Midi skip (4 yard):
-    £210 ... Road permit ...: £45" -> [("1", "210"), ("1", "45")]; "2 tyres" over "a tyre at £12
-    each" -> ("2", "12")): a price is named when every word right before it (thing_words) is one
-    of the question's, or two of its words back to the price before it are, or its head word
-    (_head) is and names no other price; of
-    prices named by the same words, the one the question names most ("large builder's skip" over
-    "builder's skip"). Its count: the number before its name, else the count of its unit ("£60
-    per hour" and "2 hours"), the party for a price per person; else one. [] for fewer than two,
-    more than MAX_ITEMS, or a price named twice, or things not listed (each after the one before
-    and a word of `joined` between them: _JOINED, "and", "plus", a comma). The words of `names`
-    (the documents' headings: the business) name no thing."""
-    at = list(re.finditer(r"[\w'-]+", question))
-    tokens = _without_names([norm_words(t.group(0)) for t in at], names)
-    asked = set().union(*tokens)
-    read = []  # (own words, naming words, price match, sentence) of every price
-    for sentence in sentences:
-        prices = list(_PRICE.finditer(sentence))
-        for i, m in enumerate(prices):
-            # the words of a person, a period or a hire name no thing ("Big-axe upgrade: $8 per person")
-            if _ADJUSTMENT_AROUND.search(sentence[max(0, m.start() - 2):m.end() + 5]):
-                continue  # "+$25 per device", "$20 off": an adjustment (discounts), no thing's price
-            # the words back to the price before it (a list's next line is no name of it)
-            before = sentence[prices[i - 1].end() if i else 0:m.start()]
-            every = norm_words(before[_PER_AFTER.match(before).end():] if _PER_AFTER.match(before) else before)
-            naming = every - _NO_THING
-            read.append((thing_words(sentence, prices, i) - _NO_THING or naming, naming, every, m, sentence))
-    naming_prices = Counter(word for _, naming, _, _, _ in read for word in naming)
-    # (span of the question naming it, its words named, own words, every word named, price, text after it)
-    found: list[tuple[tuple[int, int], set[str], set[str], set[str], str, str]] = []
-    for own, naming, every, m, sentence in read:
-        named = naming & asked
-        # all its own words; or two of its words; or its head that names no other price ("the pasta"
-        # over "Pasta from scratch (3 hours): €75"; not "screen" over "Tempered glass screen protector: $15")
-        # (a head alone in a list's line only: "Pasta from scratch (3 hours): €75", not "Puncture repairs are £12")
-        head = _head(sentence[:m.start()]) if sentence[:m.start()].rstrip().endswith(":") else None
-        words = (own if own and own <= asked else named if len(named) >= 2
-                 else {head} if head in asked and naming_prices[head] == 1 else set())
-        span = _phrase(tokens, words)  # named together ("a full overhaul ... express service" names no "Full service")
-        if own and span is not None:
-            found.append((span, named, own, every & asked, m.group(1).replace(",", ""), sentence[m.end():]))
-    # of prices named at the same place, the one named by most words ("large builder's skip" over "builder's skip")
-    kept = [f for f in found if not any(g[0][0] <= f[0][0] and f[0][1] <= g[0][1] and (g[0] != f[0] or f[1] < g[1])
-                                        for g in found)]
-    kept.sort(key=lambda f: f[0])
-    # a list: "a midi skip plus a road permit", "the pasta, the Thai street food and the knife skills"
-    listed = all(a[0][1] < b[0][0] and (joined or _JOINED).search(question[at[a[0][1]].end():at[b[0][0]].start()])
-                 for a, b in zip(kept, kept[1:]))
-    if not 2 <= len(kept) <= MAX_ITEMS or len({f[0] for f in kept}) < len(kept) or not listed:
-        return []
-    items = []
-    for _, named, own, every, price, after in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
-        counts = [c for word in sorted(own & asked) + sorted(every - own) for c in counts_of(question, word)]
-        per = _PER_AFTER.match(after)
-        if not counts and per is not None:
-            unit = singular(per.group(1).lower())
-            party = group_size(question) if unit in _PERSON else None
-            counts = [party] if party is not None else counts_of(question, unit)
-        items.append((counts[0] if counts else "1", price))
-    return items
-
-
-def _without_names(tokens: list[set[str]], names: Sequence[str]) -> list[set[str]]:
-    """`tokens` (each a word's norm_words) with those naming a business of `names` emptied: a run of
-    two or more of a name's words ("At Dunmore Skip Hire, ... a midi skip": the first "skip" only),
-    or a name's first word ("at whiskerfold")."""
-    out = list(tokens)
-    for name in names:
-        words = norm_words(name)
-        first = next(iter(norm_words(content_words(name)[0])), None) if content_words(name) else None
-        inside = [bool(t) and t <= words for t in tokens]
-        for i, t in enumerate(tokens):
-            run = (i > 0 and inside[i - 1]) or (i + 1 < len(tokens) and inside[i + 1])
-            if inside[i] and (run or first in t):
-                out[i] = set()
-    return out
-
-
-_JOINED = re.compile(r"\b(?:and|plus|with|also|as\s+well\s+as)\b|[,+&]", re.IGNORECASE)
-
-
-def _phrase(tokens: Sequence[set[str]], words: set[str]) -> tuple[int, int] | None:
-    """The first and last of the first run of `tokens` (each a word's norm_words) that holds all
-    of `words` within one token more than they are ("the kids' baking class" holds {"child",
-    "baking"}); None when none does, or for no words."""
-    if not words:
-        return None
-    for i, first in enumerate(tokens):
-        if not first & words:
-            continue
-        held: set[str] = set()
-        for j in range(i, min(len(tokens), i + len(words) + 1)):
-            held |= tokens[j] & words
-            if held == words:
-                return (i, j)
-    return None
-
-
-_ADJUSTMENT_AROUND = re.compile(r"\+\s*[$€£¥]|[0-9]\s*off\b", re.IGNORECASE)
-# Where a thing's name ends before its price: a preposition, an aside, a colon ("Pasta from scratch (3 hours):").
-_NAME_END = re.compile(r"\s(?:from|for|with|of|in|on|at|to|per|by|when|if)\s|[(:;,]", re.IGNORECASE)
-
-
-def _head(before: str) -> str | None:
-    """The head word of the thing named right before a price (`before`: the text up to it): the last
-    word of its name, made one as norm_words does ("Tempered glass screen protector: " ->
-    "protector"; "Pasta from scratch (3 hours): " -> "pasta"); None when it names none."""
-    clause = re.split(r"[.;:]\s|\n|[$€£¥][0-9.,]+", before.rstrip(" :"))[-1]
-    name = _NAME_END.split(clause.strip())[0]
-    words = [w for w in content_words(name)]
-    return None if not words else next(iter(norm_words(words[-1])), None)
-
-
-def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str] = ()) -> str | None:
-    """The total of the things `question` names at their prices (mentioned_items: "210 + 45",
-    "310 + 2 * 60 + 2 * 12"), for a question asking a cost or a total and comparing nothing; else
-    None."""
-    if (not (asks_cost(question) or asks_total(question)) or asks_difference(question)
-            or _OTHER_WAY.search(question)):
-        return None
-    items = mentioned_items(question, sentences, names)
-    return " + ".join(price if count == "1" else f"{count} * {price}" for count, price in items) or None
-
-
-# Two things weighed against each other: "the sourdough weekend than the pasta class", "between ... and ...".
-_WEIGHED = re.compile(r"\b(?:than|and|vs|versus|or|compared\s+(?:to|with))\b|[,/]", re.IGNORECASE)
-
-
-def mentioned_difference(question: str, sentences: Sequence[str], names: Sequence[str] = ()) -> str | None:
-    """The difference of the two things a question asking one names (operations.asks_difference:
-    "how much more is the sourdough weekend than the pasta class" over "Pasta from scratch (3
-    hours): €75 ... Sourdough weekend ...: €160" -> "160 - 75"), the dearer first, each at the
-    count the question gives of it (mentioned_items); None unless it names exactly two, or when it
-    counts anything or asks a price per unit (two ways of paying: backend.agent.tools.offers)."""
-    # not a count's, a party's or a unit's price against another way of paying ("2 adults and 3 kids ... than the
-    # family ticket", "on 22 working days ... than the monthly pass", "save per session": backend.agent.tools.offers)
-    if (not asks_difference(question) or re.search(r"[0-9]", with_digits(question))
-            or re.search(r"\bper\s+[a-z]", question, re.IGNORECASE)):
-        return None
-    items = mentioned_items(question, sentences, names, _WEIGHED)
-    if len(items) != 2 or any(count != "1" for count, _ in items):
-        return None
-    terms = [price if count == "1" else f"{count} * {price}" for count, price in items]
-    values = [Fraction(price) * Fraction(count) for count, price in items]
-    return f"{terms[0]} - {terms[1]}" if values[0] >= values[1] else f"{terms[1]} - {terms[0]}"

@@ -14,7 +14,7 @@ from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
 from backend.agent.tools.allowances import allowance_expressions
-from backend.agent.tools.basket import mentioned_total
+from backend.agent.tools.mentions import mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions

@@ -50,8 +50,9 @@ from backend.agent.operations import (AMOUNT, NUMBER_RE, asked_rounding, asked_r
                                       named_operations, names_an_edition, people_sharing, with_digits, without_ages,
                                       without_rounding)
 from backend.agent.tools.allowances import allowance_expressions
-from backend.agent.tools.basket import basket_expression, counts_of, mentioned_difference, mentioned_total
+from backend.agent.tools.basket import basket_expression, counts_of
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
+from backend.agent.tools.mentions import mentioned_difference, mentioned_total
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
                                          price_named, prices_first, reached, surcharged, two_rates, without_amount)

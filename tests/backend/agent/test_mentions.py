@@ -1,0 +1,84 @@
+"""Things a question names without counting them (backend.agent.tools.mentions): each at the
+price of the list entry naming it, summed ("a midi skip plus a road permit"), or two weighed
+against each other ("how much more is the sourdough weekend than the pasta class")."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.agent.tools.calculator import evaluate
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.mentions import mentioned_difference, mentioned_total
+
+from .test_expressions import result
+
+# Things a question names without counting them: each at its price, times the count it gives of it.
+KENNEL = ("Fernhill Kennels\n\nKennel sizes:\nCompact kennel: £18 per night\nFamily kennel (2 dogs): £30 per night\n"
+          "Grooming bath: £25\nNail clip: £8\nCollection from your home: £15 each way\nSame-day booking, surcharge "
+          "£10.\nA lead left behind is charged at £6 each.")
+CAFE_CLASSES = ("Larder Lane Classes\n\nClass prices (per person):\nBread from scratch (3 hours): €60\nCurry night "
+                "(3 hours): €70\nKnife skills basics (2 hours): €45\nKids' cupcakes, ages 6-12 (90 minutes): €25\n"
+                "Tempered glass chopping board: €12\nMembers get €5 off any class.")
+
+
+@pytest.mark.parametrize("question, text, want", [
+    # uncounted things named by their words: one of each
+    ("At Fernhill, what would a grooming bath plus a nail clip come to?", KENNEL, "25 + 8"),
+    # a price per night counted by the nights asked, another thing once
+    ("Fernhill kennels: compact kennel for 4 nights and a grooming bath, total?", KENNEL, "4 * 18 + 25"),
+    # the count before a thing's name, by a word naming the same ("2 kids" for "Kids' cupcakes")
+    ("At Larder Lane my 2 kids want the kids' cupcakes class and I'll do knife skills basics. How much altogether?",
+     CAFE_CLASSES, "2 * 25 + 45"),
+    # a thing named by its head word alone ("the bread" for "Bread from scratch"), not by a modifier
+    # of another's ("chopping" names no board bought)
+    ("I'd like the bread class and the curry night at Larder Lane, what's my total?", CAFE_CLASSES, "60 + 70"),
+])
+def test_things_named_without_a_count_are_priced_and_summed(question, text, want):
+    _, body = text.split("\n\n", 1)
+    assert mentioned_total(question, [body]) == want
+    assert candidate_expressions(question, [result(text)], None, evaluate)[0] == want
+
+
+@pytest.mark.parametrize("question", [
+    "At Fernhill, how much is a grooming bath?",  # one thing: no basket (the price itself)
+    "How much more is a grooming bath than a nail clip at Fernhill?",  # a difference
+    "Is a nail clip at Fernhill gentle on the dog?",  # no cost asked
+    "How much for the knife skills class at Larder Lane with the member discount?",  # "€5 off" is no thing
+])
+def test_what_names_no_two_things(question):
+    body = (KENNEL if "Fernhill" in question else CAFE_CLASSES).split("\n\n", 1)[1]
+    assert mentioned_total(question, [body]) is None
+
+
+def test_things_named_plan_the_calculator():
+    from backend.agent.tools.calculator import spec
+    calculator = spec(None, passages=lambda user_id, q: [KENNEL])
+    question = "At Fernhill, what would a grooming bath plus a nail clip come to?"
+    assert calculator.relevant("u", question)
+    assert calculator.candidate_arguments(question, [result(KENNEL)])[0] == {"expression": "25 + 8"}
+    assert not calculator.relevant("u", "At Fernhill, is a grooming bath gentle?")
+
+
+def test_a_things_words_are_named_together_and_the_business_names_no_thing():
+    clocks = "Full service: £85\nComplete overhaul: £340\nExpress service: 30% surcharge."
+    # "full" and "service" apart in the question name no "Full service"
+    assert mentioned_total("what does the express service cost for a full overhaul at Fenwick?", [clocks]) is None
+    skips = "Mini skip (2 yard): £145\nMidi skip (4 yard): £210\nRoad permit: £45"
+    question = "At Dunmore Skip Hire, what would a midi skip plus a road permit cost altogether?"
+    # the business's name ("Skip Hire") names no skip, its thing's name does ("a midi skip")
+    assert mentioned_total(question, [skips], ["dunmore_skip_hire.txt"]) == "210 + 45"
+    assert mentioned_total("At Dunmore Skip Hire, what would a road permit cost altogether?", [skips],
+                           ["dunmore_skip_hire.txt"]) is None
+    # things named but not listed together ("the midi skip ... a road permit" with no "and", "plus" or comma)
+    assert mentioned_total("I need the midi skip so what will a road permit cost?", [skips]) is None
+
+
+@pytest.mark.parametrize("question, want", [
+    ("how much more is the sourdough weekend than the bread class at larder lane", "160 - 60"),
+    ("what's the difference between the curry night and the knife skills class?", "70 - 45"),
+    ("how much is the curry night and the knife skills class?", None),  # no difference asked
+    ("how much more is the curry night?", None),  # one thing named
+])
+def test_two_things_weighed_are_a_difference_the_dearer_first(question, want):
+    body = CAFE_CLASSES.split("\n\n", 1)[1] + "\nSourdough weekend (Sat + Sun): €160"
+    assert mentioned_difference(question, [body], ["larder_lane_classes.txt"]) == want

@@ -133,19 +133,30 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"|\bwhat\b[^.?!\n]{0,120}?\b(?:would|will|do|does)\s+(?:\w+\s+)?"
                    r"(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
 # A group counted by its members: "a family of 5", "a household of 4 members".
-_COUNTED_GROUP = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple)\s+of\s+(?!(?:1[0-9]{{3}}|20[0-9]{{2}})$)"
+_COUNTED_GROUP = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple|table)\s+of\s+(?!(?:1[0-9]{{3}}|20[0-9]{{2}})$)"
                        rf"{_NUMBER}$", _FLAGS)  # "the class of 2024" is no head-count
-# A length naming a thing, no count of it: "a 2 hr session", "the 90 minute class" (not "2 hours of labour").
-_LENGTH_NAMED = re.compile(r"\s*-?\s*(?:hrs?|hours?|mins?|minutes?)\s+(?!(?:of|and|or|for|at|in|on|per|a|an|each|with|to|the|"
-                           r"please|pls|how|what|is|are|will|would|total|altogether|cost|costs|come|comes|be|run|take)\b)[a-z]",
-                           _FLAGS)
+# A length naming a thing, no count of it: "a 2 hr session", "the 90-minute class", "a 2-hour lesson"
+# (not "2 hours of labour", "3 hours tuition").
+_LENGTH_NAMED = re.compile(r"(?:\s*-\s*|\s+)(?:hrs?|hours?|mins?|minutes?)[\s-]+(?:long\s+)?(?:session|class|lesson|slot|tour|"
+                           r"course|massage|treatment|ride|game|walk|package|workshop|trip|cruise|flight|appointment|"
+                           r"consultation|visit|pass|ticket|party|hire|rental|block)s?\b"
+                           r"|-(?:hrs?|hours?|mins?|minutes?)\s+[a-z]", _FLAGS)
+
+
+def names_a_length(text: str, at: int) -> bool:
+    """Whether the number at `at` of `text` is a length naming a thing ("a 2 hr session"), no count."""
+    number = NUMBER_RE.match(text, at)
+    return number is not None and _LENGTH_NAMED.match(text, number.end()) is not None
+
+
 # The word right before a number, and what precedes it (read from at most 60 characters).
 _WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
-# "in total", "altogether"; "what's the total", "... total?" at the end.
-_TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b|\btotal\s*\?*\s*$"
-                    r"|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the|my|our)\s+total\b", _FLAGS)
+_TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
+# The total of a bill asked: "what's the total", "... total?" at the end (besides _TOTAL).
+_BILL_TOTAL = re.compile(r"\btotal[\s?]*$|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the|my|our)\s+total\b"
+                         r"(?!\s+(?:number|area|length|weight|distance|height|population|count)\b)", _FLAGS)
 # An age: years counted from a thing's beginning ("how old", "been open by 2025", "since the first fair").
 _AGE = re.compile(r"\bhow\s+old\b|\byears\s+old\b|\bbeen\s+(?:around|open|running|operating|going|in\s+business)\b"
                   r"|\bsince\s+(?:\w+\s+){0,5}?(?:first|founded|built|opened|established|began|started|formed)\b"
@@ -296,9 +307,10 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
         for m in NUMBER_RE.finditer(question):  # a count of things: "4 adults", not "Model 3"
             price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
             # "4 adults", "a family of 5": a count (a group of N people counts at its end too).
-            group = _COUNTED_GROUP.search(question[max(0, m.start() - 40):m.start() + len(m.group(0))]) is not None
+            window = question[max(0, m.start() - 40):m.start() + len(m.group(0))]
+            group = _COUNTED_GROUP.search(window) is not None or _GROUP_OF.search(window) is not None
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
-                    and not price and not names_a_year(question, m) and not _LENGTH_NAMED.match(question, m.end())):
+                    and not price and not names_a_year(question, m) and not names_a_length(question, m.start())):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
         party = group_size(question)  # "me and my 3 mates": 4 of them, first, when only people are counted
@@ -547,6 +559,11 @@ def asks_difference(text: str) -> bool:
     """Whether `text` asks a difference of two prices: a saving, "how much cheaper", "what's the
     difference", "how much more"."""
     return _DIFFERENCE.search(cue_text(text)) is not None
+
+
+def asks_bill_total(text: str) -> bool:
+    """Whether `text` asks what a bill comes to: asks_total, "what's the total", "... total?"."""
+    return asks_total(text) or _BILL_TOTAL.search(cue_text(text)) is not None
 
 
 def asks_total(text: str) -> bool:

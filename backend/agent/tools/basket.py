@@ -120,7 +120,8 @@ def basket_items(question: str) -> list[tuple[str, str]]:
 
 
 # A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters").
-_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-)((?:[a-z0-9][\w-]*\s+){0,2}[a-z][\w-]*)", re.IGNORECASE)
+_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-)((?:(?:[a-z][\w-]*|[0-9]{1,3}x[0-9]{1,3})\s+){0,2}[a-z][\w-]*)",
+                           re.IGNORECASE)
 
 
 def counts_of(question: str, thing: str) -> list[str]:

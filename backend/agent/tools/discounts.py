@@ -53,6 +53,10 @@ _ANYONE = frozenset({"customer", "client", "people", "person", "everyone", "ever
 # Who an age restriction names: claimed by an age within it alone ("Senior citizens (65+)", "Juniors (under 16)").
 _AGE_GROUPS = frozenset({"senior", "pensioner", "citizen", "oap", "elderly", "retiree", "junior", "child", "youth",
                          "teen", "teenager", "infant", "toddler", "baby", "kid", "over", "under"})
+# Stems of labels naming people: "Seniors (Mon-Fri before 5pm): ...", not "Weekday happy hour (Mon-Thu 4-6pm): ...".
+_PEOPLE_LABELS = frozenset(stems("senior seniors pensioner student students child children kid kids junior juniors teen "
+                                 "teens member members family families adult adults veteran veterans youth club "
+                                 "resident residents staff group groups local locals"))
 # Words naming the adjustment itself, not who or what it is for ("Weekend surcharge: £3 per person").
 _ADJUSTMENT_WORDS = frozenset({"surcharge", "supplement", "premium", "extra", "discount", "saver", "deal", "offer",
                                "reduction", "concession"})
@@ -181,6 +185,8 @@ _MORE_THAN_COUNT = re.compile(rf"\b(?:more\s+than|over)\s+([0-9]+)\s+((?:{_W}\s+
 # A least spend: "Orders over €150", "spend more than $50", "orders of £100 or more".
 _LEAST_SPEND = re.compile(rf"\b(?:over|above|more\s+than|exceeding|at\s+least)\s+{SIGNED_PRICE}"
                           rf"|{SIGNED_PRICE}\s+or\s+more\b", re.IGNORECASE)
+# Parts of a day counted by the days named ("Monday and Tuesday mornings": 2).
+_COUNTED_DAYS = set(DAY_PARTS) | {"morning", "afternoon"}
 _WEEKDAY_NAMES = re.compile(rf"\b(?:{'|'.join(WEEKDAYS)})s?\b", re.IGNORECASE)
 
 
@@ -191,7 +197,7 @@ def counted(question: str, thing: str) -> int | None:
     found = counts_of(question, thing)
     if found:
         return int(found[0])
-    if {singular(w) for w in stems(thing)} & set(DAY_PARTS) or {singular(thing.lower())} & set(DAY_PARTS):
+    if {singular(w) for w in stems(thing)} & _COUNTED_DAYS or {singular(thing.lower())} & _COUNTED_DAYS:
         named = re.search(rf"((?:{_WEEKDAY_NAMES.pattern}[\s,]*(?:and\s+)?)+)"
                           rf"(?:{thing.lower()}|{singular(thing.lower())}s?)\b", question, re.IGNORECASE)
         if named:
@@ -259,9 +265,13 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     parts = _CLAUSE.split(sentence[:at])
     clause = parts[-1]  # "...; junior membership is £30, | and siblings each receive"
     cut = list(_CLAUSE.finditer(sentence[:at]))
+    label_named = None
     if (verb is _GRANTED and len(parts) > 1 and cut[-1].group(0) == ":" and not _PRICED.search(parts[-2])
-            and len(parts[-2].split()) <= 4):  # "Business accounts: | 3 or more devices in one visit get $20 off"
+            and len(parts[-2].split()) <= 4 and re.match(r"\s*[0-9]", clause)):
+        # "Business accounts: | 3 or more devices in one visit get $20 off": a condition with no one of its own
+        # after the label, which names who (and must be named: a count met is no claim of it)
         clause = parts[-2] + " " + clause
+        label_named = bool((norm_words(parts[-2]) - _ANYONE) & asked)
     to_all = False
     if _NAMED_BEFORE.search(sentence[:at]) and not _CLAUSE.search(sentence[:at].rstrip(" :")):
         # "Weekend surcharge: £3 per person on Saturday and Sunday taster sessions": named before, applies after
@@ -271,8 +281,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         # surcharge applies to is all of it ("Weekend surcharge: £3 per person on Saturday ... sessions")
         clause = label + " " + rest + " has " if verb is _LAID else label + " get "
         # "... 25% off all single-course tickets", "$5 off per person on any session"
-        to_all = re.match(r"\s*(?:[$€£¥]\s*[0-9.,]+\s*)?(?:off\s+)?(?:(?:per|a|each)\s+[a-z]+\s+)?(?:on\s+)?(?:all|any|every)\b", rest,
-                          re.IGNORECASE) is not None
+        # (a label naming people is who gets it, at any time: "Seniors (Mon-Fri before 5pm): $4 off ... any session")
+        to_all = (re.match(r"\s*(?:[$€£¥]\s*[0-9.,]+\s*)?(?:off\s+)?(?:(?:per|a|each)\s+[a-z]+\s+)?(?:on\s+)?(?:all|any|every)\b",
+                           rest, re.IGNORECASE) is not None and not stems(label) & _PEOPLE_LABELS)
     priced = list(_PRICED.finditer(clause))
     if priced and verb is _LAID:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
@@ -286,7 +297,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if granted and _GIVES.fullmatch(granted[-1].group(0)):  # "Membership ... gives | members | a 10% discount": who is after it
         subject += " " + clause[granted[-1].end():]
     when = applies(sentence, question)
-    if when is False:
+    if when is False or label_named is False:
         return None
     words = condition_words(subject)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS

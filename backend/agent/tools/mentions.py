@@ -18,9 +18,10 @@ from collections import Counter
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.operations import asks_cost, asks_difference, asks_total, group_size, with_digits
+from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, group_size, with_digits
 from backend.agent.tools.basket import MAX_ITEMS, OTHER_WAY, PRICE, counts_of, norm_words, singular, thing_words
 from backend.agent.tools.sentences import content_words
+from backend.agent.tools.units import TIME_UNITS
 
 # A price's unit right after it: "£60 per hour", "$8 per person", "£12 each".
 _PER_AFTER = re.compile(r"\s*(?:per|a|an|each|every)\s+([a-z]+)", re.IGNORECASE)
@@ -83,7 +84,9 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
         return []
     items = []
     for _, named, own, every, price, after in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
-        counts = [c for word in sorted(own & asked) + sorted(every - own) for c in counts_of(question, word)]
+        # (not by a length of its line: "Bread from scratch (3 hours)" counts no "3 hours")
+        counts = [c for word in sorted(own & asked) + sorted(every - own - set(TIME_UNITS))
+                  for c in counts_of(question, word)]
         per = _PER_AFTER.match(after)
         if not counts and per is not None:
             unit = singular(per.group(1).lower())
@@ -129,7 +132,7 @@ def _phrase(tokens: Sequence[set[str]], words: set[str]) -> tuple[int, int] | No
     return None
 
 
-_ADJUSTMENT_AROUND = re.compile(r"\+\s*[$€£¥]|[0-9]\s*off\b", re.IGNORECASE)
+_ADJUSTMENT_AROUND = re.compile(r"\+\s*[$€£¥]|[0-9]\s*off\b(?!-)", re.IGNORECASE)
 # Where a thing's name ends before its price: a preposition, an aside, a colon ("Pasta from scratch (3 hours):").
 _NAME_END = re.compile(r"\s(?:from|for|with|of|in|on|at|to|per|by|when|if)\s|[(:;,]", re.IGNORECASE)
 
@@ -146,33 +149,40 @@ def _head(before: str) -> str | None:
 
 def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str] = ()) -> str | None:
     """The total of the things `question` names at their prices (mentioned_items: "210 + 45",
-    "310 + 2 * 60 + 2 * 12"), for a question asking a cost or a total and comparing nothing; else
-    None."""
-    if (not (asks_cost(question) or asks_total(question)) or asks_difference(question)
+    "310 + 2 * 60 + 2 * 12"), for a question asking a cost or a total, comparing nothing and
+    setting nothing aside ("excluding the road permit", "I've paid for the midi skip", "a mini or
+    a midi skip"); else None."""
+    if (not (asks_cost(question) or asks_bill_total(question)) or asks_difference(question) or _SET_ASIDE.search(question)
             or OTHER_WAY.search(question)):
         return None
     items = mentioned_items(question, sentences, names)
     return " + ".join(price if count == "1" else f"{count} * {price}" for count, price in items) or None
 
 
+# Something the question leaves out, or has already: no thing of the total.
+_SET_ASIDE = re.compile(r"\b(?:not|except|excluding|exclude|without|apart\s+from|besides|already|paid|instead|rather|"
+                        r"or)\b|n't\b", re.IGNORECASE)
+
+
 # Two things weighed against each other: "the sourdough weekend than the pasta class", "between ... and ...".
 _WEIGHED = re.compile(r"\b(?:than|and|vs|versus|or|compared\s+(?:to|with))\b|[,/]", re.IGNORECASE)
+# The cue of two things weighed: "than", "vs", "compared to", "the difference between".
+_COMPARED = re.compile(r"\b(?:than|vs|versus|compared\s+(?:to|with)|between)\b", re.IGNORECASE)
 
 
 def mentioned_difference(question: str, sentences: Sequence[str], names: Sequence[str] = ()) -> str | None:
     """The difference of the two things a question asking one names (operations.asks_difference:
     "how much more is the sourdough weekend than the pasta class" over "Pasta from scratch (3
-    hours): €75 ... Sourdough weekend ...: €160" -> "160 - 75"), the dearer first, each at the
-    count the question gives of it (mentioned_items); None unless it names exactly two, or when it
-    counts anything or asks a price per unit (two ways of paying: backend.agent.tools.offers)."""
+    hours): €75 ... Sourdough weekend ...: €160" -> "160 - 75"), the dearer first, when it weighs
+    them ("than", "vs", "compared to", "between"); None unless it names exactly two, one of each,
+    or when it counts anything or asks a price per unit (two ways of paying: offers)."""
     # not a count's, a party's or a unit's price against another way of paying ("2 adults and 3 kids ... than the
     # family ticket", "on 22 working days ... than the monthly pass", "save per session": backend.agent.tools.offers)
-    if (not asks_difference(question) or re.search(r"[0-9]", with_digits(question))
+    if (not asks_difference(question) or not _COMPARED.search(question) or re.search(r"[0-9]", with_digits(question))
             or re.search(r"\bper\s+[a-z]", question, re.IGNORECASE)):
         return None
     items = mentioned_items(question, sentences, names, _WEIGHED)
     if len(items) != 2 or any(count != "1" for count, _ in items):
         return None
-    terms = [price if count == "1" else f"{count} * {price}" for count, price in items]
-    values = [Fraction(price) * Fraction(count) for count, price in items]
-    return f"{terms[0]} - {terms[1]}" if values[0] >= values[1] else f"{terms[1]} - {terms[0]}"
+    dearer, cheaper = sorted((price for _, price in items), key=Fraction, reverse=True)
+    return f"{dearer} - {cheaper}"

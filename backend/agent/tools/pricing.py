@@ -17,7 +17,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.operations import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE, group_size
+from backend.agent.operations import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE, group_size, names_a_length
 from backend.agent.tools.basket import counts_of, norm_words, thing_words
 from backend.agent.tools.conditions import applies, named_days
 from backend.agent.tools.discounts import counted, least_spend
@@ -53,7 +53,7 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
     """Each price of `sentence` -> how many of the question's words its own words name
     (basket.thing_words)."""
     found = list(PRICE.finditer(sentence))
-    asked, lengths = norm_words(question), _lengths(question)
+    asked, lengths = norm_words(question), named_lengths(question)
     named: dict[str, int] = {}
     for i, m in enumerate(found):
         price = next(g for g in m.groups() if g).replace(",", "")
@@ -64,18 +64,27 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
         rank = 0 if when is None else -1 if not when else 2 if named_days(clause) is not None else 1
         score = rank * 10 + len(thing_words(sentence, found, i) & asked)
         # a length naming it: "2 hr session" over "1-hour session: $28 90-minute session: $36 2-hour session: $42"
-        if lengths and lengths & _lengths(sentence[found[i - 1].end() if i else 0:m.start()]):
+        label = sentence[found[i - 1].end() if i else 0:m.start()]
+        if lengths and label.rstrip().endswith(":") and lengths & _lengths(label.split(":")[-2] if label.count(":") > 1
+                                                                            else label):
             score += 3
         named[price] = max(named.get(price, score), score)
     return named
 
 
-_LENGTH = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*(hrs?|hours?|mins?|minutes?)\b", re.IGNORECASE)
+_LENGTH = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*(?:-\s*)?(hrs?|hours?|mins?|minutes?)\b", re.IGNORECASE)
 
 
 def _lengths(text: str) -> set[Fraction]:
     """The lengths of time `text` writes, in minutes ("2 hr", "90-minute", "2-hour" -> {120, 90})."""
     return {Fraction(m.group(1)) * (60 if m.group(2).lower().startswith("h") else 1) for m in _LENGTH.finditer(text)}
+
+
+def named_lengths(question: str) -> set[Fraction]:
+    """The lengths naming a thing in `question`, in minutes ("a 2 hr session", "the 90-minute
+    class" -> {120, 90}; not "for 2 hours": operations.names_a_length)."""
+    return {length for m in _LENGTH.finditer(question) if names_a_length(question, m.start(1))
+            for length in _lengths(m.group(0))}
 
 
 # Where a price's own conditions end: the next clause ("; ") or the next list entry naming a day
@@ -130,13 +139,16 @@ def price_named(question: str, name: str, rate: str, sentences: Sequence[tuple[s
 
 def _price_clause(sentence: str, found: Sequence[re.Match[str]], i: int) -> str:
     """The words of the `i`th price of `sentence` (`found`: its prices) naming when it applies: back
-    to the last separator after the price before, on to the next clause or list entry."""
+    to the last separator after the price before, on to the next clause or list entry (none when
+    the text after it is the next entry's label: "... $42 Weekday happy hour (Mon-Thu 4-6pm): ")."""
     end = found[i + 1].start() if i + 1 < len(found) else len(sentence)
     # back to the clause's start ("Weekdays: adult £10, | child £6" keeps "Weekdays"), or to an entry naming a day
     before = sentence[:found[i].start()].split(";")[-1]
     before = _CLAUSE_END.split(before)[-1]
     after = _CLAUSE_END.split(sentence[found[i].end():end])[0]
-    if re.search(r":(?![0-9])", after):  # "2-hour session: $42 | Weekday happy hour (Mon-Thu 4-6pm): $5 off": the next entry's
+    # "2-hour session: $42 | Weekday happy hour (Mon-Thu 4-6pm): $5 off": the next entry's label (not an aside's
+    # "(note: book ahead)")
+    if re.search(r":(?![0-9])", re.sub(r"\([^()]*\)", " ", after)):
         after = ""
     return before + found[i].group(0) + after
 

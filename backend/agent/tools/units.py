@@ -73,7 +73,7 @@ _SERVICE_HOURS = re.compile(r"\b(?:from|between)\b[^.;]{0,40}\b(?:to|until|till|
 _EVERY = re.compile(rf"\bevery\s+{_NUMBER}\s+(second|minute|hour|day|week)s?\b", re.IGNORECASE)
 # The words of time a price or a rate is for, one home for the tools (offers, discounts,
 # conditions). A day's parts and the days of the week are days: "£3 a night" for "25 Wednesdays a year".
-DAY_PARTS = ("day", "night", "evening", "morning")
+DAY_PARTS = ("day", "night", "evening")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 TIME_UNITS = {"minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute", "hour": "hour",
               "hours": "hour", "hr": "hour", "hrs": "hour", "week": "week", "weeks": "week", "month": "month",

@@ -9,8 +9,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from backend.agent.operations import (asked_rounding, asks_cost, asks_difference, asks_quantity, asks_saving, asks_total,
-                                      group_size, named_operations, numbers_beyond, with_digits, without_ages)
+from backend.agent.operations import (asked_rounding, asks_bill_total, asks_cost, asks_difference, asks_quantity,
+                                      asks_saving, asks_total, group_size, named_operations, numbers_beyond, with_digits,
+                                      without_ages)
 from backend.agent.routing import needs_calculation
 from backend.agent.tools.calculator import evaluate, spec, stated_result
 from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
@@ -716,16 +717,17 @@ def test_a_saving_and_a_difference_asked(question, saving, difference):
     assert (asks_saving(question), asks_difference(question)) == (saving, difference)
 
 
-@pytest.mark.parametrize("question, want", [
-    ("2 hours of wait-and-load and 2 tyres in it. total?", True),
-    ("What's the total for a midi skip and a permit?", True),
-    ("How much is it altogether?", True),
-    ("What's the total area of the garden?", True),  # a total still (of an area)
-    ("The total was fine, thanks.", False),
-    ("Is the total price shown with VAT", False),
+@pytest.mark.parametrize("question, bill, total", [
+    ("2 hours of wait-and-load and 2 tyres in it. total?", True, False),
+    ("What's the total for a midi skip and a permit?", True, False),
+    ("How much is it altogether?", True, True),
+    ("What's the total area of the garden?", False, False),  # a total, not of a bill
+    ("The total was fine, thanks.", False, False),
+    ("Is the total price shown with VAT", False, False),
 ])
-def test_a_total_asked(question, want):
-    assert asks_total(question) == want
+def test_a_bills_total_asked(question, bill, total):
+    # asks_total ("in total", "altogether") orders a sum first; a bill's total only asks one
+    assert (asks_bill_total(question), asks_total(question)) == (bill, total)
 
 
 def test_a_length_naming_a_thing_is_no_count_and_names_its_price():

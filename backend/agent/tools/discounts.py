@@ -312,6 +312,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     least, unmet = _least_count_met(subject, question), _restriction_unmet(subject, question)
     if unmet or least is False:
         return None
+    if least is None and opening and opening.group(1).lower() in _IMPERATIVES and _LEAST_COUNT.search(subject):
+        return None  # "hire 6 or more costumes ...": what it needs is a count, not a costume named
     if least or (unmet is False and who & _AGE_GROUPS):
         return clause  # "6 mugs" claims "Order 4 or more mugs"; "I'm 70" "Senior citizens (65+)", not "Students under 25"
     if when:  # "Evening saver after 19:00: 25% off all single-course tickets" at 8pm

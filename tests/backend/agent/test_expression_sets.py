@@ -25,7 +25,8 @@ FLOORS = {"blind1": (10, 10), "blind2": (10, 10), "blind3": (12, 12), "blind4": 
           "blind16": (11, 12), "blind17": (6, 12), "blind18": (7, 12), "blind19": (5, 12), "blind20": (7, 12),
           "blind21": (8, 12), "blind22": (9, 12), "blind23": (6, 12), "blind24": (7, 12), "blind25": (7, 12),
           "blind26": (8, 12), "blind27": (3, 12), "blind28": (6, 12), "blind29": (3, 12),
-          "blind30": (2, 12), "blind31": (10, 12), "blind32": (5, 12), "blind33": (3, 12), "blind34": (4, 12)}
+          "blind30": (2, 12), "blind31": (10, 12), "blind32": (5, 12), "blind33": (3, 12), "blind34": (4, 12),
+          "blind35": (6, 12), "blind36": (6, 12), "blind37": (3, 12), "blind38": (2, 12)}
 
 
 @pytest.fixture(scope="module")

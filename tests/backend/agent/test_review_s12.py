@@ -95,3 +95,11 @@ def test_a_morning_is_no_day_of_an_offer():
 ])
 def test_counts_a_group_or_a_length_still_give(question, want):
     assert named_operations(question) == want
+
+
+def test_an_offer_needing_a_count_is_not_claimed_by_naming_its_thing():
+    # a lookup naming "a costume" claims no "hire 6 or more costumes" deal, and plans no calculation
+    from backend.agent.tools.discounts import claimed_discount
+    sentence = "Group deal: hire 6 or more costumes for the same event and get 15% off the costume prices."
+    assert claimed_discount("How far ahead can I reserve a costume at the Hall?", [sentence]) is None
+    assert claimed_discount("We'll hire 7 costumes for the same party, how much?", [sentence])[0] == "15"

@@ -18,16 +18,16 @@ from collections import Counter
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, group_size, with_digits
-from backend.agent.tools.basket import MAX_ITEMS, OTHER_WAY, PRICE, counts_of, norm_words, singular, thing_words
+from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, with_digits
+from backend.agent.tools.basket import MAX_ITEMS, OTHER_WAY, PRICE, counts_of, norm_words, thing_words
+from backend.agent.tools.pricing import count_per
 from backend.agent.tools.sentences import content_words
 from backend.agent.tools.units import TIME_UNITS
 
 # A price's unit right after it: "£60 per hour", "$8 per person", "£12 each".
 _PER_AFTER = re.compile(r"\s*(?:per|a|an|each|every)\s+([a-z]+)", re.IGNORECASE)
-_PERSON = frozenset({"person", "head", "guest", "adult", "people"})
-_NO_THING = _PERSON | {"child", "hour", "minute", "day", "night", "week", "month", "year", "time", "hire", "rental",
-                             "extra"}
+_NO_THING = frozenset({"person", "head", "guest", "adult", "people", "child", "hour", "minute", "day", "night", "week",
+                       "month", "year", "time", "hire", "rental", "extra"})
 
 
 def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str] = (),
@@ -72,7 +72,7 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
                  else {head} if head in asked and naming_prices[head] == 1 else set())
         span = _phrase(tokens, words)  # named together ("a full overhaul ... express service" names no "Full service")
         if own and span is not None:
-            found.append((span, named, own, every & asked, m.group(1).replace(",", ""), sentence[m.end():]))
+            found.append((span, named, own, every & asked, m.group(1).replace(",", ""), sentence))
     # of prices named at the same place, the one named by most words ("large builder's skip" over "builder's skip")
     kept = [f for f in found if not any(g[0][0] <= f[0][0] and f[0][1] <= g[0][1] and (g[0] != f[0] or f[1] < g[1])
                                         for g in found)]
@@ -83,16 +83,12 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
     if not 2 <= len(kept) <= MAX_ITEMS or len({f[0] for f in kept}) < len(kept) or not listed:
         return []
     items = []
-    for _, named, own, every, price, after in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
+    for _, named, own, every, price, sentence in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
         # (not by a length of its line: "Bread from scratch (3 hours)" counts no "3 hours")
         counts = [c for word in sorted(own & asked) + sorted(every - own - set(TIME_UNITS))
                   for c in counts_of(question, word)]
-        per = _PER_AFTER.match(after)
-        if not counts and per is not None:
-            unit = singular(per.group(1).lower())
-            party = group_size(question) if unit in _PERSON else None
-            counts = [party] if party is not None else counts_of(question, unit)
-        items.append((counts[0] if counts else "1", price))
+        per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
+        items.append((counts[0] if counts else per or "1", price))
     return items
 
 

@@ -100,11 +100,12 @@ def stated_result(content: str) -> str | None:
 
 
 def spec(embed: Callable[[Sequence[str]], Any] | None = None,
-         passages: Callable[[str, str], list[str]] | None = None) -> ToolSpec:
+         passages: Callable[[str, str], list[tuple[str, str]]] | None = None) -> ToolSpec:
     """SPEC with candidate_arguments: the expressions over a number in the run's earlier results
     that the question asks for (backend.agent.tools.expressions), the fact sentence found with
     `embed` (the chat's embedder; None: by the question's words alone); and with `passages`
-    ((user_id, text) -> the texts of the passages the person may read that the message is about),
+    ((user_id, text) -> (label, text) of each passage the person may read that the message is
+    about, the label naming its document as search_documents' results do: passages.format_passages),
     also planned for a question about his documents that asks for a quantity and brings a number
     they do not hold ("If the campsite added 450 pitches, how many would it have?"), or asks what
     a count of things costs ("what would 4 full passes come to?"); ordinary chat with cost words
@@ -135,23 +136,23 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         found = passages(user_id, text)
         if not found:
             return False
-        if cost or numbers_beyond(text, found):
+        if cost or numbers_beyond(text, [t for _, t in found]):
             return True
-        sentences = [s for t in found for _, s in text_sentences(t)]
-        pairs = [(h, s) for t in found for h, s in text_sentences(t)]
+        pairs = [(h, s) for label, t in found for h, s in text_sentences(t, label)]
+        sentences = [s for _, s in pairs]
         if listed and mentioned_total(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs})):
             return True
         if offers and offer_expressions(text, sentences):
             return True
         if asks_price(text) and (allowance_expressions(text, sentences) or tier_expressions(
-                text, [s for _, s in rank_sentences(text, [(h, s) for t in found for h, s in text_sentences(t)], embed)])):
+                text, [s for _, s in rank_sentences(text, pairs, embed)])):
             return True  # "the van for 5 hours" over "free for up to 3 hours; after that $15 per hour"
         # "what does he pay on a Wednesday" over "On Wednesdays, guests over 65 get 25% off"
         if asks_price(text) and (claimed_discount(text, sentences) or claimed_surcharges(text, sentences)):
             return True
         if named_operations(text) or not (converts or related):
             return False
-        ranked = [s for _, s in rank_sentences(text, [(h, s) for t in found for h, s in text_sentences(t)], embed)]
+        ranked = [s for _, s in rank_sentences(text, pairs, embed)]
         return bool(implied_conversions(text, ranked) or relations(text, [s for s in ranked if NUMBER_RE.search(s)]))
 
     return replace(SPEC, candidate_arguments=candidates, stated_result=stated_result, relevant=relevant)

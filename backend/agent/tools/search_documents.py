@@ -12,6 +12,7 @@ from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.agent.tools.sentences import best_sentence
 from backend.rag import Retriever
+from backend.rag.sources import source_label
 
 MAX_QUERY_CHARS = 200
 MAX_TOP_K = 8
@@ -59,13 +60,14 @@ def planned_arguments(text: str) -> dict[str, Any] | None:
     return None if query is None else {"query": query}
 
 
-def make_passages(retriever: Retriever, k: int = 3) -> Callable[[str, str], list[str]]:
-    """(user_id, text) -> the texts of the (at most k) passages the person may read that are at
-    least MIN_DOCUMENT_SIMILARITY cosine-similar to `text` (the calculator's cue)."""
+def make_passages(retriever: Retriever, k: int = 3) -> Callable[[str, str], list[tuple[str, str]]]:
+    """(user_id, text) -> (label, text) of the (at most k) passages the person may read that are
+    at least MIN_DOCUMENT_SIMILARITY cosine-similar to `text` (the calculator's cue); the label is
+    the one format_passages writes (the document's name: "dunmore_skip_hire.txt (version 1)")."""
 
-    def passages(user_id: str, text: str) -> list[str]:
+    def passages(user_id: str, text: str) -> list[tuple[str, str]]:
         found = retriever.search(user_id, text, k=k, mode="vector", min_similarity=MIN_DOCUMENT_SIMILARITY)
-        return [source.text for source in found]
+        return [(source_label(source), source.text) for source in found]
 
     return passages
 

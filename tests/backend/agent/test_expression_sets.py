@@ -16,6 +16,7 @@ import pytest
 from backend.agent.tools.calculator import evaluate, spec
 from backend.agent.tools.passages import format_passages
 from backend.rag import Source
+from backend.rag.sources import source_label
 
 SETS = Path(__file__).resolve().parents[3] / "scripts" / "agent_eval_sets"
 # set -> (questions with the right value among the candidates, questions)
@@ -36,17 +37,22 @@ def embedder():
     return SentenceTransformerEmbedder()
 
 
+def sources_of(documents: list[dict]) -> list[Source]:
+    """Each document as one passage, as the retriever returns it."""
+    return [Source(chunk_id=i + 1, document_id=f"{i:032x}", document_name=d["name"], version=1, position=0,
+                   heading_path="", page=None, text=d["text"], score=1.0) for i, d in enumerate(documents)]
+
+
 def search_result(documents: list[dict]) -> str:
-    sources = [Source(chunk_id=i + 1, document_id=f"{i:032x}", document_name=d["name"], version=1, position=0,
-                      heading_path="", page=None, text=d["text"], score=1.0) for i, d in enumerate(documents)]
-    return "Passages from the user's documents.\n\n" + format_passages(sources)
+    return "Passages from the user's documents.\n\n" + format_passages(sources_of(documents))
 
 
 @pytest.mark.parametrize("name", sorted(FLOORS))
 def test_the_right_value_is_among_the_candidates(name, embedder):
     data = json.loads((SETS / f"{name}.json").read_text())
     content = search_result(data["documents"])
-    calculator = spec(embedder.embed, passages=lambda user_id, text: [d["text"] for d in data["documents"]])
+    found = [(source_label(source), source.text) for source in sources_of(data["documents"])]
+    calculator = spec(embedder.embed, passages=lambda user_id, text: found)
     right, lost = 0, []
     for item in data["questions"]:
         planned = calculator.relevant("u", item["question"])

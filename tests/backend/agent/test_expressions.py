@@ -197,7 +197,7 @@ def test_years_counted_from_a_year_take_a_year_from_the_next_sentence_when_the_f
 
 def test_a_quantity_asked_with_a_number_the_documents_do_not_hold_plans_the_calculator():
     campsite = "The festival's campsite has 1,200 pitches and opened in 1988."
-    calculator = spec(None, passages=lambda user_id, text: [campsite] if "festival" in text.lower() else [])
+    calculator = spec(None, passages=lambda user_id, text: [("campsite.txt (version 1)", campsite)] if "festival" in text.lower() else [])
     assert calculator.relevant("u", "If the festival campsite got 450 more pitches, how many would it have?")
     assert calculator.relevant("u", "How old will the festival be in 2040?")
     # The number is the document's own, no quantity is asked, or the message is not about his documents.
@@ -571,7 +571,7 @@ def test_a_budget_and_a_share_use_the_price():
      "the tower.", "210000 * 40 / 100"),
 ])
 def test_two_numbers_of_the_documents_related(question, text, want):
-    calculator = spec(None, passages=lambda user_id, q: [text])
+    calculator = spec(None, passages=lambda user_id, q: [("notes.txt (version 1)", text)])
     assert calculator.relevant("u", question)
     assert [c["expression"] for c in calculator.candidate_arguments(question, [result(text)])][0] == want
 

@@ -52,7 +52,7 @@ def test_what_names_no_two_things(question):
 
 def test_things_named_plan_the_calculator():
     from backend.agent.tools.calculator import spec
-    calculator = spec(None, passages=lambda user_id, q: [KENNEL])
+    calculator = spec(None, passages=lambda user_id, q: [("kennel.txt (version 1)", KENNEL)])
     question = "At Fernhill, what would a grooming bath plus a nail clip come to?"
     assert calculator.relevant("u", question)
     assert calculator.candidate_arguments(question, [result(KENNEL)])[0] == {"expression": "25 + 8"}
@@ -71,6 +71,22 @@ def test_a_things_words_are_named_together_and_the_business_names_no_thing():
                            ["dunmore_skip_hire.txt"]) is None
     # things named but not listed together ("the midi skip ... a road permit" with no "and", "plus" or comma)
     assert mentioned_total("I need the midi skip so what will a road permit cost?", [skips]) is None
+
+
+def test_the_calculator_is_planned_by_the_passages_labels_naming_their_business():
+    """The passages the calculator plans over carry their documents' names (as search_documents'
+    results do): a passage with no title line, the business named in the question ("At Dunmore
+    Skip Hire") names no skip of its list (the first "skip" would count as a third thing)."""
+    from backend.agent.tools.calculator import spec
+    skips = ("Dunmore Skip Hire & Waste Removal\nYard: Unit 4, Mill Road\nMini skip (2 yard): £145\n"
+             "Midi skip (4 yard): £210\nRoad permit (public road): £45")
+    question = "At Dunmore Skip Hire, what would a midi skip plus a road permit cost altogether?"
+    cattery = ("Standard chalet (1 cat): £16.50 per night\nShared chalet: £27 per night for 2 cats, plus £9 per night "
+               "for each additional cat\nDeluxe garden chalet: £22 per night (1 cat), £31 per night (2 cats)")
+    labelled = [("dunmore_skip_hire.txt (version 1)", skips), ("whiskerfold_cattery.txt (version 1)", cattery)]
+    assert spec(None, passages=lambda user_id, q: labelled).relevant("u", question)
+    # unnamed, the other document's "plus £9 per night" is read with the skips' prices: nothing is summed
+    assert not spec(None, passages=lambda user_id, q: [("", t) for _, t in labelled]).relevant("u", question)
 
 
 @pytest.mark.parametrize("question, want", [

@@ -144,7 +144,7 @@ def test_what_is_no_comparison():
 
 
 def test_the_calculator_is_planned_for_a_comparison_over_the_documents():
-    calc = spec(None, passages=lambda user, text: [FERRY, LESSONS])
+    calc = spec(None, passages=lambda user, text: [("ferry.txt (version 1)", FERRY), ("lessons.txt (version 1)", LESSONS)])
     assert calc.relevant("u", "how much do i save per lesson buying the 10 manual lesson block instead of single lessons")
     assert calc.relevant("u", "what's the price per hour of the intensive course")
     assert not calc.relevant("u", "what's the price of the intensive course")

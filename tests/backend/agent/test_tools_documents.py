@@ -105,3 +105,14 @@ def test_a_deleted_document_is_no_longer_readable(registry, library, documents):
     documents.delete("alice", source.document_id)
     with pytest.raises(ToolError, match="no such passage"):
         registry.get("read_passage").run(context("alice"), {"passage_id": passage_id(source)})
+
+
+def test_the_calculators_passages_are_labelled_by_their_documents_and_owner_checked(retriever, library):
+    """make_passages (the calculator's planning cue): (label, text) of the passages the person may
+    read, each labelled as search_documents' results are (the document's name), never another
+    user's."""
+    from backend.agent.tools.search_documents import make_passages
+
+    found = make_passages(retriever)("alice", "zebrafish stew saffron")
+    assert sorted(label for label, _ in found) == ["alice.txt (version 1)", "handbook.txt (version 1)"]
+    assert {text for _, text in found} == {ALICE_TEXT, SHARED_TEXT}

@@ -65,7 +65,7 @@ def test_a_lookup_in_the_units_the_passage_gives_is_no_conversion():
 
 def test_the_calculator_is_planned_for_a_conversion_of_the_documents_only():
     passage = "The Quellbrand Organ\n\n" + ORGAN
-    calculator = spec(None, passages=lambda user_id, text: [passage])
+    calculator = spec(None, passages=lambda user_id, text: [("notes.txt (version 1)", passage)])
     assert calculator.relevant("u", "what's the weight of the biggest pipe in grams")
     assert not calculator.relevant("u", "How many kilograms does the biggest pipe weigh?")  # as given: a lookup
     assert [c["expression"] for c in calculator.candidate_arguments(
@@ -82,7 +82,7 @@ def test_temperatures_convert_between_celsius_and_fahrenheit():
     assert evaluate("1150 * 9 / 5 + 32").q == 2102
     assert temperature_conversions("And in Celsius?", "The oven runs at 212 °F.") == ["(212 - 32) * 5 / 9"]
     assert temperature_conversions("What's the furnace temperature in Celsius?", furnace) == []  # as given
-    calculator = spec(None, passages=lambda user_id, text: ["Varnaby Glassworks\n\n" + furnace])
+    calculator = spec(None, passages=lambda user_id, text: [("glassworks.txt (version 1)", "Varnaby Glassworks\n\n" + furnace)])
     assert calculator.relevant("u", "What's the Varnaby furnace temperature in Fahrenheit?")
 
 

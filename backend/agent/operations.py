@@ -259,6 +259,11 @@ _GLUED_UNIT = re.compile(r"(?<![\w.,])([0-9]+(?:\.[0-9]+)?)(m|km|cm|mm|kg|g|ml|l
                          re.IGNORECASE)
 
 
+# A number after a comparison is a condition's threshold, no count: "hedges taller than 2 metres",
+# "more than 10 guests", "at least 3 nights".
+_THRESHOLD_BEFORE = re.compile(r"\b(?:(?:[a-z]+er|more|less|fewer)\s+than|at\s+(?:least|most))\s+$", _FLAGS)
+
+
 def named_operations(question: str) -> list[tuple[str, str | None]]:
     """(template over the operand "{a}", the number it names) for each operation `question`
     names ("..., multiplied by 2?" -> [("{a} * 2", "2")]; "Subtract the opening year from
@@ -310,7 +315,8 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             window = question[max(0, m.start() - 40):m.start() + len(m.group(0))]
             group = _COUNTED_GROUP.search(window) is not None or _GROUP_OF.search(window) is not None
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
-                    and not price and not names_a_year(question, m) and not names_a_length(question, m.start())):
+                    and not price and not names_a_year(question, m) and not names_a_length(question, m.start())
+                    and not _THRESHOLD_BEFORE.search(question[max(0, m.start() - 30):m.start()])):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
         party = group_size(question)  # "me and my 3 mates": 4 of them, first, when only people are counted
@@ -404,8 +410,25 @@ _PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?
 
 def asks_price(text: str) -> bool:
     """Whether `text` asks an amount to pay or a quantity (asks_cost, asks_quantity, or a price
-    asked by name: "what's the delivery charge?"): the cue for a price the documents adjust."""
-    return asks_cost(text) or asks_quantity(text) or _PRICE_ASKED.search(cue_text(text)) is not None
+    asked by name: "what's the delivery charge?"): the cue for a price the documents adjust. A
+    measure of another kind asked ("how far do you deliver for free?", "how much notice do I
+    give?": _OTHER_MEASURE) is none, unless the question asks a cost as well."""
+    text = cue_text(text)
+    if asks_cost(text) or _PRICE_ASKED.search(text) is not None:
+        return True
+    return any(not _OTHER_MEASURE.match(text, m.start()) for m in _ASKS_QUANTITY.finditer(text))
+
+
+# A measure asked that is no amount of money: a distance, a length of time, a size ("how far", "how
+# long"), or "how much" of a thing named that is not money ("how much notice", "how much space";
+# not "how much is it", "how much for 3", "how much rent", "how much do we pay").
+_OTHER_MEASURE = re.compile(
+    r"how\s+(?:long|old|tall|high|far|heavy|big|wide|deep|large)\b"
+    r"|how\s+much\s+(?!(?:is|are|was|were|will|would|do|does|did|can|could|should|shall|might|may|must|has|have|"
+    r"had|for|to|in|on|at|of|per|each|altogether|all|total|overall|it|that|this|these|those|they|them|we|i|you|he|"
+    r"she|my|our|your|his|her|their|the|a|an|extra|more|less|off|money|cash|rent|tax|vat|deposit|tip|change|interest|"
+    r"roughly|approximately|about|exactly|so|then|now|again|altogether|"
+    rf"{CURRENCY_NAMES[3:-1]})\b)(?![a-z]+er\b)[a-z]{{3,}}\b", _FLAGS)  # not "how much longer": a difference
 
 
 def asks_how_many(text: str) -> bool:

@@ -8,7 +8,8 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from backend.agent.operations import NUMBER_RE, asks_bill_total, asks_cost, asks_price, named_operations, numbers_beyond
+from backend.agent.operations import (NUMBER_RE, asks_bill_total, asks_cost, asks_price, asks_quantity, named_operations,
+                                      numbers_beyond)
 from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
@@ -131,7 +132,7 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         related = asks_relation(text)  # "what percentage of ...", "how many years after ... was"
         offers = asks_offers(text)  # "how much do I save ... instead of", "price per hour of the course"
         listed = asks_cost(text) or asks_bill_total(text)  # "what would a midi skip plus a road permit cost altogether"
-        if not (cost or asks_price(text) or converts or related or offers or listed):
+        if not (cost or asks_price(text) or asks_quantity(text) or converts or related or offers or listed):
             return False
         found = passages(user_id, text)
         if not found:

@@ -98,7 +98,12 @@ _PER_UNIT_ASKED = re.compile(rf"\b(?:price|cost|rate|charge|pay|paying|much|out\
 
 # A count that limits what one price buys, not a count bought ("no more than 6 dogs per walker", "up to 20").
 _LIMIT_BEFORE = re.compile(r"\b(?:no\s+more\s+than|not\s+more\s+than|at\s+most|a\s+maximum\s+of|maximum(?:\s+of)?|"
-                           r"max\.?|fewer\s+than|less\s+than|minimum(?:\s+of)?|at\s+least)\s+$", re.IGNORECASE)
+                           r"max\.?|fewer\s+than|less\s+than|minimum(?:\s+of)?|at\s+least|[a-z]+er\s+than)\s+$",
+                           re.IGNORECASE)  # "taller than 2 metres"
+# A size after a measure describes the thing priced, nothing bought: "hedges up to 2 metres tall".
+# An area or a volume is one too: "lawns up to 200 square metres".
+_SIZE_AFTER = re.compile(r"[a-z]+\s+(?:tall|long|wide|high|deep|thick|in\s+(?:height|length|width|diameter))\b"
+                         r"|(?:square|sq|cubic)\b", re.IGNORECASE)
 _LASTS_BEFORE = re.compile(r"\b(?:lasts?|lasting|takes?)\s+(?:about\s+|around\s+)?$", re.IGNORECASE)
 # The alternative a comparison names is paying for each one ("10 group walks one by one", "the 3 terms separately").
 _SINGLY = re.compile(r"\b(?:one\s+by\s+one|one\s+at\s+a\s+time|separately|individually|singly|each\s+time|"
@@ -179,7 +184,7 @@ def measure_of(text: str) -> dict[str, Fraction]:
     lasting = False
     for m in _COUNT.finditer(text):
         n = Fraction(m.group(1))
-        if _LIMIT_BEFORE.search(text[max(0, m.start() - 24):m.start()]):
+        if _LIMIT_BEFORE.search(text[max(0, m.start() - 24):m.start()]) or _SIZE_AFTER.match(m.group(3) or ""):
             continue  # "with no more than 6 dogs per walker", "for groups of up to 20": a limit, nothing bought
         if _LASTS_BEFORE.search(text[max(0, m.start() - 12):m.start()]):
             lasting = True  # "Group walks last 60 minutes": one thing that long, not a period paid for

@@ -135,6 +135,13 @@ def _similarities(question: str, sentences: Sequence[tuple[str, str]],
     return [float(v) for v in vectors[1:] @ vectors[0]]
 
 
+def best_similarity(question: str, sentences: Sequence[tuple[str, str]],
+                    embed: Callable[[Sequence[str]], Any]) -> float:
+    """The highest cosine similarity of `question` to one of the (heading, sentence) pairs (as
+    embedded for a quote: _embedded_text); -1.0 for none."""
+    return max(_similarities(question, sentences, embed), default=-1.0)
+
+
 def _similarity_and_share(question: str, sentences: Sequence[tuple[str, str]],
                           embed: Callable[[Sequence[str]], Any] | None) -> tuple[list[float], list[float]]:
     """Each (heading, sentence)'s cosine similarity to `question` (0 without `embed`) and the

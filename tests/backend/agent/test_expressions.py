@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from backend.agent.operations import (asked_rounding, asks_bill_total, asks_cost, asks_difference, asks_quantity,
+from backend.agent.operations import (asked_rounding, asks_bill_total, asks_cost, asks_difference, asks_price, asks_quantity,
                                       asks_saving, asks_total, group_size, named_operations, numbers_beyond, with_digits,
                                       without_ages)
 from backend.agent.routing import needs_calculation
@@ -114,9 +114,26 @@ def test_operands_are_the_numbers_next_to_the_questions_words():
     ("My group of four adults wants tickets. How much do we pay?", [("{a} * 4", "4")]),
     ("Who designed the bridge?", []),
     ("How many people lived there in 1990?", []),
+    # a number after a comparison is a condition's threshold, no count of things bought
+    ("What do you charge per metre for hedges taller than 2 metres?", []),
+    ("What would it cost for more than 10 guests?", []),
+    ("What would it cost for 10 guests?", [("{a} * 10", "10")]),
 ])
 def test_the_operation_a_question_names(question, templates):
     assert named_operations(question) == templates
+
+
+@pytest.mark.parametrize("question, price", [
+    ("How much for 3 nights?", True), ("how much rent for 2 years", True), ("how much do we pay", True),
+    ("How much longer is the lantern than a 7.8 metre boat?", True),  # a difference of two measures
+    ("How long is the course and how much is it?", True),
+    # a measure of another kind asked, no cost: no price a discount or a surcharge adjusts
+    ("How much notice do I need to give to get full credit if I cancel 1 session?", False),
+    ("How far do you deliver for free? We're about 8 miles away.", False),
+    ("How long is the course?", False),
+])
+def test_a_price_asked_is_an_amount_of_money(question, price):
+    assert asks_price(question) is price
 
 
 @pytest.mark.parametrize("question, needed", [

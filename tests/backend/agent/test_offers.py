@@ -125,6 +125,10 @@ def test_measures_and_amounts():
     assert measure_of("if paid for a full year up front") == {"year": 1}
     assert measure_of("costs") == {"item": 1}
     assert measure_of("for small dogs under 10 kg") == {"kg": 10, "item": 1}  # a size, not ten things
+    # a limit of what the price is for, nothing bought: "up to 2 metres tall", "taller than 2 metres"
+    assert measure_of("Hedge trimming is @price per metre of hedge for hedges up to 2 metres tall") == {"item": 1}
+    assert measure_of("@price per metre for hedges taller than 2 metres") == {"item": 1}
+    assert measure_of("A lawn cut covers lawns up to 200 square metres and costs @price") == {"item": 1}
     assert asked_amount("for 2 weeks, how much do I save") == {"week": 2}
     assert asked_amount("coming in 12 days a month") == {"day": 12, "month": 1}
     assert asked_amount("how much do I save per lesson with the block of 10") == {"lesson": 1, "item": 1}

@@ -104,7 +104,7 @@ class FakeRetriever:
     def search(self, user_id, query, *, k=None, mode="hybrid", min_similarity=None, document_ids=None):
         self.calls.append((user_id, query, k, mode, min_similarity))
         hit = SimpleNamespace(similarity=self.similarity, score=self.similarity, text=self.text,
-                              document_name=self.document_name)
+                              document_name=self.document_name, version=1, heading_path="", page=None)
         found = user_id == self.user_id and self.words in query.lower() and self.similarity >= (min_similarity or 0)
         return [hit] if found else []
 
@@ -117,9 +117,43 @@ def test_the_plan_finds_facts_before_it_calculates_and_has_only_offered_tools():
     assert plan_tools(specs, names, "ann", text) == ["search_documents", "current_time", "calculator"]
     # The documents are searched as the person (another user's passages are not his).
     assert plan_tools(specs, names, "bob", text) == ["current_time", "calculator"]
-    assert retriever.calls[-1][0] == "bob" and retriever.calls[-1][3:] == ("vector", search_documents.MEASURE_SIMILARITY)
+    assert retriever.calls[-1][0] == "bob" and retriever.calls[-1][3:] == ("vector", search_documents.SENTENCE_FLOOR)
     assert plan_tools(specs, ["calculator"], "ann", text) == ["calculator"]
     assert plan_tools(specs, names, "ann", "Hello!") == [] and plan_tools(specs, names, "ann", None) == []
+
+
+DANCE = ("Castlegate Dance Studio\n\nTimetable and prices. Beginners' salsa runs on Tuesdays at 7pm and the course "
+         "lasts 8 weeks. Improvers' tango is on Thursdays at 8pm. A drop-in class costs £9; a 10-class card costs £75 "
+         "and is valid for 4 months. Private lessons are £40 per hour. Shoes with suede soles are required on the "
+         "sprung floor in Studio 2. Refunds are given up to 48 hours before a course starts.")
+
+
+@pytest.fixture(scope="module")
+def real_embedder():
+    from backend.rag import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def test_a_fact_asked_of_one_sentence_searches_a_passage_less_similar_as_a_whole(real_embedder):
+    """A question about one sentence of a passage scores low against the whole passage (here 0.26
+    with all-MiniLM-L6-v2, under MIN_DOCUMENT_SIMILARITY) and high against that sentence (0.72):
+    it searches; a chat message holding a number, about none of them, does not."""
+    retriever = FakeRetriever("ann", "", similarity=0.26, text=DANCE)
+    retriever.embedder = real_embedder
+    relevant = search_documents.spec(retriever).relevant
+    assert relevant("ann", "Which studio needs suede soles?")
+    assert relevant("ann", "How many hours before the course can I get a refund?")
+    assert not relevant("ann", "Write a 4-line poem about autumn")
+    assert not relevant("ann", "What are 5 good stretches after running?")
+    assert not relevant("bob", "Which studio needs suede soles?")  # not his passage
+    # the calculator's passages are the same: a cost asked of the studio's list plans it
+    passages = search_documents.make_passages(retriever)
+    assert [label for label, _ in passages("ann", "Which studio needs suede soles?")] == ["notes.txt (version 1)"]
+    assert passages("ann", "Write a 4-line poem about autumn") == []
+    # without an embedder (or under the floor) only the passage's own similarity counts
+    assert not search_documents.spec(FakeRetriever("ann", "", similarity=0.26, text=DANCE)).relevant(
+        "ann", "Which studio needs suede soles?")
 
 
 def test_a_question_quoting_a_measure_of_a_less_similar_passage_searches_it():

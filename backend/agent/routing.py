@@ -26,8 +26,9 @@ results):
 - current_time: a question asking for the time or the date ("what time", "what's the date",
   "what day");
 - search_documents: a passage of the person's documents (or shared ones) at least
-  MIN_DOCUMENT_SIMILARITY cosine-similar to the message (the chat's embedder), or the message
-  naming his documents ("my documents", "the report", "according to").
+  MIN_DOCUMENT_SIMILARITY cosine-similar to the message (the chat's embedder), or holding a
+  sentence at least search_documents.SENTENCE_SIMILARITY similar (search_documents.passages_about),
+  or the message naming his documents ("my documents", "the report", "according to").
 """
 
 from __future__ import annotations

@@ -98,12 +98,14 @@ _PER_UNIT_ASKED = re.compile(rf"\b(?:price|cost|rate|charge|pay|paying|much|out\
 
 # A count that limits what one price buys, not a count bought ("no more than 6 dogs per walker", "up to 20").
 _LIMIT_BEFORE = re.compile(r"\b(?:no\s+more\s+than|not\s+more\s+than|at\s+most|a\s+maximum\s+of|maximum(?:\s+of)?|"
-                           r"max\.?|fewer\s+than|less\s+than|minimum(?:\s+of)?|at\s+least|[a-z]+er\s+than)\s+$",
+                           r"max\.?|fewer\s+than|less\s+than|minimum(?:\s+of)?|at\s+least|(?!(?:other|rather)\b)[a-z]+er\s+than)\s+$",
                            re.IGNORECASE)  # "taller than 2 metres"
 # A size after a measure describes the thing priced, nothing bought: "hedges up to 2 metres tall".
-# An area or a volume is one too: "lawns up to 200 square metres".
-_SIZE_AFTER = re.compile(r"[a-z]+\s+(?:tall|long|wide|high|deep|thick|in\s+(?:height|length|width|diameter))\b"
-                         r"|(?:square|sq|cubic)\b", re.IGNORECASE)
+# An area or a volume is one too: "lawns up to 200 square metres". (Not a length of time: "6 weeks
+# long" is what a course's price buys.)
+_LENGTH_UNIT = r"(?:metres?|meters?|m|cm|mm|km|feet|foot|ft|inches|inch|in|yards?|yd|miles?)"
+_SIZE_AFTER = re.compile(rf"{_LENGTH_UNIT}\s+(?:tall|long|wide|high|deep|thick|in\s+(?:height|length|width|diameter))\b"
+                         rf"|(?:square|sq\.?|cubic)\s+{_LENGTH_UNIT}\b", re.IGNORECASE)
 _LASTS_BEFORE = re.compile(r"\b(?:lasts?|lasting|takes?)\s+(?:about\s+|around\s+)?$", re.IGNORECASE)
 # The alternative a comparison names is paying for each one ("10 group walks one by one", "the 3 terms separately").
 _SINGLY = re.compile(r"\b(?:one\s+by\s+one|one\s+at\s+a\s+time|separately|individually|singly|each\s+time|"

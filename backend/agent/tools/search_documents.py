@@ -10,7 +10,7 @@ from backend.agent.operations import NUMBER_RE, cue_text
 from backend.agent.routing import MIN_DOCUMENT_SIMILARITY, names_documents, query_of
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
-from backend.agent.tools.sentences import best_sentence, best_similarity, text_sentences
+from backend.agent.tools.sentences import best_sentence, best_similarity, stems, text_sentences
 from backend.rag import Retriever, Source
 from backend.rag.sources import source_label
 
@@ -91,19 +91,29 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
     """(found, about): the (at most k) passages the person may read most similar to the message,
     at least SENTENCE_FLOOR cosine-similar (one vector search as `user_id`: who may read what is
     the Retriever's), and those of them the message is about: at least MIN_DOCUMENT_SIMILARITY
-    similar as a whole, or holding a sentence at least SENTENCE_SIMILARITY similar (sentences of
-    passage_heading's body, embedded by the retriever's embedder as a quote's are:
-    sentences.best_similarity). Best first."""
+    similar as a whole; else, for a message asking something (_ASKS) with two content words or
+    more, those holding a sentence that shares a word with it (a stem, sentences.stems) and is at
+    least SENTENCE_SIMILARITY similar (the sentences of passage_heading's body, each under the
+    passage's own title line if it has one, embedded by the retriever's embedder:
+    sentences.best_similarity). "Have a lovely day!" or "Any questions?" is about no passage's
+    "Let me know if you have any questions". Best first."""
     found = retriever.search(user_id, text, k=k, mode="vector", min_similarity=SENTENCE_FLOOR)
+    about = [source for source in found if _similarity(source) >= MIN_DOCUMENT_SIMILARITY]
     embedder = getattr(retriever, "embedder", None)
-    about = []
+    cue = cue_text(text)
+    asked = stems(cue)
+    if about or embedder is None or len(asked) < 2 or not _ASKS.search(cue):
+        return found, about
     for source in found:
-        if _similarity(source) >= MIN_DOCUMENT_SIMILARITY:
-            about.append(source)
-        elif embedder is not None and best_similarity(
-                cue_text(text), text_sentences(source.text), embedder.embed) >= SENTENCE_SIMILARITY:
+        shared = [pair for pair in text_sentences(source.text) if stems(pair[1]) & asked]
+        if shared and best_similarity(cue, shared, embedder.embed) >= SENTENCE_SIMILARITY:
             about.append(source)
     return found, about
+
+
+# A message asking something: a question mark, or a question's first word.
+_ASKS = re.compile(r"\?|^\W*(?:what|what's|whats|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|"
+                   r"can|could|will|would|should|may|tell\s+me)\b", re.IGNORECASE)
 
 
 # A message that quotes a measure of a passage ("The 9.6-metre pipe weighs how many kilograms?")

@@ -118,6 +118,7 @@ def test_operands_are_the_numbers_next_to_the_questions_words():
     ("What do you charge per metre for hedges taller than 2 metres?", []),
     ("What would it cost for more than 10 guests?", []),
     ("What would it cost for 10 guests?", [("{a} * 10", "10")]),
+    ("I need at least 5 tickets, what would they cost?", [("{a} * 5", "5")]),  # what is bought
 ])
 def test_the_operation_a_question_names(question, templates):
     assert named_operations(question) == templates
@@ -127,6 +128,7 @@ def test_the_operation_a_question_names(question, templates):
     ("How much for 3 nights?", True), ("how much rent for 2 years", True), ("how much do we pay", True),
     ("How much longer is the lantern than a 7.8 metre boat?", True),  # a difference of two measures
     ("How long is the course and how much is it?", True),
+    ("How much with 2 kids on a Wednesday at the farm park?", True), ("how much postage for 3 parcels", True),
     # a measure of another kind asked, no cost: no price a discount or a surcharge adjusts
     ("How much notice do I need to give to get full credit if I cancel 1 session?", False),
     ("How far do you deliver for free? We're about 8 miles away.", False),

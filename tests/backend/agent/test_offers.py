@@ -129,6 +129,11 @@ def test_measures_and_amounts():
     assert measure_of("Hedge trimming is @price per metre of hedge for hedges up to 2 metres tall") == {"item": 1}
     assert measure_of("@price per metre for hedges taller than 2 metres") == {"item": 1}
     assert measure_of("A lawn cut covers lawns up to 200 square metres and costs @price") == {"item": 1}
+    # a length of time is what a price buys, a size is not
+    assert measure_of("The beginners' course is 6 weeks long and costs @price") == {"week": 6}
+    assert offer_expressions("what's the price per hour of the private lessons",
+                             ["Private lessons are 2 hours long and cost £70."]) == ["70 / 2"]
+    assert measure_of("@price for 12 square tiles") == {"tile": 12, "item": 12}
     assert asked_amount("for 2 weeks, how much do I save") == {"week": 2}
     assert asked_amount("coming in 12 days a month") == {"day": 12, "month": 1}
     assert asked_amount("how much do I save per lesson with the block of 10") == {"lesson": 1, "item": 1}

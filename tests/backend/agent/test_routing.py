@@ -147,6 +147,15 @@ def test_a_fact_asked_of_one_sentence_searches_a_passage_less_similar_as_a_whole
     assert not relevant("ann", "Write a 4-line poem about autumn")
     assert not relevant("ann", "What are 5 good stretches after running?")
     assert not relevant("bob", "Which studio needs suede soles?")  # not his passage
+    # a greeting or a stock phrase is about no passage's stock sentence ("Let me know if you have any
+    # questions"): the sentence rule needs a question of two content words or more sharing one with it
+    stock = FakeRetriever("ann", "", similarity=0.25, text=DANCE + " Have a lovely day! Let me know if you have any "
+                          "questions. Happy Christmas from all of us. Opening hours are 8am to 4pm.")
+    stock.embedder = real_embedder
+    for message in ("Thanks, have a lovely day!", "Merry Christmas!", "Happy new year!", "Any questions?",
+                    "Let me know if you have any questions", "What time does the sun set?"):
+        assert not search_documents.spec(stock).relevant("ann", message), message
+    assert search_documents.spec(stock).relevant("ann", "Which studio needs suede soles?")
     # the calculator's passages are the same: a cost asked of the studio's list plans it
     passages = search_documents.make_passages(retriever)
     assert [label for label, _ in passages("ann", "Which studio needs suede soles?")] == ["notes.txt (version 1)"]

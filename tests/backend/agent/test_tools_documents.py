@@ -7,6 +7,7 @@ import pytest
 
 from backend.agent.tools import ToolError, ToolRegistry
 from backend.agent.tools.passages import passage_id
+from backend.rag import DocumentService, RagSettings, Retriever
 from tests.backend.agent.tool_fixtures import add, context, documents, rag_settings, retriever, users, valid  # noqa: F401
 
 ALICE_TEXT = "Alice's secret recipe: the zebrafish stew needs saffron and three lemons."
@@ -116,3 +117,37 @@ def test_the_calculators_passages_are_labelled_by_their_documents_and_owner_chec
     found = make_passages(retriever)("alice", "zebrafish stew saffron")
     assert sorted(label for label, _ in found) == ["alice.txt (version 1)", "handbook.txt (version 1)"]
     assert {text for _, text in found} == {ALICE_TEXT, SHARED_TEXT}
+
+
+CAR_PARK = ("Harbour Street Car Park: tariffs\n\nUp to 1 hour £2.20, up to 3 hours £4.80, up to 6 hours £7.50, over 6 "
+            "hours £12. Pay by card, phone or the app; cash is not accepted. Blue Badge holders park free for up to 4 "
+            "hours. Season tickets cost £95 a month or £990 a year and include one electric vehicle charging session a "
+            "week. Lost tickets are charged the daily maximum. Levels 5 and 6 close at 9pm. Motorcycles park free in "
+            "the marked bays.")
+ORCHARD = ("Pennywell Orchard\n\nPick-your-own apples are £2.50 per kilo from September. Tractor rides for children "
+           "leave the farm shop every 30 minutes at weekends. The cafe serves apple cake and cider.")
+
+
+def test_a_fact_whose_words_match_a_passage_less_similar_than_the_retrievers_floor_is_found(session_factory, users):
+    """The search's floor is SEARCH_FLOOR, not the retriever's 0.2: "What time do Levels 5 and 6
+    close?" scores under 0.2 against its whole passage with all-MiniLM-L6-v2; the hybrid search's
+    word match finds it, and its sentence is the one quoted."""
+    from backend.agent.tools.search_documents import SEARCH_FLOOR
+    from backend.agent.tools.sentences import best_sentence
+    from backend.rag import SentenceTransformerEmbedder
+
+    embedder, settings = SentenceTransformerEmbedder(), RagSettings()
+    service = DocumentService(session_factory, embedder, settings)
+    for name, text in (("harbour_street_car_park.txt", CAR_PARK), ("pennywell_orchard.txt", ORCHARD)):
+        view = service.upload("alice", name, text.encode())
+        service.ingest(view.id, text.encode())
+    retriever = Retriever(session_factory, embedder, settings)
+    question = "What time do Levels 5 and 6 close?"
+    similarity = retriever.search("alice", question, k=1, mode="vector", min_similarity=-1)[0].similarity
+    assert SEARCH_FLOOR <= similarity < settings.min_similarity  # under the retriever's own floor
+    assert retriever.search("alice", question, k=4) == []
+    registry = ToolRegistry(documents=service, retriever=retriever, notes=None, session_factory=None)
+    result = registry.get("search_documents").run(context("alice"), {"query": question})
+    assert [s.document_name for s in result.sources][:1] == ["harbour_street_car_park.txt"]
+    assert best_sentence(question, result.content, embedder.embed)[1] == "Levels 5 and 6 close at 9pm."
+    assert registry.get("search_documents").run(context("bob"), {"query": question}).sources == ()  # not his

@@ -74,7 +74,10 @@ def last_step_only(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
 # rent is due"), and nothing asking for more than a fact: a summary, an explanation, a list, a
 # comparison, a reason, what something is about.
 _WH = (r"(?:who|whom|whose|which|when|where|how\s+(?:many|much|long|far|tall|high|old|big|large|wide|deep|heavy|"
-       r"often|fast|late|early|soon)|what(?!\s+(?:(?:do|did|would|could|can|will)\s+you|should|might|if|about|else)\b))")
+       r"often|fast|late|early|soon|hot|cold|warm|close|near)"
+       # not "what do you think", but "what do you charge": a fact of the business the documents describe
+       r"|what(?!\s+(?:(?:do|did|would|could|can|will)\s+you(?!\s+(?:charge|cost|need|require|accept|take|ask))|"
+       r"should|might|if|about|else)\b))")
 _FACT_QUESTION = re.compile(
     rf"(?:^|[.?!;:—–]\s*|\s-\s+|\b(?:and|but|so|please|then|in|on|at|by|from|of|for|to|with|since|until|"
     rf"tell\s+me|know)\s+){_WH}\b|\b{_WH}\b[^.?!\n]{{0,200}}\?", re.IGNORECASE)
@@ -84,7 +87,8 @@ _TASK = re.compile(
     r"edit|fix|correct|improve|shorten|expand|reply|respond|tell\s+me\s+about|send|format|convert|turn|rephrase)\b",
     re.IGNORECASE)
 _MORE_THAN_A_FACT = re.compile(
-    r"\b(?:summar\w*|overview|explan\w*|explain\w*|descri\w*|compar\w*|differen\w*|list\w*|outline|why|steps|"
+    r"\b(?:summar\w*|overview|explan\w*|explain\w*|descri\w*|compar\w*|differen\w*|list\w*|outline|why|"
+    r"(?<!how\smany\s)steps|"
     r"instructions|ingredients|(?:dis)?advantages|ideas|tips|examples|reasons|(?:main|key)\s+points|in\s+detail|"
     r"step\s+by\s+step|pros\s+and\s+cons|tell\s+me\s+(?:about|more|everything))\b"
     r"|\babout\s*[?.!]*\s*$", re.IGNORECASE)
@@ -98,13 +102,21 @@ _NAMED_FACT = re.compile(
     r"opening\s+times)\s+(?:of|for|at|to|in)\b", re.IGNORECASE)
 
 
+# A yes-or-no question opening the message ("does driftwood hostel take cash", "Is the farm shop
+# open on Tuesdays?"): the sentence that answers it is the answer; not a request ("Can you ...",
+# "Would you ...").
+_YES_NO = re.compile(r"^\W*(?:(?:and|so|ok|hi|hello)\W+)?(?:do|does|did|is|are|was|were|can|could|will|would|"
+                     r"has|have|may)\s+(?!(?:you|u)\b)[a-z]", re.IGNORECASE)
+
+
 def asks_fact(question: str) -> bool:
     """Whether `question` asks for one fact ("Who designed the bridge?", "In what year was it
-    installed?", "name of the range officer"), not for a summary, an explanation, a list or a
-    task ("Summarise my notes", "Why did it close?", "What are the steps?", "Write to the people
-    who came")."""
+    installed?", "name of the range officer", "does the hostel take cash"), not for a summary, an
+    explanation, a list or a task ("Summarise my notes", "Why did it close?", "What are the
+    steps?", "Write to the people who came", "Can you list the prices?")."""
     text = cue_text(question)
-    return ((_FACT_QUESTION.search(text) is not None or _NAMED_FACT.search(text) is not None)
+    return ((_FACT_QUESTION.search(text) is not None or _NAMED_FACT.search(text) is not None
+             or _YES_NO.search(text) is not None)
             and _TASK.search(text) is None and _MORE_THAN_A_FACT.search(text) is None)
 
 

@@ -29,7 +29,11 @@ The tallest animal is a giraffe named Sorrel, who stands 5.4 metres tall. The zo
     "How late is the Velvet Mic open on Saturdays?",
     # a fact named without a question word
     "name of the range officer at the archery place", "minimum age for archery at fletcher's",
-    "price of a 16x20 print at lumen"])
+    "price of a 16x20 print at lumen",
+    # a yes-or-no question, a fact of the business ("what do you charge"), "how hot", "how many steps"
+    "does driftwood hostel take cash", "Is the farm shop open on Tuesdays?", "can i bring my dog to the gelateria",
+    "What do you charge per metre for hedges?", "How hot is the hot yoga room?",
+    "how many steps do you climb to reach the gallery"])
 def test_questions_asking_for_one_fact(question):
     assert asks_fact(question)
 
@@ -45,7 +49,10 @@ def test_questions_asking_for_one_fact(question):
     "Draft a thank-you note to the people who attended the opening", "Translate the section where it talks of tolls",
     "What are the steps to reset the router?", "What are the ingredients of the stew?",
     "What is the difference between the two bridges?", "Which side effects are listed in the leaflet?", "Hello there", "The bridge is nice.",
-    "the history of the bridge", "names for a grey kitten", "summary of the report"])
+    "the history of the bridge", "names for a grey kitten", "summary of the report",
+    # requests and tasks that open like a yes-or-no question
+    "Can you list the prices?", "Could you summarise the report?", "Would you explain the refund policy?",
+    "Do you think the bridge is pretty?", "What do you recommend I see first?"])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 

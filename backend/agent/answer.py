@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from backend.agent.operations import cue_text
+from backend.agent.numerals import cue_text
 from backend.generator import ChatMessage
 
 # The answer step after tool results: any text whose first character that is not a space is not "<".

@@ -1,42 +1,38 @@
 """The arithmetic a person's question names or implies, read from its words (issue 15): the
 operations ("multiplied by 2", "12.5 metres taller", "how much do 4 tickets cost", "two-fifths
-of"; named_operations), what it asks for (a cost, a total, an age, a quantity) and its numbers
-as written (NUMBER_RE; counts in words as digits: with_digits). The calculator's cue
+of"; named_operations) and what it asks for (a cost, a total, an age, a quantity, a saving:
+asks_cost, asks_total, asks_age, asks_quantity, asks_saving, ...), which of its numbers the
+documents do not hold (numbers_beyond), and which name a thing, no count ("a 2 hr session",
+"the 2019 fair": names_a_length, names_an_edition, names_a_year). The calculator's cue
 (backend.agent.routing.needs_calculation) and its candidates (backend.agent.tools.expressions)
-read them. Every pattern reads at most MAX_CUE_CHARS of the message (cue_text) and none
-backtracks over it.
+read them. Numbers and counts as written (NUMBER_RE, with_digits, cue_text) are
+backend.agent.numerals'; the people a question is about (its ages, its group, a share per
+person) backend.agent.party's; the rounding it asks for backend.agent.rounding's. Every pattern
+reads at most MAX_CUE_CHARS of the message (cue_text) and none backtracks over it.
 """
 
 from __future__ import annotations
 
 import re
-from fractions import Fraction
 from typing import Iterable
 
-# The cues read at most this many characters of the message (its start and its end): what
-# decides is the question, and a 30,000-character message must not cost the event loop anything.
-MAX_CUE_CHARS = 2000
-PERCENT_SIGN = r"(?:%|percent\b|per\s+cent\b)"
+from backend.agent.numerals import CURRENCY_NAMES, NUMBER, NUMBER_RE, PERCENT_SIGN, cue_text, with_digits
+from backend.agent.party import GROUP_OF, PEOPLE_COUNTED, group_size, sharing_counts, without_ages
 
-
-# The operations a question names with their number (named_operations), and numbers as written.
-_NUMBER = r"(-?(?:[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?))"
-# A number as written: ASCII digits, thousands separators, a minus sign right before it ("-12
-# degrees"; not the hyphen of "2024-05-01", whose parts are not numbers here).
-NUMBER_RE = re.compile(rf"(?<![\w.,-]){_NUMBER}(?!\w|-[0-9]|[.,][0-9])")
 _FLAGS = re.IGNORECASE
+# The operations a question names with their number (named_operations).
 # (pattern with one number group, template of the operand {a} and that number {n}).
 _NAMED = (
-    (re.compile(rf"\bsubtract\w*\s+{_NUMBER}\s+from\b", _FLAGS), "{a} - {n}"),
-    (re.compile(rf"\bsubtract\w*\b[^.?!\n]{{0,80}}?\bfrom\s+{_NUMBER}", _FLAGS), "{n} - {a}"),
-    (re.compile(rf"\b(?:minus|less)\s+{_NUMBER}", _FLAGS), "{a} - {n}"),
-    (re.compile(rf"\b(?:multiplied\s+by|times)\s+{_NUMBER}", _FLAGS), "{a} * {n}"),
-    (re.compile(rf"\bmultiply\b[^.?!\n]{{0,80}}?\bby\s+{_NUMBER}", _FLAGS), "{a} * {n}"),
-    (re.compile(rf"(?<![\w.]){_NUMBER}\s+times\b", _FLAGS), "{a} * {n}"),
-    (re.compile(rf"\bdivided\s+by\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
-    (re.compile(rf"\bdivide\b[^.?!\n]{{0,80}}?\bby\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
-    (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{_NUMBER}", _FLAGS), "{a} + {n}"),
-    (re.compile(rf"(?<![\w.]){_NUMBER}\s*{PERCENT_SIGN}\s*of\b", _FLAGS), "{a} * {n} / 100"),
+    (re.compile(rf"\bsubtract\w*\s+{NUMBER}\s+from\b", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"\bsubtract\w*\b[^.?!\n]{{0,80}}?\bfrom\s+{NUMBER}", _FLAGS), "{n} - {a}"),
+    (re.compile(rf"\b(?:minus|less)\s+{NUMBER}", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"\b(?:multiplied\s+by|times)\s+{NUMBER}", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"\bmultiply\b[^.?!\n]{{0,80}}?\bby\s+{NUMBER}", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"(?<![\w.]){NUMBER}\s+times\b", _FLAGS), "{a} * {n}"),
+    (re.compile(rf"\bdivided\s+by\s+{NUMBER}", _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\bdivide\b[^.?!\n]{{0,80}}?\bby\s+{NUMBER}", _FLAGS), "{a} / {n}"),
+    (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{NUMBER}", _FLAGS), "{a} + {n}"),
+    (re.compile(rf"(?<![\w.]){NUMBER}\s*{PERCENT_SIGN}\s*of\b", _FLAGS), "{a} * {n} / 100"),
 )
 _GROW = r"grew|grow|grows|rose|rise|rises|increased?|increases|went\s+up|goes\s+up"
 _SHRINK = r"fell|fall|falls|dropped|drops?|decreased?|decreases|shrank|shrinks?|went\s+down|goes\s+down"
@@ -59,56 +55,36 @@ _UNIT = r"(?!(?:is|are|was|were|be|been|or|and|but|than|much|far|times)\b)[a-z]+
 _LARGER = r"taller|longer|heavier|older|higher|bigger|larger|wider|deeper|more|dearer|further|farther"
 _SMALLER = r"shorter|lighter|younger|lower|smaller|narrower|shallower|less|fewer|cheaper"
 _IMPLIED = (
-    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:%\s*|{_UNIT}\s+)?(?:{_LARGER})\b", _FLAGS), "{a} + {n}"),
-    (re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:{_UNIT}\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
+    (re.compile(rf"(?<![\w.]){NUMBER}\s*(?:%\s*|{_UNIT}\s+)?(?:{_LARGER})\b", _FLAGS), "{a} + {n}"),
+    (re.compile(rf"(?<![\w.]){NUMBER}\s*(?:{_UNIT}\s+)?(?:{_SMALLER})\b", _FLAGS), "{a} - {n}"),
     (re.compile(rf"\b(?:split|shared|divided|separated|spread|distributed)\b[^.?!\n]{{0,60}}?\b(?:equally|evenly)\s+"
-                rf"(?:between|among|amongst|across|over)\s+{_NUMBER}", _FLAGS), "{a} / {n}"),
+                rf"(?:between|among|amongst|across|over)\s+{NUMBER}", _FLAGS), "{a} / {n}"),
     (re.compile(rf"\b(?:split|shared|divided|separated)\s+(?:equally\s+|evenly\s+)?(?:between|among|amongst|by|into)"
-                rf"\s+(?:groups\s+of\s+)?{_NUMBER}", _FLAGS), "{a} / {n}"),
+                rf"\s+(?:groups\s+of\s+)?{NUMBER}", _FLAGS), "{a} / {n}"),
     # "split the fare four ways", "shared 3 ways".
-    (re.compile(rf"\b(?:split|share|shared|divide|divided)\b[^.?!\n]{{0,60}}?(?<![\w.]){_NUMBER}\s+ways\b", _FLAGS),
+    (re.compile(rf"\b(?:split|share|shared|divide|divided)\b[^.?!\n]{{0,60}}?(?<![\w.]){NUMBER}\s+ways\b", _FLAGS),
      "{a} / {n}"),
     (re.compile(rf"\bhow\s+(?:many|much)\s+more\b[^.?!\n]{{0,160}}?\b(?:reach|make|get\s+to|have|hit|total)\s+"
-                rf"(?:[a-z]+\s+){{0,3}}?{_NUMBER}", _FLAGS), "{n} - {a}"),
-    (re.compile(rf"\bhow\s+many\s+times\s+(?:[a-z]+\s+)?(?:than|as)\b[^.?!\n]{{0,60}}?{_NUMBER}", _FLAGS), "{a} / {n}"),
+                rf"(?:[a-z]+\s+){{0,3}}?{NUMBER}", _FLAGS), "{n} - {a}"),
+    (re.compile(rf"\bhow\s+many\s+times\s+(?:[a-z]+\s+)?(?:than|as)\b[^.?!\n]{{0,60}}?{NUMBER}", _FLAGS), "{a} / {n}"),
     # "How many minutes longer is the tour than a 45-minute film?": the difference.
     (re.compile(rf"\bhow\s+(?:many|much)\s+(?:(?!times\b)[a-z]+\s+)?(?:{_LARGER}|{_SMALLER})\b[^.?!\n]{{0,80}}?\bthan\b"
-                rf"[^.?!\n]{{0,40}}?{_NUMBER}", _FLAGS), "{a} - {n}"),
+                rf"[^.?!\n]{{0,40}}?{NUMBER}", _FLAGS), "{a} - {n}"),
     # A rate over a span: "over seven nights", "in 3 weeks", "for 12 months" (per day asked: "/").
-    (_SPAN := re.compile(rf"\b(?:over|in|for|across|during|on)\s+{_NUMBER}\s+(?:nights|days|weeks|months|years|hours|"
+    (_SPAN := re.compile(rf"\b(?:over|in|for|across|during|on)\s+{NUMBER}\s+(?:nights|days|weeks|months|years|hours|"
                          rf"minutes|seasons|shifts|trips|journeys|crossings)\b", _FLAGS), "{a} * {n}"),
 )
-# A share per person asked ("how much each", "split it", "each person pay") of a price for a
-# group counted in the question ("the 10 of us", "5 of us", "4 friends"): the price over them.
-# Not "$12 per person" (a price already per person), nor "what share of the members".
-_PER_PERSON = re.compile(r"\b(?:split|splitting|sharing|chipping\s+in|chip\s+in)\b"
-                         r"|\bshare\s+(?:it|this|that|the\s+(?:cost|bill|price|total)|evenly|equally)\b"
-                         r"|\bhow\s+much\s+(?:\w+\s+){0,3}each\b|\beach\s+(?:person|of\s+us|of\s+them|one\s+of\s+us)\s+"
-                         r"(?:pay|pays|owe|owes|put|puts|chip)", re.IGNORECASE)
-_PEOPLE = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:of\s+(?:us|you|them)|people|ppl|persons|friends|adults|guests|"
-                     rf"colleagues|members|players|students|kids|children|siblings|flatmates|housemates|roommates|"
-                     rf"coworkers|mates|guys|couples?)\b", re.IGNORECASE)
-_PRICED_PER_HEAD = re.compile(r"\b(?:per|a)\s+(?:person|head|adult|child|ticket)\b|\bapiece\b|[$€£¥]\s*[0-9][0-9.,]*\s+each\b",
-                              re.IGNORECASE)
 # How many fit in a budget: "I've got a $500 budget. How many people can I send?" -> floor(500 / price).
 _HOW_MANY_CAN = re.compile(r"\bhow\s+many\b[^.?!\n]{0,60}?\b(?:can|could)\s+(?:i|we|you|one)\b"
                            r"|\bhow\s+many\b[^.?!\n]{0,40}?\b(?:afford|fit\s+in)", re.IGNORECASE)
 # "15% off", "a 20 percent discount", "a discount of 10%": the price after it.
-_PERCENT_OFF = re.compile(rf"(?<![\w.]){_NUMBER}\s*{PERCENT_SIGN}\s*(?:off\b|discount\b|reduction\b)"
-                          rf"|\b(?:discount|reduction)\s+of\s+{_NUMBER}\s*{PERCENT_SIGN}", _FLAGS)
-_CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\s+{_NUMBER}\s*{PERCENT_SIGN}", _FLAGS)
-# A currency's name ("27.50 dollars", "how many rupees").
-CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|guilders?|shillings?|pesos?|rupees?|"
-                  r"lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|krona|krone|pence|cents?|"
-                  r"credits?)")
+_PERCENT_OFF = re.compile(rf"(?<![\w.]){NUMBER}\s*{PERCENT_SIGN}\s*(?:off\b|discount\b|reduction\b)"
+                          rf"|\b(?:discount|reduction)\s+of\s+{NUMBER}\s*{PERCENT_SIGN}", _FLAGS)
+_CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\s+{NUMBER}\s*{PERCENT_SIGN}", _FLAGS)
 # What several things cost, or bring in: a price times a count.
 _BUDGET_WORDS = re.compile(r"\b(?:budget|have|got|with|up\s+to|spare|afford)\b", re.IGNORECASE)
-# An amount as a price writes it, with or without thousands separators: "1,150", "4.60".
-AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
-# A price after a currency sign: "£4.60", "$ 1,150".
-SIGNED_PRICE = rf"[$€£¥]\s*{AMOUNT}"
 # An amount of money in the question: "$500", "500 euros".
-_MONEY = re.compile(rf"[$€£¥]\s*{_NUMBER}|(?<![\w.,]){_NUMBER}\s*{CURRENCY_NAMES}\b", _FLAGS)
+_MONEY = re.compile(rf"[$€£¥]\s*{NUMBER}|(?<![\w.,]){NUMBER}\s*{CURRENCY_NAMES}\b", _FLAGS)
 # "how many pounds" may ask a weight, "how many marks" a grade, "how many credits" a course's: not a cost.
 _COST_CURRENCY = r"(?!(?:pounds?|marks?|credits?)\b)" + CURRENCY_NAMES
 _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how many rupees altogether?"
@@ -134,7 +110,7 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"(?:cost|come\s+to|add\s+up\s+to)\b", _FLAGS)
 # A group counted by its members: "a family of 5", "a household of 4 members".
 _COUNTED_GROUP = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple|table)\s+of\s+(?!(?:1[0-9]{{3}}|20[0-9]{{2}})$)"
-                       rf"{_NUMBER}$", _FLAGS)  # "the class of 2024" is no head-count
+                       rf"{NUMBER}$", _FLAGS)  # "the class of 2024" is no head-count
 # A length naming a thing, no count of it: "a 2 hr session", "the 90-minute class", "a 2-hour lesson"
 # (not "2 hours of labour", "3 hours tuition").
 _LENGTH_NAMED = re.compile(r"(?:\s*-\s*|\s+)(?:hrs?|hours?|mins?|minutes?)[\s-]+(?:long\s+)?(?:session|class|lesson|slot|tour|"
@@ -167,16 +143,7 @@ _DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, 
                  "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10}
 _NUMERATORS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
 _FRACTION_OF = re.compile(rf"\b([2-9]|{'|'.join(_NUMERATORS)})[\s-]+({'|'.join(_DENOMINATORS)})\s+of\b", _FLAGS)
-_ONE_IN = re.compile(rf"\b(?:one|1)\s+(?:in|out\s+of)\s+{_NUMBER}(?!\s*{PERCENT_SIGN})", _FLAGS)
-
-
-_COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-           "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
-           "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
-           "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
-           "ninety": "90", "a dozen": "12", "half a dozen": "6"}
-_COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r")\b"
-                         r"(?=\s+(?!times\b)[a-z]|\s+[0-9]{1,3}\s*x\s*[0-9]|\s*[?.!,;]|\s*$)", _FLAGS)  # "six 8x10 prints"
+_ONE_IN = re.compile(rf"\b(?:one|1)\s+(?:in|out\s+of)\s+{NUMBER}(?!\s*{PERCENT_SIGN})", _FLAGS)
 
 
 def _names(text: str, at: int) -> bool:
@@ -185,78 +152,6 @@ def _names(text: str, at: int) -> bool:
     before = _WORD_BEFORE.search(text[max(0, at - 60):at])
     starts_sentence = before is not None and (before.group(1) == "" or before.group(1)[:1] in ".?!")
     return bool(before) and before.group(2)[:1].isupper() and not starts_sentence
-
-
-def cue_text(text: str) -> str:
-    """What the cues read of `text`: all of it up to MAX_CUE_CHARS, else its first and last
-    halves of that, joined by a line break."""
-    if len(text) <= MAX_CUE_CHARS:
-        return text
-    half = MAX_CUE_CHARS // 2
-    return text[:half] + "\n" + text[-half:]
-
-
-_COMPOUND_AFTER = re.compile(r"\s*(?:-\s*)?(?:hundred|thousand|million|billion|dozen|and\s+a\s+half|"
-                             + "|".join(_COUNTS) + r")\b", _FLAGS)
-_COMPOUND_BEFORE = re.compile(r"\b(?:(?:" + "|".join(_COUNTS) + r")\s*-?|(?:hundred|thousand|million)\s+and)\s*$",
-                              _FLAGS)
-
-
-# "three and a half hours" (not "two and a half thousand", "twenty one and a half", "1.5 and a half").
-_AND_A_HALF = re.compile(r"(?<![\d.,-])\b(?:(one|" + "|".join(w for w in _COUNTS if " " not in w)
-                         + r")|([0-9]+))\s+and\s+a\s+half\b(?!\s+(?:hundred|thousand|million|billion|dozen)\b)", _FLAGS)
-
-
-# Ages a question gives, no operand of its arithmetic: "my dad is 70", "aged 65", "a 9-year-old",
-# "ages 8 and 12", "two kids (9 and 12)", "70 years old".
-_AGE_LIST = r"[0-9]{1,3}(?:\s*(?:,|and|&)\s*[0-9]{1,3})*"
-_PERSON = (r"(?:he|she|i|i'm|im|dad|mum|mom|father|mother|grandma|grandpa|grandmother|grandfather|gran|nan|son|"
-           r"daughter|wife|husband|partner|brother|sister|friend|kid|child|baby)")
-_AGES = re.compile(rf"\b{_PERSON}\s+(?:(?:is|am|was|turns|turned|will\s+be)\s+)?[0-9]{{1,3}}(?![0-9])"
-                   rf"(?!\s*(?:[%$£€]|\.[0-9]|(?!(?:and|or|but|so|if|when|years?)\b)[a-z]))"
-                   rf"|\baged?\s+[0-9]{{1,3}}(?:\s*(?:,|and|&)\s*[0-9]{{1,3}}\b(?!\s*[a-z]))*\b|\bages\s+{_AGE_LIST}\b"
-                   rf"|\b[0-9]{{1,3}}[\s-]*(?:years?|yrs?)[\s-]*old\b|\b[0-9]{{1,3}}-year-olds?\b"
-                   rf"|(?P<who>\b(?:kids?|child|children|sons?|daughters?|boys?|girls?|grandkids?|twins)\s*)"
-                   rf"\(\s*(?:ages?\s+|aged\s+)?[0-9]{{1,3}}(?:\s*(?:,|and|&)\s*[0-9]{{1,3}})+\s*\)", re.IGNORECASE)
-
-
-def given_ages(text: str) -> list[str]:
-    """The ages `text` gives ("my dad is 70" -> ["70"], "two kids (ages 8 and 12)" -> ["8", "12"])."""
-    return [n for m in _AGES.finditer(text) for n in re.findall(r"[0-9]{1,3}", m.group(0))]
-
-
-def without_ages(text: str) -> str:
-    """`text` without the ages it gives ("my dad is 70", "two kids (ages 8 and 12)", "a
-    9-year-old"): they count no thing its arithmetic is about."""
-    return _AGES.sub(lambda m: (m.group("who") or "") + " ", text)
-
-
-def with_digits(text: str) -> str:
-    """`text` with a count written as a word before another word as digits ("four adults" ->
-    "4 adults"; not "three times": "I told you three times" asks for nothing), for reading the
-    operation of a question. A count that is part of a larger one ("two hundred", "twenty five",
-    "two dozen") is left as words: it is not that count. A number written against its unit is
-    set apart from it ("11m" -> "11 m")."""
-    def digits(m: re.Match[str]) -> str:
-        if _COMPOUND_AFTER.match(text, m.end()) or _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
-            return m.group(0)
-        if m.group(0).lower().endswith("ty") and re.match(r"\s*-?\s*one\b", text[m.end():], _FLAGS):
-            return m.group(0)  # "twenty one"
-        return _COUNTS[" ".join(m.group(0).lower().split())]
-
-    def half(m: re.Match[str]) -> str:  # "three and a half hours" -> "3.5 hours"
-        if m.group(1) and _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
-            return m.group(0)  # "twenty one and a half"
-        whole = m.group(2) or ("1" if m.group(1).lower() == "one" else _COUNTS[m.group(1).lower()])
-        return f"{whole}.5"
-
-    text = _GLUED_UNIT.sub(r"\1 \2", _AND_A_HALF.sub(half, text))  # "my 11m boat" -> "my 11 m boat"
-    return _COUNT_WORD.sub(digits, text)
-
-
-# A number written against its unit: "11m", "500ml", "4.5kg", "3hrs" (not "3pm", "2nd").
-_GLUED_UNIT = re.compile(r"(?<![\w.,])([0-9]+(?:\.[0-9]+)?)(m|km|cm|mm|kg|g|ml|l|ft|lb|lbs|oz|hrs?|mins?|mph|kph)\b",
-                         re.IGNORECASE)
 
 
 # A number after a comparison is a condition's threshold, no count: "hedges taller than 2 metres",
@@ -294,13 +189,12 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
         found.append((m.start(), (f"{{a}} * (100 - {n}) / 100", n)))
     if _PER_UNIT.search(question):  # "in 20 days, how many a day": a share of the span, not a total
         found = [(at, (t.replace(" * ", " / ") if _SPAN.match(question, at) else t, n)) for at, (t, n) in found]
-    if _PER_PERSON.search(question) and not _PRICED_PER_HEAD.search(question):  # "the 10 of us, how much each"
-        shares = [(m.start(), m.group(1).replace(",", "")) for m in _PEOPLE.finditer(question)]
-        if found:  # "4 of us sharing a pod for 2 nights, how much each": the cost of the 2 nights, shared
-            found = [(at - 0.5, (f"({t}) / {n}" if re.search(r" [-+] ", t) else f"{t} / {n}", tn))
-                     for at, (t, tn) in found for _, n in shares if tn != n] + found
-        else:
-            found.extend((at, (f"{{a}} / {n}", n)) for at, n in shares)
+    shares = sharing_counts(question)  # "the 10 of us, how much each": [(where, "10")]
+    if shares and found:  # "4 of us sharing a pod for 2 nights, how much each": the cost of the 2 nights, shared
+        found = [(at - 0.5, (f"({t}) / {n}" if re.search(r" [-+] ", t) else f"{t} / {n}", tn))
+                 for at, (t, tn) in found for _, n in shares if tn != n] + found
+    elif shares:
+        found.extend((at, (f"{{a}} / {n}", n)) for at, n in shares)
     if not found and _HOW_MANY_CAN.search(question):  # "a $500 budget: how many people can I send"
         amounts = list(_MONEY.finditer(question))
         # "a $500 budget", "I have 60 euros", "with $40": that amount, not "$20 on lunch first"
@@ -313,7 +207,7 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             price = question[max(0, m.start() - 1):m.start()] in ("$", "€", "£", "¥")  # "$5 each"
             # "4 adults", "a family of 5": a count (a group of N people counts at its end too).
             window = question[max(0, m.start() - 40):m.start() + len(m.group(0))]
-            group = _COUNTED_GROUP.search(window) is not None or _GROUP_OF.search(window) is not None
+            group = _COUNTED_GROUP.search(window) is not None or GROUP_OF.search(window) is not None
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
                     and not price and not names_a_year(question, m) and not names_a_length(question, m.start())
                     and not _THRESHOLD_BEFORE.search(question[max(0, m.start() - 30):m.start()])):
@@ -321,7 +215,7 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
                 found.append((m.start(), ("{a} * " + n, n)))
         party = group_size(question)  # "me and my 3 mates": 4 of them, first, when only people are counted
         if (found and party is not None and all(n != party for _, (_, n) in found)
-                and all(_PEOPLE_COUNTED.match(question, at) for at, _ in found)):
+                and all(PEOPLE_COUNTED.match(question, at) for at, _ in found)):
             found.insert(0, (-1, ("{a} * " + party, party)))
     if not found and _YEARS.search(question):
         for m in _YEAR.finditer(question):
@@ -437,129 +331,6 @@ def asks_age(text: str) -> bool:
     """Whether `text` asks for years counted from a thing's beginning ("How old will it be in
     2045?", "been open by 2025", "since the first fair")."""
     return _AGE.search(cue_text(text)) is not None
-
-
-_DIGIT_WORDS = {"zero": 0, "one": 1, "a single": 1, "two": 2, "three": 3, "four": 4}
-_DIGITS = r"([0-4]|zero|one|a\s+single|two|three|four)"
-# The rounding a question asks for: "round to 2 decimals", "to two decimal places", "One decimal
-# is fine", "nearest whole metre", "to the nearest tenth".
-_ROUND_DECIMALS = re.compile(rf"\b{_DIGITS}\s+(?:decimal|dp\b|digits?\s+after)", _FLAGS)
-# "nearest" what is no unit of the answer ("the nearest five", "nearest hour", "nearest million"):
-# no rounding read.
-_NOT_UNIT = (r"(?!(?:tenth|hundredth|thousandth|\d+|ten|five|fifty|twenty|hundred|thousand|million|billion|dozen|"
-             r"hour|minute|second|day|week|month|year|quarter|half|station|stop|town|city)s?\b)")
-_ROUND_WHOLE = re.compile(rf"\bnearest\s+(?:whole|full|integer\b|unit\b)|\b(?:as|to|in)\s+(?:a\s+)?whole\s+number\b"
-                          rf"|\bround(?:ed)?\s+(?:it\s+|that\s+|this\s+|the\s+\w+\s+)?(?:up\s+|down\s+)?to\s+the\s+"
-                          rf"nearest\s+{_NOT_UNIT}|\bno\s+decimals\b", _FLAGS)
-_ROUND_DIRECTION = re.compile(r"\bround(?:ed|ing)?\s+(?:it\s+|that\s+|this\s+|the\s+\w+\s+)?(up|down)\b", _FLAGS)
-_ROUND_PLACE = re.compile(r"\bnearest\s+(tenth|hundredth|thousandth|cent|penny|pence)\b", _FLAGS)
-_PLACES = {"tenth": 1, "hundredth": 2, "thousandth": 3, "cent": 2, "penny": 2, "pence": 2}
-
-
-def asked_rounding(text: str) -> int | None:
-    """The decimal places `text` asks its answer rounded to ("round to 2 decimals" -> 2, "One
-    decimal is fine" -> 1, "nearest whole metre" -> 0, "to the nearest tenth" -> 1), or None."""
-    text = cue_text(text)
-    match = _ROUND_DECIMALS.search(text)
-    if match is not None:
-        word = " ".join(match.group(1).lower().split())
-        return int(word) if word.isdigit() else _DIGIT_WORDS[word]
-    match = _ROUND_PLACE.search(text)
-    if match is not None:
-        return _PLACES[match.group(1).lower()]
-    return 0 if _ROUND_WHOLE.search(text) else None
-
-
-def asked_rounding_direction(text: str) -> str | None:
-    """"up" or "down" when `text` asks to round up or down ("round up to the nearest whole
-    number"), else None (to the nearest, half away from zero)."""
-    match = _ROUND_DIRECTION.search(cue_text(text))
-    return None if match is None else match.group(1).lower()
-
-
-def without_rounding(text: str) -> str:
-    """`text` without the phrases asking for rounding ("round to 2 decimals"): their numbers are
-    no operands."""
-    for pattern in (_ROUND_DECIMALS, _ROUND_PLACE, _ROUND_WHOLE, _ROUND_DIRECTION):
-        text = pattern.sub(" ", text)
-    return text
-
-
-def asks_share_per_person(text: str) -> bool:
-    """Whether `text` asks a total's share per person of a group it counts ("for the 10 of us,
-    how much each if we split it"; not "$12 per person")."""
-    text = with_digits(cue_text(text))
-    return (_PER_PERSON.search(text) is not None and _PEOPLE.search(text) is not None
-            and _PRICED_PER_HEAD.search(text) is None)
-
-
-def people_sharing(text: str) -> list[str]:
-    """The head-counts of a group `text` asks a share per person for ("6 of us ... if we split it
-    equally, how much each" -> ["6"]; "2 adults and 3 kids ... split it" -> ["5"], a party listed
-    in parts counted whole; "N of us" before any other count); [] when it asks none
-    (asks_share_per_person)."""
-    if not asks_share_per_person(text):
-        return []
-    found = list(_PEOPLE.finditer(with_digits(cue_text(text))))
-    us = [m.group(1).replace(",", "") for m in found if re.search(r"\bof\s+(?:us|you|them)\b", m.group(0), re.I)]
-    if us:  # "our club has 40 members; 5 of us are splitting it": the 5
-        return us[:1]
-    counts = [m.group(1).replace(",", "") for m in found]
-    listed = len(found) > 1 and all(re.fullmatch(r"\s*(?:,|and|,\s*and)\s*", text_between)
-                                    for text_between in _between(with_digits(cue_text(text)), found))
-    total = sum(Fraction(c) for c in counts)
-    if listed and total.denominator == 1:  # "2 adults and 3 kids ... split it": the 5 of them
-        return [str(total.numerator)]
-    return list(dict.fromkeys(counts))
-
-
-# The size of the question's own group: "5 of us", "a group of 6", "we're 4", "me and 3 friends".
-_GROUP_OF = re.compile(rf"\b(?:group|party|team|family|table)\s+of\s+{_NUMBER}(?![.,]?[0-9])\b"
-                       rf"|(?<![\w.]){_NUMBER}\s+of\s+us\b"
-                       rf"|\b(?:we're|we\s+are)\s+(?:a\s+(?:group|party|team)\s+of\s+)?{_NUMBER}(?![.,]?[0-9])\b"
-                       rf"(?!\s*(?:%|[a-z]+\b(?<!people)(?<!players)(?<!adults)(?<!guests)(?<!persons)))",
-                       re.IGNORECASE)
-_ME_AND = re.compile(rf"\b(?:me|i|my\s+(?:son|daughter|kid|child|boy|girl|wife|husband|partner|friend))\s+and\s+"
-                     rf"(?:my\s+|our\s+)?{_NUMBER}\s+(?:of\s+(?:my|his|her|their|our)\s+)?"
-                     rf"(?:friends|mates|colleagues|others|buddies|pals|classmates|teammates)\b", re.IGNORECASE)
-# Grown-ups named beside counted children: "me, my wife and our 2 kids" (the me and the wife).
-_NAMED_ADULTS = re.compile(r"\b(?:me|myself|my\s+(?:wife|husband|partner|girlfriend|boyfriend|spouse|mum|mom|dad|"
-                           r"mother|father))\b(?=[^.?!]{0,40}?\b(?:our|my)\s+[0-9]+\s+(?:kids|children|sons|daughters|"
-                           r"boys|girls)\b)", re.IGNORECASE)
-_HEADS = re.compile(rf"(?<![\w.]){_NUMBER}\s+(?:people|ppl|persons|players|guests|adults|children|kids|teens|"
-                    rf"students|seniors)\b", re.IGNORECASE)
-
-
-# A count of people: "3 mates", "5 of his friends", "2 kids".
-_PEOPLE_COUNTED = re.compile(r"[0-9]+\s+(?:of\s+(?:my|his|her|their|our|us)\s+)?(?:[a-z]+\s+)?(?:people|ppl|persons|players|guests|"
-                             r"adults|children|kids|teens|students|seniors|friends|mates|colleagues|others|buddies|pals|"
-                             r"classmates|teammates|of\s+us)\b", re.IGNORECASE)
-
-
-def group_size(text: str) -> str | None:
-    """The head-count of the group `text` is about ("There are 5 of us" -> "5", "group of 6",
-    "we're 4", "me and 3 friends" -> "4", "for 5 players"), or None."""
-    text = with_digits(cue_text(text))
-    found = _GROUP_OF.search(text)
-    if found is not None:
-        return next(g for g in found.groups() if g).replace(",", "")
-    me = _ME_AND.search(text)
-    if me is not None:
-        return str(Fraction(me.group(1).replace(",", "")) + 1)
-    found = list(_HEADS.finditer(text))
-    wholes = [Fraction(m.group(1).replace(",", "")) for m in found if re.match(r"[0-9.,]+\s+(?:people|ppl|persons|guests)\b",
-                                                                               m.group(0), re.IGNORECASE)]
-    if wholes:  # "4 people - 2 adults and 2 kids": the 4
-        return str(max(wholes))
-    heads = [Fraction(m.group(1).replace(",", "")) for m in found]  # "2 adults and 3 children"
-    if heads and not any(re.search(r"adults\b", m.group(0), re.IGNORECASE) for m in found):
-        heads += [Fraction(1)] * len(_NAMED_ADULTS.findall(text))  # "me, my wife and our 2 kids"
-    return None if not heads else str(sum(heads))
-
-
-def _between(text: str, matches: list[re.Match[str]]) -> list[str]:
-    """The text between each match of `matches` and the next."""
-    return [text[a.end():b.start()] for a, b in zip(matches, matches[1:])]
 
 
 # What a choice or an adjustment saves ("how much do I save", "how much less"), and any

@@ -17,7 +17,7 @@ A side-effecting tool is planned only when the person's message asks for it
 current_time) before calculator, so a calculation can use a number found in a document; save_note
 last, so a note can hold what the other tools found; other tools after, in the given order.
 
-Cues (matched on at most backend.agent.operations.MAX_CUE_CHARS of the person's own message, never on documents or tool
+Cues (matched on at most backend.agent.numerals.MAX_CUE_CHARS of the person's own message, never on documents or tool
 results):
 - calculator: an expression typed with its operator between numbers ("12 * 34", "(17 + 5) * 3";
   "-" and "/" without spaces only in a question asking for a result, never in a date), or an
@@ -37,8 +37,8 @@ import logging
 import re
 from typing import Any, Iterable
 
-from backend.agent.operations import (NUMBER_RE, PERCENT_SIGN, asks_quantity, asks_total, cue_text, named_operations,
-                                      with_digits)
+from backend.agent.numerals import NUMBER_RE, PERCENT_SIGN, cue_text, with_digits
+from backend.agent.operations import asks_quantity, asks_total, named_operations
 
 log = logging.getLogger(__name__)
 

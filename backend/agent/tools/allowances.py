@@ -19,7 +19,7 @@ import re
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from backend.agent.operations import AMOUNT, SIGNED_PRICE, with_digits
+from backend.agent.numerals import AMOUNT, SIGNED_PRICE, with_digits
 from backend.agent.tools.basket import singular
 from backend.agent.tools.sentences import content_words
 

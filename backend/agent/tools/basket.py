@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.operations import (SIGNED_PRICE, asks_cost, asks_difference, asks_share_per_person, asks_total,
-                                      with_digits, without_ages)
+from backend.agent.numerals import SIGNED_PRICE, with_digits
+from backend.agent.operations import asks_cost, asks_difference, asks_total
+from backend.agent.party import asks_share_per_person, without_ages
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import is_unit
 

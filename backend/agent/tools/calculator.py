@@ -8,7 +8,8 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from backend.agent.operations import (NUMBER_RE, asks_bill_total, asks_cost, asks_price, asks_quantity, named_operations,
+from backend.agent.numerals import NUMBER_RE
+from backend.agent.operations import (asks_bill_total, asks_cost, asks_price, asks_quantity, named_operations,
                                       numbers_beyond)
 from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec

@@ -17,7 +17,8 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.operations import PERCENT_SIGN, SIGNED_PRICE, given_ages, group_size
+from backend.agent.numerals import PERCENT_SIGN, SIGNED_PRICE
+from backend.agent.party import given_ages, group_size
 from backend.agent.tools.basket import counts_of, norm_words, singular
 from backend.agent.tools.conditions import applies, condition_words
 from backend.agent.tools.sentences import stems
@@ -178,7 +179,7 @@ _LEAST_COUNT = re.compile(rf"(?<![\w.,$€£¥])([0-9]+)\s+((?:{_W}\s+){{0,1}}{_
                           rf"|(?<![\w.,$€£¥])([0-9]+)\+\s*((?:{_W}\s+){{0,1}}{_W})"
                           rf"|\b(?:at\s+least|a\s+minimum\s+of|minimum\s+of)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})",
                           re.IGNORECASE)
-# "Groups of 10 or more", "parties of 8+": a least head-count (operations.group_size).
+# "Groups of 10 or more", "parties of 8+": a least head-count (party.group_size).
 _LEAST_GROUP = re.compile(r"\b(?:groups?|parties|party|bookings?|tables?)\s+of\s+([0-9]+)\s*(?:\+|or\s+more\b|and\s+over\b|and\s+above\b)",
                           re.IGNORECASE)
 _MORE_THAN_COUNT = re.compile(rf"\b(?:more\s+than|over)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})", re.IGNORECASE)

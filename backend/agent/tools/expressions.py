@@ -45,10 +45,11 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.operations import (AMOUNT, NUMBER_RE, asked_rounding, asked_rounding_direction, asks_age, asks_cost,
-                                      asks_how_many, asks_price, asks_saving, asks_share_per_person, asks_total, group_size,
-                                      named_operations, names_an_edition, people_sharing, with_digits, without_ages,
-                                      without_rounding)
+from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits
+from backend.agent.operations import (asks_age, asks_cost, asks_how_many, asks_price, asks_saving, asks_total,
+                                      named_operations, names_an_edition)
+from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
+from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.basket import basket_expression, counts_of
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
@@ -69,7 +70,7 @@ MAX_NUMBERS = 8
 # The candidates a discount the question claims is applied to (backend.agent.tools.discounts).
 MAX_DISCOUNTED = 2
 # A question asking what a discount saves, not the price after it.
-# The cues read this much of the question (backend.agent.operations.MAX_CUE_CHARS reads as much).
+# The cues read this much of the question (backend.agent.numerals.MAX_CUE_CHARS reads as much).
 MAX_QUESTION_CHARS = 2000
 
 
@@ -205,7 +206,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     """The expressions the model chooses among (see the module docstring), at most
     MAX_CANDIDATES, each accepted by `evaluate` (the calculator's; raising otherwise), each
     rounded as the question asks ("round to 2 decimals": "round(5200 * 125 / 201168, 2)", half
-    away from zero; "round up": ceil; backend.agent.operations.asked_rounding). With no number in the results (or no results),
+    away from zero; "round up": ceil; backend.agent.rounding.asked_rounding). With no number in the results (or no results),
     the operation the question names over its own other numbers ("What is 15% of 240?" ->
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
     question = question[:MAX_QUESTION_CHARS]

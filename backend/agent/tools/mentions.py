@@ -18,7 +18,8 @@ from collections import Counter
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, with_digits
+from backend.agent.numerals import with_digits
+from backend.agent.operations import asks_bill_total, asks_cost, asks_difference
 from backend.agent.tools.basket import MAX_ITEMS, OTHER_WAY, PRICE, counts_of, norm_words, thing_words
 from backend.agent.tools.pricing import count_per
 from backend.agent.tools.sentences import content_words

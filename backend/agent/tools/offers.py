@@ -34,7 +34,9 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.operations import SIGNED_PRICE, asks_difference, with_digits, without_rounding
+from backend.agent.numerals import SIGNED_PRICE, with_digits
+from backend.agent.operations import asks_difference
+from backend.agent.rounding import without_rounding
 from backend.agent.tools.basket import OPTIONAL, basket_items, listed_total, naming_words, norm_words, singular
 from backend.agent.tools.units import PERIODIC, TIME_UNITS
 
@@ -172,7 +174,7 @@ _NOT_BOUGHT = frozenset({"kg", "g", "gram", "kilogram", "kilo", "km", "kilometre
 
 
 def _digits(text: str) -> str:
-    """`text` with its counts as digits (operations.with_digits), "ten-session" as "10-session"."""
+    """`text` with its counts as digits (numerals.with_digits), "ten-session" as "10-session"."""
     return with_digits(_HYPHEN_COUNT.sub(lambda m: f"{_HYPHEN_COUNTS[m.group(1).lower()]}-", text))
 
 

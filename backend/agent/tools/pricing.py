@@ -17,7 +17,9 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.operations import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE, group_size, names_a_length
+from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE
+from backend.agent.operations import names_a_length
+from backend.agent.party import group_size
 from backend.agent.tools.basket import counts_of, norm_words, thing_words
 from backend.agent.tools.conditions import applies, named_days
 from backend.agent.tools.discounts import counted, least_spend

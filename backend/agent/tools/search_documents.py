@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from backend.agent.operations import NUMBER_RE, cue_text
+from backend.agent.numerals import NUMBER_RE, cue_text
 from backend.agent.routing import MIN_DOCUMENT_SIMILARITY, names_documents, query_of
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records

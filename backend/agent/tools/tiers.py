@@ -4,7 +4,7 @@ person" for a group of 6 -> "180 / 6".
 
 A tier list is a sentence with at least MIN_TIERS prices each "for N", one of them naming who
 ("players", "people", "guests", "persons"); the question's group is
-backend.agent.operations.group_size. Only numbers and words are read from the passages
+backend.agent.party.group_size. Only numbers and words are read from the passages
 (untrusted data).
 """
 
@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.operations import AMOUNT, SIGNED_PRICE, asks_share_per_person, group_size
+from backend.agent.numerals import AMOUNT, SIGNED_PRICE
+from backend.agent.party import asks_share_per_person, group_size
 
 # "$90 for 2 players", "$120 for 3", "£45 for up to 4 people"
 _WHO = r"people|persons|players|guests|adults|riders|divers|climbers|participants"

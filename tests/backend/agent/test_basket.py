@@ -59,7 +59,7 @@ def test_a_party_counted_in_parts_shares_among_all_of_it():
 
 
 def test_the_group_sharing_is_the_one_of_us():
-    from backend.agent.operations import people_sharing
+    from backend.agent.party import people_sharing
     assert people_sharing("We're 6 of us, 2 adults and 4 kids, splitting it equally, how much each?") == ["6"]
     assert people_sharing("Our club has 40 members; 5 of us are splitting the lane hire, how much each?") == ["5"]
     assert people_sharing("2 adults and 2 kids are splitting it equally, how much each?") == ["4"]

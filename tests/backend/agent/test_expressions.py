@@ -9,9 +9,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from backend.agent.operations import (asked_rounding, asks_bill_total, asks_cost, asks_difference, asks_price, asks_quantity,
-                                      asks_saving, asks_total, group_size, named_operations, numbers_beyond, with_digits,
-                                      without_ages)
+from backend.agent.numerals import with_digits
+from backend.agent.operations import (asks_bill_total, asks_cost, asks_difference, asks_price, asks_quantity,
+                                      asks_saving, asks_total, named_operations, numbers_beyond)
+from backend.agent.party import group_size, without_ages
+from backend.agent.rounding import asked_rounding
 from backend.agent.routing import needs_calculation
 from backend.agent.tools.calculator import evaluate, spec, stated_result
 from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
@@ -650,7 +652,7 @@ def test_and_a_half_in_words(text, want):
 
 
 def test_rounding_up_down_and_questions_that_ask_none():
-    from backend.agent.operations import asked_rounding_direction
+    from backend.agent.rounding import asked_rounding_direction
 
     assert candidate_expressions("Divide 125 by 12 and round up to the nearest whole number", [], None,
                                  evaluate) == ["ceil(125 / 12)"]

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from backend.agent.operations import MAX_CUE_CHARS, cue_text
+from backend.agent.numerals import MAX_CUE_CHARS, cue_text
 from backend.agent.routing import asks_for_time, names_documents, needs_calculation, plan_tools, typed_expression
 from backend.agent.tools.calculator import evaluate
 from backend.agent.tools import calculator, current_time, search_documents

@@ -1,5 +1,5 @@
 """Prices by the size of a group (backend.agent.tools.tiers) and the group a question is about
-(backend.agent.operations.group_size)."""
+(backend.agent.party.group_size)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from backend.agent.operations import group_size
+from backend.agent.party import group_size
 from backend.agent.tools.calculator import evaluate
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.tiers import tier_expressions, tiers

@@ -1,0 +1,92 @@
+"""Numbers and counts as a question writes them (issue 15): a number with its thousands
+separators and its minus sign ("1,150", "-12 degrees": NUMBER, NUMBER_RE), an amount and a price
+("4.60", "£4.60": AMOUNT, SIGNED_PRICE), a currency's name ("27.50 dollars": CURRENCY_NAMES), a
+percent ("15%", "20 percent": PERCENT_SIGN), and counts in words as digits ("four adults" -> "4
+adults", "three and a half hours" -> "3.5 hours", "my 11m boat" -> "my 11 m boat":
+with_digits). What the cues read of a message: at most MAX_CUE_CHARS of it (cue_text). The
+operations a question names (backend.agent.operations), the people it is about
+(backend.agent.party) and the rounding it asks for (backend.agent.rounding) read numbers
+through these; this module reads nothing of theirs.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The cues read at most this many characters of the message (its start and its end): what
+# decides is the question, and a 30,000-character message must not cost the event loop anything.
+MAX_CUE_CHARS = 2000
+PERCENT_SIGN = r"(?:%|percent\b|per\s+cent\b)"
+
+
+# A number in a pattern, its one group: "1,150", "4.60", "-12".
+NUMBER = r"(-?(?:[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?))"
+# A number as written: ASCII digits, thousands separators, a minus sign right before it ("-12
+# degrees"; not the hyphen of "2024-05-01", whose parts are not numbers here).
+NUMBER_RE = re.compile(rf"(?<![\w.,-]){NUMBER}(?!\w|-[0-9]|[.,][0-9])")
+_FLAGS = re.IGNORECASE
+# A currency's name ("27.50 dollars", "how many rupees").
+CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|guilders?|shillings?|pesos?|rupees?|"
+                  r"lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|krona|krone|pence|cents?|"
+                  r"credits?)")
+# An amount as a price writes it, with or without thousands separators: "1,150", "4.60".
+AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
+# A price after a currency sign: "£4.60", "$ 1,150".
+SIGNED_PRICE = rf"[$€£¥]\s*{AMOUNT}"
+
+
+def cue_text(text: str) -> str:
+    """What the cues read of `text`: all of it up to MAX_CUE_CHARS, else its first and last
+    halves of that, joined by a line break."""
+    if len(text) <= MAX_CUE_CHARS:
+        return text
+    half = MAX_CUE_CHARS // 2
+    return text[:half] + "\n" + text[-half:]
+
+
+_COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+           "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
+           "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
+           "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+           "ninety": "90", "a dozen": "12", "half a dozen": "6"}
+_COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r")\b"
+                         r"(?=\s+(?!times\b)[a-z]|\s+[0-9]{1,3}\s*x\s*[0-9]|\s*[?.!,;]|\s*$)", _FLAGS)  # "six 8x10 prints"
+
+
+_COMPOUND_AFTER = re.compile(r"\s*(?:-\s*)?(?:hundred|thousand|million|billion|dozen|and\s+a\s+half|"
+                             + "|".join(_COUNTS) + r")\b", _FLAGS)
+_COMPOUND_BEFORE = re.compile(r"\b(?:(?:" + "|".join(_COUNTS) + r")\s*-?|(?:hundred|thousand|million)\s+and)\s*$",
+                              _FLAGS)
+
+
+# "three and a half hours" (not "two and a half thousand", "twenty one and a half", "1.5 and a half").
+_AND_A_HALF = re.compile(r"(?<![\d.,-])\b(?:(one|" + "|".join(w for w in _COUNTS if " " not in w)
+                         + r")|([0-9]+))\s+and\s+a\s+half\b(?!\s+(?:hundred|thousand|million|billion|dozen)\b)", _FLAGS)
+
+
+def with_digits(text: str) -> str:
+    """`text` with a count written as a word before another word as digits ("four adults" ->
+    "4 adults"; not "three times": "I told you three times" asks for nothing), for reading the
+    operation of a question. A count that is part of a larger one ("two hundred", "twenty five",
+    "two dozen") is left as words: it is not that count. A number written against its unit is
+    set apart from it ("11m" -> "11 m")."""
+    def digits(m: re.Match[str]) -> str:
+        if _COMPOUND_AFTER.match(text, m.end()) or _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
+            return m.group(0)
+        if m.group(0).lower().endswith("ty") and re.match(r"\s*-?\s*one\b", text[m.end():], _FLAGS):
+            return m.group(0)  # "twenty one"
+        return _COUNTS[" ".join(m.group(0).lower().split())]
+
+    def half(m: re.Match[str]) -> str:  # "three and a half hours" -> "3.5 hours"
+        if m.group(1) and _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
+            return m.group(0)  # "twenty one and a half"
+        whole = m.group(2) or ("1" if m.group(1).lower() == "one" else _COUNTS[m.group(1).lower()])
+        return f"{whole}.5"
+
+    text = _GLUED_UNIT.sub(r"\1 \2", _AND_A_HALF.sub(half, text))  # "my 11m boat" -> "my 11 m boat"
+    return _COUNT_WORD.sub(digits, text)
+
+
+# A number written against its unit: "11m", "500ml", "4.5kg", "3hrs" (not "3pm", "2nd").
+_GLUED_UNIT = re.compile(r"(?<![\w.,])([0-9]+(?:\.[0-9]+)?)(m|km|cm|mm|kg|g|ml|l|ft|lb|lbs|oz|hrs?|mins?|mph|kph)\b",
+                         re.IGNORECASE)

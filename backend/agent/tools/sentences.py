@@ -93,10 +93,71 @@ def passage_heading(label: str, text: str) -> tuple[str, str]:
     return label, text
 
 
+# A table's cell separator, and a header's separator cell ("---", ":--:").
+_CELL_SEPARATOR = "|"
+_RULE_CELL = re.compile(r":?-{2,}:?")
+# A price in a cell: a table whose first row holds one has no header row (a chunk cut it off).
+_CELL_PRICE = re.compile(r"[$€£¥]\s*[0-9]|[0-9]\s*(?:p|c)\b")
+
+
+def _cells(line: str) -> list[str] | None:
+    """The cells of a table row ("| Tandem | €14 | €35 |", "Finger Buffet | £14.50 | 20"), [] for
+    a header's rule ("|---|---|"), None for a line that is no row (fewer than two cells)."""
+    if _CELL_SEPARATOR not in line:
+        return None
+    row = line.strip()
+    if row.startswith(_CELL_SEPARATOR):  # outer bars ("| a | b |"); without them a last bar ends an empty cell
+        row = row[1:-1] if row.endswith(_CELL_SEPARATOR) and len(row) > 1 else row[1:]
+    cells = [cell.strip() for cell in row.split(_CELL_SEPARATOR)]
+    if len(cells) < 2:
+        return None
+    return [] if all(_RULE_CELL.fullmatch(cell) for cell in cells if cell) else cells
+
+
+def table_sentences(text: str) -> str:
+    """`text` with each table (two rows or more of the same number of "|"-separated cells) written
+    as one sentence per row, each cell after its column's name: "| E-bike | €15 | €40 | €60 |"
+    under "| Bike type | 1 hour | Half day (4 hrs) | Full day (8 hrs) |" reads "E-bike: 1 hour
+    €15; Half day (4 hrs) €40; Full day (8 hrs) €60.", on a line of its own between blank lines.
+    A table whose first row holds a price has no header (a passage cut it off): "E-bike: €15;
+    €40; €60." The rest of `text` is left as it is. Read as one sentence, a table named every
+    price at once and the header's numbers apart from them: the calculator read "8" of "Full day
+    (8 hrs)" for "2 e-bikes for a full day" (blind set 44). A sentence per cell lost a row's
+    other columns ("Minimum guests: 40" was read as the plated dinner's price, blind set 40)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        first = _cells(lines[i])
+        rows: list[list[str]] = []
+        j = i
+        while j < len(lines) and (cells := _cells(lines[j])) is not None and (cells == [] or first == []
+                                                                               or len(cells) == len(first)):
+            if cells:
+                first = first or cells
+                rows.append(cells)
+            j += 1
+        if len(rows) < 2:
+            out.append(lines[i])
+            i += 1
+            continue
+        header = None if any(_CELL_PRICE.search(cell) for cell in rows[0][1:]) else rows[0]
+        for row in rows[1:] if header else rows:
+            if header is None:
+                written = [f"{row[0]}: {'; '.join(cell for cell in row[1:] if cell)}"]
+            else:
+                written = [f"{row[0]}: " + "; ".join(f"{name} {cell}" for name, cell in zip(header[1:], row[1:]) if cell)]
+            for sentence in written:
+                out += ["", sentence if sentence.endswith((".", "!", "?")) else sentence + ".", ""]
+        i = j
+    return "\n".join(out)
+
+
 def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
-    """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading)."""
+    """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), its
+    tables read cell by cell (table_sentences)."""
     heading, body = passage_heading(label, text)
-    return [(heading, sentence) for sentence in split_sentences(body)]
+    return [(heading, sentence) for sentence in split_sentences(table_sentences(body))]
 
 
 def passage_sentences(results: Sequence[str]) -> list[tuple[str, str]]:

@@ -102,21 +102,34 @@ _NAMED_FACT = re.compile(
     r"opening\s+times)\s+(?:of|for|at|to|in)\b", re.IGNORECASE)
 
 
-# A yes-or-no question opening the message ("does driftwood hostel take cash", "Is the farm shop
-# open on Tuesdays?"): the sentence that answers it is the answer; not a request ("Can you ...",
-# "Would you ...").
-_YES_NO = re.compile(r"^\W*(?:(?:and|so|ok|hi|hello)\W+)?(?:do|does|did|is|are|was|were|can|could|will|would|"
-                     r"has|have|may)\s+(?!(?:you|u)\b)[a-z]", re.IGNORECASE)
+# A yes-or-no question opening the message or a clause ("does driftwood hostel take cash", "Is the
+# farm shop open on Tuesdays?", "bringing 2 dogs - do I need to pay a deposit?", "there's 3 of us,
+# can we book the tour?"), or asking whether there is a thing ("if I leave is there an exit fee"):
+# the sentence that answers it is the answer. Not a request ("Can you ...", "Would you ...") nor an
+# opinion asked ("Do you think ...", "Do you recommend ..."); "Are you open on Mondays?" asks a fact
+# of the business.
+_YES_NO = re.compile(
+    r"(?:^|[.?!;:]\s*|\s[-–—]\s+|,\s*)\W*(?:(?:and|so|ok|okay|hi|hello|hey|but|also)\W+)?"
+    r"(?:(?:can|could|will|would)\s+(?!(?:you|u)\b)"
+    r"|(?:do|does|did|is|are|was|were|has|have|may|should|must)\s+"
+    r"(?!(?:you|u)\s+(?:think|recommend|like|prefer|feel|want|mind|reckon)\b))[a-z]"
+    r"|\b(?:is|are)\s+there\b", re.IGNORECASE)
+# A fact named by its noun and a question mark: "brightwave emergency number?", "deposit?".
+_FACT_NOUN = re.compile(r"\b(?:number|phone|email|address|postcode|price|cost|fee|deposit|deadline|limit|minimum|"
+                        r"maximum|hours)\s*\?", re.IGNORECASE)
+# "whats" written without its apostrophe ("whats the latest I can take a bike out"), not "whats up".
+_WHATS = re.compile(r"\bwhats\b(?!\s+(?:up|new)\b)", re.IGNORECASE)
 
 
 def asks_fact(question: str) -> bool:
     """Whether `question` asks for one fact ("Who designed the bridge?", "In what year was it
-    installed?", "name of the range officer", "does the hostel take cash"), not for a summary, an
+    installed?", "name of the range officer", "does the hostel take cash", "bringing 2 dogs - do I
+    need to pay a deposit?", "emergency number?"), not for a summary, an
     explanation, a list or a task ("Summarise my notes", "Why did it close?", "What are the
     steps?", "Write to the people who came", "Can you list the prices?")."""
     text = cue_text(question)
-    return ((_FACT_QUESTION.search(text) is not None or _NAMED_FACT.search(text) is not None
-             or _YES_NO.search(text) is not None)
+    asks = (_FACT_QUESTION, _NAMED_FACT, _YES_NO, _FACT_NOUN, _WHATS)
+    return (any(pattern.search(text) is not None for pattern in asks)
             and _TASK.search(text) is None and _MORE_THAN_A_FACT.search(text) is None)
 
 

@@ -33,7 +33,12 @@ The tallest animal is a giraffe named Sorrel, who stands 5.4 metres tall. The zo
     # a yes-or-no question, a fact of the business ("what do you charge"), "how hot", "how many steps"
     "does driftwood hostel take cash", "Is the farm shop open on Tuesdays?", "can i bring my dog to the gelateria",
     "What do you charge per metre for hedges?", "How hot is the hot yoga room?",
-    "how many steps do you climb to reach the gallery"])
+    "how many steps do you climb to reach the gallery",
+    # a yes-or-no question after a clause, "is there", a fact named with a question mark, "whats"
+    "first time at the parlour, bringing 2 dogs - do I need to pay a deposit?",
+    "there's 3 of us, can we book the guided river tour?", "if I leave the standard tariff is there an exit fee",
+    "Are you open on Mondays? I've got a 2 year old lab", "brightwave emergency number? power's gone out",
+    "whats the latest I can take a bike out"])
 def test_questions_asking_for_one_fact(question):
     assert asks_fact(question)
 
@@ -52,7 +57,8 @@ def test_questions_asking_for_one_fact(question):
     "the history of the bridge", "names for a grey kitten", "summary of the report",
     # requests and tasks that open like a yes-or-no question
     "Can you list the prices?", "Could you summarise the report?", "Would you explain the refund policy?",
-    "Do you think the bridge is pretty?", "What do you recommend I see first?"])
+    "Do you think the bridge is pretty?", "What do you recommend I see first?",
+    "We're 3 friends, can you suggest a bike route?", "ok, would you write a thank-you note?", "whats up"])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from backend.agent.numerals import MAX_CUE_CHARS, cue_text
-from backend.agent.routing import asks_for_time, names_documents, needs_calculation, plan_tools, typed_expression
+from backend.agent.routing import (asks_for_time, asks_general_request, names_documents, needs_calculation, plan_tools,
+                                   typed_expression)
 from backend.agent.tools.calculator import evaluate
 from backend.agent.tools import calculator, current_time, search_documents
 
@@ -30,7 +31,8 @@ TIME = ["What time is it?", "What day of the week is it today?", "What's the dat
         "What day is it again?", "what day is it rn", "What day is it here?", "What day is this?",
         "what time", "What time now?", "Do you know what time it is?", "what time in Lima", "What time is it there?",
         "What time is now in London?", "what time is it right now", "What time do you have?", "what time currently",
-        "What time is it in New York?", "I'm in Miami, what time is it in Paris?"]
+        "What time is it in New York?", "I'm in Miami, what time is it in Paris?",
+        "Tell me the date and what time it is", "and what time is it now?"]
 NOT_TIME = ["The enamel line costs 2,750,000 dollars. What year is it due to open?",  # a fact (blind8)
             "What day is this party on?", "Which year is this painting from?", "What year is this car?",
             "Write a short poem about time.", "Once upon a time there was a bridge.", "Tell me a joke.",
@@ -40,7 +42,9 @@ NOT_TIME = ["The enamel line costs 2,750,000 dollars. What year is it due to ope
             "What time is the afternoon guided tour at the typewriter museum?", "what time are the bakery ovens lit",
             "What time does the last ferry leave?", "What time in the morning does the ferry leave?",
             "What time is there a bus to the harbour?", "The museum opens at 9 on weekdays. What time at weekends?",
-            "What time at the latest?", "What time in winter?", "What time in Paris is sunset?"]
+            "What time at the latest?", "What time in winter?", "What time in Paris is sunset?",
+            # (blind23, blind43)
+            "Which day of the week is Fernhollow closed?", "which evening is the beginners wheel class and what time"]
 
 
 @pytest.mark.parametrize("text", ARITHMETIC)
@@ -191,3 +195,30 @@ def test_a_question_naming_a_less_similar_document_by_its_file_name_searches_it(
     weak = search_documents.spec(FakeRetriever("ann", "days", similarity=0.1, text=passage,
                                                document_name="lumen_portrait_studio.txt")).relevant
     assert not weak("ann", "how many working days until lumen delivers the files?")
+
+
+@pytest.mark.parametrize("text", ["Give me 5 tips for cycling safely in a busy city",
+                                  "Suggest 5 names for a small pottery studio by the sea",
+                                  "Explain the difference between a tandem and a regular bike in 2 sentences",
+                                  "what's a kilowatt-hour, in simple terms?", "any ideas for a 3-course menu?"])
+def test_requests_for_advice_or_writing_search_only_documents_they_name(text):
+    # Blind sets 43-44: chat messages on the subject of a document (a bike hire's price list) scored
+    # above the routing's similarity and were answered from its passages.
+    assert asks_general_request(text)
+    passage = "City bike: 1 hour €8; Full day €30. Tandem: 1 hour €14. Pottery studio open daily."
+    for name in ("riverside_wheels_bike_hire.txt", "clayhouse_studio_courses.txt"):
+        relevant = search_documents.spec(FakeRetriever("ann", "", similarity=0.6, text=passage,
+                                                       document_name=name)).relevant
+        assert not relevant("ann", text)
+        assert relevant("ann", text + " (from my documents)")
+    relevant = search_documents.spec(FakeRetriever("ann", "", similarity=0.6, text=passage,
+                                                   document_name="riverside_wheels_bike_hire.txt")).relevant
+    assert relevant("ann", "Give me 3 tips for my first ride with Riverside Wheels")  # names it
+    assert relevant("ann", "How much is a tandem for an hour?")  # a question about it
+
+
+@pytest.mark.parametrize("text", ["How much is a tandem for an hour?", "Do you take deposits by card?",
+                                  "what's the difference in price between the small and large groom?",
+                                  "Is the pool open?"])
+def test_questions_about_the_documents_are_no_requests_for_advice(text):
+    assert not asks_general_request(text)

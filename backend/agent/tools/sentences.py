@@ -346,18 +346,33 @@ def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
     return True
 
 
+def _with_answers(sentences: Sequence[str]) -> list[str]:
+    """`sentences` with each question a document asks itself joined to the sentence after it, its
+    answer ("Power cut or emergency? Call 0800 555 0199, open 24 hours."; "Can I bring my dog?
+    Yes, on a lead."): quoted alone, the question answered nothing (blind set 43)."""
+    out: list[str] = []
+    for sentence in sentences:
+        if out and out[-1].endswith("?") and not sentence.endswith("?"):
+            out[-1] = f"{out[-1]} {sentence}"
+        else:
+            out.append(sentence)
+    return out
+
+
 def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], Any] | None) -> tuple[int, str] | None:
     """(passage number, sentence): the sentence of `content`, a search's result
     (backend.agent.tools.passages.format_passages), that ranks first for `question`, or the best
     within KIND_MARGIN of it that holds what the question asks for (states_answer_kind), at most
     MAX_QUOTE_CHARS (cut at a space, "…" added). Ranked by the embedder's cosine plus
     LEXICAL_WEIGHT times the weighted share of the question's words and numbers it holds
-    (_quote_weights; the heading's words left out). None when `content` quotes no passage, or no
-    sentence holds a word of the question or MIN_QUOTE_SIMILARITY of cosine."""
+    (_quote_weights; the heading's words left out). A table's row is a sentence (table_sentences),
+    and a question the document asks itself is one with its answer (_with_answers). None when
+    `content` quotes no passage, or no sentence holds a word of the question or
+    MIN_QUOTE_SIMILARITY of cosine."""
     found: list[tuple[int, str, str]] = []  # (passage number, heading, sentence)
     for number, label, text in passage_blocks(content):
         heading, body = passage_heading(label, text)
-        found.extend((number, heading, sentence) for sentence in split_sentences(body))
+        found.extend((number, heading, sentence) for sentence in _with_answers(split_sentences(table_sentences(body))))
     if not found:
         return None
     similarity = _similarities(question, [(h, s) for _, h, s in found], embed)

@@ -56,3 +56,21 @@ def test_the_calculator_reads_the_price_of_the_row_and_column_asked():
     found = candidate_expressions("How much to hire 2 e-bikes for a full day at Riverside Wheels?", results, embed,
                                   evaluate)
     assert found[0] == "60 * 2"  # not "8 * 2": the 8 of "Full day (8 hrs)"
+
+
+def test_a_quoted_answer_is_a_row_of_a_table_or_a_question_with_its_answer():
+    from backend.agent.tools.passages import format_passages
+    from backend.agent.tools.sentences import best_sentence
+    from backend.rag import Source
+
+    text = BIKES + "\nPower cut or emergency? Call 0800 555 0199, open 24 hours.\n"
+    passage = Source(chunk_id=1, document_id="a" * 32, document_name="riverside_wheels.txt", version=1, position=0,
+                     heading_path="", page=None, text=text, score=1.0)
+    content = "1 passage from the user's documents, best first.\n\n" + format_passages([passage])
+    def embed(texts):  # a stand-in embedder: the words that tell the rows apart
+        return np.array([[t.lower().count(w) for w in ("e-bike", "city")] + [0.01] for t in texts], dtype=float)
+
+    assert best_sentence("how much is an e-bike for a half day", content, embed) == (
+        1, "E-bike: 1 hour €15; Half day (4 hrs) €40; Full day (8 hrs) €60.")
+    assert best_sentence("emergency number? power's gone out", content, None) == (
+        1, "Power cut or emergency? Call 0800 555 0199, open 24 hours.")

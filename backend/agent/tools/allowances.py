@@ -70,16 +70,7 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
     "ceil((60 - 30) / 15) * 15"); an allowance "included in the call-out fee" adds that fee's
     price (`price_of` the fee's words, when given). Those of the rates best ranked in `ranked`
     first. [] when none applies."""
-    asked = {}
-    for m in _ASKED.finditer(with_digits(question)):
-        asked.setdefault(_unit(m.group(2)), m.group(1).replace(",", ""))
-    for m in _ONE_UNIT.finditer(question):  # "an hour", "half an hour"
-        asked.setdefault(_unit(m.group(2)), "0.5" if m.group(1).lower().startswith("half") else "1")
-    for unit, minutes in _MINUTES.items():  # an hour asked of a rate in minutes: 60; "an hour and 20 minutes": 80
-        if unit in asked and minutes > 1:
-            total = Fraction(asked[unit]) * minutes + Fraction(asked.get("minute", "0"))
-            if total.denominator == 1:
-                asked["minute"] = str(total.numerator)
+    asked = _asked_amounts(question)
     if not asked:
         return []
     rank = {s: i for i, s in reversed(list(enumerate(ranked)))}
@@ -109,6 +100,53 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
                 out.append((rank.get(sentence, len(rank)), expression))
             break
     return list(dict.fromkeys(expression for _, expression in sorted(out, key=lambda pair: pair[0])))
+
+
+def _asked_amounts(question: str) -> dict[str, str]:
+    """The amounts `question` gives by unit ("for 5 hours", "12 miles away", "an hour", "half an
+    hour" -> {"hour": "5", ...}), an amount in hours also in minutes ("an hour and 20 minutes": 80)."""
+    asked: dict[str, str] = {}
+    for m in _ASKED.finditer(with_digits(question)):
+        asked.setdefault(_unit(m.group(2)), m.group(1).replace(",", ""))
+    for m in _ONE_UNIT.finditer(question):  # "an hour", "half an hour"
+        asked.setdefault(_unit(m.group(2)), "0.5" if m.group(1).lower().startswith("half") else "1")
+    for unit, minutes in _MINUTES.items():  # an hour asked of a rate in minutes: 60; "an hour and 20 minutes": 80
+        if unit in asked and minutes > 1:
+            total = Fraction(asked[unit]) * minutes + Fraction(asked.get("minute", "0"))
+            if total.denominator == 1:
+                asked["minute"] = str(total.numerator)
+    return asked
+
+
+# A price per a block of units, no allowance before it: "De-matting is charged at $20 per 15
+# minutes", "£2.50 per month for every £1,000 of declared value", "$85 per 20 ft".
+_BLOCK = re.compile(rf"{SIGNED_PRICE}\s*(?:[a-z]+\s+){{0,3}}?(?:per|for\s+(?:each|every)|every)\s+"
+                    rf"(?:([$€£¥])\s*)?{AMOUNT}(?:[ \t]*([a-z]+))?", re.IGNORECASE)
+_MONEY = re.compile(SIGNED_PRICE)
+
+
+def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:
+    """The cost of the amount `question` gives at a price per block of units of the best ranked
+    sentences (MAX_RANKED of `ranked`): "$20 per 15 minutes", asked "it took 45 minutes" -> "20 *
+    45 / 15"; "£2.50 per month for every £1,000 of declared value", asked "I'm declaring £8,000"
+    -> "2.50 * 8000 / 1000"; an amount that is no whole number of blocks is charged per block
+    begun ("ceil(50 / 15) * 20"). [] when no such rate or no amount in its unit."""
+    asked = _asked_amounts(question)
+    money = [m.group(1).replace(",", "") for m in _MONEY.finditer(question)]
+    out: list[str] = []
+    for sentence in ranked[:MAX_RANKED]:
+        for m in _BLOCK.finditer(sentence):
+            price, block = m.group(1).replace(",", ""), m.group(3).replace(",", "")
+            if Fraction(block) <= 1:
+                continue  # "per 1 hour": a plain rate
+            if m.group(2):  # "for every £1,000": the question's amount of money
+                amounts = [a for a in money if a != price]
+            else:
+                amounts = [asked[_unit(m.group(4))]] if m.group(4) and _unit(m.group(4)) in asked else []
+            for amount in amounts[:1]:
+                whole = (Fraction(amount) / Fraction(block)).denominator == 1
+                out.append(f"{price} * {amount} / {block}" if whole else f"ceil({amount} / {block}) * {price}")
+    return list(dict.fromkeys(out))
 
 
 def _rate_parts(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[str, str]:

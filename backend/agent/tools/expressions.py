@@ -50,7 +50,7 @@ from backend.agent.operations import (asks_age, asks_cost, asks_how_many, asks_p
                                       named_operations, names_an_edition)
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
-from backend.agent.tools.allowances import allowance_expressions
+from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.basket import basket_expression, counts_of
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total
@@ -280,6 +280,7 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
     allowed = allowance_expressions(question, [s for _, s in sentences], texts,
                                     lambda fee, rate: price_named(question, fee, rate, sentences))
     allowed += tier_expressions(question, texts)
+    allowed += [] if allowed else block_rate_expressions(question, texts)  # "$20 per 15 minutes" for 45 minutes
     out = _document_candidates(question, every, evaluate)
     # "£3.20 per metre per week" for an 8-metre boat for 6 weeks: 3.20 * 8 * 6
     first = stated + allowed + offered + two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from backend.agent.tools.allowances import allowance_expressions
+from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.calculator import evaluate
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.sentences import split_sentences
@@ -77,3 +77,32 @@ def test_review_allowances():
     first = candidate_expressions("the job took an hour and 20 minutes, what will it cost?", [result(fixit)], None,
                                   evaluate)[0]
     assert first == "70 + ceil((80 - 30) / 15) * 12"
+
+
+@pytest.mark.parametrize("question, sentence, want", [
+    # blind sets 43, 44 and 19
+    ("Pawsome Parlour charged me for de-matting my spaniel, it took 45 minutes. how much is that part",
+     "De-matting is charged at $20 per 15 minutes.", "60"),
+    ("I'm declaring £8,000 worth of stuff, how much is the contents insurance each month?",
+     "Contents insurance costs £2.50 per month for every £1,000 of declared value (minimum declared value £2,000).",
+     "20"),
+    ("if i run the dryer for 48 minutes how much is that", "Dryers take quarters: $0.25 for every 6 minutes.", "2"),
+    ("de-matting took an hour", "De-matting is charged at $20 per 15 minutes.", "80"),
+    # a block begun is charged whole
+    ("it took 50 minutes, how much?", "De-matting is charged at $20 per 15 minutes.", "80"),
+])
+def test_a_price_per_block_of_units(question, sentence, want):
+    found = block_rate_expressions(question, [sentence])
+    assert found and evaluate(found[0]).q == Fraction(want)
+    assert candidate_expressions(question, [result(sentence)], None, evaluate)[0] == found[0]
+
+
+@pytest.mark.parametrize("question, sentence", [
+    ("how much is a 1 hour walk", "Walks cost $20 per 1 hour."),  # a plain rate
+    ("20 stamps please", "Stamps are £8 per 100, sold in books."),  # no unit to read
+    ("a 45 minute groom", "Grooming costs $20 per dog."),  # no block
+    ("for 3 hours", "De-matting is charged at $20 per 15 minutes."),  # hours asked? read in minutes: 180
+])
+def test_what_is_no_block_rate_or_is_read_in_the_block_unit(question, sentence):
+    found = block_rate_expressions(question, [sentence])
+    assert found == (["20 * 180 / 15"] if "3 hours" in question else [])

@@ -102,21 +102,34 @@ _NAMED_FACT = re.compile(
     r"opening\s+times)\s+(?:of|for|at|to|in)\b", re.IGNORECASE)
 
 
-# A yes-or-no question opening the message or a clause ("does driftwood hostel take cash", "Is the
-# farm shop open on Tuesdays?", "bringing 2 dogs - do I need to pay a deposit?", "there's 3 of us,
-# can we book the tour?"), or asking whether there is a thing ("if I leave is there an exit fee"):
-# the sentence that answers it is the answer. Not a request ("Can you ...", "Would you ...") nor an
-# opinion asked ("Do you think ...", "Do you recommend ..."); "Are you open on Mondays?" asks a fact
-# of the business.
-_YES_NO = re.compile(
-    r"(?:^|[.?!;:]\s*|\s[-–—]\s+|,\s*)\W*(?:(?:and|so|ok|okay|hi|hello|hey|but|also)\W+)?"
-    r"(?:(?:can|could|will|would)\s+(?!(?:you|u)\b)"
-    r"|(?:do|does|did|is|are|was|were|has|have|may|should|must)\s+"
-    r"(?!(?:you|u)\s+(?:think|recommend|like|prefer|feel|want|mind|reckon)\b))[a-z]"
-    r"|\b(?:is|are)\s+there\b", re.IGNORECASE)
-# A fact named by its noun and a question mark: "brightwave emergency number?", "deposit?".
-_FACT_NOUN = re.compile(r"\b(?:number|phone|email|address|postcode|price|cost|fee|deposit|deadline|limit|minimum|"
-                        r"maximum|hours)\s*\?", re.IGNORECASE)
+# A yes-or-no question opening the message ("does driftwood hostel take cash", "Is the farm shop
+# open on Tuesdays?"), or a clause of one that ends with a question mark ("bringing 2 dogs - do I
+# need to pay a deposit?", "there's 3 of us, can we book the tour?"), or asking whether there is a
+# thing ("if I leave is there an exit fee"): the sentence that answers it is the answer. Not a
+# request ("Can you ...", "Would you ...", "Do a quick check ...", "Have a look ...", "Would love
+# ...") nor an opinion asked ("Do you think ...", "Should I ...", _OPINION); "Are you open on
+# Mondays?" asks a fact of the business.
+_AUX = (r"(?:(?:can|could|will|would)\s+(?!(?:you|u)\b)|(?:do|does|did|is|are|was|were|has|have|may)\s+"
+        r"(?!(?:you|u)\s+(?:think|recommend|like|prefer|feel|want|mind|reckon)\b))"
+        r"(?!(?:a|an|me|it|that|this|so|love|be|not|us|them|some|ya|one)\b)[a-z]")
+_YES_NO = re.compile(rf"^\W{{0,8}}(?:(?:and|so|ok|okay|hi|hello|hey|but|also)\W{{1,4}})?{_AUX}"
+                     rf"|(?:[.?!;:,]|\s[-–—])\W{{0,8}}(?:(?:and|so|ok|okay|hi|hello|hey|but|also)\W{{1,4}})?{_AUX}"
+                     rf"[^.?!\n]{{0,200}}\?|\b(?:is|are)\s+there\s+(?!(?:any\s+)?ways?\b)", re.IGNORECASE)
+# An opinion or advice asked, no fact: "Is it a good deal?", "Is the hostel better than the hotel?".
+_OPINION = re.compile(r"\b(?:good|better|best|worse|worst|worth|fair\s+(?:price|deal)|enough|worried|worry|"
+                      r"ways?\s+to)\b|\bis\s+(?:it|this|that)\s+fair\b|(?:^|[.?!;:,])\W{0,8}should\s+(?:i|we)\b",
+                      re.IGNORECASE)
+# A task asked further into the message: "Is it possible for you to write a poem?", "could I ask
+# you to draft an email", "can i get help with writing a cover letter".
+_TASK_LATER = re.compile(
+    r"\b(?:you|u)\s+to\s+(?:write|draft|rewrite|translate|compose|create|summari[sz]e|explain|describe|list|edit|"
+    r"check|fix|improve|send|reply|plan|help)\b|\bhelp\s+(?:me\s+)?(?:with|to|writing)\b|\b(?:recap|rundown)\b",
+    re.IGNORECASE)
+# A fact named by its noun and a question mark, the clause naming nothing else: "brightwave
+# emergency number?", "deposit?" (not "How do I change my email address?").
+_FACT_NOUN = re.compile(r"(?:^|[.?!;:,]\s?)\s{0,4}(?:(?!(?:how|what|why|who|when|where|which|do|does|did|can|could|"
+                        r"should|is|are|i|we)\b)[a-z'&-]+\s+){0,4}(?:number|phone|email|address|postcode|price|cost|"
+                        r"fee|deposit|deadline|limit|minimum|maximum|hours)\s*\?", re.IGNORECASE)
 # "whats" written without its apostrophe ("whats the latest I can take a bike out"), not "whats up".
 _WHATS = re.compile(r"\bwhats\b(?!\s+(?:up|new)\b)", re.IGNORECASE)
 
@@ -129,8 +142,10 @@ def asks_fact(question: str) -> bool:
     steps?", "Write to the people who came", "Can you list the prices?")."""
     text = cue_text(question)
     asks = (_FACT_QUESTION, _NAMED_FACT, _YES_NO, _FACT_NOUN, _WHATS)
+    asks_none = (_TASK, _TASK_LATER, _MORE_THAN_A_FACT, _OPINION)
     return (any(pattern.search(text) is not None for pattern in asks)
-            and _TASK.search(text) is None and _MORE_THAN_A_FACT.search(text) is None)
+            and all(pattern.search(text) is None for pattern in asks_none))
+
 
 
 # A footnote or citation mark of the document's own ("[7]", "[2, 3]", as the page links them), not

@@ -143,14 +143,12 @@ _FILE_WORDS = frozenset({"txt", "pdf", "docx", "doc", "md", "markdown", "html", 
                          "draft", "copy", "notes", "file", "document", "new", "old", "version"})
 
 
-def names_document(text: str, document_name: str, first_only: bool = False) -> bool:
+def names_document(text: str, document_name: str) -> bool:
     """Whether the message `text` names the document `document_name` by a word of its file's name
     of four letters or more ("lumen" of "lumen_portrait_studio.txt"), its kind and extension
-    aside; with `first_only`, by the first such word (a name: "clayhouse" of
-    "clayhouse_studio_courses.txt", not its kind, "studio")."""
-    named = [w for w in re.split(r"[^a-z0-9]+", document_name.lower())
-             if len(w) >= 4 and not w.isdigit() and w not in _FILE_WORDS]
-    return bool(set(named[:1] if first_only else named) & set(re.findall(r"[a-z0-9]+", cue_text(text).lower())))
+    aside."""
+    named = {w for w in re.split(r"[^a-z0-9]+", document_name.lower()) if len(w) >= 4 and not w.isdigit()}
+    return bool((named - _FILE_WORDS) & set(re.findall(r"[a-z0-9]+", cue_text(text).lower())))
 
 
 def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
@@ -159,15 +157,15 @@ def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
     at least MEASURE_SIMILARITY cosine-similar is of a document the message names by its file's
     name (names_document) or holds a measure the message quotes (measures). A request for advice
     or writing of the model's own (routing.asks_general_request: "Give me 5 tips for cycling in a
-    city" beside a bike hire's price list) needs them only when it names them, in words or by the
-    first word of a found passage's file name ("tips for my first class at Clayhouse")."""
+    city" beside a bike hire's price list) needs them only when it names them, in words or by a
+    word of a found passage's file name ("tips for my first class at Clayhouse")."""
 
     def relevant(user_id: str, text: str) -> bool:
         if names_documents(text):
             return True
         found, about = passages_about(retriever, user_id, text)
         if asks_general_request(text):
-            return any(names_document(text, source.document_name, first_only=True) for source in found)
+            return any(names_document(text, source.document_name) for source in found)
         if about:
             return True
         found = [source for source in found if _similarity(source) >= MEASURE_SIMILARITY]

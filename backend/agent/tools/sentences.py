@@ -93,16 +93,16 @@ def passage_heading(label: str, text: str) -> tuple[str, str]:
     return label, text
 
 
-# A table's cell separator, and a header's separator cell ("---", ":--:").
+# A table's cell separator, and a header's rule cell ("---", ":-:", "-").
 _CELL_SEPARATOR = "|"
-_RULE_CELL = re.compile(r":?-{2,}:?")
-# A price in a cell: a table whose first row holds one has no header row (a chunk cut it off).
-_CELL_PRICE = re.compile(r"[$€£¥]\s*[0-9]|[0-9]\s*(?:p|c)\b")
+_RULE_CELL = re.compile(r":?-+:?")
+_DIGIT = re.compile(r"[0-9]")
+_PRICE_CELL = re.compile(r"[$€£¥]\s*[0-9]")
 
 
 def _cells(line: str) -> list[str] | None:
     """The cells of a table row ("| Tandem | €14 | €35 |", "Finger Buffet | £14.50 | 20"), [] for
-    a header's rule ("|---|---|"), None for a line that is no row (fewer than two cells)."""
+    a header's rule ("|---|:-:|"), None for a line that is no row (fewer than two cells)."""
     if _CELL_SEPARATOR not in line:
         return None
     row = line.strip()
@@ -114,48 +114,61 @@ def _cells(line: str) -> list[str] | None:
     return [] if all(_RULE_CELL.fullmatch(cell) for cell in cells if cell) else cells
 
 
+def _has_header(rows: list[list[str]], ruled: bool) -> bool:
+    """Whether a table's first row names its columns: a rule line follows it, or it holds no price
+    and every other row does ("| Bike type | 1 hour | Full day (8 hrs) |" over "| E-bike | €15 |
+    €60 |"), or no digit and every other row does ("| Package | Minimum guests |" over "| Afternoon
+    Tea | 15 |"); not "| Monday | 9am - 5pm |" over "| Sunday | Closed |"."""
+    return ruled or any(not any(pattern.search(cell) for cell in rows[0])
+                        and all(any(pattern.search(cell) for cell in row) for row in rows[1:])
+                        for pattern in (_PRICE_CELL, _DIGIT))
+
+
 def table_sentences(text: str) -> str:
-    """`text` with each table (two rows or more of the same number of "|"-separated cells) written
-    as one sentence per row, each cell after its column's name: "| E-bike | €15 | €40 | €60 |"
+    """`text` with each table (two rows or more of "|"-separated cells, a header's rule line among
+    them or not) written as one sentence per row, on a line of its own between blank lines. Under
+    a header (_has_header) each cell follows its column's name: "| E-bike | €15 | €40 | €60 |"
     under "| Bike type | 1 hour | Half day (4 hrs) | Full day (8 hrs) |" reads "E-bike: 1 hour
-    €15; Half day (4 hrs) €40; Full day (8 hrs) €60.", on a line of its own between blank lines.
-    A table whose first row holds a price has no header (a passage cut it off): "E-bike: €15;
-    €40; €60." The rest of `text` is left as it is. Read as one sentence, a table named every
-    price at once and the header's numbers apart from them: the calculator read "8" of "Full day
-    (8 hrs)" for "2 e-bikes for a full day" (blind set 44). A sentence per cell lost a row's
-    other columns ("Minimum guests: 40" was read as the plated dinner's price, blind set 40)."""
+    €15; Half day (4 hrs) €40; Full day (8 hrs) €60."; without one (a passage cut it off, a list
+    of days) a row reads "E-bike: €15; €40; €60.", "Sunday: Closed.". The rest of `text` is left
+    as it is. Read as one sentence, a table named every price at once and the header's numbers
+    apart from them: the calculator read "8" of "Full day (8 hrs)" for "2 e-bikes for a full day"
+    (blind set 44). A sentence per cell lost a row's other columns ("Minimum guests: 40" was read
+    as the plated dinner's price, blind set 40)."""
     lines = text.split("\n")
     out: list[str] = []
     i = 0
     while i < len(lines):
-        first = _cells(lines[i])
         rows: list[list[str]] = []
+        ruled = False
         j = i
-        while j < len(lines) and (cells := _cells(lines[j])) is not None and (cells == [] or first == []
-                                                                               or len(cells) == len(first)):
+        while j < len(lines) and (cells := _cells(lines[j])) is not None:
             if cells:
-                first = first or cells
                 rows.append(cells)
+            elif len(rows) == 1:
+                ruled = True  # the rule under the first row: a header
             j += 1
         if len(rows) < 2:
-            out.append(lines[i])
-            i += 1
+            out.extend(lines[i:max(j, i + 1)])  # no table: its lines as they are, read once
+            i = max(j, i + 1)
             continue
-        header = None if any(_CELL_PRICE.search(cell) for cell in rows[0][1:]) else rows[0]
+        header = rows[0] if _has_header(rows, ruled) else None
         for row in rows[1:] if header else rows:
             if header is None:
-                written = [f"{row[0]}: {'; '.join(cell for cell in row[1:] if cell)}"]
+                cells = [cell for cell in row[1:] if cell]
             else:
-                written = [f"{row[0]}: " + "; ".join(f"{name} {cell}" for name, cell in zip(header[1:], row[1:]) if cell)]
-            for sentence in written:
+                cells = [f"{name} {cell}".strip() for name, cell in zip(header[1:] + [""] * len(row), row[1:]) if cell]
+            written = "; ".join(cells)
+            sentence = f"{row[0]}: {written}" if row[0] and written else (row[0] or written)
+            if sentence:
                 out += ["", sentence if sentence.endswith((".", "!", "?")) else sentence + ".", ""]
         i = j
     return "\n".join(out)
 
 
 def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
-    """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), its
-    tables read cell by cell (table_sentences)."""
+    """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), a
+    table's rows one sentence each (table_sentences)."""
     heading, body = passage_heading(label, text)
     return [(heading, sentence) for sentence in split_sentences(table_sentences(body))]
 

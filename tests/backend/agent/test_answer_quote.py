@@ -58,7 +58,15 @@ def test_questions_asking_for_one_fact(question):
     # requests and tasks that open like a yes-or-no question
     "Can you list the prices?", "Could you summarise the report?", "Would you explain the refund policy?",
     "Do you think the bridge is pretty?", "What do you recommend I see first?",
-    "We're 3 friends, can you suggest a bike route?", "ok, would you write a thank-you note?", "whats up"])
+    "We're 3 friends, can you suggest a bike route?", "ok, would you write a thank-you note?", "whats up",
+    # (review) commands opening like a question, tasks further in, opinions, how-to questions
+    "Do a quick check of my CV for typos", "Have a look at the lease and check it's fair",
+    "Do me a favour and draft a reply to the landlord", "Would love some help with my essay", "Thanks, have a nice day",
+    "ok, do it", "Is it possible for you to write a poem?", "I was wondering, could I ask you to draft an email?",
+    "hi, can i get help with writing a cover letter", "Can I get a recap of my notes?", "Should I sign the contract?",
+    "Is it a good deal?", "Is the hostel better than the hotel?", "Is my CV good enough for a senior role?",
+    "Are there any ways to reduce my energy bill?", "How do I change my email address?",
+    "What should I do about the late fee?"])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 

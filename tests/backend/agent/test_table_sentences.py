@@ -3,13 +3,13 @@ each cell after its column's name, so that the calculator and a quoted answer re
 prices by what they are for."""
 
 import numpy as np
+import pytest
 
 from backend.agent.tools.sentences import table_sentences, text_sentences
 
 BIKES = """Riverside Wheels - Bike Hire Rates 2024
 
 | Bike type            | 1 hour | Half day (4 hrs) | Full day (8 hrs) |
-|----------------------|--------|------------------|------------------|
 | City bike            | €8     | €20              | €30              |
 | E-bike               | €15    | €40              | €60              |
 
@@ -37,8 +37,27 @@ def test_a_table_cut_from_its_header_reads_row_by_row():
 
 
 def test_text_that_is_no_table_is_left_as_it_is():
-    for text in ("Open Mon-Fri | 9am-5pm\nClosed on Sundays.", "a | b\nc | d | e", "No bars at all.\nSecond line."):
+    for text in ("Open Mon-Fri | 9am-5pm\nClosed on Sundays.", "No bars at all.\nSecond line.", "|--|--|\n" * 3):
         assert table_sentences(text) == text
+
+
+@pytest.mark.parametrize("text, want", [
+    # (review) no header: every row is data, none glued into another
+    ("| Monday | 9am - 5pm |\n| Tuesday | 9am - 5pm |\n| Sunday | Closed |",
+     ["Monday: 9am - 5pm.", "Tuesday: 9am - 5pm.", "Sunday: Closed."]),
+    ("Ticket A | valid 1 day\nTicket B | valid 7 days", ["Ticket A: valid 1 day.", "Ticket B: valid 7 days."]),
+    # a short row does not end the table; a single-dash rule is a rule
+    ("| Class | Day | Time |\n|-|-|-:|\n| Yoga | Monday | 7pm |\n| Pilates | Tuesday |\n| Spin | Wednesday | 8pm |",
+     ["Yoga: Day Monday; Time 7pm.", "Pilates: Day Tuesday.", "Spin: Day Wednesday; Time 8pm."]),
+    # a header with no digit over rows with prices, no rule line
+    ("| Service | Small | Large |\n| Full Groom | $55 | $90 |", ["Full Groom: Small $55; Large $90."]),
+    # a header with numbers of its own over rows with prices
+    ("| Service | Small (under 20 lb) | Large (over 50 lb) |\n| Full Groom | $55 | $90 |\n| Nail Trim | $12 | $15 |",
+     ["Full Groom: Small (under 20 lb) $55; Large (over 50 lb) $90.",
+      "Nail Trim: Small (under 20 lb) $12; Large (over 50 lb) $15."]),
+])
+def test_tables_with_and_without_a_header(text, want):
+    assert [s for _, s in text_sentences(text)] == want
 
 
 def test_the_calculator_reads_the_price_of_the_row_and_column_asked():

@@ -30,7 +30,8 @@ results):
   sentence at least search_documents.SENTENCE_SIMILARITY similar (search_documents.passages_about),
   or the message naming his documents ("my documents", "the report", "according to"); a request
   for advice or writing of the model's own (asks_general_request: "Give me 5 tips for ...") only
-  when it names them, or one of the found passages' documents by a word of its file's name.
+  when it names them or refers to a found passage's document (search_documents.refers_to_document:
+  its name, or "the <word of its file's name>").
 """
 
 from __future__ import annotations

@@ -151,21 +151,38 @@ def names_document(text: str, document_name: str) -> bool:
     return bool((named - _FILE_WORDS) & set(re.findall(r"[a-z0-9]+", cue_text(text).lower())))
 
 
+def refers_to_document(text: str, document_name: str) -> bool:
+    """Whether the message `text` refers to the document `document_name`: by the first word of its
+    file's name (its name: "Riverside" of riverside_wheels_bike_hire.txt), or by another word of
+    it after "the", "my", "your", "our", "this" or "that" ("tips in the employee handbook" of
+    employee_handbook.pdf), not by a word naming a kind of thing only ("a regular bike", "a
+    3-course menu")."""
+    named = [w for w in re.split(r"[^a-z0-9]+", document_name.lower())
+             if len(w) >= 4 and not w.isdigit() and w not in _FILE_WORDS]
+    if not named:
+        return False
+    text = cue_text(text).lower()
+    if named[0] in set(re.findall(r"[a-z0-9]+", text)):
+        return True
+    words = "|".join(re.escape(w) for w in named)
+    return re.search(rf"\b(?:the|my|your|our|this|that)\s+(?:[a-z0-9'-]+\s+){{0,2}}?(?:{words})\b", text) is not None
+
+
 def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
     """Whether a message needs the person's documents: it names them, or it is about a passage he
     may read (passages_about: the passage or one of its sentences similar enough), or a passage
     at least MEASURE_SIMILARITY cosine-similar is of a document the message names by its file's
     name (names_document) or holds a measure the message quotes (measures). A request for advice
     or writing of the model's own (routing.asks_general_request: "Give me 5 tips for cycling in a
-    city" beside a bike hire's price list) needs them only when it names them, in words or by a
-    word of a found passage's file name ("tips for my first class at Clayhouse")."""
+    city" beside a bike hire's price list) needs them only when it names them, in words or as a
+    found passage's document (refers_to_document: "tips for my first class at Clayhouse")."""
 
     def relevant(user_id: str, text: str) -> bool:
         if names_documents(text):
             return True
         found, about = passages_about(retriever, user_id, text)
         if asks_general_request(text):
-            return any(names_document(text, source.document_name) for source in found)
+            return any(refers_to_document(text, source.document_name) for source in found)
         if about:
             return True
         found = [source for source in found if _similarity(source) >= MEASURE_SIMILARITY]

@@ -137,15 +137,14 @@ _WHATS = re.compile(r"\bwhats\b(?!\s+(?:up|new)\b)", re.IGNORECASE)
 def asks_fact(question: str) -> bool:
     """Whether `question` asks for one fact ("Who designed the bridge?", "In what year was it
     installed?", "name of the range officer", "does the hostel take cash", "bringing 2 dogs - do I
-    need to pay a deposit?", "emergency number?"), not for a summary, an
-    explanation, a list or a task ("Summarise my notes", "Why did it close?", "What are the
-    steps?", "Write to the people who came", "Can you list the prices?")."""
+    need to pay a deposit?", "emergency number?"), not for a summary, an explanation, a list, a
+    task or an opinion ("Summarise my notes", "Why did it close?", "What are the steps?", "Write
+    to the people who came", "Can you list the prices?", "Is it a good deal?")."""
     text = cue_text(question)
     asks = (_FACT_QUESTION, _NAMED_FACT, _YES_NO, _FACT_NOUN, _WHATS)
     asks_none = (_TASK, _TASK_LATER, _MORE_THAN_A_FACT, _OPINION)
     return (any(pattern.search(text) is not None for pattern in asks)
             and all(pattern.search(text) is None for pattern in asks_none))
-
 
 
 # A footnote or citation mark of the document's own ("[7]", "[2, 3]", as the page links them), not

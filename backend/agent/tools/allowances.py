@@ -122,8 +122,6 @@ def _asked_amounts(question: str) -> dict[str, str]:
 # minutes", "£2.50 per month for every £1,000 of declared value", "$85 per 20 ft".
 _BLOCK = re.compile(rf"{SIGNED_PRICE}\s*(?:[a-z]+\s+){{0,3}}?(?:per|for\s+(?:each|every)|every)\s+"
                     rf"(?:([$€£¥])\s*)?{AMOUNT}(?:[ \t]*([a-z]+))?", re.IGNORECASE)
-_MONEY = re.compile(SIGNED_PRICE)
-
 
 def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:
     """The cost of the amount `question` gives at a price per block of units of the best ranked
@@ -132,7 +130,7 @@ def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:
     -> "2.50 * 8000 / 1000"; an amount that is no whole number of blocks is charged per block
     begun ("ceil(50 / 15) * 20"). [] when no such rate or no amount in its unit."""
     asked = _asked_amounts(question)
-    money = [m.group(1).replace(",", "") for m in _MONEY.finditer(question)]
+    money = [m.group(1).replace(",", "") for m in _PRICE.finditer(question)]
     out: list[str] = []
     for sentence in ranked[:MAX_RANKED]:
         for m in _BLOCK.finditer(sentence):
@@ -143,7 +141,8 @@ def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:
                 amounts = [a for a in money if a != price]
             else:
                 amounts = [asked[_unit(m.group(4))]] if m.group(4) and _unit(m.group(4)) in asked else []
-            for amount in amounts[:1]:
+            if amounts:
+                amount = amounts[0]
                 whole = (Fraction(amount) / Fraction(block)).denominator == 1
                 out.append(f"{price} * {amount} / {block}" if whole else f"ceil({amount} / {block}) * {price}")
     return list(dict.fromkeys(out))

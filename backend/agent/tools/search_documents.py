@@ -143,12 +143,17 @@ _FILE_WORDS = frozenset({"txt", "pdf", "docx", "doc", "md", "markdown", "html", 
                          "draft", "copy", "notes", "file", "document", "new", "old", "version"})
 
 
+def _name_words(document_name: str) -> list[str]:
+    """The words of a file's name of four letters or more, in order, its kind and extension aside
+    ("lumen", "portrait", "studio" of "lumen_portrait_studio.txt")."""
+    return [w for w in re.split(r"[^a-z0-9]+", document_name.lower())
+            if len(w) >= 4 and not w.isdigit() and w not in _FILE_WORDS]
+
+
 def names_document(text: str, document_name: str) -> bool:
     """Whether the message `text` names the document `document_name` by a word of its file's name
-    of four letters or more ("lumen" of "lumen_portrait_studio.txt"), its kind and extension
-    aside."""
-    named = {w for w in re.split(r"[^a-z0-9]+", document_name.lower()) if len(w) >= 4 and not w.isdigit()}
-    return bool((named - _FILE_WORDS) & set(re.findall(r"[a-z0-9]+", cue_text(text).lower())))
+    (_name_words: "lumen" of "lumen_portrait_studio.txt")."""
+    return bool(set(_name_words(document_name)) & set(re.findall(r"[a-z0-9]+", cue_text(text).lower())))
 
 
 def refers_to_document(text: str, document_name: str) -> bool:
@@ -157,8 +162,7 @@ def refers_to_document(text: str, document_name: str) -> bool:
     it after "the", "my", "your", "our", "this" or "that" ("tips in the employee handbook" of
     employee_handbook.pdf), not by a word naming a kind of thing only ("a regular bike", "a
     3-course menu")."""
-    named = [w for w in re.split(r"[^a-z0-9]+", document_name.lower())
-             if len(w) >= 4 and not w.isdigit() and w not in _FILE_WORDS]
+    named = _name_words(document_name)
     if not named:
         return False
     text = cue_text(text).lower()

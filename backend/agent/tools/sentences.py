@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from itertools import zip_longest
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -149,15 +150,16 @@ def table_sentences(text: str) -> str:
                 ruled = True  # the rule under the first row: a header
             j += 1
         if len(rows) < 2:
-            out.extend(lines[i:max(j, i + 1)])  # no table: its lines as they are, read once
-            i = max(j, i + 1)
+            end = max(j, i + 1)
+            out.extend(lines[i:end])  # no table: its lines as they are, read once
+            i = end
             continue
         header = rows[0] if _has_header(rows, ruled) else None
         for row in rows[1:] if header else rows:
             if header is None:
                 cells = [cell for cell in row[1:] if cell]
             else:
-                cells = [f"{name} {cell}".strip() for name, cell in zip(header[1:] + [""] * len(row), row[1:]) if cell]
+                cells = [f"{name} {cell}".strip() for name, cell in zip_longest(header[1:], row[1:], fillvalue="") if cell]
             written = "; ".join(cells)
             sentence = f"{row[0]}: {written}" if row[0] and written else (row[0] or written)
             if sentence:
@@ -359,16 +361,16 @@ def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
     return True
 
 
-def _with_answers(sentences: Sequence[str]) -> list[str]:
-    """`sentences` with each question a document asks itself joined to the sentence after it, its
-    answer ("Power cut or emergency? Call 0800 555 0199, open 24 hours."; "Can I bring my dog?
-    Yes, on a lead."): quoted alone, the question answered nothing (blind set 43)."""
-    out: list[str] = []
-    for sentence in sentences:
-        if out and out[-1].endswith("?") and not sentence.endswith("?"):
-            out[-1] = f"{out[-1]} {sentence}"
+def _with_answers(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(heading, sentence) pairs with each question a document asks itself joined to the sentence
+    after it, its answer ("Power cut or emergency? Call 0800 555 0199, open 24 hours."; "Can I
+    bring my dog? Yes, on a lead."): quoted alone, the question answered nothing (blind set 43)."""
+    out: list[tuple[str, str]] = []
+    for heading, sentence in sentences:
+        if out and out[-1][1].endswith("?") and not sentence.endswith("?"):
+            out[-1] = (heading, f"{out[-1][1]} {sentence}")
         else:
-            out.append(sentence)
+            out.append((heading, sentence))
     return out
 
 
@@ -384,8 +386,7 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
     MIN_QUOTE_SIMILARITY of cosine."""
     found: list[tuple[int, str, str]] = []  # (passage number, heading, sentence)
     for number, label, text in passage_blocks(content):
-        heading, body = passage_heading(label, text)
-        found.extend((number, heading, sentence) for sentence in _with_answers(split_sentences(table_sentences(body))))
+        found.extend((number, heading, sentence) for heading, sentence in _with_answers(text_sentences(text, label)))
     if not found:
         return None
     similarity = _similarities(question, [(h, s) for _, h, s in found], embed)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.agent.answer import asks_fact, quoted_answer
+from backend.agent.answer import UNCALCULATED, asks_fact, needs_calculation, quoted_answer
 from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, split_sentences, states_answer_kind
 from backend.generator import ChatMessage, ToolCall
 
@@ -38,7 +38,11 @@ The tallest animal is a giraffe named Sorrel, who stands 5.4 metres tall. The zo
     "first time at the parlour, bringing 2 dogs - do I need to pay a deposit?",
     "there's 3 of us, can we book the guided river tour?", "if I leave the standard tariff is there an exit fee",
     "Are you open on Mondays? I've got a 2 year old lab", "brightwave emergency number? power's gone out",
-    "whats the latest I can take a bike out"])
+    "whats the latest I can take a bike out",
+    # a yes-or-no question after a condition, whether a thing is still so, how a business charges
+    "If I volunteer for the Oakfield trip do I have to pay? I have 2 kids in the school",
+    "I left a coat at freshfold 3 months ago, is it still there??", "how does inkwell charge for design help time",
+    "how is delivery priced"])
 def test_questions_asking_for_one_fact(question):
     assert asks_fact(question)
 
@@ -66,7 +70,8 @@ def test_questions_asking_for_one_fact(question):
     "hi, can i get help with writing a cover letter", "Can I get a recap of my notes?", "Should I sign the contract?",
     "Is it a good deal?", "Is the hostel better than the hotel?", "Is my CV good enough for a senior role?",
     "Are there any ways to reduce my energy bill?", "How do I change my email address?",
-    "What should I do about the late fee?"])
+    "What should I do about the late fee?", "if you could write me a poem would you?", "how do I charge my phone",
+    "If it rains do you think we should go?"])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 
@@ -218,3 +223,36 @@ def test_a_list_of_one_fact_a_line_is_split_by_its_lines():
     # prose wrapped after a number (a PDF's lines) stays one sentence
     assert split_sentences("The Halvorsen Bridge is 2,340\nmetres long. We walked for 3\nhours.") == [
         "The Halvorsen Bridge is 2,340 metres long.", "We walked for 3 hours."]
+
+
+LAUNDRY = """FreshFold Laundry - Prices
+
+Wash & fold: €2.20 per kg, minimum charge €12. Dry cleaning: shirt €3.50, dress €11.00. Open Monday to Saturday, 7:30am-7pm."""
+
+
+def test_an_amount_the_run_did_not_calculate_is_said_so_before_the_nearest_sentence():
+    # The run searched and planned no calculation: the model, left to answer, wrote about other
+    # documents; the answer says it has no amount and quotes the nearest sentence with its citation.
+    tools = {"search_documents": Search()}
+    content = format_passages([source(LAUNDRY)])
+    answer = quoted_answer(tools, turn("freshfold wash & fold, I have 8 kg of laundry, normal service. price?",
+                                       "search_documents", content))
+    assert answer is not None and answer.startswith(UNCALCULATED + " ") and answer.endswith(" [1]")
+    assert "€2.20 per kg" in answer
+    # A total asked ("... total?") with no number of its own needs a calculation too.
+    total = quoted_answer(tools, turn("a shirt and a dress at freshfold, total?", "search_documents", content))
+    assert total is not None and total.startswith(UNCALCULATED)
+    # A price asked of the document, with no number of its own, is the sentence alone.
+    price = quoted_answer(tools, turn("How much is wash and fold per kg at freshfold?", "search_documents", content))
+    assert price is not None and not price.startswith(UNCALCULATED) and "€2.20 per kg" in price
+
+
+@pytest.mark.parametrize("question, needs", [
+    ("freshfold wash & fold, I have 8 kg of laundry. price?", True),
+    ("how much do I save with the membership?", True),
+    ("what's the total for a shirt and a dress", True),
+    ("How much is wash and fold per kg?", False),
+    ("What time do you open on Saturday?", False),
+    ("I have 8 kg of laundry, when do you open?", False)])
+def test_needs_calculation(question, needs):
+    assert needs_calculation(question, LAUNDRY) is needs

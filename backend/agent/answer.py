@@ -44,15 +44,26 @@ def stating_pattern(value: str) -> str:
     return r"\s*" + _BEFORE + sign + number + _AFTER
 
 
+# An amount of money written with its currency sign ("£35", "$ 3.25", "€0.10").
+_MONEY = re.compile(r"[$€£¥]\s?\d")
+# A value with one decimal place ("177.5").
+_TENTHS = re.compile(r"-?\d+\.\d")
+
+
 def stated_value(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:
     """What the answer must state: ToolSpec.stated_result of the latest tool result in
-    `messages` (after the latest user message), when its tool (by name in `tools`) declares one."""
-    for message in reversed(messages):
-        if message.role == "user":
-            return None
+    `messages` (after the latest user message), when its tool (by name in `tools`) declares one.
+    Money is stated in cents: a value with one decimal place ("177.5") is stated as "177.50" when
+    the question or this turn's tool results write amounts with a currency sign ("£35 each")."""
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    for message in reversed(messages[last_user + 1:]):
         if message.role == "tool" and message.name in tools:
             state = getattr(tools[message.name], "stated_result", None)
-            return state(message.content) if state is not None else None
+            value = state(message.content) if state is not None else None
+            if value is not None and _TENTHS.fullmatch(value) and any(
+                    _MONEY.search(m.content) for m in messages[max(last_user, 0):] if m.role in ("user", "tool")):
+                value += "0"
+            return value
     return None
 
 

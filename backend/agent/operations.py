@@ -111,18 +111,50 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
 # A group counted by its members: "a family of 5", "a household of 4 members".
 _COUNTED_GROUP = re.compile(rf"\b(?:family|household|group|party|team|class|crew|couple|table)\s+of\s+(?!(?:1[0-9]{{3}}|20[0-9]{{2}})$)"
                        rf"{NUMBER}$", _FLAGS)  # "the class of 2024" is no head-count
-# A length naming a thing, no count of it: "a 2 hr session", "the 90-minute class", "a 2-hour lesson"
+# A length naming a thing, no count of it: "a 2 hr session", "the 90-minute class", "a 2hr manual lesson"
 # (not "2 hours of labour", "3 hours tuition").
-_LENGTH_NAMED = re.compile(r"(?:\s*-\s*|\s+)(?:hrs?|hours?|mins?|minutes?)[\s-]+(?:long\s+)?(?:session|class|lesson|slot|tour|"
+_LENGTH_NAMED = re.compile(r"(?:\s*-\s*|\s*)(?:hrs?|hours?|mins?|minutes?)[\s-]+(?:long\s+)?(?:[a-z]+\s+){0,2}?(?:session|class|lesson|slot|tour|"
                            r"course|massage|treatment|ride|game|walk|package|workshop|trip|cruise|flight|appointment|"
                            r"consultation|visit|pass|ticket|party|hire|rental|block)s?\b"
                            r"|-(?:hrs?|hours?|mins?|minutes?)\s+[a-z]", _FLAGS)
 
 
+_DIGITS = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
 def names_a_length(text: str, at: int) -> bool:
-    """Whether the number at `at` of `text` is a length naming a thing ("a 2 hr session"), no count."""
-    number = NUMBER_RE.match(text, at)
+    """Whether the number at `at` of `text` is a length naming a thing ("a 2 hr session", "a 2hr
+    manual lesson"), no count."""
+    number = _DIGITS.match(text, at)
     return number is not None and _LENGTH_NAMED.match(text, number.end()) is not None
+
+
+# A size naming a thing, no count of it: "a 12 inch cake", "the 8-inch", "a 2 litre bottle" (not "3
+# inches of snow", "12 inches long"); sizes() reads them as (number, unit) to match a price's label
+# ("12-inch $80").
+_SIZE_UNITS = {"inch": "inch", "inches": "inch", "in": "inch", '"': "inch", "cm": "cm", "mm": "mm", "litre": "litre",
+               "litres": "litre", "liter": "litre", "liters": "litre", "l": "litre", "ml": "ml", "oz": "oz",
+               "ft": "ft", "foot": "ft", "feet": "ft", "yard": "yard", "yards": "yard", "yd": "yard", "pint": "pint",
+               "pints": "pint", "gallon": "gallon", "gallons": "gallon"}
+_SIZE = re.compile(r"(?<![\w.])([0-9]{1,3}(?:\.[0-9])?)\s*(?:-\s*)?(inch(?:es)?|in\b|\"|cm|mm|lit(?:re|er)s?|l\b|ml|oz|"
+                   r"ft|foot|feet|yards?|yd|pints?|gallons?)(?![a-z])", _FLAGS)
+_SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|ft|foot|feet|yards?|yd|pints?|"
+                         r"gallons?)(?![a-z])[\s-]*(?!(?:of|long|wide|tall|high|deep|thick|across|in|by|x)\b)[a-z(]",
+                         _FLAGS)
+
+
+def names_a_size(text: str, at: int) -> bool:
+    """Whether the number at `at` of `text` is a size naming a thing ("a 12 inch cake", "the
+    10-inch celebration cake"), no count."""
+    number = NUMBER_RE.match(text, at)
+    return number is not None and _SIZE_NAMED.match(text, number.end()) is not None
+
+
+def sizes(text: str) -> set[tuple[str, str]]:
+    """The sizes `text` writes, as (number, unit): "12-inch $80" -> {("12", "inch")}, "a 2 litre
+    bottle" -> {("2", "litre")}."""
+    return {(m.group(1), _SIZE_UNITS.get(m.group(2).lower(), m.group(2).lower().rstrip("s")))
+            for m in _SIZE.finditer(text)}
 
 
 # The word right before a number, and what precedes it (read from at most 60 characters).
@@ -210,6 +242,7 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             group = _COUNTED_GROUP.search(window) is not None or GROUP_OF.search(window) is not None
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
                     and not price and not names_a_year(question, m) and not names_a_length(question, m.start())
+                    and not names_a_size(question, m.start())
                     and not _THRESHOLD_BEFORE.search(question[max(0, m.start() - 30):m.start()])):
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))

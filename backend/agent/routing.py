@@ -119,7 +119,8 @@ _DOCUMENT_WORDS = re.compile(
 # chat messages, on the documents' subjects, searched them and were answered from their passages.
 _GENERAL_REQUEST = re.compile(
     r"\b(?:tips|ideas|suggestions|suggest|brainstorm|poem|haiku|limerick|joke|riddle|in\s+simple\s+terms|"
-    r"explain\s+the\s+difference)\b", re.IGNORECASE)
+    r"explain\s+the\s+difference|explain\s+(?:how|why)|recipes?|(?:easy|quick|simple)\s+(?:dinner|lunch|breakfast|"
+    r"meal|snack|dessert)s?|nervous|anxious|calm\s+down)\b", re.IGNORECASE)
 
 
 def asks_general_request(text: str) -> bool:

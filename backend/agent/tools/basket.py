@@ -17,7 +17,7 @@ import re
 from typing import Sequence
 
 from backend.agent.numerals import SIGNED_PRICE, with_digits
-from backend.agent.operations import asks_cost, asks_difference, asks_total
+from backend.agent.operations import asks_cost, asks_difference, asks_total, names_a_size, sizes
 from backend.agent.party import asks_share_per_person, without_ages
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import is_unit
@@ -94,6 +94,13 @@ def basket_items(question: str) -> list[tuple[str, str]]:
         if _DURATION.match(m.group(2)):
             continue  # "for 3 nights", "2 weeks": how long, not a thing bought
         count = "1" if m.group(1).lower() == "one" else m.group(1)
+        if names_a_size(text, m.start()):  # "a 12 inch cake": one cake of that size, named by it
+            items.append(("1", f"{m.group(1)}-{m.group(2).strip()}"))
+            continue
+        served = _SERVED.search(text[max(0, m.start() - 40):m.start()])
+        if served is not None and _PEOPLE_WORD.match(m.group(2)):  # "coffee for 25 people": 25 coffees
+            items.append((m.group(1), served.group(1).strip()))
+            continue
         of = _OF_THING.match(text, m.end())  # "2 metres of cotton lining": the metres and what they are of
         items.append((count, m.group(2).strip() + (" " + of.group(1).strip() if of else "")))
         more = _ONE_MORE.match(text, of.end() if of else m.end())
@@ -120,18 +127,36 @@ def basket_items(question: str) -> list[tuple[str, str]]:
     return items[:MAX_ITEMS] if len(items) >= 2 and counted else []
 
 
+# Words that name no thing served ("how much for 25 people", "a quote for 12 guests").
+_NOT_SERVED = (r"(?:how|what|much|price|prices|cost|costs|total|quote|booking|book|table|room|space|i|we|it|that|this|"
+               r"is|are|be|need|want|order|get)\b")
+# A thing served to a count of people: "coffee for 25 people", "+ lunch for 12 guests".
+_SERVED = re.compile(rf"(?:^|[,+;:]\s*|\b(?:and|plus|with)\s+)((?:(?!{_STOP}|for\b|{_NOT_SERVED})[a-z][\w'&-]*\s+){{1,3}})"
+                     r"for\s+$", re.IGNORECASE)
+_PEOPLE_WORD = re.compile(r"(?:people|persons?|guests?|attendees|delegates|pax)\b", re.IGNORECASE)
+
+
 # A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters").
-_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-)((?:(?:[a-z][\w-]*|[0-9]{1,3}x[0-9]{1,3})\s+){0,2}[a-z][\w-]*)",
+_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-|(?=[a-z]))((?:(?:[a-z][\w-]*|[0-9]{1,3}x[0-9]{1,3})\s+){0,2}[a-z][\w-]*)",
                            re.IGNORECASE)
+
+
+# Units written short: "a 2hr lesson" counts 2 hours.
+_ABBREVIATED = {"hr": "hour", "h": "hour", "min": "minute", "mn": "minute", "wk": "week", "yr": "year", "mo": "month"}
 
 
 def counts_of(question: str, thing: str) -> list[str]:
     """Every count `question` gives of `thing` (a word), in order: a number before it or before a
     word or two and it, or a word naming the same ("6 A1 posters and 4 A2 posters", "poster" ->
     ["6", "4"]; "2 kids", "child" -> ["2"]); ages are no counts ("I'm 70")."""
-    unit, same = stems(thing), norm_words(thing)
+    unit, same, short = stems(thing), norm_words(thing), thing.lower().rstrip("s")
+
+    def names(word: str) -> bool:
+        bare = word.lower().rstrip("s")
+        return bool(stems(word) & unit or norm_words(word) & same or (len(short) < 3 and bare == short)
+                    or _ABBREVIATED.get(bare, "-") in same)
     return [m.group(1) for m in _COUNT_BEFORE.finditer(without_ages(with_digits(question)))
-            if any(stems(word) & unit or norm_words(word) & same for word in m.group(2).replace("-", " ").split())]
+            if any(names(word) for word in m.group(2).replace("-", " ").split())]
 
 
 def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[str]:
@@ -155,10 +180,34 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
     after = _FOR_THING.match(sentence, prices[i].end())
     if after is not None and not is_unit(after.group(1).split()[0]):  # "$7 for children"; not "€24 per metre"
         return norm_words(" ".join(content_words(after.group(1))[:MAX_THING_WORDS]))
+    labels = labels_after(sentence, prices)
+    if labels:  # "£38 manual, £42 automatic": each price's label after it
+        return norm_words(labels[i])
     own = _ASIDE.sub(" ", sentence[prices[i - 1].end() if i else 0:prices[i].start()])
     clause = next((c for c in reversed(_THING_BREAK.split(own)) if content_words(c)), "")
     words = [w for w in content_words(clause) if w not in _PAYING][-MAX_THING_WORDS:]
     return norm_words(" ".join(words))
+
+
+# A label right after a price, before the next one: "€0.10 single-sided, | €0.15 double-sided".
+_LABEL_AFTER = re.compile(r"\s+(?!(?:per|each|a|an|for|off|more|extra|or|and|surcharge|supplement|fee|plus|with|"
+                          r"from|to|on|at|in|if|when)\b)([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s*"
+                          r"(?:[,;]\s*(?:or\s+|and\s+)?|\s(?:or|and)\s+|[.)]?\s*$)", re.IGNORECASE)
+
+
+def labels_after(sentence: str, prices: Sequence[re.Match[str]]) -> list[str]:
+    """The label of each price of `sentence` (`prices`: its prices) when each is written after its
+    price and the prices follow one another ("Single lesson (1 hour): £38 manual, £42 automatic"
+    -> ["manual", "automatic"]); [] for fewer than two prices, or any price with no such label."""
+    if len(prices) < 2:
+        return []
+    labels = []
+    for i, m in enumerate(prices):
+        label = _LABEL_AFTER.fullmatch(sentence, m.end(), prices[i + 1].start() if i + 1 < len(prices) else len(sentence))
+        if label is None:
+            return []
+        labels.append(label.group(1))
+    return labels
 
 
 # The words before a price read as naming what it buys ("medium (80 balls) $14": "medium").
@@ -171,16 +220,19 @@ _PAYING = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "sold"
 
 
 def _price_of(thing: str, sentences: Sequence[str]) -> str | None:
-    """The price of the documents whose words (naming_words) name `thing` most, then whose own
-    words right before it (thing_words) do, the first of equals; None when no price's words name
-    it."""
-    wanted = norm_words(thing)
-    best: tuple[tuple[int, int], str] | None = None
+    """The price of the documents whose label names `thing`'s size ("12-inch $80" for "12-inch
+    cake"), then whose words (naming_words) name it most, then whose own words right before it
+    (thing_words) do, the first of equals; None when no price's words name it."""
+    wanted, sized = norm_words(thing), sizes(thing)
+    best: tuple[tuple[int, int, int], str] | None = None
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
         for i, m in enumerate(prices):
-            named = (len(wanted & naming_words(sentence, prices, i)), len(wanted & thing_words(sentence, prices, i)))
-            if named[0] and (best is None or named > best[0]):
+            # a size naming it first: "12-inch $80" for a 12 inch cake
+            label = sentence[prices[i - 1].end() if i else 0:m.start()]
+            named = (len(wanted & naming_words(sentence, prices, i)), len(sized & sizes(label)),
+                     len(wanted & thing_words(sentence, prices, i)))
+            if named[0] and (best is None or named[1:2] + named[:1] + named[2:] > best[0][1:2] + best[0][:1] + best[0][2:]):
                 best = (named, m.group(1).replace(",", ""))
     return None if best is None else best[1]
 

@@ -161,8 +161,9 @@ def exception(sentence: str) -> When:
     return When(named_days(excepted), named_spans(excepted)) if excepted else When(None, None)
 
 
-# A second condition of whole days beside a time range: "between 6pm and 8am, and all day on Sundays".
-_ALL_DAY = re.compile(rf"(?<![\s,])(?:,\s*|\s+)(?:(?:and|or)\s+)?all\s+day\s+(?:on\s+)?((?:{_ANY_DAY}|weekends?|weekdays?)"
+# A second condition of whole days beside a time range: "between 6pm and 8am, and all day on Sundays",
+# "Evening lessons starting after 6pm and all Sunday lessons".
+_ALL_DAY = re.compile(rf"(?<![\s,])(?:,\s*|\s+)(?:(?:and|or)\s+)?all\s+(?:day\s+(?:on\s+)?)?((?:{_ANY_DAY}|weekends?|weekdays?)"
                       rf"(?:\s*(?:,|and|or|&)\s*(?:{_ANY_DAY}|weekends?|weekdays?|bank\s+holidays|public\s+holidays))*)",
                       re.IGNORECASE)
 
@@ -198,6 +199,51 @@ def applies(sentence: str, question: str) -> bool | None:
         if not inside:
             return False
     return True
+
+
+# Months: full names, three-letter names in a range ("Jul-Aug"), "Sept".
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_MONTH_NAME = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+               r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_MONTH_RANGE = re.compile(rf"\b{_MONTH_NAME}{_RANGE_WORD}{_MONTH_NAME}\b", re.IGNORECASE)
+# A month named alone: its full name ("in August", "July and August"); "May" capitalised or after
+# "in", "during", ... ("in may"), not the verb ("may I bring a dog").
+_FULL_MONTH = re.compile(r"\b(january|february|march|april|june|july|august|september|october|november|december)\b"
+                         r"|\b(May)\b|\b(?:in|during|for|of|this|next|last|early|late|mid|until|till|from)\s+(may)\b",
+                         re.IGNORECASE)
+
+
+def _month_index(word: str) -> int:
+    word = word.lower().rstrip(".")
+    return next(i for i, name in enumerate(MONTHS) if name.startswith(word[:3]))
+
+
+def named_months(text: str) -> frozenset[int] | None:
+    """The months `text` names (0 = January): "November to March" -> {10, 11, 0, 1, 2}, "Jul-Aug"
+    -> {6, 7}, "April, May and October" -> {3, 4, 9}, "in may" -> {4}; None when it names none
+    ("may I bring a dog": the verb)."""
+    months: set[int] = set()
+    rest = text
+    for match in _MONTH_RANGE.finditer(text):
+        first, last = _month_index(match.group(1)), _month_index(match.group(2))
+        months.update((first + i) % 12 for i in range((last - first) % 12 + 1))
+        rest = rest.replace(match.group(0), " ")
+    for match in _FULL_MONTH.finditer(rest):
+        word = next(g for g in match.groups() if g)
+        if word == "May" or word.lower() != "may" or match.group(3):
+            months.add(_month_index(word))
+    return frozenset(months) if months else None
+
+
+def in_months(clause: str, question: str) -> bool | None:
+    """Whether the price `clause` names applies in the months `question` names: "mid season (April,
+    May and October) €130 per night" for "4 nights in May" -> True, for "in August" -> False;
+    None when either names no month."""
+    asked, named = named_months(question), named_months(clause)
+    if asked is None or named is None:
+        return None
+    return asked <= named
 
 
 def condition_words(sentence: str) -> str:

@@ -3,7 +3,7 @@ card ... 3 hours of labour" over "Students with a valid card get 15% off all lab
 calculator's candidates each times (100 - 15) / 100, first.
 
 A discount is a sentence of the documents with a percentage off ("15% off", "a 20 percent
-discount", "a discount of 10%"); who or what gets it is the sentence's words before the verb
+discount", "a discount of 10%", "at half price"); who or what gets it is the sentence's words before the verb
 granting it ("Groups of more than 10 people receive", "Students with a valid card get"). The
 question claims it when it names who gets it ("I'm a student", "as a group", "my two siblings"),
 or asks for a discount in words ("after the discount", "with the deal") and names something of
@@ -28,7 +28,10 @@ from backend.agent.tools.units import DAY_PARTS, PERIOD_NOUNS, PERIODIC, WEEKDAY
 # "A weekly box subscription saves 10%".
 _OFF = re.compile(rf"(?<![\w.])([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:off\b|discount\b|reduction\b)"
                   rf"|\bsaves?\s+(?:you\s+)?([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
-                  rf"|\b(?:discount|reduction)\s+of\s+([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}", re.IGNORECASE)
+                  rf"|\b(?:discount|reduction)\s+of\s+([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
+                  r"|\b(?:at\s+|for\s+)?half[\s-]+(?:price|off)\b", re.IGNORECASE)  # 50% off
+# The percentage of a discount _OFF found ("half price": 50).
+HALF = "50"
 # The verb granting it: what comes before is who gets it.
 _GRANTED = re.compile(r"\b(?:receive|receives|get|gets|earn|earns|enjoy|enjoys|are|is|pay|pays|qualify|qualifies|"
                       r"gives?)\b", re.IGNORECASE)
@@ -80,7 +83,7 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
         match = _OFF.search(sentence)
         subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED)
         if subject is not None:
-            return next(g for g in match.groups() if g), sentence, subject
+            return next((g for g in match.groups() if g), HALF), sentence, subject
     return None
 
 

@@ -47,7 +47,7 @@ from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits
 from backend.agent.operations import (asks_age, asks_cost, asks_how_many, asks_price, asks_saving, asks_total,
-                                      named_operations, names_an_edition)
+                                      named_operations, names_a_length, names_a_size, names_an_edition)
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
@@ -56,7 +56,8 @@ from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
-                                         price_named, prices_first, reached, surcharged, two_rates, without_amount)
+                                         names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge,
+                                         without_amount)
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
@@ -148,7 +149,8 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
             operands = prices_first(question, sentence, operands, prices)
         own = without_ages(with_digits(question))  # its numbers but an edition's year ("the 2019 fair") and ages
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
-                                   if not names_an_edition(own, m)))[:MAX_NUMBERS]
+                                   if not names_an_edition(own, m) and not names_a_size(own, m.start())
+                                   and not names_a_length(own, m.start())))[:MAX_NUMBERS]
         party = group_size(question)  # "me and my 3 mates": 4
         if party is not None and party not in given:
             given = [party] + given
@@ -241,6 +243,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
+    if out and asks_price(question):  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
+        out = _valid([with_minimum_charge(out[0], [s for _, s in priced], evaluate)] + out, evaluate)
     if (discount or surcharges) and not out and asks_price(question):
         # "what's a standard consultation if it's an out-of-hours call": the price itself
         out = _valid(listed_prices(question, priced, embed), evaluate)
@@ -310,6 +314,8 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
         if related:  # "what percentage of ... did it start with", "how many years after ... was"
             return related[:MAX_CANDIDATES]
     own = set(numbers_in(with_digits(question)))
+    # "a 2hr manual lesson": the sentence pricing a 2-hour lesson first
+    ranked = sorted(ranked, key=lambda pair: not names_asked_length(question, pair[1]))
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
         # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.

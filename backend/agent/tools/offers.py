@@ -303,6 +303,14 @@ def _per_basis(text: str) -> re.Match[str] | None:
     return per
 
 
+def _counts_unit(text: str, unit: str) -> bool:
+    """Whether `text` counts `unit` with a number of its own ("10 shirts" for "shirt"; not "the
+    10 manual lesson block", a bundle named)."""
+    word = re.escape(singular(unit.lower()))
+    return re.search(rf"(?<![\w.,$€£¥-])[0-9]+(?:\s+[a-z]+)?\s+{word}s?\b(?!\s+{_BUNDLE_WORDS})", text,
+                     re.IGNORECASE) is not None
+
+
 def asked_amount(question: str) -> dict[str, Fraction]:
     """The amount `question` asks about: "for 2 weeks" -> {"week": 2}; "12 days a month" ->
     {"day": 12, "month": 1}; "six bought separately" -> {"bought": 6, "item": 6}; "save per crossing"
@@ -311,6 +319,8 @@ def asked_amount(question: str) -> dict[str, Fraction]:
     "the set of six", "the 20-ticket book") are offers, not amounts."""
     text = with_digits(without_rounding(question))
     per = _per_basis(text)
+    if per is not None and _counts_unit(text, per.group(1)):
+        per = None  # "10 shirts ... instead of paying per shirt": the 10 shirts, paid one way or the other
     if per is not None:
         unit = _unit(per.group(1))
         return {unit: Fraction(1)} if unit in TIME_UNITS.values() else {unit: Fraction(1), "item": Fraction(1)}

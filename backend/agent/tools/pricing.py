@@ -21,7 +21,7 @@ from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE
 from backend.agent.operations import names_a_length
 from backend.agent.party import group_size
 from backend.agent.tools.basket import counts_of, norm_words, thing_words
-from backend.agent.tools.conditions import applies, named_days
+from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, least_spend
 from backend.agent.tools.sentences import rank_sentences, stems
 
@@ -62,8 +62,12 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
         # "£45 between 8am and 6pm; £75 between 6pm and 8am, and all day on Sundays" at 9pm: the £75
         clause = _price_clause(sentence, found, i)
         when = applies(clause, question) if len(found) > 1 else None
-        # the conditions first (a day named over a time range only: "all day on Sundays"), then the words
-        rank = 0 if when is None else -1 if not when else 2 if named_days(clause) is not None else 1
+        # "high season (Jul-Aug) £26" for a stay in May: no
+        season = in_months(clause, question) if len(found) > 1 else None
+        if season is not None:
+            when = season if when is None else when and season
+        # the conditions first (a day or a month named over a time range only: "all day on Sundays"), then the words
+        rank = 0 if when is None else -1 if not when else 2 if (named_days(clause) is not None or season) else 1
         score = rank * 10 + len(thing_words(sentence, found, i) & asked)
         # a length naming it: "2 hr session" over "1-hour session: $28 90-minute session: $36 2-hour session: $42"
         label = sentence[found[i - 1].end() if i else 0:m.start()]
@@ -87,6 +91,13 @@ def named_lengths(question: str) -> set[Fraction]:
     class" -> {120, 90}; not "for 2 hours": operations.names_a_length)."""
     return {length for m in _LENGTH.finditer(question) if names_a_length(question, m.start(1))
             for length in _lengths(m.group(0))}
+
+
+def names_asked_length(question: str, sentence: str) -> bool:
+    """Whether `sentence` writes a length the question names a thing by ("2-hour lesson: £72" for
+    "a 2hr manual lesson")."""
+    lengths = named_lengths(question)
+    return bool(lengths and lengths & _lengths(sentence))
 
 
 # Where a price's own conditions end: the next clause ("; ") or the next list entry naming a day
@@ -187,6 +198,27 @@ def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]],
     return added
 
 
+# A least amount charged: "minimum charge £12", "minimum order of $20", "min. charge: €12".
+_MINIMUM_CHARGE = re.compile(r"\bmin(?:imum|\.)?\s+(?:charge|order|fee|spend|price)\b\s*(?:of|is|:)?\s*"
+                             rf"{SIGNED_PRICE}", re.IGNORECASE)
+
+
+def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Callable[[str], Any]) -> str:
+    """`expression` charged at least the minimum of the sentence whose price it uses ("Service
+    wash: £2.80 per kg, minimum charge £12" for 3 kg: "max(12, 2.80 * 3)"); as it is when no
+    sentence holding one of its numbers as a price names a minimum charge, or its value reaches it."""
+    numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))
+    for sentence in sentences:
+        least = _MINIMUM_CHARGE.search(sentence)
+        if least is None:
+            continue
+        minimum = next(g for g in least.groups() if g).replace(",", "")
+        prices = {next(g for g in m.groups() if g).replace(",", "") for m in PRICE.finditer(sentence)} - {minimum}
+        if prices & numbers and _value(expression, evaluate) < Fraction(minimum):
+            return f"max({minimum}, {expression})"
+    return expression
+
+
 def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:
     """The exact value of an expression the calculator accepted."""
     value = evaluate(expression)
@@ -202,7 +234,8 @@ PEOPLE_STEMS = PERSON_STEMS | {"adult", "child", "kid", "children", "student", "
 def count_per(question: str, sentence: str, amount: str) -> str | None:
     """The count `question` gives of the thing an amount of `sentence` is per ("€4 per poster" and
     "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one."""
-    per = re.search(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+|off\s+)?(?:per|each|a|an)\s+([a-z][\w-]*)",
+    per = re.search(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+|off\s+|(?:surcharge|supplement|fee|charge)\s+)?"
+                    r"(?:per|each|a|an)\s+([a-z][\w-]*)",
                     sentence, re.IGNORECASE)
     if per is None:
         return None
@@ -221,7 +254,9 @@ def listed_prices(question: str, sentences: Sequence[tuple[str, str]],
     (basket.thing_words) name most of the question's first ("small (40 balls) $8, medium (80
     balls) $14", asked about a medium bucket -> ["14", "8"]): the price a surcharge or a
     discount the question claims applies to."""
-    for _, sentence in rank_sentences(question, list(sentences), embed):
+    ranked = rank_sentences(question, list(sentences), embed)
+    # "a 2hr manual lesson": the sentence pricing a 2-hour lesson first
+    for _, sentence in sorted(ranked, key=lambda pair: not names_asked_length(question, pair[1])):
         named = named_prices(question, sentence)
         if named:
             return sorted(named, key=lambda price: -named[price])  # equals in the sentence's order

@@ -256,3 +256,30 @@ def test_an_amount_the_run_did_not_calculate_is_said_so_before_the_nearest_sente
     ("I have 8 kg of laundry, when do you open?", False)])
 def test_needs_calculation(question, needs):
     assert needs_calculation(question, LAUNDRY) is needs
+
+
+def test_money_is_stated_in_cents():
+    # "(2 * 35 + 4 * 18) * (100 + 25) / 100 = 177.5" over "Business cards: €35": the answer states
+    # 177.50, as the amount is written; a value with no currency in the turn stays as calculated.
+    from backend.agent.answer import stated_value
+    from backend.agent.tools.calculator import stated_result
+
+    class Calculator:
+        pass
+    Calculator.stated_result = staticmethod(stated_result)
+    tools = {"calculator": Calculator(), "search_documents": Search()}
+    call = ToolCall("c1", "calculator", "{}")
+    priced = [ChatMessage("user", "2 boxes of business cards and 4 posters, rushed. total?"),
+              ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
+              ChatMessage("tool", format_passages([source("Business cards: €35. Poster A1: €18 each.")]),
+                          tool_call_id="c0", name="search_documents"),
+              ChatMessage("assistant", "", tool_calls=(call,)),
+              ChatMessage("tool", "(2 * 35 + 4 * 18) * (100 + 25) / 100 = 177.5", tool_call_id="c1", name="calculator")]
+    assert stated_value(tools, priced) == "177.50"
+    plain = [ChatMessage("user", "what is 355 / 2?"), ChatMessage("assistant", "", tool_calls=(call,)),
+             ChatMessage("tool", "355 / 2 = 177.5", tool_call_id="c1", name="calculator")]
+    assert stated_value(tools, plain) == "177.5"
+    # An earlier turn's prices are not this turn's.
+    assert stated_value(tools, priced[:3] + plain) == "177.5"
+    whole = priced[:4] + [ChatMessage("tool", "2 * 35 = 70", tool_call_id="c1", name="calculator")]
+    assert stated_value(tools, whole) == "70"

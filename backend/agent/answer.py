@@ -17,7 +17,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from backend.agent.numerals import cue_text
-from backend.agent.operations import asks_bill_total, asks_difference, asks_price, numbers_beyond
+from backend.agent.operations import asks_amount, asks_bill_total, asks_difference, numbers_beyond
 from backend.generator import ChatMessage
 
 # The answer step after tool results: any text whose first character that is not a space is not "<".
@@ -177,15 +177,6 @@ _LINK = re.compile(r"!?\[([^\[\]\n]{0,200})\]\([^()\n]{0,500}\)")
 # What the answer says before the quote when the question needed a calculation the program did not
 # plan (no calculator step): the sentence is the nearest fact, not the amount asked.
 UNCALCULATED = "I couldn't work out that amount from your documents. The closest passage says:"
-
-
-# An amount asked by its noun and a question mark: "8 kg of laundry. price?", "... total?".
-_AMOUNT_NOUN = re.compile(r"\b(?:price|cost|total|charge|fee|bill)\s*\?", re.IGNORECASE)
-
-
-def asks_amount(question: str) -> bool:
-    """Whether `question` asks an amount to pay (operations.asks_price, or "price?", "total?")."""
-    return asks_price(question) or _AMOUNT_NOUN.search(cue_text(question)) is not None
 
 
 def needs_calculation(question: str, passages: str) -> bool:

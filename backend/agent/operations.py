@@ -145,9 +145,11 @@ _SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?
 
 def names_a_size(text: str, at: int) -> bool:
     """Whether the number at `at` of `text` is a size naming a thing ("a 12 inch cake", "the
-    10-inch celebration cake"), no count."""
+    10-inch celebration cake"; not "a frame that's 240 cm all the way round"), no count."""
     number = NUMBER_RE.match(text, at)
-    return number is not None and _SIZE_NAMED.match(text, number.end()) is not None
+    return (number is not None and _SIZE_NAMED.match(text, number.end()) is not None
+            and re.search(r"\b(?:a|an|the|one|my|our|his|her|their|each|this|that)\s+$", text[max(0, at - 8):at],
+                          _FLAGS) is not None)
 
 
 def sizes(text: str) -> set[tuple[str, str]]:
@@ -344,6 +346,30 @@ def asks_price(text: str) -> bool:
     if asks_cost(text) or _PRICE_ASKED.search(text) is not None:
         return True
     return any(not _OTHER_MEASURE.match(text, m.start()) for m in _ASKS_QUANTITY.finditer(text))
+
+
+# An amount asked by its noun and a question mark: "8 kg of laundry. price?", "... total?".
+_AMOUNT_NOUN = re.compile(r"\b(?:price|cost|total|charge|fee|bill)\s*\?", _FLAGS)
+
+
+# "total with cleaning", "the total for 3 nights": a bill's total (not "the total area").
+_TOTAL_NOUN = re.compile(r"\btotal\b(?!\s+(?:number|area|length|weight|distance|height|population|count|time|of\s+\d))",
+                         _FLAGS)
+
+
+def asks_money(text: str) -> bool:
+    """Whether `text` asks an amount of money in so many words: a cost ("how much would 3 tickets
+    cost"), a price or a bill by name ("what's the delivery charge?", "price?", "what's the total"),
+    not a quantity ("how much gas")."""
+    cue = cue_text(text)
+    return (asks_cost(cue) or asks_bill_total(cue) or _PRICE_ASKED.search(cue) is not None
+            or _AMOUNT_NOUN.search(cue) is not None or _TOTAL_NOUN.search(cue) is not None)
+
+
+def asks_amount(text: str) -> bool:
+    """Whether `text` asks an amount to pay: asks_price, or its noun and a question mark ("price?",
+    "cost?", "... total?")."""
+    return asks_price(text) or _AMOUNT_NOUN.search(cue_text(text)) is not None
 
 
 # A measure asked that is no amount of money: a distance, a length of time, a size ("how far", "how

@@ -17,7 +17,7 @@ import re
 from typing import Sequence
 
 from backend.agent.numerals import SIGNED_PRICE, with_digits
-from backend.agent.operations import asks_cost, asks_difference, asks_total, names_a_size, sizes
+from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, asks_total, names_a_size, sizes
 from backend.agent.party import asks_share_per_person, without_ages
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import is_unit
@@ -130,6 +130,18 @@ def basket_items(question: str) -> list[tuple[str, str]]:
 # Words that name no thing served ("how much for 25 people", "a quote for 12 guests").
 _NOT_SERVED = (r"(?:how|what|much|price|prices|cost|costs|total|quote|booking|book|table|room|space|i|we|it|that|this|"
                r"is|are|be|need|want|order|get)\b")
+# "(ignore skate hire)", "excluding insurance", "not counting the deposit", "but not tourist tax", "no pets":
+# words the question sets aside.
+SET_ASIDE = re.compile(r"\b(?:ignore|ignoring|excluding|exclude|not\s+counting|without|leave\s+out|leaving\s+out|"
+                       r"not\s+incl(?:uding|\.)?|not|no)\s+([^.?!,;()]{1,60})", re.IGNORECASE)
+
+
+def set_aside_words(question: str) -> set[str]:
+    """The words of what `question` sets aside (SET_ASIDE), as norm_words makes them: "(ignore
+    tourist tax)" -> {"tourist", "tax"}."""
+    return set().union(*(norm_words(m.group(1)) for m in SET_ASIDE.finditer(question)))
+
+
 # A thing served to a count of people: "coffee for 25 people", "+ lunch for 12 guests".
 _SERVED = re.compile(rf"(?:^|[,+;:]\s*|\b(?:and|plus|with)\s+)((?:(?!{_STOP}|for\b|{_NOT_SERVED})[a-z][\w'&-]*\s+){{1,3}})"
                      r"for\s+$", re.IGNORECASE)
@@ -155,8 +167,9 @@ def counts_of(question: str, thing: str) -> list[str]:
         bare = word.lower().rstrip("s")
         return bool(stems(word) & unit or norm_words(word) & same or (len(short) < 3 and bare == short)
                     or _ABBREVIATED.get(bare, "-") in same)
-    return [m.group(1) for m in _COUNT_BEFORE.finditer(without_ages(with_digits(question)))
-            if any(names(word) for word in m.group(2).replace("-", " ").split())]
+    text = without_ages(with_digits(question))
+    return [m.group(1) for m in _COUNT_BEFORE.finditer(text)  # not a size ("a 12 inch cake")
+            if any(names(word) for word in m.group(2).replace("-", " ").split()) and not names_a_size(text, m.start())]
 
 
 def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[str]:
@@ -255,7 +268,8 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     """The total of the things `question` lists at their prices in `sentences` ("2 * 13 + 3 * 8 +
     5 * 4"), or None: not a question asking a cost or a total, one comparing ("how much do I
     save"), fewer than two things, or a thing without a price."""
-    if (not (asks_cost(question) or asks_total(question) or asks_share_per_person(question)) or asks_difference(question)
+    if (not (asks_cost(question) or asks_total(question) or asks_bill_total(question) or asks_share_per_person(question))
+            or asks_difference(question)
             or OTHER_WAY.search(question)):
         return None
     return listed_total(basket_items(question), sentences)

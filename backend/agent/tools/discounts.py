@@ -300,6 +300,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     subject = clause[:granted[-1].start()] if granted else clause
     if granted and _GIVES.fullmatch(granted[-1].group(0)):  # "Membership ... gives | members | a 10% discount": who is after it
         subject += " " + clause[granted[-1].end():]
+    if not stems(subject) and len(parts) > 1 and len(parts[-2].split()) <= 6 and not _PRICED.search(parts[-2]):
+        subject = parts[-2]  # "Express (same day): add £1.00 per kg": the label before the verb names what it is for
     when = applies(sentence, question)
     if when is False or label_named is False:
         return None

@@ -46,16 +46,17 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits
-from backend.agent.operations import (asks_age, asks_cost, asks_how_many, asks_price, asks_saving, asks_total,
+from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_money, asks_how_many, asks_saving, asks_total,
                                       named_operations, names_a_length, names_a_size, names_an_edition)
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
-from backend.agent.tools.basket import basket_expression, counts_of
+from backend.agent.tools.basket import basket_expression, counts_of, norm_words, set_aside_words
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
-from backend.agent.tools.mentions import mentioned_difference, mentioned_total
+from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
+                                         priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge,
                                          without_amount)
 from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
@@ -133,7 +134,7 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
     if templates:
         # a cost, a share per person, what a budget buys: the price's number
         priced = (asks_cost(question) or asks_share_per_person(question) or any(t.startswith("floor(") for t, _ in templates)
-                  or (asks_price(question) and not asks_how_many(question)))  # "how much is a lift-out for my 11 m boat"
+                  or (asks_amount(question) and not asks_how_many(question)))  # "how much is a lift-out for my 11 m boat"
         prices = list(prices_in(sentence)) if priced else []
         if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
             operands = prices_first(question, sentence, operands, prices)
@@ -144,7 +145,7 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))
     else:
-        prices = list(prices_in(sentence)) if asks_price(question) and not asks_how_many(question) else []
+        prices = list(prices_in(sentence)) if asks_amount(question) and not asks_how_many(question) else []
         if prices:  # "how much is a lift-out for my 11 m boat" over "with our 25-tonne hoist: £14 per metre": £14
             operands = prices_first(question, sentence, operands, prices)
         own = without_ages(with_digits(question))  # its numbers but an edition's year ("the 2019 fair") and ages
@@ -243,9 +244,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
-    if out and asks_price(question):  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
+    if out and asks_amount(question):  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         out = _valid([with_minimum_charge(out[0], [s for _, s in priced], evaluate)] + out, evaluate)
-    if (discount or surcharges) and not out and asks_price(question):
+    if (discount or surcharges) and not out and asks_amount(question):
         # "what's a standard consultation if it's an out-of-hours call": the price itself
         out = _valid(listed_prices(question, priced, embed), evaluate)
     if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
@@ -257,6 +258,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # "Orders over €150 get 10% off": only a total over it
         spent = [e for e in out[:MAX_DISCOUNTED] if reached(e, discount[2], evaluate)]
         out = _valid([template.format(e=e, p=discount[0]) for e in spent] + out, evaluate)
+    extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
+    if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
+        out = _valid([" + ".join([out[0]] + extras)] + out, evaluate)
     digits = asked_rounding(question)
     if digits is None or not out:
         return out
@@ -314,8 +318,18 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
         if related:  # "what percentage of ... did it start with", "how many years after ... was"
             return related[:MAX_CANDIDATES]
     own = set(numbers_in(with_digits(question)))
-    # "a 2hr manual lesson": the sentence pricing a 2-hour lesson first
-    ranked = sorted(ranked, key=lambda pair: not names_asked_length(question, pair[1]))
+    # "a 2hr manual lesson": the sentence pricing a 2-hour lesson first; "4 nights" a price per night; not
+    # what the question sets aside ("(ignore tourist tax)")
+    aside = set_aside_words(question)
+    # nor a thing it adds to the bill ("incl the cleaning fee", "we need electric hook up": named_extras)
+    money = asks_money(question)
+    ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), names_extra(question, pair[1]),
+                                              not names_asked_length(question, pair[1]),
+                                              money and not priced_per_count(question, pair[1])))
+    if not templates and money and not asks_how_many(question):
+        # an amount to pay is read from a sentence holding a price ("€130 per night"), not from one
+        # holding none ("The minimum stay is 3 nights, or 7 nights in July and August")
+        ranked = [pair for pair in ranked if prices_in(pair[1])] or ranked
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
         # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.

@@ -19,9 +19,11 @@ from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.numerals import with_digits
-from backend.agent.operations import asks_bill_total, asks_cost, asks_difference
-from backend.agent.tools.basket import MAX_ITEMS, OTHER_WAY, PRICE, counts_of, norm_words, thing_words
-from backend.agent.tools.pricing import count_per
+from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
+from backend.agent.party import group_size
+from backend.agent.tools.basket import (MAX_ITEMS, OTHER_WAY, PRICE, counts_of, norm_words, set_aside_words,
+                                        thing_words)
+from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
 from backend.agent.tools.sentences import content_words
 from backend.agent.tools.units import TIME_UNITS
 
@@ -183,3 +185,105 @@ def mentioned_difference(question: str, sentences: Sequence[str], names: Sequenc
         return None
     dearer, cheaper = sorted((price for _, price in items), key=Fraction, reverse=True)
     return f"{dearer} - {cheaper}"
+
+
+_TOTAL_WORD = re.compile(r"\btotal\b", re.IGNORECASE)
+# Words of a price's name that name no one thing ("A cleaning fee of €60": "cleaning" names it).
+_GENERIC_NAME = frozenset({"fee", "charge", "price", "cost", "rate", "welcome", "additional", "service", "option",
+                           "available", "optional", "also", "just", "only"})
+_PAYING_WORDS = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "paid", "is", "are", "at", "for",
+                           "extra", "add", "adds", "just", "only", "from", "available", "welcome"})
+# Kinds a question's word belongs to: "our dog" is a pet ("Pets are welcome at €15 per pet per night").
+_KIND = {"dog": "pet", "cat": "pet", "puppy": "pet", "kitten": "pet", "rabbit": "pet"}
+# A price's units right after it: "€15 per pet per night", "£5 per night", "€5 per order".
+_UNITS_AFTER = re.compile(r"\s*(?:per|a|an|each)\s+([a-z]+)(?:\s+(?:per|a|an|each)\s+([a-z]+))?", re.IGNORECASE)
+
+
+def named_extras(question: str, sentences: Sequence[str], expression: str) -> list[str]:
+    """The extras a bill asked by `question` adds to `expression` (the price of what it is for): each
+    price of `sentences` that a word of the question names ("incl the cleaning fee" over "A cleaning
+    fee of €60 is charged per stay"; "with our dog" over "Pets are welcome at €15 per pet per night";
+    "we need electric hook up" over "Electric hook-up: £5 per night"), times the question's count of
+    each unit it is per ("3 nights": "15 * 3"); not a price of a sentence whose price `expression`
+    holds already (its others are alternatives: "8-inch $40, 12-inch $70"), nor what
+    the question sets aside ("but not tourist tax"); [] for a question asking no cost or total, or
+    comparing."""
+    if (not (asks_amount(question) or asks_bill_total(question) or _TOTAL_WORD.search(question))
+            or asks_difference(question) or OTHER_WAY.search(question)):
+        return []
+    aside = set_aside_words(question)
+    words = extra_words(question)
+    # the prices it holds already: its first number, and any other that is no count of the question's ("30 * 4"
+    # for 4 nights holds no £4 hook-up; "2 * 5" for 5 scoops at £2 holds the £2)
+    numbers = re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)
+    used = (set(numbers) - set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))) | set(numbers[:1])
+    terms: list[str] = []
+    for sentence in sentences:
+        prices = list(PRICE.finditer(sentence))
+        if any(m.group(1).replace(",", "") in used for m in prices):
+            continue  # the sentence of a price it holds: its others are alternatives ("8-inch $40, 12-inch $70")
+        for i, m in enumerate(prices):
+            amount = m.group(1).replace(",", "")
+            own = _extra_named(sentence, prices, i, words)
+            if amount in used or not own or own & aside:
+                continue
+            factors = [amount]
+            units = _UNITS_AFTER.match(sentence, m.end())
+            for unit in (units.groups() if units else ()):
+                if unit is None:
+                    continue
+                unit_words = norm_words(unit)
+                counts = counts_of(question, unit) or counts_of(question, next(
+                    (k for k, v in _KIND.items() if v in unit_words and k in words), unit))
+                if not counts and stems_people(unit):
+                    counts = [c for c in [group_size(question)] if c is not None]
+                if counts and counts[0] != "1":
+                    factors.append(counts[0])
+            terms.append(" * ".join(factors))
+            used.add(amount)
+    return terms[:MAX_ITEMS]
+
+
+# Words that add a thing to a bill: "incl the cleaning fee", "with our dog", "we need electric hook up",
+# "plus ordering the school packed lunch", "using their pick-up and delivery".
+_ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|bringing|bring|add|adding|using|"
+                   r"and\s+(?:the|a|an|our|my))\b|\+", re.IGNORECASE)
+# The words after such a word that name what it adds.
+_ADDED_WORDS = 6
+
+
+def extra_words(question: str) -> set[str]:
+    """The words (norm_words, a pet's kind too: "dog" -> "pet") `question` names after a word adding
+    a thing to a bill (_ADDS), less what it sets aside ("but not tourist tax")."""
+    words: set[str] = set()
+    for m in _ADDS.finditer(question):
+        after = re.findall(r"[\w'&-]+", question[m.end():m.end() + 80])[:_ADDED_WORDS]
+        words |= norm_words(" ".join(after))
+    words -= set_aside_words(question)
+    return words | {_KIND[w] for w in words if w in _KIND}
+
+
+def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: set[str]) -> set[str]:
+    """The own words of the `i`th price of `sentence` that `words` (extra_words) name; empty for an
+    adjustment ("+$25 per device", "$20 off") or a name of no one thing ("fee")."""
+    m = prices[i]
+    if _ADJUSTMENT_AROUND.search(sentence[max(0, m.start() - 2):m.end() + 5]):
+        return set()
+    # its clause's words before it ("A cleaning fee of", "Gluten-free versions of any platter are available for")
+    clause = re.split(r"[:;,.]\s|[:;]", sentence[prices[i - 1].end() if i else 0:m.start()])
+    before = next((c for c in reversed(clause) if content_words(c)), "")
+    own = norm_words(before) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS
+    return own if own and own <= words else set()  # all its words: "2 sandwich platters" names no "mini pastry platter"
+
+
+def names_extra(question: str, sentence: str) -> bool:
+    """Whether `sentence` prices a thing `question` adds to its bill (extra_words: "incl the cleaning
+    fee" over "A cleaning fee of €60 is charged per stay"): not the price the bill is for."""
+    words = extra_words(question)
+    prices = list(PRICE.finditer(sentence))
+    return bool(words) and any(_extra_named(sentence, prices, i, words) for i in range(len(prices)))
+
+
+def stems_people(unit: str) -> bool:
+    """Whether `unit` names people ("per person", "per adult")."""
+    return bool(norm_words(unit) & PEOPLE_STEMS or unit.lower().rstrip("s") in PEOPLE_STEMS)

@@ -37,7 +37,8 @@ from typing import Sequence
 from backend.agent.numerals import SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_difference
 from backend.agent.rounding import without_rounding
-from backend.agent.tools.basket import OPTIONAL, basket_items, listed_total, naming_words, norm_words, singular
+from backend.agent.tools.basket import (OPTIONAL, SET_ASIDE, basket_items, listed_total, naming_words, norm_words,
+                                        singular)
 from backend.agent.tools.units import PERIODIC, TIME_UNITS
 
 # The most offers read and the most differences offered (each is a candidate of the calculator).
@@ -88,9 +89,6 @@ _OR = re.compile(r"^[^;]{0,30}?\bor\b(?![^;]*\band\b)", re.IGNORECASE)
 _HYPHEN_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                   "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "fifty": 50}
 _HYPHEN_COUNT = re.compile(rf"\b({'|'.join(_HYPHEN_COUNTS)})-(?=[a-z])", re.IGNORECASE)
-# "(ignore skate hire)", "excluding insurance", "not counting the deposit": words the question sets aside.
-_SET_ASIDE = re.compile(r"\b(?:ignore|ignoring|excluding|exclude|not\s+counting|without|leave\s+out|leaving\s+out)\s+"
-                        r"([^.?!,;()]{1,60})", re.IGNORECASE)
 _TRIPS = re.compile(r"\bthere\s+and\s+back\b|\bboth\s+ways\b|\bround\s+trips?\b|\breturn\s+journeys?\b", re.IGNORECASE)
 # The other way a question weighs a price against (operations.asks_difference), and a price asked per unit.
 _ALTERNATIVE = re.compile(r"\b(?:instead\s+of|rather\s+than|than|vs|versus|compared\s+(?:to|with)|over)\b", re.IGNORECASE)
@@ -285,7 +283,7 @@ def offers_in(sentences: Sequence[str], question: str) -> list[Offer]:
 def _stems(text: str) -> set[str]:
     """The question's words as basket's naming words are compared (plurals and synonyms one),
     without the units of time (they say how much, not what)."""
-    text = _SET_ASIDE.sub(" ", text)  # "(ignore skate hire)": no offer's name
+    text = SET_ASIDE.sub(" ", text)  # "(ignore skate hire)": no offer's name
     periods = {f"@{unit}" for word, unit in _PERIODIC.items() if re.search(rf"\b{word}\b", text, re.IGNORECASE)}
     return (norm_words(text) - set(TIME_UNITS) - set(TIME_UNITS.values()) - set(_PERIODIC) - _GENERIC) | periods
 

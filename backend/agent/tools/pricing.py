@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE
 from backend.agent.operations import names_a_length
 from backend.agent.party import group_size
-from backend.agent.tools.basket import counts_of, norm_words, thing_words
+from backend.agent.tools.basket import counts_of, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, least_spend
 from backend.agent.tools.sentences import rank_sentences, stems
@@ -94,10 +94,28 @@ def named_lengths(question: str) -> set[Fraction]:
 
 
 def names_asked_length(question: str, sentence: str) -> bool:
-    """Whether `sentence` writes a length the question names a thing by ("2-hour lesson: £72" for
-    "a 2hr manual lesson")."""
+    """Whether a price of `sentence` is labelled by a length the question names a thing by
+    ("2-hour lesson: £72" for "a 2hr manual lesson"; not "£60 per hour, minimum 1 hour")."""
     lengths = named_lengths(question)
-    return bool(lengths and lengths & _lengths(sentence))
+    if not lengths:
+        return False
+    found = list(PRICE.finditer(sentence))
+    for i, m in enumerate(found):  # a price's own label: "2-hour lesson: £76", not "minimum 1 hour"
+        label = sentence[found[i - 1].end() if i else 0:m.start()]
+        if label.rstrip().endswith(":") and lengths & _lengths(label.split(":")[-2] if label.count(":") > 1 else label):
+            return True
+    return False
+
+
+# A price per a unit: "€130 per night", "£2.80 per kg", "$45 an hour".
+_PRICE_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+([a-z]+)", re.IGNORECASE)
+
+
+def priced_per_count(question: str, sentence: str) -> bool:
+    """Whether `sentence` prices a unit the question counts ("€130 per night" for "4 nights in
+    May", "£2.80 per kg" for "3kg"), not a person (the party is counted elsewhere)."""
+    return any(not stems(m.group(m.lastindex)) & PEOPLE_STEMS and counts_of(question, m.group(m.lastindex))
+               for m in _PRICE_PER.finditer(sentence))
 
 
 # Where a price's own conditions end: the next clause ("; ") or the next list entry naming a day
@@ -118,7 +136,10 @@ def two_rates(question: str, ranked: Sequence[str]) -> list[str]:
     8-metre boat for 6 weeks -> "3.20 * 8 * 6"), of the best ranked sentences `ranked`; [] when
     the question counts either unit once or not at all."""
     out = []
+    aside = set_aside_words(question)  # "(ignore tourist tax)": not "Tourist tax of €1.50 per adult per night"
     for sentence in ranked:
+        if aside & norm_words(sentence):
+            continue
         for m in _TWO_PER.finditer(sentence):
             counts = [_count_of(question, unit) for unit in (m.group(2), m.group(3))]
             if all(c is not None and c != "1" for c in counts):

@@ -125,6 +125,12 @@ def _has_header(rows: list[list[str]], ruled: bool) -> bool:
                         for pattern in (_PRICE_CELL, _DIGIT))
 
 
+# A caption naming what a table's prices are per: "Pitch prices (per night)", "Rates per hour".
+_CAPTION_PER = re.compile(r"\((?:prices?\s+|rates?\s+)?per\s+([a-z]+)\)|\bper\s+([a-z]+)\s*:?\s*$", re.IGNORECASE)
+# A cell that is a price alone ("£24", "$ 3.50"): it takes the caption's unit.
+_PRICE_CELL_ALONE = re.compile(r"^\s*[$€£¥]\s*[0-9][0-9,]*(?:\.[0-9]+)?(?=\s*$)")
+
+
 def table_sentences(text: str) -> str:
     """`text` with each table (two rows or more of "|"-separated cells, a header's rule line among
     them or not) written as one sentence per row, on a line of its own between blank lines. Under
@@ -155,7 +161,11 @@ def table_sentences(text: str) -> str:
             i = end
             continue
         header = rows[0] if _has_header(rows, ruled) else None
+        # "Pitch prices (per night)" over the table: each price of it is per night
+        caption = _CAPTION_PER.search(out[-1]) if out and _cells(out[-1]) is None else None
+        per = f" per {caption.group(1) or caption.group(2)}" if caption else ""
         for row in rows[1:] if header else rows:
+            row = [_PRICE_CELL_ALONE.sub(lambda m: m.group(0) + per, cell) if per else cell for cell in row]
             if header is None:
                 cells = [cell for cell in row[1:] if cell]
             else:

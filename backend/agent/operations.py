@@ -367,9 +367,9 @@ def asks_money(text: str) -> bool:
 
 
 def asks_amount(text: str) -> bool:
-    """Whether `text` asks an amount to pay: asks_price, or its noun and a question mark ("price?",
-    "cost?", "... total?")."""
-    return asks_price(text) or _AMOUNT_NOUN.search(cue_text(text)) is not None
+    """Whether `text` asks an amount to pay or a quantity: asks_price, or money in so many words
+    (asks_money: "price?", "cost?", "total with cleaning")."""
+    return asks_price(text) or asks_money(text)
 
 
 # A measure asked that is no amount of money: a distance, a length of time, a size ("how far", "how

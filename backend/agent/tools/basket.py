@@ -40,7 +40,9 @@ _DURATION = re.compile(r"(?:second|minute|hour|day|night|week|weekend|month|year
 OTHER_WAY = re.compile(r"\b(?:more|less|instead|versus|vs)\b", re.IGNORECASE)
 # Words that name one kind of person or thing in different words.
 _SAME = {"kid": "child", "children": "child", "youngster": "child", "grown-up": "adult", "grownup": "adult",
-         "party": "group", "parties": "group"}
+         "party": "group", "parties": "group", "color": "colour", "mono": "black"}
+# "B&W", "b/w": black and white (a print's colour).
+_BLACK_WHITE = re.compile(r"(?<![a-z])b\s?[&/]\s?w(?![a-z])", re.IGNORECASE)
 
 
 def singular(word: str) -> str:
@@ -57,7 +59,8 @@ def singular(word: str) -> str:
 
 def norm_words(words: str) -> set[str]:
     """The words of `words` (content_words) with plurals and synonyms made one ("loaves" ->
-    "loaf", "kids" -> "child", "passes" -> "pass")."""
+    "loaf", "kids" -> "child", "passes" -> "pass", "color" -> "colour"; "B&W" is "black white")."""
+    words = _BLACK_WHITE.sub(" black white ", words)
     return {_SAME.get(w, _SAME.get(singular(w), singular(w))) for w in content_words(words)}
 
 

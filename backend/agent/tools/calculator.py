@@ -9,8 +9,8 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import NUMBER_RE
-from backend.agent.operations import (asks_bill_total, asks_cost, asks_price, asks_quantity, named_operations,
-                                      numbers_beyond)
+from backend.agent.operations import (asks_bill_total, asks_cost, asks_money, asks_price, asks_quantity,
+                                      named_operations, numbers_beyond)
 from backend.agent.routing import needs_calculation, typed_expression
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
@@ -20,7 +20,7 @@ from backend.agent.tools.mentions import mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
-from backend.agent.tools.pricing import of_named_documents
+from backend.agent.tools.pricing import of_named_documents, priced_per_count
 from backend.agent.tools.sentences import rank_sentences, text_sentences
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, asks_area, implied_conversions,
@@ -133,7 +133,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         related = asks_relation(text)  # "what percentage of ...", "how many years after ... was"
         offers = asks_offers(text)  # "how much do I save ... instead of", "price per hour of the course"
         listed = asks_cost(text) or asks_bill_total(text)  # "what would a midi skip plus a road permit cost altogether"
-        if not (cost or asks_price(text) or asks_quantity(text) or converts or related or offers or listed):
+        money = asks_money(text)  # "... total with cleaning", "cost?"
+        if not (cost or money or asks_price(text) or asks_quantity(text) or converts or related or offers or listed):
             return False
         found = passages(user_id, text)
         if not found:
@@ -142,6 +143,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
             return True
         pairs = [(h, s) for label, t in found for h, s in text_sentences(t, label)]
         sentences = [s for _, s in pairs]
+        if money and any(priced_per_count(text, s) for s in sentences):
+            return True  # "3 nights in january ... total" over "€95 per night"
         if listed and mentioned_total(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs})):
             return True
         if offers and offer_expressions(text, sentences):

@@ -160,7 +160,8 @@ def refers_to_document(text: str, document_name: str) -> bool:
     """Whether the message `text` refers to the document `document_name`: by the first word of its
     file's name (its name: "Riverside" of riverside_wheels_bike_hire.txt), or by another word of
     it after "the", "my", "your", "our", "this" or "that" ("tips in the employee handbook" of
-    employee_handbook.pdf), not by a word naming a kind of thing only ("a regular bike", "a
+    employee_handbook.pdf) that ends what it names (not "my driving test" of
+    clearway_driving_school.txt), not by a word naming a kind of thing only ("a regular bike", "a
     3-course menu")."""
     named = _name_words(document_name)
     if not named:
@@ -169,7 +170,9 @@ def refers_to_document(text: str, document_name: str) -> bool:
     if named[0] in set(re.findall(r"[a-z0-9]+", text)):
         return True
     words = "|".join(re.escape(w) for w in named)
-    return re.search(rf"\b(?:the|my|your|our|this|that)\s+(?:[a-z0-9'-]+\s+){{0,2}}?(?:{words})\b", text) is not None
+    # the file's word ends what is named ("the employee handbook"; not "my driving test")
+    return re.search(rf"\b(?:the|my|your|our|this|that)\s+(?:[a-z0-9'-]+\s+){{0,2}}?(?:{words})\b"
+                     rf"(?!\s+(?!(?:for|of|in|on|at|to|with|from|about|and|or|is|are|was|says?|has)\b)[a-z])", text) is not None
 
 
 def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:

@@ -356,6 +356,11 @@ def _quote_weights(question: str) -> dict[str, float]:
 # sentence that states it in words ("ten minutes", "the island's cooperative") still wins.
 KIND_MARGIN = 0.6
 _ASKS_WHO = re.compile(r"^\W*(?:who|whom|whose|who's)\b|\bby\s+whom\b", re.IGNORECASE)
+# A phone number asked ("whats the phone number", "who do I call", "what number do I ring") and one
+# written: seven digits or more, spaced or dashed ("01947 602 318", "(555) 284-7730", "1-800-555-0178").
+_ASKS_PHONE = re.compile(r"\b(?:phone|telephone|tel|mobile|call|ring|text|contact\s+number)\b", re.IGNORECASE)
+_PHONE = re.compile(r"(?<![\w.,£$€])\+?\(?\d[\d() -]{5,}\d(?![\w.,]\d)")
+_YEARS_SPAN = re.compile(r"(?:1\d|20)\d{2}\s*-\s*(?:(?:1\d|20)\d{2}|\d{2})")  # "2024-2025": no phone
 _ASKS_WHERE = re.compile(r"^\W*where\b|\bwhere\s+(?:is|are|was|were|does|do|did|can|could)\b", re.IGNORECASE)
 _ASKS_CLOCK = re.compile(r"\bwhat\s+time\b|\bat\s+what\s+hour\b", re.IGNORECASE)
 _ASKS_WHEN = re.compile(r"^\W*when\s+(?:is|are|was|were|does|do|did|will|can|could|has|have)\b"
@@ -381,12 +386,16 @@ _PLACE = re.compile(r"\b(?:in|at|to|from|on|of|near|into|outside|inside|beside)\
 
 def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
     """Whether `sentence` holds what `question` asks for, as its wh-words say, beyond what the
-    question (and the passage's heading) already say: who -> a capitalised word after the first;
+    question (and the passage's heading) already say: a phone number asked -> one written; who -> a
+    capitalised word after the first;
     where -> a capitalised place after a preposition; what time -> a clock time; when, what year
     -> a year, a clock time, a month, a weekday or a season; how many, how much, what does ...
     cost -> a number (in digits or words). True for any other question."""
     known = {w.lower() for w in re.findall(r"[\w'-]+", question + " " + heading)}
     numbers = set(_QUESTION_NUMBER.findall(question))
+    if _ASKS_PHONE.search(question):
+        return any(len(re.sub(r"\D", "", m.group(0))) >= 7 and not _YEARS_SPAN.fullmatch(m.group(0).strip())
+                   for m in _PHONE.finditer(sentence))
     if _ASKS_WHO.search(question):
         return any(m.group(0).lower() not in known for m in _NAME.finditer(sentence))
     if _ASKS_WHERE.search(question):
@@ -445,6 +454,8 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
     if not quotable:
         return None
     close = [j for j in quotable if score[j] >= score[quotable[0]] - KIND_MARGIN]
+    if _ASKS_PHONE.search(question):  # a phone number is the passage's own wherever it stands ("Phone: 01947 602 318")
+        close += [j for j in range(len(found)) if found[j][0] == found[quotable[0]][0] and j not in close]
     best = next((j for j in close if states_answer_kind(question, found[j][2], found[j][1])), quotable[0])
     number, _, sentence = found[best]
     if len(sentence) > MAX_QUOTE_CHARS:

@@ -283,3 +283,14 @@ def test_money_is_stated_in_cents():
     assert stated_value(tools, priced[:3] + plain) == "177.5"
     whole = priced[:4] + [ChatMessage("tool", "2 * 35 = 70", tool_call_id="c1", name="calculator")]
     assert stated_value(tools, whole) == "70"
+
+
+def test_a_phone_number_asked_is_quoted_from_the_passage_wherever_it_stands():
+    # Blind set 47: the opening line holding the town's name outranked "Phone: ..." on the next line.
+    shop = ("SUDS LAUNDERETTE - 14 Harbour Road, Whitby\nOpen daily 7am to 10pm. Phone: 01947 602 318\n\n"
+            "Service wash: £2.80 per kg. Duvets: single £14, double £18. Items left over 30 days go to charity.")
+    for question in ("whats the phone number for the launderette in whitby", "who do I call at the launderette",
+                     "what number do I ring about a lost item?"):
+        assert best_sentence(question, result(shop), None) == (1, "Phone: 01947 602 318"), question
+    assert states_answer_kind("what's their phone number?", "Call (555) 284-7730 to book.")
+    assert not states_answer_kind("what's their phone number?", "Season 2024-2025 runs from April.")

@@ -203,13 +203,18 @@ def test_a_question_naming_a_less_similar_document_by_its_file_name_searches_it(
                                   "Suggest 5 names for a small pottery studio by the sea",
                                   "Explain the difference between a tandem and a regular bike in 2 sentences",
                                   "what's a kilowatt-hour, in simple terms?", "any ideas for a 3-course menu?",
-                                  "What's a good 3-course menu for a garden party? just ideas"])
+                                  "What's a good 3-course menu for a garden party? just ideas",
+                                  # blind sets 47-48: "my driving test" names no driving school's document
+                                  "my driving test is on friday and I'm so nervous, how do I calm down beforehand?",
+                                  "Can you explain how a tumble dryer actually dries clothes?",
+                                  "what's an easy dinner I can cook on a single camping stove?"])
 def test_requests_for_advice_or_writing_search_only_documents_they_name(text):
     # Blind sets 43-44: chat messages on the subject of a document (a bike hire's price list) scored
     # above the routing's similarity and were answered from its passages.
     assert asks_general_request(text)
     passage = "City bike: 1 hour €8; Full day €30. Tandem: 1 hour €14. Pottery studio open daily."
-    for name in ("riverside_wheels_bike_hire.txt", "clayhouse_studio_courses.txt", "maple_table_catering_menu.txt"):
+    for name in ("riverside_wheels_bike_hire.txt", "clayhouse_studio_courses.txt", "maple_table_catering_menu.txt",
+                 "clearway_driving_school.txt"):
         relevant = search_documents.spec(FakeRetriever("ann", "", similarity=0.6, text=passage,
                                                        document_name=name)).relevant
         assert not relevant("ann", text)

@@ -17,7 +17,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from backend.agent.numerals import cue_text
-from backend.agent.operations import asks_amount, asks_bill_total, asks_difference, numbers_beyond
+from backend.agent.operations import asks_amount, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
 from backend.generator import ChatMessage
 
 # The answer step after tool results: any text whose first character that is not a space is not "<".
@@ -54,13 +54,15 @@ def stated_value(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> s
     """What the answer must state: ToolSpec.stated_result of the latest tool result in
     `messages` (after the latest user message), when its tool (by name in `tools`) declares one.
     Money is stated in cents: a value with one decimal place ("177.5") is stated as "177.50" when
-    the question or this turn's tool results write amounts with a currency sign ("£35 each")."""
+    the question or this turn's tool results write amounts with a currency sign ("£35 each"), and
+    the question asks no count ("how many hours can I book": 4.5)."""
     last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
     for message in reversed(messages[last_user + 1:]):
         if message.role == "tool" and message.name in tools:
             state = getattr(tools[message.name], "stated_result", None)
             value = state(message.content) if state is not None else None
-            if value is not None and _TENTHS.fullmatch(value) and any(
+            question = messages[last_user].content if last_user >= 0 else ""
+            if value is not None and _TENTHS.fullmatch(value) and not asks_how_many(question) and any(
                     _MONEY.search(m.content) for m in messages[max(last_user, 0):] if m.role in ("user", "tool")):
                 value += "0"
             return value
@@ -179,15 +181,19 @@ _LINK = re.compile(r"!?\[([^\[\]\n]{0,200})\]\([^()\n]{0,500}\)")
 UNCALCULATED = "I couldn't work out that amount from your documents. The closest passage says:"
 
 
-def needs_calculation(question: str, passages: str) -> bool:
-    """Whether `question` asks an amount (asks_amount) that a calculation over `passages` would
-    give: with a total or a difference asked ("what's the total", "... total?", "how much do I
-    save") or with numbers of its own that the passages do not hold ("8 kg of laundry", "for 2
-    adults staying 5 nights")."""
+def needs_calculation(question: str, sentence: str) -> bool:
+    """Whether `question` asks an amount (asks_amount) that the quoted `sentence` does not state: a
+    difference ("how much do I save"), a total of things listed ("a shirt and a dress, total?"), or
+    one with numbers of its own that the sentence does not hold ("8 kg of laundry", "for 2 adults
+    staying 5 nights"); not "What is the total price of a family ticket?"."""
     if not asks_amount(question):
         return False
-    return (asks_bill_total(question) or asks_difference(question) or re.search(r"\btotal\s*\?", question, re.I)
-            is not None or bool(numbers_beyond(question, [passages])))
+    listed = asks_bill_total(question) and _LISTED.search(question) is not None
+    return asks_difference(question) or listed or bool(numbers_beyond(question, [sentence]))
+
+
+# Things listed: "a shirt and a dress", "3 boxes, 2 posters", "coffee + platters".
+_LISTED = re.compile(r"\b(?:and|plus)\b|[,+&]", re.IGNORECASE)
 
 
 def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:
@@ -220,6 +226,6 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
     sentence = _FOOTNOTE.sub("", _LINK.sub(lambda m: m.group(1), sentence)).strip()
     if not sentence or sentence.startswith("<"):  # an answer never begins with a tag (ANSWER_PATTERN)
         return None
-    if needs_calculation(question, last.content):
+    if needs_calculation(question, sentence):
         return f"{UNCALCULATED} {sentence} [{number}]"
     return f"{sentence} [{number}]"

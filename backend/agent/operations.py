@@ -113,10 +113,14 @@ _COUNTED_GROUP = re.compile(rf"\b(?:family|household|group|party|team|class|crew
                        rf"{NUMBER}$", _FLAGS)  # "the class of 2024" is no head-count
 # A length naming a thing, no count of it: "a 2 hr session", "the 90-minute class", "a 2hr manual lesson"
 # (not "2 hours of labour", "3 hours tuition").
-_LENGTH_NAMED = re.compile(r"(?:\s*-\s*|\s*)(?:hrs?|hours?|mins?|minutes?)[\s-]+(?:long\s+)?(?:[a-z]+\s+){0,2}?(?:session|class|lesson|slot|tour|"
-                           r"course|massage|treatment|ride|game|walk|package|workshop|trip|cruise|flight|appointment|"
-                           r"consultation|visit|pass|ticket|party|hire|rental|block)s?\b"
+_NAMED_BY_LENGTH = (r"(?:session|class|lesson|slot|tour|course|massage|treatment|ride|game|walk|package|workshop|trip|"
+                    r"cruise|flight|appointment|consultation|visit|pass|ticket|party|hire|rental|block)s?\b")
+_LENGTH_NAMED = re.compile(r"(?:\s*-\s*|\s*)(?:hrs?|hours?|mins?|minutes?)[\s-]+(?:long\s+)?" + _NAMED_BY_LENGTH +
                            r"|-(?:hrs?|hours?|mins?|minutes?)\s+[a-z]", _FLAGS)
+# After "a", "the", ...: words may stand between ("a 2hr manual lesson"; not "2 hours of kayak hire").
+_LENGTH_NAMED_AFTER_ARTICLE = re.compile(r"(?:\s*-\s*|\s*)(?:hrs?|hours?|mins?|minutes?)[\s-]+(?:long\s+)?"
+                                         r"(?:(?!of\b|for\b|in\b|on\b|at\b)[a-z]+\s+){0,2}?" + _NAMED_BY_LENGTH, _FLAGS)
+_ARTICLE_BEFORE = re.compile(r"\b(?:a|an|the|one|my|our|each|this|that)\s+$", _FLAGS)
 
 
 _DIGITS = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -126,7 +130,12 @@ def names_a_length(text: str, at: int) -> bool:
     """Whether the number at `at` of `text` is a length naming a thing ("a 2 hr session", "a 2hr
     manual lesson"), no count."""
     number = _DIGITS.match(text, at)
-    return number is not None and _LENGTH_NAMED.match(text, number.end()) is not None
+    if number is None:
+        return False
+    if _LENGTH_NAMED.match(text, number.end()) is not None:
+        return True
+    return (_ARTICLE_BEFORE.search(text[max(0, at - 8):at]) is not None
+            and _LENGTH_NAMED_AFTER_ARTICLE.match(text, number.end()) is not None)
 
 
 # A size naming a thing, no count of it: "a 12 inch cake", "the 8-inch", "a 2 litre bottle" (not "3
@@ -148,8 +157,7 @@ def names_a_size(text: str, at: int) -> bool:
     10-inch celebration cake"; not "a frame that's 240 cm all the way round"), no count."""
     number = NUMBER_RE.match(text, at)
     return (number is not None and _SIZE_NAMED.match(text, number.end()) is not None
-            and re.search(r"\b(?:a|an|the|one|my|our|his|her|their|each|this|that)\s+$", text[max(0, at - 8):at],
-                          _FLAGS) is not None)
+            and _ARTICLE_BEFORE.search(text[max(0, at - 8):at]) is not None)
 
 
 def sizes(text: str) -> set[tuple[str, str]]:
@@ -163,7 +171,7 @@ def sizes(text: str) -> set[tuple[str, str]]:
 _WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
-_TOTAL = re.compile(r"\b(?:in\s+total|altogether|combined)\b", _FLAGS)
+_TOTAL = re.compile(r"\b(?:in\s+total|altogether|all\s+together|combined)\b", _FLAGS)
 # The total of a bill asked: "what's the total", "... total?" at the end (besides _TOTAL).
 _BILL_TOTAL = re.compile(r"\btotal[\s?]*$|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the|my|our)\s+total\b"
                          r"(?!\s+(?:number|area|length|weight|distance|height|population|count)\b)", _FLAGS)
@@ -352,9 +360,10 @@ def asks_price(text: str) -> bool:
 _AMOUNT_NOUN = re.compile(r"\b(?:price|cost|total|charge|fee|bill)\s*\?", _FLAGS)
 
 
-# "total with cleaning", "the total for 3 nights": a bill's total (not "the total area").
-_TOTAL_NOUN = re.compile(r"\btotal\b(?!\s+(?:number|area|length|weight|distance|height|population|count|time|of\s+\d))",
-                         _FLAGS)
+# "total with cleaning", "the total for 3 nights": a bill's total (not "the total area"); "price after the
+# long stay discount".
+_TOTAL_NOUN = re.compile(r"\btotal\b(?!\s+(?:number|area|length|weight|distance|height|population|count|time|of\s+\d))"
+                         r"|\b(?:price|cost)\s+(?:after|with|incl\w*|before|for)\b", _FLAGS)  # "price after the discount"
 
 
 def asks_money(text: str) -> bool:
@@ -379,6 +388,21 @@ _OTHER_MEASURE = re.compile(
     r"how\s+(?:long|old|tall|high|far|heavy|big|wide|deep|large)\b"
     r"|how\s+much\s+(?:advance\s+)?(?:notice|warning|time|space|room|water|weight|luggage|baggage|storage|data|"
     r"memory|leave|sleep|food|fuel|petrol|power|flour|sugar|milk)\b", _FLAGS)
+
+
+# A limit the documents set, asked with the asker's own numbers beside it ("I've been a member for 2
+# years - how much notice do I have to give?", "How far do you deliver for free? We're 8 miles away",
+# "Up to how many days before the class can I cancel?"): the document's number, no calculation.
+_POLICY_LIMIT = re.compile(r"\bhow\s+much\s+(?:advance\s+)?(?:notice|warning)\b"
+                           r"|\bhow\s+far\s+(?:do|does|will|can|would)\s+\w+\s+(?:deliver|travel|come|go|cover)\b"
+                           r"|\bup\s+to\s+how\s+(?:many|much|long|far)\b"
+                           r"|\bhow\s+many\s+(?:days|hours|weeks)(?:'|\s+of)?\s+(?:notice|in\s+advance|before)\b", _FLAGS)
+
+
+def asks_policy_limit(text: str) -> bool:
+    """Whether `text` asks a limit the documents set (_POLICY_LIMIT: notice, delivery distance,
+    how many days before), not an amount of money."""
+    return _POLICY_LIMIT.search(cue_text(text)) is not None and not asks_money(text)
 
 
 def asks_how_many(text: str) -> bool:

@@ -119,8 +119,10 @@ _DOCUMENT_WORDS = re.compile(
 # chat messages, on the documents' subjects, searched them and were answered from their passages.
 _GENERAL_REQUEST = re.compile(
     r"\b(?:tips|ideas|suggestions|suggest|brainstorm|poem|haiku|limerick|joke|riddle|in\s+simple\s+terms|"
-    r"explain\s+the\s+difference|explain\s+(?:how|why)|recipes?|(?:easy|quick|simple)\s+(?:dinner|lunch|breakfast|"
-    r"meal|snack|dessert)s?|nervous|anxious|calm\s+down)\b", re.IGNORECASE)
+    r"explain\s+the\s+difference|explain\s+(?:how|why)\s+(?:a|an|some|people|you|we|i)|(?:a|some|any)\s+recipes?|"
+    r"recipes?\s+(?:for|with|ideas?)|(?:easy|quick|simple)\s+(?:dinner|lunch|breakfast|meal|snack|dessert)s?|"
+    r"calm\s+(?:down|my\s+nerves))\b"
+    r"|^\W*(?:what|which)\s+(?:[a-z-]+\s+){1,2}(?:is|are)\s+(?:good|best)\s+for\b", re.IGNORECASE)
 
 
 def asks_general_request(text: str) -> bool:

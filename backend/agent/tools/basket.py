@@ -136,13 +136,18 @@ _NOT_SERVED = (r"(?:how|what|much|price|prices|cost|costs|total|quote|booking|bo
 # "(ignore skate hire)", "excluding insurance", "not counting the deposit", "but not tourist tax", "no pets":
 # words the question sets aside.
 SET_ASIDE = re.compile(r"\b(?:ignore|ignoring|excluding|exclude|not\s+counting|without|leave\s+out|leaving\s+out|"
-                       r"not\s+incl(?:uding|\.)?|not|no)\s+([^.?!,;()]{1,60})", re.IGNORECASE)
+                       r"not\s+incl(?:uding|\.)?)\s+([^.?!,;()]{1,60})"
+                       # "but not tourist tax", "no pets": a thing named right after (not "not sure", "no idea")
+                       r"|\b(?:not|no)\s+(?!(?:sure|certain|too|very|really|quite|that|so|yet|now|able|going|idea|clue|"
+                       r"problem|worries|rush|need|way|longer|more|one|matter|later|earlier|until|before|after|a|an|"
+                       r"member|members|i|we|you|it|is|are|be|been)\b)((?:the\s+)?[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)",
+                       re.IGNORECASE)
 
 
 def set_aside_words(question: str) -> set[str]:
     """The words of what `question` sets aside (SET_ASIDE), as norm_words makes them: "(ignore
     tourist tax)" -> {"tourist", "tax"}."""
-    return set().union(*(norm_words(m.group(1)) for m in SET_ASIDE.finditer(question)))
+    return set().union(*(norm_words(m.group(1) or m.group(2)) for m in SET_ASIDE.finditer(question)))
 
 
 # A thing served to a count of people: "coffee for 25 people", "+ lunch for 12 guests".
@@ -152,7 +157,7 @@ _PEOPLE_WORD = re.compile(r"(?:people|persons?|guests?|attendees|delegates|pax)\
 
 
 # A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters").
-_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-|(?=[a-z]))((?:(?:[a-z][\w-]*|[0-9]{1,3}x[0-9]{1,3})\s+){0,2}[a-z][\w-]*)",
+_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{1,3}x[0-9]{1,3})\s+){0,2}[a-z][\w-]*)",
                            re.IGNORECASE)
 
 
@@ -275,7 +280,39 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
             or asks_difference(question)
             or OTHER_WAY.search(question)):
         return None
-    return listed_total(basket_items(question), sentences)
+    items: list[tuple[str, str]] = []
+    for count, thing in basket_items(question):
+        if count == OPTIONAL and items and _one_name(items[-1][1], thing, sentences):
+            continue  # "4kg wash and fold" over "Wash & fold: £2.50 per kg": one thing, named with "and"
+        items.append((count if not _served(question, count, thing) or _per_person(thing, sentences) else "1", thing))
+    return listed_total(items, sentences) if len(items) >= 2 else None
+
+
+def _one_name(before: str, thing: str, sentences: Sequence[str]) -> bool:
+    """Whether `before`'s last word, "and" or "&", and `thing`'s first word name one thing of
+    `sentences` ("wash" and "fold": "Wash & fold: £2.50 per kg")."""
+    last, first = before.split()[-1], thing.split()[0]
+    pattern = re.compile(rf"\b{re.escape(last)}\s*(?:and|&)\s*{re.escape(first)}\b", re.IGNORECASE)
+    return any(pattern.search(sentence) for sentence in sentences)
+
+
+def _served(question: str, count: str, thing: str) -> bool:
+    """Whether `question` counts `thing` by the people it serves ("coffee for 25 people")."""
+    return re.search(rf"{re.escape(thing)}\s+for\s+{re.escape(count)}\s+{_PEOPLE_WORD.pattern}", question,
+                     re.IGNORECASE) is not None
+
+
+# A price per head: "$2.50 per person", "£8 a head", "€5 per guest".
+_PER_HEAD = re.compile(r"\s*(?:per|a|an|each)\s+(?:person|head|guest|adult|pax|attendee|delegate)\b|\s*pp\b|\s+each\b",
+                       re.IGNORECASE)
+
+
+def _per_person(thing: str, sentences: Sequence[str]) -> bool:
+    """Whether the price of `thing` in `sentences` (_price_of) is per person ("Coffee for groups:
+    $2.50 per person"; not "Boat hire: £90 per day", the boat's whatever the party)."""
+    price = _price_of(thing, sentences)
+    return price is not None and any(m.group(1).replace(",", "") == price and _PER_HEAD.match(sentence, m.end())
+                                     for sentence in sentences for m in PRICE.finditer(sentence))
 
 
 def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str]) -> str | None:

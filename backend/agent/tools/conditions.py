@@ -163,9 +163,10 @@ def exception(sentence: str) -> When:
 
 # A second condition of whole days beside a time range: "between 6pm and 8am, and all day on Sundays",
 # "Evening lessons starting after 6pm and all Sunday lessons".
-_ALL_DAY = re.compile(rf"(?<![\s,])(?:,\s*|\s+)(?:(?:and|or)\s+)?all\s+(?:day\s+(?:on\s+)?)?((?:{_ANY_DAY}|weekends?|weekdays?)"
-                      rf"(?:\s*(?:,|and|or|&)\s*(?:{_ANY_DAY}|weekends?|weekdays?|bank\s+holidays|public\s+holidays))*)",
-                      re.IGNORECASE)
+_ALL_DAY = re.compile(rf"(?<![\s,])(?:,\s*|\s+)(?:(?:and|or)\s+)?all\s+day\s+(?:on\s+)?((?:{_ANY_DAY}|weekends?|weekdays?)"
+                      rf"(?:\s*(?:,|and|or|&)\s*(?:{_ANY_DAY}|weekends?|weekdays?|bank\s+holidays|public\s+holidays))*)"
+                      # "and all Sunday lessons": a day's name before what it is of (not "on all weekdays")
+                      rf"|(?<![\s,])\s+(?:and|or)\s+all\s+((?:{_FULL_DAY})(?=\s+[a-z]))", re.IGNORECASE)
 
 
 def applies(sentence: str, question: str) -> bool | None:
@@ -177,7 +178,7 @@ def applies(sentence: str, question: str) -> bool | None:
     asked = asked_when(question)
     whole = _ALL_DAY.search(sentence)
     if whole is not None:  # "£75 between 6pm and 8am, and all day on Sundays": either
-        days = named_days(whole.group(1))
+        days = named_days(whole.group(1) or whole.group(whole.lastindex))
         if days is not None and asked.days is not None and asked.days <= days:
             return True
         sentence = sentence[:whole.start()] + " " + sentence[whole.end():]
@@ -206,12 +207,17 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
           "november", "december")
 _MONTH_NAME = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
                r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
-_MONTH_RANGE = re.compile(rf"\b{_MONTH_NAME}{_RANGE_WORD}{_MONTH_NAME}\b", re.IGNORECASE)
-# A month named alone: its full name ("in August", "July and August"); "May" capitalised or after
-# "in", "during", ... ("in may"), not the verb ("may I bring a dog").
+# A day or a part of the month before a month's name: "1 June", "mid-May", "the 3rd of".
+_MONTH_DAY = r"(?:(?:the\s+)?[0-9]{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?|(?:mid|early|late|end\s+of)[\s-]+)?"
+_MONTH_RANGE = re.compile(rf"\b{_MONTH_DAY}{_MONTH_NAME}{_RANGE_WORD}{_MONTH_DAY}{_MONTH_NAME}\b", re.IGNORECASE)
+# A month named alone: its full name ("in August", "July and August"); "May" capitalised (not "May we
+# stay ...?") or after "in", "during", ... ("in may"), not the verb ("may I bring a dog"); a short name
+# after "in", "during", ... ("in Aug", "in sept").
 _FULL_MONTH = re.compile(r"\b(january|february|march|april|june|july|august|september|october|november|december)\b"
-                         r"|\b(May)\b|\b(?:in|during|for|of|this|next|last|early|late|mid|until|till|from)\s+(may)\b",
-                         re.IGNORECASE)
+                         r"|\b(May)\b(?!\s+(?:i|we|you|they|he|she|it|my|our|the|a|an|one|someone|guests?|children|"
+                         r"dogs?|pets?)\b)"
+                         r"|\b(?:in|during|for|of|this|next|last|early|late|mid|until|till|from)[\s-]+"
+                         r"(may|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b\.?", re.IGNORECASE)
 
 
 def _month_index(word: str) -> int:
@@ -219,6 +225,7 @@ def _month_index(word: str) -> int:
     return next(i for i, name in enumerate(MONTHS) if name.startswith(word[:3]))
 
 
+@functools.lru_cache(maxsize=256)
 def named_months(text: str) -> frozenset[int] | None:
     """The months `text` names (0 = January): "November to March" -> {10, 11, 0, 1, 2}, "Jul-Aug"
     -> {6, 7}, "April, May and October" -> {3, 4, 9}, "in may" -> {4}; None when it names none

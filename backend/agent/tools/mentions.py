@@ -208,8 +208,7 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
     holds already (its others are alternatives: "8-inch $40, 12-inch $70"), nor what
     the question sets aside ("but not tourist tax"); [] for a question asking no cost or total, or
     comparing."""
-    if (not (asks_amount(question) or asks_bill_total(question) or _TOTAL_WORD.search(question))
-            or asks_difference(question) or OTHER_WAY.search(question)):
+    if not _asks_bill(question):
         return []
     aside = set_aside_words(question)
     words = extra_words(question)
@@ -276,10 +275,17 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
     return own if own and own <= words else set()  # all its words: "2 sandwich platters" names no "mini pastry platter"
 
 
+def _asks_bill(question: str) -> bool:
+    """Whether `question` asks what a bill comes to (an amount or a total), comparing nothing ("how
+    much extra is it to bring my dog": the dog's price alone)."""
+    return bool((asks_amount(question) or asks_bill_total(question) or _TOTAL_WORD.search(question))
+                and not asks_difference(question) and not OTHER_WAY.search(question))
+
+
 def names_extra(question: str, sentence: str) -> bool:
     """Whether `sentence` prices a thing `question` adds to its bill (extra_words: "incl the cleaning
     fee" over "A cleaning fee of €60 is charged per stay"): not the price the bill is for."""
-    words = extra_words(question)
+    words = extra_words(question) if _asks_bill(question) else set()
     prices = list(PRICE.finditer(sentence))
     return bool(words) and any(_extra_named(sentence, prices, i, words) for i in range(len(prices)))
 

@@ -317,7 +317,9 @@ def asked_amount(question: str) -> dict[str, Fraction]:
     "the set of six", "the 20-ticket book") are offers, not amounts."""
     text = with_digits(without_rounding(question))
     per = _per_basis(text)
-    if per is not None and _counts_unit(text, per.group(1)):
+    paying = r"\b(?:pay|paying|paid|buying|charged)\s+(?:\w+\s+)?"
+    if (per is not None and (re.match(paying, per.group(0), re.I) or re.search(paying + "$", text[:per.start()], re.I))
+            and _counts_unit(text, per.group(1))):
         per = None  # "10 shirts ... instead of paying per shirt": the 10 shirts, paid one way or the other
     if per is not None:
         unit = _unit(per.group(1))

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE
 from backend.agent.operations import names_a_length
 from backend.agent.party import group_size
-from backend.agent.tools.basket import counts_of, norm_words, set_aside_words, thing_words
+from backend.agent.tools.basket import counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, least_spend
 from backend.agent.tools.sentences import rank_sentences, stems
@@ -51,11 +51,17 @@ def prices_first(question: str, sentence: str, operands: Sequence[str], prices: 
     return sorted(ordered, key=lambda a: -named.get(a, 0))
 
 
+# The most prices of one sentence read for what names them (a longer "sentence" is a run-on list; each
+# price's clause is read against the others: quadratic).
+MAX_NAMED_PRICES = 40
+
+
 def named_prices(question: str, sentence: str) -> dict[str, int]:
     """Each price of `sentence` -> how many of the question's words its own words name
     (basket.thing_words)."""
-    found = list(PRICE.finditer(sentence))
+    found = list(PRICE.finditer(sentence))[:MAX_NAMED_PRICES]
     asked, lengths = norm_words(question), named_lengths(question)
+    after = labels_after(sentence, found)
     named: dict[str, int] = {}
     for i, m in enumerate(found):
         price = next(g for g in m.groups() if g).replace(",", "")
@@ -70,7 +76,8 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
         rank = 0 if when is None else -1 if not when else 2 if (named_days(clause) is not None or season) else 1
         score = rank * 10 + len(thing_words(sentence, found, i) & asked)
         # a length naming it: "2 hr session" over "1-hour session: $28 90-minute session: $36 2-hour session: $42"
-        label = sentence[found[i - 1].end() if i else 0:m.start()]
+        # (labels after the prices, "2-hour lesson: £76 manual, £84 automatic": the line's own label names each)
+        label = sentence[found[i - 1].end() if i and not after else 0:m.start() if not after else found[0].start()]
         if lengths and label.rstrip().endswith(":") and lengths & _lengths(label.split(":")[-2] if label.count(":") > 1
                                                                             else label):
             score += 3
@@ -111,11 +118,21 @@ def names_asked_length(question: str, sentence: str) -> bool:
 _PRICE_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+([a-z]+)", re.IGNORECASE)
 
 
+# A count that is a bound, not an amount bought: "taller than 2 metres", "less than 48 hours", "up to 3 kg".
+_THRESHOLD_COUNT = re.compile(r"\b(?:taller|shorter|longer|bigger|smaller|heavier|lighter|more|less|fewer|over|under|"
+                              r"above|below)\s+than\s+[0-9]+|\b(?:over|under|above|below|up\s+to|at\s+least|at\s+most|"
+                              r"within)\s+[0-9]+", re.IGNORECASE)
+
+
 def priced_per_count(question: str, sentence: str) -> bool:
     """Whether `sentence` prices a unit the question counts ("€130 per night" for "4 nights in
-    May", "£2.80 per kg" for "3kg"), not a person (the party is counted elsewhere)."""
-    return any(not stems(m.group(m.lastindex)) & PEOPLE_STEMS and counts_of(question, m.group(m.lastindex))
-               for m in _PRICE_PER.finditer(sentence))
+    May", "£2.80 per kg" for "3kg"), not a person (the party is counted elsewhere), not by a bound
+    ("hedges taller than 2 metres"), nor a rate the question asks itself ("what do you charge per
+    metre")."""
+    own = _THRESHOLD_COUNT.sub(" ", question)  # "hedges taller than 2 metres", "less than 48 hours' notice"
+    return any(not stems(unit) & PEOPLE_STEMS and counts_of(own, unit)
+               and not re.search(rf"\bper\s+{re.escape(unit)}", question, re.IGNORECASE)  # the rate itself asked
+               for unit in (m.group(m.lastindex) for m in _PRICE_PER.finditer(sentence)))
 
 
 # Where a price's own conditions end: the next clause ("; ") or the next list entry naming a day
@@ -219,25 +236,47 @@ def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]],
     return added
 
 
-# A least amount charged: "minimum charge £12", "minimum order of $20", "min. charge: €12".
-_MINIMUM_CHARGE = re.compile(r"\bmin(?:imum|\.)?\s+(?:charge|order|fee|spend|price)\b\s*(?:of|is|:)?\s*"
+# A least amount charged: "minimum charge £12", "min. charge: €12" (not "minimum order £20 for delivery",
+# "a minimum spend of £30": conditions of something else).
+_MINIMUM_CHARGE = re.compile(r"\bmin(?:imum|\.)?\s+(?:charge|fee|price)\b\s*(?:of|is|:)?\s*"
                              rf"{SIGNED_PRICE}", re.IGNORECASE)
 
 
+def _terms(expression: str) -> list[str]:
+    """The terms of `expression` added at its top level, outside brackets ("3 * 1.50 + (2 * 2.50)"
+    -> ["3 * 1.50", "(2 * 2.50)"])."""
+    terms, depth, start = [], 0, 0
+    for i, ch in enumerate(expression):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and expression.startswith(" + ", i):
+            terms.append(expression[start:i])
+            start = i + 3
+    return terms + [expression[start:]]
+
+
 def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Callable[[str], Any]) -> str:
-    """`expression` charged at least the minimum of the sentence whose price it uses ("Service
-    wash: £2.80 per kg, minimum charge £12" for 3 kg: "max(12, 2.80 * 3)"); as it is when no
-    sentence holding one of its numbers as a price names a minimum charge, or its value reaches it."""
-    numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))
-    for sentence in sentences:
-        least = _MINIMUM_CHARGE.search(sentence)
-        if least is None:
-            continue
-        minimum = next(g for g in least.groups() if g).replace(",", "")
-        prices = {next(g for g in m.groups() if g).replace(",", "") for m in PRICE.finditer(sentence)} - {minimum}
-        if prices & numbers and _value(expression, evaluate) < Fraction(minimum):
-            return f"max({minimum}, {expression})"
-    return expression
+    """`expression` with each of its added terms that uses the price of a sentence naming a minimum
+    charge charged at least that ("Service wash: £2.80 per kg, minimum charge £12" for 3 kg:
+    "max(12, 2.80 * 3)"; "3 * 1.50 + 2.50 * 2" -> "3 * 1.50 + max(10, 2.50 * 2)"); as it is when
+    no such term falls below its minimum."""
+    if "/" in expression or " - " in expression:
+        return expression  # a share, a rate or a difference: left as it is
+    terms = _terms(expression)
+    out = []
+    for term in terms:
+        numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", term))
+        for sentence in sentences:
+            least = _MINIMUM_CHARGE.search(sentence)
+            if least is None:
+                continue
+            minimum = next(g for g in least.groups() if g).replace(",", "")
+            prices = {next(g for g in m.groups() if g).replace(",", "") for m in PRICE.finditer(sentence)} - {minimum}
+            if prices & numbers and _value(term, evaluate) < Fraction(minimum):
+                term = f"max({minimum}, {term})"
+                break
+        out.append(term)
+    return " + ".join(out)
 
 
 def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:

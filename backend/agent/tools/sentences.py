@@ -162,7 +162,10 @@ def table_sentences(text: str) -> str:
             continue
         header = rows[0] if _has_header(rows, ruled) else None
         # "Pitch prices (per night)" over the table: each price of it is per night
-        caption = _CAPTION_PER.search(out[-1]) if out and _cells(out[-1]) is None else None
+        above = out[-1] if out else ""
+        # (a caption: a short line with no price of its own, not "Breakfast is £12 per person")
+        caption = (_CAPTION_PER.search(above) if above and _cells(above) is None and not _PRICE_CELL.search(above)
+                   and len(above.split()) <= 8 else None)
         per = f" per {caption.group(1) or caption.group(2)}" if caption else ""
         for row in rows[1:] if header else rows:
             row = [_PRICE_CELL_ALONE.sub(lambda m: m.group(0) + per, cell) if per else cell for cell in row]
@@ -179,8 +182,8 @@ def table_sentences(text: str) -> str:
 
 
 # A list's items ("- €2.20 per kg", "2. Bring ID") and the line introducing them ("Wash & fold:").
-_LIST_ITEM = re.compile(r"[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t]+(\S.*)")
-_LIST_INTRO = re.compile(r"[ \t]*(?:[-*•][ \t]+)?([^\n|]{1,80}?)[ \t]*:[ \t]*")
+_LIST_ITEM = re.compile(r"(?:[-*•]|[0-9]{1,2}[.)])[ \t]+(\S.*)")
+_LIST_INTRO = re.compile(r"(?:[-*•][ \t]+)?(\S[^\n|:]{0,79}?)[ \t]*:")
 
 
 def list_sentences(text: str) -> str:
@@ -193,10 +196,10 @@ def list_sentences(text: str) -> str:
     out: list[str] = []
     i = 0
     while i < len(lines):
-        intro = _LIST_INTRO.fullmatch(lines[i])
+        intro = _LIST_INTRO.fullmatch(lines[i].strip()) if len(lines[i]) <= 200 else None
         items: list[str] = []
         j = i + 1
-        while intro is not None and j < len(lines) and (item := _LIST_ITEM.fullmatch(lines[j])) is not None:
+        while intro is not None and j < len(lines) and (item := _LIST_ITEM.fullmatch(lines[j].strip())) is not None:
             items.append(item.group(1).strip())
             j += 1
         if intro is None or not items:
@@ -358,7 +361,9 @@ KIND_MARGIN = 0.6
 _ASKS_WHO = re.compile(r"^\W*(?:who|whom|whose|who's)\b|\bby\s+whom\b", re.IGNORECASE)
 # A phone number asked ("whats the phone number", "who do I call", "what number do I ring") and one
 # written: seven digits or more, spaced or dashed ("01947 602 318", "(555) 284-7730", "1-800-555-0178").
-_ASKS_PHONE = re.compile(r"\b(?:phone|telephone|tel|mobile|call|ring|text|contact\s+number)\b", re.IGNORECASE)
+_ASKS_PHONE = re.compile(r"\b(?:phone|mobile|contact|tel\.?)\s*(?:number|no\b|#)|\btelephone\b"
+                         r"|\b(?:who|what\s+number|which\s+number|number)\b[^?.!]{0,40}\b(?:call|ring|text|phone|contact)\b"
+                         r"|\b(?:call|ring|phone|contact)\s+(?:them|you|him|her|us|the\s+\w+)\s*\?", re.IGNORECASE)
 _PHONE = re.compile(r"(?<![\w.,£$€])\+?\(?\d[\d() -]{5,}\d(?![\w.,]\d)")
 _YEARS_SPAN = re.compile(r"(?:1\d|20)\d{2}\s*-\s*(?:(?:1\d|20)\d{2}|\d{2})")  # "2024-2025": no phone
 _ASKS_WHERE = re.compile(r"^\W*where\b|\bwhere\s+(?:is|are|was|were|does|do|did|can|could)\b", re.IGNORECASE)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from backend.agent.operations import names_a_size, sizes
+from backend.agent.operations import asks_amount, asks_money, asks_policy_limit, asks_total, names_a_size, sizes
+from backend.agent.tools.calculator import spec
 from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.basket import basket_items, counts_of, labels_after, set_aside_words
 from backend.agent.tools.conditions import in_months, named_months
@@ -118,6 +119,10 @@ def test_a_caption_names_the_unit_of_a_tables_prices_and_a_month_its_column():
     assert "Caravan pitch: Low season £20 per night; High season (Jul-Aug) £30 per night." in table_sentences(CAMPSITE)
     assert priced_per_count("4 nights", "Caravan pitch: Low season £20 per night")
     assert not priced_per_count("4 of us", "Coffee: $2 per person")  # people are the party, counted elsewhere
+    # a bound is no amount bought, and a rate asked is the rate ("what do you charge per metre")
+    assert not priced_per_count("What do you charge per metre for hedges taller than 2 metres?", "Hedges: £8 per metre")
+    assert not priced_per_count("the fee if I cancel with less than 48 hours' notice?", "Tutoring: £30 per hour")
+    assert priced_per_count("2 hours of tutoring, total?", "Tutoring: £30 per hour")
     assert value(first("Caravan pitch in August for 4 nights, we need electric hook up and we're bringing our dog. cost?",
                        CAMPSITE)) == "148"
 
@@ -169,3 +174,67 @@ def test_a_size_names_a_thing_and_coffee_for_people_counts_them():
 @pytest.mark.parametrize("question", ["how much is a 10 inch cake", "price of the 10-inch celebration cake"])
 def test_a_size_is_no_count(question):
     assert not any(e.endswith("* 10") for e in candidate_expressions(question, [result(BAKERY)], None, evaluate))
+
+
+@pytest.mark.parametrize("question, money", [
+    ("3 nights in january with our dog - total with cleaning pls", True), ("tent for a week, price after the discount pls", True),
+    ("caravan pitch for 4 nights. cost?", True), ("what's the total?", True), ("how much gas does it burn a month?", False),
+("how much notice do I need to give?", False)])
+def test_money_asked_in_so_many_words(question, money):
+    assert asks_money(question) is money
+    assert asks_amount(question) or not money
+
+
+def test_a_limit_the_documents_set_plans_no_calculation():
+    # Blind sets 36-48: the asker's own numbers beside a policy question planned the calculator.
+    policy = "Cancellations need 48 hours' notice. Members of 2 years or more give 14 days' notice. Free delivery within 5 miles."
+    calculator = spec(None, passages=lambda user_id, text: [("policy.txt (version 1)", policy)])
+    for question in ("I've been a member for 2 years - how much notice do I have to give to cancel?",
+                     "How far do you deliver for free? We're about 8 miles away.",
+                     "Up to how many days before a class can I cancel for a full refund?"):
+        assert asks_policy_limit(question) and not calculator.relevant("ann", question), question
+    assert not asks_policy_limit("how much notice do I need, and what's the fee for 3 nights?")  # money asked too
+    assert calculator.relevant("ann", "how much is delivery for 8 miles? total?")
+    assert asks_total("3 lessons, a mock test and the car, what's that all together")
+
+
+def test_review_of_the_bill_parts():
+    """A review of this change (2026-12-04) found each of these; each had a wrong first candidate."""
+    from backend.agent.tools.conditions import applies
+    from backend.agent.tools.pricing import named_prices
+    # "not sure", "no idea" set nothing aside; "no pets", "not the levy" do
+    assert value(first("I am not sure how much 4 nights in August would be at larchwood?", COTTAGE)) == "640"
+    assert set_aside_words("no idea what 4 nights costs") == set()
+    # months with days, "mid-", a short name; "May we ..." is no month
+    assert named_months("1 June to 30 September") == frozenset({5, 6, 7, 8})
+    assert named_months("mid-May to mid-September") == frozenset({4, 5, 6, 7, 8})
+    assert named_months("May we stay 4 nights in August?") == frozenset({7})
+    assert named_months("4 nights in Aug") == frozenset({7})
+    # "2 hours of kayak hire" counts 2 hours
+    kayak = "Kayak Co\n\nKayak hire is £12 per hour."
+    assert first("2 hours of kayak hire, what is the total?", kayak) == "12 * 2"
+    # a hire "for 6 guests" is one hire; "coffee for 25 people" at a price per person is 25
+    hire = "Lakeside Hire\n\n- Kayak: £20 per day\n- Boat hire: £90 per day\n- Minibus transfer: £60"
+    assert value(first("2 kayaks, boat hire for 6 guests, total?", hire)) == "130"
+    # "how much extra is it to bring my dog": the dog's price
+    assert first("how much extra is it to bring my dog for 3 nights?", COTTAGE) == "12 * 3"
+    # a line with a price of its own above a table is no caption
+    assert "Price £90." in table_sentences("Breakfast is £12 per person\n| Room | Price |\n| Single | £60 |\n| Double | £90 |")
+    # a minimum order or spend is no minimum charge; a minimum charges its own term only
+    assert with_minimum_charge("14 * 1", ["Large pizza £14 each, minimum order £20 for delivery."], evaluate) == "14 * 1"
+    assert value(first("3 shirts ironing plus 2kg wash & fold, how much?", LAUNDRY)) == "14.50"
+    # "wash and fold" is one thing
+    assert first("4kg wash and fold, how much?", LAUNDRY) == "2.50 * 4"
+    # "save per shirt" asks per shirt
+    assert asked_amount("how much do i save per shirt getting 10 shirts ironed as the bundle instead of paying "
+                        "for each")["shirt"] == 1
+    # a clock time counts nothing
+    assert counts_of("we arrive at 4pm friday night and stay 3 nights", "night") == ["3"]
+    # "on all weekdays" keeps its hours
+    assert applies("Happy hour: £3 pints from 5pm to 7pm on all weekdays.", "a pint on tuesday at 2pm") is False
+    # a length labelling a line whose labels follow its prices names the automatic price too
+    assert first("how much for 3 2-hour automatic lessons?", LESSONS) == "84 * 3"
+    # a run-on "sentence" of prices is read for its first MAX_NAMED_PRICES only (each is read against the others)
+    from backend.agent.tools.pricing import MAX_NAMED_PRICES
+    run_on = " ".join(f"£{n}" for n in range(1, 1667))
+    assert len(named_prices("in may", run_on)) == MAX_NAMED_PRICES

@@ -207,7 +207,8 @@ def test_a_question_naming_a_less_similar_document_by_its_file_name_searches_it(
                                   # blind sets 47-48: "my driving test" names no driving school's document
                                   "my driving test is on friday and I'm so nervous, how do I calm down beforehand?",
                                   "Can you explain how a tumble dryer actually dries clothes?",
-                                  "what's an easy dinner I can cook on a single camping stove?"])
+                                  "what's an easy dinner I can cook on a single camping stove?",
+                                  "what paper weight is good for wedding invitations?"])
 def test_requests_for_advice_or_writing_search_only_documents_they_name(text):
     # Blind sets 43-44: chat messages on the subject of a document (a bike hire's price list) scored
     # above the routing's similarity and were answered from its passages.

@@ -1,8 +1,8 @@
 """The program's half of a document + arithmetic question, on the agent eval's question sets
-(scripts/agent_eval_sets: forty-two blind sets written by helpers that never saw the method): for each
+(scripts/agent_eval_sets: forty-eight blind sets written by helpers that never saw the method): for each
 question, is the calculator planned, and is the right value among the candidates the model
 chooses from? The real embedder (all-MiniLM-L6-v2) ranks the fact sentences, each document given
-as one passage. The counts are floors measured on 2026-12-03 (docs/BENCHMARKS.md): a change that
+as one passage. The counts are floors measured on 2026-12-03 (sets 43-48: 2026-12-04; docs/BENCHMARKS.md): a change that
 loses a question fails here, with the questions it lost printed."""
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ FLOORS = {"blind1": (10, 10), "blind2": (10, 10), "blind3": (12, 12), "blind4": 
           "blind26": (8, 12), "blind27": (3, 12), "blind28": (6, 12), "blind29": (3, 12),
           "blind30": (2, 12), "blind31": (10, 12), "blind32": (5, 12), "blind33": (3, 12), "blind34": (4, 12),
           "blind35": (7, 12), "blind36": (6, 12), "blind37": (3, 12), "blind38": (2, 12),
-          "blind39": (1, 12), "blind40": (3, 12), "blind41": (2, 12), "blind42": (0, 12)}
+          "blind39": (1, 12), "blind40": (3, 12), "blind41": (2, 12), "blind42": (0, 12),
+          "blind43": (3, 12), "blind44": (7, 12), "blind45": (3, 12), "blind46": (6, 12), "blind47": (9, 12),
+          "blind48": (6, 12)}
 # set -> lookups that still plan the calculator (measured on 2026-12-03, thirteenth session; 0 when absent)
 PLANNED_LOOKUPS = {"blind40": 2, "blind41": 4, "blind42": 1}
 

@@ -17,6 +17,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from backend.agent.numerals import cue_text
+from backend.agent.tools.passages import passage_blocks
 from backend.agent.operations import asks_amount, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
 from backend.generator import ChatMessage
 
@@ -229,3 +230,41 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
     if needs_calculation(question, sentence):
         return f"{UNCALCULATED} {sentence} [{number}]"
     return f"{sentence} [{number}]"
+
+
+# A price as written: a currency sign before a number ("£2.50", "€ 130").
+_SIGN = re.compile(r"([$€£¥])\s?\d")
+
+
+def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:
+    """The answer after a calculation over the documents, written by the program: its value, the
+    calculation, and the passage it read with its citation ("That comes to £15: 2.50 * 6 = 15,
+    from your documents [1]."), when this run's latest result is the calculator's (stated_value)
+    and a search of the documents (a tool declaring ToolSpec.answer_quote) came before it this
+    turn; None otherwise (the model states the value: a typed expression). The passage cited is
+    the one holding most of the calculation's numbers; the currency sign is that passage's when it
+    writes one kind only. SmolLM2-135M, made to state the value, wrote it inside sentences such as
+    "I'm not an AI, I'm just a helpful AI ... it's all just 15 words." (new-user run, 2026-12-04)."""
+    value = stated_value(tools, messages)
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    if value is None or last_user < 0:
+        return None
+    turn = messages[last_user + 1:]
+    calculation = next((m for m in reversed(turn) if m.role == "tool" and m.name in tools
+                        and getattr(tools[m.name], "stated_result", None) is not None), None)
+    searches = [m for m in turn if m.role == "tool" and getattr(tools.get(m.name), "answer_quote", None) is not None]
+    if calculation is None or not searches:
+        return None
+    expression = calculation.content.rsplit(" = ", 1)[0].strip()
+    numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))
+    best: tuple[int, int, str] | None = None  # (numbers held, passage number, text)
+    for search in searches:
+        for number, _, text in passage_blocks(search.content):
+            held = sum(1 for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", text))
+            if held and (best is None or held > best[0]):
+                best = (held, number, text)
+    if best is None:
+        return None
+    signs = set(_SIGN.findall(best[2]))
+    sign = signs.pop() if len(signs) == 1 and asks_amount(messages[last_user].content) else ""
+    return f"That comes to {sign}{value}: {expression} = {value}, from your documents [{best[1]}]."

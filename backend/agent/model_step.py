@@ -24,7 +24,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from backend import tracing
-from backend.agent.answer import ANSWER_PATTERN, last_step_only, quoted_answer, stated_value, stating_pattern
+from backend.agent.answer import (ANSWER_PATTERN, calculated_answer, last_step_only, quoted_answer, stated_value,
+                                  stating_pattern)
 from backend.agent.budget import LIMIT_TOKENS, BudgetMeter
 from backend.agent.choice import choose
 from backend.agent.deadline import race
@@ -98,6 +99,7 @@ class ModelSteps:
         functions = () if answering else tuple(f for f in self.functions() if offer is None or f.name in offer)
         step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
         quote = False  # whether the program may write the answer (a sentence of the documents, quoted)
+        program_answer = quoted_answer
         if answering and index > 0 and params.structured_output is None:
             # The answer after the results is words, and after a calculation it states the value
             # the calculation found, reading that step only (backend.agent.answer).
@@ -107,8 +109,10 @@ class ModelSteps:
                                                                                   param="agent answer"))
             if stated is not None:
                 prompt = last_step_only(messages)
-            else:  # a fact asked of the documents: the sentence that states it (in consume(), under Stop)
-                quote = self.quote_facts
+            # a fact asked of the documents: the sentence that states it; a calculation over them: its
+            # value with the passage it read (in consume(), under Stop)
+            quote = self.quote_facts
+            program_answer = quoted_answer if stated is None else calculated_answer
         if functions:
             # One call: SmolLM2-135M, let go on, chained calls until max_tokens.
             step_params = replace(step_params, structured_output=OutputConstraint(
@@ -162,7 +166,7 @@ class ModelSteps:
             if quote:
                 with tracing.span("agent.quote") as quote_span:
                     try:  # an embedding, in a worker thread: a Stop or the wall time cancels this wait
-                        quoted = await asyncio.to_thread(quoted_answer, self.tools, messages)
+                        quoted = await asyncio.to_thread(program_answer, self.tools, messages)
                     except Exception:  # the embedder failed: the model answers
                         log.exception("quoting the answer of run %s failed", run_id)
                         quote_span.set_attribute("error", "quoting failed")

@@ -303,3 +303,31 @@ def test_a_phone_number_asked_is_quoted_from_the_passage_wherever_it_stands():
     repair = "FixPoint Phone & Tablet Repair, 41 Calloway Street.\nPhone: (918) 555-0239. Walk-ins welcome."
     assert best_sentence("Which street is FixPoint Phone & Tablet Repair on?", result(repair), None)[1].startswith(
         "FixPoint Phone & Tablet Repair, 41 Calloway Street")
+
+
+def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_passage():
+    # New-user run (2026-12-04): SmolLM2-135M, made to state 15, wrote "I'm not an AI, I'm just a
+    # helpful AI ... it's all just 15 words."
+    from backend.agent.answer import calculated_answer
+    from backend.agent.tools.calculator import stated_result
+
+    class Calculator:
+        pass
+    Calculator.stated_result = staticmethod(stated_result)
+    tools = {"calculator": Calculator(), "search_documents": Search()}
+    laundry = format_passages([source("Open daily 8am to 8pm."), source(LAUNDRY, 2)])
+
+    def run(question, expression):
+        return [ChatMessage("user", question),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
+                ChatMessage("tool", laundry, tool_call_id="c0", name="search_documents"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+                ChatMessage("tool", expression, tool_call_id="c1", name="calculator")]
+    assert calculated_answer(tools, run("I have 6kg for wash and fold, how much?", "2.20 * 6 = 13.20")) == (
+        "That comes to €13.20: 2.20 * 6 = 13.20, from your documents [2].")
+    # no search before it (a typed expression): the model states it
+    typed = [ChatMessage("user", "What is 12 * 34?"), ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+             ChatMessage("tool", "12 * 34 = 408", tool_call_id="c1", name="calculator")]
+    assert calculated_answer(tools, typed) is None
+    # a calculation holding no number of any passage cites none: the model states it
+    assert calculated_answer(tools, run("how much for 9 of them?", "13 * 9 = 117")) is None

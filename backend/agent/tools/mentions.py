@@ -13,6 +13,7 @@ data).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from fractions import Fraction
@@ -187,7 +188,6 @@ def mentioned_difference(question: str, sentences: Sequence[str], names: Sequenc
     return f"{dearer} - {cheaper}"
 
 
-_TOTAL_WORD = re.compile(r"\btotal\b", re.IGNORECASE)
 # Words of a price's name that name no one thing ("A cleaning fee of €60": "cleaning" names it).
 _GENERIC_NAME = frozenset({"fee", "charge", "price", "cost", "rate", "welcome", "additional", "service", "option",
                            "available", "optional", "also", "just", "only"})
@@ -251,7 +251,8 @@ _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|
 _ADDED_WORDS = 6
 
 
-def extra_words(question: str) -> set[str]:
+@functools.lru_cache(maxsize=256)
+def extra_words(question: str) -> frozenset[str]:
     """The words (norm_words, a pet's kind too: "dog" -> "pet") `question` names after a word adding
     a thing to a bill (_ADDS), less what it sets aside ("but not tourist tax")."""
     words: set[str] = set()
@@ -259,10 +260,10 @@ def extra_words(question: str) -> set[str]:
         after = re.findall(r"[\w'&-]+", question[m.end():m.end() + 80])[:_ADDED_WORDS]
         words |= norm_words(" ".join(after))
     words -= set_aside_words(question)
-    return words | {_KIND[w] for w in words if w in _KIND}
+    return frozenset(words | {_KIND[w] for w in words if w in _KIND})
 
 
-def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: set[str]) -> set[str]:
+def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: frozenset[str]) -> set[str]:
     """The own words of the `i`th price of `sentence` that `words` (extra_words) name; empty for an
     adjustment ("+$25 per device", "$20 off") or a name of no one thing ("fee")."""
     m = prices[i]
@@ -278,14 +279,13 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
 def _asks_bill(question: str) -> bool:
     """Whether `question` asks what a bill comes to (an amount or a total), comparing nothing ("how
     much extra is it to bring my dog": the dog's price alone)."""
-    return bool((asks_amount(question) or asks_bill_total(question) or _TOTAL_WORD.search(question))
-                and not asks_difference(question) and not OTHER_WAY.search(question))
+    return asks_amount(question) and not asks_difference(question) and OTHER_WAY.search(question) is None
 
 
 def names_extra(question: str, sentence: str) -> bool:
     """Whether `sentence` prices a thing `question` adds to its bill (extra_words: "incl the cleaning
     fee" over "A cleaning fee of €60 is charged per stay"): not the price the bill is for."""
-    words = extra_words(question) if _asks_bill(question) else set()
+    words = extra_words(question) if _asks_bill(question) else frozenset()
     prices = list(PRICE.finditer(sentence))
     return bool(words) and any(_extra_named(sentence, prices, i, words) for i in range(len(prices)))
 

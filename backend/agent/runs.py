@@ -186,6 +186,9 @@ class AgentRunner:
                 ended, choices = await self._candidates(plan, messages[first_new:], stop, meter)
                 if ended != "done":  # Stop or the wall time while they were written (an embedding)
                     return self._cut(run_id, ended, meter, sources)
+                if not choices and self._searched_without_candidates(plan, messages[first_new:]):
+                    plan.pop(0)  # nothing in the documents to calculate from: the answer says so
+                    continue
             if calls is None:  # the model answers, writes the calls, or chooses one of `choices`
                 meter.steps += 1
                 offer, forced = self._step_tools(index == 0, plan)
@@ -267,6 +270,21 @@ class AgentRunner:
         if ended != "done":
             return ended, None
         return ended, list(written or ())  # a tool that wrote None wrote none
+
+    def _searched_without_candidates(self, plan: list[str], new: Sequence[ChatMessage]) -> bool:
+        """Whether the next planned tool writes candidate arguments from the documents
+        (ToolSpec.candidate_arguments: the calculator) and this run searched them (a result of a
+        tool declaring ToolSpec.answer_quote) but found no number to calculate with: the planned
+        call is then dropped and the answer quotes the closest passage, saying the amount was not
+        worked out (backend.agent.answer.UNCALCULATED). Left to write the call, SmolLM2-135M
+        invented the numbers: "how much for 2 duvets and a rug?" over a price list that prices
+        neither became "2*3.5" (new-user run, 2026-12-04)."""
+        if self.policy != POLICY_PLANNED or not plan:
+            return False
+        if getattr(self.tools[plan[0]], "candidate_arguments", None) is None:
+            return False
+        return any(m.role == "tool" and getattr(self.tools.get(m.name), "answer_quote", None) is not None
+                   for m in new)
 
     def _written_call(self, run_id: str, index: int, plan: list[str]) -> list[ToolCall] | None:
         """[The next planned call] when its tool can write its arguments from the person's message

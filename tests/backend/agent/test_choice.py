@@ -278,3 +278,47 @@ def test_every_request_of_a_choice_is_a_span_under_its_model_step(records, turn)
     assert (written.attributes["tool"], written.attributes["candidates"], written.attributes["status"]) == (
         "calculator", 2, "done")
     assert written.end_time <= step.start_time
+
+
+def test_a_planned_calculation_with_nothing_to_calculate_from_is_not_written_by_the_model(records, turn):
+    """The search found passages but no number the question's calculation could use (no
+    candidates): the model is not asked to write the call (SmolLM2-135M invented "2*3.5"), and
+    the answer says the amount was not worked out, quoting the closest passage."""
+    from dataclasses import replace
+
+    from backend.agent.answer import UNCALCULATED
+
+    question = "how much for 2 duvets and a rug?"
+    closest = "Its two towers are 148 metres tall."
+    search = replace(search_spec(), answer_quote=lambda q, content: (1, closest))
+    calculator = replace(calculator_spec(None), candidate_arguments=lambda text, results: [])
+    generator = LikelihoodGenerator({}, {}, answer='<tool_call>[{"name":"calculator","arguments":{"expression":"2*3.5"}}]</tool_call>')
+    runner = AgentRunner(generator, [search, calculator], {"search_documents", "calculator"}, records,
+                         Budget(max_steps=6, max_tool_calls=3, max_tokens=10_000, max_wall_s=60),
+                         policy=POLICY_PLANNED, user_text=question)
+    result = asyncio.run(runner.run(conversation_id=turn.conversation_id, user_id=turn.user_id,
+                                    message_id=turn.message_id, messages=[ChatMessage("user", question)],
+                                    params=GenerationParams(), stop=asyncio.Event()))
+    assert result.status == "done"
+    assert result.text == f"{UNCALCULATED} {closest} [1]"
+    assert [c.tool for c in records.calls(result.run_id)] == ["search_documents"]
+    assert [s.kind for s in records.steps(result.run_id)] == ["tool", "model"]
+    assert all(not params.tools for _, _, params in generator.requests)  # no step was offered a tool
+
+
+def test_a_planned_calculation_without_a_search_is_still_written_by_the_model(records, turn):
+    """With no search this turn (a word problem, no documents), the model writes the expression."""
+    from dataclasses import replace
+
+    question = "I had 3 apples and bought 5 more, how many now?"
+    calculator = replace(calculator_spec(None), candidate_arguments=lambda text, results: [],
+                         relevant=lambda user_id, text: True)
+    generator = LikelihoodGenerator({}, {}, answer='<tool_call>[{"name":"calculator","arguments":{"expression":"3+5"}}]</tool_call>')
+    runner = AgentRunner(generator, [calculator], {"calculator"}, records,
+                         Budget(max_steps=6, max_tool_calls=3, max_tokens=10_000, max_wall_s=60),
+                         policy=POLICY_PLANNED, user_text=question)
+    result = asyncio.run(runner.run(conversation_id=turn.conversation_id, user_id=turn.user_id,
+                                    message_id=turn.message_id, messages=[ChatMessage("user", question)],
+                                    params=GenerationParams(), stop=asyncio.Event()))
+    assert [(c.tool, json.loads(c.arguments)) for c in records.calls(result.run_id)] == [
+        ("calculator", {"expression": "3+5"})]

@@ -12,6 +12,7 @@ through these; this module reads nothing of theirs.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # The cues read at most this many characters of the message (its start and its end): what
 # decides is the question, and a 30,000-character message must not cost the event loop anything.
@@ -37,11 +38,46 @@ SIGNED_PRICE = rf"[$€£¥]\s*{AMOUNT}"
 
 def cue_text(text: str) -> str:
     """What the cues read of `text`: all of it up to MAX_CUE_CHARS, else its first and last
-    halves of that, joined by a line break."""
-    if len(text) <= MAX_CUE_CHARS:
+    halves of that, joined by a line break; its pictographs read as spaces (without_pictographs)."""
+    if len(text) > MAX_CUE_CHARS:
+        half = MAX_CUE_CHARS // 2
+        text = text[:half] + "\n" + text[-half:]
+    return without_pictographs(text)
+
+
+# What a pictograph is: a symbol (Unicode categories So "other symbol", Sk "modifier symbol": the
+# skin tones), a format character (Cf: the zero-width joiner of "👋🏽") or a variation selector; not
+# ASCII ("^", "`"), nor the degree sign ("20°C").
+_PICTOGRAPH_CATEGORIES = frozenset({"So", "Sk", "Cf", "Co", "Cs"})
+
+
+def _is_pictograph(char: str) -> bool:
+    if char < "\x80" or char == "°":
+        return False
+    return unicodedata.category(char) in _PICTOGRAPH_CATEGORIES or "\ufe00" <= char <= "\ufe0f"
+
+
+def without_pictographs(text: str) -> str:
+    """`text` with each run of pictographs (emoji and their modifiers, other symbols) read as one
+    space: "👋🏽 how much is 6kg wash & fold? 🧺" -> " how much is 6kg wash & fold? ". The cues read
+    words; an emoji shifted which price an embedding ranked first (the Express surcharge over the
+    kg price, new-user run 2026-12-04). Text with no pictograph is returned as it is."""
+    if text.isascii() or not any(_is_pictograph(c) for c in text):
         return text
-    half = MAX_CUE_CHARS // 2
-    return text[:half] + "\n" + text[-half:]
+    out: list[str] = []
+    spaced = False  # the last character out is a pictograph's space
+    for char in text:
+        if _is_pictograph(char):
+            if not out or not out[-1].isspace():
+                out.append(" ")
+            spaced = True
+        elif char.isspace() and spaced:
+            out[-1] = char
+            spaced = False
+        else:
+            out.append(char)
+            spaced = False
+    return "".join(out)
 
 
 _COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",

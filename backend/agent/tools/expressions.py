@@ -45,7 +45,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits
+from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits, without_pictographs
 from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_money, asks_how_many, asks_saving, asks_total,
                                       named_operations, names_a_length, names_a_size, names_an_edition)
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
@@ -212,7 +212,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     away from zero; "round up": ceil; backend.agent.rounding.asked_rounding). With no number in the results (or no results),
     the operation the question names over its own other numbers ("What is 15% of 240?" ->
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
-    question = question[:MAX_QUESTION_CHARS]
+    question = without_pictographs(question[:MAX_QUESTION_CHARS])
     sentences = passage_sentences(results)
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)

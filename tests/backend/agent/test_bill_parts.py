@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from backend.agent.numerals import cue_text, without_pictographs
 from backend.agent.operations import asks_amount, asks_money, asks_policy_limit, asks_total, names_a_size, sizes
 from backend.agent.tools.calculator import spec
 from backend.agent.tools.arithmetic import evaluate
@@ -238,3 +239,34 @@ def test_review_of_the_bill_parts():
     from backend.agent.tools.pricing import MAX_NAMED_PRICES
     run_on = " ".join(f"£{n}" for n in range(1, 1667))
     assert len(named_prices("in may", run_on)) == MAX_NAMED_PRICES
+
+
+@pytest.fixture(scope="module")
+def real_embedder():
+    from backend.rag import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def test_pictographs_are_read_as_spaces(real_embedder):
+    # "👋🏽 ... 🧺" made all-MiniLM-L6-v2 rank the Express surcharge first as the kg price (new-user run).
+    assert without_pictographs("👋🏽 how much is 6kg wash & fold? 🧺") == " how much is 6kg wash & fold? "
+    assert without_pictographs("it's 20°C, 2^3 = 8, £5 × 2") == "it's 20°C, 2^3 = 8, £5 × 2"
+    assert without_pictographs("café ™ ok") == "café ok"
+    assert cue_text("tea☕️please") == "tea please"
+    for question in ("👋🏽 how much is 6kg wash & fold? 🧺", "how much is 6kg wash & fold?"):
+        found = candidate_expressions(question, [result(FRESHFOLD)], real_embedder.embed, evaluate)
+        assert value(found[0]) == "13.20", (question, found)
+
+
+FRESHFOLD = """FreshFold Laundry - Prices
+
+Wash & fold:
+- €2.20 per kg, minimum charge €12
+- Express (same day if dropped off before 10am): add €1.00 per kg
+
+Dry cleaning (per item):
+- Shirt: €3.50
+- Duvet (any size): €22.00
+
+Pick-up and delivery: €5 per order, free for orders over €40."""

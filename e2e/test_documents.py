@@ -389,3 +389,38 @@ def test_citation_markers_link_to_their_sources_and_nothing_else(page, log_in, a
     result = page.evaluate(RENDER_SOURCES, ["<p>Plain [1] answer.</p>", []])
     assert result["links"] == [] and result["citations"] == []
     assert result["text"] == "Plain [1] answer."
+
+
+def test_upload_is_a_button_that_opens_the_file_picker_from_the_keyboard(page, log_in, accounts):
+    # A new user: "Upload" was a <label> for a hidden file input, so it was no button for the
+    # keyboard or a screen reader (no role, and Tab reached only the invisible input).
+    log_in_as(page, log_in, accounts[0])
+    button = page.get_by_role("button", name="Upload", exact=True)
+    assert button.count() == 1
+    assert button.evaluate("(b) => b.tagName") == "BUTTON"  # not the file input (a "button" too)
+    assert button.get_attribute("title") == "Upload .txt, .md, .html or .pdf files (or drop them here)"
+    # The file input stays (it holds the chosen files) but is no stop of its own.
+    file_input = page.locator("#document-upload")
+    assert file_input.get_attribute("tabindex") == "-1"
+    assert file_input.get_attribute("aria-hidden") == "true"
+
+    # Reached with the keyboard, it shows its own focus ring; Tab goes on past the hidden input.
+    button.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") != "document-upload"
+    page.keyboard.press("Shift+Tab")
+    assert button.evaluate("(b) => b === document.activeElement && b.matches(':focus-visible')")
+    assert button.evaluate("(b) => getComputedStyle(b).outlineStyle") == "solid"
+
+    # Enter and Space each open the file picker; a file chosen there is uploaded and listed.
+    for key in ("Enter", "Space"):
+        name = f"keyboard-{key.lower()}-{uuid.uuid4().hex[:6]}.txt"
+        button.focus()
+        with page.expect_file_chooser() as chooser_info:
+            page.keyboard.press(key)
+        chooser = chooser_info.value
+        assert chooser.is_multiple()
+        chooser.set_files(files=[{"name": name, "mimeType": "text/plain",
+                                  "buffer": f"Notes chosen with {key}: the tide turns at noon.\n".encode()}])
+        document_item(page, name).wait_for(timeout=60_000)  # listed once the upload is stored
+    assert page.locator("#document-error").is_hidden()

@@ -224,3 +224,42 @@ def test_a_socket_closed_for_five_seconds_resumes_without_a_reload(page, sign_up
     wait_finished(page)
     assert navigations == []  # resumed in place: no reload
     assert_matches_store(page, conversation)
+
+
+BUSY_NOTICE = "A reply is still being written: wait for it or press Stop."
+
+
+def test_enter_in_a_second_tab_while_the_reply_streams_says_to_wait(page, sign_up, long_replies):
+    # A new user: in a second tab following a reply, Enter was reported to do nothing, with no
+    # notice. The tab that follows must say so like the tab that sent, and keep what was typed.
+    sign_up()
+    send(page, "Say hello.")
+    wait_finished(page)
+    conversation = conversation_id(page)
+    other = page.context.new_page()  # the same browser: the same account, the same conversation
+    other.goto(f"/c/{conversation}")
+    other.wait_for_selector('#connection[data-state="open"]')
+
+    send(page, STORY)
+    wait_streaming(other, 10)  # tab B follows the reply live
+    assert other.is_disabled("#send") and other.is_visible("#stop")
+    typed = "And what happened to the whale next?"
+    other.click("#composer")
+    other.keyboard.type(typed)
+    other.keyboard.press("Enter")
+    notice = other.locator("#notice")
+    notice.wait_for(state="visible", timeout=5_000)
+    assert notice.inner_text() == BUSY_NOTICE
+    assert notice.get_attribute("data-tone") == "info"
+    assert other.input_value("#composer") == typed  # nothing typed is lost
+    assert other.locator(USER).count() == page.locator(USER).count() == 2  # and nothing was sent
+
+    # Stop from tab B ends the reply in both tabs; the notice goes, the text stays for a send.
+    other.click("#stop")
+    for tab in (page, other):
+        assert wait_finished(tab).get_attribute("data-finish-reason") == "abort"
+    other.wait_for_selector("#notice", state="hidden", timeout=5_000)
+    assert other.input_value("#composer") == typed
+    view = other.request.get(f"/api/conversations/{conversation}").json()
+    assert [m["role"] for m in view["messages"]].count("user") == 2
+    other.close()

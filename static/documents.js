@@ -190,6 +190,7 @@
 
   const panel = document.getElementById("documents");
   const upload = document.getElementById("document-upload");
+  const uploadButton = document.getElementById("document-upload-button");
   const list = document.getElementById("document-list");
   const empty = document.getElementById("documents-empty");
   const errorBox = document.getElementById("document-error");
@@ -375,6 +376,8 @@
   }
 
   if (panel && upload && list) {
+    // The Upload button opens the hidden file input's picker (a click in a user gesture).
+    if (uploadButton) uploadButton.addEventListener("click", () => upload.click());
     upload.addEventListener("change", () => {
       const files = Array.from(upload.files || []);
       upload.value = "";  // the same file can be chosen again after a fix

@@ -263,3 +263,76 @@ def test_enter_in_a_second_tab_while_the_reply_streams_says_to_wait(page, sign_u
     view = other.request.get(f"/api/conversations/{conversation}").json()
     assert [m["role"] for m in view["messages"]].count("user") == 2
     other.close()
+
+
+FAILED_MESSAGE = "The model stopped answering."
+
+
+def test_a_followed_reply_that_fails_frees_the_composer_in_the_tab_that_follows(page, sign_up, long_replies):
+    # Tab B follows a reply sent from tab A; the reply ends there with an error frame. Tab B used
+    # to drop the stream without updating its controls: Send stayed disabled and Stop visible,
+    # although nothing streamed any more. Only tab B's socket gets the error (a proxy between the
+    # page and the server puts it in place of the reply's next frame); tab A streams on.
+    sign_up()
+    send(page, "Say hello.")
+    wait_finished(page)
+    conversation = conversation_id(page)
+    state = {"fail": None, "injected": False}
+
+    def route(ws) -> None:
+        server_side = ws.connect_to_server()
+
+        def from_server(message) -> None:
+            target = state["fail"]
+            if target and isinstance(message, str) and json.loads(message).get("message_id") == target:
+                if not state["injected"]:
+                    state["injected"] = True
+                    ws.send(json.dumps({"type": "error", "message_id": target, "code": "generation_error",
+                                        "message": FAILED_MESSAGE}))
+                return  # the reply's real frames never reach tab B after its error
+            ws.send(message)
+
+        server_side.on_message(from_server)
+        ws.on_message(server_side.send)
+
+    other = page.context.new_page()  # the same browser: the same account, the same conversation
+    other.route_web_socket(re.compile(r".*/ws$"), route)
+    other.goto(f"/c/{conversation}")
+    other.wait_for_selector('#connection[data-state="open"]')
+
+    send(page, STORY)
+    wait_streaming(other, 10)  # tab B follows the reply live
+    followed = other.locator(ASSISTANT).last
+    assert other.is_disabled("#send") and other.is_visible("#stop")
+    state["fail"] = followed.get_attribute("data-message-id")
+    followed.locator('.badge[data-ending="error"]').wait_for(timeout=REPLY_TIMEOUT_MS)
+    assert state["injected"]
+    assert followed.get_attribute("data-status") == "error"
+    assert followed.get_attribute("data-finish-reason") == "error"
+    assert followed.locator(".badge").inner_text() == "Failed: " + FAILED_MESSAGE
+    # Nothing streams in tab B any more: Stop goes and Send comes back.
+    other.wait_for_selector("#stop", state="hidden", timeout=10_000)
+    assert other.is_enabled("#send")
+    assert other.get_attribute("#composer-form", "data-busy") == "false"
+
+    # Tab A stops the real reply (unless it ended meanwhile); then tab B's composer sends, and
+    # its reply ends in tab B.
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    if page.is_visible("#stop"):
+        try:
+            page.click("#stop", timeout=5_000)
+        except PlaywrightTimeoutError:
+            assert page.is_hidden("#stop")  # the reply ended on its own just before the click
+    wait_finished(page)
+    assert other.locator(USER).count() == 2
+    send(other, "Say hello again.")
+    other.wait_for_function(  # the body only: the message's actions add their labels to its text
+        """(text) => [...document.querySelectorAll('#messages .message[data-role="user"] .message-body')]
+              .some((b) => b.textContent.trim() === text)""", arg="Say hello again.", timeout=30_000)
+    assert other.locator(USER).count() == 3
+    wait_finished(other)
+    other.wait_for_selector("#stop", state="hidden", timeout=10_000)
+    view = other.request.get(f"/api/conversations/{conversation}").json()
+    assert [m["role"] for m in view["messages"]].count("user") == 3
+    other.close()

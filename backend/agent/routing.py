@@ -41,7 +41,7 @@ import re
 from typing import Any, Iterable
 
 from backend.agent.numerals import NUMBER_RE, PERCENT_SIGN, cue_text, with_digits
-from backend.agent.operations import asks_quantity, asks_total, named_operations
+from backend.agent.operations import asks_amount, asks_quantity, asks_total, named_operations
 
 log = logging.getLogger(__name__)
 
@@ -125,9 +125,42 @@ _GENERAL_REQUEST = re.compile(
     r"|^\W*(?:what|which)\s+(?:[a-z-]+\s+){1,2}(?:is|are)\s+(?:good|best)\s+for\b", re.IGNORECASE)
 
 
+# A question of general knowledge or advice ("how often should I wax my car?", "why do my towels
+# smell after washing", "is bouldering safe for a 7 year old?", "should I put my sofa in storage or
+# just sell it"), not a question to a business about itself: no "you"/"your" but the generic "how
+# do you", no verb of dealing with it ("how do I book", "how can I pay"), no amount asked. Blind
+# sets 51-52's chat messages, on the documents' subjects, searched them for 10 of 16; 34 of 64 such
+# questions written for sets 43-50 did.
+_GENERAL_QUESTION = re.compile(
+    r"^\W*(?:(?:hi|hey|hello|ok|so|quick question|question)\b[\s,.!:-]*)?(?:"
+    r"how\s+(?:do|can|should|would)\s+(?:i|you|we|one)\s+(?!(?:book|pay|get\s+(?:to|there|in|a\s+refund)|find|contact|"
+    r"reach|cancel|reschedule|join|sign|register|enrol|enroll|apply|order|reserve|collect|drop|claim|redeem|park|"
+    r"access|top|renew|upgrade|extend|complain|arrange|request|hire|rent|buy|check|add|change|use\s+(?:my|the|a)\s+"
+    r"(?:voucher|code|card|pass|membership))\b)"
+    r"|why\s+(?:do|does|did|is|are|would|can'?t|won'?t|don'?t|doesn'?t)\b"
+    r"|is\s+it\s+(?:worth|better|safe|bad|ok|okay|normal|rude|healthy|dangerous|wise|a\s+good\s+idea)\b"
+    r"(?!\s+(?:to|if\s+i)\s+(?:bring|park|arrive|leave|pay|cancel|come|book|stay|smoke|turn|drop|pick|use|camp|wear))"
+    r"|should\s+i\s+(?:get|buy|sell|learn|choose|try|switch|put|keep|worry|start|go\s+for|be\s+worried)\b"
+    r"|at\s+what\s+age\b|what(?:'s|s|\s+is)\s+the\s+best\s+way\s+to\b|what\s+muscles\b"
+    r"|what\s+should\s+i\s+pack\b|how\s+often\s+should\s+(?:i|you|we|one|an?|my|the)\b"
+    r"|(?:does|do)\s+(?:an?\s+|the\s+|my\s+)?(?:[a-z-]+\s+){1,3}(?:damage|scratch|hurt|ruin|harm|shrink|fade)\b"
+    r"(?!\s+(?:waiver|deposit|insurance|policy|cover|fee|charge|protection|excess|repair))"
+    r"|is\s+(?:[a-z-]+\s+){1,2}(?:safe|harder|easier|healthier|dangerous|good\s+for|bad\s+for)\b)"
+    r"|\bany\s+advice\b|\bthe\s+average\s+(?:person|adult|learner|beginner|child|kid|family|household)\b",
+    re.IGNORECASE)
+# The business addressed ("why do you charge a deposit?", "is your pool heated?"), not "how do you".
+_ADDRESSED = re.compile(r"\b(?<!how do )(?<!how can )(?:you|your|yours|y'all|u)\b", re.IGNORECASE)
+
+
 def asks_general_request(text: str) -> bool:
-    """Whether `text` asks for advice or writing of the model's own (_GENERAL_REQUEST)."""
-    return _GENERAL_REQUEST.search(cue_text(text)) is not None
+    """Whether `text` asks for advice or writing of the model's own (_GENERAL_REQUEST), or a question
+    of general knowledge or advice that does not address the documents' business nor ask an
+    amount (_GENERAL_QUESTION)."""
+    text = cue_text(text)
+    if _GENERAL_REQUEST.search(text) is not None:
+        return True
+    return (_GENERAL_QUESTION.search(text) is not None and _ADDRESSED.search(text) is None
+            and not asks_amount(text))
 
 
 def _typed_operator(text: str) -> bool:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from backend.agent.numerals import cue_text
+from backend.agent.numerals import cue_text, with_digits
 from backend.agent.tools.passages import passage_blocks
+from backend.agent.tools.pricing import in_major_units
 from backend.agent.operations import asks_amount, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
 from backend.generator import ChatMessage
 
@@ -242,7 +243,8 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     from your documents [1]."), when this run's latest result is the calculator's (stated_value)
     and a search of the documents (a tool declaring ToolSpec.answer_quote) came before it this
     turn; None otherwise (the model states the value: a typed expression). The passage cited is
-    the one holding most of the calculation's numbers; the currency sign is that passage's when it
+    the one holding most of the calculation's numbers that the question does not write (its
+    prices, "8p" holding 0.08); the currency sign is that passage's when it
     writes one kind only. SmolLM2-135M, made to state the value, wrote it inside sentences such as
     "I'm not an AI, I'm just a helpful AI ... it's all just 15 words." (new-user run, 2026-12-04)."""
     value = stated_value(tools, messages)
@@ -256,11 +258,14 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     if calculation is None or not searches:
         return None
     expression = calculation.content.rsplit(" = ", 1)[0].strip()
-    numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))
+    # the documents' numbers: not the question's own counts ("150 pages" is in no price list)
+    asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", with_digits(messages[last_user].content).replace(",", "")))
+    numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)) - asked
     best: tuple[int, int, str] | None = None  # (numbers held, passage number, text)
     for search in searches:
         for number, _, text in passage_blocks(search.content):
-            held = sum(1 for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", text))
+            read = in_major_units([("", text)])[0][1]  # "8p per page" holds the expression's 0.08
+            held = sum(1 for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", read))
             if held and (best is None or held > best[0]):
                 best = (held, number, text)
     if best is None:

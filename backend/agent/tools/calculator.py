@@ -21,7 +21,8 @@ from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.pricing import of_named_documents, priced_per_count
-from backend.agent.tools.sentences import rank_sentences, text_sentences
+from backend.agent.tools.segmentation import text_sentences
+from backend.agent.tools.sentences import rank_sentences
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, asks_area, implied_conversions,
                                        stated_conversion)

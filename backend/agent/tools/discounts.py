@@ -103,6 +103,12 @@ _EXTRA_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s*(?:surcharge|supplement|premium|c
                            rf"|\badds?\s+{SIGNED_PRICE}(?=\s+(?:per|each|a|an|to)\b)"  # "Lamination adds €4 per poster"
                            rf"|{SIGNED_PRICE}\s+more\b(?!\s+than)"
                            rf"|\b(?:surcharge|supplement)s?\s*:\s*{SIGNED_PRICE}", re.IGNORECASE)  # "Weekend surcharge: £3 per person"  # "Weekend nights cost €5 more per bed"
+# A multiple of another price: "Return tickets cost 1.8 times the single fare", "Vehicles over 6
+# metres long are charged double the car fare".
+_TIMES_PRICE = re.compile(r"(?<![\w.])(?:([0-9]{1,2}(?:\.[0-9]+)?)\s*(?:times|x)|(double|twice|triple|treble))\s+"
+                          r"(?:the\s+|a\s+|an\s+)?(?:[a-z-]+\s+){0,3}?(?:price|fare|fee|rate|cost|charge|amount)s?\b",
+                          re.IGNORECASE)
+_FACTOR_WORDS = {"double": "2", "twice": "2", "triple": "3", "treble": "3"}
 # The verb laying it on: what comes before is what it applies to.
 _LAID = re.compile(r"\b(?:carry|carries|add|adds|incur|incurs|attract|attracts|cost|costs|are|is|pay|pays|"
                    r"have|has)\b", re.IGNORECASE)
@@ -120,8 +126,9 @@ _NAMED_BEFORE = re.compile(r"[\w)]\s*:\s*$", re.IGNORECASE)
 
 def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:
     """("%", the percentage as written, its sentence, what it applies to), ("+", the amount as
-    written, ...) or ("-", an amount off as written, ...: "Pensioners get £10 off any call-out
-    fee") for each surcharge of `sentences` (_EXTRA_PERCENT, _EXTRA_AMOUNT, _OFF_AMOUNT; one a
+    written, ...), ("-", an amount off as written, ...: "Pensioners get £10 off any call-out
+    fee") or ("x", a factor: "1.8" of "Return tickets cost 1.8 times the single fare", "2" of
+    "charged double the car fare") for each surcharge of `sentences` (_EXTRA_PERCENT, _EXTRA_AMOUNT, _OFF_AMOUNT; one a
     sentence) the question claims, as for a discount: the head of what it
     applies to named ("if it's an out-of-hours emergency call" over "Out-of-hours emergency calls
     carry a £95 surcharge"), or two of its words, or one and a surcharge asked in words; one with
@@ -134,7 +141,7 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
     out = []
     for sentence in sentences:
         for kind, pattern, verb in (("%", _EXTRA_PERCENT, _LAID), ("+", _EXTRA_AMOUNT, _LAID),
-                                    ("-", _OFF_AMOUNT, _GRANTED)):
+                                    ("-", _OFF_AMOUNT, _GRANTED), ("x", _TIMES_PRICE, _LAID)):
             match = pattern.search(sentence)
             # "Weekend surcharge: £3 ...": read from its amount
             at = None if match is None else (match.start() + match.group(0).index(":") + 1 if ":" in match.group(0)
@@ -142,7 +149,8 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
             subject = None if match is None else _claims(question, asked, asks or kind == "-" and _ASKS_DISCOUNT.search(
                 question) is not None, sentence, at, verb)
             if subject is not None:
-                found = (kind, next(g for g in match.groups() if g).replace(",", ""), sentence, subject)
+                amount = next(g for g in match.groups() if g).replace(",", "")
+                found = (kind, _FACTOR_WORDS.get(amount.lower(), amount), sentence, subject)
                 if all((kind, found[1], sentence) != claimed[:3] for claimed in out):  # a sentence of two passages
                     out.append(found)
                 break

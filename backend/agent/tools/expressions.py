@@ -55,11 +55,12 @@ from backend.agent.tools.basket import basket_expression, counts_of, norm_words,
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
-from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
+from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge,
                                          without_amount)
-from backend.agent.tools.sentences import passage_sentences, rank_sentences, stems
+from backend.agent.tools.segmentation import passage_sentences
+from backend.agent.tools.sentences import rank_sentences, stems
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 
@@ -124,7 +125,7 @@ def years_in(text: str) -> list[str]:
 
 def fact_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
     """(heading, sentence) for each sentence holding a number in the passages quoted in
-    `results` (backend.agent.tools.sentences.passage_sentences)."""
+    `results` (backend.agent.tools.segmentation.passage_sentences)."""
     return [pair for pair in passage_sentences(results) if NUMBER_RE.search(pair[1])]
 
 
@@ -213,7 +214,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     the operation the question names over its own other numbers ("What is 15% of 240?" ->
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
     question = without_pictographs(question[:MAX_QUESTION_CHARS])
-    sentences = passage_sentences(results)
+    sentences = in_major_units(passage_sentences(results))  # "8p per page" beside "£18": "£0.08 per page"
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
     named = of_named_documents(question, sentences)

@@ -14,6 +14,7 @@ the calculator's parser (backend.agent.tools.expressions._valid) before they are
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
@@ -27,6 +28,38 @@ from backend.agent.tools.sentences import rank_sentences, stems
 
 # A price: after a currency sign or before a currency's name.
 PRICE = re.compile(rf"{SIGNED_PRICE}|(?<![0-9,.]){AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
+
+
+# A price in a currency's minor unit: "8p", "30p per page", "25c", "75¢", "50 cents" (not "3pm",
+# "8 p.m.", "p. 4").
+_MINOR_PRICE = re.compile(r"(?<![\w.,$€£¥])([0-9]{1,2}(?:\.[0-9]+)?)\s?(?:(p)(?![\w.])|(c|¢)(?!\w)|(cents?)\b)",
+                          re.IGNORECASE)
+# The major unit's sign of each minor unit.
+_MAJOR_SIGNS = {"p": ("£",), "c": ("$", "€"), "¢": ("$", "€"), "cent": ("$", "€"), "cents": ("$", "€")}
+
+
+def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`sentences` ((heading, sentence) pairs) with each price in a minor unit written in the major
+    unit of its passage's one currency sign: "Printing is 8p per page" -> "Printing is £0.08 per
+    page" beside "£18 per day", "25c per litre" -> "$0.25 per litre" beside "$9". A passage writing
+    no sign or more than one keeps its text. The calculation then reads both as prices of one unit
+    (a set-49 question about 150 pages at 8p each was read as $2.50 insurance times 150)."""
+    signs: dict[str, set[str]] = {}
+    for heading, sentence in sentences:
+        signs.setdefault(heading, set()).update(re.findall(r"[$€£¥](?=\s?[0-9])", sentence))
+    out: list[tuple[str, str]] = []
+    for heading, sentence in sentences:
+        passage_signs = signs.get(heading, set())
+
+        def major(m: re.Match[str]) -> str:
+            unit = (m.group(2) or m.group(3) or m.group(4)).lower()
+            allowed = [sign for sign in _MAJOR_SIGNS[unit] if sign in passage_signs]
+            if len(passage_signs) != 1 or not allowed:
+                return m.group(0)
+            return f"{allowed[0]}{Decimal(m.group(1)).scaleb(-2)}"  # "8" -> "0.08", "30" -> "0.30"
+
+        out.append((heading, _MINOR_PRICE.sub(major, sentence)))
+    return out
 
 
 def of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> list[str]:
@@ -224,7 +257,8 @@ def reached(expression: str, claim: str, evaluate: Callable[[str], Any]) -> bool
 def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]], question: str = "") -> str:
     """`expression` with each amount of `surcharges` added or taken off (times the count the
     question gives of what it is per: "Lamination adds €4 per poster" for "6 A1 posters, all
-    laminated" -> 6 * 4), then each percentage laid on."""
+    laminated" -> 6 * 4), then each percentage and each multiple laid on ("1.8 times the single
+    fare": (7.40) * 1.8)."""
     added = expression
     for kind, amount, sentence, _ in surcharges:
         if kind in "+-":  # "Senior citizens (65+) receive $5 off each visit": - 5
@@ -233,6 +267,8 @@ def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]],
     for kind, amount, _, _ in surcharges:
         if kind == "%":
             added = f"({added}) * (100 + {amount}) / 100"
+        elif kind == "x":  # "Return tickets cost 1.8 times the single fare"
+            added = f"({added}) * {amount}"
     return added
 
 

@@ -10,7 +10,8 @@ from backend.agent.numerals import NUMBER_RE, cue_text
 from backend.agent.routing import MIN_DOCUMENT_SIMILARITY, asks_general_request, names_documents, query_of
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
-from backend.agent.tools.sentences import best_sentence, best_similarity, stems, text_sentences
+from backend.agent.tools.segmentation import text_sentences
+from backend.agent.tools.sentences import best_sentence, best_similarity, stems
 from backend.rag import Retriever, Source
 from backend.rag.sources import source_label
 

@@ -9,7 +9,7 @@ import pytest
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.calculator import evaluate
 from backend.agent.tools.expressions import candidate_expressions
-from backend.agent.tools.sentences import split_sentences
+from backend.agent.tools.segmentation import split_sentences
 
 from .test_expressions import result
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from backend.agent.answer import UNCALCULATED, asks_fact, needs_calculation, quoted_answer
-from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, split_sentences, states_answer_kind
+from backend.agent.tools.segmentation import split_sentences
+from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, states_answer_kind
 from backend.generator import ChatMessage, ToolCall
 
 from backend.agent.tools.passages import format_passages
@@ -331,3 +332,24 @@ def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_pa
     assert calculated_answer(tools, typed) is None
     # a calculation holding no number of any passage cites none: the model states it
     assert calculated_answer(tools, run("how much for 9 of them?", "13 * 9 = 117")) is None
+
+
+def test_a_calculation_over_pence_cites_the_passage_writing_them():
+    # "8p per page" holds the calculation's 0.08; a passage holding only its counts ("150 sq ft", "20
+    # minutes") is not the one cited (set 49).
+    from backend.agent.answer import calculated_answer
+    from backend.agent.tools.calculator import stated_result
+
+    class Calculator:
+        pass
+    Calculator.stated_result = staticmethod(stated_result)
+    tools = {"calculator": Calculator(), "search_documents": Search()}
+    passages = format_passages([source("Large unit: 150 sq ft, $55 per week. Arrive 20 minutes early."),
+                                source("Day pass: £25. Printing is 8p per page black and white, 30p per page colour.", 2)])
+    messages = [ChatMessage("user", "printed 150 black & white pages and 20 colour ones, how much do i owe?"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
+                ChatMessage("tool", passages, tool_call_id="c0", name="search_documents"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+                ChatMessage("tool", "150 * 0.08 + 20 * 0.30 = 18", tool_call_id="c1", name="calculator")]
+    assert calculated_answer(tools, messages) == (
+        "That comes to £18: 150 * 0.08 + 20 * 0.30 = 18, from your documents [2].")

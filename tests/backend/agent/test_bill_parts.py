@@ -15,12 +15,12 @@ from backend.agent.tools.calculator import spec
 from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.basket import basket_items, counts_of, labels_after, set_aside_words
 from backend.agent.tools.conditions import in_months, named_months
-from backend.agent.tools.discounts import claimed_discount
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.mentions import extra_words, named_extras
 from backend.agent.tools.offers import asked_amount
-from backend.agent.tools.pricing import PRICE, priced_per_count, with_minimum_charge
-from backend.agent.tools.sentences import list_sentences, table_sentences, text_sentences
+from backend.agent.tools.pricing import PRICE, in_major_units, priced_per_count, with_minimum_charge
+from backend.agent.tools.segmentation import list_sentences, table_sentences, text_sentences
 
 from .test_expressions import result
 
@@ -270,3 +270,43 @@ Dry cleaning (per item):
 - Duvet (any size): €22.00
 
 Pick-up and delivery: €5 per order, free for orders over €40."""
+
+
+def test_prices_in_pence_or_cents_are_read_in_the_passages_major_unit():
+    # Set 49: "Printing is 8p per page ..." beside "£18 per day" was no price; 150 pages became
+    # 150 * $2.50 (the storage's insurance).
+    assert in_major_units([("Hive", "Printing is 8p per page black and white, 30p per page colour."),
+                           ("Hive", "Day pass: £18 per day.")])[0] == (
+        "Hive", "Printing is £0.08 per page black and white, £0.30 per page colour.")
+    assert in_major_units([("Fuel", "Diesel 25c per litre from 3pm to 8 p.m. (see p. 4)"), ("Fuel", "Pass $9")])[0] == (
+        "Fuel", "Diesel $0.25 per litre from 3pm to 8 p.m. (see p. 4)")
+    # no sign, or two, in the passage: left as written
+    assert in_major_units([("A", "8p each")]) == [("A", "8p each")]
+    assert in_major_units([("A", "8p each"), ("A", "$9 or £3")])[0] == ("A", "8p each")
+    hive = "The Hive\n\nDay pass: £18 per day.\nPrinting is 8p per page black and white, 30p per page colour."
+    question = "printed 150 black & white pages and 20 colour ones this month. how much do i owe for printing?"
+    assert asks_amount("how much do i owe for printing?")
+    assert value(first(question, hive)) == "18"
+
+
+FERRY = """Island Ferry - Fares
+
+Single fares
+- Adult: £7.40
+- Child (5-15): £3.70
+- Car (driver not included): £29.50
+
+Return tickets cost 1.8 times the single fare.
+Vehicles over 6 metres long are charged double the car fare."""
+
+
+def test_a_price_that_is_a_multiple_of_another():
+    # Set 49: "Return tickets cost 1.8 times the single fare" was no price: an adult return was
+    # quoted as the single fare (£7.40).
+    found = claimed_surcharges("how much is an adult return on the ferry", [s for _, s in text_sentences(FERRY)])
+    assert [(kind, amount) for kind, amount, _, _ in found] == [("x", "1.8")]
+    assert value(first("how much is an adult return on the ferry", FERRY)) == "13.32"
+    assert [(k, a) for k, a, _, _ in claimed_surcharges(
+        "my van is 7 metres long", ["Vehicles over 6 metres long are charged double the car fare."])] == [("x", "2")]
+    # a single claims no return's multiple
+    assert claimed_surcharges("how much is an adult single on the ferry?", [s for _, s in text_sentences(FERRY)]) == []

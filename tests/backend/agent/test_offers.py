@@ -11,7 +11,7 @@ import pytest
 from backend.agent.tools.calculator import evaluate, spec
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.offers import asked_amount, measure_of, offer_expressions
-from backend.agent.tools.sentences import split_sentences
+from backend.agent.tools.segmentation import split_sentences
 
 from .test_expressions import result
 

@@ -1,11 +1,11 @@
-"""Tables read row by row (backend.agent.tools.sentences.table_sentences): each row a sentence,
+"""Tables read row by row (backend.agent.tools.segmentation.table_sentences): each row a sentence,
 each cell after its column's name, so that the calculator and a quoted answer read one row's
 prices by what they are for."""
 
 import numpy as np
 import pytest
 
-from backend.agent.tools.sentences import table_sentences, text_sentences
+from backend.agent.tools.segmentation import table_sentences, text_sentences
 
 BIKES = """Riverside Wheels - Bike Hire Rates 2024
 

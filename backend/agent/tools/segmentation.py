@@ -1,0 +1,178 @@
+"""A passage read into sentences (issue 15): its title line as its heading (passage_heading), a
+table's rows one sentence each with each cell after its column's name (table_sentences), a list's
+items after the line introducing them (list_sentences), then split at sentence ends
+(split_sentences). backend.agent.tools.sentences ranks what this module reads.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import zip_longest
+from typing import Sequence
+
+from backend.agent.tools.passages import read_passages
+
+# A sentence ends at . ! or ? before a space, but not after an abbreviation that a name or a
+# number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith"), at a blank line,
+# before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
+# ending in a number, ")" or ":" before a line beginning with a capital ("€45 (about 90 minutes)"
+# / "Vans pay ..."; not "is 2,340" / "metres long", a line of prose wrapped).
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
+                           r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
+                           r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, each with its runs of white space made one space."""
+    return [s for s in (" ".join(part.split()) for part in _SENTENCE_END.split(text)) if s]
+
+
+def passage_heading(label: str, text: str) -> tuple[str, str]:
+    """(heading, body) of a quoted passage: its first line when that is a title (at most 80
+    characters, no closing punctuation, a blank line after it or a Markdown "#" before it: a
+    hard-wrapped paragraph's first line is no title) and the text after it, else the passage's
+    label and all of its text."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if not lines:
+        return label, text
+    first = lines[0]
+    rest = text[text.index(first) + len(first):]
+    titled = re.match(r"[ \t]*\n[ \t]*\n", rest) is not None or first.startswith("#")
+    if titled and len(first) <= 80 and not first.endswith((".", "!", "?", ":")):
+        return first.lstrip("# ").strip() or label, rest
+    return label, text
+
+
+# A table's cell separator, and a header's rule cell ("---", ":-:", "-").
+_CELL_SEPARATOR = "|"
+_RULE_CELL = re.compile(r":?-+:?")
+_DIGIT = re.compile(r"[0-9]")
+_PRICE_CELL = re.compile(r"[$€£¥]\s*[0-9]")
+
+
+def _cells(line: str) -> list[str] | None:
+    """The cells of a table row ("| Tandem | €14 | €35 |", "Finger Buffet | £14.50 | 20"), [] for
+    a header's rule ("|---|:-:|"), None for a line that is no row (fewer than two cells)."""
+    if _CELL_SEPARATOR not in line:
+        return None
+    row = line.strip()
+    if row.startswith(_CELL_SEPARATOR):  # outer bars ("| a | b |"); without them a last bar ends an empty cell
+        row = row[1:-1] if row.endswith(_CELL_SEPARATOR) and len(row) > 1 else row[1:]
+    cells = [cell.strip() for cell in row.split(_CELL_SEPARATOR)]
+    if len(cells) < 2:
+        return None
+    return [] if all(_RULE_CELL.fullmatch(cell) for cell in cells if cell) else cells
+
+
+def _has_header(rows: list[list[str]], ruled: bool) -> bool:
+    """Whether a table's first row names its columns: a rule line follows it, or it holds no price
+    and every other row does ("| Bike type | 1 hour | Full day (8 hrs) |" over "| E-bike | €15 |
+    €60 |"), or no digit and every other row does ("| Package | Minimum guests |" over "| Afternoon
+    Tea | 15 |"); not "| Monday | 9am - 5pm |" over "| Sunday | Closed |"."""
+    return ruled or any(not any(pattern.search(cell) for cell in rows[0])
+                        and all(any(pattern.search(cell) for cell in row) for row in rows[1:])
+                        for pattern in (_PRICE_CELL, _DIGIT))
+
+
+# A caption naming what a table's prices are per: "Pitch prices (per night)", "Rates per hour".
+_CAPTION_PER = re.compile(r"\((?:prices?\s+|rates?\s+)?per\s+([a-z]+)\)|\bper\s+([a-z]+)\s*:?\s*$", re.IGNORECASE)
+# A cell that is a price alone ("£24", "$ 3.50"): it takes the caption's unit.
+_PRICE_CELL_ALONE = re.compile(r"^\s*[$€£¥]\s*[0-9][0-9,]*(?:\.[0-9]+)?(?=\s*$)")
+
+
+def table_sentences(text: str) -> str:
+    """`text` with each table (two rows or more of "|"-separated cells, a header's rule line among
+    them or not) written as one sentence per row, on a line of its own between blank lines. Under
+    a header (_has_header) each cell follows its column's name: "| E-bike | €15 | €40 | €60 |"
+    under "| Bike type | 1 hour | Half day (4 hrs) | Full day (8 hrs) |" reads "E-bike: 1 hour
+    €15; Half day (4 hrs) €40; Full day (8 hrs) €60."; without one (a passage cut it off, a list
+    of days) a row reads "E-bike: €15; €40; €60.", "Sunday: Closed.". The rest of `text` is left
+    as it is. Read as one sentence, a table named every price at once and the header's numbers
+    apart from them: the calculator read "8" of "Full day (8 hrs)" for "2 e-bikes for a full day"
+    (blind set 44). A sentence per cell lost a row's other columns ("Minimum guests: 40" was read
+    as the plated dinner's price, blind set 40)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        rows: list[list[str]] = []
+        ruled = False
+        j = i
+        while j < len(lines) and (cells := _cells(lines[j])) is not None:
+            if cells:
+                rows.append(cells)
+            elif len(rows) == 1:
+                ruled = True  # the rule under the first row: a header
+            j += 1
+        if len(rows) < 2:
+            end = max(j, i + 1)
+            out.extend(lines[i:end])  # no table: its lines as they are, read once
+            i = end
+            continue
+        header = rows[0] if _has_header(rows, ruled) else None
+        # "Pitch prices (per night)" over the table: each price of it is per night
+        above = out[-1] if out else ""
+        # (a caption: a short line with no price of its own, not "Breakfast is £12 per person")
+        caption = (_CAPTION_PER.search(above) if above and _cells(above) is None and not _PRICE_CELL.search(above)
+                   and len(above.split()) <= 8 else None)
+        per = f" per {caption.group(1) or caption.group(2)}" if caption else ""
+        for row in rows[1:] if header else rows:
+            row = [_PRICE_CELL_ALONE.sub(lambda m: m.group(0) + per, cell) if per else cell for cell in row]
+            if header is None:
+                cells = [cell for cell in row[1:] if cell]
+            else:
+                cells = [f"{name} {cell}".strip() for name, cell in zip_longest(header[1:], row[1:], fillvalue="") if cell]
+            written = "; ".join(cells)
+            sentence = f"{row[0]}: {written}" if row[0] and written else (row[0] or written)
+            if sentence:
+                out += ["", sentence if sentence.endswith((".", "!", "?")) else sentence + ".", ""]
+        i = j
+    return "\n".join(out)
+
+
+# A list's items ("- €2.20 per kg", "2. Bring ID") and the line introducing them ("Wash & fold:").
+_LIST_ITEM = re.compile(r"(?:[-*•]|[0-9]{1,2}[.)])[ \t]+(\S.*)")
+_LIST_INTRO = re.compile(r"(?:[-*•][ \t]+)?(\S[^\n|:]{0,79}?)[ \t]*:")
+
+
+def list_sentences(text: str) -> str:
+    """`text` with each item of a list that a line ending in ":" introduces written after that
+    line's words, and the line itself left out: "Wash & fold:" over "- €2.20 per kg, minimum
+    charge €12" reads "- Wash & fold: €2.20 per kg, minimum charge €12". Read apart, the item
+    named no thing and the line held no fact: "Wash & fold:" was quoted as the answer to "I have
+    8 kg of laundry, price?" (blind set 46). The rest of `text` is left as it is."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        intro = _LIST_INTRO.fullmatch(lines[i].strip()) if len(lines[i]) <= 200 else None
+        items: list[str] = []
+        j = i + 1
+        while intro is not None and j < len(lines) and (item := _LIST_ITEM.fullmatch(lines[j].strip())) is not None:
+            items.append(item.group(1).strip())
+            j += 1
+        if intro is None or not items:
+            out.append(lines[i])
+            i += 1
+            continue
+        out.extend(f"- {intro.group(1)}: {item}" for item in items)
+        i = j
+    return "\n".join(out)
+
+
+def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
+    """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), a
+    table's rows one sentence each (table_sentences), a list's items after the line introducing
+    them (list_sentences)."""
+    heading, body = passage_heading(label, text)
+    return [(heading, sentence) for sentence in split_sentences(list_sentences(table_sentences(body)))]
+
+
+def passage_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
+    """(heading, sentence) for each sentence of the passages quoted in `results` (the contents of
+    search_documents / read_passage results, read by backend.agent.tools.passages.read_passages),
+    each pair once, in order."""
+    out: list[tuple[str, str]] = []
+    for label, text in (p for result in results for p in read_passages(result)):
+        out.extend(text_sentences(text, label))
+    return list(dict.fromkeys(out))

@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Callable, Sequence
 
 from backend.agent.numerals import AMOUNT, SIGNED_PRICE, with_digits
-from backend.agent.tools.basket import singular
+from backend.agent.tools.basket import canonical
 from backend.agent.tools.sentences import content_words
 
 _UNIT = r"([a-z]+)"
@@ -58,7 +58,7 @@ MAX_RANKED = 3
 
 
 def _unit(word: str) -> str:
-    return singular(word.lower())
+    return canonical(word.lower())  # "up to 8 kids, then £15 per extra child"
 
 
 def allowance_expressions(question: str, sentences: Sequence[str], ranked: Sequence[str] = (),
@@ -164,7 +164,7 @@ NEAR_CHARS = 30
 def _shared(before: str, sentence: str, unit: str) -> bool:
     """Whether `before` names something of `sentence` (a word besides the unit and the rate's
     own), or `sentence` names nothing else (it goes on from `before`)."""
-    words = {w for w in content_words(sentence) if singular(w) != unit} - _RATE_WORDS
+    words = {w for w in content_words(sentence) if canonical(w) != unit} - _RATE_WORDS
     return not words or bool(words & set(content_words(before)))  # "Each extra hour is £65." goes on from it
 
 

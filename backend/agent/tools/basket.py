@@ -61,7 +61,12 @@ def norm_words(words: str) -> set[str]:
     """The words of `words` (content_words) with plurals and synonyms made one ("loaves" ->
     "loaf", "kids" -> "child", "passes" -> "pass", "color" -> "colour"; "B&W" is "black white")."""
     words = _BLACK_WHITE.sub(" black white ", words)
-    return {_SAME.get(w, _SAME.get(singular(w), singular(w))) for w in content_words(words)}
+    return {canonical(w) for w in content_words(words)}
+
+
+def canonical(word: str) -> str:
+    """One lowercase `word` as norm_words makes it: "kids" -> "child", "tickets" -> "ticket"."""
+    return _SAME.get(word, _SAME.get(singular(word), singular(word)))
 
 
 # A thing of a list with no count after a counted one: "3 bouquets and a table centrepiece",

@@ -193,6 +193,14 @@ _LEAST_COUNT = re.compile(rf"(?<![\w.,$€£¥])([0-9]+)\s+((?:{_W}\s+){{0,1}}{_
 # "Groups of 10 or more", "parties of 8+": a least head-count (party.group_size).
 _LEAST_GROUP = re.compile(r"\b(?:groups?|parties|party|bookings?|tables?)\s+of\s+([0-9]+)\s*(?:\+|or\s+more\b|and\s+over\b|and\s+above\b)",
                           re.IGNORECASE)
+
+
+def least_group(text: str) -> int | None:
+    """The least head-count `text` names ("groups of 4 or more pay £24 each": 4), else None."""
+    found = _LEAST_GROUP.search(text)
+    return None if found is None else int(found.group(1))
+
+
 _MORE_THAN_COUNT = re.compile(rf"\b(?:more\s+than|over)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})", re.IGNORECASE)
 # A least spend: "Orders over €150", "spend more than $50", "orders of £100 or more".
 _LEAST_SPEND = re.compile(rf"\b(?:over|above|more\s+than|exceeding|at\s+least)\s+{SIGNED_PRICE}"

@@ -23,7 +23,7 @@ from backend.agent.operations import names_a_length
 from backend.agent.party import group_size
 from backend.agent.tools.basket import counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
-from backend.agent.tools.discounts import counted, least_spend
+from backend.agent.tools.discounts import counted, least_group, least_spend
 from backend.agent.tools.sentences import rank_sentences, stems
 
 # A price: after a currency sign or before a currency's name.
@@ -105,6 +105,12 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
         season = in_months(clause, question) if len(found) > 1 else None
         if season is not None:
             when = season if when is None else when and season
+        # "£28 per person; groups of 4 or more pay £24 each" for 5 of us: the £24; for one, the £28
+        least = least_group(clause) if len(found) > 1 else None
+        if least is not None:
+            size = group_size(question)
+            fits = size is not None and Fraction(size) >= least
+            when = fits if when is None else when and fits
         # the conditions first (a day or a month named over a time range only: "all day on Sundays"), then the words
         rank = 0 if when is None else -1 if not when else 2 if (named_days(clause) is not None or season) else 1
         score = rank * 10 + len(thing_words(sentence, found, i) & asked)

@@ -310,3 +310,28 @@ def test_a_price_that_is_a_multiple_of_another():
         "my van is 7 metres long", ["Vehicles over 6 metres long are charged double the car fare."])] == [("x", "2")]
     # a single claims no return's multiple
     assert claimed_surcharges("how much is an adult single on the ferry?", [s for _, s in text_sentences(FERRY)]) == []
+
+
+CLIMBING = """Crux Climbing
+
+Beginner taster session (90 minutes, all kit included): £28 per person; groups of 4 or more pay £24 each.
+Birthday parties: £150 for up to 8 kids, then £15 per extra child."""
+
+VALET = """Sparkle Valet
+
+- Mini valet (inside & out, 45 mins): €35
+- Engine bay clean: add €20
+- Pet hair removal: add €15"""
+
+
+def test_a_group_price_an_allowance_of_children_and_what_it_comes_to():
+    # Set 50: "groups of 4 or more pay £24 each" for 5 of us (was 28 * 5); "up to 8 kids, then
+    # £15 per extra child" for 11 kids (was 150 * 11, "kids" and "child" being two units);
+    # "what's that come to" asked no amount (the calculator was not planned).
+    assert value(first("5 of us (incl me) want to do the beginner taster together, how much altogether?", CLIMBING)) == "120"
+    assert value(first("beginner taster for 2 people, cost?", CLIMBING)) == "56"
+    assert value(first("my son's birthday party - 11 kids coming. what would the party cost", CLIMBING)) == "195"
+    question = "mini valet for my car plus pet hair removal and an engine bay clean - what's that come to"
+    assert asks_money(question)
+    assert value(first(question, VALET)) == "70"
+    assert not asks_money("what is it about?")

@@ -256,10 +256,12 @@ def _price_of(thing: str, sentences: Sequence[str]) -> str | None:
         for i, m in enumerate(prices):
             # a size naming it first: "12-inch $80" for a 12 inch cake
             label = sentence[prices[i - 1].end() if i else 0:m.start()]
-            named = (len(wanted & naming_words(sentence, prices, i)), len(sized & sizes(label)),
-                     len(wanted & thing_words(sentence, prices, i)))
-            if named[0] and (best is None or named[1:2] + named[:1] + named[2:] > best[0][1:2] + best[0][:1] + best[0][2:]):
-                best = (named, m.group(1).replace(",", ""))
+            naming = len(wanted & naming_words(sentence, prices, i))
+            if not naming:
+                continue
+            score = (len(sized & sizes(label)), naming, len(wanted & thing_words(sentence, prices, i)))
+            if best is None or score > best[0]:
+                best = (score, m.group(1).replace(",", ""))
     return None if best is None else best[1]
 
 

@@ -195,7 +195,8 @@ def measure_of(text: str) -> dict[str, Fraction]:
             rest = " ".join(m.group(3).split()[1:])
             named = _thing_at(rest) if rest else None
             count = Fraction(1)
-            if named is not None and named[0] not in TIME_UNITS.values():
+            # (not who buys it: "a 10-journey adult carnet" buys 10 journeys, not one adult)
+            if named is not None and named[0] not in TIME_UNITS.values() and named[0] not in _NOT_BOUGHT:
                 # "one 150-minute session each week" of a 10-week course: 10 sessions
                 every = re.match(rf"\s*(?:each|every|a|per)\s+({_TIME})\b", named[1] + text[m.end():], re.IGNORECASE)
                 if every and _unit(every.group(1)) in measure:

@@ -201,3 +201,11 @@ def test_rates_stay_exact_and_things_named_by_bundle_words_stay_things():
     text = "Adult day passes cost £13, child day passes £8, and a family pass costs £26."
     assert offer_expressions("1 adult day pass and 2 child day passes, how much cheaper is the family pass than "
                              "buying separately?", [text])[0] == "13 + 2 * 8 - 26"
+
+
+def test_a_bundle_named_for_who_buys_it_counts_what_it_buys():
+    # Set 49: "A 10-journey adult carnet" was read as one adult (item 1), so the saving over 10
+    # single tickets came out as 10 * 55 - 10 * 7.40.
+    sentences = ["A 10-journey adult carnet costs £55 and never expires.", "- Adult: £7.40", "- Child (5-15): £3.70"]
+    question = "I cross 10 times a month for work (adult). how much do I save with the carnet compared to 10 single tickets?"
+    assert offer_expressions(question, sentences)[0] == "10 * 7.40 - 55"

@@ -229,6 +229,17 @@ def test_a_socket_closed_for_five_seconds_resumes_without_a_reload(page, sign_up
 BUSY_NOTICE = "A reply is still being written: wait for it or press Stop."
 
 
+def second_tab(page, conversation: str, route=None):
+    """A second tab of the same browser (the same account) on `conversation`, its socket open;
+    `route`: a proxy for its WebSocket (Playwright's Page.route_web_socket handler)."""
+    other = page.context.new_page()
+    if route is not None:
+        other.route_web_socket(re.compile(r".*/ws$"), route)
+    other.goto(f"/c/{conversation}")
+    other.wait_for_selector('#connection[data-state="open"]')
+    return other
+
+
 def test_enter_in_a_second_tab_while_the_reply_streams_says_to_wait(page, sign_up, long_replies):
     # A new user: in a second tab following a reply, Enter was reported to do nothing, with no
     # notice. The tab that follows must say so like the tab that sent, and keep what was typed.
@@ -236,9 +247,7 @@ def test_enter_in_a_second_tab_while_the_reply_streams_says_to_wait(page, sign_u
     send(page, "Say hello.")
     wait_finished(page)
     conversation = conversation_id(page)
-    other = page.context.new_page()  # the same browser: the same account, the same conversation
-    other.goto(f"/c/{conversation}")
-    other.wait_for_selector('#connection[data-state="open"]')
+    other = second_tab(page, conversation)
 
     send(page, STORY)
     wait_streaming(other, 10)  # tab B follows the reply live
@@ -295,10 +304,7 @@ def test_a_followed_reply_that_fails_frees_the_composer_in_the_tab_that_follows(
         server_side.on_message(from_server)
         ws.on_message(server_side.send)
 
-    other = page.context.new_page()  # the same browser: the same account, the same conversation
-    other.route_web_socket(re.compile(r".*/ws$"), route)
-    other.goto(f"/c/{conversation}")
-    other.wait_for_selector('#connection[data-state="open"]')
+    other = second_tab(page, conversation, route)
 
     send(page, STORY)
     wait_streaming(other, 10)  # tab B follows the reply live

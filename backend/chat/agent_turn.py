@@ -34,7 +34,7 @@ from backend.chat.replies import REASON_SERVER_ABORTED, LiveReply
 from backend.chat.turns import Ending
 from backend import tracing
 from backend.chat.planning import TurnPlanner
-from backend.generator import (FINISH_ABORT, FINISH_ERROR, FINISH_STOP, GenerationDone, GenerationError, TextGenerator,
+from backend.generator import (FINISH_ABORT, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP, GenerationDone, GenerationError, TextGenerator,
                                count_text)
 from backend.models import Message, User
 from backend.runtime_settings import RuntimeSettings
@@ -174,7 +174,10 @@ def _ending(result: RunResult, ended_reason: str | None) -> Ending:
     """The reply's Ending for a run's result. ended_reason: why the server ended the reply's
     generation (then the reply is "interrupted"), else None."""
     if result.status == "done":
-        return Ending(FINISH_STOP, "complete", None, AgentTurns.usage(result, FINISH_STOP))
+        # the answer cut at max_tokens is "length", as a plain reply's: "Cut at the token limit", Continue
+        answer = result.model_steps[-1] if result.model_steps else None
+        finish = FINISH_LENGTH if answer is not None and answer.finish_reason == FINISH_LENGTH else FINISH_STOP
+        return Ending(finish, "complete", None, AgentTurns.usage(result, finish))
     done = AgentTurns.usage(result, FINISH_ERROR if result.status not in ("budget", "stopped") else FINISH_ABORT)
     if result.status == "budget":  # the notice under the partial answer, never its text
         return Ending(FINISH_ABORT, "complete", result.ending, done)

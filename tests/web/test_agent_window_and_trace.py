@@ -38,6 +38,7 @@ class WindowedModel(ScriptedModel):
         super().__init__(replies)
         self.fail_at = fail_at
         self.refused: list[int] = []
+        self.cut: int | None = None  # the request number whose reply max_tokens cuts ("length")
 
     def count_prompt_tokens(self, messages: Sequence[ChatMessage], tools=()) -> int:
         return super().count_prompt_tokens(messages) + (TOOLS_OVERHEAD if tools else 0)
@@ -64,6 +65,8 @@ class WindowedModel(ScriptedModel):
                 first = now
             if isinstance(event, GenerationDone):
                 first = first or now
+                if number == self.cut:
+                    event = replace(event, finish_reason="length")
                 event = replace(event, queue_ms=10.0 + number, ttft_ms=100.0 + number,
                                 decode_tokens_per_s=1000.0 + number, timeline=EngineTimeline(
                                     arrival_ns=arrival, scheduled_ns=arrival + 1000, first_token_ns=first,
@@ -183,3 +186,18 @@ def test_an_agent_turns_trace_has_each_model_step_with_the_engines_spans_and_the
     assert sum(len(v) for v in engine.values()) == 6  # none outside the steps
     tool = next(s for s in spans if s.name == "agent.tool_call")
     assert steps[0].end_time <= tool.start_time and tool.end_time <= steps[1].start_time
+
+
+def test_an_answer_cut_at_the_token_limit_ends_the_reply_length_as_a_plain_reply_does(client, fake):
+    # New-user pass: with tools on, a long story cut at max_tokens was shown complete, with no
+    # "Cut at the token limit" and no Continue (finish_reason "stop").
+    fake.cut = 1  # the answer step, after the calculator ran
+    token = sign_up(client, "alice")
+    conversation_id = tools_on(client, token)
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id)
+        frames = until_done(ws)
+    done = frames[-1]
+    assert (done["status"], done["finish_reason"], done["content"]) == ("complete", "length", "The answer is 42."), done
+    view = client.get(f"/api/conversations/{conversation_id}", headers={"Authorization": f"Bearer {token}"}).json()
+    assert view["messages"][-1]["finish_reason"] == "length"

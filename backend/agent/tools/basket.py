@@ -43,6 +43,8 @@ _SAME = {"kid": "child", "children": "child", "youngster": "child", "grown-up": 
          "party": "group", "parties": "group", "color": "colour", "mono": "black"}
 # "B&W", "b/w": black and white (a print's colour).
 _BLACK_WHITE = re.compile(r"(?<![a-z])b\s?[&/]\s?w(?![a-z])", re.IGNORECASE)
+# "black and white", "black & white", "B&W": one name, not two things listed.
+_BLACK_AND_WHITE = re.compile(r"\bblack\s*(?:and|&|/)\s*white\b|(?<![a-z])b\s?[&/]\s?w(?![a-z])", re.IGNORECASE)
 
 
 def singular(word: str) -> str:
@@ -93,7 +95,7 @@ def basket_items(question: str) -> list[tuple[str, str]]:
     croissants" is one box). A thing named after a counted one with no count of its own ("and a
     table centrepiece", "and club hire") is one, OPTIONAL; the grown-ups of a party named ("me,
     my wife and our 2 kids") are adults."""
-    text = with_digits(question)
+    text = _BLACK_AND_WHITE.sub("black-white", with_digits(question))
     items: list[tuple[str, str]] = []
     grown = len(_ME.findall(text)) + len(_GROWN_UP.findall(text))
     for m in _ITEM.finditer(text):

@@ -176,6 +176,29 @@ def refers_to_document(text: str, document_name: str) -> bool:
                      rf"(?!\s+(?!(?:for|of|in|on|at|to|with|from|about|and|or|is|are|was|says?|has)\b)[a-z])", text) is not None
 
 
+# A question asking how to reach the business ("What's your email address?", "whats the phone
+# number", "how can I contact you", "where are you located?"), and a passage holding a way to: a
+# phone number, an email address, a web address or a street's. Such a question scores low against
+# a price list as a whole and against its "Phone: ... Email: ..." line (new-user pass: 0 of 6 searched).
+_ASKS_CONTACT = re.compile(
+    r"\b(?:your|their|the|its)\s+(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|telephone(?:\s+number)?|mobile\s+number|"
+    r"number|contact\s+(?:details|number|info\w*)|website|web\s+address|address|location)\b"
+    r"|^\W*(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|contact(?:\s+details)?|website|address)\W*\??\s*$"
+    r"|\b(?:contact|reach|call|e-?mail|ring|phone)\s+(?:you|them)\b|\bwhere\s+are\s+(?:you|they)\b"
+    r"|\bwhere\s+is\s+(?:it|the\s+(?:shop|office|studio|centre|center|store))\b", re.IGNORECASE)
+_CONTACT = re.compile(r"\b(?:e-?mail|phone|telephone|tel|mobile|number\s+to\s+call|call\s+you|contact|reach\s+you|"
+                           r"website|web\s+site|web\s+address|url|address|located|location|where\s+are\s+you|"
+                           r"find\s+you)\b", re.IGNORECASE)
+_CONTACT = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\bwww\.|https?://|(?<![\w.,])\+?\(?\d[\d() -]{6,}\d(?![\w.,]\d)"
+                      r"|\b(?:street|st|road|rd|avenue|ave|lane|drive|unit|square)\b\.?", re.IGNORECASE)
+
+
+def asks_contact(text: str) -> bool:
+    """Whether `text` asks how to reach the business (_ASKS_CONTACT), not for advice of the model's own."""
+    text = cue_text(text)
+    return _ASKS_CONTACT.search(text) is not None and not asks_general_request(text)
+
+
 def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
     """Whether a message needs the person's documents: it names them, or it is about a passage he
     may read (passages_about: the passage or one of its sentences similar enough), or a passage
@@ -189,6 +212,8 @@ def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
         if names_documents(text):
             return True
         found, about = passages_about(retriever, user_id, text)
+        if asks_contact(text) and any(_CONTACT.search(source.text) for source in found):
+            return True  # "What's your email address?" over "Phone: 01632 960 441. Email: hello@..."
         if asks_general_request(text):
             return any(refers_to_document(text, source.document_name) for source in found)
         if about:

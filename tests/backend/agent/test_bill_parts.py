@@ -335,3 +335,20 @@ def test_a_group_price_an_allowance_of_children_and_what_it_comes_to():
     assert asks_money(question)
     assert value(first(question, VALET)) == "70"
     assert not asks_money("what is it about?")
+
+
+PRINT_SHOP = """Inkspot Print Shop
+
+Black and white copies: 20p per page
+Colour copies: 65p per page
+A3 colour posters: £4.50 each"""
+
+
+def test_black_and_white_is_one_name_in_a_list():
+    # New-user pass: "100 black and white copies" was read as 100 "black" and one "white copies"
+    # (0.65 * 100 + 0.20).
+    assert basket_items("printed 150 black & white pages and 20 colour ones, how much?") == [
+        ("150", "black-white pages"), ("20", "colour ones")]
+    assert basket_items("6 b&w prints and 2 colour, total?")[0] == ("6", "black-white prints")
+    assert value(first("printed 150 black and white pages and 20 colour ones, how much?", PRINT_SHOP)) == "43"
+    assert value(first("I need 100 black and white copies, how much is that?", PRINT_SHOP)) == "20"

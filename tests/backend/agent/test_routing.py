@@ -248,3 +248,26 @@ def test_requests_for_advice_or_writing_search_only_documents_they_name(text):
                                   "how can I pay for the storage unit?", "should I bring my own helmet?"])
 def test_questions_about_the_documents_are_no_requests_for_advice(text):
     assert not asks_general_request(text)
+
+
+@pytest.mark.parametrize("text", ["What's your email address?", "email?", "how can I contact you",
+                                  "what's your website", "whats the phone number", "where are you located?"])
+def test_a_question_how_to_reach_the_business_searches_a_passage_holding_a_way_to(text):
+    # New-user pass: 0 of these searched a print shop's price list ending "Phone: 01632 960 441.
+    # Email: hello@inkspotprint.example" (low similarity to the list and to that line); the model
+    # made up "smolLM_user07532323".
+    passage = "A3 colour posters: £4.50 each.\nPhone: 01632 960 441. Email: hello@inkspotprint.example"
+    relevant = search_documents.spec(FakeRetriever("ann", "", similarity=0.15, text=passage,
+                                                   document_name="inkspot_print_prices.txt")).relevant
+    assert search_documents.asks_contact(text)
+    assert relevant("ann", text)
+    # a passage with no way to reach anyone: not searched for it
+    bare = search_documents.spec(FakeRetriever("ann", "", similarity=0.15, text="A3 colour posters: £4.50 each.",
+                                               document_name="inkspot_print_prices.txt")).relevant
+    assert not bare("ann", text)
+
+
+@pytest.mark.parametrize("text", ["what's a good phone for a teenager?", "how do I fix my phone screen",
+                                  "what's the best email etiquette", "tips for writing a polite email"])
+def test_chat_about_phones_or_email_asks_no_contact(text):
+    assert not search_documents.asks_contact(text)

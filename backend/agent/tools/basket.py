@@ -189,10 +189,13 @@ def counts_of(question: str, thing: str) -> list[str]:
 
 def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[str]:
     """The words naming the `i`th of the prices `prices` (matches in `sentence`): those back to the
-    price before it, and AFTER_CHARS after it up to the next price, comma or "and", plurals and
+    price before it (to the comma ending that price's words, when there is one), and AFTER_CHARS after it up to the next price, comma or "and", plurals and
     synonyms made one (norm_words)."""
     m = prices[i]
     start = prices[i - 1].end() if i else 0
+    # not the price before's own words after it ("£0.08 per page black and white, | £0.30 per page colour")
+    ended = re.search(r"[,;]|[.!?](?:\s|$)", sentence[start:m.start()])
+    start = start + ended.end() if ended else start
     end = min(prices[i + 1].start() if i + 1 < len(prices) else len(sentence), m.end() + AFTER_CHARS)
     cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
     end = m.end() + cut.start() if cut else end

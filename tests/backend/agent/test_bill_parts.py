@@ -308,6 +308,9 @@ def test_a_price_that_is_a_multiple_of_another():
     assert value(first("how much is an adult return on the ferry", FERRY)) == "13.32"
     assert [(k, a) for k, a, _, _ in claimed_surcharges(
         "my van is 7 metres long", ["Vehicles over 6 metres long are charged double the car fare."])] == [("x", "2")]
+    # the price it multiplies in the same sentence, named "the single" (new-user pass: 1.5 * 2)
+    shop = "Inkspot\n\nFerry to the island: single £8; a return costs 1.5 times the single.\nA3 posters: £4.50 each."
+    assert value(first("How much would 2 return ferry tickets cost?", shop)) == "24"
     # a single claims no return's multiple
     assert claimed_surcharges("how much is an adult single on the ferry?", [s for _, s in text_sentences(FERRY)]) == []
 

@@ -727,9 +727,8 @@
       setEnding(el, "error", "error", text);
       const clientMsgId = streamed ? streamed.clientMsgId : frame.client_msg_id;
       if (frame.message_id) streams.delete(frame.message_id);
-      // A reply this page only follows (sent from another tab) has no send of its own to finish.
-      if (clientMsgId) finishSend(clientMsgId);
-      else updateControls();
+      // (a reply this page only follows, sent from another tab, has no send of its own: null)
+      finishSend(clientMsgId || null);
     } else {
       showNotice(text);
     }

@@ -260,7 +260,8 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     expression = calculation.content.rsplit(" = ", 1)[0].strip()
     # the documents' numbers: not the question's own counts ("150 pages" is in no price list)
     asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", with_digits(messages[last_user].content).replace(",", "")))
-    numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)) - asked
+    written = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))
+    numbers = (written - asked) or written  # "the day pass is £18 right? 3 of them": 18 * 3 still cites
     best: tuple[int, int, str] | None = None  # (numbers held, passage number, text)
     for search in searches:
         for number, _, text in passage_blocks(search.content):

@@ -46,15 +46,20 @@ def cue_text(text: str) -> str:
 
 
 # What a pictograph is: a symbol (Unicode categories So "other symbol", Sk "modifier symbol": the
-# skin tones), a format character (Cf: the zero-width joiner of "👋🏽") or a variation selector; not
-# ASCII ("^", "`"), nor the degree sign ("20°C").
-_PICTOGRAPH_CATEGORIES = frozenset({"So", "Sk", "Cf", "Co", "Cs"})
+# skin tones); not ASCII ("^", "`"), nor a degree sign ("20°C", "20℃"). A format character (Cf: the
+# zero-width joiner of "👩‍👧", a soft hyphen) or a variation selector is dropped.
+_PICTOGRAPH_CATEGORIES = frozenset({"So", "Sk", "Co", "Cs"})
 
 
 def _is_pictograph(char: str) -> bool:
-    if char < "\x80" or char == "°":
+    if char < "\x80" or char in "°℃℉":
         return False
     return unicodedata.category(char) in _PICTOGRAPH_CATEGORIES or "\ufe00" <= char <= "\ufe0f"
+
+
+def _is_format(char: str) -> bool:
+    """A format character or a variation selector: dropped with no space ("book\xadings")."""
+    return not char < "\x80" and (unicodedata.category(char) == "Cf" or "\ufe00" <= char <= "\ufe0f")
 
 
 def without_pictographs(text: str) -> str:
@@ -62,11 +67,13 @@ def without_pictographs(text: str) -> str:
     space: "👋🏽 how much is 6kg wash & fold? 🧺" -> " how much is 6kg wash & fold? ". The cues read
     words; an emoji shifted which price an embedding ranked first (the Express surcharge over the
     kg price, new-user run 2026-12-04). Text with no pictograph is returned as it is."""
-    if text.isascii() or not any(_is_pictograph(c) for c in text):
+    if text.isascii() or not any(_is_pictograph(c) or _is_format(c) for c in text):
         return text
     out: list[str] = []
     spaced = False  # the last character out is a pictograph's space
     for char in text:
+        if _is_format(char):
+            continue
         if _is_pictograph(char):
             if not out or not out[-1].isspace():
                 out.append(" ")

@@ -106,7 +106,7 @@ _EXTRA_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s*(?:surcharge|supplement|premium|c
 # A multiple of another price: "Return tickets cost 1.8 times the single fare", "Vehicles over 6
 # metres long are charged double the car fare".
 _TIMES_PRICE = re.compile(r"(?<![\w.])(?:([0-9]{1,2}(?:\.[0-9]+)?)\s*(?:times|x)|(double|twice|triple|treble))\s+"
-                          r"(?:the\s+|a\s+|an\s+)?(?:[a-z-]+\s+){0,3}?(?:price|fare|fee|rate|cost|charge|amount|single|ticket|one)s?\b",
+                          r"(?:the\s+|a\s+|an\s+)?(?:[a-z-]+\s+){0,3}?(?:price|fare|fee|rate|cost|charge|amount|single)s?\b",
                           re.IGNORECASE)
 _FACTOR_WORDS = {"double": "2", "twice": "2", "triple": "3", "treble": "3"}
 # The verb laying it on: what comes before is what it applies to.

@@ -30,12 +30,16 @@ from backend.agent.tools.sentences import rank_sentences, stems
 PRICE = re.compile(rf"{SIGNED_PRICE}|(?<![0-9,.]){AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
 
 
-# A price in a currency's minor unit: "8p", "30p per page", "25c", "75¢", "50 cents" (not "3pm",
-# "8 p.m.", "p. 4").
-_MINOR_PRICE = re.compile(r"(?<![\w.,$€£¥])([0-9]{1,2}(?:\.[0-9]+)?)\s?(?:(p)(?![\w.])|(c|¢)(?!\w)|(cents?)\b)",
+# A price in a currency's minor unit, written as one: before "per", "each", "a", "an", "/", "for"
+# or "or" ("8p per page", "30p each", "75¢/min"), or after a verb of costing or a colon ("costs
+# 8p.", "Black and white: 20p"); not a temperature ("Wash at 40c", "(60c)"), a clock ("3pm", "8
+# p.m."), a page ("p. 4") or a name ("Rooms 4p and 5p").
+_MINOR_PRICE = re.compile(r"(?<![\w.,$€£¥-])([0-9]{1,2}(?:\.[0-9]+)?)\s?(?:(p)(?!\.?\s?m\b)(?!\w)|(c|¢)(?!\w)|(pence|cents?)\b)",
                           re.IGNORECASE)
+_PRICED_BEFORE = re.compile(r"(?:\b(?:costs?|is|are|just|only|from|add|adds|plus)|:)\s*$", re.IGNORECASE)
+_PRICED_AFTER = re.compile(r"\s*(?:per\b|each\b|an?\s|/|for\b|,?\s*or\b)", re.IGNORECASE)
 # The major unit's sign of each minor unit.
-_MAJOR_SIGNS = {"p": ("£",), "c": ("$", "€"), "¢": ("$", "€"), "cent": ("$", "€"), "cents": ("$", "€")}
+_MAJOR_SIGNS = {"p": ("£",), "pence": ("£",), "c": ("$", "€"), "¢": ("$", "€"), "cent": ("$", "€"), "cents": ("$", "€")}
 
 
 def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -51,10 +55,11 @@ def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]
     for heading, sentence in sentences:
         passage_signs = signs.get(heading, set())
 
-        def major(m: re.Match[str]) -> str:
+        def major(m: re.Match[str], sentence: str = sentence) -> str:
             unit = (m.group(2) or m.group(3) or m.group(4)).lower()
             allowed = [sign for sign in _MAJOR_SIGNS[unit] if sign in passage_signs]
-            if len(passage_signs) != 1 or not allowed:
+            priced = _PRICED_BEFORE.search(sentence, 0, m.start()) or _PRICED_AFTER.match(sentence, m.end())
+            if len(passage_signs) != 1 or not allowed or not priced:
                 return m.group(0)
             return f"{allowed[0]}{Decimal(m.group(1)).scaleb(-2)}"  # "8" -> "0.08", "30" -> "0.30"
 
@@ -84,6 +89,9 @@ def prices_first(question: str, sentence: str, operands: Sequence[str], prices: 
     return sorted(ordered, key=lambda a: -named.get(a, 0))
 
 
+# A price per head: "£24 each", "£12 per person", "£9 pp".
+_PER_HEAD_AFTER = re.compile(r"\s*(?:per\s+(?:person|head|adult|child|guest|player|participant|pupil|student|visitor)|"
+                             r"each|pp|a\s+head)\b", re.IGNORECASE)
 # The most prices of one sentence read for what names them (a longer "sentence" is a run-on list; each
 # price's clause is read against the others: quadratic).
 MAX_NAMED_PRICES = 40
@@ -105,8 +113,10 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
         season = in_months(clause, question) if len(found) > 1 else None
         if season is not None:
             when = season if when is None else when and season
-        # "£28 per person; groups of 4 or more pay £24 each" for 5 of us: the £24; for one, the £28
-        least = least_group(clause) if len(found) > 1 else None
+        # "£28 per person; groups of 4 or more pay £24 each" for 5 of us: the £24; for one, the £28 (a
+        # price per head whose own words before it name the group: not "£120 for groups of 10 or more")
+        per_head = _PER_HEAD_AFTER.match(sentence, m.end()) is not None
+        least = least_group(clause.split(m.group(0))[0]) if len(found) > 1 and per_head else None
         if least is not None:
             size = group_size(question)
             fits = size is not None and Fraction(size) >= least
@@ -264,7 +274,7 @@ def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]],
     """`expression` with each amount of `surcharges` added or taken off (times the count the
     question gives of what it is per: "Lamination adds €4 per poster" for "6 A1 posters, all
     laminated" -> 6 * 4), then each percentage and each multiple laid on ("1.8 times the single
-    fare": (7.40) * 1.8)."""
+    fare": (7.40) * 1.8; only over one term, not a bill of several things)."""
     added = expression
     for kind, amount, sentence, _ in surcharges:
         if kind in "+-":  # "Senior citizens (65+) receive $5 off each visit": - 5
@@ -273,8 +283,8 @@ def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]],
     for kind, amount, _, _ in surcharges:
         if kind == "%":
             added = f"({added}) * (100 + {amount}) / 100"
-        elif kind == "x":  # "Return tickets cost 1.8 times the single fare"
-            added = f"({added}) * {amount}"
+        elif kind == "x" and len(_terms(added)) == 1:  # "Return tickets cost 1.8 times the single fare"
+            added = f"({added}) * {amount}"  # (not a bill of several things: which of them is the return?)
     return added
 
 

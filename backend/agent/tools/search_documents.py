@@ -7,7 +7,8 @@ import re
 from typing import Any, Callable
 
 from backend.agent.numerals import NUMBER_RE, cue_text
-from backend.agent.routing import MIN_DOCUMENT_SIMILARITY, asks_general_request, names_documents, query_of
+from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, asks_general_request,
+                                   asks_for_writing, names_documents, query_of)
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.agent.tools.segmentation import text_sentences
@@ -181,22 +182,51 @@ def refers_to_document(text: str, document_name: str) -> bool:
 # phone number, an email address, a web address or a street's. Such a question scores low against
 # a price list as a whole and against its "Phone: ... Email: ..." line (new-user pass: 0 of 6 searched).
 _ASKS_CONTACT = re.compile(
-    r"\b(?:your|their|the|its)\s+(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|telephone(?:\s+number)?|mobile\s+number|"
+    r"\b(?:your|their|its)\s+(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|telephone(?:\s+number)?|mobile\s+number|"
     r"number|contact\s+(?:details|number|info\w*)|website|web\s+address|address|location)\b"
-    r"|^\W*(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|contact(?:\s+details)?|website|address)\W*\??\s*$"
-    r"|\b(?:contact|reach|call|e-?mail|ring|phone)\s+(?:you|them)\b|\bwhere\s+are\s+(?:you|they)\b"
+    r"|\bthe\s+(?:e-?mail(?:\s+address)?|phone\s+number|telephone\s+number|contact\s+(?:details|number|info\w*)|"
+    r"website|web\s+address)\b"
+    r"|^\W*(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|contact(?:\s+details)?|website|address)\W*(?:please|pls)?\W*$"
+    r"|\b(?:contact|reach|call|e-?mail|ring|phone|find)\s+(?:you|them)\b"
+    r"|\bwhere\s+are\s+(?:you|they)\s+(?:located|based)\b|\bwhere\s+are\s+you\s*\??\s*$"
     r"|\bwhere\s+is\s+(?:it|the\s+(?:shop|office|studio|centre|center|store))\b", re.IGNORECASE)
-_CONTACT = re.compile(r"\b(?:e-?mail|phone|telephone|tel|mobile|number\s+to\s+call|call\s+you|contact|reach\s+you|"
-                           r"website|web\s+site|web\s+address|url|address|located|location|where\s+are\s+you|"
-                           r"find\s+you)\b", re.IGNORECASE)
-_CONTACT = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+|\bwww\.|https?://|(?<![\w.,])\+?\(?\d[\d() -]{6,}\d(?![\w.,]\d)"
-                      r"|\b(?:street|st|road|rd|avenue|ave|lane|drive|unit|square)\b\.?", re.IGNORECASE)
+# A way to reach someone in a passage: an email or web address, a phone number (7 digits or more,
+# not a span of years: "2024-2025"), a street address with its number ("21 Queen Street").
+_CONTACT = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+|\bwww\.|https?://"
+                      r"|\b[0-9]{1,4}[a-z]?,?\s+(?:[A-Z][\w'-]+\s+){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Drive|Square)\b")
+_PHONE_DIGITS = re.compile(r"(?<![\w.,£$€])\+?\(?\d[\d() -]{5,}\d(?![\w.,]\d)")
+_YEARS = re.compile(r"^(?:1\d|20)\d{2}\s*-\s*(?:(?:1\d|20)\d{2}|\d{2})$")
+
+
+def holds_contact(text: str) -> bool:
+    """Whether `text` holds a way to reach someone (_CONTACT, or a phone number: 7 digits or more,
+    not a span of years)."""
+    if _CONTACT.search(text):
+        return True
+    return any(sum(c.isdigit() for c in m.group(0)) >= 7 and not _YEARS.match(m.group(0).strip())
+               for m in _PHONE_DIGITS.finditer(text))
 
 
 def asks_contact(text: str) -> bool:
     """Whether `text` asks how to reach the business (_ASKS_CONTACT), not for advice of the model's own."""
     text = cue_text(text)
     return _ASKS_CONTACT.search(text) is not None and not asks_general_request(text)
+
+
+# A thing the question names as particular: "the pool", "my deposit", "our booking".
+_DEFINITE = re.compile(r"\b(?:the|my|our|your)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.IGNORECASE)
+# Words naming nothing particular after "the".
+_NOT_A_THING = frozenset(stems("best way most least first next same other whole average difference time paint "
+                               "kids children weather"))
+
+
+def _names_a_found_thing(text: str, found: list[Source]) -> bool:
+    """Whether `text` names a particular thing ("the pool", "my deposit") that a found passage names."""
+    named = set()
+    for m in _DEFINITE.finditer(cue_text(text)):
+        named |= stems(m.group(1))
+    named -= _NOT_A_THING
+    return bool(named) and any(named & stems(source.text) for source in found)
 
 
 def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
@@ -212,9 +242,13 @@ def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
         if names_documents(text):
             return True
         found, about = passages_about(retriever, user_id, text)
-        if asks_contact(text) and any(_CONTACT.search(source.text) for source in found):
+        if asks_contact(text) and any(holds_contact(source.text) for source in found):
             return True  # "What's your email address?" over "Phone: 01632 960 441. Email: hello@..."
-        if asks_general_request(text):
+        general = asks_general_request(text)
+        if general and not asks_for_writing(text):
+            # "why is the pool heated?" over "The pool is heated to 28 degrees": a thing of the passages
+            general = not _names_a_found_thing(text, found)
+        if general:
             return any(refers_to_document(text, source.document_name) for source in found)
         if about:
             return True

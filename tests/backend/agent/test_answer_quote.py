@@ -353,3 +353,22 @@ def test_a_calculation_over_pence_cites_the_passage_writing_them():
                 ChatMessage("tool", "150 * 0.08 + 20 * 0.30 = 18", tool_call_id="c1", name="calculator")]
     assert calculated_answer(tools, messages) == (
         "That comes to £18: 150 * 0.08 + 20 * 0.30 = 18, from your documents [2].")
+
+
+def test_a_calculation_over_a_price_the_question_repeats_still_cites_its_passage():
+    # Review: "the day pass is £18 right? how much for 3 of them?" left no number of the documents
+    # once the question's were taken out, and the model stated the value.
+    from backend.agent.answer import calculated_answer
+    from backend.agent.tools.calculator import stated_result
+
+    class Calculator:
+        pass
+    Calculator.stated_result = staticmethod(stated_result)
+    tools = {"calculator": Calculator(), "search_documents": Search()}
+    passages = format_passages([source("Day pass: £18 per day.")])
+    messages = [ChatMessage("user", "the day pass is £18 right? how much for 3 of them?"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
+                ChatMessage("tool", passages, tool_call_id="c0", name="search_documents"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+                ChatMessage("tool", "18 * 3 = 54", tool_call_id="c1", name="calculator")]
+    assert calculated_answer(tools, messages) == "That comes to £54: 18 * 3 = 54, from your documents [1]."

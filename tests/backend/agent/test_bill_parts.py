@@ -355,3 +355,19 @@ def test_black_and_white_is_one_name_in_a_list():
     assert basket_items("6 b&w prints and 2 colour, total?")[0] == ("6", "black-white prints")
     assert value(first("printed 150 black and white pages and 20 colour ones, how much?", PRINT_SHOP)) == "43"
     assert value(first("I need 100 black and white copies, how much is that?", PRINT_SHOP)) == "20"
+
+
+def test_review_of_the_sixteenth_session():
+    # a temperature, a name or a clock is no price in a minor unit
+    for text, sign in (("Wash at 40c, €5 per load", "€5"), ("$5 entry. Pool heated to 28c.", "$5"),
+                       ("Rooms 4p and 5p", "£3"), ("Open 10-4p", "£3"), ("- Standard wash (40c): €9 per load", "€9")):
+        assert in_major_units([("h", text), ("h", "x " + sign)])[0] == ("h", text)
+    assert in_major_units([("h", "A copy costs 8p."), ("h", "£3")])[0] == ("h", "A copy costs £0.08.")
+    assert in_major_units([("h", "8 pence per sheet"), ("h", "£3")])[0] == ("h", "£0.08 per sheet")
+    # a flat price for a group is not per head
+    zoo = "Zoo\n\nEntry £15 per person or £120 for groups of 10 or more."
+    assert first("12 of us, how much for entry?", zoo) != "120 * 12"
+    # a multiple is laid on one price, not on a bill of several things
+    assert value(first("2 adult returns and 2 child singles, how much?", FERRY)) != value("(2 * 7.40 + 2 * 3.70) * 1.8")
+    # format characters are dropped, degree signs kept
+    assert without_pictographs("book\xadings for 20℃") == "bookings for 20℃"

@@ -135,13 +135,18 @@ def test_older_turns_are_dropped_to_fit_the_tools_and_a_short_turn_keeps_them(cl
         "hello there", "Short answer.", "What is 6 times 7?"]
 
 
-def test_a_model_step_that_cannot_start_ends_its_step_and_the_run_with_the_reason(client, fake):
-    fake.fail_at = 1  # the answer step, after the calculator ran
+def one_turn(client) -> tuple[str, str, list[dict]]:
+    """(token, conversation id, frames up to done) of alice's first message with tools on."""
     token = sign_up(client, "alice")
     conversation_id = tools_on(client, token)
     with client.websocket_connect("/ws") as ws:
         send(ws, conversation_id)
-        frames = until_done(ws)
+        return token, conversation_id, until_done(ws)
+
+
+def test_a_model_step_that_cannot_start_ends_its_step_and_the_run_with_the_reason(client, fake):
+    fake.fail_at = 1  # the answer step, after the calculator ran
+    token, conversation_id, frames = one_turn(client)
     done = frames[-1]
     assert (done["status"], done["finish_reason"]) == ("error", "error"), done
     assert "the model is not running" in done["error"]
@@ -155,11 +160,7 @@ def test_a_model_step_that_cannot_start_ends_its_step_and_the_run_with_the_reaso
 
 
 def test_an_agent_turns_trace_has_each_model_step_with_the_engines_spans_and_the_done_frame_timings(client, fake):
-    token = sign_up(client, "alice")
-    conversation_id = tools_on(client, token)
-    with client.websocket_connect("/ws") as ws:
-        send(ws, conversation_id)
-        frames = until_done(ws)
+    token, conversation_id, frames = one_turn(client)
     done = frames[-1]
     assert done["status"] == "complete"
     # The first model step's queue and TTFT, the answer step's decode speed (WindowedModel: request i).
@@ -192,11 +193,7 @@ def test_an_answer_cut_at_the_token_limit_ends_the_reply_length_as_a_plain_reply
     # New-user pass: with tools on, a long story cut at max_tokens was shown complete, with no
     # "Cut at the token limit" and no Continue (finish_reason "stop").
     fake.cut = 1  # the answer step, after the calculator ran
-    token = sign_up(client, "alice")
-    conversation_id = tools_on(client, token)
-    with client.websocket_connect("/ws") as ws:
-        send(ws, conversation_id)
-        frames = until_done(ws)
+    token, conversation_id, frames = one_turn(client)
     done = frames[-1]
     assert (done["status"], done["finish_reason"], done["content"]) == ("complete", "length", "The answer is 42."), done
     view = client.get(f"/api/conversations/{conversation_id}", headers={"Authorization": f"Bearer {token}"}).json()

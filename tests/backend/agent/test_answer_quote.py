@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.agent.answer import UNCALCULATED, asks_fact, needs_calculation, quoted_answer
+from backend.agent.answer import UNCALCULATED, asks_fact, calculated_answer, needs_calculation, quoted_answer
 from backend.agent.tools.segmentation import split_sentences
 from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, states_answer_kind
 from backend.generator import ChatMessage, ToolCall
@@ -306,16 +306,20 @@ def test_a_phone_number_asked_is_quoted_from_the_passage_wherever_it_stands():
         "FixPoint Phone & Tablet Repair, 41 Calloway Street")
 
 
-def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_passage():
-    # New-user run (2026-12-04): SmolLM2-135M, made to state 15, wrote "I'm not an AI, I'm just a
-    # helpful AI ... it's all just 15 words."
-    from backend.agent.answer import calculated_answer
+def calculation_tools() -> dict:
+    """The calculator (its stated_result) and a search declaring answer_quote, as calculated_answer reads them."""
     from backend.agent.tools.calculator import stated_result
 
     class Calculator:
         pass
     Calculator.stated_result = staticmethod(stated_result)
-    tools = {"calculator": Calculator(), "search_documents": Search()}
+    return {"calculator": Calculator(), "search_documents": Search()}
+
+
+def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_passage():
+    # New-user run (2026-12-04): SmolLM2-135M, made to state 15, wrote "I'm not an AI, I'm just a
+    # helpful AI ... it's all just 15 words."
+    tools = calculation_tools()
     laundry = format_passages([source("Open daily 8am to 8pm."), source(LAUNDRY, 2)])
 
     def run(question, expression):
@@ -337,13 +341,7 @@ def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_pa
 def test_a_calculation_over_pence_cites_the_passage_writing_them():
     # "8p per page" holds the calculation's 0.08; a passage holding only its counts ("150 sq ft", "20
     # minutes") is not the one cited (set 49).
-    from backend.agent.answer import calculated_answer
-    from backend.agent.tools.calculator import stated_result
-
-    class Calculator:
-        pass
-    Calculator.stated_result = staticmethod(stated_result)
-    tools = {"calculator": Calculator(), "search_documents": Search()}
+    tools = calculation_tools()
     passages = format_passages([source("Large unit: 150 sq ft, $55 per week. Arrive 20 minutes early."),
                                 source("Day pass: £25. Printing is 8p per page black and white, 30p per page colour.", 2)])
     messages = [ChatMessage("user", "printed 150 black & white pages and 20 colour ones, how much do i owe?"),
@@ -358,13 +356,7 @@ def test_a_calculation_over_pence_cites_the_passage_writing_them():
 def test_a_calculation_over_a_price_the_question_repeats_still_cites_its_passage():
     # Review: "the day pass is £18 right? how much for 3 of them?" left no number of the documents
     # once the question's were taken out, and the model stated the value.
-    from backend.agent.answer import calculated_answer
-    from backend.agent.tools.calculator import stated_result
-
-    class Calculator:
-        pass
-    Calculator.stated_result = staticmethod(stated_result)
-    tools = {"calculator": Calculator(), "search_documents": Search()}
+    tools = calculation_tools()
     passages = format_passages([source("Day pass: £18 per day.")])
     messages = [ChatMessage("user", "the day pass is £18 right? how much for 3 of them?"),
                 ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),

@@ -97,7 +97,7 @@ _WH = (r"(?:who|whom|whose|which|when|where|how\s+(?:many|much|long|far|tall|hig
        r"|what(?!\s+(?:(?:do|did|would|could|can|will)\s+you(?!\s+(?:charge|cost|need|require|accept|take|ask))|"
        r"should|might|if|about|else)\b))")
 _FACT_QUESTION = re.compile(
-    rf"(?:^|[.?!;:—–]\s*|\s-\s+|\b(?:and|but|so|please|then|in|on|at|by|from|of|for|to|with|since|until|"
+    rf"(?:^|[.?!;:—–]\s*|\s-\s+|\b(?:and|but|so|please|then|in|on|at|by|from|of|for|to|with|since|until|till|til|"
     rf"tell\s+me|know)\s+){_WH}\b|\b{_WH}\b[^.?!\n]{{0,200}}\?", re.IGNORECASE)
 _TASK = re.compile(
     r"^\s*(?:(?:please|pls|could\s+you|can\s+you|would\s+you|will\s+you)\s+)?(?:write|draft|rewrite|re-write|"
@@ -152,7 +152,10 @@ _TASK_LATER = re.compile(
 # emergency number?", "deposit?" (not "How do I change my email address?").
 _FACT_NOUN = re.compile(r"(?:^|[.?!;:,]\s?)\s{0,4}(?:(?!(?:how|what|why|who|when|where|which|do|does|did|can|could|"
                         r"should|is|are|i|we)\b)[a-z'&-]+\s+){0,4}(?:number|phone|email|address|postcode|price|cost|"
-                        r"fee|deposit|deadline|limit|minimum|maximum|hours)\s*\?", re.IGNORECASE)
+                        r"fee|deposit|deadline|limit|minimum|maximum|hours|(?:opening|closing)\s+times?)"
+                        # "... closing time in winter?", "willow run phone number pls"
+                        r"(?:\s+(?:in|on|at|for)\s+[a-z'-]+(?:\s+[a-z'-]+)?)?(?:\s*\?|\s+(?:pls|please|plz|thanks|thx)?\s*$|$)",
+                        re.IGNORECASE)
 # "whats" written without its apostrophe ("whats the latest I can take a bike out"), not "whats up".
 _WHATS = re.compile(r"\bwhats\b(?!\s+(?:up|new)\b)", re.IGNORECASE)
 

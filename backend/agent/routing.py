@@ -122,7 +122,10 @@ _GENERAL_REQUEST = re.compile(
     r"explain\s+the\s+difference|explain\s+(?:how|why)\s+(?:a|an|some|people|you|we|i)|(?:a|some|any)\s+recipes?|"
     r"recipes?\s+(?:for|with|ideas?)|(?:easy|quick|simple)\s+(?:dinner|lunch|breakfast|meal|snack|dessert)s?|"
     r"calm\s+(?:down|my\s+nerves))\b"
-    r"|^\W*(?:what|which)\s+(?:[a-z-]+\s+){1,2}(?:is|are)\s+(?:good|best)\s+for\b", re.IGNORECASE)
+    r"|^\W*(?:what|which)\s+(?:[a-z-]+\s+){1,2}(?:is|are)\s+(?:good|best)\s+for\b"
+    # writing asked for: "write a short thank-you message to ...", "can you help me write an email asking ..."
+    r"|^\W*(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)?(?:help\s+me\s+)?"
+    r"(?:write|draft|compose)\s+(?:me\s+|us\s+)?(?:a|an|some|my)\b", re.IGNORECASE)
 
 
 # A question of general knowledge or advice ("how often should I wax my car?", "why do my towels
@@ -145,7 +148,12 @@ _GENERAL_QUESTION = re.compile(
     r"|what\s+should\s+i\s+pack\b|how\s+often\s+should\s+(?:i|you|we|one|an?|my|the)\b"
     r"|(?:does|do)\s+(?:an?\s+|the\s+|my\s+)?(?:[a-z-]+\s+){1,3}(?:damage|scratch|hurt|ruin|harm|shrink|fade)\b"
     r"(?!\s+(?:waiver|deposit|insurance|policy|cover|fee|charge|protection|excess|repair))"
-    r"|is\s+(?!it\b|this\b|that\b|there\b)(?:[a-z-]+\s+){1,2}(?:safe|harder|easier|healthier|dangerous|good\s+for|bad\s+for)\b)"
+    r"|is\s+(?!it\b|this\b|that\b|there\b)(?:[a-z-]+\s+){1,2}(?:safe|harder|easier|healthier|dangerous|good\s+for|bad\s+for)\b"
+    # "what's a good beginner piece to learn", "which whetstone grit would you recommend for a beginner?",
+    # "what should I look for when buying my first horse?", "how do you say 'where is the ski lift' in German?"
+    r"|what(?:'s|s|\s+is|\s+are)\s+(?:a|some)\s+good\b|which\s+(?:[a-z-]+\s+){1,3}(?:would|do|should|can)\s+you\s+"
+    r"(?:recommend|suggest)\b|what\s+should\s+i\s+(?:look\s+(?:for|out\s+for)|consider|know\s+about)\b"
+    r"|how\s+do\s+you\s+say\b)"
     r"|\bany\s+advice\b|\bthe\s+average\s+(?:person|adult|learner|beginner|child|kid|family|household)\b",
     re.IGNORECASE)
 # Words of dealing with a business ("how do I get my deposit back?", "why is the pool closed on
@@ -159,7 +167,8 @@ _BUSINESS_WORDS = re.compile(
     r"package|packages|plan|plans|offer|offers|deal|deals|order|ordering|delivery|deliver|collect|collection)\b",
     re.IGNORECASE)
 # The business addressed ("why do you charge a deposit?", "is your pool heated?"), not "how do you".
-_ADDRESSED = re.compile(r"\b(?<!how do )(?<!how can )(?:you|your|yours|y'all|u)\b", re.IGNORECASE)
+_ADDRESSED = re.compile(r"\b(?<!how do )(?<!how can )(?:you(?!\s+(?:recommend|suggest|say)\b)|your|yours|y'all|u)\b",
+                        re.IGNORECASE)
 
 
 def asks_general_request(text: str) -> bool:
@@ -184,7 +193,8 @@ def asks_general_question(text: str) -> bool:
             and _BUSINESS_WORDS.search(text) is None and not asks_amount(text))
 
 
-def _typed_operator(text: str) -> bool:
+def typed_operator(text: str) -> bool:
+    """Whether `text` holds an operator typed between numbers ("12 * 4", "what is 3+4")."""
     if _SPACED_OPERATOR.search(text):
         return True
     return bool(_ASKS_RESULT.search(text) and not _DATE.search(text) and _TIGHT_OPERATOR.search(text))
@@ -197,7 +207,7 @@ def needs_calculation(text: str) -> bool:
     counts only in a question asking for a result or a quantity; the calculator's spec also
     plans it for such a question about the person's documents (backend.agent.tools.calculator)."""
     text = cue_text(text)
-    if _typed_operator(text) or _WORD_OPERATIONS.search(text) or (_N_TIMES.search(text) and _QUANTITY.search(text)):
+    if typed_operator(text) or _WORD_OPERATIONS.search(text) or (_N_TIMES.search(text) and _QUANTITY.search(text)):
         return True
     if _PERCENT.search(text) and len(NUMBER_RE.findall(text)) >= 2:  # "tip 20% on a 45 dollar bill"
         return True
@@ -228,12 +238,36 @@ def names_documents(text: str) -> bool:
 
 def query_of(text: str, max_chars: int, forbidden: str) -> str | None:
     """The person's message as a search query: every character in `forbidden` and each run of
-    whitespace made one space, cut to `max_chars` at a word; None when nothing is left."""
+    whitespace made one space, its asking part when longer than `max_chars` (asking_part); None
+    when nothing is left."""
     cleaned = re.sub(r"\s+", " ", "".join(" " if c in forbidden else c for c in text)).strip()
-    if len(cleaned) > max_chars:
-        cut = cleaned[:max_chars]
-        cleaned = (cut.rsplit(" ", 1)[0] if " " in cut else cut).strip()
-    return cleaned or None
+    return asking_part(cleaned, max_chars) or None
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+
+
+def asking_part(text: str, max_chars: int) -> str:
+    """At most `max_chars` of `text` (whitespace made single spaces): all of it when it fits;
+    else its last sentence asking something (ending "?"; else its last sentence) with the
+    sentences before it that fit, cut at a word from its start when it alone does not. A long
+    message tells its story first and asks last ("... We've got 12 people coming. How much for
+    the hall?"): its first characters searched its story (new-user pass: a 1,000-character message
+    ending in a price question found no price)."""
+    text = " ".join(text.split())
+    if len(text) <= max_chars:
+        return text
+    sentences = [s for s in _SENTENCE_BREAK.split(text) if s]
+    last = max((i for i, s in enumerate(sentences) if "?" in s), default=len(sentences) - 1)
+    part = sentences[last]
+    for sentence in reversed(sentences[:last]):
+        if len(sentence) + 1 + len(part) > max_chars:
+            break
+        part = f"{sentence} {part}"
+    if len(part) > max_chars:
+        cut = part[:max_chars]
+        part = (cut.rsplit(" ", 1)[0] if " " in cut else cut).strip()
+    return part
 
 
 _EXPRESSION_RUN = re.compile(r"[-+*/%^()×÷.\d\s]+|(?<=\s)x(?=\s)")

@@ -164,7 +164,7 @@ _PEOPLE_WORD = re.compile(r"(?:people|persons?|guests?|attendees|delegates|pax)\
 
 
 # A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters").
-_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥])([0-9]+)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{1,3}x[0-9]{1,3})\s+){0,2}[a-z][\w-]*)",
+_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥])([0-9]+(?:\.[0-9]+)?)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{1,3}x[0-9]{1,3})\s+){0,2}[a-z][\w-]*)",
                            re.IGNORECASE)
 
 
@@ -215,11 +215,14 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
     if labels:  # "£38 manual, £42 automatic": each price's label after it
         return norm_words(labels[i])
     own = _ASIDE.sub(" ", sentence[prices[i - 1].end() if i else 0:prices[i].start()])
+    if i:  # not the unit of the price before ("$35 per day; $110 per week": no "day" names the $110)
+        own = _UNIT_OF_PRICE_BEFORE.sub(" ", own, count=1)
     clause = next((c for c in reversed(_THING_BREAK.split(own)) if content_words(c)), "")
     words = [w for w in content_words(clause) if w not in _PAYING][-MAX_THING_WORDS:]
     return norm_words(" ".join(words))
 
 
+_UNIT_OF_PRICE_BEFORE = re.compile(r"^\s*(?:per|each|a|an)\s+[a-z][\w-]*", re.IGNORECASE)
 # A label right after a price, before the next one: "€0.10 single-sided, | €0.15 double-sided".
 _LABEL_AFTER = re.compile(r"\s+(?!(?:per|each|a|an|for|off|more|extra|or|and|surcharge|supplement|fee|plus|with|"
                           r"from|to|on|at|in|if|when)\b)([a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s*"

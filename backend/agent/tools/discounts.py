@@ -14,6 +14,7 @@ the percentage and words are read from the passages (untrusted data).
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from fractions import Fraction
 from typing import Sequence
 
@@ -202,6 +203,8 @@ def least_group(text: str) -> int | None:
 
 
 _MORE_THAN_COUNT = re.compile(rf"\b(?:more\s+than|over)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})", re.IGNORECASE)
+# A count an offer opening with its verb asks for: "Pay 6 months of board in advance", "Book 3 classes".
+_IMPERATIVE_COUNT = re.compile(rf"^[\s*•-]*[a-z]+\s+(?:for\s+)?([0-9]+)\s+({_W})", re.IGNORECASE)
 # A least spend: "Orders over €150", "spend more than $50", "orders of £100 or more".
 _LEAST_SPEND = re.compile(rf"\b(?:over|above|more\s+than|exceeding|at\s+least)\s+{SIGNED_PRICE}"
                           rf"|{SIGNED_PRICE}\s+or\s+more\b", re.IGNORECASE)
@@ -210,13 +213,13 @@ _COUNTED_DAYS = set(DAY_PARTS) | {"morning", "afternoon"}
 _WEEKDAY_NAMES = re.compile(rf"\b(?:{'|'.join(WEEKDAYS)})s?\b", re.IGNORECASE)
 
 
-def counted(question: str, thing: str) -> int | None:
+def counted(question: str, thing: str) -> int | Decimal | None:
     """How many of `thing` (a word) `question` counts: its first count (counts_of: "6 standard
     keys", "for 7 nights", "an 8-metre boat"); for nights and days, the day names listed before it
     ("Thursday, Friday and Saturday nights": 3); None when it counts none."""
     found = counts_of(question, thing)
     if found:
-        return int(found[0])
+        return int(found[0]) if found[0].isdigit() else Decimal(found[0])  # "3.5 hrs"
     if {singular(w) for w in stems(thing)} & _COUNTED_DAYS or {singular(thing.lower())} & _COUNTED_DAYS:
         named = re.search(rf"((?:{_WEEKDAY_NAMES.pattern}[\s,]*(?:and\s+)?)+)"
                           rf"(?:{thing.lower()}|{singular(thing.lower())}s?)\b", question, re.IGNORECASE)
@@ -248,6 +251,13 @@ def _least_count_met(subject: str, question: str) -> bool | None:
         n = counted(question, m.group(2).split()[-1])
         if n is not None:
             if n <= int(m.group(1)):
+                return False
+            met = True
+    m = _IMPERATIVE_COUNT.match(subject)
+    if m is not None and not _IN_ADVANCE.match(subject, m.end()) and not _LEAST_COUNT.search(subject):
+        n = counted(question, m.group(2))
+        if n is not None:
+            if n < int(m.group(1)):
                 return False
             met = True
     return met
@@ -323,7 +333,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         return None
     words = condition_words(subject)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
-    opening = re.match(r"\s*([a-z]+)\b", words, re.IGNORECASE)
+    opening = re.match(r"[\s*•-]*([a-z]+)\b", words, re.IGNORECASE)  # (a list's item: "- Pay 6 months ...")
     if opening and opening.group(1).lower() in _IMPERATIVES:  # "Book 3 or more classes ...": no one named "book"
         who -= {opening.group(1).lower()}                          # (not "Orders of 10 or more books")
     head = next((w for w in (norm_words(word) for word in words.split())
@@ -334,8 +344,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     least, unmet = _least_count_met(subject, question), _restriction_unmet(subject, question)
     if unmet or least is False:
         return None
-    if least is None and opening and opening.group(1).lower() in _IMPERATIVES and _LEAST_COUNT.search(subject):
-        return None  # "hire 6 or more costumes ...": what it needs is a count, not a costume named
+    if least is None and opening and opening.group(1).lower() in _IMPERATIVES and (
+            _LEAST_COUNT.search(subject) or _IMPERATIVE_COUNT.match(subject)):
+        return None  # "hire 6 or more costumes ...", "Pay 6 months of board in advance": a count, not a costume named
     if least or (unmet is False and who & _AGE_GROUPS):
         return clause  # "6 mugs" claims "Order 4 or more mugs"; "I'm 70" "Senior citizens (65+)", not "Students under 25"
     if when:  # "Evening saver after 19:00: 25% off all single-course tickets" at 8pm

@@ -51,13 +51,13 @@ from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_mon
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
-from backend.agent.tools.basket import basket_expression, counts_of, norm_words, set_aside_words
+from backend.agent.tools.basket import basket_expression, counts_of, norm_words, set_aside_words, thing_words
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
-from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
+from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
                                          priced_per_count,
-                                         names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge,
+                                         names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
                                          without_amount)
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import rank_sentences, stems
@@ -144,7 +144,8 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
             templates = [(f"{{a}} * {least}", least)] + [t for t in templates if t[1] != least]
         for template, n in templates:
             fits = _operand_kind(template, sentence)
-            expressions.extend(template.replace("{a}", a) for a in operands if a != n and fits(a))
+            expressions.extend(template.replace("{a}", a) for a in operands
+                               if (a != n or counts_priced_thing(question, sentence, a)) and fits(a))
     else:
         prices = list(prices_in(sentence)) if asks_amount(question) and not asks_how_many(question) else []
         if prices:  # "how much is a lift-out for my 11 m boat" over "with our 25-tonne hoist: £14 per metre": £14
@@ -159,14 +160,38 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         least = _least_count(sentence, question, party)  # "€11 per child, minimum charge for 8 children"
         if least is not None:
             given = [least] + [n for n in given if Fraction(n) >= Fraction(least)]
+        elif prices:  # the count of what the price is per first: "$120 per hour" for "the 2 person crew ... 3.5 hrs"
+            per = count_per(question, sentence, operands[0])
+            if per in given:
+                given = [per] + [n for n in given if n != per]
         operators = ("*+" if _PER_EACH.search(question) else "+*") if asks_total(question) else _GENERIC_ORDER
         for a in operands:
             for n in given:
-                if a == n:
+                if a == n and not counts_priced_thing(question, sentence, a):
                     continue
                 for op in operators:
                     expressions.extend((f"{a} {op} {n}", f"{n} {op} {a}"))
     return expressions
+
+
+def counts_priced_thing(question: str, sentence: str, amount: str) -> bool:
+    """Whether the question's number `amount`, also a price of `sentence`, counts what that price
+    buys ("6 planks" over "Aluminum plank, 8 ft: $6 per day"; "for 12 people" over "groups of 10
+    or more £12 per person"), so that the price is kept beside it; not a count of something else
+    ("me and my 2 kids want 5 scoops" over "Scoops are £2 each")."""
+    prices = list(PRICE.finditer(sentence))
+    for i, m in enumerate(prices):
+        if m.group(1).replace(",", "") != amount:
+            continue
+        if _PER_PERSON_AFTER.match(sentence, m.end()) and group_size(question) == amount:
+            return True
+        if any(thing_words(sentence, prices, i) & norm_words(word) for word in re.findall(r"[a-z][\w-]*", question, re.IGNORECASE)
+               if amount in counts_of(question, word)):
+            return True
+    return False
+
+
+_PER_PERSON_AFTER = re.compile(r"\s*(?:per\s+(?:person|head)|each|pp)\b", re.IGNORECASE)
 
 
 # "minimum charge for 8 children", "a minimum of 4 people", "minimum booking 10 guests".
@@ -246,7 +271,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
     if out and asks_amount(question):  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
-        out = _valid([with_minimum_charge(out[0], [s for _, s in priced], evaluate)] + out, evaluate)
+        minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate)
+        # "Every order has a minimum rental charge of $75": the bill at least that
+        out = _valid([with_order_minimum(minimum, priced, evaluate), minimum] + out, evaluate)
     if (discount or surcharges) and not out and asks_amount(question):
         # "what's a standard consultation if it's an out-of-hours call": the price itself
         out = _valid(listed_prices(question, priced, embed), evaluate)

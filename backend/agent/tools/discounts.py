@@ -18,7 +18,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.numerals import PERCENT_SIGN, SIGNED_PRICE
+from backend.agent.numerals import PERCENT_SIGN, SIGNED_PRICE, with_digits
 from backend.agent.party import given_ages, group_size
 from backend.agent.tools.basket import counts_of, norm_words, singular
 from backend.agent.tools.conditions import applies, condition_words
@@ -233,6 +233,7 @@ def _least_count_met(subject: str, question: str) -> bool | None:
     reaches the least count `subject` needs of it ("Stay 7 nights or more"); None when it needs
     none or the question counts none."""
     met = None
+    subject = with_digits(subject)  # "Two or more pianos"
     group = _LEAST_GROUP.search(subject)
     party = group_size(question) if group else None
     if party is not None and Fraction(party) < int(group.group(1)):
@@ -241,8 +242,14 @@ def _least_count_met(subject: str, question: str) -> bool | None:
         if _IN_ADVANCE.match(subject, m.end()):
             continue  # "Book 14 days or more in advance": how early, not how many
         least = int(next(g for g in (m.group(1), m.group(3), m.group(5), m.group(7)) if g))
-        thing = next(g for g in (m.group(2), m.group(4), m.group(6), m.group(8)) if g).split()[-1]
+        phrase = next(g for g in (m.group(2), m.group(4), m.group(6), m.group(8)) if g).split()
+        thing = phrase[-1]
         n = counted(question, thing)
+        if n is None and m.group(4):  # "2 or more pianos tuned": the pianos
+            thing = phrase[0]
+            n = counted(question, thing)
+        if n is None and least >= 2 and norm_words(thing) & norm_words(question):
+            return False  # "our grand piano" is one: not "Two or more pianos tuned at the same address"
         if n is not None:
             if n < least:
                 return False
@@ -353,4 +360,15 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         return clause if named or asks or not who or to_all else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
+    # each of a list of who gets it is a head: "Schools, churches and community halls" for "St Mary's church"
+    listed = [part for part in _LISTED_WHO.split(words) if part.strip()]
+    if not head_named and len(listed) > 1:
+        for part in listed:
+            first = next((w for w in (norm_words(word) for word in part.split())
+                          if w and not w & (_ANYONE | _IMPERATIVES | PERIOD_NOUNS)), set())
+            if first and (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems):
+                head_named = True
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
+
+
+_LISTED_WHO = re.compile(r",|/|\b(?:and|or)\b", re.IGNORECASE)

@@ -51,6 +51,7 @@ from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_mon
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
+from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import basket_expression, counts_of, norm_words, set_aside_words, thing_words
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
@@ -351,7 +352,9 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     aside = set_aside_words(question)
     # nor a thing it adds to the bill ("incl the cleaning fee", "we need electric hook up": named_extras)
     money = asks_money(question)
-    ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), names_extra(question, pair[1]),
+    # and not a size band the question's measure is outside ("blade up to 20 cm" for "blades are about 25cm")
+    ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
+                                              names_extra(question, pair[1]),
                                               not names_asked_length(question, pair[1]),
                                               money and not priced_per_count(question, pair[1])))
     if not templates and money and not asks_how_many(question):

@@ -253,6 +253,9 @@ _DEPOSIT_WORDS = frozenset({"deposit", "deposits"})
 # "plus ordering the school packed lunch", "using their pick-up and delivery".
 _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|bringing|bring|add|adding|using|"
                    r"and\s+(?:the|a|an|our|my))\b|\+", re.IGNORECASE)
+# The words opening a message before its verb of wanting: "need ...", "hi, we just need ...".
+_OPENS_REQUEST = re.compile(r"^\W*(?:(?:hi|hey|hello)\W+)?(?:(?:i|we|i'll|we'll|i'd|we'd)\s+)?(?:just\s+|only\s+|also\s+)?$",
+                            re.IGNORECASE)
 # The words after such a word that name what it adds.
 _ADDED_WORDS = 6
 
@@ -263,6 +266,8 @@ def extra_words(question: str) -> frozenset[str]:
     a thing to a bill (_ADDS), less what it sets aside ("but not tourist tax")."""
     words: set[str] = set()
     for m in _ADDS.finditer(question):
+        if _OPENS_REQUEST.match(question[:m.start()]) and m.group(0).lower().startswith("need"):
+            continue  # "need a rolling tower for 3 days ...": what the bill is for, not an extra to it
         after = re.findall(r"[\w'&-]+", question[m.end():m.end() + 80])[:_ADDED_WORDS]
         words |= norm_words(" ".join(after))
     words -= set_aside_words(question)

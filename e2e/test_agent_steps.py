@@ -24,7 +24,7 @@ from .test_chat import ASSISTANT, REPLY_TIMEOUT_MS, send
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 # A question answered with one calculator call (the default agent policy "planned": the server
-# writes the typed expression's call, then SmolLM2-135M answers without tools), and what its
+# writes the typed expression's call and states its calculation as the answer), and what its
 # answer and the step's summary must hold.
 QUESTION = "What is 12 * 34?"
 EXPECTED_NUMBER = "408"

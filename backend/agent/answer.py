@@ -153,8 +153,13 @@ _TASK_LATER = re.compile(
 _FACT_NOUN = re.compile(r"(?:^|[.?!;:,]\s?)\s{0,4}(?:(?!(?:how|what|why|who|when|where|which|do|does|did|can|could|"
                         r"should|is|are|i|we)\b)[a-z'&-]+\s+){0,4}(?:number|phone|email|address|postcode|price|cost|"
                         r"fee|deposit|deadline|limit|minimum|maximum|hours|(?:opening|closing)\s+times?)"
-                        # "... closing time in winter?", "willow run phone number pls"
-                        r"(?:\s+(?:in|on|at|for)\s+[a-z'-]+(?:\s+[a-z'-]+)?)?(?:\s*\?|\s+(?:pls|please|plz|thanks|thx)?\s*$|$)",
+                        # "... closing time in winter?"
+                        r"(?:\s+(?:in|on|at|for)\s+[a-z'-]+(?:\s+[a-z'-]+)?)?\s*\?"
+                        # the whole message a fact's name, no question mark: "willow run phone number pls" (not
+                        # "thanks for the phone number", "Just changed my email address")
+                        r"|^\W*(?!(?:thanks|thank|thx|ok|okay|got|sent|paid|changed|that's|thats|that|perfect|no|just|my|"
+                        r"i|we|great|cool|nice|sure)\b)(?:[a-z'&-]+\s+){0,3}(?:number|phone|email|address|postcode|price|cost|"
+                        r"fee|deposit|deadline|hours|(?:opening|closing)\s+times?)(?:\s+(?:pls|please|plz))?\W*$",
                         re.IGNORECASE)
 # "whats" written without its apostrophe ("whats the latest I can take a bike out"), not "whats up".
 _WHATS = re.compile(r"\bwhats\b(?!\s+(?:up|new)\b)", re.IGNORECASE)
@@ -246,8 +251,8 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     from your documents [1]."), when this run's latest result is the calculator's (stated_value)
     and a search of the documents (a tool declaring ToolSpec.answer_quote) came before it this
     turn; for a calculation of the question's own numbers alone (no search), the calculation
-    ("12 * 7 = 84."; with the question's one currency sign: "That comes to £42: 240 * 17.5 / 100 =
-    42."); None otherwise (the model states the value). The passage cited is
+    ("240 * 17.5 / 100 = 42."; with the question's one currency sign when it asks an amount: "That
+    comes to £42: ..."); None otherwise (the model states the value). The passage cited is
     the one holding most of the calculation's numbers that the question does not write (its
     prices, "8p" holding 0.08); the currency sign is that passage's when it
     writes one kind only. SmolLM2-135M, made to state the value, wrote it inside sentences such as
@@ -273,7 +278,7 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
         if not written or not written <= asked | {"100"}:
             return None
         signs = set(_SIGN.findall(question))
-        if len(signs) == 1:
+        if len(signs) == 1 and asks_amount(question) and not asks_how_many(question):
             return f"That comes to {signs.pop()}{value}: {expression} = {value}."
         return f"{expression} = {value}."
     numbers = (written - asked) or written  # "the day pass is £18 right? 3 of them": 18 * 3 still cites

@@ -122,10 +122,15 @@ _GENERAL_REQUEST = re.compile(
     r"explain\s+the\s+difference|explain\s+(?:how|why)\s+(?:a|an|some|people|you|we|i)|(?:a|some|any)\s+recipes?|"
     r"recipes?\s+(?:for|with|ideas?)|(?:easy|quick|simple)\s+(?:dinner|lunch|breakfast|meal|snack|dessert)s?|"
     r"calm\s+(?:down|my\s+nerves))\b"
-    r"|^\W*(?:what|which)\s+(?:[a-z-]+\s+){1,2}(?:is|are)\s+(?:good|best)\s+for\b"
-    # writing asked for: "write a short thank-you message to ...", "can you help me write an email asking ..."
-    r"|^\W*(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)?(?:help\s+me\s+)?"
-    r"(?:write|draft|compose)\s+(?:me\s+|us\s+)?(?:a|an|some|my)\b", re.IGNORECASE)
+    r"|^\W*(?:what|which)\s+(?:[a-z-]+\s+){1,2}(?:is|are)\s+(?:good|best)\s+for\b", re.IGNORECASE)
+# Writing of a person's own asked for: "write a short thank-you message to ...", "can you help me
+# write an email asking ...", "write a packing list for ..." (not "write a summary of the
+# cancellation policy", "draft an invoice for 3 towers": the documents' business).
+_WRITING = re.compile(
+    r"^\W*(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)?(?:help\s+me\s+)?"
+    r"(?:write|draft|compose)\s+(?:me\s+|us\s+)?(?:a|an|some|my)\s+(?:[a-z'-]+\s+){0,3}?"
+    r"(?:message|email|e-mail|letter|note|poem|story|card|text|speech|toast|caption|post|bio|invitation|"
+    r"packing\s+list|shopping\s+list|to-do\s+list|checklist)s?\b", re.IGNORECASE)
 
 
 # A question of general knowledge or advice ("how often should I wax my car?", "why do my towels
@@ -167,6 +172,8 @@ _BUSINESS_WORDS = re.compile(
     r"package|packages|plan|plans|offer|offers|deal|deals|order|ordering|delivery|deliver|collect|collection)\b",
     re.IGNORECASE)
 # The business addressed ("why do you charge a deposit?", "is your pool heated?"), not "how do you".
+# ("which whetstone grit would you recommend" asks the model's advice: search_documents still
+# searches when a found passage names the thing, "which room would you recommend")
 _ADDRESSED = re.compile(r"\b(?<!how do )(?<!how can )(?:you(?!\s+(?:recommend|suggest|say)\b)|your|yours|y'all|u)\b",
                         re.IGNORECASE)
 
@@ -180,8 +187,15 @@ def asks_general_request(text: str) -> bool:
 
 def asks_for_writing(text: str) -> bool:
     """Whether `text` asks for advice or writing of the model's own in so many words (_GENERAL_REQUEST:
-    tips, ideas, a poem, "explain the difference")."""
-    return _GENERAL_REQUEST.search(cue_text(text)) is not None
+    tips, ideas, a poem, "explain the difference"; _WRITING: "write a short message to ...")."""
+    text = cue_text(text)
+    return _GENERAL_REQUEST.search(text) is not None or _WRITING.search(text) is not None
+
+
+def asks_for_own_writing(text: str) -> bool:
+    """Whether `text` asks for a piece of writing of the person's own (_WRITING: a message, an
+    email, a letter, a poem, a packing list), no amount."""
+    return _WRITING.search(cue_text(text)) is not None and not asks_amount(text)
 
 
 def asks_general_question(text: str) -> bool:
@@ -250,7 +264,7 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 def asking_part(text: str, max_chars: int) -> str:
     """At most `max_chars` of `text` (whitespace made single spaces): all of it when it fits;
     else its last sentence asking something (ending "?"; else its last sentence) with the
-    sentences before it that fit, cut at a word from its start when it alone does not. A long
+    sentences before it that fit; the end of that sentence, from a word, when it alone does not. A long
     message tells its story first and asks last ("... We've got 12 people coming. How much for
     the hall?"): its first characters searched its story (new-user pass: a 1,000-character message
     ending in a price question found no price)."""
@@ -258,15 +272,16 @@ def asking_part(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     sentences = [s for s in _SENTENCE_BREAK.split(text) if s]
-    last = max((i for i, s in enumerate(sentences) if "?" in s), default=len(sentences) - 1)
+    # (a sentence ending "?", not a link's "page?id=4")
+    last = max((i for i, s in enumerate(sentences) if s.rstrip("\"')» ").endswith("?")), default=len(sentences) - 1)
     part = sentences[last]
     for sentence in reversed(sentences[:last]):
         if len(sentence) + 1 + len(part) > max_chars:
             break
         part = f"{sentence} {part}"
-    if len(part) > max_chars:
-        cut = part[:max_chars]
-        part = (cut.rsplit(" ", 1)[0] if " " in cut else cut).strip()
+    if len(part) > max_chars:  # one run-on sentence: its end, where the question is, cut at a word
+        cut = part[-max_chars:]
+        part = (cut.split(" ", 1)[1] if " " in cut else cut).strip()
     return part
 
 

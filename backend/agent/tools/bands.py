@@ -13,9 +13,9 @@ from fractions import Fraction
 
 # A unit of length or weight as written -> one name for it.
 _UNITS = {"mm": "mm", "cm": "cm", "m": "m", "metre": "m", "metres": "m", "meter": "m", "meters": "m",
-          "km": "km", "in": "in", "inch": "in", "inches": "in", "ft": "ft", "foot": "ft", "feet": "ft",
+          "km": "km", "inch": "in", "inches": "in", "ft": "ft", "foot": "ft", "feet": "ft",
           "kg": "kg", "kilo": "kg", "kilos": "kg", "g": "g", "grams": "g", "lb": "lb", "lbs": "lb"}
-_UNIT = r"(mm|cm|metres?|meters?|m|km|inch(?:es)?|in|ft|foot|feet|kgs?|kilos?|grams|g|lbs?)"
+_UNIT = r"(mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?)"  # not "in": "3 in total"
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 # A measure the question gives: "25cm", "an 8-metre boat", "9.2 m" (not "5 minutes", "3 m²").
 _MEASURE = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
@@ -32,7 +32,7 @@ def _unit(word: str) -> str:
     return _UNITS.get(word, _UNITS.get(word.rstrip("s"), word))
 
 
-def measures(text: str) -> dict[str, Fraction]:
+def given_measures(text: str) -> dict[str, Fraction]:
     """The first measure `text` gives in each unit ("blades are about 25cm" -> {"cm": 25})."""
     out: dict[str, Fraction] = {}
     for m in _MEASURE.finditer(text):
@@ -41,30 +41,35 @@ def measures(text: str) -> dict[str, Fraction]:
 
 
 def outside_band(question: str, sentence: str) -> bool:
-    """Whether `sentence` states a band that the question's measure in the same unit lies outside
-    ("blade up to 20 cm" for "25cm"; "10.01 m to 15 m" for "an 8-metre boat"); False when it
-    states none, or the question gives no measure in its unit."""
-    given = measures(question)
+    """Whether `sentence` states bands of a measure ("blade up to 20 cm"; "under 20 kg £25, 20 kg and
+    over £32") none of which holds the question's measure in the same unit ("25cm" is outside
+    "up to 20 cm"; "an 8-metre boat" outside "10.01 m to 15 m"); False when it states none in
+    that unit, or one of them holds it, or the question gives no measure."""
+    given = given_measures(question)
     if not given:
         return False
+    held: dict[str, bool] = {}  # unit -> whether a band of it holds the question's measure
     for m in _BETWEEN.finditer(sentence):
         unit = _unit(m.group(4))
         if (m.group(2) is None or _unit(m.group(2)) == unit) and unit in given:
-            low, high = Fraction(m.group(1)), Fraction(m.group(3))
-            if not low <= given[unit] <= high:
-                return True
+            held[unit] = held.get(unit, False) or Fraction(m.group(1)) <= given[unit] <= Fraction(m.group(3))
     for m in _BELOW.finditer(sentence):
         unit = _unit(m.group(3))
         if unit in given:
-            bound = Fraction(m.group(2))
-            inclusive = m.group(1).lower().startswith(("up", "max", "no"))
-            if given[unit] > bound or (given[unit] == bound and not inclusive):
-                return True
+            bound, inclusive = Fraction(m.group(2)), m.group(1).lower().startswith(("up", "max", "no"))
+            held[unit] = held.get(unit, False) or given[unit] < bound or (given[unit] == bound and inclusive)
     for m in _ABOVE.finditer(sentence):
         unit = _unit(m.group(3))
         if unit in given:
-            bound = Fraction(m.group(2))
-            inclusive = m.group(1).lower().startswith(("from", "at"))
-            if given[unit] < bound or (given[unit] == bound and not inclusive):
-                return True
-    return False
+            bound, inclusive = Fraction(m.group(2)), m.group(1).lower().startswith(("from", "at"))
+            held[unit] = held.get(unit, False) or given[unit] > bound or (given[unit] == bound and inclusive)
+    for m in _AND_OVER.finditer(sentence):
+        unit = _unit(m.group(2))
+        if unit in given:
+            held[unit] = held.get(unit, False) or given[unit] >= Fraction(m.group(1))
+    return bool(held) and not any(held.values())
+
+
+# "20 kg and over", "20 kg or more": a lower bound written after its number.
+_AND_OVER = re.compile(rf"(?<![\w.]){_NUMBER}\s*-?\s*{_UNIT}\s+(?:and|or)\s+(?:over|above|more|up(?:wards)?)\b",
+                       re.IGNORECASE)

@@ -228,6 +228,13 @@ def counted(question: str, thing: str) -> int | Decimal | None:
     return None
 
 
+def _imperative_count(subject: str) -> re.Match[str] | None:
+    """The count an offer opening with its verb asks for ("Pay 6 months of board in advance"), not
+    how early ("Book 14 days in advance", "Pay 6 months in advance")."""
+    m = _IMPERATIVE_COUNT.match(subject)
+    return None if m is None or _IN_ADVANCE.match(subject, m.end()) else m
+
+
 def _least_count_met(subject: str, question: str) -> bool | None:
     """Whether the question's count of a thing ("for Thursday, Friday and Saturday nights": 3)
     reaches the least count `subject` needs of it ("Stay 7 nights or more"); None when it needs
@@ -248,7 +255,9 @@ def _least_count_met(subject: str, question: str) -> bool | None:
         if n is None and m.group(4):  # "2 or more pianos tuned": the pianos
             thing = phrase[0]
             n = counted(question, thing)
-        if n is None and least >= 2 and norm_words(thing) & norm_words(question):
+        if n is None and least >= 2 and re.search(
+                rf"\b(?:a|an|one|our|my|the|his|her|their)\s+(?:[a-z'-]+\s+){{0,2}}{re.escape(singular(thing.lower()))}\b",
+                question, re.IGNORECASE):
             return False  # "our grand piano" is one: not "Two or more pianos tuned at the same address"
         if n is not None:
             if n < least:
@@ -260,8 +269,8 @@ def _least_count_met(subject: str, question: str) -> bool | None:
             if n <= int(m.group(1)):
                 return False
             met = True
-    m = _IMPERATIVE_COUNT.match(subject)
-    if m is not None and not _IN_ADVANCE.match(subject, m.end()) and not _LEAST_COUNT.search(subject):
+    m = _imperative_count(subject)
+    if m is not None and not _LEAST_COUNT.search(subject):
         n = counted(question, m.group(2))
         if n is not None:
             if n < int(m.group(1)):
@@ -352,7 +361,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if unmet or least is False:
         return None
     if least is None and opening and opening.group(1).lower() in _IMPERATIVES and (
-            _LEAST_COUNT.search(subject) or _IMPERATIVE_COUNT.match(subject)):
+            _LEAST_COUNT.search(subject) or _imperative_count(subject) is not None):
         return None  # "hire 6 or more costumes ...", "Pay 6 months of board in advance": a count, not a costume named
     if least or (unmet is False and who & _AGE_GROUPS):
         return clause  # "6 mugs" claims "Order 4 or more mugs"; "I'm 70" "Senior citizens (65+)", not "Students under 25"
@@ -362,9 +371,10 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
     # each of a list of who gets it is a head: "Schools, churches and community halls" for "St Mary's church"
     listed = [part for part in _LISTED_WHO.split(words) if part.strip()]
-    if not head_named and len(listed) > 1:
+    if not head_named and len(listed) > 1 and verb is _GRANTED:  # (a discount's; a surcharge's words run on)
         for part in listed:
-            first = next((w for w in (norm_words(word) for word in part.split())
+            # its noun: the last word ("community halls": halls; not "community" for "a community garden")
+            first = next((w for w in (norm_words(word) for word in reversed(part.split()))
                           if w and not w & (_ANYONE | _IMPERATIVES | PERIOD_NOUNS)), set())
             if first and (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems):
                 head_named = True

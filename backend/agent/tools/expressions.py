@@ -56,7 +56,7 @@ from backend.agent.tools.basket import basket_expression, counts_of, norm_words,
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
-from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
+from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
                                          without_amount)
@@ -182,17 +182,15 @@ def counts_priced_thing(question: str, sentence: str, amount: str) -> bool:
     ("me and my 2 kids want 5 scoops" over "Scoops are £2 each")."""
     prices = list(PRICE.finditer(sentence))
     for i, m in enumerate(prices):
-        if m.group(1).replace(",", "") != amount:
+        if next(g for g in m.groups() if g).replace(",", "") != amount:
             continue
-        if _PER_PERSON_AFTER.match(sentence, m.end()) and group_size(question) == amount:
+        if PER_HEAD_AFTER.match(sentence, m.end()) and group_size(question) == amount:
             return True
         if any(thing_words(sentence, prices, i) & norm_words(word) for word in re.findall(r"[a-z][\w-]*", question, re.IGNORECASE)
                if amount in counts_of(question, word)):
             return True
     return False
 
-
-_PER_PERSON_AFTER = re.compile(r"\s*(?:per\s+(?:person|head)|each|pp)\b", re.IGNORECASE)
 
 
 # "minimum charge for 8 children", "a minimum of 4 people", "minimum booking 10 guests".

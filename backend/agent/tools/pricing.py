@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE
 from backend.agent.operations import names_a_length
 from backend.agent.party import group_size
+from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, least_group, least_spend
@@ -90,21 +91,29 @@ def prices_first(question: str, sentence: str, operands: Sequence[str], prices: 
 
 
 # A price per head: "£24 each", "£12 per person", "£9 pp".
-_PER_HEAD_AFTER = re.compile(r"\s*(?:per\s+(?:person|head|adult|child|guest|player|participant|pupil|student|visitor)|"
+PER_HEAD_AFTER = re.compile(r"\s*(?:per\s+(?:person|head|adult|child|guest|player|participant|pupil|student|visitor)|"
                              r"each|pp|a\s+head)\b", re.IGNORECASE)
+def _counts_unit(question: str, unit: str) -> bool:
+    """Whether `question` counts `unit` ("9 days") or names one of it ("for one day", "a week")."""
+    word = re.escape(unit.lower().rstrip("s"))
+    return bool(counts_of(question, unit)) or re.search(rf"\b(?:one|a|an|per|each|the\s+whole|a\s+full)\s+{word}s?\b",
+                                                      question, re.IGNORECASE) is not None
+
+
 _PER_UNIT_AFTER = re.compile(r"\s*per\s+([a-z]+)\b", re.IGNORECASE)
 # The most prices of one sentence read for what names them (a longer "sentence" is a run-on list; each
 # price's clause is read against the others: quadratic).
 MAX_NAMED_PRICES = 40
 
 
-def named_prices(question: str, sentence: str) -> dict[str, int]:
+def named_prices(question: str, sentence: str) -> dict[str, float]:
     """Each price of `sentence` -> how many of the question's words its own words name
     (basket.thing_words)."""
     found = list(PRICE.finditer(sentence))[:MAX_NAMED_PRICES]
     asked, lengths = norm_words(question), named_lengths(question)
     after = labels_after(sentence, found)
-    named: dict[str, int] = {}
+    named: dict[str, float] = {}
+    carried: set[str] = set()
     for i, m in enumerate(found):
         price = next(g for g in m.groups() if g).replace(",", "")
         # "£45 between 8am and 6pm; £75 between 6pm and 8am, and all day on Sundays" at 9pm: the £75
@@ -114,9 +123,12 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
         season = in_months(clause, question) if len(found) > 1 else None
         if season is not None:
             when = season if when is None else when and season
+        # "dogs under 20 kg £25, dogs 20 kg and over £32" for a 25 kg dog: not the £25
+        if len(found) > 1 and outside_band(question, sentence[found[i - 1].end() if i else 0:m.start()]):
+            when = False
         # "£28 per person; groups of 4 or more pay £24 each" for 5 of us: the £24; for one, the £28 (a
         # price per head whose own words before it name the group: not "£120 for groups of 10 or more")
-        per_head = _PER_HEAD_AFTER.match(sentence, m.end()) is not None
+        per_head = PER_HEAD_AFTER.match(sentence, m.end()) is not None
         least = least_group(clause.split(m.group(0))[0]) if len(found) > 1 and per_head else None
         if least is not None:
             size = group_size(question)
@@ -124,11 +136,14 @@ def named_prices(question: str, sentence: str) -> dict[str, int]:
             when = fits if when is None else when and fits
         # the conditions first (a day or a month named over a time range only: "all day on Sundays"), then the words
         rank = 0 if when is None else -1 if not when else 2 if (named_days(clause) is not None or season) else 1
-        score = rank * 10 + len(thing_words(sentence, found, i) & asked)
+        # (a price with no words of its own, a row's later cell "$850 Per month; $40 Per day", is the row's)
+        words = thing_words(sentence, found, i) or carried
+        carried = words
+        score = rank * 10 + len(words & asked)
         # a price per a unit the question counts: "$40 Per day" for "9 days", not "$850 Per month"
         per = _PER_UNIT_AFTER.match(sentence, m.end())
-        if per is not None and len(found) > 1 and not stems(per.group(1)) & PEOPLE_STEMS and counts_of(question, per.group(1)):
-            score += 5
+        if per is not None and len(found) > 1 and not stems(per.group(1)) & PEOPLE_STEMS and _counts_unit(question, per.group(1)):
+            score += 0.5  # (between prices its words name alike: "Bike: £25 per day; helmets £2 per hour" stays £25)
         # a length naming it: "2 hr session" over "1-hour session: $28 90-minute session: $36 2-hour session: $42"
         # (labels after the prices, "2-hour lesson: £76 manual, £84 automatic": the line's own label names each)
         label = sentence[found[i - 1].end() if i and not after else 0:m.start() if not after else found[0].start()]
@@ -354,7 +369,8 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
     first = re.search(r"[0-9]+(?:\.[0-9]+)?", expression)
     if first is None:
         return expression
-    headings = {h for h, s in sentences if first.group(0) in {n.replace(",", "") for n in PRICE_NUMBERS.findall(s)}}
+    headings = {h for h, s in sentences
+                if first.group(0) in {next(g for g in m.groups() if g).replace(",", "") for m in PRICE.finditer(s)}}
     minimums = set()
     for heading, sentence in sentences:
         m = _ORDER_MINIMUM.search(sentence)
@@ -366,8 +382,6 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
     minimum = minimums.pop()
     return f"max({minimum}, {expression})" if _value(expression, evaluate) < Fraction(minimum) else expression
 
-
-PRICE_NUMBERS = re.compile(r"[$€£¥]\s*([0-9][0-9,]*(?:\.[0-9]+)?)")
 
 
 def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:

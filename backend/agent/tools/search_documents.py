@@ -218,11 +218,11 @@ def asks_contact(text: str) -> bool:
 
 
 # A thing the question names as particular: "the pool", "my deposit", "our booking".
-# A particular thing named: "the pool", "your sauna"; not the person's own ("how do I wax my skis at home?",
+# A particular thing named: "the pool", "your sauna", "which room", "a good day"; not the person's own ("how do I wax my skis at home?",
 # "how do I know if my piano needs tuning?": blind sets 51-52), whose dealings with the business
 # ("my deposit", "my booking") are _BUSINESS_WORDS of routing; nor words quoted ("how do you say 'where
 # is the ski lift' in German?").
-_DEFINITE = re.compile(r"\b(?:the|your)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.IGNORECASE)
+_DEFINITE = re.compile(r"\b(?:the|your|which|a\s+good|some\s+good)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", re.IGNORECASE)
 _QUOTED = re.compile(r"(?<!\w)(['\"‘“])[^'\"‘’“”\n]{1,200}['\"’”](?!\w)")
 # Words naming nothing particular after "the".
 _NOT_A_THING = frozenset(stems("best way most least first next same other whole average difference time paint "

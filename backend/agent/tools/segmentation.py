@@ -167,8 +167,9 @@ def list_sentences(text: str) -> str:
 
 # A group's price per head said in a sentence of its own ("Groups of 6 or more pay £28 each.", "For
 # parties of 10+ it's £12 per person"), after the sentence pricing the thing per head.
-_GROUP_RATE = re.compile(r"(?:for\s+)?(?:groups?|parties|party)\s+of\s+[0-9]+\b[^%]*?[$€£¥]\s*[0-9][^%]*$",
-                         re.IGNORECASE)
+# (a price per head: not "Groups of 10 or more can charter the whole boat for £200")
+_GROUP_RATE = re.compile(r"(?:for\s+)?(?:groups?|parties|party)\s+of\s+[0-9]+\b[^%]*?[$€£¥]\s*[0-9][0-9.,]*\s*"
+                         r"(?:per\s+(?:person|head)|each|pp|a\s+head)\b[^%]*$", re.IGNORECASE)
 _PRICE_PER_HEAD = re.compile(r"[$€£¥]\s*[0-9][0-9.,]*\s*(?:per\s+(?:person|head)|each|pp)\b", re.IGNORECASE)
 
 

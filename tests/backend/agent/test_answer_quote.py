@@ -74,7 +74,10 @@ def test_questions_asking_for_one_fact(question):
     "Is it a good deal?", "Is the hostel better than the hotel?", "Is my CV good enough for a senior role?",
     "Are there any ways to reduce my energy bill?", "How do I change my email address?",
     "What should I do about the late fee?", "if you could write me a poem would you?", "how do I charge my phone",
-    "If it rains do you think we should go?", "I need a new phone number", "my phone number changed last week"])
+    "If it rains do you think we should go?", "I need a new phone number", "my phone number changed last week",
+    # (review) statements ending in a fact's name
+    "thanks for the phone number", "That's a steep price", "Just changed my email address",
+    "ok just sent the deposit for march", "perfect, that's the address"])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 
@@ -338,8 +341,10 @@ def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_pa
         return [ChatMessage("user", question), ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
                 ChatMessage("tool", result, tool_call_id="c1", name="calculator")]
     assert calculated_answer(tools, alone("What is 12 * 34?", "12 * 34 = 408")) == "12 * 34 = 408."
-    assert calculated_answer(tools, alone("What's 17.5% of £240?", "240 * 17.5 / 100 = 42")) == (
-        "That comes to £42: 240 * 17.5 / 100 = 42.")
+    assert calculated_answer(tools, alone("What's 17.5% of £240?", "240 * 17.5 / 100 = 42")) == "240 * 17.5 / 100 = 42."
+    assert calculated_answer(tools, alone("How much is 4 x £12.50?", "4 * 12.50 = 50")) == "That comes to £50: 4 * 12.50 = 50."
+    # (review) no sign on a count or a percentage
+    assert calculated_answer(tools, alone("A ticket is £12. How many can I buy with £60?", "60 / 12 = 5")) == "60 / 12 = 5."
     # a number the question does not write (the model's own): the model states it
     assert calculated_answer(tools, alone("How many seconds in a day?", "60 * 60 * 24 = 86400")) is None
     # a calculation holding no number of any passage cites none: the model states it

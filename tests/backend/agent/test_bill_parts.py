@@ -477,3 +477,27 @@ def test_the_thing_a_message_opens_by_needing_is_no_extra_and_a_least_count_name
     assert claimed_discount(church, offers)[0] == "10"
     assert claimed_discount("we have 2 pianos to tune at home, how much?", offers)[0] == "15"
     assert claimed_discount("how much to tune our upright piano?", offers) is None
+
+
+def test_review_of_the_seventeenth_session():
+    # bands: both in one sentence, the one holding the measure; "3 in total" is no measure of inches
+    paws = "Paws Hotel\n\nDog boarding: dogs under 20 kg £25 per night, dogs 20 kg and over £32 per night.\nCat boarding: £15 per night."
+    assert value(first("how much for my 25 kg dog for 3 nights?", paws)) == "96"
+    assert value(first("how much for my 10 kg dog for 3 nights?", paws)) == "75"
+    assert not outside_band("we're 3 in total", "Guided tour: groups of 4 to 8 in one boat, £30 per person")
+    # a unit the question counts breaks ties only: the bike, not the helmet, for "the bike for 3 hours"
+    assert value(first("how much for the bike for 3 hours?", "Hire\n\nBike: £25 per day; helmets £2 per hour.")) != "6"
+    # an offer of how early is still claimed; a thing named in the plural with no count is no claim of one
+    advance = ["Pay 6 months in advance: 5% off the board."]
+    assert claimed_discount("I'll pay 6 months in advance, how much is full board then?", advance)[0] == "5"
+    assert claimed_discount("mugs for my whole team of 12, any discount?", ["Orders of 10 or more mugs get 10% off."])
+    # a list of who gets it by each one's noun
+    halls = ["- Schools, churches and community halls: 10% off tuning charges."]
+    assert claimed_discount("we have a community garden, how much to tune the piano?", halls) is None
+    assert claimed_discount("how much is a tuning for our hall?", halls)[0] == "10"
+    # a flat group price is no rate per head; "no deposit needed" leaves the fee an extra
+    boat = "Boat trip: £25 per person. Groups of 10 or more can charter the whole boat for £200."
+    assert [s for _, s in text_sentences(boat)] == ["Boat trip: £25 per person.",
+                                                    "Groups of 10 or more can charter the whole boat for £200."]
+    assert named_extras("2 nights incl the cleaning fee, how much?", ["Cleaning fee: £30 per stay, no deposit needed."],
+                        "90 * 2") == ["30"]

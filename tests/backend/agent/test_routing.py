@@ -334,8 +334,23 @@ def test_a_long_message_is_searched_by_the_part_that_asks():
     assert search_documents.planned_arguments(question) == {"query": question}  # a short one whole
     # no question mark: the last sentence; one longer than the limit cut at a word from its start
     assert asking_part("A story. " * 20 + "Price of the hall please.", 60) == ("A story. " * 3 + "Price of the hall please.")
-    assert asking_part("word " * 40 + "end?", 30) == "word word word word word word"
+    assert asking_part("word " * 40 + "end?", 30) == "word word word word word end?"  # (review) its end
+    assert asking_part("A story? " * 20 + "See www.x.example/page?id=4 for more.", 50) == ("A story? " * 5).strip()
     # the retriever is asked with it too
     retriever = FakeRetriever("ann", "main hall")
     search_documents.passages_about(retriever, "ann", text)
     assert retriever.calls[-1][1].endswith(question) and len(retriever.calls[-1][1]) <= search_documents.MAX_ASKING_CHARS
+
+
+def test_review_of_the_seventeenth_session_routing():
+    rooms = "Family room: £120 per night. Double room: £90. Pool open 7am-9pm, quiet after 6pm."
+    relevant = search_documents.spec(FakeRetriever("ann", "", similarity=0.8, text=rooms,
+                                                   document_name="kowhai_lodge.txt")).relevant
+    assert relevant("ann", "which room would you recommend for a family of 4?")  # a thing the passage names
+    assert relevant("ann", "what's a good time for a quiet swim in the pool?")
+    # writing about the documents is no writing of one's own
+    assert not asks_general_request("write a summary of the cancellation policy")
+    calc = calculator.spec(None, passages=lambda user_id, text: [("rentals.txt (version 1)",
+                                                                  "Rolling tower: $85 per day, $260 per week.")])
+    assert calc.relevant("ann", "draft an invoice for 3 rolling towers for 2 days at $85 per day")
+    assert calc.relevant("ann", "any ideas what 3 rolling towers for 2 days would come to?")

@@ -241,6 +241,20 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
     return f"{sentence} [{number}]"
 
 
+def _own_arithmetic(question: str, expression: str, value: str, written: set[str], asked: set[str]) -> str | None:
+    """The answer to arithmetic of the question's own numbers ("What's 17.5% of £240?"): the
+    calculation stated, "240 * 17.5 / 100 = 42." ("That comes to £42: ..." when the question writes
+    one currency sign and asks an amount); None when the expression holds a number the question
+    does not write (but 100), which the model states. SmolLM2-135M wrote such values inside
+    rambling sentences (new-user pass, 2026-12-04)."""
+    if not written or not written <= asked | {"100"}:
+        return None
+    signs = set(_SIGN.findall(question))
+    if len(signs) == 1 and asks_amount(question) and not asks_how_many(question):
+        return f"That comes to {signs.pop()}{value}: {expression} = {value}."
+    return f"{expression} = {value}."
+
+
 # A price as written: a currency sign before a number ("£2.50", "€ 130").
 _SIGN = re.compile(r"([$€£¥])\s?\d")
 
@@ -273,14 +287,7 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", with_digits(question).replace(",", "")))
     written = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))
     if not searches:
-        # arithmetic of the question's own numbers ("What's 17.5% of £240?"): the calculation stated
-        # (SmolLM2-135M wrote the value inside rambling sentences: new-user pass, 2026-12-04)
-        if not written or not written <= asked | {"100"}:
-            return None
-        signs = set(_SIGN.findall(question))
-        if len(signs) == 1 and asks_amount(question) and not asks_how_many(question):
-            return f"That comes to {signs.pop()}{value}: {expression} = {value}."
-        return f"{expression} = {value}."
+        return _own_arithmetic(question, expression, value, written, asked)
     numbers = (written - asked) or written  # "the day pass is £18 right? 3 of them": 18 * 3 still cites
     best: tuple[int, int, str] | None = None  # (numbers held, passage number, text)
     for search in searches:
@@ -289,8 +296,8 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
             held = sum(1 for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", read))
             if held and (best is None or held > best[0]):
                 best = (held, number, text)
-    if best is None:
-        return None
+    if best is None:  # no passage holds its numbers: the question's own arithmetic, or the model's
+        return _own_arithmetic(question, expression, value, written, asked)
     signs = set(_SIGN.findall(best[2]))
     sign = signs.pop() if len(signs) == 1 and asks_amount(messages[last_user].content) else ""
     return f"That comes to {sign}{value}: {expression} = {value}, from your documents [{best[1]}]."

@@ -348,3 +348,18 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str]) -> 
     if len(terms) < min(2, len(items)):
         return None  # "3 bouquets and a card": the card has no price, and one thing is no basket
     return " + ".join(terms) if terms else None
+
+
+# A deposit (paid back): a bill adds it only when the question names it ("incl the deposit"). It is
+# the price's own name: after it ("$250 refundable deposit", not "non-refundable") or ending the
+# words before it ("A deposit of €200", "Security deposit: £100"; not "no deposit needed").
+_DEPOSIT_AFTER = re.compile(r"\s*(?:(?<!non-)refundable\s+|security\s+|damage\s+)*deposits?\b", re.IGNORECASE)
+_DEPOSIT_BEFORE = re.compile(r"\bdeposits?\s*(?:of|:|is|=)?\s*$", re.IGNORECASE)
+DEPOSIT_WORDS = frozenset({"deposit", "deposits"})
+
+
+def is_deposit(sentence: str, prices: Sequence[re.Match[str]], i: int) -> bool:
+    """Whether the `i`th price of `sentence` is a deposit (_DEPOSIT_AFTER, _DEPOSIT_BEFORE)."""
+    m = prices[i]
+    before = sentence[prices[i - 1].end() if i else 0:m.start()]
+    return _DEPOSIT_AFTER.match(sentence, m.end()) is not None or _DEPOSIT_BEFORE.search(before) is not None

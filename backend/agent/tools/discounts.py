@@ -360,6 +360,10 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     least, unmet = _least_count_met(subject, question), _restriction_unmet(subject, question)
     if unmet or least is False:
         return None
+    ordinal = _ORDINAL.search(with_digits(subject))
+    if ordinal is not None and not any(int(n) >= int(ordinal.group(1))
+                                       for n in re.findall(r"(?<![\d.])[0-9]+(?![\d.])", with_digits(question))):
+        return None  # "the 6th full groom is half price": not for a groom the question does not count to
     if least is None and opening and opening.group(1).lower() in _IMPERATIVES and (
             _LEAST_COUNT.search(subject) or _imperative_count(subject) is not None):
         return None  # "hire 6 or more costumes ...", "Pay 6 months of board in advance": a count, not a costume named
@@ -381,4 +385,6 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
 
 
+# An ordinal an offer is for: "the 6th full groom", "every 10th wash".
+_ORDINAL = re.compile(r"\b([0-9]+)(?:st|nd|rd|th)\b", re.IGNORECASE)
 _LISTED_WHO = re.compile(r",|/|\b(?:and|or)\b", re.IGNORECASE)

@@ -52,7 +52,7 @@ from backend.agent.party import asks_share_per_person, group_size, people_sharin
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.bands import outside_band
-from backend.agent.tools.basket import basket_expression, counts_of, norm_words, set_aside_words, thing_words
+from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
@@ -173,6 +173,13 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
                 for op in operators:
                     expressions.extend((f"{a} {op} {n}", f"{n} {op} {a}"))
     return expressions
+
+
+def _deposits_only(sentence: str) -> bool:
+    """Whether `sentence` prices a deposit first (basket.is_deposit: "A refundable deposit of £50 per
+    bike is taken at pick-up (£100 for e-bikes)")."""
+    prices = list(PRICE.finditer(sentence))
+    return bool(prices) and is_deposit(sentence, prices, 0)
 
 
 def counts_priced_thing(question: str, sentence: str, amount: str) -> bool:
@@ -345,13 +352,23 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
         if related:  # "what percentage of ... did it start with", "how many years after ... was"
             return related[:MAX_CANDIDATES]
     own = set(numbers_in(with_digits(question)))
+    # an amount the question writes itself, with the operation it names, is the whole calculation ("what's
+    # 17.5% of £240?", "split an £87 bill 3 ways": new-user pass, the documents' £1.20 was taken instead)
+    written = [a for a in prices_in(question) if not any(a == n for _, n in templates)]
+    if templates and written:
+        stated = _valid(_expressions(question, templates, written, question), evaluate)
+        if stated:
+            return stated[:MAX_CANDIDATES]
     # "a 2hr manual lesson": the sentence pricing a 2-hour lesson first; "4 nights" a price per night; not
     # what the question sets aside ("(ignore tourist tax)")
     aside = set_aside_words(question)
     # nor a thing it adds to the bill ("incl the cleaning fee", "we need electric hook up": named_extras)
     money = asks_money(question)
     # and not a size band the question's measure is outside ("blade up to 20 cm" for "blades are about 25cm")
+    # nor a deposit's unless asked, then first ("A refundable deposit of £50 per bike" for "8 city bikes for a day")
+    deposits_asked = bool(norm_words(question) & DEPOSIT_WORDS)
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
+                                              _deposits_only(pair[1]) != deposits_asked,
                                               names_extra(question, pair[1]),
                                               not names_asked_length(question, pair[1]),
                                               money and not priced_per_count(question, pair[1])))

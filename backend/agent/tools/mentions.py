@@ -22,7 +22,7 @@ from typing import Sequence
 from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
-from backend.agent.tools.basket import (MAX_ITEMS, OTHER_WAY, PRICE, counts_of, norm_words, set_aside_words,
+from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words, set_aside_words,
                                         thing_words)
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
 from backend.agent.tools.sentences import content_words
@@ -226,7 +226,7 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
             own = _extra_named(sentence, prices, i, words)
             if amount in used or not own or own & aside:
                 continue
-            if _is_deposit(sentence, prices, i) and not words & _DEPOSIT_WORDS:
+            if is_deposit(sentence, prices, i) and not words & DEPOSIT_WORDS:
                 continue  # "Rolling towers: $250 refundable deposit per tower" is paid back: no extra unless asked
             factors = [amount]
             units = _UNITS_AFTER.match(sentence, m.end())
@@ -245,19 +245,6 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
     return terms[:MAX_ITEMS]
 
 
-# A deposit (paid back): a bill adds it only when the question names it ("incl the deposit"). It is
-# the price's own name: after it ("$250 refundable deposit", not "non-refundable") or ending the
-# words before it ("A deposit of €200", "Security deposit: £100"; not "no deposit needed").
-_DEPOSIT_AFTER = re.compile(r"\s*(?:(?<!non-)refundable\s+|security\s+|damage\s+)*deposits?\b", re.IGNORECASE)
-_DEPOSIT_BEFORE = re.compile(r"\bdeposits?\s*(?:of|:|is|=)?\s*$", re.IGNORECASE)
-_DEPOSIT_WORDS = frozenset({"deposit", "deposits"})
-
-
-def _is_deposit(sentence: str, prices: Sequence[re.Match[str]], i: int) -> bool:
-    """Whether the `i`th price of `sentence` is a deposit (_DEPOSIT_AFTER, _DEPOSIT_BEFORE)."""
-    m = prices[i]
-    before = sentence[prices[i - 1].end() if i else 0:m.start()]
-    return _DEPOSIT_AFTER.match(sentence, m.end()) is not None or _DEPOSIT_BEFORE.search(before) is not None
 # Words that add a thing to a bill: "incl the cleaning fee", "with our dog", "we need electric hook up",
 # "plus ordering the school packed lunch", "using their pick-up and delivery".
 _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|bringing|bring|add|adding|using|"

@@ -39,6 +39,10 @@ _MINOR_PRICE = re.compile(r"(?<![\w.,$€£¥-])([0-9]{1,2}(?:\.[0-9]+)?)\s?(?:(
                           re.IGNORECASE)
 _PRICED_BEFORE = re.compile(r"(?:\b(?:costs?|is|are|just|only|from|add|adds|plus)|:)\s*$", re.IGNORECASE)
 _PRICED_AFTER = re.compile(r"\s*(?:per\b|each\b|an?\s|/|for\b|,?\s*or\b)", re.IGNORECASE)
+# A table's row as segmentation.table_sentences writes it ("A4 single-sided: Black & white 10p; Colour
+# 35p."), and the end of one of its cells: a cell's amount is a price.
+_TABLE_ROW = re.compile(r"[^:;]{1,80}:\s[^;]*;\s.*\.$")
+_CELL_END = re.compile(r"\s*(?:;|\.$)")
 # The major unit's sign of each minor unit.
 _MAJOR_SIGNS = {"p": ("£",), "pence": ("£",), "c": ("$", "€"), "¢": ("$", "€"), "cent": ("$", "€"), "cents": ("$", "€")}
 
@@ -59,7 +63,8 @@ def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]
         def major(m: re.Match[str], sentence: str = sentence) -> str:
             unit = (m.group(2) or m.group(3) or m.group(4)).lower()
             allowed = [sign for sign in _MAJOR_SIGNS[unit] if sign in passage_signs]
-            priced = _PRICED_BEFORE.search(sentence, 0, m.start()) or _PRICED_AFTER.match(sentence, m.end())
+            priced = (_PRICED_BEFORE.search(sentence, 0, m.start()) or _PRICED_AFTER.match(sentence, m.end())
+                      or (_TABLE_ROW.match(sentence) and _CELL_END.match(sentence, m.end())))
             if len(passage_signs) != 1 or not allowed or not priced:
                 return m.group(0)
             return f"{allowed[0]}{Decimal(m.group(1)).scaleb(-2)}"  # "8" -> "0.08", "30" -> "0.30"
@@ -354,7 +359,10 @@ def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Cal
 # A minimum every order is charged: "Every order has a minimum rental charge of $75 (before delivery
 # and deposits)", "All bookings carry a minimum charge of £40".
 _ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|rentals?|hires?|jobs?|visits?)\b"
-                            rf"[^.;]*?\bminimum\s+(?:[a-z]+\s+)?(?:charge|fee|price|order)\b\s*(?:of|is|:)?\s*{SIGNED_PRICE}",
+                            rf"[^.;]*?\bminimum\s+(?:[a-z]+\s+)?(?:charge|fee|price|order)\b\s*(?:of|is|:)?\s*{SIGNED_PRICE}"
+                            # "Minimum order charge: £5.", "There is a minimum charge of £15 per visit."
+                            rf"|^\W*(?:there\s+is\s+a\s+)?minimum\s+(?:order\s+)?(?:charge|order|spend)\s*(?:of|is|:)?\s*"
+                            rf"{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+(?:visit|order|booking|job|appointment))?\s*\.?\s*$",
                             re.IGNORECASE)
 
 

@@ -345,6 +345,8 @@ def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_pa
     assert calculated_answer(tools, alone("How much is 4 x £12.50?", "4 * 12.50 = 50")) == "That comes to £50: 4 * 12.50 = 50."
     # (review) no sign on a count or a percentage
     assert calculated_answer(tools, alone("A ticket is £12. How many can I buy with £60?", "60 / 12 = 5")) == "60 / 12 = 5."
+    # after a search whose passages hold none of its numbers: the question's own arithmetic still
+    assert calculated_answer(tools, run("what's 17.5% of £240?", "240 * 17.5 / 100 = 42")) == "240 * 17.5 / 100 = 42."
     # a number the question does not write (the model's own): the model states it
     assert calculated_answer(tools, alone("How many seconds in a day?", "60 * 60 * 24 = 86400")) is None
     # a calculation holding no number of any passage cites none: the model states it

@@ -501,3 +501,48 @@ def test_review_of_the_seventeenth_session():
                                                     "Groups of 10 or more can charter the whole boat for £200."]
     assert named_extras("2 nights incl the cleaning fee, how much?", ["Cleaning fee: £30 per stay, no deposit needed."],
                         "90 * 2") == ["30"]
+
+
+GROOMER = """Pawfect Grooming
+
+| Service | Small dog | Medium dog | Large dog |
+| Full groom (bath, cut, nails) | £38 | £46 | £58 |
+| Nail clipping | £8 | £8 | £10 |
+
+- Teeth cleaning: £6 per dog
+- Loyalty card: the 6th full groom is half price.
+- There is a minimum charge of £15 per visit."""
+
+BIKES = """Wheelie Good Bike Hire
+
+| Bike | Half day | Per day | Per week |
+| City bike | £12 | £20 | £95 |
+
+Group rates: groups of 6 or more bikes get 15% off the daily rate.
+A refundable deposit of £50 per bike is taken at pick-up (£100 for e-bikes)."""
+
+PRINTS = """Inkwell Print Shop
+
+Printing (per sheet)
+| Item | Black & white | Colour |
+| A4 single-sided | 10p | 35p |
+
+Lamination: A4 £1.20 per sheet, A3 £2 per sheet.
+Minimum order charge: £5."""
+
+
+def test_the_new_user_pass_of_the_seventeenth_session():
+    # "the 6th full groom is half price" was taken by any question about a full groom (46 * 0.5)
+    sentences = [s for _, s in text_sentences(GROOMER)]
+    assert claimed_discount("hey, how much is a full groom for a medium dog?", sentences) is None
+    assert claimed_discount("it's my 6th full groom, how much for my medium dog?", sentences)[0] == "50"
+    # a deposit is no price of the hire: (50 * 8) * 0.85 for "a group of 8 wanting city bikes for a day"
+    assert value(first("we're a group of 8 wanting city bikes for a day, what's the cost?", BIKES)) == "136"
+    assert value(first("what's the deposit for 3 city bikes?", BIKES)) == "150"
+    # pence in a table's cells are prices; "Minimum order charge: £5." is every order's
+    assert value(first("how much would 200 black and white A4 single sided copies cost?", PRINTS)) == "20"
+    assert first("i only want 2 colour A4 pages printed single sided, how much?", PRINTS) == "max(5, 0.35 * 2)"
+    # the question's own amount with the operation it names, not a document's number
+    assert value(first("what's 17.5% of £240?", PRINTS)) == "42"
+    assert value(first("if we split an £87 bill 3 ways how much each?", PRINTS)) == "29"
+    assert value(first("add 20% VAT to £45 please", PRINTS)) == "54"

@@ -90,14 +90,17 @@ class AgentRunner:
     results (docs/BENCHMARKS.md, "Agent runs with the real model"). user_text: the person's own
     latest message as typed (Turn.user_text, never the prompt's text with documents or tool
     results): a side-effecting tool is offered and executed
-    only when it asks for it (backend.agent.intent); None asks for none.
+    only when it asks for it (backend.agent.intent); None asks for none. context_results: the
+    passages already in the prompt ("Use my documents": search_documents is then not offered),
+    written as a search's result (passages.format_passages), which the calculator's candidates
+    read as they read a search's.
     """
 
     def __init__(self, generator: TextGenerator, tools: Sequence[ToolSpecLike], allowed: Collection[str],
                  records: RunRecords, budget: Budget, *, clock: Callable[[], float] = time.monotonic,
                  make_context: Callable[[str, str, str, str], Any] = default_context,
                  publish: Callable[[AgentStepEvent], None] | None = None, step_log: StepLog | None = None,
-                 policy: str = "auto", user_text: str | None = None) -> None:
+                 policy: str = "auto", user_text: str | None = None, context_results: Sequence[str] = ()) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown agent policy {policy!r} (one of {', '.join(POLICIES)})")
         self.generator = generator
@@ -113,6 +116,7 @@ class AgentRunner:
         self.step_log = step_log or StepLog()
         self.policy = policy
         self.user_text = user_text
+        self.context_results = tuple(context_results)
         self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
         self._tool_steps = ToolSteps(self.tools, self.allowed, self._intended, records, make_context, self._emit)
         self._model = ModelSteps(generator, self.tools, self.functions, records, self._emit,
@@ -257,7 +261,7 @@ class AgentRunner:
         fill = getattr(self.tools[plan[0]], "candidate_arguments", None) if plan and self.user_text else None
         if fill is None:
             return "done", []
-        results = [m.content for m in new if m.role == "tool"]
+        results = list(self.context_results) + [m.content for m in new if m.role == "tool"]
         with tracing.span("agent.candidates", tool=plan[0]) as span:  # the sentences' embedding, in the waterfall
             try:
                 ended, written = await in_worker(fill, self.user_text, results, stop=stop, meter=meter)
@@ -283,6 +287,8 @@ class AgentRunner:
             return False
         if getattr(self.tools[plan[0]], "candidate_arguments", None) is None:
             return False
+        if self.context_results:  # the documents "Use my documents" put in the prompt were read
+            return True
         return any(m.role == "tool" and getattr(self.tools.get(m.name), "answer_quote", None) is not None
                    for m in new)
 

@@ -84,7 +84,8 @@ class AgentTurns:
         return AgentRunner(self._generator, specs, allowed, self.records,
                            budget_of(settings, reply.turn.agent_budget),  # the conversation's, capped
                            clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
-                           policy=settings.agent_policy, user_text=reply.turn.user_text)
+                           policy=settings.agent_policy, user_text=reply.turn.user_text,
+                           context_results=(reply.turn.prompt_passages,) if getattr(reply.turn, "prompt_passages", None) else ())
 
     async def run(self, reply: LiveReply, runner: AgentRunner) -> Ending:
         """Run the reply; returns its ending (the service stores it and tells the viewers)."""

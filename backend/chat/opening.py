@@ -30,6 +30,7 @@ from backend.errors import ConversationBusy
 from backend.generation import Generation, Generations
 from backend.generator import GenerationParams
 from backend.models import Conversation, Message
+from backend.agent.tools.passages import format_passages
 from backend.rag.sources import citation
 from backend.runtime_settings import RuntimeSettings
 
@@ -144,6 +145,7 @@ class TurnOpener:
         params = self._params(user_id, settings)
         turn.params = replace(params, continue_final_message=True) if request.action == "continue" else params
         turn.sources = citations if citations is not None else (plan.target_sources or [])
+        turn.prompt_passages = format_passages(used) if found else None
         turn.unwatched_s = settings.unwatched_reply_s
         turn.use_tools = bool(conversation.use_tools)
         turn.agent_budget = {name: getattr(conversation, name) for name in BUDGET_FIELDS}

@@ -50,6 +50,9 @@ class Turn:
     prompt_error: GenerationError | None = None
     params: GenerationParams | None = None
     sources: list[dict[str, Any]] = field(default_factory=list)  # citations in the prompt
+    # those passages whole, as a search's result writes them (backend.agent.tools.passages.format_passages):
+    # an agent run's calculation reads them when "Use my documents" put them in the prompt
+    prompt_passages: str | None = None
     unwatched_s: int | None = None  # RuntimeSettings.unwatched_reply_s when it started
     # action: send | edit | regenerate | continue. parent_id: the message the turn's first new
     # message follows (a continue: the reply's parent). prefix: a continued reply's text so far.

@@ -70,12 +70,16 @@ def test_a_turn_whose_documents_are_already_in_the_prompt_does_not_search_them_a
     agent = app_state(client).chat._agent  # noqa: SLF001 - the reply's runner factory
     settings = replace(app_state(client).runtime_settings.get(), agent_tools="everyone")
 
-    def runner(sources):
+    def runner(sources, passages=None):
         turn = SimpleNamespace(use_tools=True, action="send", user_text="Who designed the bridge?",
-                               agent_budget={}, sources=sources)
-        reply = SimpleNamespace(turn=turn, user_id=user_id(client, sign_up(client, f"reader{len(sources)}")),
+                               agent_budget={}, sources=sources, prompt_passages=passages)
+        reply = SimpleNamespace(turn=turn, user_id=user_id(client, sign_up(client, f"reader{len(sources)}{'p' if passages else ''}")),
                                 message_id="m", publish_step=lambda event: None, steps=StepLog())
         return asyncio.run(agent.runner_for(reply, settings))
 
-    assert "search_documents" in runner([]).allowed
+    plain = runner([])
+    assert "search_documents" in plain.allowed and plain.context_results == ()
     assert "search_documents" not in runner([{"n": 1, "document": "bridge.txt"}]).allowed
+    # the passages in the prompt are what the run's calculation reads instead (new-user pass)
+    assert runner([{"n": 1}], "[1] bridge.txt (version 1) — passage x\n> It is 2,340 metres long.").context_results == (
+        "[1] bridge.txt (version 1) — passage x\n> It is 2,340 metres long.",)

@@ -322,3 +322,35 @@ def test_a_planned_calculation_without_a_search_is_still_written_by_the_model(re
                                     params=GenerationParams(), stop=asyncio.Event()))
     assert [(c.tool, json.loads(c.arguments)) for c in records.calls(result.run_id)] == [
         ("calculator", {"expression": "3+5"})]
+
+
+def test_a_planned_calculation_reads_the_passages_already_in_the_prompt(records, turn):
+    """New-user pass: with "Use my documents" and tools both on, search_documents is not offered
+    (the passages are in the prompt), so the calculator had no result to read: the model wrote
+    "1.25, 2.5, 3.5" and the call failed. The prompt's passages are now its context."""
+    from dataclasses import replace
+
+    from backend.agent.tools.passages import format_passages
+    from backend.rag import Source
+
+    question = "how much to hire an e-bike for 3 days?"
+    passage = Source(chunk_id=1, document_id="a" * 32, document_name="bikes.txt", version=1, position=0,
+                     heading_path="", page=None, text="Bike hire\n\nE-bike: £45 per day. City bike: £20 per day.",
+                     score=1.0)
+    seen = []
+
+    def candidates(text, results):
+        seen.append(list(results))
+        return calculator_spec(None).candidate_arguments(text, results)
+
+    calculator = replace(calculator_spec(None), candidate_arguments=candidates, relevant=lambda user_id, text: True)
+    generator = LikelihoodGenerator({}, {}, answer='<tool_call>[{"name":"calculator","arguments":{"expression":"1.25, 2.5"}}]</tool_call>')
+    runner = AgentRunner(generator, [calculator], {"calculator"}, records,
+                         Budget(max_steps=6, max_tool_calls=3, max_tokens=10_000, max_wall_s=60),
+                         policy=POLICY_PLANNED, user_text=question, context_results=(format_passages([passage]),))
+    result = asyncio.run(runner.run(conversation_id=turn.conversation_id, user_id=turn.user_id,
+                                    message_id=turn.message_id, messages=[ChatMessage("user", question)],
+                                    params=GenerationParams(), stop=asyncio.Event()))
+    assert seen and "E-bike: £45 per day" in seen[0][0]
+    [call] = records.calls(result.run_id)
+    assert (call.tool, call.status, json.loads(call.arguments)) == ("calculator", "ok", {"expression": "45 * 3"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.agent.answer import UNCALCULATED, asks_fact, calculated_answer, needs_calculation, quoted_answer
+from backend.agent.answer import NOT_FOUND, UNCALCULATED, asks_fact, calculated_answer, needs_calculation, quoted_answer
 from backend.agent.tools.segmentation import split_sentences
 from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, states_answer_kind
 from backend.generator import ChatMessage, ToolCall
@@ -184,6 +184,15 @@ def test_the_quoted_answer_is_the_sentence_and_its_citation():
     assert quoted_answer(tools, turn("Who designed the bridge?", "calculator", "2 + 2 = 4")) is None
     assert quoted_answer(tools, turn("Who designed it?", "search_documents", "No passages match.")) is None
     assert quoted_answer(tools, [ChatMessage("user", "Who designed the bridge?")]) is None
+    # a passage naming nothing the question does is said to be the closest only (new-user pass:
+    # "how much is a unicorn ride?" over a bike hire's list was answered with its mountain bike row)
+    bikes = format_passages([source("Mountain bike: £30 per day. City bike: £20 per day.", 1, name="bikes.txt")])
+    nearest = {"search_documents": type("Nearest", (), {"answer_quote": staticmethod(
+        lambda question, content: (1, "Mountain bike: £30 per day."))})()}
+    assert quoted_answer(nearest, turn("how much is a unicorn ride?", "search_documents", bikes)) == (
+        f"{NOT_FOUND} Mountain bike: £30 per day. [1]")
+    assert quoted_answer(nearest, turn("how much is a mountain bike?", "search_documents", bikes)) == (
+        "Mountain bike: £30 per day. [1]")
 
 
 def test_a_quoted_sentence_keeps_no_footnote_mark_of_its_own():

@@ -375,7 +375,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
     # each of a list of who gets it is a head: "Schools, churches and community halls" for "St Mary's church"
     listed = [part for part in _LISTED_WHO.split(words) if part.strip()]
-    if not head_named and len(listed) > 1 and verb is _GRANTED:  # (a discount's; a surcharge's words run on)
+    # (a discount's: a surcharge's words run on; and no count's "or": "Groups booking 3 or more boats")
+    if not head_named and len(listed) > 1 and verb is _GRANTED and not re.search(r"[0-9]", with_digits(words)):
         for part in listed:
             # its noun: the last word ("community halls": halls; not "community" for "a community garden")
             first = next((w for w in (norm_words(word) for word in reversed(part.split()))

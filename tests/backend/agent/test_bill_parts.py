@@ -546,3 +546,6 @@ def test_the_new_user_pass_of_the_seventeenth_session():
     assert value(first("what's 17.5% of £240?", PRINTS)) == "42"
     assert value(first("if we split an £87 bill 3 ways how much each?", PRINTS)) == "29"
     assert value(first("add 20% VAT to £45 please", PRINTS)) == "54"
+    # a count's "or" lists no one: "3 hours" claims no "Groups booking 3 or more boats at once" (set 48)
+    boats = ["- Groups booking 3 or more boats at once get 10% off the total."]
+    assert claimed_discount("self drive motor boat for 3 hours this saturday - how much?", boats) is None

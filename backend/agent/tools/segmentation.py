@@ -15,11 +15,11 @@ from backend.agent.tools.passages import read_passages
 # A sentence ends at . ! or ? before a space, but not after an abbreviation that a name or a
 # number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith"), at a blank line,
 # before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
-# ending in a number, ")" or ":" before a line beginning with a capital ("€45 (about 90 minutes)"
+# ending in a number, ")", ":" or a time ("5:30pm") before a line beginning with a capital ("€45 (about 90 minutes)"
 # / "Vans pay ..."; not "is 2,340" / "metres long", a line of prose wrapped).
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
                            r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
-                           r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])")
+                           r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -186,11 +186,15 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
     return out
 
 
+_UNDERLINE = re.compile(r"^[ \t]*(?:={3,}|-{3,})[ \t]*$", re.MULTILINE)
+
+
 def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
     """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), a
     table's rows one sentence each (table_sentences), a list's items after the line introducing
     them (list_sentences), a group rate said on its own with the per-head price before it."""
-    heading, body = passage_heading(label, text)
+    # a heading's underline ("Opening hours" over "-------------") is no text: it was quoted with the hours
+    heading, body = passage_heading(label, _UNDERLINE.sub("", text))
     sentences = _with_group_rates(split_sentences(list_sentences(table_sentences(body))))
     return [(heading, sentence) for sentence in sentences]
 

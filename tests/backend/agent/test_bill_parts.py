@@ -549,3 +549,10 @@ def test_the_new_user_pass_of_the_seventeenth_session():
     # a count's "or" lists no one: "3 hours" claims no "Groups booking 3 or more boats at once" (set 48)
     boats = ["- Groups booking 3 or more boats at once get 10% off the total."]
     assert claimed_discount("self drive motor boat for 3 hours this saturday - how much?", boats) is None
+
+
+def test_a_headings_underline_is_no_text_and_times_end_lines():
+    # New-user pass: a quoted answer kept "Opening hours -------------" and ran the week's hours together.
+    hours = "Pawfect Grooming\n================\n\nOpening hours\n-------------\nTuesday to Friday: 9am to 5:30pm\nSaturday: 8:30am to 1pm\nClosed Sunday."
+    assert text_sentences(hours) == [("Pawfect Grooming", "Opening hours"), ("Pawfect Grooming", "Tuesday to Friday: 9am to 5:30pm"),
+                                     ("Pawfect Grooming", "Saturday: 8:30am to 1pm"), ("Pawfect Grooming", "Closed Sunday.")]

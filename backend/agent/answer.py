@@ -240,7 +240,7 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
     if needs_calculation(question, sentence):
         return f"{UNCALCULATED} {sentence} [{number}]"
     passage = next((label + " " + text for n, label, text in passage_blocks(last.content) if n == number), sentence)
-    if not _shares_a_word(question, passage):
+    if asks_amount(question) and not names_something_of(question, passage, empty=True):
         return f"{NOT_FOUND} {sentence} [{number}]"
     return f"{sentence} [{number}]"
 
@@ -248,17 +248,25 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
 # What the answer says before the quote when the passage it comes from names nothing the question
 # does ("how much is a unicorn ride?" over a bike hire's price list: new-user pass).
 NOT_FOUND = "Your documents don't seem to mention that. The closest passage says:"
-# Words any question about a business may hold: they name nothing of it.
-_ASKING_WORDS = stems("how much many what when where which who is are does do the a an price cost costs pay charge "
-                      "fee hire rent your you open time number get need want please pls can could would total")
+# Words any question about a business, or any arithmetic, may hold: they name nothing of it.
+_ASKING_WORDS = stems("how much many what whats when where which who is are does do the a an price cost costs pay charge "
+                      "fee hire rent your you open time number get need want please pls can could would total "
+                      "plus minus times divided multiplied percent split add subtract sum each")
+# Words naming the same ("how much for a child?" over "Kids (3-15): £9").
+_SAME = {"kid": "child", "children": "child", "junior": "child"}
 
 
-def _shares_a_word(question: str, passage: str) -> bool:
-    """Whether the passage (its document's name and text) holds a word of the question besides
-    _ASKING_WORDS (by stem); True for a question with none. Over the lookups of blind sets 41-52,
-    the document holding the answer shared one for 119 of 120."""
-    asked = stems(question) - _ASKING_WORDS
-    return not asked or bool(asked & stems(passage))
+def names_something_of(question: str, passage: str, empty: bool = False) -> bool:
+    """Whether `passage` (a document's name and text) holds a word of `question` besides
+    _ASKING_WORDS: by stem, hyphens dropped ("wifi" names "Wi-Fi"), one word within another
+    ("haircut" names "Cut and blow dry"), kids and children one; `empty` for a question with no
+    such word. Over the lookups of blind sets 41-52, the document holding the answer shared one
+    for 119 of 120."""
+    asked = {_SAME.get(w, w) for w in stems(question.replace("-", ""))} - _ASKING_WORDS
+    if not asked:
+        return empty
+    held = {_SAME.get(w, w) for w in stems(passage) | stems(passage.replace("-", ""))}
+    return any(a == b or (len(b) >= 3 and b in a) or (len(a) >= 4 and a in b) for a in asked for b in held)
 
 
 def _own_arithmetic(question: str, expression: str, value: str, written: set[str], asked: set[str]) -> str | None:

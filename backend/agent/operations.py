@@ -33,7 +33,7 @@ _NAMED = (
     (re.compile(rf"\bdivide\b[^.?!\n]{{0,80}}?\bby\s+{NUMBER}", _FLAGS), "{a} / {n}"),
     # "add 20% VAT to £45", "plus 15% service": the amount and its share
     (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{NUMBER}\s*{PERCENT_SIGN}", _FLAGS), "{a} * (100 + {n}) / 100"),
-    (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{NUMBER}(?!\s*{PERCENT_SIGN})", _FLAGS), "{a} + {n}"),
+    (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{NUMBER}(?![\d.,]|\s*{PERCENT_SIGN})", _FLAGS), "{a} + {n}"),
     (re.compile(rf"(?<![\w.]){NUMBER}\s*{PERCENT_SIGN}\s*of\b", _FLAGS), "{a} * {n} / 100"),
 )
 _GROW = r"grew|grow|grows|rose|rise|rises|increased?|increases|went\s+up|goes\s+up"

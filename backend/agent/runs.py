@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Collection, Sequence
 
 from backend import tracing
+from backend.agent.answer import names_something_of
 from backend.agent.budget import LIMIT_WALL_TIME, BudgetMeter, Budget
 from backend.agent.calls import ToolSpecLike, ToolSteps, default_context
 from backend.agent.deadline import STOPPED_ENDING, in_worker
@@ -261,7 +262,7 @@ class AgentRunner:
         fill = getattr(self.tools[plan[0]], "candidate_arguments", None) if plan and self.user_text else None
         if fill is None:
             return "done", []
-        results = list(self.context_results) + [m.content for m in new if m.role == "tool"]
+        results = self._context() + [m.content for m in new if m.role == "tool"]
         with tracing.span("agent.candidates", tool=plan[0]) as span:  # the sentences' embedding, in the waterfall
             try:
                 ended, written = await in_worker(fill, self.user_text, results, stop=stop, meter=meter)
@@ -275,6 +276,13 @@ class AgentRunner:
             return ended, None
         return ended, list(written or ())  # a tool that wrote None wrote none
 
+    def _context(self) -> list[str]:
+        """The passages already in the prompt that the person's message names something of
+        (answer.names_something_of): "what's 15% of 240?" reads none of a bike hire's list."""
+        if not self.user_text:
+            return []
+        return [c for c in self.context_results if names_something_of(self.user_text, c)]
+
     def _searched_without_candidates(self, plan: list[str], new: Sequence[ChatMessage]) -> bool:
         """Whether the next planned tool writes candidate arguments from the documents
         (ToolSpec.candidate_arguments: the calculator) and this run searched them (a result of a
@@ -287,7 +295,7 @@ class AgentRunner:
             return False
         if getattr(self.tools[plan[0]], "candidate_arguments", None) is None:
             return False
-        if self.context_results:  # the documents "Use my documents" put in the prompt were read
+        if self._context():  # the documents "Use my documents" put in the prompt were read
             return True
         return any(m.role == "tool" and getattr(self.tools.get(m.name), "answer_quote", None) is not None
                    for m in new)

@@ -361,9 +361,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if unmet or least is False:
         return None
     ordinal = _ORDINAL.search(with_digits(subject))
-    if ordinal is not None and not any(int(n) >= int(ordinal.group(1))
-                                       for n in re.findall(r"(?<![\d.])[0-9]+(?![\d.])", with_digits(question))):
-        return None  # "the 6th full groom is half price": not for a groom the question does not count to
+    if ordinal is not None and not any(int(n) >= int(ordinal.group(1)) for n in _asked_ordinals(question)):
+        return None  # "the 6th full groom is half price": only for the question's 6th (not "at 10am", "on 6th june")
     if least is None and opening and opening.group(1).lower() in _IMPERATIVES and (
             _LEAST_COUNT.search(subject) or _imperative_count(subject) is not None):
         return None  # "hire 6 or more costumes ...", "Pay 6 months of board in advance": a count, not a costume named
@@ -374,9 +373,11 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
     # each of a list of who gets it is a head: "Schools, churches and community halls" for "St Mary's church"
-    listed = [part for part in _LISTED_WHO.split(words) if part.strip()]
-    # (a discount's: a surcharge's words run on; and no count's "or": "Groups booking 3 or more boats")
-    if not head_named and len(listed) > 1 and verb is _GRANTED and not re.search(r"[0-9]", with_digits(words)):
+    # (no count's "or": "Groups booking 3 or more boats"; a part holding a count names no one)
+    uncounted = _COUNT_OR.sub(" ", with_digits(words))
+    listed = [part for part in _LISTED_WHO.split(uncounted) if part.strip() and not re.search(r"[0-9]", part)]
+    # (a discount's: a surcharge's words run on)
+    if not head_named and len(listed) > 1 and verb is _GRANTED:
         for part in listed:
             # its noun: the last word ("community halls": halls; not "community" for "a community garden")
             first = next((w for w in (norm_words(word) for word in reversed(part.split()))
@@ -388,4 +389,17 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
 
 # An ordinal an offer is for: "the 6th full groom", "every 10th wash".
 _ORDINAL = re.compile(r"\b([0-9]+)(?:st|nd|rd|th)\b", re.IGNORECASE)
+_ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+                  "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12}
+_MONTHS = r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|of\b"
+
+
+def _asked_ordinals(question: str) -> list[int]:
+    """The ordinals `question` writes ("my 6th groom", "my sixth"), not a date's ("on 6th june")."""
+    out = [int(m.group(1)) for m in re.finditer(rf"\b([0-9]+)(?:st|nd|rd|th)\b(?!\s*(?:{_MONTHS}))", question,
+                                                re.IGNORECASE)]
+    out += [n for word, n in _ORDINAL_WORDS.items()
+            if re.search(rf"\b{word}\b(?!\s*(?:{_MONTHS}))", question, re.IGNORECASE)]
+    return out
+_COUNT_OR = re.compile(r"\b[0-9]+\s+or\s+(?:more|fewer|less|over|above)\b", re.IGNORECASE)
 _LISTED_WHO = re.compile(r",|/|\b(?:and|or)\b", re.IGNORECASE)

@@ -175,6 +175,19 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
     return expressions
 
 
+# An amount the question's operation is on: "17.5% of £240", "split an £87 bill", "add 20% VAT to £45",
+# "10% off a £60 jacket", "£45 plus 12.5%"; not a budget or a comparison ("I've got £100", "under £40").
+_OPERAND_AMOUNT = re.compile(r"(?:\bof|\bsplit(?:ting)?|\bto|\boff|\bdivide)\s+(?:(?:an?|the|our|my|this|that)\s+)?"
+                             r"[$€£¥]\s?([0-9][0-9,]*(?:\.[0-9]+)?)"
+                             r"|[$€£¥]\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?=\s+(?:bill\s+)?(?:plus|minus|times|divided|split|"
+                             r"between|among|shared|\+|-|\*|/))", re.IGNORECASE)
+
+
+# The deposit as the amount asked: "how much is the deposit for an e-bike", "what's the deposit?".
+_ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b",
+                           re.IGNORECASE)
+
+
 def _deposits_only(sentence: str) -> bool:
     """Whether `sentence` prices a deposit first (basket.is_deposit: "A refundable deposit of £50 per
     bike is taken at pick-up (£100 for e-bikes)")."""
@@ -354,7 +367,8 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     own = set(numbers_in(with_digits(question)))
     # an amount the question writes itself, with the operation it names, is the whole calculation ("what's
     # 17.5% of £240?", "split an £87 bill 3 ways": new-user pass, the documents' £1.20 was taken instead)
-    written = [a for a in prices_in(question) if not any(a == n for _, n in templates)]
+    written = [(m.group(1) or m.group(2)).replace(",", "") for m in _OPERAND_AMOUNT.finditer(question)]
+    written = [a for a in dict.fromkeys(written) if not any(a == n for _, n in templates)]
     if templates and written:
         stated = _valid(_expressions(question, templates, written, question), evaluate)
         if stated:
@@ -366,9 +380,11 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     money = asks_money(question)
     # and not a size band the question's measure is outside ("blade up to 20 cm" for "blades are about 25cm")
     # nor a deposit's unless asked, then first ("A refundable deposit of £50 per bike" for "8 city bikes for a day")
-    deposits_asked = bool(norm_words(question) & DEPOSIT_WORDS)
+    deposit_asked = _ASKS_DEPOSIT.search(question) is not None
+    deposit_named = deposit_asked or bool(norm_words(question) & DEPOSIT_WORDS)
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
-                                              _deposits_only(pair[1]) != deposits_asked,
+                                              (_deposits_only(pair[1]) and not deposit_named)
+                                              or (deposit_asked and not _deposits_only(pair[1])),
                                               names_extra(question, pair[1]),
                                               not names_asked_length(question, pair[1]),
                                               money and not priced_per_count(question, pair[1])))

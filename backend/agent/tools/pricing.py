@@ -43,6 +43,8 @@ _PRICED_AFTER = re.compile(r"\s*(?:per\b|each\b|an?\s|/|for\b|,?\s*or\b)", re.IG
 # 35p."), and the end of one of its cells: a cell's amount is a price.
 _TABLE_ROW = re.compile(r"[^:;]{1,80}:\s[^;]*;\s.*\.$")
 _CELL_END = re.compile(r"\s*(?:;|\.$)")
+# A row of pages, sizes or temperatures: "Pages: 16p; ...", "Sizes: A5 16p; A4 24p".
+_NOT_PRICES = re.compile(r"\b(?:pages?|sizes?|temperatures?|temp|degrees|rooms?)\b", re.IGNORECASE)
 # The major unit's sign of each minor unit.
 _MAJOR_SIGNS = {"p": ("£",), "pence": ("£",), "c": ("$", "€"), "¢": ("$", "€"), "cent": ("$", "€"), "cents": ("$", "€")}
 
@@ -64,7 +66,8 @@ def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]
             unit = (m.group(2) or m.group(3) or m.group(4)).lower()
             allowed = [sign for sign in _MAJOR_SIGNS[unit] if sign in passage_signs]
             priced = (_PRICED_BEFORE.search(sentence, 0, m.start()) or _PRICED_AFTER.match(sentence, m.end())
-                      or (_TABLE_ROW.match(sentence) and _CELL_END.match(sentence, m.end())))
+                      or (unit == "p" and _TABLE_ROW.match(sentence) and _CELL_END.match(sentence, m.end())
+                          and not _NOT_PRICES.search(sentence)))
             if len(passage_signs) != 1 or not allowed or not priced:
                 return m.group(0)
             return f"{allowed[0]}{Decimal(m.group(1)).scaleb(-2)}"  # "8" -> "0.08", "30" -> "0.30"
@@ -361,7 +364,7 @@ def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Cal
 _ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|rentals?|hires?|jobs?|visits?)\b"
                             rf"[^.;]*?\bminimum\s+(?:[a-z]+\s+)?(?:charge|fee|price|order)\b\s*(?:of|is|:)?\s*{SIGNED_PRICE}"
                             # "Minimum order charge: £5.", "There is a minimum charge of £15 per visit."
-                            rf"|^\W*(?:there\s+is\s+a\s+)?minimum\s+(?:order\s+)?(?:charge|order|spend)\s*(?:of|is|:)?\s*"
+                            rf"|^\W*(?:there\s+is\s+a\s+)?minimum\s+(?:order\s+)?(?:charge|fee)\s*(?:of|is|:)?\s*"
                             rf"{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+(?:visit|order|booking|job|appointment))?\s*\.?\s*$",
                             re.IGNORECASE)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from backend.agent.numerals import cue_text, without_pictographs
-from backend.agent.operations import asks_amount, asks_money, asks_policy_limit, asks_total, names_a_size, sizes
+from backend.agent.operations import asks_amount, asks_money, asks_policy_limit, asks_total, named_operations, names_a_size, sizes
 from backend.agent.tools.calculator import spec
 from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.bands import outside_band
@@ -556,3 +556,28 @@ def test_a_headings_underline_is_no_text_and_times_end_lines():
     hours = "Pawfect Grooming\n================\n\nOpening hours\n-------------\nTuesday to Friday: 9am to 5:30pm\nSaturday: 8:30am to 1pm\nClosed Sunday."
     assert text_sentences(hours) == [("Pawfect Grooming", "Opening hours"), ("Pawfect Grooming", "Tuesday to Friday: 9am to 5:30pm"),
                                      ("Pawfect Grooming", "Saturday: 8:30am to 1pm"), ("Pawfect Grooming", "Closed Sunday.")]
+
+
+def test_second_review_of_the_seventeenth_session():
+    bowl = "Bowl\n\nCoached session (3 hours): £30. Shoe hire: £4.\nAdult ticket: £14. Child ticket: £9."
+    # a budget or last year's price is no operand of the question's own
+    assert first("I've got £100, how much would 4 coached sessions cost?", bowl) == "30 * 4"
+    assert first("adult ticket was £12 last year, how much for 3 adults now?", bowl) == "14 * 3"
+    # a deposit included is an extra; asked, it is the amount
+    van = "Vans\n\nLuton van: £85 per day.\n\nA refundable deposit of £250 per van is taken at pick-up."
+    assert first("luton van for 3 days including the deposit, how much?", van).startswith("85 * 3")
+    assert value(first("how much is the deposit for 3 luton vans?", van)) == "750"
+    # "add N%" is one operation; "Minimum spend" is no minimum charge of every order
+    assert named_operations("add 20% VAT to £45") == [("{a} * (100 + 20) / 100", "20")]
+    bar = "Bar\n\nFish and chips: £15.\n\nMinimum spend: £300."
+    assert first("fish and chips for 2, how much?", bar) == "15 * 2"
+    # the 6th groom: an ordinal of the question's, not a time or a date
+    loyalty = ["- Loyalty card: the 6th full groom is half price."]
+    for question in ("2 medium dogs full groom at 10am, how much?", "full groom on 6th june, how much?"):
+        assert claimed_discount(question, loyalty) is None, question
+    assert claimed_discount("it's my sixth full groom, how much?", loyalty)[0] == "50"
+    # a count in a list of who gets it leaves the others listed
+    assert claimed_discount("we're from St Mary's church, hall for 3 hours",
+                            ["Schools, churches and over-60s clubs get 10% off."])[0] == "10"
+    # pence beside pages, sizes or temperatures are no prices
+    assert in_major_units([("h", "Sizes: A5 16p; A4 24p."), ("h", "x £3")])[0] == ("h", "Sizes: A5 16p; A4 24p.")

@@ -354,3 +354,10 @@ def test_a_planned_calculation_reads_the_passages_already_in_the_prompt(records,
     assert seen and "E-bike: £45 per day" in seen[0][0]
     [call] = records.calls(result.run_id)
     assert (call.tool, call.status, json.loads(call.arguments)) == ("calculator", "ok", {"expression": "45 * 3"})
+
+    # (review) arithmetic of the question's own numbers reads no passage of the prompt
+    plain = AgentRunner(generator, [calculator], {"calculator"}, records,
+                        Budget(max_steps=6, max_tool_calls=3, max_tokens=10_000, max_wall_s=60),
+                        policy=POLICY_PLANNED, user_text="what's 15% of 240?",
+                        context_results=(format_passages([passage]),))
+    assert plain._context() == []  # noqa: SLF001 - which passages the candidates read

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from e2e.conftest import PASSWORD
 
@@ -416,8 +417,17 @@ def test_upload_is_a_button_that_opens_the_file_picker_from_the_keyboard(page, l
     for key in ("Enter", "Space"):
         name = f"keyboard-{key.lower()}-{uuid.uuid4().hex[:6]}.txt"
         button.focus()
-        with page.expect_file_chooser() as chooser_info:
-            page.keyboard.press(key)
+        # Headless Chromium now and then opens no chooser for the keypress (1 run in 5, CI and
+        # here, after the first upload); pressed again it does. Three presses at most.
+        for attempt in range(3):
+            try:
+                with page.expect_file_chooser(timeout=5_000) as chooser_info:
+                    page.keyboard.press(key)
+                break
+            except PlaywrightTimeoutError:
+                if attempt == 2:
+                    raise
+                button.focus()
         chooser = chooser_info.value
         assert chooser.is_multiple()
         chooser.set_files(files=[{"name": name, "mimeType": "text/plain",

@@ -118,6 +118,9 @@ class AgentRunner:
         self.policy = policy
         self.user_text = user_text
         self.context_results = tuple(context_results)
+        # those the person's message names something of (answer.names_something_of): "what's 15% of
+        # 240?" reads none of a bike hire's list; fixed for the run, like user_text
+        self._read_context = [c for c in self.context_results if user_text and names_something_of(user_text, c)]
         self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
         self._tool_steps = ToolSteps(self.tools, self.allowed, self._intended, records, make_context, self._emit)
         self._model = ModelSteps(generator, self.tools, self.functions, records, self._emit,
@@ -262,7 +265,7 @@ class AgentRunner:
         fill = getattr(self.tools[plan[0]], "candidate_arguments", None) if plan and self.user_text else None
         if fill is None:
             return "done", []
-        results = self._context() + [m.content for m in new if m.role == "tool"]
+        results = self._read_context + [m.content for m in new if m.role == "tool"]
         with tracing.span("agent.candidates", tool=plan[0]) as span:  # the sentences' embedding, in the waterfall
             try:
                 ended, written = await in_worker(fill, self.user_text, results, stop=stop, meter=meter)
@@ -276,13 +279,6 @@ class AgentRunner:
             return ended, None
         return ended, list(written or ())  # a tool that wrote None wrote none
 
-    def _context(self) -> list[str]:
-        """The passages already in the prompt that the person's message names something of
-        (answer.names_something_of): "what's 15% of 240?" reads none of a bike hire's list."""
-        if not self.user_text:
-            return []
-        return [c for c in self.context_results if names_something_of(self.user_text, c)]
-
     def _searched_without_candidates(self, plan: list[str], new: Sequence[ChatMessage]) -> bool:
         """Whether the next planned tool writes candidate arguments from the documents
         (ToolSpec.candidate_arguments: the calculator) and this run searched them (a result of a
@@ -295,7 +291,7 @@ class AgentRunner:
             return False
         if getattr(self.tools[plan[0]], "candidate_arguments", None) is None:
             return False
-        if self._context():  # the documents "Use my documents" put in the prompt were read
+        if self._read_context:  # the documents "Use my documents" put in the prompt were read
             return True
         return any(m.role == "tool" and getattr(self.tools.get(m.name), "answer_quote", None) is not None
                    for m in new)

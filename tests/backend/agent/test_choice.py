@@ -360,4 +360,4 @@ def test_a_planned_calculation_reads_the_passages_already_in_the_prompt(records,
                         Budget(max_steps=6, max_tool_calls=3, max_tokens=10_000, max_wall_s=60),
                         policy=POLICY_PLANNED, user_text="what's 15% of 240?",
                         context_results=(format_passages([passage]),))
-    assert plain._context() == []  # noqa: SLF001 - which passages the candidates read
+    assert plain._read_context == []  # noqa: SLF001 - which passages the candidates read

@@ -199,7 +199,14 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
     end = min(prices[i + 1].start() if i + 1 < len(prices) else len(sentence), m.end() + AFTER_CHARS)
     cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
     end = m.end() + cut.start() if cut else end
-    return norm_words(sentence[start:m.start()] + " " + sentence[m.end():end])
+    # a table row's later cells are named by the row too: "Hybrid: 2 hours £15; Full day £32." names £32 "hybrid"
+    row = TABLE_ROW.match(sentence) if i else None
+    named = row.group(1) if row is not None and row.end(1) < prices[0].start() else ""
+    return norm_words(f"{named} {sentence[start:m.start()]} {sentence[m.end():end]}")
+
+
+# A table's row as segmentation.table_sentences writes it: "Hybrid: 2 hours £15 per bike; Full day £32 per bike."
+TABLE_ROW = re.compile(r"([^:;]{1,80}):\s[^;]*;\s.*\.$")
 
 
 def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[str]:
@@ -207,19 +214,23 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
     what it buys: the last MAX_THING_WORDS of its clause back to the price before it, neither an
     aside in brackets nor a verb of paying ("small (40 balls) $8, medium (80 balls) $14":
     {"medium"} for $14), or the first after it when it is "for" or "per" them ("$7 for
-    children"; not a unit: "€7.50 per metre"), made one as norm_words does."""
-    after = _FOR_THING.match(sentence, prices[i].end())
-    if after is not None and not is_unit(after.group(1).split()[0]):  # "$7 for children"; not "€24 per metre"
-        return norm_words(" ".join(content_words(after.group(1))[:MAX_THING_WORDS]))
-    labels = labels_after(sentence, prices)
-    if labels:  # "£38 manual, £42 automatic": each price's label after it
-        return norm_words(labels[i])
+    children"; not a unit: "€7.50 per metre") together with those before it ("Colour copies: £0.65 per
+    page": {"colour", "copy", "page"}), made one as norm_words does."""
     own = _ASIDE.sub(" ", sentence[prices[i - 1].end() if i else 0:prices[i].start()])
     if i:  # not the unit of the price before ("$35 per day; $110 per week": no "day" names the $110)
         own = _UNIT_OF_PRICE_BEFORE.sub(" ", own, count=1)
     clause = next((c for c in reversed(_THING_BREAK.split(own)) if content_words(c)), "")
-    words = [w for w in content_words(clause) if w not in _PAYING][-MAX_THING_WORDS:]
-    return norm_words(" ".join(words))
+    before = norm_words(" ".join([w for w in content_words(clause) if w not in _PAYING][-MAX_THING_WORDS:]))
+    after = _FOR_THING.match(sentence, prices[i].end())
+    if after is not None and not is_unit(after.group(1).split()[0]):  # "$7 for children"; not "€24 per metre"
+        words = norm_words(" ".join(content_words(after.group(1))[:MAX_THING_WORDS]))
+        # the words before it name it too: a table's column ("Hybrid: 2 hours £15 per bike; Full day £32 per
+        # bike"), a line's label ("Colour copies: £0.65 per page")
+        return words | before
+    labels = labels_after(sentence, prices)
+    if labels:  # "£38 manual, £42 automatic": each price's label after it
+        return norm_words(labels[i])
+    return before
 
 
 _UNIT_OF_PRICE_BEFORE = re.compile(r"^\s*(?:per|each|a|an)\s+[a-z][\w-]*", re.IGNORECASE)
@@ -253,12 +264,14 @@ _THING_BREAK = re.compile(r"[:;,]")
 _PAYING = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "sold", "sells", "just", "only"})
 
 
-def _price_of(thing: str, sentences: Sequence[str]) -> str | None:
+def _price_of(thing: str, sentences: Sequence[str], question: str = "") -> str | None:
     """The price of the documents whose label names `thing`'s size ("12-inch $80" for "12-inch
     cake"), then whose words (naming_words) name it most, then whose own words right before it
-    (thing_words) do, the first of equals; None when no price's words name it."""
+    (thing_words) name it, then the rest of `question` ("Full day £32" of the hybrid row for "4
+    hybrid bikes for a full day"), the first of equals; None when no price's words name it."""
     wanted, sized = norm_words(thing), sizes(thing)
-    best: tuple[tuple[int, int, int], str] | None = None
+    context = norm_words(question) - wanted
+    best: tuple[tuple[int, int, int, int], str] | None = None
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
         for i, m in enumerate(prices):
@@ -267,7 +280,8 @@ def _price_of(thing: str, sentences: Sequence[str]) -> str | None:
             naming = len(wanted & naming_words(sentence, prices, i))
             if not naming:
                 continue
-            score = (len(sized & sizes(label)), naming, len(wanted & thing_words(sentence, prices, i)))
+            own = thing_words(sentence, prices, i)
+            score = (len(sized & sizes(label)), naming, len(wanted & own), len(context & own))
             if best is None or score > best[0]:
                 best = (score, m.group(1).replace(",", ""))
     return None if best is None else best[1]
@@ -300,7 +314,7 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
         if count == OPTIONAL and items and _one_name(items[-1][1], thing, sentences):
             continue  # "4kg wash and fold" over "Wash & fold: £2.50 per kg": one thing, named with "and"
         items.append((count if not _served(question, count, thing) or _per_person(thing, sentences) else "1", thing))
-    return listed_total(items, sentences) if len(items) >= 2 else None
+    return listed_total(items, sentences, question) if len(items) >= 2 else None
 
 
 def _one_name(before: str, thing: str, sentences: Sequence[str]) -> bool:
@@ -330,16 +344,17 @@ def _per_person(thing: str, sentences: Sequence[str]) -> bool:
                                      for sentence in sentences for m in PRICE.finditer(sentence))
 
 
-def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str]) -> str | None:
+def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str], question: str = "") -> str | None:
     """The total of `items` ((count, the words naming the thing), as basket_items gives them) at
-    their prices in `sentences`; None when a thing has no price, or for no items."""
+    their prices in `sentences` (_price_of, read with the rest of `question`); None when a thing
+    has no price, or for no items."""
     terms = []
     for count, thing in items:
         whole = None if count == OPTIONAL else _bundle_price(count, thing, sentences)
         if whole is not None:  # "1000 business cards" over "1,000 cards for €78": one bundle of them
             terms.append(whole)
             continue
-        price = _price_of(thing, sentences)
+        price = _price_of(thing, sentences, question)
         if price is None and count == OPTIONAL:
             continue
         if price is None:

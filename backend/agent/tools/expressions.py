@@ -53,7 +53,7 @@ from backend.agent.rounding import asked_rounding, asked_rounding_direction, wit
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
@@ -304,7 +304,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         template = "({e}) * {p} / 100" if asks_saving(question) else "({e}) * (100 - {p}) / 100"
         # "Orders over €150 get 10% off": only a total over it
         spent = [e for e in out[:MAX_DISCOUNTED] if reached(e, discount[2], evaluate)]
-        out = _valid([template.format(e=e, p=discount[0]) for e in spent] + out, evaluate)
+        out = _valid([_from_day_on(e, discount, question) or template.format(e=e, p=discount[0]) for e in spent] + out,
+                     evaluate)
     extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
         out = _valid([" + ".join([out[0]] + extras)] + out, evaluate)
@@ -319,6 +320,20 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     return _valid([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
                   evaluate)
 
+
+
+def _from_day_on(expression: str, discount: tuple[str, str, str], question: str) -> str | None:
+    """`expression` ("50 * 4": a price times the question's count of days) with `discount` taken off
+    only the days from the one it starts on ("15% off ... for each day from the 3rd day onwards":
+    "50 * 2 + 50 * 2 * (100 - 15) / 100"); None for a discount given whole, or another expression."""
+    start = onwards(discount[1])
+    count = counted(question, start[1]) if start is not None else None
+    m = re.fullmatch(r"([0-9.]+) \* ([0-9.]+)", expression)
+    if start is None or count is None or m is None or str(count) not in m.groups():
+        return None
+    price = m.group(2) if m.group(1) == str(count) else m.group(1)
+    full, cut = start[0] - 1, count - start[0] + 1
+    return f"{price} * {full} + {price} * {cut} * (100 - {discount[0]}) / 100"
 
 
 def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Callable[[Sequence[str]], Any] | None,

@@ -471,7 +471,7 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
     items = [(n, thing) for n, thing in basket_items(question)
              if n == OPTIONAL or Fraction(n) == 1 or not re.search(rf"\b{_BUNDLE_WORDS}\b", thing, re.IGNORECASE)]
     distinct = len({_thing(thing) for _, thing in items}) == len(items)  # not "a dozen roses ... 12 single roses"
-    listed = listed_total(items, sentences) if len(items) >= 2 and distinct else None
+    listed = listed_total(items, sentences, question) if len(items) >= 2 and distinct else None
     if listed is not None:  # "2 adults and 3 kids: how much cheaper is the family ticket": the basket against it
         value = sum(Fraction(t.split(" * ")[0]) * Fraction(t.split(" * ")[-1]) if " * " in t else Fraction(t)
                     for t in listed.split(" + "))

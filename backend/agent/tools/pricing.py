@@ -302,10 +302,13 @@ def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]],
     """`expression` with each amount of `surcharges` added or taken off (times the count the
     question gives of what it is per: "Lamination adds €4 per poster" for "6 A1 posters, all
     laminated" -> 6 * 4), then each percentage and each multiple laid on ("1.8 times the single
-    fare": (7.40) * 1.8; only over one term, not a bill of several things)."""
+    fare": (7.40) * 1.8; only over one term, not a bill of several things); not an amount a later
+    term of the bill is already (a basket's "one child trailer")."""
     added = expression
+    # a bill's later term is that amount already ("4 * 32 + 6": "one child trailer" over "Child seat or trailer: £6 extra")
+    billed = {term.split(" * ")[-1] for term in _terms(expression)[1:]}
     for kind, amount, sentence, _ in surcharges:
-        if kind in "+-":  # "Senior citizens (65+) receive $5 off each visit": - 5
+        if kind in "+-" and not (kind == "+" and amount in billed):  # "Senior citizens (65+) receive $5 off each visit": - 5
             count = count_per(question, sentence, amount)
             added += f" {kind} " + (amount if count is None else f"{count} * {amount}")
     for kind, amount, _, _ in surcharges:

@@ -16,10 +16,15 @@ from backend.agent.tools.passages import read_passages
 # number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith"), at a blank line,
 # before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
 # ending in a number, ")", ":" or a time ("5:30pm") before a line beginning with a capital ("€45 (about 90 minutes)"
-# / "Vans pay ..."; not "is 2,340" / "metres long", a line of prose wrapped).
+# / "Vans pay ..."; not "is 2,340" / "metres long", a line of prose wrapped), or before a line
+# beginning with a label ("Hours: Tue-Fri 10am-7pm" after "Bookings online or by phone") or before a heading
+# in capitals ("MANICURES" after "closed Mondays"; the heading stays with the line after it:
+# "TRADE ROTA FOR RESTAURANTS Freshly sharpened knives swapped ...").
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
                            r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
-                           r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])")
+                           r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
+                           r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+-]{1,40}:\s)"
+                           r"|[ \t]*\n\s*(?=[A-Z][A-Z0-9 &/'+-]{2,79}[ \t]*\n)")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -186,6 +191,18 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
     return out
 
 
+# Dot leaders between an item and its price on one line: "Classic manicure ........ $48",
+# "Gel manicure ... $58", "Wax … €20". Read as an ellipsis, they ended a sentence: the item and its
+# price were two sentences, and neither named the other (blind set 53).
+_LEADER = re.compile(r"(?<=\S)[ \t]*(?:\.[ \t]*){2,}(?:…[ \t]*)*(?=[^\n.]{0,20}?[0-9])|(?<=\S)[ \t]*…+[ \t]*(?=[^\n.]{0,20}?[0-9])")
+
+
+def without_leaders(text: str) -> str:
+    """`text` with each run of dot leaders before a number on its line written ": "
+    ("Classic manicure ... $48" reads "Classic manicure: $48")."""
+    return _LEADER.sub(": ", text)
+
+
 _UNDERLINE = re.compile(r"^[ \t]*(?:={3,}|-{3,})[ \t]*$", re.MULTILINE)
 
 
@@ -194,7 +211,7 @@ def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
     table's rows one sentence each (table_sentences), a list's items after the line introducing
     them (list_sentences), a group rate said on its own with the per-head price before it."""
     # a heading's underline ("Opening hours" over "-------------") is no text: it was quoted with the hours
-    heading, body = passage_heading(label, _UNDERLINE.sub("", text))
+    heading, body = passage_heading(label, without_leaders(_UNDERLINE.sub("", text)))
     sentences = _with_group_rates(split_sentences(list_sentences(table_sentences(body))))
     return [(heading, sentence) for sentence in sentences]
 

@@ -9,6 +9,7 @@ import pytest
 from backend.agent.tools.calculator import evaluate
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total
+from backend.agent.tools.segmentation import text_sentences
 
 from .test_expressions import result
 
@@ -85,8 +86,12 @@ def test_the_calculator_is_planned_by_the_passages_labels_naming_their_business(
                "for each additional cat\nDeluxe garden chalet: £22 per night (1 cat), £31 per night (2 cats)")
     labelled = [("dunmore_skip_hire.txt (version 1)", skips), ("whiskerfold_cattery.txt (version 1)", cattery)]
     assert spec(None, passages=lambda user_id, q: labelled).relevant("u", question)
-    # unnamed, the other document's "plus £9 per night" is read with the skips' prices: nothing is summed
-    assert not spec(None, passages=lambda user_id, q: [("", t) for _, t in labelled]).relevant("u", question)
+    # unnamed too: the title line is a sentence of its own, apart from the "Yard:" line and the skips' prices
+    # (run on, "Dunmore Skip Hire & Waste Removal Yard: Unit 4, Mill Road Mini skip (2 yard): £145" named a third skip)
+    unnamed = spec(None, passages=lambda user_id, q: [("", t) for _, t in labelled])
+    assert unnamed.relevant("u", question)
+    assert [s for _, s in text_sentences(skips)][:3] == [
+        "Dunmore Skip Hire & Waste Removal", "Yard: Unit 4, Mill Road", "Mini skip (2 yard): £145"]
 
 
 @pytest.mark.parametrize("question, want", [

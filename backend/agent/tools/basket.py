@@ -200,13 +200,25 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
     cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
     end = m.end() + cut.start() if cut else end
     # a table row's later cells are named by the row too: "Hybrid: 2 hours £15; Full day £32." names £32 "hybrid"
-    row = TABLE_ROW.match(sentence) if i else None
-    named = row.group(1) if row is not None and row.end(1) < prices[0].start() else ""
+    named = table_row_name(sentence, prices) if i else ""
     return norm_words(f"{named} {sentence[start:m.start()]} {sentence[m.end():end]}")
 
 
 # A table's row as segmentation.table_sentences writes it: "Hybrid: 2 hours £15 per bike; Full day £32 per bike."
 TABLE_ROW = re.compile(r"([^:;]{1,80}):\s[^;]*;\s.*\.$")
+# A cell under a column's name: a capital or a number first ("Full day £32", "2 hours £15"; not "hot tub £25").
+_COLUMN_CELL = re.compile(r"\s*(?:[A-Z0-9]|[$€£¥])")
+
+
+def table_row_name(sentence: str, prices: Sequence[re.Match[str]]) -> str:
+    """The row's name of a table's row (TABLE_ROW, before its first price, each cell under a
+    column's name: _COLUMN_CELL): "Hybrid" of "Hybrid: 2 hours £15 per bike; Full day £32 per
+    bike."; "" for another sentence ("Cottage add-ons: hot tub £25 per night; late checkout £15.")."""
+    row = TABLE_ROW.match(sentence)
+    if row is None or not prices or row.end(1) >= prices[0].start():
+        return ""
+    cells = sentence[row.end(1) + 1:].split(";")
+    return row.group(1) if all(_COLUMN_CELL.match(cell) for cell in cells) else ""
 
 
 def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[str]:
@@ -214,19 +226,23 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
     what it buys: the last MAX_THING_WORDS of its clause back to the price before it, neither an
     aside in brackets nor a verb of paying ("small (40 balls) $8, medium (80 balls) $14":
     {"medium"} for $14), or the first after it when it is "for" or "per" them ("$7 for
-    children"; not a unit: "€7.50 per metre") together with those before it ("Colour copies: £0.65 per
-    page": {"colour", "copy", "page"}), made one as norm_words does."""
+    children"; not a unit: "€7.50 per metre") together with a label's right before it ("Colour
+    copies: £0.65 per page": {"colour", "copy", "page"}), made one as norm_words does."""
     own = _ASIDE.sub(" ", sentence[prices[i - 1].end() if i else 0:prices[i].start()])
     if i:  # not the unit of the price before ("$35 per day; $110 per week": no "day" names the $110)
         own = _UNIT_OF_PRICE_BEFORE.sub(" ", own, count=1)
-    clause = next((c for c in reversed(_THING_BREAK.split(own)) if content_words(c)), "")
+    clauses = _THING_BREAK.split(own)
+    clause = next((c for c in reversed(clauses) if content_words(c)), "")
     before = norm_words(" ".join([w for w in content_words(clause) if w not in _PAYING][-MAX_THING_WORDS:]))
     after = _FOR_THING.match(sentence, prices[i].end())
     if after is not None and not is_unit(after.group(1).split()[0]):  # "$7 for children"; not "€24 per metre"
         words = norm_words(" ".join(content_words(after.group(1))[:MAX_THING_WORDS]))
-        # the words before it name it too: a table's column ("Hybrid: 2 hours £15 per bike; Full day £32 per
-        # bike"), a line's label ("Colour copies: £0.65 per page")
-        return words | before
+        # a label right before it names it too: a table's column ("Hybrid: 2 hours £15 per bike; Full day £32
+        # per bike"), a line's label ("Colour copies: £0.65 per page"); not another price's words ("$12 for
+        # adults and $8 for kids": no "adults" names the $8)
+        tail = own[own.rfind(clause) + len(clause):] if clause else ""
+        labelled = len(clauses) > 1 and re.fullmatch(r"\s*[:;]?\s*", tail) is not None and not _JOINED.search(clause)
+        return words | before if labelled else words
     labels = labels_after(sentence, prices)
     if labels:  # "£38 manual, £42 automatic": each price's label after it
         return norm_words(labels[i])
@@ -261,6 +277,7 @@ _ASIDE = re.compile(r"\([^()]*\)")
 _FOR_THING = re.compile(r"\s+(?:per\s+[a-z]+\s+(?=for\b))?(?:for|per)\s+(?:an?\s+|the\s+|each\s+)?(?![0-9])([a-z][\w' -]*?)(?=\s+(?:and|or|but|while)\b|[,;.()]|$)",
                         re.IGNORECASE)
 _THING_BREAK = re.compile(r"[:;,]")
+_JOINED = re.compile(r"\b(?:for|and|or|per|each)\b", re.IGNORECASE)
 _PAYING = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "sold", "sells", "just", "only"})
 
 
@@ -268,9 +285,9 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "") -> str |
     """The price of the documents whose label names `thing`'s size ("12-inch $80" for "12-inch
     cake"), then whose words (naming_words) name it most, then whose own words right before it
     (thing_words) name it, then the rest of `question` ("Full day £32" of the hybrid row for "4
-    hybrid bikes for a full day"), the first of equals; None when no price's words name it."""
+    hybrid bikes for a full day"; _own_clause), the first of equals; None when no price's words name it."""
     wanted, sized = norm_words(thing), sizes(thing)
-    context = norm_words(question) - wanted
+    context = norm_words(_own_clause(thing, question)) - wanted
     best: tuple[tuple[int, int, int, int], str] | None = None
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
@@ -285,6 +302,21 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "") -> str |
             if best is None or score > best[0]:
                 best = (score, m.group(1).replace(",", ""))
     return None if best is None else best[1]
+
+
+# Where a thing's own words in a question end: the next thing's ("1 tandem for 2 hours and 1 road bike ...").
+_NEXT_THING = re.compile(r"\b(?:and|plus|with|or)\b|[,+;.?!]", re.IGNORECASE)
+
+
+def _own_clause(thing: str, question: str) -> str:
+    """The words of `question` right after `thing` up to the next thing's (_NEXT_THING): "for a full
+    day" of "4 hybrid bikes for a full day plus one child trailer"; "" when `thing` is not in it."""
+    at = question.lower().find(thing.lower())
+    if at < 0:
+        return ""
+    rest = question[at + len(thing):]
+    end = _NEXT_THING.search(rest)
+    return rest[:end.start()] if end else rest
 
 
 _BUNDLE_FOR = re.compile(rf"(?<![\w.,])([0-9][0-9,]*)\s+((?:[a-z][\w'-]*\s+){{0,3}}?)for\s+{SIGNED_PRICE}", re.IGNORECASE)

@@ -94,24 +94,36 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
     return claims[0] if claims else None
 
 
+_ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+                  "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12}
 # A discount the question calls by name: "with your group discount", "the student rate", "long stay deal".
 _CALLED = re.compile(r"\b([a-z]+)\s+(?:discount|deal|offer|reduction|concession|rate)\b", re.IGNORECASE)
-# A discount from a day on: "15% off ... for each day from the 3rd day onwards", "after the first night".
-_ONWARDS = re.compile(r"\b(?:from\s+the\s+([0-9]+)(?:st|nd|rd|th)|after\s+the\s+(first|[0-9]+(?:st|nd|rd|th)))\s+"
-                      r"([a-z]+?)s?\b(?:\s+onwards?)?", re.IGNORECASE)
+# A discount from a day on: "15% off ... for each day from the 3rd day onwards", "after the first night",
+# "from the third session" (a period or a thing counted: not a date, "from the 1st of May").
+_ORDINAL_WORD = "|".join(_ORDINAL_WORDS)
+_ONWARDS = re.compile(rf"\b(?:from\s+the\s+([0-9]+(?:st|nd|rd|th)|{_ORDINAL_WORD})|after\s+the\s+"
+                      rf"([0-9]+(?:st|nd|rd|th)|{_ORDINAL_WORD}))\s+([a-z]+?)s?\b", re.IGNORECASE)
+_COUNTED_FROM = frozenset(PERIOD_NOUNS | {"session", "lesson", "class", "visit", "item", "ticket", "bike", "person",
+                                         "guest", "child", "dog", "pet", "room", "bag", "box", "copy", "page", "order",
+                                         "booking", "car", "vehicle", "hire", "rental"})
+
+
+def _ordinal(text: str) -> int:
+    """The number of an ordinal written "3rd" or "third"."""
+    word = text.lower()
+    return _ORDINAL_WORDS[word] if word in _ORDINAL_WORDS else int(re.sub(r"\D", "", word))
 
 
 def onwards(sentence: str) -> tuple[int, str] | None:
     """(the first counted unit a discount is given for, that unit) when `sentence` gives it from
-    one on: "from the 3rd day onwards" -> (3, "day"), "after the first night" -> (2, "night");
-    None otherwise."""
-    m = _ONWARDS.search(with_digits(sentence))
-    if m is None:
-        return None
-    if m.group(1):
-        return int(m.group(1)), m.group(3).lower()
-    after = m.group(2).lower()
-    return (2 if after == "first" else int(re.sub(r"\D", "", after)) + 1), m.group(3).lower()
+    one on: "from the 3rd day onwards" -> (3, "day"), "after the first night" -> (2, "night"),
+    "from the third session" -> (3, "session"); None otherwise (a date: "from the 1st of May")."""
+    for m in _ONWARDS.finditer(sentence):
+        unit = m.group(3).lower()
+        if unit not in _COUNTED_FROM:
+            continue
+        return (_ordinal(m.group(1)), unit) if m.group(1) else (_ordinal(m.group(2)) + 1, unit)
+    return None
 
 
 def _onwards_unmet(sentence: str, question: str) -> bool:
@@ -195,21 +207,36 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
 
 
 # An age a discount is restricted to: "guests over 65", "under 12s", "aged 60+", "65 and over" (not a
-# count: "Bridal parties of 4+", "5+ vehicles a month").
+# count: _COUNT_NOT_AGE).
 _AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)\s+([0-9]{1,3})(?:s\b|\b)(?!\s+(?!years?\b)[a-z]+\s+(?:get|pay|receive))"
                         r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b)[a-z]))"
-                        r"|\b(?:aged\s+)?(?<!of\s)([0-9]{1,3})\s*(?:\+(?!\s*(?!years?\b|yrs?\b|get\b|gets\b|pay\b|receive\b|are\b"
-                        r"|and\b|on\b)[a-z])|and\s+over|or\s+(?:over|older))"
+                        r"|\b(?:aged\s+)?([0-9]{1,3})\s*(?:\+|and\s+over|or\s+(?:over|older))"
                         r"|\b(?:under|below|younger\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)"
                         r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b|go\b)[a-z]))",
                         re.IGNORECASE)
 _PRICED = re.compile(rf"{SIGNED_PRICE}(?:\s+(?:per|a|an|each)\s+\w+)?")
 
 
+# A count written like an age (_AGE_LIMIT's "N+"): a group's size ("Bridal parties of 4+") or things counted
+# ("5+ vehicles a month"; not "65+ years", "65+ get", "65+ also get").
+_GROUP_OF = re.compile(r"\b(?:groups?|parties|party|bookings?|orders?|teams?|families|classes)\s+of\s*$", re.IGNORECASE)
+_THINGS_AFTER = re.compile(r"\s*(?!(?:years|yrs|gets|pays|receives|saves|qualifies|enjoys|earns|is|was|has|does|plus|"
+                           r"also|as|us|this|its)\b)[a-z]+s\b", re.IGNORECASE)
+
+
+def _counts_not_age(subject: str, m: re.Match[str]) -> bool:
+    """Whether the "N+" or "N and over" that `m` (an _AGE_LIMIT match in `subject`) found counts
+    something other than years of age (_GROUP_OF before it, or a plural noun right after "N+")."""
+    if not m.group(2):
+        return False
+    return bool(_GROUP_OF.search(subject[:m.start()])) or (
+        m.group(0).endswith("+") and _THINGS_AFTER.match(subject, m.end()) is not None)
+
+
 def _restriction_unmet(subject: str, question: str) -> bool | None:
     """Whether the age `subject` restricts an adjustment to ("guests over 65") is one no age of
     `question` meets ("I'm 30"; none given: unmet); None when it restricts none."""
-    limit = _AGE_LIMIT.search(subject)
+    limit = next((m for m in _AGE_LIMIT.finditer(subject) if not _counts_not_age(subject, m)), None)
     if limit is None:
         return None
     if limit.group(0).lower() in question.lower():  # "what do guests over 65 pay", "I'm over 65"
@@ -427,8 +454,6 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
 
 # An ordinal an offer is for: "the 6th full groom", "every 10th wash".
 _ORDINAL = re.compile(r"\b([0-9]+)(?:st|nd|rd|th)\b", re.IGNORECASE)
-_ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-                  "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12}
 _MONTHS = r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|of\b"
 
 

@@ -304,8 +304,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         template = "({e}) * {p} / 100" if asks_saving(question) else "({e}) * (100 - {p}) / 100"
         # "Orders over €150 get 10% off": only a total over it
         spent = [e for e in out[:MAX_DISCOUNTED] if reached(e, discount[2], evaluate)]
-        out = _valid([_from_day_on(e, discount, question) or template.format(e=e, p=discount[0]) for e in spent] + out,
-                     evaluate)
+        # (a discount from a day on: "15% off ... from the 3rd day onwards" takes off only those days' share)
+        saving = asks_saving(question)
+        out = _valid([_from_day_on(e, discount, question, saving) or template.format(e=e, p=discount[0]) for e in spent]
+                     + out, evaluate)
     extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
         out = _valid([" + ".join([out[0]] + extras)] + out, evaluate)
@@ -322,10 +324,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 
 
 
-def _from_day_on(expression: str, discount: tuple[str, str, str], question: str) -> str | None:
+def _from_day_on(expression: str, discount: tuple[str, str, str], question: str, saving: bool = False) -> str | None:
     """`expression` ("50 * 4": a price times the question's count of days) with `discount` taken off
     only the days from the one it starts on ("15% off ... for each day from the 3rd day onwards":
-    "50 * 2 + 50 * 2 * (100 - 15) / 100"); None for a discount given whole, or another expression."""
+    "50 * 2 + 50 * 2 * (100 - 15) / 100"), or what that saves when `saving` ("50 * 2 * 15 / 100");
+    None for a discount given whole, or another expression."""
     start = onwards(discount[1])
     count = counted(question, start[1]) if start is not None else None
     m = re.fullmatch(r"([0-9.]+) \* ([0-9.]+)", expression)
@@ -333,6 +336,8 @@ def _from_day_on(expression: str, discount: tuple[str, str, str], question: str)
         return None
     price = m.group(2) if m.group(1) == str(count) else m.group(1)
     full, cut = start[0] - 1, count - start[0] + 1
+    if saving:
+        return f"{price} * {cut} * {discount[0]} / 100"
     return f"{price} * {full} + {price} * {cut} * (100 - {discount[0]}) / 100"
 
 

@@ -22,8 +22,8 @@ from typing import Sequence
 from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
-from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, TABLE_ROW, counts_of, is_deposit, norm_words, set_aside_words,
-                                        thing_words)
+from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
+                                        set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
 from backend.agent.tools.sentences import content_words
 from backend.agent.tools.units import TIME_UNITS
@@ -280,9 +280,7 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
     clause = re.split(r"[:;,.]\s|[:;]", sentence[prices[i - 1].end() if i else 0:m.start()])
     before = next((c for c in reversed(clause) if content_words(c)), "")
     # a table's cell is named by its row as well: "Wash & vacuum: Car €20; Van €30." is no extra of "5 vans"
-    row = TABLE_ROW.match(sentence)
-    if row is not None and row.end(1) < prices[0].start():
-        before = f"{row.group(1)} {before}"
+    before = f"{table_row_name(sentence, prices)} {before}"
     own = norm_words(before) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS
     return own if own and own <= words else set()  # all its words: "2 sandwich platters" names no "mini pastry platter"
 

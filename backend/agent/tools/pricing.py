@@ -22,7 +22,7 @@ from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE
 from backend.agent.operations import names_a_length
 from backend.agent.party import group_size
 from backend.agent.tools.bands import outside_band
-from backend.agent.tools.basket import counts_of, labels_after, norm_words, set_aside_words, thing_words
+from backend.agent.tools.basket import basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, least_group, least_spend
 from backend.agent.tools.sentences import rank_sentences, stems
@@ -303,12 +303,18 @@ def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]],
     question gives of what it is per: "Lamination adds €4 per poster" for "6 A1 posters, all
     laminated" -> 6 * 4), then each percentage and each multiple laid on ("1.8 times the single
     fare": (7.40) * 1.8; only over one term, not a bill of several things); not an amount a later
-    term of the bill is already (a basket's "one child trailer")."""
+    term of the bill is already, a thing the question lists that the sentence names (a basket's "one
+    child trailer")."""
     added = expression
-    # a bill's later term is that amount already ("4 * 32 + 6": "one child trailer" over "Child seat or trailer: £6 extra")
-    billed = {term.split(" * ")[-1] for term in _terms(expression)[1:]}
+    # a thing the question lists is billed already ("4 hybrid bikes ... plus one child trailer": 4 * 32 + 6, over
+    # "Child seat or trailer: £6 extra per day"): a later term of that amount, the thing named by the sentence
+    billed = {price for term in _terms(expression)[1:] for price in term.split(" * ")}
+    listed = [norm_words(thing) for _, thing in basket_items(question)] if billed else []
     for kind, amount, sentence, _ in surcharges:
-        if kind in "+-" and not (kind == "+" and amount in billed):  # "Senior citizens (65+) receive $5 off each visit": - 5
+        named = norm_words(sentence)
+        if kind == "+" and amount in billed and any(words and words <= named for words in listed):
+            continue
+        if kind in "+-":  # "Senior citizens (65+) receive $5 off each visit": - 5
             count = count_per(question, sentence, amount)
             added += f" {kind} " + (amount if count is None else f"{count} * {amount}")
     for kind, amount, _, _ in surcharges:

@@ -27,9 +27,26 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.
                            r"|[ \t]*\n\s*(?=[A-Z][A-Z0-9 &/'+-]{2,79}[ \t]*\n)")
 
 
+# A line wrapped mid-phrase: it ends in a word that needs the next ("Our fish supper, served every" /
+# "Friday and Saturday evening: £12.50"), so no sentence ends there.
+_RUNS_ON = re.compile(r"\b(?:every|the|a|an|and|or|of|for|on|in|with|to|at|by|from|each|per)$", re.IGNORECASE)
+
+
 def split_sentences(text: str) -> list[str]:
-    """The sentences of `text`, each with its runs of white space made one space."""
-    return [s for s in (" ".join(part.split()) for part in _SENTENCE_END.split(text)) if s]
+    """The sentences of `text`, each with its runs of white space made one space (a line ending
+    in a word that needs the next, _RUNS_ON, runs on into it)."""
+    out: list[str] = []
+    for sentence in (" ".join(part.split()) for part in _SENTENCE_END.split(text)):
+        if not sentence:
+            continue
+        if out and _RUNS_ON.search(out[-1]) and not _LIST_MARK.match(sentence):
+            out[-1] = f"{out[-1]} {sentence}"
+        else:
+            out.append(sentence)
+    return out
+
+
+_LIST_MARK = re.compile(r"(?:[-*•]|[0-9]{1,2}[.)])\s")
 
 
 def passage_heading(label: str, text: str) -> tuple[str, str]:
@@ -192,14 +209,17 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
 
 
 # Dot leaders between an item and its price on one line: "Classic manicure ........ $48",
-# "Gel manicure ... $58", "Wax … €20". Read as an ellipsis, they ended a sentence: the item and its
-# price were two sentences, and neither named the other (blind set 53).
-_LEADER = re.compile(r"(?<=\S)[ \t]*(?:\.[ \t]*){2,}(?:…[ \t]*)*(?=[^\n.]{0,20}?[0-9])|(?<=\S)[ \t]*…+[ \t]*(?=[^\n.]{0,20}?[0-9])")
+# "Gel manicure ... $58", "Wax … €20", "Gel . . . $50" (three dots or more, or "…", after a word and
+# before a price or a number; not "Pages 1..10", "9.00...17.30", an empty table cell "| ... |", nor an
+# ellipsis before words). Read as an ellipsis, they ended a sentence: the item and its price were two
+# sentences, and neither named the other (blind set 53).
+_LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:(?:\.[ \t]*){3,}|…[ \t]*)(?:…[ \t]*|\.[ \t]*)*"
+                     r"(?=(?:from[ \t]+)?[$€£¥]?[0-9])", re.IGNORECASE)
 
 
 def without_leaders(text: str) -> str:
-    """`text` with each run of dot leaders before a number on its line written ": "
-    ("Classic manicure ... $48" reads "Classic manicure: $48")."""
+    """`text` with each run of dot leaders (_LEADER) written ": " ("Classic manicure ... $48"
+    reads "Classic manicure: $48")."""
     return _LEADER.sub(": ", text)
 
 

@@ -147,18 +147,27 @@ def names_a_length(text: str, at: int) -> bool:
 _SIZE_UNITS = {"inch": "inch", "inches": "inch", "in": "inch", '"': "inch", "cm": "cm", "mm": "mm", "litre": "litre",
                "litres": "litre", "liter": "litre", "liters": "litre", "l": "litre", "ml": "ml", "oz": "oz",
                "ft": "ft", "foot": "ft", "feet": "ft", "yard": "yard", "yards": "yard", "yd": "yard", "pint": "pint",
-               "pints": "pint", "gallon": "gallon", "gallons": "gallon"}
+               "pints": "pint", "gallon": "gallon", "gallons": "gallon", "bed": "bed", "bedroom": "bed", "bdr": "bed",
+               "seater": "seater"}
 _SIZE = re.compile(r"(?<![\w.])([0-9]{1,3}(?:\.[0-9])?)\s*(?:-\s*)?(inch(?:es)?|in\b|\"|cm|mm|lit(?:re|er)s?|l\b|ml|oz|"
-                   r"ft|foot|feet|yards?|yd|pints?|gallons?)(?![a-z])", _FLAGS)
+                   r"ft|foot|feet|yards?|yd|pints?|gallons?|bed(?:room)?|bdr|seater)(?![a-z])", _FLAGS)
 _SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|ft|foot|feet|yards?|yd|pints?|"
                          r"gallons?)(?![a-z])[\s-]*(?!(?:of|long|wide|tall|high|deep|thick|across|in|by|x)\b)[a-z(]",
                          _FLAGS)
 
 
+# A home's or a vehicle's size before what it names, with or without an article: "a 4 bed detached",
+# "fixed price 2 bed move", "3-bedroom house", "a 7 seater" (not "2 beds": a count).
+_ROOMS_NAMED = re.compile(r"\s*(?:-\s*)?(?:bed(?:room)?|bdr|seater)(?![a-z])(?:[\s-]+[a-z(]|\s*$|\s*[,.?!])", _FLAGS)
+
+
 def names_a_size(text: str, at: int) -> bool:
     """Whether the number at `at` of `text` is a size naming a thing ("a 12 inch cake", "the
-    10-inch celebration cake"; not "a frame that's 240 cm all the way round"), no count."""
+    10-inch celebration cake", "a 4 bed detached", "2 bed move"; not "a frame that's 240 cm all the
+    way round"), no count."""
     number = NUMBER_RE.match(text, at)
+    if number is not None and _ROOMS_NAMED.match(text, number.end()) is not None:
+        return True
     return (number is not None and _SIZE_NAMED.match(text, number.end()) is not None
             and _ARTICLE_BEFORE.search(text[max(0, at - 8):at]) is not None)
 
@@ -175,8 +184,8 @@ _WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
 _TOTAL = re.compile(r"\b(?:in\s+total|altogether|all\s+together|combined)\b", _FLAGS)
-# The total of a bill asked: "what's the total", "... total?" at the end (besides _TOTAL).
-_BILL_TOTAL = re.compile(r"\btotal[\s?]*$|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the|my|our)\s+total\b"
+# The total of a bill asked: "what's the total", "... total?", "total please", "total pls" at the end (besides _TOTAL).
+_BILL_TOTAL = re.compile(r"\btotal(?:\s*,?\s*(?:please|pls|plz|thanks|thx|ta|cheers))?[\s?!.]*$|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the|my|our)\s+total\b"
                          r"(?!\s+(?:number|area|length|weight|distance|height|population|count)\b)", _FLAGS)
 # An age: years counted from a thing's beginning ("how old", "been open by 2025", "since the first fair").
 _AGE = re.compile(r"\bhow\s+old\b|\byears\s+old\b|\bbeen\s+(?:around|open|running|operating|going|in\s+business)\b"

@@ -293,7 +293,8 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "") -> str |
         prices = list(PRICE.finditer(sentence))
         for i, m in enumerate(prices):
             # a size naming it first: "12-inch $80" for a 12 inch cake
-            label = sentence[prices[i - 1].end() if i else 0:m.start()]
+            # (a table row's later cell is sized by its row: "3 bed semi: Regular $35; One-off clean $50.")
+            label = (table_row_name(sentence, prices) if i else "") + " " + sentence[prices[i - 1].end() if i else 0:m.start()]
             naming = len(wanted & naming_words(sentence, prices, i))
             if not naming:
                 continue
@@ -309,14 +310,17 @@ _NEXT_THING = re.compile(r"\b(?:and|plus|with|or)\b|[,+;.?!]", re.IGNORECASE)
 
 
 def _own_clause(thing: str, question: str) -> str:
-    """The words of `question` right after `thing` up to the next thing's (_NEXT_THING): "for a full
-    day" of "4 hybrid bikes for a full day plus one child trailer"; "" when `thing` is not in it."""
-    at = question.lower().find(thing.lower())
+    """The words of `question` around `thing` back to the thing's before it and up to the next
+    thing's (_NEXT_THING): "for a full day" of "4 hybrid bikes for a full day plus one child
+    trailer", "one-off clean for my" of "one-off clean for my 3 bed townhouse plus 12 screens"; ""
+    when `thing` is not in it."""
+    at = question.lower().replace("-", " ").find(thing.lower().replace("-", " "))  # "3 bed" is "3-bed"
     if at < 0:
         return ""
-    rest = question[at + len(thing):]
+    before, rest = question[:at], question[at + len(thing):]
+    start = max((m.end() for m in _NEXT_THING.finditer(before)), default=0)
     end = _NEXT_THING.search(rest)
-    return rest[:end.start()] if end else rest
+    return before[start:] + " " + (rest[:end.start()] if end else rest)
 
 
 _BUNDLE_FOR = re.compile(rf"(?<![\w.,])([0-9][0-9,]*)\s+((?:[a-z][\w'-]*\s+){{0,3}}?)for\s+{SIGNED_PRICE}", re.IGNORECASE)

@@ -173,6 +173,14 @@ _OFF_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s+off\b", re.IGNORECASE)
 _NAMED_BEFORE = re.compile(r"[\w)+]\s*:\s*$", re.IGNORECASE)
 
 
+# Paying by card, asked and charged: "I'll pay by card", "with my credit card" / "Card payments carry a 3%
+# surcharge", "Paying by credit card adds 2%".
+_BY_CARD = re.compile(r"\b(?:pay(?:ing)?|paid)\s+(?:by|with|on)\s+(?:a\s+|my\s+)?(?:credit\s+|debit\s+)?card\b"
+                      r"|\b(?:by|with)\s+(?:a\s+|my\s+)?(?:credit|debit)\s+card\b", re.IGNORECASE)
+_CARD_CHARGED = re.compile(r"\b(?:card\s+payments?|(?:credit|debit)\s+cards?|paying\s+by\s+(?:credit\s+|debit\s+)?card"
+                           r"|payments?\s+by\s+(?:credit\s+|debit\s+)?card)\b", re.IGNORECASE)
+
+
 def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:
     """("%", the percentage as written, its sentence, what it applies to), ("+", the amount as
     written, ...), ("-", an amount off as written, ...: "Pensioners get £10 off any call-out
@@ -182,7 +190,8 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
     applies to named ("if it's an out-of-hours emergency call" over "Out-of-hours emergency calls
     carry a £95 surcharge"), or two of its words, or one and a surcharge asked in words; one with
     days or times only within them, by one of its words ("a walk on a Sunday" over "Weekend walks
-    carry a $5 surcharge") or a surcharge asked in words; each sentence once; [] when none, or
+    carry a $5 surcharge") or a surcharge asked in words; paying by card by a question paying by
+    card (_BY_CARD, _CARD_CHARGED); each sentence once; [] when none, or
     when the question names a percentage itself."""
     if re.search(rf"[0-9]\s*{PERCENT_SIGN}", question, re.IGNORECASE):
         return []
@@ -197,6 +206,9 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
                                              else match.start())
             subject = None if match is None else _claims(question, asked, asks or kind == "-" and _ASKS_DISCOUNT.search(
                 question) is not None, sentence, at, verb)
+            if subject is None and match is not None and kind != "-" and _BY_CARD.search(question) \
+                    and _CARD_CHARGED.search(sentence[:at]):
+                subject = sentence[:at]  # "I'll pay by card" over "Card payments carry a 3% surcharge" ("card" names no one)
             if subject is not None:
                 amount = next(g for g in match.groups() if g).replace(",", "")
                 found = (kind, _FACTOR_WORDS.get(amount.lower(), amount), sentence, subject)

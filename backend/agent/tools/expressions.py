@@ -47,7 +47,7 @@ from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits, without_pictographs
 from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_money, asks_how_many, asks_saving, asks_total,
-                                      named_operations, names_a_length, names_a_size, names_an_edition)
+                                      named_operations, names_a_length, names_a_size, names_an_edition, sizes)
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
@@ -402,7 +402,10 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     # nor a deposit's unless asked, then first ("A refundable deposit of £50 per bike" for "8 city bikes for a day")
     deposit_asked = _ASKS_DEPOSIT.search(question) is not None
     deposit_named = deposit_asked or bool(norm_words(question) & DEPOSIT_WORDS)
+    # and a sentence naming the question's size first ("4 bed detached: ..." for "a 4 bed detached", not "3 bed detached")
+    asked_sizes = sizes(question)
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
+                                              bool(asked_sizes) and not asked_sizes & sizes(pair[1]),
                                               (_deposits_only(pair[1]) and not deposit_named)
                                               or (deposit_asked and not _deposits_only(pair[1])),
                                               names_extra(question, pair[1]),

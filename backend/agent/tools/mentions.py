@@ -61,8 +61,12 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             # the words back to the price before it (a list's next line is no name of it)
             before = sentence[prices[i - 1].end() if i else 0:m.start()]
             every = norm_words(before[_PER_AFTER.match(before).end():] if _PER_AFTER.match(before) else before)
+            # a table's cell is its row's thing under its column: "Full valet: Car €85; Van €120." (€85 a car's full valet)
+            row = norm_words(table_row_name(sentence, prices))
+            every |= row
             naming = every - _NO_THING
-            read.append((thing_words(sentence, prices, i) - _NO_THING or naming, naming, every, m, sentence))
+            own = thing_words(sentence, prices, i) - _NO_THING or naming
+            read.append((own | row - _NO_THING if row else own, naming, every, m, sentence))
     naming_prices = Counter(word for _, naming, _, _, _ in read for word in naming)
     # (span of the question naming it, its words named, own words, every word named, price, text after it)
     found: list[tuple[tuple[int, int], set[str], set[str], set[str], str, str]] = []
@@ -117,18 +121,20 @@ _JOINED = re.compile(r"\b(?:and|plus|with|also|as\s+well\s+as)\b|[,+&]", re.IGNO
 
 def _phrase(tokens: Sequence[set[str]], words: set[str]) -> tuple[int, int] | None:
     """The first and last of the first run of `tokens` (each a word's norm_words) that holds all
-    of `words` within one token more than they are ("the kids' baking class" holds {"child",
-    "baking"}); None when none does, or for no words."""
+    of `words` in as many tokens as they are, else within one token more ("the kids' baking
+    class" holds {"child", "baking"}; "seat clean + engine bay clean" holds {"bay", "clean"} in
+    "bay clean", not "clean + engine bay"); None when none does, or for no words."""
     if not words:
         return None
-    for i, first in enumerate(tokens):
-        if not first & words:
-            continue
-        held: set[str] = set()
-        for j in range(i, min(len(tokens), i + len(words) + 1)):
-            held |= tokens[j] & words
-            if held == words:
-                return (i, j)
+    for extra in (0, 1):
+        for i, first in enumerate(tokens):
+            if not first & words:
+                continue
+            held: set[str] = set()
+            for j in range(i, min(len(tokens), i + len(words) + extra)):
+                held |= tokens[j] & words
+                if held == words:
+                    return (i, j)
     return None
 
 

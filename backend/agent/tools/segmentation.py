@@ -23,7 +23,7 @@ from backend.agent.tools.passages import read_passages
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
                            r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
-                           r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+-]{1,40}:\s)"
+                           r"|[ \t]*\n\s*(?=[A-Z0-9][A-Za-z0-9'&/ ()+-]{1,40}:\s)"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Z0-9 &/'+-]{2,79}[ \t]*\n)")
 
 
@@ -102,6 +102,46 @@ _CAPTION_PER = re.compile(r"\((?:prices?\s+|rates?\s+)?per\s+([a-z]+)\)|\bper\s+
 # A column's name pricing per a unit ("Per month", "Per day (short stays)").
 _PER_COLUMN = re.compile(r"\s*per\s+[a-z]+\b", re.IGNORECASE)
 _PRICE_CELL_ALONE = re.compile(r"^\s*[$€£¥]\s*[0-9][0-9,]*(?:\.[0-9]+)?(?=\s*$)")
+
+
+# A table laid out by spaces: cells apart by two spaces or more, or a tab ("3 bed detached     $42     $60").
+_ALIGNED_GAP = re.compile(r"[ \t]{2,}|\t")
+# The fewest lines of such a table (a header and two rows; a header and one row when that one has a price).
+MIN_ALIGNED_ROWS = 3
+
+
+def _aligned_cells(line: str) -> list[str] | None:
+    """The cells of a line of a table laid out by spaces (_ALIGNED_GAP), a lone "-" an empty cell;
+    None for a line of fewer than two such cells, or one holding a "|" (a table of bars)."""
+    if _CELL_SEPARATOR in line or not line.strip():
+        return None
+    cells = [cell for cell in _ALIGNED_GAP.split(line.strip())]
+    return ["" if cell in ("-", "–", "—") else cell for cell in cells] if len(cells) >= 2 else None
+
+
+def aligned_tables(text: str) -> str:
+    """`text` with each table laid out by spaces written with bars ("3 bed detached   $42   $60"
+    reads "| 3 bed detached | $42 | $60 |") for table_sentences: a run of lines of as many cells
+    each (_aligned_cells), at least MIN_ALIGNED_ROWS of them, or two when the second holds a price.
+    Read as prose, a row's prices named no column ("4 bed detached ... One-off clean": the
+    calculator took the "Regular" price of another row, blind set 55)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        first = _aligned_cells(lines[i])
+        j = i + 1
+        while first is not None and j < len(lines) and (cells := _aligned_cells(lines[j])) is not None \
+                and len(cells) == len(first):
+            j += 1
+        rows = j - i
+        if first is None or not (rows >= MIN_ALIGNED_ROWS or (rows == 2 and _PRICE_CELL.search(lines[i + 1]))):
+            out.append(lines[i])
+            i += 1
+            continue
+        out.extend("| " + " | ".join(_aligned_cells(line) or []) + " |" for line in lines[i:j])
+        i = j
+    return "\n".join(out)
 
 
 def table_sentences(text: str) -> str:
@@ -228,10 +268,10 @@ _UNDERLINE = re.compile(r"^[ \t]*(?:={3,}|-{3,})[ \t]*$", re.MULTILINE)
 
 def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
     """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), a
-    table's rows one sentence each (table_sentences), a list's items after the line introducing
+    table's rows one sentence each (table_sentences; one laid out by spaces too: aligned_tables), a list's items after the line introducing
     them (list_sentences), a group rate said on its own with the per-head price before it."""
     # a heading's underline ("Opening hours" over "-------------") is no text: it was quoted with the hours
-    heading, body = passage_heading(label, without_leaders(_UNDERLINE.sub("", text)))
+    heading, body = passage_heading(label, aligned_tables(without_leaders(_UNDERLINE.sub("", text))))
     sentences = _with_group_rates(split_sentences(list_sentences(table_sentences(body))))
     return [(heading, sentence) for sentence in sentences]
 

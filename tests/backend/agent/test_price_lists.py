@@ -6,11 +6,12 @@ planned policy makes (backend.agent.choice.FIRST_PRIOR). Found on blind set 53."
 
 from __future__ import annotations
 
+from backend.agent.operations import asks_bill_total, names_a_size
 from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.discounts import claimed_discount, onwards
 from backend.agent.tools.expressions import candidate_expressions
-from backend.agent.tools.mentions import named_extras
-from backend.agent.tools.segmentation import text_sentences, without_leaders
+from backend.agent.tools.mentions import mentioned_total, named_extras
+from backend.agent.tools.segmentation import aligned_tables, text_sentences, without_leaders
 
 from .test_expressions import result
 
@@ -145,3 +146,57 @@ def test_review_of_the_eighteenth_session():
     # no leaders: an empty table cell, a range, an ellipsis before words
     assert without_leaders("Pages 1..10 cost £2; open 9.00...17.30") == "Pages 1..10 cost £2; open 9.00...17.30"
     assert without_leaders("Road bike | ... | £20") == "Road bike | ... | £20"
+
+
+WINDOWS = """SPARKLE WINDOWS - PRICE LIST
+
+Residential (outside only, per visit)
+House size              Regular (every 4 wks)   One-off clean
+2 bed terrace           $25                     $38
+3 bed semi/townhouse    $32                     $48
+4 bed detached          $50                     $72
+
+Inside & out: add 50% to the outside price above.
+
+Extras
+- Screen cleaning: $2 per screen
+- Skylights: $6 each
+
+Card payments carry a 2% surcharge."""
+
+VALETING = """Service              | Car  | SUV  | Van
+Exterior wash        | €10  | €14  | €16
+Full valet           | €80  | €100 | €115
+
+Add-ons:
+- Leather seat clean & condition: €30
+- Engine bay clean: €20"""
+
+
+def test_a_table_laid_out_by_spaces_is_read_by_its_columns():
+    # Blind set 55: a table whose columns were lined up with spaces was read as prose: "4 bed detached
+    # ... One-off clean" took another row's "Regular" price, and "4 bed" counted 4.
+    sentences = [s for _, s in text_sentences(WINDOWS)]
+    assert "4 bed detached: Regular (every 4 wks) $50; One-off clean $72." in sentences
+    assert aligned_tables("Phone: 0113 555 0100   Email: hi@example.com\nOpen daily.") == (
+        "Phone: 0113 555 0100   Email: hi@example.com\nOpen daily.")  # one line is no table
+    assert value(first("how much for inside and out on a 4 bed detached, just a one-off clean?", WINDOWS)) == "108"
+
+
+def test_rooms_name_a_home_and_a_total_please_asks_a_bill():
+    # Blind set 55: "my 3 bed townhouse plus 12 screens ... total please" asked no total ("please"), the
+    # row's "Regular" price was taken for a one-off clean named before it, and paying by card added nothing.
+    assert names_a_size("fixed price 2 bed move", len("fixed price "))
+    assert not names_a_size("we need 2 beds", len("we need "))
+    assert asks_bill_total("car full valet + engine bay clean. total pls")
+    assert asks_bill_total("one-off clean for my flat plus 2 skylights - total please")
+    question = "one-off clean for my 3 bed townhouse plus 12 screens and 2 skylights, I'll pay by card - total please"
+    assert value(first(question, WINDOWS)) == "85.68"  # (48 + 12 * 2 + 2 * 6) * 1.02
+
+
+def test_things_listed_with_plus_signs_over_a_tables_cells():
+    # Blind set 53: "car full valet + leather seat clean + engine bay clean. total pls" found nothing: every
+    # row's "Car" cell was named by "car", and "engine bay clean" was read from the first "clean".
+    question = "car full valet + leather seat clean + engine bay clean. total pls"
+    assert mentioned_total(question, [s for _, s in text_sentences(VALETING)]) == "80 + 30 + 20"
+    assert value(first(question, VALETING)) == "130"

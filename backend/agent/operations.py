@@ -148,17 +148,18 @@ _SIZE_UNITS = {"inch": "inch", "inches": "inch", "in": "inch", '"': "inch", "cm"
                "litres": "litre", "liter": "litre", "liters": "litre", "l": "litre", "ml": "ml", "oz": "oz",
                "ft": "ft", "foot": "ft", "feet": "ft", "yard": "yard", "yards": "yard", "yd": "yard", "pint": "pint",
                "pints": "pint", "gallon": "gallon", "gallons": "gallon", "bed": "bed", "bedroom": "bed", "bdr": "bed",
-               "seater": "seater"}
+               "seater": "seater", "piece": "piece"}
 _SIZE = re.compile(r"(?<![\w.])([0-9]{1,3}(?:\.[0-9])?)\s*(?:-\s*)?(inch(?:es)?|in\b|\"|cm|mm|lit(?:re|er)s?|l\b|ml|oz|"
-                   r"ft|foot|feet|yards?|yd|pints?|gallons?|bed(?:room)?|bdr|seater)(?![a-z])", _FLAGS)
+                   r"ft|foot|feet|yards?|yd|pints?|gallons?|bed(?:room)?|bdr|seater|piece)(?![a-z])", _FLAGS)
 _SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|ft|foot|feet|yards?|yd|pints?|"
                          r"gallons?)(?![a-z])[\s-]*(?!(?:of|long|wide|tall|high|deep|thick|across|in|by|x)\b)[a-z(]",
                          _FLAGS)
 
 
-# A home's or a vehicle's size before what it names, with or without an article: "a 4 bed detached",
-# "fixed price 2 bed move", "3-bedroom house", "a 7 seater" (not "2 beds": a count).
-_ROOMS_NAMED = re.compile(r"\s*(?:-\s*)?(?:bed(?:room)?|bdr|seater)(?![a-z])(?:[\s-]+[a-z(]|\s*$|\s*[,.?!])", _FLAGS)
+# A home's, a vehicle's or a suit's size before what it names, with or without an article: "a 4 bed
+# detached", "fixed price 2 bed move", "3-bedroom house", "a 7 seater", "a 2 piece suit" (not "2 beds",
+# "3 pieces": counts).
+_ROOMS_NAMED = re.compile(r"\s*(?:-\s*)?(?:bed(?:room)?|bdr|seater|piece)(?![a-z])(?:[\s-]+[a-z(]|\s*$|\s*[,.?!])", _FLAGS)
 
 
 def names_a_size(text: str, at: int) -> bool:

@@ -144,7 +144,9 @@ _EXTRA_PERCENT = re.compile(rf"(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_
                             rf"|\b(?:surcharge|supplement|premium)\s+of\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
                             rf"|\b(?:costs?|charged|priced)\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*more\b"
                             rf"|(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*more\s+expensive\b"
-                            rf"|\badds?\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
+                            rf"|\badds?\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
+                            # "Express (next working day) +50%.", "+20% on the hourly rate"
+                            rf"|(?<![\w.])\+\s*([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
                             re.IGNORECASE)
 _EXTRA_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s*(?:surcharge|supplement|premium|call-out\s+(?:fee|charge)|extra)\b"
                            rf"|\b(?:surcharge|supplement|premium)\s+of\s+{SIGNED_PRICE}"
@@ -171,6 +173,33 @@ _OFF_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s+off\b", re.IGNORECASE)
 # An adjustment named before its amount, what it applies to after it: "Weekend surcharge: £3 per person on ...",
 # "Evening saver after 19:00: 25% off all single-course tickets".
 _NAMED_BEFORE = re.compile(r"[\w)+]\s*:\s*$", re.IGNORECASE)
+
+
+# A sales tax: the question asks the price with it ("including the HST", "total with vat", "inc vat pls",
+# "plus tax"; not "before tax", "ex VAT"), and the documents add it to their prices ("Prices do not include
+# 13% HST", "VAT at 20% is added to the whole invoice", "+ VAT at 20%"; not "All prices include VAT").
+_TAX = r"(?:vat|hst|gst|pst|sales\s+tax|tax(?:es)?)"
+_WITH_TAX = re.compile(rf"\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|plus|after|and)\s+(?:the\s+|all\s+)?{_TAX}\b"
+                       rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b", re.IGNORECASE)
+_WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre)[\s-]+(?:the\s+)?{_TAX}\b",
+                          re.IGNORECASE)
+_TAX_RATE = re.compile(rf"\b{_TAX}\b[^.;%]{{0,30}}?([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
+                       rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_TAX}\b", re.IGNORECASE)
+_TAX_ADDED = re.compile(r"\b(?:not\s+include|don't\s+include|do\s+not\s+include|exclud\w*|excl\b|is\s+added|are\s+added|"
+                        r"added|add|plus|extra|on\s+top)\b|\+", re.IGNORECASE)
+
+
+def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
+    """The percentage of the sales tax the documents add to their prices ("Prices do not include 13%
+    HST" -> "13"), when `question` asks a price with it (_WITH_TAX) and not without (_WITHOUT_TAX);
+    None otherwise, or when the documents' prices include it ("All prices include VAT at 23%")."""
+    if not _WITH_TAX.search(question) or _WITHOUT_TAX.search(question):
+        return None
+    for sentence in sentences:
+        rate = _TAX_RATE.search(sentence)
+        if rate is not None and _TAX_ADDED.search(sentence):
+            return rate.group(1) or rate.group(2)
+    return None
 
 
 # Paying by card, asked and charged: "I'll pay by card", "with my credit card" / "Card payments carry a 3%
@@ -412,7 +441,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
     granted = list(verb.finditer(clause))
     # "Happy hour, Tuesday to Thursday 16:00 to 18:00: all sweet crepes 20% off": a label's list, no verb
-    labelled = re.search(r":(?![0-9])[^:]*$", sentence[:at]) is not None
+    labelled = re.search(r":(?![0-9])[^:]*$", sentence[:at]) is not None or sentence.startswith("+", at)
     if not granted and _VERB_FIRST.match(sentence, at) is None and not labelled:
         return None
     # the amount's own verb ("A weekly box subscription | saves 10%", "Emergency call-outs | add a flat £90")

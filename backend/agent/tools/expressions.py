@@ -53,7 +53,7 @@ from backend.agent.rounding import asked_rounding, asked_rounding_direction, wit
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, claimed_tax, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
@@ -311,6 +311,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
         out = _valid([" + ".join([out[0]] + extras)] + out, evaluate)
+    tax = claimed_tax(question, named) if out else None
+    if tax is not None:  # "including the HST" over "Prices do not include 13% HST": the whole bill, first
+        out = _valid([f"({out[0]}) * (100 + {tax}) / 100"] + out, evaluate)
     digits = asked_rounding(question)
     if digits is None or not out:
         return out

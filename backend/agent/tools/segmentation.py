@@ -23,13 +23,13 @@ from backend.agent.tools.passages import read_passages
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
                            r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
-                           r"|[ \t]*\n\s*(?=[A-Z0-9][A-Za-z0-9'&/ ()+-]{1,40}:\s)"
+                           r"|[ \t]*\n\s*(?=[A-Z0-9][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Z0-9 &/'+-]{2,79}[ \t]*\n)")
 
 
 # A line wrapped mid-phrase: it ends in a word that needs the next ("Our fish supper, served every" /
 # "Friday and Saturday evening: £12.50"), so no sentence ends there.
-_RUNS_ON = re.compile(r"\b(?:every|the|a|an|and|or|of|for|on|in|with|to|at|by|from|each|per)$", re.IGNORECASE)
+_RUNS_ON = re.compile(r"\b(?:every|the|a|an|and|or|of|for|on|in|with|to|at|by|from)$", re.IGNORECASE)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -110,12 +110,18 @@ _ALIGNED_GAP = re.compile(r"[ \t]{2,}|\t")
 MIN_ALIGNED_ROWS = 3
 
 
+_PRICE_STARTS = re.compile(r"(?<!\bfrom)(?<!\bto)(?<!\bonly)(?<!\bjust)(?<!\bat)(?<![+-])[ \t]+(?=[$€£¥][0-9])",
+                           re.IGNORECASE)
+
+
 def _aligned_cells(line: str) -> list[str] | None:
     """The cells of a line of a table laid out by spaces (_ALIGNED_GAP), a lone "-" an empty cell;
     None for a line of fewer than two such cells, or one holding a "|" (a table of bars)."""
     if _CELL_SEPARATOR in line or not line.strip():
         return None
-    cells = [cell for cell in _ALIGNED_GAP.split(line.strip())]
+    # (a price begins a cell, however near the name before it: "Mini valet (in & out) £35"; not "from £180")
+    cells = _ALIGNED_GAP.split(line.strip())
+    cells = [part for cell in cells for part in _PRICE_STARTS.split(cell)] if len(cells) > 1 else cells
     return ["" if cell in ("-", "–", "—") else cell for cell in cells] if len(cells) >= 2 else None
 
 
@@ -129,19 +135,47 @@ def aligned_tables(text: str) -> str:
     out: list[str] = []
     i = 0
     while i < len(lines):
-        first = _aligned_cells(lines[i])
-        j = i + 1
+        header = _column_names(lines, i)
+        start = i + len(header[1]) if header else i
+        first = _aligned_cells(lines[start]) if start < len(lines) else None
+        j = start + 1
         while first is not None and j < len(lines) and (cells := _aligned_cells(lines[j])) is not None \
                 and len(cells) == len(first):
             j += 1
-        rows = j - i
-        if first is None or not (rows >= MIN_ALIGNED_ROWS or (rows == 2 and _PRICE_CELL.search(lines[i + 1]))):
+        rows = j - start + (1 if header else 0)
+        if first is None or (header and len(header[0]) + 1 != len(first)) or not (
+                rows >= MIN_ALIGNED_ROWS or (rows == 2 and _PRICE_CELL.search(lines[j - 1]))):
             out.append(lines[i])
             i += 1
             continue
-        out.extend("| " + " | ".join(_aligned_cells(line) or []) + " |" for line in lines[i:j])
+        if header:
+            out.append("| | " + " | ".join(header[0]) + " |")
+        out.extend("| " + " | ".join(_aligned_cells(line) or []) + " |" for line in lines[start:j])
         i = j
     return "\n".join(out)
+
+
+# The most lines a table's column names laid out by spaces take ("Small       Medium" over "(Fiesta,    (Golf,").
+MAX_HEADER_LINES = 3
+
+
+def _column_names(lines: Sequence[str], i: int) -> tuple[list[str], list[str]] | None:
+    """(the column names, the lines they take) of a table laid out by spaces whose first column has
+    no name: up to MAX_HEADER_LINES lines indented, of as many cells each, no price among them,
+    above a row of one cell more; each column's names joined, brackets and commas left out
+    ("Large/SUV" over "(Qashqai," over "X5)" -> "Large/SUV Qashqai X5"); None otherwise."""
+    taken: list[list[str]] = []
+    j = i
+    while j < len(lines) and len(taken) < MAX_HEADER_LINES and lines[j][:1] in (" ", "\t") \
+            and (cells := _aligned_cells(lines[j])) is not None and not _PRICE_CELL.search(lines[j]) \
+            and (not taken or len(cells) == len(taken[0])):
+        taken.append(cells)
+        j += 1
+    row = _aligned_cells(lines[j]) if j < len(lines) and taken else None
+    if row is None or len(row) != len(taken[0]) + 1:
+        return None
+    names = [" ".join(re.sub(r"[(),]", " ", " ".join(column)).split()) for column in zip(*taken)]
+    return names, list(lines[i:j])
 
 
 def table_sentences(text: str) -> str:

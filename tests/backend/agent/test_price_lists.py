@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from backend.agent.operations import asks_bill_total, names_a_size
 from backend.agent.tools.arithmetic import evaluate
-from backend.agent.tools.discounts import claimed_discount, onwards
+from backend.agent.tools.discounts import claimed_discount, claimed_tax, onwards
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.mentions import mentioned_total, named_extras
 from backend.agent.tools.segmentation import aligned_tables, text_sentences, without_leaders
@@ -200,3 +200,39 @@ def test_things_listed_with_plus_signs_over_a_tables_cells():
     question = "car full valet + leather seat clean + engine bay clean. total pls"
     assert mentioned_total(question, [s for _, s in text_sentences(VALETING)]) == "80 + 30 + 20"
     assert value(first(question, VALETING)) == "130"
+
+
+MOBILE_VALET = """Prices by vehicle size:
+                      Small       Medium     Large/SUV
+                      (Fiesta,    (Golf,     (Qashqai,
+                       Corsa)      Focus)     X5)
+Exterior wash & dry   £16         £19        £24
+Mini valet (in & out) £30         £36        £44
+
+Prices above do NOT include VAT - VAT at 20% is added to the whole invoice."""
+
+CLEANERS = """DRY CLEANING (per item)
+Standard turnaround 3 working days. Express (next working day) +50%.
+Trousers ............................ €8.00
+2-piece suit ........................ €18.00
+3-piece suit ........................ €24.00
+All prices include VAT at 23%."""
+
+
+def test_column_names_over_several_lines_and_a_tax_added_to_the_bill():
+    # Blind set 56: column names over three lines (a car's size, then its models) over rows one cell
+    # longer; "Prices do not include VAT - VAT at 20% is added" was never added for "inc vat".
+    sentences = [s for _, s in text_sentences(MOBILE_VALET)]
+    assert ("Mini valet (in & out): Small Fiesta Corsa £30; Medium Golf Focus £36; Large/SUV Qashqai X5 £44."
+            in sentences)
+    assert claimed_tax("3 mini valets on my golf, total inc vat pls", sentences) == "20"
+    assert claimed_tax("3 mini valets on my golf, total before vat?", sentences) is None
+    assert claimed_tax("how much for a suit, including vat?", [s for _, s in text_sentences(CLEANERS)]) is None
+    assert value(first("2 mini valets for my golf, total inc vat pls", MOBILE_VALET)) == "86.40"
+
+
+def test_a_surcharge_written_plus_a_percentage_and_a_suit_of_pieces():
+    # Blind set 56: "Express (next working day) +50%" was no surcharge, and "a 2 piece suit" counted 2 of
+    # the 3-piece suit.
+    assert names_a_size("need a 2 piece suit cleaned", len("need a "))
+    assert value(first("need a 2 piece suit cleaned for tomorrow (express). how much", CLEANERS)) == "27"

@@ -103,7 +103,7 @@ NEEDED_TOOLS = {"calc": ("calculator",), "doc": ("search_documents",), "chain": 
 def answered(kind: str, want: str | None, status: str, text: str, calls: list[tuple[str, str]]) -> bool:
     if status != "done" or "tool_response" in text:
         return False
-    if want is not None and want.lower() not in text.replace(",", "").lower():
+    if want is not None and want.replace(",", "").lower() not in text.replace(",", "").lower():
         return False
     if kind in ("none", "extra_chat"):
         return not calls  # no tool for a question that needs none

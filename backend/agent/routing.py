@@ -150,7 +150,10 @@ _GENERAL_QUESTION = re.compile(
     r"(?!\s+(?:to|if\s+i)\s+(?:bring|park|arrive|leave|pay|cancel|come|book|stay|smoke|turn|drop|pick|use|camp|wear))"
     r"|should\s+i\s+(?:get|buy|sell|learn|choose|try|switch|put|keep|worry|start|go\s+for|be\s+worried)\b"
     r"|at\s+what\s+age\b|what(?:'s|s|\s+is)\s+the\s+best\s+way\s+to\b|what\s+muscles\b"
-    r"|what\s+should\s+i\s+pack\b|how\s+often\s+should\s+(?:i|you|we|one|an?|my|the)\b"
+    r"|what\s+should\s+i\s+pack\b|how\s+often\s+should\s+(?:i|you|we|one|an?|my|the|[a-z-]+\s+be)\b"
+    # "what does 'dry clean only' on a label actually mean?", "is vinegar or dish soap better for cleaning windows"
+    r"|what\s+does\s+(?:[\w'\"-]+\s+){1,8}(?:actually\s+|really\s+)?mean\b"
+    r"|is\s+(?!it\b|this\b|that\b|there\b)(?:[a-z-]+\s+){1,3}or\s+(?:[a-z-]+\s+){1,3}(?:better|worse|safer|cheaper\s+to\s+run)\b"
     r"|(?:does|do)\s+(?:an?\s+|the\s+|my\s+)?(?:[a-z-]+\s+){1,3}(?:damage|scratch|hurt|ruin|harm|shrink|fade)\b"
     r"(?!\s+(?:waiver|deposit|insurance|policy|cover|fee|charge|protection|excess|repair))"
     r"|is\s+(?!it\b|this\b|that\b|there\b)(?:[a-z-]+\s+){1,2}(?:safe|harder|easier|healthier|dangerous|good\s+for|bad\s+for)\b"
@@ -159,7 +162,8 @@ _GENERAL_QUESTION = re.compile(
     r"|what(?:'s|s|\s+is|\s+are)\s+(?:a|some)\s+good\b|which\s+(?:[a-z-]+\s+){1,3}(?:would|do|should|can)\s+you\s+"
     r"(?:recommend|suggest)\b|what\s+should\s+i\s+(?:look\s+(?:for|out\s+for)|consider|know\s+about)\b"
     r"|how\s+do\s+you\s+say\b)"
-    r"|\bany\s+advice\b|\bthe\s+average\s+(?:person|adult|learner|beginner|child|kid|family|household)\b",
+    r"|\bany\s+advice\b|\bthe\s+average\s+(?:person|adult|learner|beginner|child|kid|family|household)\b"
+    r"|\b(?:generally|in\s+general)\b",
     re.IGNORECASE)
 # Words of dealing with a business ("how do I get my deposit back?", "why is the pool closed on
 # Mondays?", "is it worth getting the annual pass?", "what's the best way to pay?"): a question

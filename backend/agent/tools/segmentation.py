@@ -144,7 +144,8 @@ def aligned_tables(text: str) -> str:
             j += 1
         rows = j - start + (1 if header else 0)
         if first is None or (header and len(header[0]) + 1 != len(first)) or not (
-                rows >= MIN_ALIGNED_ROWS or (rows == 2 and _PRICE_CELL.search(lines[j - 1]))):
+                rows >= MIN_ALIGNED_ROWS or (rows == 2 and _PRICE_CELL.search(lines[j - 1]))) \
+                or not _tabular(lines[start + (0 if header else 1):j]):
             out.append(lines[i])
             i += 1
             continue
@@ -153,6 +154,19 @@ def aligned_tables(text: str) -> str:
         out.extend("| " + " | ".join(_aligned_cells(line) or []) + " |" for line in lines[start:j])
         i = j
     return "\n".join(out)
+
+
+# The most words of a cell of a table laid out by spaces (longer, it is prose with two spaces after its stops).
+MAX_ALIGNED_CELL_WORDS = 6
+
+
+def _tabular(rows: Sequence[str]) -> bool:
+    """Whether `rows` (the lines under a table's first) read as a table's rows: each holds a digit,
+    and no cell is longer than MAX_ALIGNED_CELL_WORDS words or ends a sentence ("We carry 2
+    ladders.  Prices are fair." is prose with two spaces after its stops)."""
+    return all(_DIGIT.search(row) and all(len(cell.split()) <= MAX_ALIGNED_CELL_WORDS and not cell.endswith((".", "!", "?"))
+                                          for cell in _aligned_cells(row) or [])
+               for row in rows)
 
 
 # The most lines a table's column names laid out by spaces take ("Small       Medium" over "(Fiesta,    (Golf,").

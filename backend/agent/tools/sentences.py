@@ -266,13 +266,24 @@ def _with_answers(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]
     return out
 
 
+_BRACKETED = re.compile(r"\([^()]*\)")
+
+
+def is_heading(sentence: str) -> bool:
+    """Whether `sentence` is a heading alone: its words outside brackets in capitals, with no
+    number ("EVERYDAY", "DRY CLEANING (per item)", "OPEN STUDIO MEMBERSHIP (for people who've done a
+    course with us)"; not "FREE PARKING FOR 20 CARS", "Open daily")."""
+    bare = _BRACKETED.sub(" ", sentence)
+    return any(ch.isalpha() for ch in bare) and bare.upper() == bare and not re.search(r"[0-9:]", bare)
+
+
 def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], Any] | None) -> tuple[int, str] | None:
     """(passage number, sentence): the sentence of `content`, a search's result
     (backend.agent.tools.passages.format_passages), that ranks first for `question`, or the best
     within KIND_MARGIN of it that holds what the question asks for (states_answer_kind), at most
     MAX_QUOTE_CHARS (cut at a space, "…" added). Ranked by the embedder's cosine plus
     LEXICAL_WEIGHT times the weighted share of the question's words and numbers it holds
-    (_quote_weights; the heading's words left out). A table's row is a sentence (table_sentences),
+    (_quote_weights; the heading's words left out); never a heading alone (is_heading). A table's row is a sentence (table_sentences),
     and a question the document asks itself is one with its answer (_with_answers). None when
     `content` quotes no passage, or no sentence holds a word of the question or
     MIN_QUOTE_SIMILARITY of cosine."""
@@ -290,9 +301,10 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
         asked = [(w, v) for w, v in weights.items() if w not in heading_terms[heading]]
         share.append(sum(v for w, v in asked if w in held) / max(1.0, sum(v for _, v in asked)))
     score = [c + LEXICAL_WEIGHT * w for c, w in zip(similarity, share)]
-    # A sentence that states nothing asked (none of its words, little similarity) is never quoted.
-    quotable = sorted((j for j in range(len(found)) if share[j] > 0 or similarity[j] >= MIN_QUOTE_SIMILARITY),
-                      key=lambda j: -score[j])
+    # A sentence that states nothing asked (none of its words, little similarity) is never quoted, nor a
+    # heading alone ("EVERYDAY", "DRY CLEANING (per item)": blind set 56)
+    quotable = sorted((j for j in range(len(found)) if (share[j] > 0 or similarity[j] >= MIN_QUOTE_SIMILARITY)
+                       and not is_heading(found[j][2])), key=lambda j: -score[j])
     if not quotable:
         return None
     close = [j for j in quotable if score[j] >= score[quotable[0]] - KIND_MARGIN]

@@ -8,7 +8,7 @@ import pytest
 
 from backend.agent.answer import NOT_FOUND, UNCALCULATED, asks_fact, calculated_answer, needs_calculation, quoted_answer
 from backend.agent.tools.segmentation import split_sentences
-from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, states_answer_kind
+from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, is_heading, states_answer_kind
 from backend.generator import ChatMessage, ToolCall
 
 from backend.agent.tools.passages import format_passages
@@ -395,3 +395,15 @@ def test_a_calculation_over_a_price_the_question_repeats_still_cites_its_passage
                 ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
                 ChatMessage("tool", "18 * 3 = 54", tool_call_id="c1", name="calculator")]
     assert calculated_answer(tools, messages) == "That comes to £54: 18 * 3 = 54, from your documents [1]."
+
+
+def test_a_heading_alone_is_never_quoted():
+    # Blind set 56: "Which flowers are safe to keep in a house with cats?" was answered "EVERYDAY [1]", and
+    # "What does 'dry clean only' mean?" "DRY CLEANING (per item) [1]".
+    content = result("PETAL FLORIST\n\nEVERYDAY\nHand-tied bouquets: Petite $35, Classic $55\n\nSYMPATHY\n"
+                     "Funeral sprays from $110.")
+    found = best_sentence("everyday bouquets?", content, None)
+    assert found is not None and found[1] == "Hand-tied bouquets: Petite $35, Classic $55"
+    assert best_sentence("anything everyday?", content, None) is None  # only the heading holds its word
+    assert is_heading("DRY CLEANING (per item)") and is_heading("EVERYDAY")
+    assert not is_heading("WIFI: FREE") and not is_heading("FREE PARKING FOR 20 CARS") and not is_heading("Open daily")

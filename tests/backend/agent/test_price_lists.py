@@ -180,6 +180,8 @@ def test_a_table_laid_out_by_spaces_is_read_by_its_columns():
     assert "4 bed detached: Regular (every 4 wks) $50; One-off clean $72." in sentences
     assert aligned_tables("Phone: 0113 555 0100   Email: hi@example.com\nOpen daily.") == (
         "Phone: 0113 555 0100   Email: hi@example.com\nOpen daily.")  # one line is no table
+    prose = "We clean all year.  Call us first.\nWe carry 2 ladders.  Prices are fair.\nWe work in 3 towns.  No job too small."
+    assert aligned_tables(prose) == prose  # two spaces after a full stop: no table
     assert value(first("how much for inside and out on a 4 bed detached, just a one-off clean?", WINDOWS)) == "108"
 
 

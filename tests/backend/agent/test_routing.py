@@ -354,3 +354,15 @@ def test_review_of_the_seventeenth_session_routing():
                                                                   "Rolling tower: $85 per day, $260 per week.")])
     assert calc.relevant("ann", "draft an invoice for 3 rolling towers for 2 days at $85 per day")
     assert calc.relevant("ann", "any ideas what 3 rolling towers for 2 days would come to?")
+
+
+def test_general_questions_of_the_eighteenth_session():
+    # Blind set 55-56: each searched the documents and quoted a price list's line (or its heading).
+    for text in ("How often should gutters be cleaned, generally speaking?",
+                 "Is vinegar or dish soap better for cleaning windows at home?",
+                 "What does 'dry clean only' on a label actually mean?"):
+        assert asks_general_request(text), text
+    # the business's own things stay questions of the documents
+    for text in ("what does the deposit cover?", "is the deposit refundable in general?",
+                 "what does your late fee mean for me?"):
+        assert not asks_general_request(text), text

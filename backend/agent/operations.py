@@ -158,8 +158,9 @@ _SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?
 
 # A home's, a vehicle's or a suit's size before what it names, with or without an article: "a 4 bed
 # detached", "fixed price 2 bed move", "3-bedroom house", "a 7 seater", "a 2 piece suit" (not "2 beds",
-# "3 pieces": counts).
-_ROOMS_NAMED = re.compile(r"\s*(?:-\s*)?(?:bed(?:room)?|bdr|seater|piece)(?![a-z])(?:[\s-]+[a-z(]|\s*$|\s*[,.?!])", _FLAGS)
+# "3 pieces", "3 bed sheets", "4 bed nights": counts of a plural).
+_ROOMS_NAMED = re.compile(r"\s*(?:-\s*)?(?:bed(?:room)?|bdr|seater|piece)(?![a-z])"
+                          r"(?:[\s-]+(?![a-z]*[^s\W]s\b)[a-z(]|\s*$|\s*[,.?!])", _FLAGS)
 
 
 def names_a_size(text: str, at: int) -> bool:
@@ -171,6 +172,15 @@ def names_a_size(text: str, at: int) -> bool:
         return True
     return (number is not None and _SIZE_NAMED.match(text, number.end()) is not None
             and _ARTICLE_BEFORE.search(text[max(0, at - 8):at]) is not None)
+
+
+def sizes_alone(text: str) -> set[tuple[str, str]]:
+    """The sizes `text` writes (sizes) when every number of it names one ("inside and out on a 4 bed
+    detached"); none when it counts something too ("I live in a 3 bed semi - how much to clean 10
+    screens?": the size is no thing asked)."""
+    if any(not names_a_size(text, m.start()) for m in NUMBER_RE.finditer(text)):
+        return set()
+    return sizes(text)
 
 
 def sizes(text: str) -> set[tuple[str, str]]:

@@ -312,15 +312,20 @@ _NEXT_THING = re.compile(r"\b(?:and|plus|with|or)\b|[,+;.?!]", re.IGNORECASE)
 def _own_clause(thing: str, question: str) -> str:
     """The words of `question` around `thing` back to the thing's before it and up to the next
     thing's (_NEXT_THING): "for a full day" of "4 hybrid bikes for a full day plus one child
-    trailer", "one-off clean for my" of "one-off clean for my 3 bed townhouse plus 12 screens"; ""
-    when `thing` is not in it."""
+    trailer", "one-off clean for my" of "one-off clean for my 3 bed townhouse plus 12 screens";
+    with the question's opening before its first count ("weekend tickets for" of each of "weekend
+    tickets for 2 adults and 1 child"); "" when `thing` is not in it."""
     at = question.lower().replace("-", " ").find(thing.lower().replace("-", " "))  # "3 bed" is "3-bed"
     if at < 0:
         return ""
     before, rest = question[:at], question[at + len(thing):]
     start = max((m.end() for m in _NEXT_THING.finditer(before)), default=0)
     end = _NEXT_THING.search(rest)
-    return before[start:] + " " + (rest[:end.start()] if end else rest)
+    # and the words opening the question, before its first count, of every thing ("weekend tickets for 2 adults
+    # and 1 child": the child's weekend ticket too)
+    first = re.search(r"[0-9]", question)
+    opening = question[:first.start()] if first is not None and first.start() < start else ""
+    return f"{opening} {before[start:]} {rest[:end.start()] if end else rest}"
 
 
 _BUNDLE_FOR = re.compile(rf"(?<![\w.,])([0-9][0-9,]*)\s+((?:[a-z][\w'-]*\s+){{0,3}}?)for\s+{SIGNED_PRICE}", re.IGNORECASE)

@@ -176,23 +176,27 @@ _NAMED_BEFORE = re.compile(r"[\w)+]\s*:\s*$", re.IGNORECASE)
 
 
 # A sales tax: the question asks the price with it ("including the HST", "total with vat", "inc vat pls",
-# "plus tax"; not "before tax", "ex VAT"), and the documents add it to their prices ("Prices do not include
-# 13% HST", "VAT at 20% is added to the whole invoice", "+ VAT at 20%"; not "All prices include VAT").
+# "plus tax"; not "before tax", "not including vat", "before discount and VAT", "ex VAT"), and the documents
+# add it to their prices ("Prices do not include 13% HST", "Prices exclude VAT at 20%", "VAT at 20% is added
+# to the whole invoice", "+ VAT at 20%"; not "All prices include 20% VAT, no extra charges").
 _TAX = r"(?:vat|hst|gst|pst|sales\s+tax|tax(?:es)?)"
-_WITH_TAX = re.compile(rf"\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|plus|after|and)\s+(?:the\s+|all\s+)?{_TAX}\b"
+_WITH_TAX = re.compile(rf"\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|plus|after)\s+(?:the\s+|all\s+)?{_TAX}\b"
                        rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b", re.IGNORECASE)
-_WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre)[\s-]+(?:the\s+)?{_TAX}\b",
+_WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre|not\s+incl(?:uding|\.)?|not\s+inc\.?)"
+                          rf"[\s-]+(?:the\s+)?(?:[a-z]+\s+(?:and|&)\s+)?{_TAX}\b|\b{_TAX}\s+(?:not\s+included|excluded)\b",
                           re.IGNORECASE)
-_TAX_RATE = re.compile(rf"\b{_TAX}\b[^.;%]{{0,30}}?([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
+_TAX_RATE = re.compile(rf"\b{_TAX}\s*(?:at|@|of|is|\(|:)?\s*([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
                        rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_TAX}\b", re.IGNORECASE)
-_TAX_ADDED = re.compile(r"\b(?:not\s+include|don't\s+include|do\s+not\s+include|exclud\w*|excl\b|is\s+added|are\s+added|"
-                        r"added|add|plus|extra|on\s+top)\b|\+", re.IGNORECASE)
+_TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b[^.;]{{0,30}}{_TAX}|\bexclud\w*\s+(?:[^.;]{{0,20}}\s)?{_TAX}"
+                        rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b[^.;]{{0,40}}\b(?:is|are|will\s+be|gets?)\s+added"
+                        rf"|(?:\+|\bplus)\s*(?:[0-9.]+\s*{PERCENT_SIGN}\s*)?{_TAX}", re.IGNORECASE)
 
 
 def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
     """The percentage of the sales tax the documents add to their prices ("Prices do not include 13%
-    HST" -> "13"), when `question` asks a price with it (_WITH_TAX) and not without (_WITHOUT_TAX);
-    None otherwise, or when the documents' prices include it ("All prices include VAT at 23%")."""
+    HST" -> "13"; _TAX_RATE and _TAX_ADDED in one sentence), when `question` asks a price with it
+    (_WITH_TAX) and not without (_WITHOUT_TAX); None otherwise, or when the documents' prices
+    include it ("All prices include VAT at 23%")."""
     if not _WITH_TAX.search(question) or _WITHOUT_TAX.search(question):
         return None
     for sentence in sentences:
@@ -202,12 +206,33 @@ def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
     return None
 
 
+def names_tax(sentence: str) -> bool:
+    """Whether `sentence` is about a sales tax (its percentage is claimed_tax's, no surcharge)."""
+    return re.search(rf"\b{_TAX}\b", sentence, re.IGNORECASE) is not None
+
+
 # Paying by card, asked and charged: "I'll pay by card", "with my credit card" / "Card payments carry a 3%
 # surcharge", "Paying by credit card adds 2%".
 _BY_CARD = re.compile(r"\b(?:pay(?:ing)?|paid)\s+(?:by|with|on)\s+(?:a\s+|my\s+)?(?:credit\s+|debit\s+)?card\b"
                       r"|\b(?:by|with)\s+(?:a\s+|my\s+)?(?:credit|debit)\s+card\b", re.IGNORECASE)
 _CARD_CHARGED = re.compile(r"\b(?:card\s+payments?|(?:credit|debit)\s+cards?|paying\s+by\s+(?:credit\s+|debit\s+)?card"
                            r"|payments?\s+by\s+(?:credit\s+|debit\s+)?card)\b", re.IGNORECASE)
+
+
+def _card_charged(question: str, before: str) -> str | None:
+    """The clause of `before` (a sentence up to a surcharge's amount) charging a payment by card
+    (_CARD_CHARGED, right before the amount: "Card payments carry", not "We accept credit cards and
+    cash, and weekend deliveries carry"), when the question pays by card (_BY_CARD) of that kind
+    (a debit card is not charged a credit card's fee); None otherwise."""
+    paying = _BY_CARD.search(question)
+    # (after the last price before it: "Skip hire: £200 per week Card payments carry", a wrapped line run on)
+    clause = _PRICED.split(re.split(r"[.;:]\s|,\s*(?:and\s+)?|\s(?:and|but)\s", before)[-1])[-1]
+    charged = _CARD_CHARGED.search(clause)
+    if paying is None or charged is None:
+        return None
+    kinds = {kind for kind in ("credit", "debit") if kind in paying.group(0).lower()}
+    named = {kind for kind in ("credit", "debit") if kind in charged.group(0).lower()}
+    return clause if not (kinds and named and not kinds & named) else None
 
 
 def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:
@@ -235,9 +260,9 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
                                              else match.start())
             subject = None if match is None else _claims(question, asked, asks or kind == "-" and _ASKS_DISCOUNT.search(
                 question) is not None, sentence, at, verb)
-            if subject is None and match is not None and kind != "-" and _BY_CARD.search(question) \
-                    and _CARD_CHARGED.search(sentence[:at]):
-                subject = sentence[:at]  # "I'll pay by card" over "Card payments carry a 3% surcharge" ("card" names no one)
+            if subject is None and match is not None and kind != "-":
+                subject = _card_charged(question, sentence[:at])  # "I'll pay by card" over "Card payments carry a 3%
+                # surcharge" ("card" names no one)
             if subject is not None:
                 amount = next(g for g in match.groups() if g).replace(",", "")
                 found = (kind, _FACTOR_WORDS.get(amount.lower(), amount), sentence, subject)

@@ -47,13 +47,14 @@ from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits, without_pictographs
 from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_money, asks_how_many, asks_saving, asks_total,
-                                      named_operations, names_a_length, names_a_size, names_an_edition, sizes)
+                                      named_operations, names_a_length, names_a_size, names_an_edition, sizes, sizes_alone)
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, claimed_tax, counted, onwards
+from backend.agent.tools.discounts import (claimed_discount, claimed_surcharges, claimed_tax, counted, names_tax,
+                                           onwards)
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
@@ -264,7 +265,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     named = of_named_documents(question, sentences)
     discount = None if compares_offers(question) else claimed_discount(question, named)
     # "if it's an out-of-hours emergency call" over "Out-of-hours emergency calls carry a £95 surcharge"
-    surcharges = [] if compares_offers(question) else claimed_surcharges(question, named)
+    # (a tax is claimed_tax's, laid on the whole bill last: "+ 20% VAT" is no surcharge of it)
+    surcharges = [] if compares_offers(question) else [c for c in claimed_surcharges(question, named)
+                                                        if not (c[0] == "%" and names_tax(c[2]))]
     # the price is read elsewhere than in the adjustment's own sentence (its "15" is no price), unless it holds
     # another one than its amount and the price of what claims it ("Membership costs €30 and gives members 10% off")
     apart = set()
@@ -311,7 +314,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
         out = _valid([" + ".join([out[0]] + extras)] + out, evaluate)
-    tax = claimed_tax(question, named) if out else None
+    # (on an amount to pay, not on a count: "how many valets can I get for £180 including VAT")
+    tax = claimed_tax(question, named) if out and not asks_how_many(question) and not out[0].startswith("floor(") else None
     if tax is not None:  # "including the HST" over "Prices do not include 13% HST": the whole bill, first
         out = _valid([f"({out[0]}) * (100 + {tax}) / 100"] + out, evaluate)
     digits = asked_rounding(question)
@@ -406,7 +410,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     deposit_asked = _ASKS_DEPOSIT.search(question) is not None
     deposit_named = deposit_asked or bool(norm_words(question) & DEPOSIT_WORDS)
     # and a sentence naming the question's size first ("4 bed detached: ..." for "a 4 bed detached", not "3 bed detached")
-    asked_sizes = sizes(question)
+    asked_sizes = sizes_alone(question)
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),
                                               (_deposits_only(pair[1]) and not deposit_named)

@@ -19,7 +19,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE
-from backend.agent.operations import names_a_length, sizes
+from backend.agent.operations import names_a_length, sizes, sizes_alone
 from backend.agent.party import group_size
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
@@ -441,7 +441,7 @@ def listed_prices(question: str, sentences: Sequence[tuple[str, str]],
     discount the question claims applies to."""
     ranked = rank_sentences(question, list(sentences), embed)
     # "a 2hr manual lesson": the sentence pricing a 2-hour lesson first; "a 4 bed detached": "4 bed detached: ..."
-    asked_sizes = sizes(question)
+    asked_sizes = sizes_alone(question)
     for _, sentence in sorted(ranked, key=lambda pair: (not names_asked_length(question, pair[1]),
                                                         bool(asked_sizes) and not asked_sizes & sizes(pair[1]))):
         named = named_prices(question, sentence)

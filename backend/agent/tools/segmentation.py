@@ -17,13 +17,16 @@ from backend.agent.tools.passages import read_passages
 # before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
 # ending in a number, ")", ":" or a time ("5:30pm") before a line beginning with a capital ("€45 (about 90 minutes)"
 # / "Vans pay ..."; not "is 2,340" / "metres long", a line of prose wrapped), or before a line
-# beginning with a label ("Hours: Tue-Fri 10am-7pm" after "Bookings online or by phone") or before a heading
+# beginning with a label ("Hours: Tue-Fri 10am-7pm" after "Bookings online or by phone"; one beginning with
+# a number only after a line ending in one: "0-5 miles: $8" / "5.1-10 miles: $14", not "Children aged under"
+# / "12 years: £6") or before a heading
 # in capitals ("MANICURES" after "closed Mondays"; the heading stays with the line after it:
 # "TRADE ROTA FOR RESTAURANTS Freshly sharpened knives swapped ...").
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
                            r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
-                           r"|[ \t]*\n\s*(?=[A-Z0-9][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
+                           r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
+                           r"|(?<=[0-9.!?)])[ \t]*\n\s*(?=[0-9][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Z0-9 &/'+-]{2,79}[ \t]*\n)")
 
 
@@ -106,90 +109,116 @@ _PRICE_CELL_ALONE = re.compile(r"^\s*[$€£¥]\s*[0-9][0-9,]*(?:\.[0-9]+)?(?=\s
 
 # A table laid out by spaces: cells apart by two spaces or more, or a tab ("3 bed detached     $42     $60").
 _ALIGNED_GAP = re.compile(r"[ \t]{2,}|\t")
-# The fewest lines of such a table (a header and two rows; a header and one row when that one has a price).
-MIN_ALIGNED_ROWS = 3
-
-
+_ALIGNED_CELL = re.compile(r"\S+(?:[ ]\S+)*")
+# A price begins a cell, however near the name before it ("Mini valet (in & out) £35"; not "from £180").
 _PRICE_STARTS = re.compile(r"(?<!\bfrom)(?<!\bto)(?<!\bonly)(?<!\bjust)(?<!\bat)(?<![+-])[ \t]+(?=[$€£¥][0-9])",
                            re.IGNORECASE)
+# The fewest lines of such a table (a header and two rows; a header and one row when that one has a price).
+MIN_ALIGNED_ROWS = 3
+# The most lines a table's column names take ("Small       Medium" over "(Fiesta,    (Golf,").
+MAX_HEADER_LINES = 3
+# The most words of a cell of a table laid out by spaces (longer, it is prose with two spaces after its stops).
+MAX_ALIGNED_CELL_WORDS = 6
+# How far a cell may start from its column's start (characters) and still be in it.
+MAX_COLUMN_SHIFT = 6
 
 
-def _aligned_cells(line: str) -> list[str] | None:
-    """The cells of a line of a table laid out by spaces (_ALIGNED_GAP), a lone "-" an empty cell;
-    None for a line of fewer than two such cells, or one holding a "|" (a table of bars)."""
-    if _CELL_SEPARATOR in line or not line.strip():
+def _spans(line: str) -> list[tuple[int, str]] | None:
+    """(start, text) of each cell of a line of a table laid out by spaces (_ALIGNED_GAP; a price
+    begins a cell, _PRICE_STARTS), a lone "-" an empty cell; None for a line of fewer than two
+    such cells, or one holding a "|" (a table of bars)."""
+    if _CELL_SEPARATOR in line or not _ALIGNED_GAP.search(line.strip()):
         return None
-    # (a price begins a cell, however near the name before it: "Mini valet (in & out) £35"; not "from £180")
-    cells = _ALIGNED_GAP.split(line.strip())
-    cells = [part for cell in cells for part in _PRICE_STARTS.split(cell)] if len(cells) > 1 else cells
-    return ["" if cell in ("-", "–", "—") else cell for cell in cells] if len(cells) >= 2 else None
+    out: list[tuple[int, str]] = []
+    for m in _ALIGNED_CELL.finditer(line.replace("\t", "  ")):
+        start = m.start()
+        for part in _PRICE_STARTS.split(m.group(0)):
+            at = m.group(0).find(part, start - m.start())
+            out.append((m.start() + at, "" if part in ("-", "–", "—") else part))
+            start = m.start() + at + len(part)
+    return out if len(out) >= 2 else None
+
+
+def _columns(block: Sequence[list[tuple[int, str]]]) -> list[list[str]] | None:
+    """`block`'s lines (their cells' spans) as rows of as many cells each, a cell in the column
+    whose start (the starts of the line of most cells) is nearest its own, within
+    MAX_COLUMN_SHIFT ("3 bed semi" over a blank "Regular" cell: ["3 bed semi", "", "$48"]); None
+    when two cells of a line fall in one column or one falls in none."""
+    widest = max(block, key=len)
+    starts = [start for start, _ in widest]
+    rows = []
+    for line in block:
+        row = [""] * len(starts)
+        taken: set[int] = set()
+        for start, text in line:
+            column = min(range(len(starts)), key=lambda k: abs(starts[k] - start))
+            # (a cell may also end where its column ends: a price right-aligned under "Regular")
+            if column in taken or (abs(starts[column] - start) > MAX_COLUMN_SHIFT and column):
+                return None
+            taken.add(column)
+            row[column] = text
+        rows.append(row)
+    return rows
+
+
+def _tabular(rows: Sequence[Sequence[str]]) -> bool:
+    """Whether `rows` (a table's rows under its first line) read as a table's: each holds a digit,
+    and no cell is longer than MAX_ALIGNED_CELL_WORDS words or ends a sentence ("We carry 2
+    ladders.  Prices are fair." is prose with two spaces after its stops)."""
+    return all(any(_DIGIT.search(cell) for cell in row)
+               and all(len(cell.split()) <= MAX_ALIGNED_CELL_WORDS and not cell.endswith((".", "!", "?")) for cell in row)
+               for row in rows)
+
+
+def _pairs(rows: Sequence[Sequence[str]]) -> list[list[str]] | None:
+    """Rows of names and prices by turns ("Cut & blow dry | $45 | Colour | $80") as one row a pair
+    (["Cut & blow dry", "$45"], ["Colour", "$80"]); None for another table."""
+    if len(rows[0]) < 4 or len(rows[0]) % 2:
+        return None
+    if not all((not cell or _PRICE_CELL.search(cell)) if k % 2 else not _PRICE_CELL.search(cell)
+               for row in rows for k, cell in enumerate(row)):
+        return None
+    return [[row[k], row[k + 1]] for row in rows for k in range(0, len(row), 2) if row[k] or row[k + 1]]
 
 
 def aligned_tables(text: str) -> str:
     """`text` with each table laid out by spaces written with bars ("3 bed detached   $42   $60"
-    reads "| 3 bed detached | $42 | $60 |") for table_sentences: a run of lines of as many cells
-    each (_aligned_cells), at least MIN_ALIGNED_ROWS of them, or two when the second holds a price.
-    Read as prose, a row's prices named no column ("4 bed detached ... One-off clean": the
-    calculator took the "Regular" price of another row, blind set 55)."""
+    reads "| 3 bed detached | $42 | $60 |") for table_sentences: a run of lines of two cells or
+    more (_spans), each cell in its column by where it starts (_columns), at least
+    MIN_ALIGNED_ROWS of them, or two when the second holds a price, each row holding a number
+    (_tabular). Up to MAX_HEADER_LINES indented lines with no price above it, a column's name
+    each, are its header, their words joined ("Large/SUV" over "(Qashqai," over "X5)" ->
+    "Large/SUV Qashqai X5"); rows of names and prices by turns are a row a pair (_pairs). Read as
+    prose, a row's prices named no column ("4 bed detached ... One-off clean": the calculator took
+    the "Regular" price of another row, blind set 55)."""
     lines = text.split("\n")
     out: list[str] = []
     i = 0
     while i < len(lines):
-        header = _column_names(lines, i)
-        start = i + len(header[1]) if header else i
-        first = _aligned_cells(lines[start]) if start < len(lines) else None
-        j = start + 1
-        while first is not None and j < len(lines) and (cells := _aligned_cells(lines[j])) is not None \
-                and len(cells) == len(first):
+        block: list[list[tuple[int, str]]] = []
+        j = i
+        while j < len(lines) and (spans := _spans(lines[j])) is not None:
+            block.append(spans)
             j += 1
-        rows = j - start + (1 if header else 0)
-        if first is None or (header and len(header[0]) + 1 != len(first)) or not (
-                rows >= MIN_ALIGNED_ROWS or (rows == 2 and _PRICE_CELL.search(lines[j - 1]))) \
-                or not _tabular(lines[start + (0 if header else 1):j]):
+        # the header's lines: indented, no price ("Small  Medium" over "(Fiesta,  (Golf,")
+        named = 0
+        while (named < min(MAX_HEADER_LINES, len(block) - 1) and lines[i + named][:1] in (" ", "\t")
+               and not _PRICE_CELL.search(lines[i + named])):
+            named += 1
+        rows = _columns(block) if block else None
+        body = rows[named or 1:] if rows else []
+        if rows is None or not (len(block) >= MIN_ALIGNED_ROWS or (len(block) == 2 and _PRICE_CELL.search(lines[i + 1]))) \
+                or not body or not _tabular(body):
             out.append(lines[i])
             i += 1
             continue
-        if header:
-            out.append("| | " + " | ".join(header[0]) + " |")
-        out.extend("| " + " | ".join(_aligned_cells(line) or []) + " |" for line in lines[start:j])
+        if named:
+            header = [" ".join(re.sub(r"[(),]", " ", " ".join(column)).split()) for column in zip(*rows[:named])]
+            rows = [header] + rows[named:]
+        rows = (_pairs(rows) if not named else None) or rows
+        out.extend("| " + " | ".join(row) + " |" for row in rows)
         i = j
     return "\n".join(out)
-
-
-# The most words of a cell of a table laid out by spaces (longer, it is prose with two spaces after its stops).
-MAX_ALIGNED_CELL_WORDS = 6
-
-
-def _tabular(rows: Sequence[str]) -> bool:
-    """Whether `rows` (the lines under a table's first) read as a table's rows: each holds a digit,
-    and no cell is longer than MAX_ALIGNED_CELL_WORDS words or ends a sentence ("We carry 2
-    ladders.  Prices are fair." is prose with two spaces after its stops)."""
-    return all(_DIGIT.search(row) and all(len(cell.split()) <= MAX_ALIGNED_CELL_WORDS and not cell.endswith((".", "!", "?"))
-                                          for cell in _aligned_cells(row) or [])
-               for row in rows)
-
-
-# The most lines a table's column names laid out by spaces take ("Small       Medium" over "(Fiesta,    (Golf,").
-MAX_HEADER_LINES = 3
-
-
-def _column_names(lines: Sequence[str], i: int) -> tuple[list[str], list[str]] | None:
-    """(the column names, the lines they take) of a table laid out by spaces whose first column has
-    no name: up to MAX_HEADER_LINES lines indented, of as many cells each, no price among them,
-    above a row of one cell more; each column's names joined, brackets and commas left out
-    ("Large/SUV" over "(Qashqai," over "X5)" -> "Large/SUV Qashqai X5"); None otherwise."""
-    taken: list[list[str]] = []
-    j = i
-    while j < len(lines) and len(taken) < MAX_HEADER_LINES and lines[j][:1] in (" ", "\t") \
-            and (cells := _aligned_cells(lines[j])) is not None and not _PRICE_CELL.search(lines[j]) \
-            and (not taken or len(cells) == len(taken[0])):
-        taken.append(cells)
-        j += 1
-    row = _aligned_cells(lines[j]) if j < len(lines) and taken else None
-    if row is None or len(row) != len(taken[0]) + 1:
-        return None
-    names = [" ".join(re.sub(r"[(),]", " ", " ".join(column)).split()) for column in zip(*taken)]
-    return names, list(lines[i:j])
 
 
 def table_sentences(text: str) -> str:

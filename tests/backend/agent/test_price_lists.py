@@ -238,3 +238,45 @@ def test_a_surcharge_written_plus_a_percentage_and_a_suit_of_pieces():
     # the 3-piece suit.
     assert names_a_size("need a 2 piece suit cleaned", len("need a "))
     assert value(first("need a 2 piece suit cleaned for tomorrow (express). how much", CLEANERS)) == "27"
+
+
+def test_second_review_of_the_eighteenth_session():
+    # Each found by reading the change above; each gave a wrong bill or none.
+    # names and prices by turns on a line: a row a pair (not "Cut & blow dry: $45; Colour; $80.")
+    salon = ("Hair salon prices\n\nCut & blow dry   $45      Colour       $80\nFringe trim      $10      Highlights   $120\n"
+             "Kids cut         $20      Toner        $30")
+    assert value(first("How much for a colour and a fringe trim?", salon)) == "90"
+    # a blank cell keeps the row's other cells in their columns
+    windows = ("SPARKLE WINDOWS\n\nHouse size              Regular   One-off\n2 bed terrace           $25       $38\n"
+               "3 bed semi                        $48\n4 bed detached          $50       $72\n\nExtras\n- Skylights: $6 each")
+    assert "3 bed semi: One-off $48." in [s for _, s in text_sentences(windows)]
+    assert value(first("one-off clean for a 4 bed detached plus 2 skylights, total please", windows)) == "84"
+    # a line wrapped before a number is no label line ("Children aged under" / "12 years: £6")
+    farm = "Farm park tickets\nAdults: £12 per ticket. Children aged under\n12 years: £6 per ticket. Family ticket: £35."
+    assert value(first("How much for 2 adults and 3 children?", farm)) == "42"
+    # the words opening a question are every listed thing's ("weekend tickets for 2 adults and 1 child")
+    tickets = ("Ticket prices\n                       Weekday      Weekend\nAdult                  £15          £25\n"
+               "Child (3-15)           £8           £12")
+    assert value(first("weekend tickets for 2 adults and 1 child, total?", tickets)) == "62"
+    # paying by card: the charge of that card only, the clause right before the amount, a wrapped line too
+    skip = "Skip hire costs £200 per week.\n\n"
+    assert value(first("how much for 1 week skip hire, paying by debit card?",
+                       skip + "Debit cards are free; credit cards carry a 2% surcharge.")) == "200"
+    assert value(first("how much for 1 week skip hire, paying by credit card?",
+                       skip + "We accept credit cards and cash, and weekend deliveries carry a 10% surcharge.")) == "200"
+    assert value(first("how much for 1 week skip hire, paying by card?",
+                       "Hire prices\nSkip hire: £200 per week\nCard payments carry a 2% surcharge.")) == "204"
+    # a tax: not when asked without it, not when prices include it, once, never on a count
+    valets = "Mini valet: £30\nFull valet: £60\n\nPrices exclude VAT at 20%."
+    assert value(first("how much for 3 mini valets, not including vat?", valets)) == "90"
+    assert value(first("what's the price of 3 mini valets before discount and VAT?", valets)) == "90"
+    assert value(first("how much for 3 mini valets inc vat?", valets)) == "108"
+    assert not first("How many mini valets can I get for £180 including VAT?", valets).endswith("/ 100")
+    assert value(first("3 mini valets, total inc vat please",
+                       "Mini valet: £30\nFull valet: £60\n\nAll prices include 20% VAT, no extra charges.")) == "90"
+    assert value(first("how much for 3 mini valets inc vat?", "Mini valet: £30 + 20% VAT\nFull valet: £60 + 20% VAT")) == "108"
+    # a count of a plural is no size ("3 bed sheets", "4 bed nights")
+    linen = "Linen hire\nBed sheet: £8 each\nDuvet cover: £10 each"
+    assert value(first("3 bed sheets and 2 duvet covers, total please", linen)) == "44"
+    assert value(first("How much for 4 bed nights in the dorm plus towel hire?",
+                       "Hostel prices\nDorm bed: £25 per night\nTowel hire: £3")) == "103"

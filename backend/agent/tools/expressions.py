@@ -53,8 +53,7 @@ from backend.agent.rounding import asked_rounding, asked_rounding_direction, wit
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
-from backend.agent.tools.discounts import (claimed_discount, claimed_surcharges, claimed_tax, counted, names_tax,
-                                           onwards)
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
@@ -63,6 +62,7 @@ from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, cou
                                          without_amount)
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import rank_sentences, stems
+from backend.agent.tools.taxes import claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 

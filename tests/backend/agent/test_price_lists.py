@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from backend.agent.operations import asks_bill_total, names_a_size
 from backend.agent.tools.arithmetic import evaluate
-from backend.agent.tools.discounts import claimed_discount, claimed_tax, onwards
+from backend.agent.tools.discounts import claimed_discount, onwards
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.mentions import mentioned_total, named_extras
 from backend.agent.tools.segmentation import aligned_tables, text_sentences, without_leaders
+from backend.agent.tools.taxes import claimed_tax
 
 from .test_expressions import result
 

@@ -1,0 +1,47 @@
+"""A sales tax the documents add to their prices, claimed by a question asking a price with it
+(issue 15): "including the HST" over "Prices do not include 13% HST" -> the calculator's first
+candidate times (100 + 13) / 100, laid on the whole bill last (backend.agent.tools.expressions).
+Only the percentage and words are read from the passages (untrusted data).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from backend.agent.numerals import PERCENT_SIGN
+
+# A sales tax: the question asks the price with it ("including the HST", "total with vat", "inc vat pls",
+# "plus tax"; not "before tax", "not including vat", "before discount and VAT", "ex VAT"), and the documents
+# add it to their prices ("Prices do not include 13% HST", "Prices exclude VAT at 20%", "VAT at 20% is added
+# to the whole invoice", "+ VAT at 20%"; not "All prices include 20% VAT, no extra charges").
+_TAX = r"(?:vat|hst|gst|pst|sales\s+tax|tax(?:es)?)"
+_WITH_TAX = re.compile(rf"\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|plus|after)\s+(?:the\s+|all\s+)?{_TAX}\b"
+                       rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b", re.IGNORECASE)
+_WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre|not\s+incl(?:uding|\.)?|not\s+inc\.?)"
+                          rf"[\s-]+(?:the\s+)?(?:[a-z]+\s+(?:and|&)\s+)?{_TAX}\b|\b{_TAX}\s+(?:not\s+included|excluded)\b",
+                          re.IGNORECASE)
+_TAX_RATE = re.compile(rf"\b{_TAX}\s*(?:at|@|of|is|\(|:)?\s*([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
+                       rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_TAX}\b", re.IGNORECASE)
+_TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b[^.;]{{0,30}}{_TAX}|\bexclud\w*\s+(?:[^.;]{{0,20}}\s)?{_TAX}"
+                        rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b[^.;]{{0,40}}\b(?:is|are|will\s+be|gets?)\s+added"
+                        rf"|(?:\+|\bplus)\s*(?:[0-9.]+\s*{PERCENT_SIGN}\s*)?{_TAX}", re.IGNORECASE)
+
+
+def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
+    """The percentage of the sales tax the documents add to their prices ("Prices do not include 13%
+    HST" -> "13"; _TAX_RATE and _TAX_ADDED in one sentence), when `question` asks a price with it
+    (_WITH_TAX) and not without (_WITHOUT_TAX); None otherwise, or when the documents' prices
+    include it ("All prices include VAT at 23%")."""
+    if not _WITH_TAX.search(question) or _WITHOUT_TAX.search(question):
+        return None
+    for sentence in sentences:
+        rate = _TAX_RATE.search(sentence)
+        if rate is not None and _TAX_ADDED.search(sentence):
+            return rate.group(1) or rate.group(2)
+    return None
+
+
+def names_tax(sentence: str) -> bool:
+    """Whether `sentence` is about a sales tax (its percentage is claimed_tax's, no surcharge)."""
+    return re.search(rf"\b{_TAX}\b", sentence, re.IGNORECASE) is not None

@@ -14,6 +14,7 @@ from backend.agent.tools.mentions import mentioned_total, named_extras
 from backend.agent.tools.segmentation import aligned_tables, text_sentences, without_leaders
 from backend.agent.tools.taxes import claimed_tax
 
+from .test_bill_parts import first, value
 from .test_expressions import result
 
 CYCLES = """QUAYSIDE CYCLES
@@ -47,17 +48,6 @@ WASH = """Service              | Car  | Van
 Wash & vacuum        | €20  | €30
 Mini valet           | €45  | €65
 Fleet accounts (5+ vehicles a month): 10% off all services."""
-
-
-def first(question: str, *documents: str) -> str:
-    found = candidate_expressions(question, [result(*documents)], None, evaluate)
-    assert found, question
-    return found[0]
-
-
-def value(expression: str) -> str:
-    q = evaluate(expression).q
-    return str(q.numerator) if q.denominator == 1 else f"{float(q):.2f}"
 
 
 def test_leaders_headings_in_capitals_and_label_lines_end_sentences():

@@ -193,5 +193,8 @@ def test_a_fact_of_the_documents_is_answered_by_its_sentence_with_a_citation(pag
         cited = [sources.nth(i) for i in range(sources.count())
                  if sources.nth(i).get_attribute("href") == citation.first.get_attribute("href")]
         assert cited and name in cited[0].inner_text() and cited[0].inner_text().startswith(text[-3:])
+        # the program wrote the answer: its footer counts no "0 tokens" (new-user pass)
+        footer = reply.locator(".message-meta").inner_text()
+        assert not re.search(r"(?<![0-9])0 tokens", footer), footer
     finally:
         set_settings(page, original)

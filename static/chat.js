@@ -259,7 +259,8 @@
     if (timings && timings.queue_ms != null) parts.push("queue " + formatDuration(timings.queue_ms));
     if (timings && timings.ttft_ms != null) parts.push("TTFT " + formatDuration(timings.ttft_ms));
     if (timings && timings.decode_tokens_per_s) parts.push(timings.decode_tokens_per_s.toFixed(1) + " tok/s");
-    if (usage && usage.completion_tokens != null) {
+    // (an answer the program wrote, a quoted passage, generated no token: no "0 tokens")
+    if (usage && usage.completion_tokens) {
       parts.push(usage.completion_tokens + (usage.completion_tokens === 1 ? " token" : " tokens"));
     }
     if (!parts.length) return;

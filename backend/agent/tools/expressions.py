@@ -50,6 +50,7 @@ from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_mon
                                       named_operations, names_a_length, names_a_size, names_an_edition, sizes, sizes_alone)
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
+from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
@@ -259,6 +260,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     the operation the question names over its own other numbers ("What is 15% of 240?" ->
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
     question = without_pictographs(question[:MAX_QUESTION_CHARS])
+    spoken = _valid([e for e in [spoken_expression(question)] if e], evaluate)
+    if spoken:  # "what's the square root of 144 plus 2 cubed?": the whole message is arithmetic in words
+        return spoken
     sentences = in_major_units(passage_sentences(results))  # "8p per page" beside "£18": "£0.08 per page"
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)

@@ -13,7 +13,8 @@ from typing import Sequence
 from backend.agent.tools.passages import read_passages
 
 # A sentence ends at . ! or ? before a space, but not after an abbreviation that a name or a
-# number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith"), at a blank line,
+# number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith") nor after "incl." or
+# "approx." ("Allow approx. 3 hours", "(per night, incl. continental breakfast)"), at a blank line,
 # before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
 # ending in a number, ")", ":" or a time ("5:30pm") before a line beginning with a capital ("€45 (about 90 minutes)"
 # / "Vans pay ..."; not "is 2,340" / "metres long", a line of prose wrapped), or before a line
@@ -22,7 +23,7 @@ from backend.agent.tools.passages import read_passages
 # / "12 years: £6") or before a heading
 # in capitals ("MANICURES" after "closed Mondays"; the heading stays with the line after it:
 # "TRADE ROTA FOR RESTAURANTS Freshly sharpened knives swapped ...").
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)"
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)(?<!\b[Ii]ncl\.)(?<!\b[Aa]pprox\.)"
                            r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
@@ -99,12 +100,13 @@ def _has_header(rows: list[list[str]], ruled: bool) -> bool:
                         for pattern in (_PRICE_CELL, _DIGIT))
 
 
-# A caption naming what a table's prices are per: "Pitch prices (per night)", "Rates per hour".
-_CAPTION_PER = re.compile(r"\((?:prices?\s+|rates?\s+)?per\s+([a-z]+)\)|\bper\s+([a-z]+)\s*:?\s*$", re.IGNORECASE)
+# A caption naming what a table's prices are per: "Pitch prices (per night)", "Rates per hour", "ROOM RATES
+# (per night, incl. continental breakfast for 2)".
+_CAPTION_PER = re.compile(r"\((?:prices?\s+|rates?\s+)?per\s+([a-z]+)\b[^()]*\)|\bper\s+([a-z]+)\s*:?\s*$", re.IGNORECASE)
 # A cell that is a price alone ("£24", "$ 3.50"): it takes the caption's unit.
 # A column's name pricing per a unit ("Per month", "Per day (short stays)").
 _PER_COLUMN = re.compile(r"\s*per\s+[a-z]+\b", re.IGNORECASE)
-_PRICE_CELL_ALONE = re.compile(r"^\s*[$€£¥]\s*[0-9][0-9,]*(?:\.[0-9]+)?(?=\s*$)")
+_PRICE_CELL_ALONE = re.compile(r"^\s*(?:[A-Z]{1,3})?[$€£¥]\s*[0-9][0-9,]*(?:\.[0-9]+)?(?=\s*(?:\([^()]*\))?\s*$)")
 
 
 # A table laid out by spaces: cells apart by two spaces or more, or a tab ("3 bed detached     $42     $60").
@@ -256,7 +258,7 @@ def table_sentences(text: str) -> str:
         above = out[-1] if out else ""
         # (a caption: a short line with no price of its own, not "Breakfast is £12 per person")
         caption = (_CAPTION_PER.search(above) if above and _cells(above) is None and not _PRICE_CELL.search(above)
-                   and len(above.split()) <= 8 else None)
+                   and len(above.split()) <= 12 else None)
         per = f" per {caption.group(1) or caption.group(2)}" if caption else ""
         for row in rows[1:] if header else rows:
             row = [_PRICE_CELL_ALONE.sub(lambda m: m.group(0) + per, cell) if per else cell for cell in row]

@@ -271,3 +271,18 @@ def test_second_review_of_the_eighteenth_session():
     assert value(first("3 bed sheets and 2 duvet covers, total please", linen)) == "44"
     assert value(first("How much for 4 bed nights in the dorm plus towel hire?",
                        "Hostel prices\nDorm bed: £25 per night\nTowel hire: £3")) == "103"
+
+
+def test_a_caption_with_more_than_its_unit_prices_the_table_per_that_unit():
+    # Blind set 54: "ROOM RATES (per night, incl. continental breakfast for 2)" was cut at "incl." and named
+    # no unit, and "NZ$275  (sleeps 4)" was no price alone: "3 of us ... family suite for 2 nights in
+    # march" took the extra person's "NZ$35 per night".
+    lodge = ("ROOM RATES (per night, incl. continental breakfast for 2)\n"
+             "Room            | Low season (May–Sep) | High season (Oct–Apr)\n"
+             "Garden Queen    | NZ$145               | NZ$189\n"
+             "Family Suite    | NZ$210               | NZ$275  (sleeps 4)\n\n"
+             "- Extra person in Family Suite: NZ$35 per night (max 5 guests)")
+    sentences = [s for _, s in text_sentences(lodge)]
+    assert sentences[0] == "ROOM RATES (per night, incl. continental breakfast for 2)"
+    assert "Family Suite: Low season (May–Sep) NZ$210 per night; High season (Oct–Apr) NZ$275 per night (sleeps 4)." in sentences
+    assert value(first("3 of us are sharing the family suite for 2 nights in march, how much is that each?", lodge)) == "183.33"

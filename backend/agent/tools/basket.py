@@ -89,6 +89,9 @@ _EACH_WITH = re.compile(rf"\beach\s+(?:one\s+)?(?:in|with|gets?|needs?|has|havin
 OPTIONAL = "1?"
 
 
+_PAIRS_OF = re.compile(r"^pairs?\s+(?:of\s+)?(?=\S)", re.IGNORECASE)
+
+
 def basket_items(question: str) -> list[tuple[str, str]]:
     """(count, the words naming the thing) for each counted thing `question` lists, in order;
     [] for fewer than two. A count inside another thing's name is not a thing ("one box of 6
@@ -134,6 +137,8 @@ def basket_items(question: str) -> list[tuple[str, str]]:
             items = [item for item in items if not (item[0] == OPTIONAL and item[1] == thing)]
             items.append((count, thing))
     counted = [item for item in items if item[0] != OPTIONAL]
+    # "2 pairs of trousers": trousers (not "Headlight restoration - £30 per pair")
+    items = [(n, _PAIRS_OF.sub("", thing) if _PAIRS_OF.sub("", thing) else thing) for n, thing in items]
     return items[:MAX_ITEMS] if len(items) >= 2 and counted else []
 
 
@@ -281,14 +286,33 @@ _JOINED = re.compile(r"\b(?:for|and|or|per|each)\b", re.IGNORECASE)
 _PAYING = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "sold", "sells", "just", "only"})
 
 
-def _price_of(thing: str, sentences: Sequence[str], question: str = "") -> str | None:
+# A price for a least count of a thing: "5 or more shirts €3.00 each", "10+ copies 8p".
+_TIER = re.compile(r"([0-9]+)\s*(?:\+|or\s+more\b|and\s+over\b)\s*((?:[a-z][\w-]*\s*){0,2})$", re.IGNORECASE)
+
+
+def _tier_met(label: str, thing: str, count: str) -> bool | None:
+    """Whether `count` of `thing` reaches the least count the words right before a price set
+    ("Shirt: €3.50 - 5 or more shirts" for 6 shirts: True, for 2: False); None when they set none or
+    name another thing."""
+    m = _TIER.search(label.rstrip(" :-–"))
+    if m is None or (m.group(2).strip() and not norm_words(m.group(2)) & norm_words(thing)):
+        return None
+    try:
+        return float(count) >= int(m.group(1))
+    except ValueError:
+        return None
+
+
+def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: str = "") -> str | None:
     """The price of the documents whose label names `thing`'s size ("12-inch $80" for "12-inch
     cake"), then whose words (naming_words) name it most, then whose own words right before it
     (thing_words) name it, then the rest of `question` ("Full day £32" of the hybrid row for "4
-    hybrid bikes for a full day"; _own_clause), the first of equals; None when no price's words name it."""
+    hybrid bikes for a full day"; _own_clause), the first of equals; a price for a least count of
+    it ("5 or more shirts €3.00 each") only for `count` of as many, and then first; None when no
+    price's words name it."""
     wanted, sized = norm_words(thing), sizes(thing)
     context = norm_words(_own_clause(thing, question)) - wanted
-    best: tuple[tuple[int, int, int, int], str] | None = None
+    best: tuple[tuple[int, bool, int, int, int], str] | None = None
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
         for i, m in enumerate(prices):
@@ -299,7 +323,11 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "") -> str |
             if not naming:
                 continue
             own = thing_words(sentence, prices, i)
-            score = (len(sized & sizes(label)), naming, len(wanted & own), len(context & own))
+            # a price for a least count of it: only for as many ("5 or more shirts €3.00 each" for 6 shirts, first)
+            tier = _tier_met(sentence[prices[i - 1].end() if i else 0:m.start()], thing, count) if count else None
+            if tier is False:
+                continue
+            score = (len(sized & sizes(label)), bool(tier), naming, len(wanted & own), len(context & own))
             if best is None or score > best[0]:
                 best = (score, m.group(1).replace(",", ""))
     return None if best is None else best[1]
@@ -395,7 +423,7 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str], que
         if whole is not None:  # "1000 business cards" over "1,000 cards for €78": one bundle of them
             terms.append(whole)
             continue
-        price = _price_of(thing, sentences, question)
+        price = _price_of(thing, sentences, question, count)
         if price is None and count == OPTIONAL:
             continue
         if price is None:

@@ -297,7 +297,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
     if out and asks_amount(question):  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
-        minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate)
+        minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Every order has a minimum rental charge of $75": the bill at least that
         out = _valid([with_order_minimum(minimum, priced, evaluate), minimum] + out, evaluate)
     if (discount or surcharges) and not out and asks_amount(question):

@@ -344,17 +344,19 @@ def _terms(expression: str) -> list[str]:
     return terms + [expression[start:]]
 
 
-def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Callable[[str], Any]) -> str:
+def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Callable[[str], Any],
+                        question: str = "") -> str:
     """`expression` with each of its added terms that uses the price of a sentence naming a minimum
     charge charged at least that ("Service wash: £2.80 per kg, minimum charge £12" for 3 kg:
     "max(12, 2.80 * 3)"; "3 * 1.50 + 2.50 * 2" -> "3 * 1.50 + max(10, 2.50 * 2)"); as it is when
-    no such term falls below its minimum."""
+    no such term falls below its minimum; a term is that sentence's by a price, not by a count of
+    `question`'s: "6 shirts" is no "€6 per square metre, minimum charge €30")."""
     if "/" in expression or " - " in expression:
         return expression  # a share, a rate or a difference: left as it is
     terms = _terms(expression)
     out = []
     for term in terms:
-        numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", term))
+        numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", term)) - set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))
         for sentence in sentences:
             least = _MINIMUM_CHARGE.search(sentence)
             if least is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from backend.agent.operations import asks_bill_total, names_a_size
 from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.basket import basket_items
 from backend.agent.tools.discounts import claimed_discount, onwards
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.mentions import mentioned_total, named_extras
@@ -286,3 +287,16 @@ def test_a_caption_with_more_than_its_unit_prices_the_table_per_that_unit():
     assert sentences[0] == "ROOM RATES (per night, incl. continental breakfast for 2)"
     assert "Family Suite: Low season (May–Sep) NZ$210 per night; High season (Oct–Apr) NZ$275 per night (sleeps 4)." in sentences
     assert value(first("3 of us are sharing the family suite for 2 nights in march, how much is that each?", lodge)) == "183.33"
+
+
+def test_a_price_for_a_least_count_and_a_minimum_of_another_thing():
+    # Blind set 56: "6 shirts and 2 pairs of trousers" took the single shirt price, asked no cost ("price
+    # for ..."), and was charged the curtains' "minimum charge €30" because 6 shirts is "€6".
+    cleaners = ("DRY CLEANING (per item)\nShirt (laundered & pressed) ......... €3.50 - 5 or more shirts €3.00 each\n"
+                "Trousers ............................ €9.00\n"
+                "Curtains €6 per square metre (lined +€2/m2), minimum charge €30")
+    assert value(first("price for 6 shirts and 2 pairs of trousers?", cleaners)) == "36"
+    assert value(first("how much for 2 shirts and 2 pairs of trousers?", cleaners)) == "25"
+    # "2 pairs of trousers" are trousers, not a price "per pair"
+    assert basket_items("price for 6 shirts and 2 pairs of trousers?") == [("6", "shirts"), ("2", "trousers")]
+    assert value(first("price for 6 shirts and 2 pairs of trousers?", "Headlight restoration - £30 per pair\n" + cleaners)) == "36"

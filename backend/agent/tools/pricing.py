@@ -22,7 +22,7 @@ from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE
 from backend.agent.operations import names_a_length, sizes, sizes_alone
 from backend.agent.party import group_size
 from backend.agent.tools.bands import outside_band
-from backend.agent.tools.basket import basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
+from backend.agent.tools.basket import TABLE_ROW, basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, least_group, least_spend
 from backend.agent.tools.sentences import rank_sentences, stems
@@ -39,9 +39,8 @@ _MINOR_PRICE = re.compile(r"(?<![\w.,$€£¥-])([0-9]{1,2}(?:\.[0-9]+)?)\s?(?:(
                           re.IGNORECASE)
 _PRICED_BEFORE = re.compile(r"(?:\b(?:costs?|is|are|just|only|from|add|adds|plus)|:)\s*$", re.IGNORECASE)
 _PRICED_AFTER = re.compile(r"\s*(?:per\b|each\b|an?\s|/|for\b|,?\s*or\b)", re.IGNORECASE)
-# A table's row as segmentation.table_sentences writes it ("A4 single-sided: Black & white 10p; Colour
+# A table's row (basket.TABLE_ROW: "A4 single-sided: Black & white 10p; Colour
 # 35p."), and the end of one of its cells: a cell's amount is a price.
-_TABLE_ROW = re.compile(r"[^:;]{1,80}:\s[^;]*;\s.*\.$")
 _CELL_END = re.compile(r"\s*(?:;|\.$)")
 # A row of pages, sizes or temperatures: "Pages: 16p; ...", "Sizes: A5 16p; A4 24p".
 _NOT_PRICES = re.compile(r"\b(?:pages?|sizes?|temperatures?|temp|degrees|rooms?)\b", re.IGNORECASE)
@@ -66,7 +65,7 @@ def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]
             unit = (m.group(2) or m.group(3) or m.group(4)).lower()
             allowed = [sign for sign in _MAJOR_SIGNS[unit] if sign in passage_signs]
             priced = (_PRICED_BEFORE.search(sentence, 0, m.start()) or _PRICED_AFTER.match(sentence, m.end())
-                      or (unit == "p" and _TABLE_ROW.match(sentence) and _CELL_END.match(sentence, m.end())
+                      or (unit == "p" and TABLE_ROW.match(sentence) and _CELL_END.match(sentence, m.end())
                           and not _NOT_PRICES.search(sentence)))
             if len(passage_signs) != 1 or not allowed or not priced:
                 return m.group(0)

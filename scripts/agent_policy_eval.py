@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 import tempfile
 import time
@@ -100,9 +101,18 @@ NEEDED_TOOLS = {"calc": ("calculator",), "doc": ("search_documents",), "chain": 
                 "time": ("current_time",), "none": ()}
 
 
+# The result a program-written calculation states ("That comes to £64.80: (18 * 4) * ... = 64.80,
+# from your documents [2]." and its workings): the want is looked for there alone, not among the
+# figures of its expression or workings (a want "18" is no answer for "That comes to 72: 18 * 4").
+_STATED = re.compile(r"\s*That comes to ([^\s:]+):")
+
+
 def answered(kind: str, want: str | None, status: str, text: str, calls: list[tuple[str, str]]) -> bool:
     if status != "done" or "tool_response" in text:
         return False
+    stated = _STATED.match(text)
+    if stated is not None:
+        text = stated.group(1)
     if want is not None and want.replace(",", "").lower() not in text.replace(",", "").lower():
         return False
     if kind in ("none", "extra_chat"):

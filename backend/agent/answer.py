@@ -20,6 +20,7 @@ from backend.agent.numerals import cue_text, with_digits
 from backend.agent.tools.passages import passage_blocks
 from backend.agent.tools.pricing import in_major_units
 from backend.agent.tools.sentences import stems
+from backend.agent.workings import workings
 from backend.agent.operations import asks_amount, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
 from backend.generator import ChatMessage
 
@@ -318,14 +319,17 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
         return _own_arithmetic(question, expression, value, written, asked)
     numbers = (written - asked) or written  # "the day pass is £18 right? 3 of them": 18 * 3 still cites
     best: tuple[int, int, str] | None = None  # (numbers held, passage number, text)
-    for search in searches:
-        for number, _, text in passage_blocks(search.content):
-            read = in_major_units([("", text)])[0][1]  # "8p per page" holds the expression's 0.08
-            held = sum(1 for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", read))
-            if held and (best is None or held > best[0]):
-                best = (held, number, text)
+    passages = [block for search in searches for block in passage_blocks(search.content)]
+    for number, _, text in passages:
+        read = in_major_units([("", text)])[0][1]  # "8p per page" holds the expression's 0.08
+        held = sum(1 for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", read))
+        if held and (best is None or held > best[0]):
+            best = (held, number, text)
     if best is None:  # no passage holds its numbers: the question's own arithmetic, or the model's
         return _own_arithmetic(question, expression, value, written, asked)
     signs = set(_SIGN.findall(best[2]))
     sign = signs.pop() if len(signs) == 1 and asks_amount(messages[last_user].content) else ""
-    return f"That comes to {sign}{value}: {expression} = {value}, from your documents [{best[1]}]."
+    cited_first = sorted(passages, key=lambda block: block[0] != best[1])
+    shown = workings(expression, question, cited_first)
+    return f"That comes to {sign}{value}: {expression} = {value}, from your documents [{best[1]}]." + (
+        f"\n\n{shown}" if shown else "")

@@ -1,0 +1,131 @@
+"""The workings of a calculation over the documents: where each of its figures comes from.
+
+A calculation the program wrote over the documents ("(18 * 4) * (100 - 10) / 100") is shown with
+each of its numbers beside the words it was read from: the user's own message ("every 4 weeks")
+or a passage's sentence as the program read it ("3 bed detached: Outside £18"), with that
+passage's citation. A figure read wrongly is then there to be seen. A bare expression gave the
+user nothing to check a wrong total against, and the program states wrong totals as plainly as
+right ones (eighteenth session's note); chat products write their workings out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from backend.agent.numerals import with_digits
+from backend.agent.tools.basket import TABLE_ROW
+from backend.agent.tools.pricing import in_major_units
+from backend.agent.tools.segmentation import text_sentences
+
+# A number of an expression or a text: digits with an optional decimal part, no digit or decimal
+# point around it ("2.50", not the "50" of "2.50").
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d]|\.\d)")
+# The 100 of a percentage ("(100 - 10) / 100", "* 17.5 / 100"): no figure read from anywhere.
+_PERCENT_BASE = re.compile(r"\(\s*100(?=\s*[-+])|/\s*100(?![\d.])")
+# At most this many figures are listed; a quote is cut to about this many characters.
+MAX_FIGURES = 8
+MAX_QUOTE_CHARS = 90
+# Words of the user's message shown on each side of a number ("clean every 4 weeks").
+_WORDS_AROUND = 3
+# What a quote must not carry into the answer's Markdown: emphasis, links, HTML, code, tables.
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>|~#])")
+# A clause's end in the user's message (not a decimal point or a thousands comma).
+_CLAUSE_END = re.compile(r"[;?!]|[.,](?!\d)|\s(?:and|but|so|then)\s", re.IGNORECASE)
+
+# A thousands separator ("£1,200"): the calculation writes 1200.
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+HEADING = "Where the figures come from:"
+
+
+def figures(expression: str) -> list[str]:
+    """The distinct numbers of `expression`, in order of first appearance, but the 100 of a
+    percentage ("(100 - 10) / 100" -> ["10"])."""
+    return list(dict.fromkeys(_NUMBER.findall(_PERCENT_BASE.sub(" ", expression))))
+
+
+def _occurs(number: str, text: str) -> re.Match[str] | None:
+    """`number` in `text` as a number of its own ("18" in "£18.", not in "118" or "18.5")."""
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d]|\.\d)", text)
+
+
+def _quoted(text: str) -> str:
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
+def _window(text: str, start: int, end: int) -> str:
+    """At most MAX_QUOTE_CHARS of `text` around `text[start:end]`, cut at spaces, with "…" where cut."""
+    if len(text) <= MAX_QUOTE_CHARS:
+        return text
+    half = (MAX_QUOTE_CHARS - (end - start)) // 2
+    left, right = max(0, start - half), min(len(text), end + half)
+    if left > 0:
+        space = text.find(" ", left, start)
+        left = space + 1 if space >= 0 else left
+    if right < len(text):
+        space = text.rfind(" ", end, right)
+        right = space if space >= 0 else right
+    return ("…" if left > 0 else "") + text[left:right].strip() + ("…" if right < len(text) else "")
+
+
+def _from_message(number: str, message: str) -> str | None:
+    """The words of the user's `message` around `number` ("clean every 4 weeks"), or None when it
+    does not write it (with digits: "four adults" writes 4)."""
+    for text in (_THOUSANDS.sub("", message), _THOUSANDS.sub("", with_digits(message))):
+        found = _occurs(number, text)
+        if found is not None:
+            break
+    else:
+        return None
+    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, found.start())), default=0)
+    stop = next((m.start() for m in _CLAUSE_END.finditer(text, found.end())), len(text))
+    before, after = text[start:found.start()], text[found.end():stop]
+    prefix, suffix = re.search(r"\S*$", before).group(), re.match(r"\S*", after).group()  # "£18", "4pm"
+    words = before[:len(before) - len(prefix)].split()[-_WORDS_AROUND:]
+    words.append(prefix + found.group() + suffix)
+    words += after[len(suffix):].split()[:_WORDS_AROUND]
+    return " ".join(words)
+
+
+def _from_passage(number: str, label: str, text: str) -> str | None:
+    """The sentence of a passage, as the program read it (text_sentences, prices in major units:
+    in_major_units), that holds `number`: a table row's name and the cell holding it ("Hybrid:
+    Full day £32 per bike"), another sentence cut around it; None when none holds it."""
+    sentences = text_sentences(text, label)
+    for (_, sentence), (_, read) in zip(sentences, in_major_units(sentences)):
+        found = _occurs(number, read)
+        if found is None:
+            continue
+        row = TABLE_ROW.match(sentence)
+        if row is not None:
+            cell = next((c for c in sentence[row.end(1) + 1:].split(";") if _occurs(number, c)), None)
+            if cell is not None:
+                return f"{row.group(1).strip()}: {cell.strip().rstrip('.')}"
+        where = _occurs(number, sentence) or found
+        return _window(sentence, where.start(), where.end())
+    return None
+
+
+def workings(expression: str, message: str, passages: Sequence[tuple[int, str, str]]) -> str:
+    """The lines telling where each figure of `expression` comes from, under HEADING, as a
+    Markdown list: "- 4: your words “clean every 4 weeks”", "- 18: “3 bed detached: Outside
+    £18” [2]" (`passages`: (citation number, label, text), the passage the answer cites first),
+    "- 13: worked out, written neither in your message nor in the passages". A number the
+    message writes is the message's, unless the message writes it as a price ("the day pass is
+    £18 right?") and a passage writes it too. At most MAX_FIGURES; "" for an expression without
+    numbers. Quotes are untrusted text: their Markdown is escaped."""
+    lines: list[str] = []
+    for number in figures(expression)[:MAX_FIGURES]:
+        own = _from_message(number, message)
+        priced = re.search(rf"[$€£¥]\s?{re.escape(number)}(?![\d]|\.\d)", _THOUSANDS.sub("", message)) is not None
+        read = None
+        if own is None or priced:
+            read = next(((n, q) for n, label, text in passages if (q := _from_passage(number, label, text))), None)
+        if read is not None:
+            lines.append(f"- {number}: “{_quoted(read[1])}” [{read[0]}]")
+        elif own is not None:
+            lines.append(f"- {number}: your words “{_quoted(own)}”")
+        else:
+            lines.append(f"- {number}: worked out, written neither in your message nor in the passages")
+    return "\n".join([HEADING, *lines]) if lines else ""

@@ -196,5 +196,19 @@ def test_a_fact_of_the_documents_is_answered_by_its_sentence_with_a_citation(pag
         # the program wrote the answer: its footer counts no "0 tokens" (new-user pass)
         footer = reply.locator(".message-meta").inner_text()
         assert not re.search(r"(?<![0-9])0 tokens", footer), footer
+        # ... and the admin still reaches the run's trace from its Info button, live and after a reload
+        # (new-user pass: the footer had no figures, so Info and its Trace link were hidden)
+        for reloaded in (False, True):
+            if reloaded:
+                page.reload()
+                page.wait_for_selector('#connection[data-state="open"]')
+                reply = page.locator(ASSISTANT).last
+            info = reply.locator('.message-actions [data-action="info"]')
+            assert info.is_visible(), f"Info hidden (reloaded={reloaded})"
+            info.click()
+            link = reply.locator(".timings a.trace-link")
+            assert link.is_visible() and re.fullmatch(r"/admin/traces/[0-9a-f]{32}", link.get_attribute("href"))
+            footer = reply.locator(".message-meta").inner_text()
+            assert not re.search(r"(?<![0-9])0 tokens", footer), footer
     finally:
         set_settings(page, original)

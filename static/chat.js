@@ -263,7 +263,9 @@
     if (usage && usage.completion_tokens) {
       parts.push(usage.completion_tokens + (usage.completion_tokens === 1 ? " token" : " tokens"));
     }
-    if (!parts.length) return;
+    // (an answer the program wrote has no figures, but its trace still has the run's steps)
+    const traced = isAdmin && typeof traceId === "string" && /^[0-9a-f]{32}$/.test(traceId);
+    if (!parts.length && !traced) return;
     const span = document.createElement("span");
     span.className = "timings";
     span.title = "Time waiting in the queue · time to first token · decode speed · tokens generated";
@@ -273,7 +275,7 @@
       part.textContent = text;
       span.appendChild(part);
     }
-    if (isAdmin && typeof traceId === "string" && /^[0-9a-f]{32}$/.test(traceId)) {
+    if (traced) {
       const link = document.createElement("a");
       link.className = "timing trace-link";
       link.href = "/admin/traces/" + traceId;

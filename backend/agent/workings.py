@@ -109,9 +109,9 @@ def _from_passage(number: str, label: str, text: str) -> str | None:
 
 def workings(expression: str, message: str, passages: Sequence[tuple[int, str, str]]) -> str:
     """The lines telling where each figure of `expression` comes from, under HEADING, as a
-    Markdown list: "- 4: your words “clean every 4 weeks”", "- 18: “3 bed detached: Outside
+    Markdown list: "- 4: your question “clean every 4 weeks”", "- 18: “3 bed detached: Outside
     £18” [2]" (`passages`: (citation number, label, text), the passage the answer cites first),
-    "- 13: worked out, written neither in your message nor in the passages". A number the
+    "- 13: worked out, written neither in your question nor in the passages". A number the
     message writes is the message's, unless the message writes it as a price ("the day pass is
     £18 right?") and a passage writes it too. At most MAX_FIGURES; "" for an expression without
     numbers. Quotes are untrusted text: their Markdown is escaped."""
@@ -125,7 +125,7 @@ def workings(expression: str, message: str, passages: Sequence[tuple[int, str, s
         if read is not None:
             lines.append(f"- {number}: “{_quoted(read[1])}” [{read[0]}]")
         elif own is not None:
-            lines.append(f"- {number}: your words “{_quoted(own)}”")
+            lines.append(f"- {number}: your question “{_quoted(own)}”")
         else:
-            lines.append(f"- {number}: worked out, written neither in your message nor in the passages")
+            lines.append(f"- {number}: worked out, written neither in your question nor in the passages")
     return "\n".join([HEADING, *lines]) if lines else ""

@@ -16,6 +16,7 @@ the reply's admitted generation holds the user's lease and queue ticket for the 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 import json
 import time
 from typing import Any, Callable, Sequence
@@ -25,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent.access import allowed_names, budget_of, tools_enabled
 from backend.agent.events import AgentStepEvent
+from backend.agent.follow_up import follow_up_question
 from backend.agent.records import RunRecords
 from backend.agent.model_step import CALL_MAX_TOKENS
 from backend.agent.runs import POLICY_AUTO, AgentRunner, RunResult
@@ -81,10 +83,14 @@ class AgentTurns:
             # "Use my documents" already put this turn's passages in the prompt: searching them
             # again would put them there twice (new-user run: 450 -> 877 prompt tokens).
             allowed.discard("search_documents")
+        # "and for 6?" after "How much for 4 budget 16 inch tyres fitted?": the tools read the whole
+        # question it asks (backend.agent.follow_up); the model's prompt keeps the conversation as typed
+        earlier = [m.content for m in reply.turn.messages[:-1] if m.role == "user"]
+        asked = follow_up_question(reply.turn.user_text, earlier) or reply.turn.user_text
         return AgentRunner(self._generator, specs, allowed, self.records,
                            budget_of(settings, reply.turn.agent_budget),  # the conversation's, capped
                            clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
-                           policy=settings.agent_policy, user_text=reply.turn.user_text,
+                           policy=settings.agent_policy, user_text=asked,
                            context_results=(reply.turn.prompt_passages,) if getattr(reply.turn, "prompt_passages", None) else ())
 
     async def run(self, reply: LiveReply, runner: AgentRunner) -> Ending:
@@ -116,6 +122,9 @@ class AgentTurns:
                 return Ending(FINISH_ERROR, "error", str(exc) or REASON_RUN_FAILED, done)
             span.set_attribute("kept_messages", len(fitted))
         turn.messages = fitted
+        if runner.user_text and runner.user_text != turn.user_text and fitted and fitted[-1].role == "user":
+            # a follow-up ("and for 6?") is asked of the run as the whole question it asks (runner_for)
+            turn.messages = fitted[:-1] + [replace(fitted[-1], content=runner.user_text)]
         last_flush = [self._clock()]
 
         async def on_text(text: str) -> None:

@@ -72,7 +72,7 @@ def test_a_turn_whose_documents_are_already_in_the_prompt_does_not_search_them_a
 
     def runner(sources, passages=None):
         turn = SimpleNamespace(use_tools=True, action="send", user_text="Who designed the bridge?",
-                               agent_budget={}, sources=sources, prompt_passages=passages)
+                               agent_budget={}, sources=sources, prompt_passages=passages, messages=[])
         reply = SimpleNamespace(turn=turn, user_id=user_id(client, sign_up(client, f"reader{len(sources)}{'p' if passages else ''}")),
                                 message_id="m", publish_step=lambda event: None, steps=StepLog())
         return asyncio.run(agent.runner_for(reply, settings))
@@ -83,3 +83,22 @@ def test_a_turn_whose_documents_are_already_in_the_prompt_does_not_search_them_a
     # the passages in the prompt are what the run's calculation reads instead (new-user pass)
     assert runner([{"n": 1}], "[1] bridge.txt (version 1) — passage x\n> It is 2,340 metres long.").context_results == (
         "[1] bridge.txt (version 1) — passage x\n> It is 2,340 metres long.",)
+
+
+def test_a_follow_up_is_asked_as_the_whole_question_it_asks(client, fake):
+    # New-user pass: "and for 6?" after a calculation ran no tool, and the model wrote "That comes to
+    # 260: 6 * 4 = 12, from your documents [2]." The run now reads "What is 6 * 34?".
+    fake.replies = [["408."], ["204."]]
+    conversation_id = tools_on(client, sign_up(client, "alice"), policy="planned")
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "What is 12 * 34?")
+        until_done(ws)
+        send(ws, conversation_id, "and for 6?")
+        frames = until_done(ws)
+    tool = next(f for f in frames if f["type"] == "agent_step" and f["status"] == "done")
+    [call] = tool["calls"]
+    assert (call["tool"], json.loads(call["arguments"])) == ("calculator", {"expression": "6 * 34"})
+    assert frames[-1]["content"] == "6 * 34 = 204."
+    # the conversation keeps the message as typed
+    history = client.get(f"/api/conversations/{conversation_id}").json()["messages"]
+    assert [m["content"] for m in history if m["role"] == "user"] == ["What is 12 * 34?", "and for 6?"]

@@ -352,7 +352,7 @@ def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_pa
     assert calculated_answer(tools, run("I have 6kg for wash and fold, how much?", "2.20 * 6 = 13.20")) == (
         "That comes to €13.20: 2.20 * 6 = 13.20, from your documents [2].\n\n"
         "Where the figures come from:\n- 2.20: “Wash & fold: €2.20 per kg, minimum charge €12.” [2]\n"
-        "- 6: your words “I have 6kg for wash”")
+        "- 6: your question “I have 6kg for wash”")
     # no search before it: arithmetic of the question's own numbers is stated as calculated (new-user
     # pass: SmolLM2-135M wrote "What's 17.5% of £240?"'s 42 inside rambling sentences)
     def alone(question, result):
@@ -384,9 +384,9 @@ def test_a_calculation_over_pence_cites_the_passage_writing_them():
                 ChatMessage("tool", "150 * 0.08 + 20 * 0.30 = 18", tool_call_id="c1", name="calculator")]
     assert calculated_answer(tools, messages) == (
         "That comes to £18: 150 * 0.08 + 20 * 0.30 = 18, from your documents [2].\n\n"
-        "Where the figures come from:\n- 150: your words “printed 150 black & white”\n"
+        "Where the figures come from:\n- 150: your question “printed 150 black & white”\n"
         "- 0.08: “Printing is 8p per page black and white, 30p per page colour.” [2]\n"
-        "- 20: your words “20 colour ones”\n"
+        "- 20: your question “20 colour ones”\n"
         "- 0.30: “Printing is 8p per page black and white, 30p per page colour.” [2]")
 
 
@@ -402,7 +402,7 @@ def test_a_calculation_over_a_price_the_question_repeats_still_cites_its_passage
                 ChatMessage("tool", "18 * 3 = 54", tool_call_id="c1", name="calculator")]
     assert calculated_answer(tools, messages) == (
         "That comes to £54: 18 * 3 = 54, from your documents [1].\n\n"
-        "Where the figures come from:\n- 18: “Day pass: £18 per day.” [1]\n- 3: your words “how much for 3 of them”")
+        "Where the figures come from:\n- 18: “Day pass: £18 per day.” [1]\n- 3: your question “how much for 3 of them”")
 
 
 def test_a_heading_alone_is_never_quoted():

@@ -34,7 +34,7 @@ def test_each_figure_is_shown_with_the_words_it_was_read_from():
     assert shown.split("\n") == [
         HEADING,
         "- 18: “3 bed detached: Outside $18” [2]",  # a table's row named with the cell holding it
-        "- 4: your words “outside clean every 4 weeks”",  # the question's own clause, not the next one
+        "- 4: your question “outside clean every 4 weeks”",  # the question's own clause, not the next one
         "- 10: “Pay for a year upfront and get 10% off.” [2]",
     ]
 
@@ -42,7 +42,7 @@ def test_each_figure_is_shown_with_the_words_it_was_read_from():
 def test_a_figure_found_nowhere_is_said_to_be_worked_out():
     shown = workings("18 * 13", "outside clean on my 3 bed detached every 4 weeks for a year",
                      [(1, "windows.txt", WINDOWS)])
-    assert "- 13: worked out, written neither in your message nor in the passages" in shown.split("\n")
+    assert "- 13: worked out, written neither in your question nor in the passages" in shown.split("\n")
 
 
 def test_a_price_the_message_repeats_is_shown_from_its_passage():
@@ -50,7 +50,7 @@ def test_a_price_the_message_repeats_is_shown_from_its_passage():
     shown = workings("max(60, 2.50 * 40)", "the gutter price is $2.50 right? I have 40 feet",
                      [(3, "windows.txt", WINDOWS)])
     assert "- 2.50: “Gutter clearing: $2.50 per foot, minimum charge $60.” [3]" in shown.split("\n")
-    assert "- 40: your words “I have 40 feet”" in shown.split("\n")
+    assert "- 40: your question “I have 40 feet”" in shown.split("\n")
 
 
 def test_the_passage_cited_first_is_preferred_and_a_long_sentence_is_cut_around_the_figure():
@@ -93,7 +93,7 @@ def test_the_eval_looks_for_the_answer_in_the_stated_result_only():
     # result counts.
     answered = _scorer().answered
     text = ("That comes to $72: 18 * 4 = 72, from your documents [2].\n\n" + HEADING +
-            "\n- 18: “3 bed detached: Outside $18” [2]\n- 4: your words “every 4 weeks”")
+            "\n- 18: “3 bed detached: Outside $18” [2]\n- 4: your question “every 4 weeks”")
     calls = [("search_documents", "ok"), ("calculator", "ok")]
     assert answered("chain", "$72", "done", text, calls)
     assert not answered("chain", "$18", "done", text, calls)

@@ -1,0 +1,43 @@
+"""A follow-up read with the question before it (backend.agent.follow_up)."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.agent.follow_up import follow_up_question
+
+TYRES = "How much for 4 budget 16 inch tyres fitted?"
+
+
+@pytest.mark.parametrize("text, want", [
+    # a new count: the count of the question, not its size (16 inch)
+    ("and for 6?", "How much for 6 budget 16 inch tyres fitted?"),
+    ("what about 8?", "How much for 8 budget 16 inch tyres fitted?"),
+    ("And for six?", "How much for 6 budget 16 inch tyres fitted?"),
+    ("ok and 3?", "How much for 3 budget 16 inch tyres fitted?"),
+    ("make it 5", "How much for 5 budget 16 inch tyres fitted?"),
+    ("and for 6 tyres?", "How much for 6 budget 16 inch tyres fitted?"),
+    # a thing added
+    ("add a wheel alignment to that", "How much for 4 budget 16 inch tyres fitted plus a wheel alignment?"),
+    ("plus a puncture repair", "How much for 4 budget 16 inch tyres fitted plus a puncture repair?"),
+    ("and a wheel alignment too?", "How much for 4 budget 16 inch tyres fitted plus a wheel alignment?"),
+    # a message of its own
+    ("what time do you close on saturday?", None),
+    ("How much is a 10-class pass?", None),
+    ("thanks!", None),
+    ("and what about your opening hours on a bank holiday, are you open then or closed?", None),
+])
+def test_a_follow_up_asks_the_whole_question(text, want):
+    assert follow_up_question(text, [TYRES]) == want
+
+
+def test_the_count_of_the_thing_the_follow_up_names():
+    assert follow_up_question("And for 8 classes?", ["How much are 5 drop-in classes with 2 hours of parking?"]) == (
+        "How much are 8 drop-in classes with 2 hours of parking?")
+
+
+def test_a_follow_up_of_a_follow_up_and_nothing_before():
+    assert follow_up_question("and for 6?", [TYRES, "add a wheel alignment to that"]) == (
+        "How much for 6 budget 16 inch tyres fitted plus a wheel alignment?")
+    assert follow_up_question("and for 6?", []) is None
+    assert follow_up_question("and for 6?", ["Hi there"]) is None  # no count to change

@@ -193,7 +193,24 @@ def asks_for_writing(text: str) -> bool:
     """Whether `text` asks for advice or writing of the model's own in so many words (_GENERAL_REQUEST:
     tips, ideas, a poem, "explain the difference"; _WRITING: "write a short message to ...")."""
     text = cue_text(text)
-    return _GENERAL_REQUEST.search(text) is not None or _WRITING.search(text) is not None
+    return (_GENERAL_REQUEST.search(text) is not None or _WRITING.search(text) is not None
+            or _CREATIVE.search(text) is not None)
+
+
+# A piece of creative writing asked for: "Write a two-line poem about tyres", "tell me a story about a
+# baker", "make up a limerick about yoga" (the documents' business named in it is its subject, not a
+# question about them: new-user pass, a poem about tyres was answered with the bakery's prices).
+_CREATIVE = re.compile(
+    r"^\W*(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)?"
+    r"(?:write|compose|make\s+up|tell|give|invent|create)\s+(?:me\s+|us\s+)?(?:a|an|some|one|two|three)?\s*"
+    r"(?:[a-z'-]+\s+){0,3}?(?:poem|story|stories|haiku|limerick|song|lyrics|sonnet|rap|joke|riddle|fable|fairy\s+tale)s?\b",
+    re.IGNORECASE)
+
+
+def asks_for_creative_writing(text: str) -> bool:
+    """Whether `text` asks for a poem, a story, a song, a joke (_CREATIVE): writing that needs
+    nothing of the documents unless it names them (search_documents' relevant)."""
+    return _CREATIVE.search(cue_text(text)) is not None
 
 
 def asks_for_own_writing(text: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 from backend.agent.numerals import NUMBER_RE
 from backend.agent.operations import (asks_bill_total, asks_cost, asks_money, asks_policy_limit, asks_price,
                                       asks_quantity, named_operations, numbers_beyond)
-from backend.agent.routing import asks_for_own_writing, needs_calculation, typed_expression, typed_operator
+from backend.agent.routing import asks_for_creative_writing, asks_for_own_writing, needs_calculation, typed_expression, typed_operator
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
@@ -125,7 +125,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
     def relevant(user_id: str, text: str) -> bool:
         if asks_policy_limit(text):  # "I've been a member for 2 years - how much notice ...", "how far do you deliver"
             return False
-        if asks_for_own_writing(text) and not typed_operator(text):  # "help me write an email ... for a week"
+        if (asks_for_own_writing(text) or asks_for_creative_writing(text)) and not typed_operator(text):
+            # "help me write an email ... for a week", "write a two-line poem about tyres"
             return False
         if needs_calculation(text):
             return True

@@ -7,7 +7,7 @@ import re
 from typing import Any, Callable
 
 from backend.agent.numerals import NUMBER_RE, cue_text
-from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, asks_general_request,
+from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, asks_for_creative_writing, asks_general_request,
                                    asking_part, asks_for_writing, names_documents, query_of)
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
@@ -253,6 +253,8 @@ def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
         found, about = passages_about(retriever, user_id, text)
         if asks_contact(text) and any(holds_contact(source.text) for source in found):
             return True  # "What's your email address?" over "Phone: 01632 960 441. Email: hello@..."
+        if asks_for_creative_writing(text):
+            return False  # "Write a two-line poem about tyres": its subject, not a question of the documents
         general = asks_general_request(text)
         if general and not asks_for_writing(text):
             # "why is the pool heated?" over "The pool is heated to 28 degrees": a thing of the passages

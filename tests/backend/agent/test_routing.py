@@ -366,3 +366,25 @@ def test_general_questions_of_the_eighteenth_session():
     for text in ("what does the deposit cover?", "is the deposit refundable in general?",
                  "what does your late fee mean for me?"):
         assert not asks_general_request(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "Write a long story about a tyre fitter named Bob who also teaches yoga, in five paragraphs.",
+    "Write a two-line poem about tyres.",
+    "tell me a story about a tyre fitter",
+    "make up a limerick about tyres",
+    "write a haiku about 4 tyres",
+])
+def test_creative_writing_about_the_documents_business_plans_no_tool(text):
+    # New-user pass: "Write a two-line poem about tyres" searched the documents (tyres.txt is named by
+    # "tyres") and was answered with a bakery's prices; the story was answered "The user's document is
+    # about a tyre fitter".
+    passage = "Budget 16 inch tyres: £65 each fitted. Premium 18 inch tyres: £130 each. Wheel alignment £45."
+    search = search_documents.spec(FakeRetriever("ann", "", similarity=0.8, text=passage, document_name="tyres.txt"))
+    calc = calculator.spec(None, passages=lambda user_id, text: [("tyres.txt (version 1)", passage)])
+    assert not search.relevant("ann", text)
+    assert not calc.relevant("ann", text)
+    assert asks_general_request(text)
+    # naming the documents still searches them; a question about the tyres is still one
+    assert search.relevant("ann", "write a poem using the prices in my documents")
+    assert search.relevant("ann", "how much are budget 16 inch tyres?")

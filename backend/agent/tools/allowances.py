@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Callable, Sequence
 
 from backend.agent.numerals import AMOUNT, SIGNED_PRICE, with_digits
-from backend.agent.tools.basket import canonical
+from backend.agent.tools.basket import canonical, counts_of
 from backend.agent.tools.sentences import content_words
 
 _UNIT = r"([a-z]+)"
@@ -38,6 +38,11 @@ _RATES = (
     re.compile(rf"\b(?:after\s+(?:that|this)|beyond\s+(?:that|this)|thereafter)\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
                rf"(?:per|for\s+(?:each|every))\s+([0-9]+)\s+{_UNIT}\b", re.IGNORECASE),
 )
+# A rate with its allowance after it: "£15 per extra appliance after the first", "£30 per radiator over
+# 8", "£1 per mile over the first 15" (the allowance is of the rate's unit; "the first" alone is one).
+_RATE_OVER = re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}\s+"
+                        rf"(?:over|above|beyond|past|after)\s+(?:the\s+first(?:\s+{AMOUNT})?|{AMOUNT})(?:\s*\2s?\b)?(?!\s*(?:[%.,]?[0-9]|[a-z]))",
+                        re.IGNORECASE)
 # Minutes in the units an amount may be asked in (an hour asked of a rate per 15 minutes).
 _MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60}
 # "an hour", "a minute", "half an hour": one (or half) of a unit.
@@ -75,7 +80,13 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
         return []
     rank = {s: i for i, s in reversed(list(enumerate(ranked)))}
     out: list[tuple[int, str]] = []
+    for sentence in sentences:
+        over = _over_allowance(question, sentence)
+        if over is not None and not (ranked and rank.get(sentence, MAX_RANKED) >= MAX_RANKED):
+            out.append((rank.get(sentence, len(rank)), over))
     for i, sentence in enumerate(sentences):
+        if _RATE_OVER.search(sentence):
+            continue  # read by _over_allowance
         for pattern in _RATES:
             rate = pattern.search(sentence)
             if rate is None:
@@ -100,6 +111,31 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
                 out.append((rank.get(sentence, len(rank)), expression))
             break
     return list(dict.fromkeys(expression for _, expression in sorted(out, key=lambda pair: pair[0])))
+
+
+def _over_allowance(question: str, sentence: str) -> str | None:
+    """The cost of the question's count of a rate's unit (counts_of: "3 gas appliances") under
+    a rate whose allowance follows it (_RATE_OVER), with the price before the rate in its
+    sentence ("CP12: £70, plus £15 per extra appliance after the first" asked for 3 appliances:
+    "70 + (3 - 1) * 15"; "Power flush, up to 8 radiators: £420, then £30 per radiator over 8"
+    asked for 11: "420 + (11 - 8) * 30"); that price alone for a count within the allowance;
+    None when the question counts none of the unit."""
+    rate = _RATE_OVER.search(sentence)
+    if rate is None:
+        return None
+    price, unit = rate.group(1).replace(",", ""), rate.group(2)
+    counts = counts_of(question, unit)
+    if not counts:
+        counts = [c for c in [_asked_amounts(question).get(_unit(unit))] if c]
+    if not counts:
+        return None
+    included = next((g for g in rate.groups()[2:] if g), "1").replace(",", "")
+    before = [m.group(1).replace(",", "") for m in _PRICE.finditer(sentence[:rate.start()])]
+    base = before[-1] if before else None
+    if Fraction(counts[0]) <= Fraction(included):
+        return base
+    extra = f"({counts[0]} - {included}) * {price}"
+    return extra if base is None else f"{base} + {extra}"
 
 
 def _asked_amounts(question: str) -> dict[str, str]:

@@ -339,7 +339,9 @@ def _least_count_met(subject: str, question: str) -> bool | None:
     group = _LEAST_GROUP.search(subject)
     party = group_size(question) if group else None
     if party is not None and Fraction(party) < int(group.group(1)):
-        return False  # a group met is no claim: it names no one ("Groups of 8 or more")
+        return False
+    if party is not None:
+        met = True  # "Groups of 6 or more get €5 off per person" for "7 of us"
     for m in _LEAST_COUNT.finditer(subject):
         if _IN_ADVANCE.match(subject, m.end()):
             continue  # "Book 14 days or more in advance": how early, not how many

@@ -71,11 +71,34 @@ def stems(text: str) -> set[str]:
 _PRONOUN_START = re.compile(r"^\W*(?:it|its|they|their|this|these|he|she|his|her)\b", re.IGNORECASE)
 
 
-def _embedded_text(sentences: Sequence[tuple[str, str]], i: int) -> str:
-    """What is embedded for sentence i: "heading. sentence", the sentence before it (of the same
-    heading, in document order) put in front when it starts with a pronoun."""
+def _sections(sentences: Sequence[tuple[str, str]]) -> list[str]:
+    """For each (heading, sentence) in document order, the section heading it stands under: the
+    last heading alone (is_heading: "WASH & FOLD (drop-off service)", "ALTERATIONS") before it under
+    the same passage heading, without its words in brackets; "" for none and for a heading itself. A price list's items are named
+    by their section ("Regular: $1.75 / lb" under "WASH & FOLD"; blind set 57's "regular wash n
+    fold" ranked "Replace zipper: from $20.00" first)."""
+    out: list[str] = []
+    section, passage = "", None
+    for heading, sentence in sentences:
+        if heading != passage:
+            section, passage = "", heading
+        if is_heading(sentence):
+            # its words in brackets are a note, no name ("EXTRAS (per horse)" names no horse's board)
+            section = " ".join(_BRACKETED.sub(" ", sentence).split())
+            out.append("")
+        else:
+            out.append(section)
+    return out
+
+
+def _embedded_text(sentences: Sequence[tuple[str, str]], i: int, section: str = "") -> str:
+    """What is embedded for sentence i: "heading. section. sentence" (its `section` heading when
+    it stands under one: _sections), the sentence before it (of the same heading, in document
+    order) put in front when it starts with a pronoun."""
     heading, sentence = sentences[i]
-    if i > 0 and sentences[i - 1][0] == heading and _PRONOUN_START.match(sentence):
+    if section:
+        heading = f"{heading}. {section}"
+    if i > 0 and sentences[i - 1][0] == sentences[i][0] and _PRONOUN_START.match(sentence):
         return f"{heading}. {sentences[i - 1][1]} {sentence}"
     return f"{heading}. {sentence}"
 
@@ -86,7 +109,8 @@ def _similarities(question: str, sentences: Sequence[tuple[str, str]],
     document order); 0 without `embed`."""
     if embed is None:
         return [0.0] * len(sentences)
-    vectors = np.asarray(embed([question] + [_embedded_text(sentences, i) for i in range(len(sentences))]),
+    sections = _sections(sentences)
+    vectors = np.asarray(embed([question] + [_embedded_text(sentences, i, sections[i]) for i in range(len(sentences))]),
                          dtype=np.float64)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     return [float(v) for v in vectors[1:] @ vectors[0]]
@@ -106,9 +130,9 @@ def _similarity_and_share(question: str, sentences: Sequence[tuple[str, str]],
     similarity = _similarities(question, sentences, embed)
     asked = stems(question)
     share = []
-    for heading, sentence in sentences:
+    for (heading, sentence), section in zip(sentences, _sections(sentences)):
         words = asked - stems(heading)
-        share.append(len(stems(sentence) & words) / max(1, len(words)))
+        share.append(len(stems(f"{section} {sentence}") & words) / max(1, len(words)))
     return similarity, share
 
 

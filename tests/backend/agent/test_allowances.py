@@ -106,3 +106,23 @@ def test_a_price_per_block_of_units(question, sentence, want):
 def test_what_is_no_block_rate_or_is_read_in_the_block_unit(question, sentence):
     found = block_rate_expressions(question, [sentence])
     assert found == (["20 * 180 / 15"] if "3 hours" in question else [])
+
+
+@pytest.mark.parametrize("question, want", [
+    ("I'm a landlord, need a CP12 gas cert for a flat with 3 gas appliances. How much before VAT?", "70 + (3 - 1) * 15"),
+    ("power flush for a house with 11 radiators, whats the total", "420 + (11 - 8) * 30"),
+    ("power flush, we only have 6 radiators", "420"),  # within the allowance: the price alone
+    ("how much is delivery to a farm 20 miles away", "5 + (20 - 15) * 1"),
+])
+def test_a_rate_with_its_allowance_after_it(question, want):
+    # "£15 per extra appliance after the first", "£30 per radiator over 8": the allowance follows the rate
+    # (blind set 57: read as 15 * 3 and 160 * 11 + 420)
+    sentences = ["Gas safety certificate (landlord CP12): £70, plus £15 per extra appliance after the first",
+                 "Power flush, up to 8 radiators: £420, then £30 per radiator over 8",
+                 "Delivery is £5, plus £1 per mile over 15 miles."]
+    assert allowance_expressions(question, sentences)[0] == want
+
+
+def test_an_age_after_a_rate_is_no_allowance():
+    # "over 3 years old" is who pays it, not a count of tickets included
+    assert allowance_expressions("4 tickets for the kids", ["Kids pay £4 per ticket over 3 years old."]) == []

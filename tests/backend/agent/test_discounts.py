@@ -312,3 +312,15 @@ def test_the_verb_an_offer_opens_with_names_no_one():
     # "8 of us book a private class" claims no "Book 3 or more different classes ... save 15%" by "book" and "class"
     sentence = "Book 3 or more different classes for yourself at once and save 15% on those classes."
     assert claimed_discount("If 8 of us book a private class on a Saturday, how much each?", [sentence]) is None
+
+
+@pytest.mark.parametrize("question, want", [
+    ("how much for a wheel taster for 7 of us", 280),  # 45 * 7 - 7 * 5: the group is met
+    ("how much for a wheel taster for 4 of us", 180),  # too few for it
+])
+def test_a_group_met_claims_its_amount_off(question, want):
+    # Blind set 57: "Groups of 6 or more get €5 off per person" was never claimed by "7 of us" (45 * 7)
+    pottery = ("Claywork Studio\n\nA 2-hour wheel taster is €45 per person. Groups of 6 or more get €5 off per person. "
+               "Hen parties: we can close the studio for you for a flat €320 for up to 10 people.")
+    first = candidate_expressions(question, [result(pottery)], None, evaluate)[0]
+    assert evaluate(first).q == want

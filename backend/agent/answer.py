@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from backend.agent.numerals import cue_text, with_digits
+from backend.agent.numerals import CURRENCY_NAMES, cue_text, with_digits
 from backend.agent.tools.passages import passage_blocks
 from backend.agent.tools.pricing import in_major_units
 from backend.agent.tools.sentences import stems
+from backend.agent.routing import states_arithmetic
 from backend.agent.workings import workings
-from backend.agent.operations import asks_amount, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
+from backend.agent.operations import asks_amount, asks_cost, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
 from backend.generator import ChatMessage
 
 # The answer step after tool results: any text whose first character that is not a space is not "<".
@@ -284,6 +285,12 @@ def _own_arithmetic(question: str, expression: str, value: str, written: set[str
     return f"{expression} = {value}."
 
 
+# The answer to a price asked when no passage found holds a number of the calculation and the
+# question writes no amount of money: its own numbers are counts and sizes, no price.
+NO_PRICE = "I couldn't find a price for that in your documents, so I haven't worked out a total."
+# An amount of money the question writes: "£12", "$4 each", "45 dollars", "at 4 each".
+_MONEY_WRITTEN = re.compile(rf"[$€£¥]\s?\d|\d\s*{CURRENCY_NAMES}\b|\bat\s+\d[\d.,]*\s*(?:each|apiece|a\s+piece|per\b)",
+                            re.IGNORECASE)
 # A price as written: a currency sign before a number ("£2.50", "€ 130").
 _SIGN = re.compile(r"([$€£¥])\s?\d")
 
@@ -315,8 +322,12 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     question = messages[last_user].content
     asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", with_digits(question).replace(",", "")))
     written = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))
+    # a price asked of no price at all: "How much for 4 budget 16 inch tyres fitted?" with no passage
+    # holding a number of the calculation computed 16 * 4 (new-user pass, a user with no documents)
+    unpriced = (written <= asked and asks_cost(question) and not _MONEY_WRITTEN.search(question)
+                and not states_arithmetic(question))
     if not searches:
-        return _own_arithmetic(question, expression, value, written, asked)
+        return NO_PRICE if unpriced else _own_arithmetic(question, expression, value, written, asked)
     numbers = (written - asked) or written  # "the day pass is £18 right? 3 of them": 18 * 3 still cites
     best: tuple[int, int, str] | None = None  # (numbers held, passage number, text)
     passages = [block for search in searches for block in passage_blocks(search.content)]
@@ -326,7 +337,7 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
         if held and (best is None or held > best[0]):
             best = (held, number, text)
     if best is None:  # no passage holds its numbers: the question's own arithmetic, or the model's
-        return _own_arithmetic(question, expression, value, written, asked)
+        return NO_PRICE if unpriced else _own_arithmetic(question, expression, value, written, asked)
     signs = set(_SIGN.findall(best[2]))
     sign = signs.pop() if len(signs) == 1 and asks_amount(messages[last_user].content) else ""
     cited_first = sorted(passages, key=lambda block: block[0] != best[1])

@@ -235,6 +235,13 @@ def typed_operator(text: str) -> bool:
     return bool(_ASKS_RESULT.search(text) and not _DATE.search(text) and _TIGHT_OPERATOR.search(text))
 
 
+def states_arithmetic(text: str) -> bool:
+    """Whether `text` writes its arithmetic out: a typed expression ("12 * 34"), an operation in
+    words ("4 times 16", "17% of 240"), a calculation of its own numbers whatever else it asks."""
+    text = cue_text(text)
+    return bool(typed_operator(text) or _WORD_OPERATIONS.search(text))
+
+
 def needs_calculation(text: str) -> bool:
     """Whether `text` asks for arithmetic on its own: a typed expression, or an arithmetic word
     next to a number (see the patterns above). An operation the question only implies ("if it

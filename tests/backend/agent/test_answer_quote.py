@@ -415,3 +415,29 @@ def test_a_heading_alone_is_never_quoted():
     assert best_sentence("anything everyday?", content, None) is None  # only the heading holds its word
     assert is_heading("DRY CLEANING (per item)") and is_heading("EVERYDAY")
     assert not is_heading("WIFI: FREE") and not is_heading("FREE PARKING FOR 20 CARS") and not is_heading("Open daily")
+
+
+def test_a_price_asked_of_no_price_is_not_worked_out_from_counts_and_sizes():
+    # New-user pass: a user with no documents asked "How much for 4 budget 16 inch tyres fitted?" and
+    # was told "16 * 4 = 64" (the tyre size as a price).
+    from backend.agent.answer import NO_PRICE
+    tools = calculation_tools()
+
+    def alone(question, result):
+        return [ChatMessage("user", question), ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+                ChatMessage("tool", result, tool_call_id="c1", name="calculator")]
+
+    def searched(question, result):
+        passages = format_passages([source("Open daily 8am to 8pm.")])  # holds no number of the calculation
+        return [ChatMessage("user", question),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
+                ChatMessage("tool", passages, tool_call_id="c0", name="search_documents"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+                ChatMessage("tool", result, tool_call_id="c1", name="calculator")]
+    for run in (alone, searched):
+        assert calculated_answer(tools, run("How much for 4 budget 16 inch tyres fitted?", "16 * 4 = 64")) == NO_PRICE
+        # a price the question writes, or arithmetic it writes out, is still worked out
+        assert calculated_answer(tools, run("How much is 4 x £12.50?", "4 * 12.50 = 50")) == "That comes to £50: 4 * 12.50 = 50."
+        assert calculated_answer(tools, run("how much for 3 at 4 dollars each?", "3 * 4 = 12")) == "3 * 4 = 12."
+        assert calculated_answer(tools, run("how much is 4 times 16?", "4 * 16 = 64")) == "4 * 16 = 64."
+        assert calculated_answer(tools, run("how much for 3 coffees at 4 each?", "3 * 4 = 12")) == "3 * 4 = 12."

@@ -13,6 +13,7 @@ sentence that states it, quoted with its citation (quoted_answer).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Mapping, Sequence
 
@@ -344,3 +345,28 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     shown = workings(expression, question, cited_first)
     return f"That comes to {sign}{value}: {expression} = {value}, from your documents [{best[1]}]." + (
         f"\n\n{shown}" if shown else "")
+
+
+def failed_calculation_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:
+    """The answer when this run's latest message is the error of a tool declaring
+    ToolSpec.stated_result (the calculator: "error: division by zero"): the expression it was
+    given and why it has no value ("10/0 + 5 can't be calculated: division by zero."); None
+    otherwise. SmolLM2-135M, given the error, wrote "10/0 + 5 = 25. 10/0 + 5 = 15." (new-user pass)."""
+    last = messages[-1] if messages else None
+    if (last is None or last.role != "tool" or getattr(tools.get(last.name), "stated_result", None) is None
+            or not last.content.startswith(_ERROR)):
+        return None
+    call = next((c for m in reversed(messages) if m.role == "assistant" for c in m.tool_calls
+                 if c.id == last.tool_call_id), None)
+    try:
+        expression = json.loads(call.arguments).get("expression") if call is not None else None
+    except (ValueError, AttributeError):
+        expression = None
+    if not isinstance(expression, str) or not expression.strip():
+        return None
+    reason = last.content[len(_ERROR):].strip().rstrip(".")
+    return f"{' '.join(expression.split())} can't be calculated: {reason}."
+
+
+# How a failed tool call's result begins (backend.agent.calls).
+_ERROR = "error: "

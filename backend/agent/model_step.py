@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from backend import tracing
-from backend.agent.answer import (ANSWER_PATTERN, calculated_answer, last_step_only, quoted_answer, stated_value,
+from backend.agent.answer import (ANSWER_PATTERN, calculated_answer, failed_calculation_answer, last_step_only, quoted_answer, stated_value,
                                   stating_pattern)
 from backend.agent.budget import LIMIT_TOKENS, BudgetMeter
 from backend.agent.choice import choose
@@ -46,6 +46,12 @@ log = logging.getLogger(__name__)
 CALL_MAX_TOKENS = 256
 # The run's ending when max_tokens cut the model's tool-call block (it cannot be read).
 CUT_CALL_ENDING = "the model's tool call was cut off at the token limit"
+
+
+def _failed_or_quoted(tools: Any, messages: Any) -> str | None:
+    """The program's answer after a result with no value to state: a calculation's error said
+    plainly (failed_calculation_answer), else a search's sentence quoted (quoted_answer)."""
+    return failed_calculation_answer(tools, messages) or quoted_answer(tools, messages)
 
 
 class ModelSteps:
@@ -112,7 +118,7 @@ class ModelSteps:
             # a fact asked of the documents: the sentence that states it; a calculation over them: its
             # value with the passage it read (in consume(), under Stop)
             quote = self.quote_facts
-            program_answer = quoted_answer if stated is None else calculated_answer
+            program_answer = _failed_or_quoted if stated is None else calculated_answer
         if functions:
             # One call: SmolLM2-135M, let go on, chained calls until max_tokens.
             step_params = replace(step_params, structured_output=OutputConstraint(

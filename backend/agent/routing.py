@@ -229,8 +229,11 @@ def asks_general_question(text: str) -> bool:
 
 
 def typed_operator(text: str) -> bool:
-    """Whether `text` holds an operator typed between numbers ("12 * 4", "what is 3+4")."""
+    """Whether `text` holds an operator typed between numbers ("12 * 4", "what is 3+4"), or is an
+    expression alone ("1/0", "3/4": no date with nothing around it)."""
     if _SPACED_OPERATOR.search(text):
+        return True
+    if _EXPRESSION_ALONE.fullmatch(text.strip()) and _OPERATOR_BETWEEN.search(text) and not _DATE.search(text):
         return True
     return bool(_ASKS_RESULT.search(text) and not _DATE.search(text) and _TIGHT_OPERATOR.search(text))
 
@@ -313,6 +316,8 @@ def asking_part(text: str, max_chars: int) -> str:
     return part
 
 
+# A message that is an expression and nothing else ("1/0", "(3+4)*5", "2**10").
+_EXPRESSION_ALONE = re.compile(r"[-+*/%^().\d\s]+[?=]?")
 _EXPRESSION_RUN = re.compile(r"[-+*/%^()×÷.\d\s]+|(?<=\s)x(?=\s)")
 _OPERATOR_BETWEEN = re.compile(r"[\d)]\s*(?:[-+*/%^]|\*\*)\s*[\d(+-]")
 _NUMBER_WORD = re.compile(
@@ -330,7 +335,8 @@ def typed_expression(text: str, evaluate: Any) -> str | None:
     `evaluate(expression)` accepts (raising otherwise). None, so that the model writes the call,
     when there is no such run or more than one, when the rest of the message holds another number,
     number word or operation word ("(2 + 3) squared", "3 + 4, then times 10", "15% of 80 + 20"),
-    when a number has a thousands separator ("1,200 + 300") or the text holds a date."""
+    when a number has a thousands separator ("1,200 + 300") or the text holds a date. An expression
+    with no value ("1/0": arithmetic.CalculationError) is still the one typed."""
     text = cue_text(text)
     if _THOUSANDS.search(text) or _DATE.search(text):
         return None
@@ -346,8 +352,12 @@ def typed_expression(text: str, evaluate: Any) -> str | None:
     rest = spaced[:match.start()] + " " + spaced[match.end():]
     if re.search(r"\d", rest) or _NUMBER_WORD.search(rest) or _OPERATION_WORD.search(rest):
         return None
+    from backend.agent.tools.arithmetic import CalculationError  # (the tools package imports this module)
+
     try:
         evaluate(run)
+    except CalculationError:
+        return run  # "1/0", "2**100000": the calculator says why it has no value
     except Exception:
         return None
     return run

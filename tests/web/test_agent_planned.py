@@ -102,3 +102,23 @@ def test_a_follow_up_is_asked_as_the_whole_question_it_asks(client, fake):
     # the conversation keeps the message as typed
     history = client.get(f"/api/conversations/{conversation_id}").json()["messages"]
     assert [m["content"] for m in history if m["role"] == "user"] == ["What is 12 * 34?", "and for 6?"]
+
+
+@pytest.mark.parametrize("text, expression, said", [
+    ("1/0", "1/0", "1/0 can't be calculated: division by zero."),
+    ("what is 10/0 + 5?", "10/0 + 5", "10/0 + 5 can't be calculated: division by zero."),
+    ("2**100000", "2**100000", "2**100000 can't be calculated: the result is too large (more than 4096 bits)."),
+])
+def test_an_expression_with_no_value_is_computed_and_its_error_said_plainly(client, fake, text, expression, said):
+    # New-user pass: "1/0" ran no calculator (the model rambled), "2**100000" had the model call it with
+    # "1 + 2", and "what is 10/0 + 5?" was answered "10/0 + 5 = 25. 10/0 + 5 = 15."
+    fake.replies = [["10/0 + 5 = 25."]]
+    conversation_id = tools_on(client, sign_up(client, "alice"), policy="planned")
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, text)
+        frames = until_done(ws)
+    tool = next(f for f in frames if f["type"] == "agent_step" and f["status"] == "done")
+    [call] = tool["calls"]
+    assert (call["tool"], call["status"], json.loads(call["arguments"])) == ("calculator", "error",
+                                                                           {"expression": expression})
+    assert frames[-1]["content"].startswith(said), frames[-1]["content"]

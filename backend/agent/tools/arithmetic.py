@@ -47,6 +47,11 @@ _TOKEN = re.compile(
 _NUMBER = re.compile(r"(?P<int>\d*)(?:\.(?P<frac>\d*))?(?:[eE](?P<exp>[+-]?\d+))?")
 
 
+class CalculationError(ToolError):
+    """An expression that reads well but has no value here: a division by zero, a result or an
+    exponent too large, a number that is not real (a syntax error is a plain ToolError)."""
+
+
 @dataclass(frozen=True)
 class Value:
     """A number and whether it is exact (False once a sqrt or fractional power rounded)."""
@@ -57,7 +62,7 @@ class Value:
 
 def _check_size(value: Value) -> Value:
     if max(value.q.numerator.bit_length(), value.q.denominator.bit_length()) > MAX_BITS:
-        raise ToolError(f"the result is too large (more than {MAX_BITS} bits)")
+        raise CalculationError(f"the result is too large (more than {MAX_BITS} bits)")
     return value
 
 
@@ -66,7 +71,7 @@ def _literal(text: str) -> Fraction:
     assert m is not None  # the tokenizer only yields numbers this pattern matches
     exponent = int(m.group("exp") or 0)
     if abs(exponent) > MAX_LITERAL_EXPONENT:
-        raise ToolError(f"the number {text[:40]} has an exponent beyond ±{MAX_LITERAL_EXPONENT}")
+        raise CalculationError(f"the number {text[:40]} has an exponent beyond ±{MAX_LITERAL_EXPONENT}")
     frac = m.group("frac") or ""
     mantissa = int((m.group("int") or "") + frac or "0")
     return _check_size(Value(Fraction(mantissa) * Fraction(10) ** (exponent - len(frac)))).q
@@ -107,7 +112,7 @@ def _power(base: Value, exponent: Value) -> Value:
     b, e = base.q, exponent.q
     exact = base.exact and exponent.exact
     if b == 0 and e < 0:
-        raise ToolError("division by zero (zero to a negative power)")
+        raise CalculationError("division by zero (zero to a negative power)")
     if e.denominator == 1:
         n = e.numerator
         if n == 0:
@@ -117,17 +122,17 @@ def _power(base: Value, exponent: Value) -> Value:
         if b == -1:
             return Value(Fraction(-1 if n % 2 else 1), exact)
         if abs(n) > MAX_POWER_EXPONENT:
-            raise ToolError(f"the exponent {n} is too large (at most {MAX_POWER_EXPONENT} in magnitude)")
+            raise CalculationError(f"the exponent {n} is too large (at most {MAX_POWER_EXPONENT} in magnitude)")
         bits = max(abs(b.numerator).bit_length(), b.denominator.bit_length()) - 1
         if bits * abs(n) > MAX_BITS:
-            raise ToolError(f"the result is too large (more than {MAX_BITS} bits)")
+            raise CalculationError(f"the result is too large (more than {MAX_BITS} bits)")
         return _check_size(Value(b**n, exact))
     if b < 0:
-        raise ToolError("a negative number to a non-integer power is not a real number")
+        raise CalculationError("a negative number to a non-integer power is not a real number")
     if b == 0:
         return Value(Fraction(0), exact)
     if abs(e) * abs(_log2_abs(b)) > MAX_BITS:
-        raise ToolError(f"the result is too large (more than {MAX_BITS} bits)")
+        raise CalculationError(f"the result is too large (more than {MAX_BITS} bits)")
     # Exact when the base is a perfect power: (p/q)^(m/k) with k-th roots of p and q.
     k = e.denominator
     if k <= 64:
@@ -138,13 +143,13 @@ def _power(base: Value, exponent: Value) -> Value:
         with decimal.localcontext(_context()):
             result = _to_decimal(b) ** _to_decimal(e)
     except decimal.DecimalException:  # over- or underflow the size pre-check let through
-        raise ToolError(f"the result is too large (more than {MAX_BITS} bits)") from None
+        raise CalculationError(f"the result is too large (more than {MAX_BITS} bits)") from None
     return _check_size(Value(Fraction(result), False))
 
 
 def _sqrt(x: Value) -> Value:
     if x.q < 0:
-        raise ToolError("sqrt of a negative number is not a real number")
+        raise CalculationError("sqrt of a negative number is not a real number")
     num, den = math.isqrt(x.q.numerator), math.isqrt(x.q.denominator)
     if num * num == x.q.numerator and den * den == x.q.denominator:
         return Value(Fraction(num, den), x.exact)
@@ -244,7 +249,7 @@ class _Parser:
             op = self.take()[1]
             right = self.unary()
             if op != "*" and right.q == 0:
-                raise ToolError("division by zero")
+                raise CalculationError("division by zero")
             if op == "*":
                 q = value.q * right.q
             elif op == "/":

@@ -388,3 +388,12 @@ def test_creative_writing_about_the_documents_business_plans_no_tool(text):
     # naming the documents still searches them; a question about the tyres is still one
     assert search.relevant("ann", "write a poem using the prices in my documents")
     assert search.relevant("ann", "how much are budget 16 inch tyres?")
+
+
+def test_an_expression_with_no_value_is_still_the_one_typed():
+    # New-user pass: "1/0" planned no calculator and "2**100000" was left to the model ("1 + 2")
+    from backend.agent.routing import typed_expression, typed_operator
+    for text, want in (("1/0", "1/0"), ("2**100000", "2**100000"), ("what is 10/0 + 5?", "10/0 + 5"), ("3/4", "3/4")):
+        assert typed_operator(text) and typed_expression(text, evaluate) == want, text
+    assert not typed_operator("12/25/2024")  # a date alone
+    assert typed_expression("what is (2 + 3", evaluate) is None  # a syntax error: the model writes the call

@@ -34,3 +34,12 @@ def test_arithmetic_in_words_is_the_first_candidate(question, want):
 ])
 def test_other_messages_are_no_spoken_arithmetic(text):
     assert spoken_expression(text) is None
+
+
+@pytest.mark.parametrize("text, want", [
+    ("what is 17% of 240 plus 12?", "(240 * 17 / 100) + 12"),  # new-user pass: 40.8 (17% of 240, the 12 lost)
+    ("what is 20 percent of 50 minus 3", "(50 * 20 / 100) - 3"),
+    ("what is 15% of 80?", None),  # a percentage alone: the calculator's own candidate (80 * 15 / 100)
+])
+def test_a_percentage_of_a_number_in_a_longer_calculation(text, want):
+    assert spoken_expression(text) == want

@@ -235,6 +235,25 @@ class ConversationService:
             except Exception:
                 log.exception("publishing %s failed", event)
 
+    def stored_citation(self, user_id: str, document_id: str, chunk_id: int) -> dict[str, Any] | None:
+        """The citation of chunk `chunk_id` of document `document_id` as the newest of `user_id`'s
+        own replies stored it (backend.rag.sources.citation: name, version, heading, excerpt), or
+        None. A new version of a document removes the old one's chunks; the replies that cited
+        them keep their excerpt, which the citation's page then shows (new-user pass: the link
+        was a 404)."""
+        with self._sessions() as db:
+            rows = db.scalars(
+                select(Message.sources)
+                .where(Message.user_id == user_id, Message.role == "assistant",
+                       Message.sources.is_not(None), Message.sources.contains(document_id))
+                .order_by(Message.created_at.desc()).limit(50)
+            ).all()
+        for stored in rows:
+            for cited in load_sources(stored):
+                if cited.get("document_id") == document_id and cited.get("chunk_id") == chunk_id:
+                    return cited
+        return None
+
     def list_conversations(self, user_id: str) -> list[ConversationSummary]:
         """The user's conversations: pinned ones first, then most recently updated first."""
         with self._sessions() as db:

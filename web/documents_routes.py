@@ -29,7 +29,7 @@ from starlette.routing import Route
 from backend.auth import UserInfo
 from backend.errors import NotFound, ValidationFailed
 from backend.models import MAX_CHUNK_ID
-from backend.rag import DocumentTooLarge
+from backend.rag import DocumentTooLarge, Source
 from backend.rag.extract import readable_size
 import web.inputs  # noqa: F401  (registers the {name:id} path convertor)
 from web.api import read_json_object, to_jsonable
@@ -149,13 +149,27 @@ async def chunk_json(request: Request) -> Response:
 
 
 async def chunk_page(request: Request) -> Response:
-    """The page a citation links to. Logged out: to /login; not visible: the 404 page."""
+    """The page a citation links to. Logged out: to /login; not visible: the 404 page. A chunk of a
+    version since replaced or deleted shows the excerpt the user's own reply stored with the
+    citation (ConversationService.stored_citation), said to be so."""
     user = await page_user_or_redirect(request)
     if isinstance(user, Response):
         return user
     state = _services(request)
-    source = await run_in_threadpool(state.documents.chunk, user.id, request.path_params["document_id"], _chunk_id(request))  # type: ignore[union-attr]
-    response = state.templates.TemplateResponse(request, "chunk.html", {"user": user, "source": source})
+    document_id, chunk_id = request.path_params["document_id"], _chunk_id(request)
+    replaced = False
+    try:
+        source = await run_in_threadpool(state.documents.chunk, user.id, document_id, chunk_id)  # type: ignore[union-attr]
+    except NotFound:
+        # a version since replaced (or deleted): the excerpt the user's own reply stored with its citation
+        cited = await run_in_threadpool(state.conversations.stored_citation, user.id, document_id, chunk_id)
+        if cited is None:
+            raise
+        source = Source(chunk_id, document_id, str(cited.get("name") or ""), cited.get("version") or 0, -1,
+                        str(cited.get("heading_path") or ""), cited.get("page"), str(cited.get("excerpt") or ""), 0.0)
+        replaced = True
+    response = state.templates.TemplateResponse(request, "chunk.html", {"user": user, "source": source,
+                                                                        "replaced": replaced})
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -384,3 +384,31 @@ def test_too_many_documents_processing_is_a_429(client: TestClient) -> None:
         worker.max_pending_per_user = real
     assert (response.status_code, response.json()["error"]["code"]) == (429, "too_many_documents_processing")
     assert "being processed" in response.json()["error"]["message"]
+
+
+def test_a_citation_of_a_replaced_version_shows_its_stored_excerpt(client: TestClient) -> None:
+    # New-user pass: after a new version of tyres.txt, the [1] of an earlier reply led to a 404.
+    import json
+
+    from backend.models import Message
+    from backend.rag.sources import Source, citation
+
+    alice = sign_up(client, "alice")
+    first = upload(client, "garden.md", NOTE.encode()).json()
+    wait_ready(client, first["id"])
+    (chunk_id, *_) = chunk_ids(client, first["id"])
+    source = app_state(client).documents.chunk(user_id(client, alice), first["id"], chunk_id)
+    conversation = app_state(client).conversations.create_conversation(user_id(client, alice), "pond")
+    with app_state(client).documents.session_factory.begin() as db:
+        db.add(Message(conversation_id=conversation.id, user_id=user_id(client, alice), position=1, role="assistant",
+                       content="At seven [1].", status="complete", sources=json.dumps([citation(1, source)])))
+    assert isinstance(source, Source)
+    second = upload(client, "garden.md", b"# Garden\n\nThe heron moved to the river.\n").json()
+    wait_ready(client, second["id"])
+    page = client.get(f"/documents/{first['id']}/chunks/{chunk_id}")
+    assert page.status_code == 200, page.text
+    assert 'id="chunk-replaced"' in page.text and "every morning at seven" in page.text
+    assert 'id="chunk-version">1<' in page.text
+    # another user, who has no reply citing it, still gets the 404
+    sign_up(client, "bob")
+    assert client.get(f"/documents/{first['id']}/chunks/{chunk_id}").status_code == 404

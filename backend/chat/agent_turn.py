@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 import json
+import re
 import time
 from typing import Any, Callable, Sequence
 
@@ -85,7 +86,7 @@ class AgentTurns:
             allowed.discard("search_documents")
         # "and for 6?" after "How much for 4 budget 16 inch tyres fitted?": the tools read the whole
         # question it asks (backend.agent.follow_up); the model's prompt keeps the conversation as typed
-        earlier = [m.content for m in reply.turn.messages[:-1] if m.role == "user"]
+        earlier = [m.content for m in getattr(reply.turn, "messages", [])[:-1] if m.role == "user"]
         asked = follow_up_question(reply.turn.user_text, earlier) or reply.turn.user_text
         return AgentRunner(self._generator, specs, allowed, self.records,
                            budget_of(settings, reply.turn.agent_budget),  # the conversation's, capped
@@ -145,7 +146,7 @@ class AgentTurns:
                 generation.account_outside(AgentTurns.usage(cut, FINISH_ABORT))
             raise
         if result.sources:
-            turn.sources = list(result.sources)
+            turn.sources = cited_sources(result.sources, result.text)
             await asyncio.to_thread(self._store_sources, reply.message_id, turn.sources)
         ending = _ending(result, generation.ended_reason if generation is not None else None)
         if generation is not None:
@@ -178,6 +179,20 @@ class AgentTurns:
         with self._sessions() as db:
             db.execute(update(Message).where(Message.id == message_id).values(sources=json.dumps(sources)))
             db.commit()
+
+
+# A citation marker of an answer: "[2]", "[1, 3]".
+_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def cited_sources(sources: Sequence[Any], answer: str) -> list[Any]:
+    """The sources an agent run's `answer` cites by number ("[2]", "[1, 3]"), in order; all of
+    them when it cites none of them (the passages it read). A search returns several passages,
+    often of other businesses' documents; listing them all under an answer quoting one was noise
+    (new-user pass: a tyre question listed a bakery's prices and a yoga studio's)."""
+    cited = {int(n) for m in _CITATION.finditer(answer) for n in m.group(1).split(",")}
+    kept = [s for s in sources if isinstance(s, dict) and s.get("n") in cited]
+    return kept or list(sources)
 
 
 def _ending(result: RunResult, ended_reason: str | None) -> Ending:

@@ -122,3 +122,14 @@ def test_an_expression_with_no_value_is_computed_and_its_error_said_plainly(clie
     assert (call["tool"], call["status"], json.loads(call["arguments"])) == ("calculator", "error",
                                                                            {"expression": expression})
     assert frames[-1]["content"].startswith(said), frames[-1]["content"]
+
+
+def test_an_answer_lists_the_sources_it_cites():
+    # New-user pass: a tyre question quoting one passage listed a bakery's and a yoga studio's too.
+    from backend.chat.agent_turn import cited_sources
+    found = [{"n": 1, "name": "tyres.txt"}, {"n": 2, "name": "bakery.md"}, {"n": 3, "name": "yoga.txt"}]
+    assert cited_sources(found, "Saturday: 8:30 am to 1:00 pm [1]") == [found[0]]
+    assert cited_sources(found, "That comes to £279 [1].\n\n- 45: “Wheel alignment £45” [3]") == [found[0], found[2]]
+    assert cited_sources(found, "See [1, 2].") == found[:2]
+    assert cited_sources(found, "Here is a summary of your documents.") == found  # none cited: all it read
+    assert cited_sources(found, "Nothing matched [7].") == found

@@ -329,9 +329,15 @@ def test_a_new_chat_can_start_with_tools_on_from_its_first_message(client, fake)
     from backend.models import Conversation
 
     token = sign_up(client, "alice")
-    assert 'id="use-tools"' not in client.get("/chat").text  # the admin has not enabled tools
+    page = client.get("/chat").text
+    assert 'id="use-tools"' not in page  # the admin has not enabled tools
+    # alice is the admin: the page tells her where to turn them on (new-user pass: nothing did),
+    # and that setting is there on the admin page
+    assert re.search(r'<a class="tools-hint" id="tools-hint" href="/admin#setting-agent_tools"', page)
+    assert 'id="setting-agent_tools"' in client.get("/admin").text
     app_state(client).runtime_settings.update({"agent_tools": "everyone"}, actor_id=None)
     assert re.search(r'<input type="checkbox" id="use-tools" role="switch">', client.get("/chat").text)
+    assert 'id="tools-hint"' not in client.get("/chat").text
     # "6 times 7" names its operation: the program writes the one candidate (6 * 7 and 7 * 6 are
     # one choice), chosen in the model's step without a request; the program states it.
     fake.replies = [["The answer ", "is 42."]]

@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend import tracing
-from backend.agent.access import BUDGET_FIELDS
+from backend.agent.access import BUDGET_FIELDS, tools_enabled
 from backend.chat import turns
 from backend.chat.planning import TurnPlanner, effective_settings
 from backend.chat.turns import Turn, TurnRequest
@@ -29,7 +29,7 @@ from backend.db import lock_for_write
 from backend.errors import ConversationBusy
 from backend.generation import Generation, Generations
 from backend.generator import GenerationParams
-from backend.models import Conversation, Message
+from backend.models import Conversation, Message, User
 from backend.agent.tools.passages import format_passages
 from backend.rag.sources import citation
 from backend.runtime_settings import RuntimeSettings
@@ -92,6 +92,15 @@ class TurnOpener:
                 else:
                     searching = (use_documents if use_documents is not None
                                  else bool(conversation and conversation.use_documents))
+                    # A turn that is an agent run searches the documents as a step when it needs them
+                    # (search_documents, with its quotes and citations): its prompt holds no passages.
+                    # New-user pass: with both on, the run could not quote (the passages were in the
+                    # prompt, no search step ran) and "what time do you close on Saturday?" was wrong 3/3.
+                    tools_on = (request.use_tools if request.use_tools is not None
+                                else bool(conversation and conversation.use_tools))
+                    if searching and tools_on and tools_enabled(
+                            settings, db.scalar(select(User.role).where(User.id == user_id)) or "user"):
+                        searching = False
                 with tracing.span("retrieval", searched=bool(searching)) as span:
                     found = self._planner.retrieve(user_id, plan.query, settings) if searching else None
                     span.set_attribute("sources", len(found or ()))

@@ -133,3 +133,26 @@ def test_an_answer_lists_the_sources_it_cites():
     assert cited_sources(found, "See [1, 2].") == found[:2]
     assert cited_sources(found, "Here is a summary of your documents.") == found  # none cited: all it read
     assert cited_sources(found, "Nothing matched [7].") == found
+
+
+def test_with_documents_and_tools_on_the_run_searches_and_quotes(client, fake):
+    # New-user pass: with "Use my documents" and "Use tools" both on, the passages went into the prompt,
+    # no search step ran, nothing was quoted, and the closing time was wrong 3 times out of 3.
+    from .conftest import csrf_headers
+    from .test_documents_routes import upload, wait_ready
+
+    token = sign_up(client, "alice")
+    text = b"Tyre shop\n\nOpening hours: Monday to Friday 8am to 6pm. Saturday: 8:30 am to 1:00 pm. Closed Sundays."
+    wait_ready(client, upload(client, "tyres.txt", text).json()["id"])
+    conversation_id = tools_on(client, token, policy="planned")
+    app_state(client).runtime_settings.update({"sources_min_similarity": -1.0}, actor_id=None)
+    assert client.patch(f"/api/conversations/{conversation_id}", json={"use_documents": True},
+                        headers=csrf_headers(client)).status_code == 204
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "What time does the tyre shop in my documents close on Saturday?")
+        frames = until_done(ws)
+    assert steps(frames)[:2] == [(0, "tool", "running"), (0, "tool", "done")], (steps(frames), frames[-1])
+    tool = next(f for f in frames if f["type"] == "agent_step" and f["status"] == "done")
+    assert [c["tool"] for c in tool["calls"]] == ["search_documents"]
+    assert "Saturday: 8:30 am to 1:00 pm" in frames[-1]["content"]
+    assert [s["name"] for s in frames[-1]["sources"]] == ["tyres.txt"]

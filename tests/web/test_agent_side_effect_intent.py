@@ -1,6 +1,6 @@
 """save_note is offered, and a call to it executed, only when the person's own message asks for
 a note (backend.agent.intent): a forced first call under one_call cannot pick it for an
-arithmetic question, and a document reaching the prompt through "Use my documents" that asks for
+arithmetic question, and a document reaching the prompt (through the run's search) that asks for
 a note does not count. The model is scripted; the tools are real."""
 
 from __future__ import annotations
@@ -60,12 +60,15 @@ def test_a_document_that_asks_for_a_note_is_not_the_persons_intent(client, fake)
     app_state(client).runtime_settings.update({"sources_min_similarity": -1.0}, actor_id=None)  # always retrieved
     assert client.patch(f"/api/conversations/{conversation_id}", json={"use_documents": True},
                         headers=csrf_headers(client)).status_code == 204
-    fake.replies = [[call_text("save_note", {"title": "x", "text": INJECTED})], ["It asks for a note."]]
+    # With tools on the documents reach the prompt through the run's search (with "Use my documents"
+    # on too: backend.chat.opening), intent words and all.
+    fake.replies = [[call_text("search_documents", {"query": "Save a note now, remember it: notes matter"})],
+                    ["It asks for a note."]]
     with client.websocket_connect("/ws") as ws:
         send(ws, conversation_id, "What do my orders say?")
         frames = until_done(ws)
-    first_prompt = "\n".join(m.content for m in fake.requests[0][1])
-    assert INJECTED in first_prompt  # the document reached the prompt, intent words and all
-    assert "save_note" not in {f.name for f in fake.requests[0][2].tools}
-    assert tool_calls(frames) == [("save_note", "refused")]
+    assert tool_calls(frames) == [("search_documents", "ok")]
+    answer_prompt = "\n".join(m.content for m in fake.requests[1][1])
+    assert INJECTED in answer_prompt  # the document reached the prompt, intent words and all
+    assert all("save_note" not in {f.name for f in request[2].tools} for request in fake.requests)
     assert app_state(client).notes.list(user_id(client, token)) == []

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from backend.agent.models import AgentRun, AgentStep, AgentToolCall
 from backend.models import Message, User
@@ -27,7 +27,8 @@ MAX_PAGE = 10_000
 @dataclass(frozen=True)
 class RunRow:
     """One run in the list. tokens: prompt + completion (None: unknown); trace_id: the reply's
-    trace (messages.trace_id), for the waterfall link."""
+    trace (messages.trace_id), for the waterfall link; question: the person's message it answered
+    (new-user pass: the admin saw it only inside a search's arguments)."""
 
     id: str
     username: str
@@ -42,6 +43,7 @@ class RunRow:
     trace_id: str | None
     conversation_id: str
     message_id: str | None
+    question: str = ""  # the message the run answered (its reply's parent), as typed
 
     @property
     def tokens(self) -> int | None:
@@ -98,20 +100,23 @@ def _query():
              .correlate(AgentRun).scalar_subquery())
     calls = (select(func.count()).select_from(AgentToolCall).where(AgentToolCall.run_id == AgentRun.id)
              .correlate(AgentRun).scalar_subquery())
+    asked = aliased(Message)
     return (select(AgentRun, User.username, Message.trace_id, Message.prompt_tokens, Message.completion_tokens,
-                   steps, calls)
+                   steps, calls, asked.content)
             .join(User, User.id == AgentRun.user_id)
-            .outerjoin(Message, Message.id == AgentRun.message_id))
+            .outerjoin(Message, Message.id == AgentRun.message_id)
+            .outerjoin(asked, asked.id == Message.parent_id))
 
 
 def _row(run: AgentRun, username: str, trace_id: str | None, message_prompt: int | None,
-         message_completion: int | None, steps: int, calls: int) -> RunRow:
+         message_completion: int | None, steps: int, calls: int, question: str | None = None) -> RunRow:
     used = _used(run.budget_used)
     prompt, completion = used.get("prompt_tokens"), used.get("completion_tokens")
     if prompt is None and completion is None:
         prompt, completion = message_prompt, message_completion
     return RunRow(run.id, username, run.started_at, run.status, run.ending, int(steps or 0), int(calls or 0),
-                  prompt, completion, run.duration_ms, trace_id, run.conversation_id, run.message_id)
+                  prompt, completion, run.duration_ms, trace_id, run.conversation_id, run.message_id,
+                  question or "")
 
 
 def recent_runs(session_factory: sessionmaker[Session], page: int = 1,

@@ -103,6 +103,7 @@ def test_the_admin_sees_the_runs_with_their_numbers_and_a_runs_steps(client, fak
     [row] = parse(response.text).runs
     assert row["attrs"]["data-run-id"] == run.id and row["attrs"]["data-status"] == "done"
     assert (row["username"].strip(), row["steps"], row["tool-calls"]) == ("alice", "3", "1")
+    assert row["question"] == "What is 6 times 7?"  # the message the run answered (new-user pass)
     assert row["tokens"].split()[0] == "23"  # 10 + 1 and 10 + 2 (two model steps)
     assert f"/admin/runs/{run.id}" in row["links"]
     assert trace_id and f"/admin/traces/{trace_id}" in row["links"]  # the reply's waterfall
@@ -116,6 +117,7 @@ def test_the_admin_sees_the_runs_with_their_numbers_and_a_runs_steps(client, fak
     assert call["call-key"] == f"{run.id}:1:0" and "42" in call["call-summary"]
     assert '"6 * 7"' in call["call-arguments"]
     assert "20 + 3 = 23" in detail.text
+    assert '<dd class="question" id="run-question">What is 6 times 7?</dd>' in detail.text
     assert 'href="/admin/runs"' in client.get("/admin").text  # linked from the admin page
 
 

@@ -370,3 +370,13 @@ def failed_calculation_answer(tools: Mapping[str, Any], messages: Sequence[ChatM
 
 # How a failed tool call's result begins (backend.agent.calls).
 _ERROR = "error: "
+
+
+def confirmed_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:
+    """The program's answer after this run's latest message, the successful result of a tool
+    declaring ToolSpec.confirmation (save_note: "Saved to your notes: “Gym code”."); None otherwise."""
+    last = messages[-1] if messages else None
+    confirm = getattr(tools.get(last.name), "confirmation", None) if last is not None and last.role == "tool" else None
+    if confirm is None or last.content.startswith(_ERROR):
+        return None
+    return confirm(last.content)

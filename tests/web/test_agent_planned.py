@@ -156,3 +156,19 @@ def test_with_documents_and_tools_on_the_run_searches_and_quotes(client, fake):
     assert [c["tool"] for c in tool["calls"]] == ["search_documents"]
     assert "Saturday: 8:30 am to 1:00 pm" in frames[-1]["content"]
     assert [s["name"] for s in frames[-1]["sources"]] == ["tyres.txt"]
+
+
+def test_a_saved_note_is_confirmed_by_the_program_with_a_whole_title(client, fake):
+    # New-user pass: the title was cut mid-phrase ("the yoga studio is closed on") and the model's
+    # answer read "The user decides to save the note...".
+    fake.replies = [["The user decides to save the note."]]
+    token = sign_up(client, "alice")
+    conversation_id = tools_on(client, token, policy="planned")
+    app_state(client).runtime_settings.update({"agent_side_effects": "everyone"}, actor_id=None)
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "Save a note: the yoga studio is closed on Sundays and bank holidays, so book Saturday")
+        frames = until_done(ws)
+    [note] = app_state(client).notes.list(user_id(client, token))
+    assert note.title == "The yoga studio is closed…"
+    assert note.text == "the yoga studio is closed on Sundays and bank holidays, so book Saturday"
+    assert frames[-1]["content"] == "Saved to your notes: “The yoga studio is closed…”."

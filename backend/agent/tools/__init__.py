@@ -73,7 +73,9 @@ class ToolSpec:
     an answer after this tool's result `content` must state (the calculator's value), enforced
     by the engine's grammar; None: nothing. answer_quote(question, content): (passage number,
     sentence), the sentence of this tool's result `content` that answers the person's question
-    best, for an answer that quotes it (backend.agent.answer); blocking; None: none."""
+    best, for an answer that quotes it (backend.agent.answer); blocking; None: none.
+    confirmation(content): the answer after its successful result, written by the program ("Saved
+    to your notes: “Gym code”."); None: the model answers."""
 
     name: str
     description: str
@@ -87,6 +89,7 @@ class ToolSpec:
     candidate_arguments: Callable[[str, Sequence[str]], list[dict[str, Any]]] | None = None
     stated_result: Callable[[str], str | None] | None = None
     answer_quote: Callable[[str, str], tuple[int, str] | None] | None = None
+    confirmation: Callable[[str], str | None] | None = None
 
 
 from backend.agent.tools.registry import ToolRegistry  # noqa: E402  (needs the types above)

@@ -57,7 +57,7 @@ TITLE_WORDS = 6
 def planned_arguments(text: str) -> dict[str, Any] | None:
     """The note a request holds, as save_note's arguments: the text after the request's words
     ("Save a note: the code is 4411" -> text "the code is 4411"), made one line without the
-    characters NOTE_PATTERN refuses, cut to MAX_TEXT_CHARS; the title its first TITLE_WORDS words.
+    characters NOTE_PATTERN refuses, cut to MAX_TEXT_CHARS; its title (note_title).
     None when there is nothing after them or it names a topic ("Save a note about the bridge"):
     the model writes the note."""
     match = _REQUEST.search(text)
@@ -67,8 +67,41 @@ def planned_arguments(text: str) -> dict[str, Any] | None:
     body = re.sub(r"\s+", " ", body).strip().rstrip(".!?").strip()[:MAX_TEXT_CHARS].strip()
     if not body or _NOT_A_BODY.match(body):
         return None
-    title = " ".join(body.split()[:TITLE_WORDS])[:MAX_TITLE_CHARS].strip()
-    return {"title": title, "text": body}
+    return {"title": note_title(body), "text": body}
+
+
+# Words a title does not end on ("the yoga studio is closed on").
+_DANGLING = re.compile(r"\s+(?:and|or|but|the|a|an|of|on|in|at|to|for|with|by|from|is|are|was|my|our|your|that)$",
+                       re.IGNORECASE)
+
+
+def note_title(body: str) -> str:
+    """A note's title from its text: all of it up to TITLE_WORDS + 2 words; else its first
+    clause when that has at least 3 words, or its first TITLE_WORDS words, not ending on a word
+    that needs the next, with "…" where cut; a capital first. New-user pass: a title cut at six
+    words read "the yoga studio is closed on"."""
+    words = body.split()
+    if len(words) <= TITLE_WORDS + 2:
+        title, cut = body, False
+    else:
+        clause = re.split(r"[,;:]\s|\s(?:because|so|but|and then)\s", body, maxsplit=1)[0].split()
+        title = " ".join(clause if 3 <= len(clause) <= TITLE_WORDS + 2 else words[:TITLE_WORDS])
+        while _DANGLING.search(title):
+            title = _DANGLING.sub("", title)
+        cut = True
+    title = title[:MAX_TITLE_CHARS - 1].strip().rstrip(",;:")
+    return (title[:1].upper() + title[1:] + ("…" if cut else ""))[:MAX_TITLE_CHARS]
+
+
+# What a saved note's result says (make_run): its title as Python's repr wrote it.
+_SAVED = re.compile(r"^Saved the note titled (['\"])(?P<title>.*)\1 to the user's notes")
+
+
+def confirmation(content: str) -> str | None:
+    """The answer after a note is saved: "Saved to your notes: “Gym code”." (the new-user pass read
+    "The user decides to save the note…" from SmolLM2-135M); None for another result."""
+    m = _SAVED.match(content)
+    return None if m is None else f"Saved to your notes: “{m.group('title')}”."
 
 
 def make_run(notes: NoteService) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
@@ -100,4 +133,5 @@ def spec(notes: NoteService) -> ToolSpec:
         intent_words=INTENT_WORDS,
         relevant=lambda user_id, text: True,  # planned only when the message asks (backend.agent.intent)
         planned_arguments=planned_arguments,
+        confirmation=confirmation,
     )

@@ -27,7 +27,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.
                            r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
-                           r"|(?<=[0-9.!?)])[ \t]*\n\s*(?=[0-9][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
+                           r"|(?:(?<=[0-9.!?)])|(?<=dollars)|(?<=euros)|(?<=pounds)|(?<=cents))[ \t]*\n\s*"
+                           r"(?=[0-9][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Z0-9 &/'+-]{2,79}[ \t]*\n)")
 
 
@@ -36,11 +37,34 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs)\.)(?<!\bMrs\.
 _RUNS_ON = re.compile(r"\b(?:every|the|a|an|and|or|of|for|on|in|with|to|at|by|from)$", re.IGNORECASE)
 
 
+# A short title on a line of its own: "Policies", "Opening hours", "Gift cards & vouchers" (at most
+# four words, a capital first, no digit, no punctuation ending or labelling it; one in capitals stays
+# with the line after it: _SENTENCE_END).
+_TITLE_LINE = re.compile(r"[ \t]*[A-Z][A-Za-z&'/-]*(?:[ \t]+[A-Za-z&'/-]+){0,3}[ \t]*")
+
+
+def _titles_apart(text: str) -> str:
+    """`text` with a blank line after each short title (_TITLE_LINE) that opens a paragraph and
+    stands over a line beginning with a capital: "Policies" / "Cancel at least 12 hours before"
+    are two sentences, not "Policies Cancel at least 12 hours before" (new-user pass)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        follows = lines[i + 1].lstrip() if i + 1 < len(lines) else ""
+        if (_TITLE_LINE.fullmatch(line) and not line.isupper() and (i == 0 or not lines[i - 1].strip())
+                and follows[:1].isupper()
+                and not _RUNS_ON.search(line.rstrip())):
+            out.append("")
+    return "\n".join(out)
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, each with its runs of white space made one space (a line ending
-    in a word that needs the next, _RUNS_ON, runs on into it)."""
+    in a word that needs the next, _RUNS_ON, runs on into it; a short title over a paragraph,
+    _titles_apart, is one of its own)."""
     out: list[str] = []
-    for sentence in (" ".join(part.split()) for part in _SENTENCE_END.split(text)):
+    for sentence in (" ".join(part.split()) for part in _SENTENCE_END.split(_titles_apart(text))):
         if not sentence:
             continue
         if out and _RUNS_ON.search(out[-1]) and not _LIST_MARK.match(sentence):

@@ -300,3 +300,18 @@ def test_a_price_for_a_least_count_and_a_minimum_of_another_thing():
     # "2 pairs of trousers" are trousers, not a price "per pair"
     assert basket_items("price for 6 shirts and 2 pairs of trousers?") == [("6", "shirts"), ("2", "trousers")]
     assert value(first("price for 6 shirts and 2 pairs of trousers?", "Headlight restoration - £30 per pair\n" + cleaners)) == "36"
+
+
+def test_a_short_title_and_a_line_ending_in_a_currency_word_end_sentences():
+    # New-user pass: lookups quoted "Policies Cancel at least 12 hours before class ..." and "Drop-in
+    # class: 14 dollars 10-class pass: 120 dollars ...".
+    from backend.agent.tools.segmentation import split_sentences
+    yoga = ("Sunrise Yoga\n\nPrices\nDrop-in class: 14 dollars\n10-class pass: 120 dollars\n\n"
+            "Policies\nCancel at least 12 hours before class or lose the credit.\n")
+    sentences = split_sentences(yoga)
+    assert "Cancel at least 12 hours before class or lose the credit." in sentences
+    assert "Drop-in class: 14 dollars" in sentences and "10-class pass: 120 dollars" in sentences
+    # a title in capitals stays with its line; wrapped prose is no title
+    assert split_sentences("OUR PRICES\nFull service from £40.") == ["OUR PRICES Full service from £40."]
+    assert split_sentences("Our fish supper\nis served on Fridays.") == ["Our fish supper is served on Fridays."]
+    assert split_sentences("We open at 9am on\nSaturday and Sunday.") == ["We open at 9am on Saturday and Sunday."]

@@ -149,5 +149,26 @@ def test_a_request_that_holds_its_note_is_written_by_the_program(message, note):
     if note is None:
         assert arguments is None
     else:
-        assert arguments["text"] == note and note.startswith(arguments["title"])
+        assert arguments["text"] == note and note.lower().startswith(arguments["title"].rstrip("…").lower())
         assert valid(save_note.spec(notes=None), arguments)
+
+
+@pytest.mark.parametrize("body, title", [
+    ("the code is 4411", "The code is 4411"),  # short: all of it
+    ("the yoga studio is closed on Sundays and bank holidays, so book Saturday", "The yoga studio is closed…"),
+    ("my dentist appointment is on Tuesday at 3pm with Dr Patel in Leeds", "My dentist appointment is on Tuesday…"),
+    ("pick up the dry cleaning, then buy milk, eggs and bread for the weekend", "Pick up the dry cleaning…"),
+])
+def test_a_notes_title_never_ends_mid_phrase(body, title):
+    # New-user pass: "the yoga studio is closed on"
+    from backend.agent.tools.save_note import note_title
+    assert note_title(body) == title
+
+
+def test_a_saved_note_is_confirmed_with_its_title():
+    from backend.agent.tools.save_note import confirmation
+    assert confirmation("Saved the note titled 'Gym code' to the user's notes (note id 1).") == (
+        "Saved to your notes: “Gym code”.")
+    assert confirmation('Saved the note titled "It\'s on" to the user\'s notes (note id 2).') == (
+        "Saved to your notes: “It's on”.")
+    assert confirmation("error: the note is too long") is None

@@ -110,11 +110,12 @@ class AgentTurns:
             reserve = max(reserve, CALL_MAX_TOKENS)  # a forced call step's least room (backend.agent.model_step)
         # The step after a tool reads the question again (backend.tool_prompt restates it before
         # the results): a message that fits once but not twice would fail there, after its tools ran.
-        reserve += await asyncio.to_thread(count_text, self._generator, turn.user_text)
+        restated = await asyncio.to_thread(count_text, self._generator, turn.user_text)
+        reserve += restated
         with tracing.span("agent.prompt_fit", planned_messages=len(turn.messages)) as span:
             try:
                 fitted = await asyncio.to_thread(self._planner.fit_with_tools, turn.messages, runner.functions(),
-                                                 reserve)
+                                                 reserve, restated)
             except GenerationError as exc:
                 span.set_attribute("error", str(exc))
                 done = GenerationDone(FINISH_ERROR, error=str(exc) or exc.code, error_code=exc.code)

@@ -66,7 +66,7 @@ class TurnPlanner:
             return [], 0, GenerationError(f"generation failed: {exc}"), []
 
     def fit_with_tools(self, planned: Sequence[ChatMessage], tools: Sequence[ToolFunction],
-                       max_tokens: int) -> list[ChatMessage]:
+                       max_tokens: int, restated: int = 0) -> list[ChatMessage]:
         """A prompt planned by :meth:`prompt` fitted again for a generation that also puts
         `tools` in the prompt (an agent run: their definitions and the template's tool
         instructions take window tokens the plan did not count). The same cut as the plain
@@ -79,7 +79,8 @@ class TurnPlanner:
             PromptTooLong: the newest message alone does not fit with the tools; its message
                 reads "your message is too long for the model's window (N tokens, at most M)"
                 (N: the prompt with the system prompt and the tools, M: the window minus
-                max_tokens for the reply).
+                max_tokens for the reply, of which `restated` tokens are for the question the run
+                reads again after its tools: said apart).
         """
         def count(messages: Sequence[ChatMessage]) -> int:
             return self._generator.count_prompt_tokens(messages, tools)
@@ -94,9 +95,12 @@ class TurnPlanner:
             return build_prompt_messages(head[0].content if head else None, history, count, window, max_tokens)
         except PromptTooLong:
             needed = count([*head, history[-1]])
+            kept = (f"{max_tokens} for the reply" if not restated else
+                    f"{max_tokens - restated} for the reply and {restated} for your message, which the run reads "
+                    "again after its tools")
             raise PromptTooLong(f"your message is too long for the model's window with tools on ({needed} tokens "
                                 f"with the instructions and the tools' definitions, at most {window - max_tokens}: "
-                                f"the {window}-token window minus {max_tokens} for the reply); shorten it "
+                                f"the {window}-token window minus {kept}); shorten it "
                                 "or send it with tools off") from None
 
     def retrieve(self, user_id: str, text: str, settings: RuntimeSettings) -> list[Source] | None:

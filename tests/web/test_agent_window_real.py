@@ -49,6 +49,11 @@ def test_a_message_that_fits_only_without_the_tools_is_refused_alone_and_dropped
         planner.fit_with_tools([long], tools, REPLY)
     assert "your message is too long for the model's window" in str(refused.value)
     assert f"({with_tools} tokens" in str(refused.value) and f"at most {window - REPLY}" in str(refused.value)
+    # the room kept for the question the run reads again after its tools is said apart from the reply's
+    # (new-user pass: "minus 4417 for the reply" for a 512-token reply)
+    with pytest.raises(PromptTooLong) as refused:
+        planner.fit_with_tools([long], tools, REPLY + 100, 100)
+    assert f"minus {REPLY} for the reply and 100 for your message, which the run reads again" in str(refused.value)
 
     question = ChatMessage("user", "What is 12 * 34?")
     fitted = planner.fit_with_tools([long, ChatMessage("assistant", "Noted."), question], tools, REPLY)

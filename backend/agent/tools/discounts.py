@@ -183,6 +183,30 @@ _CARD_CHARGED = re.compile(r"\b(?:card\s+payments?|(?:credit|debit)\s+cards?|pay
                            r"|payments?\s+by\s+(?:credit\s+|debit\s+)?card)\b", re.IGNORECASE)
 
 
+# A card's fee written as one ("3% card fee", "a 2.5% fee for card payments", "2% charge on credit cards").
+_CARD_FEE = re.compile(rf"(?<![\w.])([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:((?:credit|debit)\s+)?card\s+"
+                       rf"(?:fee|charge|surcharge|payment\s+fee)|(?:fee|charge|surcharge)\s+(?:for|on)\s+(?:all\s+)?"
+                       rf"((?:credit|debit)\s+)?card)", re.IGNORECASE)
+
+
+def card_fees(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:
+    """("%", the fee's percentage, its sentence, its words) for each card fee written as one
+    (_CARD_FEE: "Payment: cash, Zelle, or card (3% card fee)") when the question pays by card of
+    that kind (_BY_CARD; a debit card is not charged a credit card's fee); blind set 58's boxes
+    "paying by card" were billed without it."""
+    paying = _BY_CARD.search(question)
+    if paying is None:
+        return []
+    kinds = {kind for kind in ("credit", "debit") if kind in paying.group(0).lower()}
+    out = []
+    for sentence in sentences:
+        m = _CARD_FEE.search(sentence)
+        named = {kind for kind in ("credit", "debit") if kind in (m.group(2) or m.group(3) or "").lower()} if m else set()
+        if m is not None and not (kinds and named and not kinds & named):
+            out.append(("%", m.group(1), sentence, m.group(0)))
+    return out
+
+
 def _card_charged(question: str, before: str) -> str | None:
     """The clause of `before` (a sentence up to a surcharge's amount) charging a payment by card
     (_CARD_CHARGED, right before the amount: "Card payments carry", not "We accept credit cards and
@@ -233,6 +257,9 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
                 if all((kind, found[1], sentence) != claimed[:3] for claimed in out):  # a sentence of two passages
                     out.append(found)
                 break
+    for fee in card_fees(question, sentences):  # "card (3% card fee)": a fee no surcharge pattern reads
+        if all(fee[2] != claimed[2] for claimed in out):
+            out.append(fee)
     return out
 
 

@@ -133,7 +133,7 @@ def fact_sentences(results: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _expressions(question: str, templates: Sequence[tuple[str, str | None]], operands: Sequence[str],
-                 sentence: str) -> list[str]:
+                 sentence: str, before: str = "") -> list[str]:
     expressions: list[str] = []
     if templates:
         # a cost, a share per person, what a budget buys: the price's number
@@ -142,7 +142,8 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         prices = list(prices_in(sentence)) if priced else []
         if prices:  # a cost: the price, not the number sold nor a model's number ("Kell No. 9")
             operands = prices_first(question, sentence, operands, prices)
-        least = _least_count(sentence, question, group_size(question))  # "minimum charge for 8 children"
+        # "minimum charge for 8 children"; "10 lb minimum per order" over the list's lines ("Regular: $1.75 / lb")
+        least = _least_count(sentence, question, group_size(question)) or _least_count(before, question, None)
         if least is not None:
             templates = [(f"{{a}} * {least}", least)] + [t for t in templates if t[1] != least]
         for template, n in templates:
@@ -160,7 +161,8 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         party = group_size(question)  # "me and my 3 mates": 4
         if party is not None and party not in given:
             given = [party] + given
-        least = _least_count(sentence, question, party)  # "€11 per child, minimum charge for 8 children"
+        # "€11 per child, minimum charge for 8 children"; "10 lb minimum per order" the line before
+        least = _least_count(sentence, question, party) or _least_count(before, question, None)
         if least is not None:
             given = [least] + [n for n in given if Fraction(n) >= Fraction(least)]
         elif prices:  # the count of what the price is per first: "$120 per hour" for "the 2 person crew ... 3.5 hrs"
@@ -216,7 +218,8 @@ def counts_priced_thing(question: str, sentence: str, amount: str) -> bool:
 
 
 # "minimum charge for 8 children", "a minimum of 4 people", "minimum booking 10 guests".
-_MINIMUM_COUNT = re.compile(r"\bminimum(?:\s+(?:charge|booking|order|group|number))?\s*(?:of|for|is)?\s+([0-9]+)\s+([a-z]+)",
+_MINIMUM_COUNT = re.compile(r"\bminimum(?:\s+(?:charge|booking|order|group|number))?\s*(?:of|for|is)?\s+([0-9]+)\s+([a-z]+)"
+                            r"|(?<![\w.])([0-9]+)\s*([a-z]+)\s+minimum\s+(?:per|a|an|each)\s+(?:order|booking|visit|load|job)\b",
                             re.IGNORECASE)
 
 
@@ -226,9 +229,10 @@ def _least_count(sentence: str, question: str, party: str | None) -> str | None:
     m = _MINIMUM_COUNT.search(sentence)
     if m is None:
         return None
-    least, thing = m.group(1), stems(m.group(2))
+    least, word = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    thing = stems(word)
     counts = [party] if party is not None and thing & PEOPLE_STEMS else []
-    counts += counts_of(question, m.group(2))
+    counts += counts_of(question, word)
     return least if counts and all(Fraction(c) < Fraction(least) for c in counts) else None
 
 
@@ -367,13 +371,14 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
                                     lambda fee, rate: price_named(question, fee, rate, sentences))
     allowed += tier_expressions(question, texts)
     allowed += [] if allowed else block_rate_expressions(question, texts)  # "$20 per 15 minutes" for 45 minutes
-    out = _document_candidates(question, every, evaluate)
+    out = _document_candidates(question, every, evaluate, sentences)
     # "£3.20 per metre per week" for an 8-metre boat for 6 weeks: 3.20 * 8 * 6
     first = stated + allowed + offered + two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])
     return _valid(first + out, evaluate) if first else out
 
 
-def _document_candidates(question: str, every: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> list[str]:
+def _document_candidates(question: str, every: Sequence[tuple[str, str]], evaluate: Callable[[str], Any],
+                         sentences: Sequence[tuple[str, str]] = ()) -> list[str]:
     ranked = [pair for pair in every if NUMBER_RE.search(pair[1])]
     templates = named_operations(question)  # once: the question's operations, whatever sentence is tried
     if not ranked:
@@ -426,11 +431,15 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
         # an amount to pay is read from a sentence holding a price ("€130 per night"), not from one
         # holding none ("The minimum stay is 3 nights, or 7 nights in July and August")
         ranked = [pair for pair in ranked if prices_in(pair[1])] or ranked
+    # each sentence's line before it in its passage (`sentences`: document order), where a list's minimum may
+    # stand ("10 lb minimum per order")
+    before_of = {pair: sentences[i - 1][1] for i, pair in enumerate(sentences) if i and sentences[i - 1][0] == pair[0]}
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
         # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.
         operands = [a for a in operands if a not in own] or operands
-        out = _valid(_expressions(question, templates, operands, sentence), evaluate)
+        out = _valid(_expressions(question, templates, operands, sentence, before_of.get((heading, sentence), "")),
+                     evaluate)
         if not out:  # the numbers next to the question's words were the question's own
             out = _valid(_expressions(question, templates, numbers_in(sentence), sentence), evaluate)
         if out:

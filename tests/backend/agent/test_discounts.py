@@ -324,3 +324,15 @@ def test_a_group_met_claims_its_amount_off(question, want):
                "Hen parties: we can close the studio for you for a flat €320 for up to 10 people.")
     first = candidate_expressions(question, [result(pottery)], None, evaluate)[0]
     assert evaluate(first).q == want
+
+
+@pytest.mark.parametrize("question, sentence, want", [
+    ("10 small boxes and 5 rolls of tape. paying by card, how much?", "Payment: cash, Zelle, or card (3% card fee).", "3"),
+    ("10 small boxes, I'll pay by card", "We add a 2.5% fee for card payments.", "2.5"),
+    ("10 small boxes, paying cash", "Payment: cash, Zelle, or card (3% card fee).", None),
+    ("10 small boxes, paying with my debit card", "A 2% surcharge on credit cards.", None),  # a credit card's fee
+])
+def test_a_card_fee_written_as_one_is_claimed_by_paying_by_card(question, sentence, want):
+    # Blind set 58: "paying by card" over "card (3% card fee)" was billed without the fee
+    claimed = [amount for kind, amount, _, _ in claimed_surcharges(question, [sentence]) if kind == "%"]
+    assert claimed == ([want] if want else [])

@@ -50,7 +50,14 @@ def _is_size(text: str, m: re.Match[str]) -> bool:
 def _with_count(question: str, count: str, thing: str) -> str | None:
     """`question` with its count replaced by `count`: the count of `thing` when the follow-up names
     one ("8 classes": the number before "classes"), else its first number that is no size (not the
-    16 of "16 inch tyres"); None when it has none."""
+    16 of "16 inch tyres"); a size for a size ("what about 18 inch?": the 16 of "16 inch"); None
+    when it has none."""
+    asked_size = sizes(f"{count} {thing.strip()}")
+    if asked_size:
+        unit = next(iter(asked_size))[1]
+        same = [m for m in NUMBER_RE.finditer(question) if any(u == unit for n, u in
+                                                                  sizes(question[m.start():m.start() + 24]) if n == m.group(0))]
+        return question[:same[0].start()] + count + question[same[0].end():] if same else None
     wanted = stems(thing)
     candidates = [m for m in NUMBER_RE.finditer(question) if not _is_size(question, m)]
     if wanted:
@@ -62,6 +69,31 @@ def _with_count(question: str, count: str, thing: str) -> str | None:
     return question[:m.start()] + count + question[m.end():]
 
 
+# Another kind of the same thing: "what about premium 18 inch ones instead?", "and the premium tyres instead".
+_SWAPPED = re.compile(r"^\W*(?:(?:ok(?:ay)?|and)[\s,]+)?(?:(?:what|how)\s+about\s+)?(?:the\s+|some\s+)?"
+                      r"(?P<kind>(?:[a-z0-9'-]+\s+){0,4}?)(?P<head>ones?|[a-z'-]+)\s+instead\s*[?!.]*\s*$", _FLAGS)
+
+
+def _with_kind(question: str, kind: str, head: str) -> str | None:
+    """`question` with the words naming the kind of its counted thing replaced by `kind`: "How much
+    for 4 budget 16 inch tyres fitted?" with "premium 18 inch" for "ones" (or "tyres") -> "How much
+    for 4 premium 18 inch tyres fitted?"; None when it counts nothing or `head` is not its thing."""
+    counted = next((m for m in NUMBER_RE.finditer(question) if not _is_size(question, m)), None)
+    if counted is None or not kind.strip():
+        return None
+    words = list(re.finditer(r"[A-Za-z0-9'-]+", question[counted.end():]))
+    plural = head.lower() in ("one", "ones")
+    for i, word in enumerate(words[:6]):
+        w = word.group(0).lower()
+        if (plural and w.endswith("s") and not w.isdigit() and not sizes(f"1 {w}")) or (
+                not plural and stems(w) & stems(head)):
+            start, end = counted.end() + words[0].start(), counted.end() + word.start()
+            if i == 0:
+                return question[:start] + kind.strip() + " " + question[start:]
+            return question[:start] + kind.strip() + " " + question[end:]
+    return None
+
+
 def _resolved(text: str, before: str) -> str | None:
     """The whole question the follow-up `text` asks after the question `before`; None when `text`
     is no follow-up of either kind."""
@@ -71,6 +103,9 @@ def _resolved(text: str, before: str) -> str | None:
     count = _COUNT_ONLY.match(typed)
     if count is not None:
         return _with_count(before, count.group("count"), count.group("thing"))
+    swapped = _SWAPPED.match(typed)
+    if swapped is not None:
+        return _with_kind(before, swapped.group("kind"), swapped.group("head"))
     added = _ADDED.match(typed)
     if added is not None:
         thing = (added.group("added") or added.group("tail")).strip()

@@ -41,3 +41,17 @@ def test_a_follow_up_of_a_follow_up_and_nothing_before():
         "How much for 6 budget 16 inch tyres fitted plus a wheel alignment?")
     assert follow_up_question("and for 6?", []) is None
     assert follow_up_question("and for 6?", ["Hi there"]) is None  # no count to change
+
+
+@pytest.mark.parametrize("text, want", [
+    # another kind of the same thing (new-user pass: "what about premium 18 inch ones instead?")
+    ("what about premium 18 inch ones instead?", "How much for 4 premium 18 inch tyres fitted?"),
+    ("and the premium tyres instead?", "How much for 4 premium tyres fitted?"),
+    # another size: the size, not the count
+    ("what about 18 inch?", "How much for 4 budget 18 inch tyres fitted?"),
+    ("what about 18 inch ones instead?", "How much for 4 budget 18 inch tyres fitted?"),
+    # a thing the question does not count is no swap
+    ("what about the 10-class pass instead?", None),
+])
+def test_a_follow_up_swaps_the_kind_or_the_size(text, want):
+    assert follow_up_question(text, [TYRES]) == want

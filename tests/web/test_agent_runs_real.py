@@ -78,7 +78,7 @@ def chat(database_url, real_generator, embedder):
     # The deployment lets users have tools; every other agent setting is the default.
     settings = replace(RuntimeSettings.from_settings(Settings(database_url=database_url)), agent_tools="everyone")
 
-    def run(question: str, **changes):  # changes: runtime settings for this run
+    def run(question: str, earlier: tuple[str, ...] = (), **changes):  # changes: runtime settings for this run
         with sessions() as db:
             conversation = Conversation(id=new_id(), user_id=user_id, use_tools=True)
             db.add(conversation)
@@ -89,15 +89,18 @@ def chat(database_url, real_generator, embedder):
             db.add(reply)
             db.commit()
             ids = (conversation.id, reply.id)
-        live = SimpleNamespace(turn=SimpleNamespace(use_tools=True, action="send", user_text=question, agent_budget={}),
+        asked = [ChatMessage("user", text) for text in earlier] + [ChatMessage("user", question)]
+        live = SimpleNamespace(turn=SimpleNamespace(use_tools=True, action="send", user_text=question, agent_budget={},
+                                                    messages=asked),
                                user_id=user_id,
                                message_id=ids[1], publish_step=lambda event: None, steps=StepLog())
 
         async def go():
             runner = await turns.runner_for(live, replace(settings, **changes))
             assert runner is not None and runner.policy == changes.get("agent_policy", "planned")
+            # as AgentTurns.run does: a follow-up is asked as the whole question it asks (runner.user_text)
             return await runner.run(conversation_id=ids[0], user_id=user_id, message_id=ids[1],
-                                    messages=[ChatMessage("user", question)], params=PARAMS, stop=asyncio.Event())
+                                    messages=[ChatMessage("user", runner.user_text)], params=PARAMS, stop=asyncio.Event())
 
         result = asyncio.run(go())
         calls = turns.records.calls(result.run_id)
@@ -204,3 +207,12 @@ def test_the_model_chooses_the_passages_number_for_a_calculation(chat):
     assert [c.tool for c in calls] == ["search_documents", "calculator"]
     assert json.loads(calls[1].arguments) == {"expression": "2340 * 3"}
     assert result.status == "done" and "7020" in result.text.replace(",", "")
+
+
+def test_a_follow_up_is_answered_as_the_whole_question_it_asks(chat):
+    # New-user pass: "and for 6?" ran no tool and the model wrote "That comes to 260: 6 * 4 = 12 ... [2]".
+    run, _ = chat
+    result, calls = run("and 5 times?", earlier=("If I cross the Halvorsen Bridge 3 times, how many metres do I travel in total?",))
+    assert [c.tool for c in calls] == ["search_documents", "calculator"]
+    assert json.loads(calls[1].arguments) == {"expression": "2340 * 5"}
+    assert result.status == "done" and "11700" in result.text.replace(",", "")

@@ -338,6 +338,11 @@
     if (!entry.conversationId && useDocuments) frame.use_documents = useDocuments.checked;
     const useTools = document.getElementById("use-tools");
     if (!entry.conversationId && useTools) frame.use_tools = useTools.checked;
+    // The browser's time zone: "what time is it?" is answered in it (current_time).
+    try {
+      const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      if (typeof zone === "string" && zone) frame.timezone = zone;
+    } catch (e) { /* no Intl: the server's UTC */ }
     return frame;
   }
 

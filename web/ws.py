@@ -165,7 +165,7 @@ class ChatSocket:
                         root.end()
                         return True
                 request = TurnRequest(frame.action, frame.client_msg_id, frame.conversation_id, frame.text,
-                                      frame.message_id, frame.use_documents, frame.use_tools)
+                                      frame.message_id, frame.use_documents, frame.use_tools, frame.timezone)
                 events = self.state.chat.act(self.user.id, request, origin=self._channel)
                 self._spawn(key, events, root, client_msg_id=frame.client_msg_id)
         except BaseException:

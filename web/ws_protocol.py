@@ -15,6 +15,7 @@ from backend import safe_json
 from backend.chat import MAX_TEXT_CHARS
 from backend.safe_json import JSONTooDeep
 from backend.chat.turns import ACTIONS as TURN_ACTIONS  # the frame types that start a turn
+from backend.chat.turns import known_zone
 
 MAX_ID_CHARS = 64
 # A JSON-escaped text of MAX_TEXT_CHARS can take 12 characters per character (an astral
@@ -64,6 +65,7 @@ class SendFrame:
     action: str = "send"
     message_id: str | None = None
     use_tools: bool | None = None
+    timezone: str | None = None  # the browser's IANA zone; an unknown one is dropped
 
 
 @dataclass(frozen=True)
@@ -170,8 +172,12 @@ def parse_frame(raw: str) -> ClientFrame:
             use_tools = obj.get("use_tools")
             if use_tools is not None and not isinstance(use_tools, bool):
                 raise BadFrame("'use_tools' must be true, false or null")
+            timezone = obj.get("timezone")
+            if timezone is not None and not isinstance(timezone, str):
+                raise BadFrame("'timezone' must be a string or null")
+            timezone = known_zone(timezone)
         except BadFrame as exc:
             raise BadFrame(str(exc), client_msg_id) from None
         return SendFrame(client_msg_id, conversation_id, text, use_documents, kind, message_id,  # type: ignore[arg-type]
-                         use_tools)
+                         use_tools, timezone)
     raise BadFrame(f"unknown frame type {kind!r}" if isinstance(kind, str) else "frame has no 'type'")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from functools import partial
 import json
 import re
 import time
@@ -26,6 +27,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend.agent.access import allowed_names, budget_of, tools_enabled
+from backend.agent.calls import default_context
 from backend.agent.events import AgentStepEvent
 from backend.agent.follow_up import follow_up_question
 from backend.agent.records import RunRecords
@@ -88,9 +90,11 @@ class AgentTurns:
         # question it asks (backend.agent.follow_up); the model's prompt keeps the conversation as typed
         earlier = [m.content for m in getattr(reply.turn, "messages", [])[:-1] if m.role == "user"]
         asked = follow_up_question(reply.turn.user_text, earlier) or reply.turn.user_text
+        zone = getattr(reply.turn, "timezone", None)  # the browser's: "what time is it?" is answered in it
         return AgentRunner(self._generator, specs, allowed, self.records,
                            budget_of(settings, reply.turn.agent_budget),  # the conversation's, capped
                            clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
+                           make_context=partial(default_context, zone=zone),
                            policy=settings.agent_policy, user_text=asked,
                            context_results=(reply.turn.prompt_passages,) if getattr(reply.turn, "prompt_passages", None) else ())
 

@@ -157,6 +157,7 @@ class TurnOpener:
         turn.prompt_passages = format_passages(used) if found else None
         turn.unwatched_s = settings.unwatched_reply_s
         turn.use_tools = bool(conversation.use_tools)
+        turn.timezone = request.timezone
         turn.agent_budget = {name: getattr(conversation, name) for name in BUDGET_FIELDS}
         return turn, generation
 

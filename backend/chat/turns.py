@@ -9,6 +9,8 @@ flush never overwrites the end); `finish` writes the end. A crash leaves the row
 
 from __future__ import annotations
 
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
 import json
 import logging
 from dataclasses import dataclass, field
@@ -61,6 +63,7 @@ class Turn:
     prefix: str = ""
     prior_completion_tokens: int = 0
     use_tools: bool = False  # the conversation's ⚙ tools setting when it started (an agent run)
+    timezone: str | None = None  # TurnRequest.timezone: the tools' clock is read in it
     # Its ⚙ "Tool run limits" (backend.agent.access.BUDGET_FIELDS -> value, None: the admin's default).
     agent_budget: dict[str, int | None] = field(default_factory=dict)
 
@@ -110,6 +113,7 @@ class TurnRequest:
     message_id: str | None = None
     use_documents: bool | None = None
     use_tools: bool | None = None  # None keeps the conversation's ⚙ "Use tools"; a bool sets it
+    timezone: str | None = None  # the person's IANA time zone (known_zone), for current_time; None: UTC
 
 
 @dataclass
@@ -149,6 +153,22 @@ def validate_request(request: TurnRequest) -> None:
         raise ValidationFailed("use_documents must be true, false or null")
     if request.use_tools is not None and not isinstance(request.use_tools, bool):
         raise ValidationFailed("use_tools must be true, false or null")
+
+
+# The longest IANA zone name accepted ("America/Argentina/ComodRivadavia" is 32).
+MAX_ZONE_CHARS = 64
+
+
+def known_zone(name: str | None) -> str | None:
+    """`name` when it is an IANA time zone the system's tz database knows ("Europe/Paris"), else
+    None (a browser's zone is a hint: an unknown or malformed one falls back to UTC)."""
+    if not isinstance(name, str) or not 0 < len(name) <= MAX_ZONE_CHARS:
+        return None
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # ValueError: "../etc"; OSError: a directory
+        return None
+    return name
 
 
 def locate(db: Session, user_id: str, request: TurnRequest) -> Plan:

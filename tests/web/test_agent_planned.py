@@ -172,3 +172,22 @@ def test_a_saved_note_is_confirmed_by_the_program_with_a_whole_title(client, fak
     assert note.title == "The yoga studio is closed…"
     assert note.text == "the yoga studio is closed on Sundays and bank holidays, so book Saturday"
     assert frames[-1]["content"] == "Saved to your notes: “The yoga studio is closed…”."
+
+
+def test_the_time_is_read_in_the_browsers_zone_and_said_by_the_program(client, fake):
+    # New-user pass: "What time is it now?" was answered in UTC only.
+    import re
+    import uuid
+
+    fake.replies = [["It is 12 o'clock UTC."]]
+    conversation_id = tools_on(client, sign_up(client, "alice"), policy="planned")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": conversation_id,
+                      "text": "What time is it now?", "timezone": "Asia/Tokyo"})
+        assert ws.receive_json()["type"] == "ack"
+        frames = until_done(ws)
+    tool = next(f for f in frames if f["type"] == "agent_step" and f["status"] == "done")
+    [call] = tool["calls"]
+    assert (call["tool"], json.loads(call["arguments"])) == ("current_time", {})  # no model step wrote it
+    assert "The current time in Asia/Tokyo is" in call["content"] and "+09:00" in call["content"]
+    assert re.fullmatch(r"It's \d\d:\d\d on \w+day, \d{1,2} \w+ \d{4} \(Asia/Tokyo\)\.", frames[-1]["content"])

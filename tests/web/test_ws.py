@@ -769,3 +769,14 @@ def test_real_engine_answers_with_the_right_chunk_cited(real_client: TestClient)
     assert done["sources"][0]["name"] == "birds.md"
     stored = stored_message(real_client, ack["conversation_id"], ack["assistant_message_id"])
     assert stored["sources"] == done["sources"]
+
+
+def test_a_send_frame_carries_the_browsers_time_zone_when_it_is_a_known_one():
+    base = '{"type": "send", "client_msg_id": "c", "conversation_id": null, "text": "hi"'
+    assert parse_frame(base + ', "timezone": "Asia/Tokyo"}').timezone == "Asia/Tokyo"
+    # a hint: unknown, malformed or too long falls back to UTC (None), never an error
+    for zone in ("Mars/Olympus", "../../etc/passwd", "x" * 100, ""):
+        assert parse_frame(base + f', "timezone": "{zone}"}}').timezone is None, zone
+    assert parse_frame(base + "}").timezone is None
+    with pytest.raises(BadFrame):
+        parse_frame(base + ', "timezone": 9}')

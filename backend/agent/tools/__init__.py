@@ -31,6 +31,7 @@ class ToolContext:
     run_id: str
     idempotency_key: str
     now: datetime
+    timezone: str = "UTC"  # the person's IANA zone (the browser's), where a clock is read by default
 
 
 @dataclass(frozen=True)

@@ -35,3 +35,12 @@ def test_the_fixed_now_in_a_zone(zone, iso, weekday):
 def test_unknown_zones_are_tool_errors(zone):
     with pytest.raises(ToolError, match="unknown time zone"):
         SPEC.run(context(), {"timezone": zone})
+
+
+def test_the_clock_is_said_plainly_and_a_place_is_left_to_the_model():
+    from backend.agent.tools.current_time import SPEC, confirmation
+    assert confirmation("The current time in Asia/Tokyo is 2026-12-05T12:20:00+09:00 (Saturday).") == (
+        "It's 12:20 on Saturday, 5 December 2026 (Asia/Tokyo).")
+    assert confirmation("error: unknown time zone") is None
+    assert SPEC.planned_arguments("What time is it now?") == {}  # the person's own zone (ToolContext.timezone)
+    assert SPEC.planned_arguments("What is the time in Tokyo?") is None  # the model writes the zone

@@ -18,11 +18,12 @@ import re
 from typing import Any, Mapping, Sequence
 
 from backend.agent.numerals import CURRENCY_NAMES, cue_text, with_digits
+from backend.agent.tools.arithmetic import names_no_value
 from backend.agent.tools.passages import passage_blocks
 from backend.agent.tools.pricing import in_major_units
 from backend.agent.tools.sentences import stems
 from backend.agent.routing import states_arithmetic
-from backend.agent.workings import workings
+from backend.agent.workings import occurs, workings
 from backend.agent.operations import asks_amount, asks_cost, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
 from backend.generator import ChatMessage
 
@@ -289,9 +290,12 @@ def _own_arithmetic(question: str, expression: str, value: str, written: set[str
 # The answer to a price asked when no passage found holds a number of the calculation and the
 # question writes no amount of money: its own numbers are counts and sizes, no price.
 NO_PRICE = "I couldn't find a price for that in your documents, so I haven't worked out a total."
-# An amount of money the question writes: "£12", "$4 each", "45 dollars", "at 4 each".
-_MONEY_WRITTEN = re.compile(rf"[$€£¥]\s?\d|\d\s*{CURRENCY_NAMES}\b|\bat\s+\d[\d.,]*\s*(?:each|apiece|a\s+piece|per\b)",
-                            re.IGNORECASE)
+# An amount of money the question writes: "£12", "$4 each", "45 dollars", "for 20 each", "120 a night",
+# "Tickets are 15 each", "costs 8".
+_MONEY_WRITTEN = re.compile(rf"[$€£¥]\s?\d|\d\s*{CURRENCY_NAMES}\b|\d[\d.,]*\s*(?:each|apiece|a\s+piece|per\s+[a-z]+|"
+                            r"an?\s+(?:night|day|week|month|year|hour|person|head|ticket|item|piece|kg|lb|kilo|pound|"
+                            r"litre|liter|metre|meter|mile|km|session|class|lesson|visit|room|seat|bag|box|unit))\b"
+                            r"|\b(?:costs?|priced\s+at|is|are|was|were)\s+\d", re.IGNORECASE)
 # A price as written: a currency sign before a number ("£2.50", "€ 130").
 _SIGN = re.compile(r"([$€£¥])\s?\d")
 
@@ -334,7 +338,7 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     passages = [block for search in searches for block in passage_blocks(search.content)]
     for number, _, text in passages:
         read = in_major_units([("", text)])[0][1]  # "8p per page" holds the expression's 0.08
-        held = sum(1 for n in numbers if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", read))
+        held = sum(1 for n in numbers if occurs(n, read))  # by value: "£1,200" holds 1200
         if held and (best is None or held > best[0]):
             best = (held, number, text)
     if best is None:  # no passage holds its numbers: the question's own arithmetic, or the model's
@@ -365,6 +369,8 @@ def failed_calculation_answer(tools: Mapping[str, Any], messages: Sequence[ChatM
     if not isinstance(expression, str) or not expression.strip():
         return None
     reason = last.content[len(_ERROR):].strip().rstrip(".")
+    if not names_no_value(reason):
+        return None  # a syntax error ("expected ')' at position 8"): the model's to mend or explain
     return f"{' '.join(expression.split())} can't be calculated: {reason}."
 
 

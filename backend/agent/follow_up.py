@@ -26,6 +26,9 @@ _COUNT_ONLY = re.compile(
     r"\s+were)\s+)?(?:make\s+it\s+|(?:for|with)\s+)?(?:just\s+|only\s+)?"
     r"(?P<count>[0-9]+(?:\.[0-9]+)?)(?P<thing>(?:\s+[a-z'-]+){0,2}?)"
     r"\s*(?:instead|then|of\s+them|please|pls)?\s*[?!.]*\s*$", _FLAGS)
+# A number that is no new count of the same thing: more of it ("2 more", "another 3", "3 extra"), a time
+# ("3 pm", "3 o'clock").
+_NOT_A_NEW_COUNT = re.compile(r"\b(?:more|extra|another|else|additional|am|pm|a\.m\.|p\.m\.|o'clock)\b", _FLAGS)
 # Only a thing added: "add a wheel alignment to that", "plus a box of cupcakes", "and a wheel alignment
 # too?", "can you add 2 mats to that?", "with a mat as well".
 _ADDED = re.compile(
@@ -59,12 +62,15 @@ def _with_count(question: str, count: str, thing: str) -> str | None:
                                                                   sizes(question[m.start():m.start() + 24]) if n == m.group(0))]
         return question[:same[0].start()] + count + question[same[0].end():] if same else None
     wanted = stems(thing)
-    candidates = [m for m in NUMBER_RE.finditer(question) if not _is_size(question, m)]
+    numbers = list(NUMBER_RE.finditer(question))
+    candidates = [m for m in numbers if not _is_size(question, m)]
     if wanted:
-        named = [m for m in candidates if stems(question[m.end():m.end() + 40].split("?")[0]) & wanted]
-        candidates = named or candidates
+        # the number the thing follows, read up to the next number ("for 2 people for 3 nights": nights are the 3)
+        ends = {m.start(): next((n.start() for n in candidates if n.start() > m.start()), len(question))
+                for m in candidates}  # (a size between is part of the thing: "4 budget 16 inch tyres")
+        candidates = [m for m in candidates if stems(question[m.end():min(ends[m.start()], m.end() + 40)]) & wanted]
     if not candidates:
-        return None
+        return None  # "thanks 5 stars": a thing the question does not count
     m = candidates[0]
     return question[:m.start()] + count + question[m.end():]
 
@@ -102,6 +108,8 @@ def _resolved(text: str, before: str) -> str | None:
         return None
     count = _COUNT_ONLY.match(typed)
     if count is not None:
+        if _NOT_A_NEW_COUNT.search(typed):
+            return None  # "and 2 more?" adds to the count; "what about 3 pm?" is a time
         return _with_count(before, count.group("count"), count.group("thing"))
     swapped = _SWAPPED.match(typed)
     if swapped is not None:

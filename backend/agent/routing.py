@@ -202,7 +202,7 @@ def asks_for_writing(text: str) -> bool:
 # question about them: new-user pass, a poem about tyres was answered with the bakery's prices).
 _CREATIVE = re.compile(
     r"^\W*(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)?"
-    r"(?:write|compose|make\s+up|tell|give|invent|create)\s+(?:me\s+|us\s+)?(?:a|an|some|one|two|three)?\s*"
+    r"(?:write|compose|make\s+up|tell|give|invent|create)\s+(?:me\s+|us\s+)?(?:a|an|some|one|two|three|another)\s+"
     r"(?:[a-z'-]+\s+){0,3}?(?:poem|story|stories|haiku|limerick|song|lyrics|sonnet|rap|joke|riddle|fable|fairy\s+tale)s?\b",
     re.IGNORECASE)
 
@@ -233,7 +233,8 @@ def typed_operator(text: str) -> bool:
     expression alone ("1/0", "3/4": no date with nothing around it)."""
     if _SPACED_OPERATOR.search(text):
         return True
-    if _EXPRESSION_ALONE.fullmatch(text.strip()) and _OPERATOR_BETWEEN.search(text) and not _DATE.search(text):
+    if (_EXPRESSION_ALONE.fullmatch(text.strip()) and _OPERATOR_BETWEEN.search(text) and not _DATE.search(text)
+            and re.search(r"[*/+^]", text)):  # (not "555-1234", "9-5", "1-800-555-0199": numbers, ranges)
         return True
     return bool(_ASKS_RESULT.search(text) and not _DATE.search(text) and _TIGHT_OPERATOR.search(text))
 

@@ -45,9 +45,20 @@ def figures(expression: str) -> list[str]:
     return list(dict.fromkeys(_NUMBER.findall(_PERCENT_BASE.sub(" ", expression))))
 
 
-def _occurs(number: str, text: str) -> re.Match[str] | None:
-    """`number` in `text` as a number of its own ("18" in "£18.", not in "118" or "18.5")."""
-    return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d]|\.\d)", text)
+def _number_pattern(number: str) -> str:
+    """A pattern of `number` by value as texts write it: thousands separators optional ("1200":
+    "1,200"), trailing zeros of a fraction optional ("2.5": "2.50"; "45": "45.00")."""
+    whole, _, fraction = number.partition(".")
+    head = len(whole) % 3 or 3
+    groups = [whole[:head]] + [whole[i:i + 3] for i in range(head, len(whole), 3)]
+    fraction = fraction.rstrip("0")
+    return ",?".join(groups) + (rf"\.{fraction}0*" if fraction else r"(?:\.0+)?")
+
+
+def occurs(number: str, text: str) -> re.Match[str] | None:
+    """`number` in `text` as a number of its own, by value ("18" in "£18.", not in "118" or
+    "18.5"; "1200" in "£1,200"; "2.5" in "£2.50")."""
+    return re.search(rf"(?<![\d.,]){_number_pattern(number)}(?![\d]|[.,]\d)", text)
 
 
 def _quoted(text: str) -> str:
@@ -73,7 +84,7 @@ def _from_message(number: str, message: str) -> str | None:
     """The words of the user's `message` around `number` ("clean every 4 weeks"), or None when it
     does not write it (with digits: "four adults" writes 4)."""
     for text in (_THOUSANDS.sub("", message), _THOUSANDS.sub("", with_digits(message))):
-        found = _occurs(number, text)
+        found = occurs(number, text)
         if found is not None:
             break
     else:
@@ -94,15 +105,15 @@ def _from_passage(number: str, label: str, text: str) -> str | None:
     Full day £32 per bike"), another sentence cut around it; None when none holds it."""
     sentences = text_sentences(text, label)
     for (_, sentence), (_, read) in zip(sentences, in_major_units(sentences)):
-        found = _occurs(number, read)
+        found = occurs(number, read)
         if found is None:
             continue
         row = TABLE_ROW.match(sentence)
         if row is not None:
-            cell = next((c for c in sentence[row.end(1) + 1:].split(";") if _occurs(number, c)), None)
+            cell = next((c for c in sentence[row.end(1) + 1:].split(";") if occurs(number, c)), None)
             if cell is not None:
                 return f"{row.group(1).strip()}: {cell.strip().rstrip('.')}"
-        where = _occurs(number, sentence) or found
+        where = occurs(number, sentence) or found
         return _window(sentence, where.start(), where.end())
     return None
 

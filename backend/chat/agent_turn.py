@@ -30,6 +30,7 @@ from backend.agent.access import allowed_names, budget_of, tools_enabled
 from backend.agent.calls import default_context
 from backend.agent.events import AgentStepEvent
 from backend.agent.follow_up import follow_up_question
+from backend.agent.intent import asked_names
 from backend.agent.records import RunRecords
 from backend.agent.model_step import CALL_MAX_TOKENS
 from backend.agent.runs import POLICY_AUTO, AgentRunner, RunResult
@@ -90,6 +91,10 @@ class AgentTurns:
         # question it asks (backend.agent.follow_up); the model's prompt keeps the conversation as typed
         earlier = [m.content for m in getattr(reply.turn, "messages", [])[:-1] if m.role == "user"]
         asked = follow_up_question(reply.turn.user_text, earlier) or reply.turn.user_text
+        if asked_names(specs, reply.turn.user_text) or asked_names(specs, asked) != asked_names(specs, reply.turn.user_text):
+            # a side effect is asked for, or would be by the words of an earlier message ("Save a note: ..."
+            # then "and for 6?"): the run reads the message as typed (review: a second note was saved)
+            asked = reply.turn.user_text
         zone = getattr(reply.turn, "timezone", None)  # the browser's: "what time is it?" is answered in it
         return AgentRunner(self._generator, specs, allowed, self.records,
                            budget_of(settings, reply.turn.agent_budget),  # the conversation's, capped
@@ -114,7 +119,11 @@ class AgentTurns:
             reserve = max(reserve, CALL_MAX_TOKENS)  # a forced call step's least room (backend.agent.model_step)
         # The step after a tool reads the question again (backend.tool_prompt restates it before
         # the results): a message that fits once but not twice would fail there, after its tools ran.
-        restated = await asyncio.to_thread(count_text, self._generator, turn.user_text)
+        if runner.user_text and runner.user_text != turn.user_text and turn.messages and turn.messages[-1].role == "user":
+            # a follow-up ("and for 6?") is asked of the run as the whole question it asks (runner_for),
+            # fitted to the window as such
+            turn.messages = turn.messages[:-1] + [replace(turn.messages[-1], content=runner.user_text)]
+        restated = await asyncio.to_thread(count_text, self._generator, runner.user_text or turn.user_text)
         reserve += restated
         with tracing.span("agent.prompt_fit", planned_messages=len(turn.messages)) as span:
             try:
@@ -128,9 +137,6 @@ class AgentTurns:
                 return Ending(FINISH_ERROR, "error", str(exc) or REASON_RUN_FAILED, done)
             span.set_attribute("kept_messages", len(fitted))
         turn.messages = fitted
-        if runner.user_text and runner.user_text != turn.user_text and fitted and fitted[-1].role == "user":
-            # a follow-up ("and for 6?") is asked of the run as the whole question it asks (runner_for)
-            turn.messages = fitted[:-1] + [replace(fitted[-1], content=runner.user_text)]
         last_flush = [self._clock()]
 
         async def on_text(text: str) -> None:

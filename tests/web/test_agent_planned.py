@@ -191,3 +191,26 @@ def test_the_time_is_read_in_the_browsers_zone_and_said_by_the_program(client, f
     assert (call["tool"], json.loads(call["arguments"])) == ("current_time", {})  # no model step wrote it
     assert "The current time in Asia/Tokyo is" in call["content"] and "+09:00" in call["content"]
     assert re.fullmatch(r"It's \d\d:\d\d on \w+day, \d{1,2} \w+ \d{4} \(Asia/Tokyo\)\.", frames[-1]["content"])
+
+
+def test_a_follow_up_never_carries_a_side_effect_of_an_earlier_message(client, fake):
+    # Review: "Save a note: pick up 4 tyres at 5" then "and for 6?" saved a second note; a note asked for
+    # with "add a note that ..." after a price question was read as a thing added to the bill.
+    fake.replies = [["Saved."], ["Six."], ["Saved."]]
+    token = sign_up(client, "alice")
+    conversation_id = tools_on(client, token, policy="planned")
+    app_state(client).runtime_settings.update({"agent_side_effects": "everyone"}, actor_id=None)
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "Save a note: pick up 4 tyres at 5")
+        until_done(ws)
+        send(ws, conversation_id, "and for 6?")
+        until_done(ws)
+    assert [n.text for n in app_state(client).notes.list(user_id(client, token))] == ["pick up 4 tyres at 5"]
+    other = tools_on(client, token, policy="planned")
+    with client.websocket_connect("/ws") as ws:
+        send(ws, other, "How much is 4 * 65?")
+        until_done(ws)
+        send(ws, other, "add a note that the locker code is 1234")
+        until_done(ws)
+    assert sorted(n.text for n in app_state(client).notes.list(user_id(client, token))) == [
+        "pick up 4 tyres at 5", "the locker code is 1234"]

@@ -43,6 +43,9 @@ _RATES = (
 _RATE_OVER = re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}\s+"
                         rf"(?:over|above|beyond|past|after)\s+(?:the\s+first(?:\s+{AMOUNT})?|{AMOUNT})(?:\s*\2s?\b)?(?!\s*(?:[%.,]?[0-9]|[a-z]))",
                         re.IGNORECASE)
+# Units that are people: "over N" after one is an age unless the rate says extra or "the first N".
+_PEOPLE = frozenset({"child", "kid", "person", "people", "guest", "adult", "pupil", "student", "passenger", "rider",
+                     "member", "teen", "infant", "baby", "senior", "head"})
 # Minutes in the units an amount may be asked in (an hour asked of a rate per 15 minutes).
 _MINUTES = {"minute": 1, "min": 1, "hour": 60, "hr": 60}
 # "an hour", "a minute", "half an hour": one (or half) of a unit.
@@ -124,6 +127,8 @@ def _over_allowance(question: str, sentence: str) -> str | None:
     if rate is None:
         return None
     price, unit = rate.group(1).replace(",", ""), rate.group(2)
+    if _unit(unit) in _PEOPLE and not re.search(rf"\b{_EXTRA}\b|\bthe\s+first\b", rate.group(0), re.IGNORECASE):
+        return None  # "£5 per child over 3", "£20 per guest over 12": an age, not people included
     counts = counts_of(question, unit)
     if not counts:
         counts = [c for c in [_asked_amounts(question).get(_unit(unit))] if c]

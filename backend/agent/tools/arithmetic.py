@@ -49,7 +49,19 @@ _NUMBER = re.compile(r"(?P<int>\d*)(?:\.(?P<frac>\d*))?(?:[eE](?P<exp>[+-]?\d+))
 
 class CalculationError(ToolError):
     """An expression that reads well but has no value here: a division by zero, a result or an
-    exponent too large, a number that is not real (a syntax error is a plain ToolError)."""
+    exponent too large, a number that is not real (a syntax error is a plain ToolError). Its
+    messages begin as NO_VALUE_MESSAGES do."""
+
+
+# How each CalculationError's message begins: a tool result "error: ..." read back (the agent's
+# answer says such an error plainly; a syntax error is the model's to mend).
+NO_VALUE_MESSAGES = ("division by zero", "the result is too large", "the exponent ", "the number ",
+                     "a negative number to a non-integer power", "sqrt of a negative number")
+
+
+def names_no_value(message: str) -> bool:
+    """Whether `message` (a ToolError's) is a CalculationError's (NO_VALUE_MESSAGES)."""
+    return message.startswith(NO_VALUE_MESSAGES)
 
 
 @dataclass(frozen=True)

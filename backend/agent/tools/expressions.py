@@ -62,7 +62,7 @@ from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, cou
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
                                          without_amount)
 from backend.agent.tools.segmentation import passage_sentences
-from backend.agent.tools.sentences import rank_sentences, stems
+from backend.agent.tools.sentences import is_heading, rank_sentences, stems
 from backend.agent.tools.taxes import claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
@@ -377,6 +377,22 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
     return _valid(first + out, evaluate) if first else out
 
 
+def _minimum_lines(sentences: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """For each (heading, sentence) in document order, the line above it under the same heading
+    and section (no heading in capitals between: sentences.is_heading) that states a least amount
+    (_MINIMUM_COUNT: "Priced by weight, 10 lb minimum per order" over every line of its list)."""
+    out: dict[tuple[str, str], str] = {}
+    line, passage = "", None
+    for pair in sentences:
+        if pair[0] != passage or is_heading(pair[1]):
+            line, passage = "", pair[0]
+        if line:
+            out[pair] = line
+        if _MINIMUM_COUNT.search(pair[1]):
+            line = pair[1]
+    return out
+
+
 def _document_candidates(question: str, every: Sequence[tuple[str, str]], evaluate: Callable[[str], Any],
                          sentences: Sequence[tuple[str, str]] = ()) -> list[str]:
     ranked = [pair for pair in every if NUMBER_RE.search(pair[1])]
@@ -431,9 +447,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
         # an amount to pay is read from a sentence holding a price ("€130 per night"), not from one
         # holding none ("The minimum stay is 3 nights, or 7 nights in July and August")
         ranked = [pair for pair in ranked if prices_in(pair[1])] or ranked
-    # each sentence's line before it in its passage (`sentences`: document order), where a list's minimum may
-    # stand ("10 lb minimum per order")
-    before_of = {pair: sentences[i - 1][1] for i, pair in enumerate(sentences) if i and sentences[i - 1][0] == pair[0]}
+    before_of = _minimum_lines(sentences)
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
         # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.

@@ -43,6 +43,13 @@ _RUNS_ON = re.compile(r"\b(?:every|the|a|an|and|or|of|for|on|in|with|to|at|by|fr
 _TITLE_LINE = re.compile(r"[ \t]*[A-Z][A-Za-z&'/-]*(?:[ \t]+[A-Za-z&'/-]+){0,3}[ \t]*")
 
 
+# A line that is a clause going on, no title: it ends in a verb or a word standing for someone
+# ("The gym is" / "Open 24 hours", "Members get" / "Free towels").
+_CLAUSE_GOES_ON = re.compile(r"\b(?:is|are|was|were|be|been|get|gets|got|cost|costs|has|have|had|will|would|can|could|"
+                             r"offer|offers|include|includes|need|needs|must|should|do|does|pay|pays|you|we|they|our|"
+                             r"your|their|its|it|this|that|these|those|who|which|also|not|only)$", re.IGNORECASE)
+
+
 def _titles_apart(text: str) -> str:
     """`text` with a blank line after each short title (_TITLE_LINE) that opens a paragraph and
     stands over a line beginning with a capital: "Policies" / "Cancel at least 12 hours before"
@@ -54,7 +61,7 @@ def _titles_apart(text: str) -> str:
         follows = lines[i + 1].lstrip() if i + 1 < len(lines) else ""
         if (_TITLE_LINE.fullmatch(line) and not line.isupper() and (i == 0 or not lines[i - 1].strip())
                 and follows[:1].isupper()
-                and not _RUNS_ON.search(line.rstrip())):
+                and not _RUNS_ON.search(line.rstrip()) and not _CLAUSE_GOES_ON.search(line.rstrip())):
             out.append("")
     return "\n".join(out)
 

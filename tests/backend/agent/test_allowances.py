@@ -126,3 +126,12 @@ def test_a_rate_with_its_allowance_after_it(question, want):
 def test_an_age_after_a_rate_is_no_allowance():
     # "over 3 years old" is who pays it, not a count of tickets included
     assert allowance_expressions("4 tickets for the kids", ["Kids pay £4 per ticket over 3 years old."]) == []
+
+
+def test_review_an_age_after_a_rate_for_people_is_no_allowance():
+    # "over 3" after "per child" is an age: 4 children pay 4 * 5, not (4 - 3) * 5
+    assert allowance_expressions("entry for 4 children", ["Entry is £5 per child over 3."]) == []
+    assert allowance_expressions("room for 2 guests", ["Room £90 per night, £20 per guest over 12."]) == []
+    # people beyond an allowance said so still are
+    assert allowance_expressions("room for 5 guests", ["Room £90 per night, £20 per extra guest after the first 2."]) == [
+        "90 + (5 - 2) * 20"]

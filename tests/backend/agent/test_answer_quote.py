@@ -4,6 +4,8 @@ passages are split into sentences."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from backend.agent.answer import NOT_FOUND, UNCALCULATED, asks_fact, calculated_answer, needs_calculation, quoted_answer
@@ -441,3 +443,41 @@ def test_a_price_asked_of_no_price_is_not_worked_out_from_counts_and_sizes():
         assert calculated_answer(tools, run("how much for 3 at 4 dollars each?", "3 * 4 = 12")) == "3 * 4 = 12."
         assert calculated_answer(tools, run("how much is 4 times 16?", "4 * 16 = 64")) == "4 * 16 = 64."
         assert calculated_answer(tools, run("how much for 3 coffees at 4 each?", "3 * 4 = 12")) == "3 * 4 = 12."
+        # review: prices the question writes without a sign
+        assert calculated_answer(tools, run("I bought 3 shirts for 20 each, how much did I spend?", "3 * 20 = 60")) == (
+            "3 * 20 = 60.")
+        assert calculated_answer(tools, run("How much do I pay for 3 nights at 120 a night?", "3 * 120 = 360")) == (
+            "3 * 120 = 360.")
+        assert calculated_answer(tools, run("Tickets are 15 each. How much do 3 cost?", "15 * 3 = 45")) == "15 * 3 = 45."
+
+
+def test_a_calculation_over_a_price_with_a_thousands_separator_cites_its_passage():
+    # Review: "£1,200" did not hold the expression's 1200, so the model stated the value instead
+    tools = calculation_tools()
+    passages = format_passages([source("A kitchen fitting costs £1,200 including labour.")])
+    messages = [ChatMessage("user", "how much for 2 kitchen fittings?"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
+                ChatMessage("tool", passages, tool_call_id="c0", name="search_documents"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+                ChatMessage("tool", "1200 * 2 = 2400", tool_call_id="c1", name="calculator")]
+    assert calculated_answer(tools, messages).startswith("That comes to £2400: 1200 * 2 = 2400, from your documents [1].")
+
+
+def test_only_an_expression_with_no_value_is_answered_with_its_error():
+    # Review: a syntax error the model's call made ("(4 + 60") was stated as the answer too
+    from backend.agent.answer import failed_calculation_answer
+    from backend.agent.tools.arithmetic import CalculationError, NO_VALUE_MESSAGES, evaluate, names_no_value
+    tools = calculation_tools()
+
+    def failed(expression, error):
+        return [ChatMessage("user", "q"), ChatMessage("assistant", "", tool_calls=(
+            ToolCall("c1", "calculator", json.dumps({"expression": expression})),)),
+            ChatMessage("tool", f"error: {error}", tool_call_id="c1", name="calculator")]
+    assert failed_calculation_answer(tools, failed("1/0", "division by zero")) == "1/0 can't be calculated: division by zero."
+    assert failed_calculation_answer(tools, failed("(4 + 60", "expected ')' at position 8, found the end")) is None
+    # every CalculationError's message is one the answer recognises
+    for expression in ("1/0", "2**100000", "sqrt(-1)", "(-8)^0.5", "1e999", "0^-1", "10^100000"):
+        try:
+            evaluate(expression)
+        except CalculationError as exc:
+            assert names_no_value(exc.message), (expression, exc.message, NO_VALUE_MESSAGES)

@@ -55,3 +55,15 @@ def test_a_follow_up_of_a_follow_up_and_nothing_before():
 ])
 def test_a_follow_up_swaps_the_kind_or_the_size(text, want):
     assert follow_up_question(text, [TYRES]) == want
+
+
+@pytest.mark.parametrize("text, before, want", [
+    # review: the count of the thing named, read up to the next count
+    ("and for 6 nights?", "How much for 2 people for 3 nights?", "How much for 2 people for 6 nights?"),
+    # more of it, a time, a thing the question does not count: no new count
+    ("and 2 more?", TYRES, None),
+    ("what about 3 pm?", "Are you open at 10 am?", None),
+    ("thanks 5 stars", TYRES, None),
+])
+def test_review_of_follow_ups(text, before, want):
+    assert follow_up_question(text, [before]) == want

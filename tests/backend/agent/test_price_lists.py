@@ -315,6 +315,9 @@ def test_a_short_title_and_a_line_ending_in_a_currency_word_end_sentences():
     assert split_sentences("OUR PRICES\nFull service from £40.") == ["OUR PRICES Full service from £40."]
     assert split_sentences("Our fish supper\nis served on Fridays.") == ["Our fish supper is served on Fridays."]
     assert split_sentences("We open at 9am on\nSaturday and Sunday.") == ["We open at 9am on Saturday and Sunday."]
+    # review: a clause going on is no title
+    assert split_sentences("The gym is\nOpen 24 hours for members.") == ["The gym is Open 24 hours for members."]
+    assert split_sentences("Members get\nFree towels and lockers.") == ["Members get Free towels and lockers."]
 
 
 def test_a_lists_least_amount_on_the_line_before_its_prices():
@@ -324,3 +327,11 @@ def test_a_lists_least_amount_on_the_line_before_its_prices():
                "  Regular .................. $1.75 / lb\n  Same-day (in by 10am) .... $2.25 / lb\n")
     assert first("how much if i drop off 7 lbs of laundry for regular wash n fold", laundry) == "1.75 * 10"
     assert first("how much for 12 lbs regular wash and fold", laundry) == "1.75 * 12"
+
+
+def test_review_a_lists_least_amount_holds_for_each_of_its_lines():
+    laundry = ("SUDS\n\nWASH & FOLD (drop-off service)\n  Priced by weight, 10 lb minimum per order\n"
+               "  Regular .................. $1.75 / lb\n  Same-day (in by 10am) .... $2.25 / lb\n\n"
+               "DRY CLEANING\n  Shirt $3.50 each\n")
+    assert first("7 lbs of same-day wash and fold, how much?", laundry) == "2.25 * 10"
+    assert first("how much for 2 shirts dry cleaned?", laundry) == "3.50 * 2"  # another section: none

@@ -385,6 +385,11 @@ def test_creative_writing_about_the_documents_business_plans_no_tool(text):
     assert not search.relevant("ann", text)
     assert not calc.relevant("ann", text)
     assert asks_general_request(text)
+    # review: "the story time hours", "the joke shop", "the song list" are things of a business
+    from backend.agent.routing import asks_for_creative_writing
+    for other in ("Can you tell me the story time hours on Saturday?", "Tell me the joke shop opening hours",
+                  "Give me the song list for the wedding package"):
+        assert not asks_for_creative_writing(other), other
     # naming the documents still searches them; a question about the tyres is still one
     assert search.relevant("ann", "write a poem using the prices in my documents")
     assert search.relevant("ann", "how much are budget 16 inch tyres?")
@@ -396,4 +401,6 @@ def test_an_expression_with_no_value_is_still_the_one_typed():
     for text, want in (("1/0", "1/0"), ("2**100000", "2**100000"), ("what is 10/0 + 5?", "10/0 + 5"), ("3/4", "3/4")):
         assert typed_operator(text) and typed_expression(text, evaluate) == want, text
     assert not typed_operator("12/25/2024")  # a date alone
+    for text in ("555-1234", "9-5", "1-800-555-0199"):  # review: a phone number, a range
+        assert not typed_operator(text), text
     assert typed_expression("what is (2 + 3", evaluate) is None  # a syntax error: the model writes the call

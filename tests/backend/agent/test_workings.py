@@ -99,3 +99,13 @@ def test_the_eval_looks_for_the_answer_in_the_stated_result_only():
     assert not answered("chain", "$18", "done", text, calls)
     assert not answered("chain", "4", "done", text, calls)
     assert answered("chain", "Paris", "done", "The capital is Paris [1].", [("search_documents", "ok"), ("calculator", "ok")])
+
+
+def test_review_a_figure_is_found_by_its_value_as_the_passage_writes_it():
+    # "£1,200" holds 1200 and "£2.50" holds 2.5: not "worked out"
+    shown = workings("1200 * 2", "2 kitchens", [(1, "k.txt", "A kitchen fitting costs £1,200 including labour.")])
+    assert "- 1200: “A kitchen fitting costs £1,200 including labour.” [1]" in shown.split("\n")
+    shown = workings("2.5 * 4", "4 hours", [(1, "p.txt", "Parking is £2.50 per hour.")])
+    assert "- 2.5: “Parking is £2.50 per hour.” [1]" in shown.split("\n")
+    # but not another number holding its digits
+    assert "worked out" in workings("18 * 2", "2 of them", [(1, "a.txt", "Tickets £118 or £18.50.")])

@@ -164,15 +164,21 @@ _ROOMS_NAMED = re.compile(r"\s*(?:-\s*)?(?:bed(?:room)?|bdr|seater|piece)(?![a-z
                           r"(?:[\s-]+(?![a-z]*[^s\W]s\b)[a-z(]|\s*$|\s*[,.?!])", _FLAGS)
 
 
+# A count and a word or two before a size: "4 budget | 16 inch tyres", "2 premium | 18 inch ones" (new-user
+# pass: read as 4 budget tyres and 16 "inch tyres"); not "4 and 16 inch", "2 plus 18 inch".
+_COUNT_BEFORE = re.compile(r"(?<![\w.,])[0-9]+\s+(?:(?!(?:and|or|plus|with|then|x)\b)[a-z-]+\s+){1,2}$", _FLAGS)
+
+
 def names_a_size(text: str, at: int) -> bool:
     """Whether the number at `at` of `text` is a size naming a thing ("a 12 inch cake", "the
-    10-inch celebration cake", "a 4 bed detached", "2 bed move"; not "a frame that's 240 cm all the
-    way round"), no count."""
+    10-inch celebration cake", "4 budget 16 inch tyres", "a 4 bed detached", "2 bed move"; not "a
+    frame that's 240 cm all the way round"), no count."""
     number = NUMBER_RE.match(text, at)
     if number is not None and _ROOMS_NAMED.match(text, number.end()) is not None:
         return True
     return (number is not None and _SIZE_NAMED.match(text, number.end()) is not None
-            and _ARTICLE_BEFORE.search(text[max(0, at - 8):at]) is not None)
+            and (_ARTICLE_BEFORE.search(text[max(0, at - 8):at]) is not None
+                 or _COUNT_BEFORE.search(text[max(0, at - 40):at]) is not None))
 
 
 def sizes_alone(text: str) -> set[tuple[str, str]]:

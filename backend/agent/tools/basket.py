@@ -108,6 +108,14 @@ def basket_items(question: str) -> list[tuple[str, str]]:
             continue  # "for 3 nights", "2 weeks": how long, not a thing bought
         count = "1" if m.group(1).lower() == "one" else m.group(1)
         if names_a_size(text, m.start()):  # "a 12 inch cake": one cake of that size, named by it
+            if items and items[-1][0] != OPTIONAL and text.find(items[-1][1], 0, m.start()) >= m.start() - 30 \
+                    and re.search(r"[0-9]+\s+(?:[a-z-]+\s+){1,2}$", text[max(0, m.start() - 40):m.start()]):
+                # "4 budget 16 inch tyres": the count before names the sized thing ("4 budget 16-inch tyres")
+                items[-1] = (items[-1][0], f"{items[-1][1]} {m.group(1)}-{m.group(2).strip()}")
+                more = _ONE_MORE.match(text, m.end())  # "... and a wheel alignment"
+                if more is not None and not _DURATION.match(more.group(1)):
+                    items.append((OPTIONAL, more.group(1).strip()))
+                continue
             items.append(("1", f"{m.group(1)}-{m.group(2).strip()}"))
             continue
         served = _SERVED.search(text[max(0, m.start() - 40):m.start()])

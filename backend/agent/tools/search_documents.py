@@ -12,7 +12,7 @@ from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, asks_for_creative_wr
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.agent.tools.segmentation import text_sentences
-from backend.agent.tools.sentences import best_sentence, best_similarity, stems
+from backend.agent.tools.sentences import best_sentence, best_similarity, states_answer_kind, stems
 from backend.rag import Retriever, Source
 from backend.rag.sources import source_label
 
@@ -118,11 +118,25 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
     asked = stems(cue)
     if about or embedder is None or len(asked) < 2 or not _ASKS.search(cue):
         return found, about
+    specific = asked - _GENERIC_STEMS
     for source in found:
         shared = [pair for pair in text_sentences(source.text) if stems(pair[1]) & asked]
         if shared and best_similarity(asking, shared, embedder.embed) >= SENTENCE_SIMILARITY:
             about.append(source)
+        elif _ASKS_HOURS.search(cue) and any(stems(s) & specific and states_answer_kind(cue, s) for _, s in shared):
+            # "What time do you close on Saturday?" over "Saturday 8:30am to 1pm.": a sentence naming
+            # the question's own thing (not only "time") and stating the kind of answer it asks
+            # (new-user pass: no search, and the model said it had no access to real-world time)
+            about.append(source)
     return found, about
+
+
+# A question asking when something opens, closes, starts or ends ("what time do you close on Saturday?").
+_ASKS_HOURS = re.compile(r"\bwhat\s+time\b|\bwhen\b[^?.!]*\b(?:open|opens|close|closes|shut|shuts|start|starts|"
+                         r"finish|finishes|end|ends)\b", re.IGNORECASE)
+# Words of a question that name no thing of a passage by themselves ("what time is it in Tokyo?"
+# shares "time" with "Opening times: ...").
+_GENERIC_STEMS = stems("time times today now date day days hour hours week year open opening close closing")
 
 
 # A message asking something: a question mark, or a question's first word.

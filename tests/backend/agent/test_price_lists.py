@@ -335,3 +335,15 @@ def test_review_a_lists_least_amount_holds_for_each_of_its_lines():
                "DRY CLEANING\n  Shirt $3.50 each\n")
     assert first("7 lbs of same-day wash and fold, how much?", laundry) == "2.25 * 10"
     assert first("how much for 2 shirts dry cleaned?", laundry) == "3.50 * 2"  # another section: none
+
+
+def test_a_size_after_a_count_and_a_word_is_the_counted_things_size():
+    # New-user pass: "4 budget 16 inch tyres" was 4 budget tyres plus 16 "inch tyres" (4 * 65 + 16 * 65)
+    tyres = ("Kwik Tyres\n\nPrices\nBudget 16 inch tyre: £65 each, fitted\nPremium 18 inch tyre: £130 each, fitted\n"
+             "Wheel alignment: £45\n")
+    question = "How much for 4 budget 16 inch tyres fitted?"
+    assert names_a_size(question, question.index("16"))
+    assert not names_a_size("I need 4 and 16 inch tyres", len("I need 4 and "))
+    assert value(first("How much for 4 budget 16 inch tyres fitted?", tyres)) == "260"
+    assert value(first("How much for 2 premium 18 inch tyres and a wheel alignment?", tyres)) == "305"
+    assert basket_items("3 large 12 inch pizzas and 2 cokes") == [("3", "large 12-inch pizzas"), ("2", "cokes")]

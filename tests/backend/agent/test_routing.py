@@ -404,3 +404,15 @@ def test_an_expression_with_no_value_is_still_the_one_typed():
     for text in ("555-1234", "9-5", "1-800-555-0199"):  # review: a phone number, a range
         assert not typed_operator(text), text
     assert typed_expression("what is (2 + 3", evaluate) is None  # a syntax error: the model writes the call
+
+
+def test_a_time_asked_of_a_day_the_passage_names_is_about_it():
+    # New-user pass: "What time do you close on Saturday?" over "Saturday 8:30am to 1pm." planned no search
+    passage = "Kwik Tyres\n\nOpening hours\nMonday to Friday 8am to 6pm. Saturday 8:30am to 1pm. Closed Sundays."
+    retriever = FakeRetriever("ann", "", similarity=0.2, text=passage, document_name="tyres.txt")
+    # an embedder finding no sentence similar (the question first, then the sentences)
+    retriever.embedder = SimpleNamespace(embed=lambda texts: [[1.0, 0.0]] + [[0.0, 1.0]] * (len(texts) - 1))
+    search = search_documents.spec(retriever)
+    assert search.relevant("ann", "What time do you close on Saturday?")
+    # "time" alone names nothing of it
+    assert not search.relevant("ann", "What time is it in Tokyo?")

@@ -36,7 +36,7 @@ _ADDED = re.compile(
     r"(?:(?:add|plus|throw\s+in|include)\s+(?P<added>.+?)(?:\s+(?:to\s+(?:that|it|this|the\s+(?:total|bill|order))|too|as\s+well|also))?"
     r"|(?:and|with)\s+(?P<tail>.+?)\s+(?:to\s+(?:that|it|this|the\s+(?:total|bill|order))|too|as\s+well))"
     r"\s*(?:please|pls)?\s*[?!.]*\s*$", _FLAGS)
-# A count's number in words at the start of a follow-up ("and for six?").
+# The most words a follow-up has ("and for six?"): a longer message is a question of its own.
 MAX_FOLLOW_UP_WORDS = 10
 # How many of the person's earlier messages a chain of follow-ups is read back through.
 MAX_EARLIER = 4

@@ -91,7 +91,7 @@ class AgentTurns:
         # question it asks (backend.agent.follow_up); the model's prompt keeps the conversation as typed
         earlier = [m.content for m in getattr(reply.turn, "messages", [])[:-1] if m.role == "user"]
         asked = follow_up_question(reply.turn.user_text, earlier) or reply.turn.user_text
-        if asked_names(specs, reply.turn.user_text) or asked_names(specs, asked) != asked_names(specs, reply.turn.user_text):
+        if asked_names(specs, reply.turn.user_text) or asked_names(specs, asked):
             # a side effect is asked for, or would be by the words of an earlier message ("Save a note: ..."
             # then "and for 6?"): the run reads the message as typed (review: a second note was saved)
             asked = reply.turn.user_text

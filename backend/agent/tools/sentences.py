@@ -104,14 +104,14 @@ def _embedded_text(sentences: Sequence[tuple[str, str]], i: int, section: str = 
 
 
 def _similarities(question: str, sentences: Sequence[tuple[str, str]],
-                  embed: Callable[[Sequence[str]], Any] | None, sectioned: bool = False) -> list[float]:
+                  embed: Callable[[Sequence[str]], Any] | None, sections: Sequence[str] = ()) -> list[float]:
     """Each (heading, sentence)'s cosine similarity to `question` (_embedded_text: the pairs in
-    document order; with its section heading when `sectioned`, as a price is read: a quote is
+    document order; with its section heading, `sections` (_sections), as a price is read: a quote is
     ranked without, its passage's first lines lost "check-out by 10am" to "Late check-out until
     12pm" under "EXTRAS" over the blind sets' lookups); 0 without `embed`."""
     if embed is None:
         return [0.0] * len(sentences)
-    sections = _sections(sentences) if sectioned else [""] * len(sentences)
+    sections = list(sections) or [""] * len(sentences)
     vectors = np.asarray(embed([question] + [_embedded_text(sentences, i, sections[i]) for i in range(len(sentences))]),
                          dtype=np.float64)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -129,10 +129,11 @@ def _similarity_and_share(question: str, sentences: Sequence[tuple[str, str]],
                           embed: Callable[[Sequence[str]], Any] | None) -> tuple[list[float], list[float]]:
     """Each (heading, sentence)'s cosine similarity to `question` (0 without `embed`) and the
     share of the question's words it holds (the heading's left out)."""
-    similarity = _similarities(question, sentences, embed, sectioned=True)
+    sections = _sections(sentences)
+    similarity = _similarities(question, sentences, embed, sections)
     asked = stems(question)
     share = []
-    for (heading, sentence), section in zip(sentences, _sections(sentences)):
+    for (heading, sentence), section in zip(sentences, sections):
         words = asked - stems(heading)
         share.append(len(stems(f"{section} {sentence}") & words) / max(1, len(words)))
     return similarity, share

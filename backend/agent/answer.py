@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any, Mapping, Sequence
 
+from backend.agent.calls import NOT_ALLOWED
 from backend.agent.numerals import CURRENCY_NAMES, cue_text, with_digits
 from backend.agent.tools.arithmetic import names_no_value
 from backend.agent.tools.passages import passage_blocks
@@ -386,3 +387,21 @@ def confirmed_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) 
     if confirm is None or last.content.startswith(_ERROR):
         return None
     return confirm(last.content)
+
+
+# The answer when a tool that changes data was asked for ("Save a note: ...") and the user's role
+# may not use it (the admin's "Tools that write", backend.agent.access). SmolLM2-135M, not offered
+# save_note, answered "Sending an email to the user..." (new-user pass, 2026-12-04).
+WRITES_OFF = ("I didn't do that: {name} changes your data, and tools that change data are turned off for "
+              "your account. An admin can allow them in the admin settings (“Tools that write”).")
+
+
+def refused_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:
+    """The program's answer after this run's latest message, the refusal of a side-effecting tool
+    the user's role may not use (backend.agent.calls.ToolSteps.check): WRITES_OFF naming it; None
+    otherwise (a read-only tool's refusal is the model's to answer around)."""
+    last = messages[-1] if messages else None
+    spec = tools.get(last.name) if last is not None and last.role == "tool" else None
+    if spec is None or not spec.side_effect or not last.content.startswith(f"{NOT_ALLOWED} {last.name!r} is not allowed"):
+        return None
+    return WRITES_OFF.format(name=last.name)

@@ -28,6 +28,10 @@ from backend.agent.records import RunRecords
 from backend.errors import DomainError
 from backend.generator import ChatMessage, ToolCall
 
+# How the result of a call to a tool the user's role may not use begins (ToolSteps.check): the
+# answer after it says so (backend.agent.answer.refused_answer).
+NOT_ALLOWED = "refused: the tool"
+
 log = logging.getLogger(__name__)
 
 TOOL_FAILED = "the tool failed"
@@ -134,7 +138,7 @@ class ToolSteps:
         if spec is None:
             return Outcome("invalid", f"error: there is no tool named {call.name!r}"), {}
         if call.name not in self.allowed:
-            return Outcome("refused", f"refused: the tool {call.name!r} is not allowed for this user here; "
+            return Outcome("refused", f"{NOT_ALLOWED} {call.name!r} is not allowed for this user here; "
                                        "answer without it"), {}
         if not self.intended(spec):
             return Outcome("refused", f"refused: the tool {call.name!r} changes the user's data and the user's "

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from backend import tracing
-from backend.agent.answer import (ANSWER_PATTERN, calculated_answer, confirmed_answer, failed_calculation_answer, last_step_only, quoted_answer, stated_value,
+from backend.agent.answer import (ANSWER_PATTERN, calculated_answer, confirmed_answer, failed_calculation_answer, refused_answer, last_step_only, quoted_answer, stated_value,
                                   stating_pattern)
 from backend.agent.budget import LIMIT_TOKENS, BudgetMeter
 from backend.agent.choice import choose
@@ -50,10 +50,10 @@ CUT_CALL_ENDING = "the model's tool call was cut off at the token limit"
 
 def _failed_or_quoted(tools: Any, messages: Any) -> str | None:
     """The program's answer after a result with no value to state: a calculation's error said
-    plainly (failed_calculation_answer), a saved note confirmed (confirmed_answer), else a
-    search's sentence quoted (quoted_answer)."""
+    plainly (failed_calculation_answer), a saved note confirmed (confirmed_answer), a write the
+    user may not make refused (refused_answer), else a search's sentence quoted (quoted_answer)."""
     return (failed_calculation_answer(tools, messages) or confirmed_answer(tools, messages)
-            or quoted_answer(tools, messages))
+            or refused_answer(tools, messages) or quoted_answer(tools, messages))
 
 
 class ModelSteps:

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Collection, Sequence
 
 from backend import tracing
-from backend.agent.answer import names_something_of
 from backend.agent.budget import LIMIT_WALL_TIME, BudgetMeter, Budget
 from backend.agent.calls import ToolSpecLike, ToolSteps, default_context
 from backend.agent.deadline import STOPPED_ENDING, in_worker
@@ -91,17 +90,14 @@ class AgentRunner:
     results (docs/BENCHMARKS.md, "Agent runs with the real model"). user_text: the person's own
     latest message as typed (Turn.user_text, never the prompt's text with documents or tool
     results): a side-effecting tool is offered and executed
-    only when it asks for it (backend.agent.intent); None asks for none. context_results: the
-    passages already in the prompt ("Use my documents": search_documents is then not offered),
-    written as a search's result (passages.format_passages), which the calculator's candidates
-    read as they read a search's.
+    only when it asks for it (backend.agent.intent); None asks for none.
     """
 
     def __init__(self, generator: TextGenerator, tools: Sequence[ToolSpecLike], allowed: Collection[str],
                  records: RunRecords, budget: Budget, *, clock: Callable[[], float] = time.monotonic,
                  make_context: Callable[[str, str, str, str], Any] = default_context,
                  publish: Callable[[AgentStepEvent], None] | None = None, step_log: StepLog | None = None,
-                 policy: str = "auto", user_text: str | None = None, context_results: Sequence[str] = ()) -> None:
+                 policy: str = "auto", user_text: str | None = None) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown agent policy {policy!r} (one of {', '.join(POLICIES)})")
         self.generator = generator
@@ -117,10 +113,6 @@ class AgentRunner:
         self.step_log = step_log or StepLog()
         self.policy = policy
         self.user_text = user_text
-        self.context_results = tuple(context_results)
-        # those the person's message names something of (answer.names_something_of): "what's 15% of
-        # 240?" reads none of a bike hire's list; fixed for the run, like user_text
-        self._read_context = [c for c in self.context_results if user_text and names_something_of(user_text, c)]
         self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
         self._tool_steps = ToolSteps(self.tools, self.allowed, self._intended, records, make_context, self._emit)
         self._model = ModelSteps(generator, self.tools, self.functions, records, self._emit,
@@ -234,7 +226,9 @@ class AgentRunner:
         stored = self.records.stored_plan(run_id)
         if stored is not None:
             return [name for name in stored if name in self.tools]
-        offered = [f.name for f in self.functions()]
+        # a write asked for ("Save a note: ...") that the user's role may not make is planned all the
+        # same: its call is refused (ToolSteps.check), and the answer says so (answer.refused_answer)
+        offered = [f.name for f in self.functions()] + sorted(self.asked - self.allowed)
         chosen = plan_tools(self.tools.values(), offered, user_id, self.user_text)
         plan: list[str] = []
         steps = 1  # the answer
@@ -265,7 +259,7 @@ class AgentRunner:
         fill = getattr(self.tools[plan[0]], "candidate_arguments", None) if plan and self.user_text else None
         if fill is None:
             return "done", []
-        results = self._read_context + [m.content for m in new if m.role == "tool"]
+        results = [m.content for m in new if m.role == "tool"]
         with tracing.span("agent.candidates", tool=plan[0]) as span:  # the sentences' embedding, in the waterfall
             try:
                 ended, written = await in_worker(fill, self.user_text, results, stop=stop, meter=meter)
@@ -291,8 +285,6 @@ class AgentRunner:
             return False
         if getattr(self.tools[plan[0]], "candidate_arguments", None) is None:
             return False
-        if self._read_context:  # the documents "Use my documents" put in the prompt were read
-            return True
         return any(m.role == "tool" and getattr(self.tools.get(m.name), "answer_quote", None) is not None
                    for m in new)
 
@@ -305,6 +297,8 @@ class AgentRunner:
             return None
         fill = getattr(self.tools[plan[0]], "planned_arguments", None)
         arguments = fill(self.user_text) if fill is not None else None
+        if arguments is None and plan[0] not in self.allowed:
+            arguments = {}  # a write the user may not make (_plan): refused before its arguments are read
         if arguments is None:
             return None
         digest = hashlib.sha256(f"{run_id}:{index}".encode()).hexdigest()[:24]

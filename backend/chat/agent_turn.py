@@ -78,15 +78,16 @@ class AgentTurns:
         conversation, the deployment or the user's role)."""
         if not reply.turn.use_tools or reply.turn.action == "continue":
             return None
+        if getattr(reply.turn, "prompt_passages", None):
+            # opened as a plain reply, its prompt holding "Use my documents"' passages (tools were off
+            # for the role when it opened, backend/chat/opening.py, and the admin has since turned them
+            # on): it stays one, rather than search the same documents again as a step
+            return None
         role = await asyncio.to_thread(self._role, reply.user_id)
         if not tools_enabled(settings, role):
             return None
         specs = self.specs()
         allowed = allowed_names(specs, settings, role)
-        if getattr(reply.turn, "sources", None):
-            # "Use my documents" already put this turn's passages in the prompt: searching them
-            # again would put them there twice (new-user run: 450 -> 877 prompt tokens).
-            allowed.discard("search_documents")
         # "and for 6?" after "How much for 4 budget 16 inch tyres fitted?": the tools read the whole
         # question it asks (backend.agent.follow_up); the model's prompt keeps the conversation as typed
         earlier = [m.content for m in getattr(reply.turn, "messages", [])[:-1] if m.role == "user"]
@@ -100,8 +101,7 @@ class AgentTurns:
                            budget_of(settings, reply.turn.agent_budget),  # the conversation's, capped
                            clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
                            make_context=partial(default_context, zone=zone),
-                           policy=settings.agent_policy, user_text=asked,
-                           context_results=(reply.turn.prompt_passages,) if getattr(reply.turn, "prompt_passages", None) else ())
+                           policy=settings.agent_policy, user_text=asked)
 
     async def run(self, reply: LiveReply, runner: AgentRunner) -> Ending:
         """Run the reply; returns its ending (the service stores it and tells the viewers)."""

@@ -59,9 +59,10 @@ def test_a_typed_expression_is_computed_and_its_calculation_is_the_answer(client
     assert frames[-1]["content"] == "12 * 34 = 408."
 
 
-def test_a_turn_whose_documents_are_already_in_the_prompt_does_not_search_them_again(client):
-    # New-user run (2026-12-02): "Use my documents" and "Use tools" together put the passage in
-    # the prompt twice (450 -> 877 tokens).
+def test_a_turn_opened_with_passages_in_its_prompt_stays_a_plain_reply(client):
+    # opening.py puts no passages in the prompt of a turn that is an agent run (it searches as a
+    # step); a turn opened while tools were off for the role, then turned on before its reply
+    # started, has them: it stays a plain reply rather than search the same documents again.
     import asyncio
     from types import SimpleNamespace
 
@@ -70,19 +71,16 @@ def test_a_turn_whose_documents_are_already_in_the_prompt_does_not_search_them_a
     agent = app_state(client).chat._agent  # noqa: SLF001 - the reply's runner factory
     settings = replace(app_state(client).runtime_settings.get(), agent_tools="everyone")
 
-    def runner(sources, passages=None):
+    def runner(passages=None):
         turn = SimpleNamespace(use_tools=True, action="send", user_text="Who designed the bridge?",
-                               agent_budget={}, sources=sources, prompt_passages=passages, messages=[])
-        reply = SimpleNamespace(turn=turn, user_id=user_id(client, sign_up(client, f"reader{len(sources)}{'p' if passages else ''}")),
+                               agent_budget={}, sources=[{"n": 1}] if passages else [], prompt_passages=passages,
+                               messages=[])
+        reply = SimpleNamespace(turn=turn, user_id=user_id(client, sign_up(client, f"reader{'p' if passages else ''}")),
                                 message_id="m", publish_step=lambda event: None, steps=StepLog())
         return asyncio.run(agent.runner_for(reply, settings))
 
-    plain = runner([])
-    assert "search_documents" in plain.allowed and plain.context_results == ()
-    assert "search_documents" not in runner([{"n": 1, "document": "bridge.txt"}]).allowed
-    # the passages in the prompt are what the run's calculation reads instead (new-user pass)
-    assert runner([{"n": 1}], "[1] bridge.txt (version 1) — passage x\n> It is 2,340 metres long.").context_results == (
-        "[1] bridge.txt (version 1) — passage x\n> It is 2,340 metres long.",)
+    assert "search_documents" in runner().allowed
+    assert runner("[1] bridge.txt (version 1) — passage x\n> It is 2,340 metres long.") is None
 
 
 def test_a_follow_up_is_asked_as_the_whole_question_it_asks(client, fake):
@@ -172,6 +170,27 @@ def test_a_saved_note_is_confirmed_by_the_program_with_a_whole_title(client, fak
     assert note.title == "The yoga studio is closed…"
     assert note.text == "the yoga studio is closed on Sundays and bank holidays, so book Saturday"
     assert frames[-1]["content"] == "Saved to your notes: “The yoga studio is closed…”."
+
+
+def test_a_note_asked_for_while_writes_are_off_is_refused_in_plain_words(client, fake):
+    # New-user pass: with the admin's "Tools that write" off, "Save a note: ..." was offered no tool
+    # and the model answered "Sending an email to the user...". The call is now planned, refused,
+    # and the answer says why.
+    from backend.agent.answer import WRITES_OFF
+
+    fake.replies = [["Sending an email to the user."]]
+    token = sign_up(client, "alice")
+    conversation_id = tools_on(client, token, policy="planned")  # agent_side_effects stays "off"
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "Save a note: the gym code is 4321")
+        frames = until_done(ws)
+    assert app_state(client).notes.list(user_id(client, token)) == []
+    tool = next(f for f in frames if f["type"] == "agent_step" and f["kind"] == "tool" and f["status"] == "done")
+    [call] = tool["calls"]
+    assert (call["tool"], call["status"]) == ("save_note", "refused")
+    assert frames[-1]["content"] == WRITES_OFF.format(name="save_note")
+    assert "turned off for your account" in frames[-1]["content"]
+    assert all("Sending" not in (f.get("content") or "") for f in frames)
 
 
 def test_the_time_is_read_in_the_browsers_zone_and_said_by_the_program(client, fake):

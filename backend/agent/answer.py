@@ -24,7 +24,7 @@ from backend.agent.tools.passages import passage_blocks
 from backend.agent.tools.pricing import in_major_units
 from backend.agent.tools.sentences import stems
 from backend.agent.routing import states_arithmetic
-from backend.agent.workings import occurs, workings
+from backend.agent.workings import escaped, occurs, workings
 from backend.agent.operations import asks_amount, asks_cost, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
 from backend.generator import ChatMessage
 
@@ -247,7 +247,17 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
     passage = next((label + " " + text for n, label, text in passage_blocks(last.content) if n == number), sentence)
     if asks_amount(question) and not names_something_of(question, passage, empty=True):
         return f"{NOT_FOUND} {sentence} [{number}]"
-    return f"{sentence} [{number}]"
+    return f"{_from_which(last.content, number)}{sentence} [{number}]"
+
+
+def _from_which(content: str, number: int) -> str:
+    """"From price-list.txt: " when the search's passages come from more than one document, so an
+    answer picked from one of several ("what time do you close?" over three businesses' lists:
+    new-user pass) says whose it is; "" otherwise."""
+    names = {n: label.rsplit(" (version ", 1)[0] for n, label, _ in passage_blocks(content)}
+    if len(set(names.values())) < 2 or number not in names:
+        return ""
+    return f"From {escaped(names[number])}: "
 
 
 # What the answer says before the quote when the passage it comes from names nothing the question

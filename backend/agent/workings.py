@@ -61,7 +61,8 @@ def occurs(number: str, text: str) -> re.Match[str] | None:
     return re.search(rf"(?<![\d.,]){_number_pattern(number)}(?![\d]|[.,]\d)", text)
 
 
-def _quoted(text: str) -> str:
+def escaped(text: str) -> str:
+    """`text` with its Markdown marks escaped (untrusted text shown as written)."""
     return _MARKDOWN.sub(r"\\\1", text)
 
 
@@ -134,9 +135,9 @@ def workings(expression: str, message: str, passages: Sequence[tuple[int, str, s
         if own is None or priced:
             read = next(((n, q) for n, label, text in passages if (q := _from_passage(number, label, text))), None)
         if read is not None:
-            lines.append(f"- {number}: “{_quoted(read[1])}” [{read[0]}]")
+            lines.append(f"- {number}: “{escaped(read[1])}” [{read[0]}]")
         elif own is not None:
-            lines.append(f"- {number}: your question “{_quoted(own)}”")
+            lines.append(f"- {number}: your question “{escaped(own)}”")
         else:
             lines.append(f"- {number}: worked out, written neither in your question nor in the passages")
     return "\n".join([HEADING, *lines]) if lines else ""

@@ -160,6 +160,20 @@ def test_a_sentence_states_the_kind_of_answer_asked(question, sentence, states):
     assert states_answer_kind(question, sentence) is states
 
 
+def test_a_quote_picked_from_one_of_several_documents_names_it():
+    # New-user pass: "what time do you close?" over three businesses' lists was answered with one of
+    # them, without saying whose.
+    tools = {"search_documents": Search()}
+    hours = "Opening hours: Monday to Friday 8am to 6pm, Saturday 8:30am to 1pm."
+    content = format_passages([source("Fresh bread daily from 7am.", 1, "bakery.txt"),
+                               source(hours, 2, "*tyres*_list.txt")])
+    assert quoted_answer(tools, turn("What time do you close on Saturday?", "search_documents", content)) == (
+        rf"From \*tyres\*\_list.txt: {hours} [2]")
+    # one document searched: no name
+    alone = format_passages([source("Fresh bread daily from 7am.", 1, "tyres.txt"), source(hours, 2, "tyres.txt")])
+    assert quoted_answer(tools, turn("What time do you close on Saturday?", "search_documents", alone)) == f"{hours} [2]"
+
+
 def test_a_long_sentence_is_cut_at_a_space():
     words = " ".join(f"word{i}" for i in range(200)) + "."
     number, quote = best_sentence("word7", result(words), None)

@@ -308,7 +308,8 @@ _MONEY_WRITTEN = re.compile(rf"[$€£¥]\s?\d|\d\s*{CURRENCY_NAMES}\b|\d[\d.,]*
                             r"litre|liter|metre|meter|mile|km|session|class|lesson|visit|room|seat|bag|box|unit))\b"
                             r"|\b(?:costs?|priced\s+at|is|are|was|were)\s+\d", re.IGNORECASE)
 # A price as written: a currency sign before a number ("£2.50", "€ 130").
-_SIGN = re.compile(r"([$€£¥])\s?\d")
+# a dollar written with its country ("CA$7", "NZ$139", "US$") keeps it: "$132" is another currency
+_SIGN = re.compile(r"((?<![A-Za-z])[A-Z]{1,3}\$|[$€£¥])\s?\d")
 
 
 def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:

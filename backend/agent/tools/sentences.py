@@ -61,6 +61,13 @@ def _stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
+def phrases(text: str) -> set[tuple[str, str]]:
+    """The pairs of stems of `text`'s content words (content_words) next to each other: "a drip
+    coffee each" -> {("drip", "coffe"), ("coffe", "each")}."""
+    words = [_stem(w) for w in content_words(text) if not w[0].isdigit()]
+    return set(zip(words, words[1:]))
+
+
 def stems(text: str) -> set[str]:
     """The stems of the words of `text` of three letters or more (Snowball English), lowercased,
     stopwords left out."""

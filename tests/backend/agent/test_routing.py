@@ -416,3 +416,27 @@ def test_a_time_asked_of_a_day_the_passage_names_is_about_it():
     assert search.relevant("ann", "What time do you close on Saturday?")
     # "time" alone names nothing of it
     assert not search.relevant("ann", "What time is it in Tokyo?")
+
+
+def test_a_priced_thing_named_by_two_words_and_a_passage_sharing_no_word():
+    # Blind set 59: "... we'll each grab a drip coffee. total for the 3 of us?" planned no search (the
+    # passage 0.29 similar, no sentence 0.45); "What's the capital of New Zealand?" searched a kayak
+    # company's passage 0.37 similar that shares no word with it.
+    menu = "DRINKS & SNACKS\nDrip coffee: CA$3.25\nLatte: CA$5.50\nStudents (w/ ID): Tue-Thu CA$5 per person."
+    retriever = FakeRetriever("ann", "", similarity=0.29, text=menu, document_name="cafe.txt")
+    retriever.embedder = SimpleNamespace(embed=lambda texts: [[1.0, 0.0]] + [[0.0, 1.0]] * (len(texts) - 1))
+    search = search_documents.spec(retriever)
+    assert search.relevant("ann", "me + 2 mates are uni students, coming tues with ID, and we'll each grab a drip "
+                                  "coffee. total for the 3 of us?")
+    assert not search.relevant("ann", "is drip coffee better than a latte?")  # no amount asked
+    kayaks = "Our trips (prices per person, GST included): Sunrise Paddle - 2 hours - Adult NZ$85, Child NZ$60"
+    near = search_documents.spec(FakeRetriever("ann", "", similarity=0.37, text=kayaks, document_name="kayaks.txt"))
+    assert not near.relevant("ann", "What's the capital of New Zealand?")
+    assert near.relevant("ann", "How much is the sunrise paddle for a child?")  # it shares words
+    far = search_documents.spec(FakeRetriever("ann", "", similarity=0.6, text=kayaks, document_name="kayaks.txt"))
+    assert far.relevant("ann", "What does an early morning trip on the water cost?")  # similar enough alone
+    # a word shared by its first five letters, with the passage or its document's name; not "you", "tell"
+    plumbing = search_documents.spec(FakeRetriever("ann", "", similarity=0.37, text="Call 01632 960 441, 24 hours.",
+                                                   document_name="hartley_plumbing_rates.txt"))
+    assert plumbing.relevant("ann", "whats the plumbers phone number")
+    assert not near.relevant("ann", "Can you tell me what the capital of New Zealand is?")

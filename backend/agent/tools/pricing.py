@@ -102,7 +102,8 @@ def of_asked_document(question: str, results: Sequence[str], named: Sequence[str
         return list(named)
     chosen = {s for label, text in (p for result in results for p in read_passages(result))
               if label.rsplit(" (version ", 1)[0] == shared[0][1] for _, s in in_major_units(text_sentences(text, label))}
-    kept = [s for s in named if s in chosen]
+    # (a sentence joined to another, a document's own question and its answer: by its parts)
+    kept = [s for s in named if s in chosen or any(len(part) >= 20 and part in s for part in chosen)]
     return kept or list(named)
 
 

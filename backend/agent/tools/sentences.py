@@ -300,7 +300,7 @@ def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
     return True
 
 
-def _with_answers(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+def with_answers(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """(heading, sentence) pairs with each question a document asks itself joined to the sentence
     after it, its answer ("Power cut or emergency? Call 0800 555 0199, open 24 hours."; "Can I
     bring my dog? Yes, on a lead."): quoted alone, the question answered nothing (blind set 43)."""
@@ -331,12 +331,12 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
     MAX_QUOTE_CHARS (cut at a space, "…" added). Ranked by the embedder's cosine plus
     LEXICAL_WEIGHT times the weighted share of the question's words and numbers it holds
     (_quote_weights; the heading's words left out); never a heading alone (is_heading). A table's row is a sentence (table_sentences),
-    and a question the document asks itself is one with its answer (_with_answers). None when
+    and a question the document asks itself is one with its answer (with_answers). None when
     `content` quotes no passage, or no sentence holds a word of the question or
     MIN_QUOTE_SIMILARITY of cosine."""
     found: list[tuple[int, str, str]] = []  # (passage number, heading, sentence)
     for number, label, text in passage_blocks(content):
-        found.extend((number, heading, sentence) for heading, sentence in _with_answers(text_sentences(text, label)))
+        found.extend((number, heading, sentence) for heading, sentence in with_answers(text_sentences(text, label)))
     if not found:
         return None
     similarity = _similarities(question, [(h, s) for _, h, s in found], embed)

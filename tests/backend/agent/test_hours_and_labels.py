@@ -71,3 +71,41 @@ def test_a_number_naming_a_thing_as_the_documents_do_is_no_count():
     assert numbers_beyond("How much is the entry fee for a Grade 4 RAD exam?", fees) == []
     assert numbers_beyond("how much for 4 exams?", fees) == ["4"]
     assert numbers_beyond("Grade 4 for 3 kids, how much?", fees) == ["3"]
+
+
+def test_an_email_asked_is_answered_by_a_sentence_holding_one():
+    # Blind set 61: "What email address do I use to contact Fernleigh Photography?" quoted a price row.
+    prices = ("Fernleigh Photography - Pricing\n\nFamily Session: 90 min, 25 edited images, $395.\n"
+              "Questions? Email hello@fernleighphoto.com or call (828) 555-0147.")
+    assert states_answer_kind("What email address do I use?", "Questions? Email hello@fernleighphoto.com.")
+    assert not states_answer_kind("What email address do I use?", "Family Session: 90 min, $395.")
+    assert "hello@fernleighphoto.com" in best_sentence("What email address do I use to contact Fernleigh "
+                                                       "Photography?", result(prices), None)[1]
+
+
+def test_ages_said_with_he_s_and_both_and_a_model_year_are_no_counts():
+    # Blind sets 61-62: "my dad, he's 70" was 4.00 * 70; "my grandad's 1962 automatic" was 175 * 1962.
+    from backend.agent.numerals import NUMBER_RE
+    from backend.agent.operations import names_an_edition
+    from backend.agent.party import given_ages, without_ages
+
+    assert given_ages("Evening ticket for me and my dad, he's 70 - what's the total?") == ["70"]
+    assert "13" not in without_ages("me and my two kids (both 13) on day tickets")
+
+    def years(text):
+        return [names_an_edition(text, m) for m in NUMBER_RE.finditer(text)]
+    assert years("a full service on my grandad's 1962 automatic") == [True]
+    assert years("my 2015 Golf needs tyres") == [True]
+    assert years("print my 2000 flyers") == [False] and years("I need 2000 flyers") == [False]
+
+
+def test_a_distance_multiplies_only_a_price_per_distance():
+    # Blind set 61: "the princess castle ... if we're 27 km from Naas" was 120 * 27 + 45.
+    from backend.agent.tools.calculator import evaluate
+    from backend.agent.tools.expressions import candidate_expressions
+
+    hire = "Hire prices\n\nPrincess Castle: €120 per day."
+    assert candidate_expressions("How much would the princess castle be if we're 27 km from Naas?", [result(hire)],
+                                 None, evaluate)[:1] != ["120 * 27"]
+    taxi = "Taxi\n\nFares: €1.50 per km."
+    assert candidate_expressions("How much for a 27 km ride?", [result(taxi)], None, evaluate)[0] in ("1.50 * 27", "27 * 1.50")

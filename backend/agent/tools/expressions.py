@@ -46,7 +46,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits, without_pictographs
-from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_money, asks_how_many, asks_saving, asks_total,
+from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_difference, asks_money, asks_how_many, asks_saving, asks_total,
                                       named_operations, names_a_length, names_a_size, names_an_edition, sizes, sizes_alone)
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
@@ -184,6 +184,8 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
     return expressions
 
 
+# A difference of two numbers alone ("790 - 2"): of two amounts, or nothing asked.
+_BARE_DIFFERENCE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*-\s*([0-9]+(?:\.[0-9]+)?)\s*")
 # A distance after a number ("27 km", "10 miles away"), and a price per one ("80p per mile", "€1.50/km").
 _DISTANCE_AFTER = re.compile(r"\s*(?:km|kms|kilomet(?:re|er)s?|miles?|mi)\b", re.IGNORECASE)
 _PER_DISTANCE = re.compile(r"(?:\bper|/|\ba|\beach)\s*(?:km|kilomet(?:re|er)|mile|mi)\b", re.IGNORECASE)
@@ -364,6 +366,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     tax = claimed_tax(question, named) if out and not asks_how_many(question) and not out[0].startswith("floor(") else None
     if tax is not None:  # "including the HST" over "Prices do not include 13% HST": the whole bill, first
         out = _valid([f"({out[0]}) * (100 + {tax}) / 100"] + out, evaluate)
+    if asks_difference(question):
+        # a difference asked of the documents is of their amounts, never of the question's own counts
+        # ("how much cheaper is the family membership than 2 adult and 3 junior ones": 3 - 2, blind set 62)
+        counts = set(numbers_in(with_digits(question)))
+        out = [e for e in out if not set(re.findall(r"[0-9]+(?:\.[0-9]+)?", e)) <= counts
+               and not ((bare := _BARE_DIFFERENCE.fullmatch(e)) and counts & set(bare.groups()))]
     digits = asked_rounding(question)
     if digits is None or not out:
         return out

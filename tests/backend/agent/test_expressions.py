@@ -779,3 +779,13 @@ def test_an_amount_of_money_the_question_writes_is_added_never_a_count():
     passes = "Day pass: £18 per person. Week pass: £60."
     assert candidate_expressions("the day pass is £18 right? how much for 3 of them?", [result(passes)], None,
                                  evaluate)[0] == "18 * 3"
+
+
+def test_a_difference_asked_is_never_of_the_questions_own_counts():
+    # Blind set 62: "how much cheaper is the family membership than buying 2 adult and 3 junior memberships
+    # separately?" was answered "3 - 2 = 1" (then "790 - 2").
+    club = ("Membership (1 April - 31 March)\n  Adult                            340\n  Junior (under 18)"
+            "                110\n  Family (2 adults + up to 3 juniors)  790\n")
+    found = candidate_expressions("how much cheaper is the family membership than buying 2 adult and 3 junior "
+                                  "memberships separately?", [result(club)], None, evaluate)
+    assert "3 - 2" not in found and "790 - 2" not in found

@@ -144,6 +144,12 @@ _YES_NO = re.compile(rf"^\W{{0,8}}(?:(?:and|so|ok|okay|hi|hello|hey|but|also)\W{
                      rf"(?:i|we|they|he|she|my|our|the)\s[^.?!\n]{{0,200}}\?"
                      # whether a thing is still so: "I left a coat there 3 months ago, is it still there??"
                      rf"|\b(?:is|are)\s+(?:it|they)\s+still\b[^.?!\n]{{0,80}}\?", re.IGNORECASE)
+# Whether the business does a thing, asked of it: "Can you replace the battery in my Fitbit?", "do you
+# deliver to Naas?" (blind set 62: left to the model, "The answer to the question is:").
+_SERVICE_ASKED = re.compile(r"^\W{0,8}(?:can|could|do|will|would)\s+(?:you|u|ya)\s+(?:guys\s+)?(?:also\s+)?"
+                            r"(?:replace|repair|service|clean|deliver|ship|post|accept|take|collect|install|cater|"
+                            r"open|sell|engrave|resize|alter|stock|work\s+on|do\s+(?:repairs|deliveries|weekends))\b"
+                            r"[^.!\n]{0,200}\?", re.IGNORECASE)
 # An opinion or advice asked, no fact: "Is it a good deal?", "Is the hostel better than the hotel?".
 _OPINION = re.compile(r"\b(?:good|better|best|worse|worst|worth|fair\s+(?:price|deal)|enough|worried|worry|"
                       r"ways?\s+to)\b|\bis\s+(?:it|this|that)\s+fair\b|(?:^|[.?!;:,])\W{0,8}should\s+(?:i|we)\b",
@@ -178,7 +184,7 @@ def asks_fact(question: str) -> bool:
     task or an opinion ("Summarise my notes", "Why did it close?", "What are the steps?", "Write
     to the people who came", "Can you list the prices?", "Is it a good deal?")."""
     text = cue_text(question)
-    asks = (_FACT_QUESTION, _NAMED_FACT, _YES_NO, _FACT_NOUN, _WHATS)
+    asks = (_FACT_QUESTION, _NAMED_FACT, _YES_NO, _FACT_NOUN, _WHATS, _SERVICE_ASKED)
     asks_none = (_TASK, _TASK_LATER, _MORE_THAN_A_FACT, _OPINION)
     return (any(pattern.search(text) is not None for pattern in asks)
             and all(pattern.search(text) is None for pattern in asks_none))

@@ -349,12 +349,15 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
         for m in NUMBER_RE.finditer(digits):
             known.setdefault(m.group(1).replace(",", ""), []).append((_is_price(digits, m), _next_words(digits, m)))
     own = without_ages(with_digits(cue_text(text)))
-    labels = {w.lower().rstrip("s") for p in passages for w in _LABEL_WORD.findall(with_digits(p))}
+    # (a label's number names, it counts nothing after it: "Grades 4-5", "Room 12." but not "Stay 7 nights")
+    labels = {m.group(1).lower().rstrip("s") for p in passages for m in _LABEL_WORD.finditer(with_digits(p))
+              if not _COUNTED_AFTER.match(with_digits(p), m.end())}
     out = []
     for m in NUMBER_RE.finditer(own):
         n, price = m.group(1).replace(",", ""), _is_price(own, m)
         before = _LABEL_BEFORE.search(own[max(0, m.start() - 30):m.start()] + "0")
-        if before is not None and not price and before.group(1).lower().rstrip("s") in labels:
+        if (before is not None and not price and before.group(1).lower().rstrip("s") in labels
+                and not _COUNTED_AFTER.match(own, m.start())):
             continue  # "a Grade 4 exam" over "€75 for Grades 4-5": which grade, as the passages name them, no count
         plural = {w[:-1] for w in _next_words(own, m) if w.endswith("s") and not w.endswith("ss")}
         if own[m.end():m.end() + 1] == "-":
@@ -370,8 +373,10 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
 _LABEL_WORD = re.compile(r"\b(?!(?:for|of|with|about|than|under|over|per|at|to|by|in|on|from|are|is|and|or|plus|"
                          r"costs?|be|the|all|only|just|get|need|want|book|buy|have|each|every|first|next|last|"
                          r"up|after|before|until|till|between|around|about|roughly|approx|approximately)\b)"
-                         r"([A-Za-z]{3,})\s+(?=[0-9])")
-_LABEL_BEFORE = re.compile(_LABEL_WORD.pattern + r"0$")
+                         r"([A-Za-z]{3,})\s+(?=[0-9])", re.IGNORECASE)
+# A number counting the word after it: "7 nights", "4 people" (a plural, or "person", "night", ...).
+_COUNTED_AFTER = re.compile(r"[0-9]+(?:\.[0-9]+)?\s+[a-z]+s\b", re.IGNORECASE)
+_LABEL_BEFORE = re.compile(_LABEL_WORD.pattern + r"0$", re.IGNORECASE)
 
 
 def _is_price(text: str, m: re.Match[str]) -> bool:

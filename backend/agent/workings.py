@@ -29,7 +29,7 @@ MAX_QUOTE_CHARS = 90
 # Words of the user's message shown on each side of a number ("clean every 4 weeks").
 _WORDS_AROUND = 3
 # What a quote must not carry into the answer's Markdown: emphasis, links, HTML, code, tables.
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>|~#])")
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>|~#$])")  # ("$": two prices would read as TeX between them)
 # A clause's end in the user's message (not a decimal point or a thousands comma).
 _CLAUSE_END = re.compile(r"[;?!]|[.,](?!\d)|\s(?:and|but|so|then)\s", re.IGNORECASE)
 

@@ -305,7 +305,9 @@ def _restriction_unmet(subject: str, question: str) -> bool | None:
     for part in _LISTED_PEOPLE.split(subject):
         start = subject.find(part, at)
         at = start + len(part)
-        if not (start <= limit.start() < at) and stems(part) & asked and not re.search(r"[0-9]", part):
+        words = re.findall(r"[A-Za-z]+", part)
+        # by the part's head, its last word ("Full-time students": students, not "full-time")
+        if not (start <= limit.start() < at) and words and stems(words[-1]) & asked and not re.search(r"[0-9]", part):
             return None
     if limit.group(0).lower() in question.lower():  # "what do guests over 65 pay", "I'm over 65"
         return False

@@ -158,7 +158,8 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         given = list(dict.fromkeys(m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
                                    if not names_an_edition(own, m) and not names_a_size(own, m.start())
                                    and not names_a_length(own, m.start())
-                                   and not _MONEY_BEFORE.search(own[max(0, m.start() - 4):m.start()])
+                                   and (asks_difference(question)  # "... and the £75 at FitCo": an amount compared
+                                        or not _MONEY_BEFORE.search(own[max(0, m.start() - 4):m.start()]))
                                    # a distance multiplies only a price per distance ("27 km from Naas" is no
                                    # count of castles: blind set 61, 120 * 27)
                                    and not (_DISTANCE_AFTER.match(own, m.end()) and not _PER_DISTANCE.search(sentence))
@@ -204,7 +205,15 @@ def own_costs(question: str) -> list[str]:
     from the documents (blind set 60: "the part is $130, what's the total with the rush charge?" was
     95 * 130)."""
     return list(dict.fromkeys(m.group(1).replace(",", "") for m in _OWN_COST.finditer(question)
-                              if not _BUDGET.search(question[max(0, m.start() - 30):m.start()])))
+                              if _OWN_THING.search(question[max(0, m.start() - 40):m.start()])
+                              and not _BUDGET.search(question[max(0, m.start() - 30):m.start()])
+                              and not _NOT_OWN.search(question[max(0, m.start() - 40):m.start()])))
+
+
+# What the user's own thing is ("the part", "the drive I picked", "the strap I bought"), and what is no
+# thing of his to add ("the total is $250", "a friend said it costs $150", "your quote is").
+_OWN_THING = re.compile(r"\b(?:parts?|I\s+(?:picked|bought|chose|found|got|ordered|want|need|have))\b", re.IGNORECASE)
+_NOT_OWN = re.compile(r"\b(?:total|bill|invoice|quote|estimate|said|says|told|heard|reckon|think)\b", re.IGNORECASE)
 
 
 # A budget's words before its amount: "my budget is $200", "the most I can spend is £50".
@@ -354,9 +363,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = _valid([_from_day_on(e, discount, question, saving) or template.format(e=e, p=discount[0]) for e in spent]
                      + out, evaluate)
     # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
-    listed = {p for _, sentence in sentences for p in prices_in(sentence)}
-    paid = [c for c in own_costs(question) if c not in listed] if out and asks_amount(question) and not asks_how_many(
-        question) else []
+    listed = {Fraction(p) for _, sentence in sentences for p in prices_in(sentence)}  # by value: "£18" is "£18.00"
+    paid = [c for c in own_costs(question) if Fraction(c) not in listed] if out and asks_amount(
+        question) and not asks_how_many(question) else []
     if paid:  # "the part is $130, what's the total with the rush charge": the shop's bill, then the part
         out = _valid([" + ".join([out[0]] + paid)] + out, evaluate)
     extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
@@ -369,7 +378,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if asks_difference(question):
         # a difference asked of the documents is of their amounts, never of the question's own counts
         # ("how much cheaper is the family membership than 2 adult and 3 junior ones": 3 - 2, blind set 62)
-        counts = set(numbers_in(with_digits(question)))
+        own = with_digits(question)
+        counts = {m.group(1).replace(",", "") for m in NUMBER_RE.finditer(own)
+                  if not _MONEY_BEFORE.search(own[max(0, m.start() - 4):m.start()])}  # "the £75 at FitCo" is an amount
         out = [e for e in out if not set(re.findall(r"[0-9]+(?:\.[0-9]+)?", e)) <= counts
                and not ((bare := _BARE_DIFFERENCE.fullmatch(e)) and counts & set(bare.groups()))]
     digits = asked_rounding(question)

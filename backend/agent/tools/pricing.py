@@ -27,7 +27,7 @@ from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, least_group, least_spend
 from backend.agent.tools.passages import read_passages
 from backend.agent.tools.segmentation import text_sentences
-from backend.agent.tools.sentences import rank_sentences, stems
+from backend.agent.tools.sentences import rank_sentences, stems, with_answers
 
 # A price: after a currency sign or before a currency's name.
 PRICE = re.compile(rf"{SIGNED_PRICE}|(?<![0-9,.]){AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
@@ -100,11 +100,21 @@ def of_asked_document(question: str, results: Sequence[str], named: Sequence[str
     shared = sorted(((len(asked & words), name) for name, words in documents.items()), reverse=True)
     if shared[0][0] == shared[1][0]:
         return list(named)
+    # (and the documents whose names share a word of its own: one business's price list and its offers,
+    # "riverside_yoga_prices.txt" and "riverside_yoga_offers.txt")
+    own = _name_words(shared[0][1])
+    business = {name for name in documents if name == shared[0][1] or own & _name_words(name)}
     chosen = {s for label, text in (p for result in results for p in read_passages(result))
-              if label.rsplit(" (version ", 1)[0] == shared[0][1] for _, s in in_major_units(text_sentences(text, label))}
-    # (a sentence joined to another, a document's own question and its answer: by its parts)
-    kept = [s for s in named if s in chosen or any(len(part) >= 20 and part in s for part in chosen)]
+              if label.rsplit(" (version ", 1)[0] in business
+              for _, s in with_answers(in_major_units(text_sentences(text, label)))}
+    kept = [s for s in named if s in chosen]
     return kept or list(named)
+
+
+def _name_words(name: str) -> set[str]:
+    """The stems of a document's name that may name its business ("riverside_yoga_prices.txt":
+    riversid, yoga), not a price list's words."""
+    return stems(re.sub(r"[_\-.]+", " ", name)) - _GENERIC_HEADING_STEMS
 
 
 # Words any question of a price list may hold, naming no business of it.

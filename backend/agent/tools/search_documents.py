@@ -13,7 +13,7 @@ from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, asks_for_creative_wr
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.agent.tools.segmentation import text_sentences
-from backend.agent.tools.sentences import best_sentence, best_similarity, content_words, phrases, states_answer_kind, stems
+from backend.agent.tools.sentences import best_sentence, best_similarity, content_words, phrases, stem_of, states_answer_kind, stems
 from backend.rag import Retriever, Source
 from backend.rag.sources import source_label
 
@@ -149,9 +149,10 @@ _ANY_MESSAGE_WORDS = frozenset(
 
 def _shares_a_word(text: str, source: Source) -> bool:
     """Whether `text` and the passage (its text or its document's name) share a content word's
-    first five letters ("plumbers" and "hartley_plumbing_rates.txt", "laundry" and "launderette")."""
+    stem's first five letters ("plumbers" and "hartley_plumbing_rates.txt", "laundry" and
+    "launderette", "cakes" and "cake")."""
     def prefixes(words: str) -> set[str]:
-        return {w[:5] for w in content_words(words.replace("_", " ").replace("-", " "))
+        return {stem_of(w)[:5] for w in content_words(words.replace("_", " ").replace("-", " "))
                 if not w[0].isdigit() and w not in _ANY_MESSAGE_WORDS}
     return bool(prefixes(text) & prefixes(f"{source.text} {source.document_name}"))
 

@@ -61,6 +61,11 @@ def _stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
+def stem_of(word: str) -> str:
+    """The Snowball stem of one lowercased `word` ("cakes" -> "cake")."""
+    return _stem(word)
+
+
 def phrases(text: str) -> set[tuple[str, str]]:
     """The pairs of stems of `text`'s content words (content_words) next to each other: "a drip
     coffee each" -> {("drip", "coffe"), ("coffe", "each")}."""
@@ -185,9 +190,11 @@ _NOT_RELATIVE = re.compile(r"(?:\bone|\b(?:in|on|at|for|from|by|with|to|of|durin
                            r"|\b(?:know|tell\s+(?:me|us)|ask|wonder|remember|say|sure|guess|out|show\s+(?:me|us)|idea|"
                            r"is|was|are|were))\s+$", re.IGNORECASE)
 # An owner before the thing it owns: "the board game cafe's" (up to four words), "Lumen's".
-_OWNER = re.compile(r"(?:\b[\w-]+\s+){0,3}\b([\w-]+)['’]s(?=\s+[a-z])", re.IGNORECASE)
-# Contractions, not owners: "what's", "it's", "there's", "let's".
-_NOT_OWNERS = frozenset("what it that there here where who how he she let one everyone today".split())
+_OWNER = re.compile(r"(?:\b(?:the|a|an|my|your|our|their|his|her)\s+(?:[\w-]+\s+){0,3})?\b([\w-]+)['’]s(?=\s+[a-z])",
+                    re.IGNORECASE)
+# Contractions and days, not owners: "what's", "it's", "there's", "let's"; "Saturday's hours" asks of Saturday.
+_NOT_OWNERS = frozenset("what it that there here where who how he she let one everyone today tomorrow tonight "
+                        "monday tuesday wednesday thursday friday saturday sunday week weekend".split())
 _QUESTION_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w]|[.,]\d)")
 _SUFFIX = re.compile(r"(?<=\w{3})(?:ing|ed)$")
 
@@ -272,7 +279,7 @@ _NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|el
 _NAME = re.compile(r"(?<=\S\s)[A-Z][\w'-]+")
 # (a street number before it: "at 8 Wharf Road"; a month or a weekday is no place: "October to April")
 _PLACE = re.compile(r"\b(?:in|at|to|from|on|of|near|into|outside|inside|beside)\s+(?:the\s+)?(?:\d{1,4}[a-z]?,?\s+)?"
-                    r"(?!(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+                    r"(?!(?:AM|PM|A\.M|P\.M|January|February|March|April|May|June|July|August|September|October|November|December|"
                     r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)([A-Z][\w'-]+)")
 
 

@@ -109,3 +109,50 @@ def test_a_distance_multiplies_only_a_price_per_distance():
                                  None, evaluate)[:1] != ["120 * 27"]
     taxi = "Taxi\n\nFares: €1.50 per km."
     assert candidate_expressions("How much for a 27 km ride?", [result(taxi)], None, evaluate)[0] in ("1.50 * 27", "27 * 1.50")
+
+
+def test_review_of_the_twentieth_session():
+    from backend.agent.tools.calculator import evaluate
+    from backend.agent.tools.discounts import claimed_discount
+    from backend.agent.tools.expressions import candidate_expressions, own_costs
+    from backend.agent.tools.passages import format_passages
+    from backend.agent.tools.sentences import _quote_weights, _split_context
+    from backend.agent.workings import escaped
+
+    from .test_expressions import source
+
+    # 1. only the user's own thing's cost is added: not a total, a quote heard, nor the documents' own price
+    assert own_costs("my invoice says the total is $250 - how much should 2.5 hours of labor be?") == []
+    assert own_costs("a friend said it costs $150. how much is 2.5 hours of labor really?") == []
+    passes = "Day pass: £18.00 per person."
+    assert candidate_expressions("the day pass is £18 right? how much for 3 of them?", [result(passes)], None,
+                                 evaluate)[0] == "18.00 * 3"
+    # 2. one business's two documents: its offers apply to its prices
+    both = ["2 passages\n\n" + format_passages([
+        source("Riverside Yoga\n\nTen-class pass: £100.", 1, "riverside_yoga_prices.txt"),
+        source("Offers\n\nStudents get 20% off all classes.", 2, "riverside_yoga_offers.txt")])]
+    assert candidate_expressions("I'm a student, how much is a ten-class pass?", both, None, evaluate)[0] == (
+        "(100) * (100 - 20) / 100")
+    # 3. a document's own short question and its answer stay with it beside another business's
+    shop = ["2 passages\n\n" + format_passages([
+        source("Hartley Laptop Repairs\n\nLaptop screen replacement: $95.\nSame day? Add 50%.", 1, "hartley.txt"),
+        source("Rosa's Bakery\n\nSourdough loaf: $6.\nCroissant: $3.50.", 2, "rosa.txt")])]
+    assert candidate_expressions("I need my laptop screen replacement done same day, how much?", shop, None,
+                                 evaluate)[0] == "(95) * (100 + 50) / 100"
+    # 4. the part of a list claimed is named by its head
+    assert claimed_discount("I'm 60 and work full-time, how much for labor?",
+                            ["Full-time students and seniors (65+) get 10% off labor."]) is None
+    # 5. a count is no label: "Stay 7 nights", "For 2 people"
+    assert numbers_beyond("how much is it to stay 4 nights?", ["Stay 7 nights or more and save."]) == ["4"]
+    assert numbers_beyond("For 6 people, how much?", ["For 2 people: £30"]) == ["6"]
+    # 6. "at 9 AM" is no place
+    assert not states_answer_kind("where do the kayak tours start?", "Kayak tours start at 9 AM and at 2 PM.")
+    # 7. an owner is its own words only, and a day is asked of, not an owner
+    assert _split_context("how many people can Lumen's private room seat?")[0] == "Lumen's"
+    assert _quote_weights("what are Saturday's opening hours?")["saturday"] == 1.0
+    # 9. an amount compared keeps its money
+    week = "Week pass: £60."
+    assert "75 - 60" in candidate_expressions("what's the difference between a week pass and the £75 at FitCo?",
+                                              [result(week)], None, evaluate)
+    # 10. a name's dollars are no TeX
+    assert escaped("Rosa's $x^{2}$ menu.txt") == r"Rosa's \$x^{2}\$ menu.txt"

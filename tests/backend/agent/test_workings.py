@@ -33,7 +33,7 @@ def test_each_figure_is_shown_with_the_words_it_was_read_from():
                      "If I pay the whole year upfront what do I pay in total?", [(2, "windows.txt", WINDOWS)])
     assert shown.split("\n") == [
         HEADING,
-        "- 18: “3 bed detached: Outside $18” [2]",  # a table's row named with the cell holding it
+        "- 18: “3 bed detached: Outside \\$18” [2]",  # a table's row named with the cell holding it
         "- 4: your question “outside clean every 4 weeks”",  # the question's own clause, not the next one
         "- 10: “Pay for a year upfront and get 10% off.” [2]",
     ]
@@ -49,7 +49,7 @@ def test_a_price_the_message_repeats_is_shown_from_its_passage():
     # "the gutter price is $2.50 right?": the passage is where it comes from; the 40 feet are the user's
     shown = workings("max(60, 2.50 * 40)", "the gutter price is $2.50 right? I have 40 feet",
                      [(3, "windows.txt", WINDOWS)])
-    assert "- 2.50: “Gutter clearing: $2.50 per foot, minimum charge $60.” [3]" in shown.split("\n")
+    assert "- 2.50: “Gutter clearing: \\$2.50 per foot, minimum charge \\$60.” [3]" in shown.split("\n")
     assert "- 40: your question “I have 40 feet”" in shown.split("\n")
 
 
@@ -58,7 +58,7 @@ def test_the_passage_cited_first_is_preferred_and_a_long_sentence_is_cut_around_
                  "village, with conservatory roofs cleaned for $95 each, by appointment only, weather permitting "
                  "and subject to access.")
     shown = workings("95 * 2", "2 conservatory roofs please", [(4, "other.txt", "Roofs: $95 flat."), (5, "long.txt", long_text)])
-    assert "- 95: “Roofs: $95 flat.” [4]" in shown.split("\n")
+    assert "- 95: “Roofs: \\$95 flat.” [4]" in shown.split("\n")
     shown = workings("95 * 2", "2 conservatory roofs please", [(5, "long.txt", long_text)])
     line = next(x for x in shown.split("\n") if x.startswith("- 95"))
     assert "$95 each" in line and line.count("…") == 2 and len(line) < 120
@@ -93,7 +93,7 @@ def test_the_eval_looks_for_the_answer_in_the_stated_result_only():
     # result counts.
     answered = _scorer().answered
     text = ("That comes to $72: 18 * 4 = 72, from your documents [2].\n\n" + HEADING +
-            "\n- 18: “3 bed detached: Outside $18” [2]\n- 4: your question “every 4 weeks”")
+            "\n- 18: “3 bed detached: Outside \\$18” [2]\n- 4: your question “every 4 weeks”")
     calls = [("search_documents", "ok"), ("calculator", "ok")]
     assert answered("chain", "$72", "done", text, calls)
     assert not answered("chain", "$18", "done", text, calls)

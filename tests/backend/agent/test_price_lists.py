@@ -394,3 +394,13 @@ def test_a_minimum_is_the_one_of_the_document_pricing_the_bill():
     answer = candidate_expressions("My daughter (8) wants to do ballet and tap this term, we're new to the school. "
                                    "How much do we owe for the term incl registration?", both, None, evaluate)[0]
     assert "140" not in answer and "108" in answer
+
+
+def test_how_much_if_and_how_much_would_that_be_ask_a_cost():
+    # Blind set 62: "I've got 4 watches that all need new batteries, how much if I bring them in together?"
+    # planned no calculation (no cost asked), and the answer was "I couldn't work out that amount".
+    from backend.agent.operations import asks_cost
+
+    assert asks_cost("I've got 4 watches that all need new batteries, how much if I bring them in together?")
+    assert asks_cost("how much would that be?")
+    assert not asks_cost("how much water if I fill it?") and not asks_cost("how much sugar is in it?")

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from backend.agent.calls import NOT_ALLOWED
 from backend.agent.numerals import CURRENCY_NAMES, cue_text, with_digits
 from backend.agent.tools.arithmetic import names_no_value
-from backend.agent.tools.passages import passage_blocks
+from backend.agent.tools.passages import document_name, passage_blocks
 from backend.agent.tools.pricing import in_major_units
 from backend.agent.tools.sentences import stems
 from backend.agent.routing import states_arithmetic
@@ -260,7 +260,7 @@ def _from_which(content: str, number: int) -> str:
     """"From price-list.txt: " when the search's passages come from more than one document, so an
     answer picked from one of several ("what time do you close?" over three businesses' lists:
     new-user pass) says whose it is; "" otherwise."""
-    names = {n: label.rsplit(" (version ", 1)[0] for n, label, _ in passage_blocks(content)}
+    names = {n: document_name(label) for n, label, _ in passage_blocks(content)}
     if len(set(names.values())) < 2 or number not in names:
         return ""
     return f"From {escaped(names[number])}: "

@@ -358,7 +358,7 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
     out = []
     for m in NUMBER_RE.finditer(own):
         n, price = m.group(1).replace(",", ""), _is_price(own, m)
-        before = _LABEL_BEFORE.search(own[max(0, m.start() - 30):m.start()] + "0")
+        before = _LABEL_BEFORE.search(own[max(0, m.start() - 30):m.start()])
         if (before is not None and not price and before.group(1).lower().rstrip("s") in labels
                 and not _COUNTED_AFTER.match(own, m.start())):
             continue  # "a Grade 4 exam" over "€75 for Grades 4-5": which grade, as the passages name them, no count
@@ -373,13 +373,14 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
 
 # A word naming things by number, right before one: "Grade 4", "Grades 4-5", "Level 2", "Room 12" (not
 # a preposition's or a verb's number: "for 4", "is 4", "costs 4").
-_LABEL_WORD = re.compile(r"\b(?!(?:for|of|with|about|than|under|over|per|at|to|by|in|on|from|are|is|and|or|plus|"
-                         r"costs?|be|the|all|only|just|get|need|want|book|buy|have|each|every|first|next|last|"
-                         r"up|after|before|until|till|between|around|about|roughly|approx|approximately)\b)"
-                         r"([A-Za-z]{3,})\s+(?=[0-9])", re.IGNORECASE)
+_LABEL = (r"\b(?!(?:for|of|with|about|than|under|over|per|at|to|by|in|on|from|are|is|and|or|plus|"
+          r"costs?|be|the|all|only|just|get|need|want|book|buy|have|each|every|first|next|last|"
+          r"up|after|before|until|till|between|around|roughly|approx|approximately)\b)([A-Za-z]{3,})\s+")
+_LABEL_WORD = re.compile(_LABEL + r"(?=[0-9])", re.IGNORECASE)
 # A number counting the word after it: "7 nights", "4 people" (a plural, or "person", "night", ...).
 _COUNTED_AFTER = re.compile(r"[0-9]+(?:\.[0-9]+)?\s+[a-z]+s\b", re.IGNORECASE)
-_LABEL_BEFORE = re.compile(_LABEL_WORD.pattern + r"0$", re.IGNORECASE)
+# The label word right before a number of the question (read from the text before it).
+_LABEL_BEFORE = re.compile(_LABEL + r"$", re.IGNORECASE)
 
 
 def _is_price(text: str, m: re.Match[str]) -> bool:

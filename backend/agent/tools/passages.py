@@ -52,6 +52,12 @@ def read_passages(content: str) -> list[tuple[str, str]]:
     return [(label, text) for _, label, text in passage_blocks(content)]
 
 
+def document_name(label: str) -> str:
+    """The document's name in a passage's label ("price-list.txt (version 2, Hours)" ->
+    "price-list.txt"; backend.rag.sources.source_label writes it)."""
+    return label.rsplit(" (version ", 1)[0]
+
+
 def passage_blocks(content: str) -> list[tuple[int, str, str]]:
     """(number, label, text) of each passage quoted in `content` (see read_passages)."""
     out: list[tuple[int, str, str]] = []

@@ -25,7 +25,7 @@ from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import TABLE_ROW, basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, least_group, least_spend
-from backend.agent.tools.passages import read_passages
+from backend.agent.tools.passages import document_name, read_passages
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences, stems, with_answers
 
@@ -93,7 +93,7 @@ def of_asked_document(question: str, results: Sequence[str], named: Sequence[str
     set 59). `named` as it is when the documents tie, or there is one."""
     documents: dict[str, set[str]] = {}
     for label, text in (p for result in results for p in read_passages(result)):
-        documents.setdefault(label.rsplit(" (version ", 1)[0], set()).update(stems(text))
+        documents.setdefault(document_name(label), set()).update(stems(text))
     if len(documents) < 2:
         return list(named)
     asked = stems(question) - _GENERIC_QUESTION_STEMS
@@ -105,7 +105,7 @@ def of_asked_document(question: str, results: Sequence[str], named: Sequence[str
     own = _name_words(shared[0][1])
     business = {name for name in documents if name == shared[0][1] or own & _name_words(name)}
     chosen = {s for label, text in (p for result in results for p in read_passages(result))
-              if label.rsplit(" (version ", 1)[0] in business
+              if document_name(label) in business
               for _, s in with_answers(in_major_units(text_sentences(text, label)))}
     kept = [s for s in named if s in chosen]
     return kept or list(named)

@@ -353,6 +353,15 @@ def calculation_tools() -> dict:
     return {"calculator": Calculator(), "search_documents": Search()}
 
 
+def searched_and_calculated(question: str, passages: str, result: str) -> list[ChatMessage]:
+    """A run's messages: the question, a search returning `passages`, then the calculator's `result`."""
+    return [ChatMessage("user", question),
+            ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
+            ChatMessage("tool", passages, tool_call_id="c0", name="search_documents"),
+            ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
+            ChatMessage("tool", result, tool_call_id="c1", name="calculator")]
+
+
 def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_passage():
     # New-user run (2026-12-04): SmolLM2-135M, made to state 15, wrote "I'm not an AI, I'm just a
     # helpful AI ... it's all just 15 words."
@@ -360,22 +369,14 @@ def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_pa
     laundry = format_passages([source("Open daily 8am to 8pm."), source(LAUNDRY, 2)])
 
     def run(question, expression):
-        return [ChatMessage("user", question),
-                ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
-                ChatMessage("tool", laundry, tool_call_id="c0", name="search_documents"),
-                ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
-                ChatMessage("tool", expression, tool_call_id="c1", name="calculator")]
+        return searched_and_calculated(question, laundry, expression)
     assert calculated_answer(tools, run("I have 6kg for wash and fold, how much?", "2.20 * 6 = 13.20")) == (
         "That comes to €13.20: 2.20 * 6 = 13.20, from your documents [2].\n\n"
         "Where the figures come from:\n- 2.20: “Wash & fold: €2.20 per kg, minimum charge €12.” [2]\n"
         "- 6: your question “I have 6kg for wash”")
     # a dollar written with its country keeps it (blind set 59: "CA$22 per child" answered "$132")
     party = format_passages([source("Birthday package: CA$22 per child, minimum 6 children.", 1)])
-    asked = [ChatMessage("user", "How much would the birthday package be for 6 kids?"),
-             ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
-             ChatMessage("tool", party, tool_call_id="c0", name="search_documents"),
-             ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
-             ChatMessage("tool", "22 * 6 = 132", tool_call_id="c1", name="calculator")]
+    asked = searched_and_calculated("How much would the birthday package be for 6 kids?", party, "22 * 6 = 132")
     assert calculated_answer(tools, asked).startswith("That comes to CA$132: 22 * 6 = 132, from your documents [1].")
     # no search before it: arithmetic of the question's own numbers is stated as calculated (new-user
     # pass: SmolLM2-135M wrote "What's 17.5% of £240?"'s 42 inside rambling sentences)
@@ -477,11 +478,7 @@ def test_a_calculation_over_a_price_with_a_thousands_separator_cites_its_passage
     # Review: "£1,200" did not hold the expression's 1200, so the model stated the value instead
     tools = calculation_tools()
     passages = format_passages([source("A kitchen fitting costs £1,200 including labour.")])
-    messages = [ChatMessage("user", "how much for 2 kitchen fittings?"),
-                ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
-                ChatMessage("tool", passages, tool_call_id="c0", name="search_documents"),
-                ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
-                ChatMessage("tool", "1200 * 2 = 2400", tool_call_id="c1", name="calculator")]
+    messages = searched_and_calculated("how much for 2 kitchen fittings?", passages, "1200 * 2 = 2400")
     assert calculated_answer(tools, messages).startswith("That comes to £2400: 1200 * 2 = 2400, from your documents [1].")
 
 
@@ -512,10 +509,7 @@ def test_a_calculation_cites_the_passage_of_the_business_asked_about_among_equal
     kayaks = "Paddle Tours\n\nExtras: waterproof camera NZ$25 per day. Groups of 6 get 10% off."
     pests = "Kettleburn Pest Control\n\nWasp nest - £65 (each extra nest treated on the same visit - £25). Pensioners: 10% off."
     content = format_passages([source(kayaks, 1, "kayaks.txt"), source(pests, 2, "pests.txt")])
-    messages = [ChatMessage("user", "I'm 71 with two wasp nests, both on the same visit, how much?"),
-                ChatMessage("assistant", "", tool_calls=(ToolCall("c0", "search_documents", "{}"),)),
-                ChatMessage("tool", content, tool_call_id="c0", name="search_documents"),
-                ChatMessage("assistant", "", tool_calls=(ToolCall("c1", "calculator", "{}"),)),
-                ChatMessage("tool", "(25 * 2) * (100 - 10) / 100 = 45", tool_call_id="c1", name="calculator")]
+    messages = searched_and_calculated("I'm 71 with two wasp nests, both on the same visit, how much?", content,
+                                       "(25 * 2) * (100 - 10) / 100 = 45")
     assert calculated_answer(tools, messages).startswith("That comes to £45: (25 * 2) * (100 - 10) / 100 = 45, "
                                                          "from your documents [2].")

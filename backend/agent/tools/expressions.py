@@ -57,6 +57,7 @@ from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
+from backend.agent.tools.plausible import plausible
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_asked_document, of_named_documents,
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
@@ -383,6 +384,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                   if not _MONEY_BEFORE.search(own[max(0, m.start() - 4):m.start()])}  # "the £75 at FitCo" is an amount
         out = [e for e in out if not set(re.findall(r"[0-9]+(?:\.[0-9]+)?", e)) <= counts
                and not ((bare := _BARE_DIFFERENCE.fullmatch(e)) and counts & set(bare.groups()))]
+    if sentences:  # last, whoever wrote them: no age, distance, clock time, address or year read as a count or price
+        out = plausible(out, question, named)
     digits = asked_rounding(question)
     if digits is None or not out:
         return out

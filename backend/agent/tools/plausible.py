@@ -1,0 +1,266 @@
+"""Whether a calculation over the documents reads each of its figures as the kind of number it is.
+
+Each candidate calculation (backend.agent.tools.expressions) is put together by one of many readers,
+and each of them guards its own numbers. A figure read as the wrong kind of number still reached
+the user as a confident total, on questions none of the readers was written for (blind sets 63-64,
+nineteenth and twentieth sessions): "85 * 72" for "my mum is 72", "45 * 20" for "I live about 20 km
+outside Galway" over a price per visit, "60 * 8" for "Length 60 min", "4 * 3" for "Unit 4, Tanner's
+Yard", "2024 * 3" for "(from 1 March 2024)", "10 * 8" for "get 10% off". This module is the one
+check every candidate passes last, whoever wrote it:
+
+- a number the question writes counts things, unless every time it is written it is an age, or
+  a clock time multiplied into the total;
+- a price is multiplied by a count, not by another price, nor by a measure (km, cm, kg, square
+  metres) unless it is a price per that measure;
+- a number read from the passages is a price, a percentage used as one, or a count the passages
+  state; not a year, a clock time, a duration a thing lasts ("Length 60 min"; "£20 per 15
+  minutes" is a count), nor part of an address or telephone number.
+
+A candidate with a misread figure is dropped; when none is left the program says it could not
+work the amount out, and quotes the closest passage, instead of a wrong total.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from fractions import Fraction
+from typing import Sequence
+
+from backend.agent.numerals import with_digits
+from backend.agent.party import without_ages
+from backend.agent.tools.pricing import PRICE
+
+# A number of an expression: digits with an optional decimal part.
+_FIGURE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d]|\.\d)")
+# The 100 of a percentage ("(100 - 10) / 100", "* 17.5 / 100").
+_PERCENT_BASE = re.compile(r"\(\s*100(?=\s*[-+])|/\s*100(?![\d.])")
+
+# A measure's units after a number, by kind ("20 km", "45 cm", "3 kg", "12 sq m").
+_MEASURES = {
+    "distance": r"(?:km|kms|kilomet(?:re|er)s?|miles?|mi)\b",
+    "length": r"(?:mm|cm|m|metres?|meters?|inch(?:es)?|ft|foot|feet|yards?|yds?)\b(?!\s*(?:sq|square|2|²))",
+    "area": r"(?:sq\.?\s*(?:m|ft|metres?|meters?|feet|foot)|square\s+(?:metres?|meters?|feet|foot|ft|m)|m2|m²|ft2)\b",
+    "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?)\b",
+}
+# Words pricing one of a measure ("per km", "€1.50/km", "a mile", "each additional mile", "per sq m").
+_PER = r"(?:\bper|/|\ban?|\beach|\bevery)\s*(?:(?:extra|additional|further|linear|lineal|running|square|sq\.?)\s+)?"
+# A clock time after a number ("7pm", "7 p.m.", "10:30", "9 o'clock").
+_CLOCK_AFTER = re.compile(r"(?:\s?(?:am|pm|a\.m\.|p\.m\.)(?![a-z])|:[0-5][0-9]|\s+o['’]clock)", re.IGNORECASE)
+_CLOCK_BEFORE = re.compile(r"[0-9]:$")
+# A duration a thing lasts, in minutes, after a number ("Length 60 min", "takes roughly 45-60
+# minutes"); a count only after words that price or allow by it ("£20 per 15 minutes", "the first
+# 30 minutes", "up to 90 minutes"). (Hours are left alone: "2 hours £12" heads a hire price, and
+# a worked-out count of days, 2, may equal it.)
+_DURATION_AFTER = re.compile(r"\s*-?\s*(?:min|mins|minutes?)\b", re.IGNORECASE)
+_COUNTED_BEFORE = re.compile(r"(?:\b(?:per|every|each|for|first|extra|additional|another|further|up\s+to|next|"
+                             r"minimum|maximum|max\.?|over|after|within|least|than|of|is|are)|/|\+)\s*$",
+                             re.IGNORECASE)
+# An address or a telephone number around a number ("Unit 4, Tanner's Yard", "No. 12", "Tel 0113
+# 496 0321", "14 Chapel Walk").
+_ADDRESS_BEFORE = re.compile(r"\b(?:unit|no\.?|suite|flat|tel\.?|telephone|phone|call|fax|box|po\s+box)\s*:?\s*$",
+                             re.IGNORECASE)
+_PHONE_AROUND = re.compile(r"[0-9]\s?$")
+# A year: 1900-2099 not written as money.
+_YEAR = re.compile(r"(?:19|20)[0-9]{2}")
+# A question naming a length of time ("how many minutes of organ music", "hours of work", "how long").
+_ASKS_TIME = re.compile(r"\b(?:secs?|seconds?|min|mins|minutes?|hrs?|hours?|how\s+long)\b", re.IGNORECASE)
+# A question about years (its year is the calculation's: "how many years since 1998").
+_ASKS_YEARS = re.compile(r"\b(?:years?|old|since|ago|anniversary|founded|built|born|age)\b", re.IGNORECASE)
+
+
+def _occurrences(number: str, text: str) -> list[re.Match[str]]:
+    """Each place `text` writes `number` as a number of its own, by value ("2.5" is "2.50"; "1200"
+    is "1,200")."""
+    whole, _, fraction = number.partition(".")
+    fraction = fraction.rstrip("0")
+    head = len(whole) % 3 or 3
+    groups = [whole[:head]] + [whole[i:i + 3] for i in range(head, len(whole), 3)]
+    pattern = ",?".join(groups) + (rf"\.{fraction}0*" if fraction else r"(?:\.0+)?")
+    return list(re.finditer(rf"(?<![\w.,]){pattern}(?![\d]|[.,]\d)", text))
+
+
+def _priced_per(kind: str, sentences: Sequence[str]) -> bool:
+    """Whether a sentence prices something per one of `kind`'s units ("€1.20 per km")."""
+    unit = re.compile(_PER + _MEASURES[kind], re.IGNORECASE)
+    return any(unit.search(sentence) for sentence in sentences)
+
+
+def _measure(text: str, end: int) -> str | None:
+    """The kind of measure written after the number ending at `end` of `text`, or None."""
+    for kind, unit in _MEASURES.items():
+        if re.match(r"\s*-?\s*" + unit, text[end:], re.IGNORECASE):
+            return kind
+    return None
+
+
+def _counts_in_question(number: str, question: str, multiplied: bool = True) -> bool | None:
+    """Whether `question` writes `number` as a count at least once (True), writes it only as an
+    age, or, when it is `multiplied`, as a clock time (False), or does not write it (None). (A
+    measure is judged in its product: _misread_product.)"""
+    text = with_digits(question).replace("’", "'")
+    if not _occurrences(number, text):
+        return None
+    unaged = without_ages(text)
+    found = _occurrences(number, unaged)
+    if not found:
+        return False  # "my mum is 72", "he's 70", "two kids (both 13)"
+    return not multiplied or any(not (_CLOCK_AFTER.match(unaged, m.end()) or _CLOCK_BEFORE.search(unaged[:m.start()]))
+                                 for m in found)  # "8 of us this Friday at 7pm": no 7 of anything
+
+
+def _is_percentage(expression: str, number: str) -> bool:
+    """Whether `expression` uses `number` as a percentage ("(100 - 10) / 100", "* 15 / 100")."""
+    n = re.escape(number)
+    return re.search(rf"\(\s*100\s*[-+]\s*{n}\s*\)|(?<![\d.]){n}\s*/\s*100(?![\d.])", expression) is not None
+
+
+def _read_in_passages(number: str, expression: str, sentences: Sequence[str], asks_years: bool,
+                      as_price: bool, asks_time: bool) -> bool:
+    """Whether some sentence writes `number` as what a calculation may use: a price, a percentage
+    (when `expression` uses it as one), or a count; not part of an address or telephone number;
+    and when it stands `as_price` (multiplied or divided), not a year, a clock time, nor a
+    duration a thing lasts ("Length 60 min"), unless the question `asks_time` ("how many minutes of
+    organ music in 8 weeks": 50 * 8; "1050 / 20" for "20 hours" is a price per hour)."""
+    value = Fraction(number)
+    for sentence in sentences:
+        if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == value for m in PRICE.finditer(sentence)):
+            return True
+        for m in _occurrences(number, sentence):
+            before, after = sentence[:m.start()], sentence[m.end():]
+            if before.endswith(tuple("$€£¥")) or re.search(r"[$€£¥]\s$", before):
+                return True
+            if re.match(r"\s*(?:%|percent\b|per\s*cent\b)", after, re.IGNORECASE):
+                if _is_percentage(expression, number):
+                    return True
+                continue  # "get 10% off" is no price
+            if as_price and (_CLOCK_AFTER.match(after) or _CLOCK_BEFORE.search(before)):
+                continue  # "from 6:30 pm to 9:30 pm" (but "96 / 9": 9 hours worked out)
+            if as_price and _YEAR.fullmatch(number) and not asks_years:
+                continue  # "(from 1 March 2024)" times 3 rods; "2030 - 2011" is a span of years
+            if _ADDRESS_BEFORE.search(before) or (_PHONE_AROUND.search(before) and re.match(r"\s?[0-9]", after)):
+                continue
+            if re.match(r"\s?[0-9]{3}", after) and re.search(r"[0-9]{3,}\s?$", before + " ") is None and len(number) >= 3:
+                continue  # the start of "0113 496 0321"
+            if as_price and not asks_time and _DURATION_AFTER.match(after) and not _COUNTED_BEFORE.search(before):
+                continue  # "Length 60 min", "takes roughly 45-60 minutes" (60 * 8 for 8 players)
+            return True
+    return False
+
+
+def _price_sentences(number: str, sentences: Sequence[str]) -> list[str]:
+    """The sentences writing `number` as a price (pricing.PRICE, by value: "£18" is "18.00")."""
+    value = Fraction(number)
+    return [s for s in sentences
+            if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == value for m in PRICE.finditer(s))]
+
+
+# A factor of a conversion the question states ("use 1 km = 0.621 miles"): no measure of a thing.
+_CONVERSION_BEFORE = re.compile(r"(?:=|\bis|\bequals)\s*(?:about\s+|roughly\s+)?$", re.IGNORECASE)
+
+
+def _only_prices(number: str, sentences: Sequence[str]) -> bool:
+    """Whether every place `sentences` write `number` is a price ("€15 travel"; not "£2" where
+    "2 hours" is written too)."""
+    priced = _price_sentences(number, sentences)
+    return bool(priced) and all(len(_occurrences(number, s)) == len(
+        [m for m in PRICE.finditer(s) if Fraction(next(g for g in m.groups() if g).replace(",", "")) == Fraction(number)])
+        for s in sentences)
+
+
+def _measures_in_question(number: str, question: str) -> set[str]:
+    """The kinds of measure `question` writes `number` with ("20 km": {"distance"})."""
+    text = without_ages(with_digits(question))
+    return {kind for m in _occurrences(number, text)
+            if (kind := _measure(text, m.end())) is not None and not _CONVERSION_BEFORE.search(text[:m.start()])}
+
+
+def _factors(expression: str) -> list[list[str]]:
+    """The numbers multiplied directly together in `expression`, by product ("(18 * 4) * (100 -
+    10) / 100" -> [["18", "4"]]); [] when it does not parse."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError:
+        return []
+    out: list[list[str]] = []
+
+    def chain(node: ast.AST) -> list[ast.AST]:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            return chain(node.left) + chain(node.right)
+        return [node]
+
+    def visit(node: ast.AST, in_product: bool = False) -> None:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and not in_product:
+            parts = chain(node)
+            numbers = [ast.get_source_segment(expression, p) for p in parts if isinstance(p, ast.Constant)]
+            if len(numbers) > 1:
+                out.append([n for n in numbers if n])
+            for p in parts:
+                visit(p)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return out
+
+
+def _dividends(expression: str) -> set[str]:
+    """The numbers `expression` divides, but by 100 ("60 / 3": 60; "1050 / 20": 1050; "10 / 100": none)."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError:
+        return set()
+    return {ast.get_source_segment(expression, node.left) or "" for node in ast.walk(tree)
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.left, ast.Constant)
+            and not (isinstance(node.right, ast.Constant) and node.right.value == 100)} - {""}
+
+
+def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[str]) -> bool:
+    """Whether a product of `numbers` multiplies two prices none of which the question counts
+    ("45 * 20": a second flue's €45 times the €20 Saturday surcharge, for "20 km outside"), or a
+    figure of the passages by a measure of the question that figure is not per ("265 * 25": "$265
+    per day" times "25 km from your depot"; "30 * 90": "Non-reflective glass: 30" times "a 90 cm
+    frame")."""
+    read = {n: [s for s in sentences if _occurrences(n, s)] for n in numbers
+            if _counts_in_question(n, question) is not True}
+    read = {n: found for n, found in read.items() if found}
+    if sum(1 for n, found in read.items() if _only_prices(n, found)) > 1:
+        return True
+    for n, found in read.items():
+        for other in numbers:
+            kinds = _measures_in_question(other, question) if other != n else set()
+            if kinds and not any(re.search(_PER + _MEASURES[k], s, re.IGNORECASE) for k in kinds for s in found):
+                return True
+    return False
+
+
+def misread_figures(expression: str, question: str, sentences: Sequence[str]) -> list[str]:
+    """The figures of `expression` (a calculation over the passages' `sentences`, for the user's
+    `question`) read as a kind of number no calculation uses, or multiplied as one (a price by a
+    price, a price by a measure it is not per): see the module docstring. [] when every figure is
+    a count, a price or a percentage where it stands."""
+    asks_years = _ASKS_YEARS.search(question) is not None
+    asks_time = _ASKS_TIME.search(question) is not None
+    products = _factors(expression)
+    multiplied = {n for numbers in products for n in numbers} | _dividends(expression)
+    out = []
+    for number in dict.fromkeys(_FIGURE.findall(_PERCENT_BASE.sub(" ", expression))):
+        counted = _counts_in_question(number, question, number in multiplied)
+        if counted:
+            continue
+        if _read_in_passages(number, expression, sentences, asks_years, number in multiplied, asks_time):
+            continue
+        if counted is None and not any(_occurrences(number, s) for s in sentences):
+            continue  # worked out, written nowhere ("1" of "price * 1", a sum's part)
+        out.append(number)
+    for numbers in products:
+        numbers = [n for n in numbers if not _is_percentage(expression, n)]  # "40 * 2 * 20 / 100": 20%
+        if _misread_product(numbers, question, sentences):
+            out.extend(n for n in numbers if n not in out)
+    return out
+
+
+def plausible(expressions: Sequence[str], question: str, sentences: Sequence[str]) -> list[str]:
+    """`expressions` but those with a misread figure (misread_figures), in order."""
+    return [e for e in expressions if not misread_figures(e, question, sentences)]

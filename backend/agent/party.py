@@ -18,9 +18,11 @@ from backend.agent.numerals import NUMBER, cue_text, with_digits
 # Ages a question gives, no operand of its arithmetic: "my dad is 70", "he's 70", "aged 65", "a
 # 9-year-old", "ages 8 and 12", "two kids (9 and 12)", "my two kids (both 13)", "70 years old".
 _AGE_LIST = r"[0-9]{1,3}(?:\s*(?:,|and|&)\s*[0-9]{1,3})*"
-_PERSON = (r"(?:he|she|he's|she's|hes|shes|i|i'm|im|dad|mum|mom|father|mother|grandma|grandpa|grandmother|grandfather|gran|nan|son|"
-           r"daughter|wife|husband|partner|brother|sister|friend|kid|child|baby)")
-_AGES = re.compile(rf"\b{_PERSON}\s+(?:(?:is|am|was|turns|turned|will\s+be)\s+)?[0-9]{{1,3}}(?![0-9])"
+_PERSON = (r"(?:he|she|he's|she's|hes|shes|i|i'm|im|who|who's|dad|mum|mom|father|mother|grandma|grandpa|grandmother|"
+           r"grandfather|grandad|granddad|granny|gran|nana|nan|son|daughter|wife|husband|partner|brother|sister|friend|"
+           r"kid|child|baby)")
+# ("my mum's 72", "my gran (72)", "who is 72", "my son is turning 7": review of the twenty-first session)
+_AGES = re.compile(rf"\b{_PERSON}(?:['’]s)?(?:\s+|\s*\(\s*)(?:(?:(?:is\s+|was\s+)?(?:turns|turned|turning)|is|am|was|will\s+be)\s+)?[0-9]{{1,3}}(?![0-9])"
                    rf"(?!\s*(?:[%$£€]|\.[0-9]|(?!(?:and|or|but|so|if|when|years?)\b)[a-z]))"
                    rf"|\baged?\s+[0-9]{{1,3}}(?:\s*(?:,|and|&)\s*[0-9]{{1,3}}\b(?!\s*[a-z]))*\b|\bages\s+{_AGE_LIST}\b"
                    rf"|\b[0-9]{{1,3}}[\s-]*(?:years?|yrs?)[\s-]*old\b|\b[0-9]{{1,3}}-year-olds?\b"

@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.numerals import with_digits
-from backend.agent.party import without_ages
+from backend.agent.party import group_size, people_sharing, without_ages
 from backend.agent.tools.pricing import PRICE
 
 # A number of an expression: digits with an optional decimal part.
@@ -43,8 +43,13 @@ _MEASURES = {
     "area": r"(?:sq\.?\s*(?:m|ft|metres?|meters?|feet|foot)|square\s+(?:metres?|meters?|feet|foot|ft|m)|m2|m²|ft2)\b",
     "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?)\b",
 }
+# The same, as a passage prices by them: with other names ("$1.50 per pound", "per ft²", "per sqm").
+_PRICED_UNITS = {**_MEASURES,
+                 "area": r"(?:sq\.?\s*(?:m|ft|metres?|meters?|feet|foot)|sqm|square\s+(?:metres?|meters?|feet|foot|ft|m)|m2|m²|ft2|ft²)(?!\w)",
+                 "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?|pounds?)\b"}
 # Words pricing one of a measure ("per km", "€1.50/km", "a mile", "each additional mile", "per sq m").
-_PER = r"(?:\bper|/|\ban?|\beach|\bevery)\s*(?:(?:extra|additional|further|linear|lineal|running|square|sq\.?)\s+)?"
+_PER = (r"(?:\bper[\s-]*|/\s*|\ban?\s+|\beach\s+|\bevery\s+)"  # ("£2.10 per-mile"; not "10 am" read "a m")
+        r"(?:(?:extra|additional|further|linear|lineal|running|square|sq\.?)\s+)?")
 # A clock time after a number ("7pm", "7 p.m.", "10:30", "9 o'clock").
 _CLOCK_AFTER = re.compile(r"(?:\s?(?:am|pm|a\.m\.|p\.m\.)(?![a-z])|:[0-5][0-9]|\s+o['’]clock)", re.IGNORECASE)
 _CLOCK_BEFORE = re.compile(r"[0-9]:$")
@@ -64,9 +69,16 @@ _PHONE_AROUND = re.compile(r"[0-9]\s?$")
 # A year: 1900-2099 not written as money.
 _YEAR = re.compile(r"(?:19|20)[0-9]{2}")
 # A question naming a length of time ("how many minutes of organ music", "hours of work", "how long").
-_ASKS_TIME = re.compile(r"\b(?:secs?|seconds?|min|mins|minutes?|hrs?|hours?|how\s+long)\b", re.IGNORECASE)
+_TIME_UNIT = r"(?:secs?|seconds?|min|mins|minutes?|hrs?|hours?)"
+_ASKS_TIME = re.compile(rf"\bhow\s+(?:many|much)\s+(?:[a-z]+\s+){{0,2}}?(?:{_TIME_UNIT}|time)\b|\bhow\s+long\b"
+                        rf"|\b(?:in|per|an?)\s+{_TIME_UNIT}\b|\b{_TIME_UNIT}\s+of\b|\bhourly\b", re.IGNORECASE)
+# What writes a year as a date: a month, a day, "since", "from" ("(from 1 March 2024)"; not a
+# price without its sign, "Saturday hire: 2000").
+_YEAR_BEFORE = re.compile(r"(?:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|\b(?:in|since|from|until|"
+                          r"till|by|of|before|after|during|est\.?|established|founded|opened|updated|valid)"
+                          r"|\b[0-9]{1,2}(?:st|nd|rd|th)?|[©/-])\s*$", re.IGNORECASE)
 # A question about years (its year is the calculation's: "how many years since 1998").
-_ASKS_YEARS = re.compile(r"\b(?:years?|old|since|ago|anniversary|founded|built|born|age)\b", re.IGNORECASE)
+_ASKS_YEARS = re.compile(r"\b(?:years?|old|since|ago|anniversary|founded|built|born|age|how\s+long)\b", re.IGNORECASE)
 
 
 def _occurrences(number: str, text: str) -> list[re.Match[str]]:
@@ -99,6 +111,8 @@ def _counts_in_question(number: str, question: str, multiplied: bool = True) -> 
     age, or, when it is `multiplied`, as a clock time (False), or does not write it (None). (A
     measure is judged in its product: _misread_product.)"""
     text = with_digits(question).replace("’", "'")
+    if number == group_size(question) or number in people_sharing(question):
+        return True  # "me and 3 friends": 4, written nowhere
     if not _occurrences(number, text):
         return None
     unaged = without_ages(text)
@@ -116,12 +130,15 @@ def _is_percentage(expression: str, number: str) -> bool:
 
 
 def _read_in_passages(number: str, expression: str, sentences: Sequence[str], asks_years: bool,
-                      as_price: bool, asks_time: bool) -> bool:
-    """Whether some sentence writes `number` as what a calculation may use: a price, a percentage
-    (when `expression` uses it as one), or a count; not part of an address or telephone number;
-    and when it stands `as_price` (multiplied or divided), not a year, a clock time, nor a
-    duration a thing lasts ("Length 60 min"), unless the question `asks_time` ("how many minutes of
-    organ music in 8 weeks": 50 * 8; "1050 / 20" for "20 hours" is a price per hour)."""
+                      asks_time: bool, at: str) -> bool:
+    """Whether some sentence writes `number` as what a calculation may use where it stands, `at`
+    ("factor" of a product, "dividend", "divisor", or "term" of a sum): a price; a percentage,
+    where `expression` uses it as one and not as a factor ("(100 - 10) / 100"; "10 * 8" for "get
+    10% off" is no price); a count. Not part of an address or telephone number; not a clock time
+    as a factor or a dividend; outside a divisor, not a year written as a date ("(from 1 March
+    2024)", unless the question `asks_years`: "2030 - 2011"); nowhere minutes a thing lasts
+    ("Length 60 min", unless the question `asks_time`: "how many minutes of organ music in 8
+    weeks", "what is that per hour"; "£20 per 15 minutes" is a count)."""
     value = Fraction(number)
     for sentence in sentences:
         if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == value for m in PRICE.finditer(sentence)):
@@ -131,19 +148,20 @@ def _read_in_passages(number: str, expression: str, sentences: Sequence[str], as
             if before.endswith(tuple("$€£¥")) or re.search(r"[$€£¥]\s$", before):
                 return True
             if re.match(r"\s*(?:%|percent\b|per\s*cent\b)", after, re.IGNORECASE):
-                if _is_percentage(expression, number):
+                if at != "factor" and _is_percentage(expression, number):
                     return True
                 continue  # "get 10% off" is no price
-            if as_price and (_CLOCK_AFTER.match(after) or _CLOCK_BEFORE.search(before)):
+            if at in ("factor", "dividend") and (_CLOCK_AFTER.match(after) or _CLOCK_BEFORE.search(before)):
                 continue  # "from 6:30 pm to 9:30 pm" (but "96 / 9": 9 hours worked out)
-            if as_price and _YEAR.fullmatch(number) and not asks_years:
-                continue  # "(from 1 March 2024)" times 3 rods; "2030 - 2011" is a span of years
+            if (at != "divisor" and not asks_years and _YEAR.fullmatch(number)
+                    and _YEAR_BEFORE.search(before)):
+                continue  # "(from 1 March 2024)" times 3 rods
             if _ADDRESS_BEFORE.search(before) or (_PHONE_AROUND.search(before) and re.match(r"\s?[0-9]", after)):
                 continue
             if re.match(r"\s?[0-9]{3}", after) and re.search(r"[0-9]{3,}\s?$", before + " ") is None and len(number) >= 3:
                 continue  # the start of "0113 496 0321"
-            if as_price and not asks_time and _DURATION_AFTER.match(after) and not _COUNTED_BEFORE.search(before):
-                continue  # "Length 60 min", "takes roughly 45-60 minutes" (60 * 8 for 8 players)
+            if not asks_time and _DURATION_AFTER.match(after) and not _COUNTED_BEFORE.search(before):
+                continue  # "Length 60 min", "takes roughly 45-60 minutes" (60 * 8 for 8 players; 8 / 60)
             return True
     return False
 
@@ -169,51 +187,76 @@ def _only_prices(number: str, sentences: Sequence[str]) -> bool:
 
 
 def _measures_in_question(number: str, question: str) -> set[str]:
-    """The kinds of measure `question` writes `number` with ("20 km": {"distance"})."""
+    """The kinds of measure `question` writes `number` with ("20 km": {"distance"}), every time it
+    writes it (once a count, it counts)."""
     text = without_ages(with_digits(question))
-    return {kind for m in _occurrences(number, text)
-            if (kind := _measure(text, m.end())) is not None and not _CONVERSION_BEFORE.search(text[:m.start()])}
+    kinds = [_measure(text, m.end()) if not _CONVERSION_BEFORE.search(text[:m.start()]) else None
+             for m in _occurrences(number, text)]
+    return set(kinds) if kinds and None not in kinds else set()  # ("4 of us ... 4 miles from the quay": a count)
 
 
-def _factors(expression: str) -> list[list[str]]:
-    """The numbers multiplied directly together in `expression`, by product ("(18 * 4) * (100 -
-    10) / 100" -> [["18", "4"]]); [] when it does not parse."""
+def _positions(expression: str) -> tuple[list[list[str]], dict[str, str]]:
+    """The numbers multiplied directly together in `expression`, by product, but a percentage's
+    ("(18 * 4) * (100 - 10) / 100" -> [["18", "4"]]; "40 * 2 * 20 / 100" -> [["40", "2"]]), and
+    where each number stands: "factor", "dividend", "divisor" or "term" (the first of these it
+    is, in that order). ([], {}) when it does not parse."""
     try:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError:
-        return []
-    out: list[list[str]] = []
+        return [], {}
+    products: list[list[str]] = []
+    at: dict[str, set[str]] = {}
+
+    def text(node: ast.AST) -> str:
+        return ast.get_source_segment(expression, node) or ""
 
     def chain(node: ast.AST) -> list[ast.AST]:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             return chain(node.left) + chain(node.right)
         return [node]
 
-    def visit(node: ast.AST, in_product: bool = False) -> None:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and not in_product:
-            parts = chain(node)
-            numbers = [ast.get_source_segment(expression, p) for p in parts if isinstance(p, ast.Constant)]
-            if len(numbers) > 1:
-                out.append([n for n in numbers if n])
-            for p in parts:
-                visit(p)
+    def is_hundred(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and node.value == 100
+
+    def percentage_term(node: ast.AST) -> bool:  # (100 - 10), (100 + 20)
+        return (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))
+                and (is_hundred(node.left) or is_hundred(node.right)))
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and is_hundred(node.right):
+            parts = chain(node.left)
+            constants = [p for p in parts if isinstance(p, ast.Constant)]
+            if constants and not any(percentage_term(p) for p in parts):
+                at.setdefault(text(constants[-1]), set()).add("percentage")  # "* 20 / 100"
+                parts = [p for p in parts if p is not constants[-1]]
+            record(parts)
             return
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            record(chain(node))
+            return
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            if isinstance(node.left, ast.Constant):
+                at.setdefault(text(node.left), set()).add("dividend")
+            if isinstance(node.right, ast.Constant):
+                at.setdefault(text(node.right), set()).add("divisor")
+        if isinstance(node, ast.Constant):
+            at.setdefault(text(node), set()).add("term")
         for child in ast.iter_child_nodes(node):
             visit(child)
 
+    def record(parts: list[ast.AST]) -> None:
+        numbers = [text(p) for p in parts if isinstance(p, ast.Constant)]
+        if len(numbers) > 1:
+            products.append(numbers)
+            for n in numbers:
+                at.setdefault(n, set()).add("factor")
+        for p in parts:
+            if not (len(numbers) > 1 and isinstance(p, ast.Constant)):
+                visit(p)
+
     visit(tree)
-    return out
-
-
-def _dividends(expression: str) -> set[str]:
-    """The numbers `expression` divides, but by 100 ("60 / 3": 60; "1050 / 20": 1050; "10 / 100": none)."""
-    try:
-        tree = ast.parse(expression, mode="eval")
-    except SyntaxError:
-        return set()
-    return {ast.get_source_segment(expression, node.left) or "" for node in ast.walk(tree)
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.left, ast.Constant)
-            and not (isinstance(node.right, ast.Constant) and node.right.value == 100)} - {""}
+    order = ("factor", "dividend", "divisor", "percentage", "term")
+    return products, {n: next(o for o in order if o in kinds) for n, kinds in at.items()}
 
 
 def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[str]) -> bool:
@@ -228,34 +271,38 @@ def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[
     if sum(1 for n, found in read.items() if _only_prices(n, found)) > 1:
         return True
     for n, found in read.items():
+        clauses = [c for s in found for c in _CLAUSE.split(s) if _occurrences(n, c)]
         for other in numbers:
             kinds = _measures_in_question(other, question) if other != n else set()
-            if kinds and not any(re.search(_PER + _MEASURES[k], s, re.IGNORECASE) for k in kinds for s in found):
-                return True
+            if kinds and not any(re.search(_PER + _PRICED_UNITS[k], c, re.IGNORECASE) for k in kinds for c in clauses):
+                return True  # ("$265 per day, delivery $2 per mile": the day's price is no price per mile)
     return False
+
+
+# Where a sentence's clauses part: "Shirts: £2.80 per kg, minimum charge £12".
+_CLAUSE = re.compile(r"[,;]\s+|\s+[-–—]\s+")
 
 
 def misread_figures(expression: str, question: str, sentences: Sequence[str]) -> list[str]:
     """The figures of `expression` (a calculation over the passages' `sentences`, for the user's
-    `question`) read as a kind of number no calculation uses, or multiplied as one (a price by a
-    price, a price by a measure it is not per): see the module docstring. [] when every figure is
-    a count, a price or a percentage where it stands."""
+    `question`) read as a kind of number no calculation uses where it stands, or multiplied as one
+    (a price by a price, a figure by a measure it is not per): see the module docstring. [] when
+    every figure is a count, a price or a percentage where it stands."""
     asks_years = _ASKS_YEARS.search(question) is not None
     asks_time = _ASKS_TIME.search(question) is not None
-    products = _factors(expression)
-    multiplied = {n for numbers in products for n in numbers} | _dividends(expression)
+    products, at = _positions(expression)
     out = []
     for number in dict.fromkeys(_FIGURE.findall(_PERCENT_BASE.sub(" ", expression))):
-        counted = _counts_in_question(number, question, number in multiplied)
+        where = at.get(number, "term")
+        counted = _counts_in_question(number, question, where in ("factor", "dividend"))
         if counted:
             continue
-        if _read_in_passages(number, expression, sentences, asks_years, number in multiplied, asks_time):
+        if _read_in_passages(number, expression, sentences, asks_years, asks_time, where):
             continue
         if counted is None and not any(_occurrences(number, s) for s in sentences):
             continue  # worked out, written nowhere ("1" of "price * 1", a sum's part)
         out.append(number)
     for numbers in products:
-        numbers = [n for n in numbers if not _is_percentage(expression, n)]  # "40 * 2 * 20 / 100": 20%
         if _misread_product(numbers, question, sentences):
             out.extend(n for n in numbers if n not in out)
     return out

@@ -99,3 +99,37 @@ def test_no_wrong_total_is_offered_for_an_age_or_a_distance():
     question = "My mum is 72 and lives around 15 km outside the city. What would a stove sweep cost her?"
     found = candidate_expressions(question, [result(SWEEP)], None, evaluate)
     assert not any(e in found for e in ("85 * 72", "85 * 15")), found
+
+
+def test_review_of_the_twenty_first_session():
+    def first(question: str, text: str) -> list[str]:
+        return candidate_expressions(question, [result(text)], None, evaluate)
+
+    # 1. a head-count worked out of the question counts, whatever else the list writes as 4 ("from 4pm")
+    assert first("me and 3 friends want a game of bowling, how much?",
+                 "LAKESIDE BOWL\nBowling: £8 per person per game\nKids' parties from 4pm.\n")[0] == "8 * 4"
+    assert first("me and 3 mates are doing The Vault, total?", ROOMS)[0] == "25.00 * 4"
+    # 2. a number the question writes as a count once counts, though it writes it as a distance too
+    assert first("4 of us want the river tour, we're staying 4 miles from the quay. how much?",
+                 "RIVER TOURS\nRiver tour: £25 per person\n") == ["25 * 4"]
+    # 3. prices per a measure written other ways
+    assert first("I have 20 lbs of laundry for wash & fold, how much?", "SUDS\nWash & fold: $1.50 per pound\n") == ["1.50 * 20"]
+    assert misread_figures("40 * 300", "how much for 300 sq ft?", ["Floor sanding: £40 per ft²"]) == []
+    assert misread_figures("2.10 * 12", "12 miles, how much?", ["Saloon: £2.10 per-mile"]) == []
+    # 4. minutes a thing lasts are no operand wherever they stand
+    assert not [e for e in first("8 students want to do The Vault, how much with the student discount?", ROOMS) if "60" in e]
+    # 5. a percentage is no price where it is a factor, though the same number is a percentage elsewhere
+    assert misread_figures("(10 * 8) * (100 - 10) / 100", "8 students, how much?", sentences(ROOMS)) == ["10"]
+    # 6. a price is per a measure in its own clause
+    question = "We're 25 miles from your depot. What's the total for the Jungle Slide Combo?"
+    assert "265 * 25" not in first(question, "BOUNCE BROS\nJungle Slide Combo: $265 per day, delivery $2 per mile.\n")
+    # 7. ages written other ways
+    assert "85 * 72" not in first("My mum's 72 and lives in the city. What would a stove sweep cost her?", SWEEP)
+    # 8. a time word that asks no time
+    assert "75 * 8" not in first("8 of us doing Curse of the Mummy, we've got a couple of hours free, how much?", ROOMS)
+    # 9. "10 am" is no price per metre
+    assert misread_figures("30 * 90", "How much deposit for a custom 90 cm frame with non-reflective glass?",
+                           ["Non-reflective glass: £30, ready by 10 am"]) == ["30", "90"]
+    # 10. a price written without its sign is no year
+    assert misread_figures("2000 / 4", "If 4 of us split the Saturday hire, how much each?",
+                           ["All prices in EUR", "Saturday hire: 2000", "Friday hire: 1800"]) == []

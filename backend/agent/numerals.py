@@ -133,3 +133,27 @@ def with_digits(text: str) -> str:
 # A number written against its unit: "11m", "500ml", "4.5kg", "3hrs" (not "3pm", "2nd").
 _GLUED_UNIT = re.compile(r"(?<![\w.,])([0-9]+(?:\.[0-9]+)?)(m|km|cm|mm|kg|g|ml|l|ft|lb|lbs|oz|hrs?|mins?|mph|kph)\b",
                          re.IGNORECASE)
+
+
+# A number of an expression: digits with an optional decimal part, no digit or decimal point
+# around it ("2.50", not the "50" of "2.50"); and the 100 of a percentage ("(100 - 10) / 100", "*
+# 17.5 / 100"), no figure read from anywhere.
+_EXPRESSION_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d]|\.\d)")
+_PERCENT_BASE = re.compile(r"\(\s*100(?=\s*[-+])|/\s*100(?![\d.])")
+
+
+def expression_figures(expression: str) -> list[str]:
+    """The distinct numbers of a calculator `expression`, in order of first appearance, but the
+    100 of a percentage ("(100 - 10) / 100" -> ["10"])."""
+    return list(dict.fromkeys(_EXPRESSION_NUMBER.findall(_PERCENT_BASE.sub(" ", expression))))
+
+
+def number_pattern(number: str) -> str:
+    """A pattern of `number` (digits, an optional decimal part) by value as texts write it:
+    thousands separators optional ("1200": "1,200"), trailing zeros of a fraction optional ("2.5":
+    "2.50"; "45": "45.00")."""
+    whole, _, fraction = number.partition(".")
+    head = len(whole) % 3 or 3
+    groups = [whole[:head]] + [whole[i:i + 3] for i in range(head, len(whole), 3)]
+    fraction = fraction.rstrip("0")
+    return ",?".join(groups) + (rf"\.{fraction}0*" if fraction else r"(?:\.0+)?")

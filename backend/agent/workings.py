@@ -13,16 +13,11 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.numerals import with_digits
+from backend.agent.numerals import expression_figures, number_pattern, with_digits
 from backend.agent.tools.basket import TABLE_ROW
 from backend.agent.tools.pricing import in_major_units
 from backend.agent.tools.segmentation import text_sentences
 
-# A number of an expression or a text: digits with an optional decimal part, no digit or decimal
-# point around it ("2.50", not the "50" of "2.50").
-_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d]|\.\d)")
-# The 100 of a percentage ("(100 - 10) / 100", "* 17.5 / 100"): no figure read from anywhere.
-_PERCENT_BASE = re.compile(r"\(\s*100(?=\s*[-+])|/\s*100(?![\d.])")
 # At most this many figures are listed; a quote is cut to about this many characters.
 MAX_FIGURES = 8
 MAX_QUOTE_CHARS = 90
@@ -41,24 +36,14 @@ HEADING = "Where the figures come from:"
 
 def figures(expression: str) -> list[str]:
     """The distinct numbers of `expression`, in order of first appearance, but the 100 of a
-    percentage ("(100 - 10) / 100" -> ["10"])."""
-    return list(dict.fromkeys(_NUMBER.findall(_PERCENT_BASE.sub(" ", expression))))
-
-
-def _number_pattern(number: str) -> str:
-    """A pattern of `number` by value as texts write it: thousands separators optional ("1200":
-    "1,200"), trailing zeros of a fraction optional ("2.5": "2.50"; "45": "45.00")."""
-    whole, _, fraction = number.partition(".")
-    head = len(whole) % 3 or 3
-    groups = [whole[:head]] + [whole[i:i + 3] for i in range(head, len(whole), 3)]
-    fraction = fraction.rstrip("0")
-    return ",?".join(groups) + (rf"\.{fraction}0*" if fraction else r"(?:\.0+)?")
+    percentage ("(100 - 10) / 100" -> ["10"]): numerals.expression_figures."""
+    return expression_figures(expression)
 
 
 def occurs(number: str, text: str) -> re.Match[str] | None:
     """`number` in `text` as a number of its own, by value ("18" in "£18.", not in "118" or
     "18.5"; "1200" in "£1,200"; "2.5" in "£2.50")."""
-    return re.search(rf"(?<![\d.,]){_number_pattern(number)}(?![\d]|[.,]\d)", text)
+    return re.search(rf"(?<![\d.,]){number_pattern(number)}(?![\d]|[.,]\d)", text)
 
 
 def escaped(text: str) -> str:

@@ -27,14 +27,9 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.numerals import with_digits
+from backend.agent.numerals import expression_figures, number_pattern, with_digits
 from backend.agent.party import group_size, people_sharing, without_ages
 from backend.agent.tools.pricing import PRICE
-
-# A number of an expression: digits with an optional decimal part.
-_FIGURE = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d]|\.\d)")
-# The 100 of a percentage ("(100 - 10) / 100", "* 17.5 / 100").
-_PERCENT_BASE = re.compile(r"\(\s*100(?=\s*[-+])|/\s*100(?![\d.])")
 
 # A measure's units after a number, by kind ("20 km", "45 cm", "3 kg", "12 sq m").
 _MEASURES = {
@@ -83,19 +78,8 @@ _ASKS_YEARS = re.compile(r"\b(?:years?|old|since|ago|anniversary|founded|built|b
 
 def _occurrences(number: str, text: str) -> list[re.Match[str]]:
     """Each place `text` writes `number` as a number of its own, by value ("2.5" is "2.50"; "1200"
-    is "1,200")."""
-    whole, _, fraction = number.partition(".")
-    fraction = fraction.rstrip("0")
-    head = len(whole) % 3 or 3
-    groups = [whole[:head]] + [whole[i:i + 3] for i in range(head, len(whole), 3)]
-    pattern = ",?".join(groups) + (rf"\.{fraction}0*" if fraction else r"(?:\.0+)?")
-    return list(re.finditer(rf"(?<![\w.,]){pattern}(?![\d]|[.,]\d)", text))
-
-
-def _priced_per(kind: str, sentences: Sequence[str]) -> bool:
-    """Whether a sentence prices something per one of `kind`'s units ("€1.20 per km")."""
-    unit = re.compile(_PER + _MEASURES[kind], re.IGNORECASE)
-    return any(unit.search(sentence) for sentence in sentences)
+    is "1,200"; not the 9 of "LS9")."""
+    return list(re.finditer(rf"(?<![\w.,]){number_pattern(number)}(?![\d]|[.,]\d)", text))
 
 
 def _measure(text: str, end: int) -> str | None:
@@ -292,7 +276,7 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
     asks_time = _ASKS_TIME.search(question) is not None
     products, at = _positions(expression)
     out = []
-    for number in dict.fromkeys(_FIGURE.findall(_PERCENT_BASE.sub(" ", expression))):
+    for number in expression_figures(expression):
         where = at.get(number, "term")
         counted = _counts_in_question(number, question, where in ("factor", "dividend"))
         if counted:

@@ -2,19 +2,23 @@
 
 Each candidate calculation (backend.agent.tools.expressions) is put together by one of many readers,
 and each of them guards its own numbers. A figure read as the wrong kind of number still reached
-the user as a confident total, on questions none of the readers was written for (blind sets 63-64,
-nineteenth and twentieth sessions): "85 * 72" for "my mum is 72", "45 * 20" for "I live about 20 km
+the user as a confident total, on questions none of the readers was written for (blind sets 61-64,
+twentieth and twenty-first sessions): "85 * 72" for "my mum is 72", "45 * 20" for "I live about 20 km
 outside Galway" over a price per visit, "60 * 8" for "Length 60 min", "4 * 3" for "Unit 4, Tanner's
 Yard", "2024 * 3" for "(from 1 March 2024)", "10 * 8" for "get 10% off". This module is the one
 check every candidate passes last, whoever wrote it:
 
-- a number the question writes counts things, unless every time it is written it is an age, or
-  a clock time multiplied into the total;
-- a price is multiplied by a count, not by another price, nor by a measure (km, cm, kg, square
-  metres) unless it is a price per that measure;
-- a number read from the passages is a price, a percentage used as one, or a count the passages
-  state; not a year, a clock time, a duration a thing lasts ("Length 60 min"; "£20 per 15
-  minutes" is a count), nor part of an address or telephone number.
+- a number the question writes counts things, unless every time it is written it is an age
+  ("my mum's 72", "gran (72)"), or a clock time where it is multiplied or divided; a head-count
+  worked out of it ("me and 3 friends": 4) counts;
+- a price is multiplied by a count, not by another price, nor by a measure the question writes
+  (km, cm, kg, square metres) unless the price's own clause is per that measure ("$265 per day,
+  delivery $2 per mile": the day's price is not);
+- a number read from the passages is a price, a percentage used as one (not as a factor), or a
+  count the passages state; not part of an address or telephone number, a clock time as a
+  factor or a dividend, a year written as a date outside a divisor (unless the question asks
+  about years), nor minutes a thing lasts ("Length 60 min"; unless the question asks a time;
+  "£20 per 15 minutes" is a count).
 
 A candidate with a misread figure is dropped; when none is left the program says it could not
 work the amount out, and quotes the closest passage, instead of a wrong total.

@@ -111,32 +111,30 @@ def _counts_in_question(number: str, question: str, multiplied: bool = True) -> 
                                  for m in found)  # "8 of us this Friday at 7pm": no 7 of anything
 
 
-def _is_percentage(expression: str, number: str) -> bool:
-    """Whether `expression` uses `number` as a percentage ("(100 - 10) / 100", "* 15 / 100")."""
-    n = re.escape(number)
-    return re.search(rf"\(\s*100\s*[-+]\s*{n}\s*\)|(?<![\d.]){n}\s*/\s*100(?![\d.])", expression) is not None
+def _prices(sentence: str) -> list[Fraction]:
+    """The values of the prices `sentence` writes (pricing.PRICE: "£18" and "18.00 EUR" are 18)."""
+    return [Fraction(next(g for g in m.groups() if g).replace(",", "")) for m in PRICE.finditer(sentence)]
 
 
-def _read_in_passages(number: str, expression: str, sentences: Sequence[str], asks_years: bool,
-                      asks_time: bool, at: str) -> bool:
+def _read_in_passages(number: str, sentences: Sequence[str], asks_years: bool, asks_time: bool, at: str) -> bool:
     """Whether some sentence writes `number` as what a calculation may use where it stands, `at`
-    ("factor" of a product, "dividend", "divisor", or "term" of a sum): a price; a percentage,
-    where `expression` uses it as one and not as a factor ("(100 - 10) / 100"; "10 * 8" for "get
-    10% off" is no price); a count. Not part of an address or telephone number; not a clock time
+    ("factor" of a product, "dividend", "divisor", "percentage" or "term" of a sum: _positions): a
+    price; a percentage where the calculation uses it as one, not as a factor ("(100 - 10) / 100";
+    "10 * 8" for "get 10% off" is no price); a count. Not part of an address or telephone number; not a clock time
     as a factor or a dividend; outside a divisor, not a year written as a date ("(from 1 March
     2024)", unless the question `asks_years`: "2030 - 2011"); nowhere minutes a thing lasts
     ("Length 60 min", unless the question `asks_time`: "how many minutes of organ music in 8
     weeks", "what is that per hour"; "£20 per 15 minutes" is a count)."""
     value = Fraction(number)
     for sentence in sentences:
-        if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == value for m in PRICE.finditer(sentence)):
+        if value in _prices(sentence):
             return True
         for m in _occurrences(number, sentence):
             before, after = sentence[:m.start()], sentence[m.end():]
             if before.endswith(tuple("$€£¥")) or re.search(r"[$€£¥]\s$", before):
                 return True
             if re.match(r"\s*(?:%|percent\b|per\s*cent\b)", after, re.IGNORECASE):
-                if at != "factor" and _is_percentage(expression, number):
+                if at == "percentage":
                     return True
                 continue  # "get 10% off" is no price
             if at in ("factor", "dividend") and (_CLOCK_AFTER.match(after) or _CLOCK_BEFORE.search(before)):
@@ -157,8 +155,7 @@ def _read_in_passages(number: str, expression: str, sentences: Sequence[str], as
 def _price_sentences(number: str, sentences: Sequence[str]) -> list[str]:
     """The sentences writing `number` as a price (pricing.PRICE, by value: "£18" is "18.00")."""
     value = Fraction(number)
-    return [s for s in sentences
-            if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == value for m in PRICE.finditer(s))]
+    return [s for s in sentences if value in _prices(s)]
 
 
 # A factor of a conversion the question states ("use 1 km = 0.621 miles"): no measure of a thing.
@@ -168,10 +165,9 @@ _CONVERSION_BEFORE = re.compile(r"(?:=|\bis|\bequals)\s*(?:about\s+|roughly\s+)?
 def _only_prices(number: str, sentences: Sequence[str]) -> bool:
     """Whether every place `sentences` write `number` is a price ("€15 travel"; not "£2" where
     "2 hours" is written too)."""
-    priced = _price_sentences(number, sentences)
-    return bool(priced) and all(len(_occurrences(number, s)) == len(
-        [m for m in PRICE.finditer(s) if Fraction(next(g for g in m.groups() if g).replace(",", "")) == Fraction(number)])
-        for s in sentences)
+    value = Fraction(number)
+    return bool(_price_sentences(number, sentences)) and all(
+        len(_occurrences(number, s)) == _prices(s).count(value) for s in sentences)
 
 
 def _measures_in_question(number: str, question: str) -> set[str]:
@@ -186,8 +182,8 @@ def _measures_in_question(number: str, question: str) -> set[str]:
 def _positions(expression: str) -> tuple[list[list[str]], dict[str, str]]:
     """The numbers multiplied directly together in `expression`, by product, but a percentage's
     ("(18 * 4) * (100 - 10) / 100" -> [["18", "4"]]; "40 * 2 * 20 / 100" -> [["40", "2"]]), and
-    where each number stands: "factor", "dividend", "divisor" or "term" (the first of these it
-    is, in that order). ([], {}) when it does not parse."""
+    where each number stands: "factor", "dividend", "divisor", "percentage" ("(100 - 10)", "* 20 /
+    100") or "term" (the first of these it is, in that order). ([], {}) when it does not parse."""
     try:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError:
@@ -222,6 +218,10 @@ def _positions(expression: str) -> tuple[list[list[str]], dict[str, str]]:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             record(chain(node))
             return
+        if percentage_term(node):  # (100 - 10): 10 is a percentage
+            for side in (node.left, node.right):
+                if isinstance(side, ast.Constant) and not is_hundred(side):
+                    at.setdefault(text(side), set()).add("percentage")
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             if isinstance(node.left, ast.Constant):
                 at.setdefault(text(node.left), set()).add("dividend")
@@ -285,7 +285,7 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
         counted = _counts_in_question(number, question, where in ("factor", "dividend"))
         if counted:
             continue
-        if _read_in_passages(number, expression, sentences, asks_years, asks_time, where):
+        if _read_in_passages(number, sentences, asks_years, asks_time, where):
             continue
         if counted is None and not any(_occurrences(number, s) for s in sentences):
             continue  # worked out, written nowhere ("1" of "price * 1", a sum's part)

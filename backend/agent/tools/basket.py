@@ -39,7 +39,8 @@ _DURATION = re.compile(r"(?:second|minute|hour|day|night|week|weekend|month|year
 # A question weighing two ways against each other (beside asking a difference): no basket's total.
 OTHER_WAY = re.compile(r"\b(?:more|less|instead|versus|vs)\b", re.IGNORECASE)
 # Words that name one kind of person or thing in different words.
-_SAME = {"kid": "child", "children": "child", "youngster": "child", "grown-up": "adult", "grownup": "adult",
+_SAME = {"kid": "child", "children": "child", "youngster": "child", "boy": "child", "girl": "child", "son": "child",
+         "daughter": "child", "grown-up": "adult", "grownup": "adult",
          "party": "group", "parties": "group", "color": "colour", "mono": "black"}
 # "B&W", "b/w": black and white (a print's colour).
 _BLACK_WHITE = re.compile(r"(?<![a-z])b\s?[&/]\s?w(?![a-z])", re.IGNORECASE)

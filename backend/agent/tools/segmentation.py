@@ -381,13 +381,38 @@ def without_leaders(text: str) -> str:
 _UNDERLINE = re.compile(r"^[ \t]*(?:={3,}|-{3,})[ \t]*$", re.MULTILINE)
 
 
+# A row of a price list: a label, ":" and a price ("Standard house key (Kwikset / Schlage): $3.50 each",
+# "  10 or more copies of the same key: $2.75 each", "Rose: 12 CHF").
+_PRICED_ROW = re.compile(r"^[ \t]*[^\s:][^:\n]{0,80}:[ \t]*(?:from[ \t]+)?(?:[A-Z]{1,3}\$|[$€£¥])?[ \t]?[0-9][0-9.,]*"
+                         r"(?:[ \t]*(?:[A-Z]{3}\b|p\b|c\b))?[^.!?:\n]{0,30}$")
+
+
+_SUB_ROW = re.compile(r"[ \t]+(?:[0-9]|[a-z])")
+
+
+def _rows_apart(text: str) -> str:
+    """`text` with a blank line between two rows of a price list that follow each other
+    (_PRICED_ROW): a row ending in a word ("$3.50 each") ran on into the next one, whose label
+    held a comma ("High-security key (Medeco, Mul-T-Lock): $18.00 each"), and the list's rows were
+    read as one sentence (blind set 66)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        # (not an indented row going on with the one above: "Standard house key: $3.50 each" /
+        # "  10 or more copies of the same key: $2.75 each" is one thing's two prices)
+        if i and _PRICED_ROW.match(line) and _PRICED_ROW.match(lines[i - 1]) and not _SUB_ROW.match(line):
+            out.append("")
+        out.append(line)
+    return "\n".join(out)
+
+
 def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
     """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), a
     table's rows one sentence each (table_sentences; one laid out by spaces too: aligned_tables), a list's items after the line introducing
     them (list_sentences), a group rate said on its own with the per-head price before it."""
     # a heading's underline ("Opening hours" over "-------------") is no text: it was quoted with the hours
     heading, body = passage_heading(label, aligned_tables(without_leaders(_UNDERLINE.sub("", text))))
-    sentences = _with_group_rates(split_sentences(list_sentences(table_sentences(body))))
+    sentences = _with_group_rates(split_sentences(_rows_apart(list_sentences(table_sentences(body)))))
     return [(heading, sentence) for sentence in sentences]
 
 

@@ -16,7 +16,7 @@ from backend.agent.numerals import PERCENT_SIGN
 # add it to their prices ("Prices do not include 13% HST", "Prices exclude VAT at 20%", "VAT at 20% is added
 # to the whole invoice", "+ VAT at 20%"; not "All prices include 20% VAT, no extra charges").
 _TAX = r"(?:vat|hst|gst|pst|sales\s+tax|tax(?:es)?)"
-_WITH_TAX = re.compile(rf"\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|plus|after)\s+(?:the\s+|all\s+)?{_TAX}\b"
+_WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|plus|after)|\bw/)\s*(?:the\s+|all\s+)?{_TAX}\b"
                        rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b", re.IGNORECASE)
 _WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre|not\s+incl(?:uding|\.)?|not\s+inc\.?)"
                           rf"[\s-]+(?:the\s+)?(?:[a-z]+\s+(?:and|&)\s+)?{_TAX}\b|\b{_TAX}\s+(?:not\s+included|excluded)\b",
@@ -24,7 +24,8 @@ _WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|p
 _TAX_RATE = re.compile(rf"\b{_TAX}\s*(?:at|@|of|is|\(|:)?\s*([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
                        rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_TAX}\b", re.IGNORECASE)
 _TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b[^.;]{{0,30}}{_TAX}|\bexclud\w*\s+(?:[^.;]{{0,20}}\s)?{_TAX}"
-                        rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b[^.;]{{0,40}}\b(?:is|are|will\s+be|gets?)\s+added"
+                        rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b[^.;]{{0,40}}(?:\b(?:is|are|will\s+be|gets?)\s+|,\s*)added"
+                        rf"|(?<!not )\bsubject\s+to\s+(?:[^.;]{{0,20}}\s)?{_TAX}\b"
                         rf"|(?:\+|\bplus)\s*(?:[0-9.]+\s*{PERCENT_SIGN}\s*)?{_TAX}", re.IGNORECASE)
 
 

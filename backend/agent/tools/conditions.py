@@ -272,12 +272,17 @@ _DATE = re.compile(rf"\b[0-9]{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH_WORD}(?:\s+[0-9]{
                    rf"|\b{_MONTH_WORD}\s+[0-9]{{1,2}}(?:st|nd|rd|th)?\b", re.IGNORECASE)
 
 
+# Words limiting an offer to months: "throughout August", "during December", "in August only", "(Jul-Aug)".
+_SEASONAL = re.compile(rf"\b(?:throughout|during|all\s+(?:of\s+)?|only\s+in|for\s+the\s+whole\s+of)\s+{_MONTH_WORD}"
+                       rf"|\bin\s+{_MONTH_WORD}\s+only\b|\(\s*{_MONTH_WORD}\s*[-–]\s*{_MONTH_WORD}\s*\)", re.IGNORECASE)
+
+
 def out_of_season(sentence: str, question: str) -> bool:
-    """Whether `sentence` holds a price for some months only ("school trouser hemming £8.00 per
-    pair, throughout August"; not a date: "effective 1 March 2025") that `question` does not ask
-    in: it names no month, or others."""
-    months = named_months(_DATE.sub(" ", sentence))
-    return months is not None and in_months(_DATE.sub(" ", sentence), question) is not True
+    """Whether `sentence` limits what it offers to some months (_SEASONAL: "school trouser hemming
+    £8.00 per pair, throughout August"; not a date, "effective 1 March 2025", nor an event held
+    "every August") that `question` does not ask in: it names no month, or others."""
+    undated = _DATE.sub(" ", sentence)
+    return _SEASONAL.search(undated) is not None and in_months(undated, question) is not True
 
 
 def in_months(clause: str, question: str) -> bool | None:

@@ -500,7 +500,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     asked_sizes = sizes_alone(question)
     # and a price for months the question is not in ("throughout August" for a question naming none) after the rest
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
-                                              out_of_season(pair[1], question),
+                                              len(prices_in(pair[1])) == 1 and out_of_season(pair[1], question),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),
                                               (_deposits_only(pair[1]) and not deposit_named)
                                               or (deposit_asked and not _deposits_only(pair[1])),

@@ -279,6 +279,13 @@ def _positions(expression: str) -> tuple[list[list[str]], dict[str, str]]:
 _PER_MONEY = re.compile(r"\b(?:per|every|each|a)\s+(?:[A-Z]{1,3}\$|[$€£¥])\s?[0-9]", re.IGNORECASE)
 
 
+# A question doing a thing every so often: its length of time counts the times ("we want weekly cleans.
+# What would 4 weeks cost?").
+_FREQUENCY = re.compile(r"\b(?:weekly|daily|nightly|monthly|fortnightly|every\s+(?:week|day|night|month|fortnight)"
+                        r"|each\s+(?:week|day|night|month)|(?:once|twice|[0-9]+\s+times?)\s+(?:a|per|each)\s+"
+                        r"(?:week|day|night|month))\b", re.IGNORECASE)
+
+
 def _timed(clause: str) -> bool:
     """Whether `clause` prices by a length of time (_TIMED), not one it takes ("ready in 3 working
     days": no price per day; "1 day: £20" is)."""
@@ -303,27 +310,30 @@ def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[
             n not in paid and _price_sentences(n, found) and not any(_PER_MONEY.search(f) for f in found)
             for n, found in read.items())):
         return True  # (but "£2.50 per month for every £1,000 of declared value" for "£8,000 worth of stuff")
+    repeats = _FREQUENCY.search(question) is not None  # "weekly cleans ... 4 weeks": 4 cleans
     for n, found in read.items():
         clauses = [c for s in found for c in _CLAUSE.split(s)
                    if any(not (_CLOCK_AFTER.match(c, m.end()) or _CLOCK_BEFORE.search(c[:m.start()]))
                           for m in _occurrences(n, c))]  # (not "Thursday: 9:00am - 7:30pm (late night)")
         # (a price's own clauses, where it is one: "£12.00" is not "valid for 12 months")
         clauses = [c for c in clauses if Fraction(n) in _prices(c)] or clauses
-        if clauses and all(_ONCE.search(c) for c in clauses) and any(
+        if clauses and not repeats and all(_ONCE.search(c) for c in clauses) and any(
                 other != n and _counts_in_question(other, question) and not _counts_orders(other, question)
                 for other in numbers):
             return True  # "£6.00 flat fee per order" times "2 of my shirts"
         for other in numbers:
             kinds = _measures_in_question(other, question) if other != n else set()
+            kinds -= {"duration"} if repeats else set()
             if kinds and not any(_timed(c) if k == "duration" else re.search(_PER + _PRICED_UNITS[k], c, re.IGNORECASE)
                                  for k in kinds for c in clauses):
                 return True  # ("$265 per day, delivery $2 per mile": the day's price is no price per mile)
     return False
 
 
-# A price charged once whatever the count ("Local delivery ...: £6.00 flat fee per order", "a one-off £20
-# booking fee"), and the question's counts of such units ("2 orders", "3 visits").
-_ONCE = re.compile(r"\b(?:flat[\s-]+(?:fee|rate|charge)|one[\s-]off|per\s+(?:order|booking|visit|call[\s-]?out|job|"
+# A price charged once whatever the count ("Local delivery ...: £6.00 flat fee per order", "a £20 booking
+# fee"; not "One-off deep clean: $45 per hour per cleaner", a clean not repeated), and the question's counts of
+# such units ("2 orders", "3 visits").
+_ONCE = re.compile(r"\b(?:flat[\s-]+(?:fee|rate|charge)|per\s+(?:order|booking|visit|call[\s-]?out|job|"
                    r"delivery|invoice|transaction|basket)|each\s+(?:order|booking|visit)|(?:order|booking)\s+fee)\b",
                    re.IGNORECASE)
 _ORDER_UNITS = re.compile(r"\s+(?:(?:separate|different|more|other)\s+)?(?:orders?|bookings?|visits?|call[\s-]?outs?|jobs?|"
@@ -369,8 +379,11 @@ def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> li
             return "money"
         if counted:
             return "count"
-        if counted is None and _price_sentences(number, sentences):
+        found = [s for s in sentences if _occurrences(number, s)]
+        if counted is None and _only_prices(number, found):  # (not "the first 10 miles free" beside "£10")
             return "price"
+        if counted is None and _price_sentences(number, found):
+            return "priced"  # a price somewhere, something else elsewhere ("Adjust straps: £9.00", "9:00am")
         return None
 
     out: list[str] = []
@@ -385,7 +398,7 @@ def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> li
             mixed = ((kinds == ("price", "count") and _ASKS_SHARE.search(question) is None)
                      or (kinds == ("count", "price") and not asks_how_many(question))
                      # an amount by an amount is a count ("how many can I get for £45"), or a ratio asked
-                     or (set(kinds) <= {"price", "money"} and None not in kinds and "money" in kinds
+                     or (set(kinds) <= {"price", "priced", "money"} and None not in kinds and "money" in kinds
                          and not asks_how_many(question) and _ASKS_RATIO.search(question) is None))
         if mixed:
             out.extend(ast.get_source_segment(expression, side) or "" for side in (node.left, node.right))
@@ -414,8 +427,8 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
         counted = _counts_in_question(number, question, where in ("factor", "dividend"))
         if counted:
             continue
-        if counted is False and _hour_of_day(number, question) and where != "percentage":
-            out.append(number)  # "a tuesday afternoon around 2" is no 2 of anything (nor "$2.00 per mile" by chance)
+        if counted is False and _hour_of_day(number, question) and not _price_sentences(number, sentences):
+            out.append(number)  # "a tuesday afternoon around 2" is no 2 of anything
             continue
         if _read_in_passages(number, sentences, asks_years, asks_time, where):
             continue

@@ -17,7 +17,6 @@ checked for the kind of answer its wh-word asks (states_answer_kind).
 from __future__ import annotations
 
 import functools
-import math
 import re
 from typing import Any, Callable, Sequence
 
@@ -146,14 +145,10 @@ def _similarity_and_share(question: str, sentences: Sequence[tuple[str, str]],
     sections = _sections(sentences)
     similarity = _similarities(question, sentences, embed, sections)
     asked = stems(question)
-    held = [stems(f"{section} {sentence}") for (_, sentence), section in zip(sentences, sections)]
-    # each word weighed by how few sentences hold it ("Medeco" names one row of a key list; "key" all of them)
-    weight = {w: math.log(1 + len(held) / (1 + sum(w in h for h in held))) for w in asked}
     share = []
-    for (heading, _), words_held in zip(sentences, held):
+    for (heading, sentence), section in zip(sentences, sections):
         words = asked - stems(heading)
-        total = sum(weight[w] for w in words)
-        share.append(sum(weight[w] for w in words_held & words) / total if total else 0.0)
+        share.append(len(stems(f"{section} {sentence}") & words) / max(1, len(words)))
     return similarity, share
 
 

@@ -1,0 +1,161 @@
+"""Bills of a trade's price list read from the words a trade writes them in (twenty-second
+session, blind sets 65-66): a sales tax "added at the register", a minimum charge stated in the
+business's FAQ, a row's price for 10 or more, a row named by a rare word, a price for one month
+only, a discount for children "12 and under"; and the kinds of number no bill mixes (a price plus
+a count, a flat fee per order times a count, days a job takes, an hour of the day, an amount the
+customer already paid times a price). Each failed on the code before it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.discounts import claimed_discount
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.passages import format_passages
+from backend.agent.tools.plausible import misread_figures
+from backend.agent.tools.segmentation import text_sentences
+from backend.agent.tools.taxes import claimed_tax
+
+from .test_expressions import result, source
+
+KEYS = """COPPERLINE LOCK & KEY - KEYS & HARDWARE (IN-SHOP PRICES)
+
+KEY CUTTING
+Standard house key (Kwikset / Schlage) ........ $3.50 each
+  10 or more copies of the same key ........... $2.75 each
+High-security key (Medeco, Mul-T-Lock) ........ $18.00 each
+Padlock key duplicate ......................... $4.00 each
+
+HARDWARE
+Yale Assure keypad smart lock ................. $189.00
+Realtor lockbox ............................... $42.00
+
+SALES TAX
+All items and services on this sheet are subject to Idaho sales tax of 6%, added at the register.
+"""
+
+TAILOR = """HARTWELL TAILORING PRICE LIST
+All prices are per garment and include VAT.
+
+TROUSERS & JEANS
+Shorten hem (plain) ........................ £12.00
+Taper legs ................................. £22.00
+
+SHIRTS
+Take in body ............................... £17.00
+Replace buttons (per button) ............... £1.50
+
+SURCHARGES & REDUCTIONS
+- Children's garments (age 12 and under): 20% off the listed price.
+"""
+
+TAILOR_FAQ = """HARTWELL TAILORING - FAQ
+
+Is there a minimum charge?
+Yes - the minimum charge is £10.00 per order.
+
+Can you deliver?
+Local delivery within 5 miles of the shop: £6.00 flat fee per order.
+"""
+
+TAILOR_OFFERS = """HARTWELL TAILORING - OFFERS
+* Back-to-school: school trouser hemming £8.00 per pair, throughout August.
+"""
+
+
+def named_result(*documents: tuple[str, str]) -> str:
+    """A search result over passages of several named documents."""
+    return "passages\n\n" + format_passages([source(text, i + 1, name) for i, (name, text) in enumerate(documents)])
+
+
+def tailor() -> str:
+    return named_result(("hartwell_price_list.txt", TAILOR), ("hartwell_faq.txt", TAILOR_FAQ),
+                        ("hartwell_offers.txt", TAILOR_OFFERS))
+
+
+def first_value(question: str, results: str) -> Fraction:
+    found = candidate_expressions(question, [results], None, evaluate)
+    assert found, question
+    return evaluate(found[0]).q
+
+
+def test_a_sales_tax_added_at_the_register():
+    sheet = ["All items and services on this sheet are subject to Idaho sales tax of 6%, added at the register."]
+    for question in ("whats the total w/ tax for 10 keys", "How much including tax?", "total incl. tax?"):
+        assert claimed_tax(question, sheet) == "6"
+    assert claimed_tax("how much with tax?", ["Mobile labor is not subject to sales tax of 6%."]) is None
+    assert claimed_tax("how much before tax?", sheet) is None
+    # one price alone, with the tax (there was no calculation: the price was quoted)
+    assert first_value("How much is the Yale keypad smart lock with tax if I pick it up?", result(KEYS)) == Fraction("200.34")
+
+
+def test_a_row_for_10_or_more_and_a_row_named_by_a_rare_word():
+    sentences = [s for _, s in text_sentences(KEYS)]
+    # the indented row goes on with the one above it; the next row is a sentence of its own
+    assert any(s.startswith("High-security key (Medeco, Mul-T-Lock): $18.00") for s in sentences)
+    assert first_value("whats the total w/ tax for 10 copies of a regular schlage house key", result(KEYS)) == Fraction("29.15")
+    assert first_value("3 copies of a regular schlage house key, how much?", result(KEYS)) == Fraction("10.50")
+    assert first_value("I need 3 Medeco keys cut (I have the card). How much including tax?",
+                       result(KEYS)) == Fraction("57.24")
+
+
+def test_a_minimum_charge_in_the_business_faq():
+    assert first_value("just need 4 buttons replaced on a shirt, how much is that gonna be", tailor()) == 10
+    assert first_value("I need 8 buttons replaced, how much?", tailor()) == 12
+    # another business's minimum is not this one's
+    other = named_result(("hartwell_price_list.txt", TAILOR), ("copperline_rates.txt", "Minimum charge is $95.00 per order."))
+    assert first_value("just need 4 buttons replaced on a shirt, how much is that gonna be", other) == 6
+
+
+def test_a_price_for_one_month_only():
+    assert first_value("how much would it be to get 3 pairs of jeans shortened? just normal plain hems", tailor()) == 36
+    assert first_value("it's August, how much to get 3 pairs of school trousers hemmed?", tailor()) == 24
+
+
+def test_a_discount_for_children_twelve_and_under():
+    sentence = ["- Children's garments (age 12 and under): 20% off the listed price."]
+    assert claimed_discount("My two boys (7 and 10) each need their trousers hemmed. How much for both?", sentence)
+    assert claimed_discount("my daughter (12) needs a hem, how much", sentence)
+    assert claimed_discount("my daughter (14) needs a hem, how much", sentence) is None
+    assert claimed_discount("my son is 25, how much for his trousers hemmed?", sentence) is None
+    assert first_value("My two boys (7 and 10) each need their trousers plain hemmed. How much for both?",
+                       tailor()) == Fraction("19.2")
+
+
+LIST = ["Shorten sleeves (working cuffs): £38.00", "Standard turnaround is 7 working days.",
+        "Local delivery within 5 miles of the shop: £6.00 flat fee per order.", "Bike hire: €20 per day",
+        "Realtor lockbox: $42.00", "Beyond that we charge $2.00 per mile.", "Adjust straps: £9.00",
+        "Bridal fitting consultation: £45.00", "Thursday: 9:00am - 7:30pm (late night)", "Hire: £30 for 2 nights",
+        "- 3 bedroom home: $110 per visit"]
+
+
+@pytest.mark.parametrize("expression, question", [
+    ("38.00 * 3", "I need the sleeves shortened, I need it back in 3 days, what's the total?"),  # days it takes
+    ("7 * 3", "I need the sleeves shortened, I need it back in 3 days, what's the total?"),
+    ("30 * 2", "2 nights of hire, how much?"),  # "£30 for 2 nights" is the 2 nights' price
+    ("6.00 * 2", "Could you take in the body on 2 of my shirts and deliver them? Total please"),  # a flat fee per order
+    ("6.00 + 2", "Could you take in the body on 2 of my shirts and deliver them? Total please"),  # a price plus a count
+    ("6.00 / 2", "Could you take in the body on 2 of my shirts and deliver them? Total please"),
+    ("2 / 6.00", "Could you take in the body on 2 of my shirts and deliver them? Total please"),
+    ("9.00 * 45", "I already paid the £45 bridal consultation. Now I want the straps adjusted, how much more?"),
+    ("9.00 / 45", "I already paid the £45 bridal consultation. Now I want the straps adjusted, how much more?"),
+    ("42.00 * 4", "locked out of my house, its a tuesday afternoon around 4. how much?"),  # an hour of the day
+])
+def test_kinds_no_bill_mixes(expression, question):
+    assert misread_figures(expression, question, LIST)
+
+
+@pytest.mark.parametrize("expression, question", [
+    ("20 * 3", "bike hire for 3 days, how much?"),  # priced per day
+    ("6.00 * 2", "2 separate orders delivered, what's the delivery?"),  # a count of orders
+    ("38.00 * 2", "sleeves shortened on 2 jackets with working cuffs, back in 3 days, total?"),
+    ("38.00 / 4", "sleeves on a jacket with working cuffs, split between 4 of us, how much each?"),
+    ("45 - 9.00", "I already paid the £45 bridal consultation. Now I want the straps adjusted, how much more?"),
+    ("42.00 * 2", "2 realtor lockboxes at 10am tomorrow, how much?"),
+    ("110 * 4", "We have a 3 bedroom house and want weekly cleans. What would 4 weeks cost?"),  # 4 weekly visits
+])
+def test_kinds_a_bill_may_hold(expression, question):
+    assert not misread_figures(expression, question, LIST)

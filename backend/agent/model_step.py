@@ -31,6 +31,7 @@ from backend.agent.choice import choose
 from backend.agent.deadline import race
 from backend.agent.events import AgentStepEvent
 from backend.agent.records import RunRecords
+from backend.agent.tools.passages import LABEL_SEPARATOR
 from backend.generator import count_text
 from backend.generator import prepare as prepare_generation
 from backend.generator import (ChatMessage, GenerationDone, GenerationError, GenerationParams, TextDelta,
@@ -106,6 +107,8 @@ class ModelSteps:
         tokens_before = meter.tokens
         functions = () if answering else tuple(f for f in self.functions() if offer is None or f.name in offer)
         step_params = replace(params, tools=functions, max_tokens=max(1, min(params.max_tokens, meter.tokens_left())))
+        if answering:  # a passage's header line echoed ("… (version 1) — passage 90c1…:10") ends the answer there
+            step_params = replace(step_params, stop=tuple(step_params.stop) + (LABEL_SEPARATOR,))
         quote = False  # whether the program may write the answer (a sentence of the documents, quoted)
         program_answer = quoted_answer
         if answering and index > 0 and params.structured_output is None:

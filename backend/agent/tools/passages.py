@@ -32,13 +32,18 @@ def parse_passage_id(value: str) -> tuple[str, int] | None:
     return document_id, int(chunk)
 
 
+# Between a passage's label and its id on its header line: no answer holds it (the model answering
+# after a search ends its reply there rather than echo an id: backend.agent.model_step).
+LABEL_SEPARATOR = " — passage "
+
+
 def format_passages(sources: Sequence[Source]) -> str:
     """Source n (1-based) as a line "[n] label — passage <id>" then its text, every line quoted
     with "> " (document text is data: it cannot start a line of this structure)."""
     blocks = []
     for number, source in enumerate(sources, start=1):
         text = _MARKERS.sub(lambda m: " ".join(m.group(0)), source.text.replace("\r\n", "\n").replace("\r", "\n"))
-        blocks.append(quote_block(f"[{number}] {source_label(source)} — passage {passage_id(source)}", text))
+        blocks.append(quote_block(f"[{number}] {source_label(source)}{LABEL_SEPARATOR}{passage_id(source)}", text))
     return "\n\n".join(blocks)
 
 

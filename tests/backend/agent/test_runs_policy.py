@@ -9,6 +9,7 @@ import pytest
 from backend.agent.budget import Budget
 from backend.agent.answer import ANSWER_PATTERN
 from backend.agent.model_step import CALL_MAX_TOKENS
+from backend.agent.tools.passages import LABEL_SEPARATOR
 from backend.agent.runs import POLICIES, POLICY_AUTO, POLICY_ONE_CALL, POLICY_PLANNED, AgentRunner
 from backend.generator import GenerationParams
 from backend.runtime_setting_fields import AGENT_POLICIES
@@ -31,6 +32,8 @@ async def test_one_call_forces_one_call_then_answers_without_tools(make_runner, 
     assert (format_.required, format_.parallel) == (True, False)
     assert {f.name for f in first.tools} >= {"add", "search_documents"}
     assert answer.tools == () and answer.structured_output.regex == ANSWER_PATTERN  # words, never a tag first
+    # a passage's header echoed ("notes.txt (version 1) — passage 90c1…:10") ends the answer, the call never
+    assert LABEL_SEPARATOR in answer.stop and LABEL_SEPARATOR not in first.stop
     # The call is picked greedily, with room for its block; the answer samples as the
     # conversation asks, at its length.
     assert (first.temperature, answer.temperature) == (0.0, 0.7)

@@ -266,23 +266,25 @@ def named_months(text: str) -> frozenset[int] | None:
 
 
 # A date, not a season: "effective 1 March 2025", "from March 3rd", "March 2025".
-_MONTH_WORD = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_MONTH_WORD = (r"(?:january|jan|february|feb|march|mar|april|apr|may|june|jun|july|jul|august|aug|september|sept|sep|"
+               r"october|oct|november|nov|december|dec)\b\.?")
 _DATE = re.compile(rf"\b[0-9]{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH_WORD}(?:\s+[0-9]{{4}})?"
                    rf"|\b{_MONTH_WORD}\s+(?:[0-9]{{1,2}}(?:st|nd|rd|th)?\b,?\s*)?[0-9]{{4}}\b"
                    rf"|\b{_MONTH_WORD}\s+[0-9]{{1,2}}(?:st|nd|rd|th)?\b", re.IGNORECASE)
 
 
 # Words limiting an offer to months: "throughout August", "during December", "in August only", "(Jul-Aug)".
-_SEASONAL = re.compile(rf"\b(?:throughout|during|all\s+(?:of\s+)?|only\s+in|for\s+the\s+whole\s+of)\s+{_MONTH_WORD}"
+_SEASONAL = re.compile(rf"\b(?:throughout|during|all(?:\s+of)?|only\s+in|for\s+the\s+whole\s+of)\s+{_MONTH_WORD}"
                        rf"|\bin\s+{_MONTH_WORD}\s+only\b|\(\s*{_MONTH_WORD}\s*[-–]\s*{_MONTH_WORD}\s*\)", re.IGNORECASE)
 
 
 def out_of_season(sentence: str, question: str) -> bool:
     """Whether `sentence` limits what it offers to some months (_SEASONAL: "school trouser hemming
     £8.00 per pair, throughout August"; not a date, "effective 1 March 2025", nor an event held
-    "every August") that `question` does not ask in: it names no month, or others."""
+    "every August") and `question` asks in others ("it's October"). A question naming no month
+    keeps it: "Summer camp (Jul-Aug): £150 per child" is what "3 kids at the summer camp" asks."""
     undated = _DATE.sub(" ", sentence)
-    return _SEASONAL.search(undated) is not None and in_months(undated, question) is not True
+    return _SEASONAL.search(undated) is not None and in_months(undated, question) is False
 
 
 def in_months(clause: str, question: str) -> bool | None:

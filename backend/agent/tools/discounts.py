@@ -289,6 +289,8 @@ _THINGS_AFTER = re.compile(r"\s*(?!(?:years|yrs|gets|pays|receives|saves|qualifi
 def _counts_not_age(subject: str, m: re.Match[str]) -> bool:
     """Whether the "N+" or "N and over" that `m` (an _AGE_LIMIT match in `subject`) found counts
     something other than years of age (_GROUP_OF before it, or a plural noun right after "N+")."""
+    if m.group(4):  # "Groups of 10 and under"
+        return bool(_GROUP_OF.search(subject[:m.start()]))
     if not m.group(2):
         return False
     return bool(_GROUP_OF.search(subject[:m.start()])) or (

@@ -51,8 +51,9 @@ _PRICED_UNITS = {**_MEASURES,
                  "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?|pounds?)\b"}
 # A clause priced by a length of time, anywhere in it ("€20 per day", "Day rate", "2 nights: £150", "£19/hr",
 # "weekly", "p/h"): any of these words, not only after _PER.
-_TIMED = re.compile(r"\b(?:hours?|hourly|hrs?|h|p/?h|days?|daily|nights?|nightly|weeks?|weekly|months?|monthly|"
-                    r"weekends?|sessions?|lessons?|shifts?)\b|[0-9](?:h|hr|d|wk)\b", re.IGNORECASE)
+_TIMED = re.compile(r"\b(?:hours?|hourly|hrs?|h|p/?h|days?|daily|nights?|nightly|weeks?|weekly|wks?|p/?w|pw|months?|"
+                    r"monthly|mo|mos|pcm|weekends?|sessions?|lessons?|shifts?)\b|[0-9](?:h|hrs?|d|wk|wks)\b|/\s?(?:d|w|m)\b",
+                    re.IGNORECASE)
 # Words pricing one of a measure ("per km", "€1.50/km", "a mile", "each additional mile", "per sq m").
 _PER = (r"(?:\bper[\s-]*|/\s*|\ban?\s+|\beach\s+|\bevery\s+)"  # ("£2.10 per-mile"; not "10 am" read "a m")
         r"(?:(?:extra|additional|further|linear|lineal|running|square|sq\.?)\s+)?")
@@ -61,7 +62,9 @@ _CLOCK_AFTER = re.compile(r"(?:\s?(?:am|pm|a\.m\.|p\.m\.)(?![a-z])|:[0-5][0-9]|\
 _CLOCK_BEFORE = re.compile(r"[0-9]:$")
 # An hour of the day written as a bare number, in a question that names a part of the day ("a tuesday
 # afternoon around 2", "Saturday morning at 10, 3 of us": blind set 66).
-_HOUR_BEFORE = re.compile(r"\b(?:at|around|about|after|before|by|until|till|from)\s+$", re.IGNORECASE)
+# (not a party's size: "for about 20", "party of around 12")
+_HOUR_BEFORE = re.compile(r"(?<!\bfor )(?<!\bof )(?<!\bus )(?<!\bbe )\b(?:at|around|about|after|before|by|until|till|from)\s+$",
+                          re.IGNORECASE)
 _HOUR_AFTER = re.compile(r"\s*(?:ish\b|-ish\b)?\s*(?:[,.?!;)]|$|(?:on|in|this|tomorrow|today|tonight|next|and|or|the|if)\b)",
                          re.IGNORECASE)
 _PART_OF_DAY = re.compile(r"\b(?:morning|afternoon|evening|night|tonight|noon|midday|lunch(?:time)?|o['’]clock)\b",
@@ -123,7 +126,7 @@ def _counts_in_question(number: str, question: str, multiplied: bool = True) -> 
         return False  # "my mum is 72", "he's 70", "two kids (both 13)"
     day_part = _PART_OF_DAY.search(unaged) is not None
     # ("a tuesday afternoon around 2": wherever it stands, no count of anything)
-    found = [m for m in found if not (day_part and _HOUR_BEFORE.search(unaged[:m.start()]) and _HOUR_AFTER.match(unaged, m.end()))]
+    found = [m for m in found if not (day_part and _bare_hour(unaged, m))]
     if not found:
         return False
     return not multiplied or any(not (_CLOCK_AFTER.match(unaged, m.end()) or _CLOCK_BEFORE.search(unaged[:m.start()]))
@@ -136,8 +139,14 @@ def _hour_of_day(number: str, question: str) -> bool:
     found = _occurrences(number, text)
     day_part = _PART_OF_DAY.search(text) is not None
     return bool(found) and all(_CLOCK_AFTER.match(text, m.end()) or _CLOCK_BEFORE.search(text[:m.start()])
-                               or (day_part and _HOUR_BEFORE.search(text[:m.start()]) and _HOUR_AFTER.match(text, m.end()))
+                               or (day_part and _bare_hour(text, m))
                                for m in found)
+
+
+def _bare_hour(text: str, m: re.Match[str]) -> bool:
+    """Whether the number `m` of `text` is an hour written bare ("afternoon around 2": 1-12)."""
+    return (m.group(0).isdigit() and 1 <= int(m.group(0)) <= 12 and _HOUR_BEFORE.search(text[:m.start()]) is not None
+            and _HOUR_AFTER.match(text, m.end()) is not None)
 
 
 def _prices(sentence: str) -> list[Fraction]:
@@ -187,6 +196,8 @@ def _price_sentences(number: str, sentences: Sequence[str]) -> list[str]:
     return [s for s in sentences if value in _prices(s)]
 
 
+_DEADLINE_BEFORE = re.compile(r"\b(?:in|within|inside|takes?|taking|after|turnaround\s+of)\s+(?:the\s+next\s+|about\s+|around\s+)?$",
+                              re.IGNORECASE)
 # A factor of a conversion the question states ("use 1 km = 0.621 miles"): no measure of a thing.
 _CONVERSION_BEFORE = re.compile(r"(?:=|\bis|\bequals)\s*(?:about\s+|roughly\s+)?$", re.IGNORECASE)
 
@@ -205,6 +216,10 @@ def _measures_in_question(number: str, question: str) -> set[str]:
     text = without_ages(with_digits(question))
     kinds = [_measure(text, m.end()) if not _CONVERSION_BEFORE.search(text[:m.start()]) else None
              for m in _occurrences(number, text)]
+    # (a length of time is a measure only as a deadline or how long a job takes: "back in 3 days", "ready
+    # within 2 weeks"; "for 3 days", "a packed lunch on 5 days" count days)
+    kinds = [None if k == "duration" and not _DEADLINE_BEFORE.search(text[:m.start()]) else k
+             for k, m in zip(kinds, _occurrences(number, text))]
     return set(kinds) if kinds and None not in kinds else set()  # ("4 of us ... 4 miles from the quay": a count)
 
 
@@ -333,8 +348,8 @@ def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[
 # A price charged once whatever the count ("Local delivery ...: £6.00 flat fee per order", "a £20 booking
 # fee"; not "One-off deep clean: $45 per hour per cleaner", a clean not repeated), and the question's counts of
 # such units ("2 orders", "3 visits").
-_ONCE = re.compile(r"\b(?:flat[\s-]+(?:fee|rate|charge)|per\s+(?:order|booking|visit|call[\s-]?out|job|"
-                   r"delivery|invoice|transaction|basket)|each\s+(?:order|booking|visit)|(?:order|booking)\s+fee)\b",
+_ONCE = re.compile(r"\b(?:flat[\s-]+(?:fee|charge)|per\s+(?:order|booking|call[\s-]?out|delivery|invoice|transaction|"
+                   r"basket)|each\s+(?:order|booking)|(?:order|booking)\s+fee)\b(?!\s*(?:per|an?|each|/)\s)",
                    re.IGNORECASE)
 _ORDER_UNITS = re.compile(r"\s+(?:(?:separate|different|more|other)\s+)?(?:orders?|bookings?|visits?|call[\s-]?outs?|jobs?|"
                           r"deliveries|invoices?|transactions?|trips?|times)\b", re.IGNORECASE)
@@ -353,7 +368,8 @@ _CLAUSE = re.compile(r"[,;]\s+|\s+[-–—]\s+")
 # A question asking a share or a rate, where a price is divided by a count ("how much each", "split
 # it", "per hour", "on average").
 _ASKS_SHARE = re.compile(r"\b(?:each|per|apiece|split|share|shared|sharing|between|divid\w*|average|a\s+head|pp|"
-                         r"a\s+piece|ways|rate|one)\b", re.IGNORECASE)
+                         r"an?\s+(?:piece|night|person|day|week|month|hour|ticket|lesson|session|visit|item|unit|kid|child|adult)|"
+                         r"works?\s+out|ways|rate|one)\b", re.IGNORECASE)
 
 
 _ASKS_RATIO = re.compile(r"\b(?:times|ratio|percent(?:age)?|fraction|proportion)\b|%", re.IGNORECASE)

@@ -111,6 +111,21 @@ def of_asked_document(question: str, results: Sequence[str], named: Sequence[str
     return kept or list(named)
 
 
+def _first_name_word(name: str) -> str | None:
+    """The first word of a document's file name, when the name has several and it names no
+    price list's thing ("hartwell_faq.txt": "hartwell"; not "dry_cleaning_prices.txt"'s "dry",
+    nor "prices.txt")."""
+    words = [w for w in re.split(r"[_\-.\s]+", re.sub(r"\.[a-z0-9]{2,4}$", "", name.lower())) if w]
+    if len(words) < 2 or not words[0].isalpha() or stems(words[0]) & _GENERIC_HEADING_STEMS or words[0] in _TRADE_WORDS:
+        return None
+    return words[0]
+
+
+# First words of a file's name that say what is sold, not whose: "dry_cleaning", "carpet_cleaning".
+_TRADE_WORDS = frozenset("dry carpet window car van home house office pet dog cat bike boat key lock hair nail "
+                         "skip mobile local city garden lawn tyre tire print photo".split())
+
+
 def _name_words(name: str) -> set[str]:
     """The stems of a document's name that may name its business ("riverside_yoga_prices.txt":
     riversid, yoga), not a price list's words."""
@@ -455,12 +470,12 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
     # (the heading pricing most of them: "108 + 30" is the dance school's, not the carpet cleaner's "$30 per room")
     headings = {h for h, held in priced.items() if most and len(held) == most}
     # (or a document of the same business: "hartwell_faq.txt" states the minimum of "hartwell_price_list.txt")
-    business = set().union(*(_name_words(document_name(h)) for h in headings)) if headings else set()
+    business = {_first_name_word(document_name(h)) for h in headings} - {None}
     minimums = set()
     for heading, sentence in sentences:
         m = _ORDER_MINIMUM.search(sentence)
         if m is None or len(PRICE.findall(sentence)) != 1 or not (heading in headings or (
-                business & _name_words(document_name(heading)) and not _VISIT.search(sentence))):
+                _first_name_word(document_name(heading)) in business and not _VISIT.search(sentence))):
             continue
         minimums.add(next(g for g in m.groups() if g).replace(",", ""))
     if len(minimums) != 1:

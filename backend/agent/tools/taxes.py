@@ -25,7 +25,7 @@ _TAX_RATE = re.compile(rf"\b{_TAX}\s*(?:at|@|of|is|\(|:)?\s*([0-9]{{1,2}}(?:\.[0
                        rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_TAX}\b", re.IGNORECASE)
 _TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b[^.;]{{0,30}}{_TAX}|\bexclud\w*\s+(?:[^.;]{{0,20}}\s)?{_TAX}"
                         rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b[^.;]{{0,40}}(?:\b(?:is|are|will\s+be|gets?)\s+|,\s*)added"
-                        rf"|(?<!not )\bsubject\s+to\s+(?:[^.;]{{0,20}}\s)?{_TAX}\b"
+                        rf"|(?<!not )(?<!n't )(?<!n’t )(?<!never )\bsubject\s+to\s+(?:[^.;]{{0,20}}\s)?{_TAX}\b"
                         rf"|(?:\+|\bplus)\s*(?:[0-9.]+\s*{PERCENT_SIGN}\s*)?{_TAX}", re.IGNORECASE)
 
 

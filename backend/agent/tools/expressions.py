@@ -58,7 +58,7 @@ from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
-from backend.agent.tools.plausible import plausible
+from backend.agent.tools.plausible import hour_of_day, plausible
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_asked_document, of_named_documents,
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
@@ -68,6 +68,7 @@ from backend.agent.tools.sentences import is_heading, rank_sentences, stems, wit
 from backend.agent.tools.taxes import claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
+from backend.agent.tools.visits import visit_charge
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
 # (the engine runs 32 sequences at a time by default).
@@ -165,6 +166,8 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
                                    # a distance multiplies only a price per distance ("27 km from Naas" is no
                                    # count of castles: blind set 61, 120 * 27)
                                    and not (_DISTANCE_AFTER.match(own, m.end()) and not _PER_DISTANCE.search(sentence))
+                                   # nor an hour of the day ("a tuesday afternoon around 2")
+                                   and not hour_of_day(m.group(1).replace(",", ""), question)
                                    ))[:MAX_NUMBERS]
         party = group_size(question)  # "me and my 3 mates": 4
         if party is not None and party not in given:
@@ -345,14 +348,22 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = _valid(shared + [basket] + out, evaluate)
-    if out and asks_amount(question):  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
+    # "locked out of my house" over "SERVICE CALL (TRIP CHARGE) Every mobile visit ...: $45.00": labour + 45
+    fee = (visit_charge(question, named) or visit_charge(question, [s for _, s in sentences])
+           if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
+    alone = not out  # (a price read alone for its adjustments is charged no minimum, but with the visit's charge)
+    if ((discount or surcharges or own_costs(question) or claimed_tax(question, named) or fee) and not out
+            and asks_amount(question)):
+        # "what's a standard consultation if it's an out-of-hours call", "the smart lock with tax", "locked out
+        # of my house" (and the service call): the price itself
+        out = _valid(listed_prices(question, priced, embed), evaluate)
+    if out and fee is not None and Fraction(fee) not in {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])}:
+        out = _valid([f"{out[0]} + {fee}"] + out, evaluate)  # first
+        alone = False
+    if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Every order has a minimum rental charge of $75": the bill at least that
         out = _valid([with_order_minimum(minimum, priced, evaluate), minimum] + out, evaluate)
-    if ((discount or surcharges or own_costs(question) or claimed_tax(question, named)) and not out
-            and asks_amount(question)):
-        # "what's a standard consultation if it's an out-of-hours call", "the smart lock with tax": the price itself
-        out = _valid(listed_prices(question, priced, embed), evaluate)
     if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
         out = _valid([surcharged(e, [c for c in surcharges if c[0] != "-" or reached(e, c[3], evaluate)], question)
                       for e in out[:MAX_DISCOUNTED]] + out, evaluate)

@@ -133,7 +133,7 @@ def _counts_in_question(number: str, question: str, multiplied: bool = True) -> 
                                  for m in found)  # "8 of us this Friday at 7pm": no 7 of anything
 
 
-def _hour_of_day(number: str, question: str) -> bool:
+def hour_of_day(number: str, question: str) -> bool:
     """Whether `question` writes `number` only as an hour of the day ("afternoon around 2", "at 7pm")."""
     text = without_ages(with_digits(question).replace("’", "'"))
     found = _occurrences(number, text)
@@ -443,7 +443,7 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
         counted = _counts_in_question(number, question, where in ("factor", "dividend"))
         if counted:
             continue
-        if counted is False and _hour_of_day(number, question) and not _price_sentences(number, sentences):
+        if counted is False and hour_of_day(number, question) and not _price_sentences(number, sentences):
             out.append(number)  # "a tuesday afternoon around 2" is no 2 of anything
             continue
         if _read_in_passages(number, sentences, asks_years, asks_time, where):

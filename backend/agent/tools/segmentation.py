@@ -369,7 +369,7 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
 # ellipsis before words). Read as an ellipsis, they ended a sentence: the item and its price were two
 # sentences, and neither named the other (blind set 53).
 _LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:(?:\.[ \t]*){3,}|\.\.[ \t]+(?=[A-Z]{0,3}[$€£¥])|…[ \t]*)(?:…[ \t]*|\.[ \t]*)*"
-                     r"(?=(?:from[ \t]+)?(?:[A-Z]{1,3}\$|[$€£¥])?[0-9])", re.IGNORECASE)
+                     r"(?=(?:from[ \t]+|\+[ \t]?)?(?:[A-Z]{1,3}\$|[$€£¥])?[0-9])", re.IGNORECASE)  # ("... +$35.00")
 
 
 def without_leaders(text: str) -> str:

@@ -191,3 +191,29 @@ def test_review_of_the_twenty_second_session():
                        result("Escape room: £20 per person. Groups of 10 and under: 5% off.")) == 152
     # a share asked "a night"
     assert not misread_figures("630 / 7", "What does the 7 night package work out at a night?", ["7 night package: £630"])
+
+
+RATES = """COPPERLINE LOCK & KEY - MOBILE SERVICE RATES
+
+SERVICE CALL (TRIP CHARGE)
+Every mobile visit within our service area .......... $45.00
+
+TIME-OF-DAY SURCHARGES (added to the service call)
+Weekdays 6pm-10pm and Saturdays ..................... +$35.00
+
+LABOR
+Residential lockout (house/apartment) ............... $65.00
+Rekey lock cylinder (per cylinder) .................. $25.00
+"""
+
+
+def test_a_service_call_on_every_visit():
+    # labour, the service call, and a time-of-day surcharge whose row names only its days and times
+    assert first_value("Need 2 lock cylinders rekeyed, can you come Wednesday around 10am? What's the price?",
+                       result(RATES)) == 95
+    assert first_value("Landlord here - need 2 cylinders rekeyed at a rental, you'd come at 7pm on a Thursday. Price?",
+                       result(RATES)) == 130
+    # a job in the shop owes no visit
+    assert first_value("how much to rekey 2 lock cylinders if I bring them in to the shop?", result(RATES)) == 50
+    # "+$35.00" after dot leaders is the row's price, not a sentence of its own
+    assert "Weekdays 6pm-10pm and Saturdays: +$35.00" in " ".join(s for _, s in text_sentences(RATES))

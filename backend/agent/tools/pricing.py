@@ -523,7 +523,10 @@ def listed_prices(question: str, sentences: Sequence[tuple[str, str]],
     ranked = rank_sentences(question, list(sentences), embed)
     # "a 2hr manual lesson": the sentence pricing a 2-hour lesson first; "a 4 bed detached": "4 bed detached: ..."
     asked_sizes = sizes_alone(question)
-    for _, sentence in sorted(ranked, key=lambda pair: (not names_asked_length(question, pair[1]),
+    # and not what the question sets aside: "plain sleeves, no cuffs" is not "Shorten sleeves (working cuffs)"
+    aside = set_aside_words(question)
+    for _, sentence in sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])),
+                                                        not names_asked_length(question, pair[1]),
                                                         bool(asked_sizes) and not asked_sizes & sizes(pair[1]))):
         named = named_prices(question, sentence)
         if named:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from backend.agent.tools.arithmetic import evaluate
@@ -217,3 +218,16 @@ def test_a_service_call_on_every_visit():
     assert first_value("how much to rekey 2 lock cylinders if I bring them in to the shop?", result(RATES)) == 50
     # "+$35.00" after dot leaders is the row's price, not a sentence of its own
     assert "Weekdays 6pm-10pm and Saturdays: +$35.00" in " ".join(s for _, s in text_sentences(RATES))
+
+
+def test_a_row_the_question_sets_aside():
+    # "plain sleeves, no cuffs" with a surcharge claimed: the plain row's price, not the working cuffs'
+    sleeves = ("JACKETS & COATS\nShorten sleeves (plain) .......... £24.00\nShorten sleeves (working cuffs) .......... £38.00\n\n"
+               "- Leather, suede and sequinned fabrics: +30% on the listed price.")
+    question = "can you shorten the sleeves on a leather jacket? plain sleeves, no cuffs. how much would that cost me"
+
+    def cuffs_first(texts):  # an embedder that, as the real one did, ranks the working cuffs' row first
+        return np.array([[t.lower().count("cuffs"), 0.1] for t in texts], dtype=float)
+
+    found = candidate_expressions(question, [result(sleeves)], cuffs_first, evaluate)
+    assert found and evaluate(found[0]).q == Fraction("31.2")

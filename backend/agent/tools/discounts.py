@@ -535,7 +535,10 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
 
 
-_CAPS_HEADING = re.compile(r"^\W*[A-Z][A-Z0-9&/'+-]*(?:\s+[A-Z][A-Z0-9&/'+-]*)+\s*(?:\([^)]*\)\s*)?(?=[A-Z][a-z])")
+# A list's heading in capitals naming the kind of charge below it ("TIME-OF-DAY SURCHARGES (added to the service
+# call)"; not a condition, "BANK HOLIDAY Mondays").
+_CAPS_HEADING = re.compile(r"^\W*(?:[A-Z][A-Z0-9&/'+-]*\s+)*(?:SURCHARGES?|CHARGES|EXTRAS|SUPPLEMENTS?|FEES|RATES|PRICES)"
+                           r"\s*(?:\([^)]*\)\s*)?(?=[A-Z][a-z])")
 
 
 # An ordinal an offer is for: "the 6th full groom", "every 10th wash".

@@ -68,7 +68,7 @@ from backend.agent.tools.sentences import is_heading, rank_sentences, stems, wit
 from backend.agent.tools.taxes import claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
-from backend.agent.tools.visits import visit_charge
+from backend.agent.tools.visits import visit_charge, visits_counted
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
 # (the engine runs 32 sequences at a time by default).
@@ -357,8 +357,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # "what's a standard consultation if it's an out-of-hours call", "the smart lock with tax", "locked out
         # of my house" (and the service call): the price itself
         out = _valid(listed_prices(question, priced, embed), evaluate)
-    if out and fee is not None and Fraction(fee) not in {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])}:
-        out = _valid([f"{out[0]} + {fee}"] + out, evaluate)  # first
+    # (not when the charge is the bill's only price: the visit's own sentence was priced)
+    charged = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0]) if Fraction(x) in listed_prices_of(sentences)} if out else set()
+    if out and fee is not None and charged != {Fraction(fee)}:
+        times = visits_counted(question)  # "walk my dog 5 times" over "Travel fee: £3 each visit": 3 * 5
+        term = f"{fee} * {times}" if times is not None and times in re.findall(r"[0-9]+", out[0]) else fee
+        out = _valid([f"{out[0]} + {term}"] + out, evaluate)  # first
         alone = False
     if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
@@ -410,6 +414,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     return _valid([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
                   evaluate)
 
+
+
+def listed_prices_of(sentences: Sequence[tuple[str, str]]) -> set[Fraction]:
+    """The prices `sentences` write, by value ("£18" is "£18.00")."""
+    return {Fraction(p) for _, sentence in sentences for p in prices_in(sentence)}
 
 
 def _from_day_on(expression: str, discount: tuple[str, str, str], question: str, saving: bool = False) -> str | None:

@@ -17,44 +17,65 @@ from typing import Sequence
 
 from backend.agent.tools.pricing import PRICE
 
-# A charge for every visit: named ("service call", "call-out fee", "trip charge", "travel fee", "visit
-# fee") or said of every visit ("Every mobile visit ...: $45.00"); not a surcharge, a minimum, a price
-# per mile, a percentage, nor a visit that is free.
+# A charge for every visit, named before its price ("service call", "call-out fee", "trip charge", "travel
+# fee", "visit fee") or said of every visit ("Every mobile visit ...: $45.00"); not "Regular clean: £60 each
+# visit" (a job's price per visit).
 _VISIT_CHARGE = re.compile(r"\b(?:service[\s-]+call|call[\s-]?out(?:\s+(?:fee|charge))?|trip\s+(?:charge|fee)|"
                            r"travel\s+(?:fee|charge)|visit(?:ing)?\s+(?:fee|charge)|attendance\s+(?:fee|charge))\b"
                            r"|\b(?:every|each|any)\s+(?:mobile\s+|home\s+|site\s+|on[\s-]?site\s+)?(?:visit|call[\s-]?out)\b",
                            re.IGNORECASE)
-_NOT_A_VISIT_CHARGE = re.compile(r"%|\bsurcharges?\b|\bminimum\b|\bper\s+(?:mile|km|kilomet\w*|hour|hr)\b|/\s*(?:mile|km|hr)\b"
-                                 r"|\bfree\b|\bno\s+(?:charge|fee)\b|\bwaived\b|\bdiscount|\boff\b|\+\s*$",
-                                 re.IGNORECASE)
+# Not a charge every visit owes: a surcharge, a minimum, a rate per mile or hour, a percentage, extra time, a
+# cancellation, one for emergencies, out of hours or beyond an area, one waived or deducted when the work goes
+# ahead ("Call-out charge £40. This is waived if we carry out the repair.": read in the sentence after too).
+_NOT_A_VISIT_CHARGE = re.compile(r"%|\bsurcharges?\b|\bminimum\b|\bper\s+(?:(?:additional|extra)\s+)?(?:half\s+)?"
+                                 r"(?:mile|km|kilomet\w*|hour|hr)\b|/\s*(?:mile|km|hr)\b|\bfree\b|\bno\s+(?:call[\s-]?out\s+)?"
+                                 r"(?:charge|fee)\b|\bwaived\b|\bdeducted\b|\brefund\w*|\bcredited\b|\bdiscount|\boff\b"
+                                 r"|\bemergenc|\bout[\s-]of[\s-]hours\b|\bafter[\s-]hours\b|\bovernight\b|\bbeyond\b|"
+                                 r"\boutside\b|\bcancel\w*|\badditional\b|\bextra\b|\bover\s+[0-9]|\+\s*$", re.IGNORECASE)
+_WAIVED = re.compile(r"\b(?:waived|deducted|refunded|credited|free\s+(?:if|when|with))\b", re.IGNORECASE)
 # A job asked of a visit: the trade comes to the customer.
-_ASKS_VISIT = re.compile(r"\b(?:can|could|would|will)\s+(?:you|someone|somebody)\s+(?:come|pop|get\s+out|send)\b"
+_ASKS_VISIT = re.compile(r"\b(?:can|could|would|will)\s+(?:you|someone|somebody)\s+(?:come|pop\s+(?:out|over|round)|get\s+out)\b"
                          r"|\b(?:come|coming)\s+(?:out|over|round|around|to\s+(?:me|us|my|our))\b"
-                         r"|\bcall[\s-]?out\b|\bhome\s+visit\b|\bvisit\b|\blocked\s+(?:myself\s+|ourselves\s+)?out\b"
-                         r"|\bat\s+(?:my|our|a|the)\s+(?:house|home|flat|apartment|place|office|property|rental|shop\s+unit)\b"
-                         r"|\bmiles?\s+(?:from|away)\b|\bkm\s+(?:from|away)\b|\bwhen\s+you(?:'d|\s+would)?\s+come\b",
-                         re.IGNORECASE)
-# A job done in the shop: no visit.
-_IN_SHOP = re.compile(r"\b(?:in|at)\s+(?:the|your)\s+(?:shop|store|counter|branch|workshop)\b|\bpick(?:ed|ing)?\s+(?:it\s+|them\s+)?up\b"
+                         r"|\bcall[\s-]?out\b|\bhome\s+visit\b|\bvisit\s+(?:me|us|my|our)\b|\blocked\s+(?:myself\s+|ourselves\s+)?out\b"
+                         r"|\bat\s+(?:my|our)\s+(?:house|home|flat|apartment|place|office|property|rental)\b"
+                         r"|\bat\s+a\s+(?:rental|property)\b|\bmiles?\s+(?:from|away)\b|\bkm\s+(?:from|away)\b"
+                         r"|\bwhen\s+you(?:'d|\s+would)?\s+come\b", re.IGNORECASE)
+# A job done at the business: no visit.
+_PLACE = r"(?:shop|store|counter|branch|workshop|garage|surgery|clinic|salon|studio|premises|office|yard|unit)"
+_IN_SHOP = re.compile(rf"\b(?:in|at|to|into|visit|visiting)\s+(?:the|your)\s+{_PLACE}\b"
+                      r"|\bpick(?:ed|ing)?\s+(?:it\s+|them\s+)?up\b"
                       r"|\bdrop(?:ped|ping)?\s+(?:it\s+|them\s+)?(?:off|in|round)\b|\bbring(?:ing)?\s+(?:it\s+|them\s+)?in\b"
                       r"|\bcollect(?:ion)?\b|\bin[\s-]store\b|\bwhile\s+I\s+wait\b", re.IGNORECASE)
+# The visits a question counts ("walk my dog 5 times", "3 visits"): a charge per visit is owed each time.
+_VISITS_COUNTED = re.compile(r"\b([0-9]+)\s+(?:times|visits|call[\s-]?outs|sessions|walks|cleans|lessons|appointments)\b",
+                             re.IGNORECASE)
 
 
 def visit_charge(question: str, sentences: Sequence[str]) -> str | None:
     """The amount, as written ("45.00"), of the one charge `sentences` lay on every visit
-    (_VISIT_CHARGE, one price in the sentence, _NOT_A_VISIT_CHARGE none of it), when `question`
-    asks a job done where the customer is (_ASKS_VISIT) and not in the shop (_IN_SHOP); None
-    otherwise, or when the sentences name two different such charges."""
+    (_VISIT_CHARGE before its one price, _NOT_A_VISIT_CHARGE nowhere in the sentence, _WAIVED not
+    in the one after), when `question` asks a job done where the customer is (_ASKS_VISIT) and
+    not at the business (_IN_SHOP); None otherwise, or when the sentences name two different such
+    charges."""
     if _ASKS_VISIT.search(question) is None or _IN_SHOP.search(question) is not None:
         return None
     found: dict[Fraction, str] = {}
-    for sentence in sentences:
+    for i, sentence in enumerate(sentences):
         prices = list(PRICE.finditer(sentence))
-        if len(prices) != 1 or _VISIT_CHARGE.search(sentence) is None:
+        # (named in the price's own clause: not "The first 30 minutes are included in the call-out fee; after
+        # that, labour is charged at £12 per 15 minutes")
+        label = re.split(r"[;.]\s|,\s*(?:after|then|and|but)\b", sentence[:prices[0].start()])[-1] if prices else ""
+        if len(prices) != 1 or _VISIT_CHARGE.search(label) is None:
             continue
-        if _NOT_A_VISIT_CHARGE.search(sentence[prices[0].end():prices[0].end() + 40]) or _NOT_A_VISIT_CHARGE.search(
-                sentence[:prices[0].start()]):
+        after = sentences[i + 1] if i + 1 < len(sentences) else ""
+        if _NOT_A_VISIT_CHARGE.search(sentence) or _WAIVED.search(after):
             continue
         amount = next(g for g in prices[0].groups() if g).replace(",", "")
         found.setdefault(Fraction(amount), amount)
     return next(iter(found.values())) if len(found) == 1 else None
+
+
+def visits_counted(question: str) -> str | None:
+    """How many visits `question` counts ("5 times", "3 visits"), as written; None for one."""
+    m = _VISITS_COUNTED.search(question)
+    return m.group(1) if m else None

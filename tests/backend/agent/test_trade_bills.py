@@ -19,6 +19,7 @@ from backend.agent.tools.passages import format_passages
 from backend.agent.tools.plausible import misread_figures
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.taxes import claimed_tax
+from backend.agent.tools.visits import visit_charge
 
 from .test_expressions import result, source
 
@@ -231,3 +232,32 @@ def test_a_row_the_question_sets_aside():
 
     found = candidate_expressions(question, [result(sleeves)], cuffs_first, evaluate)
     assert found and evaluate(found[0]).q == Fraction("31.2")
+
+
+def test_review_of_the_visit_charge():
+    # Each found by a review of the visit charge, each a wrong bill before this test.
+    # a call-out fee for emergencies, waived when the repair goes ahead, or only beyond an area: not every visit's
+    for question, text in (
+            ("Can you come out on Tuesday morning to replace a kitchen tap? How much?",
+             "Replace kitchen tap: £85.00\n\nEmergency call-out fee: £80.00"),
+            ("can you come out to my house and replace the battery? how much?",
+             "Battery replacement (fitted): £95.\n\nCall-out charge £40. This is waived if we carry out the repair."),
+            ("Can you come round to clean my 2 bed flat on Friday?",
+             "2 bed flat clean: £65\n\nCancellations: any visit cancelled with less than 24 hours notice is charged £30.")):
+        found = candidate_expressions(question, [result(text)], None, evaluate)
+        assert not any(" + " in e for e in found), (question, found)
+    # a customer going to the business owes no visit
+    assert visit_charge("I'll visit your shop on Saturday, how much for 3 house keys?", ["Service call: $45.00"]) is None
+    assert visit_charge("Could you send me a price for 3 house keys?", ["Service call: $45.00"]) is None
+    assert visit_charge("I'll come round to the workshop, how much for a puncture repair?", ["Call-out fee: £20"]) is None
+    # a job's own price per visit, and a fee included in another: no charge of their own
+    assert visit_charge("can you come and do a deep clean?", ["Regular clean: £60 each visit."]) is None
+    assert visit_charge("locked out, can you come?", ["The first 30 minutes are included in the call-out fee; after that, "
+                                                       "labour is charged at £12 per 15 minutes."]) is None
+    # a charge per visit, each time the question counts
+    assert first_value("Can you come walk my dog 5 times next week? How much?",
+                       result("Dog walk (30 min): £12.\n\nTravel fee: £3 each visit.")) == 75
+    # a heading in capitals that is a condition stays one: "BANK HOLIDAY Mondays" is not every Monday
+    holiday = RATES.replace("TIME-OF-DAY SURCHARGES (added to the service call)\nWeekdays 6pm-10pm and Saturdays",
+                            "BANK HOLIDAY Mondays")
+    assert first_value("Need 2 lock cylinders rekeyed, can you come Monday around 10am? Price?", result(holiday)) == 95

@@ -23,7 +23,9 @@ from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.pricing import of_named_documents, priced_per_count
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences
+from backend.agent.tools.taxes import claimed_tax
 from backend.agent.tools.tiers import tier_expressions
+from backend.agent.tools.visits import visit_charge
 from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, asks_area, implied_conversions,
                                        stated_conversion)
 
@@ -160,6 +162,10 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
             return True  # "the van for 5 hours" over "free for up to 3 hours; after that $15 per hour"
         # "what does he pay on a Wednesday" over "On Wednesdays, guests over 65 get 25% off"
         if asks_price(text) and (claimed_discount(text, sentences) or claimed_surcharges(text, sentences)):
+            return True
+        # "How much to unblock my sink including VAT if you come out tomorrow?" over "subject to VAT at 20%, added
+        # to your invoice" and "Call-out fee (every home visit): £60.00" (new-user pass): the price with them
+        if asks_price(text) and (claimed_tax(text, sentences) or visit_charge(text, sentences)):
             return True
         if named_operations(text) or not (converts or related):
             return False

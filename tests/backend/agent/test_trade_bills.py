@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.calculator import spec as calculator_spec
 from backend.agent.tools.discounts import claimed_discount
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.passages import format_passages
@@ -261,3 +262,25 @@ def test_review_of_the_visit_charge():
     holiday = RATES.replace("TIME-OF-DAY SURCHARGES (added to the service call)\nWeekdays 6pm-10pm and Saturdays",
                             "BANK HOLIDAY Mondays")
     assert first_value("Need 2 lock cylinders rekeyed, can you come Monday around 10am? Price?", result(holiday)) == 95
+
+
+PLUMBER = """RIDGEWAY PLUMBING - PRICE LIST
+Call-out fee (every home visit) ........ £60.00
+Replace kitchen tap (labour) ........... £45.00
+Unblock sink ........................... £70.00
+Radiator bleed (per radiator) .......... £8.00
+All prices are subject to VAT at 20%, added to your invoice.
+Minimum charge per visit: £90.00
+"""
+
+
+def test_a_price_with_its_tax_or_its_visit_is_a_calculation():
+    # New-user pass: "How much to unblock my sink including VAT if you come out tomorrow morning?" was answered
+    # "Unblock sink: £70.00" (no calculation planned: the question writes no number)
+    calculator = calculator_spec(None, passages=lambda user_id, text: [("ridgeway_plumbing_prices.txt (version 1)", PLUMBER)])
+    question = "How much to unblock my sink including VAT if you come out tomorrow morning?"
+    assert calculator.relevant("ann", question)
+    assert first_value(question, result(PLUMBER)) == 156  # (70 + 60) * 1.2
+    assert calculator.relevant("ann", "how much is the kitchen tap with VAT?")
+    assert not calculator.relevant("ann", "what's your minimum charge?")
+    assert not calculator.relevant("ann", "do you charge VAT?")

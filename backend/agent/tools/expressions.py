@@ -352,13 +352,14 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     fee = (visit_charge(question, named) or visit_charge(question, [s for _, s in sentences])
            if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
     alone = not out  # (a price read alone for its adjustments is charged no minimum, but with the visit's charge)
-    if ((discount or surcharges or own_costs(question) or claimed_tax(question, named) or fee) and not out
-            and asks_amount(question)):
+    taxed = claimed_tax(question, named)
+    if (discount or surcharges or own_costs(question) or taxed or fee) and not out and asks_amount(question):
         # "what's a standard consultation if it's an out-of-hours call", "the smart lock with tax", "locked out
         # of my house" (and the service call): the price itself
         out = _valid(listed_prices(question, priced, embed), evaluate)
     # (not when the charge is the bill's only price: the visit's own sentence was priced)
-    charged = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0]) if Fraction(x) in listed_prices_of(sentences)} if out else set()
+    listed = {Fraction(p) for _, sentence in sentences for p in prices_in(sentence)}  # by value: "£18" is "£18.00"
+    charged = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0]) if Fraction(x) in listed} if out else set()
     if out and fee is not None and charged != {Fraction(fee)}:
         times = visits_counted(question)  # "walk my dog 5 times" over "Travel fee: £3 each visit": 3 * 5
         term = f"{fee} * {times}" if times is not None and times in re.findall(r"[0-9]+", out[0]) else fee
@@ -381,7 +382,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = _valid([_from_day_on(e, discount, question, saving) or template.format(e=e, p=discount[0]) for e in spent]
                      + out, evaluate)
     # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
-    listed = {Fraction(p) for _, sentence in sentences for p in prices_in(sentence)}  # by value: "£18" is "£18.00"
     paid = [c for c in own_costs(question) if Fraction(c) not in listed] if out and asks_amount(
         question) and not asks_how_many(question) else []
     if paid:  # "the part is $130, what's the total with the rush charge": the shop's bill, then the part
@@ -390,7 +390,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
         out = _valid([" + ".join([out[0]] + extras)] + out, evaluate)
     # (on an amount to pay, not on a count: "how many valets can I get for £180 including VAT")
-    tax = claimed_tax(question, named) if out and not asks_how_many(question) and not out[0].startswith("floor(") else None
+    tax = taxed if out and not asks_how_many(question) and not out[0].startswith("floor(") else None
     if tax is not None:  # "including the HST" over "Prices do not include 13% HST": the whole bill, first
         out = _valid([f"({out[0]}) * (100 + {tax}) / 100"] + out, evaluate)
     if asks_difference(question):
@@ -414,11 +414,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     return _valid([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
                   evaluate)
 
-
-
-def listed_prices_of(sentences: Sequence[tuple[str, str]]) -> set[Fraction]:
-    """The prices `sentences` write, by value ("£18" is "£18.00")."""
-    return {Fraction(p) for _, sentence in sentences for p in prices_in(sentence)}
 
 
 def _from_day_on(expression: str, discount: tuple[str, str, str], question: str, saving: bool = False) -> str | None:

@@ -18,7 +18,13 @@ check every candidate passes last, whoever wrote it:
   count the passages state; not part of an address or telephone number, a clock time as a
   factor or a dividend, a year written as a date outside a divisor (unless the question asks
   about years), nor minutes a thing lasts ("Length 60 min"; unless the question asks a time;
-  "£20 per 15 minutes" is a count).
+  "£20 per 15 minutes" is a count);
+- a deadline of the question ("back in 3 days") multiplies only a price by time ("€20 per day"),
+  a flat fee per order no count but of orders, an amount the question says was paid ("the £45
+  I paid") no price; an hour of the day ("afternoon around 2") counts nothing;
+- a price written only as a price and a count of the question are never added or taken away,
+  and the price is divided by the count only for a share or a rate asked ("6.00 / 2" for "Total
+  please" is no bill).
 
 A candidate with a misread figure is dropped; when none is left the program says it could not
 work the amount out, and quotes the closest passage, instead of a wrong total.

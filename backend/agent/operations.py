@@ -91,9 +91,12 @@ _MONEY = re.compile(rf"[$€£¥]\s*{NUMBER}|(?<![\w.,]){NUMBER}\s*{CURRENCY_NAM
 _COST_CURRENCY = r"(?!(?:pounds?|marks?|credits?)\b)" + CURRENCY_NAMES
 _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how many rupees altogether?"
                    r"|\b(?:how\s+much|what\s+(?:would|will|do|does|did))\b[^.?!\n]{0,120}?"
-                   r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to|owe)"
+                   r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to|owe|get\s+back|refund)"
                    r"|\b(?:total|whole|overall)\s+(?:[a-z]+\s+)?(?:fare|cost|price|bill|charge|amount)"
                    r"|\bgoing\s+to\s+(?:cost|come\s+to|set\s+\w+\s+back)\b|\bhow\s+much\s+for\b"
+                   # "how much is an Owl Encounter for me, my husband and our two kids" (blind set 68)
+                   r"|\bhow\s+much\s+(?:is|are|would\s+be|will\s+be)\s+(?:an?|the)\s+[^.?!\n]{1,60}?\bfor\s+(?:me|us|my|our|[0-9]+|two|"
+                   r"three|four|five|six|seven|eight|nine|ten)\b"
                    # "how much to get 2 bedrooms ... cleaned?", "how much would it be to hire" (blind set 60)
                    r"|\bhow\s+much\s+(?:(?:would|will|is)\s+it\s+(?:be\s+)?)?to\s+(?:get|have|hire|book|rent|clean|fix|"
                    r"repair|replace|service|buy|send|ship|do|take|bring|park|store|print|deliver)\b"

@@ -65,6 +65,11 @@ PEOPLE_COUNTED = re.compile(r"[0-9]+\s+(?:of\s+(?:my|his|her|their|our|us)\s+)?(
                             r"classmates|teammates|of\s+us)\b", re.IGNORECASE)
 
 
+# A child of the party named, not counted: "my son", "our little girl".
+_NAMED_CHILD = re.compile(r"\b(?:my|our)\s+(?:little\s+|youngest\s+|eldest\s+|oldest\s+)?(?:son|daughter|boy|girl)\b",
+                          re.IGNORECASE)
+
+
 def group_size(text: str) -> str | None:
     """The head-count of the group `text` is about ("There are 5 of us" -> "5", "group of 6",
     "we're 4", "me and 3 friends" -> "4", "for 5 players"), or None."""
@@ -83,6 +88,8 @@ def group_size(text: str) -> str | None:
     heads = [Fraction(m.group(1).replace(",", "")) for m in found]  # "2 adults and 3 children"
     if heads and not any(re.search(r"adults\b", m.group(0), re.IGNORECASE) for m in found):
         heads += [Fraction(1)] * len(_NAMED_ADULTS.findall(text))  # "me, my wife and our 2 kids"
+    if heads and all(re.search(r"adults\b", m.group(0), re.IGNORECASE) for m in found):
+        heads += [Fraction(1)] * len(_NAMED_CHILD.findall(text))  # "3 adults and my son who's 11" (not "my son ... 5 kids")
     return None if not heads else str(sum(heads))
 
 

@@ -236,3 +236,27 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: st
             base = min(prices, key=lambda p: min(abs(p.end() - m.start()), abs(p.start() - m.end())))
             return f"{base.group(1).replace(',', '')} + {extra}"
     return None
+
+
+# Units of distance a trade charges travel by ("£1.50 for every mile over 10").
+_DISTANCES = frozenset({"mile", "km", "kilometre", "kilometer"})
+# A travel charge owed again on every visit ("based on the one-way distance and charged per visit").
+_PER_VISIT = re.compile(r"\b(?:per|each|every)\s+(?:visit|trip|call[\s-]?out|journey|appointment)\b", re.IGNORECASE)
+
+
+def travel_charge(question: str, sentences: Sequence[str]) -> tuple[str, str, bool] | None:
+    """(the cost of the distance `question` gives beyond a travel allowance of `sentences`, as
+    allowance_expressions writes it: "(22 - 10) * 1.50", "6 + (12 - 5) * 1.20"; that distance as
+    written: "22"; whether the rate's sentence charges it on every visit) for the first such allowance in a unit of distance (mile, km), whatever its
+    rank; None when the question gives no distance or it is within every allowance."""
+    asked = _asked_amounts(question)
+    distances = {asked[unit] for unit in _DISTANCES if unit in asked}
+    for expression in allowance_expressions(question, sentences) if distances else []:
+        m = re.search(r"\(([0-9.]+) - [0-9.]+\) \* ([0-9.]+)$", expression)
+        if m is None or m.group(1) not in distances:
+            continue
+        rate = m.group(2)
+        per_visit = any(_PER_VISIT.search(s) for s in sentences
+                        if any(p.group(1).replace(",", "") == rate for p in _PRICE.finditer(s)))
+        return expression, m.group(1), per_visit
+    return None

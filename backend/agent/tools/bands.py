@@ -14,8 +14,10 @@ from fractions import Fraction
 # A unit of length or weight as written -> one name for it.
 _UNITS = {"mm": "mm", "cm": "cm", "m": "m", "metre": "m", "metres": "m", "meter": "m", "meters": "m",
           "km": "km", "inch": "in", "inches": "in", "ft": "ft", "foot": "ft", "feet": "ft",
-          "kg": "kg", "kilo": "kg", "kilos": "kg", "g": "g", "grams": "g", "lb": "lb", "lbs": "lb"}
-_UNIT = r"(mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?)"  # not "in": "3 in total"
+          "kg": "kg", "kilo": "kg", "kilos": "kg", "g": "g", "grams": "g", "lb": "lb", "lbs": "lb",
+          "gal": "gal", "gals": "gal", "gallon": "gal", "gallons": "gal", "l": "l", "litre": "l", "litres": "l",
+          "liter": "l", "liters": "l"}
+_UNIT = r"(mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l)"  # not "in": "3 in total"
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 # A measure the question gives: "25cm", "an 8-metre boat", "9.2 m" (not "5 minutes", "3 m²").
 _MEASURE = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
@@ -73,3 +75,19 @@ def outside_band(question: str, sentence: str) -> bool:
 # "20 kg and over", "20 kg or more": a lower bound written after its number.
 _AND_OVER = re.compile(rf"(?<![\w.]){_NUMBER}\s*-?\s*{_UNIT}\s+(?:and|or)\s+(?:over|above|more|up(?:wards)?)\b",
                        re.IGNORECASE)
+
+
+def banded_measures(question: str, sentence: str) -> set[str]:
+    """The numbers (as written) of the measures `question` gives in a unit `sentence` states a
+    band of ("my 800 litre garden pond" over "Garden pond 501-2000 litres: £80": {"800"}): the
+    size that picks the row, no count of anything."""
+    units: set[str] = set()
+    for m in _BETWEEN.finditer(sentence):
+        units.add(_unit(m.group(4)))
+    for pattern in (_BELOW, _ABOVE):
+        for m in pattern.finditer(sentence):
+            units.add(_unit(m.group(3)))
+    for m in _AND_OVER.finditer(sentence):
+        units.add(_unit(m.group(2)))
+    return {m.group(1) for m in _MEASURE.finditer(question) if _unit(m.group(2)) in units}
+

@@ -17,8 +17,9 @@ import re
 from typing import Sequence
 
 from backend.agent.numerals import SIGNED_PRICE, with_digits
-from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, asks_total, names_a_size, sizes
+from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, asks_money, asks_total, names_a_size, sizes
 from backend.agent.party import asks_share_per_person, without_ages
+from backend.agent.tools.bands import outside_band
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import is_unit
 
@@ -83,6 +84,8 @@ _ME = re.compile(r"\b(?:me|myself|i)\s*(?:,|and|&|\+)\s*(?=my\b|our\b|[0-9])", r
 _GROWN_UP = re.compile(r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse|mum|mom|dad|mother|"
                        r"father)\b", re.IGNORECASE)
 _CHILDREN = frozenset({"child", "son", "daughter", "teen", "teenager", "toddler", "baby", "junior"})
+_CHILD_NAMED = re.compile(r"\b(?:my|our)\s+(?:little\s+|youngest\s+|eldest\s+|oldest\s+)?(son|daughter|boy|girl|kid|child)\b",
+                          re.IGNORECASE)
 _ADULTS = frozenset({"adult", "ticket", "person", "people", "senior", "student", "friend", "guest", "player"})
 # A thing for each of the things counted before: "each in its own box", "each with a waffle cone".
 _EACH_WITH = re.compile(rf"\beach\s+(?:one\s+)?(?:in|with|gets?|needs?|has|having)\s+(?:its|their|his|her)?\s*(?:own\s+)?"
@@ -138,6 +141,10 @@ def basket_items(question: str) -> list[tuple[str, str]]:
     words = [norm_words(thing) for _, thing in items]
     if grown and any(w & _CHILDREN for w in words) and not any(w & _ADULTS for w in words):
         items.insert(0, (str(grown), "adults"))
+    # and a child named, not counted, beside counted adults ("3 adults and my son who's 11")
+    named = [m.group(1) for m in _CHILD_NAMED.finditer(text)]
+    if named and any(w & _ADULTS for w in words) and not any(w & _CHILDREN for w in words):
+        items.append((str(len(named)), named[0]))
     people = sum(float(c) for c, _ in items if c != OPTIONAL)
     for m in _FOR_ALL.finditer(text):
         count = m.group(2) if m.group(2).isdigit() else (f"{people:g}" if people else None)
@@ -209,14 +216,21 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
     m = prices[i]
     start = prices[i - 1].end() if i else 0
     # not the price before's own words after it ("£0.08 per page black and white, | £0.30 per page colour")
-    ended = re.search(r"[,;]|[.!?](?:\s|$)", sentence[start:m.start()])
+    # (nor a comma inside an aside: "Photo package (around 40 edited photos, emailed within a week): £35")
+    ended = re.search(r"[,;]|[.!?](?:\s|$)", _ASIDE.sub(lambda a: " " * len(a.group(0)), sentence[start:m.start()]))
     start = start + ended.end() if ended else start
     end = min(prices[i + 1].start() if i + 1 < len(prices) else len(sentence), m.end() + AFTER_CHARS)
     cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
     end = m.end() + cut.start() if cut else end
     # a table row's later cells are named by the row too: "Hybrid: 2 hours £15; Full day £32." names £32 "hybrid"
     named = table_row_name(sentence, prices) if i else ""
+    # and a sentence's opening label names each of its prices: "Children under 14: Island Cruise £20 and Seal Safari £30"
+    lead = _LEAD_LABEL.match(sentence) if i and not named else None
+    named = lead.group(1) if lead is not None and lead.end() <= prices[0].start() else named
     return norm_words(f"{named} {sentence[start:m.start()]} {sentence[m.end():end]}")
+
+
+_LEAD_LABEL = re.compile(r"\s*([^:;.$€£¥]{1,60}):\s")
 
 
 # A table's row as segmentation.table_sentences writes it: "Hybrid: 2 hours £15 per bike; Full day £32 per bike."
@@ -248,9 +262,13 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
         own = _UNIT_OF_PRICE_BEFORE.sub(" ", own, count=1)
     clauses = _THING_BREAK.split(own)
     clause = next((c for c in reversed(clauses) if content_words(c)), "")
-    before = norm_words(" ".join([w for w in content_words(clause) if w not in _PAYING][-MAX_THING_WORDS:]))
+    # (a label's thing, not whom it is for: "Hot lunch | for Half-Day guests: £12.50 per person")
+    named = re.split(r"\s+for\s+", clause, maxsplit=1)[0] if re.match(r"[\s*•-]*[A-Za-z][^:]*\s+for\s+[^:]+$", clause) \
+        and len(_THING_BREAK.split(own)) > 1 else clause
+    before = norm_words(" ".join([w for w in content_words(named) if w not in _PAYING][-MAX_THING_WORDS:]))
     after = _FOR_THING.match(sentence, prices[i].end())
-    if after is not None and not is_unit(after.group(1).split()[0]):  # "$7 for children"; not "€24 per metre"
+    # "$7 for children"; not "€24 per metre", nor "£12.50 per person" (anyone)
+    if after is not None and not is_unit(after.group(1).split()[0]) and not norm_words(after.group(1)) <= _ANYONE_WORDS:
         words = norm_words(" ".join(content_words(after.group(1))[:MAX_THING_WORDS]))
         # a label right before it names it too: a table's column ("Hybrid: 2 hours £15 per bike; Full day £32
         # per bike"), a line's label ("Colour copies: £0.65 per page"); not another price's words ("$12 for
@@ -264,6 +282,8 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
     return before
 
 
+# Whom a price is for that names no one in particular ("per person", "per booking").
+_ANYONE_WORDS = frozenset({"person", "people", "head", "guest", "participant", "passenger", "booking", "order"})
 _UNIT_OF_PRICE_BEFORE = re.compile(r"^\s*(?:per|each|a|an)\s+[a-z][\w-]*", re.IGNORECASE)
 # A label right after a price, before the next one: "€0.10 single-sided, | €0.15 double-sided".
 _LABEL_AFTER = re.compile(r"\s+(?!(?:per|each|a|an|for|off|more|extra|or|and|surcharge|supplement|fee|plus|with|"
@@ -338,6 +358,8 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
             naming = len(wanted & naming_words(sentence, prices, i))
             if not naming:
                 continue
+            if question and outside_band(question, label):
+                continue  # "Freshwater tank up to 55 gallons: $65" for "a 60 gallon freshwater tank"
             own = thing_words(sentence, prices, i)
             # a price for a least count of it: only for as many ("5 or more shirts €3.00 each" for 6 shirts, first)
             tier = _tier_met(sentence[prices[i - 1].end() if i else 0:m.start()], thing, count) if count else None
@@ -370,7 +392,8 @@ def _own_clause(thing: str, question: str) -> str:
     end = _NEXT_THING.search(rest)
     # and the words opening the question, before its first count, of every thing ("weekend tickets for 2 adults
     # and 1 child": the child's weekend ticket too)
-    first = re.search(r"[0-9]", question)
+    # (or before whom it is for: "how much is a Seal Safari | for me, my husband and our two kids")
+    first = re.search(r"[0-9]|\bfor\s+(?:me|us|my|our)\b", question)
     opening = question[:first.start()] if first is not None and first.start() < start else ""
     return f"{opening} {before[start:]} {rest[:end.start()] if end else rest}"
 
@@ -393,7 +416,8 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     """The total of the things `question` lists at their prices in `sentences` ("2 * 13 + 3 * 8 +
     5 * 4"), or None: not a question asking a cost or a total, one comparing ("how much do I
     save"), fewer than two things, or a thing without a price."""
-    if (not (asks_cost(question) or asks_total(question) or asks_bill_total(question) or asks_share_per_person(question))
+    if (not (asks_cost(question) or asks_total(question) or asks_bill_total(question) or asks_share_per_person(question)
+             or asks_money(question))  # "what's the price for a private Hawk Walk for 4 adults, plus the photo package?"
             or asks_difference(question)
             or OTHER_WAY.search(question)):
         return None
@@ -432,6 +456,26 @@ def _per_person(thing: str, sentences: Sequence[str]) -> bool:
                                      for sentence in sentences for m in PRICE.finditer(sentence))
 
 
+# Who pays a list's price per person when no price names them ("adults" beside "Children under 12: ... £30").
+_FULL_PRICE_WHO = frozenset({"adult", "person", "people", "grown"})
+
+
+def _per_head_price(question: str, sentences: Sequence[str]) -> str | None:
+    """The price per person (_PER_HEAD: "Owl Encounter (1 hour) - £45 per person") whose words
+    (naming_words) name most of `question`'s, the first of equals; None when none names any."""
+    asked = norm_words(question)
+    best: tuple[int, str] | None = None
+    for sentence in sentences:
+        prices = list(PRICE.finditer(sentence))
+        for i, m in enumerate(prices):
+            if _PER_HEAD.match(sentence, m.end()) is None:
+                continue
+            named = len(asked & naming_words(sentence, prices, i) - _FULL_PRICE_WHO)
+            if named and (best is None or named > best[0]):
+                best = (named, m.group(1).replace(",", ""))
+    return None if best is None else best[1]
+
+
 def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str], question: str = "") -> str | None:
     """The total of `items` ((count, the words naming the thing), as basket_items gives them) at
     their prices in `sentences` (_price_of, read with the rest of `question`); None when a thing
@@ -443,6 +487,8 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str], que
             terms.append(whole)
             continue
         price = _price_of(thing, sentences, question, count)
+        if price is None and norm_words(thing) & _FULL_PRICE_WHO and question:
+            price = _per_head_price(question, sentences)  # "me, my husband and our two kids": the adults pay "£45 per person"
         if price is None and count == OPTIONAL:
             continue
         if price is None:

@@ -100,7 +100,7 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
 _ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
                   "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12}
 # A discount the question calls by name: "with your group discount", "the student rate", "long stay deal".
-_CALLED = re.compile(r"\b([a-z]+)\s+(?:discount|deal|offer|reduction|concession|rate)\b", re.IGNORECASE)
+_CALLED = re.compile(r"\b([a-z]+)\s+(?:discount|deal|offer|reduction|concession|rate|plan)\b", re.IGNORECASE)
 # A discount from a day on: "15% off ... for each day from the 3rd day onwards", "after the first night",
 # "from the third session" (a period or a thing counted: not a date, "from the 1st of May").
 _ORDINAL_WORD = "|".join(_ORDINAL_WORDS)
@@ -173,8 +173,9 @@ _ASKS_EXTRA = re.compile(r"\b(?:surcharge|supplement|premium|extra\s+charge|serv
 
 
 # An amount off: "Senior citizens (65+) receive $5 off each visit", "Pensioners get £10 off any call-out fee",
-# "€4 off per person".
-_OFF_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s+off\b", re.IGNORECASE)
+# "€4 off per person", "save £10 per paying participant".
+_OFF_AMOUNT = re.compile(rf"{SIGNED_PRICE}\s+off\b|\bsaves?\s+(?:you\s+)?{SIGNED_PRICE}(?=\s+(?:per|each|a|an|on|off)\b)",
+                         re.IGNORECASE)  # "... on a Tuesday and save £10 per paying participant"
 # An adjustment named before its amount, what it applies to after it: "Weekend surcharge: £3 per person on ...",
 # "Evening saver after 19:00: 25% off all single-course tickets".
 _NAMED_BEFORE = re.compile(r"[\w)+]\s*:\s*$", re.IGNORECASE)
@@ -378,6 +379,16 @@ def _imperative_count(subject: str) -> re.Match[str] | None:
     return None if m is None or _IN_ADVANCE.match(subject, m.end()) else m
 
 
+# A discount for each thing after the first: "every additional tank", "each extra dog".
+_ADDITIONAL = re.compile(r"\b(?:every|each|any|per)\s+(?:additional|extra|further|subsequent)\s+([a-z]+)", re.IGNORECASE)
+
+
+def _names_one(question: str, thing: str) -> bool:
+    """Whether `question` names one `thing` ("our grand piano", "a 40 gallon freshwater tank")."""
+    return re.search(rf"\b(?:a|an|one|our|my|the|his|her|their)\s+(?:[\w'-]+\s+){{0,3}}{re.escape(singular(thing.lower()))}\b",
+                     question, re.IGNORECASE) is not None
+
+
 def least_count_met(subject: str, question: str) -> bool | None:
     """Whether the question's count of a thing ("for Thursday, Friday and Saturday nights": 3)
     reaches the least count `subject` needs of it ("Stay 7 nights or more"); None when it needs
@@ -400,9 +411,7 @@ def least_count_met(subject: str, question: str) -> bool | None:
         if n is None and m.group(4):  # "2 or more pianos tuned": the pianos
             thing = phrase[0]
             n = counted(question, thing)
-        if n is None and least >= 2 and re.search(
-                rf"\b(?:a|an|one|our|my|the|his|her|their)\s+(?:[a-z'-]+\s+){{0,2}}{re.escape(singular(thing.lower()))}\b",
-                question, re.IGNORECASE):
+        if n is None and least >= 2 and _names_one(question, thing):
             return False  # "our grand piano" is one: not "Two or more pianos tuned at the same address"
         if n is not None:
             if n < least:
@@ -410,10 +419,16 @@ def least_count_met(subject: str, question: str) -> bool | None:
             met = True
     for m in _MORE_THAN_COUNT.finditer(subject):
         n = counted(question, m.group(2).split()[-1])
+        if n is None and _names_one(question, m.group(2).split()[-1]):
+            return False  # "a 40 gallon freshwater tank" is one: not "more than one tank at the same address"
         if n is not None:
             if n <= int(m.group(1)):
                 return False
             met = True
+    for m in _ADDITIONAL.finditer(subject):
+        n = counted(question, m.group(1))
+        if (n is None and _names_one(question, m.group(1))) or (n is not None and n < 2):
+            return False  # "every additional tank gets 20% off": not for one tank
     m = _imperative_count(subject)
     if m is not None and not _LEAST_COUNT.search(subject):
         n = counted(question, m.group(2))

@@ -51,14 +51,16 @@ from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_dif
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.spoken_arithmetic import spoken_expression
-from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
-from backend.agent.tools.bands import outside_band
+from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge
+from backend.agent.tools.bands import banded_measures, outside_band
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
+from backend.agent.tools.plans import over_plan
+from backend.agent.tools.refunds import refund_expression
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_asked_document, of_named_documents,
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
@@ -169,6 +171,11 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
                                    # nor an hour of the day ("a tuesday afternoon around 2")
                                    and not hour_of_day(m.group(1).replace(",", ""), question)
                                    ))[:MAX_NUMBERS]
+        # nor the size that picks a row of size bands ("my 800 litre pond" over "Garden pond 501-2000 litres: £80")
+        banded = banded_measures(question, sentence)
+        if banded and prices and set(given) <= banded:
+            expressions.append(operands[0])  # the row's price alone
+        given = [n for n in given if n not in banded]
         party = group_size(question)  # "me and my 3 mates": 4
         if party is not None and party not in given:
             given = [party] + given
@@ -236,6 +243,45 @@ _OPERAND_AMOUNT = re.compile(r"(?:\bof|\bsplit(?:ting)?|\bto|\boff|\bdivide)\s+(
 # The deposit as the amount asked: "how much is the deposit for an e-bike", "what's the deposit?".
 _ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b",
                            re.IGNORECASE)
+
+
+# A deposit that is a share of the bill: "A 25% deposit is taken at booking", "a deposit of 30%".
+_PERCENT_DEPOSIT = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]+)?)\s*%\s+(?:non[\s-]?refundable\s+|booking\s+)?deposit\b"
+                              r"|\bdeposit\s+of\s+([0-9]{1,2}(?:\.[0-9]+)?)\s*%", re.IGNORECASE)
+
+
+def _percentage_deposit(question: str, sentences: Sequence[str]) -> str | None:
+    """The percentage (as written) of the bill a deposit the question asks is, when the passages
+    take a share of it ("A 25% deposit is taken at booking") and price no deposit of their own."""
+    if _ASKS_DEPOSIT.search(question) is None or any(_deposits_only(s) for s in sentences):
+        return None
+    found = (_PERCENT_DEPOSIT.search(s) for s in sentences)
+    return next((m.group(1) or m.group(2) for m in found if m is not None), None)
+
+
+# A price taken off, no price of a thing: "save £10 per paying participant", "£5 off", "a £20 discount".
+_SAVED_BEFORE = re.compile(r"\b(?:save|saves|saving|discount\s+of|reduction\s+of|knock|take)\s+(?:you\s+|up\s+to\s+|an?\s+extra\s+)?$",
+                           re.IGNORECASE)
+_OFF_AFTER = re.compile(r"\s*(?:off|discount|reduction|cheaper|less)\b", re.IGNORECASE)
+
+
+def _named_only_for(question: str, sentence: str) -> bool:
+    """Whether the question names the thing `sentence` prices first only where its label says
+    whom it is for: "Hot lunch for Half-Day guests: £12.50" for "the half day experience" (not
+    "Half-Day Falconry Experience (3.5 hours) - £120")."""
+    first = PRICE.search(sentence)
+    if first is None:
+        return False
+    head, _, rest = re.split(r"[.:;]\s", sentence[:first.start()].rstrip(" :-–"))[-1].partition(" for ")
+    asked = norm_words(question)
+    return bool(rest) and not asked & norm_words(head) and bool(asked & norm_words(rest))
+
+
+def _reductions_only(sentence: str) -> bool:
+    """Whether every price of `sentence` is an amount taken off (_SAVED_BEFORE, _OFF_AFTER)."""
+    prices = list(PRICE.finditer(sentence))
+    return bool(prices) and all(_SAVED_BEFORE.search(sentence[:m.start()]) or _OFF_AFTER.match(sentence, m.end())
+                                for m in prices)
 
 
 def _deposits_only(sentence: str) -> bool:
@@ -316,6 +362,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "8p per page" beside "£18": "£0.08 per page"; a question the document asks itself with its answer
     # ("Rush service: need it back the same day? Add 50% to the labor": blind set 60)
     sentences = with_answers(in_major_units(passage_sentences(results)))
+    share = _percentage_deposit(question, [s for _, s in sentences])
+    if share is not None:  # "how much is the deposit" over "A 25% deposit is taken at booking": that share of the bill
+        bill = candidate_expressions(_ASKS_DEPOSIT.sub("how much is the total", question), results, embed, evaluate)
+        if bill:
+            return _valid([f"({e}) * {share} / 100" for e in bill], evaluate)
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
     named = of_asked_document(question, results, of_named_documents(question, sentences))
@@ -365,6 +416,16 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         term = f"{fee} * {times}" if times is not None and times in re.findall(r"[0-9]+", out[0]) else fee
         out = _valid([f"{out[0]} + {term}"] + out, evaluate)  # first
         alone = False
+    travel = (travel_charge(question, [s for _, s in sentences])
+              if out and asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
+    if travel is not None:  # "I'm 15 miles out" over "$1.50 for every mile over 10 ... charged per visit", first
+        figures = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", travel[0])) | {travel[1]}
+        job = None
+        # the travel alone read: the job's price too, unless the travel is what is asked ("what's the delivery charge?")
+        if set(re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])) <= figures and not _ASKS_TRAVEL.search(question):
+            rate = re.findall(r"[0-9]+(?:\.[0-9]+)?", travel[0])[-1]
+            job = next(iter(listed_prices(question, [p for p in priced if rate not in prices_in(p[1])], embed)), None)
+        out = _valid([_with_travel(job or out[0], question, *travel)] + out, evaluate)
     if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Every order has a minimum rental charge of $75": the bill at least that
@@ -381,6 +442,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         saving = asks_saving(question)
         out = _valid([_from_day_on(e, discount, question, saving) or template.format(e=e, p=discount[0]) for e in spent]
                      + out, evaluate)
+        # "the monthly cost for the weekly plan" over "Weekly plan: 4 visits per month, 15% off": 4 visits, first
+        planned = over_plan(out[0], question, discount[1], [s for _, s in sentences]) if out and spent else None
+        out = _valid([planned] + out, evaluate) if planned is not None else out
     # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
     paid = [c for c in own_costs(question) if Fraction(c) not in listed] if out and asks_amount(
         question) and not asks_how_many(question) else []
@@ -401,6 +465,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                   if not _MONEY_BEFORE.search(own[max(0, m.start() - 4):m.start()])}  # "the £75 at FitCo" is an amount
         out = [e for e in out if not set(re.findall(r"[0-9]+(?:\.[0-9]+)?", e)) <= counts
                and not ((bare := _BARE_DIFFERENCE.fullmatch(e)) and counts & set(bare.groups()))]
+    refund = refund_expression(question, [s for _, s in sentences])
+    if refund is not None:  # "I paid £420 ... cancel, it's 10 days away" over "7 to 14 days before: 50% refund": first
+        out = _valid([refund] + out, evaluate)
     if sentences:  # last, whoever wrote them: no age, distance, clock time, address or year read as a count or price
         out = plausible(out, question, [s for _, s in sentences])
     digits = asked_rounding(question)
@@ -414,6 +481,31 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     return _valid([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
                   evaluate)
 
+
+
+# A question asking the charge for travel itself: "what's the delivery charge?", "how much will delivery be".
+_ASKS_TRAVEL = re.compile(r"\b(?:delivery|travel|mileage|call[\s-]?out)\s+(?:charge|fee|cost|price|be)\b"
+                          r"|\bhow\s+much\s+(?:is|will|would)\s+(?:the\s+|your\s+)?(?:delivery|travel|mileage)\b"
+                          r"|\b(?:charge|fee|cost)\s+(?:for|of)\s+(?:the\s+)?(?:delivery|travel|mileage)\b", re.IGNORECASE)
+
+
+def _with_travel(expression: str, question: str, travel: str, distance: str, per_visit: bool) -> str:
+    """`expression` (a bill) with the charge for travel beyond an allowance (`travel`: "(22 - 10) *
+    1.50", of the `distance` the question gives: allowances.travel_charge) in place of the whole
+    distance at a price ("22 * 1.50 + 65" -> "(22 - 10) * 1.50 + 65") or added, times the visits
+    the question counts when it is charged `per_visit` ("22 * 7" for "7 feeding visits ... 15
+    miles out" -> "22 * 7 + (15 - 10) * 1.50 * 7"); as it is when it holds the travel already."""
+    if travel in expression:
+        return expression
+    times = visits_counted(question) if per_visit else None
+    term = f"({travel}) * {times}" if times is not None and " + " in travel else f"{travel} * {times}" if times else travel
+    # (the distance times any price is the travel read whole: "15 * 95" of a basket reading "15 miles out" as a thing)
+    whole = re.compile(rf"(?<![\w.(])(?<!\* )(?:{re.escape(distance)} \* [0-9.]+|[0-9.]+ \* {re.escape(distance)})(?![\w.]| \*)")
+    if whole.search(expression):
+        return whole.sub(lambda _: term, expression, count=1)
+    if distance in re.findall(r"[0-9]+(?:\.[0-9]+)?", expression):
+        return expression  # the distance read otherwise already
+    return f"{expression} + {term}"
 
 
 def _from_day_on(expression: str, discount: tuple[str, str, str], question: str, saving: bool = False) -> str | None:
@@ -520,6 +612,8 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
                                               (_deposits_only(pair[1]) and not deposit_named)
                                               or (deposit_asked and not _deposits_only(pair[1])),
                                               names_extra(question, pair[1]),
+                                              _reductions_only(pair[1]) and not asks_saving(question),
+                                              _named_only_for(question, pair[1]),
                                               not names_asked_length(question, pair[1]),
                                               money and not priced_per_count(question, pair[1])))
     if not templates and money and not asks_how_many(question):

@@ -12,7 +12,7 @@ check every candidate passes last, whoever wrote it:
   ("my mum's 72", "gran (72)"), or a clock time where it is multiplied or divided; a head-count
   worked out of it ("me and 3 friends": 4) counts;
 - a price is multiplied by a count, not by another price, nor by a measure the question writes
-  (km, cm, kg, square metres) unless the price's own clause is per that measure ("$265 per day,
+  (km, cm, kg, square metres, gallons, a percentage) unless the price's own clause is per that measure ("$265 per day,
   delivery $2 per mile": the day's price is not);
 - a number read from the passages is a price, a percentage used as one (not as a factor), or a
   count the passages state; not part of an address or telephone number, a clock time as a
@@ -38,8 +38,8 @@ from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.numerals import expression_figures, number_pattern, with_digits
-from backend.agent.operations import asks_how_many
-from backend.agent.party import group_size, people_sharing, without_ages
+from backend.agent.operations import asks_how_many, asks_money
+from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.tools.pricing import PRICE
 
 # A measure's units after a number, by kind ("20 km", "45 cm", "3 kg", "12 sq m").
@@ -48,13 +48,17 @@ _MEASURES = {
     "length": r"(?:mm|cm|m|metres?|meters?|inch(?:es)?|ft|foot|feet|yards?|yds?)\b(?!\s*(?:sq|square|2|²))",
     "area": r"(?:sq\.?\s*(?:m|ft|metres?|meters?|feet|foot)|square\s+(?:metres?|meters?|feet|foot|ft|m)|m2|m²|ft2)\b",
     "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?)\b",
+    "volume": r"(?:gal|gals|gallons?|l|litres?|liters?|ml)\b",
+    # ("45% water change": no 45 of anything; "$15 per additional 10%" is priced by it)
+    "percent": r"(?:%|percent\b|per\s+cent\b)",
     # ("back in 3 days": no count of sleeves shortened; minutes are read in the passages: _DURATION_AFTER)
     "duration": r"(?:(?:working|business|full|whole)\s+)?(?:hours?|hrs?|days?|nights?|weeks?|months?)\b",
 }
 # The same, as a passage prices by them: with other names ("$1.50 per pound", "per ft²", "per sqm").
 _PRICED_UNITS = {**_MEASURES,
                  "area": r"(?:sq\.?\s*(?:m|ft|metres?|meters?|feet|foot)|sqm|square\s+(?:metres?|meters?|feet|foot|ft|m)|m2|m²|ft2|ft²)(?!\w)",
-                 "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?|pounds?)\b"}
+                 "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?|pounds?)\b",
+                 "percent": r"(?:[0-9]+(?:\.[0-9]+)?\s*)?(?:%|percent\b|per\s+cent\b)"}
 # A clause priced by a length of time, anywhere in it ("€20 per day", "Day rate", "2 nights: £150", "£19/hr",
 # "weekly", "p/h"): any of these words, not only after _PER.
 _TIMED = re.compile(r"\b(?:hours?|hourly|hrs?|h|p/?h|days?|daily|nights?|nightly|weeks?|weekly|wks?|p/?w|pw|months?|"
@@ -382,8 +386,8 @@ _ASKS_RATIO = re.compile(r"\b(?:times|ratio|percent(?:age)?|fraction|proportion)
 
 
 def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> list[str]:
-    """The figures of `expression` that combine a price of the passages with a count of the
-    question as no bill does: added or taken away ("6.00 + 2", "6.00 - 2" for "2 of my shirts"),
+    """The figures of `expression` that combine a price of the passages with a count (or a measure:
+    "90 gal") of the question as no bill does: added or taken away ("6.00 + 2", "6.00 - 2" for "2 of my shirts"),
     the price divided by the count when the question asks no share or rate ("6.00 / 2" for
     "Total please"), or the count divided by the price when it asks no count ("2 / 6.00"). A
     percentage's "(100 - 10)" is neither."""
@@ -399,6 +403,8 @@ def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> li
         counted = _counts_in_question(number, question)
         if counted and _money_in_question(number, question):
             return "money"
+        if counted and _measures_in_question(number, question) - {"duration"}:
+            return "measure"  # "my 90 gal reef tank"
         if counted:
             return "count"
         found = [s for s in sentences if _occurrences(number, s)]
@@ -415,15 +421,42 @@ def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> li
         kinds = (kind(node.left), kind(node.right))
         mixed = False
         if isinstance(node.op, (ast.Add, ast.Sub)):
-            mixed = set(kinds) == {"count", "price"}
+            # (a measure and a figure the passages also write as that measure are not: "(16 - 10)" for "16 miles
+            # from" over "the first 10 miles free"; "90 - 50" for "my 90 gal reef tank" over "$50 deposit" is)
+            mixed = (set(kinds) in ({"count", "price"}, {"measure", "price"})
+                     or (set(kinds) == {"measure", "priced"} and not _same_measure(expression, node, question, sentences)))
         elif isinstance(node.op, ast.Div):
-            mixed = ((kinds == ("price", "count") and _ASKS_SHARE.search(question) is None)
-                     or (kinds == ("count", "price") and not asks_how_many(question))
+            mixed = ((kinds in (("price", "count"), ("price", "measure"), ("priced", "measure"))
+                      and _ASKS_SHARE.search(question) is None)
+                     or (kinds in (("count", "price"), ("measure", "price"), ("measure", "priced")) and not asks_how_many(question))
                      # an amount by an amount is a count ("how many can I get for £45"), or a ratio asked
                      or (set(kinds) <= {"price", "priced", "money"} and None not in kinds and "money" in kinds
                          and not asks_how_many(question) and _ASKS_RATIO.search(question) is None))
         if mixed:
             out.extend(ast.get_source_segment(expression, side) or "" for side in (node.left, node.right))
+    return out
+
+
+def _same_measure(expression: str, node: ast.BinOp, question: str, sentences: Sequence[str]) -> bool:
+    """Whether the two numbers `node` adds or takes away are measures of one kind: the question's
+    ("16 miles") and the passages' ("the first 10 miles")."""
+    left, right = (ast.get_source_segment(expression, side) or "" for side in (node.left, node.right))
+    kinds = _measures_in_question(left, question) or _measures_in_question(right, question)
+    other = right if _measures_in_question(left, question) else left
+    return any(_measure(s, m.end()) in kinds for s in sentences for m in _occurrences(other, s))
+
+
+def _with_itself(expression: str) -> list[str]:
+    """The numbers `expression` combines with themselves ("90 * 90", "90 - 90", "2 * 90 * 90")."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
+            if node.left.value == node.right.value:
+                out.append(ast.get_source_segment(expression, node.left) or "")
     return out
 
 
@@ -445,6 +478,9 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
     products, at = _positions(expression)
     out = []
     for number in expression_figures(expression):
+        if re.fullmatch(r"0[0-9]+", number):
+            out.append(number)  # "0722", "03": a telephone number's or a code's digits, no amount
+            continue
         where = at.get(number, "term")
         counted = _counts_in_question(number, question, where in ("factor", "dividend"))
         if counted:
@@ -457,6 +493,9 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
         if counted is None and not any(_occurrences(number, s) for s in sentences):
             continue  # worked out, written nowhere ("1" of "price * 1", a sum's part)
         out.append(number)
+    # ("90 * 90", "90 / 90": "$90" with "my 90 gal reef tank", a price read where the measure stands; not a
+    # length by itself, an area)
+    out.extend(n for n in _with_itself(expression) if n not in out and _measures_in_question(n, question) - {"length", "duration"})
     for numbers in products:
         if _misread_product(numbers, question, sentences):
             out.extend(n for n in numbers if n not in out)
@@ -464,6 +503,30 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
     return out
 
 
+def _holds_price(expression: str, question: str, sentences: Sequence[str]) -> bool:
+    """Whether `expression` can be a bill: a figure of it is money the question writes, or a price
+    of the passages, unless every figure is a count of the question and none is multiplied ("(10
+    + 2) / 10" for "8 of us ... 2 more ... all 10 of us" beside "£10 per participant"; "5 * 2"
+    for "my 2 kids want 5 scoops" at £2 each is one)."""
+    figures = expression_figures(expression)
+    if any(_money_in_question(n, question) for n in figures):
+        return True
+    if not any(Fraction(n) in _prices(s) for n in figures for s in sentences):
+        return False
+    products, _ = _positions(expression)
+    return bool(products) or not all(_counts_in_question(n, question) for n in figures)
+
+
+# A question about money in so many words.
+_MONEY_WORDS = re.compile(r"\b(?:cost|costs|price|pay|paid|charge|charged|fee|bill|owe|quote|refund|back|how\s+much|"
+                          r"spend|total\s+price)\b|[$€£¥]", re.IGNORECASE)
+
+
 def plausible(expressions: Sequence[str], question: str, sentences: Sequence[str]) -> list[str]:
-    """`expressions` but those with a misread figure (misread_figures), in order."""
-    return [e for e in expressions if not misread_figures(e, question, sentences)]
+    """`expressions` but those with a misread figure (misread_figures), in order; for a question
+    asking an amount of money (not how many), also those holding no price ("(10 + 2) / 10" for "8
+    of us ... and 2 more ... splitting everything", "10 * 2" for "it's 10 days away" and two people)."""
+    money = ((asks_money(question) or asks_share_per_person(question)) and not asks_how_many(question)
+             and _MONEY_WORDS.search(question) is not None)  # (not "In total?" over a list of counts)
+    return [e for e in expressions if not misread_figures(e, question, sentences)
+            and (not money or _holds_price(e, question, sentences))]

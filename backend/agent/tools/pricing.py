@@ -492,7 +492,8 @@ def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:
 
 
 # A price per person ("£3 per person") counts everyone the question counts: "3 adults", "2 adults and 2 kids".
-PERSON_STEMS = frozenset({"person", "head", "guest", "visitor", "particip", "peopl", "ppl"})
+PERSON_STEMS = frozenset({"person", "head", "guest", "visitor", "particip", "peopl", "ppl", "passeng", "rider", "diner",
+                          "attende"})
 PEOPLE_STEMS = PERSON_STEMS | {"adult", "child", "kid", "children", "student", "senior", "friend", "mate", "player",
                                  "teen", "teenag", "junior", "pupil", "member"}
 
@@ -501,7 +502,7 @@ def count_per(question: str, sentence: str, amount: str) -> str | None:
     """The count `question` gives of the thing an amount of `sentence` is per ("€4 per poster" and
     "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one."""
     per = re.search(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+|off\s+|(?:surcharge|supplement|fee|charge)\s+)?"
-                    r"(?:per|each|a|an)\s+([a-z][\w-]*)",
+                    r"(?:per|each|a|an)\s+(?:paying\s+)?([a-z][\w-]*)",  # ("save £10 per paying participant")
                     sentence, re.IGNORECASE)
     if per is None:
         return None
@@ -525,7 +526,8 @@ def listed_prices(question: str, sentences: Sequence[tuple[str, str]],
     asked_sizes = sizes_alone(question)
     # and not what the question sets aside: "plain sleeves, no cuffs" is not "Shorten sleeves (working cuffs)"
     aside = set_aside_words(question)
-    for _, sentence in sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])),
+    # nor a size band the question's measure is outside ("Saltwater/reef tank up to 55 gallons: $90" for a 90 gal reef)
+    for _, sentence in sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
                                                         not names_asked_length(question, pair[1]),
                                                         bool(asked_sizes) and not asked_sizes & sizes(pair[1]))):
         named = named_prices(question, sentence)

@@ -46,8 +46,8 @@ _IN_SHOP = re.compile(rf"\b(?:in|at|to|into|visit|visiting)\s+(?:the|your)\s+{_P
                       r"|\bpick(?:ed|ing)?\s+(?:it\s+|them\s+)?up\b"
                       r"|\bdrop(?:ped|ping)?\s+(?:it\s+|them\s+)?(?:off|in|round)\b|\bbring(?:ing)?\s+(?:it\s+|them\s+)?in\b"
                       r"|\bcollect(?:ion)?\b|\bin[\s-]store\b|\bwhile\s+I\s+wait\b", re.IGNORECASE)
-# The visits a question counts ("walk my dog 5 times", "3 visits"): a charge per visit is owed each time.
-_VISITS_COUNTED = re.compile(r"\b([0-9]+)\s+(?:times|visits|call[\s-]?outs|sessions|walks|cleans|lessons|appointments)\b",
+# The visits a question counts ("walk my dog 5 times", "3 visits", "7 feeding visits"): a charge per visit is owed each time.
+_VISITS_COUNTED = re.compile(r"\b([0-9]+)\s+(?:[a-z]+\s+){0,2}(?:times|visits|call[\s-]?outs|sessions|walks|cleans|lessons|appointments)\b",
                              re.IGNORECASE)
 
 

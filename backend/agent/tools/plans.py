@@ -1,0 +1,62 @@
+"""A plan's visits in a period and its least term (issue 15): "Weekly plan: 4 visits per month, 15%
+off the regular visit price", asked "the monthly cost for the weekly plan" -> the visit's price
+times 4; "Plans ... need a minimum commitment of 3 months", asked "the total I'd pay over the
+minimum commitment" -> that times 3 again. A maintenance trade (an aquarium service, a cleaner,
+a gardener) prices a visit and sells plans of so many visits a month; blind set 67. Only numbers
+and words are read from the passages (untrusted data).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+# "4 visits per month", "2 cleans a month", "one session each week"
+_VISITS_PER = re.compile(r"(?<![\w.])([0-9]+)\s+(?:[a-z]+\s+)?(?:visits?|cleans?|sessions?|walks?|lessons?|services?|"
+                         r"treatments?|cuts?|mows?|calls?)\s+(?:per|a|an|each|every)\s+(month|week)\b", re.IGNORECASE)
+# The question asks the plan's bill for a period: "monthly cost", "per month", "a month", "my next monthly bill".
+_ASKS_PERIOD = {"month": re.compile(r"\bmonthly\b|\b(?:per|a|each|every)\s+month\b|\bmonth'?s\b", re.IGNORECASE),
+                "week": re.compile(r"\bweekly\s+(?:cost|bill|price|total|charge|payment)\b|\b(?:per|a|each|every)\s+week\b",
+                                   re.IGNORECASE)}
+# A plan's least term: "a minimum commitment of 3 months", "minimum term: 6 months", "a 12-month minimum contract".
+_TERM = re.compile(r"\bminimum\s+(?:commitment|term|contract|period)\s*(?:of|:|is)?\s*([0-9]+)\s*-?\s*(months?|weeks?)\b"
+                   r"|(?<![\w.])([0-9]+)\s*-?\s*(months?|weeks?)\s+minimum\s+(?:commitment|term|contract)\b", re.IGNORECASE)
+_ASKS_TERM = re.compile(r"\b(?:minimum|whole|full|entire)\s+(?:commitment|term|contract|period)\b|\bover\s+the\s+minimum\b",
+                        re.IGNORECASE)
+
+
+def plan_visits(question: str, sentence: str) -> tuple[str, str] | None:
+    """(the visits `sentence`'s plan gives in a period, as written; that period: "month") when
+    `question` asks the plan's bill for that period or its least term; None otherwise."""
+    m = _VISITS_PER.search(sentence)
+    if m is None:
+        return None
+    period = m.group(2).lower()
+    if _ASKS_PERIOD[period].search(question) is None and _ASKS_TERM.search(question) is None:
+        return None
+    return m.group(1), period
+
+
+def least_term(question: str, sentences: Sequence[str], period: str) -> str | None:
+    """The periods (`period`: "month") of the least term `sentences` give a plan ("a minimum
+    commitment of 3 months": "3"), when `question` asks the bill over it; None otherwise."""
+    if _ASKS_TERM.search(question) is None:
+        return None
+    for sentence in sentences:
+        for m in _TERM.finditer(sentence):
+            count, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            if unit.lower().rstrip("s") == period:
+                return count
+    return None
+
+
+def over_plan(expression: str, question: str, sentence: str, sentences: Sequence[str]) -> str | None:
+    """`expression` (a visit's price, the plan's discount taken off) times the visits of the plan
+    `sentence` gives in the period the question asks, and times its least term when asked
+    ("(115) * (100 - 15) / 100" -> "(115) * (100 - 15) / 100 * 4"); None when the question asks
+    no period of the plan."""
+    visits = plan_visits(question, sentence)
+    if visits is None:
+        return None
+    term = least_term(question, sentences, visits[1])
+    return f"{expression} * {visits[0]}" + (f" * {term}" if term is not None else "")

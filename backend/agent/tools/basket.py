@@ -94,6 +94,8 @@ _EACH_WITH = re.compile(rf"\beach\s+(?:one\s+)?(?:in|with|gets?|needs?|has|havin
 OPTIONAL = "1?"
 
 
+# One occasion of a service, named bare: "one visit", "a single session", no thing of a basket.
+_OCCASION = re.compile(r"(?:visit|trip|session|appointment|booking|time|go)(?:\s+(?:be|if|cost|costs|come|would|will|with|for)\b.*)?", re.IGNORECASE)
 _PAIRS_OF = re.compile(r"^pairs?\s+(?:of\s+)?(?=\S)", re.IGNORECASE)
 
 
@@ -112,6 +114,8 @@ def basket_items(question: str) -> list[tuple[str, str]]:
         if _DURATION.match(m.group(2)):
             continue  # "for 3 nights", "2 weeks": how long, not a thing bought
         count = "1" if m.group(1).lower() == "one" else m.group(1)
+        if count == "1" and _OCCASION.fullmatch(m.group(2).strip()):
+            continue  # "how much would one visit be if I add ...": the occasion, not a thing bought
         if names_a_size(text, m.start()):  # "a 12 inch cake": one cake of that size, named by it
             if items and items[-1][0] != OPTIONAL and text.find(items[-1][1], 0, m.start()) >= m.start() - 30 \
                     and re.search(r"[0-9]+\s+(?:[a-z-]+\s+){1,2}$", text[max(0, m.start() - 40):m.start()]):

@@ -41,6 +41,7 @@ expressions are checked by the calculator's own parser before they are offered.
 
 from __future__ import annotations
 
+import ast
 import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
@@ -60,7 +61,7 @@ from backend.agent.tools.mentions import mentioned_difference, mentioned_total, 
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
 from backend.agent.tools.plans import over_plan
-from backend.agent.tools.refunds import refund_expression
+from backend.agent.tools.refunds import late_cancellation, refund_expression
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_asked_document, of_named_documents,
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
@@ -417,15 +418,23 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = _valid([f"{out[0]} + {term}"] + out, evaluate)  # first
         alone = False
     travel = (travel_charge(question, [s for _, s in sentences])
-              if out and asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
+              if out and asks_amount(question) and not asks_how_many(question) else None)
+    # (a bill shared: the travel before the share, "(140 + (18 - 10) * 1.50) / 4" for "4 of us splitting the bill")
+    sharing = people_sharing(question) if travel is not None else []
+    shared = _share_of(out[0]) if sharing else None
     if travel is not None:  # "I'm 15 miles out" over "$1.50 for every mile over 10 ... charged per visit", first
+        bill = shared[0] if shared is not None else out[0]
         figures = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", travel[0])) | {travel[1]}
-        job = None
         # the travel alone read: the job's price too, unless the travel is what is asked ("what's the delivery charge?")
-        if set(re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])) <= figures and not _ASKS_TRAVEL.search(question):
+        alone_read = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", bill)) <= figures
+        job = None
+        if alone_read and not _ASKS_TRAVEL.search(question):
             rate = re.findall(r"[0-9]+(?:\.[0-9]+)?", travel[0])[-1]
             job = next(iter(listed_prices(question, [p for p in priced if rate not in prices_in(p[1])], embed)), None)
-        out = _valid([_with_travel(job or out[0], question, *travel)] + out, evaluate)
+        share = shared[1] if shared is not None else sharing[0] if sharing and alone_read else None
+        if not sharing or (share is not None and share in sharing):
+            bill = _with_travel(job or bill, question, *travel)
+            out = _valid([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)
     if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Every order has a minimum rental charge of $75": the bill at least that
@@ -465,6 +474,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                   if not _MONEY_BEFORE.search(own[max(0, m.start() - 4):m.start()])}  # "the £75 at FitCo" is an amount
         out = [e for e in out if not set(re.findall(r"[0-9]+(?:\.[0-9]+)?", e)) <= counts
                and not ((bare := _BARE_DIFFERENCE.fullmatch(e)) and counts & set(bare.groups()))]
+    late = late_cancellation(question, [s for _, s in sentences]) if asks_amount(question) else None
+    job = listed_prices(question, priced, embed)[:1] if late is not None else []
+    if job:  # "cancel tomorrow's visit" over "Late cancellations are charged 50% of the visit price": first
+        out = _valid([f"{job[0]} * {late} / 100"] + out, evaluate)
     refund = refund_expression(question, [s for _, s in sentences])
     if refund is not None:  # "I paid £420 ... cancel, it's 10 days away" over "7 to 14 days before: 50% refund": first
         out = _valid([refund] + out, evaluate)
@@ -487,6 +500,18 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 _ASKS_TRAVEL = re.compile(r"\b(?:delivery|travel|mileage|call[\s-]?out)\s+(?:charge|fee|cost|price|be)\b"
                           r"|\bhow\s+much\s+(?:is|will|would)\s+(?:the\s+|your\s+)?(?:delivery|travel|mileage)\b"
                           r"|\b(?:charge|fee|cost)\s+(?:for|of)\s+(?:the\s+)?(?:delivery|travel|mileage)\b", re.IGNORECASE)
+
+
+def _share_of(expression: str) -> tuple[str, str] | None:
+    """(the bill, the count) of `expression` when it is a bill divided by a count ("(140) / 4",
+    "140 / 4"); None otherwise."""
+    try:
+        tree = ast.parse(expression, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Div) and isinstance(tree.right, ast.Constant):
+        return ast.get_source_segment(expression, tree.left) or "", ast.get_source_segment(expression, tree.right) or ""
+    return None
 
 
 def _with_travel(expression: str, question: str, travel: str, distance: str, per_visit: bool) -> str:

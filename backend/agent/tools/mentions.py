@@ -22,6 +22,7 @@ from typing import Sequence
 from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
+from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
@@ -60,6 +61,8 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
                 continue  # "+$25 per device", "$20 off": an adjustment (discounts), no thing's price
             # the words back to the price before it (a list's next line is no name of it)
             before = sentence[prices[i - 1].end() if i else 0:m.start()]
+            if outside_band(question, before):
+                continue  # "Freshwater tank up to 55 gallons: $65" for "a 60 gallon freshwater tank"
             every = norm_words(before[_PER_AFTER.match(before).end():] if _PER_AFTER.match(before) else before)
             # a table's cell is its row's thing under its column: "Full valet: Car €85; Van €120." (€85 a car's full valet)
             row = norm_words(table_row_name(sentence, prices))

@@ -90,3 +90,36 @@ def refund_expression(question: str, sentences: Sequence[str]) -> str | None:
         if _NONE.search(sentence):
             return f"{amount} * 0"
     return None
+
+
+# A charge for cancelling late: "Late cancellations are charged 50% of the visit price", "cancellations with less
+# than 24 hours' notice are charged at 100%".
+_LATE_CHARGE = re.compile(r"\bcancell?ations?\b[^.]{0,80}?\b(?:charged|charge\s+of|fee\s+of|pay)\s+(?:at\s+)?"
+                          r"([0-9]{1,3})\s*%", re.IGNORECASE)
+# The notice a cancellation needs: "at least 48 hours' notice", "24 hours notice".
+_NOTICE = re.compile(r"(?<![\w.])([0-9]+)\s*(hours?|days?)['’]?\s+notice\b", re.IGNORECASE)
+# The question cancels, and how soon: "cancel tomorrow's visit", "cancel today", "cancel ... in 5 hours".
+_CANCELS = re.compile(r"\bcancel\w*\b", re.IGNORECASE)
+_SOON = {"today": Fraction(0), "tonight": Fraction(0), "tomorrow": Fraction(1)}
+_SOON_WORD = re.compile(r"\b(today|tonight|tomorrow)(?:'s)?\b", re.IGNORECASE)
+
+
+def late_cancellation(question: str, sentences: Sequence[str]) -> str | None:
+    """The percentage (as written) of the price a cancellation the `question` makes ("I have to
+    cancel tomorrow's visit ... how much will I be charged?") is charged when it gives less notice
+    than `sentences` ask ("give us at least 48 hours' notice ... Late cancellations are charged 50%
+    of the visit price"); None when it does not cancel, asks back no charge, or gives enough."""
+    text = with_digits(question)
+    if _CANCELS.search(text) is None or _ASKS_REFUND.search(text):
+        return None
+    soon = _SOON_WORD.search(text)
+    left = _SOON[soon.group(1).lower()] if soon else None
+    if left is None:
+        m = _LEFT.search(text)
+        left = None if m is None else _days(m.group(1), m.group(2)) if m.group(1) else _days(m.group(3), m.group(4))
+    if left is None:
+        return None
+    notice = next((m for m in (_NOTICE.search(s) for s in sentences) if m is not None), None)
+    if notice is not None and left >= _days(notice.group(1), notice.group(2)):
+        return None
+    return next((m.group(1) for m in (_LATE_CHARGE.search(s) for s in sentences) if m is not None), None)

@@ -53,6 +53,8 @@ If we clean more than one pond at the same address on one visit, every additiona
 Deposits
 Pond rebuilds need a 30% deposit when you book.
 
+Cancelling a visit: please give us at least 48 hours' notice. Late cancellations are charged 50% of the visit price.
+
 Cancelling a rebuild
 - More than 21 days before: full refund minus a £15 admin fee.
 - 8 to 21 days before: 40% refund.
@@ -207,4 +209,20 @@ def test_a_party_s_extras_and_a_child_named():
 
 def test_the_travel_asked_alone_is_the_travel():
     assert first("Our house is 14 miles from your yard. What's the travel charge?", POOLS) == 6 * 2
+
+
+def test_a_late_cancellation_is_charged_its_share():
+    assert first("ugh I have to cancel tomorrow's clean for my 800 litre garden pond, how much will I be charged?",
+                 POOLS, PLANS) == 40
+    # with enough notice, no charge is worked out of the price
+    assert candidate_expressions("I need to cancel my clean in 5 days, how much will I be charged?",
+                                 [result(POOLS, PLANS)], None, evaluate)[:1] != ["80 * 50 / 100"]
+
+
+def test_travel_before_a_bill_is_shared_and_one_visit_with_extras():
+    assert first("we need a pump service. we live 14 miles from your yard and there are 2 of us splitting the bill "
+                 "evenly, how much each?", POOLS) == Fraction(30 + 6 * 2, 2)
+    # "one visit" is the occasion, not a thing bought; the pond's row by its size, then the extra named
+    assert first("I have a 300 litre garden pond, how much would one visit be if I add the pump service?", POOLS) \
+        == 55 + 30
 

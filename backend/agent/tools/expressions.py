@@ -31,6 +31,9 @@ HellaSwag evaluations). So the program writes the candidates and the model picks
   at the days and times they name: backend.agent.tools.conditions) applied to the first
   candidates, first; with no candidate, to the price the question names (which price of a
   sentence, and how an adjustment is laid on: backend.agent.tools.pricing);
+- travel beyond a free radius (backend.agent.tools.allowances.travel_charge), a plan's visits a
+  month (backend.agent.tools.plans), a refund or a late cancellation's charge
+  (backend.agent.tools.refunds) and a deposit that is a share of the bill, first;
 - each value once, no difference below zero, at most MAX_CANDIDATES.
 
 One operation only: "15% of 80 + 20" gets candidates of one operation each, none of them right.

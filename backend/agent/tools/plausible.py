@@ -24,7 +24,9 @@ check every candidate passes last, whoever wrote it:
   I paid") no price; an hour of the day ("afternoon around 2") counts nothing;
 - a price written only as a price and a count of the question are never added or taken away,
   and the price is divided by the count only for a share or a rate asked ("6.00 / 2" for "Total
-  please" is no bill).
+  please" is no bill); nor a measure of the question ("my 90 gal tank") with a price;
+- a question asking money in words gets a calculation holding a price ("(10 + 2) / 10" for "all
+  10 of us" holds none).
 
 A candidate with a misread figure is dropped; when none is left the program says it could not
 work the amount out, and quotes the closest passage, instead of a wrong total.

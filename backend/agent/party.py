@@ -65,8 +65,9 @@ PEOPLE_COUNTED = re.compile(r"[0-9]+\s+(?:of\s+(?:my|his|her|their|our|us)\s+)?(
                             r"classmates|teammates|of\s+us)\b", re.IGNORECASE)
 
 
-# A child of the party named, not counted: "my son", "our little girl".
-_NAMED_CHILD = re.compile(r"\b(?:my|our)\s+(?:little\s+|youngest\s+|eldest\s+|oldest\s+)?(?:son|daughter|boy|girl)\b",
+# A child of the party named, not counted, with its age: "and my son who's 11", "with our little girl (4)".
+_NAMED_CHILD = re.compile(r"(?:\band|\bwith|\bplus|&|,)\s+(?:my|our)\s+(?:little\s+|youngest\s+|eldest\s+|oldest\s+)?"
+                          r"(?:son|daughter|boy|girl)\b(?=\s*\(\s*(?:age\s+)?[0-9]|,?\s+(?:who'?s|who\s+is|aged?)\s+[0-9])",
                           re.IGNORECASE)
 
 

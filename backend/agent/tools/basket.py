@@ -84,7 +84,10 @@ _ME = re.compile(r"\b(?:me|myself|i)\s*(?:,|and|&|\+)\s*(?=my\b|our\b|[0-9])", r
 _GROWN_UP = re.compile(r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse|mum|mom|dad|mother|"
                        r"father)\b", re.IGNORECASE)
 _CHILDREN = frozenset({"child", "son", "daughter", "teen", "teenager", "toddler", "baby", "junior"})
-_CHILD_NAMED = re.compile(r"\b(?:my|our)\s+(?:little\s+|youngest\s+|eldest\s+|oldest\s+)?(son|daughter|boy|girl|kid|child)\b",
+# (one of the party, with the age it is priced by: "and my son who's 11", "with our daughter (7)"; not "My son is
+# driving us there", "for me and my son? He's 30")
+_CHILD_NAMED = re.compile(r"(?:\band|\bwith|\bplus|&|,)\s+(?:my|our)\s+(?:little\s+|youngest\s+|eldest\s+|oldest\s+)?"
+                          r"(son|daughter|boy|girl|kid|child)\b(?=\s*\(\s*(?:age\s+)?[0-9]|,?\s+(?:who'?s|who\s+is|aged?)\s+[0-9])",
                           re.IGNORECASE)
 _ADULTS = frozenset({"adult", "ticket", "person", "people", "senior", "student", "friend", "guest", "player"})
 # A thing for each of the things counted before: "each in its own box", "each with a waffle cone".

@@ -257,8 +257,9 @@ _PERCENT_DEPOSIT = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]+)?)\s*%\s+(?:non
 def _percentage_deposit(question: str, sentences: Sequence[str]) -> str | None:
     """The percentage (as written) of the bill a deposit the question asks is, when the passages
     take a share of it ("A 25% deposit is taken at booking") and price no deposit of their own."""
-    if _ASKS_DEPOSIT.search(question) is None or any(_deposits_only(s) for s in sentences):
-        return None
+    if _ASKS_DEPOSIT.search(question) is None or any(
+            is_deposit(s, prices, i) for s in sentences for prices in [list(PRICE.finditer(s))] for i in range(len(prices))):
+        return None  # ("plus a £50 deposit per bike": the documents price it)
     found = (_PERCENT_DEPOSIT.search(s) for s in sentences)
     return next((m.group(1) or m.group(2) for m in found if m is not None), None)
 
@@ -278,7 +279,9 @@ def _named_only_for(question: str, sentence: str) -> bool:
         return False
     head, _, rest = re.split(r"[.:;]\s", sentence[:first.start()].rstrip(" :-–"))[-1].partition(" for ")
     asked = norm_words(question)
-    return bool(rest) and not asked & norm_words(head) and bool(asked & norm_words(rest))
+    # (not whom a ticket is for: "Entry for adults: £10" is the adults' price)
+    named = {w for w in asked & norm_words(rest) if not stems(w) & PEOPLE_STEMS}
+    return bool(rest) and not asked & norm_words(head) and bool(named)
 
 
 def _reductions_only(sentence: str) -> bool:
@@ -433,8 +436,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         job = None
         if alone_read and not _ASKS_TRAVEL.search(question):
             rate = re.findall(r"[0-9]+(?:\.[0-9]+)?", travel[0])[-1]
-            job = next(iter(listed_prices(question, [p for p in priced if rate not in prices_in(p[1])], embed)), None)
+            rest = [p for p in priced if rate not in prices_in(p[1])]  # ("for 2 days": 90 * 2, else the price alone)
+            job = next(iter(plausible(_candidates(question, rest, embed, evaluate), question, [t for _, t in sentences])
+                            + listed_prices(question, rest, embed)), None)
         share = shared[1] if shared is not None else sharing[0] if sharing and alone_read else None
+        split = _share_of(job) if job is not None and share is not None else None
+        job = split[0] if split is not None and split[1] == share else job  # ("90 / 4" of "4 of us splitting": 90)
         if not sharing or (share is not None and share in sharing):
             bill = _with_travel(job or bill, question, *travel)
             out = _valid([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)

@@ -25,6 +25,11 @@ _ASKS_TERM = re.compile(r"\b(?:minimum|whole|full|entire)\s+(?:commitment|term|c
                         re.IGNORECASE)
 
 
+# The question counting the visits itself: "2 visits a month", "4 cleans".
+_COUNTS_VISITS = re.compile(r"(?<![\w.])[0-9]+\s+(?:[a-z]+\s+)?(?:visits?|cleans?|sessions?|walks?|lessons?|services?|treatments?)\b",
+                            re.IGNORECASE)
+
+
 def plan_visits(question: str, sentence: str) -> tuple[str, str] | None:
     """(the visits `sentence`'s plan gives in a period, as written; that period: "month") when
     `question` asks the plan's bill for that period or its least term; None otherwise."""
@@ -56,7 +61,7 @@ def over_plan(expression: str, question: str, sentence: str, sentences: Sequence
     ("(115) * (100 - 15) / 100" -> "(115) * (100 - 15) / 100 * 4"); None when the question asks
     no period of the plan."""
     visits = plan_visits(question, sentence)
-    if visits is None:
-        return None
+    if visits is None or _COUNTS_VISITS.search(question):
+        return None  # ("what would 2 visits a month cost on the fortnightly plan?": counted already)
     term = least_term(question, sentences, visits[1])
     return f"{expression} * {visits[0]}" + (f" * {term}" if term is not None else "")

@@ -210,8 +210,9 @@ def _price_sentences(number: str, sentences: Sequence[str]) -> list[str]:
 
 _DEADLINE_BEFORE = re.compile(r"\b(?:in|within|inside|takes?|taking|after|turnaround\s+of)\s+(?:the\s+next\s+|about\s+|around\s+)?$",
                               re.IGNORECASE)
-# A factor of a conversion the question states ("use 1 km = 0.621 miles"): no measure of a thing.
-_CONVERSION_BEFORE = re.compile(r"(?:=|\bis|\bequals)\s*(?:about\s+|roughly\s+)?$", re.IGNORECASE)
+# A factor of a conversion the question states ("use 1 km = 0.621 miles", "a mile is 1.6 km"): no measure of a thing
+# (but "The venue is 30 km away").
+_CONVERSION_BEFORE = re.compile(r"(?:=|\b(?:1|one|a|an)\s+[a-z]+\s+(?:is|equals))\s*(?:about\s+|roughly\s+)?$", re.IGNORECASE)
 
 
 def _only_prices(number: str, sentences: Sequence[str]) -> bool:
@@ -321,6 +322,20 @@ def _timed(clause: str) -> bool:
                for m in _TIMED.finditer(clause))
 
 
+_KM = re.compile(r"\s*-?\s*(?:km|kms|kilomet)", re.IGNORECASE)
+
+
+def _priced_per(clause: str, kind: str, number: str, question: str) -> bool:
+    """Whether `clause` prices per the measure of `kind` the question writes `number` in; a
+    distance in its own unit ("£2 per mile" is no price per km: "30 km away")."""
+    m = re.search(_PER + _PRICED_UNITS[kind], clause, re.IGNORECASE)
+    if m is None or kind != "distance":
+        return m is not None
+    text = with_digits(question)
+    in_km = any(_KM.match(text, found.end()) for found in _occurrences(number, text))
+    return in_km == bool(re.search(r"km|kilomet", m.group(0), re.IGNORECASE))
+
+
 def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[str]) -> bool:
     """Whether a product of `numbers` multiplies two prices none of which the question counts
     ("45 * 20": a second flue's €45 times the €20 Saturday surcharge, for "20 km outside"), or a
@@ -351,7 +366,7 @@ def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[
         for other in numbers:
             kinds = _measures_in_question(other, question) if other != n else set()
             kinds -= {"duration"} if repeats else set()
-            if kinds and not any(_timed(c) if k == "duration" else re.search(_PER + _PRICED_UNITS[k], c, re.IGNORECASE)
+            if kinds and not any(_timed(c) if k == "duration" else _priced_per(c, k, other, question)
                                  for k in kinds for c in clauses):
                 return True  # ("$265 per day, delivery $2 per mile": the day's price is no price per mile)
     return False
@@ -497,7 +512,9 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
         out.append(number)
     # ("90 * 90", "90 / 90": "$90" with "my 90 gal reef tank", a price read where the measure stands; not a
     # length by itself, an area)
-    out.extend(n for n in _with_itself(expression) if n not in out and _measures_in_question(n, question) - {"length", "duration"})
+    out.extend(n for n in _with_itself(expression) if n not in out and any(
+        not any(re.search(_PER + _PRICED_UNITS[kind], s, re.IGNORECASE) for s in _price_sentences(n, sentences))
+        for kind in _measures_in_question(n, question) - {"length", "duration"}))  # ("£3 per kg" for "3 kg of apples")
     for numbers in products:
         if _misread_product(numbers, question, sentences):
             out.extend(n for n in numbers if n not in out)
@@ -505,15 +522,29 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
     return out
 
 
+# A figure written as a price without a sign: "12 CHF", "USD 95", "95 EUR", "Rs. 250", "₹250", "800 kr", "25 per hour".
+_CODE_BEFORE = re.compile(r"(?:\b[A-Z]{3}|\bRs\.?|₹|₽|₩|₺|₪|₴|฿|R\$|kr\.?)\s?$")
+_CODE_AFTER = re.compile(r"\s?(?:[A-Z]{3}\b|kr\b|zł|Kč|₹|€|£|\$)|\s*(?:per|each|a|an|/)\s*[a-z]", re.IGNORECASE)
+
+
+def _price_like(number: str, sentence: str) -> bool:
+    """Whether `sentence` writes `number` as a price, with a sign (pricing.PRICE) or without one
+    (_CODE_BEFORE, _CODE_AFTER)."""
+    if Fraction(number) in _prices(sentence):
+        return True
+    return any(_CODE_BEFORE.search(sentence[:m.start()]) or _CODE_AFTER.match(sentence, m.end())
+               for m in _occurrences(number, sentence))
+
+
 def _holds_price(expression: str, question: str, sentences: Sequence[str]) -> bool:
     """Whether `expression` can be a bill: a figure of it is money the question writes, or a price
-    of the passages, unless every figure is a count of the question and none is multiplied ("(10
-    + 2) / 10" for "8 of us ... 2 more ... all 10 of us" beside "£10 per participant"; "5 * 2"
-    for "my 2 kids want 5 scoops" at £2 each is one)."""
+    of the passages (_price_like), unless every figure is a count of the question and none is
+    multiplied ("(10 + 2) / 10" for "8 of us ... 2 more ... all 10 of us" beside "£10 per
+    participant"; "5 * 2" for "my 2 kids want 5 scoops" at £2 each is one)."""
     figures = expression_figures(expression)
     if any(_money_in_question(n, question) for n in figures):
         return True
-    if not any(Fraction(n) in _prices(s) for n in figures for s in sentences):
+    if not any(_price_like(n, s) for n in figures for s in sentences):
         return False
     products, _ = _positions(expression)
     return bool(products) or not all(_counts_in_question(n, question) for n in figures)

@@ -38,6 +38,8 @@ _NONE = re.compile(r"\bno\s+refund|\bnon[\s-]?refundable\b|\bnothing\s+(?:is\s+)
 _KEPT = re.compile(rf"\b(?:minus|less|after|deducting)\s+(?:an?\s+|the\s+|our\s+)?{SIGNED_PRICE}", re.IGNORECASE)
 
 _HOURS = {"hour": Fraction(1, 24), "day": Fraction(1), "week": Fraction(7)}
+# Where a sentence's windows part: a comma or a semicolon (not in "£1,000"), or "and" before the next.
+_WINDOW_BREAK = re.compile(r"(?<![0-9]),(?![0-9])\s*(?:and\s+)?|;\s*|\s+and\s+(?=(?:a|an|no|full|[0-9]+\s*%)\b)", re.IGNORECASE)
 
 
 def _days(count: str, unit: str) -> Fraction:
@@ -73,7 +75,10 @@ def refund_expression(question: str, sentences: Sequence[str]) -> str | None:
         return None
     amount = next(g for g in paid.groups() if g).replace(",", "")
     days = _days(left.group(1), left.group(2)) if left.group(1) else _days(left.group(3), left.group(4))
-    for sentence in sentences:
+    # each window of a sentence by its clause ("a full refund more than 7 days before, a 50% refund between 3 and 7
+    # days before, and no refund within 72 hours")
+    clauses = [c for s in sentences for c in _WINDOW_BREAK.split(s) if c.strip()]
+    for sentence in clauses:
         window = _window(sentence)
         if window is None:
             continue
@@ -98,8 +103,11 @@ _LATE_CHARGE = re.compile(r"\bcancell?ations?\b[^.]{0,80}?\b(?:charged|charge\s+
                           r"([0-9]{1,3})\s*%", re.IGNORECASE)
 # The notice a cancellation needs: "at least 48 hours' notice", "24 hours notice".
 _NOTICE = re.compile(r"(?<![\w.])([0-9]+)\s*(hours?|days?)['’]?\s+notice\b", re.IGNORECASE)
-# The question cancels, and how soon: "cancel tomorrow's visit", "cancel today", "cancel ... in 5 hours".
-_CANCELS = re.compile(r"\bcancel\w*\b", re.IGNORECASE)
+# The question cancels (not "I might need to cancel", "in case"), and how soon: "I have to cancel tomorrow's visit",
+# "cancelling today" (not "Do you charge if we cancel?").
+_CANCELS = re.compile(r"\b(?:have|need|got|going|want|had)\s+to\s+cancel\b|\bcancell?ing\b|\bcancel(?:led)?\s+"
+                      r"(?:my|our|the|tomorrow|today|tonight|it|this|that)\b", re.IGNORECASE)
+_UNSURE = re.compile(r"\b(?:might|may|could|in\s+case|possibly|maybe)\b[^.?!]*$", re.IGNORECASE)
 _SOON = {"today": Fraction(0), "tonight": Fraction(0), "tomorrow": Fraction(1)}
 _SOON_WORD = re.compile(r"\b(today|tonight|tomorrow)(?:'s)?\b", re.IGNORECASE)
 
@@ -110,7 +118,8 @@ def late_cancellation(question: str, sentences: Sequence[str]) -> str | None:
     than `sentences` ask ("give us at least 48 hours' notice ... Late cancellations are charged 50%
     of the visit price"); None when it does not cancel, asks back no charge, or gives enough."""
     text = with_digits(question)
-    if _CANCELS.search(text) is None or _ASKS_REFUND.search(text):
+    cancels = _CANCELS.search(text)
+    if cancels is None or _UNSURE.search(text[:cancels.start()]) or _ASKS_REFUND.search(text):
         return None
     soon = _SOON_WORD.search(text)
     left = _SOON[soon.group(1).lower()] if soon else None
@@ -119,7 +128,9 @@ def late_cancellation(question: str, sentences: Sequence[str]) -> str | None:
         left = None if m is None else _days(m.group(1), m.group(2)) if m.group(1) else _days(m.group(3), m.group(4))
     if left is None:
         return None
-    notice = next((m for m in (_NOTICE.search(s) for s in sentences) if m is not None), None)
+    # the notice a cancellation needs: of a sentence about cancelling first ("Gluten-free menus need 72 hours' notice")
+    noticed = sorted((s for s in sentences if _NOTICE.search(s)), key=lambda s: not re.search(r"cancel", s, re.IGNORECASE))
+    notice = _NOTICE.search(noticed[0]) if noticed else None
     if notice is not None and left >= _days(notice.group(1), notice.group(2)):
         return None
     return next((m.group(1) for m in (_LATE_CHARGE.search(s) for s in sentences) if m is not None), None)

@@ -226,3 +226,48 @@ def test_travel_before_a_bill_is_shared_and_one_visit_with_extras():
     assert first("I have a 300 litre garden pond, how much would one visit be if I add the pump service?", POOLS) \
         == 55 + 30
 
+
+
+def test_review_of_the_twenty_third_session():
+    # prices written without a sign are prices (the "no price" rule)
+    assert first("How much for 3 day passes?", "Monthly membership: 40 CHF. Day pass: 12 CHF.") == 36
+    assert first("How much for 2 nights?", "Room rate: USD 95 per night.") == 190
+    assert first("How much for 3 thalis?", "Thali: Rs. 250\nLassi: Rs. 80") == 750
+    # whom an entry is for names its price
+    entry = "Entry for adults: £10\nEntry for children: £5"
+    assert first("How much for 2 adults?", entry) == 20
+    assert first("How much for 2 children?", entry) == 10
+    # a quantity times an equal price per that measure
+    assert first("How much for 3 kg of apples?", "FARM SHOP\n\nApples: £3 per kg\nPotatoes: £2 per kg") == 9
+    assert first("How much to sand 20 square metres of floor?", "Floor sanding: £20 per square metre.") == 400
+    # a booking that might be cancelled is priced, not charged for cancelling
+    spa = ("Swedish massage (60 minutes): £60.\nHot stone massage: £75.\nPlease give us at least 48 hours' notice to "
+           "cancel. Late cancellations are charged 50% of the treatment price.")
+    assert first("I'd like to book 2 Swedish massages for tomorrow, and I might need to cancel. How much would that "
+                 "be?", spa) == 120
+    assert first("How much for 2 hot stone massages tomorrow? Do you charge if we cancel?", spa) == 150
+    # a deposit the documents price is not a share of the bill
+    assert first("What's the deposit for 2 bikes?", "Bike hire £30 per day, plus a £50 deposit per bike.\n"
+                 "Group bookings of 10 or more pay a 25% deposit when booking.") == 100
+    # a son who is no ticket
+    tickets = "Adult ticket: £12\nChild ticket: £6"
+    assert first("How much for 2 adults? My son is driving us there.", tickets) == 24
+    assert first("How much for 2 adult tickets for me and my son? He's 30.", tickets) == 24
+    # a plan's visits the question counts itself
+    assert first("What would 2 visits a month cost on the fortnightly plan?", "Standard visit: £115.\n"
+                 "Fortnightly plan: 2 visits per month, 10% off the regular visit price.") == 207
+    # a refund policy in one sentence: each window by its clause
+    policy = ("Cancellations receive a full refund more than 7 days before, a 50% refund between 3 and 7 days before, "
+              "and no refund within 72 hours.")
+    assert first("I paid £300 for the kayak tour and have to cancel, it's 4 days away. How much do I get back?",
+                 policy) == 150
+    assert first("I paid £300 for the kayak tour and have to cancel, it's 10 days away. How much do I get back?",
+                 policy) == 300
+    # travel with the days hired, before a share, and never a price per mile for km
+    hire = "Bouncy castle hire: £90 per day.\nDelivery is free within 10 miles; after that £2 per mile."
+    assert first("How much is the bouncy castle for 2 days? We're 14 miles away.", hire) == 90 * 2 + 4 * 2
+    assert first("We're 14 miles away and 4 of us are splitting the bouncy castle for a day, how much each?", hire) \
+        == Fraction(90 + 8, 4)
+    found = candidate_expressions("The venue is 30 km away, how much for the bouncy castle?", [result(hire)], None,
+                                  evaluate)
+    assert all(evaluate(e).q not in (2700, 60) for e in found)

@@ -78,8 +78,11 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         page.goto("/chat")
         page.wait_for_selector('#connection[data-state="open"]')
         assert page.locator("#tools-badge").is_hidden()
+        assert page.locator("#use-documents").is_enabled() and page.locator("#documents-implied").is_hidden()
         page.check("#use-tools")  # a new chat: the toggle goes with its first message
         page.wait_for_selector("#tools-badge", state="visible")  # the header says tools are on
+        # "Use my documents" has no effect while tools are on (they search the documents as a step)
+        assert page.locator("#use-documents").is_disabled() and page.locator("#documents-implied").is_visible()
 
         page.evaluate(RECORD_FIRST_STEP)
         send(page, QUESTION)

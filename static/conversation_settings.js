@@ -96,6 +96,15 @@
     const badge = document.getElementById("tools-badge");
     if (badge) badge.hidden = !on;
     if (composerTools) composerTools.checked = on;
+    documentsImplied(on);
+  }
+
+  // With tools on, a turn searches the documents as a step: "Use my documents" has no effect then.
+  function documentsImplied(on) {
+    const documents = document.getElementById("use-documents");
+    const note = document.getElementById("documents-implied");
+    if (documents) documents.disabled = on;
+    if (note) note.hidden = !on;
   }
 
   function csrf() {
@@ -148,6 +157,7 @@
       const on = composerTools.checked;
       const badge = document.getElementById("tools-badge");
       if (badge) badge.hidden = !on;
+      documentsImplied(on);
       if (!conversationId()) return;
       const response = await fetch(url(), {
         method: "PATCH",

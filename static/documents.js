@@ -445,7 +445,9 @@
           notice.hidden = false;
         }
       } finally {
-        toggle.disabled = false;
+        // (still off while tools are on: they search the documents as a step)
+        const tools = document.getElementById("use-tools");
+        toggle.disabled = Boolean(tools && tools.checked);
       }
     });
   }

@@ -337,6 +337,7 @@ def test_a_new_chat_can_start_with_tools_on_from_its_first_message(client, fake)
     assert 'id="setting-agent_tools"' in client.get("/admin").text
     app_state(client).runtime_settings.update({"agent_tools": "everyone"}, actor_id=None)
     assert re.search(r'<input type="checkbox" id="use-tools" role="switch">', client.get("/chat").text)
+    assert re.search(r'id="use-documents" role="switch" aria-describedby="documents-implied">', client.get("/chat").text)
     assert 'id="tools-hint"' not in client.get("/chat").text
     # "6 times 7" names its operation: the program writes the one candidate (6 * 7 and 7 * 6 are
     # one choice), chosen in the model's step without a request; the program states it.
@@ -360,6 +361,11 @@ def test_a_new_chat_can_start_with_tools_on_from_its_first_message(client, fake)
         assert stored() is True
         assert re.search(r'<input type="checkbox" id="use-tools" role="switch" checked>',
                          client.get(f"/c/{conversation_id}").text)
+        # "Use my documents" has no effect while tools are on (they search the documents as a step): it says so
+        page = client.get(f"/c/{conversation_id}").text
+        assert re.search(r'<input type="checkbox" id="use-documents" role="switch" aria-describedby="documents-implied"'
+                         r' disabled>', page)
+        assert re.search(r'<span class="doc-implied" id="documents-implied">\(the tools search them\)</span>', page)
         fake.replies = [["Plain."], ["Plain again."]]
         ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": conversation_id,
                       "text": "thanks", "use_tools": False})

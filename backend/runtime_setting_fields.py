@@ -111,6 +111,10 @@ def field_specs(max_tokens_limit: int) -> tuple[FieldSpec, ...]:
                   "SmolLM2-135M); one_call: one tool call on every turn, then the answer; auto: the "
                   "model chooses tools or the answer at every step (capable models).",
                   choices=AGENT_POLICIES, group="agent"),
+        FieldSpec("default_frequency_penalty", "Frequency penalty (chat)", "float",
+                  "Taken off a token's score once per time the reply has used it, so that a small model does "
+                  "not repeat itself to the token limit; 0 turns it off. The API uses the client's.",
+                  0.0, 2.0, group="sampling"),
     )
 
 

@@ -43,7 +43,9 @@ class RuntimeSettings:
     system_prompt: None keeps the chat template's own default system prompt.
     default_max_tokens: reply length (tokens) when a request names none; <= max_max_tokens.
     max_max_tokens: the most a request may ask for (the API refuses more; chat uses the default).
-    default_temperature: [0, 2]; default_top_p: (0, 1].
+    default_temperature: [0, 2]; default_top_p: (0, 1]; default_frequency_penalty: [0, 2], the chat
+        replies' (OpenAI's frequency_penalty: a token's logit less it once per time the reply has
+        used it), the free text only (an agent run's calls and grammar-bound answers take none).
     requests_per_minute, tokens_per_day (prompt + completion, per UTC day),
     max_concurrent_generations: per user; 0 means unlimited.
     signup_mode: "open" | "approval" | "closed".
@@ -93,6 +95,7 @@ class RuntimeSettings:
     agent_default_wall_s: int = 120
     agent_max_wall_s: int = 120
     agent_policy: str = "planned"
+    default_frequency_penalty: float = 0.0
 
     @classmethod
     def from_settings(
@@ -111,6 +114,7 @@ class RuntimeSettings:
             max_max_tokens=max_max,
             default_temperature=settings.temperature,
             default_top_p=settings.top_p,
+            default_frequency_penalty=settings.frequency_penalty,
             requests_per_minute=0,
             tokens_per_day=0,
             max_concurrent_generations=0,

@@ -41,7 +41,8 @@ class Settings:
 
     database_url: a plain SQLAlchemy URL (``sqlite:///path.db``, ``postgresql://...``).
     system_prompt: None keeps the chat template's own default system prompt.
-    max_tokens, temperature, top_p: sampling defaults for every reply.
+    max_tokens, temperature, top_p: sampling defaults for every reply; frequency_penalty: the chat
+        replies' (OpenAI semantics, [0, 2]; the /v1 API takes the client's, 0 by default).
     session_ttl_s: log-in session lifetime in seconds.
     max_waiting_requests, max_waiting_prompt_tokens: the admission queue's bounds (requests
         admitted but not yet given a first token, and their prompt tokens); past them a new
@@ -86,6 +87,7 @@ class Settings:
     max_tokens: int = 512
     temperature: float = 0.7
     top_p: float = 0.95
+    frequency_penalty: float = 0.3
     session_ttl_s: int = 14 * 24 * 3600
     cookie_secure: bool = False
     allowed_origins: tuple[str, ...] = field(default_factory=tuple)
@@ -136,6 +138,8 @@ class Settings:
             raise SettingsError(f"CRESCENT_TEMPERATURE must be in [0, 2], got {self.temperature}")
         if not 0.0 < self.top_p <= 1.0:
             raise SettingsError(f"CRESCENT_TOP_P must be in (0, 1], got {self.top_p}")
+        if not 0.0 <= self.frequency_penalty <= 2.0:
+            raise SettingsError(f"CRESCENT_FREQUENCY_PENALTY must be in [0, 2], got {self.frequency_penalty}")
         if self.session_ttl_s < 60:
             raise SettingsError(f"CRESCENT_SESSION_TTL_S must be >= 60, got {self.session_ttl_s}")
         if self.max_waiting_requests < 1:
@@ -199,6 +203,8 @@ class Settings:
             kwargs["temperature"] = _parse(env, "CRESCENT_TEMPERATURE", float)
         if "CRESCENT_TOP_P" in env:
             kwargs["top_p"] = _parse(env, "CRESCENT_TOP_P", float)
+        if "CRESCENT_FREQUENCY_PENALTY" in env:
+            kwargs["frequency_penalty"] = _parse(env, "CRESCENT_FREQUENCY_PENALTY", float)
         if "CRESCENT_SESSION_TTL_S" in env:
             kwargs["session_ttl_s"] = _parse(env, "CRESCENT_SESSION_TTL_S", int)
         if "COOKIE_SECURE" in env:

@@ -161,7 +161,8 @@ class ChatService:
         `user_id`'s prefix-cache salt."""
         s = settings or self._runtime.get()
         return GenerationParams(max_tokens=s.default_max_tokens, temperature=s.default_temperature,
-                                top_p=s.default_top_p, cache_salt=self.cache_salt(user_id))
+                                top_p=s.default_top_p, frequency_penalty=s.default_frequency_penalty,
+                                cache_salt=self.cache_salt(user_id))
 
     def cache_salt(self, user_id: str) -> str:
         return self.generations.cache_salt(user_id)

@@ -506,11 +506,13 @@ async def test_admin_settings_apply_to_the_next_turn_without_a_restart(session_f
     chat = ChatService(session_factory, generator, settings, flush_interval_s=0.0, runtime_settings=store)
     first = await collect(chat.send(users[0].id, "c-1", None, "hello"))
     store.update({"system_prompt": "Answer in French.", "default_temperature": "1.1", "default_top_p": 0.5,
-                  "default_max_tokens": 33}, actor_id=None)
+                  "default_max_tokens": 33, "default_frequency_penalty": 0}, actor_id=None)
     await collect(chat.send(users[0].id, "c-2", first[0].conversation_id, "again"))
     before, after = generator.calls
     assert before.messages[0] == ChatMessage("system", "You are terse.")
     assert (before.params.max_tokens, before.params.temperature, before.params.top_p) == (64, 0.3, 0.9)
+    # a chat reply is kept from repeating itself by default (the environment's 0.3)
+    assert (before.params.frequency_penalty, after.params.frequency_penalty) == (0.3, 0.0)
     assert after.messages[0] == ChatMessage("system", "Answer in French.")
     assert (after.params.max_tokens, after.params.temperature, after.params.top_p) == (33, 1.1, 0.5)
     store.update({"system_prompt": ""}, actor_id=None)  # back to the chat template's default

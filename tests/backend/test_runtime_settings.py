@@ -29,7 +29,7 @@ def test_defaults_come_from_the_environment(store):
     assert store.get() == RuntimeSettings(
         system_prompt="From the environment.", default_max_tokens=256, max_max_tokens=2048,
         default_temperature=0.6, default_top_p=0.9, requests_per_minute=0, tokens_per_day=0,
-        max_concurrent_generations=0, signup_mode="open",
+        max_concurrent_generations=0, signup_mode="open", default_frequency_penalty=0.3,
     )  # fmt: skip
 
 
@@ -50,6 +50,8 @@ def test_without_a_context_length_the_maximum_is_generous(session_factory):
         ("default_temperature", "nan", "Default temperature must be a finite number, got nan"),
         ("default_top_p", 0, "Default top-p must be in (0, 1], got 0"),
         ("default_top_p", "1.5", "Default top-p must be in (0, 1], got 1.5"),
+        ("default_frequency_penalty", 2.5, "Frequency penalty (chat) must be in [0, 2], got 2.5"),
+        ("default_frequency_penalty", -0.1, "Frequency penalty (chat) must be in [0, 2], got -0.1"),
         ("requests_per_minute", -1, "Requests per minute must be in [0, 100000], got -1"),
         ("tokens_per_day", 1.5, "Tokens per day must be a whole number, got 1.5"),
         ("max_concurrent_generations", True, "Concurrent generations must be a number"),

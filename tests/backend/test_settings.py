@@ -26,6 +26,7 @@ def test_from_env_reads_every_variable():
             "CRESCENT_MAX_TOKENS": "64",
             "CRESCENT_TEMPERATURE": "0",
             "CRESCENT_TOP_P": "0.5",
+            "CRESCENT_FREQUENCY_PENALTY": "0.4",
             "CRESCENT_SESSION_TTL_S": "3600",
             "COOKIE_SECURE": "1",
             "CRESCENT_ALLOWED_ORIGINS": "https://a.example, https://b.example/ ,",
@@ -37,6 +38,7 @@ def test_from_env_reads_every_variable():
     assert (s.host, s.port, s.model_path) == ("0.0.0.0", 9000, "/models/x.gguf")
     assert s.system_prompt == "Be brief."
     assert (s.max_tokens, s.temperature, s.top_p, s.session_ttl_s) == (64, 0.0, 0.5, 3600)
+    assert s.frequency_penalty == 0.4
     assert s.cookie_secure is True
     assert s.allowed_origins == ("https://a.example", "https://b.example")
 
@@ -49,6 +51,7 @@ def test_from_env_reads_every_variable():
         ({"CRESCENT_MAX_TOKENS": "0"}, "CRESCENT_MAX_TOKENS"),
         ({"CRESCENT_TEMPERATURE": "-1"}, "CRESCENT_TEMPERATURE"),
         ({"CRESCENT_TOP_P": "0"}, "CRESCENT_TOP_P"),
+        ({"CRESCENT_FREQUENCY_PENALTY": "3"}, "CRESCENT_FREQUENCY_PENALTY"),
         ({"CRESCENT_SESSION_TTL_S": "5"}, "CRESCENT_SESSION_TTL_S"),
         ({"COOKIE_SECURE": "maybe"}, "COOKIE_SECURE"),
         ({"DATABASE_URL": "not a url"}, "DATABASE_URL"),

@@ -523,17 +523,20 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
 
 
 # A figure written as a price without a sign: "12 CHF", "USD 95", "95 EUR", "Rs. 250", "₹250", "800 kr", "25 per hour".
+# (a rate with no currency at all, "25 per hour", only where the passages write no price with a sign)
 _CODE_BEFORE = re.compile(r"(?:\b[A-Z]{3}|\bRs\.?|₹|₽|₩|₺|₪|₴|฿|R\$|kr\.?)\s?$")
-_CODE_AFTER = re.compile(r"\s?(?:[A-Z]{3}\b|kr\b|zł|Kč|₹|€|£|\$)|\s*(?:per|each|a|an|/)\s*[a-z]", re.IGNORECASE)
+_CODE_AFTER = re.compile(r"\s?(?:[A-Z]{3}\b|kr\b|zł|Kč|₹|€|£|\$)")
+_RATE_AFTER = re.compile(r"\s*(?:per|each|/)\s*[a-z]", re.IGNORECASE)
 
 
-def _price_like(number: str, sentence: str) -> bool:
-    """Whether `sentence` writes `number` as a price, with a sign (pricing.PRICE) or without one
-    (_CODE_BEFORE, _CODE_AFTER)."""
+def _price_like(number: str, sentence: str, signed: bool) -> bool:
+    """Whether `sentence` writes `number` as a price, with a sign (pricing.PRICE) or a currency's
+    code or symbol (_CODE_BEFORE, _CODE_AFTER), or, when the passages are not `signed` (no price
+    with a sign anywhere), as a rate ("25 per hour")."""
     if Fraction(number) in _prices(sentence):
         return True
     return any(_CODE_BEFORE.search(sentence[:m.start()]) or _CODE_AFTER.match(sentence, m.end())
-               for m in _occurrences(number, sentence))
+               or (not signed and _RATE_AFTER.match(sentence, m.end())) for m in _occurrences(number, sentence))
 
 
 def _holds_price(expression: str, question: str, sentences: Sequence[str]) -> bool:
@@ -544,7 +547,8 @@ def _holds_price(expression: str, question: str, sentences: Sequence[str]) -> bo
     figures = expression_figures(expression)
     if any(_money_in_question(n, question) for n in figures):
         return True
-    if not any(_price_like(n, s) for n in figures for s in sentences):
+    signed = any(PRICE.search(s) for s in sentences)
+    if not any(_price_like(n, s, signed) for n in figures for s in sentences):
         return False
     products, _ = _positions(expression)
     return bool(products) or not all(_counts_in_question(n, question) for n in figures)

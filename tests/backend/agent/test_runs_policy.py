@@ -25,9 +25,11 @@ async def test_one_call_forces_one_call_then_answers_without_tools(make_runner, 
     generator = ScriptedGenerator([[ADD], ["It is ", "5."]])
     result = await make_runner(generator, policy=POLICY_ONE_CALL).run(
         conversation_id=turn.conversation_id, user_id=turn.user_id, message_id=turn.message_id,
-        messages=QUESTION, params=GenerationParams(max_tokens=100, temperature=0.7), stop=stop)
+        messages=QUESTION, params=GenerationParams(max_tokens=100, temperature=0.7, frequency_penalty=0.3), stop=stop)
     assert (result.status, result.text) == ("done", "It is 5.")
     first, answer = generator.calls[0].params, generator.calls[1].params
+    # the chat's frequency penalty is for free words: none on the call (its quotes and digits are no repetition)
+    assert (first.frequency_penalty, answer.frequency_penalty) == (0.0, 0.3)
     format_ = first.structured_output.tool_calls
     assert (format_.required, format_.parallel) == (True, False)
     assert {f.name for f in first.tools} >= {"add", "search_documents"}

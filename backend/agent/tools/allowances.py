@@ -54,9 +54,10 @@ _ONE_UNIT = re.compile(r"\b(half\s+an?|an?|one)\s+(hour|minute|day|week|month|mi
 _INCLUDED_IN = re.compile(r"\bincluded\s+in\s+(?:the|your|our|its|any)\s+((?:[a-z-]+\s+){0,2}(?:fee|price|charge|cost|rate))\b",
                           re.IGNORECASE)
 # The allowance: "for 3 hours", "up to 3 hours", "within 5 miles", "a 5-mile radius", "the first 2 hours".
-_ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|covers?)\s+(?:the\s+first\s+|a\s+|an\s+)?"
-                        rf"{AMOUNT}[\s-]*{_UNIT}\b|(?<![\w.,]){AMOUNT}-{_UNIT}\s+(?:radius|limit|allowance)\b",
-                        re.IGNORECASE)
+_ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|covers?|(beyond|over|past|after))\s+"
+                        rf"(?:the\s+first\s+|a\s+|an\s+)?{AMOUNT}[\s-]*{_UNIT}\b"
+                        rf"|(?<![\w.,]){AMOUNT}-{_UNIT}\s+(?:radius|limit|allowance)\b",
+                        re.IGNORECASE)  # ("Beyond 5 miles we charge £1.50 per mile": 5 free)
 _PRICE = re.compile(SIGNED_PRICE)
 _FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost)\b", re.IGNORECASE)
 # The amount a question gives: "for 5 hours", "12 miles away", "I live 8 miles from" (not "the 4-hour package").
@@ -219,7 +220,7 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: st
     None without an allowance or when the amount is within it."""
     for text in context:
         for m in _ALLOWANCE.finditer(text):
-            count, word = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            count, word = (m.group(2), m.group(3)) if m.group(2) else (m.group(4), m.group(5))
             if _unit(word) != unit:
                 continue
             included = count.replace(",", "")
@@ -231,8 +232,8 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: st
             free = _FREE.search(text[max(0, m.start() - NEAR_CHARS):m.end() + NEAR_CHARS])
             extra = (f"({amount} - {included}) * {rate}" if block in (None, "1")
                      else f"ceil(({amount} - {included}) / {block}) * {rate}")  # per block begun
-            if not prices or (free and not prices):
-                return extra if free or not prices else None
+            if not prices or (free and not prices) or m.group(1):  # ("Beyond 5 miles we charge ...": none before)
+                return extra if free or not prices or m.group(1) else None
             base = min(prices, key=lambda p: min(abs(p.end() - m.start()), abs(p.start() - m.end())))
             return f"{base.group(1).replace(',', '')} + {extra}"
     return None

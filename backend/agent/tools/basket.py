@@ -432,8 +432,21 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     for count, thing in basket_items(question):
         if count == OPTIONAL and items and _one_name(items[-1][1], thing, sentences):
             continue  # "4kg wash and fold" over "Wash & fold: £2.50 per kg": one thing, named with "and"
+        if _part_of_name(question, thing, sentences):
+            continue  # "a full groom with haircut for 2 dogs" over "Full groom with haircut: £60 per dog": one thing
         items.append((count if not _served(question, count, thing) or _per_person(thing, sentences) else "1", thing))
     return listed_total(items, sentences, question) if len(items) >= 2 else None
+
+
+def _part_of_name(question: str, thing: str, sentences: Sequence[str]) -> bool:
+    """Whether `thing` follows a word of `question` joined by "with", "and", "&" or "plus" as one
+    name of the documents joins them ("groom with haircut": "Full groom with haircut: £60";
+    "bath and brush": "Bath and brush (large dog): £50")."""
+    first = thing.split()[0]
+    m = re.search(rf"([\w'-]+)\s+(?:with|and|&|plus)\s+(?:the\s+|a\s+)?{re.escape(first)}\b", question, re.IGNORECASE)
+    return m is not None and any(
+        re.search(rf"\b{re.escape(m.group(1))}\s+(?:with|and|&)\s+{re.escape(first)}", sentence, re.IGNORECASE)
+        for sentence in sentences)
 
 
 def _one_name(before: str, thing: str, sentences: Sequence[str]) -> bool:

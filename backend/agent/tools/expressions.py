@@ -49,7 +49,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits, without_pictographs
+from backend.agent.numerals import AMOUNT, NUMBER_RE, SIGNED_PRICE, with_digits, without_pictographs
 from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_difference, asks_money, asks_how_many, asks_saving, asks_total,
                                       named_operations, names_a_length, names_a_size, names_an_edition, sizes, sizes_alone)
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
@@ -245,8 +245,11 @@ _OPERAND_AMOUNT = re.compile(r"(?:\bof|\bsplit(?:ting)?|\bto|\boff|\bdivide)\s+(
 
 
 # The deposit as the amount asked: "how much is the deposit for an e-bike", "what's the deposit?".
-_ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b",
-                           re.IGNORECASE)
+_ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b"
+                           r"|\bhow\s+much\s+(?:of\s+a\s+)?deposit\b", re.IGNORECASE)  # ("how much deposit do I pay")
+# A bill the question states: "my total bill is £180", "a bill of £100", "the total comes to $240".
+_STATED_BILL = re.compile(rf"\b(?:bill|total|cost|price|quote)\b[^.?!$€£¥]{{0,25}}?(?:is|of|=|comes?\s+to|was|will\s+be)\s+"
+                          rf"(?:about\s+)?{SIGNED_PRICE}", re.IGNORECASE)
 
 
 # A deposit that is a share of the bill: "A 25% deposit is taken at booking", "a deposit of 30%".
@@ -371,7 +374,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     sentences = with_answers(in_major_units(passage_sentences(results)))
     share = _percentage_deposit(question, [s for _, s in sentences])
     if share is not None:  # "how much is the deposit" over "A 25% deposit is taken at booking": that share of the bill
-        bill = candidate_expressions(_ASKS_DEPOSIT.sub("how much is the total", question), results, embed, evaluate)
+        stated = _STATED_BILL.search(question)  # ("if my total bill is £180 including VAT": that bill)
+        bill = ([stated.group(1).replace(",", "")] if stated is not None else
+                candidate_expressions(_ASKS_DEPOSIT.sub("how much is the total", question), results, embed, evaluate))
         if bill:
             return _valid([f"({e}) * {share} / 100" for e in bill], evaluate)
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
@@ -399,7 +404,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     adjusting = {c[2] for c in surcharges} | ({discount[1]} if discount else set())
     names = sorted({h for h, _ in sentences})
     unadjusted = [s for s in named if s not in adjusting]
-    basket = basket_expression(question, named) or mentioned_total(question, unadjusted, names)
+    # (a distance charged as travel beyond an allowance is no thing of the basket: it is added after the discounts)
+    ahead = travel_charge(question, [s for _, s in sentences])
+    listing = re.sub(rf"(?<![\w.]){re.escape(ahead[1])}\s*-?\s*(?:miles?|mi|km|kilomet\w*)\b", " ", question) if ahead else question
+    basket = basket_expression(listing, named) or mentioned_total(question, unadjusted, names)
     weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
     if weighed is not None:
         out = _valid([weighed] + out, evaluate)
@@ -423,6 +431,26 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         term = f"{fee} * {times}" if times is not None and times in re.findall(r"[0-9]+", out[0]) else fee
         out = _valid([f"{out[0]} + {term}"] + out, evaluate)  # first
         alone = False
+    if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
+        minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
+        # "Every order has a minimum rental charge of $75": the bill at least that
+        out = _valid([with_order_minimum(minimum, priced, evaluate), minimum] + out, evaluate)
+    if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
+        out = _valid([surcharged(e, [c for c in surcharges if c[0] != "-" or reached(e, c[3], evaluate)], question)
+                      for e in out[:MAX_DISCOUNTED]] + out, evaluate)
+    if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
+        # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
+        template = "({e}) * {p} / 100" if asks_saving(question) else "({e}) * (100 - {p}) / 100"
+        # "Orders over €150 get 10% off": only a total over it
+        spent = [e for e in out[:MAX_DISCOUNTED] if reached(e, discount[2], evaluate)]
+        # (a discount from a day on: "15% off ... from the 3rd day onwards" takes off only those days' share)
+        saving = asks_saving(question)
+        out = _valid([_from_day_on(e, discount, question, saving) or template.format(e=e, p=discount[0]) for e in spent]
+                     + out, evaluate)
+        # "the monthly cost for the weekly plan" over "Weekly plan: 4 visits per month, 15% off": 4 visits, first
+        planned = over_plan(out[0], question, discount[1], [s for _, s in sentences]) if out and spent else None
+        out = _valid([planned] + out, evaluate) if planned is not None else out
+    # travel after the bill's discounts and surcharges ("travel charge is not discounted"), before its tax
     travel = (travel_charge(question, [s for _, s in sentences])
               if out and asks_amount(question) and not asks_how_many(question) else None)
     # (a bill shared: the travel before the share, "(140 + (18 - 10) * 1.50) / 4" for "4 of us splitting the bill")
@@ -445,25 +473,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         if not sharing or (share is not None and share in sharing):
             bill = _with_travel(job or bill, question, *travel)
             out = _valid([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)
-    if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
-        minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
-        # "Every order has a minimum rental charge of $75": the bill at least that
-        out = _valid([with_order_minimum(minimum, priced, evaluate), minimum] + out, evaluate)
-    if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
-        out = _valid([surcharged(e, [c for c in surcharges if c[0] != "-" or reached(e, c[3], evaluate)], question)
-                      for e in out[:MAX_DISCOUNTED]] + out, evaluate)
-    if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
-        # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
-        template = "({e}) * {p} / 100" if asks_saving(question) else "({e}) * (100 - {p}) / 100"
-        # "Orders over €150 get 10% off": only a total over it
-        spent = [e for e in out[:MAX_DISCOUNTED] if reached(e, discount[2], evaluate)]
-        # (a discount from a day on: "15% off ... from the 3rd day onwards" takes off only those days' share)
-        saving = asks_saving(question)
-        out = _valid([_from_day_on(e, discount, question, saving) or template.format(e=e, p=discount[0]) for e in spent]
-                     + out, evaluate)
-        # "the monthly cost for the weekly plan" over "Weekly plan: 4 visits per month, 15% off": 4 visits, first
-        planned = over_plan(out[0], question, discount[1], [s for _, s in sentences]) if out and spent else None
-        out = _valid([planned] + out, evaluate) if planned is not None else out
     # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
     paid = [c for c in own_costs(question) if Fraction(c) not in listed] if out and asks_amount(
         question) and not asks_how_many(question) else []

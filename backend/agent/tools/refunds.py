@@ -21,19 +21,23 @@ from backend.agent.numerals import SIGNED_PRICE, with_digits
 # The question asks what comes back.
 _ASKS_REFUND = re.compile(r"\b(?:get\s+back|refund(?:ed)?|money\s+back|back\s+if\s+I\s+cancel)\b", re.IGNORECASE)
 # What the question says was paid: "I paid £420", "we've paid $300", "it cost me £420".
-_PAID = re.compile(rf"\b(?:paid|spent|cost\s+(?:me|us))\s+(?:about\s+)?{SIGNED_PRICE}", re.IGNORECASE)
+_PAID = re.compile(rf"\b(?:paid|spent|cost\s+(?:me|us))\s+(?:about\s+)?(?:a\s+|an\s+|the\s+|my\s+)?{SIGNED_PRICE}", re.IGNORECASE)
 # How long before the booking the question cancels: "it's 10 days away", "in 10 days", "10 days before".
 _UNIT = r"(hours?|days?|weeks?)"
 _LEFT = re.compile(rf"(?<![\w.])([0-9]+)\s*{_UNIT}\s+(?:away|before|ahead|to\s+go|from\s+now|'?\s*notice|until|till)\b"
                    rf"|\bin\s+([0-9]+)\s*{_UNIT}\b", re.IGNORECASE)
 # A window's span: "more than 14 days", "7 to 14 days", "7-14 days", "less than 7 days", "at least 48 hours".
-_MORE = re.compile(rf"\b(?:more\s+than|over|at\s+least|(?<![\w-])([0-9]+)\s*\+)\s*([0-9]+)?\s*{_UNIT}", re.IGNORECASE)
+_MORE = re.compile(rf"\b(?:more\s+than|over|at\s+least|(?<![\w-])([0-9]+)\s*(?:\+|or\s+more))\s*([0-9]+)?\s*{_UNIT}",
+                   re.IGNORECASE)  # ("7 or more days before")
 _SPAN = re.compile(rf"(?<![\w.])([0-9]+)\s*(?:to|-|–|and)\s*([0-9]+)\s*{_UNIT}", re.IGNORECASE)
 _LESS = re.compile(rf"\b(?:less\s+than|under|fewer\s+than|within)\s+([0-9]+)\s*{_UNIT}", re.IGNORECASE)
 # What it refunds.
 _FULL = re.compile(r"\bfull\s+refund\b|\brefund(?:ed)?\s+in\s+full\b|\b100\s*%\s+refund", re.IGNORECASE)
-_SHARE = re.compile(r"(?<![\w.])([0-9]{1,2})\s*%\s+(?:refund|back)\b|\brefund\s+of\s+([0-9]{1,2})\s*%", re.IGNORECASE)
-_NONE = re.compile(r"\bno\s+refund|\bnon[\s-]?refundable\b|\bnothing\s+(?:is\s+)?refunded\b", re.IGNORECASE)
+_SHARE = re.compile(r"(?<![\w.])([0-9]{1,2})\s*%\s+(?:refund|back)\b|\brefund\s+of\s+([0-9]{1,2})\s*%"
+                    r"|(?<![\w.])([0-9]{1,2})\s*%\s+(?:of\s+(?:the|your)\s+[a-z]+\s+)?(?:is\s+|will\s+be\s+)?refunded\b",
+                    re.IGNORECASE)  # ("50% of the deposit is refunded")
+_NONE = re.compile(r"\bno\s+refund|\bnon[\s-]?refundable\b|\bnothing\s+(?:is\s+)?refunded\b|\bnot\s+refunded\b",
+                   re.IGNORECASE)
 # A fee kept back: "minus a £10 admin fee", "less a £15 fee".
 _KEPT = re.compile(rf"\b(?:minus|less|after|deducting)\s+(?:an?\s+|the\s+|our\s+)?{SIGNED_PRICE}", re.IGNORECASE)
 
@@ -91,7 +95,7 @@ def refund_expression(question: str, sentences: Sequence[str]) -> str | None:
             return f"{amount}{fee}"
         share = _SHARE.search(sentence)
         if share is not None:
-            return f"{amount} * {share.group(1) or share.group(2)} / 100{fee}"
+            return f"{amount} * {share.group(1) or share.group(2) or share.group(3)} / 100{fee}"
         if _NONE.search(sentence):
             return f"{amount} * 0"
     return None

@@ -271,3 +271,45 @@ def test_review_of_the_twenty_third_session():
     found = candidate_expressions("The venue is 30 km away, how much for the bouncy castle?", [result(hire)], None,
                                   evaluate)
     assert all(evaluate(e).q not in (2700, 60) for e in found)
+
+
+GROOMER = """Suds & Snips Mobile Dog Grooming - Prices
+
+Services
+- Bath and brush (small dog): £30 per dog
+- Bath and brush (large dog): £45 per dog
+- Full groom with haircut: £55 per dog
+- Nail clipping only: £10 per dog
+
+Travel charge
+Travel is free within 4 miles of our yard. Beyond 4 miles we charge £2 per mile for every mile beyond the first 4 miles.
+
+Multi-dog discount
+Book 3 or more dogs at the same visit and get 10% off the grooming total (travel is not discounted).
+
+Deposit
+A deposit of 20% of the total bill is required when booking.
+
+Cancellation and refunds
+Cancel 7 or more days before the appointment: full refund of the deposit.
+Cancel 2 to 6 days before the appointment: 50% of the deposit is refunded.
+Cancel less than 2 days before the appointment: the deposit is not refunded."""
+
+
+def test_the_new_user_pass_of_the_twenty_third_session():
+    # a refund of what the customer says he paid, by the window of days before
+    assert first("I paid a £40 deposit and I cancel 4 days before the appointment. How much do I get back?",
+                 GROOMER) == 20
+    assert first("I paid a £40 deposit and cancel 10 days before, how much do I get back?", GROOMER) == 40
+    assert first("I paid a £40 deposit and cancel 1 day before the appointment. How much do I get back?",
+                 GROOMER) == 0
+    # a deposit as a share of a bill the question states
+    assert first("If my total bill is £180, how much deposit do I have to pay?", GROOMER) == 36
+    # "Beyond 4 miles we charge £2 per mile": the first 4 free
+    assert first("What is the travel charge if I live 20 miles away?", GROOMER) == 32
+    # a name joined by "with" or "and" is one thing ("Full groom with haircut", "Bath and brush")
+    assert first("How much is a full groom with haircut for 2 dogs?", GROOMER) == 110
+    assert first("How much is a bath and brush for 2 large dogs?", GROOMER) == 90
+    # the travel after the discount, which it is not part of
+    assert first("3 large dogs bath and brush, 12 miles away, total including travel?", GROOMER) \
+        == Fraction(3 * 45 * 90, 100) + 8 * 2

@@ -45,7 +45,8 @@ class RuntimeSettings:
     max_max_tokens: the most a request may ask for (the API refuses more; chat uses the default).
     default_temperature: [0, 2]; default_top_p: (0, 1]; default_frequency_penalty: [0, 2], the chat
         replies' (OpenAI's frequency_penalty: a token's logit less it once per time the reply has
-        used it), the free text only (an agent run's calls and grammar-bound answers take none).
+        used it), on the free text only: an agent step that offers tools (it may write a call; under
+        the "auto" policy every step does) or must state a value takes none.
     requests_per_minute, tokens_per_day (prompt + completion, per UTC day),
     max_concurrent_generations: per user; 0 means unlimited.
     signup_mode: "open" | "approval" | "closed".

@@ -103,7 +103,10 @@
   function documentsImplied(on) {
     const documents = document.getElementById("use-documents");
     const note = document.getElementById("documents-implied");
-    if (documents) documents.disabled = on;
+    if (documents) {
+      documents.disabled = on;
+      documents.classList.toggle("implied", on);
+    }
     if (note) note.hidden = !on;
   }
 

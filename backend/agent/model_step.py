@@ -136,8 +136,9 @@ class ModelSteps:
                 room = max(1, min(max(params.max_tokens, CALL_MAX_TOKENS), meter.tokens_left()))
                 step_params = replace(step_params, temperature=0.0, max_tokens=room)
         if functions or (step_params.structured_output is not None and step_params.structured_output.regex != ANSWER_PATTERN):
-            # a call, or an answer bound to state a value: no penalty on repeating (a call's quotes and an
-            # expression's digits are no repetition); the chat's frequency penalty is for free words
+            # a step that may write a call (every step under the "auto" policy), or an answer bound to state a
+            # value: no penalty on repeating (a call's quotes and an expression's digits are no repetition); the
+            # chat's frequency penalty is for free words
             step_params = replace(step_params, frequency_penalty=0.0, presence_penalty=0.0)
         request_id = f"{run_id}:{index}"
         raw: list[str] = []

@@ -364,7 +364,7 @@ def test_a_new_chat_can_start_with_tools_on_from_its_first_message(client, fake)
         # "Use my documents" has no effect while tools are on (they search the documents as a step): it says so
         page = client.get(f"/c/{conversation_id}").text
         assert re.search(r'<input type="checkbox" id="use-documents" role="switch" aria-describedby="documents-implied"'
-                         r' disabled>', page)
+                         r' class="implied" disabled>', page)
         assert re.search(r'<span class="doc-implied" id="documents-implied">\(the tools search them\)</span>', page)
         fake.replies = [["Plain."], ["Plain again."]]
         ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": conversation_id,

@@ -103,7 +103,9 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             if ranked and rank.get(sentence, MAX_RANKED) >= MAX_RANKED:
                 break  # "It's been 4 hours, how much is a day pass?": not about the hire
             # the sentence before when it is about the same thing ("Private hire ... £240 for 3 hours. Each extra hour")
-            before = [sentences[i - 1]] if i and _shared(sentences[i - 1], sentence, unit) else []
+            # (and always for a sentence opening with its allowance: "Beyond 5 miles, we charge £1.20 per additional mile")
+            opens = re.match(r"\W*(?:beyond|over|past|after)\s+[0-9]", sentence, re.IGNORECASE) is not None
+            before = [sentences[i - 1]] if i and (opens or _shared(sentences[i - 1], sentence, unit)) else []
             context = [sentence[:rate.start()]] + before
             expression = _beyond(context, unit, amount, price, block)
             included = _INCLUDED_IN.search(sentence[:rate.start()])
@@ -218,6 +220,7 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: st
     """The cost of `amount` units at `rate` beyond the allowance of `unit` the `context` (the
     rate's sentence before it, then the sentence before) gives, with its price when next to it;
     None without an allowance or when the amount is within it."""
+    opened = None  # an allowance opening the rate's sentence ("Beyond 5 miles we charge ..."): its count
     for text in context:
         for m in _ALLOWANCE.finditer(text):
             count, word = (m.group(2), m.group(3)) if m.group(2) else (m.group(4), m.group(5))
@@ -226,17 +229,20 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: st
             included = count.replace(",", "")
             if Fraction(amount) <= Fraction(included):
                 return None
+            extra = (f"({amount} - {included}) * {rate}" if block in (None, "1")
+                     else f"ceil(({amount} - {included}) / {block}) * {rate}")  # per block begun
+            if m.group(1):  # ("After 2 hours, each extra hour is £3": the allowance's price may be the sentence before's)
+                opened = opened or extra
+                continue
             # the allowance's price: the nearest within NEAR_CHARS ("£240 for 3 hours"); "free" next to it: none
             prices = [p for p in _PRICE.finditer(text) if min(abs(p.end() - m.start()), abs(p.start() - m.end()))
                       <= NEAR_CHARS]
             free = _FREE.search(text[max(0, m.start() - NEAR_CHARS):m.end() + NEAR_CHARS])
-            extra = (f"({amount} - {included}) * {rate}" if block in (None, "1")
-                     else f"ceil(({amount} - {included}) / {block}) * {rate}")  # per block begun
-            if not prices or (free and not prices) or m.group(1):  # ("Beyond 5 miles we charge ...": none before)
-                return extra if free or not prices or m.group(1) else None
+            if not prices or (free and not prices):
+                return extra if free or not prices else None
             base = min(prices, key=lambda p: min(abs(p.end() - m.start()), abs(p.start() - m.end())))
             return f"{base.group(1).replace(',', '')} + {extra}"
-    return None
+    return opened  # "Beyond 5 miles we charge £1.50 per mile" and no priced allowance: the first 5 free
 
 
 # Units of distance a trade charges travel by ("£1.50 for every mile over 10").

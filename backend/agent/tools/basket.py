@@ -442,6 +442,10 @@ def _part_of_name(question: str, thing: str, sentences: Sequence[str]) -> bool:
     """Whether `thing` follows a word of `question` joined by "with", "and", "&" or "plus" as one
     name of the documents joins them ("groom with haircut": "Full groom with haircut: £60";
     "bath and brush": "Bath and brush (large dog): £50")."""
+    # (only a thing counted by no number of its own: "2 wash and dry loads and 3 dry only loads" keeps its 3 dry only
+    # loads, "2 tea and scone and 1 scone" its 1 scone)
+    if re.search(rf"(?<![\w.])[0-9]+\s+{re.escape(thing)}\b", with_digits(question), re.IGNORECASE):
+        return False
     first = thing.split()[0]
     m = re.search(rf"([\w'-]+)\s+(?:with|and|&|plus)\s+(?:the\s+|a\s+)?{re.escape(first)}\b", question, re.IGNORECASE)
     return m is not None and any(

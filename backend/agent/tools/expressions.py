@@ -64,7 +64,7 @@ from backend.agent.tools.mentions import mentioned_difference, mentioned_total, 
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
 from backend.agent.tools.plans import over_plan
-from backend.agent.tools.refunds import late_cancellation, refund_expression
+from backend.agent.tools.refunds import asks_refund, late_cancellation, refund_expression
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_asked_document, of_named_documents,
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
@@ -248,8 +248,9 @@ _OPERAND_AMOUNT = re.compile(r"(?:\bof|\bsplit(?:ting)?|\bto|\boff|\bdivide)\s+(
 _ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b"
                            r"|\bhow\s+much\s+(?:of\s+a\s+)?deposit\b", re.IGNORECASE)  # ("how much deposit do I pay")
 # A bill the question states: "my total bill is £180", "a bill of £100", "the total comes to $240".
-_STATED_BILL = re.compile(rf"\b(?:bill|total|cost|price|quote)\b[^.?!$€£¥]{{0,25}}?(?:is|of|=|comes?\s+to|was|will\s+be)\s+"
-                          rf"(?:about\s+)?{SIGNED_PRICE}", re.IGNORECASE)
+# (not a unit's price repeated: "The price of a full groom is £55, right? What's the deposit for 2 dogs?")
+_STATED_BILL = re.compile(rf"\b(?:bill|total|quote)\b[^.?!$€£¥]{{0,25}}?(?:is|of|=|comes?\s+to|was|will\s+be)\s+"
+                          rf"(?:about\s+)?{SIGNED_PRICE}(?!\s*(?:per|each|a|an)\b)", re.IGNORECASE)
 
 
 # A deposit that is a share of the bill: "A 25% deposit is taken at booking", "a deposit of 30%".
@@ -260,7 +261,7 @@ _PERCENT_DEPOSIT = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]+)?)\s*%\s+(?:non
 def _percentage_deposit(question: str, sentences: Sequence[str]) -> str | None:
     """The percentage (as written) of the bill a deposit the question asks is, when the passages
     take a share of it ("A 25% deposit is taken at booking") and price no deposit of their own."""
-    if _ASKS_DEPOSIT.search(question) is None or any(
+    if _ASKS_DEPOSIT.search(question) is None or asks_refund(question) or any(
             is_deposit(s, prices, i) for s in sentences for prices in [list(PRICE.finditer(s))] for i in range(len(prices))):
         return None  # ("plus a £50 deposit per bike": the documents price it)
     found = (_PERCENT_DEPOSIT.search(s) for s in sentences)
@@ -407,7 +408,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (a distance charged as travel beyond an allowance is no thing of the basket: it is added after the discounts)
     ahead = travel_charge(question, [s for _, s in sentences])
     listing = re.sub(rf"(?<![\w.]){re.escape(ahead[1])}\s*-?\s*(?:miles?|mi|km|kilomet\w*)\b", " ", question) if ahead else question
-    basket = basket_expression(listing, named) or mentioned_total(question, unadjusted, names)
+    basket = ((basket_expression(listing, named) if listing != question else None) or basket_expression(question, named)
+              or mentioned_total(question, unadjusted, names))
     weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
     if weighed is not None:
         out = _valid([weighed] + out, evaluate)
@@ -431,6 +433,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         term = f"{fee} * {times}" if times is not None and times in re.findall(r"[0-9]+", out[0]) else fee
         out = _valid([f"{out[0]} + {term}"] + out, evaluate)  # first
         alone = False
+    # "I'm 15 miles out" over "$1.50 for every mile over 10 ... charged per visit": the bill without the travel first
+    # (the job's price when the travel alone was read), the travel added after its adjustments, before a share
+    travel, share = _travel_apart(question, out, priced, sentences, embed, evaluate)
+    if travel is not None:
+        out = _valid([travel[3]] + out, evaluate)
+        travel = travel[:3]
     if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Every order has a minimum rental charge of $75": the bill at least that
@@ -450,29 +458,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # "the monthly cost for the weekly plan" over "Weekly plan: 4 visits per month, 15% off": 4 visits, first
         planned = over_plan(out[0], question, discount[1], [s for _, s in sentences]) if out and spent else None
         out = _valid([planned] + out, evaluate) if planned is not None else out
-    # travel after the bill's discounts and surcharges ("travel charge is not discounted"), before its tax
-    travel = (travel_charge(question, [s for _, s in sentences])
-              if out and asks_amount(question) and not asks_how_many(question) else None)
-    # (a bill shared: the travel before the share, "(140 + (18 - 10) * 1.50) / 4" for "4 of us splitting the bill")
-    sharing = people_sharing(question) if travel is not None else []
-    shared = _share_of(out[0]) if sharing else None
-    if travel is not None:  # "I'm 15 miles out" over "$1.50 for every mile over 10 ... charged per visit", first
-        bill = shared[0] if shared is not None else out[0]
-        figures = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", travel[0])) | {travel[1]}
-        # the travel alone read: the job's price too, unless the travel is what is asked ("what's the delivery charge?")
-        alone_read = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", bill)) <= figures
-        job = None
-        if alone_read and not _ASKS_TRAVEL.search(question):
-            rate = re.findall(r"[0-9]+(?:\.[0-9]+)?", travel[0])[-1]
-            rest = [p for p in priced if rate not in prices_in(p[1])]  # ("for 2 days": 90 * 2, else the price alone)
-            job = next(iter(plausible(_candidates(question, rest, embed, evaluate), question, [t for _, t in sentences])
-                            + listed_prices(question, rest, embed)), None)
-        share = shared[1] if shared is not None else sharing[0] if sharing and alone_read else None
-        split = _share_of(job) if job is not None and share is not None else None
-        job = split[0] if split is not None and split[1] == share else job  # ("90 / 4" of "4 of us splitting": 90)
-        if not sharing or (share is not None and share in sharing):
-            bill = _with_travel(job or bill, question, *travel)
-            out = _valid([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)
+    if travel is not None and out:  # the travel after the bill's discounts and surcharges ("travel is not discounted")
+        bill = _with_travel(out[0], question, *travel)
+        out = _valid([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)
     # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
     paid = [c for c in own_costs(question) if Fraction(c) not in listed] if out and asks_amount(
         question) and not asks_how_many(question) else []
@@ -519,6 +507,47 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 _ASKS_TRAVEL = re.compile(r"\b(?:delivery|travel|mileage|call[\s-]?out)\s+(?:charge|fee|cost|price|be)\b"
                           r"|\bhow\s+much\s+(?:is|will|would)\s+(?:the\s+|your\s+)?(?:delivery|travel|mileage)\b"
                           r"|\b(?:charge|fee|cost)\s+(?:for|of)\s+(?:the\s+)?(?:delivery|travel|mileage)\b", re.IGNORECASE)
+
+
+def _travel_apart(question: str, out: Sequence[str], priced: Sequence[tuple[str, str]], sentences: Sequence[tuple[str, str]],
+                  embed: Callable[[Sequence[str]], Any] | None, evaluate: Callable[[str], Any],
+                  ) -> tuple[tuple[str, str, bool, str] | None, str | None]:
+    """((the travel's expression, its distance, whether per visit, the bill without it), the count
+    the bill is shared by or None) for a question giving a distance beyond a travel allowance
+    (allowances.travel_charge): the first candidate with its whole distance at a price taken out
+    ("22 * 1.50 + 65" -> "65"), or, when it read the travel alone, the job's price (the candidates
+    of the sentences but the rate's: "for 2 days": "90 * 2"); (None, None) when none applies, the
+    travel itself is asked ("what's the delivery charge?"), or a share cannot be placed."""
+    travel = (travel_charge(question, [s for _, s in sentences])
+              if out and asks_amount(question) and not asks_how_many(question) else None)
+    if travel is None:
+        return None, None
+    expression, distance, _ = travel
+    sharing = people_sharing(question)
+    shared = _share_of(out[0]) if sharing else None
+    bill = shared[0] if shared is not None else out[0]
+    # (the distance times any price is the travel read whole: "15 * 95" of a basket reading "15 miles out" as a thing)
+    whole = re.compile(rf"(?:^|\s\+\s)(?:{re.escape(distance)} \* [0-9.]+|[0-9.]+ \* {re.escape(distance)})(?=\s\+\s|$)")
+    rest = whole.sub("", bill, count=1).strip().removeprefix("+ ").strip()
+    figures = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)) | {distance}
+    alone_read = not rest or set(re.findall(r"[0-9]+(?:\.[0-9]+)?", rest)) <= figures
+    if alone_read and _ASKS_TRAVEL.search(question):
+        return None, None  # the travel is the answer
+    share = shared[1] if shared is not None else sharing[0] if sharing and alone_read else None
+    if sharing and (share is None or share not in sharing):
+        return None, None
+    if alone_read:
+        rate = re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)[-1]
+        others = [p for p in priced if rate not in prices_in(p[1])]  # ("for 2 days": 90 * 2, else the price alone)
+        job = next(iter(plausible(_candidates(question, others, embed, evaluate), question, [t for _, t in sentences])
+                        + listed_prices(question, others, embed)), None)
+        split = _share_of(job) if job is not None and share is not None else None
+        rest = split[0] if split is not None and split[1] == share else job  # ("90 / 4" of "4 of us splitting": 90)
+        if rest is None:
+            return None, None
+    elif distance in re.findall(r"[0-9]+(?:\.[0-9]+)?", rest):
+        return None, None  # the distance read otherwise already
+    return (*travel, rest), share
 
 
 def _share_of(expression: str) -> tuple[str, str] | None:

@@ -523,20 +523,21 @@ def misread_figures(expression: str, question: str, sentences: Sequence[str]) ->
 
 
 # A figure written as a price without a sign: "12 CHF", "USD 95", "95 EUR", "Rs. 250", "₹250", "800 kr", "25 per hour".
-# (a rate with no currency at all, "25 per hour", only where the passages write no price with a sign)
+# (and a rate with no currency at all, "25 per hour", "25 a day": a price per a unit things are priced by)
 _CODE_BEFORE = re.compile(r"(?:\b[A-Z]{3}|\bRs\.?|₹|₽|₩|₺|₪|₴|฿|R\$|kr\.?)\s?$")
 _CODE_AFTER = re.compile(r"\s?(?:[A-Z]{3}\b|kr\b|zł|Kč|₹|€|£|\$)")
-_RATE_AFTER = re.compile(r"\s*(?:per|each|/)\s*[a-z]", re.IGNORECASE)
+_RATE_AFTER = re.compile(r"\s*(?:per|each|a|an|/)\s*(?:hour|hr|day|night|week|month|year|person|head|guest|adult|child|"
+                         r"kg|kilo|lb|pound|litre|liter|mile|km|item|piece|unit|session|lesson|visit|load|page|copy|bag|"
+                         r"box|bike|car|dog|room|ticket|pair|metre|meter|foot|ft)s?\b", re.IGNORECASE)
 
 
-def _price_like(number: str, sentence: str, signed: bool) -> bool:
+def _price_like(number: str, sentence: str) -> bool:
     """Whether `sentence` writes `number` as a price, with a sign (pricing.PRICE) or a currency's
-    code or symbol (_CODE_BEFORE, _CODE_AFTER), or, when the passages are not `signed` (no price
-    with a sign anywhere), as a rate ("25 per hour")."""
+    code or symbol (_CODE_BEFORE, _CODE_AFTER), or as a rate ("25 a day", "25 per hour")."""
     if Fraction(number) in _prices(sentence):
         return True
     return any(_CODE_BEFORE.search(sentence[:m.start()]) or _CODE_AFTER.match(sentence, m.end())
-               or (not signed and _RATE_AFTER.match(sentence, m.end())) for m in _occurrences(number, sentence))
+               or _RATE_AFTER.match(sentence, m.end()) for m in _occurrences(number, sentence))
 
 
 def _holds_price(expression: str, question: str, sentences: Sequence[str]) -> bool:
@@ -547,8 +548,7 @@ def _holds_price(expression: str, question: str, sentences: Sequence[str]) -> bo
     figures = expression_figures(expression)
     if any(_money_in_question(n, question) for n in figures):
         return True
-    signed = any(PRICE.search(s) for s in sentences)
-    if not any(_price_like(n, s, signed) for n in figures for s in sentences):
+    if not any(_price_like(n, s) for n in figures for s in sentences):
         return False
     products, _ = _positions(expression)
     return bool(products) or not all(_counts_in_question(n, question) for n in figures)

@@ -41,6 +41,11 @@ _NONE = re.compile(r"\bno\s+refund|\bnon[\s-]?refundable\b|\bnothing\s+(?:is\s+)
 # A fee kept back: "minus a £10 admin fee", "less a £15 fee".
 _KEPT = re.compile(rf"\b(?:minus|less|after|deducting)\s+(?:an?\s+|the\s+|our\s+)?{SIGNED_PRICE}", re.IGNORECASE)
 
+def asks_refund(question: str) -> bool:
+    """Whether `question` asks what comes back ("how much do I get back", "refunded")."""
+    return _ASKS_REFUND.search(with_digits(question)) is not None
+
+
 _HOURS = {"hour": Fraction(1, 24), "day": Fraction(1), "week": Fraction(7)}
 # Where a sentence's windows part: a comma or a semicolon (not in "£1,000"), or "and" before the next.
 _WINDOW_BREAK = re.compile(r"(?<![0-9]),(?![0-9])\s*(?:and\s+)?|;\s*|\s+and\s+(?=(?:a|an|no|full|[0-9]+\s*%)\b)", re.IGNORECASE)

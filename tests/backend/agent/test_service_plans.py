@@ -313,3 +313,29 @@ def test_the_new_user_pass_of_the_twenty_third_session():
     # the travel after the discount, which it is not part of
     assert first("3 large dogs bath and brush, 12 miles away, total including travel?", GROOMER) \
         == Fraction(3 * 45 * 90, 100) + 8 * 2
+
+
+def test_review_of_the_new_user_fixes():
+    # an allowance opening the rate's sentence keeps the price of the allowance in the sentence before
+    assert first("How much to park for 5 hours?", "Car park\n\nParking costs £5 for up to 2 hours. After 2 hours, "
+                 "each extra hour is £3.") == 14
+    assert first("How much to hire the main hall for 5 hours?", "Hall hire\n\nThe main hall costs £120 for 3 hours. "
+                 "Over 3 hours, each extra hour is £30.") == 180
+    assert first("How much is delivery if I live 12 miles away?", "Deliveries\n\nLocal delivery within 5 miles is "
+                 "£6. Beyond 5 miles, we charge £1.20 per additional mile.") == Fraction("14.40")
+    # the job found before the discount, the travel added after it; a shared bill keeps its basket
+    valet = ("Shine Mobile Valeting - Prices\n\n- Mini valet: £25 per car\n- Full valet: £60 per car\n\nTravel: free "
+             "within 5 miles, then £1 per mile over 5 miles.\n\nBook 3 or more cars at the same visit and get 10% off "
+             "the valeting total.")
+    assert first("How much is a full valet for 3 cars? I live 15 miles away.", valet) == 162 + 10
+    assert first("2 full valets, we live 15 miles away and the 2 of us split the bill. How much each?", valet) == 65
+    # a refund asked of a deposit is the refund, and a unit's price repeated is no bill
+    assert first("I paid a £40 deposit and cancel 4 days before the appointment. How much deposit do I get back?",
+                 GROOMER) == 20
+    assert first("The price of a full groom is £55, right? What's the deposit for 2 dogs?", GROOMER) == 22
+    # a price with no sign, beside one with a sign, is still a price
+    assert first("How much does it cost to rent a bike for 3 days?", "Bike hire\n\nBikes rent for 25 per day. "
+                 "Helmets rent for 4 per day. A £50 deposit is taken per bike.") == 75
+    # a thing counted by its own number is no part of another's name
+    assert first("How much for 2 wash and dry loads and 3 dry only loads?", "Launderette\n\n- Wash and dry: £8 per "
+                 "load\n- Dry only: £4 per load") == 28

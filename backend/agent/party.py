@@ -65,10 +65,17 @@ PEOPLE_COUNTED = re.compile(r"[0-9]+\s+(?:of\s+(?:my|his|her|their|our|us)\s+)?(
                             r"classmates|teammates|of\s+us)\b", re.IGNORECASE)
 
 
-# A child of the party named, not counted, with its age: "and my son who's 11", "with our little girl (4)".
+# A child of the party named, not counted, with its age: "and my son who's 11", "with our little girl (4)"; not "My
+# son is driving us there", "for me and my son? He's 30".
 _NAMED_CHILD = re.compile(r"(?:\band|\bwith|\bplus|&|,)\s+(?:my|our)\s+(?:little\s+|youngest\s+|eldest\s+|oldest\s+)?"
-                          r"(?:son|daughter|boy|girl)\b(?=\s*\(\s*(?:age\s+)?[0-9]|,?\s+(?:who'?s|who\s+is|aged?)\s+[0-9])",
+                          r"(son|daughter|boy|girl|kid|child)\b(?=\s*\(\s*(?:age\s+)?[0-9]|,?\s+(?:who'?s|who\s+is|aged?)\s+[0-9])",
                           re.IGNORECASE)
+
+
+def named_children(text: str) -> list[str]:
+    """The children of the party `text` names with their ages, not counted ("3 adults and my son
+    who's 11": ["son"]; not "My son is driving us there")."""
+    return [m.group(1) for m in _NAMED_CHILD.finditer(text)]
 
 
 def group_size(text: str) -> str | None:
@@ -90,7 +97,7 @@ def group_size(text: str) -> str | None:
     if heads and not any(re.search(r"adults\b", m.group(0), re.IGNORECASE) for m in found):
         heads += [Fraction(1)] * len(_NAMED_ADULTS.findall(text))  # "me, my wife and our 2 kids"
     if heads and all(re.search(r"adults\b", m.group(0), re.IGNORECASE) for m in found):
-        heads += [Fraction(1)] * len(_NAMED_CHILD.findall(text))  # "3 adults and my son who's 11" (not "my son ... 5 kids")
+        heads += [Fraction(1)] * len(named_children(text))  # "3 adults and my son who's 11" (not "my son ... 5 kids")
     return None if not heads else str(sum(heads))
 
 

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from backend.agent.numerals import SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, asks_money, asks_total, names_a_size, sizes
-from backend.agent.party import asks_share_per_person, without_ages
+from backend.agent.party import asks_share_per_person, named_children, without_ages
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import is_unit
@@ -84,11 +84,6 @@ _ME = re.compile(r"\b(?:me|myself|i)\s*(?:,|and|&|\+)\s*(?=my\b|our\b|[0-9])", r
 _GROWN_UP = re.compile(r"\bmy\s+(?:wife|husband|partner|girlfriend|boyfriend|fianc[ée]e?|spouse|mum|mom|dad|mother|"
                        r"father)\b", re.IGNORECASE)
 _CHILDREN = frozenset({"child", "son", "daughter", "teen", "teenager", "toddler", "baby", "junior"})
-# (one of the party, with the age it is priced by: "and my son who's 11", "with our daughter (7)"; not "My son is
-# driving us there", "for me and my son? He's 30")
-_CHILD_NAMED = re.compile(r"(?:\band|\bwith|\bplus|&|,)\s+(?:my|our)\s+(?:little\s+|youngest\s+|eldest\s+|oldest\s+)?"
-                          r"(son|daughter|boy|girl|kid|child)\b(?=\s*\(\s*(?:age\s+)?[0-9]|,?\s+(?:who'?s|who\s+is|aged?)\s+[0-9])",
-                          re.IGNORECASE)
 _ADULTS = frozenset({"adult", "ticket", "person", "people", "senior", "student", "friend", "guest", "player"})
 # A thing for each of the things counted before: "each in its own box", "each with a waffle cone".
 _EACH_WITH = re.compile(rf"\beach\s+(?:one\s+)?(?:in|with|gets?|needs?|has|having)\s+(?:its|their|his|her)?\s*(?:own\s+)?"
@@ -149,7 +144,7 @@ def basket_items(question: str) -> list[tuple[str, str]]:
     if grown and any(w & _CHILDREN for w in words) and not any(w & _ADULTS for w in words):
         items.insert(0, (str(grown), "adults"))
     # and a child named, not counted, beside counted adults ("3 adults and my son who's 11")
-    named = [m.group(1) for m in _CHILD_NAMED.finditer(text)]
+    named = named_children(text)
     if named and any(w & _ADULTS for w in words) and not any(w & _CHILDREN for w in words):
         items.append((str(len(named)), named[0]))
     people = sum(float(c) for c, _ in items if c != OPTIONAL)

@@ -435,7 +435,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         alone = False
     # "I'm 15 miles out" over "$1.50 for every mile over 10 ... charged per visit": the bill without the travel first
     # (the job's price when the travel alone was read), the travel added after its adjustments, before a share
-    travel, share = _travel_apart(question, out, priced, sentences, embed, evaluate)
+    travel, share = _travel_apart(question, ahead, out, priced, sentences, embed, evaluate)
     if travel is not None:
         out = _valid([travel[3]] + out, evaluate)
         travel = travel[:3]
@@ -459,7 +459,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         planned = over_plan(out[0], question, discount[1], [s for _, s in sentences]) if out and spent else None
         out = _valid([planned] + out, evaluate) if planned is not None else out
     if travel is not None and out:  # the travel after the bill's discounts and surcharges ("travel is not discounted")
-        bill = _with_travel(out[0], question, *travel)
+        bill = _with_travel(out[0], question, travel[0], travel[2])
         out = _valid([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)
     # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
     paid = [c for c in own_costs(question) if Fraction(c) not in listed] if out and asks_amount(
@@ -509,18 +509,17 @@ _ASKS_TRAVEL = re.compile(r"\b(?:delivery|travel|mileage|call[\s-]?out)\s+(?:cha
                           r"|\b(?:charge|fee|cost)\s+(?:for|of)\s+(?:the\s+)?(?:delivery|travel|mileage)\b", re.IGNORECASE)
 
 
-def _travel_apart(question: str, out: Sequence[str], priced: Sequence[tuple[str, str]], sentences: Sequence[tuple[str, str]],
+def _travel_apart(question: str, travel: tuple[str, str, bool] | None, out: Sequence[str],
+                  priced: Sequence[tuple[str, str]], sentences: Sequence[tuple[str, str]],
                   embed: Callable[[Sequence[str]], Any] | None, evaluate: Callable[[str], Any],
                   ) -> tuple[tuple[str, str, bool, str] | None, str | None]:
     """((the travel's expression, its distance, whether per visit, the bill without it), the count
     the bill is shared by or None) for a question giving a distance beyond a travel allowance
-    (allowances.travel_charge): the first candidate with its whole distance at a price taken out
+    (`travel`, allowances.travel_charge's): the first candidate with its whole distance at a price taken out
     ("22 * 1.50 + 65" -> "65"), or, when it read the travel alone, the job's price (the candidates
     of the sentences but the rate's: "for 2 days": "90 * 2"); (None, None) when none applies, the
     travel itself is asked ("what's the delivery charge?"), or a share cannot be placed."""
-    travel = (travel_charge(question, [s for _, s in sentences])
-              if out and asks_amount(question) and not asks_how_many(question) else None)
-    if travel is None:
+    if travel is None or not out or not asks_amount(question) or asks_how_many(question):
         return None, None
     expression, distance, _ = travel
     sharing = people_sharing(question)
@@ -562,22 +561,13 @@ def _share_of(expression: str) -> tuple[str, str] | None:
     return None
 
 
-def _with_travel(expression: str, question: str, travel: str, distance: str, per_visit: bool) -> str:
-    """`expression` (a bill) with the charge for travel beyond an allowance (`travel`: "(22 - 10) *
-    1.50", of the `distance` the question gives: allowances.travel_charge) in place of the whole
-    distance at a price ("22 * 1.50 + 65" -> "(22 - 10) * 1.50 + 65") or added, times the visits
-    the question counts when it is charged `per_visit` ("22 * 7" for "7 feeding visits ... 15
-    miles out" -> "22 * 7 + (15 - 10) * 1.50 * 7"); as it is when it holds the travel already."""
-    if travel in expression:
-        return expression
+def _with_travel(expression: str, question: str, travel: str, per_visit: bool) -> str:
+    """`expression` (a bill without its travel: _travel_apart) with the charge for travel beyond an
+    allowance added (`travel`: "(22 - 10) * 1.50", allowances.travel_charge), times the visits the question counts when it is charged
+    `per_visit` ("22 * 7" for "7 feeding visits ... 15 miles out" -> "22 * 7 + (15 - 10) * 1.50 *
+    7")."""
     times = visits_counted(question) if per_visit else None
-    term = f"({travel}) * {times}" if times is not None and " + " in travel else f"{travel} * {times}" if times else travel
-    # (the distance times any price is the travel read whole: "15 * 95" of a basket reading "15 miles out" as a thing)
-    whole = re.compile(rf"(?<![\w.(])(?<!\* )(?:{re.escape(distance)} \* [0-9.]+|[0-9.]+ \* {re.escape(distance)})(?![\w.]| \*)")
-    if whole.search(expression):
-        return whole.sub(lambda _: term, expression, count=1)
-    if distance in re.findall(r"[0-9]+(?:\.[0-9]+)?", expression):
-        return expression  # the distance read otherwise already
+    term = travel if times is None else f"({travel}) * {times}" if " + " in travel else f"{travel} * {times}"
     return f"{expression} + {term}"
 
 

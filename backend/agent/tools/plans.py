@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from backend.agent.tools.visits import visits_counted
+
 # "4 visits per month", "2 cleans a month", "one session each week"
 _VISITS_PER = re.compile(r"(?<![\w.])([0-9]+)\s+(?:[a-z]+\s+)?(?:visits?|cleans?|sessions?|walks?|lessons?|services?|"
                          r"treatments?|cuts?|mows?|calls?)\s+(?:per|a|an|each|every)\s+(month|week)\b", re.IGNORECASE)
@@ -23,11 +25,6 @@ _TERM = re.compile(r"\bminimum\s+(?:commitment|term|contract|period)\s*(?:of|:|i
                    r"|(?<![\w.])([0-9]+)\s*-?\s*(months?|weeks?)\s+minimum\s+(?:commitment|term|contract)\b", re.IGNORECASE)
 _ASKS_TERM = re.compile(r"\b(?:minimum|whole|full|entire)\s+(?:commitment|term|contract|period)\b|\bover\s+the\s+minimum\b",
                         re.IGNORECASE)
-
-
-# The question counting the visits itself: "2 visits a month", "4 cleans".
-_COUNTS_VISITS = re.compile(r"(?<![\w.])[0-9]+\s+(?:[a-z]+\s+)?(?:visits?|cleans?|sessions?|walks?|lessons?|services?|treatments?)\b",
-                            re.IGNORECASE)
 
 
 def plan_visits(question: str, sentence: str) -> tuple[str, str] | None:
@@ -61,7 +58,7 @@ def over_plan(expression: str, question: str, sentence: str, sentences: Sequence
     ("(115) * (100 - 15) / 100" -> "(115) * (100 - 15) / 100 * 4"); None when the question asks
     no period of the plan."""
     visits = plan_visits(question, sentence)
-    if visits is None or _COUNTS_VISITS.search(question):
+    if visits is None or visits_counted(question) is not None:
         return None  # ("what would 2 visits a month cost on the fortnightly plan?": counted already)
     term = least_term(question, sentences, visits[1])
     return f"{expression} * {visits[0]}" + (f" * {term}" if term is not None else "")

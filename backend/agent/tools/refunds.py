@@ -55,6 +55,14 @@ def _days(count: str, unit: str) -> Fraction:
     return Fraction(count) * _HOURS[unit.lower().rstrip("s")]
 
 
+def _days_left(text: str) -> Fraction | None:
+    """How many days before the booking `text` says it is (_LEFT: "it's 10 days away", "in 3 weeks")."""
+    m = _LEFT.search(text)
+    if m is None:
+        return None
+    return _days(m.group(1), m.group(2)) if m.group(1) else _days(m.group(3), m.group(4))
+
+
 def _window(sentence: str) -> tuple[Fraction, Fraction | None, bool] | None:
     """(the least days before, the most or None, whether the least is itself out) of `sentence`'s span."""
     m = _SPAN.search(sentence)
@@ -79,11 +87,10 @@ def refund_expression(question: str, sentences: Sequence[str]) -> str | None:
     text = with_digits(question)
     if _ASKS_REFUND.search(text) is None:
         return None
-    paid, left = _PAID.search(text), _LEFT.search(text)
-    if paid is None or left is None:
+    paid, days = _PAID.search(text), _days_left(text)
+    if paid is None or days is None:
         return None
     amount = next(g for g in paid.groups() if g).replace(",", "")
-    days = _days(left.group(1), left.group(2)) if left.group(1) else _days(left.group(3), left.group(4))
     # each window of a sentence by its clause ("a full refund more than 7 days before, a 50% refund between 3 and 7
     # days before, and no refund within 72 hours")
     clauses = [c for s in sentences for c in _WINDOW_BREAK.split(s) if c.strip()]
@@ -133,8 +140,7 @@ def late_cancellation(question: str, sentences: Sequence[str]) -> str | None:
     soon = _SOON_WORD.search(text)
     left = _SOON[soon.group(1).lower()] if soon else None
     if left is None:
-        m = _LEFT.search(text)
-        left = None if m is None else _days(m.group(1), m.group(2)) if m.group(1) else _days(m.group(3), m.group(4))
+        left = _days_left(text)
     if left is None:
         return None
     # the notice a cancellation needs: of a sentence about cancelling first ("Gluten-free menus need 72 hours' notice")

@@ -22,7 +22,7 @@ from backend.agent.numerals import CURRENCY_NAMES, cue_text, with_digits
 from backend.agent.tools.arithmetic import names_no_value
 from backend.agent.tools.passages import document_name, passage_blocks
 from backend.agent.tools.pricing import in_major_units
-from backend.agent.tools.sentences import stems
+from backend.agent.tools.sentences import section_of, stems
 from backend.agent.routing import states_arithmetic
 from backend.agent.workings import escaped, occurs, workings
 from backend.agent.operations import asks_amount, asks_cost, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
@@ -236,7 +236,8 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
         return None
     question = messages[last_user].content
     fact = asks_fact(question)
-    if not fact and not asks_amount(question):
+    section = asks_section(question) and not asks_amount(question)
+    if not fact and not section and not asks_amount(question):
         return None
     quote = getattr(tools.get(last.name), "answer_quote", None)
     found = quote(question, last.content) if quote is not None else None
@@ -251,9 +252,28 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
     if needs_calculation(question, sentence):
         return f"{UNCALCULATED} {sentence} [{number}]"
     passage = next((label + " " + text for n, label, text in passage_blocks(last.content) if n == number), sentence)
+    if section:
+        sentence = next((section_of(text, found[1], label) for n, label, text in passage_blocks(last.content)
+                         if n == number), sentence)
+        sentence = _FOOTNOTE.sub("", _LINK.sub(lambda m: m.group(1), sentence)).strip()
     if asks_amount(question) and not names_something_of(question, passage, empty=True):
         return f"{NOT_FOUND} {sentence} [{number}]"
     return f"{_from_which(last.content, number)}{sentence} [{number}]"
+
+
+# A question asking what a section of the documents says: a policy, terms or rules, what something
+# includes, how it works ("What is your cancellation policy?", "tell me about the late fees",
+# "what's included in the full groom?").
+_ASKS_SECTION = re.compile(
+    r"\b(?:policy|policies|terms|rules|conditions)\b|\bwhat(?:'s|\s+is|\s+are|s)?\s+included\b"
+    r"|\bwhat\s+do(?:es)?\s+(?:the\s+|a\s+|an\s+|your\s+)?[\w' -]{1,40}?\s+include\b|\btell\s+me\s+about\b"
+    r"|\bhow\s+do(?:es)?\s+(?:the\s+|your\s+)?[\w' -]{1,40}?\s+work\b", re.IGNORECASE)
+
+
+def asks_section(question: str) -> bool:
+    """Whether `question` asks what a section of the documents says (_ASKS_SECTION): its answer quotes
+    the block holding the best sentence (sentences.section_of), not that sentence alone."""
+    return _ASKS_SECTION.search(cue_text(question)) is not None
 
 
 def _from_which(content: str, number: int) -> str:

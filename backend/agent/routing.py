@@ -219,6 +219,27 @@ def asks_for_own_writing(text: str) -> bool:
     return _WRITING.search(cue_text(text)) is not None and not asks_amount(text)
 
 
+# A question put to the business by a customer: "is there parking?", "can I bring my dog?", "do I
+# need to book?", "what happens if it rains?", besides the business addressed (_ADDRESSED).
+_CUSTOMER_QUESTION = re.compile(r"^\W*(?:is|are)\s+there\b|\b(?:can|could|may|do|should|must)\s+(?:i|we)\b"
+                                r"|\bwhat\s+happens\s+(?:if|when)\b", re.IGNORECASE)
+
+
+# The model's own opinion asked ("which do you think is better as a first pet?", "what's your favourite").
+_ASKS_OPINION = re.compile(r"\byou\s+(?:think|reckon|prefer|like|feel|believe)\b|\byour\s+(?:opinion|favou?rite|view)\b",
+                           re.IGNORECASE)
+
+
+def addresses_business(text: str) -> bool:
+    """Whether `text` is a question put to the documents' business ("are you open on mondays?", "is
+    there parking?", "can I bring my dog along?"): it addresses it (_ADDRESSED) or asks as its
+    customer (_CUSTOMER_QUESTION), and is no question of general knowledge (asks_general_question)
+    nor a request for the model's own writing or advice (asks_general_request)."""
+    cue = cue_text(text)
+    return ((_ADDRESSED.search(cue) is not None or _CUSTOMER_QUESTION.search(cue) is not None)
+            and _ASKS_OPINION.search(cue) is None and not asks_general_question(cue) and not asks_general_request(cue))
+
+
 def asks_general_question(text: str) -> bool:
     """Whether `text` is a question of general knowledge or advice (_GENERAL_QUESTION) that neither
     addresses the documents' business (_ADDRESSED), deals with it (_BUSINESS_WORDS) nor asks an

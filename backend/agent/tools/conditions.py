@@ -90,6 +90,11 @@ def named_days(text: str) -> frozenset[int] | None:
 
 # A short day name that opens an hours line: "Sat 10am - 3pm", "Sun: closed", "Thurs 9-5".
 _SHORT_DAY_HOURS = re.compile(rf"\b{_SHORT_DAY}:?\s+(?:closed\b|\d)", re.IGNORECASE)
+# Short day names closed, or listed together: "Closed Sun & Mon", "closed Mon", "Sat, Sun & bank holidays"
+# (blind sets 69, 64: "are you open on mondays?" found no day in "Closed Sun & Mon.").
+_SHORT_DAY_LIST = re.compile(rf"\bclosed:?\s+(?:on\s+)?{_SHORT_DAY}\b(?:\s*(?:&|,|/|\band\b)\s*{_SHORT_DAY}\b)*"
+                             rf"|\b{_SHORT_DAY}(?:\s*(?:&|,|/|\band\b)\s*{_SHORT_DAY}\b)+", re.IGNORECASE)
+_SHORT_DAY_NAME = re.compile(rf"\b{_SHORT_DAY}(?![a-z])", re.IGNORECASE)
 
 
 _DAYS_ALONE = re.compile(rf"\s*(?:{_ANY_DAY}(?:{_RANGE_WORD}{_ANY_DAY})?|weekdays?|weekends?|bank\s+holidays?)\s*:?\s*",
@@ -104,9 +109,12 @@ def is_days(text: str) -> bool:
 
 def hours_days(text: str) -> frozenset[int]:
     """The days `text` names (named_days), with a short name opening an hours line too ("Sat 10am -
-    3pm" -> {5}: blind set 60's "open on Saturday" ranked "Mon-Fri 9:30am - 6pm" first); empty when none."""
+    3pm" -> {5}: blind set 60's "open on Saturday" ranked "Mon-Fri 9:30am - 6pm" first), and short
+    names closed or listed together ("Closed Sun & Mon" -> {6, 0}); empty when none."""
     days = set(named_days(text) or ())
     days.update(_day_index(m.group(1)) for m in _SHORT_DAY_HOURS.finditer(text))
+    for listed in _SHORT_DAY_LIST.finditer(text):
+        days.update(_day_index(m.group(1)) for m in _SHORT_DAY_NAME.finditer(listed.group(0)))
     return frozenset(days)
 
 

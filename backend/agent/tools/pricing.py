@@ -50,12 +50,43 @@ _NOT_PRICES = re.compile(r"\b(?:pages?|sizes?|temperatures?|temp|degrees|rooms?)
 _MAJOR_SIGNS = {"p": ("£",), "pence": ("£",), "c": ("$", "€"), "¢": ("$", "€"), "cent": ("$", "€"), "cents": ("$", "€")}
 
 
+# A passage's currency declared for prices written without a sign: "TARIFF 2024 (all prices in EUR)",
+# "Prices are in pounds sterling".
+_DECLARED = re.compile(r"\bprices\s+(?:are\s+)?(?:shown\s+|quoted\s+|given\s+)?in\s+(EUR|euros?|GBP|pounds?|sterling|USD|"
+                       r"(?:US\s+|Canadian\s+|Australian\s+|NZ\s+)?dollars?|CAD|AUD|NZD)\b", re.IGNORECASE)
+_DECLARED_SIGNS = {"eur": "€", "euro": "€", "euros": "€", "gbp": "£", "pound": "£", "pounds": "£", "sterling": "£"}
+# An amount without a sign where a price list writes one: after a row's label ("Caravan, up to 7 m: 65.00",
+# "Covered pitch: add 30.00 per month") or before a unit it is charged per ("1.80 per km", "10.00 / month").
+_UNSIGNED_PRICE = re.compile(r"(?:(?<=:\s)|(?<=:\sadd\s)|(?<=:\sfrom\s)|(?<=\s-\s))([0-9]+\.[0-9]{2})(?![0-9%])"
+                             r"|(?<![\w.,$€£¥])([0-9]+\.[0-9]{2})(?=\s*(?:per|/|each)\b)", re.IGNORECASE)
+
+
+def with_declared_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`sentences` ((heading, sentence) pairs) with the amounts of a passage that declares its prices'
+    currency (_DECLARED: "(all prices in EUR)") and writes no sign written with that currency's sign
+    where a price list writes its prices (_UNSIGNED_PRICE, two decimals): "Caravan, up to 7 m: 65.00"
+    -> "Caravan, up to 7 m: €65.00" (blind set 70: no price was read, nothing was calculated)."""
+    declared: dict[str, str] = {}
+    signed: set[str] = set()
+    for heading, sentence in sentences:
+        m = _DECLARED.search(sentence)
+        if m is not None:
+            declared.setdefault(heading, _DECLARED_SIGNS.get(m.group(1).lower(), "$"))
+        if re.search(r"[$€£¥]\s?[0-9]", sentence):
+            signed.add(heading)
+    if not declared:
+        return list(sentences)
+    return [(heading, _UNSIGNED_PRICE.sub(lambda m: declared[heading] + (m.group(1) or m.group(2)), sentence))
+            if heading in declared and heading not in signed else (heading, sentence) for heading, sentence in sentences]
+
+
 def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """`sentences` ((heading, sentence) pairs) with each price in a minor unit written in the major
     unit of its passage's one currency sign: "Printing is 8p per page" -> "Printing is £0.08 per
     page" beside "£18 per day", "25c per litre" -> "$0.25 per litre" beside "$9". A passage writing
     no sign or more than one keeps its text. The calculation then reads both as prices of one unit
     (a set-49 question about 150 pages at 8p each was read as $2.50 insurance times 150)."""
+    sentences = with_declared_currency(sentences)
     signs: dict[str, set[str]] = {}
     for heading, sentence in sentences:
         signs.setdefault(heading, set()).update(re.findall(r"[$€£¥](?=\s?[0-9])", sentence))

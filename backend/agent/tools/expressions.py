@@ -107,6 +107,8 @@ _PRICE_PAID = re.compile(rf"\b(?:costs?|paid|pays?|priced\s+at|sells?\s+for|sold
 _YEAR_WRITTEN = re.compile(r"(?<![\w.,])(1\d{3}|20\d{2})(?!\w|[.,]\d)")
 
 
+# A price asked without an offer ("how much would 8 packs be without the offer?").
+_WITHOUT_OFFER = re.compile(r"\bwithout\s+(?:the|any|a)\s+(?:offer|deal|discount|promotion)\b", re.IGNORECASE)
 # A number joined to the noun it counts by a hyphen: "5-pack", "10-visit pass", "2-person tent"; not to a
 # measure ("12.5-kilogram bags at €19 a bag": 50 kilos are 50 / 12.5 bags, blind set 16).
 _NAMING_NUMBER = re.compile(r"-(?!(?:kilo|gram|pound|ounce|litre|liter|gallon|met(?:re|er)|centi|milli|inch|foot|feet|yard|mile|"
@@ -123,7 +125,8 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
     matches = list(NUMBER_RE.finditer(sentence))
     # a number joined to its noun names the thing ("Universal needles, 5-pack: $4.50": 8 packs are 8 * 4.50,
     # not 8 * 5, blind set 69), when the sentence holds another number
-    named = [m for m in matches if _NAMING_NUMBER.match(sentence, m.end())]
+    named = ([m for m in matches if _NAMING_NUMBER.match(sentence, m.end())]
+             if asks_amount(question) and not asks_how_many(question) else [])  # ("how many needles in 8 packs?": 5 * 8)
     if len(named) < len(matches):
         matches = [m for m in matches if m not in named]
     for match in matches:
@@ -484,7 +487,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = _valid([" + ".join([out[0]] + extras)] + out, evaluate)
     # "8 packs" under "Universal needle 5-packs: buy 3, get the 4th free": 2 of them free (blind set 69)
     offered = (with_multibuy(out[0] if out else "", question, [s for _, s in sentences])
-               if asks_amount(question) and not asks_how_many(question) else None)
+               if asks_amount(question) and not asks_how_many(question) and not asks_saving(question)
+               and not _WITHOUT_OFFER.search(question) else None)
     if offered is not None:
         out = _valid([offered] + out, evaluate)
     # (on an amount to pay, not on a count: "how many valets can I get for £180 including VAT")

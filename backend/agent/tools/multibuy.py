@@ -11,6 +11,7 @@ import re
 from typing import Sequence
 
 from backend.agent.numerals import NUMBER_RE, with_digits
+from backend.agent.tools.conditions import named_days
 from backend.agent.tools.pricing import PRICE
 from backend.agent.tools.sentences import stems
 
@@ -90,8 +91,14 @@ def multibuy_expression(question: str, sentences: Sequence[str]) -> str | None:
                 break
         if count is None or count < group:
             continue
-        priced = [(len(stems(s) & named), PRICE.findall(s), s) for s in sentences if s != sentence]
-        priced = [(shared, s) for shared, prices, s in priced if shared and len(prices) == 1]
+        days = named_days(sentence)
+        if days and not days & (named_days(question) or frozenset()):
+            continue  # "Tuesdays only: 2 for the price of 1", asked of a Friday (review)
+        words = stems(question)
+        priced = [((len(stems(s) & named & words), len(stems(s) & words)), PRICE.findall(s), s)
+                  for s in sentences if s != sentence]
+        # (the one the question names: "3 adult t-shirts" over "Kids £8" and "Adult £12", review)
+        priced = [(shared, s) for shared, prices, s in priced if shared[0] and len(prices) == 1]
         if not priced:
             continue
         best = max(priced, key=lambda pair: pair[0])[1]

@@ -283,7 +283,7 @@ _FREE = re.compile(r"\b(?:free|included|no\s+(?:[\w-]+\s+)?(?:charge|fee|surchar
 # When a place opens ("are you open on Mondays?", "Saturday hours", "what time do you close"): a
 # sentence with a clock time or saying it is closed answers it, not one naming the day alone
 # ("Know Your Machine (2 hours, Saturdays): $45": blind set 69).
-_ASKS_OPEN = re.compile(r"\b(?:are|is)\s+(?:you|you\s+guys|they|it|the\s+[\w ]{1,30}?)\s+open\b|\bopen(?:ing)?\s+(?:hours|times)\b"
+_ASKS_OPEN = re.compile(r"\b(?:are|is)\s+(?:you|you\s+guys|they|it|the\s+[\w ]{1,30}?)\s+open\b(?!\s+(?:to|for)\b)|\bopen(?:ing)?\s+(?:hours|times)\b"
                         r"|\b(?:your|the|their)\s+(?:\w+\s+)?hours\b|\bwhen\s+(?:are|do|does|is)\b[^?.!]*\b(?:open|close)\b",
                         re.IGNORECASE)
 _CLOSED = re.compile(r"\bclosed\b|\b24\s*(?:hours|/\s*7)\b", re.IGNORECASE)
@@ -297,9 +297,15 @@ _DATE_WORD = re.compile(r"\b(?:January|February|March|April|May|June|July|August
                         r"winter)\b")
 _YEAR = re.compile(r"(?<![\w.,])(?:1\d{3}|20\d{2})(?![\w]|[.,]\d)")
 # Where the business is ("where is the shop?", "your address", "where are you located?").
-_ASKS_ADDRESS = re.compile(r"\baddress\b|\blocated\b|\bfind\s+you\b|\bwhere\s+(?:are\s+you|is\s+(?:it|your\s+\w+|"
-                           r"the\s+(?:shop|office|studio|centre|center|store|yard|workshop|salon|premises|depot)))\b",
+_ASKS_ADDRESS = re.compile(r"\b(?:your|the)\s+(?:street\s+|postal\s+)?address\b|\bfind\s+you\b|\bwhere\s+are\s+you\b"
+                           r"|\bwhere\s+is\s+(?:your\s+(?:shop|office|studio|store|yard|workshop|salon|premises|depot|business)|"
+                           r"the\s+(?:shop|office|studio|centre|center|store|yard|workshop|salon|premises|depot))(?:\s+located)?\b(?!\s*\w)",
                            re.IGNORECASE)
+# The business's own contact asked ("whats your phone number?", "where is the shop?"), not another's
+# ("what's the phone number for the police?", "the address of the white house": review).
+_OWN_CONTACT = re.compile(r"\b(?:your|you|yours|u|ya|y'all)\b|\bthe\s+(?:shop|office|studio|store|salon|yard|workshop|centre|"
+                          r"center|premises|business)\b|^\W*(?:whats?\s+(?:is\s+)?(?:the|ur)\s+)?(?:e-?mail|phone|telephone|"
+                          r"contact)(?:\s+(?:address|number|details))?\W*$", re.IGNORECASE)
 # A street address: a number, then one to three capitalised words and a street's kind ("14 Market
 # Row", "4410 W State St", "Unit 4, Mill Lane").
 _STREET = re.compile(r"\b\d{1,5}[A-Za-z]?,?\s+(?:[A-Z][\w'.-]*\s+){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|"
@@ -377,8 +383,8 @@ _BLOCK_BREAK = re.compile(r"\n\s*\n")
 
 def section_of(text: str, sentence: str, label: str = "") -> str:
     """The block of the passage `text` (lines between blank lines) holding `sentence` (one of
-    text_sentences(text, label)), its sentences joined, at most MAX_SECTION_CHARS (whole sentences;
-    `sentence` alone when its block is longer); a heading alone on its block takes the block after it,
+    text_sentences(text, label)), its sentences joined, when at most MAX_SECTION_CHARS (`sentence`
+    alone when its block is longer); a heading alone on its block takes the block after it,
     and a block after one keeps it.
     "What is your cancellation policy?" over "CANCELLATIONS / Cancel more than 48 hours before: no
     charge. / Within 48 hours: 50% ... / No-shows are charged 100%." is the three rules, not the first
@@ -393,12 +399,8 @@ def section_of(text: str, sentence: str, label: str = "") -> str:
             held += [s for _, s in with_answers(text_sentences(blocks[i + 1], label))]
         elif i > 0 and is_heading(" ".join(blocks[i - 1].split())):
             held.insert(0, " ".join(blocks[i - 1].split()))  # its heading, alone on the block before
-        quoted: list[str] = []
-        for part in held:
-            if sum(len(q) + 1 for q in quoted) + len(part) > MAX_SECTION_CHARS:
-                break
-            quoted.append(part)
-        return " ".join(quoted) if sentence in quoted else sentence
+        # (a block longer than that is no section: a passage whose lines no blank line parts is one block)
+        return " ".join(held) if sum(len(part) + 1 for part in held) <= MAX_SECTION_CHARS else sentence
     return sentence
 
 
@@ -437,10 +439,11 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
     # A sentence that states nothing asked (none of its words, little similarity) is never quoted, nor a
     # heading alone ("EVERYDAY", "DRY CLEANING (per item)": blind set 56)
     contact = any(pattern.search(question) is not None for pattern in (_ASKS_PHONE, _ASKS_EMAIL, _ASKS_ADDRESS))
+    own = contact and _OWN_CONTACT.search(question) is not None
     quotable = sorted((j for j in range(len(found)) if (share[j] > 0 or similarity[j] >= MIN_QUOTE_SIMILARITY
                                                         # "whats your phone number?" over "Call us: (717) 555-0148",
                                                         # sharing no word, 0.24 (blind set 69)
-                                                        or (contact and states_answer_kind(question, found[j][2])))
+                                                        or (own and states_answer_kind(question, found[j][2])))
                        and not is_heading(found[j][2])), key=lambda j: -score[j])
     if not quotable:
         return None

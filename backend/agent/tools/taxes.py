@@ -21,6 +21,10 @@ _WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|plus|
 _WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre|not\s+incl(?:uding|\.)?|not\s+inc\.?)"
                           rf"[\s-]+(?:the\s+)?(?:[a-z]+\s+(?:and|&)\s+)?{_TAX}\b|\b{_TAX}\s+(?:not\s+included|excluded)\b",
                           re.IGNORECASE)
+# Prices said to include it, and not to.
+_INCLUDED = re.compile(r"\b(?:include|includes|included|including|inclusive|incl\.?)\b", re.IGNORECASE)
+_NOT_INCLUDED = re.compile(r"\b(?:not|n't|never|don't|doesn't|do\s+not|does\s+not|are\s+not)\s+(?:\w+\s+)?incl|\bexcl|\bexclusive\b",
+                           re.IGNORECASE)
 # A tax's level before its name: "6% state sales tax".
 _LEVEL = r"(?:(?:state|provincial|local|federal|county|city|national)\s+)?"
 _TAX_RATE = re.compile(rf"\b{_TAX}\s*(?:at|@|of|is|\(|:)?\s*([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
@@ -43,6 +47,8 @@ def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
         return None
     for sentence in sentences:
         rate = _TAX_RATE.search(sentence)
+        if _INCLUDED.search(sentence) and not _NOT_INCLUDED.search(sentence):
+            continue  # "13% HST applies to all services and is included in the prices above" (review)
         if rate is not None and _TAX_ADDED.search(sentence):
             return rate.group(1) or rate.group(2)
     return None

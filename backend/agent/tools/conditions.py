@@ -101,6 +101,15 @@ _DAYS_ALONE = re.compile(rf"\s*(?:{_ANY_DAY}(?:{_RANGE_WORD}{_ANY_DAY})?|weekday
                          re.IGNORECASE)
 
 
+_ANY_DAY_NAME = re.compile(rf"\b(?:{_ANY_DAY}|weekdays?|weekends?)(?![a-z])", re.IGNORECASE)
+
+
+def without_days(text: str) -> str:
+    """`text` with the days it names taken out ("is the library closed on mondays?" -> "is the library
+    closed on  ?"): full or short names, weekdays, weekends."""
+    return _ANY_DAY_NAME.sub(" ", text)
+
+
 def is_days(text: str) -> bool:
     """Whether `text` is a day's name alone or a range of them ("Monday", "Tue - Thu", "Sat",
     "Weekends:"): a row of opening hours, not a table's header."""

@@ -11,10 +11,11 @@ from backend.agent.operations import asks_cost, asks_money
 from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, addresses_business, asks_for_creative_writing,
                                    asks_general_request, asking_part, asks_for_writing, names_documents, query_of)
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
-from backend.agent.tools.conditions import hours_days
+from backend.agent.tools.conditions import hours_days, without_days
 from backend.agent.tools.passages import format_passages, passage_records
 from backend.agent.tools.segmentation import text_sentences
-from backend.agent.tools.sentences import best_sentence, best_similarity, content_words, phrases, stem_of, states_answer_kind, stems
+from backend.agent.tools.sentences import (asks_opening, asks_own_contact, best_sentence, best_similarity, content_words,
+                                          holds_contact, phrases, stem_of, states_answer_kind, stems)
 from backend.rag import Retriever, Source
 from backend.rag.sources import source_label
 
@@ -141,7 +142,8 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
         shared = [pair for pair in sentences if stems(pair[1]) & asked]
         if shared and best_similarity(asking, shared, embedder.embed) >= SENTENCE_SIMILARITY:
             about.append(source)
-        elif (_ASKS_HOURS.search(cue) and (not _NAMES_PLACE.search(cue) or _shares_a_word(_DAY_WORDS.sub(" ", cue), source))
+        elif (asks_opening(cue) and (not _NAMES_PLACE.search(cue)
+                                     or _shares_a_word(_OPENING_WORDS.sub(" ", without_days(cue)), source))
               and any((stems(s) & specific or days & hours_days(s)) and states_answer_kind(cue, s) for _, s in sentences)):
             # "What time do you close on Saturday?" over "Saturday 8:30am to 1pm.", "are you open on
             # mondays" over "Closed Sun & Mon.": a sentence naming the question's own thing or day (not
@@ -182,14 +184,10 @@ def _shares_a_word(text: str, source: Source) -> bool:
     return bool(prefixes(text) & prefixes(f"{source.text} {source.document_name}"))
 
 
-# A question asking when something opens, closes, starts or ends ("what time do you close on Saturday?").
-_ASKS_HOURS = re.compile(r"\bwhat\s+time\b|\bwhen\b[^?.!]*\b(?:open|opens|close|closes|shut|shuts|start|starts|"
-                         r"finish|finishes|end|ends)\b|\b(?:are|is)\s+(?:you|you\s+guys|u|y'all|they|it|the\s+\w+(?:\s+\w+)?)\s+"
-                         r"(?:open|closed)\b|\b(?:opening|your)\s+(?:\w+\s+)?hours\b", re.IGNORECASE)
-# An opening asked of a place named ("is the library closed on mondays?"): the passage must name it too (review).
+# An opening asked of a place named ("is the library closed on mondays?"): the passage must name it too,
+# by a word other than a day's or the opening's own (review).
 _NAMES_PLACE = re.compile(r"\b(?:is|are)\s+the\s+\w+", re.IGNORECASE)
-_DAY_WORDS = re.compile(r"\b(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?s?\b|\b(?:open|closed?|hours)\b",
-                        re.IGNORECASE)
+_OPENING_WORDS = re.compile(r"\b(?:open|closed?|hours)\b", re.IGNORECASE)
 # Words of a question that name no thing of a passage by themselves ("what time is it in Tokyo?"
 # shares "time" with "Opening times: ...").
 # The similarity at which a passage sharing no word with the message is about it all the same.
@@ -255,40 +253,12 @@ def refers_to_document(text: str, document_name: str) -> bool:
                      rf"(?!\s+(?!(?:for|of|in|on|at|to|with|from|about|and|or|is|are|was|says?|has)\b)[a-z])", text) is not None
 
 
-# A question asking how to reach the business ("What's your email address?", "whats the phone
-# number", "how can I contact you", "where are you located?"), and a passage holding a way to: a
-# phone number, an email address, a web address or a street's. Such a question scores low against
-# a price list as a whole and against its "Phone: ... Email: ..." line (new-user pass: 0 of 6 searched).
-_ASKS_CONTACT = re.compile(
-    r"\b(?:your|their|its)\s+(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|telephone(?:\s+number)?|mobile\s+number|"
-    r"number|contact\s+(?:details|number|info\w*)|website|web\s+address|address|location)\b"
-    r"|\bthe\s+(?:e-?mail(?:\s+address)?|phone\s+number|telephone\s+number|contact\s+(?:details|number|info\w*)|"
-    r"website|web\s+address)\b"
-    r"|^\W*(?:e-?mail(?:\s+address)?|phone(?:\s+number)?|contact(?:\s+details)?|website|address)\W*(?:please|pls)?\W*$"
-    r"|\b(?:contact|reach|call|e-?mail|ring|phone|find)\s+(?:you|them)\b"
-    r"|\bwhere\s+are\s+(?:you|they)\s+(?:located|based)\b|\bwhere\s+are\s+you\s*\??\s*$"
-    r"|\bwhere\s+is\s+(?:it|the\s+(?:shop|office|studio|centre|center|store))\b", re.IGNORECASE)
-# A way to reach someone in a passage: an email or web address, a phone number (7 digits or more,
-# not a span of years: "2024-2025"), a street address with its number ("21 Queen Street").
-_CONTACT = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+|\bwww\.|https?://"
-                      r"|\b[0-9]{1,4}[a-z]?,?\s+(?:[A-Z][\w'-]+\s+){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Drive|Square)\b")
-_PHONE_DIGITS = re.compile(r"(?<![\w.,£$€])\+?\(?\d[\d() -]{5,}\d(?![\w.,]\d)")
-_YEARS = re.compile(r"^(?:1\d|20)\d{2}\s*-\s*(?:(?:1\d|20)\d{2}|\d{2})$")
-
-
-def holds_contact(text: str) -> bool:
-    """Whether `text` holds a way to reach someone (_CONTACT, or a phone number: 7 digits or more,
-    not a span of years)."""
-    if _CONTACT.search(text):
-        return True
-    return any(sum(c.isdigit() for c in m.group(0)) >= 7 and not _YEARS.match(m.group(0).strip())
-               for m in _PHONE_DIGITS.finditer(text))
-
-
 def asks_contact(text: str) -> bool:
-    """Whether `text` asks how to reach the business (_ASKS_CONTACT), not for advice of the model's own."""
+    """Whether `text` asks how to reach the business (sentences.asks_own_contact), not for advice of the
+    model's own. Such a question scores low against a price list as a whole and against its "Phone: ...
+    Email: ..." line (new-user pass: 0 of 6 searched)."""
     text = cue_text(text)
-    return _ASKS_CONTACT.search(text) is not None and not asks_general_request(text)
+    return asks_own_contact(text) and not asks_general_request(text)
 
 
 # A thing the question names as particular: "the pool", "my deposit", "our booking".

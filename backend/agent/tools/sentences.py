@@ -280,12 +280,21 @@ _ASKS_CHARGE = re.compile(r"\b(?:is|are)\s+there\s+(?:an?\s+)?(?:extra\s+|additi
                           r"|\bhow\s+much\s+extra\b", re.IGNORECASE)
 _FREE = re.compile(r"\b(?:free|included|no\s+(?:[\w-]+\s+)?(?:charge|fee|surcharge|cost)s?|at\s+no\s+(?:extra\s+)?cost)\b",
                    re.IGNORECASE)
-# When a place opens ("are you open on Mondays?", "Saturday hours", "what time do you close"): a
-# sentence with a clock time or saying it is closed answers it, not one naming the day alone
-# ("Know Your Machine (2 hours, Saturdays): $45": blind set 69).
-_ASKS_OPEN = re.compile(r"\b(?:are|is)\s+(?:you|you\s+guys|they|it|the\s+[\w ]{1,30}?)\s+open\b(?!\s+(?:to|for)\b)|\bopen(?:ing)?\s+(?:hours|times)\b"
-                        r"|\b(?:your|the|their)\s+(?:\w+\s+)?hours\b|\bwhen\s+(?:are|do|does|is)\b[^?.!]*\b(?:open|close)\b",
+# When a place opens or closes ("are you open on Mondays?", "is the shop closed on Sunday?", "Saturday
+# hours", "when do you close", "what time does the yard open"): a sentence with a clock time or saying it
+# is closed answers it, not one naming the day alone ("Know Your Machine (2 hours, Saturdays): $45": blind
+# set 69); not who may come in ("is the gym open to the public?": review). The search's routing asks it too.
+_ASKS_OPEN = re.compile(r"\bwhat\s+time\b|\bwhen\b[^?.!]*\b(?:open|close|shut|start|finish|end)s?\b"
+                        r"|\b(?:are|is)\s+(?:you|you\s+guys|u|y'all|they|it|the\s+[\w ]{1,30}?)\s+(?:open|closed)\b(?!\s+(?:to|for)\b)"
+                        r"|\bopen(?:ing)?\s+(?:hours|times)\b|\b(?:opening|your|the|their)\s+(?:[a-z]+\s+)?hours\b",
                         re.IGNORECASE)
+
+
+def asks_opening(question: str) -> bool:
+    """Whether `question` asks when a place opens or closes (_ASKS_OPEN)."""
+    return _ASKS_OPEN.search(question) is not None
+
+
 _CLOSED = re.compile(r"\bclosed\b|\b24\s*(?:hours|/\s*7)\b", re.IGNORECASE)
 _CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b",
                     re.IGNORECASE)
@@ -301,11 +310,46 @@ _ASKS_ADDRESS = re.compile(r"\b(?:your|the)\s+(?:street\s+|postal\s+)?address\b|
                            r"|\bwhere\s+is\s+(?:your\s+(?:shop|office|studio|store|yard|workshop|salon|premises|depot|business)|"
                            r"the\s+(?:shop|office|studio|centre|center|store|yard|workshop|salon|premises|depot))(?:\s+located)?\b(?!\s*\w)",
                            re.IGNORECASE)
-# The business's own contact asked ("whats your phone number?", "where is the shop?"), not another's
-# ("what's the phone number for the police?", "the address of the white house": review).
-_OWN_CONTACT = re.compile(r"\b(?:your|you|yours|u|ya|y'all)\b|\bthe\s+(?:shop|office|studio|store|salon|yard|workshop|centre|"
-                          r"center|premises|business)\b|^\W*(?:whats?\s+(?:is\s+)?(?:the|ur)\s+)?(?:e-?mail|phone|telephone|"
-                          r"contact)(?:\s+(?:address|number|details))?\W*$", re.IGNORECASE)
+# The business's own contact asked ("whats your phone number?", "where is the shop?", "what's the email?",
+# "how can I reach you?"), not another's ("what's the phone number for the police?", "the address of the
+# white house": review): such a question needs no word shared with the line holding it.
+_OWN_CONTACT = re.compile(r"\b(?:your|you|yours|u|ya|y'all|their)\b|\bthe\s+(?:shop|office|studio|store|salon|yard|workshop|"
+                          r"centre|center|premises|business)\b|\bthe\s+(?:e-?mail(?:\s+address)?|(?:tele)?phone(?:\s+number)?|"
+                          r"contact\s+(?:details|number|info\w*)|website|web\s+address)\b"
+                          r"(?!\s+(?:(?:number|address|details|info\w*)\s+)?(?:for|of|at)\s+(?!(?:bookings?|enquiries|inquiries|"
+                          r"orders?|appointments?|reservations?)\b))"
+                          r"|^\W*(?:whats?\s+(?:is\s+)?(?:the|ur)\s+)?(?:e-?mail|phone|telephone|contact|website|address)"
+                          r"(?:\s+(?:address|number|details))?\W*(?:please|pls)?\W*$", re.IGNORECASE)
+# A website asked, and a way to reach the business asked without naming which ("how do I contact you?",
+# "where are you based?", "your location").
+_ASKS_WEB = re.compile(r"\b(?:website|web\s+address|url)\b", re.IGNORECASE)
+_ASKS_REACH = re.compile(r"\b(?:contact|reach|call|e-?mail|ring|phone|find)\s+(?:you|them)\b|\bcontact\s+(?:details|info\w*)\b"
+                         r"|\bwhere\s+are\s+(?:you|they)\s+(?:located|based)\b|\b(?:your|their|its)\s+(?:number|location)\b",
+                         re.IGNORECASE)
+# A way to reach someone written: an email or web address, a street address, a phone number.
+_WEB = re.compile(r"\bwww\.|https?://")
+
+
+def asks_own_contact(question: str) -> bool:
+    """Whether `question` asks how to reach the business itself: its phone number, email or street
+    address, its website, or how to contact or find it (_OWN_CONTACT)."""
+    asked = any(pattern.search(question) is not None
+                for pattern in (_ASKS_PHONE, _ASKS_EMAIL, _ASKS_ADDRESS, _ASKS_WEB, _ASKS_REACH))
+    return asked and _OWN_CONTACT.search(question) is not None
+
+
+def holds_contact(text: str) -> bool:
+    """Whether `text` holds a way to reach someone: an email or web address, a street address
+    ("14 Market Row") or a phone number (seven digits or more, not a span of years: "2024-2025")."""
+    return (_EMAIL.search(text) is not None or _WEB.search(text) is not None or _STREET.search(text) is not None
+            or _phone_in(text))
+
+
+def _phone_in(text: str) -> bool:
+    return any(len(re.sub(r"\D", "", m.group(0))) >= 7 and not _YEARS_SPAN.fullmatch(m.group(0).strip())
+               for m in _PHONE.finditer(text))
+
+
 # A street address: a number, then one to three capitalised words and a street's kind ("14 Market
 # Row", "4410 W State St", "Unit 4, Mill Lane").
 _STREET = re.compile(r"\b\d{1,5}[A-Za-z]?,?\s+(?:[A-Z][\w'.-]*\s+){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|"
@@ -333,8 +377,7 @@ def states_answer_kind(question: str, sentence: str, heading: str = "") -> bool:
     if _ASKS_EMAIL.search(question):  # "what email address do I use": one written (blind set 61 quoted a price row)
         return _EMAIL.search(sentence) is not None
     if _ASKS_PHONE.search(question):
-        return any(len(re.sub(r"\D", "", m.group(0))) >= 7 and not _YEARS_SPAN.fullmatch(m.group(0).strip())
-                   for m in _PHONE.finditer(sentence))
+        return _phone_in(sentence)
     if _ASKS_ADDRESS.search(question):  # "what's the address of Suds & Press?", "where is the shop?"
         return _STREET.search(sentence) is not None
     if _ASKS_WHO.search(question):

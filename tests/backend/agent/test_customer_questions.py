@@ -196,3 +196,35 @@ def test_review_calculations():
     shop = result("Universal needles, 5-pack: $4.50\nUniversal needle 5-packs: buy 3, get the 4th free.")
     found = candidate_expressions("how much would 8 packs of universal needles be without the offer?", [shop], None, evaluate)
     assert found and evaluate(found[0]).q == 36
+
+
+@pytest.mark.parametrize("question, opening", [
+    ("are you open on mondays", True), ("is u open sunday?", True), ("what time do you close on Saturday?", True),
+    ("is the library closed on mondays?", True), ("your opening hours please", True),
+    ("is the gym open to the public?", False), ("how many hours does the course take?", False),
+])
+def test_an_opening_question_is_read_in_one_place(question: str, opening: bool) -> None:
+    # the search's routing and the quote's kind read the same pattern (they had drifted: "u", "closed", "open to")
+    from backend.agent.tools.sentences import asks_opening
+    assert asks_opening(question) is opening
+
+
+@pytest.mark.parametrize("question, own", [
+    ("whats your phone number?", True), ("what is the phone number to book?", True), ("email?", True),
+    ("whats the phone number for bookings", True), ("how can I reach you?", True), ("where are you based?", True),
+    ("what's the phone number for the police?", False), ("the email address of the council?", False),
+    ("who do I call if my pipe bursts?", False),
+])
+def test_the_business_own_contact_is_read_in_one_place(question: str, own: bool) -> None:
+    # routing (search_documents.asks_contact) and the quote (sentences) agree: another's contact is no own one
+    from backend.agent.tools.sentences import asks_own_contact
+    assert asks_own_contact(question) is own
+    assert search_documents.asks_contact(question) is own
+
+
+def test_a_contact_held_and_days_taken_out() -> None:
+    from backend.agent.tools.conditions import without_days
+    from backend.agent.tools.sentences import holds_contact
+    assert [holds_contact(t) for t in ("Call 613-555-0184", "Prices 2024-2025", "pay@rollingwrench.ca",
+                                       "14 Market Row, Shrewsbury", "Brake pads (pair) CA$24")] == [True, False, True, True, False]
+    assert without_days("is the library closed on mondays or Sat?").split() == ["is", "the", "library", "closed", "on", "or", "?"]

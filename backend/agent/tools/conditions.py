@@ -208,6 +208,10 @@ _ALL_DAY = re.compile(rf"(?<![\s,])(?:,\s*|\s+)(?:(?:and|or)\s+)?all\s+day\s+(?:
                       rf"|(?<![\s,])\s+(?:and|or)\s+all\s+((?:{_FULL_DAY})(?=\s+[a-z]))", re.IGNORECASE)
 
 
+# Where conditions part as alternatives: ", and any", ", or any", ", or ".
+_EITHER = re.compile(r",\s*(?:and|or)\s+(?:any|all|every)\b|,\s*or\b", re.IGNORECASE)
+
+
 def applies(sentence: str, question: str) -> bool | None:
     """Whether what `sentence` grants applies at the days and times `question` names: False when
     the question names a day or time it excepts ("except on Saturdays"), or when it names a
@@ -227,6 +231,11 @@ def applies(sentence: str, question: str) -> bool | None:
     if excepted.spans is not None and asked.spans is not None and any(
             s <= a and b <= e for a, b in asked.spans for s, e in excepted.spans):
         return False
+    # conditions given as alternatives: "Saturday and Sunday visits, and any appointment starting after 6 pm, carry
+    # a 15% surcharge" on a Saturday (simple set 71): either met
+    either = [applies(part, question) for part in _EITHER.split(sentence)] if _EITHER.search(sentence) else []
+    if sum(verdict is not None for verdict in either) > 1:
+        return any(either)
     when = condition(sentence)
     if when.days is None and when.spans is None:
         return None

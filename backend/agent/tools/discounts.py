@@ -384,9 +384,14 @@ _ADDITIONAL = re.compile(r"\b(?:every|each|any|per)\s+(?:additional|extra|furthe
 
 
 def _names_one(question: str, thing: str) -> bool:
-    """Whether `question` names one `thing` ("our grand piano", "a 40 gallon freshwater tank")."""
-    return re.search(rf"\b(?:a|an|one|our|my|the|his|her|their)\s+(?:[\w'-]+\s+){{0,3}}{re.escape(singular(thing.lower()))}\b",
-                     question, re.IGNORECASE) is not None
+    """Whether `question` names one `thing` ("our grand piano", "a 40 gallon freshwater tank"), or
+    names it only in the singular ("e-bike tune up on a weekday": simple set 71)."""
+    one = re.escape(singular(thing.lower()))
+    if re.search(rf"\b(?:a|an|one|our|my|the|his|her|their)\s+(?:[\w'-]+\s+){{0,3}}{one}\b", question, re.IGNORECASE):
+        return True
+    return (re.search(rf"\b{one}\b", question, re.IGNORECASE) is not None
+            and re.search(rf"\b{one}(?:s|es)\b|\b{re.escape(thing.lower())}\b", question, re.IGNORECASE) is None
+            and thing.lower() != singular(thing.lower()))
 
 
 def least_count_met(subject: str, question: str) -> bool | None:
@@ -495,7 +500,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
     granted = list(verb.finditer(clause))
     # "Happy hour, Tuesday to Thursday 16:00 to 18:00: all sweet crepes 20% off": a label's list, no verb
-    labelled = re.search(r":(?![0-9])[^:]*$", sentence[:at]) is not None or sentence.startswith("+", at)
+    # (or a label in capitals: "2) STUDENT DISCOUNT 15% off labour with a valid student card", simple set 71)
+    labelled = (re.search(r":(?![0-9])[^:]*$", sentence[:at]) is not None or sentence.startswith("+", at)
+                or _CAPS_LABEL.search(sentence[:at]) is not None)
     if not granted and _VERB_FIRST.match(sentence, at) is None and not labelled:
         return None
     # the amount's own verb ("A weekly box subscription | saves 10%", "Emergency call-outs | add a flat £90")
@@ -532,7 +539,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         # (a heading in capitals over it names no one: "TIME-OF-DAY SURCHARGES (added to the service call)
         # Weekdays 6pm-10pm and Saturdays: +$35.00" at 7pm on a Thursday, blind set 66)
         unheaded = norm_words(condition_words(_CAPS_HEADING.sub("", subject, count=1))) - _ANYONE - _ADJUSTMENT_WORDS
-        return clause if named or asks or not who or not unheaded or to_all else None
+        # (nor does a visit, an appointment or a job, any of the business's: "Saturday and Sunday visits, and any
+        # appointment starting after 6 pm, carry a 15% surcharge on labour" on a Saturday, simple set 71)
+        return clause if named or asks or not who or not unheaded - _ANY_SERVICE or to_all else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
     # each of a list of who gets it is a head: "Schools, churches and community halls" for "St Mary's church"
@@ -548,6 +557,15 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             if first and (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems):
                 head_named = True
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
+
+
+# A label in capitals right before an amount, a list's number before it: "2) STUDENT DISCOUNT ".
+_CAPS_LABEL = re.compile(r"(?:^|[).]\s)\s*(?:[0-9]+[.)]\s*)?[A-Z][A-Z&'/-]+(?:\s+[A-Z][A-Z&'/-]+){0,3}\s*$")
+
+
+# What any of a business's services is called: no one thing of its own.
+_ANY_SERVICE = frozenset({"visit", "appointment", "job", "service", "callout", "call", "booking", "order", "start",
+                          "starting", "any", "work"})
 
 
 # A list's heading in capitals naming the kind of charge below it ("TIME-OF-DAY SURCHARGES (added to the service

@@ -63,6 +63,8 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             before = sentence[prices[i - 1].end() if i else 0:m.start()]
             if outside_band(question, before):
                 continue  # "Freshwater tank up to 55 gallons: $65" for "a 60 gallon freshwater tank"
+            if is_deposit(sentence, prices, i) and not asked & DEPOSIT_WORDS:
+                continue  # "machines need a $50 deposit per machine" is paid back: no thing of a bill (simple set 69)
             every = norm_words(before[_PER_AFTER.match(before).end():] if _PER_AFTER.match(before) else before)
             # a table's cell is its row's thing under its column: "Full valet: Car €85; Van €120." (€85 a car's full valet)
             row = norm_words(table_row_name(sentence, prices))
@@ -87,6 +89,10 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
     # of prices named at the same place, the one named by most words ("large builder's skip" over "builder's skip")
     kept = [f for f in found if not any(g[0][0] <= f[0][0] and f[0][1] <= g[0][1] and (g[0] != f[0] or f[1] < g[1])
                                         for g in found)]
+    # and of prices named by nested words close together, the one named by more ("full tune up on my mechanical
+    # machine" over "Full Tune-Up, mechanical: $95" and "Full Tune-Up, computerized: $125": simple set 69)
+    # (not one named by all its own words: "the Sunset Sail with the hot drinks" keeps the sail)
+    kept = [f for f in kept if f[2] <= asked or not any(f[1] < g[1] and _apart(f[0], g[0]) <= _NESTED_REACH for g in kept)]
     kept.sort(key=lambda f: f[0])
     # a list: "a midi skip plus a road permit", "the pasta, the Thai street food and the knife skills"
     listed = all(a[0][1] < b[0][0] and (joined or _JOINED).search(question[at[a[0][1]].end():at[b[0][0]].start()])
@@ -101,6 +107,15 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
         items.append((counts[0] if counts else per or "1", price))
     return items
+
+
+# How many words apart two prices' names may stand for the one named by more words to take the other's place.
+_NESTED_REACH = 6
+
+
+def _apart(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """The number of words between two spans (0 when they overlap or touch)."""
+    return max(0, max(a[0], b[0]) - min(a[1], b[1]) - 1)
 
 
 def _without_names(tokens: list[set[str]], names: Sequence[str]) -> list[set[str]]:

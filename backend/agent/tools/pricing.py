@@ -112,7 +112,14 @@ def of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> l
     """The sentences of the documents whose headings' words the question names ("a standard session
     at Lumen": Lumen Portrait Studio's), all of them when it names none."""
     asked = stems(question) - _GENERIC_HEADING_STEMS
-    named = [s for h, s in sentences if stems(h) & asked]
+    held: dict[str, set[str]] = {}
+    for h, s in sentences:
+        held.setdefault(h, set()).update(stems(s))
+    # a word names the documents whose headings hold it only when no other document says it: "machine" in
+    # "Stitchwell Sewing Machine Repair - Policies & FAQ" names no document of a business whose every
+    # document is about machines (simple set 69: its menu's prices were set aside)
+    naming = {w for w in asked if not any(w in words for h, words in held.items() if w not in stems(h))}
+    named = [s for h, s in sentences if stems(h) & naming]
     return named or [s for _, s in sentences]
 
 

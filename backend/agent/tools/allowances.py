@@ -144,7 +144,10 @@ def _over_allowance(question: str, sentence: str) -> str | None:
     before = [m.group(1).replace(",", "") for m in _PRICE.finditer(sentence[:rate.start()])]
     base = before[-1] if before else None
     if Fraction(counts[0]) <= Fraction(included):
-        return base
+        # (a band's own line for amounts over it: "Over 50 kg £265 plus £4 for every kg over 50 kg" is no price of
+        # a 4 kg cat, simple set 72)
+        opening = re.match(r"\W*(?:over|above|more\s+than)\s+([0-9][0-9,.]*)", sentence, re.IGNORECASE)
+        return None if opening is not None and Fraction(opening.group(1).replace(",", "")) == Fraction(included) else base
     extra = f"({counts[0]} - {included}) * {price}"
     return extra if base is None else f"{base} + {extra}"
 

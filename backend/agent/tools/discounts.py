@@ -22,7 +22,7 @@ from backend.agent.numerals import PERCENT_SIGN, SIGNED_PRICE, with_digits
 from backend.agent.party import given_ages, group_size
 from backend.agent.tools.basket import counts_of, norm_words, singular
 from backend.agent.tools.conditions import applies, condition_words
-from backend.agent.tools.sentences import stems
+from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import DAY_PARTS, PERIOD_NOUNS, PERIODIC, WEEKDAYS
 
 # A percentage off: "15% off", "a 20 percent discount", "a discount of 10%", "12 percent reduction",
@@ -550,11 +550,16 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     listed = [part for part in _LISTED_WHO.split(uncounted) if part.strip() and not re.search(r"[0-9]", part)]
     # (a discount's: a surcharge's words run on)
     if not head_named and len(listed) > 1 and verb is _GRANTED:
+        # (when each is a kind of its noun, the kind must be named too: "Assistance dogs, retired police dogs and
+        # registered rescue-charity pets: 20% off" is no discount of "our dog", simple set 72)
+        kinds = all(len(content_words(part)) > 1 for part in listed)
         for part in listed:
             # its noun: the last word ("community halls": halls; not "community" for "a community garden")
             first = next((w for w in (norm_words(word) for word in reversed(part.split()))
                           if w and not w & (_ANYONE | _IMPERATIVES | PERIOD_NOUNS)), set())
-            if first and (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems):
+            kind = norm_words(" ".join(content_words(part)[:-1])) - _ANYONE
+            if first and (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems) and (
+                    not kinds or kind & asked):
                 head_named = True
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
 

@@ -237,18 +237,19 @@ def aligned_tables(text: str) -> str:
         while j < len(lines) and (spans := _spans(lines[j])) is not None:
             block.append(spans)
             j += 1
-        # the header's lines: indented, no price ("Small  Medium" over "(Fiesta,  (Golf,")
-        named = 0
-        while (named < min(MAX_HEADER_LINES, len(block) - 1) and lines[i + named][:1] in (" ", "\t")
-               and not _PRICE_CELL.search(lines[i + named])):
-            named += 1
-        rows = _columns(block) if block else None
-        body = rows[named or 1:] if rows else []
-        if rows is None or not (len(block) >= MIN_ALIGNED_ROWS or (len(block) == 2 and _PRICE_CELL.search(lines[i + 1]))) \
-                or not body or not _tabular(body):
+        # (a last row that breaks the columns is left out: "Over 50 kg   £265 plus £4 for every kg over 50 kg"
+        # under four rows of bands joined them all into one sentence, simple set 72)
+        found, size = None, 0
+        for size in range(len(block), 1, -1):
+            found = _aligned(block[:size], lines, i)
+            if found is not None:
+                break
+        if not block or found is None:
             out.append(lines[i])
             i += 1
             continue
+        rows, named = found
+        j = i + size
         if named:
             header = [" ".join(re.sub(r"[(),]", " ", " ".join(column)).split()) for column in zip(*rows[:named])]
             rows = [header] + rows[named:]
@@ -256,6 +257,22 @@ def aligned_tables(text: str) -> str:
         out.extend("| " + " | ".join(row) + " |" for row in rows)
         i = j
     return "\n".join(out)
+
+
+def _aligned(block: list[list[tuple[int, str]]], lines: list[str], i: int) -> tuple[list[list[str]], int] | None:
+    """(its rows, the number of its header's lines) when `block` (the spans of the lines from the
+    `i`th of `lines`) is a table laid out by spaces (aligned_tables); None otherwise."""
+    # the header's lines: indented, no price ("Small  Medium" over "(Fiesta,  (Golf,")
+    named = 0
+    while (named < min(MAX_HEADER_LINES, len(block) - 1) and lines[i + named][:1] in (" ", "\t")
+           and not _PRICE_CELL.search(lines[i + named])):
+        named += 1
+    rows = _columns(block)
+    body = rows[named or 1:] if rows else []
+    if rows is None or not (len(block) >= MIN_ALIGNED_ROWS or (len(block) == 2 and _PRICE_CELL.search(lines[i + 1]))) \
+            or not body or not _tabular(body):
+        return None
+    return rows, named
 
 
 def table_sentences(text: str) -> str:

@@ -94,6 +94,8 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"\b(?:cost|pay|spend|charge|earn|lose|raise|collect|bring\s+in|come\s+to|owe|get\s+back|refund)"
                    r"|\b(?:total|whole|overall)\s+(?:[a-z]+\s+)?(?:fare|cost|price|bill|charge|amount)"
                    r"|\bgoing\s+to\s+(?:cost|come\s+to|set\s+\w+\s+back)\b|\bhow\s+much\s+for\b"
+                   # "how much w/ tax?", "how much incl vat" (simple set 66)
+                   r"|\bhow\s+much\s+(?:w/|with|incl\w*|inc\.?|plus)\s*(?:the\s+)?(?:tax|vat|gst|hst|sales\s+tax)\b"
                    # "how much would one visit be if I add the gravel vacuum" (blind set 67)
                    r"|\bhow\s+much\s+(?:would|will)\s+(?:it|that|this|one\s+[a-z]+|an?\s+[a-z]+|the\s+[a-z]+)\s+(?:be|come\s+to)\b"
                    # "how much is an Owl Encounter for me, my husband and our two kids" (blind set 68)
@@ -409,7 +411,7 @@ def asks_cost(text: str) -> bool:
 
 
 # A price asked by name: "what's the delivery charge?", "what will my bill be".
-_PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the\s+|my\s+|our\s+)?(?:[a-z-]+\s+)?"
+_PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the\s+|my\s+|our\s+)?(?:[a-z-]+\s+){0,3}"
                           r"(?:charge|fee|cost|price|fare|bill|total)\b(?!\s+(?:number|count|amount\s+of\s+(?!money)))|\bwhat\s+will\s+(?:my|our|the)\s+bill\b"
                           r"|\bwhat(?:'s|s|\s+is)\s+(?:that|it)\s+(?:per|a|for\s+each)\s+(?:person|head)\b", _FLAGS)
 

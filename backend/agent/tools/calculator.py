@@ -20,7 +20,7 @@ from backend.agent.tools.mentions import mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
-from backend.agent.tools.pricing import of_named_documents, priced_per_count
+from backend.agent.tools.pricing import of_named_documents, priced_per_count, prices_counted_thing
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences
 from backend.agent.tools.taxes import claimed_tax
@@ -151,8 +151,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
             return True
         pairs = [(h, s) for label, t in found for h, s in text_sentences(t, label)]
         sentences = [s for _, s in pairs]
-        if money and any(priced_per_count(text, s) for s in sentences):
-            return True  # "3 nights in january ... total" over "€95 per night"
+        if money and any(priced_per_count(text, s) or prices_counted_thing(text, s) for s in sentences):
+            return True  # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"
         if listed and mentioned_total(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs})):
             return True
         if offers and offer_expressions(text, sentences):

@@ -23,11 +23,12 @@ from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
 from backend.agent.tools.bands import outside_band
+from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
 from backend.agent.tools.sentences import content_words
-from backend.agent.tools.units import TIME_UNITS
+from backend.agent.tools.units import TIME_UNITS, is_unit
 
 # A price's unit right after it: "£60 per hour", "$8 per person", "£12 each".
 _PER_AFTER = re.compile(r"\s*(?:per|a|an|each|every)\s+([a-z]+)", re.IGNORECASE)
@@ -63,6 +64,8 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             before = sentence[prices[i - 1].end() if i else 0:m.start()]
             if outside_band(question, before):
                 continue  # "Freshwater tank up to 55 gallons: $65" for "a 60 gallon freshwater tank"
+            if least_count_met(before, question) is False:
+                continue  # "10 or more copies of the same key: $2.75 each" is no price of 2 copies (simple set 66)
             if is_deposit(sentence, prices, i) and not asked & DEPOSIT_WORDS:
                 continue  # "machines need a $50 deposit per machine" is paid back: no thing of a bill (simple set 69)
             every = norm_words(before[_PER_AFTER.match(before).end():] if _PER_AFTER.match(before) else before)
@@ -100,10 +103,13 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
     if not 2 <= len(kept) <= MAX_ITEMS or len({f[0] for f in kept}) < len(kept) or not listed:
         return []
     items = []
-    for _, named, own, every, price, sentence in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
+    for span, named, own, every, price, sentence in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
+        # its own count right before its name first ("2 padlock key copies and 1 mailbox key copy": 1, simple set 66)
         # (not by a length of its line: "Bread from scratch (3 hours)" counts no "3 hours")
-        counts = [c for word in sorted(own & asked) + sorted(every - own - set(TIME_UNITS))
-                  for c in counts_of(question, word)]
+        right_before = with_digits(at[span[0] - 1].group(0)) if span[0] else ""
+        # (not a measure's: "a 300 litre garden pond")
+        counts = [right_before] if re.fullmatch(r"[0-9]+", right_before) and not is_unit(at[span[0]].group(0)) else [
+            c for word in sorted(own & asked) + sorted(every - own - set(TIME_UNITS)) for c in counts_of(question, word)]
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
         items.append((counts[0] if counts else per or "1", price))
     return items

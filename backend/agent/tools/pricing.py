@@ -18,7 +18,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE
+from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE, with_digits
 from backend.agent.operations import names_a_length, sizes, sizes_alone
 from backend.agent.party import group_size
 from backend.agent.tools.bands import outside_band
@@ -308,6 +308,28 @@ def priced_per_count(question: str, sentence: str) -> bool:
     return any(not stems(unit) & PEOPLE_STEMS and counts_of(own, unit)
                and not re.search(rf"\bper\s+{re.escape(unit)}", question, re.IGNORECASE)  # the rate itself asked
                for unit in (m.group(m.lastindex) for m in _PRICE_PER.finditer(sentence)))
+
+
+# A count and the words after it that name what it counts: "2 laser cut car key blades", "3 padlock keys".
+_COUNTED_RUN = re.compile(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z][\w'-]*\s+){0,4}[a-z][\w'-]*)", re.IGNORECASE)
+_RUN_END = re.compile(r"\b(?:for|of|at|on|in|to|with|and|or|but|please|pls|whats|what|how|is|are|from|before|after)\b",
+                      re.IGNORECASE)
+
+
+def prices_counted_thing(question: str, sentence: str) -> bool:
+    """Whether `sentence` prices a thing the question counts more than once, named by the words
+    after its count ("2 laser cut car key blades" over "Laser-cut car key blade: $85.00": two of
+    its words, or its only one; simple set 66)."""
+    counted: set[str] = set()
+    for m in _COUNTED_RUN.finditer(with_digits(question)):
+        if m.group(1) in ("0", "1"):
+            continue
+        counted |= norm_words(_RUN_END.split(m.group(2))[0])
+    if not counted:
+        return False
+    prices = list(PRICE.finditer(sentence))
+    return any(len(own & counted) >= min(2, len(own)) for own in (thing_words(sentence, prices, i) for i in range(len(prices)))
+               if own)
 
 
 # Where a price's own conditions end: the next clause ("; ") or the next list entry naming a day

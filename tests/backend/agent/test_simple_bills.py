@@ -1,0 +1,96 @@
+"""Simple bills of one business's documents: two things named together, a thing counted, a
+surcharge of a day, a discount of a customer, a weight band (the simple questions written for sets
+65-72 in the twenty-fifth session). Each assertion failed on the code before it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from backend.agent.operations import asks_bill_total, asks_cost, asks_price
+from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.conditions import applies
+from backend.agent.tools.discounts import claimed_discount
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.mentions import mentioned_items
+from backend.agent.tools.pricing import of_named_documents, prices_counted_thing
+from backend.agent.tools.segmentation import text_sentences
+
+from .test_expressions import result
+
+MENU = ("SERVICE MENU - prices are per machine\n\nTUNE-UPS (labor)\n"
+        "Full Tune-Up, mechanical .................. $95\nFull Tune-Up, computerized ................ $125\n\n"
+        "REPAIRS (labor)\nTiming adjustment (add to any tune-up) .... $40\nMotor brush replacement ................... $30\n\n"
+        "Q: Do I pay anything up front?\nA: Embroidery and industrial machines need a $50 deposit per machine at drop-off.\n")
+BIKES = ("MOBILE BIKE REPAIR - SERVICE MENU\nFull Tune-Up ............ CA$139\nE-Bike Tune-Up .......... CA$159\n\n"
+         "Q: Weekends and evenings?\nA: Saturday and Sunday visits, and any appointment starting after 6 pm, carry a "
+         "15% surcharge on labour.\n\nOFFERS\n1) FLEET DEAL\n   Book tune-ups for 3 or more bikes in one visit and get 10% "
+         "off all tune-up prices on that visit.\n\n2) STUDENT DISCOUNT\n   15% off labour with a valid student card.\n")
+CREMATION = ("INDIVIDUAL CREMATION\n  Weight of pet           Price\n  Up to 5 kg              £145\n"
+             "  5.1 - 15 kg             £185\n  15.1 - 30 kg            £225\n  30.1 - 50 kg            £265\n"
+             "  Over 50 kg              £265 plus £4 for every kg over 50 kg\n\n  Small pets: £110\n")
+KEYS = ("KEY CUTTING\nPadlock key duplicate ......... $4.00 each\nMailbox key duplicate ......... $3.50 each\n"
+        "Laser-cut car key blade ....... $85.00\n")
+
+
+def first(question: str, *texts: str) -> Fraction:
+    found = candidate_expressions(question, [result(*texts)], None, evaluate)
+    assert found, question
+    return evaluate(found[0]).q
+
+
+def test_two_things_named_together_and_the_bill_asked_in_short():
+    # "Full Tune-Up, mechanical" named by "full tune up on my mechanical machine", not the computerized one that
+    # "full tune" names too; "total with tax?" and "all in?" ask the bill; a deposit is no thing of it
+    assert asks_bill_total("a drive belt and a cleaning kit, cash. Total with tax?")
+    assert asks_bill_total("rear brake adjusted + a new pair of pads. how much all in?")
+    assert first("full tune up on my mechanical machine plus a timing adjustment, cash. total?", MENU) == 95 + 40
+    sentences = [s for _, s in text_sentences(MENU)]
+    assert mentioned_items("Computerized machine needs a full tune-up and a motor brush replacement. what's the total?",
+                           sentences) == [("1", "125"), ("1", "30")]
+
+
+def test_a_heading_word_that_every_document_says_names_no_document():
+    pairs = [("Acme Sewing Machine Repair - FAQ", "Every machine gets a test sew-out."),
+             ("acme_menu.txt", "Full Tune-Up, mechanical machine: $95")]
+    assert len(of_named_documents("full tune up on my mechanical machine, how much?", pairs)) == 2
+    shops = [("Lumen Portrait Studio", "Standard session: $120"), ("Crux Climbing Centre", "Day pass: $15")]
+    assert of_named_documents("how much is a standard session at Lumen?", shops) == ["Standard session: $120"]
+
+
+def test_days_and_times_given_as_alternatives():
+    rule = "Saturday and Sunday visits, and any appointment starting after 6 pm, carry a 15% surcharge on labour."
+    assert applies(rule, "can you come on saturday?") is True
+    assert applies(rule, "can you come on tuesday at 7pm?") is True
+    assert applies(rule, "can you come on tuesday at 10am?") is False
+    assert first("can you come on saturday to do a full tune-up? im downtown. how much", BIKES) == Fraction(139 * 115, 100)
+
+
+def test_a_thing_named_in_the_singular_and_a_discount_labelled_in_capitals():
+    # one e-bike meets no "3 or more bikes"; "2) STUDENT DISCOUNT 15% off labour" is the student's
+    question = "student here w/ my card. e-bike tune up on a weekday. how much with the discount?"
+    sentences = [s for _, s in text_sentences(BIKES)]
+    assert claimed_discount(question, sentences)[0] == "15"
+    assert first(question, BIKES.replace("Full Tune-Up ............ CA$139\n", "")) == Fraction(159 * 85, 100)
+
+
+def test_weight_bands_read_by_row_and_kinds_of_a_noun():
+    # a last line that breaks the table's columns leaves its rows rows; "Over 50 kg ..." prices no 4 kg cat
+    rows = [s for _, s in text_sentences(CREMATION)]
+    assert "15.1 - 30 kg: Price £225." in rows
+    assert first("our cat weighs 4 kg, how much is an individual cremation?", CREMATION) == 145
+    assert first("Our dog weighs 25 kg. How much is an individual cremation?", CREMATION) == 225
+    kinds = ["Assistance dogs, retired police dogs and registered rescue-charity pets: 20% off the cremation price."]
+    assert claimed_discount("Our dog weighs 25 kg. How much is an individual cremation?", kinds) is None
+    assert claimed_discount("my assistance dog weighs 25 kg, how much is an individual cremation?", kinds)[0] == "20"
+
+
+def test_a_thing_counted_and_each_thing_s_own_count():
+    question = "need 2 laser cut car key blades, whats the price before tax"
+    assert prices_counted_thing(question, "Laser-cut car key blade: $85.00")
+    assert not prices_counted_thing("need 1 laser cut car key blade", "Laser-cut car key blade: $85.00")
+    assert first(question, KEYS) == 170
+    assert asks_cost("2 padlock key copies and 1 mailbox key copy, how much w/ tax?")
+    assert asks_price("whats the realtor lockbox cost including tax")
+    sentences = [s for _, s in text_sentences(KEYS)] + ["10 or more copies of the same key: $2.75 each"]
+    assert mentioned_items("2 padlock key copies and 1 mailbox key copy, how much?", sentences) == [
+        ("2", "4.00"), ("1", "3.50")]

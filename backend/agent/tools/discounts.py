@@ -385,11 +385,12 @@ _ADDITIONAL = re.compile(r"\b(?:every|each|any|per)\s+(?:additional|extra|furthe
 
 def _names_one(question: str, thing: str) -> bool:
     """Whether `question` names one `thing` ("our grand piano", "a 40 gallon freshwater tank"), or
-    names it only in the singular ("e-bike tune up on a weekday": simple set 71)."""
+    names it only in the singular and counts nothing ("e-bike tune up on a weekday": simple set 71; not "6 pairs
+    of trousers ... after the multi-garment discount")."""
     one = re.escape(singular(thing.lower()))
     if re.search(rf"\b(?:a|an|one|our|my|the|his|her|their)\s+(?:[\w'-]+\s+){{0,3}}{one}\b", question, re.IGNORECASE):
         return True
-    return (re.search(rf"\b{one}\b", question, re.IGNORECASE) is not None
+    return (re.search(rf"\b{one}\b", question, re.IGNORECASE) is not None and not re.search(r"[0-9]", with_digits(question))
             and re.search(rf"\b{one}(?:s|es)\b|\b{re.escape(thing.lower())}\b", question, re.IGNORECASE) is None
             and thing.lower() != singular(thing.lower()))
 

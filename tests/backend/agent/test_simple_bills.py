@@ -71,6 +71,9 @@ def test_a_thing_named_in_the_singular_and_a_discount_labelled_in_capitals():
     sentences = [s for _, s in text_sentences(BIKES)]
     assert claimed_discount(question, sentences)[0] == "15"
     assert first(question, BIKES.replace("Full Tune-Up ............ CA$139\n", "")) == Fraction(159 * 85, 100)
+    # (a question that counts names no one thing by a word in the singular: "6 pairs ... the multi-garment discount")
+    garments = ["Customers who bring 5 or more garments at once receive 15% off the total."]
+    assert claimed_discount("6 pairs of trousers for hemming. total after the multi-garment discount?", garments)[0] == "15"
 
 
 def test_weight_bands_read_by_row_and_kinds_of_a_noun():

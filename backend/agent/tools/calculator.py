@@ -25,7 +25,7 @@ from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences
 from backend.agent.tools.taxes import claimed_tax
 from backend.agent.tools.tiers import tier_expressions
-from backend.agent.tools.visits import visit_charge
+from backend.agent.tools.visits import visit_charge, zone_charge
 from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, asks_area, implied_conversions,
                                        stated_conversion)
 
@@ -165,7 +165,7 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
             return True
         # "How much to unblock my sink including VAT if you come out tomorrow?" over "subject to VAT at 20%, added
         # to your invoice" and "Call-out fee (every home visit): £60.00" (new-user pass): the price with them
-        if asks_price(text) and (claimed_tax(text, sentences) or visit_charge(text, sentences)):
+        if asks_price(text) and (claimed_tax(text, sentences) or visit_charge(text, sentences) or zone_charge(text, sentences)):
             return True
         if named_operations(text) or not (converts or related):
             return False

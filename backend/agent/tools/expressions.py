@@ -75,7 +75,7 @@ from backend.agent.tools.sentences import is_heading, rank_sentences, stems, wit
 from backend.agent.tools.taxes import claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
-from backend.agent.tools.visits import visit_charge, visits_counted
+from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
 # (the engine runs 32 sequences at a time by default).
@@ -437,7 +437,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
            if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
     alone = not out  # (a price read alone for its adjustments is charged no minimum, but with the visit's charge)
     taxed = claimed_tax(question, named)
-    if (discount or surcharges or own_costs(question) or taxed or fee) and not out and asks_amount(question):
+    # "if I'm in Kanata" over "Outside the Greenbelt (Kanata, Orleans, ...) there is a flat travel fee of CA$20 per visit"
+    zone = (zone_charge(question, [s for _, s in sentences])
+            if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
+    if (discount or surcharges or own_costs(question) or taxed or fee or zone) and not out and asks_amount(question):
         # "what's a standard consultation if it's an out-of-hours call", "the smart lock with tax", "locked out
         # of my house" (and the service call): the price itself
         out = _valid(listed_prices(question, priced, embed), evaluate)
@@ -477,6 +480,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if travel is not None and out:  # the travel after the bill's discounts and surcharges ("travel is not discounted")
         bill = _with_travel(out[0], question, travel[0], travel[2])
         out = _valid([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)
+    if zone is not None and out and Fraction(zone) not in {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])}:
+        out = _valid([f"{out[0]} + {zone}"] + out, evaluate)  # after the discounts: a fee of the visit (simple set 71)
     # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
     paid = [c for c in own_costs(question) if Fraction(c) not in listed] if out and asks_amount(
         question) and not asks_how_many(question) else []

@@ -75,6 +75,31 @@ def visit_charge(question: str, sentences: Sequence[str]) -> str | None:
     return next(iter(found.values())) if len(found) == 1 else None
 
 
+# A fee of places listed by name: "Outside the Greenbelt (Kanata, Orleans, Barrhaven, Stittsville) there is a flat
+# travel fee of CA$20 per visit", "Zone B - Leith, Portobello and Musselburgh: £8 delivery".
+_ZONE_FEE = re.compile(r"\b(?:fee|charge|surcharge|supplement|delivery|travel|call[\s-]?out|mileage)\b", re.IGNORECASE)
+_PLACE_LIST = re.compile(r"\(([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*(?:\s*(?:,|and|or|&)\s*[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)+)\)"
+                         r"|((?:[A-Z][\w'-]*\s*,\s*)+[A-Z][\w'-]*\s+(?:and|or|&)\s+[A-Z][\w'-]*)")
+
+
+def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
+    """The amount, as written ("20"), of the one fee of a sentence that lists places by name, one of
+    which `question` names ("if I'm in Kanata" over "Outside the Greenbelt (Kanata, Orleans,
+    Barrhaven, Stittsville) there is a flat travel fee of CA$20 per visit": simple set 71); None
+    when none, or when the question names places of two such fees."""
+    asked = {w.lower() for w in re.findall(r"[A-Za-z][\w'-]*", question)}
+    found: set[str] = set()
+    for sentence in sentences:
+        prices = list(PRICE.finditer(sentence))
+        if len(prices) != 1 or _ZONE_FEE.search(sentence) is None or re.search(r"%|\bfree\b|\bno\s+charge\b", sentence):
+            continue
+        for m in _PLACE_LIST.finditer(sentence[:prices[0].start()]):
+            places = re.split(r"\s*(?:,|\band\b|\bor\b|&)\s*", m.group(1) or m.group(2))
+            if any(place and {w.lower() for w in place.split()} <= asked for place in places):
+                found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
+    return next(iter(found)) if len(found) == 1 else None
+
+
 def visits_counted(question: str) -> str | None:
     """How many visits `question` counts ("5 times", "3 visits"), as written; None for one."""
     m = _VISITS_COUNTED.search(question)

@@ -97,3 +97,13 @@ def test_a_thing_counted_and_each_thing_s_own_count():
     sentences = [s for _, s in text_sentences(KEYS)] + ["10 or more copies of the same key: $2.75 each"]
     assert mentioned_items("2 padlock key copies and 1 mailbox key copy, how much?", sentences) == [
         ("2", "4.00"), ("1", "3.50")]
+
+
+def test_a_fee_of_places_listed_by_name():
+    from backend.agent.tools.visits import zone_charge
+    zones = ["Outside the Greenbelt (Kanata, Orleans, Barrhaven, Stittsville) there is a flat travel fee of CA$20 per visit.",
+             "We come to your home anywhere inside the Ottawa Greenbelt at no charge."]
+    assert zone_charge("How much for a basic tune-up if I'm in Kanata?", zones) == "20"
+    assert zone_charge("im inside the greenbelt, how much", zones) is None
+    assert zone_charge("delivery to portobello?", ["Zone B - Leith, Portobello and Musselburgh: £8 delivery"]) == "8"
+    assert first("How much for a full tune-up if I'm in Kanata? Weekday works for me.", BIKES + "\n" + zones[0]) == 139 + 20

@@ -550,7 +550,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     uncounted = _COUNT_OR.sub(" ", with_digits(words))
     listed = [part for part in _LISTED_WHO.split(uncounted) if part.strip() and not re.search(r"[0-9]", part)]
     # (a discount's: a surcharge's words run on)
-    if not head_named and len(listed) > 1 and verb is _GRANTED:
+    # (a surcharge's too when a label lists them: "Leather, suede and sequinned fabrics: +30%", simple set 65)
+    if not head_named and len(listed) > 1 and (verb is _GRANTED or labelled):
         # (when each is a kind of its noun, the kind must be named too: "Assistance dogs, retired police dogs and
         # registered rescue-charity pets: 20% off" is no discount of "our dog", simple set 72)
         kinds = all(len(content_words(part)) > 1 for part in listed)

@@ -145,12 +145,12 @@ _JOINED = re.compile(r"\b(?:and|plus|with|also|as\s+well\s+as)\b|[,+&]", re.IGNO
 
 def _phrase(tokens: Sequence[set[str]], words: set[str]) -> tuple[int, int] | None:
     """The first and last of the first run of `tokens` (each a word's norm_words) that holds all
-    of `words` in as many tokens as they are, else within one token more ("the kids' baking
+    of `words` in as many tokens as they are, else within one or two tokens more ("the kids' baking
     class" holds {"child", "baking"}; "seat clean + engine bay clean" holds {"bay", "clean"} in
     "bay clean", not "clean + engine bay"); None when none does, or for no words."""
     if not words:
         return None
-    for extra in (0, 1):
+    for extra in (0, 1, 2):
         for i, first in enumerate(tokens):
             if not first & words:
                 continue

@@ -107,3 +107,12 @@ def test_a_fee_of_places_listed_by_name():
     assert zone_charge("im inside the greenbelt, how much", zones) is None
     assert zone_charge("delivery to portobello?", ["Zone B - Leith, Portobello and Musselburgh: £8 delivery"]) == "8"
     assert first("How much for a full tune-up if I'm in Kanata? Weekday works for me.", BIKES + "\n" + zones[0]) == 139 + 20
+
+
+def test_a_thing_named_across_a_few_words_and_a_surcharge_label_listing_its_kinds():
+    alterations = ("TROUSERS\nTake in / let out waist .......... £16.00\n\nSKIRTS\nShorten hem (lined) .......... £28.00\n"
+                   "Take in sides .......... £26.00\n\nSURCHARGES\n- Leather, suede and sequinned fabrics: +30% on the listed price.\n")
+    assert first("Could you take in the waist on a pair of trousers and also shorten a lined skirt? How much for the two?",
+                 alterations) == 16 + 28
+    assert first("i have a suede skirt that needs the sides taken in, how much would that be?", alterations) == Fraction(
+        26 * 130, 100)

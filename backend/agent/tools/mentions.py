@@ -95,7 +95,10 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
     # and of prices named by nested words close together, the one named by more ("full tune up on my mechanical
     # machine" over "Full Tune-Up, mechanical: $95" and "Full Tune-Up, computerized: $125": simple set 69)
     # (not one named by all its own words: "the Sunset Sail with the hot drinks" keeps the sail)
-    kept = [f for f in kept if f[2] <= asked or not any(f[1] < g[1] and _apart(f[0], g[0]) <= _NESTED_REACH for g in kept)]
+    # (nor one named by a single word another's name holds: "exterior wash ... for my caravan" over "Exterior wash
+    # (boat or caravan): €45.00" names no "Caravan, up to 7 m: €65.00", simple set 70)
+    kept = [f for f in kept if not (len(f[1]) == 1 and any(f[1] < g[1] for g in kept)) and (
+        f[2] <= asked or not any(f[1] < g[1] and _apart(f[0], g[0]) <= _NESTED_REACH for g in kept))]
     kept.sort(key=lambda f: f[0])
     # a list: "a midi skip plus a road permit", "the pasta, the Thai street food and the knife skills"
     listed = all(a[0][1] < b[0][0] and (joined or _JOINED).search(question[at[a[0][1]].end():at[b[0][0]].start()])
@@ -282,6 +285,8 @@ _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|
 # The words opening a message before its verb of wanting: "need ...", "hi, we just need ...".
 _OPENS_REQUEST = re.compile(r"^\W*(?:(?:hi|hey|hello)\W+)?(?:(?:i|we|i'll|we'll|i'd|we'd)\s+)?(?:just\s+|only\s+|also\s+)?$",
                             re.IGNORECASE)
+# Where what a thing is for begins: "for my caravan", "on our boat", "to the house".
+_FOR_WHOM = re.compile(r"\b(?:for|on|to|at|in)\s+(?:my|our|his|her|their|the|your)\b", re.IGNORECASE)
 # The words after such a word that name what it adds.
 _ADDED_WORDS = 6
 
@@ -294,7 +299,9 @@ def extra_words(question: str) -> frozenset[str]:
     for m in _ADDS.finditer(question):
         if _OPENS_REQUEST.match(question[:m.start()]) and m.group(0).lower().startswith("need"):
             continue  # "need a rolling tower for 3 days ...": what the bill is for, not an extra to it
-        after = re.findall(r"[\w'&-]+", question[m.end():m.end() + 80])[:_ADDED_WORDS]
+        # (up to what it is for: "and a tyre check for my caravan" adds no caravan, simple set 70)
+        added = _FOR_WHOM.split(question[m.end():m.end() + 80], maxsplit=1)[0]
+        after = re.findall(r"[\w'&-]+", added)[:_ADDED_WORDS]
         words |= norm_words(" ".join(after))
     words -= set_aside_words(question)
     return frozenset(words | {_KIND[w] for w in words if w in _KIND})

@@ -116,3 +116,11 @@ def test_a_thing_named_across_a_few_words_and_a_surcharge_label_listing_its_kind
                  alterations) == 16 + 28
     assert first("i have a suede skirt that needs the sides taken in, how much would that be?", alterations) == Fraction(
         26 * 130, 100)
+
+
+def test_what_a_thing_is_for_is_no_thing_of_the_bill():
+    # "for my caravan" names no "Caravan, up to 7 m" beside "Exterior wash (boat or caravan)", as a thing or an extra
+    yard = ("STORAGE RENT - per month (all prices in EUR)\n  Caravan, up to 7 m ---------------- 65.00\n\n"
+            "SERVICES - prices excl. VAT, VAT 20% is added\n  Exterior wash (boat or caravan) ----------- 45.00\n"
+            "  Tyre check & inflation -------------------- 8.00\n")
+    assert first("exterior wash and a tyre check for my caravan please, how much with vat", yard) == Fraction(53 * 120, 100)

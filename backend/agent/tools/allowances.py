@@ -273,3 +273,26 @@ def travel_charge(question: str, sentences: Sequence[str]) -> tuple[str, str, bo
                         if any(p.group(1).replace(",", "") == rate for p in _PRICE.finditer(s)))
         return expression, m.group(1), per_visit
     return None
+
+
+# A distance travelled free: "Visits within 10 miles of our shop ... are free of travel charges", "Beyond 10
+# miles we add $1.50 for every mile over 10", "free delivery up to 5 km".
+_FREE_DISTANCE = re.compile(r"\b(?:within|up\s+to|first|beyond|over|more\s+than|outside|past)\s+([0-9]+(?:\.[0-9]+)?)\s*"
+                            r"(miles?|mi|km|kilomet(?:re|er)s?)\b", re.IGNORECASE)
+
+
+def within_free_distance(question: str, sentences: Sequence[str]) -> str | None:
+    """The distance `question` gives, as written ("6"), when it is within the distance a travel
+    charge of `sentences` leaves free ("6 miles from your shop" over "Beyond 10 miles we add $1.50
+    for every mile over 10": no travel to pay, and no "6 miles" to price: simple set 67); None
+    otherwise."""
+    asked = _asked_amounts(question)
+    for sentence in sentences:
+        if not _PRICE.search(sentence) and not _FREE.search(sentence):
+            continue
+        for m in _FREE_DISTANCE.finditer(sentence):
+            distance = asked.get(_unit(m.group(2)))
+            if distance is not None and Fraction(distance) <= Fraction(m.group(1)):
+                return distance
+    return None
+

@@ -55,7 +55,7 @@ from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_dif
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction, without_rounding
 from backend.agent.spoken_arithmetic import spoken_expression
-from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge
+from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge, within_free_distance
 from backend.agent.tools.bands import banded_measures, outside_band
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
@@ -389,6 +389,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "8p per page" beside "£18": "£0.08 per page"; a question the document asks itself with its answer
     # ("Rush service: need it back the same day? Add 50% to the labor": blind set 60)
     sentences = with_answers(in_major_units(passage_sentences(results)))
+    # a distance within the one travelled free is no count of anything ("6 miles from your shop" over "Beyond 10
+    # miles we add $1.50 for every mile over 10" reads "a few miles from your shop": simple set 67)
+    free = within_free_distance(question, [s for _, s in sentences])
+    if free is not None:
+        question = re.sub(rf"(?<![\w.]){re.escape(free)}\s*-?\s*(miles?|mi|km|kilomet\w*)\b", r"a few \1", question)
     share = _percentage_deposit(question, [s for _, s in sentences])
     if share is not None:  # "how much is the deposit" over "A 25% deposit is taken at booking": that share of the bill
         stated = _STATED_BILL.search(question)  # ("if my total bill is £180 including VAT": that bill)

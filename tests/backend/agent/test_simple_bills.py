@@ -124,3 +124,14 @@ def test_what_a_thing_is_for_is_no_thing_of_the_bill():
             "SERVICES - prices excl. VAT, VAT 20% is added\n  Exterior wash (boat or caravan) ----------- 45.00\n"
             "  Tyre check & inflation -------------------- 8.00\n")
     assert first("exterior wash and a tyre check for my caravan please, how much with vat", yard) == Fraction(53 * 120, 100)
+
+
+def test_a_distance_within_the_free_radius_is_no_count():
+    aquarium = ("Add-ons\n- Gravel deep vacuum: $20\n- Fish sitting (feeding visit while you're away): $22 per visit\n\n"
+                "Travel\nVisits within 10 miles of our shop are free of travel charges. Beyond 10 miles we add $1.50 for "
+                "every mile over 10, charged per visit.\n")
+    from backend.agent.tools.allowances import within_free_distance
+    assert within_free_distance("we're about 6 miles from your shop", [aquarium]) == "6"
+    assert within_free_distance("we're about 16 miles from your shop", [aquarium]) is None
+    assert first("going away for a bit, need 3 fish sitting visits. we're about 6 miles from your shop, how much?",
+                 aquarium) == 3 * 22

@@ -64,6 +64,10 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             before = sentence[prices[i - 1].end() if i else 0:m.start()]
             if outside_band(question, before):
                 continue  # "Freshwater tank up to 55 gallons: $65" for "a 60 gallon freshwater tank"
+            # (whom its own words or its sentence's label name: "Children under 12: ... and Hawk Walk £50")
+            label = sentence[:sentence.index(":")] if ":" in sentence[:m.start()] else ""
+            if _FOR_KIND.search(f"{label} {before}") and not (_FOR_KIND.search(question) or _YOUNG.search(question)):
+                continue  # "Children under 12: ... Hawk Walk £50" is no price of "2 adults for the hawk walk" (simple set 68)
             if least_count_met(before, question) is False:
                 continue  # "10 or more copies of the same key: $2.75 each" is no price of 2 copies (simple set 66)
             if is_deposit(sentence, prices, i) and not asked & DEPOSIT_WORDS:
@@ -116,6 +120,14 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
         items.append((counts[0] if counts else per or "1", price))
     return items
+
+
+# Whom a price is for alone: children, juniors, seniors, students ("Children under 12: Owl Encounter £30"); and the
+# young named otherwise ("my son", "the kids").
+_FOR_KIND = re.compile(r"\b(?:child(?:ren)?|kids?|juniors?|under[\s-]?[0-9]+s?|seniors?|students?|concessions?|infants?|"
+                       r"toddlers?|pensioners?|OAPs?)\b", re.IGNORECASE)
+_YOUNG = re.compile(r"\b(?:sons?|daughters?|boys?|girls?|grand(?:son|daughter|child|children|kids?)s?|teens?|teenagers?)\b",
+                    re.IGNORECASE)
 
 
 # How many words apart two prices' names may stand for the one named by more words to take the other's place.

@@ -135,3 +135,9 @@ def test_a_distance_within_the_free_radius_is_no_count():
     assert within_free_distance("we're about 16 miles from your shop", [aquarium]) is None
     assert first("going away for a bit, need 3 fish sitting visits. we're about 6 miles from your shop, how much?",
                  aquarium) == 3 * 22
+
+
+def test_a_price_for_children_alone_is_no_price_of_adults():
+    falconry = ("FALCONRY CENTRE - PRICES\n\nHawk Walk (2 hours) - £75 per person\n\nChildren under 12: Owl Encounter £30 and Hawk Walk £50.\n\n"
+                "Extras\n- Photo package (around 40 edited photos): £35 per booking\n")
+    assert first("2 adults for the hawk walk on a saturday, plus the photo package. how much altogether?", falconry) == 2 * 75 + 35

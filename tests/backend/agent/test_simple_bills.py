@@ -141,3 +141,14 @@ def test_a_price_for_children_alone_is_no_price_of_adults():
     falconry = ("FALCONRY CENTRE - PRICES\n\nHawk Walk (2 hours) - £75 per person\n\nChildren under 12: Owl Encounter £30 and Hawk Walk £50.\n\n"
                 "Extras\n- Photo package (around 40 edited photos): £35 per booking\n")
     assert first("2 adults for the hawk walk on a saturday, plus the photo package. how much altogether?", falconry) == 2 * 75 + 35
+
+
+def test_review_of_the_sets_before():
+    # a stated conversion's distance is no customer's ("use 1 mile = 1.609 km"); a surcharge's part is named whole
+    from backend.agent.tools.allowances import within_free_distance
+    free = ["Visits within 10 miles of our shop are free of travel charges. Beyond 10 miles we add $1.50 for every mile over 10."]
+    assert within_free_distance("how far is it in miles? use 1 mile = 1.609 km", free) is None
+    assert within_free_distance("We're within 10 miles. Total?", free) == "10"
+    windows = ("BRIGHTPANE WINDOW CLEANING\nStandard window, inside and outside: $7 per window.\n"
+               "Third-floor windows and above: add $2 per window.\n")
+    assert first("how much to get 12 standard windows cleaned inside and out?", windows) == 7 * 12

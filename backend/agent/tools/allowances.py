@@ -279,6 +279,10 @@ def travel_charge(question: str, sentences: Sequence[str]) -> tuple[str, str, bo
 # miles we add $1.50 for every mile over 10", "free delivery up to 5 km".
 _FREE_DISTANCE = re.compile(r"\b(?:within|up\s+to|first|beyond|over|more\s+than|outside|past)\s+([0-9]+(?:\.[0-9]+)?)\s*"
                             r"(miles?|mi|km|kilomet(?:re|er)s?)\b", re.IGNORECASE)
+# A rate for the distance beyond an allowance only: "$1.50 for every mile over 10", "£1 per mile beyond 5 miles" (not
+# a band's rate: "Journeys over 30 miles are charged at £2.00 per mile", review).
+_RATE_BEYOND = re.compile(r"\b(?:every|each|per|a)\s+(?:additional\s+|extra\s+)?(?:mile|mi|km|kilomet(?:re|er))\s+"
+                          r"(?:over|beyond|past|after|above)\b", re.IGNORECASE)
 
 
 _AWAY = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*(miles?|mi|km|kilomet(?:re|er)s?)\s+(?:away|from|out\b|outside|of\s+"
@@ -293,7 +297,7 @@ def within_free_distance(question: str, sentences: Sequence[str]) -> str | None:
     # (where the customer is: "6 miles from your shop", "we're 4 km away"; not "use 1 mile = 1.609 km", blind set 25)
     asked = {_unit(m.group(2) or m.group(4)): m.group(1) or m.group(3) for m in _AWAY.finditer(with_digits(question))}
     for sentence in sentences:
-        if not _PRICE.search(sentence) and not _FREE.search(sentence):
+        if not _FREE.search(sentence) and not _RATE_BEYOND.search(sentence):
             continue
         for m in _FREE_DISTANCE.finditer(sentence):
             distance = asked.get(_unit(m.group(2)))

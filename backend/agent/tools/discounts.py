@@ -390,7 +390,8 @@ def _names_one(question: str, thing: str) -> bool:
     one = re.escape(singular(thing.lower()))
     if re.search(rf"\b(?:a|an|one|our|my|the|his|her|their)\s+(?:[\w'-]+\s+){{0,3}}{one}\b", question, re.IGNORECASE):
         return True
-    return (re.search(rf"\b{one}\b", question, re.IGNORECASE) is not None and not re.search(r"[0-9]", with_digits(question))
+    return (re.search(rf"(?<![\w-]){one}(?![\w-])|(?<=e-){one}\b", question, re.IGNORECASE) is not None
+            and not re.search(r"[0-9]", with_digits(question))
             and re.search(rf"\b{one}(?:s|es)\b|\b{re.escape(thing.lower())}\b", question, re.IGNORECASE) is None
             and thing.lower() != singular(thing.lower()))
 
@@ -560,12 +561,22 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             first = next((w for w in (norm_words(word) for word in reversed(part.split()))
                           if w and not w & (_ANYONE | _IMPERATIVES | PERIOD_NOUNS)), set())
             kind = norm_words(" ".join(content_words(part)[:-1])) - _ANYONE
-            if first and (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems) and (
-                    not kinds or kind & asked) and (verb is _GRANTED or kind <= asked):
+            noun = (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems)
+            # ("I'm a carer" claims "Registered carers" all the same: review)
+            if first and noun and (not kinds or kind & asked or _claims_to_be(question, part)) and (
+                    verb is _GRANTED or kind <= asked):
                 # (a surcharge's part named whole: "suede" of "Leather, suede and sequinned fabrics"; no "12 standard
                 # windows" for "Third-floor windows and above: add $2 per window", blind set 31)
                 head_named = True
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
+
+
+def _claims_to_be(question: str, part: str) -> bool:
+    """Whether `question` says its asker is what `part` names ("I'm a carer" of "Registered carers",
+    "I'm in the military" of "serving military")."""
+    noun = singular(content_words(part)[-1].lower()) if content_words(part) else ""
+    return bool(noun) and re.search(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are|as)\s+(?:an?\s+|in\s+the\s+)?(?:[\w-]+\s+){{0,2}}?"
+                                    rf"{re.escape(noun)}", question, re.IGNORECASE) is not None
 
 
 # A label in capitals right before an amount, a list's number before it: "2) STUDENT DISCOUNT ".

@@ -64,9 +64,11 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             before = sentence[prices[i - 1].end() if i else 0:m.start()]
             if outside_band(question, before):
                 continue  # "Freshwater tank up to 55 gallons: $65" for "a 60 gallon freshwater tank"
-            # (whom its own words or its sentence's label name: "Children under 12: ... and Hawk Walk £50")
-            label = sentence[:sentence.index(":")] if ":" in sentence[:m.start()] else ""
-            if _FOR_KIND.search(f"{label} {before}") and not (_FOR_KIND.search(question) or _YOUNG.search(question)):
+            # (whom its sentence's label or its own words name first: "Children under 12: ... and Hawk Walk £50"; not
+            # "Family ticket (2 adults + 2 children): £40", review)
+            label = sentence[:sentence.index(":") + 1] if ":" in sentence[:m.start()] else ""
+            if (_FOR_KIND.match(label) or _FOR_KIND.match(before)) and not (
+                    _KIND_ASKED.search(question) or _YOUNG.search(question)):
                 continue  # "Children under 12: ... Hawk Walk £50" is no price of "2 adults for the hawk walk" (simple set 68)
             if least_count_met(before, question) is False:
                 continue  # "10 or more copies of the same key: $2.75 each" is no price of 2 copies (simple set 66)
@@ -99,9 +101,11 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
     # and of prices named by nested words close together, the one named by more ("full tune up on my mechanical
     # machine" over "Full Tune-Up, mechanical: $95" and "Full Tune-Up, computerized: $125": simple set 69)
     # (not one named by all its own words: "the Sunset Sail with the hot drinks" keeps the sail)
-    # (nor one named by a single word another's name holds: "exterior wash ... for my caravan" over "Exterior wash
-    # (boat or caravan): €45.00" names no "Caravan, up to 7 m: €65.00", simple set 70)
-    kept = [f for f in kept if not (len(f[1]) == 1 and any(f[1] < g[1] for g in kept)) and (
+    # (nor one named by a single word after "for my", which another's name holds: "exterior wash ... for my caravan"
+    # over "Exterior wash (boat or caravan): €45.00" names no "Caravan, up to 7 m: €65.00", simple set 70; "a cake
+    # and cake delivery" keeps its cake: review)
+    kept = [f for f in kept if not (len(f[1]) == 1 and _FOR_WHOM_BEFORE.search(question[:at[f[0][0]].start()])
+                                    and any(f[1] < g[1] for g in kept)) and (
         f[2] <= asked or not any(f[1] < g[1] and _apart(f[0], g[0]) <= _NESTED_REACH for g in kept))]
     kept.sort(key=lambda f: f[0])
     # a list: "a midi skip plus a road permit", "the pasta, the Thai street food and the knife skills"
@@ -124,10 +128,13 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
 
 # Whom a price is for alone: children, juniors, seniors, students ("Children under 12: Owl Encounter £30"); and the
 # young named otherwise ("my son", "the kids").
-_FOR_KIND = re.compile(r"\b(?:child(?:ren)?|kids?|juniors?|under[\s-]?[0-9]+s?|seniors?|students?|concessions?|infants?|"
-                       r"toddlers?|pensioners?|OAPs?)\b", re.IGNORECASE)
-_YOUNG = re.compile(r"\b(?:sons?|daughters?|boys?|girls?|grand(?:son|daughter|child|children|kids?)s?|teens?|teenagers?)\b",
-                    re.IGNORECASE)
+_KINDS = r"(?:child(?:ren)?|kids?'?|juniors?|under[\s-]?[0-9]+s?|seniors?|students?|concessions?|pensioners?|OAPs?)"
+_FOR_KIND = re.compile(rf"[\s*•-]*{_KINDS}(?![\w-])[^:(]{{0,40}}:", re.IGNORECASE)
+_KIND_ASKED = re.compile(rf"\b{_KINDS}(?![\w-])", re.IGNORECASE)
+_YOUNG = re.compile(r"\b(?:sons?|daughters?|boys?|girls?|grand(?:son|daughter|child|children|kids?)s?|teens?|teenagers?|"
+                    r"bab(?:y|ies)|toddlers?|infants?)\b", re.IGNORECASE)
+# What a thing is for, right before its name: "for my caravan".
+_FOR_WHOM_BEFORE = re.compile(r"\b(?:for|on|to)\s+(?:my|our|his|her|their|the|your)\s+$", re.IGNORECASE)
 
 
 # How many words apart two prices' names may stand for the one named by more words to take the other's place.

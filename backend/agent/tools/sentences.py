@@ -285,7 +285,7 @@ _FREE = re.compile(r"\b(?:free|included|no\s+(?:[\w-]+\s+)?(?:charge|fee|surchar
 # is closed answers it, not one naming the day alone ("Know Your Machine (2 hours, Saturdays): $45": blind
 # set 69); not who may come in ("is the gym open to the public?": review). The search's routing asks it too.
 _ASKS_OPEN = re.compile(r"\bwhat\s+time\b|\bwhen\b[^?.!]*\b(?:open|close|shut|start|finish|end)s?\b"
-                        r"|\b(?:are|is)\s+(?:you|you\s+guys|u|y'all|they|it|the\s+[\w ]{1,30}?)\s+(?:open|closed)\b(?!\s+(?:to|for)\b)"
+                        r"|\b(?:are|is)\s+(?:you|you\s+guys|u|y'all|they|it|the\s+[\w ]{1,30}?)\s+(?:open|closed)\b(?!\s+(?:to\b|for\s+(?!(?:breakfast|brunch|lunch|dinner|tea|business)\b)))"
                         r"|\bopen(?:ing)?\s+(?:hours|times)\b|\b(?:opening|your|the|their)\s+(?:[a-z]+\s+)?hours\b",
                         re.IGNORECASE)
 
@@ -316,14 +316,17 @@ _ASKS_ADDRESS = re.compile(r"\b(?:your|the)\s+(?:street\s+|postal\s+)?address\b|
 _OWN_CONTACT = re.compile(r"\b(?:your|you|yours|u|ya|y'all|their)\b|\bthe\s+(?:shop|office|studio|store|salon|yard|workshop|"
                           r"centre|center|premises|business)\b|\bthe\s+(?:e-?mail(?:\s+address)?|(?:tele)?phone(?:\s+number)?|"
                           r"contact\s+(?:details|number|info\w*)|website|web\s+address)\b"
-                          r"(?!\s+(?:(?:number|address|details|info\w*)\s+)?(?:for|of|at)\s+(?!(?:bookings?|enquiries|inquiries|"
-                          r"orders?|appointments?|reservations?)\b))"
+                          r"(?!\s+(?:(?:number|address|details|info\w*)\s+)?(?:for|of|at)\s+(?:the\s+)?(?:police|fire|ambulance|"
+                          r"council|hospital|embassy|consulate|government|white\s+house|city\s+hall|post\s+office|bank|"
+                          r"airport|emergenc\w*|nhs|doctor|gp)\b)"
+                          r"|^\W*(?:so\s+|and\s+)?where\s+is\s+it\s*\??\s*$"
                           r"|^\W*(?:whats?\s+(?:is\s+)?(?:the|ur)\s+)?(?:e-?mail|phone|telephone|contact|website|address)"
                           r"(?:\s+(?:address|number|details))?\W*(?:please|pls)?\W*$", re.IGNORECASE)
 # A website asked, and a way to reach the business asked without naming which ("how do I contact you?",
 # "where are you based?", "your location").
 _ASKS_WEB = re.compile(r"\b(?:website|web\s+address|url)\b", re.IGNORECASE)
 _ASKS_REACH = re.compile(r"\b(?:contact|reach|call|e-?mail|ring|phone|find)\s+(?:you|them)\b|\bcontact\s+(?:details|info\w*)\b"
+                         r"|^\W*(?:so\s+|and\s+)?where\s+is\s+it\s*\??\s*$"
                          r"|\bwhere\s+are\s+(?:you|they)\s+(?:located|based)\b|\b(?:your|their|its)\s+(?:number|location)\b",
                          re.IGNORECASE)
 # A way to reach someone written: an email or web address, a street address, a phone number.

@@ -77,9 +77,12 @@ def visit_charge(question: str, sentences: Sequence[str]) -> str | None:
 
 # A fee of places listed by name: "Outside the Greenbelt (Kanata, Orleans, Barrhaven, Stittsville) there is a flat
 # travel fee of CA$20 per visit", "Zone B - Leith, Portobello and Musselburgh: £8 delivery".
-_ZONE_FEE = re.compile(r"\b(?:fee|charge|surcharge|supplement|delivery|travel|call[\s-]?out|mileage)\b", re.IGNORECASE)
-_PLACE_LIST = re.compile(r"\(([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*(?:\s*(?:,|and|or|&)\s*[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)+)\)"
-                         r"|((?:[A-Z][\w'-]*\s*,\s*)+[A-Z][\w'-]*\s+(?:and|or|&)\s+[A-Z][\w'-]*)")
+_ZONE_FEE = re.compile(r"\b(?:travel|delivery|call[\s-]?out|mileage|zone|area|distance)\s+(?:fee|charge|surcharge|supplement)\b",
+                       re.IGNORECASE)
+# (in brackets: "Cut, Colour and Blow Dry: £95" lists no places)
+_PLACE_LIST = re.compile(r"\(([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*(?:\s*(?:,|and|or|&)\s*[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)+)\)")
+# The places listed are those that pay nothing ("No travel fee for Kanata, Orleans or Barrhaven").
+_NOTHING = re.compile(r"\b(?:free|no|included|nothing|waived)\b|%", re.IGNORECASE)
 
 
 def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
@@ -91,10 +94,10 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
     found: set[str] = set()
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
-        if len(prices) != 1 or _ZONE_FEE.search(sentence) is None or re.search(r"%|\bfree\b|\bno\s+charge\b", sentence):
+        if len(prices) != 1 or _ZONE_FEE.search(sentence) is None or _NOTHING.search(sentence):
             continue
         for m in _PLACE_LIST.finditer(sentence[:prices[0].start()]):
-            places = re.split(r"\s*(?:,|\band\b|\bor\b|&)\s*", m.group(1) or m.group(2))
+            places = re.split(r"\s*(?:,|\band\b|\bor\b|&)\s*", m.group(1))
             if any(place and {w.lower() for w in place.split()} <= asked for place in places):
                 found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
     return next(iter(found)) if len(found) == 1 else None

@@ -105,7 +105,7 @@ def test_a_fee_of_places_listed_by_name():
              "We come to your home anywhere inside the Ottawa Greenbelt at no charge."]
     assert zone_charge("How much for a basic tune-up if I'm in Kanata?", zones) == "20"
     assert zone_charge("im inside the greenbelt, how much", zones) is None
-    assert zone_charge("delivery to portobello?", ["Zone B - Leith, Portobello and Musselburgh: £8 delivery"]) == "8"
+    assert zone_charge("delivery to portobello?", ["Zone B (Leith, Portobello and Musselburgh): delivery charge £8"]) == "8"
     assert first("How much for a full tune-up if I'm in Kanata? Weekday works for me.", BIKES + "\n" + zones[0]) == 139 + 20
 
 
@@ -152,3 +152,35 @@ def test_review_of_the_sets_before():
     windows = ("BRIGHTPANE WINDOW CLEANING\nStandard window, inside and outside: $7 per window.\n"
                "Third-floor windows and above: add $2 per window.\n")
     assert first("how much to get 12 standard windows cleaned inside and out?", windows) == 7 * 12
+
+
+def test_review_of_the_twenty_fifth_session():
+    # a thing named by one word keeps its price beside a longer name holding it ("a cake and cake delivery")
+    assert first("a cake and cake delivery please, how much?", "BAKERY\nCake: £30\nCake delivery: £8\n") == 38
+    # a price for a family or for infants is no price for children alone
+    castle = "CASTLE ADMISSION\nFamily ticket (2 adults + 2 children): £40\nGuidebook: £5 each\n"
+    assert first("a family ticket and 2 guidebooks, how much altogether?", castle) == 50
+    assert first("a swim lesson for my baby and a towel hire, how much?", "POOL\nInfant swim lesson: £12\nTowel hire: £2\n") == 14
+    # no zone fee of a package's list, nor of the places that pay nothing
+    shop = ("APPLIANCE SHOP\nBosch washing machine: £350\nDelivery only: £20\n"
+            "Delivery, Installation & Removal package: £45\n")
+    assert first("the Bosch washing machine plus delivery, how much?", shop) == 370
+    from backend.agent.tools.visits import zone_charge
+    assert zone_charge("tune-up in Kanata, how much?", [
+        "No travel fee for Kanata, Orleans or Barrhaven (Kanata, Orleans, Barrhaven); everywhere else it is $20."]) is None
+    # a band's rate is no free radius: the trip's own distance is charged
+    cabs = "CITY CABS - FARES\nFares are £2.50 per mile.\nJourneys over 30 miles are charged at £2.00 per mile.\n"
+    assert first("how much for a 20 mile taxi ride?", cabs) == 50
+    # a discount's name holding the thing in a compound is no one thing; "I'm a carer" claims "Registered carers"
+    garments = ["Customers who bring 5 or more garments at once receive 15% off the total."]
+    assert claimed_discount("a suit, a dress, a coat, a shirt and a skirt, total after the multi-garment discount?",
+                            garments)[0] == "15"
+    assert first("I'm a carer, how much is a swim?", "LEISURE CENTRE\nSwim: £6\n"
+                 "Registered carers, full-time students and senior citizens: 50% off.\n") == 3
+    # "open for lunch" asks the hours; the contact of a business named by its kind is its own
+    from backend.agent.tools import search_documents
+    from backend.agent.tools.sentences import asks_opening
+    assert asks_opening("are you open for lunch on sundays?") and not asks_opening("are you open for new members?")
+    assert search_documents.asks_contact("what's the phone number for the clinic?")
+    assert search_documents.asks_contact("where is it?")
+    assert not search_documents.asks_contact("what's the phone number for the police?")

@@ -18,7 +18,8 @@ from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_
 from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.mentions import mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
-from backend.agent.tools.expressions import asks_relation, candidate_expressions, relations
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.relations import asks_relation, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.pricing import of_named_documents, priced_per_count, prices_counted_thing
 from backend.agent.tools.segmentation import text_sentences
@@ -117,7 +118,7 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
     ("the flu set me back 2 weeks") is not about his documents, or asks in another unit, scale
     or period than the passage gives ("in grams" of "212 kilograms", "in Fahrenheit", "in a week"
     of "140 grams a day": backend.agent.tools.units), or relates two of their numbers and brings
-    none ("what percentage of its hives did it start with": expressions.asks_relation)."""
+    none ("what percentage of its hives did it start with": relations.asks_relation)."""
 
     def candidates(text: str, results: Sequence[str]) -> list[dict[str, Any]]:
         found = candidate_expressions(text, results, embed, evaluate)

@@ -278,7 +278,7 @@ def test_negative_numbers_keep_their_sign_and_hyphens_are_no_minus():
 
 
 def numbers_in_text(text):
-    from backend.agent.tools.expressions import numbers_in
+    from backend.agent.tools.relations import numbers_in
     return numbers_in(text)
 
 
@@ -286,7 +286,8 @@ def test_a_question_or_passage_full_of_numbers_costs_little():
     # 400 numbers on each side were 25-28 s of CPU (review, 2026-12-02): every pair by every
     # operator was evaluated. Now at most MAX_NUMBERS of each, and the checking stops at
     # MAX_CANDIDATES values.
-    from backend.agent.tools.expressions import MAX_CANDIDATES, MAX_NUMBERS
+    from backend.agent.tools.expressions import MAX_CANDIDATES
+    from backend.agent.tools.relations import MAX_NUMBERS
     question = "In total? " + " ".join(str(1000 + i) for i in range(400))
     passage = "The Title\n\n" + " ".join(f"{i} things." for i in range(400))
     calls = []

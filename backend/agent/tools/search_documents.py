@@ -7,7 +7,7 @@ import re
 from typing import Any, Callable
 
 from backend.agent.numerals import NUMBER_RE, cue_text
-from backend.agent.operations import asks_cost, asks_money
+from backend.agent.operations import asks_cost, asks_how_many, asks_money, asks_price
 from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, addresses_business, asks_for_creative_writing,
                                    asks_general_request, asking_part, asks_for_writing, names_documents, query_of)
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
@@ -54,7 +54,10 @@ SEARCH_FLOOR = 0.05
 
 def make_run(retriever: Retriever) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
     def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
-        k = arguments.get("top_k", DEFAULT_TOP_K)
+        # a bill's parts lie apart: its prices in a list, its tax, surcharges and fees in the terms and
+        # the offers; an amount asked reads MAX_TOP_K passages (simple sets 65-72: 10 of 47 answers the
+        # program gives over all passages were lost to the 4 best)
+        k = arguments.get("top_k", MAX_TOP_K if _asks_amount_of_money(arguments["query"]) else DEFAULT_TOP_K)
         sources = retriever.search(context.user_id, arguments["query"], k=k, min_similarity=SEARCH_FLOOR)
         if asks_contact(arguments["query"]) and not any(holds_contact(source.text) for source in sources):
             # "What's your email address?": the passage holding one, wherever it ranks (a title
@@ -88,10 +91,21 @@ def make_passages(retriever: Retriever) -> Callable[[str, str], list[tuple[str, 
     document's name: "dunmore_skip_hire.txt (version 1)")."""
 
     def passages(user_id: str, text: str) -> list[tuple[str, str]]:
-        _, about = passages_about(retriever, user_id, text)
-        return [(source_label(source), source.text) for source in about]
+        money = _asks_amount_of_money(text)
+        found, about = passages_about(retriever, user_id, text, k=MAX_TOP_K if money else 3)
+        if not about:
+            return []
+        # (and for an amount asked, the other passages found: its terms, "6% state sales tax on parts")
+        chosen = about + [source for source in found if money and source not in about]
+        return [(source_label(source), source.text) for source in chosen]
 
     return passages
+
+
+def _asks_amount_of_money(text: str) -> bool:
+    """Whether `text` asks an amount of money (operations.asks_money, asks_cost; "how much is ...",
+    operations.asks_price, but no count: "how many lanes")."""
+    return asks_money(text) or asks_cost(text) or (asks_price(text) and not asks_how_many(text))
 
 
 # A message asking one fact of a passage ("What distance counts as Zone 3?") is less similar to the

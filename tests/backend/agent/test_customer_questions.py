@@ -228,3 +228,36 @@ def test_a_contact_held_and_days_taken_out() -> None:
     assert [holds_contact(t) for t in ("Call 613-555-0184", "Prices 2024-2025", "pay@rollingwrench.ca",
                                        "14 Market Row, Shrewsbury", "Brake pads (pair) CA$24")] == [True, False, True, True, False]
     assert without_days("is the library closed on mondays or Sat?").split() == ["is", "the", "library", "closed", "on", "or", "?"]
+
+
+class CountingPassages(Passages):
+    """Passages that record the k each search asked for."""
+
+    def __init__(self, embedder, *passages: tuple[str, float]) -> None:
+        super().__init__(embedder, *passages)
+        self.ks: list[int | None] = []
+
+    def search(self, user_id, query, *, k=None, mode="hybrid", min_similarity=None, document_ids=None):
+        self.ks.append(k)
+        return super().search(user_id, query, k=k, mode=mode, min_similarity=min_similarity, document_ids=document_ids)
+
+
+def test_an_amount_asked_reads_the_business_s_terms_too(real_embedder):
+    # a bill's parts lie apart (the price in a list, the tax in an FAQ): an amount asked reads MAX_TOP_K passages,
+    # and the calculator's cue the other passages found besides the ones it is about (simple sets 65-72)
+    from datetime import datetime, timezone
+
+    from backend.agent.tools import ToolContext, calculator
+    menu = ("PARTS & SUPPLIES (taxable)\nUniversal foot control: $38.00\nDrive belt: $14.00\n", 0.6)
+    faq = ("FAQ\nQ: Do you charge sales tax?\nA: Yes - 6% state sales tax on parts and supplies.\n", 0.15)
+    other = [(f"NOTES {i}\nOpening hours: Tue-Fri 9:30 am-5:30 pm.\n", 0.12) for i in range(4)]
+    retriever = CountingPassages(real_embedder, menu, *other, faq)
+    run = search_documents.spec(retriever).run
+    context = ToolContext("ann", "c", "r", "k", datetime.now(timezone.utc))
+    result = run(context, {"query": "how much is a universal foot control with tax?"})
+    assert retriever.ks[-1] == search_documents.MAX_TOP_K and "6% state sales tax" in result.content
+    run(context, {"query": "what are your opening hours?"})
+    assert retriever.ks[-1] == search_documents.DEFAULT_TOP_K
+    passages = search_documents.make_passages(retriever)
+    assert any("sales tax" in text for _, text in passages("ann", "how much is a universal foot control with tax?"))
+    assert calculator.spec(real_embedder.embed, passages).relevant("ann", "how much is a universal foot control with tax?")

@@ -134,7 +134,8 @@ _KIND_ASKED = re.compile(rf"\b{_KINDS}(?![\w-])", re.IGNORECASE)
 _YOUNG = re.compile(r"\b(?:sons?|daughters?|boys?|girls?|grand(?:son|daughter|child|children|kids?)s?|teens?|teenagers?|"
                     r"bab(?:y|ies)|toddlers?|infants?)\b", re.IGNORECASE)
 # What a thing is for, right before its name: "for my caravan".
-_FOR_WHOM_BEFORE = re.compile(r"\b(?:for|on|to)\s+(?:my|our|his|her|their|the|your)\s+$", re.IGNORECASE)
+_FOR_WHOM_WORDS = r"\b(?:for|on|to|at|in)\s+(?:my|our|his|her|their|the|your)"
+_FOR_WHOM_BEFORE = re.compile(rf"{_FOR_WHOM_WORDS}\s+$", re.IGNORECASE)
 
 
 # How many words apart two prices' names may stand for the one named by more words to take the other's place.
@@ -305,7 +306,7 @@ _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|
 _OPENS_REQUEST = re.compile(r"^\W*(?:(?:hi|hey|hello)\W+)?(?:(?:i|we|i'll|we'll|i'd|we'd)\s+)?(?:just\s+|only\s+|also\s+)?$",
                             re.IGNORECASE)
 # Where what a thing is for begins: "for my caravan", "on our boat", "to the house".
-_FOR_WHOM = re.compile(r"\b(?:for|on|to|at|in)\s+(?:my|our|his|her|their|the|your)\b", re.IGNORECASE)
+_FOR_WHOM = re.compile(rf"{_FOR_WHOM_WORDS}\b", re.IGNORECASE)
 # The words after such a word that name what it adds.
 _ADDED_WORDS = 6
 

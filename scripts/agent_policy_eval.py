@@ -29,6 +29,7 @@ import re
 import sys
 import tempfile
 import time
+from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -107,13 +108,25 @@ NEEDED_TOOLS = {"calc": ("calculator",), "doc": ("search_documents",), "chain": 
 _STATED = re.compile(r"\s*That comes to ([^\s:]+):")
 
 
+# An amount as a want or a stated result writes it: "667.00", "$667", "A$1,003.75".
+_AMOUNT = re.compile(r"[^\d.,]{0,3}(\d[\d,]*(?:\.\d+)?)\.?")
+
+
+def _same_amount(want: str, stated: str) -> bool:
+    """Whether the want and the stated result are one amount by value ("667.00" and "$667")."""
+    a, b = _AMOUNT.fullmatch(want.strip()), _AMOUNT.fullmatch(stated.strip())
+    return a is not None and b is not None and Decimal(a.group(1).replace(",", "")) == Decimal(b.group(1).replace(",", ""))
+
+
 def answered(kind: str, want: str | None, status: str, text: str, calls: list[tuple[str, str]]) -> bool:
     if status != "done" or "tool_response" in text:
         return False
     stated = _STATED.match(text)
     if stated is not None:
         text = stated.group(1)
-    if want is not None and want.replace(",", "").lower() not in text.replace(",", "").lower():
+        if want is not None and _AMOUNT.fullmatch(want.strip()) and not _same_amount(want, text):
+            return False  # a stated amount is the want by value ("$1440" is no answer "40")
+    if want is not None and not _same_amount(want, text) and want.replace(",", "").lower() not in text.replace(",", "").lower():
         return False
     if kind in ("none", "extra_chat"):
         return not calls  # no tool for a question that needs none

@@ -101,6 +101,16 @@ def test_the_eval_looks_for_the_answer_in_the_stated_result_only():
     assert answered("chain", "Paris", "done", "The capital is Paris [1].", [("search_documents", "ok"), ("calculator", "ok")])
 
 
+def test_the_eval_compares_a_stated_amount_with_a_numeric_want_by_value():
+    # A want of "667.00" is the stated "$667" (a helper writes cents the program leaves off).
+    answered = _scorer().answered
+    calls = [("search_documents", "ok"), ("calculator", "ok")]
+    assert answered("chain", "667.00", "done", "That comes to $667: (145.00 * 4) * (100 + 15) / 100 = 667, from your documents [1].", calls)
+    assert answered("chain", "1003.75", "done", "That comes to A$1,003.75: 1003.75 = 1003.75, from [1].", calls)
+    assert not answered("chain", "667.00", "done", "That comes to $667.50: 667.50 = 667.50, from [1].", calls)
+    assert not answered("chain", "66", "done", "That comes to $667: 667 = 667, from [1].", calls)
+
+
 def test_review_a_figure_is_found_by_its_value_as_the_passage_writes_it():
     # "£1,200" holds 1200 and "£2.50" holds 2.5: not "worked out"
     shown = workings("1200 * 2", "2 kitchens", [(1, "k.txt", "A kitchen fitting costs £1,200 including labour.")])

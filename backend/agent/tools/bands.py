@@ -11,13 +11,16 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from backend.agent.tools.units import PERIOD_NOUNS, TIME_UNITS
+
 # A unit of length or weight as written -> one name for it.
 _UNITS = {"mm": "mm", "cm": "cm", "m": "m", "metre": "m", "metres": "m", "meter": "m", "meters": "m",
           "km": "km", "inch": "in", "inches": "in", "ft": "ft", "foot": "ft", "feet": "ft",
           "kg": "kg", "kilo": "kg", "kilos": "kg", "g": "g", "grams": "g", "lb": "lb", "lbs": "lb",
           "gal": "gal", "gals": "gal", "gallon": "gal", "gallons": "gal", "l": "l", "litre": "l", "litres": "l",
-          "liter": "l", "liters": "l"}
-_UNIT = r"(mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l)"  # not "in": "3 in total"
+          "liter": "l", "liters": "l", "mile": "mi", "miles": "mi", "mi": "mi",
+          "hour": "h", "hours": "h", "hr": "h", "hrs": "h"}
+_UNIT = r"(hours?|hrs?|mm|cm|metres?|meters?|m|km|miles?|mi|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l)"  # not "in": "3 in total"
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 # A measure the question gives: "25cm", "an 8-metre boat", "9.2 m" (not "5 minutes", "3 m²").
 _MEASURE = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
@@ -29,9 +32,78 @@ _ABOVE = re.compile(rf"\b(over|above|more\s+than|from|at\s+least|longer\s+than|t
 _BETWEEN = re.compile(rf"(?<![\w.]){_NUMBER}\s*{_UNIT}?\s*(?:to|-|–)\s*{_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
 
 
+# Units banded by a range alone ("24 to 48 hours' notice: $40"): "rides over 2 hours" is no band of "bike hire for
+# 2 hours" (a duration priced per hour).
+_RANGES_ONLY = frozenset({"h"})
+
+
 def _unit(word: str) -> str:
     word = word.lower()
     return _UNITS.get(word, _UNITS.get(word.rstrip("s"), word))
+
+
+def _noun(word: str) -> str:
+    """One name for a counted noun, singular or plural ("panels", "panel" -> "panel"; "boxes" -> "box")."""
+    word = word.lower()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+# Things counted in bands: "1 - 10 panels A$120", "41+ panels", "up to 20 guests", "50 items or more" (the
+# unit is the noun right after the number; the question counts the same noun: "15 panels").
+_COUNTED = r"([a-z]{3,})"
+_COUNT = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
+_COUNT_BETWEEN = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
+_COUNT_PLUS = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*\+\s*{_COUNTED}\b|(?<![\w.$€£¥]){_NUMBER}\s+{_COUNTED}\s+"
+                         rf"(?:and|or)\s+(?:over|above|more|up(?:wards)?)\b", re.IGNORECASE)
+_COUNT_BELOW = re.compile(rf"\b(up\s+to|under|fewer\s+than|less\s+than|no\s+more\s+than)\s+{_NUMBER}\s+{_COUNTED}\b",
+                          re.IGNORECASE)
+_COUNT_ABOVE = re.compile(rf"\b(over|more\s+than)\s+{_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
+
+
+_NOT_COUNTED = re.compile(r"(?:people|persons?|adults?|child(?:ren)?|kids?|guests?|players?|students?|seniors?|pax|riders?|"
+                          r"divers?|participants?|friends?|mates?|members?|pupils?|teens?|juniors?|visitors?|passengers?|"
+                          r"diners?|of|or|and|to|per|each|more|square|sq|cubic|linear|lineal|percent)")
+
+
+def _counted(question: str) -> dict[str, Fraction]:
+    """The first count `question` gives of each noun ("15 panels on a house" -> {"panel": 15})."""
+    out: dict[str, Fraction] = {}
+    for m in _COUNT.finditer(question):
+        # (not a period: "3 hours" is no count of "under 24 hours' notice"; nor people: a party is priced by
+        # backend.agent.party and tiers; nor a measure's first word: "120 square metres")
+        word = m.group(2).lower()
+        if (word not in _UNITS and word not in TIME_UNITS and _noun(word) not in PERIOD_NOUNS
+                and not _NOT_COUNTED.fullmatch(word)):
+            out.setdefault(_noun(m.group(2)), Fraction(m.group(1)))
+    return out
+
+
+def _count_bands(given: dict[str, Fraction], sentence: str) -> dict[str, bool]:
+    """noun -> whether a band of `sentence` counting it holds the question's count."""
+    held: dict[str, bool] = {}
+    for m in _COUNT_BETWEEN.finditer(sentence):
+        noun = _noun(m.group(3))
+        if noun in given:
+            held[noun] = held.get(noun, False) or Fraction(m.group(1)) <= given[noun] <= Fraction(m.group(2))
+    for m in _COUNT_PLUS.finditer(sentence):
+        number, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        noun = _noun(noun)
+        if noun in given:
+            held[noun] = held.get(noun, False) or given[noun] >= Fraction(number)
+    for m in _COUNT_BELOW.finditer(sentence):
+        noun = _noun(m.group(3))
+        if noun in given:
+            bound, inclusive = Fraction(m.group(2)), m.group(1).lower().startswith(("up", "no"))
+            held[noun] = held.get(noun, False) or given[noun] < bound or (given[noun] == bound and inclusive)
+    for m in _COUNT_ABOVE.finditer(sentence):
+        noun = _noun(m.group(3))
+        if noun in given:
+            held[noun] = held.get(noun, False) or given[noun] > Fraction(m.group(2))
+    return held
 
 
 def given_measures(text: str) -> dict[str, Fraction]:
@@ -44,37 +116,59 @@ def given_measures(text: str) -> dict[str, Fraction]:
 
 def outside_band(question: str, sentence: str) -> bool:
     """Whether `sentence` states bands of a measure ("blade up to 20 cm"; "under 20 kg £25, 20 kg and
-    over £32") none of which holds the question's measure in the same unit ("25cm" is outside
-    "up to 20 cm"; "an 8-metre boat" outside "10.01 m to 15 m"); False when it states none in
-    that unit, or one of them holds it, or the question gives no measure."""
+    over £32") or of a count ("11 - 20 panels") none of which holds the question's measure or count
+    in the same unit ("25cm" is outside "up to 20 cm"; "an 8-metre boat" outside "10.01 m to 15 m";
+    "15 panels" outside "41+ panels"); False when it states none in that unit, or one of them holds
+    it, or the question gives no measure."""
+    held = _held(question, sentence)
+    return bool(held) and not any(held.values())
+
+
+def inside_band(question: str, sentence: str) -> bool:
+    """Whether a band `sentence` states holds the question's measure or count ("Zone B - 3 to 10
+    miles: £8.50" for "we're 5 miles away"; "11 - 20 panels: A$160" for "15 panels")."""
+    return any(_held(question, sentence).values())
+
+
+def _held(question: str, sentence: str) -> dict[str, bool]:
+    """unit or counted noun -> whether a band of it in `sentence` holds the question's measure or count."""
     given = given_measures(question)
-    if not given:
-        return False
-    held: dict[str, bool] = {}  # unit -> whether a band of it holds the question's measure
+    counted = _counted(question)
+    if not given and not counted:
+        return {}
+    held: dict[str, bool] = _count_bands(counted, sentence) if counted else {}
     for m in _BETWEEN.finditer(sentence):
         unit = _unit(m.group(4))
         if (m.group(2) is None or _unit(m.group(2)) == unit) and unit in given:
             held[unit] = held.get(unit, False) or Fraction(m.group(1)) <= given[unit] <= Fraction(m.group(3))
     for m in _BELOW.finditer(sentence):
         unit = _unit(m.group(3))
-        if unit in given:
+        if unit in given and unit not in _RANGES_ONLY:
             bound, inclusive = Fraction(m.group(2)), m.group(1).lower().startswith(("up", "max", "no"))
             held[unit] = held.get(unit, False) or given[unit] < bound or (given[unit] == bound and inclusive)
     for m in _ABOVE.finditer(sentence):
         unit = _unit(m.group(3))
-        if unit in given:
+        if unit in given and unit not in _RANGES_ONLY:
             bound, inclusive = Fraction(m.group(2)), m.group(1).lower().startswith(("from", "at"))
             held[unit] = held.get(unit, False) or given[unit] > bound or (given[unit] == bound and inclusive)
     for m in _AND_OVER.finditer(sentence):
         unit = _unit(m.group(2))
-        if unit in given:
+        if unit in given and unit not in _RANGES_ONLY:
             held[unit] = held.get(unit, False) or given[unit] >= Fraction(m.group(1))
-    return bool(held) and not any(held.values())
+    return held
 
 
 # "20 kg and over", "20 kg or more": a lower bound written after its number.
 _AND_OVER = re.compile(rf"(?<![\w.]){_NUMBER}\s*-?\s*{_UNIT}\s+(?:and|or)\s+(?:over|above|more|up(?:wards)?)\b",
                        re.IGNORECASE)
+
+
+def held_counts(question: str, sentence: str) -> set[str]:
+    """The nouns, as one name each ("panel"), that the question counts and a band of `sentence` holding
+    its count counts too ({"panel"} for "15 panels on a single storey house" over "11 - 20 panels: A$160"):
+    the row that prices the job."""
+    counted = _counted(question)
+    return {noun for noun, held in _count_bands(counted, sentence).items() if held} if counted else set()
 
 
 def banded_measures(question: str, sentence: str) -> set[str]:
@@ -89,5 +183,9 @@ def banded_measures(question: str, sentence: str) -> set[str]:
             units.add(_unit(m.group(3)))
     for m in _AND_OVER.finditer(sentence):
         units.add(_unit(m.group(2)))
-    return {m.group(1) for m in _MEASURE.finditer(question) if _unit(m.group(2)) in units}
+    units -= _RANGES_ONLY - {_unit(m.group(4)) for m in _BETWEEN.finditer(sentence)}
+    counted = _counted(question)
+    nouns = set(_count_bands(counted, sentence)) if counted else set()
+    return ({m.group(1) for m in _MEASURE.finditer(question) if _unit(m.group(2)) in units}
+            | {m.group(1) for m in _COUNT.finditer(question) if _noun(m.group(2)) in nouns})
 

@@ -56,7 +56,7 @@ from backend.agent.party import asks_share_per_person, group_size, people_sharin
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge, within_free_distance
-from backend.agent.tools.bands import banded_measures, outside_band
+from backend.agent.tools.bands import banded_measures, held_counts, outside_band
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
@@ -155,6 +155,10 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
         least = _least_count(sentence, question, group_size(question)) or _least_count(before, question, None)
         if least is not None:
             templates = [(f"{{a}} * {least}", least)] + [t for t in templates if t[1] != least]
+        # the count that picks a row of bands prices the row alone ("35 panels" over "31 - 40 panels: A$240")
+        banded = banded_measures(question, sentence) if prices else set()
+        if banded and any(n in banded for _, n in templates):
+            templates = [("{a}", None)] + [t for t in templates if t[1] not in banded]
         for template, n in templates:
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands
@@ -688,6 +692,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
                                               len(prices_in(pair[1])) == 1 and out_of_season(pair[1], question),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),
+                                              not held_counts(question, pair[1]),
                                               (_deposits_only(pair[1]) and not deposit_named)
                                               or (deposit_asked and not _deposits_only(pair[1])),
                                               names_extra(question, pair[1]),

@@ -22,9 +22,9 @@ from typing import Sequence
 from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
-from backend.agent.tools.bands import outside_band
+from backend.agent.tools.bands import banded_measures, held_counts, outside_band
 from backend.agent.tools.discounts import least_count_met
-from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
+from backend.agent.tools.basket import (CONNECTIVE, DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
 from backend.agent.tools.sentences import content_words
@@ -54,6 +54,7 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
     tokens = _without_names([norm_words(t.group(0)) for t in at], names)
     asked = set().union(*tokens)
     read = []  # (own words, naming words, price match, sentence) of every price
+    banded: set[str] = set()  # the things counted that a band row prices
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
         for i, m in enumerate(prices):
@@ -62,7 +63,8 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
                 continue  # "+$25 per device", "$20 off": an adjustment (discounts), no thing's price
             # the words back to the price before it (a list's next line is no name of it)
             before = sentence[prices[i - 1].end() if i else 0:m.start()]
-            if outside_band(question, before):
+            if outside_band(question, before) or (i and CONNECTIVE.fullmatch(before)
+                                                  and outside_band(question, sentence[:prices[0].start()])):
                 continue  # "Freshwater tank up to 55 gallons: $65" for "a 60 gallon freshwater tank"
             # (whom its sentence's label or its own words name first: "Children under 12: ... and Hawk Walk £50"; not
             # "Family ticket (2 adults + 2 children): £40", review)
@@ -80,7 +82,15 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             every |= row
             naming = every - _NO_THING
             own = thing_words(sentence, prices, i) - _NO_THING or naming
+            # a band of the question's count names the job by the thing counted ("11 - 20 panels: Price (ex GST)
+            # A$160" for "15 panels"), and no other price is named by that word alone ("£1 per panel")
+            held = held_counts(question, sentence[:prices[0].start()]) if not i else set()
+            if held:
+                own = naming = every = held
+                banded.update(held)
             read.append((own | row - _NO_THING if row else own, naming, every, m, sentence))
+    if banded:
+        read = [r for r in read if not r[0] <= banded or held_counts(question, r[4][:r[3].start()])]
     naming_prices = Counter(word for _, naming, _, _, _ in read for word in naming)
     # (span of the question naming it, its words named, own words, every word named, price, text after it)
     found: list[tuple[tuple[int, int], set[str], set[str], set[str], str, str]] = []
@@ -120,7 +130,11 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
         right_before = with_digits(at[span[0] - 1].group(0)) if span[0] else ""
         # (not a measure's: "a 300 litre garden pond")
         counts = [right_before] if re.fullmatch(r"[0-9]+", right_before) and not is_unit(at[span[0]].group(0)) else [
-            c for word in sorted(own & asked) + sorted(every - own - set(TIME_UNITS)) for c in counts_of(question, word)]
+            # (not the count a band's row prices: "15 panels ... plus a gutter clean" is one gutter clean)
+            c for word in sorted(own & asked - banded) + sorted(every - own - set(TIME_UNITS) - banded)
+            for c in counts_of(question, word)]
+        if own <= banded:
+            counts = ["1"]  # a band's row prices the lot: "15 panels" over "11 - 20 panels: A$160" is one job
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
         items.append((counts[0] if counts else per or "1", price))
     return items
@@ -243,7 +257,9 @@ def mentioned_difference(question: str, sentences: Sequence[str], names: Sequenc
 
 # Words of a price's name that name no one thing ("A cleaning fee of €60": "cleaning" names it).
 _GENERIC_NAME = frozenset({"fee", "charge", "price", "cost", "rate", "welcome", "additional", "service", "option",
-                           "available", "optional", "also", "just", "only"})
+                           "available", "optional", "also", "just", "only",
+                           # a tax the price is given with or without names no thing ("Price (ex GST) A$120")
+                           "gst", "vat", "hst", "pst", "ex", "excl", "exc", "inc", "incl"})
 _PAYING_WORDS = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", "paid", "is", "are", "at", "for",
                            "extra", "add", "adds", "just", "only", "from", "available", "welcome"})
 # Kinds a question's word belongs to: "our dog" is a pet ("Pets are welcome at €15 per pet per night").
@@ -265,6 +281,7 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
         return []
     aside = set_aside_words(question)
     words = extra_words(question)
+    asked = frozenset(norm_words(question))
     # the prices it holds already: its first number, and any other that is no count of the question's ("30 * 4"
     # for 4 nights holds no £4 hook-up; "2 * 5" for 5 scoops at £2 holds the £2)
     numbers = re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)
@@ -274,9 +291,11 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
         prices = list(PRICE.finditer(sentence))
         if any(m.group(1).replace(",", "") in used for m in prices):
             continue  # the sentence of a price it holds: its others are alternatives ("8-inch $40, 12-inch $70")
+        if banded_measures(question, sentence):
+            continue  # a row of bands of the question's size or count ("21 - 30 panels: A$200"): no extra
         for i, m in enumerate(prices):
             amount = m.group(1).replace(",", "")
-            own = _extra_named(sentence, prices, i, words)
+            own = _extra_named(sentence, prices, i, words, asked)
             if amount in used or not own or own & aside:
                 continue
             if is_deposit(sentence, prices, i) and not words & DEPOSIT_WORDS:
@@ -305,6 +324,7 @@ _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|
 # The words opening a message before its verb of wanting: "need ...", "hi, we just need ...".
 _OPENS_REQUEST = re.compile(r"^\W*(?:(?:hi|hey|hello)\W+)?(?:(?:i|we|i'll|we'll|i'd|we'd)\s+)?(?:just\s+|only\s+|also\s+)?$",
                             re.IGNORECASE)
+_OPENS_CLAUSE = re.compile(r"[,;]\s*(?:just\s+|only\s+|also\s+)?$")
 # Where what a thing is for begins: "for my caravan", "on our boat", "to the house".
 _FOR_WHOM = re.compile(rf"{_FOR_WHOM_WORDS}\b", re.IGNORECASE)
 # The words after such a word that name what it adds.
@@ -317,7 +337,10 @@ def extra_words(question: str) -> frozenset[str]:
     a thing to a bill (_ADDS), less what it sets aside ("but not tourist tax")."""
     words: set[str] = set()
     for m in _ADDS.finditer(question):
-        if _OPENS_REQUEST.match(question[:m.start()]) and m.group(0).lower().startswith("need"):
+        # (or a clause with no one before it: "going away for a bit, need 3 fish sitting visits"; not "2 nights for a
+        # tent, we need electric hook up")
+        opening = _OPENS_REQUEST.match(question[:m.start()]) or _OPENS_CLAUSE.search(question[:m.start()])
+        if opening and m.group(0).lower().startswith("need"):
             continue  # "need a rolling tower for 3 days ...": what the bill is for, not an extra to it
         # (up to what it is for: "and a tyre check for my caravan" adds no caravan, simple set 70)
         added = _FOR_WHOM.split(question[m.end():m.end() + 80], maxsplit=1)[0]
@@ -327,19 +350,26 @@ def extra_words(question: str) -> frozenset[str]:
     return frozenset(words | {_KIND[w] for w in words if w in _KIND})
 
 
-def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: frozenset[str]) -> set[str]:
-    """The own words of the `i`th price of `sentence` that `words` (extra_words) name; empty for an
-    adjustment ("+$25 per device", "$20 off") or a name of no one thing ("fee")."""
+def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: frozenset[str],
+                 asked: frozenset[str] = frozenset()) -> set[str]:
+    """The own words of the `i`th price of `sentence` that `words` (extra_words) name, all of them, or
+    two and the rest other words of the question (`asked`: "9 panels ... plus the inspection & written
+    report" names "Panel inspection & written report: A$65"); empty for an adjustment ("+$25 per
+    device", "$20 off") or a name of no one thing ("fee")."""
     m = prices[i]
     if _ADJUSTMENT_AROUND.search(sentence[max(0, m.start() - 2):m.end() + 5]):
         return set()
     # its clause's words before it ("A cleaning fee of", "Gluten-free versions of any platter are available for")
-    clause = re.split(r"[:;,.]\s|[:;]", sentence[prices[i - 1].end() if i else 0:m.start()])
+    # (not its aside in brackets: "Gutter clean (single-storey only, with a panel clean): A$110" is a gutter clean)
+    text = sentence[prices[i - 1].end() if i else 0:m.start()]
+    bare = re.sub(r"\([^()]*\)", " ", text)
+    clause = re.split(r"[:;,.]\s|[:;]", bare if norm_words(bare) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS else text)
     before = next((c for c in reversed(clause) if content_words(c)), "")
     # a table's cell is named by its row as well: "Wash & vacuum: Car €20; Van €30." is no extra of "5 vans"
     before = f"{table_row_name(sentence, prices)} {before}"
     own = norm_words(before) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS
-    return own if own and own <= words else set()  # all its words: "2 sandwich platters" names no "mini pastry platter"
+    # all its words: "2 sandwich platters" names no "mini pastry platter"
+    return own if own and (own <= words or (len(own & words) >= 2 and own <= words | asked)) else set()
 
 
 def _asks_bill(question: str) -> bool:

@@ -15,6 +15,7 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
+from backend.agent.tools.bands import inside_band
 from backend.agent.tools.pricing import PRICE
 
 # A charge for every visit, named before its price ("service call", "call-out fee", "trip charge", "travel
@@ -85,20 +86,48 @@ _PLACE_LIST = re.compile(r"\(([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*(?:\s*(?:,|and|or|
 _NOTHING = re.compile(r"\b(?:free|no|included|nothing|waived)\b|%", re.IGNORECASE)
 
 
+# A zone's row: "Zone B - 10 to 25 km: Hamilton East, Te Awamutu, Ohaupo, Tamahere: $55.00 per load", "Zone B - 3 to
+# 10 miles: £8.50"; a sentence holding several is read a zone at a time ("Zone A - Galway city no charge Zone B - up to
+# 25 km outside €15 travel ...").
+_ZONE_ROW = re.compile(r"\b[Zz]one\s+(?:[A-Z]|[0-9]+)\b(?!\s*(?:fee|charge|rate|surcharge))")
+# Places listed by name after a zone's head: two or more capitalised names apart by commas.
+_NAME = r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*"
+_NAMES = re.compile(rf"{_NAME}(?:\s*,\s*(?:and\s+|or\s+)?{_NAME})+")
+
+
 def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
     """The amount, as written ("20"), of the one fee of a sentence that lists places by name, one of
     which `question` names ("if I'm in Kanata" over "Outside the Greenbelt (Kanata, Orleans,
-    Barrhaven, Stittsville) there is a flat travel fee of CA$20 per visit": simple set 71); None
-    when none, or when the question names places of two such fees."""
+    Barrhaven, Stittsville) there is a flat travel fee of CA$20 per visit": simple set 71), or of
+    the one zone (_ZONE_ROW) whose places or distance band hold where the question is ("delivered
+    to te awamutu" over "Zone B - 10 to 25 km: Hamilton East, Te Awamutu, Ohaupo, Tamahere: $55.00
+    per load"; "we're 5 miles away" over "Zone B - 3 to 10 miles: £8.50"); None when none, or when
+    the question names places of two such fees, or a zone that pays nothing ("no charge", "free")."""
     asked = {w.lower() for w in re.findall(r"[A-Za-z][\w'-]*", question)}
+
+    def named(places: Sequence[str]) -> bool:
+        return any(place and {w.lower() for w in place.split()} <= asked for place in places)
+
     found: set[str] = set()
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
         if len(prices) != 1 or _ZONE_FEE.search(sentence) is None or _NOTHING.search(sentence):
             continue
         for m in _PLACE_LIST.finditer(sentence[:prices[0].start()]):
-            places = re.split(r"\s*(?:,|\band\b|\bor\b|&)\s*", m.group(1))
-            if any(place and {w.lower() for w in place.split()} <= asked for place in places):
+            if named(re.split(r"\s*(?:,|\band\b|\bor\b|&)\s*", m.group(1))):
+                found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
+    for sentence in sentences:
+        starts = [m.start() for m in _ZONE_ROW.finditer(sentence)]
+        for start, end in zip(starts, starts[1:] + [len(sentence)]):
+            row = sentence[start:end]
+            prices = list(PRICE.finditer(row))
+            if len(prices) != 1:
+                continue
+            head = row[:prices[0].start()]
+            places = [p.strip() for m in _NAMES.finditer(head) for p in m.group(0).split(",")]
+            if named([re.sub(r"^(?:and|or)\s+", "", p) for p in places]) or inside_band(question, head):
+                if _NOTHING.search(row):
+                    return None  # the customer's zone pays nothing
                 found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
     return next(iter(found)) if len(found) == 1 else None
 

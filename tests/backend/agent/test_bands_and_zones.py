@@ -1,0 +1,98 @@
+"""Rows chosen by the customer's count or place: a price per job by bands of a count ("9 - 16
+windows: £32"), the add-ons named after "plus", a delivery zone by the places it lists or by its
+distance band (the twenty-sixth session: blind sets 73 and 75 read after their runs). Each
+assertion failed on the code before it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.bands import inside_band, outside_band
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.mentions import named_extras
+from backend.agent.tools.segmentation import text_sentences
+from backend.agent.tools.visits import zone_charge
+
+from .test_expressions import result
+
+WINDOWS = ("CLEARVIEW WINDOW CLEANING\nAll prices exclude VAT. VAT at 20% is added to every invoice.\n\n"
+           "HOUSES (outside, per visit)\n------------------------------\nNumber of windows    Price (ex VAT)\n"
+           "1 - 8 windows        £20\n9 - 16 windows       £32\n17 - 24 windows      £44\n"
+           "25+ windows          £44 + £1.50 per window over 24\n------------------------------\n\n"
+           "EXTRAS\n* Conservatory roof (glass only, no moss): £45\n* Frames and sills wipe: £1 per window\n"
+           "* Solar panels (with a house clean): £4 per panel\n")
+DELIVERY = ("LOGSTORE FUEL - DELIVERY\n\nDELIVERY ZONES (per load, excl. VAT)\n"
+            "  Zone 1 - Kelso town, within 5 miles: no charge\n"
+            "  Zone 2 - 5 to 15 miles: Jedburgh, Coldstream, Melrose: £20.00 per load\n"
+            "  Zone 3 - 15 to 30 miles: Hawick, Galashiels, Peebles: £35.00 per load\n\n"
+            "Seasoned ash: £110.00 per load\n")
+
+
+def first(question: str, *texts: str) -> Fraction:
+    found = candidate_expressions(question, [result(*texts)], None, evaluate)
+    assert found, question
+    return evaluate(found[0]).q
+
+
+def test_a_band_of_a_count_holds_the_count_the_question_gives():
+    assert not outside_band("12 windows please", "9 - 16 windows: Price (ex VAT) £32.")
+    assert inside_band("12 windows please", "9 - 16 windows: Price (ex VAT) £32.")
+    assert outside_band("12 windows please", "1 - 8 windows: Price (ex VAT) £20.")
+    assert outside_band("12 windows please", "25+ windows £44 + £1.50 per window over 24")
+    assert inside_band("30 windows please", "25+ windows £44 + £1.50 per window over 24")
+    assert outside_band("5 windows", "up to 4 windows: £15") and inside_band("4 windows", "up to 4 windows: £15")
+    # a noun the band does not count says nothing of it
+    assert not outside_band("12 doors please", "1 - 8 windows: £20")
+
+
+def test_the_row_of_the_count_s_band_is_the_job_s_price_alone():
+    # "12 windows" picks "9 - 16 windows: £32" (not 12 times a price per window, nor every row added)
+    assert first("how much to clean 12 windows on my house?", WINDOWS) == 32
+    assert first("22 windows, price before vat?", WINDOWS) == 44
+    assert first("we've got 5 windows, total incl VAT?", WINDOWS) == Fraction(20 * 120, 100)
+
+
+def test_an_extra_after_plus_is_named_without_its_aside_and_a_tax_word_names_none():
+    sentences = [s for _, s in text_sentences(WINDOWS)]
+    # "Conservatory roof (glass only, no moss): £45" is a conservatory roof; "Price (ex VAT) £20" no extra of "incl vat"
+    question = "10 windows plus the conservatory roof. total incl vat?"
+    assert named_extras(question, sentences, "32") == ["45"]
+    assert first(question, WINDOWS) == Fraction((32 + 45) * 120, 100)
+    # two of its words after "plus" and the rest said before: "solar panels" over "Solar panels (with a house clean)"
+    assert named_extras("house with 10 windows, plus 6 solar panels. how much?", sentences, "32") == ["4 * 6"]
+
+
+def test_a_delivery_zone_by_the_places_it_lists_or_its_distance():
+    sentences = [s for _, s in text_sentences(DELIVERY)]
+    assert zone_charge("2 loads of ash delivered to coldstream please", sentences) == "20.00"
+    assert zone_charge("a load of ash to Hawick, how much?", sentences) == "35.00"
+    assert zone_charge("we're about 10 miles out, a load of ash?", sentences) == "20.00"
+    assert zone_charge("a load of ash to kelso town", sentences) is None  # its zone pays nothing
+    assert zone_charge("a load of ash to Edinburgh", sentences) is None
+    assert first("one load of seasoned ash delivered to Melrose, how much?", DELIVERY) == Fraction(130)
+    # several zones in one sentence are read one at a time
+    line = ["CALL-OUT AREAS Zone A - city centre no charge Zone B - up to 25 km outside €15 travel "
+            "Zone C - 25 to 50 km outside €30 travel"]
+    assert zone_charge("we're 30 km outside the city", line) == "30"
+    assert zone_charge("we're 10 km outside the city", line) == "15"
+
+
+def test_what_a_count_band_does_not_read():
+    # a period ("3 hours") and a party ("10 adults") are no counts of a band; nor "120 square metres"
+    notice = "Cancel 24 to 72 hours before for 50% back; under 24 hours: no refund."
+    assert not inside_band("a boat for 3 hours this saturday", notice)
+    assert not outside_band("bike hire for 2 hours", "for rides over 2 hours helmet hire is £3")
+    assert not inside_band("10 adults in the private room", "The room seats up to 14 people: £45 per hour")
+    assert not inside_band("scarifying a 120 square metre lawn", "Lawns up to 200 square metres: £60")
+    # a range of hours is a band: "about 36 hours from now" over "24 to 48 hours' notice: A$40 fee"
+    fees = "CANCELLATIONS\n- More than 48 hours' notice: free.\n- 24 to 48 hours' notice: A$40 fee.\n"
+    assert first("I need to cancel, it's booked for about 36 hours from now. What's the fee?", fees) == 40
+
+
+def test_a_row_s_second_price_is_outside_its_band_only_when_joined_to_the_first():
+    # "41+ panels A$240 + A$5.50 per panel over 40": the A$5.50 is the 41+ row's; "Small (under 20 lb) £55,
+    # Medium (20-50 lb) £70" keeps the medium price for a 35 lb dog
+    assert first("12 windows, how much?", WINDOWS) == 32
+    groom = "Full groom: Small (under 20 lb) £55, Medium (20-50 lb) £70, Large (over 50 lb) £90.\nNail trim: £12\n"
+    assert first("my dog is 35 lb, how much for a full groom plus a nail trim?", groom) == 70 + 12

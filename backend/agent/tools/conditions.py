@@ -218,6 +218,10 @@ def applies(sentence: str, question: str) -> bool | None:
     condition (conditions) the question does not name or names one outside it; True when every
     day and time the question names is within the sentence's; None when the sentence names no
     condition (and the question no exception)."""
+    # a date bound: "Installs scheduled before November 1" is not met by "install mid november"
+    dated = date_bound_met(sentence, question)
+    if dated is False:
+        return False
     asked = asked_when(question)
     whole = _ALL_DAY.search(sentence)
     if whole is not None:  # "£75 between 6pm and 8am, and all day on Sundays": either
@@ -238,7 +242,7 @@ def applies(sentence: str, question: str) -> bool | None:
         return any(either)
     when = condition(sentence)
     if when.days is None and when.spans is None:
-        return None
+        return dated
     if when.days is not None and (asked.days is None or not asked.days <= when.days):
         return False
     if when.spans is not None:
@@ -329,3 +333,76 @@ def condition_words(sentence: str) -> str:
     for pattern in (_DAY_RANGE, _TIME_RANGE, _BEFORE, _AFTER, _DAY, _GROUP):
         out = pattern.sub(" ", out)
     return out
+
+
+# A date a sentence bounds what it grants by: "Installs scheduled before November 1", "book by September 30",
+# "after January 31", "on or after 15 October".
+_DATE_AT = (rf"(?:(?P<m1>{_MONTH_WORD})\s+(?P<d1>[0-9]{{1,2}})(?:st|nd|rd|th)?\b"
+            rf"|(?P<d2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_WORD}))")
+_BOUND = re.compile(rf"\b(?P<word>on\s+or\s+(?:before|after)|before|by|until|till|after|from)\s+(?:the\s+)?{_DATE_AT}",
+                    re.IGNORECASE)
+# A date or a part of a month a question names: "on October 28", "the 3rd of May", "mid november", "late Nov".
+_ASKED_DATE = re.compile(rf"{_DATE_AT}|\b(?P<part>early|mid|late|end\s+of)[\s-]+(?P<m3>{_MONTH_WORD})", re.IGNORECASE)
+# The days of a month's parts: early 1-10, mid 11-20, late 21-31.
+_PARTS = {"early": (1, 10), "mid": (11, 20), "late": (21, 31), "end of": (21, 31)}
+# Words of booking: a bound on when one books is met by the date one books on.
+_BOOKING = re.compile(r"\b(?:book|booking|booked|reserve|reserving|order|ordering|ordered)\b", re.IGNORECASE)
+
+
+def _day_of_year(month: str, day: int) -> int:
+    return _month_index(month) * 31 + day
+
+
+def _asked_dates(question: str) -> list[tuple[int, int, int]]:
+    """(first day, last day, where) of each date or month `question` names, as day numbers
+    (month * 31 + day): "on October 28" one day, "mid november" the 11th to the 20th, "in
+    November" the whole month."""
+    out: list[tuple[int, int, int]] = []
+    rest = question
+    for m in _ASKED_DATE.finditer(question):
+        if m.group("part"):
+            low, high = _PARTS[" ".join(m.group("part").lower().split())]
+            month = m.group("m3")
+        else:
+            month, day = (m.group("m1"), m.group("d1")) if m.group("m1") else (m.group("m2"), m.group("d2"))
+            low = high = int(day)
+        out.append((_day_of_year(month, low), _day_of_year(month, high), m.start()))
+        rest = rest[:m.start()] + " " * (m.end() - m.start()) + rest[m.end():]
+    for m in _FULL_MONTH.finditer(rest):
+        word = next(g for g in m.groups() if g)
+        if word == "May" or word.lower() != "may" or m.group(3):
+            out.append((_day_of_year(word, 1), _day_of_year(word, 31), m.start()))
+    return sorted(out, key=lambda d: d[2])
+
+
+def date_bound_met(sentence: str, question: str) -> bool | None:
+    """Whether the date `question` names meets the date bound of `sentence` ("Installs scheduled
+    before November 1: $100 surcharge" for "install mid november" -> False, for "Can you install on
+    October 28?" -> True; "Early bird (book by September 30): 10% off" for "booking now in October"
+    -> False); a bound on booking is read against the date the question books on, another against
+    the others; when the question names no date, False for a deadline ("before", "by", "until") and
+    None for a start ("from the 1st of May"); None when the sentence names no bound."""
+    bound = _BOUND.search(sentence)
+    if bound is None:
+        return None
+    month, day = (bound.group("m1"), bound.group("d1")) if bound.group("m1") else (bound.group("m2"), bound.group("d2"))
+    at = _day_of_year(month, int(day))
+    booking = _BOOKING.search(sentence[:bound.end()]) is not None
+    dates = _asked_dates(question)
+    # (a booking word in the words right before a date, no other date between: "I booked on 2 September for a
+    # mid-November install" books on 2 September; or right after it: "in October I'm booking")
+    near = [d for i, d in enumerate(dates)
+            if _BOOKING.search(question[max(0, d[2] - 30, dates[i - 1][2] + 1 if i else 0):d[2]])
+            or _BOOKING.search(question[d[2]:d[2] + 12])]
+    chosen = (near if booking else [d for d in dates if d not in near]) or dates
+    word = " ".join(bound.group("word").lower().split())
+    if not chosen:  # no date asked: a deadline not met ("book by September 30"), a start ("from the 1st of May") kept
+        return None if word in ("after", "from", "on or after") else False
+    low, high, _ = chosen[0]
+    if word == "before":
+        return high < at
+    if word in ("by", "until", "till", "on or before"):
+        return high <= at
+    if word == "after":
+        return low > at
+    return low >= at  # "from", "on or after"

@@ -278,6 +278,25 @@ _SAVED_BEFORE = re.compile(r"\b(?:save|saves|saving|discount\s+of|reduction\s+of
 _OFF_AFTER = re.compile(r"\s*(?:off|discount|reduction|cheaper|less)\b", re.IGNORECASE)
 
 
+def _label_words(sentence: str) -> frozenset[str]:
+    """The words before the first price of `sentence`, less its asides in brackets ("Pine/macrocarpa
+    mix: $105.00" -> {"pine", "macrocarpa", "mix"}); empty when it holds no price."""
+    first = PRICE.search(sentence)
+    if first is None:
+        return frozenset()
+    # (all of it: "Children under 14: Island Cruise £20" is no label "Island Cruise"; not its asides: "(2 hours)")
+    return frozenset(norm_words(re.sub(r"\([^()]*\)", " ", sentence[:first.start()])))
+
+
+def _wider_names(question: str, sentences: Sequence[str]) -> set[str]:
+    """The sentences whose label holds the whole label of another that the question says all of, and
+    more ("Pine/macrocarpa mix: $105.00 per m3" beside "Pine: $95.00 per m3" for "2 m3 of pine")."""
+    asked = norm_words(question)
+    labels = {sentence: _label_words(sentence) for sentence in sentences}
+    exact = [label for label in labels.values() if label and label <= asked]
+    return {sentence for sentence, label in labels.items() if not label <= asked and any(e < label for e in exact)}
+
+
 def _named_only_for(question: str, sentence: str) -> bool:
     """Whether the question names the thing `sentence` prices first only where its label says
     whom it is for: "Hot lunch for Half-Day guests: £12.50" for "the half day experience" (not
@@ -689,6 +708,8 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     # and a sentence naming the question's size first ("4 bed detached: ..." for "a 4 bed detached", not "3 bed detached")
     asked_sizes = sizes_alone(question)
     # and a price for months the question is not in ("throughout August" for a question naming none) after the rest
+    # and a thing named by all its label's words before one whose label says more ("Pine" before "Pine/macrocarpa mix")
+    wider = _wider_names(question, [s for _, s in ranked])
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
                                               len(prices_in(pair[1])) == 1 and out_of_season(pair[1], question),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),
@@ -699,7 +720,8 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
                                               _reductions_only(pair[1]) and not asks_saving(question),
                                               _named_only_for(question, pair[1]),
                                               not names_asked_length(question, pair[1]),
-                                              money and not priced_per_count(question, pair[1])))
+                                              money and not priced_per_count(question, pair[1]),
+                                              pair[1] in wider))
     if not templates and money and not asks_how_many(question):
         # an amount to pay is read from a sentence holding a price ("€130 per night"), not from one
         # holding none ("The minimum stay is 3 nights, or 7 nights in July and August")

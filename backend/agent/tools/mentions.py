@@ -23,6 +23,7 @@ from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band
+from backend.agent.tools.conditions import date_bound_met
 from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.basket import (CONNECTIVE, DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
@@ -72,6 +73,8 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             if (_FOR_KIND.match(label) or _FOR_KIND.match(before)) and not (
                     _KIND_ASKED.search(question) or _YOUNG.search(question)):
                 continue  # "Children under 12: ... Hawk Walk £50" is no price of "2 adults for the hawk walk" (simple set 68)
+            if date_bound_met(sentence, question) is False:
+                continue  # "Installs scheduled before November 1: $100 surcharge" is no item of a mid-November install
             if least_count_met(before, question) is False:
                 continue  # "10 or more copies of the same key: $2.75 each" is no price of 2 copies (simple set 66)
             if is_deposit(sentence, prices, i) and not asked & DEPOSIT_WORDS:

@@ -96,3 +96,26 @@ def test_a_row_s_second_price_is_outside_its_band_only_when_joined_to_the_first(
     assert first("12 windows, how much?", WINDOWS) == 32
     groom = "Full groom: Small (under 20 lb) £55, Medium (20-50 lb) £70, Large (over 50 lb) £90.\nNail trim: £12\n"
     assert first("my dog is 35 lb, how much for a full groom plus a nail trim?", groom) == 70 + 12
+
+
+def test_a_date_bound_is_met_by_the_date_asked_and_a_booking_bound_by_the_booking_date():
+    from backend.agent.tools.conditions import applies, date_bound_met
+
+    early = "Installs scheduled before November 1: $100 surcharge."
+    assert applies(early, "how much for 75 ft of roofline? install mid november") is False
+    assert applies(early, "install in late November, total?") is False
+    assert applies(early, "Can you install on October 28? 80 ft roofline") is True
+    assert applies(early, "how much for 75 ft of roofline?") is False  # a deadline is not met by no date
+    bird = "Early bird (book by September 30): 10% off"
+    assert date_bound_met(bird, "I booked on 2 September for a mid-November install") is True
+    assert date_bound_met(bird, "booking now in October for a mid-November install") is False
+    assert date_bound_met("Members get 10% off all hire from the 1st of May.", "a kayak for 3 days?") is None
+    prices = "LIGHTS\nSingle-story roofline: $6.50 per linear ft\nEARLY INSTALL\n- Installs scheduled before November 1: $100 surcharge.\n"
+    assert first("how much for 75 ft of single story roofline? install mid november", prices) == Fraction(975, 2)
+    assert first("how much for 75 ft of single story roofline? install on october 20", prices) == Fraction(975, 2) + 100
+
+
+def test_a_thing_named_by_all_its_words_before_one_with_more():
+    wood = "SOFTWOOD\nPine/macrocarpa mix: $105.00 per m3\nPine: $95.00 per m3\n"
+    assert first("2 m3 of pine, how much?", wood) == 190
+    assert first("2 m3 of the pine/macrocarpa mix, how much?", wood) == 210

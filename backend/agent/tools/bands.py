@@ -163,6 +163,12 @@ _AND_OVER = re.compile(rf"(?<![\w.]){_NUMBER}\s*-?\s*{_UNIT}\s+(?:and|or)\s+(?:o
                        re.IGNORECASE)
 
 
+def states_bands(question: str, sentence: str) -> bool:
+    """Whether `sentence` states a band of the question's measure or count, holding it or not ("1 - 10
+    panels: A$120" for "15 panels"): a row of a band table, the bill's own price or another's."""
+    return bool(_held(question, sentence))
+
+
 def held_counts(question: str, sentence: str) -> set[str]:
     """The nouns, as one name each ("panel"), that the question counts and a band of `sentence` holding
     its count counts too ({"panel"} for "15 panels on a single storey house" over "11 - 20 panels: A$160"):
@@ -185,7 +191,7 @@ def banded_measures(question: str, sentence: str) -> set[str]:
         units.add(_unit(m.group(2)))
     units -= _RANGES_ONLY - {_unit(m.group(4)) for m in _BETWEEN.finditer(sentence)}
     counted = _counted(question)
-    nouns = set(_count_bands(counted, sentence)) if counted else set()
+    nouns = {noun for noun, held in _count_bands(counted, sentence).items() if held} if counted else set()
     return ({m.group(1) for m in _MEASURE.finditer(question) if _unit(m.group(2)) in units}
             | {m.group(1) for m in _COUNT.finditer(question) if _noun(m.group(2)) in nouns})
 

@@ -22,7 +22,7 @@ from typing import Sequence
 from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
-from backend.agent.tools.bands import banded_measures, held_counts, outside_band
+from backend.agent.tools.bands import held_counts, outside_band, states_bands
 from backend.agent.tools.conditions import date_bound_met
 from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.basket import (CONNECTIVE, DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
@@ -294,7 +294,7 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
         prices = list(PRICE.finditer(sentence))
         if any(m.group(1).replace(",", "") in used for m in prices):
             continue  # the sentence of a price it holds: its others are alternatives ("8-inch $40, 12-inch $70")
-        if banded_measures(question, sentence):
+        if states_bands(question, sentence):
             continue  # a row of bands of the question's size or count ("21 - 30 panels: A$200"): no extra
         for i, m in enumerate(prices):
             amount = m.group(1).replace(",", "")

@@ -119,3 +119,13 @@ def test_a_thing_named_by_all_its_words_before_one_with_more():
     wood = "SOFTWOOD\nPine/macrocarpa mix: $105.00 per m3\nPine: $95.00 per m3\n"
     assert first("2 m3 of pine, how much?", wood) == 190
     assert first("2 m3 of the pine/macrocarpa mix, how much?", wood) == 210
+
+
+def test_a_band_the_count_is_outside_picks_no_row():
+    # "1-2 bed / flat: ... One-off $45" is no row of "a 4 bed detached": its "4" is no size picking that row
+    from backend.agent.tools.bands import banded_measures, states_bands
+
+    question = "how much for a one-off clean on a 4 bed detached?"
+    assert banded_measures(question, "1-2 bed / flat: Regular $30; One-off $45.") == set()
+    assert banded_measures(question, "3-4 bed: Regular $40; One-off $60.") == {"4"}
+    assert states_bands(question, "1-2 bed / flat: Regular $30; One-off $45.")  # (a row of the table: no extra)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from typing import Sequence
 
 from backend.agent.tools.units import PERIOD_NOUNS, TIME_UNITS
 
@@ -52,16 +53,14 @@ def _noun(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
-# Things counted in bands: "1 - 10 panels A$120", "41+ panels", "up to 20 guests", "50 items or more" (the
-# unit is the noun right after the number; the question counts the same noun: "15 panels").
+# Things counted in bands: "1 - 10 panels A$120", "41+ panels", "50 items or more" (the unit is the noun right
+# after the number; the question counts the same noun: "15 panels"); not "up to 6 lines", "over 20 bikes": an
+# allowance or a least count more often than a row (plaques "includes up to 6 lines" take 8 at $1.50 each more).
 _COUNTED = r"([a-z]{3,})"
 _COUNT = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
 _COUNT_BETWEEN = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
 _COUNT_PLUS = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*\+\s*{_COUNTED}\b|(?<![\w.$€£¥]){_NUMBER}\s+{_COUNTED}\s+"
                          rf"(?:and|or)\s+(?:over|above|more|up(?:wards)?)\b", re.IGNORECASE)
-_COUNT_BELOW = re.compile(rf"\b(up\s+to|under|fewer\s+than|less\s+than|no\s+more\s+than)\s+{_NUMBER}\s+{_COUNTED}\b",
-                          re.IGNORECASE)
-_COUNT_ABOVE = re.compile(rf"\b(over|more\s+than)\s+{_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
 
 
 _NOT_COUNTED = re.compile(r"(?:people|persons?|adults?|child(?:ren)?|kids?|guests?|players?|students?|seniors?|pax|riders?|"
@@ -94,15 +93,6 @@ def _count_bands(given: dict[str, Fraction], sentence: str) -> dict[str, bool]:
         noun = _noun(noun)
         if noun in given:
             held[noun] = held.get(noun, False) or given[noun] >= Fraction(number)
-    for m in _COUNT_BELOW.finditer(sentence):
-        noun = _noun(m.group(3))
-        if noun in given:
-            bound, inclusive = Fraction(m.group(2)), m.group(1).lower().startswith(("up", "no"))
-            held[noun] = held.get(noun, False) or given[noun] < bound or (given[noun] == bound and inclusive)
-    for m in _COUNT_ABOVE.finditer(sentence):
-        noun = _noun(m.group(3))
-        if noun in given:
-            held[noun] = held.get(noun, False) or given[noun] > Fraction(m.group(2))
     return held
 
 
@@ -195,3 +185,30 @@ def banded_measures(question: str, sentence: str) -> set[str]:
     return ({m.group(1) for m in _MEASURE.finditer(question) if _unit(m.group(2)) in units}
             | {m.group(1) for m in _COUNT.finditer(question) if _noun(m.group(2)) in nouns})
 
+
+
+# A percentage off by bands of how many are ordered: "10 to 24 items ... 5% off    25 to 49 items ... 10% off
+# 50+ items ... 15% off" (a band, then its percentage within a few words).
+_ANY_THING = r"(?:items?|pieces?|pcs|units?|products?)"
+_VOLUME_ROW = re.compile(rf"(?<![\w.$€£¥])(?:{_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}|{_NUMBER}\s*\+)\s+(?P<noun>[a-z]{{3,}})\b"
+                         rf"[^%0-9]{{0,20}}?(?P<pct>[0-9]+(?:\.[0-9]+)?)\s*%\s*(?:off|discount)\b", re.IGNORECASE)
+
+
+def volume_discount(question: str, sentences: Sequence[str]) -> tuple[str, str, str] | None:
+    """(the percentage as written, its sentence, "") of the band of a volume discount that holds the
+    first count `question` gives ("12 resin figure trophies" over "10 to 24 items ... 5% off 25 to 49
+    items ... 10% off": "5"), the band's noun being the question's or any thing ("items", "pieces");
+    None when no band holds it or the question counts nothing."""
+    counted = _counted(question)
+    if not counted:
+        return None
+    noun, count = next(iter(counted.items()))
+    for sentence in sentences:
+        for m in _VOLUME_ROW.finditer(sentence):
+            if not (re.fullmatch(_ANY_THING, m.group("noun"), re.IGNORECASE) or _noun(m.group("noun")) == noun):
+                continue
+            low = Fraction(m.group(1) or m.group(3))
+            high = Fraction(m.group(2)) if m.group(2) else None
+            if low <= count and (high is None or count <= high):
+                return m.group("pct"), sentence, ""
+    return None

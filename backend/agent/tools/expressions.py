@@ -56,7 +56,7 @@ from backend.agent.party import asks_share_per_person, group_size, people_sharin
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge, within_free_distance
-from backend.agent.tools.bands import banded_measures, held_counts, outside_band
+from backend.agent.tools.bands import banded_measures, held_counts, outside_band, volume_discount
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
@@ -411,7 +411,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
     named = of_asked_document(question, results, of_named_documents(question, sentences))
-    discount = None if compares_offers(question) else claimed_discount(question, named)
+    # (or the band of a volume discount holding the count: "12 trophies" over "10 to 24 items ... 5% off")
+    discount = None if compares_offers(question) else (claimed_discount(question, named)
+                                                       or volume_discount(question, named))
     # "if it's an out-of-hours emergency call" over "Out-of-hours emergency calls carry a £95 surcharge"
     # (a tax is claimed_tax's, laid on the whole bill last: "+ 20% VAT" is no surcharge of it)
     surcharges = [] if compares_offers(question) else [c for c in claimed_surcharges(question, named)

@@ -41,7 +41,8 @@ def test_a_band_of_a_count_holds_the_count_the_question_gives():
     assert outside_band("12 windows please", "1 - 8 windows: Price (ex VAT) £20.")
     assert outside_band("12 windows please", "25+ windows £44 + £1.50 per window over 24")
     assert inside_band("30 windows please", "25+ windows £44 + £1.50 per window over 24")
-    assert outside_band("5 windows", "up to 4 windows: £15") and inside_band("4 windows", "up to 4 windows: £15")
+    # (not an allowance: "Walnut plaque (includes up to 6 lines)" is a plaque of 8 lines too)
+    assert not outside_band("3 plaques with 8 lines each", "Walnut plaque, 8 x 10 in (includes up to 6 lines) ... $29.00")
     # a noun the band does not count says nothing of it
     assert not outside_band("12 doors please", "1 - 8 windows: £20")
 
@@ -129,3 +130,24 @@ def test_a_band_the_count_is_outside_picks_no_row():
     assert banded_measures(question, "1-2 bed / flat: Regular $30; One-off $45.") == set()
     assert banded_measures(question, "3-4 bed: Regular $40; One-off $60.") == {"4"}
     assert states_bands(question, "1-2 bed / flat: Regular $30; One-off $45.")  # (a row of the table: no extra)
+
+
+AWARDS = ("CUP & PLATE ENGRAVERS - PRICES\nAll prices in US$. 7% sales tax is added to every order.\n\n"
+          "AWARDS\n  Crystal star ........................ $40.00\n  Pewter mug .......................... $22.00\n\n"
+          "VOLUME DISCOUNT\n  10 to 19 items ... 5% off    20 to 39 items ... 10% off    40+ items ... 20% off\n\n"
+          "EXPRESS SERVICE (ready next day): add 30% of the order subtotal (after any discount, before tax and "
+          "shipping).\n")
+
+
+def test_a_volume_discount_by_bands_of_items_and_a_tax_word_claims_no_surcharge():
+    from backend.agent.tools.bands import volume_discount
+    from backend.agent.tools.discounts import claimed_surcharges
+
+    sentences = [s for _, s in text_sentences(AWARDS)]
+    assert volume_discount("12 pewter mugs please", sentences)[0] == "5"
+    assert volume_discount("45 pewter mugs please", sentences)[0] == "20"
+    assert volume_discount("5 pewter mugs please", sentences) is None
+    # "(after any discount, before tax and shipping)" is no claim of "total with tax?"
+    assert claimed_surcharges("12 pewter mugs, total with tax?", sentences) == []
+    assert first("12 pewter mugs, total with tax?", AWARDS) == Fraction(22 * 12 * 95 * 107, 100 * 100)
+    assert first("how much for 20 pewter mugs? include tax", AWARDS) == Fraction(22 * 20 * 90 * 107, 100 * 100)

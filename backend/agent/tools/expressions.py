@@ -278,6 +278,43 @@ _SAVED_BEFORE = re.compile(r"\b(?:save|saves|saving|discount\s+of|reduction\s+of
 _OFF_AFTER = re.compile(r"\s*(?:off|discount|reduction|cheaper|less)\b", re.IGNORECASE)
 
 
+# A heading line in capitals ("COMMERCIAL & FARM SYSTEMS", "ROOF SURCHARGES (per job)"), and the words of
+# headings that name no kind of thing (a list of add-ons, of discounts, of fees).
+_ADJUSTMENT = re.compile(r"\+\s*(?:[A-Z]{1,3})?[$€£¥]|%|\boff\b", re.IGNORECASE)
+_CAPS_HEADING = re.compile(r"[A-Z][A-Z0-9&/,'+\s-]{2,60}")
+_GENERIC_HEADING = frozenset({"price", "list", "extra", "add", "ons", "addon", "option", "service", "fee", "charge",
+                              "surcharge", "discount", "offer", "deal", "term", "condition", "payment", "policy",
+                              "other", "misc", "miscellaneous", "note", "faq", "question", "general", "info",
+                              "information", "rate", "tax", "travel", "delivery", "booking", "cancellation"})
+
+
+def _under_named_heading(question: str, sentences: Sequence[tuple[str, str]]) -> tuple[set[str], frozenset[str]]:
+    """(the priced sentences listed under a heading in capitals that names a kind of thing the
+    question names, those words): "* A$4.20 per panel, minimum charge A$380 per visit" under
+    "COMMERCIAL & FARM SYSTEMS" for "a farm shed with 150 panels" (blind set 73), {"farm"}."""
+    asked = norm_words(question)
+    out: set[str] = set()
+    words: set[str] = set()
+    heading: frozenset[str] = frozenset()
+    label = None
+    for passage, sentence in sentences:
+        if passage != label:
+            heading, label = frozenset(), passage
+        bare = re.sub(r"\([^()]*\)", " ", sentence).strip(" .:")
+        if _CAPS_HEADING.fullmatch(bare) and len(bare.split()) <= 8:
+            heading = frozenset(norm_words(bare)) - _GENERIC_HEADING
+            continue
+        named = heading & asked
+        # (a thing's price, not an adjustment: "* Steep pitch (over 30 degrees): + A$35" under "ROOF SURCHARGES")
+        if named and not named <= norm_words(sentence) and prices_in(sentence) and not _ADJUSTMENT.search(sentence):
+            out.add(sentence)
+            words |= named
+    # (a word the heading alone names: not "cover" of "COVER CHARGE" when "Birthday package: CA$22 per child (cover,
+    # pizza slice ...)" prices it too, blind set 59)
+    words -= {w for _, sentence in sentences if sentence not in out and prices_in(sentence) for w in norm_words(sentence)}
+    return (out if words else set()), frozenset(words)
+
+
 def _label_words(sentence: str) -> frozenset[str]:
     """The words before the first price of `sentence`, less its asides in brackets ("Pine/macrocarpa
     mix: $105.00" -> {"pine", "macrocarpa", "mix"}); empty when it holds no price."""
@@ -640,7 +677,12 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
     # "use 1 km = 0.621 miles" (its factor, not ours), "how big is the floor in square metres": first
     stated = stated_conversions(question, texts) or areas(question, texts)
     # "hire the house for 5 hours" over "£240 for 3 hours. Each extra hour is £65"; "5 of us" over "$165 for 5": first
-    allowed = allowance_expressions(question, [s for _, s in sentences], texts,
+    # (not a row of a band the question's count is outside: "41+ panels $190 + $4 per panel over 40" for 12 panels;
+    # nor one outside the heading naming the question's kind of thing: _under_named_heading)
+    headed, heading_words = _under_named_heading(question, sentences)
+    rates = [t for t in texts if not outside_band(question, t)
+             and not (headed and t not in headed and not heading_words & norm_words(t))]
+    allowed = allowance_expressions(question, [s for _, s in sentences], rates,
                                     lambda fee, rate: price_named(question, fee, rate, sentences))
     allowed += tier_expressions(question, texts)
     allowed += [] if allowed else block_rate_expressions(question, texts)  # "$20 per 15 minutes" for 45 minutes
@@ -712,9 +754,13 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     # and a price for months the question is not in ("throughout August" for a question naming none) after the rest
     # and a thing named by all its label's words before one whose label says more ("Pine" before "Pine/macrocarpa mix")
     wider = _wider_names(question, [s for _, s in ranked])
+    # and the lines under a heading naming the question's kind of thing first ("COMMERCIAL & FARM SYSTEMS" for a farm shed)
+    headed, heading_words = _under_named_heading(question, sentences)
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
                                               len(prices_in(pair[1])) == 1 and out_of_season(pair[1], question),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),
+                                              bool(headed) and pair[1] not in headed
+                                              and not heading_words & norm_words(pair[1]),
                                               not held_counts(question, pair[1]),
                                               (_deposits_only(pair[1]) and not deposit_named)
                                               or (deposit_asked and not _deposits_only(pair[1])),

@@ -151,3 +151,12 @@ def test_a_volume_discount_by_bands_of_items_and_a_tax_word_claims_no_surcharge(
     assert claimed_surcharges("12 pewter mugs, total with tax?", sentences) == []
     assert first("12 pewter mugs, total with tax?", AWARDS) == Fraction(22 * 12 * 95 * 107, 100 * 100)
     assert first("how much for 20 pewter mugs? include tax", AWARDS) == Fraction(22 * 20 * 90 * 107, 100 * 100)
+
+
+def test_a_heading_that_alone_names_the_question_s_kind_of_thing_picks_its_lines():
+    # "a farm shed with 150 panels" is priced under "COMMERCIAL & FARM SYSTEMS", not by the houses' "41+ panels" row
+    prices = ("RESIDENTIAL CLEANING (per visit)\nNumber of panels     Price\n1 - 20 panels        $150\n"
+              "21 - 40 panels       $190\n41+ panels           $190 + $4 per panel over 40\n\n"
+              "COMMERCIAL & FARM SYSTEMS\n* $3.50 per panel, minimum charge $300 per visit\n")
+    assert first("we've got a farm shed with 120 panels. how much?", prices) == Fraction(420)
+    assert first("house with 12 panels, how much?", prices) == 150

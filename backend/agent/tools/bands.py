@@ -2,8 +2,10 @@
 knife, blade over 20 cm: £7.00", asked about "4 big chefs knives? blades are about 25cm": the
 second. A band is a bound on a measure written in a sentence ("up to 20 cm", "under 130 cm",
 "over 15 m", "10.01 m to 15 m", "from 8 ft"); the question gives a measure in the same unit
-("25cm", "an 8-metre boat", "9.2m"). Only numbers and units are read from the passages
-(untrusted data).
+("25cm", "an 8-metre boat", "9.2m"). A band of a count is a range of a noun ("1 - 10 panels:
+A$120", "41+ panels", "10 to 24 items ... 5% off") and the question counts the same noun ("15
+panels"): the row holding it prices the job once (blind set 73, read after its runs). Only numbers
+and units are read from the passages (untrusted data).
 """
 
 from __future__ import annotations

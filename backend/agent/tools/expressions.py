@@ -57,6 +57,7 @@ from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge, within_free_distance
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band, volume_discount
+from backend.agent.tools.headings import under_named_heading, wider_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
@@ -276,62 +277,6 @@ def _percentage_deposit(question: str, sentences: Sequence[str]) -> str | None:
 _SAVED_BEFORE = re.compile(r"\b(?:save|saves|saving|discount\s+of|reduction\s+of|knock|take)\s+(?:you\s+|up\s+to\s+|an?\s+extra\s+)?$",
                            re.IGNORECASE)
 _OFF_AFTER = re.compile(r"\s*(?:off|discount|reduction|cheaper|less)\b", re.IGNORECASE)
-
-
-# A heading line in capitals ("COMMERCIAL & FARM SYSTEMS", "ROOF SURCHARGES (per job)"), and the words of
-# headings that name no kind of thing (a list of add-ons, of discounts, of fees).
-_ADJUSTMENT = re.compile(r"\+\s*(?:[A-Z]{1,3})?[$€£¥]|%|\boff\b", re.IGNORECASE)
-_CAPS_HEADING = re.compile(r"[A-Z][A-Z0-9&/,'+\s-]{2,60}")
-_GENERIC_HEADING = frozenset({"price", "list", "extra", "add", "ons", "addon", "option", "service", "fee", "charge",
-                              "surcharge", "discount", "offer", "deal", "term", "condition", "payment", "policy",
-                              "other", "misc", "miscellaneous", "note", "faq", "question", "general", "info",
-                              "information", "rate", "tax", "travel", "delivery", "booking", "cancellation"})
-
-
-def _under_named_heading(question: str, sentences: Sequence[tuple[str, str]]) -> tuple[set[str], frozenset[str]]:
-    """(the priced sentences listed under a heading in capitals that names a kind of thing the
-    question names, those words): "* A$4.20 per panel, minimum charge A$380 per visit" under
-    "COMMERCIAL & FARM SYSTEMS" for "a farm shed with 150 panels" (blind set 73), {"farm"}."""
-    asked = norm_words(question)
-    out: set[str] = set()
-    words: set[str] = set()
-    heading: frozenset[str] = frozenset()
-    label = None
-    for passage, sentence in sentences:
-        if passage != label:
-            heading, label = frozenset(), passage
-        bare = re.sub(r"\([^()]*\)", " ", sentence).strip(" .:")
-        if _CAPS_HEADING.fullmatch(bare) and len(bare.split()) <= 8:
-            heading = frozenset(norm_words(bare)) - _GENERIC_HEADING
-            continue
-        named = heading & asked
-        # (a thing's price, not an adjustment: "* Steep pitch (over 30 degrees): + A$35" under "ROOF SURCHARGES")
-        if named and not named <= norm_words(sentence) and prices_in(sentence) and not _ADJUSTMENT.search(sentence):
-            out.add(sentence)
-            words |= named
-    # (a word the heading alone names: not "cover" of "COVER CHARGE" when "Birthday package: CA$22 per child (cover,
-    # pizza slice ...)" prices it too, blind set 59)
-    words -= {w for _, sentence in sentences if sentence not in out and prices_in(sentence) for w in norm_words(sentence)}
-    return (out if words else set()), frozenset(words)
-
-
-def _label_words(sentence: str) -> frozenset[str]:
-    """The words before the first price of `sentence`, less its asides in brackets ("Pine/macrocarpa
-    mix: $105.00" -> {"pine", "macrocarpa", "mix"}); empty when it holds no price."""
-    first = PRICE.search(sentence)
-    if first is None:
-        return frozenset()
-    # (all of it: "Children under 14: Island Cruise £20" is no label "Island Cruise"; not its asides: "(2 hours)")
-    return frozenset(norm_words(re.sub(r"\([^()]*\)", " ", sentence[:first.start()])))
-
-
-def _wider_names(question: str, sentences: Sequence[str]) -> set[str]:
-    """The sentences whose label holds the whole label of another that the question says all of, and
-    more ("Pine/macrocarpa mix: $105.00 per m3" beside "Pine: $95.00 per m3" for "2 m3 of pine")."""
-    asked = norm_words(question)
-    labels = {sentence: _label_words(sentence) for sentence in sentences}
-    exact = [label for label in labels.values() if label and label <= asked]
-    return {sentence for sentence, label in labels.items() if not label <= asked and any(e < label for e in exact)}
 
 
 def _named_only_for(question: str, sentence: str) -> bool:
@@ -679,7 +624,7 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
     # "hire the house for 5 hours" over "£240 for 3 hours. Each extra hour is £65"; "5 of us" over "$165 for 5": first
     # (not a row of a band the question's count is outside: "41+ panels $190 + $4 per panel over 40" for 12 panels;
     # nor one outside the heading naming the question's kind of thing: _under_named_heading)
-    headed, heading_words = _under_named_heading(question, sentences)
+    headed, heading_words = under_named_heading(question, sentences)
     rates = [t for t in texts if not outside_band(question, t)
              and not (headed and t not in headed and not heading_words & norm_words(t))]
     allowed = allowance_expressions(question, [s for _, s in sentences], rates,
@@ -753,9 +698,9 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     asked_sizes = sizes_alone(question)
     # and a price for months the question is not in ("throughout August" for a question naming none) after the rest
     # and a thing named by all its label's words before one whose label says more ("Pine" before "Pine/macrocarpa mix")
-    wider = _wider_names(question, [s for _, s in ranked])
+    wider = wider_names(question, [s for _, s in ranked])
     # and the lines under a heading naming the question's kind of thing first ("COMMERCIAL & FARM SYSTEMS" for a farm shed)
-    headed, heading_words = _under_named_heading(question, sentences)
+    headed, heading_words = under_named_heading(question, sentences)
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
                                               len(prices_in(pair[1])) == 1 and out_of_season(pair[1], question),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),

@@ -1,0 +1,72 @@
+"""How a price's label and the heading over it name the thing a question asks (issue 15): the lines
+under a heading in capitals that alone names the question's kind of thing ("* A$4.20 per panel,
+minimum charge A$380 per visit" under "COMMERCIAL & FARM SYSTEMS" for "a farm shed with 150
+panels"), and a label the question says all of before one that says more ("Pine: $95.00 per m3"
+before "Pine/macrocarpa mix: $105.00 per m3" for "2 m3 of pine"). Only words are read from the
+passages (untrusted data).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from backend.agent.tools.basket import norm_words
+from backend.agent.tools.pricing import PRICE
+
+
+# An adjustment's amount, not a thing's price: "+ A$35", "10%", "$20 off".
+_ADJUSTMENT = re.compile(r"\+\s*(?:[A-Z]{1,3})?[$€£¥]|%|\boff\b", re.IGNORECASE)
+# A heading line in capitals ("COMMERCIAL & FARM SYSTEMS", "ROOF SURCHARGES (per job)"), and the words of
+# headings that name no kind of thing (a list of add-ons, of discounts, of fees).
+_CAPS_HEADING = re.compile(r"[A-Z][A-Z0-9&/,'+\s-]{2,60}")
+_GENERIC_HEADING = frozenset({"price", "list", "extra", "add", "ons", "addon", "option", "service", "fee", "charge",
+                              "surcharge", "discount", "offer", "deal", "term", "condition", "payment", "policy",
+                              "other", "misc", "miscellaneous", "note", "faq", "question", "general", "info",
+                              "information", "rate", "tax", "travel", "delivery", "booking", "cancellation"})
+
+
+def under_named_heading(question: str, sentences: Sequence[tuple[str, str]]) -> tuple[set[str], frozenset[str]]:
+    """(the priced sentences listed under a heading in capitals that names a kind of thing the
+    question names, those words): "* A$4.20 per panel, minimum charge A$380 per visit" under
+    "COMMERCIAL & FARM SYSTEMS" for "a farm shed with 150 panels" (blind set 73), {"farm"}."""
+    asked = norm_words(question)
+    out: set[str] = set()
+    words: set[str] = set()
+    heading: frozenset[str] = frozenset()
+    label = None
+    for passage, sentence in sentences:
+        if passage != label:
+            heading, label = frozenset(), passage
+        bare = re.sub(r"\([^()]*\)", " ", sentence).strip(" .:")
+        if _CAPS_HEADING.fullmatch(bare) and len(bare.split()) <= 8:
+            heading = frozenset(norm_words(bare)) - _GENERIC_HEADING
+            continue
+        named = heading & asked
+        # (a thing's price, not an adjustment: "* Steep pitch (over 30 degrees): + A$35" under "ROOF SURCHARGES")
+        if named and not named <= norm_words(sentence) and PRICE.search(sentence) and not _ADJUSTMENT.search(sentence):
+            out.add(sentence)
+            words |= named
+    # (a word the heading alone names: not "cover" of "COVER CHARGE" when "Birthday package: CA$22 per child (cover,
+    # pizza slice ...)" prices it too, blind set 59)
+    words -= {w for _, sentence in sentences if sentence not in out and PRICE.search(sentence) for w in norm_words(sentence)}
+    return (out if words else set()), frozenset(words)
+
+
+def _label_words(sentence: str) -> frozenset[str]:
+    """The words before the first price of `sentence`, less its asides in brackets ("Pine/macrocarpa
+    mix: $105.00" -> {"pine", "macrocarpa", "mix"}); empty when it holds no price."""
+    first = PRICE.search(sentence)
+    if first is None:
+        return frozenset()
+    # (all of it: "Children under 14: Island Cruise £20" is no label "Island Cruise"; not its asides: "(2 hours)")
+    return frozenset(norm_words(re.sub(r"\([^()]*\)", " ", sentence[:first.start()])))
+
+
+def wider_names(question: str, sentences: Sequence[str]) -> set[str]:
+    """The sentences whose label holds the whole label of another that the question says all of, and
+    more ("Pine/macrocarpa mix: $105.00 per m3" beside "Pine: $95.00 per m3" for "2 m3 of pine")."""
+    asked = norm_words(question)
+    labels = {sentence: _label_words(sentence) for sentence in sentences}
+    exact = [label for label in labels.values() if label and label <= asked]
+    return {sentence for sentence, label in labels.items() if not label <= asked and any(e < label for e in exact)}

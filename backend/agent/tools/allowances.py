@@ -290,6 +290,13 @@ _AWAY = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{_DISTANCE_UNIT}\s+
                    rf"|\bwithin\s+([0-9]+(?:\.[0-9]+)?)\s*-?\s*{_DISTANCE_UNIT}\b", re.IGNORECASE)
 
 
+def where_customer_is(question: str) -> str | None:
+    """The words of `question` giving how far the customer is ("we're 3 miles from you" -> "3 miles
+    from"), not a distance travelled ("a 30 mile round trip"); None when it gives none."""
+    m = _AWAY.search(with_digits(question))
+    return m.group(0) if m else None
+
+
 def within_free_distance(question: str, sentences: Sequence[str]) -> str | None:
     """The distance `question` gives, as written ("6"), when it is within the distance a travel
     charge of `sentences` leaves free ("6 miles from your shop" over "Beyond 10 miles we add $1.50

@@ -21,9 +21,8 @@ _UNITS = {"mm": "mm", "cm": "cm", "m": "m", "metre": "m", "metres": "m", "meter"
           "km": "km", "inch": "in", "inches": "in", "ft": "ft", "foot": "ft", "feet": "ft",
           "kg": "kg", "kilo": "kg", "kilos": "kg", "g": "g", "grams": "g", "lb": "lb", "lbs": "lb",
           "gal": "gal", "gals": "gal", "gallon": "gal", "gallons": "gal", "l": "l", "litre": "l", "litres": "l",
-          "liter": "l", "liters": "l", "mile": "mi", "miles": "mi", "mi": "mi",
-          "hour": "h", "hours": "h", "hr": "h", "hrs": "h"}
-_UNIT = r"(hours?|hrs?|mm|cm|metres?|meters?|m|km|miles?|mi|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l)"  # not "in": "3 in total"
+          "liter": "l", "liters": "l", "hour": "h", "hours": "h", "hr": "h", "hrs": "h"}
+_UNIT = r"(hours?|hrs?|mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l)"  # not "in": "3 in total"
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 # A measure the question gives: "25cm", "an 8-metre boat", "9.2 m" (not "5 minutes", "3 m²").
 _MEASURE = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
@@ -75,12 +74,37 @@ def _counted(question: str) -> dict[str, Fraction]:
     out: dict[str, Fraction] = {}
     for m in _COUNT.finditer(question):
         # (not a period: "3 hours" is no count of "under 24 hours' notice"; nor people: a party is priced by
-        # backend.agent.party and tiers; nor a measure's first word: "120 square metres")
+        # backend.agent.party and tiers; nor a measure's first word: "120 square metres"; nor a size or a number
+        # naming one thing: "size 10 shoes", "a 3 seater sofa", "a 60 page booklet": review)
         word = m.group(2).lower()
-        if (word not in _UNITS and word not in TIME_UNITS and _noun(word) not in PERIOD_NOUNS
-                and not _NOT_COUNTED.fullmatch(word)):
-            out.setdefault(_noun(m.group(2)), Fraction(m.group(1)))
+        if (word in _UNITS or word in TIME_UNITS or _noun(word) in PERIOD_NOUNS or _NOT_COUNTED.fullmatch(word)
+                or _NAMING_NUMBER.search(question[:m.start()]) or _modifies_one(question, m)):
+            continue
+        out.setdefault(_noun(m.group(2)), Fraction(m.group(1)))
     return out
+
+
+# A number that names rather than counts: "size 10", "no. 5", "model 3", "room 12".
+_NAMING_NUMBER = re.compile(r"\b(?:sizes?|no\.?|number|#|model|room|gate|platform|aged?|year|mark|level|floor|grade)\s*$",
+                            re.IGNORECASE)
+# The words after a count up to the end of its noun phrase.
+_PHRASE_END = re.compile(r"\b(?:for|on|in|at|to|of|with|and|or|plus|please|each|per|from|by|that|which|who|we|i|it)\b|[^\w\s'-]",
+                         re.IGNORECASE)
+
+
+def _modifies_one(question: str, m: re.Match[str]) -> bool:
+    """Whether the count `m` (a number and the word after it) is part of a name of one thing: more
+    than one, and the noun phrase it opens ends in a singular ("a 3 seater sofa", "60 page booklet";
+    not "15 panels", "12 resin figure trophies")."""
+    if Fraction(m.group(1)) <= 1:
+        return False
+    phrase = _PHRASE_END.split(question[m.start(2):], maxsplit=1)[0].split()[:4]
+    head = phrase[-1].lower() if phrase else m.group(2).lower()
+    return len(phrase) > 1 and not head.endswith("s") and head not in _IRREGULAR_PLURALS
+
+
+_IRREGULAR_PLURALS = frozenset({"people", "children", "men", "women", "feet", "teeth", "sheep", "fish", "deer", "mice",
+                                "geese", "staff", "equipment"})
 
 
 def _count_bands(given: dict[str, Fraction], sentence: str) -> dict[str, bool]:
@@ -88,8 +112,11 @@ def _count_bands(given: dict[str, Fraction], sentence: str) -> dict[str, bool]:
     held: dict[str, bool] = {}
     for m in _COUNT_BETWEEN.finditer(sentence):
         noun = _noun(m.group(3))
-        if noun in given:
-            held[noun] = held.get(noun, False) or Fraction(m.group(1)) <= given[noun] <= Fraction(m.group(2))
+        low, high = Fraction(m.group(1)), Fraction(m.group(2))
+        if noun in given and not (low <= 1 and given[noun] > high):
+            held[noun] = held.get(noun, False) or low <= given[noun] <= high
+        # (a range from one is what a price includes, not a band the count is outside: "Starter website (1 - 5
+        # pages): $800" and "Extra pages: $80 per page" for 7 pages, review)
     for m in _COUNT_PLUS.finditer(sentence):
         number, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         noun = _noun(noun)
@@ -161,12 +188,19 @@ def states_bands(question: str, sentence: str) -> bool:
     return bool(_held(question, sentence))
 
 
-def held_counts(question: str, sentence: str) -> set[str]:
+def held_counts(question: str, sentence: str, lot: bool = False) -> set[str]:
     """The nouns, as one name each ("panel"), that the question counts and a band of `sentence` holding
     its count counts too ({"panel"} for "15 panels on a single storey house" over "11 - 20 panels: A$160"):
-    the row that prices the job."""
+    the row that prices the job; with `lot`, those it prices as a lot, not per one ("Fleet wash 5 to 10
+    cars: $20 per car" prices each car)."""
     counted = _counted(question)
-    return {noun for noun, held in _count_bands(counted, sentence).items() if held} if counted else set()
+    held = {noun for noun, held in _count_bands(counted, sentence).items() if held} if counted else set()
+    return {noun for noun in held if not _per_one(sentence, noun)} if lot else held
+
+
+def _per_one(sentence: str, noun: str) -> bool:
+    """Whether `sentence` prices each one of `noun` ("$20 per car", "$9 each")."""
+    return re.search(rf"\b(?:per|a|each|every)\s+{re.escape(noun)}|\beach\b", sentence, re.IGNORECASE) is not None
 
 
 def banded_measures(question: str, sentence: str) -> set[str]:
@@ -183,7 +217,7 @@ def banded_measures(question: str, sentence: str) -> set[str]:
         units.add(_unit(m.group(2)))
     units -= _RANGES_ONLY - {_unit(m.group(4)) for m in _BETWEEN.finditer(sentence)}
     counted = _counted(question)
-    nouns = {noun for noun, held in _count_bands(counted, sentence).items() if held} if counted else set()
+    nouns = held_counts(question, sentence, lot=True)
     return ({m.group(1) for m in _MEASURE.finditer(question) if _unit(m.group(2)) in units}
             | {m.group(1) for m in _COUNT.finditer(question) if _noun(m.group(2)) in nouns})
 

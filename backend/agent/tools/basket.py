@@ -435,7 +435,7 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
         if _part_of_name(question, thing, sentences):
             continue  # "a full groom with haircut for 2 dogs" over "Full groom with haircut: £60 per dog": one thing
         items.append((count if not _served(question, count, thing) or _per_person(thing, sentences) else "1", thing))
-    if any(held_counts(f"{count} {thing}", sentence) for count, thing in items for sentence in sentences):
+    if any(held_counts(f"{count} {thing}", sentence, lot=True) for count, thing in items for sentence in sentences):
         return None  # "10 windows" over "9 - 16 windows: £32": a band's row prices the lot (mentions.mentioned_items)
     return listed_total(items, sentences, question) if len(items) >= 2 else None
 

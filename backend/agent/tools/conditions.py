@@ -375,6 +375,11 @@ def _asked_dates(question: str) -> list[tuple[int, int, int]]:
     return sorted(out, key=lambda d: d[2])
 
 
+def names_date(question: str) -> bool:
+    """Whether `question` names a date or a month ("on October 28", "mid november", "in May")."""
+    return bool(_asked_dates(question))
+
+
 def date_bound_met(sentence: str, question: str) -> bool | None:
     """Whether the date `question` names meets the date bound of `sentence` ("Installs scheduled
     before November 1: $100 surcharge" for "install mid november" -> False, for "Can you install on

@@ -50,6 +50,11 @@ def under_named_heading(question: str, sentences: Sequence[tuple[str, str]]) -> 
     # (a word the heading alone names: not "cover" of "COVER CHARGE" when "Birthday package: CA$22 per child (cover,
     # pizza slice ...)" prices it too, blind set 59)
     words -= {w for _, sentence in sentences if sentence not in out and PRICE.search(sentence) for w in norm_words(sentence)}
+    # (nor when the question names another line by two or more words of its label: "hedge trimming in the back
+    # garden" is "Hedge trimming: $60 per hour", not a line under "GARDEN MAINTENANCE", review)
+    if any(len(label) >= 2 and label <= asked for label in
+           (_label_words(sentence) for _, sentence in sentences if sentence not in out)):
+        return set(), frozenset()
     return (out if words else set()), frozenset(words)
 
 

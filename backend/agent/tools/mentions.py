@@ -23,7 +23,7 @@ from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
 from backend.agent.tools.bands import held_counts, outside_band, states_bands
-from backend.agent.tools.conditions import date_bound_met
+from backend.agent.tools.conditions import date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.basket import (CONNECTIVE, DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
@@ -73,7 +73,7 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             if (_FOR_KIND.match(label) or _FOR_KIND.match(before)) and not (
                     _KIND_ASKED.search(question) or _YOUNG.search(question)):
                 continue  # "Children under 12: ... Hawk Walk £50" is no price of "2 adults for the hawk walk" (simple set 68)
-            if date_bound_met(sentence, question) is False:
+            if names_date(question) and date_bound_met(sentence, question) is False:
                 continue  # "Installs scheduled before November 1: $100 surcharge" is no item of a mid-November install
             if least_count_met(before, question) is False:
                 continue  # "10 or more copies of the same key: $2.75 each" is no price of 2 copies (simple set 66)
@@ -136,7 +136,7 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             # (not the count a band's row prices: "15 panels ... plus a gutter clean" is one gutter clean)
             c for word in sorted(own & asked - banded) + sorted(every - own - set(TIME_UNITS) - banded)
             for c in counts_of(question, word)]
-        if own <= banded:
+        if own <= banded and held_counts(question, sentence, lot=True):
             counts = ["1"]  # a band's row prices the lot: "15 panels" over "11 - 20 panels: A$160" is one job
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
         items.append((counts[0] if counts else per or "1", price))

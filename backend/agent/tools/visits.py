@@ -15,7 +15,7 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.tools.bands import inside_band
+from backend.agent.tools.allowances import where_customer_is
 from backend.agent.tools.pricing import PRICE
 
 # A charge for every visit, named before its price ("service call", "call-out fee", "trip charge", "travel
@@ -90,6 +90,8 @@ _NOTHING = re.compile(r"\b(?:free|no|included|nothing|waived)\b|%", re.IGNORECAS
 # 10 miles: £8.50"; a sentence holding several is read a zone at a time ("Zone A - Galway city no charge Zone B - up to
 # 25 km outside €15 travel ...").
 _ZONE_ROW = re.compile(r"\b[Zz]one\s+(?:[A-Z]|[0-9]+)\b(?!\s*(?:fee|charge|rate|surcharge))")
+_DISTANCE = re.compile(r"[0-9]\s*(?:km|kms|kilomet\w*|miles?|mi)\b", re.IGNORECASE)
+_TRAVEL_WORD = re.compile(r"\b(?:deliver\w*|travel\w*|call[\s-]?outs?|loads?|mileage)\b", re.IGNORECASE)
 # Places listed by name after a zone's head: two or more capitalised names apart by commas.
 _NAME = r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*"
 _NAMES = re.compile(rf"{_NAME}(?:\s*,\s*(?:and\s+|or\s+)?{_NAME})+")
@@ -116,7 +118,13 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
         for m in _PLACE_LIST.finditer(sentence[:prices[0].start()]):
             if named(re.split(r"\s*(?:,|\band\b|\bor\b|&)\s*", m.group(1))):
                 found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
+    # (how far the customer is, not a trip: "a 30 mile round trip ... we're 3 miles from you", review)
+    where = where_customer_is(question) or ""
     for sentence in sentences:
+        # (zones of where the business goes: a distance or a fee of travel or delivery; not a gym's "Zone 1 -
+        # Cardio, Weights: $12 per visit", review)
+        if not (_DISTANCE.search(sentence) or _ZONE_FEE.search(sentence) or _TRAVEL_WORD.search(sentence)):
+            continue
         starts = [m.start() for m in _ZONE_ROW.finditer(sentence)]
         for start, end in zip(starts, starts[1:] + [len(sentence)]):
             row = sentence[start:end]
@@ -125,11 +133,37 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
                 continue
             head = row[:prices[0].start()]
             places = [p.strip() for m in _NAMES.finditer(head) for p in m.group(0).split(",")]
-            if named([re.sub(r"^(?:and|or)\s+", "", p) for p in places]) or inside_band(question, head):
+            if named([re.sub(r"^(?:and|or)\s+", "", p) for p in places]) or _within(where, head):
                 if _NOTHING.search(row):
                     return None  # the customer's zone pays nothing
                 found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
     return next(iter(found)) if len(found) == 1 else None
+
+
+_AWAY_AT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*-?\s*(km|kms|kilomet\w*|miles?|mi)\b", re.IGNORECASE)
+_ZONE_BAND = re.compile(r"(?:([0-9]+(?:\.[0-9]+)?)\s*(?:to|-|–)\s*|\b(up\s+to|within|under|over|beyond|more\s+than)\s+)"
+                        r"([0-9]+(?:\.[0-9]+)?)\s*(km|kms|kilomet\w*|miles?|mi)\b", re.IGNORECASE)
+
+
+def _within(where: str, head: str) -> bool:
+    """Whether a zone's distance band in `head` ("5 to 20 miles", "up to 25 km", "beyond 40 km")
+    holds the customer's distance in `where` ("3 miles from") in the same unit."""
+    at = _AWAY_AT.search(where)
+    if at is None:
+        return False
+    distance, unit = Fraction(at.group(1)), at.group(2).lower()[:2]
+    for m in _ZONE_BAND.finditer(head):
+        if m.group(4).lower()[:2] != unit:
+            continue
+        bound = Fraction(m.group(3))
+        if m.group(1) is not None and Fraction(m.group(1)) <= distance <= bound:
+            return True
+        word = (m.group(2) or "").lower()
+        if word.startswith(("up", "within", "under")) and distance <= bound:
+            return True
+        if word.startswith(("over", "beyond", "more")) and distance > bound:
+            return True
+    return False
 
 
 def visits_counted(question: str) -> str | None:

@@ -38,7 +38,10 @@ def first(question: str, *texts: str) -> Fraction:
 def test_a_band_of_a_count_holds_the_count_the_question_gives():
     assert not outside_band("12 windows please", "9 - 16 windows: Price (ex VAT) £32.")
     assert inside_band("12 windows please", "9 - 16 windows: Price (ex VAT) £32.")
-    assert outside_band("12 windows please", "1 - 8 windows: Price (ex VAT) £20.")
+    assert outside_band("12 windows please", "17 - 24 windows: Price (ex VAT) £44.")
+    assert outside_band("5 windows please", "9 - 16 windows: Price (ex VAT) £32.")
+    # (a range from one is what a price includes, not a band the count is outside: review)
+    assert not outside_band("a starter website with 7 pages", "Starter website (1 - 5 pages): $800")
     assert outside_band("12 windows please", "25+ windows £44 + £1.50 per window over 24")
     assert inside_band("30 windows please", "25+ windows £44 + £1.50 per window over 24")
     # (not an allowance: "Walnut plaque (includes up to 6 lines)" is a plaque of 8 lines too)
@@ -126,10 +129,19 @@ def test_a_band_the_count_is_outside_picks_no_row():
     # "1-2 bed / flat: ... One-off $45" is no row of "a 4 bed detached": its "4" is no size picking that row
     from backend.agent.tools.bands import banded_measures, states_bands
 
-    question = "how much for a one-off clean on a 4 bed detached?"
-    assert banded_measures(question, "1-2 bed / flat: Regular $30; One-off $45.") == set()
-    assert banded_measures(question, "3-4 bed: Regular $40; One-off $60.") == {"4"}
-    assert states_bands(question, "1-2 bed / flat: Regular $30; One-off $45.")  # (a row of the table: no extra)
+    question = "how much to service 4 bikes?"
+    assert banded_measures(question, "5-9 bikes: $40 each") == set()
+    assert banded_measures(question, "3-4 bikes: $150") == {"4"}
+    assert states_bands(question, "5-9 bikes: $40 each")  # (a row of the table: no extra)
+    # (priced per one, the count multiplies: "Fleet wash 5 to 10 cars: $20 per car" for 8 cars, review)
+    assert banded_measures("fleet wash for 8 cars, how much?", "Fleet wash 5 to 10 cars: $20 per car") == set()
+    assert first("fleet wash for 8 cars, how much?",
+                 "SUDSY CAR WASH\nExterior wash: $25 per car\nFleet wash 5 to 10 cars: $20 per car\n") == 160
+    # (a number naming one thing counts nothing: "size 10 shoes", "a 3 seater sofa", review)
+    assert banded_measures("resole a pair of size 10 shoes", "Resole (sizes 9 - 13 shoes): $55 per pair") == set()
+    from backend.agent.tools.bands import volume_discount
+    assert volume_discount("clean a 3 seater sofa, how much?", ["3+ items: 10% off"]) is None
+    assert volume_discount("clean 3 armchairs, how much?", ["3+ items: 10% off"])[0] == "10"
 
 
 AWARDS = ("CUP & PLATE ENGRAVERS - PRICES\nAll prices in US$. 7% sales tax is added to every order.\n\n"
@@ -160,3 +172,23 @@ def test_a_heading_that_alone_names_the_question_s_kind_of_thing_picks_its_lines
               "COMMERCIAL & FARM SYSTEMS\n* $3.50 per panel, minimum charge $300 per visit\n")
     assert first("we've got a farm shed with 120 panels. how much?", prices) == Fraction(420)
     assert first("house with 12 panels, how much?", prices) == 150
+
+
+def test_review_of_the_twenty_sixth_session():
+    # a reviewer's reproductions on the first version (old code right, new wrong), each mended
+    garden = ("GREENTHUMB GARDENING\nGARDEN MAINTENANCE\nLawn mowing: $45 per visit\nWeeding: $35 per hour\n\n"
+              "ONE-OFF JOBS\nHedge trimming: $60 per hour\nGreen waste removal: $80 per load\n")
+    assert first("hedge trimming in the back garden, about 3 hours, how much?", garden) == 180  # a place word, no heading
+    books = "LEDGER BOOKKEEPING (all prices exclude GST at 15%)\nBookkeeping: $60 per hour\nPayroll run: $40\n"
+    assert first("3 hours of bookkeeping, how much? we add GST ourselves", books) == 180  # "add GST" asks no tax
+    skis = "SNOWLINE HIRE\nSeason ski pass (buy before June 1): $299\nHelmet hire: $15 per day\nSki hire: $45 per day\n"
+    assert first("a season ski pass plus helmet hire for 3 days, total?", skis) == 344  # a deadline, no date asked
+    gym = ("ACTIVE HUB GYM\nZone 1 - Cardio, Weights: $12 per visit\nZone 2 - Pool, Spa, Sauna: $20 per visit\n"
+           "Personal training: $70 per hour\n")
+    assert first("10 visits to the cardio and weights zone, how much?", gym) == 120  # a gym's zone is no delivery zone
+    vans = ("WHEELS VAN HIRE\nTransit van: £70 per day\nLuton van: £95 per day\nDelivery to your door\n"
+            "Zone 1 - up to 5 miles: free\nZone 2 - 5 to 20 miles: £25\nZone 3 - 20 to 40 miles: £45\n")
+    # (where the customer is, not the trip's length)
+    assert first("transit van for 2 days for a 30 mile round trip, delivered to us, we're 3 miles from you, how much?",
+                 vans) == 140
+    assert first("transit van for 2 days, delivered to us, we're 12 miles from you, how much?", vans) == 165

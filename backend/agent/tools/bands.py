@@ -62,8 +62,8 @@ _COUNT = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s+{_COUNTED}\b", re.IGNORECAS
 _COUNT_BETWEEN = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
 _COUNT_PLUS = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*\+\s*{_COUNTED}\b|(?<![\w.$€£¥]){_NUMBER}\s+{_COUNTED}\s+"
                          rf"(?:and|or)\s+(?:over|above|more|up(?:wards)?)\b", re.IGNORECASE)
-
-
+# Words after a number that are no thing counted in bands: people (a party: backend.agent.party), function words,
+# a measure's first word ("120 square metres").
 _NOT_COUNTED = re.compile(r"(?:people|persons?|adults?|child(?:ren)?|kids?|guests?|players?|students?|seniors?|pax|riders?|"
                           r"divers?|participants?|friends?|mates?|members?|pupils?|teens?|juniors?|visitors?|passengers?|"
                           r"diners?|of|or|and|to|per|each|more|square|sq|cubic|linear|lineal|percent)")

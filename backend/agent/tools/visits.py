@@ -129,14 +129,13 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
         for start, end in zip(starts, starts[1:] + [len(sentence)]):
             row = sentence[start:end]
             prices = list(PRICE.finditer(row))
-            if len(prices) != 1:
-                continue
-            head = row[:prices[0].start()]
+            head = row[:prices[0].start()] if prices else row
             places = [p.strip() for m in _NAMES.finditer(head) for p in m.group(0).split(",")]
             if named([re.sub(r"^(?:and|or)\s+", "", p) for p in places]) or _within(where, head):
                 if _NOTHING.search(row):
-                    return None  # the customer's zone pays nothing
-                found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
+                    return None  # the customer's zone pays nothing ("Zone 1 - up to 5 miles: free")
+                if len(prices) == 1:
+                    found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
     return next(iter(found)) if len(found) == 1 else None
 
 
@@ -151,9 +150,9 @@ def _within(where: str, head: str) -> bool:
     at = _AWAY_AT.search(where)
     if at is None:
         return False
-    distance, unit = Fraction(at.group(1)), at.group(2).lower()[:2]
+    distance, unit = Fraction(at.group(1)), at.group(2).lower().startswith("k")
     for m in _ZONE_BAND.finditer(head):
-        if m.group(4).lower()[:2] != unit:
+        if m.group(4).lower().startswith("k") != unit:  # (km, kms, kilometres; miles, mi)
             continue
         bound = Fraction(m.group(3))
         if m.group(1) is not None and Fraction(m.group(1)) <= distance <= bound:

@@ -80,6 +80,9 @@ def test_a_delivery_zone_by_the_places_it_lists_or_its_distance():
             "Zone C - 25 to 50 km outside €30 travel"]
     assert zone_charge("we're 30 km outside the city", line) == "30"
     assert zone_charge("we're 10 km outside the city", line) == "15"
+    # a zone that pays nothing, written without a price; a distance in other words of the same unit
+    free = ["Zone 1 - up to 5 kilometres: free", "Zone 2 - 5 to 20 kilometres: €25 delivery"]
+    assert zone_charge("we're 3 km away", free) is None and zone_charge("we're 12 km away", free) == "25"
 
 
 def test_what_a_count_band_does_not_read():

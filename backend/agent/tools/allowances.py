@@ -276,18 +276,18 @@ def travel_charge(question: str, sentences: Sequence[str]) -> tuple[str, str, bo
 
 
 # A distance in the units a trade charges travel by, as written.
-_DISTANCE_UNIT = r"(miles?|mi|km|kilomet(?:re|er)s?)"
+DISTANCE_UNIT = r"(miles?|mi|km|kilomet(?:re|er)s?)"
 # A distance travelled free: "Visits within 10 miles of our shop ... are free of travel charges", "Beyond 10
 # miles we add $1.50 for every mile over 10", "free delivery up to 5 km".
 _FREE_DISTANCE = re.compile(rf"\b(?:within|up\s+to|first|beyond|over|more\s+than|outside|past)\s+([0-9]+(?:\.[0-9]+)?)\s*"
-                            rf"{_DISTANCE_UNIT}\b", re.IGNORECASE)
+                            rf"{DISTANCE_UNIT}\b", re.IGNORECASE)
 # A rate for the distance beyond an allowance only: "$1.50 for every mile over 10", "£1 per mile beyond 5 miles" (not
 # a band's rate: "Journeys over 30 miles are charged at £2.00 per mile", review).
 _RATE_BEYOND = re.compile(r"\b(?:every|each|per|a)\s+(?:additional\s+|extra\s+)?(?:mile|mi|km|kilomet(?:re|er))\s+"
                           r"(?:over|beyond|past|after|above)\b", re.IGNORECASE)
 # Where the customer is: "6 miles from your shop", "we're 4 km away", "within 10 miles".
-_AWAY = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{_DISTANCE_UNIT}\s+(?:away|from|out\b|outside|of\s+(?:you|your|the))"
-                   rf"|\bwithin\s+([0-9]+(?:\.[0-9]+)?)\s*-?\s*{_DISTANCE_UNIT}\b", re.IGNORECASE)
+_AWAY = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\s+(?:away|from|out\b|outside|of\s+(?:you|your|the))"
+                   rf"|\bwithin\s+([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 
 
 def where_customer_is(question: str) -> str | None:

@@ -623,7 +623,7 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
     stated = stated_conversions(question, texts) or areas(question, texts)
     # "hire the house for 5 hours" over "£240 for 3 hours. Each extra hour is £65"; "5 of us" over "$165 for 5": first
     # (not a row of a band the question's count is outside: "41+ panels $190 + $4 per panel over 40" for 12 panels;
-    # nor one outside the heading naming the question's kind of thing: _under_named_heading)
+    # nor one outside the heading naming the question's kind of thing: headings.under_named_heading)
     headed, heading_words = under_named_heading(question, sentences)
     rates = [t for t in texts if not outside_band(question, t)
              and not (headed and t not in headed and not heading_words & norm_words(t))]
@@ -631,7 +631,7 @@ def _candidates(question: str, sentences: Sequence[tuple[str, str]], embed: Call
                                     lambda fee, rate: price_named(question, fee, rate, sentences))
     allowed += tier_expressions(question, texts)
     allowed += [] if allowed else block_rate_expressions(question, texts)  # "$20 per 15 minutes" for 45 minutes
-    out = _document_candidates(question, every, evaluate, sentences)
+    out = _document_candidates(question, every, evaluate, sentences, (headed, heading_words))
     # "£3.20 per metre per week" for an 8-metre boat for 6 weeks: 3.20 * 8 * 6
     first = stated + allowed + offered + two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])
     return _valid(first + out, evaluate) if first else out
@@ -654,7 +654,9 @@ def _minimum_lines(sentences: Sequence[tuple[str, str]]) -> dict[tuple[str, str]
 
 
 def _document_candidates(question: str, every: Sequence[tuple[str, str]], evaluate: Callable[[str], Any],
-                         sentences: Sequence[tuple[str, str]] = ()) -> list[str]:
+                         sentences: Sequence[tuple[str, str]] = (),
+                         headed: tuple[set[str], frozenset[str]] | None = None) -> list[str]:
+    """(`headed`: headings.under_named_heading of `sentences`, read once by the caller.)"""
     ranked = [pair for pair in every if NUMBER_RE.search(pair[1])]
     templates = named_operations(question)  # once: the question's operations, whatever sentence is tried
     if not ranked:
@@ -700,7 +702,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     # and a thing named by all its label's words before one whose label says more ("Pine" before "Pine/macrocarpa mix")
     wider = wider_names(question, [s for _, s in ranked])
     # and the lines under a heading naming the question's kind of thing first ("COMMERCIAL & FARM SYSTEMS" for a farm shed)
-    headed, heading_words = under_named_heading(question, sentences)
+    headed, heading_words = headed if headed is not None else under_named_heading(question, sentences)
     ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
                                               len(prices_in(pair[1])) == 1 and out_of_season(pair[1], question),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),

@@ -15,7 +15,7 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.tools.allowances import where_customer_is
+from backend.agent.tools.allowances import DISTANCE_UNIT, where_customer_is
 from backend.agent.tools.pricing import PRICE
 
 # A charge for every visit, named before its price ("service call", "call-out fee", "trip charge", "travel
@@ -90,7 +90,7 @@ _NOTHING = re.compile(r"\b(?:free|no|included|nothing|waived)\b|%", re.IGNORECAS
 # 10 miles: £8.50"; a sentence holding several is read a zone at a time ("Zone A - Galway city no charge Zone B - up to
 # 25 km outside €15 travel ...").
 _ZONE_ROW = re.compile(r"\b[Zz]one\s+(?:[A-Z]|[0-9]+)\b(?!\s*(?:fee|charge|rate|surcharge))")
-_DISTANCE = re.compile(r"[0-9]\s*(?:km|kms|kilomet\w*|miles?|mi)\b", re.IGNORECASE)
+_DISTANCE = re.compile(rf"[0-9]\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 _TRAVEL_WORD = re.compile(r"\b(?:deliver\w*|travel\w*|call[\s-]?outs?|loads?|mileage)\b", re.IGNORECASE)
 # Places listed by name after a zone's head: two or more capitalised names apart by commas.
 _NAME = r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*"
@@ -139,9 +139,9 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
     return next(iter(found)) if len(found) == 1 else None
 
 
-_AWAY_AT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*-?\s*(km|kms|kilomet\w*|miles?|mi)\b", re.IGNORECASE)
+_AWAY_AT = re.compile(rf"([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 _ZONE_BAND = re.compile(r"(?:([0-9]+(?:\.[0-9]+)?)\s*(?:to|-|–)\s*|\b(up\s+to|within|under|over|beyond|more\s+than)\s+)"
-                        r"([0-9]+(?:\.[0-9]+)?)\s*(km|kms|kilomet\w*|miles?|mi)\b", re.IGNORECASE)
+                        rf"([0-9]+(?:\.[0-9]+)?)\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 
 
 def _within(where: str, head: str) -> bool:

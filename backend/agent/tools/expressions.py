@@ -70,8 +70,9 @@ from backend.agent.tools.refunds import asks_refund, late_cancellation, refund_e
 from backend.agent.tools.relations import MAX_NUMBERS, beginning, numbers_in, relations, years_in
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_asked_document, of_named_documents,
                                          priced_per_count,
-                                         names_asked_length, price_named, prices_first, reached, surcharged, two_rates, with_minimum_charge, with_order_minimum,
+                                         names_asked_length, price_named, prices_first, reached, surcharged, two_rates,
                                          without_amount)
+from backend.agent.tools.minimums import with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import is_heading, rank_sentences, stems, with_answers
 from backend.agent.tools.taxes import claimed_tax, names_tax
@@ -254,8 +255,18 @@ _ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)|how\s+much\s+(?:is|are))\s+
                            r"|\bhow\s+much\s+(?:of\s+a\s+)?deposit\b", re.IGNORECASE)  # ("how much deposit do I pay")
 # A bill the question states: "my total bill is £180", "a bill of £100", "the total comes to $240".
 # (not a unit's price repeated: "The price of a full groom is £55, right? What's the deposit for 2 dogs?")
-_STATED_BILL = re.compile(rf"\b(?:bill|total|quote)\b[^.?!$€£¥]{{0,25}}?(?:is|of|=|comes?\s+to|was|will\s+be)\s+"
+# ("my invoice is £480 inc VAT", "My invoice came to $420": blind sets 79, 80)
+_STATED_BILL = re.compile(rf"\b(?:bill|total|quote|invoice)\b[^.?!$€£¥]{{0,25}}?(?:is|of|=|(?:comes?|came)\s+to|was|will\s+be)\s+"
                           rf"(?:about\s+)?{SIGNED_PRICE}(?!\s*(?:per|each|a|an)\b)", re.IGNORECASE)
+
+
+# A question asking what a thing adds to a bill: "how much extra would it be", "what's the additional cost".
+_ASKS_ADDED = re.compile(r"\bhow\s+much\s+extra\b|\b(?:extra|additional|added)\s+(?:cost|charge|price)\b", re.IGNORECASE)
+
+
+# A tax said to be in the amount just before: "£480 inc VAT", "$420 including tax".
+_WITH_TAX_AFTER = re.compile(r"\s*(?:inc(?:l|luding|lusive\s+of)?\.?|with)\s+(?:the\s+)?(?:vat|hst|gst|pst|sales\s+tax|tax)\b",
+                             re.IGNORECASE)
 
 
 # A deposit that is a share of the bill: "A 25% deposit is taken at booking", "a deposit of 30%".
@@ -456,8 +467,22 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         travel = travel[:3]
     if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
+        # "Minimum hedge charge: $180" for 20 m of hedge
+        minimum = with_named_minimum(minimum, priced, evaluate, question)
         # "Every order has a minimum rental charge of $75": the bill at least that
-        out = _valid([with_order_minimum(minimum, priced, evaluate), minimum] + out, evaluate)
+        # (not on what a thing adds to a bill: "how much extra would it be to get 3 oil stains taken out")
+        ordered = minimum if _ASKS_ADDED.search(question) else with_order_minimum(minimum, priced, evaluate)
+        out = _valid([ordered, minimum] + out, evaluate)
+    # "my invoice is £480 inc VAT and I want to pay by Visa credit card" over "Credit card (Visa/Mastercard): 2%
+    # surcharge on the amount paid": the bill the question states is what its adjustments are laid on, first
+    stated = _STATED_BILL.search(question) if surcharges or discount is not None else None
+    if stated is not None and asks_amount(question) and not asks_how_many(question):
+        out = _valid([stated.group(1).replace(",", "")] + out, evaluate)
+        if _WITH_TAX_AFTER.match(question, stated.end()):  # ("£480 inc VAT": the tax is in it)
+            taxed = None
+    if out and asks_amount(question) and not asks_how_many(question):
+        # "Minimum charge per visit: 2 hours" for "your crew for about an hour" (an hourly rate read alone too)
+        out = _valid([with_least_hours(out[0], priced, question)] + out, evaluate)
     if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
         out = _valid([surcharged(e, [c for c in surcharges if c[0] != "-" or reached(e, c[3], evaluate)], question)
                       for e in out[:MAX_DISCOUNTED]] + out, evaluate)
@@ -703,7 +728,9 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     wider = wider_names(question, [s for _, s in ranked])
     # and the lines under a heading naming the question's kind of thing first ("COMMERCIAL & FARM SYSTEMS" for a farm shed)
     headed, heading_words = headed if headed is not None else under_named_heading(question, sentences)
-    ranked = sorted(ranked, key=lambda pair: (bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
+    # (a sentence of a tax's rate alone prices nothing: "All prices are before 5% GST" is no price of "3 hours")
+    ranked = sorted(ranked, key=lambda pair: (money and names_tax(pair[1]) and not prices_in(pair[1]),
+                                              bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
                                               len(prices_in(pair[1])) == 1 and out_of_season(pair[1], question),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),
                                               bool(headed) and pair[1] not in headed

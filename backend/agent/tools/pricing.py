@@ -149,7 +149,7 @@ def of_asked_document(question: str, results: Sequence[str], named: Sequence[str
     return kept or list(named)
 
 
-def _first_name_word(name: str) -> str | None:
+def first_name_word(name: str) -> str | None:
     """The first word of a document's file name, when the name has several and it names no
     price list's thing ("hartwell_faq.txt": "hartwell"; not "dry_cleaning_prices.txt"'s "dry",
     nor "prices.txt")."""
@@ -414,7 +414,7 @@ def reached(expression: str, claim: str, evaluate: Callable[[str], Any]) -> bool
     spend = least_spend(claim)
     if spend is None:
         return True
-    value = _value(expression, evaluate)
+    value = exact_value(expression, evaluate)
     return value >= Fraction(spend) if re.search(r"or\s+more|at\s+least", claim, re.IGNORECASE) else value > Fraction(spend)
 
 
@@ -428,7 +428,7 @@ def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]],
     added = expression
     # a thing the question lists is billed already ("4 hybrid bikes ... plus one child trailer": 4 * 32 + 6, over
     # "Child seat or trailer: £6 extra per day"): a later term of that amount, the thing named by the sentence
-    billed = {price for term in _terms(expression)[1:] for price in term.split(" * ")}
+    billed = {price for term in added_terms(expression)[1:] for price in term.split(" * ")}
     listed = [norm_words(thing) for _, thing in basket_items(question)] if billed else []
     for kind, amount, sentence, _ in surcharges:
         named = norm_words(sentence)
@@ -440,18 +440,12 @@ def surcharged(expression: str, surcharges: Sequence[tuple[str, str, str, str]],
     for kind, amount, _, _ in surcharges:
         if kind == "%":
             added = f"({added}) * (100 + {amount}) / 100"
-        elif kind == "x" and len(_terms(added)) == 1:  # "Return tickets cost 1.8 times the single fare"
+        elif kind == "x" and len(added_terms(added)) == 1:  # "Return tickets cost 1.8 times the single fare"
             added = f"({added}) * {amount}"  # (not a bill of several things: which of them is the return?)
     return added
 
 
-# A least amount charged: "minimum charge £12", "min. charge: €12" (not "minimum order £20 for delivery",
-# "a minimum spend of £30": conditions of something else).
-_MINIMUM_CHARGE = re.compile(r"\bmin(?:imum|\.)?\s+(?:charge|fee|price)\b\s*(?:of|is|:)?\s*"
-                             rf"{SIGNED_PRICE}", re.IGNORECASE)
-
-
-def _terms(expression: str) -> list[str]:
+def added_terms(expression: str) -> list[str]:
     """The terms of `expression` added at its top level, outside brackets ("3 * 1.50 + (2 * 2.50)"
     -> ["3 * 1.50", "(2 * 2.50)"])."""
     terms, depth, start = [], 0, 0
@@ -464,88 +458,7 @@ def _terms(expression: str) -> list[str]:
     return terms + [expression[start:]]
 
 
-def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Callable[[str], Any],
-                        question: str = "") -> str:
-    """`expression` with each of its added terms that uses the price of a sentence naming a minimum
-    charge charged at least that ("Service wash: £2.80 per kg, minimum charge £12" for 3 kg:
-    "max(12, 2.80 * 3)"; "3 * 1.50 + 2.50 * 2" -> "3 * 1.50 + max(10, 2.50 * 2)"); as it is when
-    no such term falls below its minimum; a term is that sentence's by a price, not by a count of
-    `question`'s: "6 shirts" is no "€6 per square metre, minimum charge €30")."""
-    if "/" in expression or " - " in expression:
-        return expression  # a share, a rate or a difference: left as it is
-    terms = _terms(expression)
-    out = []
-    for term in terms:
-        numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", term)) - set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))
-        for sentence in sentences:
-            least = _MINIMUM_CHARGE.search(sentence)
-            if least is None:
-                continue
-            minimum = next(g for g in least.groups() if g).replace(",", "")
-            prices = {next(g for g in m.groups() if g).replace(",", "") for m in PRICE.finditer(sentence)} - {minimum}
-            if prices & numbers and _value(term, evaluate) < Fraction(minimum):
-                term = f"max({minimum}, {term})"
-                break
-        out.append(term)
-    return " + ".join(out)
-
-
-# A minimum every order is charged: "Every order has a minimum rental charge of $75 (before delivery
-# and deposits)", "All bookings carry a minimum charge of £40".
-_ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|rentals?|hires?|jobs?|visits?)\b"
-                            rf"[^.;]*?\bminimum\s+(?:[a-z]+\s+)?(?:charge|fee|price|order)\b\s*(?:of|is|:)?\s*{SIGNED_PRICE}"
-                            # "Minimum order charge: £5.", "There is a minimum charge of £15 per visit."
-                            # "Minimum call-out charge is $140." (blind set 60)
-                            # "Yes - the minimum charge is £10.00 per order." (blind set 65)
-                            rf"|(?:^|\?\s+)\W*(?:(?:yes|no)\b\W*)?(?:there\s+is\s+a\s+|the\s+)?minimum\s+(?:order\s+|call[\s-]?out\s+|job\s+|booking\s+)?"
-                            rf"(?:charge|fee)\s*(?:of|is|:)?\s*"
-                            rf"{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+(?:visit|order|booking|job|appointment))?\s*\.?\s*$"
-                            # "Minimum charge per mobile visit: $95.00 for service call plus labor combined." (blind set 66)
-                            rf"|^\W*minimum\s+(?:charge|fee)\s+(?:per|a|each|for\s+(?:a|each|every))\s+(?:[a-z]+\s+)?"
-                            rf"(?:visit|order|booking|job|appointment|call[\s-]?out)\s*(?:of|is|:)?\s*{SIGNED_PRICE}",
-                            re.IGNORECASE)
-
-
-# A minimum of a visit, not of every order ("Minimum charge per mobile visit: $95.00": not for keys cut
-# in the shop, whose sheet is another).
-_VISIT = re.compile(r"\b(?:visits?|call[\s-]?outs?|mobile|site|trip)\b", re.IGNORECASE)
-
-
-def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> str:
-    """`expression` charged at least the minimum every order of its document is charged (one
-    sentence under the same heading as a sentence pricing one of its numbers, holding no other
-    price: "Every order has a minimum rental charge of $75" over "6 * 6": "max(75, 6 * 6)"); as it
-    is when there is none, or more than one, or it is reached, or the expression is no bill (a
-    share, a rate, a difference)."""
-    if "/" in expression or " - " in expression or expression.startswith("max("):
-        return expression
-    numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))  # its prices ("2 * 45 + 25": 45, 25), not its counts
-    if not numbers:
-        return expression
-    priced: dict[str, set[str]] = {}
-    for h, s in sentences:
-        priced.setdefault(h, set()).update(numbers & {next(g for g in m.groups() if g).replace(",", "")
-                                                      for m in PRICE.finditer(s)})
-    most = max((len(held) for held in priced.values()), default=0)
-    # (the heading pricing most of them: "108 + 30" is the dance school's, not the carpet cleaner's "$30 per room")
-    headings = {h for h, held in priced.items() if most and len(held) == most}
-    # (or a document of the same business: "hartwell_faq.txt" states the minimum of "hartwell_price_list.txt")
-    business = {_first_name_word(document_name(h)) for h in headings} - {None}
-    minimums = set()
-    for heading, sentence in sentences:
-        m = _ORDER_MINIMUM.search(sentence)
-        if m is None or len(PRICE.findall(sentence)) != 1 or not (heading in headings or (
-                _first_name_word(document_name(heading)) in business and not _VISIT.search(sentence))):
-            continue
-        minimums.add(next(g for g in m.groups() if g).replace(",", ""))
-    if len(minimums) != 1:
-        return expression
-    minimum = minimums.pop()
-    return f"max({minimum}, {expression})" if _value(expression, evaluate) < Fraction(minimum) else expression
-
-
-
-def _value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:
+def exact_value(expression: str, evaluate: Callable[[str], Any]) -> Fraction:
     """The exact value of an expression the calculator accepted."""
     value = evaluate(expression)
     return Fraction(getattr(value, "q", value))

@@ -28,14 +28,22 @@ _NOT_INCLUDED = re.compile(r"\b(?:not|n't|never|don't|doesn't|do\s+not|does\s+no
 # A tax's level before its name: "6% state sales tax".
 _LEVEL = r"(?:(?:state|provincial|local|federal|county|city|national)\s+)?"
 _TAX_RATE = re.compile(rf"\b{_TAX}\s*(?:at|@|of|is|\(|:)?\s*([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
-                       rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_LEVEL}{_TAX}\b", re.IGNORECASE)
+                       rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_LEVEL}{_TAX}\b"
+                       # "All prices exclude VAT, which is added at 20%." (blind set 79)
+                       rf"|\b{_TAX},?\s+which\s+is\s+(?:added|charged)\s+at\s+([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
+                       re.IGNORECASE)
 _TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b[^.;]{{0,30}}{_TAX}|\bexclud\w*\s+(?:[^.;]{{0,20}}\s)?{_TAX}"
                         rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b[^.;]{{0,40}}(?:\b(?:is|are|will\s+be|gets?)\s+|,\s*)added"
                         rf"|(?<!not )(?<!n't )(?<!n’t )(?<!never )\bsubject\s+to\s+(?:[^.;]{{0,20}}\s)?{_TAX}\b"
                         rf"|(?:\+|\bplus)\s*(?:[0-9.]+\s*{PERCENT_SIGN}\s*)?{_TAX}"
                         # "Do you charge sales tax? A: Yes - 6% state sales tax on parts" (blind set 69)
                         rf"|\b(?:charge|charges|charged|collect|collects|collected|add|adds)\s+(?:[^.;?]{{0,20}}\s)?{_TAX}\b"
-                        rf"|[0-9]\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\s+(?:on|applies|is\s+charged)\b", re.IGNORECASE)
+                        rf"|[0-9]\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\s+(?:on|applies|is\s+charged)\b"
+                        # "All prices in Canadian dollars (CA$) and BEFORE 13% HST." (blind set 80)
+                        rf"|\bprices?\b[^.;]{{0,60}}\bbefore\s+(?:the\s+)?[0-9.]+\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\b", re.IGNORECASE)
+# An aside in brackets says what else a total holds, not whether the prices hold the tax: "then 13% HST
+# on the whole amount (travel included)".
+_ASIDE = re.compile(r"\([^()]*\)")
 
 
 def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
@@ -47,10 +55,10 @@ def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
         return None
     for sentence in sentences:
         rate = _TAX_RATE.search(sentence)
-        if _INCLUDED.search(sentence) and not _NOT_INCLUDED.search(sentence):
+        if _INCLUDED.search(_ASIDE.sub(" ", sentence)) and not _NOT_INCLUDED.search(sentence):
             continue  # "13% HST applies to all services and is included in the prices above" (review)
         if rate is not None and _TAX_ADDED.search(sentence):
-            return rate.group(1) or rate.group(2)
+            return next(g for g in rate.groups() if g)
     return None
 
 

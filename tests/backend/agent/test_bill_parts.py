@@ -20,7 +20,8 @@ from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.mentions import extra_words, named_extras
 from backend.agent.tools.offers import asked_amount
-from backend.agent.tools.pricing import PRICE, in_major_units, priced_per_count, with_minimum_charge
+from backend.agent.tools.minimums import with_minimum_charge
+from backend.agent.tools.pricing import PRICE, in_major_units, priced_per_count
 from backend.agent.tools.segmentation import list_sentences, table_sentences, text_sentences
 
 from .test_expressions import result

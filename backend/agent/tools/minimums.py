@@ -1,0 +1,208 @@
+"""Least amounts a bill is charged (issue 15): a minimum charge in a price's own sentence
+("Service wash: £2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3)); one every order of a
+document is charged ("Every order has a minimum rental charge of $75", "Minimum cleaning charge per
+visit: £95"); one of a kind of work on a line of its own ("Minimum hedge charge: $180" over "Hedge
+trimming: $6.50 per linear metre"); and a least number of hours charged at an hourly rate ("Crew rate:
+$160/hr" and "Minimum charge per visit: 2 hours" for "about an hour": 160 * 2).
+
+Only words and numbers are read from the passages (untrusted data); the expressions go through the
+calculator's parser (backend.agent.tools.expressions._valid) before they are offered.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Any, Callable, Sequence
+
+from backend.agent.numerals import SIGNED_PRICE
+from backend.agent.tools.passages import document_name
+from backend.agent.tools.pricing import PRICE, added_terms, exact_value, first_name_word
+from backend.agent.tools.sentences import is_heading, stems
+
+
+# A least amount charged: "minimum charge £12", "min. charge: €12" (not "minimum order £20 for delivery",
+# "a minimum spend of £30": conditions of something else).
+_MINIMUM_CHARGE = re.compile(r"\bmin(?:imum|\.)?\s+(?:charge|fee|price)\b\s*(?:of|is|:)?\s*"
+                             rf"{SIGNED_PRICE}", re.IGNORECASE)
+
+
+def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Callable[[str], Any],
+                        question: str = "") -> str:
+    """`expression` with each of its added terms that uses the price of a sentence naming a minimum
+    charge charged at least that ("Service wash: £2.80 per kg, minimum charge £12" for 3 kg:
+    "max(12, 2.80 * 3)"; "3 * 1.50 + 2.50 * 2" -> "3 * 1.50 + max(10, 2.50 * 2)"); as it is when
+    no such term falls below its minimum; a term is that sentence's by a price, not by a count of
+    `question`'s: "6 shirts" is no "€6 per square metre, minimum charge €30")."""
+    if "/" in expression or " - " in expression:
+        return expression  # a share, a rate or a difference: left as it is
+    terms = added_terms(expression)
+    out = []
+    for term in terms:
+        numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", term)) - set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))
+        for sentence in sentences:
+            least = _MINIMUM_CHARGE.search(sentence)
+            if least is None:
+                continue
+            minimum = next(g for g in least.groups() if g).replace(",", "")
+            prices = {next(g for g in m.groups() if g).replace(",", "") for m in PRICE.finditer(sentence)} - {minimum}
+            if prices & numbers and exact_value(term, evaluate) < Fraction(minimum):
+                term = f"max({minimum}, {term})"
+                break
+        out.append(term)
+    return " + ".join(out)
+
+
+# A minimum every order is charged: "Every order has a minimum rental charge of $75 (before delivery
+# and deposits)", "All bookings carry a minimum charge of £40".
+_ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|rentals?|hires?|jobs?|visits?)\b"
+                            rf"[^.;]*?\bminimum\s+(?:[a-z]+\s+)?(?:charge|fee|price|order)\b\s*(?:of|is|:)?\s*{SIGNED_PRICE}"
+                            # "Minimum order charge: £5.", "There is a minimum charge of £15 per visit."
+                            # "Minimum call-out charge is $140." (blind set 60)
+                            # "Yes - the minimum charge is £10.00 per order." (blind set 65)
+                            rf"|(?:^|\?\s+)\W*(?:(?:yes|no)\b\W*)?(?:there\s+is\s+a\s+|the\s+)?minimum\s+(?:order\s+|call[\s-]?out\s+|job\s+|booking\s+)?"
+                            rf"(?:charge|fee)\s*(?:of|is|:)?\s*"
+                            rf"{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+(?:visit|order|booking|job|appointment))?\s*\.?\s*$"
+                            # "Minimum charge per mobile visit: $95.00 for service call plus labor combined." (blind set 66)
+                            # "Minimum cleaning charge per visit: £95." (blind set 79)
+                            rf"|^\W*minimum\s+(?:[a-z]+\s+)?(?:charge|fee)\s+(?:per|a|each|for\s+(?:a|each|every))\s+(?:[a-z]+\s+)?"
+                            rf"(?:visit|order|booking|job|appointment|call[\s-]?out)\s*(?:of|is|:)?\s*{SIGNED_PRICE}",
+                            re.IGNORECASE)
+
+
+# A minimum of a visit, not of every order ("Minimum charge per mobile visit: $95.00": not for keys cut
+# in the shop, whose sheet is another).
+_VISIT = re.compile(r"\b(?:visits?|call[\s-]?outs?|mobile|site|trip)\b", re.IGNORECASE)
+
+
+def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> str:
+    """`expression` charged at least the minimum every order of its document is charged (one
+    sentence under the same heading as a sentence pricing one of its numbers, holding no other
+    price: "Every order has a minimum rental charge of $75" over "6 * 6": "max(75, 6 * 6)"); as it
+    is when there is none, or more than one, or it is reached, or the expression is no bill (a
+    share, a rate, a difference)."""
+    if "/" in expression or " - " in expression or expression.startswith("max("):
+        return expression
+    numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))  # its prices ("2 * 45 + 25": 45, 25), not its counts
+    if not numbers:
+        return expression
+    priced: dict[str, set[str]] = {}
+    for h, s in sentences:
+        priced.setdefault(h, set()).update(numbers & {next(g for g in m.groups() if g).replace(",", "")
+                                                      for m in PRICE.finditer(s)})
+    most = max((len(held) for held in priced.values()), default=0)
+    # (the heading pricing most of them: "108 + 30" is the dance school's, not the carpet cleaner's "$30 per room")
+    headings = {h for h, held in priced.items() if most and len(held) == most}
+    # (or a document of the same business: "hartwell_faq.txt" states the minimum of "hartwell_price_list.txt")
+    business = {first_name_word(document_name(h)) for h in headings} - {None}
+    minimums = set()
+    for heading, sentence in sentences:
+        m = _ORDER_MINIMUM.search(sentence)
+        if m is None or len(PRICE.findall(sentence)) != 1 or not (heading in headings or (
+                first_name_word(document_name(heading)) in business and not _VISIT.search(sentence))):
+            continue
+        minimums.add(next(g for g in m.groups() if g).replace(",", ""))
+    if len(minimums) != 1:
+        return expression
+    minimum = minimums.pop()
+    return f"max({minimum}, {expression})" if exact_value(expression, evaluate) < Fraction(minimum) else expression
+
+
+# A least charge of one kind of work on a line of its own: "Minimum hedge charge: $180", "Minimum charge for
+# hedges: $180" (blind set 78); not one of a visit or an order ("Minimum cleaning charge per visit: £95" is
+# _ORDER_MINIMUM's).
+_KIND_FIRST = re.compile(rf"^\W*min(?:imum|\.)?\s+((?:[a-z][\w&'-]*\s+){{1,2}})(?:charge|fee|price)\s*(?::|of|is)?\s*{SIGNED_PRICE}\W*$",
+                         re.IGNORECASE)
+_KIND_AFTER = re.compile(rf"^\W*min(?:imum|\.)?\s+(?:charge|fee|price)\s+for\s+((?:[a-z][\w&'-]*\s+)?[a-z][\w&'-]*)\s*(?::|of|is)?\s*"
+                         rf"{SIGNED_PRICE}\W*$", re.IGNORECASE)
+# Words that name no kind of work but the whole order's ("minimum order charge", "minimum call-out fee").
+_WHOLE_ORDER = frozenset(stems("order visit job booking call out callout service cleaning spend total invoice bill hire"))
+
+
+def _named_kind(sentence: str) -> tuple[set[str], str] | None:
+    """(the stems of the kind of work, the least charge) of a line stating a minimum charge of one
+    kind of work alone (_KIND_FIRST, _KIND_AFTER); None otherwise."""
+    m = _KIND_FIRST.match(sentence) or _KIND_AFTER.match(sentence)
+    prices = PRICE.findall(sentence)
+    if m is None or len(prices) != 1:
+        return None
+    kind = stems(m.group(1))
+    if not kind or kind & _WHOLE_ORDER:
+        return None
+    return kind, next(g for g in prices[0] if g).replace(",", "")
+
+
+def with_named_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any],
+                       question: str = "") -> str:
+    """`expression` with each added term priced by a line of a kind of work that a line of its
+    own document charges at least an amount (_named_kind) charged at least that ("6.50 * 20" over
+    "Hedge trimming: $6.50 per linear metre" and "Minimum hedge charge: $180": "max(180, 6.50 *
+    20)"); a term is priced by a line holding one of its numbers that is no number of `question`;
+    as it is when no term falls below its minimum, or it is no bill (a share, a rate, a difference)."""
+    if "/" in expression or " - " in expression:
+        return expression
+    kinds = [(h, found) for h, s in sentences if (found := _named_kind(s)) is not None]
+    if not kinds:
+        return expression
+    asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))
+    out = []
+    for term in added_terms(expression):
+        numbers = {Fraction(n) for n in set(re.findall(r"[0-9]+(?:\.[0-9]+)?", term)) - asked}  # by value: "5" is "$5.00"
+        lines = [(h, s) for h, s in sentences if numbers & {Fraction(next(g for g in m if g).replace(",", ""))
+                                                            for m in PRICE.findall(s)} and _named_kind(s) is None]
+        least = {amount for h, (kind, amount) in kinds if any(h == heading and kind <= stems(s) for heading, s in lines)}
+        if len(least) == 1 and not term.startswith("max(") and exact_value(term, evaluate) < Fraction(min(least)):
+            term = f"max({least.pop()}, {term})"
+        out.append(term)
+    return " + ".join(out)
+
+
+# A least number of hours charged on a line of its own: "Minimum charge per visit: 2 hours", "Minimum booking:
+# 3 hours", "2-hour minimum" (blind set 78).
+_LEAST_HOURS = re.compile(r"^\W*min(?:imum|\.)?\s+(?:(?:charge|booking|call[\s-]?out|visit|job|time|hire)\s+)?"
+                          r"(?:(?:per|a|each|for\s+(?:a|each|every))\s+(?:visit|job|booking|call[\s-]?out)\s*)?(?::|of|is)?\s*"
+                          r"([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\b\W*$"
+                          r"|^\W*([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\s+minimum\W*$", re.IGNORECASE)
+# An hourly rate: "$160/hr", "$90 per hour", "£40 an hour".
+_PER_HOUR = re.compile(rf"{SIGNED_PRICE}\s*(?:/\s*h(?:ou)?r|per\s+h(?:ou)?r|an?\s+h(?:ou)?r)\b", re.IGNORECASE)
+# How far a least number of hours reaches from its rate's line: the lines next to it, no heading between.
+_HOURS_REACH = 2
+
+
+def _least_hours_of(sentences: Sequence[tuple[str, str]], i: int) -> str | None:
+    """The least number of hours a line near line `i` of `sentences` (same passage, no heading
+    between, at most _HOURS_REACH lines away) charges; None when none does."""
+    heading = sentences[i][0]
+    for step in (1, -1):
+        for j in range(i + step, i + step * (_HOURS_REACH + 1), step):
+            if not 0 <= j < len(sentences) or sentences[j][0] != heading or is_heading(sentences[j][1]):
+                break
+            m = _LEAST_HOURS.match(sentences[j][1])
+            if m is not None:
+                return m.group(1) or m.group(2)
+    return None
+
+
+def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], question: str = "") -> str:
+    """`expression` with each added term of an hourly rate ("160", "160 * 1.5") for fewer hours
+    than a line next to the rate's charges at least (_LEAST_HOURS) charged for those hours instead
+    ("Crew rate: $160/hr" and "Minimum charge per visit: 2 hours" for "about an hour": "160 * 2");
+    as it is otherwise. The rate is a number of the term that `question` does not give; the hours
+    are its other factor, or 1."""
+    if "/" in expression or " - " in expression:
+        return expression
+    asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))
+    out = []
+    for term in added_terms(expression):
+        factors = term.split(" * ")
+        rates = [f for f in factors if f not in asked and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f)]
+        hours = [f for f in factors if f not in rates]
+        if len(rates) == 1 and len(hours) <= 1 and all(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f) for f in hours):
+            least = next((found for i, (_, s) in enumerate(sentences)
+                          if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == Fraction(rates[0])
+                                 for m in _PER_HOUR.finditer(s))
+                          and (found := _least_hours_of(sentences, i)) is not None), None)
+            if least is not None and Fraction(hours[0] if hours else 1) < Fraction(least):
+                term = f"{rates[0]} * {least}"
+        out.append(term)
+    return " + ".join(out)

@@ -1,0 +1,77 @@
+"""Least charges and the bill a question states (the twenty-seventh session: blind sets 77-80
+read after their runs): a minimum charge of one kind of work on a line of its own, a least number
+of hours beside an hourly rate, a minimum charge per visit with a word between, a discount for two
+things done together, a bill the question states with a card surcharge laid on it, and a tax the
+prices are said to be before. Each assertion of a reading failed on the code before it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.taxes import claimed_tax
+
+from .test_expressions import result
+
+GARDEN = ("GREENWAY GARDEN CARE - PRICES\nAll prices are before 5% GST, which is added to every invoice.\n\n"
+          "GARDEN CREW\nCrew rate (two gardeners + van) ........ $120/hr\nMinimum charge per visit ........ 2 hours\n\n"
+          "HEDGES\nHedge cutting ........ $5.00 per linear metre\nMinimum hedge charge ........ $150\n\n"
+          "LAWNS\nLawn mowing: $0.20 per m2\n\nEXTRAS\nGreen waste removal: $30 per load\n\n"
+          "DISCOUNTS\n- Hedge + lawn on the same visit: 10% off the job\n")
+PATIOS = ("BRIGHTSTONE PATIO CLEANING - PRICES\nAll prices exclude VAT, which is added at 20%.\n\n"
+          "Patios and paths: £4.00 per m2, any size.\nMinimum cleaning charge per visit: £80.\n\n"
+          "ADD-ONS\nMoss treatment: £25 per area\nGum removal: £12 per patch\n")
+TERMS = ("PAYMENT\nPayment is due on completion. Cash and debit card: no fee. Credit card: 2% surcharge on the amount "
+         "paid. Returned cheques: £25.\n")
+
+
+def first(question: str, *texts: str) -> Fraction:
+    found = candidate_expressions(question, [result(*texts)], None, evaluate)
+    assert found, question
+    return evaluate(found[0]).q
+
+
+def test_a_minimum_charge_of_one_kind_of_work_holds_for_its_lines_only():
+    # "Minimum hedge charge: $150" under "Hedge cutting: $5.00 per linear metre": 15 m is 75, charged 150
+    assert first("just 15 m of hedge, how much with gst", GARDEN) == Fraction(150 * 105, 100)
+    assert first("40 m of hedge please, price before gst?", GARDEN) == 200  # above it: as it is
+    # (a hedge's minimum is no minimum of the lawn: 100 m2 at $0.20 is 20)
+    assert first("mow my 100 m2 lawn, how much before gst?", GARDEN) == 20
+
+
+def test_a_least_number_of_hours_holds_for_the_hourly_rate_beside_it():
+    assert first("i only need the crew for about an hour, whats that cost including GST", GARDEN) == Fraction(240 * 105, 100)
+    assert first("the crew for 3 hours, price before gst?", GARDEN) == 360  # above it: as it is
+
+
+def test_a_minimum_charge_per_visit_named_by_its_work_is_the_bill_s_least():
+    assert first("just need my patio done, its about 15 sq m. whats the total with vat?", PATIOS) == 96  # 80 * 1.2
+    assert first("a 30 m2 patio, price ex vat?", PATIOS) == 120
+    # (what a thing adds to a bill is charged no least bill: 3 patches of gum are 36)
+    assert first("how much extra would it be to get 3 patches of gum removed? (ex vat)", PATIOS) == 36
+
+
+def test_a_discount_for_two_things_done_together_needs_both():
+    # "Hedge + lawn on the same visit: 10% off the job" is no discount of 40 m of hedge alone
+    assert first("40 m of hedge please, price before gst?", GARDEN) == 200
+    together = GARDEN.replace("- Hedge + lawn on the same visit: 10% off the job", "- Hedge and lawn done together: 10% off")
+    assert first("how much to cut 40 m of hedge?", together) == 200
+    assert first("a 400 m2 lawn and 40 m of hedge on the same visit, price before gst?", GARDEN) == Fraction(280 * 90, 100)
+
+
+def test_the_bill_a_question_states_is_what_a_card_surcharge_is_laid_on():
+    assert first("My invoice came to £300 and I'd like to pay by credit card. What will the total charge be?",
+                 PATIOS, TERMS) == 306
+    # (a tax said to be in it is not added again)
+    assert first("my invoice is £480 inc VAT and I want to pay by credit card - how much will I actually pay?",
+                 PATIOS, TERMS) == Fraction("489.6")
+
+
+def test_prices_said_to_be_before_a_tax_add_it():
+    assert claimed_tax("2.5 hrs of repair labour with hst", ["All prices in Canadian dollars (CA$) and BEFORE 13% HST."]) == "13"
+    # an aside in brackets says nothing of whether the prices hold it
+    assert claimed_tax("a tuning with hst", ["Services, then travel, then 13% HST on the whole amount (travel included)."]) == "13"
+    assert claimed_tax("a tuning with hst", ["13% HST applies to all services and is included in the prices above."]) is None
+    assert claimed_tax("a tuning before hst", ["All prices in Canadian dollars (CA$) and BEFORE 13% HST."]) is None
+    assert claimed_tax("a patio clean with vat", ["All prices exclude VAT, which is added at 20%."]) == "20"

@@ -434,7 +434,8 @@ _AMOUNT_NOUN = re.compile(r"\b(?:price|cost|total|charge|fee|bill)\s*\?", _FLAGS
 # "total with cleaning", "the total for 3 nights": a bill's total (not "the total area"); "price after the
 # long stay discount".
 _TOTAL_NOUN = re.compile(r"\btotal\b(?!\s+(?:number|area|length|weight|distance|height|population|count|time|of\s+\d))"
-                         r"|\b(?:price|cost)\s+(?:after|with|incl\w*|before|for)\b", _FLAGS)  # "price after the discount"
+                         # "price after the discount", "price ex vat?"
+                         r"|\b(?:price|cost)\s+(?:after|with|incl\w*|inc|ex|excl\w*|exc|before|for|without|plus)\b", _FLAGS)
 
 
 def asks_money(text: str) -> bool:

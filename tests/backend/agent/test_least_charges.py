@@ -75,3 +75,27 @@ def test_prices_said_to_be_before_a_tax_add_it():
     assert claimed_tax("a tuning with hst", ["13% HST applies to all services and is included in the prices above."]) is None
     assert claimed_tax("a tuning before hst", ["All prices in Canadian dollars (CA$) and BEFORE 13% HST."]) is None
     assert claimed_tax("a patio clean with vat", ["All prices exclude VAT, which is added at 20%."]) == "20"
+
+
+DRIVEWAYS = ("KERBSIDE DRIVEWAY CARE - PRICES\nAll prices exclude VAT, which is added at 20%.\n\n"
+             "DRIVEWAY CLEANING (rate per m2, set by the driveway's whole area)\n"
+             "Driveway area     | Rate per m2\nUp to 50 m2       | £3.00\n51 to 150 m2      | £2.50\n"
+             "Over 150 m2       | £2.00\n\nPATHS: £3.50 per m2, any size.\n")
+SERVICING = ("HEARTHSIDE STOVE SERVICING - RATES\nAll prices before 13% HST.\n\n"
+             "SERVICE (priced by time since the stove was last serviced)\nLast serviced | Wood stove | Pellet stove\n"
+             "Within 12 months | $150 | $180\n1 to 3 years ago | $190 | $230\nOver 3 years | $240 | $290\n\n"
+             "REPAIRS\nRepair labour: $85 per hour\nGasket replacement: $45\n")
+
+
+def test_an_area_picks_the_band_of_its_rate_per_square_metre():
+    # "101 to 200 m2: Rate per m2 £2.20" is the band's rate times the whole area, however the area is written
+    assert first("how much to clean a 120 m2 driveway? ex vat", DRIVEWAYS) == 300
+    assert first("Hi, what would a 120 m² driveway clean cost, before VAT?", DRIVEWAYS) == 300
+    assert first("my driveway is about 200 sq m, price ex vat?", DRIVEWAYS) == 400
+    assert first("a 40 sqm driveway, how much before vat", DRIVEWAYS) == 120
+
+
+def test_a_time_gone_by_is_no_count_and_a_bound_opening_with_within_asks_none():
+    # "last serviced about 8 months ago" is no 8 of anything; "Within 12 months" is no 12 months asked for
+    assert first("wood stove, last serviced about 8 months ago. how much for a service with hst?", SERVICING) == Fraction(150 * 113, 100)
+    assert first("how much is a pellet stove service incl hst? last serviced 6 months ago", SERVICING) == Fraction(180 * 113, 100)

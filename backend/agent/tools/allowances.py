@@ -8,8 +8,9 @@ The rate beyond is a price per unit named as extra ("each extra hour is £65", "
 additional mile", "$1.50 for every mile past the radius") or after the allowance ("after that",
 "beyond that", "thereafter"); the allowance is the count of the same unit in its sentence or the
 one before ("for 3 hours", "up to 3 hours", "within 5 miles", "a 5-mile radius", "the first 2
-hours"), with its price when one is next to it (none, or "free": only the rate beyond is
-charged). The question gives the amount in that unit. Only numbers and words are read from the
+hours", "the first stump": one), with its price when one is next to it (none, or "free": only the
+rate beyond is charged): "First stump: $160" and "Each additional stump, same visit: $95", asked "3
+small stumps" -> "160 + (3 - 1) * 95". The question gives the amount in that unit, or counts it. Only numbers and words are read from the
 passages (untrusted data).
 """
 
@@ -56,7 +57,9 @@ _INCLUDED_IN = re.compile(r"\bincluded\s+in\s+(?:the|your|our|its|any)\s+((?:[a-
 # The allowance: "for 3 hours", "up to 3 hours", "within 5 miles", "a 5-mile radius", "the first 2 hours".
 _ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|covers?|(beyond|over|past|after))\s+"
                         rf"(?:the\s+first\s+|a\s+|an\s+)?{AMOUNT}[\s-]*{_UNIT}\b"
-                        rf"|(?<![\w.,]){AMOUNT}-{_UNIT}\s+(?:radius|limit|allowance)\b",
+                        rf"|(?<![\w.,]){AMOUNT}-{_UNIT}\s+(?:radius|limit|allowance)\b"
+                        # one: "First stump (up to 30 cm across): $160", "£15 for the first dog" (blind set 78)
+                        rf"|\b(?:the\s+)?first\s+{_UNIT}\b(?!\s*[0-9])",
                         re.IGNORECASE)  # ("Beyond 5 miles we charge £1.50 per mile": 5 free)
 _PRICE = re.compile(SIGNED_PRICE)
 _FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost)\b", re.IGNORECASE)
@@ -97,7 +100,8 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
                 continue
             unit, price = _rate_parts(pattern, rate)
             block = rate.group(2) if pattern is _RATES[4] else None
-            amount = asked.get(unit)
+            # (or a count of it: "3 small stumps", "my 3 dogs")
+            amount = asked.get(unit) or next(iter(counts_of(question, unit)), None)
             if amount is None:
                 break
             if ranked and rank.get(sentence, MAX_RANKED) >= MAX_RANKED:
@@ -213,9 +217,13 @@ NEAR_CHARS = 30
 
 def _shared(before: str, sentence: str, unit: str) -> bool:
     """Whether `before` names something of `sentence` (a word besides the unit and the rate's
-    own), or `sentence` names nothing else (it goes on from `before`)."""
+    own), or `sentence` names nothing else (it goes on from `before`), or `before` prices the
+    first of its unit."""
     words = {w for w in content_words(sentence) if canonical(w) != unit} - _RATE_WORDS
-    return not words or bool(words & set(content_words(before)))  # "Each extra hour is £65." goes on from it
+    # ("First stump: $160" before "Each additional stump, same visit: $95": the first of the same unit)
+    first = re.search(rf"\bfirst\s+(\w+)", before, re.IGNORECASE)
+    return (not words or bool(words & set(content_words(before)))  # "Each extra hour is £65." goes on from it
+            or (first is not None and _unit(first.group(1)) == unit))
 
 
 _RATE_WORDS = frozenset({"each", "extra", "additional", "further", "after", "that", "beyond", "per", "cost", "costs",
@@ -229,7 +237,8 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: st
     opened = None  # an allowance opening the rate's sentence ("Beyond 5 miles we charge ..."): its count
     for text in context:
         for m in _ALLOWANCE.finditer(text):
-            count, word = (m.group(2), m.group(3)) if m.group(2) else (m.group(4), m.group(5))
+            count, word = ((m.group(2), m.group(3)) if m.group(2) else (m.group(4), m.group(5)) if m.group(4)
+                           else ("1", m.group(6)))
             if _unit(word) != unit:
                 continue
             included = count.replace(",", "")

@@ -99,3 +99,11 @@ def test_a_time_gone_by_is_no_count_and_a_bound_opening_with_within_asks_none():
     # "last serviced about 8 months ago" is no 8 of anything; "Within 12 months" is no 12 months asked for
     assert first("wood stove, last serviced about 8 months ago. how much for a service with hst?", SERVICING) == Fraction(150 * 113, 100)
     assert first("how much is a pellet stove service incl hst? last serviced 6 months ago", SERVICING) == Fraction(180 * 113, 100)
+
+
+def test_the_first_of_a_thing_and_each_additional_one():
+    stumps = "STUMP GRINDING\nFirst stump (up to 30 cm across): $160\nEach additional stump, same visit (up to 30 cm): $95\n"
+    assert first("how much to grind out 3 small stumps in one visit?", stumps) == 160 + 2 * 95
+    assert first("3 hours of labour, how much?", "LABOUR\nFirst hour: £60\nEach additional hour: £40\n") == 60 + 2 * 40
+    assert first("how much to walk my 3 dogs?", "Dog walking: £15 for the first dog, £8 for each additional dog.\n") == 31
+    assert first("how much to fit 4 tyres?", "Tyre fitting: first tyre $25, each extra tyre $15\n") == 25 + 3 * 15

@@ -59,7 +59,8 @@ class ConversationSummary:
 class MessageView:
     """A stored message. html is sanitized and safe to insert as is.
 
-    queue_ms, ttft_ms: milliseconds; decode_tokens_per_s: tokens per second (None if unknown).
+    queue_ms, ttft_ms, total_ms: milliseconds (total_ms: how long the reply took, Message.total_ms);
+    decode_tokens_per_s: tokens per second (None if unknown).
     sources: an assistant reply's citations, numbered as the model saw them: dicts of
     backend.rag.sources.citation (n, chunk_id, document_id, name, version, heading_path, page,
     excerpt); empty when the turn used no documents.
@@ -76,6 +77,7 @@ class MessageView:
     queue_ms: float | None
     ttft_ms: float | None
     decode_tokens_per_s: float | None
+    total_ms: float | None
     error: str | None
     created_at: datetime
     sources: list[dict[str, Any]] = field(default_factory=list)
@@ -170,6 +172,7 @@ def view_of(message: Message, siblings: Sequence[str] = ()) -> MessageView:
         queue_ms=message.queue_ms,
         ttft_ms=message.ttft_ms,
         decode_tokens_per_s=message.decode_tokens_per_s,
+        total_ms=message.total_ms,
         error=message.error,
         created_at=message.created_at,
         sources=load_sources(message.sources),

@@ -165,6 +165,9 @@ class Message(Base):
     status: pending | streaming | complete | interrupted | error.
     finish_reason: stop | length | abort | error (None while streaming).
     queue_ms, ttft_ms: milliseconds; decode_tokens_per_s: tokens per second.
+    total_ms: milliseconds the reply took (GenerationDone.e2e_ms): the engine's arrival to finish,
+        or an agent run's wall time; a continued reply's is its last part's, as queue_ms's. NULL
+        for user messages, replies that ended without a final event and rows from before (0014).
     """
 
     __tablename__ = "messages"
@@ -195,6 +198,7 @@ class Message(Base):
     queue_ms: Mapped[float | None] = mapped_column(Float)
     ttft_ms: Mapped[float | None] = mapped_column(Float)
     decode_tokens_per_s: Mapped[float | None] = mapped_column(Float)
+    total_ms: Mapped[float | None] = mapped_column(Float)
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -211,6 +211,9 @@ def test_a_fact_of_the_documents_is_answered_by_its_sentence_with_a_citation(pag
             info.click()
             link = reply.locator(".timings a.trace-link")
             assert link.is_visible() and re.fullmatch(r"/admin/traces/[0-9a-f]{32}", link.get_attribute("href"))
+            # its one figure is how long it took (the run's wall time), then the Trace link
+            figures = reply.locator(".timings span.timing").all_inner_texts()
+            assert len(figures) == 1 and re.fullmatch(r"total \d+(?: ms|\.\d\d s)", figures[0]), figures
             footer = reply.locator(".message-meta").inner_text()
             assert not re.search(r"(?<![0-9])0 tokens", footer), footer
     finally:

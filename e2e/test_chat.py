@@ -88,6 +88,9 @@ def test_reply_streams_in_and_renders_markdown(page, sign_up):
         assert not reply.locator(".badge").is_visible()
     assert re.search(r"\d+ tokens?", reply.locator(".timings").inner_text())
     assert "TTFT" in reply.locator(".timings").inner_text()
+    # the reply's total time is its last figure (static/chat.js setTimings, from the done frame)
+    figures = reply.locator(".timings span.timing").all_inner_texts()
+    assert re.fullmatch(r"total \d+(?: ms|\.\d\d s)", figures[-1]), figures
 
     # The new conversation got its URL and its highlighted place in the sidebar.
     conversation_id(page)

@@ -263,12 +263,14 @@
     if (usage && usage.completion_tokens) {
       parts.push(usage.completion_tokens + (usage.completion_tokens === 1 ? " token" : " tokens"));
     }
-    // (an answer the program wrote has no figures, but its trace still has the run's steps)
+    // the reply's total time: an answer the program wrote has it too
+    if (timings && timings.total_ms != null) parts.push("total " + formatDuration(timings.total_ms));
+    // (a reply with no figures, e.g. ended before any, still has its trace)
     const traced = isAdmin && typeof traceId === "string" && /^[0-9a-f]{32}$/.test(traceId);
     if (!parts.length && !traced) return;
     const span = document.createElement("span");
     span.className = "timings";
-    span.title = "Time waiting in the queue · time to first token · decode speed · tokens generated";
+    span.title = "Time waiting in the queue · time to first token · decode speed · tokens generated · total time of the reply";
     for (const text of parts) {
       const part = document.createElement("span");
       part.className = "timing";

@@ -37,7 +37,8 @@ def done_frame(done: Done) -> dict[str, Any]:
             "usage": {"prompt_tokens": done.usage.get("prompt_tokens"),
                       "completion_tokens": done.usage.get("completion_tokens")},
             "timings": {"queue_ms": done.timings.get("queue_ms"), "ttft_ms": done.timings.get("ttft_ms"),
-                        "decode_tokens_per_s": done.timings.get("decode_tokens_per_s")},
+                        "decode_tokens_per_s": done.timings.get("decode_tokens_per_s"),
+                        "total_ms": done.timings.get("total_ms")},
             "error": done.error, "sources": list(done.sources), "content": done.content,
             "trace_id": done.trace_id}
 

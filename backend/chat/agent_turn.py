@@ -147,6 +147,7 @@ class AgentTurns:
                                         reply.markdown.html)
             reply.publish(delta)
 
+        started = time.monotonic()  # the reply's total time (not self._clock: tests pass a fake one)
         try:
             result = await runner.run(conversation_id=turn.conversation_id, user_id=reply.user_id,
                                       message_id=reply.message_id, messages=turn.messages, params=turn.params,
@@ -154,31 +155,36 @@ class AgentTurns:
         except asyncio.CancelledError:  # cancelled outright (shutdown past its wait): the steps that ended count
             if generation is not None and runner.meter is not None:
                 cut = RunResult("", "stopped", "", used=runner.meter.used())
-                generation.account_outside(AgentTurns.usage(cut, FINISH_ABORT))
+                generation.account_outside(AgentTurns.usage(cut, FINISH_ABORT, _ms_since(started)))
             raise
+        e2e_ms = _ms_since(started)
         if result.sources:
             turn.sources = cited_sources(result.sources, result.text)
             await asyncio.to_thread(self._store_sources, reply.message_id, turn.sources)
-        ending = _ending(result, generation.ended_reason if generation is not None else None)
+        ending = _ending(result, generation.ended_reason if generation is not None else None, e2e_ms)
         if generation is not None:
             generation.account_outside(ending.done)  # type: ignore[arg-type]
         return ending
 
     @staticmethod
-    def usage(result: RunResult, finish_reason: str) -> GenerationDone:
+    def usage(result: RunResult, finish_reason: str, e2e_ms: float | None = None) -> GenerationDone:
         """The run's final event for the reply: prompt and completion tokens each summed over
         its model steps (BudgetMeter.used()); timings as a plain reply's footer shows them:
         queue_ms and ttft_ms of the run's first model step (how long the engine kept the person
         waiting before it started, and its prompt's prefill: the tool steps' time is in the
         trace, not here), decode_tokens_per_s of its last model step (the answer when it is
-        done). None where no step generated (all reused from the records, or none started)."""
+        done). None where no step generated (all reused from the records, or none started).
+        e2e_ms: the run's wall time in milliseconds (AgentRunner.run, call to return), the
+        reply's total time (Message.total_ms) and, through account_outside, the request's one
+        e2e observation in the metrics (the model steps record none of their own); None when
+        not measured."""
         used = result.used
         steps = result.model_steps
         first = steps[0] if steps else GenerationDone(finish_reason)
         last = steps[-1] if steps else GenerationDone(finish_reason)
         return GenerationDone(finish_reason, int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0)),
                               queue_ms=first.queue_ms, ttft_ms=first.ttft_ms,
-                              decode_tokens_per_s=last.decode_tokens_per_s)
+                              decode_tokens_per_s=last.decode_tokens_per_s, e2e_ms=e2e_ms)
 
     def stored_steps(self, user_id: str, message_id: str) -> list[AgentStepEvent]:
         """The steps of `user_id`'s reply `message_id` as its run last published them (none for
@@ -206,15 +212,22 @@ def cited_sources(sources: Sequence[Any], answer: str) -> list[Any]:
     return kept or list(sources)
 
 
-def _ending(result: RunResult, ended_reason: str | None) -> Ending:
+def _ms_since(started: float) -> float:
+    """Milliseconds from `started` (time.monotonic() seconds) to now."""
+    return (time.monotonic() - started) * 1000.0
+
+
+def _ending(result: RunResult, ended_reason: str | None, e2e_ms: float | None = None) -> Ending:
     """The reply's Ending for a run's result. ended_reason: why the server ended the reply's
-    generation (then the reply is "interrupted"), else None."""
+    generation (then the reply is "interrupted"), else None. e2e_ms: the run's wall time in
+    milliseconds (AgentTurns.usage)."""
     if result.status == "done":
         # the answer cut at max_tokens is "length", as a plain reply's: "Cut at the token limit", Continue
         answer = result.model_steps[-1] if result.model_steps else None
         finish = FINISH_LENGTH if answer is not None and answer.finish_reason == FINISH_LENGTH else FINISH_STOP
-        return Ending(finish, "complete", None, AgentTurns.usage(result, finish))
-    done = AgentTurns.usage(result, FINISH_ERROR if result.status not in ("budget", "stopped") else FINISH_ABORT)
+        return Ending(finish, "complete", None, AgentTurns.usage(result, finish, e2e_ms))
+    done = AgentTurns.usage(result, FINISH_ERROR if result.status not in ("budget", "stopped") else FINISH_ABORT,
+                            e2e_ms)
     if result.status == "budget":  # the notice under the partial answer, never its text
         return Ending(FINISH_ABORT, "complete", result.ending, done)
     if result.status == "stopped":

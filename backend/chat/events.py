@@ -62,7 +62,8 @@ class Done:
     """The reply ended. status: complete | interrupted | error. html: the whole reply, rendered.
 
     usage: {"prompt_tokens", "completion_tokens"} (None when unknown, e.g. after an abort).
-    timings: {"queue_ms", "ttft_ms", "decode_tokens_per_s"} in ms, ms and tokens/s (or None).
+    timings: {"queue_ms", "ttft_ms", "decode_tokens_per_s", "total_ms"} in ms, ms, tokens/s and ms
+    (or None); total_ms: how long the reply took (Message.total_ms, GenerationDone.e2e_ms).
     sources: the citations of the documents the prompt quoted (backend.rag.sources.citation
     dicts); empty when the turn used no documents. seq: the reply's last delta number.
     trace_id: the trace of the turn that made it (backend/tracing.py; the admin's waterfall).
@@ -135,7 +136,8 @@ def stored_outcome(row: Message, client_msg_id: str | None = None) -> Done | Cha
         status=row.status,
         html=row.html,
         usage={"prompt_tokens": row.prompt_tokens, "completion_tokens": row.completion_tokens},
-        timings={"queue_ms": row.queue_ms, "ttft_ms": row.ttft_ms, "decode_tokens_per_s": row.decode_tokens_per_s},
+        timings={"queue_ms": row.queue_ms, "ttft_ms": row.ttft_ms, "decode_tokens_per_s": row.decode_tokens_per_s,
+                 "total_ms": row.total_ms},
         error=row.error,
         sources=load_sources(row.sources),
         content=row.content,
@@ -156,7 +158,7 @@ def done_of(message_id: str, html: str, finish_reason: str, status: str, error: 
         usage={"prompt_tokens": final.prompt_tokens if final else None,
                "completion_tokens": final.completion_tokens if final else None},
         timings={"queue_ms": timing.queue_ms, "ttft_ms": timing.ttft_ms,
-                 "decode_tokens_per_s": timing.decode_tokens_per_s},
+                 "decode_tokens_per_s": timing.decode_tokens_per_s, "total_ms": timing.e2e_ms},
         error=error,
         sources=list(sources),
         seq=seq,

@@ -372,6 +372,7 @@ def finish(session_factory: sessionmaker[Session], message_id: str, conversation
         values.update(
             prompt_tokens=done.prompt_tokens, completion_tokens=completion,
             queue_ms=done.queue_ms, ttft_ms=done.ttft_ms, decode_tokens_per_s=done.decode_tokens_per_s,
+            total_ms=done.e2e_ms,
         )  # fmt: skip
     try:
         with session_factory() as db:

@@ -220,6 +220,48 @@ def test_0005_links_every_existing_message_into_one_branch(tmp_path):
     engine.dispose()
 
 
+def test_0014_adds_messages_total_ms_and_its_downgrade_keeps_the_search_index(tmp_path):
+    url = f"sqlite:///{tmp_path / 'total.db'}"
+    command.upgrade(alembic_config(url), "0013")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO users (id, username, username_key, password_hash, created_at) "
+                          "VALUES ('u', 'u', 'u', 'x', '2026-01-01 00:00:00')"))
+        conn.execute(text("INSERT INTO conversations (id, user_id, title, created_at, updated_at) "
+                          "VALUES ('c', 'u', 'old', '2026-01-01', '2026-01-01')"))
+        for i, content in enumerate(("hello walrus", "gone", "and more")):
+            conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
+                              "status, created_at, updated_at) VALUES (:id, 'c', 'u', :i, 'assistant', :content, "
+                              "'', 'complete', '2026-01-01', '2026-01-01')"),
+                         {"id": f"m{i}", "i": i, "content": content})
+        conn.execute(text("DELETE FROM messages WHERE id = 'm1'"))  # a gap: the downgrade's copy renumbers rowids
+    run_migrations(url)
+    with engine.begin() as conn:  # rows from before have none
+        assert conn.execute(text("SELECT id, total_ms FROM messages ORDER BY position")).all() == [
+            ("m0", None), ("m2", None)]
+        conn.execute(text("UPDATE messages SET total_ms = 1234.5 WHERE id = 'm0'"))
+    command.downgrade(alembic_config(url), "0013")
+    assert "total_ms" not in {c["name"] for c in inspect(engine).get_columns("messages")}
+    with engine.begin() as conn:
+        assert conn.execute(text("SELECT id, content FROM messages ORDER BY position")).all() == [
+            ("m0", "hello walrus"), ("m2", "and more")]
+        # batch mode copied the table: its search triggers and index entries are made again (0006)
+        triggers = {n for (n,) in conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))}
+        assert {"messages_fts_ai", "messages_fts_ad", "messages_fts_au"} <= triggers
+        rows = conn.execute(text("SELECT rowid, id FROM messages ORDER BY rowid")).all()
+        assert conn.execute(text("SELECT rowid, message_id FROM messages_fts ORDER BY rowid")).all() == rows
+        conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
+                          "status, created_at, updated_at) VALUES ('m3', 'c', 'u', 3, 'user', 'narwhal', '', "
+                          "'complete', '2026-01-01', '2026-01-01')"))  # indexed by the trigger
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT message_id FROM messages_fts WHERE messages_fts MATCH 'walrus OR narwhal' "
+                                 "ORDER BY rowid")).all() == [("m0",), ("m3",)]
+    run_migrations(url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT total_ms FROM messages WHERE id = 'm0'")).scalar() is None
+    engine.dispose()
+
+
 @pytest.mark.sqlite_only
 def test_search_triggers_exist_at_head(db_engine):
     # A batch-mode rebuild of messages or conversations drops their triggers with the old

@@ -233,3 +233,45 @@ def test_a_follow_up_never_carries_a_side_effect_of_an_earlier_message(client, f
         until_done(ws)
     assert sorted(n.text for n in app_state(client).notes.list(user_id(client, token))) == [
         "pick up 4 tyres at 5", "the locker code is 1234"]
+
+
+
+def test_an_answer_the_program_wrote_has_its_total_time_in_the_done_the_row_the_footer_and_the_metrics(client, fake):
+    # An answer no model step wrote (the time, said by the program) has no queue, TTFT, tok/s or
+    # tokens: its footer showed nothing (or only "Trace" for admins). It now has the run's wall
+    # time, stored with the reply, shown as "total …", and observed once as the request's e2e.
+    import re
+    import uuid
+
+    from sqlalchemy import select
+
+    from backend.models import Message
+
+    from .conftest import use_session, wait_until
+    from .test_metrics_routes import samples
+
+    admin = sign_up(client, "admin")  # the first account is the admin: alice's footer has no Trace link
+    conversation_id = tools_on(client, sign_up(client, "alice"), policy="planned")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": conversation_id,
+                      "text": "What time is it now?", "timezone": "Asia/Tokyo"})
+        assert ws.receive_json()["type"] == "ack"
+        done = until_done(ws)[-1]
+    assert fake.requests == []  # no model step: the program wrote the answer
+    assert done["status"] == "complete" and done["content"].startswith("It's ")
+    timings = dict(done["timings"])
+    total_ms = timings.pop("total_ms")
+    assert isinstance(total_ms, float) and total_ms > 0
+    assert timings == {"queue_ms": None, "ttft_ms": None, "decode_tokens_per_s": None}
+    with app_state(client).conversations._sessions() as db:
+        assert db.scalar(select(Message.total_ms).where(Message.id == done["message_id"])) == total_ms
+    page = client.get(f"/c/{conversation_id}").text
+    footer = re.search(r'<span class="timings" title="[^"]*">(.*?)</span>\s*</footer>', page, re.S)
+    assert footer is not None, "no footer under the program's answer"
+    assert re.fullmatch(r'<span class="timing">total \d+(?: ms|\.\d\d s)</span>', footer.group(1)), footer.group(1)
+    # The run's wall time is the request's one e2e observation (its steps record none of their own).
+    use_session(client, admin)
+    e2e = wait_until(lambda: (v := samples(client.get("/metrics").text))[
+        ("crescent_e2e_request_latency_seconds_count", ())] and v, what="the run's e2e observation")
+    assert e2e[("crescent_e2e_request_latency_seconds_count", ())] == 1
+    assert e2e[("crescent_e2e_request_latency_seconds_sum", ())] == pytest.approx(total_ms / 1000.0)

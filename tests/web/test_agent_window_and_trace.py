@@ -163,11 +163,16 @@ def test_an_agent_turns_trace_has_each_model_step_with_the_engines_spans_and_the
     token, conversation_id, frames = one_turn(client)
     done = frames[-1]
     assert done["status"] == "complete"
-    # The first model step's queue and TTFT, the answer step's decode speed (WindowedModel: request i).
-    assert done["timings"] == {"queue_ms": 10.0, "ttft_ms": 100.0, "decode_tokens_per_s": 1001.0}
+    # The first model step's queue and TTFT, the answer step's decode speed (WindowedModel: request i),
+    # the run's wall time.
+    timings = dict(done["timings"])
+    total_ms = timings.pop("total_ms")
+    assert timings == {"queue_ms": 10.0, "ttft_ms": 100.0, "decode_tokens_per_s": 1001.0}
+    assert isinstance(total_ms, float) and total_ms > 0
     stored = next(m for m in client.get(f"/api/conversations/{conversation_id}").json()["messages"]
                   if m["id"] == done["message_id"])  # the footer after a reload
-    assert (stored["queue_ms"], stored["ttft_ms"], stored["decode_tokens_per_s"]) == (10.0, 100.0, 1001.0)
+    assert (stored["queue_ms"], stored["ttft_ms"], stored["decode_tokens_per_s"], stored["total_ms"]) == (
+        10.0, 100.0, 1001.0, total_ms)
     trace_id = done["trace_id"]
     store = tracing.store()
     assert store is not None and tracing.valid_trace_id(trace_id)

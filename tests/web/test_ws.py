@@ -125,7 +125,8 @@ def test_send_streams_ack_deltas_done_and_stores_the_reply(client: TestClient, f
     assert "<strong>world</strong>" in done["html"]
     assert done["usage"]["completion_tokens"] == len(fake.tokens)
     assert done["usage"]["prompt_tokens"] > 0
-    assert set(done["timings"]) == {"queue_ms", "ttft_ms", "decode_tokens_per_s"}
+    assert set(done["timings"]) == {"queue_ms", "ttft_ms", "decode_tokens_per_s", "total_ms"}
+    assert done["timings"]["total_ms"] == 9.5  # the engine's arrival to finish (FakeGenerator's e2e_ms)
 
     # The generator saw the user's text as the last prompt message.
     assert fake.requests[-1][1][-1].role == "user"
@@ -136,11 +137,44 @@ def test_send_streams_ack_deltas_done_and_stores_the_reply(client: TestClient, f
     assert stored["content"] == "".join(fake.tokens)
     assert stored["status"] == "complete"
     assert stored["finish_reason"] == "stop"
+    assert stored["total_ms"] == 9.5
 
-    # The page shows the reply's timings, queue time first (the fake waited 1.5 ms, TTFT 2.5 ms).
+    # The page shows the reply's timings, queue time first (the fake waited 1.5 ms, TTFT 2.5 ms),
+    # its total time last (e2e 9.5 ms).
     page = client.get(f"/c/{ack['conversation_id']}").text
     assert ('<span class="timing">queue 2 ms</span><span class="timing">TTFT 2 ms</span>'
-            '<span class="timing">100.0 tok/s</span><span class="timing">4 tokens</span>') in page
+            '<span class="timing">100.0 tok/s</span><span class="timing">4 tokens</span>'
+            '<span class="timing">total 10 ms</span>') in page
+
+
+def test_a_finished_replys_footer_ends_with_its_total_time(client: TestClient, fake: FakeGenerator) -> None:
+    # messages.total_ms is the footer's last figure ("N ms" under a second, else seconds); a reply
+    # with no other figure (an answer the program wrote: no tokens, no queue or TTFT) shows it alone.
+    from sqlalchemy import update
+
+    from backend.models import Message
+
+    sign_up(client, "admin")  # the first account is the admin: alice gets no Trace link
+    sign_up(client, "alice")
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json(send_frame("Say hello"))
+        ack, *_ = receive_until(ws)
+    footer = re.compile(r'<span class="timings" title="([^"]*)">(.*?)</span>\s*</footer>', re.S)
+    with app_state(client).conversations._sessions() as db:
+        db.execute(update(Message).where(Message.id == ack["assistant_message_id"]).values(total_ms=1234.5))
+        db.commit()
+    page = client.get(f"/c/{ack['conversation_id']}").text
+    title, figures = footer.search(page).groups()
+    assert title.endswith("tokens generated · total time of the reply")
+    assert figures.endswith('<span class="timing">4 tokens</span><span class="timing">total 1.23 s</span>')
+    with app_state(client).conversations._sessions() as db:
+        db.execute(update(Message).where(Message.id == ack["assistant_message_id"]).values(
+            total_ms=42.0, queue_ms=None, ttft_ms=None, decode_tokens_per_s=None, completion_tokens=0))
+        db.commit()
+    page = client.get(f"/c/{ack['conversation_id']}").text
+    assert footer.search(page).group(2) == '<span class="timing">total 42 ms</span>'
+    stored = stored_message(client, ack["conversation_id"], ack["assistant_message_id"])
+    assert stored["total_ms"] == 42.0
 
 
 def test_second_send_continues_the_conversation_with_its_history(client: TestClient, fake: FakeGenerator) -> None:

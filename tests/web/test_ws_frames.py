@@ -18,10 +18,12 @@ def test_each_frame_has_exactly_its_documented_fields() -> None:
         "committed_html": "<p>c</p>", "tail_html": "<p>t</p>"}
     assert event_frame(Delta("a", 3, "x", "", "", reset=True))["reset"] is True
     done = event_frame(Done("a", "stop", "complete", "<p>x</p>", {"prompt_tokens": 3, "completion_tokens": 1},
-                            {"queue_ms": 1.0, "ttft_ms": 2.0, "decode_tokens_per_s": 9.0}, None, [], seq=1))
+                            {"queue_ms": 1.0, "ttft_ms": 2.0, "decode_tokens_per_s": 9.0, "total_ms": 1234.5}, None, [],
+                            seq=1))
     assert done == {"type": "done", "message_id": "a", "seq": 1, "finish_reason": "stop", "status": "complete",
                     "html": "<p>x</p>", "usage": {"prompt_tokens": 3, "completion_tokens": 1},
-                    "timings": {"queue_ms": 1.0, "ttft_ms": 2.0, "decode_tokens_per_s": 9.0}, "error": None,
+                    "timings": {"queue_ms": 1.0, "ttft_ms": 2.0, "decode_tokens_per_s": 9.0, "total_ms": 1234.5},
+                    "error": None,
                     "sources": [], "content": "", "trace_id": None}
     assert event_frame(ChatFailed("rate_limited", "wait", "c", None, 7)) == {
         "type": "error", "code": "rate_limited", "message": "wait", "client_msg_id": "c", "retry_after_s": 7}

@@ -57,6 +57,7 @@ from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge, within_free_distance
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band, volume_discount
+from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import under_named_heading, wider_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
@@ -433,6 +434,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     added = {sentence: amount for kind, amount, sentence, _ in surcharges if kind in "+-"}
     priced = [(h, without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
     out = _candidates(question, priced, embed, evaluate)
+    # "a grand that hasn't been tuned in like 2 years" over "1 to 3 years ago: Upright $205; Grand $240": first
+    row = elapsed_row(question, [s for _, s in priced])
+    if row is not None:
+        out = _valid([row] + out, evaluate)
     # "2 adults and 3 kids"; else the things named ("a midi skip plus a road permit"), not in an adjustment's
     # sentence ("Membership ... costs €30 per year and gives members a 10% discount": no membership bought)
     adjusting = {c[2] for c in surcharges} | ({discount[1]} if discount else set())

@@ -439,7 +439,9 @@ def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> li
         if counted and _money_in_question(number, question):
             return "money"
         if counted and _measures_in_question(number, question) - {"duration"}:
-            return "measure"  # "my 90 gal reef tank"
+            # "my 90 gal reef tank"; (but a figure the passages price too may be that price: "25 km from Kingston"
+            # over "Zone B, 15 to 40 km: $25", blind set 80)
+            return "priced" if _price_sentences(number, sentences) else "measure"
         if counted:
             return "count"
         found = [s for s in sentences if _occurrences(number, s)]

@@ -107,3 +107,26 @@ def test_the_first_of_a_thing_and_each_additional_one():
     assert first("3 hours of labour, how much?", "LABOUR\nFirst hour: £60\nEach additional hour: £40\n") == 60 + 2 * 40
     assert first("how much to walk my 3 dogs?", "Dog walking: £15 for the first dog, £8 for each additional dog.\n") == 31
     assert first("how much to fit 4 tyres?", "Tyre fitting: first tyre $25, each extra tyre $15\n") == 25 + 3 * 15
+
+
+TUNING = ("HARBOUR PIANO CARE - RATES\nAll prices in Canadian dollars and BEFORE 13% HST.\n\n"
+          "TUNING (priced by time since the piano was last tuned)\nLast tuned | Upright | Grand\n"
+          "Within 12 months | $150 | $180\n1 to 3 years ago | $190 | $225\nOver 3 years | $245 | $280\n\n"
+          "TRAVEL\nZone A, within 10 km: free\nZone B, 10 to 30 km: $20\n\n"
+          "POLICIES\nIf nobody is home or the piano cannot be reached, we charge the travel fee for your zone plus $60.\n")
+
+
+def test_a_row_of_the_time_since_a_thing_was_last_done():
+    # "hasn't been tuned in like 2 years" is the "1 to 3 years ago" row's grand, not 2 of anything
+    assert first("how much to tune a grand that hasnt been tuned in like 2 years? before tax", TUNING) == 225
+    assert first("upright, last tuned about 8 months ago. how much for a tuning incl HST?", TUNING) == Fraction(150 * 113, 100)
+    assert first("my upright hasn't been tuned in 5 years, how much before hst?", TUNING) == 245
+    # ("last year" is on both rows' bound: the row within it; "2 uprights": both of them)
+    assert first("2 uprights, both tuned last year. total before hst?", TUNING) == 300
+
+
+def test_a_charge_of_a_visit_that_goes_wrong_is_no_charge_of_every_visit():
+    # "If nobody is home ... the travel fee for your zone plus $60" is not added to a tuning; the zone is, though
+    # the customer's distance is the same figure as its fee
+    assert first("I'm about 20 km from you. Upright, tuned last year. What's the total before HST including travel?",
+                 TUNING) == 170

@@ -42,6 +42,7 @@ from typing import Sequence
 from backend.agent.numerals import expression_figures, number_pattern, with_digits
 from backend.agent.operations import asks_how_many, asks_money
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
+from backend.agent.tools.bands import inside_band
 from backend.agent.tools.pricing import PRICE
 
 # A measure's units after a number, by kind ("20 km", "45 cm", "3 kg", "12 sq m").
@@ -439,9 +440,10 @@ def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> li
         if counted and _money_in_question(number, question):
             return "money"
         if counted and _measures_in_question(number, question) - {"duration"}:
-            # "my 90 gal reef tank"; (but a figure the passages price too may be that price: "25 km from Kingston"
-            # over "Zone B, 15 to 40 km: $25", blind set 80)
-            return "priced" if _price_sentences(number, sentences) else "measure"
+            # "my 90 gal reef tank"; (but a figure a row holding the measure prices may be that price: "25 km from
+            # Kingston" over "Zone B, 15 to 40 km: $25", blind set 80)
+            return ("priced" if any(inside_band(question, s) for s in _price_sentences(number, sentences))
+                    else "measure")
         if counted:
             return "count"
         found = [s for s in sentences if _occurrences(number, s)]

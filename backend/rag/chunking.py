@@ -4,7 +4,8 @@ Structure first: a Markdown heading (ATX `#` lines, outside code fences) always 
 chunk (a heading with no text before the next heading joins that next chunk), and each chunk
 records the heading path above it. Inside a section, whole paragraphs are
 packed together; a paragraph that does not fit starts the next chunk when the current one is at
-least half full, otherwise it is split at sentence ends (and an over-long sentence at words).
+least half full, otherwise it is split at sentence ends (an over-long sentence at its line ends,
+so that no row of a price list is cut from its price, and an over-long line at words).
 Consecutive chunks of one section overlap by the trailing sentences of the previous chunk, up to
 `overlap_tokens`. Tokens are counted by any `count_tokens(text) -> int` (the embedder's
 tokenizer in production; `approx_token_count` by default).
@@ -22,7 +23,8 @@ CountTokens = Callable[[str], int]
 HEADING_SEPARATOR = " > "
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
+# (not dot leaders: "Small (up to 5 cm) ........ $150" is one row, not a sentence ending before its price)
+_SENTENCE_END = re.compile(r"(?<=[.!?。])(?<!\.\.)\s+")
 _PIECE = re.compile(r"\w{1,6}|[^\w\s]")
 # Characters per token a chunk may hold at most (English averages about 4).
 MAX_CHARS_PER_TOKEN = 8
@@ -48,12 +50,14 @@ class Chunk:
 
 @dataclass
 class _Unit:
-    """A sentence (or a word window of an over-long one). starts_paragraph: a new paragraph."""
+    """A sentence (or lines of an over-long one, or a word window of an over-long line).
+    starts_paragraph: a new paragraph; starts_line: a new line of the same sentence."""
 
     text: str
     tokens: int
     page: int | None
     starts_paragraph: bool
+    starts_line: bool = False
 
 
 def chunk_pages(
@@ -153,16 +157,23 @@ def _units(text: str, page: int | None, count_tokens: CountTokens, max_tokens: i
         if tokens <= max_tokens:
             units.append(_Unit(sentence, tokens, page, not units))
             continue
-        window: list[str] = []
-        for word in sentence.split():
-            if window and count_tokens(" ".join(window + [word])) > max_tokens:
+        # an over-long sentence is cut at its line ends first (a price list's rows, a table's lines: no
+        # row is cut from its price), then a line longer than a chunk at words
+        for i, line in enumerate(part for part in sentence.split("\n") if part.strip()):
+            line_tokens = count_tokens(line)
+            if line_tokens <= max_tokens:
+                units.append(_Unit(line, line_tokens, page, not units, starts_line=i > 0))
+                continue
+            window: list[str] = []
+            for word in line.split():
+                if window and count_tokens(" ".join(window + [word])) > max_tokens:
+                    piece = " ".join(window)
+                    units.append(_Unit(piece, count_tokens(piece), page, not units))
+                    window = []
+                window.append(word)
+            if window:
                 piece = " ".join(window)
                 units.append(_Unit(piece, count_tokens(piece), page, not units))
-                window = []
-            window.append(word)
-        if window:
-            piece = " ".join(window)
-            units.append(_Unit(piece, count_tokens(piece), page, not units))
     return units
 
 
@@ -210,6 +221,6 @@ def _join(units: list[_Unit]) -> str:
     parts: list[str] = []
     for i, unit in enumerate(units):
         if i:
-            parts.append("\n\n" if unit.starts_paragraph else " ")
+            parts.append("\n\n" if unit.starts_paragraph else "\n" if unit.starts_line else " ")
         parts.append(unit.text)
     return "".join(parts)

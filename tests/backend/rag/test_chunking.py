@@ -89,3 +89,16 @@ def test_a_heading_without_text_joins_the_next_chunk():
     ]
     only = chunk_pages([Page("# Lonely heading")], max_tokens=50, overlap_tokens=0)
     assert [(c.heading_path, c.text) for c in only] == [("Lonely heading", "# Lonely heading")]
+
+
+def test_a_price_list_is_cut_at_its_line_ends_never_between_a_row_and_its_price():
+    # dot leaders end no sentence ("Small (up to 5 cm) ........ $150" is one row), and a paragraph too long
+    # for a chunk is cut at its lines before its words
+    rows = [f"Design {i} (up to {i} cm) ........................ ${100 + i}" for i in range(40)]
+    text = "FLASH DESIGNS\n" + "\n".join(rows)
+    chunks = chunk_pages([Page(text, None)], approx_token_count, 60, 10)
+    assert len(chunks) > 2
+    for chunk in chunks:
+        for line in chunk.text.split("\n"):
+            assert line in rows or line == "FLASH DESIGNS", line
+    assert {line for c in chunks for line in c.text.split("\n")} >= set(rows)

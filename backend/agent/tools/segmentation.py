@@ -415,6 +415,10 @@ _PRICED_ROW = re.compile(r"^[ \t]*[^\s:][^:\n]{0,80}(?::|[ \t][-–—](?=[ \t]*
 _SUB_ROW = re.compile(r"[ \t]+(?:[0-9]|[a-z])")
 
 
+# A line of prose opening with a capital word and running to a sentence's end: a note under a price list's rows.
+_NOTE_LINE = re.compile(r"^[A-Z][a-z]+\s+[a-z][^\n]*[.!?]\s*$")
+
+
 def _rows_apart(text: str) -> str:
     """`text` with a blank line between two rows of a price list that follow each other
     (_PRICED_ROW): a row ending in a word ("$3.50 each") ran on into the next one, whose label
@@ -426,6 +430,10 @@ def _rows_apart(text: str) -> str:
         # (not an indented row going on with the one above: "Standard house key: $3.50 each" /
         # "  10 or more copies of the same key: $2.75 each" is one thing's two prices)
         if i and _PRICED_ROW.match(line) and _PRICED_ROW.match(lines[i - 1]) and not _SUB_ROW.match(line):
+            out.append("")
+        # (nor a row ending in a word and a note of its own after it: "Guest artists: $220 per hour" / "Sessions
+        # longer than 30 minutes are charged at the hourly rate ...", blind set 77)
+        elif i and _PRICED_ROW.match(lines[i - 1]) and _NOTE_LINE.match(line) and not _PRICED_ROW.match(line):
             out.append("")
         out.append(line)
     return "\n".join(out)

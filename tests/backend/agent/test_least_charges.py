@@ -130,3 +130,28 @@ def test_a_charge_of_a_visit_that_goes_wrong_is_no_charge_of_every_visit():
     # the customer's distance is the same figure as its fee
     assert first("I'm about 20 km from you. Upright, tuned last year. What's the total before HST including travel?",
                  TUNING) == 170
+
+
+STUDIO = ("INKWELL TATTOO - PRICES\n\nTATTOO TIME\nResident artists ............. $160 per hour\n"
+          "Guest artists ................ $200 per hour\n"
+          "Sessions longer than 30 minutes are charged at the hourly rate from the first minute.\n\n"
+          "DEPOSITS\nAll bookings need a deposit to secure the date: Sessions of up to 4 hours: $100\n\n"
+          "AFTERCARE\nAftercare balm: $18\n")
+
+
+def test_a_session_s_length_at_an_hourly_rate_and_the_artist_it_is_with():
+    # "a 3 hour session" at "$160 per hour" is 3 hours of it; no deposit ("Sessions of up to 4 hours: $100" in a
+    # list of deposits) and no other artist ("Guest artists") is added
+    assert first("how much would a 3 hour session with one of your resident artists cost", STUDIO) == 480
+    # "with a guest artist" names the time's artist, not an extra beside another thing
+    assert first("how much for 2 hours with a guest artist?", STUDIO) == 400
+    # but an extra after a thing named is added ("with the aftercare balm")
+    assert first("2 hours with a resident artist, with the aftercare balm too. how much?", STUDIO) == 320 + 18
+
+
+def test_a_note_under_a_row_is_a_sentence_of_its_own():
+    from backend.agent.tools.segmentation import text_sentences
+    sentences = [s for _, s in text_sentences(STUDIO)]
+    assert "Guest artists: $200 per hour" in sentences
+    assert "Sessions longer than 30 minutes are charged at the hourly rate from the first minute." in sentences
+

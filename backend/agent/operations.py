@@ -413,7 +413,9 @@ def asks_cost(text: str) -> bool:
 # A price asked by name: "what's the delivery charge?", "what will my bill be".
 _PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the\s+|my\s+|our\s+)?(?:[a-z-]+\s+){0,3}"
                           r"(?:charge|fee|cost|price|fare|bill|total)\b(?!\s+(?:number|count|amount\s+of\s+(?!money)))|\bwhat\s+will\s+(?:my|our|the)\s+bill\b"
-                          r"|\bwhat(?:'s|s|\s+is)\s+(?:that|it)\s+(?:per|a|for\s+each)\s+(?:person|head)\b", _FLAGS)
+                          r"|\bwhat(?:'s|s|\s+is)\s+(?:that|it)\s+(?:per|a|for\s+each)\s+(?:person|head)\b"
+                          # "whats the final amount?", "the amount due" (blind set 79)
+                          r"|\b(?:final|total|full|overall)\s+amount\b|\bamount\s+(?:due|owed|payable|to\s+pay|charged)\b", _FLAGS)
 
 
 def asks_price(text: str) -> bool:

@@ -62,6 +62,8 @@ _ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|cov
                         rf"|\b(?:the\s+)?first\s+{_UNIT}\b(?!\s*[0-9])",
                         re.IGNORECASE)  # ("Beyond 5 miles we charge £1.50 per mile": 5 free)
 _PRICE = re.compile(SIGNED_PRICE)
+# A rate's second unit right after it: "£15 per night" of "Each additional dog: £15 per night".
+_SECOND_UNIT = re.compile(r"\s*(?:per|an?|each|/)\s*([a-z]+)\b", re.IGNORECASE)
 _FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost)\b", re.IGNORECASE)
 # The amount a question gives: "for 5 hours", "12 miles away", "I live 8 miles from" (not "the 4-hour package").
 _ASKED = re.compile(rf"(?<![\w.,$€£¥]){AMOUNT}\s*{_UNIT}\b", re.IGNORECASE)
@@ -115,6 +117,11 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             before = [sentences[i - 1]] if i and (opens or _shared(sentences[i - 1], sentence, unit)) else []
             context = [sentence[:rate.start()]] + before
             expression = _beyond(context, unit, amount, price, block)
+            # ("First dog: £25 per night / Each additional dog: £15 per night" for "2 dogs for 3 nights": per night too)
+            again = _SECOND_UNIT.match(sentence, rate.end())
+            if expression is not None and again is not None and _unit(again.group(1)) != unit:
+                times = asked.get(_unit(again.group(1))) or next(iter(counts_of(question, again.group(1))), None)
+                expression = f"({expression}) * {times}" if times is not None else None
             included = _INCLUDED_IN.search(sentence[:rate.start()])
             # the fee's price from another sentence (not this one's rate)
             base = price_of(included.group(1), sentence) if included and price_of is not None and expression else None

@@ -514,10 +514,28 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str], que
             continue
         if price is None:
             return None
+        if count in ("1", OPTIONAL):  # "re-sand it" over "Re-sanding: £1.10 per m2" for "a 100 m2 drive": its area
+            count = _measure_of(price, sentences, question) or count
         terms.append(price if count in ("1", OPTIONAL) else f"{count} * {price}")
     if len(terms) < min(2, len(items)):
         return None  # "3 bouquets and a card": the card has no price, and one thing is no basket
     return " + ".join(terms) if terms else None
+
+
+# A price per a measure ("£1.10 per m2", "$4 per kg", "€6 per metre").
+_PER_MEASURE = r"\s*(?:per|/|a)\s*(m2|m²|sq\.?\s*m|sqm|kg|kilo|metre|meter|linear\s+metre|ft|foot|sq\.?\s*ft|litre|liter)(?![\w²])"
+
+
+def _measure_of(price: str, sentences: Sequence[str], question: str) -> str | None:
+    """The measure `question` gives in the unit `price` is per in `sentences` ("100" for "a 100 m2
+    drive" over "Re-sanding: £1.10 per m2"), or None."""
+    for sentence in sentences:
+        for m in re.finditer(rf"[$€£¥]\s*{re.escape(price)}(?![0-9]){_PER_MEASURE}", sentence, re.IGNORECASE):
+            unit = re.sub(r"[\s.]", "", m.group(1).lower())
+            found = counts_of(question, unit if unit not in ("m²", "sqm") else "m2")
+            if len(found) == 1:
+                return found[0]
+    return None
 
 
 # A deposit (paid back): a bill adds it only when the question names it ("incl the deposit"). It is
@@ -528,7 +546,8 @@ _DEPOSIT_BEFORE = re.compile(r"\bdeposits?\s*(?:of|:|is|=)?\s*$", re.IGNORECASE)
 DEPOSIT_WORDS = frozenset({"deposit", "deposits"})
 # A list of deposits, its label naming them: "All tattoo bookings need a deposit to secure the date: Sessions of up
 # to 4 hours ...: $100" (blind set 77).
-_DEPOSIT_LIST = re.compile(r"\bdeposits?\b[^.;$€£¥:]{0,40}:", re.IGNORECASE)
+# (not an aside on the list that follows: "All prices below (a 30% non-refundable deposit is required to confirm):")
+_DEPOSIT_LIST = re.compile(r"\bdeposits?\b[^.;$€£¥:()%]{0,40}:", re.IGNORECASE)
 
 
 def is_deposit(sentence: str, prices: Sequence[re.Match[str]], i: int) -> bool:

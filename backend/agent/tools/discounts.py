@@ -134,7 +134,7 @@ def onwards(sentence: str) -> tuple[int, str] | None:
 
 # A discount for two things done together: "Driveway + patio on the same visit: 10% off", "a wash and a
 # groom booked together" (blind set 79).
-_JOINT = re.compile(r"([a-z][\w-]*)\s*(?:\+|&|\band\b|\bwith\b)\s*(?:an?\s+|the\s+)?([a-z][\w-]*)\b[^.;:]{0,30}?"
+_JOINT = re.compile(r"^\W*([a-z][\w-]*)\s*(?:\+|&|\band\b|\bwith\b)\s*(?:an?\s+|the\s+)?([a-z][\w-]*)\b[^.;:]{0,30}?"
                     r"\b(?:(?:on|at|in)\s+the\s+same\s+(?:visit|day|booking|time|trip)|together|combined|at\s+once|"
                     r"in\s+one\s+(?:visit|go|booking|trip))\b", re.IGNORECASE)
 
@@ -145,8 +145,15 @@ def _joint_unmet(subject: str, question: str) -> bool:
     m = _JOINT.search(subject)
     if m is None:
         return False
-    asked = norm_words(question)
-    return not (norm_words(m.group(1)) <= asked and norm_words(m.group(2)) <= asked)
+    asked = re.findall(r"[a-z]{3,}", question.lower())
+    return not (_names_word(m.group(1), asked) and _names_word(m.group(2), asked))
+
+
+def _names_word(word: str, asked: Sequence[str]) -> bool:
+    """Whether a word of `asked` is `word` by its stem or one begins the other ("drive" of "Driveway")."""
+    word = word.lower()
+    return any(stems(a) & stems(word) or (min(len(a), len(word)) >= 4 and (a.startswith(word) or word.startswith(a)))
+               for a in asked)
 
 
 def _onwards_unmet(sentence: str, question: str) -> bool:

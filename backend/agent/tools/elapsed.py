@@ -22,13 +22,17 @@ _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 _PERIOD = r"(years?|yrs?|months?|mos?)"
 # Months in each period as written.
 _MONTHS = {"y": 12, "m": 1}
-# A time gone by, as a question writes it: "8 months ago", "serviced 2 yrs ago", "hasn't been tuned in like 2 years",
-# "not cleaned for 6 years".
-_AGO = re.compile(rf"(?<![\w.]){_NUMBER}\s*-?\s*{_PERIOD}\s+ago\b", re.IGNORECASE)
-_NOT_SINCE = re.compile(rf"(?:\b(?:has|have|had|is|was|were)n['’]?t|\bnot|\bnever)\b[^,.;?!]{{0,30}}?\b(?:in|for)\s+"
+# The work a time since is of: "tuned", "serviced", "swept" (not "we moved house last year", "I stored with you
+# last year", "we came last year": review).
+_DONE = (r"(?:tuned|serviced|service|cleaned|swept|checked|inspected|maintained|treated|sealed|pumped|emptied|"
+         r"groomed|repaired|painted|done|descaled|flushed|tested|calibrated|regulated)")
+# A time gone by, as a question writes it: "last tuned about 8 months ago", "serviced 2 yrs ago", "hasn't been tuned
+# in like 2 years", "not cleaned for 6 years", "tuned last year".
+_AGO = re.compile(rf"\b{_DONE}\b(?:\s+\w+){{0,2}}?\s+(?:about\s+|around\s+|roughly\s+|like\s+)?{_NUMBER}\s*-?\s*"
+                  rf"{_PERIOD}\s+ago\b", re.IGNORECASE)
+_NOT_SINCE = re.compile(rf"(?:\b(?:has|have|had|is|was|were)n['’]?t|\bnot|\bnever)\b(?:\s+been)?\s+{_DONE}\b\s+(?:in|for)\s+"
                         rf"(?:the\s+last\s+|like\s+|about\s+|over\s+|around\s+)?{_NUMBER}\s*-?\s*{_PERIOD}\b", re.IGNORECASE)
-# "last year", "within the last year", "in the past 12 months": within a year.
-_LAST_YEAR = re.compile(r"\b(?:last|past)\s+year\b", re.IGNORECASE)
+_LAST_YEAR = re.compile(rf"\b{_DONE}\b(?:\s+\w+)?\s+(?:within\s+)?(?:the\s+)?(?:last|past)\s+year\b", re.IGNORECASE)
 # A row's band of time opening its line: "Within 12 months", "1 to 3 years ago", "Over 3 years", "5+ years",
 # "Less than 2 years".
 _ROW_WITHIN = re.compile(rf"^\W*(?:within|up\s+to|under|less\s+than)\s+(?:the\s+last\s+)?{_NUMBER}\s*{_PERIOD}\b", re.IGNORECASE)

@@ -59,11 +59,11 @@ from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge, within_free_distance
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band, volume_discount
 from backend.agent.tools.elapsed import elapsed_row
-from backend.agent.tools.headings import label_words, under_named_heading, wider_names
+from backend.agent.tools.headings import under_named_heading, wider_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
-from backend.agent.tools.mentions import extra_words, mentioned_difference, mentioned_total, named_extras, names_extra
+from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers, offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
@@ -79,7 +79,7 @@ from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import is_heading, rank_sentences, stems, with_answers
 from backend.agent.tools.taxes import claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
-from backend.agent.tools.units import PERIOD_NOUNS, areas, implied_conversions, stated_conversions
+from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
 
 # The most candidates one question gets: each is two scored requests of the engine, side by side
@@ -271,6 +271,12 @@ _AREA_WRITTEN = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*(?:sq\.?\s*m(?:et
 
 # A question asking what a thing adds to a bill: "how much extra would it be", "what's the additional cost".
 _ASKS_ADDED = re.compile(r"\bhow\s+much\s+extra\b|\b(?:extra|additional|added)\s+(?:cost|charge|price)\b", re.IGNORECASE)
+
+
+# A bill that is not the one being paid: "my total last time was $130", "my budget is $200", "I was quoted £80"
+# (review).
+_NOT_THIS_BILL = re.compile(r"\b(?:last\s+time|previous(?:ly)?|before|budget|quoted|quote|estimate|usually|normally|"
+                            r"was|were)\b", re.IGNORECASE)
 
 
 # A tax said to be in the amount just before: "£480 inc VAT", "$420 including tax".
@@ -491,7 +497,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = _valid([ordered, minimum] + out, evaluate)
     # "my invoice is £480 inc VAT and I want to pay by Visa credit card" over "Credit card (Visa/Mastercard): 2%
     # surcharge on the amount paid": the bill the question states is what its adjustments are laid on, first
-    stated = _STATED_BILL.search(question) if surcharges or discount is not None else None
+    stated = _STATED_BILL.search(question) if surcharges and not _NOT_THIS_BILL.search(question) else None
     if stated is not None and asks_amount(question) and not asks_how_many(question):
         out = _valid([stated.group(1).replace(",", "")] + out, evaluate)
         if _WITH_TAX_AFTER.match(question, stated.end()):  # ("£480 inc VAT": the tax is in it)
@@ -742,12 +748,6 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     # and a price for months the question is not in ("throughout August" for a question naming none) after the rest
     # and a thing named by all its label's words before one whose label says more ("Pine" before "Pine/macrocarpa mix")
     wider = wider_names(question, [s for _, s in ranked])
-    # and what the question adds to its bill after the thing it is for ("incl the cleaning fee"), unless it names
-    # nothing else ("2 hours with a guest artist" is the guest artist's time: blind set 77)
-    extras = {pair[1] for pair in ranked if names_extra(question, pair[1])}
-    besides = norm_words(question) - extra_words(question) - PERIOD_NOUNS  # (a length of time names no thing)
-    if extras and not any(label_words(s) & besides for _, s in ranked if s not in extras and not _deposits_only(s)):
-        extras = set()
     # and the lines under a heading naming the question's kind of thing first ("COMMERCIAL & FARM SYSTEMS" for a farm shed)
     headed, heading_words = headed if headed is not None else under_named_heading(question, sentences)
     # (a sentence of a tax's rate alone prices nothing: "All prices are before 5% GST" is no price of "3 hours")
@@ -760,7 +760,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
                                               not held_counts(question, pair[1]),
                                               (_deposits_only(pair[1]) and not deposit_named)
                                               or (deposit_asked and not _deposits_only(pair[1])),
-                                              pair[1] in extras,
+                                              names_extra(question, pair[1]),
                                               _reductions_only(pair[1]) and not asks_saving(question),
                                               _named_only_for(question, pair[1]),
                                               not names_asked_length(question, pair[1]),
@@ -773,8 +773,15 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     before_of = _minimum_lines(sentences)
     texts = [s for _, s in every]
     # "a 3 hour session": its hours, at a rate per hour ("Resident artists: $180 per hour"; not "3-hour session: $450")
+    # (only a question counting nothing else, and no line named by that length: "two 1-hour massages", "a 3 hour
+    # party" over "Party room (3 hours): £150", review)
     lengths = named_lengths(question) if not templates and money else set()
-    hours = _as_written(next(iter(lengths)) / 60) if len(lengths) == 1 else None
+    counted = ([m for m in NUMBER_RE.finditer(with_digits(question)) if not names_a_length(with_digits(question), m.start())
+                and m.group(0) != "1"]  # ("one of your resident artists")
+               or _COUNT_WORD.search(question))  # ("two 1-hour massages": with_digits leaves "two" before a number)
+    hours = (_as_written(next(iter(lengths)) / 60) if len(lengths) == 1 and not counted
+             and not any(names_asked_length(question, s) or (_LENGTH_LABEL.search(s) and not _deposits_only(s))
+                         for _, s in ranked) else None)
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
         # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.
@@ -791,6 +798,11 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
         if out:
             return out[:MAX_CANDIDATES]
     return []
+
+
+_COUNT_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|couple|both|several)\b", re.IGNORECASE)
+# A line labelled by a length ("Party room (3 hours): £150", "2-hour lesson: £76").
+_LENGTH_LABEL = re.compile(r"(?<!to )(?<!under )(?<!over )(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:hours?|hrs?|minutes?|mins?)\b[^$€£¥]{0,20}[:\-–]\s*[$€£¥]", re.IGNORECASE)
 
 
 def _as_written(value: Fraction) -> str:

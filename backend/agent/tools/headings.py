@@ -53,12 +53,12 @@ def under_named_heading(question: str, sentences: Sequence[tuple[str, str]]) -> 
     # (nor when the question names another line by two or more words of its label: "hedge trimming in the back
     # garden" is "Hedge trimming: $60 per hour", not a line under "GARDEN MAINTENANCE", review)
     if any(len(label) >= 2 and label <= asked for label in
-           (label_words(sentence) for _, sentence in sentences if sentence not in out)):
+           (_label_words(sentence) for _, sentence in sentences if sentence not in out)):
         return set(), frozenset()
     return (out if words else set()), frozenset(words)
 
 
-def label_words(sentence: str) -> frozenset[str]:
+def _label_words(sentence: str) -> frozenset[str]:
     """The words before the first price of `sentence`, less its asides in brackets ("Pine/macrocarpa
     mix: $105.00" -> {"pine", "macrocarpa", "mix"}); empty when it holds no price."""
     first = PRICE.search(sentence)
@@ -72,6 +72,6 @@ def wider_names(question: str, sentences: Sequence[str]) -> set[str]:
     """The sentences whose label holds the whole label of another that the question says all of, and
     more ("Pine/macrocarpa mix: $105.00 per m3" beside "Pine: $95.00 per m3" for "2 m3 of pine")."""
     asked = norm_words(question)
-    labels = {sentence: label_words(sentence) for sentence in sentences}
+    labels = {sentence: _label_words(sentence) for sentence in sentences}
     exact = [label for label in labels.values() if label and label <= asked]
     return {sentence for sentence, label in labels.items() if not label <= asked and any(e < label for e in exact)}

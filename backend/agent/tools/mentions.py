@@ -267,7 +267,8 @@ _PAYING_WORDS = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", 
 # Kinds a question's word belongs to: "our dog" is a pet ("Pets are welcome at €15 per pet per night").
 _KIND = {"dog": "pet", "cat": "pet", "puppy": "pet", "kitten": "pet", "rabbit": "pet"}
 # A price's units right after it: "€15 per pet per night", "£5 per night", "€5 per order".
-_UNITS_AFTER = re.compile(r"\s*(?:per|a|an|each)\s+([a-z]+)(?:\s+(?:per|a|an|each)\s+([a-z]+))?", re.IGNORECASE)
+_UNITS_AFTER = re.compile(r"\s*(?:per|a|an|each)\s+([a-z]+(?:2|²)?)(?![\w²])(?:\s+(?:per|a|an|each)\s+([a-z]+))?",
+                          re.IGNORECASE)  # ("£1.10 per m2" for "100 m2")
 
 
 def named_extras(question: str, sentences: Sequence[str], expression: str) -> list[str]:

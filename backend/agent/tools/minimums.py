@@ -159,7 +159,7 @@ def with_named_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
 
 # A least number of hours charged on a line of its own: "Minimum charge per visit: 2 hours", "Minimum booking:
 # 3 hours", "2-hour minimum" (blind set 78).
-_LEAST_HOURS = re.compile(r"^\W*min(?:imum|\.)?\s+(?:(?:charge|booking|call[\s-]?out|visit|job|time|hire)\s+)?"
+_LEAST_HOURS = re.compile(r"^\W*min(?:imum|\.)?\s*(?:(?:charge|booking|call[\s-]?out|visit|job|time|hire)\s*)?"
                           r"(?:(?:per|a|each|for\s+(?:a|each|every))\s+(?:visit|job|booking|call[\s-]?out)\s*)?(?::|of|is)?\s*"
                           r"([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\b\W*$"
                           r"|^\W*([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\s+minimum\W*$", re.IGNORECASE)

@@ -43,7 +43,7 @@ _TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b[^.;]{{0,
                         rf"|\bprices?\b[^.;]{{0,60}}\bbefore\s+(?:the\s+)?[0-9.]+\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\b", re.IGNORECASE)
 # An aside in brackets says what else a total holds, not whether the prices hold the tax: "then 13% HST
 # on the whole amount (travel included)".
-_ASIDE = re.compile(r"\([^()]*\)")
+_ASIDE = re.compile(rf"\((?![^()]*\b{_TAX}\b)[^()]*\)", re.IGNORECASE)  # (not "(13% HST applies and is included)": review)
 
 
 def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:

@@ -35,7 +35,7 @@ _NOT_A_VISIT_CHARGE = re.compile(r"%|\bsurcharges?\b|\bminimum\b|\bper\s+(?:(?:a
                                  r"\boutside\b|\bcancel\w*|\badditional\b|\bextra\b|\bover\s+[0-9]|\+\s*$"
                                  # a charge of a visit that goes wrong: "If nobody is home or the piano cannot be
                                  # reached, we charge the travel fee for your zone plus $75" (blind set 80)
-                                 r"|^\W*if\b|\bunless\b|\bno[\s-]?shows?\b|\bnobody\b|\bno\s+one\s+(?:is\s+)?(?:home|in)\b"
+                                 r"|\bno[\s-]?shows?\b|\bnobody\b|\bno\s+one\s+(?:is\s+)?(?:home|in)\b"
                                  r"|\bno\s+access\b|\bcan(?:not|'t|’t)\s+be\s+(?:reached|accessed)\b", re.IGNORECASE)
 _WAIVED = re.compile(r"\b(?:waived|deducted|refunded|credited|free\s+(?:if|when|with))\b", re.IGNORECASE)
 # A job asked of a visit: the trade comes to the customer.

@@ -53,7 +53,7 @@ from typing import Any, Callable, Sequence
 from backend.agent.numerals import AMOUNT, NUMBER_RE, SIGNED_PRICE, with_digits, without_pictographs
 from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_difference, asks_money, asks_how_many, asks_saving, asks_total,
                                       named_operations, names_a_length, names_a_size, names_an_edition, sizes, sizes_alone)
-from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
+from backend.agent.party import asks_share_per_person, given_ages, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge, within_free_distance
@@ -748,6 +748,10 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     # and a price for months the question is not in ("throughout August" for a question naming none) after the rest
     # and a thing named by all its label's words before one whose label says more ("Pine" before "Pine/macrocarpa mix")
     wider = wider_names(question, [s for _, s in ranked])
+    # and a row of an age band holding every age the question gives ("Monthly membership (juniors 6-15): $70" for
+    # "my two kids (8 and 11)"), when one holds them
+    ages = [int(a) for a in given_ages(question)]
+    ages = ages if any(_holds_ages(s, ages) for _, s in ranked) else []
     # and the lines under a heading naming the question's kind of thing first ("COMMERCIAL & FARM SYSTEMS" for a farm shed)
     headed, heading_words = headed if headed is not None else under_named_heading(question, sentences)
     # (a sentence of a tax's rate alone prices nothing: "All prices are before 5% GST" is no price of "3 hours")
@@ -758,6 +762,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
                                               bool(headed) and pair[1] not in headed
                                               and not heading_words & norm_words(pair[1]),
                                               not held_counts(question, pair[1]),
+                                              bool(ages) and not _holds_ages(pair[1], ages),
                                               (_deposits_only(pair[1]) and not deposit_named)
                                               or (deposit_asked and not _deposits_only(pair[1])),
                                               names_extra(question, pair[1]),
@@ -803,6 +808,17 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
 _COUNT_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|couple|both|several)\b", re.IGNORECASE)
 # A line labelled by a length ("Party room (3 hours): £150", "2-hour lesson: £76").
 _LENGTH_LABEL = re.compile(r"(?<!to )(?<!under )(?<!over )(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:hours?|hrs?|minutes?|mins?)\b[^$€£¥]{0,20}[:\-–]\s*[$€£¥]", re.IGNORECASE)
+
+
+# An age band a price's row is for: "(juniors 6-15)", "Children 3 to 12", "ages 5-11".
+_AGE_BAND = re.compile(r"\b(?:juniors?|children|child|kids?|youths?|ages?|aged|teens?|infants?)\s*\(?\s*([0-9]{1,2})\s*(?:-|–|to)\s*"
+                       r"([0-9]{1,2})\b", re.IGNORECASE)
+
+
+def _holds_ages(sentence: str, ages: Sequence[int]) -> bool:
+    """Whether a priced `sentence` states an age band (_AGE_BAND) holding every one of `ages`."""
+    return bool(ages) and bool(PRICE.search(sentence)) and any(
+        all(int(m.group(1)) <= a <= int(m.group(2)) for a in ages) for m in _AGE_BAND.finditer(sentence))
 
 
 def _as_written(value: Fraction) -> str:

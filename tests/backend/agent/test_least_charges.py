@@ -188,3 +188,10 @@ def test_review_of_the_twenty_seventh_session():
     massage = candidate_expressions("How much for two 1-hour massages?", [result("Massage: £60 per hour\nFacial: £45\n")],
                                     None, evaluate)
     assert not massage or evaluate(massage[0]).q != 60  # two of them: not one hour's price
+
+
+def test_a_row_of_an_age_band_holding_the_children_s_ages():
+    dojo = ("DOJO FEES\n• Monthly membership (adults): $95, unlimited classes\n"
+            "• Monthly membership (juniors 6-15): $70, up to 3 classes a week\n"
+            "Freeze your membership for up to 2 months a year for $10 per month.\n")
+    assert first("My two kids (8 and 11) want to join on monthly memberships. What's that per month?", dojo) == 140

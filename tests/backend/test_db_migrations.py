@@ -220,21 +220,26 @@ def test_0005_links_every_existing_message_into_one_branch(tmp_path):
     engine.dispose()
 
 
+def _three_messages_one_deleted(conn, title: str, role: str) -> None:
+    """A user, a conversation titled `title` and messages m0 and m2 of `role` ("hello walrus", "and
+    more"): m1 is deleted, a gap in the rowids that a batch-mode copy of the table renumbers."""
+    conn.execute(text("INSERT INTO users (id, username, username_key, password_hash, created_at) "
+                      "VALUES ('u', 'u', 'u', 'x', '2026-01-01 00:00:00')"))
+    conn.execute(text("INSERT INTO conversations (id, user_id, title, created_at, updated_at) "
+                      "VALUES ('c', 'u', :title, '2026-01-01', '2026-01-01')"), {"title": title})
+    for i, content in enumerate(("hello walrus", "gone", "and more")):
+        conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
+                          "status, created_at, updated_at) VALUES (:id, 'c', 'u', :i, :role, :content, '', "
+                          "'complete', '2026-01-01', '2026-01-01')"), {"id": f"m{i}", "i": i, "role": role, "content": content})
+    conn.execute(text("DELETE FROM messages WHERE id = 'm1'"))
+
+
 def test_0014_adds_messages_total_ms_and_its_downgrade_keeps_the_search_index(tmp_path):
     url = f"sqlite:///{tmp_path / 'total.db'}"
     command.upgrade(alembic_config(url), "0013")
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO users (id, username, username_key, password_hash, created_at) "
-                          "VALUES ('u', 'u', 'u', 'x', '2026-01-01 00:00:00')"))
-        conn.execute(text("INSERT INTO conversations (id, user_id, title, created_at, updated_at) "
-                          "VALUES ('c', 'u', 'old', '2026-01-01', '2026-01-01')"))
-        for i, content in enumerate(("hello walrus", "gone", "and more")):
-            conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
-                              "status, created_at, updated_at) VALUES (:id, 'c', 'u', :i, 'assistant', :content, "
-                              "'', 'complete', '2026-01-01', '2026-01-01')"),
-                         {"id": f"m{i}", "i": i, "content": content})
-        conn.execute(text("DELETE FROM messages WHERE id = 'm1'"))  # a gap: the downgrade's copy renumbers rowids
+        _three_messages_one_deleted(conn, "old", "assistant")
     run_migrations(url)
     with engine.begin() as conn:  # rows from before have none
         assert conn.execute(text("SELECT id, total_ms FROM messages ORDER BY position")).all() == [
@@ -277,16 +282,7 @@ def test_0006_indexes_existing_rows_and_round_trips(tmp_path):
     command.upgrade(alembic_config(url), "0005")
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO users (id, username, username_key, password_hash, created_at) "
-                          "VALUES ('u', 'u', 'u', 'x', '2026-01-01 00:00:00')"))
-        conn.execute(text("INSERT INTO conversations (id, user_id, title, created_at, updated_at) "
-                          "VALUES ('c', 'u', 'old narwhal', '2026-01-01', '2026-01-01')"))
-        for i, content in enumerate(("hello walrus", "gone", "and more")):
-            conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
-                              "status, created_at, updated_at) VALUES (:id, 'c', 'u', :i, 'user', :content, '', "
-                              "'complete', '2026-01-01', '2026-01-01')"), {"id": f"m{i}", "i": i, "content": content})
-        # A gap in the rowids: a later migration that copies the table (batch mode) renumbers them.
-        conn.execute(text("DELETE FROM messages WHERE id = 'm1'"))
+        _three_messages_one_deleted(conn, "old narwhal", "user")
     run_migrations(url)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT message_id FROM messages_fts WHERE messages_fts MATCH 'walrus'")).all() \

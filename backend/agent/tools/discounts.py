@@ -578,6 +578,10 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         return clause if named or asks or not who or not unheaded - _ANY_SERVICE or to_all else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
+    # (a customer's standing, "New customers", is claimed by the asker's own: "I'm new", "first time using you"; not
+    # "a brand new tank", "the new apartment", blind set 81)
+    if head_named and head <= _STANDING and not _OWN_STANDING.search(question):
+        head_named = False
     # each of a list of who gets it is a head: "Schools, churches and community halls" for "St Mary's church"
     # (no count's "or": "Groups booking 3 or more boats"; a part holding a count names no one)
     uncounted = _COUNT_OR.sub(" ", with_digits(words))
@@ -601,6 +605,13 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
                 # windows" for "Third-floor windows and above: add $2 per window", blind set 31)
                 head_named = True
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
+
+
+# Words of a customer's standing, and a question saying the asker's: "I'm new", "we're regulars", "first time".
+_STANDING = frozenset({"new", "existing", "returning", "regular", "loyal", "repeat"})
+_OWN_STANDING = re.compile(r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:a\s+|an\s+)?(?:new|existing|returning|regular|loyal|repeat)\b"
+                           r"|\b(?:new|existing|returning|regular|loyal|repeat)\s+(?:customers?|clients?|members?|patients?|"
+                           r"users?|here|to\s+you)\b|\bfirst[\s-]+time\b|\bnever\s+used\s+you\b", re.IGNORECASE)
 
 
 def _claims_to_be(question: str, part: str) -> bool:

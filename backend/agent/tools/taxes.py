@@ -15,7 +15,8 @@ from backend.agent.numerals import PERCENT_SIGN
 # "plus tax"; not "before tax", "not including vat", "before discount and VAT", "ex VAT"), and the documents
 # add it to their prices ("Prices do not include 13% HST", "Prices exclude VAT at 20%", "VAT at 20% is added
 # to the whole invoice", "+ VAT at 20%"; not "All prices include 20% VAT, no extra charges").
-_TAX = r"(?:vat|hst|gst|pst|sales\s+tax|tax(?:es)?)"
+TAX_WORD = r"(?:vat|hst|gst|pst|sales\s+tax|tax(?:es)?)"  # a sales tax's name, as a pattern
+_TAX = TAX_WORD
 _WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|include|plus|after)|\bw/)\s*(?:the\s+|all\s+)?{_TAX}\b"
                        rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b", re.IGNORECASE)
 _WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre|not\s+incl(?:uding|\.)?|not\s+inc\.?)"

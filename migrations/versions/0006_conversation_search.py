@@ -15,9 +15,9 @@ rowids ever be renumbered, the triggers still touch only the entry of the same i
 is never returned: results join the live rows by id), and an insert replaces an entry holding
 its rowid, so no write of a message can fail because of the index.
 A later migration that rebuilds messages or conversations in batch mode drops their triggers
-with the old table and renumbers the rowids: it must drop both FTS tables and run SQLITE_FTS
-again, which rebuilds them from the rows (tests/backend/test_db_migrations.py checks, at head,
-that the triggers exist and that every row's index entry sits at its rowid).
+with the old table and renumbers the rowids: it must remake that table's index from its rows
+(migrations/sqlite_search.py; tests/backend/test_db_migrations.py checks, at head and after every
+downgrade, that the triggers exist and that every row's index entry sits at its rowid).
 
 PostgreSQL: GIN indexes over to_tsvector('english', ...) of messages.content and
 conversations.title; queries use the same expressions, so nothing needs to be kept in step.

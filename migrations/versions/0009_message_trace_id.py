@@ -15,6 +15,8 @@ from typing import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from migrations import sqlite_search
+
 revision: str = "0009"
 down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
@@ -29,3 +31,4 @@ def downgrade() -> None:
     # batch mode: SQLite before 3.35 cannot drop a column in place.
     with op.batch_alter_table("messages") as batch:
         batch.drop_column("trace_id")
+    sqlite_search.remake("messages")  # the copy dropped its search triggers

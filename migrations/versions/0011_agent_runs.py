@@ -18,6 +18,8 @@ from typing import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from migrations import sqlite_search
+
 revision: str = "0011"
 down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
@@ -104,3 +106,4 @@ def downgrade() -> None:
     op.drop_table("agent_runs")
     with op.batch_alter_table("conversations") as batch:  # SQLite before 3.35 cannot drop in place
         batch.drop_column("use_tools")
+    sqlite_search.remake("conversations")  # the copy dropped its search triggers

@@ -17,6 +17,8 @@ from typing import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from migrations import sqlite_search
+
 revision: str = "0012"
 down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
@@ -35,3 +37,4 @@ def downgrade() -> None:
     with op.batch_alter_table("conversations") as batch:  # SQLite before 3.35 cannot drop in place
         for name, _ in reversed(COLUMNS):
             batch.drop_column(name)
+    sqlite_search.remake("conversations")  # the copy dropped its search triggers

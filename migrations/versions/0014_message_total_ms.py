@@ -10,7 +10,7 @@ ended without a final event and rows from before.
 
 Downgrade on SQLite copies the table (batch mode), which drops its search triggers with the old
 table and renumbers its rowids: messages_fts is made again from the rows, as 0006 made it
-(written out here, not imported, so this migration stays what it was).
+(migrations/sqlite_search.py).
 """
 
 from __future__ import annotations
@@ -20,26 +20,12 @@ from typing import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from migrations import sqlite_search
+
 revision: str = "0014"
 down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
-
-SQLITE_MESSAGES_FTS = [
-    "DROP TRIGGER IF EXISTS messages_fts_ai",
-    "DROP TRIGGER IF EXISTS messages_fts_ad",
-    "DROP TRIGGER IF EXISTS messages_fts_au",
-    "DROP TABLE IF EXISTS messages_fts",
-    "CREATE VIRTUAL TABLE messages_fts USING fts5(content, message_id UNINDEXED, "
-    "tokenize='porter unicode61 remove_diacritics 2')",
-    "CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN "
-    "INSERT OR REPLACE INTO messages_fts(rowid, content, message_id) VALUES (new.rowid, new.content, new.id); END",
-    "CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN "
-    "DELETE FROM messages_fts WHERE rowid = old.rowid AND message_id = old.id; END",
-    "CREATE TRIGGER messages_fts_au AFTER UPDATE OF content ON messages BEGIN "
-    "UPDATE messages_fts SET content = new.content WHERE rowid = old.rowid AND message_id = old.id; END",
-    "INSERT INTO messages_fts(rowid, content, message_id) SELECT rowid, content, id FROM messages",
-]
 
 
 def upgrade() -> None:
@@ -50,6 +36,4 @@ def downgrade() -> None:
     # batch mode: SQLite before 3.35 cannot drop a column in place.
     with op.batch_alter_table("messages") as batch:
         batch.drop_column("total_ms")
-    if op.get_context().dialect.name == "sqlite":
-        for statement in SQLITE_MESSAGES_FTS:
-            op.execute(statement)
+    sqlite_search.remake("messages")

@@ -277,6 +277,39 @@ def test_search_triggers_exist_at_head(db_engine):
     assert expected <= triggers
 
 
+def test_every_downgrade_keeps_the_search_index(tmp_path):
+    # Downgrades that drop a column of messages (0009, 0014) or conversations (0011, 0012) copy the
+    # table in batch mode, which drops its search triggers: each must remake them from the rows.
+    url = f"sqlite:///{tmp_path / 'walk.db'}"
+    run_migrations(url)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        _three_messages_one_deleted(conn, "old narwhal", "assistant")
+    revisions = [script.revision for script in ScriptDirectory.from_config(alembic_config(url)).walk_revisions()]
+    below_0006 = revisions[:revisions.index("0006")]  # head first, down to 0006 (kept: it has the index)
+    for step, revision in enumerate(below_0006[1:] + ["0006"]):
+        command.downgrade(alembic_config(url), revision)
+        with engine.begin() as conn:
+            triggers = {n for (n,) in conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))}
+            assert {f"{t}_fts_{w}" for t in ("messages", "conversations") for w in ("ai", "ad", "au")} <= triggers, \
+                f"down to {revision}"
+            for table, fts, key in (("messages", "messages_fts", "message_id"),
+                                    ("conversations", "conversations_fts", "conversation_id")):
+                rows = conn.execute(text(f"SELECT rowid, id FROM {table} ORDER BY rowid")).all()
+                assert conn.execute(text(f"SELECT rowid, {key} FROM {fts} ORDER BY rowid")).all() == rows, revision
+            conn.execute(text("INSERT INTO messages (id, conversation_id, user_id, position, role, content, html, "
+                              "status, created_at, updated_at) VALUES (:id, 'c', 'u', :p, 'user', :word, '', "
+                              "'complete', '2026-01-01', '2026-01-01')"),
+                         {"id": f"n{step}", "p": 10 + step, "word": f"seal{step}"})
+            conn.execute(text("UPDATE conversations SET title = :t WHERE id = 'c'"), {"t": f"walrus{step}"})
+        with engine.connect() as conn:  # the triggers index what is written after the downgrade
+            assert conn.execute(text("SELECT message_id FROM messages_fts WHERE messages_fts MATCH :w"),
+                                {"w": f"seal{step}"}).all() == [(f"n{step}",)], revision
+            assert conn.execute(text("SELECT conversation_id FROM conversations_fts WHERE conversations_fts "
+                                     "MATCH :w"), {"w": f"walrus{step}"}).all() == [("c",)], revision
+    engine.dispose()
+
+
 def test_0006_indexes_existing_rows_and_round_trips(tmp_path):
     url = f"sqlite:///{tmp_path / 'search.db'}"
     command.upgrade(alembic_config(url), "0005")

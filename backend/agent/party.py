@@ -111,11 +111,21 @@ def _between(text: str, matches: list[re.Match[str]]) -> list[str]:
 # Not "$12 per person" (a price already per person), nor "what share of the members".
 _PER_PERSON = re.compile(r"\b(?:split|splitting|sharing|chipping\s+in|chip\s+in)\b"
                          r"|\bshare\s+(?:it|this|that|the\s+(?:cost|bill|price|total)|evenly|equally)\b"
-                         r"|\bhow\s+much\s+(?:\w+\s+){0,3}each\b|\beach\s+(?:person|of\s+us|of\s+them|one\s+of\s+us)\s+"
+                         r"|\bhow\s+much\s+(?:\w+\s+){0,3}each\b"
+                         r"|\beach\s+(?:person|of\s+us|of\s+them|one\s+of\s+us|family|household|couple)\s+"
                          r"(?:pay|pays|owe|owes|put|puts|chip)", re.IGNORECASE)
-_PEOPLE = re.compile(rf"(?<![\w.]){NUMBER}\s+(?:of\s+(?:us|you|them)|people|ppl|persons|friends|adults|guests|"
+_PEOPLE = re.compile(rf"(?<![\w.]){NUMBER}(?:\s+(?:of\s+(?:us|you|them)|people|ppl|persons|friends|adults|guests|"
                      rf"colleagues|members|players|students|kids|children|siblings|flatmates|housemates|roommates|"
-                     rf"coworkers|mates|guys|couples?)\b", re.IGNORECASE)
+                     rf"coworkers|mates|guys|couples?|famil(?:y|ies)|households?)\b"
+                     rf"|[\s-]*(?:piece|person|man|member)\s+(?:band|group|team|crew)\b)", re.IGNORECASE)
+# The asker and the others counted: "me and 3 friends", "me + 2 mates", "my 2 roommates and I" (the asker too).
+_OTHERS = r"(?:friends|mates|colleagues|others|buddies|pals|classmates|teammates|roommates|flatmates|housemates|coworkers)"
+_WITH_ME = re.compile(rf"\b(?:me|myself|i)\s*(?:and|\+|&)\s*(?:my\s+|our\s+)?{NUMBER}\s+(?:[a-z]+\s+)?{_OTHERS}\b"
+                      rf"|(?<![\w.])(?:my\s+)?{NUMBER}\s+(?:[a-z]+\s+)?{_OTHERS}\s*(?:and|\+|&)\s*(?:me|i|myself)\b",
+                      re.IGNORECASE)
+# The ways a bill is split, said: "split the bill 3 ways".
+_WAYS = re.compile(rf"\b(?:split|splitting|divide|dividing|share|sharing)\b[^.?!]{{0,25}}?(?<![\w.]){NUMBER}\s+ways\b",
+                   re.IGNORECASE)
 _PRICED_PER_HEAD = re.compile(r"\b(?:per|a)\s+(?:person|head|adult|child|ticket)\b|\bapiece\b|[$€£¥]\s*[0-9][0-9.,]*\s+each\b",
                               re.IGNORECASE)
 
@@ -135,10 +145,16 @@ def people_sharing(text: str) -> list[str]:
     (asks_share_per_person)."""
     if not asks_share_per_person(text):
         return []
+    ways = _WAYS.search(with_digits(cue_text(text)))
+    if ways is not None:  # "my 2 roommates and I ... split the bill 3 ways": the 3
+        return [ways.group(1).replace(",", "")]
     found = list(_PEOPLE.finditer(with_digits(cue_text(text))))
     us = [m.group(1).replace(",", "") for m in found if re.search(r"\bof\s+(?:us|you|them)\b", m.group(0), re.I)]
     if us:  # "our club has 40 members; 5 of us are splitting it": the 5
         return us[:1]
+    me = _WITH_ME.search(with_digits(cue_text(text)))
+    if me is not None:  # "me and 3 friends": 4 ways
+        return [str(Fraction((me.group(1) or me.group(2)).replace(",", "")) + 1)]
     counts = [m.group(1).replace(",", "") for m in found]
     listed = len(found) > 1 and all(re.fullmatch(r"\s*(?:,|and|,\s*and)\s*", text_between)
                                     for text_between in _between(with_digits(cue_text(text)), found))

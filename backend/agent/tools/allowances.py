@@ -25,7 +25,14 @@ from backend.agent.tools.basket import canonical, counts_of
 from backend.agent.tools.sentences import content_words
 
 _UNIT = r"([a-z]+)"
+# Units of distance a trade charges travel by ("£1.50 for every mile over 10").
+_DISTANCES = frozenset({"mile", "km", "kilometre", "kilometer"})
+# A travel rate charged for the way there and the way back: "per mile each way", "both ways (there and back)".
+_BOTH_WAYS = re.compile(r"[^.;]{0,30}?\b(?:each\s+way|both\s+ways|there\s+and\s+back|(?:a\s+|the\s+)?round[\s-]trip|"
+                        r"return\s+(?:trip|journey))\b", re.IGNORECASE)
 _EXTRA = r"(?:extra|additional|further|subsequent|more)"
+# Words that go on from an allowance in the sentence before: "After that", "Past that", "Further out we charge".
+_AFTER_THAT = r"(?:(?:after|beyond|past|outside)\s+(?:that|this)|thereafter|further\s+(?:out|away|afield))"
 # The rate beyond: "Each extra hour is £65", "£1.20 per additional mile", "$1.50 for every mile past the radius",
 # "after that the van costs $15 per hour".
 _RATES = (
@@ -33,10 +40,10 @@ _RATES = (
     re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}\b"
                rf"(?=[^.;]{{0,40}}\b(?:past|beyond|over|above)\b(?!\s*[0-9]))", re.IGNORECASE),
     re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+{_EXTRA}\s+{_UNIT}\b", re.IGNORECASE),
-    re.compile(rf"\b(?:after\s+(?:that|this)|beyond\s+(?:that|this)|thereafter)\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
+    re.compile(rf"\b{_AFTER_THAT}\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
                rf"(?:per|an?|each|for\s+(?:each|every))\s+{_UNIT}\b", re.IGNORECASE),
     # a block: "after that, labour is charged at £15 per 15 minutes"
-    re.compile(rf"\b(?:after\s+(?:that|this)|beyond\s+(?:that|this)|thereafter)\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
+    re.compile(rf"\b{_AFTER_THAT}\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
                rf"(?:per|for\s+(?:each|every))\s+([0-9]+)\s+{_UNIT}\b", re.IGNORECASE),
 )
 # A rate with its allowance after it: "£15 per extra appliance after the first", "£30 per radiator over
@@ -57,13 +64,13 @@ _INCLUDED_IN = re.compile(r"\bincluded\s+in\s+(?:the|your|our|its|any)\s+((?:[a-
 # The allowance: "for 3 hours", "up to 3 hours", "within 5 miles", "a 5-mile radius", "the first 2 hours".
 _ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|covers?|(beyond|over|past|after))\s+"
                         rf"(?:the\s+first\s+|a\s+|an\s+)?{AMOUNT}[\s-]*{_UNIT}\b"
-                        rf"|(?<![\w.,]){AMOUNT}-{_UNIT}\s+(?:radius|limit|allowance)\b"
+                        rf"|(?<![\w.,]){AMOUNT}-{_UNIT}\s+(?:radius|limit|allowance|boundary|zone)\b"
                         # one: "First stump (up to 30 cm across): $160", "£15 for the first dog" (blind set 78)
                         rf"|\b(?:the\s+)?first\s+{_UNIT}\b(?!\s*[0-9])",
                         re.IGNORECASE)  # ("Beyond 5 miles we charge £1.50 per mile": 5 free)
 _PRICE = re.compile(SIGNED_PRICE)
 # A rate's second unit right after it: "£15 per night" of "Each additional dog: £15 per night".
-_SECOND_UNIT = re.compile(r"\s*(?:per|an?|each|/)\s*([a-z]+)\b", re.IGNORECASE)
+_SECOND_UNIT = re.compile(r"\s*(?:per|an?|each|/)\s*(?!ways?\b)([a-z]+)\b", re.IGNORECASE)  # (not "each way")
 _FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost)\b", re.IGNORECASE)
 # The amount a question gives: "for 5 hours", "12 miles away", "I live 8 miles from" (not "the 4-hour package").
 _ASKED = re.compile(rf"(?<![\w.,$€£¥]){AMOUNT}\s*{_UNIT}\b", re.IGNORECASE)
@@ -112,7 +119,7 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             # (and always for a sentence opening with its allowance: "Beyond 5 miles, we charge £1.20 per additional mile")
             # (or with "after that": "We hold finished machines free for 30 days. After that, storage is $3 per
             # day", blind set 69)
-            opens = re.match(r"\W*(?:(?:beyond|over|past|after)\s+[0-9]|(?:after|beyond)\s+(?:that|this)\b|thereafter\b)",
+            opens = re.match(rf"\W*(?:(?:beyond|over|past|after)\s+[0-9]|{_AFTER_THAT}\b)",
                              sentence, re.IGNORECASE) is not None
             before = [sentences[i - 1]] if i and (opens or _shared(sentences[i - 1], sentence, unit)) else []
             context = [sentence[:rate.start()]] + before
@@ -127,6 +134,9 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             base = price_of(included.group(1), sentence) if included and price_of is not None and expression else None
             if base is not None:  # "... included in the call-out fee": that fee first
                 expression = f"{base} + {expression}"
+            if expression is not None and unit in _DISTANCES and _BOTH_WAYS.match(sentence, rate.end()):
+                # "$2.50 per extra km, both ways (there and back)" (the rate stays the last figure)
+                expression = f"2 * ({expression})" if " + " in expression else f"2 * {expression}"
             if expression is not None:
                 out.append((rank.get(sentence, len(rank)), expression))
             break
@@ -267,8 +277,7 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: st
     return opened  # "Beyond 5 miles we charge £1.50 per mile" and no priced allowance: the first 5 free
 
 
-# Units of distance a trade charges travel by ("£1.50 for every mile over 10").
-_DISTANCES = frozenset({"mile", "km", "kilometre", "kilometer"})
+
 # A travel charge owed again on every visit ("based on the one-way distance and charged per visit").
 _PER_VISIT = re.compile(r"\b(?:per|each|every)\s+(?:visit|trip|call[\s-]?out|journey|appointment)\b", re.IGNORECASE)
 
@@ -281,13 +290,30 @@ def travel_charge(question: str, sentences: Sequence[str]) -> tuple[str, str, bo
     asked = _asked_amounts(question)
     distances = {asked[unit] for unit in _DISTANCES if unit in asked}
     for expression in allowance_expressions(question, sentences) if distances else []:
-        m = re.search(r"\(([0-9.]+) - [0-9.]+\) \* ([0-9.]+)$", expression)
+        m = re.search(r"\(([0-9.]+) - [0-9.]+\) \* ([0-9.]+)\)?$", expression)
         if m is None or m.group(1) not in distances:
             continue
         rate = m.group(2)
         per_visit = any(_PER_VISIT.search(s) for s in sentences
                         if any(p.group(1).replace(",", "") == rate for p in _PRICE.finditer(s)))
         return expression, m.group(1), per_visit
+    return _whole_distance(question, sentences)
+
+
+def _whole_distance(question: str, sentences: Sequence[str]) -> tuple[str, str, bool] | None:
+    """travel_charge's answer for a travel rate charged on the whole distance where the customer
+    is ("18 km outside red deer city limits" over "Travel outside Red Deer city limits: $2.00 per km
+    (one way ...)": "18 * 2.00"), when no sentence leaves a distance free; None otherwise."""
+    where = _AWAY.search(with_digits(question))
+    if where is None or any(_FREE_DISTANCE.search(s) for s in sentences):
+        return None
+    distance, unit = where.group(1) or where.group(3), _unit(where.group(2) or where.group(4))
+    for sentence in sentences:
+        rate = _TRAVEL_RATE.search(sentence)
+        if rate is not None and _unit(rate.group(2)) == unit:
+            both = "2 * " if _BOTH_WAYS.match(sentence, rate.end()) else ""
+            return (f"{both}{distance} * {rate.group(1).replace(',', '')}", distance,
+                    _PER_VISIT.search(sentence) is not None)
     return None
 
 
@@ -301,6 +327,9 @@ _FREE_DISTANCE = re.compile(rf"\b(?:within|up\s+to|first|beyond|over|more\s+than
 # a band's rate: "Journeys over 30 miles are charged at £2.00 per mile", review).
 _RATE_BEYOND = re.compile(r"\b(?:every|each|per|a)\s+(?:additional\s+|extra\s+)?(?:mile|mi|km|kilomet(?:re|er))\s+"
                           r"(?:over|beyond|past|after|above)\b", re.IGNORECASE)
+# A travel rate on the whole distance: "Travel outside the city limits: $2.00 per km", "Mileage: £0.45 per mile".
+_TRAVEL_RATE = re.compile(rf"\b(?:travel\w*|mileage|delivery|call[\s-]?outs?|journeys?|distance)\b[^.;$€£¥]{{0,60}}?"
+                          rf"{SIGNED_PRICE}\s*(?:per|an?|/)\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 # Where the customer is: "6 miles from your shop", "we're 4 km away", "within 10 miles".
 _AWAY = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\s+(?:away|from|out\b|outside|of\s+(?:you|your|the))"
                    rf"|\bwithin\s+([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)

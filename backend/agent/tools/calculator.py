@@ -9,14 +9,15 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import NUMBER_RE
-from backend.agent.operations import (asks_bill_total, asks_cost, asks_money, asks_policy_limit, asks_price,
+from backend.agent.operations import (asks_bill_total, asks_cost, asks_difference, asks_money, asks_policy_limit, asks_price,
                                       asks_quantity, named_operations, numbers_beyond)
 from backend.agent.routing import asks_for_creative_writing, asks_for_own_writing, needs_calculation, typed_expression, typed_operator
 from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
 from backend.agent.tools.allowances import allowance_expressions
-from backend.agent.tools.mentions import mentioned_total
+from backend.agent.tools.deposits import balance_due
+from backend.agent.tools.mentions import mentioned_difference, mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.relations import asks_relation, relations
@@ -156,6 +157,9 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
             return True  # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"
         if listed and mentioned_total(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs})):
             return True
+        # "What's the price difference between the Ninja Obstacle Course and the Little Jester?"
+        if asks_difference(text) and mentioned_difference(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs})):
+            return True
         if offers and offer_expressions(text, sentences):
             return True
         if asks_price(text) and (allowance_expressions(text, sentences) or tier_expressions(
@@ -166,7 +170,13 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
             return True
         # "How much to unblock my sink including VAT if you come out tomorrow?" over "subject to VAT at 20%, added
         # to your invoice" and "Call-out fee (every home visit): £60.00" (new-user pass): the price with them
-        if asks_price(text) and (claimed_tax(text, sentences) or visit_charge(text, sentences) or zone_charge(text, sentences)):
+        # ("timing reset cost with hst pls": a price asked with its tax, no "how much")
+        if (asks_price(text) or money) and (claimed_tax(text, sentences) or visit_charge(text, sentences)
+                                            or zone_charge(text, sentences)):
+            return True
+        # "I already paid the deposit. How much do I still owe on the day?" over "a £50 deposit ..., deducted
+        # from the final bill": the bill less it
+        if balance_due(text, sentences):
             return True
         if named_operations(text) or not (converts or related):
             return False

@@ -62,6 +62,7 @@ from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import under_named_heading, wider_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
+from backend.agent.tools.deposits import ASKS_DEPOSIT, DEPOSIT_PRICE, balance_due, percentage_deposit, without_paid_deposit
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras, names_extra
 from backend.agent.tools.multibuy import with_multibuy
@@ -252,9 +253,6 @@ _OPERAND_AMOUNT = re.compile(r"(?:\bof|\bsplit(?:ting)?|\bto|\boff|\bdivide)\s+(
                              r"between|among|shared|\+|-|\*|/))", re.IGNORECASE)
 
 
-# The deposit as the amount asked: "how much is the deposit for an e-bike", "what's the deposit?".
-_ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b"
-                           r"|\bhow\s+much\s+(?:of\s+a\s+)?deposit\b", re.IGNORECASE)  # ("how much deposit do I pay")
 # A bill the question states: "my total bill is £180", "a bill of £100", "the total comes to $240".
 # (not a unit's price repeated: "The price of a full groom is £55, right? What's the deposit for 2 dogs?")
 # ("my invoice is £480 inc VAT", "My invoice came to $420": blind sets 79, 80)
@@ -281,21 +279,6 @@ _NOT_THIS_BILL = re.compile(r"\b(?:last\s+time|previous(?:ly)?|before|budget|quo
 
 # A tax said to be in the amount just before: "£480 inc VAT", "$420 including tax".
 _WITH_TAX_AFTER = re.compile(rf"\s*(?:inc(?:l|luding|lusive\s+of)?\.?|with)\s+(?:the\s+)?{TAX_WORD}\b", re.IGNORECASE)
-
-
-# A deposit that is a share of the bill: "A 25% deposit is taken at booking", "a deposit of 30%".
-_PERCENT_DEPOSIT = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]+)?)\s*%\s+(?:non[\s-]?refundable\s+|booking\s+)?deposit\b"
-                              r"|\bdeposit\s+of\s+([0-9]{1,2}(?:\.[0-9]+)?)\s*%", re.IGNORECASE)
-
-
-def _percentage_deposit(question: str, sentences: Sequence[str]) -> str | None:
-    """The percentage (as written) of the bill a deposit the question asks is, when the passages
-    take a share of it ("A 25% deposit is taken at booking") and price no deposit of their own."""
-    if _ASKS_DEPOSIT.search(question) is None or asks_refund(question) or any(
-            is_deposit(s, prices, i) for s in sentences for prices in [list(PRICE.finditer(s))] for i in range(len(prices))):
-        return None  # ("plus a £50 deposit per bike": the documents price it)
-    found = (_PERCENT_DEPOSIT.search(s) for s in sentences)
-    return next((m.group(1) or m.group(2) for m in found if m is not None), None)
 
 
 # A price taken off, no price of a thing: "save £10 per paying participant", "£5 off", "a £20 discount".
@@ -411,13 +394,20 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     free = within_free_distance(question, [s for _, s in sentences])
     if free is not None:
         question = re.sub(rf"(?<![\w.]){re.escape(free)}\s*-?\s*(miles?|mi|km|kilomet\w*)\b", r"a few \1", question)
-    share = _percentage_deposit(question, [s for _, s in sentences])
+    share = percentage_deposit(question, [s for _, s in sentences])
     if share is not None:  # "how much is the deposit" over "A 25% deposit is taken at booking": that share of the bill
         stated = _STATED_BILL.search(question)  # ("if my total bill is £180 including VAT": that bill)
         bill = ([stated.group(1).replace(",", "")] if stated is not None else
-                candidate_expressions(_ASKS_DEPOSIT.sub("how much is the total", question), results, embed, evaluate))
+                candidate_expressions(ASKS_DEPOSIT.sub("how much is the total", question), results, embed, evaluate))
         if bill:
             return _valid([f"({e}) * {share} / 100" for e in bill], evaluate)
+    paid = balance_due(question, [s for _, s in sentences])
+    if paid is not None:  # "already paid the deposit, how much do I still owe": the bill less the deposit
+        whole = without_paid_deposit(question)
+        bill = (candidate_expressions(whole, results, embed, evaluate)
+                or listed_prices(whole, [(h, s) for h, s in sentences if not DEPOSIT_PRICE.search(s)], embed))
+        template = "({e}) - {a}" if paid[0] == "-" else "({e}) * (100 - {a}) / 100"
+        return _valid([template.format(e=e, a=paid[1]) for e in bill], evaluate)
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
     named = of_asked_document(question, results, of_named_documents(question, sentences))
@@ -520,7 +510,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         planned = over_plan(out[0], question, discount[1], [s for _, s in sentences]) if out and spent else None
         out = _valid([planned] + out, evaluate) if planned is not None else out
     if travel is not None and out:  # the travel after the bill's discounts and surcharges ("travel is not discounted")
-        bill = _with_travel(out[0], question, travel[0], travel[2])
+        bill = _with_travel(out[0], question, travel[0], travel[2], [t for _, t in priced])
         out = _valid([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)
     if zone is not None and out and Fraction(zone) not in {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])}:
         out = _valid([f"{out[0]} + {zone}"] + out, evaluate)  # after the discounts: a fee of the visit (simple set 71)
@@ -630,12 +620,17 @@ def _share_of(expression: str) -> tuple[str, str] | None:
     return None
 
 
-def _with_travel(expression: str, question: str, travel: str, per_visit: bool) -> str:
+def _with_travel(expression: str, question: str, travel: str, per_visit: bool, sentences: Sequence[str] = ()) -> str:
     """`expression` (a bill without its travel: _travel_apart) with the charge for travel beyond an
     allowance added (`travel`: "(22 - 10) * 1.50", allowances.travel_charge), times the visits the question counts when it is charged
     `per_visit` ("22 * 7" for "7 feeding visits ... 15 miles out" -> "22 * 7 + (15 - 10) * 1.50 *
-    7")."""
+    7"), or else the visits the job's own line of `sentences` names ("Rat treatment (3 visits) - £150"
+    and "... per mile each way ... on every visit": "150 + (27 - 15) * 0.80 * 2 * 3")."""
     times = visits_counted(question) if per_visit else None
+    if per_visit and times is None:
+        figures = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)}
+        times = next((visits_counted(t) for t in sentences if visits_counted(t)
+                      and figures & {Fraction(p) for p in prices_in(t)}), None)
     term = travel if times is None else f"({travel}) * {times}" if " + " in travel else f"{travel} * {times}"
     return f"{expression} + {term}"
 
@@ -740,7 +735,7 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     money = asks_money(question)
     # and not a size band the question's measure is outside ("blade up to 20 cm" for "blades are about 25cm")
     # nor a deposit's unless asked, then first ("A refundable deposit of £50 per bike" for "8 city bikes for a day")
-    deposit_asked = _ASKS_DEPOSIT.search(question) is not None
+    deposit_asked = ASKS_DEPOSIT.search(question) is not None
     deposit_named = deposit_asked or bool(norm_words(question) & DEPOSIT_WORDS)
     # and a sentence naming the question's size first ("4 bed detached: ..." for "a 4 bed detached", not "3 bed detached")
     asked_sizes = sizes_alone(question)

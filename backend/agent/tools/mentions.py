@@ -36,6 +36,9 @@ _PER_AFTER = re.compile(r"\s*(?:per|a|an|each|every)\s+([a-z]+)", re.IGNORECASE)
 _NO_THING = frozenset({"person", "head", "guest", "adult", "people", "child", "hour", "minute", "day", "night", "week",
                        "month", "year", "time", "hire", "rental", "extra"})
 
+# Words a question asks a price with: "What's the price difference between ...".
+_ASKING_WORDS = frozenset({"price", "prices", "pricing"})
+
 
 def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str] = (),
                     joined: re.Pattern[str] | None = None) -> list[tuple[str, str]]:
@@ -52,7 +55,8 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
     and a word of `joined` between them: _JOINED, "and", "plus", a comma). The words of `names`
     (the documents' headings: the business) name no thing."""
     at = list(re.finditer(r"[\w'-]+", question))
-    tokens = _without_names([norm_words(t.group(0)) for t in at], names)
+    # (the words asking a price name no thing: "the price difference between" is no "Price" column's every row)
+    tokens = _without_names([norm_words(t.group(0)) - _ASKING_WORDS for t in at], names)
     asked = set().union(*tokens)
     read = []  # (own words, naming words, price match, sentence) of every price
     banded: set[str] = set()  # the things counted that a band row prices

@@ -65,6 +65,19 @@ def test_the_group_sharing_is_the_one_of_us():
     assert people_sharing("2 adults and 2 kids are splitting it equally, how much each?") == ["4"]
 
 
+def test_the_asker_counts_in_a_share_and_the_ways_said_win():
+    # (the twenty-eighth session: "me and 3 friends" was 3 ways, "a 4 piece band" and "4 families" none)
+    from backend.agent.party import people_sharing
+    assert people_sharing("me and 3 friends are splitting the bill, how much each?") == ["4"]
+    assert people_sharing("me + 2 mates want a court for 2 hours, how much each if we split it?") == ["3"]
+    assert people_sharing("my 2 roommates and I want it done. if we split it, what does each of us pay?") == ["3"]
+    assert people_sharing("my 2 roommates and I want 4 bushes done. If we split the bill 3 ways, what does each of us pay?") == ["3"]
+    assert people_sharing("my 2 roommates and I want 4 bushes done. If we split the bill 2 ways, what does each of us pay?") == ["2"]
+    assert people_sharing("We're a 4 piece band wanting Studio 2 for 3 hours, how much is that each?") == ["4"]
+    assert people_sharing("4 families are splitting the castle. How much does each family pay?") == ["4"]
+    assert people_sharing("me and 3 friends, $12 per person, what's the total?") == []  # no share asked
+
+
 FLORIST = "Fernhollow\n\nA hand-tied bouquet costs £28, a single long-stem rose is £4.50, and a table centrepiece is £45."
 RANGE_PRICES = ("Fairway Heights\n\nBalls are sold by the bucket: small (40 balls) $8, medium (80 balls) $14, large "
                 "(120 balls) $19. Club hire is $5 per session.")

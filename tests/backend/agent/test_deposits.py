@@ -1,0 +1,51 @@
+"""What is left to pay once the deposit is paid (the twenty-eighth session: blind sets 67, 69 and 72,
+read after their runs, asked "already paid the deposit ... how much is left to pay" and got the
+whole bill, or no answer): the bill less the one deposit the documents take, an amount, an amount
+per thing counted, or a share of the bill. Each assertion failed on the code before it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.calculator import spec
+from backend.agent.tools.deposits import balance_due
+from backend.agent.tools.expressions import candidate_expressions
+
+from .test_expressions import result
+
+MEMORIAL = ("PRICES\nWitnessed service: £220\nKeepsake locket: £30 each\n\nBOOKING\n"
+            "A witnessed service needs a £40 deposit when booked, which is deducted from the final bill.\n")
+RESTORER = ("PRICES\nFull restoration: $600\nFrame repair: $150\n\n"
+            "A 25% deposit is taken when you book; the rest is due on collection.\n")
+BIKES = "SERVICES\nFull service: $90\nPuncture repair: $15\n\nWe take a $20 deposit per bike at drop-off, taken off your bill.\n"
+
+
+def first(question: str, *texts: str) -> Fraction:
+    found = candidate_expressions(question, [result(*texts)], None, evaluate)
+    assert found, question
+    return evaluate(found[0]).q
+
+
+def test_the_bill_less_the_deposit_paid():
+    assert first("I booked a witnessed service and already paid the deposit, we'd also like 2 keepsake lockets. "
+                 "how much is left to pay?", MEMORIAL) == 220 + 2 * 30 - 40
+    assert first("I've paid the deposit for a full restoration and a frame repair, what do I still owe?",
+                 RESTORER) == Fraction(750 * 75, 100)
+    assert first("dropping off 2 bikes for a full service each. after the deposits, what's left to pay?", BIKES) == 140
+
+
+def test_no_balance_without_a_deposit_paid_or_with_several_deposits():
+    sentences = [MEMORIAL.splitlines()[-1]]
+    assert balance_due("I already paid the deposit, how much do I owe?", sentences) == ("-", "40")
+    assert balance_due("how much do I owe for a witnessed service?", sentences) is None  # no deposit paid
+    assert balance_due("I paid the deposit but have to cancel, how much do I get back?", sentences) is None  # a refund
+    several = sentences + ["Cremations of large dogs need a £60 deposit."]
+    assert balance_due("I already paid the deposit, how much do I owe?", several) is None
+
+
+def test_the_router_plans_the_calculator_for_the_rest_of_a_bill():
+    found = [("memorial.txt", MEMORIAL)]
+    calculator = spec(lambda texts: [[1.0] * 4 for _ in texts], passages=lambda user_id, text: found)
+    assert calculator.relevant("u", "I've booked a witnessed service and already paid the deposit. "
+                                    "How much do I still owe on the day?")

@@ -1,0 +1,57 @@
+"""Travel charged for the distance to the customer (the twenty-eighth session: the travel lines of
+blind sets 59, 64 and 78, read after their runs, wrote the travel alone as the bill, "2.50 * 25"):
+an allowance in the sentence before its rate ("Free within 15 km ... Past that we charge $2.50 per
+extra km", "Further out we charge 80p per mile each way"), a rate charged both ways, on every
+visit of a job of several visits, and a rate on the whole distance with no allowance. Each
+assertion of a reading failed on the code before it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from backend.agent.tools.allowances import allowance_expressions, travel_charge
+from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.expressions import candidate_expressions
+
+from .test_expressions import result
+
+CASTLES = ("PARTY HIRE PRICES\nCastles (per day)\n  Pirate Ship ........ $210\n  Dino Dome .......... $180\n\n"
+           "DELIVERY\nFree within 10 km of our depot. Past that we charge\n$3.00 per extra km, both ways (there and back).\n")
+PESTS = ("PRICE LIST\nAnt treatment (2 visits) - £90\nWasp nest - £60\n\nTRAVEL\nFree within 10 miles of our base. "
+         "Further out we charge 50p per mile each way, counted from the 10-mile boundary, on every visit.\n")
+TREES = ("TREE WORK PRICES\nSmall tree removal: $400\nLarge tree removal: $900\n"
+         "Travel outside the city limits: $1.50 per km (one way, counted from the city limits)\n")
+
+
+def first(question: str, *texts: str) -> Fraction:
+    found = candidate_expressions(question, [result(*texts)], None, evaluate)
+    assert found, question
+    return evaluate(found[0]).q
+
+
+def test_an_allowance_in_the_sentence_before_and_a_rate_both_ways():
+    # 210 + (16 - 10) km * $3.00, there and back (was 3.00 * 16: the travel alone)
+    assert first("we're 16 km from your depot, how much for the Pirate Ship including delivery?", CASTLES) == 246
+    one_way = CASTLES.replace("both ways (there and back)", "one way")
+    assert first("we're 16 km from your depot, how much for the Pirate Ship including delivery?", one_way) == 228
+    assert first("we're 8 km from your depot, the Dino Dome and the Pirate Ship please, total?", CASTLES) == 390  # within
+    sentences = ["Free within 10 km of our depot.", "Past that we charge $3.00 per extra km, both ways (there and back)."]
+    assert allowance_expressions("we're 16 km from your depot", sentences) == ["2 * (16 - 10) * 3.00"]
+
+
+def test_a_rate_each_way_on_every_visit_of_a_job_of_several_visits():
+    # "each way" is no second unit of the rate (it nulled the reading), and the job's own line names its visits
+    sentences = ["Free within 10 miles of our base.",
+                 "Further out we charge £0.50 per mile each way, counted from the 10-mile boundary, on every visit."]
+    assert travel_charge("I live 18 miles from your base", sentences) == ("2 * (18 - 10) * 0.50", "18", True)
+    assert first("ant treatment please, I live 18 miles from your base. how much?", PESTS) == 90 + 8 * Fraction(1, 2) * 2 * 2
+    assert first("how much for a wasp nest? I live 18 miles from your base", PESTS) == 60 + 8  # one visit
+
+
+def test_a_travel_rate_on_the_whole_distance():
+    assert travel_charge("we're 12 km outside the city limits", [TREES.splitlines()[3]]) == ("12 * 1.50", "12", False)
+    assert first("we're 12 km outside the city limits, how much to remove a small tree?", TREES) == 418
+    assert first("how much to remove 2 small trees? we're in town", TREES) == 800
+    # (a distance within a free radius is no whole distance charged)
+    free = TREES + "Travel is free within 20 km of the yard.\n"
+    assert travel_charge("we're 12 km away", free.splitlines()[3:]) is None

@@ -117,7 +117,7 @@ _PER_PERSON = re.compile(r"\b(?:split|splitting|sharing|chipping\s+in|chip\s+in)
 _PEOPLE = re.compile(rf"(?<![\w.]){NUMBER}(?:\s+(?:of\s+(?:us|you|them)|people|ppl|persons|friends|adults|guests|"
                      rf"colleagues|members|players|students|kids|children|siblings|flatmates|housemates|roommates|"
                      rf"coworkers|mates|guys|couples?|famil(?:y|ies)|households?)\b"
-                     rf"|[\s-]*(?:piece|person|man|member)\s+(?:band|group|team|crew)\b)", re.IGNORECASE)
+                     rf"|[\s-]*(?:piece|member)\s+band\b)", re.IGNORECASE)  # (not "your 3 man crew": theirs)
 # The asker and the others counted: "me and 3 friends", "me + 2 mates", "my 2 roommates and I" (the asker too).
 _OTHERS = r"(?:friends|mates|colleagues|others|buddies|pals|classmates|teammates|roommates|flatmates|housemates|coworkers)"
 _WITH_ME = re.compile(rf"\b(?:me|myself|i)\s*(?:and|\+|&)\s*(?:my\s+|our\s+)?{NUMBER}\s+(?:[a-z]+\s+)?{_OTHERS}\b"
@@ -145,16 +145,10 @@ def people_sharing(text: str) -> list[str]:
     (asks_share_per_person)."""
     if not asks_share_per_person(text):
         return []
-    ways = _WAYS.search(with_digits(cue_text(text)))
-    if ways is not None:  # "my 2 roommates and I ... split the bill 3 ways": the 3
-        return [ways.group(1).replace(",", "")]
+    said = _said_share(with_digits(cue_text(text)))
+    if said is not None:
+        return [said[1]]
     found = list(_PEOPLE.finditer(with_digits(cue_text(text))))
-    us = [m.group(1).replace(",", "") for m in found if re.search(r"\bof\s+(?:us|you|them)\b", m.group(0), re.I)]
-    if us:  # "our club has 40 members; 5 of us are splitting it": the 5
-        return us[:1]
-    me = _WITH_ME.search(with_digits(cue_text(text)))
-    if me is not None:  # "me and 3 friends": 4 ways
-        return [str(Fraction((me.group(1) or me.group(2)).replace(",", "")) + 1)]
     counts = [m.group(1).replace(",", "") for m in found]
     listed = len(found) > 1 and all(re.fullmatch(r"\s*(?:,|and|,\s*and)\s*", text_between)
                                     for text_between in _between(with_digits(cue_text(text)), found))
@@ -164,10 +158,30 @@ def people_sharing(text: str) -> list[str]:
     return list(dict.fromkeys(counts))
 
 
+def _said_share(text: str) -> tuple[int, str] | None:
+    """(position, head-count) of the one group `text` (with digits) says shares: the ways said ("my
+    2 roommates and I ... split the bill 3 ways": 3), "N of us" ("our club has 40 members; 5 of us are
+    splitting it": 5), the asker and the others counted ("me and 3 friends": 4); None otherwise."""
+    ways = _WAYS.search(text)
+    if ways is not None:
+        return ways.start(1), ways.group(1).replace(",", "")
+    us = next((m for m in _PEOPLE.finditer(text) if re.search(r"\bof\s+(?:us|you|them)\b", m.group(0), re.I)), None)
+    if us is not None:
+        return us.start(), us.group(1).replace(",", "")
+    me = _WITH_ME.search(text)
+    if me is not None:
+        count = me.group(1) or me.group(2)
+        return me.start(), str(Fraction(count.replace(",", "")) + 1)
+    return None
+
+
 def sharing_counts(text: str) -> list[tuple[int, str]]:
     """(position, head-count) of each group `text` counts ("the 10 of us", "4 friends") when it
     asks a share per person ("how much each", "split it"; not "$12 per person"), else []. `text`
     is read as given: named_operations passes its question cut to the cue and with digits."""
     if not _PER_PERSON.search(text) or _PRICED_PER_HEAD.search(text):
         return []
+    said = _said_share(text)
+    if said is not None:  # ("me and 3 friends ... how much each": 4 ways, not 3)
+        return [said]
     return [(m.start(), m.group(1).replace(",", "")) for m in _PEOPLE.finditer(text)]

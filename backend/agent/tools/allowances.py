@@ -28,6 +28,9 @@ _UNIT = r"([a-z]+)"
 # Units of distance a trade charges travel by ("£1.50 for every mile over 10").
 _DISTANCES = frozenset({"mile", "km", "kilometre", "kilometer"})
 # A travel rate charged for the way there and the way back: "per mile each way", "both ways (there and back)".
+# A travel rate charged one way only: "one way", "return journey free", "not the return trip" (review).
+_ONE_WAY = re.compile(r"\bone[\s-]way\b|\b(?:return|round)[\s-](?:trip|journey)s?\s+(?:is\s+|are\s+)?free\b"
+                      r"|\b(?:not|no\s+charge\s+for)\s+(?:the\s+)?(?:return|round)\b", re.IGNORECASE)
 _BOTH_WAYS = re.compile(r"[^.;]{0,30}?\b(?:each\s+way|both\s+ways|there\s+and\s+back|(?:a\s+|the\s+)?round[\s-]trip|"
                         r"return\s+(?:trip|journey))\b", re.IGNORECASE)
 _EXTRA = r"(?:extra|additional|further|subsequent|more)"
@@ -134,7 +137,8 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             base = price_of(included.group(1), sentence) if included and price_of is not None and expression else None
             if base is not None:  # "... included in the call-out fee": that fee first
                 expression = f"{base} + {expression}"
-            if expression is not None and unit in _DISTANCES and _BOTH_WAYS.match(sentence, rate.end()):
+            if (expression is not None and unit in _DISTANCES and _BOTH_WAYS.match(sentence, rate.end())
+                    and not _ONE_WAY.search(sentence)):
                 # "$2.50 per extra km, both ways (there and back)" (the rate stays the last figure)
                 expression = f"2 * ({expression})" if " + " in expression else f"2 * {expression}"
             if expression is not None:
@@ -304,15 +308,17 @@ def _whole_distance(question: str, sentences: Sequence[str]) -> tuple[str, str, 
     """travel_charge's answer for a travel rate charged on the whole distance where the customer
     is ("18 km outside red deer city limits" over "Travel outside Red Deer city limits: $2.00 per km
     (one way ...)": "18 * 2.00"), when no sentence leaves a distance free; None otherwise."""
-    where = _AWAY.search(with_digits(question))
+    where = _FROM_BUSINESS.search(with_digits(question))
     if where is None or any(_FREE_DISTANCE.search(s) for s in sentences):
         return None
-    distance, unit = where.group(1) or where.group(3), _unit(where.group(2) or where.group(4))
+    distance, unit = where.group(1), _unit(where.group(2))
     for sentence in sentences:
         rate = _TRAVEL_RATE.search(sentence)
         if rate is not None and _unit(rate.group(2)) == unit:
-            both = "2 * " if _BOTH_WAYS.match(sentence, rate.end()) else ""
-            return (f"{both}{distance} * {rate.group(1).replace(',', '')}", distance,
+            both = "2 * " if _BOTH_WAYS.match(sentence, rate.end()) and not _ONE_WAY.search(sentence) else ""
+            charge = f"{both}{distance} * {rate.group(1).replace(',', '')}"
+            least = _LEAST.search(sentence, rate.end())  # "£2 per mile, minimum charge £10": max(10, ...)
+            return (f"max({least.group(1).replace(',', '')}, {charge})" if least else charge, distance,
                     _PER_VISIT.search(sentence) is not None)
     return None
 
@@ -330,6 +336,13 @@ _RATE_BEYOND = re.compile(r"\b(?:every|each|per|a)\s+(?:additional\s+|extra\s+)?
 # A travel rate on the whole distance: "Travel outside the city limits: $2.00 per km", "Mileage: £0.45 per mile".
 _TRAVEL_RATE = re.compile(rf"\b(?:travel\w*|mileage|delivery|call[\s-]?outs?|journeys?|distance)\b[^.;$€£¥]{{0,60}}?"
                           rf"{SIGNED_PRICE}\s*(?:per|an?|/)\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
+# How far the customer is from the business: "18 km outside the city limits", "22 miles from your shop", "4 km
+# away" (not "10 miles from the station": review).
+_FROM_BUSINESS = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\s+(?:away\b|out\b|outside\b|"
+                            rf"(?:from|of)\s+(?:you\b|your\b|the\s+(?:shop|store|depot|yard|base|workshop|studio|office|"
+                            rf"premises|city|town)\b))", re.IGNORECASE)
+# A least travel charge after its rate: "£2 per mile, minimum charge £10".
+_LEAST = re.compile(rf"[^.;]{{0,25}}?\bminimum(?:\s+(?:charge|fee))?(?:\s+(?:of|is))?\s*:?\s*{SIGNED_PRICE}", re.IGNORECASE)
 # Where the customer is: "6 miles from your shop", "we're 4 km away", "within 10 miles".
 _AWAY = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\s+(?:away|from|out\b|outside|of\s+(?:you|your|the))"
                    rf"|\bwithin\s+([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)

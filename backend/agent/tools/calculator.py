@@ -166,7 +166,7 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
                 text, [s for _, s in rank_sentences(text, pairs, embed)])):
             return True  # "the van for 5 hours" over "free for up to 3 hours; after that $15 per hour"
         # "what does he pay on a Wednesday" over "On Wednesdays, guests over 65 get 25% off"
-        if asks_price(text) and (claimed_discount(text, sentences) or claimed_surcharges(text, sentences)):
+        if (asks_price(text) or money) and (claimed_discount(text, sentences) or claimed_surcharges(text, sentences)):
             return True
         # "How much to unblock my sink including VAT if you come out tomorrow?" over "subject to VAT at 20%, added
         # to your invoice" and "Call-out fee (every home visit): £60.00" (new-user pass): the price with them

@@ -49,6 +49,12 @@ DEPOSIT_PRICE = re.compile(rf"{SIGNED_PRICE}\s*(?:[a-z-]+\s+){{0,2}}?deposits?\b
                            rf"|\bdeposits?\s*(?:of|:|is|=)\s*{SIGNED_PRICE}(?:\s+per\s+([a-z]+))?", re.IGNORECASE)
 
 
+# A deposit held and given back, no part of the bill: "A £50 refundable security deposit ... returned after the castle
+# is collected" (not "a $50 non-refundable deposit ..., taken off the final bill"; review).
+_HELD = re.compile(r"(?<!non-)(?<!non )\brefundable\b|\bsecurity\b|\bdamage\b|\breturned\b|\bgiven\s+back\b|\bpaid\s+back\b"
+                   r"|\brefunded\s+(?:when|after|once|on)\b", re.IGNORECASE)
+
+
 def balance_due(question: str, sentences: Sequence[str]) -> tuple[str, str] | None:
     """("-", the deposit's amount, times the question's count of what it is per: "50 * 2") or ("%",
     the deposit's percentage) for a question saying the deposit is paid and asking the rest, when
@@ -56,8 +62,9 @@ def balance_due(question: str, sentences: Sequence[str]) -> tuple[str, str] | No
     deposits, a refund asked)."""
     if PAID_DEPOSIT.search(question) is None or _ASKS_REST.search(question) is None or asks_refund(question):
         return None
+    # (a deposit held and given back is no part of the bill, nor a share's alternative)
     found = {(m.group(1) or m.group(3)).replace(",", ""): m.group(2) or m.group(4)
-             for s in sentences for m in DEPOSIT_PRICE.finditer(s)}
+             for s in sentences if not _HELD.search(s) for m in DEPOSIT_PRICE.finditer(s)}
     if len({Fraction(a) for a in found}) == 1:
         amount, per = next(iter(found.items()))
         count = next(iter(counts_of(question, per)), None) if per else None

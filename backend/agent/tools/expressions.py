@@ -627,10 +627,10 @@ def _with_travel(expression: str, question: str, travel: str, per_visit: bool, s
     7"), or else the visits the job's own line of `sentences` names ("Rat treatment (3 visits) - £150"
     and "... per mile each way ... on every visit": "150 + (27 - 15) * 0.80 * 2 * 3")."""
     times = visits_counted(question) if per_visit else None
-    if per_visit and times is None:
+    if per_visit and times is None:  # (the one line holding the bill's price: not two jobs at £60, review)
         figures = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)}
-        times = next((visits_counted(t) for t in sentences if visits_counted(t)
-                      and figures & {Fraction(p) for p in prices_in(t)}), None)
+        holding = [t for t in sentences if figures & {Fraction(p) for p in prices_in(t)}]
+        times = visits_counted(holding[0]) if len(holding) == 1 else None
     term = travel if times is None else f"({travel}) * {times}" if " + " in travel else f"{travel} * {times}"
     return f"{expression} + {term}"
 

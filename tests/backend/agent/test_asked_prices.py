@@ -34,3 +34,11 @@ def test_the_price_difference_of_two_rows_under_a_price_column():
         assert planned(question, CASTLES), question
         found = candidate_expressions(question, [result(CASTLES)], None, evaluate)
         assert found and evaluate(found[0]).q == 190, question
+
+
+def test_a_bare_price_asked_with_a_discount_claimed():
+    hire = "HIRE PRICES\nGiant slide: $240 per day\nSumo suits: $150 per day\n\nDISCOUNTS\nCommunity groups and charities: 10% off.\n"
+    question = "We're a community group and just want the giant slide for the day. Price?"
+    assert planned(question, hire)
+    found = candidate_expressions(question, [result(hire)], None, evaluate)
+    assert evaluate(found[0]).q == 216

@@ -188,3 +188,12 @@ def test_review_counts():
     paddle = "Kayaks\n\nA paddle costs £25 per person. Evening surcharge: £5 per person on Friday paddles."
     assert evaluate(candidate_expressions("me and my 3 mates on a friday paddle, how much altogether?",
                                           [result(paddle)], None, evaluate)[0]).q == 120
+
+
+def test_review_of_the_twenty_eighth_session_shares():
+    from backend.agent.party import people_sharing, sharing_counts
+    # "N of us" wins over a band's size; a business's crew is no party
+    assert people_sharing("I'm in a 4 piece band but only 2 of us are paying for Studio 2, how much each?") == ["2"]
+    assert people_sharing("you sent your 3 man crew, my flatmate and I are splitting it, how much each?") == []
+    # the operations read the same share ("me and 3 friends": 4 ways)
+    assert [n for _, n in sharing_counts("me and 3 friends are splitting a massage package, how much each?")] == ["4"]

@@ -49,3 +49,19 @@ def test_the_router_plans_the_calculator_for_the_rest_of_a_bill():
     calculator = spec(lambda texts: [[1.0] * 4 for _ in texts], passages=lambda user_id, text: found)
     assert calculator.relevant("u", "I've booked a witnessed service and already paid the deposit. "
                                     "How much do I still owe on the day?")
+
+
+def test_review_of_the_twenty_eighth_session_deposits():
+    # a deposit held and given back is no part of the bill
+    castles = ("BOUNCY CASTLE HIRE\nPirate Ship: £120 per day\nDisco Dome: £150 per day\n\n"
+               "A £50 refundable security deposit is required, returned after the castle is collected undamaged.\n")
+    assert balance_due("I've paid the deposit for the Pirate Ship, how much do I still owe?",
+                       castles.splitlines()[-1:]) is None
+    bikes = ("BIKE HIRE\nCity bike: £25 per day\nE-bike: £45 per day\n\n"
+             "A refundable deposit of £50 per bike is taken at pick-up and returned when the bike comes back.\n")
+    assert first("after my deposit, how much do I owe for an e-bike for 2 days?", bikes) == 90
+    # so a share of the bill is the deposit paid, not the security deposit beside it
+    cottage = ("HOLIDAY COTTAGE\nHigh season: £900 per week\nLow season: £600 per week\n\nA deposit of 30% secures "
+               "your booking; the balance is due 6 weeks before arrival. A £150 security deposit is also payable "
+               "and returned after your stay.\n")
+    assert first("I've paid the deposit for a week in high season, what's the balance?", cottage) == 630

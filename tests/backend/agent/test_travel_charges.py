@@ -55,3 +55,24 @@ def test_a_travel_rate_on_the_whole_distance():
     # (a distance within a free radius is no whole distance charged)
     free = TREES + "Travel is free within 20 km of the yard.\n"
     assert travel_charge("we're 12 km away", free.splitlines()[3:]) is None
+
+
+def test_review_of_the_twenty_eighth_session_travel():
+    # a distance from somewhere else is no travel ("10 miles from the station")
+    tuner = "PIANO TUNING\nStandard tune: £75\nPitch raise: £40\n\nMileage: 50p per mile, one way.\n"
+    assert first("how much for a standard tune and pitch raise? we're 10 miles from the station", tuner) == 115
+    assert first("how much for a standard tune and pitch raise? we're 10 miles from you", tuner) == 120
+    # a return said free or not charged is one way
+    free_back = tuner.replace("one way.", "one way, return journey free.")
+    assert first("I'm 12 miles away, how much for a standard tune and a pitch raise?", free_back) == 121
+    not_back = tuner.replace("50p per mile, one way.", "45p per mile (one way, not the return trip).")
+    assert first("I'm 20 miles away, how much for a standard tune and a pitch raise?", not_back) == 124
+    # the visits of the one line holding the job's price (not another job at the same price)
+    pests = ("PRICE LIST\nFlea treatment (2 visits) - £60\nWasp nest - £60\nMouse treatment (3 visits) - £120\n\n"
+             "TRAVEL\nFree within 10 miles of our base. Further out we charge 50p per mile each way, counted from "
+             "the 10-mile boundary, on every visit.\n")
+    assert first("wasp nest please, I live 18 miles from your base. how much?", pests) == 68
+    assert first("mouse treatment please, I live 18 miles from your base. how much?", pests) == 120 + 8 * 3
+    # a least travel charge beside its rate
+    florist = "FLORIST\nBridal bouquet: £90\n\nDelivery: £2 per mile, minimum charge £10.\n"
+    assert first("bridal bouquet delivered 3 miles from you, how much?", florist) == 100

@@ -1,0 +1,48 @@
+"""Places and kinds named by a number or a letter (the twenty-eighth session: blind sets 39, 62 and
+64, read after their runs, named "Zone 1", "Studio 2", "Room B" in 14 questions and 1 was right):
+the question's own line, not another's of the same word, and the number of a name no number of
+the bill. Each assertion of a reading failed on the code before it."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.identifiers import names_another
+from backend.agent.tools.plausible import plausible
+
+from .test_expressions import result
+
+STUDIOS = "STUDIO HIRE (per hour)\nStudio 1: £12\nStudio 2: £15\nStudio 3: £20\nRecording: £30 per session\n"
+
+
+def first(question: str, *texts: str) -> Fraction:
+    found = candidate_expressions(question, [result(*texts)], None, evaluate)
+    assert found, question
+    return evaluate(found[0]).q
+
+
+def test_the_line_of_the_place_the_question_names():
+    assert first("Studio 2 for 3 hours, how much?", STUDIOS) == 45  # was 12 * 3 (Studio 1's)
+    assert first("how much for 4 hours in Studio 1?", STUDIOS) == 48
+    lines = STUDIOS.splitlines()
+    assert names_another("Studio 2 for 3 hours", "Studio 1: £12", lines)
+    assert not names_another("Studio 2 for 3 hours", "Studio 2: £15", lines)
+    assert not names_another("Studio 2 for 3 hours", "Recording: £30 per session", lines)
+
+
+def test_a_letter_names_a_place_only_where_the_documents_name_them_so():
+    rooms = ["Room A: $22 per hour", "Room B: $28 per hour", "Room C: $35 per hour"]
+    assert names_another("room b for 3 hours", "Room A: $22 per hour", rooms)  # as a customer writes it
+    assert not names_another("room b for 3 hours", "Room B: $28 per hour", rooms)
+    # ("a room a week" over rooms not named by letter: no name)
+    assert not names_another("I need a room a week", "Double room: £80 per night", ["Double room: £80 per night",
+                                                                                   "Single room: £60 per night"])
+
+
+def test_the_number_of_a_name_is_no_number_of_the_bill():
+    sentences = ["Zone 1 (city centre): £6.00 per delivery", "Zone 2 (inner suburbs): £9.00 per delivery"]
+    # "Zone 1" is no count of the question, nor a figure of the passages
+    assert plausible(["6.00 * 1", "6.00 * 2"], "how much for 2 deliveries in Zone 1?", sentences) == ["6.00 * 2"]
+    assert plausible(["1 * 9.00"], "one delivery to zone 2 please", sentences) == []

@@ -60,7 +60,7 @@ from backend.agent.tools.allowances import allowance_expressions, block_rate_exp
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band, volume_discount
 from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import under_named_heading, wider_names
-from backend.agent.tools.identifiers import names_another
+from backend.agent.tools.identifiers import names_another, without_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.deposits import ASKS_DEPOSIT, DEPOSIT_PRICE, balance_due, percentage_deposit, without_paid_deposit
@@ -390,6 +390,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "Studio 2 for 3 hours": not the line of "Studio 1: £12" (backend.agent.tools.identifiers)
     every_text = [s for _, s in sentences]
     sentences = [(h, s) for h, s in sentences if not names_another(question, s, every_text)]
+    question = without_names(question, every_text)  # ("3 Zone 2 deliveries": no 2 of anything)
     # an area written as the documents write it: "220 sq m" is "220 m2" over "Over 200 m2: Rate per m2 £1.90"
     if any(_M2.search(s) for _, s in sentences):
         question = _AREA_WRITTEN.sub(r"\1 m2", question)
@@ -446,8 +447,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (a distance charged as travel beyond an allowance is no thing of the basket: it is added after the discounts)
     ahead = travel_charge(question, [s for _, s in sentences])
     listing = re.sub(rf"(?<![\w.]){re.escape(ahead[1])}\s*-?\s*(?:miles?|mi|km|kilomet\w*)\b", " ", question) if ahead else question
-    basket = ((basket_expression(listing, named) if listing != question else None) or basket_expression(question, named)
-              or mentioned_total(question, unadjusted, names))
+    # (the question without the travel's distance when there is one: "a bridal bouquet and 2 buttonholes delivered 3
+    # miles from you" is no 3 of anything, review)
+    basket = (basket_expression(listing, named) or mentioned_total(listing, unadjusted, names)
+              or basket_expression(question, named) or mentioned_total(question, unadjusted, names))
     weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
     if weighed is not None:
         out = _valid([weighed] + out, evaluate)

@@ -48,3 +48,15 @@ def names_another(question: str, sentence: str, sentences: Sequence[str]) -> boo
         if len(listed) > 1 and ids and own.get(word) and not own[word] & ids:
             return True
     return False
+
+
+def without_names(question: str, sentences: Sequence[str]) -> str:
+    """`question` with the number or letter of each name the documents (`sentences`) write the same
+    way taken out ("3 Zone 2 deliveries" -> "3 Zone deliveries"): once its line is chosen
+    (names_another), the name counts nothing."""
+    written = _names(" \n".join(sentences), letters_any_case=False)
+
+    def strip(m: re.Match[str]) -> str:
+        return m.group(1) if m.group(2).upper() in written.get(m.group(1).lower(), set()) else m.group(0)
+
+    return _NAMED.sub(strip, question)

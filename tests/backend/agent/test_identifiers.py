@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.expressions import candidate_expressions
-from backend.agent.tools.identifiers import names_another
+from backend.agent.tools.identifiers import names_another, without_names
 from backend.agent.tools.plausible import plausible
 
 from .test_expressions import result
@@ -46,3 +46,11 @@ def test_the_number_of_a_name_is_no_number_of_the_bill():
     # "Zone 1" is no count of the question, nor a figure of the passages
     assert plausible(["6.00 * 1", "6.00 * 2"], "how much for 2 deliveries in Zone 1?", sentences) == ["6.00 * 2"]
     assert plausible(["1 * 9.00"], "one delivery to zone 2 please", sentences) == []
+
+
+def test_the_number_of_a_name_counts_nothing_once_its_line_is_chosen():
+    courier = ("COURIER RATES\nZone 1 (city centre): £6.00 per delivery\nZone 2 (inner suburbs): £9.00 per delivery\n"
+               "Zone 3 (outer suburbs): £12.00 per delivery\nExtra stops: £4 each.\n")
+    assert first("a Zone 3 delivery with 2 extra stops, how much?", courier) == 20  # was 1 * 2
+    assert without_names("3 Zone 2 deliveries", courier.splitlines()) == "3 Zone deliveries"
+    assert without_names("3 Zone 5 deliveries", courier.splitlines()) == "3 Zone 5 deliveries"  # not a name written

@@ -74,5 +74,7 @@ def test_review_of_the_twenty_eighth_session_travel():
     assert first("wasp nest please, I live 18 miles from your base. how much?", pests) == 68
     assert first("mouse treatment please, I live 18 miles from your base. how much?", pests) == 120 + 8 * 3
     # a least travel charge beside its rate
-    florist = "FLORIST\nBridal bouquet: £90\n\nDelivery: £2 per mile, minimum charge £10.\n"
+    florist = "FLORIST\nBridal bouquet: £90\nButtonhole: £12\n\nDelivery: £2 per mile, minimum charge £10.\n"
     assert first("bridal bouquet delivered 3 miles from you, how much?", florist) == 100
+    # the things listed, read without the distance (was "2 * 12 + 3 * 2": the bouquet lost, 3 miles a thing)
+    assert first("a bridal bouquet and 2 buttonholes delivered 8 miles from you, how much?", florist) == 90 + 24 + 16

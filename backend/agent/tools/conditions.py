@@ -46,15 +46,18 @@ _DAY_MINUTES = 24 * 60
 # within "after 6pm" and "Evening rate", not within "2:00-4:00 pm" nor "after 7pm" (either may be meant).
 _PART_ASKED = {"morning": (9 * 60, 11 * 60 + 30), "afternoon": (13 * 60, 16 * 60 + 30), "evening": (18 * 60 + 30, 21 * 60),
                "tonight": (19 * 60, 22 * 60), "lunchtime": (12 * 60, 13 * 60 + 30)}
-_PART_WORD = re.compile(r"\b(mornings?|afternoons?|evenings?|tonight|lunchtime)\b", re.IGNORECASE)
+# (not a greeting nor a thing's name: "Good evening", "afternoon tea", "a morning suit": review)
+_NOT_A_TIME = r"(?!\s+(?:tea|teas|suit|suits|dress|dresses|gown|gowns|wear|jacket|bag|paper|glory|star|sickness)\b)"
+_PART_WORD = re.compile(rf"(?<!\bgood\s)\b(mornings?|afternoons?|evenings?|tonight|lunchtime)\b{_NOT_A_TIME}",
+                        re.IGNORECASE)
 # A part of the day a price's words name with no clock, as a span: "Evening rate", "Daytime", "evenings".
 _PART_SPANS = {"morning": (0, 12 * 60), "afternoon": (12 * 60, 17 * 60), "evening": (17 * 60, _DAY_MINUTES),
                "daytime": (8 * 60, 17 * 60)}
-_PART_CONDITION = re.compile(r"\b(mornings?|afternoons?|evenings?|daytime)\b", re.IGNORECASE)
+_PART_CONDITION = re.compile(rf"\b(mornings?|afternoons?|evenings?|daytime)\b{_NOT_A_TIME}", re.IGNORECASE)
 # A part of the day or days, either: "Evening/weekend rate", "evenings & weekends", "weekends or evenings".
 _DAYS_WORD = rf"(?:weekends?|weekdays?|{_FULL_DAY}|bank\s+holidays?)"
-_PART_OR_DAYS = re.compile(rf"\b(?:(?:mornings?|afternoons?|evenings?)\s*(?:/|&|,|\band\b|\bor\b)\s*{_DAYS_WORD}"
-                           rf"|{_DAYS_WORD}\s*(?:/|&|,|\band\b|\bor\b)\s*(?:mornings?|afternoons?|evenings?))\b",
+_PART_OR_DAYS = re.compile(rf"\b(?:(?:mornings?|afternoons?|evenings?)\s*(?:/|&|\band\b|\bor\b)\s*{_DAYS_WORD}"
+                           rf"|{_DAYS_WORD}\s*(?:/|&|\band\b|\bor\b)\s*(?:mornings?|afternoons?|evenings?))\b",
                            re.IGNORECASE)
 
 

@@ -14,10 +14,16 @@ from typing import Sequence
 # The words a business names its places and kinds with before a number or a capital letter.
 _WORDS = (r"room|studio|zone|court|level|bay|pitch|lane|field|hall|suite|cabin|tier|stage|track|booth|pod|kennel|"
           r"area|band|grade|plan|option|package|deck|floor|gate|hangar|shed|unit|lot")
-# A number of a name right before it ("Zone 1", "Studio 2").
-NAME_BEFORE = re.compile(rf"\b(?:{_WORDS})\s*$", re.IGNORECASE)
-# A name of the documents: "Zone 1", "Room B" (a capital letter as written, alone).
-_NAMED = re.compile(rf"\b({_WORDS})\s+([0-9]{{1,2}}|[A-Z])(?![\w.,/-])", re.IGNORECASE)
+# The word of a name right before its number ("Zone 1", "Studio 2").
+_NAME_BEFORE = re.compile(rf"\b({_WORDS})\s*$", re.IGNORECASE)
+# A name: "Zone 1", "Room B" (a letter alone); not a count after the word ("a double room 2 nights", "the hall 4
+# hours", "a deck 20 square metres": review).
+_COUNTED_AFTER = (r"\s*-?\s*(?:nights?|hours?|hrs?|days?|weeks?|months?|years?|people|persons?|guests?|adults?|kids?|"
+                  r"children|dogs?|cats?|m2|m²|sq\b|square|metres?|meters?|ft|feet|foot|miles?|km|times|x\b|lots?|sessions?)")
+_NAMED = re.compile(rf"\b({_WORDS})\s+([0-9]{{1,2}}|[A-Z])(?![\w.,/-])(?!{_COUNTED_AFTER})", re.IGNORECASE)
+# A name opening a sentence (a row's label: "Room B: ...", "- Zone 2 (inner suburbs): £9.00"), not one named in
+# passing ("Drum kit hire: £10 (included free in Studio 3)", "10% off (not Room C)": review).
+_OPENING = re.compile(r"\W{0,4}(?:the\s+)?(?:[A-Za-z-]+\s+){0,2}$")
 
 
 def _names(text: str, letters_any_case: bool) -> dict[str, set[str]]:
@@ -28,6 +34,8 @@ def _names(text: str, letters_any_case: bool) -> dict[str, set[str]]:
         ident = m.group(2)
         if ident.isalpha() and not (letters_any_case or ident.isupper()):
             continue
+        if ident.isalpha() and ident.islower() and ident in ("a", "i"):
+            continue  # "plan a 12 months", "room i think": an article, a pronoun
         out.setdefault(m.group(1).lower(), set()).add(ident.upper())
     return out
 
@@ -40,7 +48,8 @@ def names_another(question: str, sentence: str, sentences: Sequence[str]) -> boo
     if not asked:
         return False
     written = _names(" \n".join(sentences), letters_any_case=False)
-    own = _names(sentence, letters_any_case=False)
+    opening = next((m for m in _NAMED.finditer(sentence) if _OPENING.fullmatch(sentence[:m.start()])), None)
+    own = _names(opening.group(0), letters_any_case=False) if opening is not None else {}
     for word, ids in asked.items():
         listed = written.get(word, set())
         # (a question's "room a" only where the documents name rooms by letter: not "a room a week")
@@ -60,3 +69,13 @@ def without_names(question: str, sentences: Sequence[str]) -> str:
         return m.group(1) if m.group(2).upper() in written.get(m.group(1).lower(), set()) else m.group(0)
 
     return _NAMED.sub(strip, question)
+
+
+def names_several(before: str, sentences: Sequence[str]) -> bool:
+    """Whether the number right after `before` is the number of a name (`before` ends with a name's
+    word) the passages (`sentences`) write with several numbers or letters ("Zone 1", "Zone 2"): no
+    number of a bill. ("Unit 4 Bridge Industrial Estate" alone is an address: plausible reads it.)"""
+    word = _NAME_BEFORE.search(before)
+    if word is None:
+        return False
+    return len(_names(" \n".join(sentences), letters_any_case=False).get(word.group(1).lower(), set())) > 1

@@ -43,7 +43,7 @@ from backend.agent.numerals import expression_figures, number_pattern, with_digi
 from backend.agent.operations import asks_how_many, asks_money
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.tools.bands import inside_band
-from backend.agent.tools.identifiers import NAME_BEFORE
+from backend.agent.tools.identifiers import names_several
 from backend.agent.tools.pricing import PRICE
 
 # A measure's units after a number, by kind ("20 km", "45 cm", "3 kg", "12 sq m").
@@ -143,10 +143,6 @@ def _counts_in_question(number: str, question: str, multiplied: bool = True) -> 
     if not found:
         return False
     day_part = _PART_OF_DAY.search(unaged) is not None
-    # ("Studio 1 for one hour", "a Zone 1 weekday delivery": a name, no count)
-    found = [m for m in found if not NAME_BEFORE.search(unaged[:m.start()])]
-    if not found:
-        return False
     # ("a tuesday afternoon around 2": wherever it stands, no count of anything)
     found = [m for m in found if not (day_part and _bare_hour(unaged, m))]
     if not found:
@@ -204,8 +200,8 @@ def _read_in_passages(number: str, sentences: Sequence[str], asks_years: bool, a
                 continue  # "(from 1 March 2024)" times 3 rods
             if _ADDRESS_BEFORE.search(before) or (_PHONE_AROUND.search(before) and re.match(r"\s?[0-9]", after)):
                 continue
-            if NAME_BEFORE.search(before):
-                continue  # "Zone 1 (city centre): £6.00": a name, no number of the bill
+            if names_several(before, sentences):
+                continue  # "Zone 1 (city centre): £6.00" beside "Zone 2 ...": a name, no number of the bill
             if re.match(r"\s?[0-9]{3}", after) and re.search(r"[0-9]{3,}\s?$", before + " ") is None and len(number) >= 3:
                 continue  # the start of "0113 496 0321"
             if not asks_time and _DURATION_AFTER.match(after) and not _COUNTED_BEFORE.search(before):

@@ -123,3 +123,15 @@ def test_the_column_of_the_part_of_the_day_asked():
              "Room A      20 m2    $22                   $28\nRoom B      30 m2    $28                   $35\n")
     found = candidate_expressions("how much is room b for 2 hours in the evening?", [result(rooms)], None, evaluate)
     assert evaluate(found[0]).q == 70  # was 28 * 2 (the day rate)
+
+
+@pytest.mark.parametrize("clause, question, want", [
+    # a list of days before a part of the day is no either (review)
+    ("Monday to Friday, mornings before 10am: 20% off", "a Friday afternoon", False),
+    ("Monday to Friday, mornings before 10am: 20% off", "a Wednesday at 9am", True),
+    # a greeting and a thing's name are no part of the day
+    ("Evening rate: £30 per hour", "Good evening, how much is 2 hours?", False),
+    ("Afternoon tea: £22 per person", "2 afternoon teas on Saturday at 11am", None),
+])
+def test_review_of_the_twenty_eighth_session_parts_of_the_day(clause, question, want):
+    assert applies(clause, question) is want

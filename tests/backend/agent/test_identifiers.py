@@ -54,3 +54,20 @@ def test_the_number_of_a_name_counts_nothing_once_its_line_is_chosen():
     assert first("a Zone 3 delivery with 2 extra stops, how much?", courier) == 20  # was 1 * 2
     assert without_names("3 Zone 2 deliveries", courier.splitlines()) == "3 Zone deliveries"
     assert without_names("3 Zone 5 deliveries", courier.splitlines()) == "3 Zone 5 deliveries"  # not a name written
+
+
+def test_review_of_the_twenty_eighth_session_names():
+    # a count after a name's word is a count: the documents name nothing so, or name rooms by number
+    storage = "SELF STORAGE\nSmall unit (25 sq ft): £40 per month\nPadlock: £8\nFind us at Unit 4 Bridge Estate, Leeds.\n"
+    assert first("how much is a small unit 4 months?", storage) == 160
+    assert first("hire the hall 4 hours, what's the total?", "HALL HIRE\nMain hall: £25 per hour\nKitchen: £10 per hour\n") == 100
+    rooms = "GUEST HOUSE (per night)\nRoom 1 (Double, ensuite): £85\nRoom 2 (Twin): £75\nRoom 3 (Single): £55\n"
+    assert first("a double room 2 nights, how much?", rooms) == 170
+    assert first("twin room 2 nights please", rooms) == 150
+    # a lowercase "a" is an article, not Plan A
+    gym = "GYM MEMBERSHIP\nPlan A (off-peak): £20 per month\nPlan B (anytime): £32 per month\nJoining fee: £15\n"
+    assert first("plan a 12 months", gym) == 240
+    # a sentence naming another room in passing is kept (its discount holds)
+    hourly = ("Room A: $22 per hour\nRoom B: $28 per hour\nRoom C: $35 per hour\n"
+              "Bookings of 3 hours or more get 10% off (not Room C).\n")
+    assert first("Room B for 3 hours", hourly) == Fraction(28 * 3 * 90, 100)

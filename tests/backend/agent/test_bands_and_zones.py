@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.bands import held_counts, inside_band, outside_band
-from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.mentions import named_extras
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.visits import zone_charge
 
-from .test_expressions import result
+from .test_expressions import first
 
 WINDOWS = ("CLEARVIEW WINDOW CLEANING\nAll prices exclude VAT. VAT at 20% is added to every invoice.\n\n"
            "HOUSES (outside, per visit)\n------------------------------\nNumber of windows    Price (ex VAT)\n"
@@ -27,12 +25,6 @@ DELIVERY = ("LOGSTORE FUEL - DELIVERY\n\nDELIVERY ZONES (per load, excl. VAT)\n"
             "  Zone 2 - 5 to 15 miles: Jedburgh, Coldstream, Melrose: £20.00 per load\n"
             "  Zone 3 - 15 to 30 miles: Hawick, Galashiels, Peebles: £35.00 per load\n\n"
             "Seasoned ash: £110.00 per load\n")
-
-
-def first(question: str, *texts: str) -> Fraction:
-    found = candidate_expressions(question, [result(*texts)], None, evaluate)
-    assert found, question
-    return evaluate(found[0]).q
 
 
 def test_a_band_of_a_count_holds_the_count_the_question_gives():

@@ -7,24 +7,16 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.calculator import spec
 from backend.agent.tools.deposits import balance_due
-from backend.agent.tools.expressions import candidate_expressions
 
-from .test_expressions import result
+from .test_expressions import first
 
 MEMORIAL = ("PRICES\nWitnessed service: £220\nKeepsake locket: £30 each\n\nBOOKING\n"
             "A witnessed service needs a £40 deposit when booked, which is deducted from the final bill.\n")
 RESTORER = ("PRICES\nFull restoration: $600\nFrame repair: $150\n\n"
             "A 25% deposit is taken when you book; the rest is due on collection.\n")
 BIKES = "SERVICES\nFull service: $90\nPuncture repair: $15\n\nWe take a $20 deposit per bike at drop-off, taken off your bill.\n"
-
-
-def first(question: str, *texts: str) -> Fraction:
-    found = candidate_expressions(question, [result(*texts)], None, evaluate)
-    assert found, question
-    return evaluate(found[0]).q
 
 
 def test_the_bill_less_the_deposit_paid():

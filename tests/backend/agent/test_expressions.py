@@ -46,6 +46,14 @@ def result(*texts: str) -> str:
         [source(t, i + 1) for i, t in enumerate(texts)])
 
 
+def first(question: str, *texts: str) -> Fraction:
+    """The value of the first candidate `candidate_expressions` writes for `question` over these
+    passages (no embedder), the answer a user gets; fails when there is none."""
+    found = candidate_expressions(question, [result(*texts)], None, evaluate)
+    assert found, question
+    return evaluate(found[0]).q
+
+
 def bag_of_words(texts):
     """A stand-in embedder: word counts over a fixed vocabulary (similar words, similar vectors)."""
     vocabulary = ["tower", "towers", "tall", "height", "long", "metres", "vehicles", "day", "week", "began",

@@ -7,20 +7,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from backend.agent.tools.arithmetic import evaluate
-from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.identifiers import names_another, without_names
 from backend.agent.tools.plausible import plausible
 
-from .test_expressions import result
+from .test_expressions import first
 
 STUDIOS = "STUDIO HIRE (per hour)\nStudio 1: £12\nStudio 2: £15\nStudio 3: £20\nRecording: £30 per session\n"
-
-
-def first(question: str, *texts: str) -> Fraction:
-    found = candidate_expressions(question, [result(*texts)], None, evaluate)
-    assert found, question
-    return evaluate(found[0]).q
 
 
 def test_the_line_of_the_place_the_question_names():

@@ -12,7 +12,7 @@ from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.taxes import claimed_tax
 
-from .test_expressions import result
+from .test_expressions import first, result
 
 GARDEN = ("GREENWAY GARDEN CARE - PRICES\nAll prices are before 5% GST, which is added to every invoice.\n\n"
           "GARDEN CREW\nCrew rate (two gardeners + van) ........ $120/hr\nMinimum charge per visit ........ 2 hours\n\n"
@@ -24,12 +24,6 @@ PATIOS = ("BRIGHTSTONE PATIO CLEANING - PRICES\nAll prices exclude VAT, which is
           "ADD-ONS\nMoss treatment: £25 per area\nGum removal: £12 per patch\n")
 TERMS = ("PAYMENT\nPayment is due on completion. Cash and debit card: no fee. Credit card: 2% surcharge on the amount "
          "paid. Returned cheques: £25.\n")
-
-
-def first(question: str, *texts: str) -> Fraction:
-    found = candidate_expressions(question, [result(*texts)], None, evaluate)
-    assert found, question
-    return evaluate(found[0]).q
 
 
 def test_a_minimum_charge_of_one_kind_of_work_holds_for_its_lines_only():
@@ -152,7 +146,6 @@ def test_a_note_under_a_row_is_a_sentence_of_its_own():
     sentences = [s for _, s in text_sentences(STUDIO)]
     assert "Guest artists: $200 per hour" in sentences
     assert "Sessions longer than 30 minutes are charged at the hourly rate from the first minute." in sentences
-
 
 
 def test_an_add_on_per_square_metre_is_laid_on_the_area_and_a_final_amount_is_money():

@@ -12,18 +12,12 @@ from backend.agent.tools.expressions import candidate_expressions, operands_of
 from backend.agent.tools.multibuy import multibuy_expression, with_multibuy
 from backend.agent.tools.taxes import claimed_tax
 
-from .test_expressions import result
+from .test_expressions import first
 
 SHOP = ("PARTS & SUPPLIES (taxable)\nUniversal needles, 5-pack ................... $4.50\n"
         "Bobbin case (most domestic models) ........ $24.00\n\nNEEDLE DEAL\n"
         "Universal needle 5-packs: buy 3, get the 4th free.\n\n"
         "Q: Do you charge sales tax?\nA: Yes - 6% state sales tax on parts, supplies and class kits.\n")
-
-
-def first(question: str, *texts: str) -> Fraction:
-    found = candidate_expressions(question, [result(*texts)], None, evaluate)
-    assert found, question
-    return evaluate(found[0]).q
 
 
 def test_a_multibuy_offer_takes_off_the_free_ones_of_each_full_group():

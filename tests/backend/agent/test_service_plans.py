@@ -21,7 +21,7 @@ from backend.agent.tools.plans import over_plan
 from backend.agent.tools.plausible import misread_figures, plausible
 from backend.agent.tools.refunds import refund_expression
 
-from .test_expressions import result
+from .test_expressions import first, result
 
 POOLS = """HARBOUR POOL & POND CARE - VISIT PRICES
 
@@ -76,12 +76,6 @@ Bank holidays carry a £3 surcharge per passenger.
 
 Weekday saver
 Book for a Tuesday or a Wednesday and save £6 per paying passenger on the Island Cruise and the Seal Safari."""
-
-
-def first(question: str, *texts: str) -> Fraction:
-    found = candidate_expressions(question, [result(*texts)], None, evaluate)
-    assert found, question
-    return evaluate(found[0]).q
 
 
 def test_a_band_by_volume_is_the_row_of_the_question_s_size():
@@ -225,7 +219,6 @@ def test_travel_before_a_bill_is_shared_and_one_visit_with_extras():
     # "one visit" is the occasion, not a thing bought; the pond's row by its size, then the extra named
     assert first("I have a 300 litre garden pond, how much would one visit be if I add the pump service?", POOLS) \
         == 55 + 30
-
 
 
 def test_review_of_the_twenty_third_session():

@@ -7,15 +7,13 @@ from __future__ import annotations
 from fractions import Fraction
 
 from backend.agent.operations import asks_bill_total, asks_cost, asks_price
-from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.conditions import applies
 from backend.agent.tools.discounts import claimed_discount
-from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.mentions import mentioned_items
 from backend.agent.tools.pricing import of_named_documents, prices_counted_thing
 from backend.agent.tools.segmentation import text_sentences
 
-from .test_expressions import result
+from .test_expressions import first
 
 MENU = ("SERVICE MENU - prices are per machine\n\nTUNE-UPS (labor)\n"
         "Full Tune-Up, mechanical .................. $95\nFull Tune-Up, computerized ................ $125\n\n"
@@ -30,12 +28,6 @@ CREMATION = ("INDIVIDUAL CREMATION\n  Weight of pet           Price\n  Up to 5 k
              "  Over 50 kg              £265 plus £4 for every kg over 50 kg\n\n  Small pets: £110\n")
 KEYS = ("KEY CUTTING\nPadlock key duplicate ......... $4.00 each\nMailbox key duplicate ......... $3.50 each\n"
         "Laser-cut car key blade ....... $85.00\n")
-
-
-def first(question: str, *texts: str) -> Fraction:
-    found = candidate_expressions(question, [result(*texts)], None, evaluate)
-    assert found, question
-    return evaluate(found[0]).q
 
 
 def test_two_things_named_together_and_the_bill_asked_in_short():

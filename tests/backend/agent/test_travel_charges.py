@@ -10,10 +10,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from backend.agent.tools.allowances import allowance_expressions, travel_charge
-from backend.agent.tools.arithmetic import evaluate
-from backend.agent.tools.expressions import candidate_expressions
 
-from .test_expressions import result
+from .test_expressions import first
 
 CASTLES = ("PARTY HIRE PRICES\nCastles (per day)\n  Pirate Ship ........ $210\n  Dino Dome .......... $180\n\n"
            "DELIVERY\nFree within 10 km of our depot. Past that we charge\n$3.00 per extra km, both ways (there and back).\n")
@@ -21,12 +19,6 @@ PESTS = ("PRICE LIST\nAnt treatment (2 visits) - £90\nWasp nest - £60\n\nTRAVE
          "Further out we charge 50p per mile each way, counted from the 10-mile boundary, on every visit.\n")
 TREES = ("TREE WORK PRICES\nSmall tree removal: $400\nLarge tree removal: $900\n"
          "Travel outside the city limits: $1.50 per km (one way, counted from the city limits)\n")
-
-
-def first(question: str, *texts: str) -> Fraction:
-    found = candidate_expressions(question, [result(*texts)], None, evaluate)
-    assert found, question
-    return evaluate(found[0]).q
 
 
 def test_an_allowance_in_the_sentence_before_and_a_rate_both_ways():

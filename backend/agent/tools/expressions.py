@@ -60,7 +60,7 @@ from backend.agent.tools.allowances import allowance_expressions, block_rate_exp
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band, volume_discount
 from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import under_named_heading, wider_names
-from backend.agent.tools.identifiers import names_another, without_names
+from backend.agent.tools.identifiers import as_written_kinds, names_another, without_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.deposits import ASKS_DEPOSIT, DEPOSIT_PRICE, balance_due, percentage_deposit, without_paid_deposit
@@ -391,6 +391,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     every_text = [s for _, s in sentences]
     sentences = [(h, s) for h, s in sentences if not names_another(question, s, every_text)]
     question = without_names(question, every_text)  # ("3 Zone 2 deliveries": no 2 of anything)
+    question = as_written_kinds(question, every_text)  # ("the 2 tank reef trip" over "Two-tank reef trip")
     # an area written as the documents write it: "220 sq m" is "220 m2" over "Over 200 m2: Rate per m2 £1.90"
     if any(_M2.search(s) for _, s in sentences):
         question = _AREA_WRITTEN.sub(r"\1 m2", question)

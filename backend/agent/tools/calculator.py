@@ -106,6 +106,10 @@ def stated_result(content: str) -> str | None:
     return match.group(1) if match else None
 
 
+# A question listing several things: "a bobbin case and a presser foot", "service plus pickup & return", "on both".
+_LISTS_THINGS = re.compile(r"\bplus\b|[+&]|\band\s+(?:a|an|the|my|our|[0-9]+|one|two|three|four)\b|\bboth\b", re.IGNORECASE)
+
+
 def spec(embed: Callable[[Sequence[str]], Any] | None = None,
          passages: Callable[[str, str], list[tuple[str, str]]] | None = None) -> ToolSpec:
     """SPEC with candidate_arguments: the expressions over a number in the run's earlier results
@@ -166,12 +170,15 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
                 text, [s for _, s in rank_sentences(text, pairs, embed)])):
             return True  # "the van for 5 hours" over "free for up to 3 hours; after that $15 per hour"
         # "what does he pay on a Wednesday" over "On Wednesdays, guests over 65 get 25% off"
-        if (asks_price(text) or money) and (claimed_discount(text, sentences) or claimed_surcharges(text, sentences)):
+        # (a price asked without "how much" only of one thing: "the bungee run for the day. Price?", "timing reset cost
+        # with hst pls"; not a bill of several, "express service ... and a bobbin case replacement. total with hst?")
+        single = asks_price(text) or (money and not _LISTS_THINGS.search(text))
+        if single and (claimed_discount(text, sentences) or claimed_surcharges(text, sentences)):
             return True
         # "How much to unblock my sink including VAT if you come out tomorrow?" over "subject to VAT at 20%, added
         # to your invoice" and "Call-out fee (every home visit): £60.00" (new-user pass): the price with them
         # ("timing reset cost with hst pls": a price asked with its tax, no "how much")
-        if (asks_price(text) or money) and (claimed_tax(text, sentences) or visit_charge(text, sentences)
+        if single and (claimed_tax(text, sentences) or visit_charge(text, sentences)
                                             or zone_charge(text, sentences)):
             return True
         # "I already paid the deposit. How much do I still owe on the day?" over "a £50 deposit ..., deducted

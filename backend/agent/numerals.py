@@ -87,23 +87,24 @@ def without_pictographs(text: str) -> str:
     return "".join(out)
 
 
-_COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+# Counts written in words, as with_digits writes them ("two" -> "2", "a dozen" -> "12").
+COUNT_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
            "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
            "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20",
            "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
            "ninety": "90", "a dozen": "12", "half a dozen": "6"}
-_COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r")\b"
+_COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(COUNT_WORDS, key=len, reverse=True)) + r")\b"
                          r"(?=\s+(?!times\b)[a-z]|\s+[0-9]{1,3}\s*x\s*[0-9]|\s*[?.!,;]|\s*$)", _FLAGS)  # "six 8x10 prints"
 
 
 _COMPOUND_AFTER = re.compile(r"\s*(?:-\s*)?(?:hundred|thousand|million|billion|dozen|and\s+a\s+half|"
-                             + "|".join(_COUNTS) + r")\b", _FLAGS)
-_COMPOUND_BEFORE = re.compile(r"\b(?:(?:" + "|".join(_COUNTS) + r")\s*-?|(?:hundred|thousand|million)\s+and)\s*$",
+                             + "|".join(COUNT_WORDS) + r")\b", _FLAGS)
+_COMPOUND_BEFORE = re.compile(r"\b(?:(?:" + "|".join(COUNT_WORDS) + r")\s*-?|(?:hundred|thousand|million)\s+and)\s*$",
                               _FLAGS)
 
 
 # "three and a half hours" (not "two and a half thousand", "twenty one and a half", "1.5 and a half").
-_AND_A_HALF = re.compile(r"(?<![\d.,-])\b(?:(one|" + "|".join(w for w in _COUNTS if " " not in w)
+_AND_A_HALF = re.compile(r"(?<![\d.,-])\b(?:(one|" + "|".join(w for w in COUNT_WORDS if " " not in w)
                          + r")|([0-9]+))\s+and\s+a\s+half\b(?!\s+(?:hundred|thousand|million|billion|dozen)\b)", _FLAGS)
 
 
@@ -118,12 +119,12 @@ def with_digits(text: str) -> str:
             return m.group(0)
         if m.group(0).lower().endswith("ty") and re.match(r"\s*-?\s*one\b", text[m.end():], _FLAGS):
             return m.group(0)  # "twenty one"
-        return _COUNTS[" ".join(m.group(0).lower().split())]
+        return COUNT_WORDS[" ".join(m.group(0).lower().split())]
 
     def half(m: re.Match[str]) -> str:  # "three and a half hours" -> "3.5 hours"
         if m.group(1) and _COMPOUND_BEFORE.search(text[max(0, m.start() - 20):m.start()]):
             return m.group(0)  # "twenty one and a half"
-        whole = m.group(2) or ("1" if m.group(1).lower() == "one" else _COUNTS[m.group(1).lower()])
+        whole = m.group(2) or ("1" if m.group(1).lower() == "one" else COUNT_WORDS[m.group(1).lower()])
         return f"{whole}.5"
 
     text = _GLUED_UNIT.sub(r"\1 \2", _AND_A_HALF.sub(half, text))  # "my 11m boat" -> "my 11 m boat"

@@ -8,8 +8,11 @@ questions naming one. Only words and numbers are read from the passages (untrust
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Sequence
+
+from backend.agent.numerals import COUNT_WORDS
 
 # The words a business names its places and kinds with before a number or a capital letter.
 _WORDS = (r"room|studio|zone|court|level|bay|pitch|lane|field|hall|suite|cabin|tier|stage|track|booth|pod|kennel|"
@@ -26,9 +29,11 @@ _NAMED = re.compile(rf"\b({_WORDS})\s+([0-9]{{1,2}}|[A-Z])(?![\w.,/-])(?!{_COUNT
 _OPENING = re.compile(r"\W{0,4}(?:the\s+)?(?:[A-Za-z-]+\s+){0,2}$")
 
 
-def _names(text: str, letters_any_case: bool) -> dict[str, set[str]]:
+@functools.lru_cache(maxsize=256)
+def _names(text: str, letters_any_case: bool) -> dict[str, frozenset[str]]:
     """{word: {ids}} of the names `text` writes ("Studio 1 ... Studio 2" -> {"studio": {"1", "2"}}); a
-    letter only as a capital unless `letters_any_case` (a question may write "room b")."""
+    letter only as a capital unless `letters_any_case` (a question may write "room b"). Cached: the
+    documents' names are read once per question, not once per sentence (do not mutate)."""
     out: dict[str, set[str]] = {}
     for m in _NAMED.finditer(text):
         ident = m.group(2)
@@ -37,7 +42,7 @@ def _names(text: str, letters_any_case: bool) -> dict[str, set[str]]:
         if ident.isalpha() and ident.islower() and ident in ("a", "i"):
             continue  # "plan a 12 months", "room i think": an article, a pronoun
         out.setdefault(m.group(1).lower(), set()).add(ident.upper())
-    return out
+    return {word: frozenset(ids) for word, ids in out.items()}
 
 
 def names_another(question: str, sentence: str, sentences: Sequence[str]) -> bool:
@@ -51,7 +56,7 @@ def names_another(question: str, sentence: str, sentences: Sequence[str]) -> boo
     opening = next((m for m in _NAMED.finditer(sentence) if _OPENING.fullmatch(sentence[:m.start()])), None)
     own = _names(opening.group(0), letters_any_case=False) if opening is not None else {}
     for word, ids in asked.items():
-        listed = written.get(word, set())
+        listed = written.get(word, frozenset())
         # (a question's "room a" only where the documents name rooms by letter: not "a room a week")
         ids = {i for i in ids if i in listed}
         if len(listed) > 1 and ids and own.get(word) and not own[word] & ids:
@@ -66,7 +71,7 @@ def without_names(question: str, sentences: Sequence[str]) -> str:
     written = _names(" \n".join(sentences), letters_any_case=False)
 
     def strip(m: re.Match[str]) -> str:
-        return m.group(1) if m.group(2).upper() in written.get(m.group(1).lower(), set()) else m.group(0)
+        return m.group(1) if m.group(2).upper() in written.get(m.group(1).lower(), frozenset()) else m.group(0)
 
     return _NAMED.sub(strip, question)
 
@@ -78,11 +83,10 @@ def names_several(before: str, sentences: Sequence[str]) -> bool:
     word = _NAME_BEFORE.search(before)
     if word is None:
         return False
-    return len(_names(" \n".join(sentences), letters_any_case=False).get(word.group(1).lower(), set())) > 1
+    return len(_names(" \n".join(sentences), letters_any_case=False).get(word.group(1).lower(), frozenset())) > 1
 
 
-_WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-                 "nine": "9", "ten": "10"}
+_WORD_NUMBERS = {"one": "1", **{word: n for word, n in COUNT_WORDS.items() if " " not in word}}
 # A kind the documents name by a number in words: "Two-tank reef trip", "One-tank reef trip".
 _WORDED_KIND = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")-([a-z]+)\b", re.IGNORECASE)
 

@@ -14,6 +14,7 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
+from backend.agent.numerals import with_digits
 from backend.agent.tools.units import PERIOD_NOUNS, TIME_UNITS
 
 # A unit of length or weight as written -> one name for it.
@@ -170,13 +171,39 @@ def inside_band(question: str, sentence: str) -> bool:
     return any(_held(question, sentence).values())
 
 
+# A least length of a hire or stay: "3 or more consecutive days: $38 per day", "7+ nights", "5 days or longer" (blind
+# set 84: a 2-day rental was priced at the 3-day rate).
+_LENGTH = r"(days?|nights?|weeks?|months?)"
+_LENGTH_PLUS = re.compile(rf"(?<![\w.$€£¥])([0-9]+)\s*(?:\+|(?:or|and)\s+(?:more|over|above|longer|up(?:wards)?))\s+"
+                          rf"(?:(?:consecutive|straight|full|whole|rental|hire)\s+)?{_LENGTH}\b"
+                          rf"|(?<![\w.$€£¥])([0-9]+)\s+(?:(?:consecutive|straight|full|whole)\s+)?{_LENGTH}\s*"
+                          rf"(?:\+|(?:or|and)\s+(?:more|over|above|longer|up(?:wards)?)\b)", re.IGNORECASE)
+# The length the question gives: "for 2 days", "5 nights", "two weeks".
+_GIVEN_LENGTH = re.compile(rf"(?<![\w.$€£¥])([0-9]+)\s*-?\s*(?:(?:consecutive|straight|full|whole)\s+)?{_LENGTH}\b",
+                           re.IGNORECASE)
+
+
+def _lengths(question: str) -> dict[str, Fraction]:
+    """The first length the question gives in each period ("full gear for 2 days" -> {"day": 2})."""
+    out: dict[str, Fraction] = {}
+    for m in _GIVEN_LENGTH.finditer(with_digits(question)):
+        out.setdefault(_noun(m.group(2)), Fraction(m.group(1)))
+    return out
+
+
 def _held(question: str, sentence: str) -> dict[str, bool]:
     """unit or counted noun -> whether a band of it in `sentence` holds the question's measure or count."""
     given = given_measures(question)
     counted = _counted(question)
-    if not given and not counted:
+    if not given and not counted and not _lengths(question):
         return {}
     held: dict[str, bool] = _count_bands(counted, sentence) if counted else {}
+    lengths = _lengths(question)
+    for m in _LENGTH_PLUS.finditer(sentence):
+        number, period = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        period = _noun(period)
+        if period in lengths:
+            held[period] = held.get(period, False) or lengths[period] >= Fraction(number)
     for m in _BETWEEN.finditer(sentence):
         unit = _unit(m.group(4))
         if (m.group(2) is None or _unit(m.group(2)) == unit) and unit in given:

@@ -62,6 +62,7 @@ from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import under_named_heading, wider_names
 from backend.agent.tools.identifiers import as_written_kinds, names_another, without_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
+from backend.agent.tools.completeness import complete
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.deposits import ASKS_DEPOSIT, DEPOSIT_PRICE, balance_due, percentage_deposit, without_paid_deposit
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
@@ -557,6 +558,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = _valid([refund] + out, evaluate)
     if sentences:  # last, whoever wrote them: no age, distance, clock time, address or year read as a count or price
         out = plausible(out, question, [s for _, s in sentences])
+        # nor a bill without a price, or without the tax asked ("3 ponies ... total": (3 * 4) * (100 - 5) / 100)
+        out = [e for e in out if complete(e, question, [s for _, s in sentences], listed)]
     digits = asked_rounding(question)
     if digits is None or not out:
         return out

@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.numerals import PERCENT_SIGN
+from backend.agent.numerals import PERCENT_SIGN, SIGNED_PRICE
 
+# A character of one clause: no full stop or semicolon, but a decimal point ("tax of 7.5% is added", blind set 84).
+_IN_CLAUSE = r"(?:[^.;]|(?<=[0-9])\.(?=[0-9]))"
 # A sales tax: the question asks the price with it ("including the HST", "total with vat", "inc vat pls",
 # "plus tax"; not "before tax", "not including vat", "before discount and VAT", "ex VAT"), and the documents
 # add it to their prices ("Prices do not include 13% HST", "Prices exclude VAT at 20%", "VAT at 20% is added
@@ -25,8 +27,8 @@ _WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|p
 # Prices said to include it, and not to.
 # (the tax's own: "All prices include 20% VAT", "13% HST ... is included in the prices"; not what it is added on,
 # "Michigan sales tax (6%) is added to the final invoice, including labor, extras, travel and parts", blind set 81)
-_INCLUDED = re.compile(rf"\b(?:include|includes|included|including|inclusive\s+of|incl\.?)\s+(?:[^.;]{{0,20}}?\s)?{_TAX}\b"
-                       rf"|\b{_TAX}\b[^.;]{{0,40}}?\b(?:included|inclusive)\b"
+_INCLUDED = re.compile(rf"\b(?:include|includes|included|including|inclusive\s+of|incl\.?)\s+(?:{_IN_CLAUSE}{{0,20}}?\s)?{_TAX}\b"
+                       rf"|\b{_TAX}\b{_IN_CLAUSE}{{0,40}}?\b(?:included|inclusive)\b"
                        rf"|\b(?:prices?|rates?|fees?|costs?|charges?)\s+(?:are\s+|is\s+)?(?:include|includes|including|inclusive|incl\.?)\b",
                        re.IGNORECASE)
 _NOT_INCLUDED = re.compile(r"\b(?:not|n't|never|don't|doesn't|do\s+not|does\s+not|are\s+not)\s+(?:\w+\s+)?incl|\bexcl|\bexclusive\b",
@@ -38,15 +40,15 @@ _TAX_RATE = re.compile(rf"\b{_TAX}\s*(?:at|@|of|is|\(|:)?\s*([0-9]{{1,2}}(?:\.[0
                        # "All prices exclude VAT, which is added at 20%." (blind set 79)
                        rf"|\b{_TAX},?\s+which\s+is\s+(?:added|charged)\s+at\s+([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
                        re.IGNORECASE)
-_TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b[^.;]{{0,30}}{_TAX}|\bexclud\w*\s+(?:[^.;]{{0,20}}\s)?{_TAX}"
-                        rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b[^.;]{{0,40}}(?:\b(?:is|are|will\s+be|gets?)\s+|,\s*)added"
-                        rf"|(?<!not )(?<!n't )(?<!n’t )(?<!never )\bsubject\s+to\s+(?:[^.;]{{0,20}}\s)?{_TAX}\b"
+_TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b{_IN_CLAUSE}{{0,30}}{_TAX}|\bexclud\w*\s+(?:{_IN_CLAUSE}{{0,20}}\s)?{_TAX}"
+                        rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b{_IN_CLAUSE}{{0,40}}(?:\b(?:is|are|will\s+be|gets?)\s+|,\s*)added"
+                        rf"|(?<!not )(?<!n't )(?<!n’t )(?<!never )\bsubject\s+to\s+(?:{_IN_CLAUSE}{{0,20}}\s)?{_TAX}\b"
                         rf"|(?:\+|\bplus)\s*(?:[0-9.]+\s*{PERCENT_SIGN}\s*)?{_TAX}"
                         # "Do you charge sales tax? A: Yes - 6% state sales tax on parts" (blind set 69)
-                        rf"|\b(?:charge|charges|charged|collect|collects|collected|add|adds)\s+(?:[^.;?]{{0,20}}\s)?{_TAX}\b"
+                        rf"|\b(?:charge|charges|charged|collect|collects|collected|add|adds)\s+(?:(?:[^.;?]|(?<=[0-9])\.(?=[0-9])){{0,20}}\s)?{_TAX}\b"
                         rf"|[0-9]\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\s+(?:on|applies|is\s+charged)\b"
                         # "All prices in Canadian dollars (CA$) and BEFORE 13% HST." (blind set 80)
-                        rf"|\bprices?\b[^.;]{{0,60}}\bbefore\s+(?:the\s+)?[0-9.]+\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\b", re.IGNORECASE)
+                        rf"|\bprices?\b{_IN_CLAUSE}{{0,60}}\bbefore\s+(?:the\s+)?[0-9.]+\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\b", re.IGNORECASE)
 # An aside in brackets says what else a total holds, not whether the prices hold the tax: "then 13% HST
 # on the whole amount (travel included)".
 _ASIDE = re.compile(rf"\((?![^()]*\b{_TAX}\b)[^()]*\)", re.IGNORECASE)  # (not "(13% HST applies and is included)": review)
@@ -71,3 +73,27 @@ def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
 def names_tax(sentence: str) -> bool:
     """Whether `sentence` is about a sales tax (its percentage is claimed_tax's, no surcharge)."""
     return re.search(rf"\b{_TAX}\b", sentence, re.IGNORECASE) is not None
+
+
+# An amount the question states with its tax ("£480 inc VAT"), and the tax itself asked ("how much VAT would I pay").
+_PAID_WITH_TAX = re.compile(rf"{SIGNED_PRICE}\s*(?:inc|incl|including|inclusive\s+of|with|plus|\+)\.?\s*(?:the\s+)?{_TAX}\b",
+                            re.IGNORECASE)
+_ASKS_TAX = re.compile(rf"\bhow\s+much\s+(?:in\s+)?(?:the\s+)?{_TAX}\b|\bwhat(?:'s|\s+is|\s+would\s+be)\s+the\s+{_TAX}\b",
+                       re.IGNORECASE)
+
+
+def asked_rate(question: str, sentences: Sequence[str]) -> str | None:
+    """The percentage of the one sales tax the documents name and do not say their prices include
+    ("Florida sales tax of 7.5% is added to gear rental" -> "7.5"), when `question` asks a price with
+    it (_WITH_TAX, not _WITHOUT_TAX): what a total with the tax must hold, however it was read
+    (claimed_tax reads only a tax said to be added). None when the question does not ask for it,
+    or the documents name no such rate, or several ("5% GST and 7% PST")."""
+    question = _PAID_WITH_TAX.sub(" ", question)  # ("my invoice is £480 inc VAT": the tax is in what was paid)
+    if not (_WITH_TAX.search(question) or _ASKS_TAX.search(question)) or _WITHOUT_TAX.search(question):
+        return None
+    rates = set()
+    for sentence in sentences:
+        if _INCLUDED.search(_ASIDE.sub(" ", sentence)) and not _NOT_INCLUDED.search(sentence):
+            continue
+        rates.update(next(g for g in m.groups() if g) for m in _TAX_RATE.finditer(sentence))
+    return next(iter(rates)) if len(rates) == 1 else None

@@ -1,0 +1,90 @@
+"""A calculation must carry what the question asks of it: a price, and the tax asked with
+(backend.agent.tools.completeness); a rental's least length (bands) and a tax at a decimal rate
+(taxes). Read from blind sets 83 and 84 after their runs."""
+
+from __future__ import annotations
+
+from backend.agent.tools.bands import inside_band, outside_band
+from backend.agent.tools.calculator import evaluate
+from backend.agent.tools.completeness import complete
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.taxes import asked_rate, claimed_tax
+
+from .test_bill_parts import first, value
+from .test_expressions import result
+
+TENTS = """RIDGELINE TENT & CAMP HIRE - 2026 PRICES
+
+TENTS (per day)
+Two-person dome tent ........ $18
+Six-person family tent ...... $42
+   5 or more consecutive days ... $35 per day (applies to every day)
+Camp stove with gas ......... $9
+
+TAX: State sales tax of 8.25% is added to all hire charges.
+"""
+
+FORGE = """HILLSIDE PONY SHOEING - PRICES
+Pony full set: £48.00
+Pony trim: £26.00
+Pony club members get 5% off every job.
+Travel: free within 5 miles of the forge.
+"""
+
+
+def test_a_tax_at_a_decimal_rate_is_read():
+    # Blind set 84: "Florida sales tax of 7.5% is added to gear rental" was no tax added (the "." of 7.5 ended
+    # the clause read for "is added").
+    sentence = "TAX: Florida sales tax of 7.5% is added to gear rental and retail merchandise only."
+    assert claimed_tax("a full gear package for 2 days, including tax?", [sentence]) == "7.5"
+    assert claimed_tax("x with tax", ["All prices include sales tax of 8.25% already."]) is None
+    assert value(first("how much for the six-person family tent for 2 days, including tax?", TENTS)) == "90.93"
+
+
+def test_a_rate_for_a_least_length_of_hire_holds_no_shorter_one():
+    # Blind set 84: "3 or more consecutive days: $38 per day" priced a 2-day rental.
+    band = "5 or more consecutive days: $35 per day (applies to every day)"
+    assert outside_band("the six-person family tent for 2 days", band)
+    assert outside_band("the family tent for two days", band)
+    assert inside_band("the six-person family tent for 6 days", band)
+    assert outside_band("a cabin for 3 nights", "Weekly rate (7+ nights): £500")
+    assert outside_band("a cabin for 3 nights", "7 nights or more: £500")
+    assert not outside_band("a cabin for 8 nights", "7 nights or more: £500")
+    assert value(first("how much is the six-person family tent for 2 days?", TENTS)) == "84"
+
+
+def test_a_bill_without_a_price_is_no_answer():
+    # Blind set 83: "3 ponies at my yard (4 miles) ... whats the total" was "(3 * 4) * (100 - 5) / 100" (£11.40):
+    # the question's own numbers and a percentage, no price.
+    sentences = [s for s in FORGE.splitlines() if s]
+    question = "im a pony club member, 3 ponies at my yard (4 miles). whats the total"
+    prices = {48, 26}
+    assert not complete("(3 * 4) * (100 - 5) / 100", question, sentences, prices)
+    assert complete("(48.00 * 3) * (100 - 5) / 100", question, sentences, prices)
+    # a price the question states, or a number of the documents written without a currency
+    assert complete("480 * (100 + 2) / 100", "my bill is £480, with a card how much will I pay?", sentences, prices)
+    bikes = ["Bikes rent for 25 per day.", "A £50 deposit is taken per bike."]
+    assert complete("25 * 3", "How much does it cost to rent a bike for 3 days?", bikes, {50})
+    # no amount to pay asked, or no prices in the documents: nothing to check
+    assert complete("3 * 4", "how many shoes for 3 ponies with 4 feet each", sentences, prices)
+    assert complete("3 * 4", "whats the total", ["We shoe ponies."], set())
+    for expression in candidate_expressions(question, [result(FORGE)], None, evaluate):
+        assert complete(expression, question, sentences, prices), expression
+
+
+def test_a_total_asked_with_its_tax_holds_the_tax():
+    # Blind set 84: "What's the cost ... including tax?" was stated without the 7.5% the documents add.
+    sentences = [s for s in TENTS.splitlines() if s]
+    question = "how much for the six-person family tent for 2 days, including tax?"
+    assert asked_rate(question, sentences) == "8.25"
+    assert not complete("42 * 2", question, sentences, {18, 42, 35, 9})
+    assert complete("(42 * 2) * (100 + 8.25) / 100", question, sentences, {18, 42, 35, 9})
+    assert asked_rate("how much tax do I pay on the family tent for 2 days", sentences) == "8.25"
+    # the tax of an amount the question states is in it; a price asked before tax; prices that include it
+    assert asked_rate("my bill is $480 incl tax, how much if I pay by card?", sentences) is None
+    assert asked_rate("the family tent for 2 days before tax?", sentences) is None
+    assert asked_rate("a tent with tax?", ["All prices include sales tax of 8.25%."]) is None
+    # two taxes: which one a bill holds is not read here
+    assert asked_rate("a tent with tax?", ["5% GST is added.", "7% PST is added."]) is None
+    found = candidate_expressions(question, [result(TENTS)], None, evaluate)
+    assert found and all("8.25" in e for e in found), found

@@ -308,7 +308,7 @@ def _whole_distance(question: str, sentences: Sequence[str]) -> tuple[str, str, 
     """travel_charge's answer for a travel rate charged on the whole distance where the customer
     is ("18 km outside red deer city limits" over "Travel outside Red Deer city limits: $2.00 per km
     (one way ...)": "18 * 2.00"), when no sentence leaves a distance free; None otherwise."""
-    where = _FROM_BUSINESS.search(with_digits(question))
+    where = FROM_BUSINESS.search(with_digits(question))
     if where is None or any(_FREE_DISTANCE.search(s) for s in sentences):
         return None
     distance, unit = where.group(1), _unit(where.group(2))
@@ -338,7 +338,7 @@ _TRAVEL_RATE = re.compile(rf"\b(?:travel\w*|mileage|delivery|call[\s-]?outs?|jou
                           rf"{SIGNED_PRICE}\s*(?:per|an?|/)\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 # How far the customer is from the business: "18 km outside the city limits", "22 miles from your shop", "4 km
 # away" (not "10 miles from the station": review).
-_FROM_BUSINESS = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\s+(?:away\b|out\b|outside\b|"
+FROM_BUSINESS = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\s+(?:away\b|out\b|outside\b|"
                             rf"(?:from|of)\s+(?:you\b|your\b|the\s+(?:shop|store|depot|yard|base|workshop|studio|office|"
                             rf"premises|city|town)\b))", re.IGNORECASE)
 # A least travel charge after its rate: "£2 per mile, minimum charge £10".

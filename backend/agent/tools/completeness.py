@@ -2,14 +2,20 @@
 out something the question names is no answer, and the run then says it could not work the amount
 out (backend.agent.answer.UNCALCULATED) rather than state a wrong total as plainly as a right one.
 
-Two checks, each on a question asking an amount to pay over passages that price things:
+Three checks, each on a question asking an amount to pay over passages that price things:
 - a price: at least one figure of the calculation is an amount of money, one the documents write
   as a price or one the question states ("the part is $130"), or a number of the documents that is
   no percentage and not one of the question's own ("Bikes rent for 25 per day");
   "(3 * 4) * (100 - 5) / 100" for "3 ponies at my yard (4 miles) ... whats the total" holds none
   (blind set 83: its 3 and 4 are the question's, its 5 a percentage);
 - the tax asked: "total with tax" over "Florida sales tax of 7.5% is added to gear rental" holds
-  the 7.5 (taxes.asked_rate), however the tax was (or was not) read into the bill.
+  the 7.5 (taxes.asked_rate), however the tax was (or was not) read into the bill;
+- the travel: a question giving the distance to where the customer is ("yard is 15 miles away") over passages that price
+  travel by distance ("£1.20 per mile over 10 miles") holds the distance or a figure of a sentence
+  pricing it (the caller writes a distance travelled free as "a few miles": within_free_distance),
+  and, unless the question asks the travel's own charge, more than the travel ("1.50 * 15" is no
+  bill for a pony trim 15 miles away).
+  Over sets 53-84 the first candidate of 14 such questions held neither; 13 of them were wrong.
 
 Only numbers and words are read from the passages (untrusted data).
 """
@@ -22,6 +28,7 @@ from typing import Collection, Sequence
 
 from backend.agent.numerals import NUMBER_RE, PERCENT_SIGN, expression_figures, with_digits
 from backend.agent.operations import asks_amount, asks_how_many
+from backend.agent.tools.allowances import FROM_BUSINESS
 from backend.agent.tools.pricing import PRICE
 from backend.agent.tools.taxes import asked_rate
 
@@ -35,6 +42,13 @@ def stated_amounts(question: str) -> set[Fraction]:
 _PERCENTAGE = re.compile(rf"\s*{PERCENT_SIGN}", re.IGNORECASE)
 
 
+# A question asking the charge for travel itself: "what's the delivery charge?", "how much will delivery be".
+ASKS_TRAVEL = re.compile(r"\b(?:delivery|travel|mileage|call[\s-]?out)\s+(?:charge|fee|cost|price|be)\b"
+                         r"|\bhow\s+much\s+(?:is|will|would)\s+(?:the\s+|your\s+)?(?:delivery|travel|mileage)\b"
+                         r"|\b(?:charge|fee|cost)\s+(?:for|of)\s+(?:the\s+)?(?:delivery|travel|mileage)\b", re.IGNORECASE)
+
+# A unit of distance in a passage.
+_DISTANCE_UNIT = re.compile(r"\b(?:miles?|mi|kms?|kilomet(?:re|er)s?)\b", re.IGNORECASE)
 # A percentage laid on a bill in a calculation: "(100 - 5) / 100", "(100 + 20) / 100", "* 25 / 100".
 _SHARE = re.compile(r"\(\s*100\s*[-+]\s*[0-9.]+\s*\)\s*/\s*100(?![0-9.])|\*\s*[0-9.]+\s*/\s*100(?![0-9.])")
 
@@ -49,8 +63,9 @@ def complete(expression: str, question: str, sentences: Sequence[str], prices: C
     """Whether `expression` (a candidate of backend.agent.tools.expressions) holds what `question`
     asks of it, over the passages' `sentences` whose prices (by value) are `prices`: True when the
     question asks no amount to pay (asks_amount; not asks_how_many) or the documents write no price;
-    else a price of the documents or of the question among its figures, and the rate of a tax the
-    question asks with (taxes.asked_rate) among them too."""
+    else a price of the documents or of the question among its figures, the rate of a tax the
+    question asks with (taxes.asked_rate) among them too, and the distance the question gives or a
+    figure of a sentence pricing travel by distance, when the passages hold one."""
     if not prices or not asks_amount(question) or asks_how_many(question):
         return True
     held = {Fraction(f) for f in expression_figures(expression)}
@@ -60,4 +75,16 @@ def complete(expression: str, question: str, sentences: Sequence[str], prices: C
         if not amounts & (_plain_numbers(sentences) - own):
             return False
     rate = asked_rate(question, sentences)
-    return rate is None or Fraction(rate) in held
+    if rate is not None and Fraction(rate) not in held:
+        return False
+    # (where the customer is: "15 miles away", "25 km from your depot"; not "a 20 mile taxi ride", "10 miles from
+    # the station": allowances.FROM_BUSINESS)
+    distance = FROM_BUSINESS.search(with_digits(question))
+    travel = [s for s in sentences if _DISTANCE_UNIT.search(s) and PRICE.search(s)]
+    if distance is None or not travel:
+        return True
+    charged = _plain_numbers(travel)
+    if not held & ({Fraction(distance.group(1))} | charged):
+        return False
+    # nor the travel alone as the bill: "how much for a pony trim, yard is 15 miles away?" is no "1.50 * 15"
+    return bool(ASKS_TRAVEL.search(question) or amounts - charged - {Fraction(distance.group(1))})

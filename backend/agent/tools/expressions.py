@@ -62,7 +62,7 @@ from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import under_named_heading, wider_names
 from backend.agent.tools.identifiers import as_written_kinds, names_another, without_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
-from backend.agent.tools.completeness import complete
+from backend.agent.tools.completeness import ASKS_TRAVEL, complete
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.deposits import ASKS_DEPOSIT, DEPOSIT_PRICE, balance_due, percentage_deposit, without_paid_deposit
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
@@ -573,12 +573,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 
 
 
-# A question asking the charge for travel itself: "what's the delivery charge?", "how much will delivery be".
-_ASKS_TRAVEL = re.compile(r"\b(?:delivery|travel|mileage|call[\s-]?out)\s+(?:charge|fee|cost|price|be)\b"
-                          r"|\bhow\s+much\s+(?:is|will|would)\s+(?:the\s+|your\s+)?(?:delivery|travel|mileage)\b"
-                          r"|\b(?:charge|fee|cost)\s+(?:for|of)\s+(?:the\s+)?(?:delivery|travel|mileage)\b", re.IGNORECASE)
-
-
 def _travel_apart(question: str, travel: tuple[str, str, bool] | None, out: Sequence[str],
                   priced: Sequence[tuple[str, str]], sentences: Sequence[tuple[str, str]],
                   embed: Callable[[Sequence[str]], Any] | None, evaluate: Callable[[str], Any],
@@ -600,7 +594,7 @@ def _travel_apart(question: str, travel: tuple[str, str, bool] | None, out: Sequ
     rest = whole.sub("", bill, count=1).strip().removeprefix("+ ").strip()
     figures = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)) | {distance}
     alone_read = not rest or set(re.findall(r"[0-9]+(?:\.[0-9]+)?", rest)) <= figures
-    if alone_read and _ASKS_TRAVEL.search(question):
+    if alone_read and ASKS_TRAVEL.search(question):
         return None, None  # the travel is the answer
     share = shared[1] if shared is not None else sharing[0] if sharing and alone_read else None
     if sharing and (share is None or share not in sharing):

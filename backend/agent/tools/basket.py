@@ -541,9 +541,13 @@ def _measure_of(price: str, sentences: Sequence[str], question: str) -> str | No
 # A deposit (paid back): a bill adds it only when the question names it ("incl the deposit"). It is
 # the price's own name: after it ("$250 refundable deposit", not "non-refundable") or ending the
 # words before it ("A deposit of €200", "Security deposit: £100"; not "no deposit needed").
-_DEPOSIT_AFTER = re.compile(r"\s*(?:(?<!non-)refundable\s+|security\s+|damage\s+)*deposits?\b", re.IGNORECASE)
-_DEPOSIT_BEFORE = re.compile(r"\bdeposits?\s*(?:of|:|is|=)?\s*$", re.IGNORECASE)
-DEPOSIT_WORDS = frozenset({"deposit", "deposits"})
+# (or a bond, or a refundable hold on a card: "a $200 refundable hold is placed on a credit card per rental package",
+# blind set 84, was added to the bill)
+_DEPOSIT_AFTER = re.compile(r"\s*(?:(?<!non-)refundable\s+|security\s+|damage\s+)*(?:deposits?|bonds?)\b"
+                            r"|\s*(?:(?<!non-)refundable|security|damage)\s+(?:card\s+)?(?:holds?|pre-?authori[sz]ations?)\b",
+                            re.IGNORECASE)
+_DEPOSIT_BEFORE = re.compile(r"\b(?:deposits?|bonds?)\s*(?:of|:|is|=)?\s*$", re.IGNORECASE)
+DEPOSIT_WORDS = frozenset({"deposit", "deposits", "bond", "bonds"})
 # A list of deposits, its label naming them: "All tattoo bookings need a deposit to secure the date: Sessions of up
 # to 4 hours ...: $100" (blind set 77).
 # (not an aside on the list that follows: "All prices below (a 30% non-refundable deposit is required to confirm):")

@@ -57,3 +57,19 @@ def test_review_of_the_twenty_eighth_session_deposits():
                "your booking; the balance is due 6 weeks before arrival. A £150 security deposit is also payable "
                "and returned after your stay.\n")
     assert first("I've paid the deposit for a week in high season, what's the balance?", cottage) == 630
+
+
+def test_a_refundable_hold_or_a_bond_is_a_deposit():
+    # Blind set 84: "a $200 refundable hold is placed on a credit card per rental package" was added to the bill
+    # of "2 of us need full gear packages for 5 days" (38 * 5 + 45 + 200).
+    from backend.agent.tools.basket import is_deposit
+    from backend.agent.tools.pricing import PRICE
+
+    def deposit(sentence: str) -> bool:
+        return is_deposit(sentence, list(PRICE.finditer(sentence)), 0)
+
+    assert deposit("Gear rental: a $200 refundable hold is placed on a credit card per rental package.")
+    assert deposit("Security bond: £250 per van, returned after.")
+    assert deposit("A £100 damage bond is taken at collection.")
+    assert not deposit("Gear rental: $45 per day, a hold on your booking until 5pm.")
+    assert not deposit("A $50 non-refundable hold fee applies.")

@@ -112,6 +112,10 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
         if own and span is not None:
             found.append((span, named, own, every & asked, m.group(1).replace(",", ""), sentence))
     # of prices named at the same place, the one named by most words ("large builder's skip" over "builder's skip")
+    # (but one named by all its own words wins over one with an own word the question does not say, wider or not: "the
+    # two-tank reef trip" over "Two-tank reef trip: $145" and "Two-tank wreck trip: $175" is no wreck trip, blind set 84)
+    whole = [f for f in found if f[2] <= asked]
+    found = [g for g in found if g[2] <= asked or not any(g[0][0] <= f[0][0] and f[0][1] <= g[0][1] for f in whole)]
     kept = [f for f in found if not any(g[0][0] <= f[0][0] and f[0][1] <= g[0][1] and (g[0] != f[0] or f[1] < g[1])
                                         for g in found)]
     # and of prices named by nested words close together, the one named by more ("full tune up on my mechanical
@@ -123,6 +127,10 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
     kept = [f for f in kept if not (len(f[1]) == 1 and _FOR_WHOM_BEFORE.search(question[:at[f[0][0]].start()])
                                     and any(f[1] < g[1] for g in kept)) and (
         f[2] <= asked or not any(f[1] < g[1] and _apart(f[0], g[0]) <= _NESTED_REACH for g in kept))]
+    # of prices named by the same words at the same place, the one whose line says least else ("Two-tank reef trip
+    # (8:00am): $145" over "Dive Pass: three two-tank reef trips for $390, for one diver, valid 12 months")
+    kept = [f for f in kept if not any(g[0] == f[0] and g[1] == f[1] and _unsaid(g[5], asked) < _unsaid(f[5], asked)
+                                       for g in kept)]
     kept.sort(key=lambda f: f[0])
     # a list: "a midi skip plus a road permit", "the pasta, the Thai street food and the knife skills"
     listed = all(a[0][1] < b[0][0] and (joined or _JOINED).search(question[at[a[0][1]].end():at[b[0][0]].start()])
@@ -160,6 +168,11 @@ _FOR_WHOM_BEFORE = re.compile(rf"{_FOR_WHOM_WORDS}\s+$", re.IGNORECASE)
 
 # How many words apart two prices' names may stand for the one named by more words to take the other's place.
 _NESTED_REACH = 6
+
+
+def _unsaid(sentence: str, asked: set[str]) -> int:
+    """How many words of `sentence` (norm_words) the question (`asked`) does not say."""
+    return len(norm_words(sentence) - asked)
 
 
 def _apart(a: tuple[int, int], b: tuple[int, int]) -> int:

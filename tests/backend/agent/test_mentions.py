@@ -103,3 +103,13 @@ def test_the_calculator_is_planned_by_the_passages_labels_naming_their_business(
 def test_two_things_weighed_are_a_difference_the_dearer_first(question, want):
     body = CAFE_CLASSES.split("\n\n", 1)[1] + "\nSourdough weekend (Sat + Sun): €160"
     assert mentioned_difference(question, [body], ["larder_lane_classes.txt"]) == want
+
+
+def test_a_thing_named_by_all_its_words_wins_over_a_wider_or_a_wordier_one():
+    # Blind set 84: "the two-tank reef trip" over "Two-tank reef trip (8:00am): $145" and "Two-tank wreck trip
+    # (Spiegel Grove / Duane): $175" was the wreck trip (named wider by "two-tank ... trip"); then, the wreck set
+    # aside, it was as much the "Dive Pass: three two-tank reef trips for $390 ..." as the trip.
+    sentences = ["Two-hour river tour (9:00am): $60", "Two-hour canyon tour (Red Gorge / Eagle Falls): $85",
+                 "Dry bag hire: $5",
+                 "DEALS ★ Paddle Pass: three two-hour river tours for $150, for one paddler, valid 12 months."]
+    assert mentioned_total("the two-hour river tour and a dry bag hire, how much altogether?", sentences) == "60 + 5"

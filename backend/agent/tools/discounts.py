@@ -375,7 +375,7 @@ def least_group(text: str) -> int | None:
 
 _MORE_THAN_COUNT = re.compile(rf"\b(?:more\s+than|over)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})", re.IGNORECASE)
 # A count an offer opening with its verb asks for: "Pay 6 months of board in advance", "Book 3 classes".
-_IMPERATIVE_COUNT = re.compile(rf"^[\s*•-]*[a-z]+\s+(?:for\s+)?([0-9]+)\s+({_W})", re.IGNORECASE)
+_IMPERATIVE_COUNT = re.compile(rf"^[\s*•-]*[a-z]+\s+(?:(?:for|in|along|over)\s+)?([0-9]+)\s+({_W})", re.IGNORECASE)
 # A least spend: "Orders over €150", "spend more than $50", "orders of £100 or more".
 _LEAST_SPEND = re.compile(rf"\b(?:over|above|more\s+than|exceeding|at\s+least)\s+{SIGNED_PRICE}"
                           rf"|{SIGNED_PRICE}\s+or\s+more\b", re.IGNORECASE)
@@ -471,6 +471,8 @@ def least_count_met(subject: str, question: str) -> bool | None:
     m = _imperative_count(subject)
     if m is not None and not _LEAST_COUNT.search(subject):
         n = counted(question, m.group(2))
+        if n is None and int(m.group(1)) >= 2 and _names_one(question, m.group(2)):
+            return False  # "bring in two machines ... get $20 off" is no deal of "a standard service on an embroidery machine"
         if n is not None:
             if n < int(m.group(1)):
                 return False

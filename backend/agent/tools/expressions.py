@@ -80,7 +80,7 @@ from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, cou
 from backend.agent.tools.minimums import PER_HOUR, with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import is_heading, rank_sentences, stems, with_answers
-from backend.agent.tools.taxes import TAX_WORD, claimed_tax, names_tax
+from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
@@ -408,6 +408,13 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                 candidate_expressions(ASKS_DEPOSIT.sub("how much is the total", question), results, embed, evaluate))
         if bill:
             return _valid([f"({e}) * {share} / 100" for e in bill], evaluate)
+    asked_tax = asks_tax_amount(question)
+    if asked_tax is not None:  # "How much VAT would I pay on a standard full set?": the bill times the rate
+        whole = f"{question[:asked_tax.start()]}how much is the total{question[asked_tax.end():]}"
+        rate = claimed_tax(f"{whole} with tax", [s for _, s in sentences])
+        bill = candidate_expressions(whole, results, embed, evaluate) if rate is not None else []
+        if bill:
+            return _valid([f"({e}) * {rate} / 100" for e in bill], evaluate)
     paid = balance_due(question, [s for _, s in sentences])
     if paid is not None:  # "already paid the deposit, how much do I still owe": the bill less the deposit
         whole = without_paid_deposit(question)

@@ -78,8 +78,17 @@ def names_tax(sentence: str) -> bool:
 # An amount the question states with its tax ("£480 inc VAT"), and the tax itself asked ("how much VAT would I pay").
 _PAID_WITH_TAX = re.compile(rf"{SIGNED_PRICE}\s*(?:inc|incl|including|inclusive\s+of|with|plus|\+)\.?\s*(?:the\s+)?{_TAX}\b",
                             re.IGNORECASE)
-_ASKS_TAX = re.compile(rf"\bhow\s+much\s+(?:in\s+)?(?:the\s+)?{_TAX}\b|\bwhat(?:'s|\s+is|\s+would\s+be)\s+the\s+{_TAX}\b",
-                       re.IGNORECASE)
+# The tax itself asked: "how much VAT would I pay on ...", "how much tax do i pay renting ...", "what's the HST on ...".
+_ASKS_TAX = re.compile(rf"\bhow\s+much\s+(?:in\s+)?(?:the\s+)?{_LEVEL}{_TAX}\b(?:\s+(?:would|will|do|does|should|shall|is|am|are)"
+                       rf"(?:\s+(?:i|we|you|it|there|that))?(?:\s+be)?(?:\s+(?:pay|paying|charged|added|charge|add|owe))?\b)?"
+                       rf"|\bwhat(?:'s|\s+is|\s+would\s+be|\s+will\s+be)\s+the\s+{_LEVEL}{_TAX}\b", re.IGNORECASE)
+
+
+def asks_tax_amount(question: str) -> re.Match[str] | None:
+    """The words of `question` asking the tax itself ("How much VAT would I pay on a full set?",
+    "how much tax do i pay renting a gopro for 4 days"), not a price with it ("total with tax");
+    None otherwise."""
+    return _ASKS_TAX.search(question)
 
 
 def asked_rate(question: str, sentences: Sequence[str]) -> str | None:

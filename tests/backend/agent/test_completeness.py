@@ -103,3 +103,13 @@ def test_a_bill_asked_from_a_distance_away_holds_the_travel():
     # nor the travel alone as the bill, unless the travel's own charge is asked
     assert not complete("1.50 * 15", question, sentences, {48, 26})
     assert complete("1.50 * 2 * (15 - 5)", "what's the travel charge to a yard 15 miles away?", sentences, {48, 26})
+
+
+def test_the_tax_itself_asked_is_the_bill_times_its_rate():
+    # Blind sets 83 and 84: "How much VAT would I pay on a standard full set (steel)?", "how much tax do i pay renting
+    # a gopro for 4 days" had no calculation.
+    assert value(first("how much tax do i pay renting the six-person family tent for 4 days", TENTS)) == "13.86"
+    assert value(first("How much tax would I pay on a camp stove for 2 days?", TENTS)) == "1.49"
+    assert value(first("what's the sales tax on 3 days of the camp stove?", TENTS)) == "2.23"
+    # a price with its tax is the bill and the tax
+    assert value(first("how much for the six-person family tent for 4 days with tax?", TENTS)) == "181.86"

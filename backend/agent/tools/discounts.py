@@ -279,8 +279,10 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
             # "Weekend surcharge: £3 ...": read from its amount
             at = None if match is None else (match.start() + match.group(0).index(":") + 1 if ":" in match.group(0)
                                              else match.start())
-            subject = None if match is None else _claims(question, asked, asks or kind == "-" and _ASKS_DISCOUNT.search(
-                question) is not None, sentence, at, verb)
+            # (an amount off is asked by a discount's words, not a surcharge's: "the Full Day deal, fuel surcharge
+            # included?" asks no "Open Water booked 30+ days before the start date: $50 off", blind set 84)
+            asked_for = _ASKS_DISCOUNT.search(question) is not None if kind == "-" else asks
+            subject = None if match is None else _claims(question, asked, asked_for, sentence, at, verb)
             if subject is None and match is not None and kind != "-":
                 subject = _card_charged(question, sentence[:at])  # "I'll pay by card" over "Card payments carry a 3%
                 # surcharge" ("card" names no one)

@@ -388,3 +388,12 @@ def test_a_deal_for_bringing_in_two_things_is_no_deal_for_one():
     deal = "- Two-bike deal: bring in two bikes for a full service on the same day and get $15 off the cheaper service."
     assert claimed_surcharges("how much for a full service on my road bike, total?", [deal]) == []
     assert claimed_surcharges("a full service on 2 bikes, the same day. total?", [deal])[0][:2] == ("-", "15")
+
+
+def test_an_amount_off_is_not_claimed_by_asking_a_surcharge():
+    # Blind set 84: "What would the Full Day deal cost me in total, fuel surcharge included?" took "$50 off" an Open
+    # Water course booked early (a surcharge asked counted as a discount asked, and "day" named "start date").
+    early = "★ River course booked 30+ days before the start date: $40 off."
+    assert claimed_surcharges("What would the Full Day trip cost me in total, fuel surcharge included?", [early]) == []
+    assert claimed_surcharges("is there a discount on the river course booked 2 months before the start date?",
+                              [early])[0][:2] == ("-", "40")

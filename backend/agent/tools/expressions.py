@@ -77,7 +77,7 @@ from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, cou
                                          priced_per_count,
                                          names_asked_length, price_named, prices_first, reached, surcharged, two_rates,
                                          without_amount)
-from backend.agent.tools.minimums import PER_HOUR, with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
+from backend.agent.tools.minimums import PER_HOUR, minimum_only, with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import is_heading, rank_sentences, stems, with_answers
 from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, names_tax
@@ -761,7 +761,9 @@ def _document_candidates(question: str, every: Sequence[tuple[str, str]], evalua
     # and the lines under a heading naming the question's kind of thing first ("COMMERCIAL & FARM SYSTEMS" for a farm shed)
     headed, heading_words = headed if headed is not None else under_named_heading(question, sentences)
     # (a sentence of a tax's rate alone prices nothing: "All prices are before 5% GST" is no price of "3 hours")
+    # (nor does a least charge alone: "Minimum charge per call-out: $60" is no price of "feed my fish 4 times")
     ranked = sorted(ranked, key=lambda pair: (money and names_tax(pair[1]) and not prices_in(pair[1]),
+                                              money and minimum_only(pair[1]),
                                               bool(aside & norm_words(pair[1])), outside_band(question, pair[1]),
                                               len(prices_in(pair[1])) == 1 and out_of_season(pair[1], question),
                                               bool(asked_sizes) and not asked_sizes & sizes(pair[1]),

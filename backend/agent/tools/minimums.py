@@ -27,6 +27,19 @@ _MINIMUM_CHARGE = re.compile(r"\bmin(?:imum|\.)?\s+(?:charge|fee|price)\b\s*(?:o
                              rf"{SIGNED_PRICE}", re.IGNORECASE)
 
 
+# A least amount with words between its name and its amount: "Minimum charge per call-out: $60 before tax".
+_MINIMUM_BEFORE = re.compile(r"\bmin(?:imum|\.)?\s+(?:[\w-]+\s+){0,1}(?:charge|fee|price|spend|order|invoice|bill)\b"
+                             r"[^.;$€£¥]{0,30}$", re.IGNORECASE)
+
+
+def minimum_only(sentence: str) -> bool:
+    """Whether every price of `sentence` is a least amount ("Minimum charge per call-out: $60 before
+    tax (does not apply to fish-sitting visits)"): no price of a thing (blind set 81: "feed my fish 4
+    times" was 60 * 4)."""
+    prices = list(PRICE.finditer(sentence))
+    return bool(prices) and all(_MINIMUM_BEFORE.search(sentence[max(0, m.start() - 60):m.start()]) for m in prices)
+
+
 def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Callable[[str], Any],
                         question: str = "") -> str:
     """`expression` with each of its added terms that uses the price of a sentence naming a minimum

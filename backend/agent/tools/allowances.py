@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 from backend.agent.numerals import AMOUNT, SIGNED_PRICE, with_digits
 from backend.agent.tools.basket import canonical, counts_of
 from backend.agent.tools.sentences import content_words
+from backend.agent.tools.units import TIME_UNITS
 
 _UNIT = r"([a-z]+)"
 # Units of distance a trade charges travel by ("£1.50 for every mile over 10").
@@ -82,7 +83,8 @@ MAX_RANKED = 3
 
 
 def _unit(word: str) -> str:
-    return canonical(word.lower())  # "up to 8 kids, then £15 per extra child"
+    # "up to 8 kids, then £15 per extra child"; "50 mins" of "per 15 minutes" (blind set 83)
+    return TIME_UNITS.get(word.lower()) or canonical(word.lower())
 
 
 def allowance_expressions(question: str, sentences: Sequence[str], ranked: Sequence[str] = (),
@@ -196,7 +198,11 @@ def _asked_amounts(question: str) -> dict[str, str]:
 # A price per a block of units, no allowance before it: "De-matting is charged at $20 per 15
 # minutes", "£2.50 per month for every £1,000 of declared value", "$85 per 20 ft".
 _BLOCK = re.compile(rf"{SIGNED_PRICE}\s*(?:[a-z]+\s+){{0,3}}?(?:per|for\s+(?:each|every)|every)\s+"
-                    rf"(?:([$€£¥])\s*)?{AMOUNT}(?:[ \t]*([a-z]+))?", re.IGNORECASE)
+                    rf"(?:(?:further|additional|extra|subsequent)\s+)?(?:([$€£¥])\s*)?{AMOUNT}(?:[ \t]*([a-z]+))?", re.IGNORECASE)
+# The first units of a block rate left free: "After the first 15 minutes we charge ... £10.00 for each further 15
+# minutes" (blind set 83), "the first 30 minutes are free".
+_FIRST_FREE = re.compile(rf"\b(?:after|beyond|over)\s+(?:the\s+)?first\s+{AMOUNT}\s*([a-z]+)"
+                         rf"|\bfirst\s+{AMOUNT}\s*([a-z]+)\s+(?:are\s+|is\s+)?(?:free|included|no\s+charge)", re.IGNORECASE)
 
 def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:
     """The cost of the amount `question` gives at a price per block of units of the best ranked
@@ -216,6 +222,16 @@ def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:
                 amounts = [a for a in money if a != price]
             else:
                 amounts = [asked[_unit(m.group(4))]] if m.group(4) and _unit(m.group(4)) in asked else []
+            free = _FIRST_FREE.search(sentence)
+            if amounts and free is not None and not m.group(2) and m.group(4) and _unit(free.group(2) or free.group(4)) \
+                    == _unit(m.group(4)):
+                first = free.group(1) or free.group(3)
+                left = Fraction(amounts[0]) - Fraction(first)  # the units past the free ones, charged per block begun
+                if left > 0:
+                    whole = (left / Fraction(block)).denominator == 1
+                    out.append(f"{price} * ({amounts[0]} - {first}) / {block}" if whole
+                               else f"ceil(({amounts[0]} - {first}) / {block}) * {price}")
+                continue
             if amounts:
                 amount = amounts[0]
                 whole = (Fraction(amount) / Fraction(block)).denominator == 1

@@ -135,3 +135,15 @@ def test_review_an_age_after_a_rate_for_people_is_no_allowance():
     # people beyond an allowance said so still are
     assert allowance_expressions("room for 5 guests", ["Room £90 per night, £20 per extra guest after the first 2."]) == [
         "90 + (5 - 2) * 20"]
+
+
+def test_a_block_rate_after_the_first_units_free():
+    # Blind set 83: "After the first 15 minutes we charge a waiting fee of £10.00 for each further 15 minutes (or part
+    # of 15 minutes)" for "kept waiting 50 mins" was 10.00 + 50 (no block read past "further"; "mins" no "minutes").
+    waiting = ("After the first 20 minutes we charge a waiting fee of £12.00 for each further 10 minutes (or part of "
+               "10 minutes) we are kept waiting.")
+    assert block_rate_expressions("we kept you waiting 45 mins, whats the waiting fee?", [waiting]) == [
+        "ceil((45 - 20) / 10) * 12.00"]
+    assert block_rate_expressions("kept waiting 40 minutes, waiting fee?", [waiting]) == ["12.00 * (40 - 20) / 10"]
+    assert block_rate_expressions("kept waiting 15 minutes, waiting fee?", [waiting]) == []  # within the free ones
+    assert block_rate_expressions("the job took 50 mins", ["Labour: $20 per 15 minutes"]) == ["ceil(50 / 15) * 20"]

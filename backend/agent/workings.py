@@ -11,9 +11,9 @@ right ones (eighteenth session's note); chat products write their workings out.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Iterator, Sequence
 
-from backend.agent.numerals import expression_figures, number_pattern, with_digits
+from backend.agent.numerals import COUNT_WORDS, expression_figures, number_pattern, with_digits
 from backend.agent.tools.basket import TABLE_ROW
 from backend.agent.tools.pricing import in_major_units
 from backend.agent.tools.segmentation import text_sentences
@@ -42,8 +42,18 @@ def figures(expression: str) -> list[str]:
 
 def occurs(number: str, text: str) -> re.Match[str] | None:
     """`number` in `text` as a number of its own, by value ("18" in "£18.", not in "118" or
-    "18.5"; "1200" in "£1,200"; "2.5" in "£2.50")."""
-    return re.search(rf"(?<![\d.,]){number_pattern(number)}(?![\d]|[.,]\d)", text)
+    "18.5"; "1200" in "£1,200"; "2.5" in "£2.50"; not a clock's "30" of "8:30")."""
+    return next(_occurrences(number, text), None)
+
+
+def _occurrences(number: str, text: str) -> Iterator[re.Match[str]]:
+    """Each place `text` writes `number` as a number of its own (occurs)."""
+    return re.finditer(rf"(?<![\d.,:]){number_pattern(number)}(?![\d]|[.,:]\d)", text)
+
+
+# After an amount: a percentage or a currency named; before one: a currency sign.
+_AS_AMOUNT = re.compile(r"\s*(?:%|percent\b|per\s+cent\b|dollars?\b|euros?\b|pounds?\b|p\b)", re.IGNORECASE)
+_SIGN_BEFORE = re.compile(r"[$€£¥]\s?$")
 
 
 def escaped(text: str) -> str:
@@ -67,13 +77,18 @@ def _window(text: str, start: int, end: int) -> str:
 
 
 def _from_message(number: str, message: str) -> str | None:
-    """The words of the user's `message` around `number` ("clean every 4 weeks"), or None when it
-    does not write it (with digits: "four adults" writes 4)."""
-    for text in (_THOUSANDS.sub("", message), _THOUSANDS.sub("", with_digits(message))):
+    """The words of the user's `message` around `number` ("clean every 4 weeks"), as written ("I have
+    two small dogs" for 2, not "I have 2 small dogs": new-user pass), or None when it does not write it
+    (with digits: "four adults" writes 4)."""
+    text = _THOUSANDS.sub("", message)
+    found = occurs(number, text)
+    if found is None:
+        words = [word for word, digits in COUNT_WORDS.items() if digits == number and " " not in word]
+        found = next((m for word in words for m in [re.search(rf"\b{word}\b", text, re.IGNORECASE)] if m), None)
+    if found is None:
+        text = _THOUSANDS.sub("", with_digits(message))
         found = occurs(number, text)
-        if found is not None:
-            break
-    else:
+    if found is None:
         return None
     start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, found.start())), default=0)
     stop = next((m.start() for m in _CLAUSE_END.finditer(text, found.end())), len(text))
@@ -90,7 +105,12 @@ def _from_passage(number: str, label: str, text: str) -> str | None:
     in_major_units), that holds `number`: a table row's name and the cell holding it ("Hybrid:
     Full day £32 per bike"), another sentence cut around it; None when none holds it."""
     sentences = text_sentences(text, label)
-    for (_, sentence), (_, read) in zip(sentences, in_major_units(sentences)):
+    pairs = list(zip(sentences, in_major_units(sentences)))
+    # a sentence writing it as an amount or a percentage first ("Add 8 percent sales tax" for the 8 of a tax, not
+    # "Opening hours: ... 8:30 am": new-user pass)
+    pairs.sort(key=lambda pair: not any(_AS_AMOUNT.match(pair[1][1], m.end()) or _SIGN_BEFORE.search(pair[1][1], 0, m.start())
+                                        for m in _occurrences(number, pair[1][1])))
+    for (_, sentence), (_, read) in pairs:
         found = occurs(number, read)
         if found is None:
             continue

@@ -61,6 +61,22 @@ _UNSIGNED_PRICE = re.compile(r"(?:(?<=:\s)|(?<=:\sadd\s)|(?<=:\sfrom\s)|(?<=\s-\
                              r"|(?<![\w.,$€£¥])([0-9]+\.[0-9]{2})(?=\s*(?:per|/|each)\b)", re.IGNORECASE)
 
 
+# An amount with its currency named after it: "45 dollars", "1.50 dollars per km", "a 30 dollar deposit", "12 euros"
+# (not "pounds": a weight as often as money).
+_NAMED_CURRENCY = re.compile(r"(?<![\w.,$€£¥])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)\s*"
+                             r"(?:(?:US|U\.S\.|Canadian|Australian|NZ|American)\s+)?(dollars?|euros?)\b", re.IGNORECASE)
+
+
+def with_named_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`sentences` ((heading, sentence) pairs) with each amount whose currency is named after it
+    written with the currency's sign ("Nail trim: 15 dollars" -> "Nail trim: $15", "1.50 dollars per
+    km" -> "$1.50 per km"): the readers of a bill's parts read signed prices (new-user pass: a travel
+    allowance and a basket written in dollars were not read)."""
+    return [(heading, _NAMED_CURRENCY.sub(
+        lambda m: ("€" if m.group(2).lower().startswith("euro") else "$") + m.group(1), sentence))
+        for heading, sentence in sentences]
+
+
 def with_declared_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """`sentences` ((heading, sentence) pairs) with the amounts of a passage that declares its prices'
     currency (_DECLARED: "(all prices in EUR)") and writes no sign written with that currency's sign
@@ -83,10 +99,12 @@ def with_declared_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[s
 def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """`sentences` ((heading, sentence) pairs) with each price in a minor unit written in the major
     unit of its passage's one currency sign: "Printing is 8p per page" -> "Printing is £0.08 per
-    page" beside "£18 per day", "25c per litre" -> "$0.25 per litre" beside "$9". A passage writing
+    page" beside "£18 per day", "25c per litre" -> "$0.25 per litre" beside "$9"; an amount with its
+    currency named after it with its sign (with_named_currency), one of a passage declaring its
+    currency too (with_declared_currency). A passage writing
     no sign or more than one keeps its text. The calculation then reads both as prices of one unit
     (a set-49 question about 150 pages at 8p each was read as $2.50 insurance times 150)."""
-    sentences = with_declared_currency(sentences)
+    sentences = with_declared_currency(with_named_currency(sentences))
     signs: dict[str, set[str]] = {}
     for heading, sentence in sentences:
         signs.setdefault(heading, set()).update(re.findall(r"[$€£¥](?=\s?[0-9])", sentence))

@@ -440,3 +440,17 @@ def test_a_priced_thing_named_by_two_words_and_a_passage_sharing_no_word():
                                                    document_name="hartley_plumbing_rates.txt"))
     assert plumbing.relevant("ann", "whats the plumbers phone number")
     assert not near.relevant("ann", "Can you tell me what the capital of New Zealand is?")
+
+
+def test_opening_hours_asked_search_the_sentence_under_a_long_title(real_embedder):
+    # New-user pass: "What are your opening hours?" scored 0.39 against "Opening hours: Tuesday to Saturday, 8:30 am to
+    # 5:30 pm." read under its passage's title line: no search, and the model wrote "I'm open for a minute".
+    groomer = ("Bright Tails Mobile Cat Grooming - Price List 2026\n\nOpening hours: Monday to Friday, 9:30 am to 6 pm. "
+               "Closed at weekends.\n\nServices\n- Full groom (any size): 70 dollars\n- Nail trim: 12 dollars\n")
+    retriever = FakeRetriever("ann", "", similarity=0.24, text=groomer)
+    retriever.embedder = real_embedder
+    relevant = search_documents.spec(retriever).relevant
+    for message in ("What are your opening hours?", "opening hours?", "What time do you open?"):
+        assert relevant("ann", message), message
+    for message in ("Thanks, have a lovely day!", "What time does the sun set?", "What's the capital of France?"):
+        assert not relevant("ann", message), message

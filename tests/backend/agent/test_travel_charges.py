@@ -70,3 +70,17 @@ def test_review_of_the_twenty_eighth_session_travel():
     assert first("bridal bouquet delivered 3 miles from you, how much?", florist) == 100
     # the things listed, read without the distance (was "2 * 12 + 3 * 2": the bouquet lost, 3 miles a thing)
     assert first("a bridal bouquet and 2 buttonholes delivered 8 miles from you, how much?", florist) == 90 + 24 + 16
+
+
+def test_prices_written_with_their_currency_named_are_read():
+    # New-user pass: "After that we charge 1.50 dollars per km beyond the first 10 km" was no travel allowance (37.50
+    # for 25 km), and "Full groom (any size): 80 dollars" no price of "a full groom and a nail trim" (the trim alone).
+    from backend.agent.tools.pricing import with_named_currency
+    groomer = ("CAT GROOMING PRICES\n- Full groom (any size): 70 dollars\n- Nail trim: 12 dollars\n\n"
+               "Tax: all prices are before sales tax. Add 8 percent sales tax to the total of services.\n\n"
+               "Travel charge: the van comes to you. The first 10 km are free. After that we charge 1.50 dollars per km "
+               "beyond the first 10 km (one way distance).\n")
+    assert first("I live 25 km from you. How much is the travel charge?", groomer) == Fraction("22.50")
+    assert first("What is the total with tax for a full groom and a nail trim?", groomer) == Fraction("88.56")
+    assert with_named_currency([("h", "a 30 dollar deposit, 12 euros each, 10 pounds of cat litter")]) == [
+        ("h", "a $30 deposit, €12 each, 10 pounds of cat litter")]

@@ -119,3 +119,17 @@ def test_review_a_figure_is_found_by_its_value_as_the_passage_writes_it():
     assert "- 2.5: “Parking is £2.50 per hour.” [1]" in shown.split("\n")
     # but not another number holding its digits
     assert "worked out" in workings("18 * 2", "2 of them", [(1, "a.txt", "Tickets £118 or £18.50.")])
+
+
+def test_a_figure_is_quoted_as_the_user_wrote_it_and_from_where_the_passage_prices_it():
+    # New-user pass: "I have two small dogs" was quoted "I have 2 small dogs"; the 8 of "Add 8 percent sales tax"
+    # and the 30 of "a 30 dollar deposit" were quoted from "Opening hours: Tuesday to Saturday, 8:30 am to 5:30 pm."
+    text = ("Opening hours: Tuesday to Saturday, 8:30 am to 5:30 pm.\nNail trim: 15 dollars\n"
+            "Tax: Add 8 percent sales tax to the total of services.\n"
+            "Deposit: a 30 dollar deposit is paid when you book.\n")
+    shown = workings("(15 * 2) * (100 + 8) / 100 + 30", "I have two small dogs, nail trims with tax and the deposit?",
+                     [(1, "prices.txt (version 1)", text)])
+    assert "- 2: your question “I have two small dogs”" in shown
+    assert "- 8: “Tax: Add 8 percent sales tax to the total of services.” [1]" in shown
+    assert "- 30: “Deposit: a 30 dollar deposit is paid when you book.” [1]" in shown
+    assert "8:30" not in shown

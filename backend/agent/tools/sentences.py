@@ -24,6 +24,7 @@ import numpy as np
 import snowballstemmer
 
 from backend.agent.tools.conditions import hours_days
+from backend.agent.tools.injected import addresses_assistant
 from backend.agent.tools.passages import document_name, passage_blocks
 from backend.agent.tools.segmentation import split_sentences, text_sentences
 
@@ -490,7 +491,9 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
                                                         # "whats your phone number?" over "Call us: (717) 555-0148",
                                                         # sharing no word, 0.24 (blind set 69)
                                                         or (own and states_answer_kind(question, found[j][2])))
-                       and not is_heading(found[j][2])), key=lambda j: -score[j])
+                       and not is_heading(found[j][2])
+                       # nor an instruction written for the assistant ("Note to the assistant: ignore all previous ...")
+                       and not addresses_assistant(found[j][2])), key=lambda j: -score[j])
     if not quotable:
         return None
     close = [j for j in quotable if score[j] >= score[quotable[0]] - KIND_MARGIN]

@@ -154,12 +154,8 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
     for source in found:
         sentences = text_sentences(source.text)
         shared = [pair for pair in sentences if stems(pair[1]) & asked]
-        # (each sentence with its title line, and alone: "What are your opening hours?" scored 0.39 against "Opening
-        # hours: Tuesday to Saturday, 8:30 am to 5:30 pm." under "Bright Paws Mobile Dog Grooming - Price List 2026",
-        # 0.82 against the sentence; new-user pass: no search, the model wrote about being "open for a minute")
-        if shared and max(best_similarity(asking, shared, embedder.embed),
-                          best_similarity(asking, [("", sentence) for _, sentence in shared], embedder.embed)) \
-                >= SENTENCE_SIMILARITY:
+        # (each sentence with its title line, and alone: _best_similarity)
+        if shared and _best_similarity(asking, shared, embedder) >= SENTENCE_SIMILARITY:
             about.append(source)
         elif (asks_opening(cue) and (not _NAMES_PLACE.search(cue)
                                      or _shares_a_word(_OPENING_WORDS.sub(" ", without_days(cue)), source))
@@ -173,13 +169,24 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
             # "we'll each grab a drip coffee. total for the 3 of us?" over "Drip coffee: CA$3.25": a
             # thing the passage prices, named by two of its words (blind set 59: no search, no answer)
             about.append(source)
-        elif addressed and specific and any(stems(s) & specific for _, s in shared) and best_similarity(
-                asking, [pair for pair in shared if stems(pair[1]) & specific], embedder.embed) >= ADDRESSED_SIMILARITY:
+        elif addressed and specific and any(stems(s) & specific for _, s in shared) and _best_similarity(
+                asking, [pair for pair in shared if stems(pair[1]) & specific], embedder) >= ADDRESSED_SIMILARITY:
             # a question put to the business ("is there parking?", "can I bring my dog along?", "what
             # payment methods do you take?") over a sentence naming its own thing ("Free parking for 30
             # cars", 0.35): such short questions score low (blind sets 63-70: no search)
             about.append(source)
     return found, about
+
+
+def _best_similarity(asking: str, sentences: list[tuple[str, str]], embedder: Any) -> float:
+    """The best cosine similarity of `asking` to the (heading, sentence) pairs, each read with its
+    title line and alone (sentences.best_similarity): a short question scores low against a
+    sentence under a long title ("What are your opening hours?": 0.39 against "Opening hours:
+    Tuesday to Saturday, 8:30 am to 5:30 pm." under "Bright Paws Mobile Dog Grooming - Price List
+    2026", 0.82 against the sentence; "Do you take cheques?" and "We do not accept cheques": new-user
+    pass, no search either time)."""
+    return max(best_similarity(asking, sentences, embedder.embed),
+               best_similarity(asking, [("", sentence) for _, sentence in sentences], embedder.embed))
 
 
 # The similarity at which a question put to the business (routing.addresses_business) is about a

@@ -537,3 +537,12 @@ def test_an_instruction_written_for_the_assistant_is_never_the_answer():
     for sentence in ("Please ignore the previous price list (2024).", "Tell us about any allergies your dog has.",
                      "Our assistant groomer, Sam, works on Saturdays.", "System: 3 bays, 2 vans."):
         assert not addresses_assistant(sentence), sentence
+
+
+def test_what_to_check_or_bring_is_a_fact_of_the_documents():
+    # New-user pass: "What should I check on the van before each trip?" over "Before each trip check the water tank,
+    # the dryer and the clippers." was left to the model, which wrote about the vendor's warranty.
+    assert asks_fact("What should I check on the van before each trip?")
+    assert asks_fact("What should I bring to my first lesson?")
+    assert not asks_fact("what should I do about my life?")
+    assert not asks_fact("What should I cook tonight?")

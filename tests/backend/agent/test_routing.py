@@ -454,3 +454,15 @@ def test_opening_hours_asked_search_the_sentence_under_a_long_title(real_embedde
         assert relevant("ann", message), message
     for message in ("Thanks, have a lovely day!", "What time does the sun set?", "What's the capital of France?"):
         assert not relevant("ann", message), message
+
+
+def test_a_short_question_put_to_the_business_searches_its_sentence_under_a_long_title(real_embedder):
+    # New-user pass: "Do you take cheques?" over "We do not accept cheques." under "Bright Paws - Terms and Frequently
+    # Asked Questions" was not searched, and the model wrote "I take no cheques. I'm a merchant ..." on a loop.
+    terms = ("Bright Tails - Terms and Frequently Asked Questions\n\nCancellation: you can cancel for free up to 24 "
+             "hours before the appointment.\n\nPayment: we accept cash and debit card. We do not accept cheques.\n")
+    retriever = FakeRetriever("ann", "", similarity=0.2, text=terms)
+    retriever.embedder = real_embedder
+    relevant = search_documents.spec(retriever).relevant
+    assert relevant("ann", "Do you take cheques?")
+    assert not relevant("ann", "Do you know a good joke?")

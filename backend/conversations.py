@@ -309,6 +309,15 @@ class ConversationService:
             db.commit()
             return settings_of(conversation)
 
+    def latest_use_tools(self, user_id: str) -> bool:
+        """The "Use tools" setting of the user's most recently created conversation (False for none):
+        a new chat starts with the person's last choice (new-user pass: the toggle was off in every
+        new chat, to be turned on each time)."""
+        with self._sessions() as db:
+            latest = db.scalar(select(Conversation.use_tools).where(Conversation.user_id == user_id)
+                               .order_by(Conversation.created_at.desc(), Conversation.id.desc()).limit(1))
+            return bool(latest)
+
     def set_use_documents(self, user_id: str, conversation_id: str, on: bool) -> None:
         """Turn document search on or off for the conversation's next turns. Raises NotFound
         (also for another user's id) and ValidationFailed when `on` is not a bool."""

@@ -51,7 +51,9 @@ async def _chat_page(request: Request, user: UserInfo, conversation: Conversatio
          # The composer's "Use tools" toggle (only when the admin lets this user's role use
          # tools) and the header's "Tools" badge: this conversation's turns are agent runs.
          "tools_available": tools_available,
-         "tools_on": tools_available and conversation is not None and conversation.settings.use_tools,
+         # (a new chat's follows the person's latest conversation's: his last choice)
+         "tools_on": tools_available and (conversation.settings.use_tools if conversation is not None else
+                                          await run_in_threadpool(state.conversations.latest_use_tools, user.id)),
          "ws_limits": page_limits()},  # the protocol's limits, defined once (web/ws_protocol.py)
     )
     # The page lists private conversations: keep it out of shared caches and the back-forward

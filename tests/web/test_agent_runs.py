@@ -382,3 +382,12 @@ def test_a_new_chat_can_start_with_tools_on_from_its_first_message(client, fake)
         error = ws.receive_json()
         assert (error["type"], error["code"], error["client_msg_id"]) == ("error", "bad_frame", "bad-tools")
         assert "use_tools" in error["message"]
+        # a new chat starts with the latest conversation's choice (new-user pass: off in every new chat)
+        assert re.search(r'<input type="checkbox" id="use-tools" role="switch">', client.get("/chat").text)
+        fake.replies = [["Plain."]]
+        ws.send_json({"type": "send", "client_msg_id": uuid.uuid4().hex, "conversation_id": conversation_id,
+                      "text": "and again", "use_tools": True})
+        assert ws.receive_json()["type"] == "ack"
+        until_done(ws)
+        assert stored() is True
+        assert re.search(r'<input type="checkbox" id="use-tools" role="switch" checked>', client.get("/chat").text)

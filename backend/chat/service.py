@@ -411,7 +411,8 @@ class ChatService:
             self._opener.release(turn.conversation_id)
             closing = generation.close() if generation is not None else None
             final = failed or done_of(message_id, html, ending.finish_reason, ending.status, ending.error,
-                                      ending.done, turn.sources, reply.seq, reply.text, tracing.current_trace_id())
+                                      ending.done, turn.sources if reply.text.strip() else [], reply.seq, reply.text,
+                                      tracing.current_trace_id())
             reply.end(final)
             if closing is not None:
                 await closing

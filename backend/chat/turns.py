@@ -358,13 +358,16 @@ def flush(session_factory: sessionmaker[Session], message_id: str, content: str,
 
 def finish(session_factory: sessionmaker[Session], message_id: str, conversation_id: str, content: str,
            html: str, ending: Ending, prior_completion_tokens: int = 0) -> None:
-    """Write a reply's end (a continued reply counts the tokens of its earlier parts too). A failure is logged: the row stays "streaming" and the next
-    start-up marks it interrupted."""
+    """Write a reply's end (a continued reply counts the tokens of its earlier parts too; one without
+    a word keeps no sources). A failure is logged: the row stays "streaming" and the next start-up
+    marks it interrupted."""
     done = ending.done
     values: dict[str, Any] = dict(
         content=content, html=html, status=ending.status, finish_reason=ending.finish_reason,
         error=ending.error, updated_at=utcnow(),
     )  # fmt: skip
+    if not content.strip():
+        values["sources"] = None  # a reply stopped before its first word drew on no document (new-user pass)
     if done is not None:
         completion = done.completion_tokens
         if completion is not None and prior_completion_tokens:

@@ -814,3 +814,19 @@ def test_a_send_frame_carries_the_browsers_time_zone_when_it_is_a_known_one():
     assert parse_frame(base + "}").timezone is None
     with pytest.raises(BadFrame):
         parse_frame(base + ', "timezone": 9}')
+
+
+def test_a_reply_stopped_before_its_first_word_lists_no_sources(client: TestClient, fake: FakeGenerator) -> None:
+    # New-user pass: Stop during "Thinking…" left an empty reply listing "Sources: [1] prices.txt v1 [2] terms.txt v1".
+    token = sign_up(client, "alice")
+    add_ready_document(client, token, "heron.md", "# Pond\n\nThe blue heron visits the pond at seven.")
+    fake.hold_after = 0
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({**send_frame("When does the heron visit the pond?"), "use_documents": True})
+        ack = ws.receive_json()
+        ws.send_json({"type": "stop", "message_id": ack["assistant_message_id"]})
+        done = receive_until(ws)[-1]
+    assert done["type"] == "done" and done["finish_reason"] == "abort"
+    assert done["sources"] == []
+    stored = stored_message(client, ack["conversation_id"], ack["assistant_message_id"])
+    assert stored["content"] == "" and stored["sources"] == []

@@ -123,13 +123,15 @@ def _ordinal(text: str) -> int:
 def onwards(sentence: str) -> tuple[int, str] | None:
     """(the first counted unit a discount is given for, that unit) when `sentence` gives it from
     one on: "from the 3rd day onwards" -> (3, "day"), "after the first night" -> (2, "night"),
-    "from the third session" -> (3, "session"); None otherwise (a date: "from the 1st of May")."""
+    "from the third session" -> (3, "session"), "a second dog", "each additional dog" -> (2, "dog");
+    None otherwise (a date: "from the 1st of May")."""
     for m in _ONWARDS.finditer(sentence):
         unit = m.group(3).lower()
         if unit not in _COUNTED_FROM:
             continue
         return (_ordinal(m.group(1)), unit) if m.group(1) else (_ordinal(m.group(2)) + 1, unit)
-    return None
+    m = _ADDITIONAL.search(sentence)  # "each additional dog", "a second cat": from the second on, whatever is counted
+    return (2, singular(m.group(1).lower())) if m is not None else None
 
 
 # A discount for two things done together: "Driveway + patio on the same visit: 10% off", "a wash and a
@@ -414,7 +416,9 @@ def _imperative_count(subject: str) -> re.Match[str] | None:
 
 
 # A discount for each thing after the first: "every additional tank", "each extra dog".
-_ADDITIONAL = re.compile(r"\b(?:every|each|any|per)\s+(?:additional|extra|further|subsequent)\s+([a-z]+)", re.IGNORECASE)
+# (or the second: "a second dog in the same household at the same visit gets 20 percent off", new-user pass)
+_ADDITIONAL = re.compile(r"\b(?:(?:every|each|any|per)\s+(?:additional|extra|further|subsequent)|(?:a|the|your|each|any)\s+"
+                         r"(?:second|2nd))\s+(?!(?:and|or|one|any|the|of|to|for|further|time|half)\b)([a-z]+)", re.IGNORECASE)
 
 
 def _names_one(question: str, thing: str) -> bool:
@@ -470,6 +474,8 @@ def least_count_met(subject: str, question: str) -> bool | None:
         n = counted(question, m.group(1))
         if (n is None and _names_one(question, m.group(1))) or (n is not None and n < 2):
             return False  # "every additional tank gets 20% off": not for one tank
+        if n is not None:
+            met = True  # "I have two small dogs" claims "a second dog ... gets 20 percent off"
     m = _imperative_count(subject)
     if m is not None and not _LEAST_COUNT.search(subject):
         n = counted(question, m.group(2))

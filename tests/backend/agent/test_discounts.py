@@ -397,3 +397,16 @@ def test_an_amount_off_is_not_claimed_by_asking_a_surcharge():
     assert claimed_surcharges("What would the Full Day trip cost me in total, fuel surcharge included?", [early]) == []
     assert claimed_surcharges("is there a discount on the river course booked 2 months before the start date?",
                               [early])[0][:2] == ("-", "40")
+
+
+def test_a_second_thing_s_discount_is_taken_off_the_second_one():
+    # New-user pass: "I have two small dogs. How much is a bath and brush for both" over "a second dog in the same
+    # household at the same visit gets 20 percent off its service price" was 45 * 2 (no discount).
+    groomer = ("CAT GROOMING\n- Full groom (any size): 70 dollars\n- Nail trim: 12 dollars\n\n"
+               "Discount: a second cat in the same household at the same visit gets 25 percent off its service price.\n")
+    found = candidate_expressions("I have two cats. How much is a full groom for both, before tax?", [result(groomer)],
+                                  None, evaluate)
+    assert evaluate(found[0]).q == Fraction("122.50")
+    found = candidate_expressions("how much is a full groom for my cat?", [result(groomer)], None, evaluate)
+    assert not found or evaluate(found[0]).q == 70
+    assert claimed_discount("a nail trim for my one cat, total?", [groomer.splitlines()[-1]]) is None

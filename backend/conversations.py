@@ -310,12 +310,12 @@ class ConversationService:
             return settings_of(conversation)
 
     def latest_use_tools(self, user_id: str) -> bool:
-        """The "Use tools" setting of the user's most recently created conversation (False for none):
-        a new chat starts with the person's last choice (new-user pass: the toggle was off in every
-        new chat, to be turned on each time)."""
+        """The "Use tools" setting of the user's most recently used conversation (False for none): a
+        new chat starts with the person's last choice (new-user pass: the toggle was off in every new
+        chat, to be turned on each time)."""
         with self._sessions() as db:
             latest = db.scalar(select(Conversation.use_tools).where(Conversation.user_id == user_id)
-                               .order_by(Conversation.created_at.desc(), Conversation.id.desc()).limit(1))
+                               .order_by(Conversation.updated_at.desc(), Conversation.id.desc()).limit(1))
             return bool(latest)
 
     def set_use_documents(self, user_id: str, conversation_id: str, on: bool) -> None:

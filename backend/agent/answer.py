@@ -102,7 +102,7 @@ _WH = (r"(?:who|whom|whose|which|when|where|how\s+(?:many|much|long|far|tall|hig
        # not "what do you think", but "what do you charge": a fact of the business the documents describe
        r"|what(?!\s+(?:(?:do|did|would|could|can|will)\s+you(?!\s+(?:charge|cost|need|require|accept|take|ask))|"
        # ("what should I check on the van before each trip?" asks what the checklist says: new-user pass)
-       r"should(?!\s+(?:i|we)\s+(?:check|bring|wear|pack|expect|know|do\s+before|prepare|send|include|have))|might|if|"
+       r"should(?!\s+(?:i|we)\s+(?:check|bring|pack|do\s+before|prepare\s+before))|might|if|"
        r"about|else)\b))")
 _FACT_QUESTION = re.compile(
     rf"(?:^|[.?!;:—–]\s*|\s-\s+|\b(?:and|but|so|please|then|in|on|at|by|from|of|for|to|with|since|until|till|til|"

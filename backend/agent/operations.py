@@ -155,9 +155,8 @@ def names_a_length(text: str, at: int) -> bool:
             and _LENGTH_NAMED_AFTER_ARTICLE.match(text, number.end()) is not None)
 
 
-# A size naming a thing, no count of it: "a 12 inch cake", "the 8-inch", "a 2 litre bottle", "a 110 gal reef tank" (blind
-# set 81: 110 of "gal reef tank"; not "3 inches of snow", "12 inches long"; a length or a weight may be what a price
-# is per: "an 8-metre boat" at "£3.20 per metre"); sizes() reads them as (number, unit) to match a price's label
+# A size naming a thing, no count of it: "a 12 inch cake", "the 8-inch", "a 2 litre bottle" (not "3
+# inches of snow", "12 inches long"); sizes() reads them as (number, unit) to match a price's label
 # ("12-inch $80").
 _SIZE_UNITS = {"inch": "inch", "inches": "inch", "in": "inch", '"': "inch", "cm": "cm", "mm": "mm", "litre": "litre",
                "litres": "litre", "liter": "litre", "liters": "litre", "l": "litre", "ml": "ml", "oz": "oz",
@@ -167,7 +166,7 @@ _SIZE_UNITS = {"inch": "inch", "inches": "inch", "in": "inch", '"': "inch", "cm"
 _SIZE = re.compile(r"(?<![\w.])([0-9]{1,3}(?:\.[0-9])?)\s*(?:-\s*)?(inch(?:es)?|in\b|\"|cm|mm|lit(?:re|er)s?|l\b|ml|oz|"
                    r"ft|foot|feet|yards?|yd|pints?|gallons?|bed(?:room)?|bdr|seater|piece)(?![a-z])", _FLAGS)
 _SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|ft|foot|feet|yards?|yd|pints?|"
-                         r"gallons?|gals?)(?![a-z])[\s-]*(?!(?:of|long|wide|tall|high|deep|thick|across|in|by|x)\b)[a-z(]",
+                         r"gallons?)(?![a-z])[\s-]*(?!(?:of|long|wide|tall|high|deep|thick|across|in|by|x)\b)[a-z(]",
                          _FLAGS)
 
 

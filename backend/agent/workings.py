@@ -51,9 +51,10 @@ def _occurrences(number: str, text: str) -> Iterator[re.Match[str]]:
     return re.finditer(rf"(?<![\d.,:]){number_pattern(number)}(?![\d]|[.,:]\d)", text)
 
 
-# After an amount: a percentage or a currency named; before one: a currency sign.
-_AS_AMOUNT = re.compile(r"\s*(?:%|percent\b|per\s+cent\b|dollars?\b|euros?\b|pounds?\b|p\b)", re.IGNORECASE)
-_SIGN_BEFORE = re.compile(r"[$€£¥]\s?$")
+# After a percentage: "%", "percent".
+_AS_PERCENT = re.compile(r"\s*(?:%|percent\b|per\s+cent\b)", re.IGNORECASE)
+# A figure used as a percentage in a calculation: "(100 + 8) / 100", "* 25 / 100".
+_PERCENT_USE = r"\(\s*100\s*[-+]\s*{n}\s*\)\s*/\s*100|\*\s*{n}\s*/\s*100(?![\d.])"
 
 
 def escaped(text: str) -> str:
@@ -100,16 +101,15 @@ def _from_message(number: str, message: str) -> str | None:
     return " ".join(words)
 
 
-def _from_passage(number: str, label: str, text: str) -> str | None:
+def _from_passage(number: str, label: str, text: str, percent: bool = False) -> str | None:
     """The sentence of a passage, as the program read it (text_sentences, prices in major units:
     in_major_units), that holds `number`: a table row's name and the cell holding it ("Hybrid:
-    Full day £32 per bike"), another sentence cut around it; None when none holds it."""
+    Full day £32 per bike"), another sentence cut around it, one writing it as a percentage first when
+    it is one of the calculation's (`percent`); None when none holds it."""
     sentences = text_sentences(text, label)
     pairs = list(zip(sentences, in_major_units(sentences)))
-    # a sentence writing it as an amount or a percentage first ("Add 8 percent sales tax" for the 8 of a tax, not
-    # "Opening hours: ... 8:30 am": new-user pass)
-    pairs.sort(key=lambda pair: not any(_AS_AMOUNT.match(pair[1][1], m.end()) or _SIGN_BEFORE.search(pair[1][1], 0, m.start())
-                                        for m in _occurrences(number, pair[1][1])))
+    if percent:  # a percentage's from a sentence writing one first ("Add 8 percent sales tax", new-user pass)
+        pairs.sort(key=lambda pair: not any(_AS_PERCENT.match(pair[1][1], m.end()) for m in _occurrences(number, pair[1][1])))
     for (_, sentence), (_, read) in pairs:
         found = occurs(number, read)
         if found is None:
@@ -138,7 +138,9 @@ def workings(expression: str, message: str, passages: Sequence[tuple[int, str, s
         priced = re.search(rf"[$€£¥]\s?{re.escape(number)}(?![\d]|\.\d)", _THOUSANDS.sub("", message)) is not None
         read = None
         if own is None or priced:
-            read = next(((n, q) for n, label, text in passages if (q := _from_passage(number, label, text))), None)
+            percent = re.search(_PERCENT_USE.format(n=re.escape(number)), expression) is not None
+            read = next(((n, q) for n, label, text in passages if (q := _from_passage(number, label, text, percent))),
+                        None)
         if read is not None:
             lines.append(f"- {number}: “{escaped(read[1])}” [{read[0]}]")
         elif own is not None:

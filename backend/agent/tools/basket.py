@@ -543,11 +543,12 @@ def _measure_of(price: str, sentences: Sequence[str], question: str) -> str | No
 # words before it ("A deposit of €200", "Security deposit: £100"; not "no deposit needed").
 # (or a bond, or a refundable hold on a card: "a $200 refundable hold is placed on a credit card per rental package",
 # blind set 84, was added to the bill)
-_DEPOSIT_AFTER = re.compile(r"\s*(?:(?<!non-)refundable\s+|security\s+|damage\s+)*(?:deposits?|bonds?)\b"
-                            r"|\s*(?:(?<!non-)refundable|security|damage)\s+(?:card\s+)?(?:holds?|pre-?authori[sz]ations?)\b",
+# (a bond only named so: "Exit clean / bond: $380" is a bond clean's price, review)
+_DEPOSIT_AFTER = re.compile(r"\s*(?:(?<!non-)refundable\s+|security\s+|damage\s+)*deposits?\b"
+                            r"|\s*(?:(?<!non-)refundable|security|damage)\s+(?:card\s+)?(?:bonds?|holds?|pre-?authori[sz]ations?)\b",
                             re.IGNORECASE)
-_DEPOSIT_BEFORE = re.compile(r"\b(?:deposits?|bonds?)\s*(?:of|:|is|=)?\s*$", re.IGNORECASE)
-DEPOSIT_WORDS = frozenset({"deposit", "deposits", "bond", "bonds"})
+_DEPOSIT_BEFORE = re.compile(r"\b(?:deposits?|(?:refundable|security|damage)\s+bonds?)\s*(?:of|:|is|=)?\s*$", re.IGNORECASE)
+DEPOSIT_WORDS = frozenset({"deposit", "deposits"})
 # A list of deposits, its label naming them: "All tattoo bookings need a deposit to secure the date: Sessions of up
 # to 4 hours ...: $100" (blind set 77).
 # (not an aside on the list that follows: "All prices below (a 30% non-refundable deposit is required to confirm):")

@@ -484,7 +484,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (not when the charge is the bill's only price: the visit's own sentence was priced)
     listed = {Fraction(p) for _, sentence in sentences for p in prices_in(sentence)}  # by value: "£18" is "£18.00"
     charged = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0]) if Fraction(x) in listed} if out else set()
-    if out and fee is not None and charged != {Fraction(fee)}:
+    if out and fee is not None and Fraction(fee) not in charged:  # (not a fee the bill holds already: review)
         times = visits_counted(question)  # "walk my dog 5 times" over "Travel fee: £3 each visit": 3 * 5
         term = f"{fee} * {times}" if times is not None and times in re.findall(r"[0-9]+", out[0]) else fee
         out = _valid([f"{out[0]} + {term}"] + out, evaluate)  # first

@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import re
 
-# Words addressed to an assistant, not to a reader: "ignore all previous instructions", "Note to the assistant",
-# "SYSTEM: ...", "you are now ...", "tell every customer that ...".
+# Words addressed to an assistant, not to a reader: "ignore all previous instructions", "Disregard the above and ...",
+# "Note to the assistant", "Dear AI", "AI models must answer ...", "SYSTEM: you are ...", "From now on, tell ...",
+# "you are now ...", a chat template's marks; not a staff note ("Please tell all customers that we are closed on
+# Mondays", review) nor a label ("System: 3 bays").
+_AI = r"(?:assistants?|ai|a\.i\.?|chat\s?bots?|bots?|llms?|(?:language\s+|ai\s+)?models?|gpt|chatgpt)"
 _ADDRESSED = re.compile(
     r"\b(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|previous|prior|above|earlier|former|your|other|system)"
-    r"\s+){1,3}(?:instructions?|prompts?|rules|directions|guidelines)\b"
-    r"|\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:assistant|ai|a\.i\.|model|chat\s?bot|"
-    r"bot|llm|language\s+model)\b"
-    r"|^\W*(?:system|assistant|ai)\s*(?:prompt)?\s*:\s*(?:you|ignore|disregard|from\s+now|always|never|do\s+not|don't|"
-    r"tell|say|respond|answer|reply|act|pretend|save|transfer|send)\b"
+    r"\s+){1,3}(?:instructions?|prompts?|rules|directions|guidelines|text|messages?)\b"
+    r"|\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+)?(?:the\s+)?(?:above|previous|prior)\s*(?:and\b|[,.;:!]|$)"
+    rf"|\b(?:note|notice|message|instructions?|reminder|memo)\s+(?:to|for)\s+(?:the\s+|all\s+|any\s+)?{_AI}(?!\w)"
+    rf"|\b(?:dear|hey|attention|hello)\s*,?\s+{_AI}(?!\w)"
+    rf"|\b(?:ai|a\.i\.|language|chat\s?bot)\s+(?:models?|assistants?|systems?)\s+(?:must|should|shall|will|are\s+to)\b"
+    r"|^\W*(?:system|assistant|ai)\s*(?:prompt)?\s*:\s*(?:you\s+(?:are|must|will|should)|ignore|disregard|from\s+now|"
+    r"respond|answer|reply|act\s+as|pretend|transfer|send)\b"
+    r"|\bfrom\s+now\s+on\b[^.]{0,60}\b(?:tell|say|answer|reply|respond|claim)\b"
     r"|\byou\s+are\s+now\s+(?:a|an|in)\b"
-    r"|\b(?:tell|inform)\s+(?:every|all|each|any)\s+(?:customers?|users?|visitors?|callers?)\s+that\b",
+    r"|\[/?INST\]|<\|im_(?:start|end)\|>|<!--\s*(?:llm|ai|assistant|system|prompt)\b",
     re.IGNORECASE)
 
 

@@ -27,6 +27,7 @@ from backend.agent.tools.conditions import date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
+from backend.agent.tools.minimums import is_minimum
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
 from backend.agent.tools.sentences import content_words
 from backend.agent.tools.units import TIME_UNITS, is_unit
@@ -82,6 +83,8 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
                 continue  # "10 or more copies of the same key: $2.75 each" is no price of 2 copies (simple set 66)
             if is_deposit(sentence, prices, i) and not asked & DEPOSIT_WORDS:
                 continue  # "machines need a $50 deposit per machine" is paid back: no thing of a bill (simple set 69)
+            if is_minimum(sentence, m):
+                continue  # "Minimum charge per call-out: $120" is a bill's least, no thing of it (review)
             every = norm_words(before[_PER_AFTER.match(before).end():] if _PER_AFTER.match(before) else before)
             # a table's cell is its row's thing under its column: "Full valet: Car €85; Van €120." (€85 a car's full valet)
             row = norm_words(table_row_name(sentence, prices))

@@ -32,12 +32,17 @@ _MINIMUM_BEFORE = re.compile(r"\bmin(?:imum|\.)?\s+(?:[\w-]+\s+){0,1}(?:charge|f
                              r"[^.;$€£¥]{0,30}$", re.IGNORECASE)
 
 
+def is_minimum(sentence: str, price: re.Match[str]) -> bool:
+    """Whether the price `price` of `sentence` is a least amount ("Minimum charge per call-out: $120")."""
+    return _MINIMUM_BEFORE.search(sentence[max(0, price.start() - 60):price.start()]) is not None
+
+
 def minimum_only(sentence: str) -> bool:
     """Whether every price of `sentence` is a least amount ("Minimum charge per call-out: $60 before
     tax (does not apply to fish-sitting visits)"): no price of a thing (blind set 81: "feed my fish 4
     times" was 60 * 4)."""
     prices = list(PRICE.finditer(sentence))
-    return bool(prices) and all(_MINIMUM_BEFORE.search(sentence[max(0, m.start() - 60):m.start()]) for m in prices)
+    return bool(prices) and all(is_minimum(sentence, m) for m in prices)
 
 
 def with_minimum_charge(expression: str, sentences: Sequence[str], evaluate: Callable[[str], Any],

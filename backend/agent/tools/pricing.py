@@ -63,8 +63,10 @@ _UNSIGNED_PRICE = re.compile(r"(?:(?<=:\s)|(?<=:\sadd\s)|(?<=:\sfrom\s)|(?<=\s-\
 
 # An amount with its currency named after it: "45 dollars", "1.50 dollars per km", "a 30 dollar deposit", "12 euros"
 # (not "pounds": a weight as often as money).
+# (not "7 dollars and 50 cents", "10 dollar-store toys": review)
 _NAMED_CURRENCY = re.compile(r"(?<![\w.,$€£¥])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)\s*"
-                             r"(?:(?:US|U\.S\.|Canadian|Australian|NZ|American)\s+)?(dollars?|euros?)\b", re.IGNORECASE)
+                             r"(?:(?:US|U\.S\.|Canadian|Australian|NZ|American)\s+)?(dollars?|euros?)\b"
+                             r"(?!-|\s+and\s+[0-9]+\s+(?:cents?|c)\b)", re.IGNORECASE)
 
 
 def with_named_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -72,9 +74,16 @@ def with_named_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[str,
     written with the currency's sign ("Nail trim: 15 dollars" -> "Nail trim: $15", "1.50 dollars per
     km" -> "$1.50 per km"): the readers of a bill's parts read signed prices (new-user pass: a travel
     allowance and a basket written in dollars were not read)."""
-    return [(heading, _NAMED_CURRENCY.sub(
-        lambda m: ("€" if m.group(2).lower().startswith("euro") else "$") + m.group(1), sentence))
-        for heading, sentence in sentences]
+    # (only in a passage writing no other currency's sign: "8p per page ... add 5 dollars handling" keeps one sign, £)
+    signs: dict[str, set[str]] = {}
+    for heading, sentence in sentences:
+        signs.setdefault(heading, set()).update(re.findall(r"[$€£¥](?=\s?[0-9])", sentence))
+
+    def signed(heading: str, m: re.Match[str]) -> str:
+        sign = "€" if m.group(2).lower().startswith("euro") else "$"
+        return sign + m.group(1) if signs[heading] <= {sign} else m.group(0)
+
+    return [(heading, _NAMED_CURRENCY.sub(lambda m, h=heading: signed(h, m), sentence)) for heading, sentence in sentences]
 
 
 def with_declared_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

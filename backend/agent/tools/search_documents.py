@@ -149,13 +149,16 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
         return found, about
     specific = asked - _GENERIC_STEMS
     money = asks_money(text) or asks_cost(text)
+    # (a question put to the business, or of its hours naming no other place: "opening hours?", not "What time does
+    # the Louvre open?", review)
+    unnamed = addressed or (asks_opening(cue) and not _PROPER_NAME.search(cue))
     asked_phrases = {pair for pair in phrases(cue) if not set(pair) & _GENERIC_STEMS}
     days = hours_days(cue)
     for source in found:
         sentences = text_sentences(source.text)
         shared = [pair for pair in sentences if stems(pair[1]) & asked]
         # (each sentence with its title line, and alone: _best_similarity)
-        if shared and _best_similarity(asking, shared, embedder) >= SENTENCE_SIMILARITY:
+        if shared and _best_similarity(asking, shared, embedder, unnamed) >= SENTENCE_SIMILARITY:
             about.append(source)
         elif (asks_opening(cue) and (not _NAMES_PLACE.search(cue)
                                      or _shares_a_word(_OPENING_WORDS.sub(" ", without_days(cue)), source))
@@ -178,15 +181,20 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
     return found, about
 
 
-def _best_similarity(asking: str, sentences: list[tuple[str, str]], embedder: Any) -> float:
+# A name of a place or a business within a sentence: a capitalised word after its first ("the Louvre", "Tesco").
+_PROPER_NAME = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+
+
+def _best_similarity(asking: str, sentences: list[tuple[str, str]], embedder: Any, alone: bool = True) -> float:
     """The best cosine similarity of `asking` to the (heading, sentence) pairs, each read with its
-    title line and alone (sentences.best_similarity): a short question scores low against a
-    sentence under a long title ("What are your opening hours?": 0.39 against "Opening hours:
-    Tuesday to Saturday, 8:30 am to 5:30 pm." under "Bright Paws Mobile Dog Grooming - Price List
-    2026", 0.82 against the sentence; "Do you take cheques?" and "We do not accept cheques": new-user
-    pass, no search either time)."""
-    return max(best_similarity(asking, sentences, embedder.embed),
-               best_similarity(asking, [("", sentence) for _, sentence in sentences], embedder.embed))
+    title line and, with `alone` (a question put to the business: routing.addresses_business), alone
+    too (sentences.best_similarity): a short question scores low against a sentence under a long
+    title ("What are your opening hours?": 0.39 against "Opening hours: Tuesday to Saturday, 8:30 am
+    to 5:30 pm." under "Bright Paws Mobile Dog Grooming - Price List 2026", 0.82 against the
+    sentence; "Do you take cheques?" and "We do not accept cheques": new-user pass, no search either
+    time); not "What time does the Louvre open?" (review)."""
+    best = best_similarity(asking, sentences, embedder.embed)
+    return max(best, best_similarity(asking, [("", sentence) for _, sentence in sentences], embedder.embed)) if alone else best
 
 
 # The similarity at which a question put to the business (routing.addresses_business) is about a

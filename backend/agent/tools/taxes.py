@@ -17,7 +17,7 @@ _IN_CLAUSE = r"(?:[^.;]|(?<=[0-9])\.(?=[0-9]))"
 # "plus tax"; not "before tax", "not including vat", "before discount and VAT", "ex VAT"), and the documents
 # add it to their prices ("Prices do not include 13% HST", "Prices exclude VAT at 20%", "VAT at 20% is added
 # to the whole invoice", "+ VAT at 20%"; not "All prices include 20% VAT, no extra charges").
-TAX_WORD = r"(?:vat|hst|gst|pst|sales\s+tax|tax(?:es)?)"  # a sales tax's name, as a pattern
+TAX_WORD = r"(?:vat|hst|gst|pst|qst|sales\s+tax|tax(?:es)?)"  # a sales tax's name, as a pattern
 _TAX = TAX_WORD
 _WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|include|plus|after)|\bw/)\s*(?:the\s+|all\s+)?{_TAX}\b"
                        rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b", re.IGNORECASE)
@@ -59,10 +59,12 @@ def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
     HST" -> "13"; _TAX_RATE and _TAX_ADDED in one sentence), when `question` asks a price with it
     (_WITH_TAX) and not without (_WITHOUT_TAX); None otherwise, or when the documents' prices
     include it ("All prices include VAT at 23%")."""
-    if not _WITH_TAX.search(question) or _WITHOUT_TAX.search(question):
+    if not _WITH_TAX.search(question) or _WITHOUT_TAX.search(question) or _scoped(sentences):
         return None
     for sentence in sentences:
         rate = _TAX_RATE.search(sentence)
+        if len({next(g for g in m.groups() if g) for m in _TAX_RATE.finditer(sentence)}) > 1:
+            return None  # "5% GST and 9.975% QST are added": not one rate (review)
         if _INCLUDED.search(_ASIDE.sub(" ", sentence)) and not _NOT_INCLUDED.search(sentence):
             continue  # "13% HST applies to all services and is included in the prices above" (review)
         if rate is not None and _TAX_ADDED.search(sentence):
@@ -100,9 +102,20 @@ def asked_rate(question: str, sentences: Sequence[str]) -> str | None:
     question = _PAID_WITH_TAX.sub(" ", question)  # ("my invoice is £480 inc VAT": the tax is in what was paid)
     if not (_WITH_TAX.search(question) or _ASKS_TAX.search(question)) or _WITHOUT_TAX.search(question):
         return None
-    rates = set()
-    for sentence in sentences:
-        if _INCLUDED.search(_ASIDE.sub(" ", sentence)) and not _NOT_INCLUDED.search(sentence):
-            continue
-        rates.update(next(g for g in m.groups() if g) for m in _TAX_RATE.finditer(sentence))
+    if _scoped(sentences) or any(_INCLUDED.search(_ASIDE.sub(" ", sentence)) and not _NOT_INCLUDED.search(sentence)
+                                 for sentence in sentences):
+        return None  # ("All our prices include sales tax." beside "Sales tax: 8.25%": review)
+    rates = {next(g for g in m.groups() if g) for sentence in sentences for m in _TAX_RATE.finditer(sentence)}
     return next(iter(rates)) if len(rates) == 1 else None
+
+
+# A tax laid on some things only: "added to gear rental and retail merchandise only", "lessons are tax-free", "No sales
+# tax is charged on cleaning services" (which things it covers is not read: no tax is claimed; review).
+_SCOPED = re.compile(rf"\b{_TAX}\b{_IN_CLAUSE}{{0,80}}\bonly\b|\b{_TAX}[\s-]+(?:free|exempt)\b|\bexempt\s+from\s+{_TAX}"
+                     rf"|\bno\s+{_TAX}\b|\bnot\s+(?:subject\s+to\s+)?{_TAX}(?:ed|able)?\b|\b{_TAX}\s+(?:does|do)\s+not\s+apply",
+                     re.IGNORECASE)
+
+
+def _scoped(sentences: Sequence[str]) -> bool:
+    """Whether the documents lay their tax on some things only (_SCOPED)."""
+    return any(_SCOPED.search(sentence) for sentence in sentences)

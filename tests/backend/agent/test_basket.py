@@ -198,8 +198,3 @@ def test_review_of_the_twenty_eighth_session_shares():
     # the operations read the same share ("me and 3 friends": 4 ways)
     assert [n for _, n in sharing_counts("me and 3 friends are splitting a massage package, how much each?")] == ["4"]
 
-
-def test_a_tank_named_by_its_size_in_gallons_is_one_tank():
-    # Blind set 81: "a 110 gal reef tank ... and new media in 2 filters" was 110 of "gal reef tank".
-    assert basket_items("i have a 110 gal reef tank. want a maintenance visit and new media in 2 filters. total?")[0] \
-        == ("1", "110-gal reef tank")

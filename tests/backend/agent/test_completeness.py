@@ -137,3 +137,12 @@ def test_review_of_the_twenty_ninth_session():
     assert value(first("exit clean plus oven for a 2 bedroom, how much?", cleaner)) == "440"
     # a water change priced per gallon
     assert value(first("a 75 gal water change, how much?", "AQUARIUM\nWater change: $0.80 per gal\n")) == "60"
+
+
+def test_the_tax_inside_a_price_that_includes_it():
+    # Blind set 86 (read after its runs): "how much GST is included in the $220 quarter glass price?" over "All
+    # prices include 10% GST, so the GST component is one-eleventh of the price shown" had no calculation.
+    glass = ("AUTO GLASS PRICES\nQuarter glass: $220.00\nSide door glass: $260.00\n\n"
+             "All prices include 10% GST, so the GST component is one-eleventh of the price shown.\n")
+    assert value(first("For my tax records, how much GST is included in the $220 quarter glass price?", glass)) == "20"
+    assert value(first("how much GST is included in the price of the side door glass?", glass)) == "23.64"

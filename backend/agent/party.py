@@ -132,9 +132,9 @@ _PRICED_PER_HEAD = re.compile(r"\b(?:per|a)\s+(?:person|head|adult|child|ticket)
 
 def asks_share_per_person(text: str) -> bool:
     """Whether `text` asks a total's share per person of a group it counts ("for the 10 of us,
-    how much each if we split it"; not "$12 per person")."""
+    how much each if we split it"; "split it 50/50"; not "$12 per person")."""
     text = with_digits(cue_text(text))
-    return (_PER_PERSON.search(text) is not None and _PEOPLE.search(text) is not None
+    return (_PER_PERSON.search(text) is not None and (_PEOPLE.search(text) is not None or _HALVES.search(text) is not None)
             and _PRICED_PER_HEAD.search(text) is None)
 
 
@@ -158,13 +158,24 @@ def people_sharing(text: str) -> list[str]:
     return list(dict.fromkeys(counts))
 
 
+# A bill split in two halves: "If we split it 50/50", "split the cost fifty-fifty", "go halves" (blind set 86).
+_HALVES = re.compile(r"\b(?:split|splitting|divide|dividing|share|sharing)\b[^.?!]{0,25}?(?:\b50\s*[/-]\s*50\b|\bfifty[\s-]fifty\b"
+                     r"|\bin\s+half\b|\bdown\s+the\s+middle\b)|\bgo(?:ing)?\s+halves\b", re.IGNORECASE)
+# "50/50" as written: its numbers count nothing.
+HALVES_WRITTEN = re.compile(r"\b50\s*[/-]\s*50\b|\bfifty[\s-]fifty\b", re.IGNORECASE)
+
+
 def _said_share(text: str) -> tuple[int, str] | None:
     """(position, head-count) of the one group `text` (with digits) says shares: the ways said ("my
     2 roommates and I ... split the bill 3 ways": 3), "N of us" ("our club has 40 members; 5 of us are
-    splitting it": 5), the asker and the others counted ("me and 3 friends": 4); None otherwise."""
+    splitting it": 5), the asker and the others counted ("me and 3 friends": 4), halves ("split it
+    50/50": 2); None otherwise."""
     ways = _WAYS.search(text)
     if ways is not None:
         return ways.start(1), ways.group(1).replace(",", "")
+    halves = _HALVES.search(text)
+    if halves is not None:  # "If we split it 50/50": 2 ways
+        return halves.start(), "2"
     us = next((m for m in _PEOPLE.finditer(text) if re.search(r"\bof\s+(?:us|you|them)\b", m.group(0), re.I)), None)
     if us is not None:
         return us.start(), us.group(1).replace(",", "")

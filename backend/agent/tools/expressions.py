@@ -53,7 +53,7 @@ from typing import Any, Callable, Sequence
 from backend.agent.numerals import AMOUNT, NUMBER_RE, SIGNED_PRICE, with_digits, without_pictographs
 from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_difference, asks_money, asks_how_many, asks_saving, asks_total,
                                       named_operations, names_a_length, names_a_size, names_an_edition, sizes, sizes_alone)
-from backend.agent.party import asks_share_per_person, given_ages, group_size, people_sharing, without_ages
+from backend.agent.party import HALVES_WRITTEN, asks_share_per_person, given_ages, group_size, people_sharing, without_ages
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, travel_charge, within_free_distance
@@ -387,6 +387,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     the operation the question names over its own other numbers ("What is 15% of 240?" ->
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
     question = without_pictographs(question[:MAX_QUESTION_CHARS])
+    question = HALVES_WRITTEN.sub("in half", question)  # ("split it 50/50": no 50 of anything, blind set 86)
     spoken = _valid([e for e in [spoken_expression(question)] if e], evaluate)
     if spoken:  # "what's the square root of 144 plus 2 cubed?": the whole message is arithmetic in words
         return spoken

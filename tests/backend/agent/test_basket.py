@@ -198,3 +198,14 @@ def test_review_of_the_twenty_eighth_session_shares():
     # the operations read the same share ("me and 3 friends": 4 ways)
     assert [n for _, n in sharing_counts("me and 3 friends are splitting a massage package, how much each?")] == ["4"]
 
+
+
+def test_a_bill_split_50_50_is_shared_two_ways():
+    # Blind set 86 (read after its runs): "If we split it 50/50, how much does each of us pay?" read 50 as a count
+    # ("260.00 * 50 + ...": $13,510 each).
+    from backend.agent.party import people_sharing
+    assert people_sharing("If we split it 50/50, how much does each of us pay?") == ["2"]
+    assert people_sharing("my sister and I will split the cost fifty-fifty, how much each?") == ["2"]
+    found = candidate_expressions("a side door glass, if we split it 50/50, how much does each of us pay?",
+                                  [result("AUTO GLASS\nSide door glass: $260.00\nQuarter glass: $220.00\n")], None, evaluate)
+    assert found and all("50" not in e for e in found) and evaluate(found[0]).q == 130

@@ -43,8 +43,11 @@ _PER_UNIT = re.compile(r"\bhow\s+(?:many|much|far|long)\b[^.?!\n]{0,60}?\b(?:a|p
                        r"(?:night|day|week|month|year|hour|minute|season)\b", re.IGNORECASE)
 _FRACTIONS = {"third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
 _WORDS = (
-    (re.compile(r"\b(?:twice|double)\b", _FLAGS), "{a} * 2"),
-    (re.compile(r"\btriple\b", _FLAGS), "{a} * 3"),
+    # (not a kind named "double": "a double wide driveway contract", "a double room", blind set 85 read after its runs)
+    (re.compile(r"\btwice\b|\b(?:double|doubled|doubles)\b(?=\s+(?:the|that|this|it|its|their|his|her|my|our|what)\b"
+                r"|\s*[?.!,]|\s*$)", _FLAGS), "{a} * 2"),
+    (re.compile(r"\b(?:triple|tripled|triples)\b(?=\s+(?:the|that|this|it|its|their|his|her|my|our|what)\b|\s*[?.!,]|\s*$)",
+                _FLAGS), "{a} * 3"),
     (re.compile(r"\bhalf\s+(?:of|the|a|an|its|their)\b|\bhalve\b", _FLAGS), "{a} / 2"),
     *((re.compile(rf"\b(?:a|one)\s+{word}\s+of\b", _FLAGS), f"{{a}} / {d}") for word, d in _FRACTIONS.items()),
 )

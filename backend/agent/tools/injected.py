@@ -23,7 +23,8 @@ _ADDRESSED = re.compile(
     rf"|\b(?:dear|hey|attention|hello)\s*,?\s+{_AI}(?!\w)"
     rf"|\b(?:ai|a\.i\.|language|chat\s?bot)\s+(?:models?|assistants?|systems?)\s+(?:must|should|shall|will|are\s+to)\b"
     r"|^\W*(?:system|assistant|ai)\s*(?:prompt)?\s*:\s*(?:you\s+(?:are|must|will|should)|ignore|disregard|from\s+now|"
-    r"respond|answer|reply|act\s+as|pretend|transfer|send)\b"
+    r"respond|answer|reply|act\s+as|pretend|transfer|send|save|remember|delete|e-?mail|forward|tell|say|write|create|"
+    r"update|change|grant|give)\b"
     r"|\bfrom\s+now\s+on\b[^.]{0,60}\b(?:tell|say|answer|reply|respond|claim)\b"
     r"|\byou\s+are\s+now\s+(?:a|an|in)\b"
     r"|\[/?INST\]|<\|im_(?:start|end)\|>|<!--\s*(?:llm|ai|assistant|system|prompt)\b",

@@ -149,9 +149,9 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
         return found, about
     specific = asked - _GENERIC_STEMS
     money = asks_money(text) or asks_cost(text)
-    # (a question put to the business, or of its hours naming no other place: "opening hours?", not "What time does
-    # the Louvre open?", review)
-    unnamed = addressed or (asks_opening(cue) and not _PROPER_NAME.search(cue))
+    # (a question put to the business, or of its hours or a price naming no other place: "opening hours?", "I live 40
+    # km away. What is the travel charge?"; not "What time does the Louvre open?", review)
+    unnamed = addressed or ((asks_opening(cue) or money) and not _PROPER_NAME.search(cue))
     asked_phrases = {pair for pair in phrases(cue) if not set(pair) & _GENERIC_STEMS}
     days = hours_days(cue)
     for source in found:

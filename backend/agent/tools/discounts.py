@@ -474,8 +474,8 @@ def least_count_met(subject: str, question: str) -> bool | None:
         n = counted(question, m.group(1))
         if (n is None and _names_one(question, m.group(1))) or (n is not None and n < 2):
             return False  # "every additional tank gets 20% off": not for one tank
-        if n is not None:
-            met = True  # "I have two small dogs" claims "a second dog ... gets 20 percent off"
+        if n is not None and not _names_one(question, m.group(1)):
+            met = True  # "I have two small dogs" claims "a second dog ... gets 20 percent off" (not "a new 100 gallon tank")
     m = _imperative_count(subject)
     if m is not None and not _LEAST_COUNT.search(subject):
         n = counted(question, m.group(2))

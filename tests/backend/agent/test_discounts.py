@@ -410,3 +410,7 @@ def test_a_second_thing_s_discount_is_taken_off_the_second_one():
     found = candidate_expressions("how much is a full groom for my cat?", [result(groomer)], None, evaluate)
     assert not found or evaluate(found[0]).q == 70
     assert claimed_discount("a nail trim for my one cat, total?", [groomer.splitlines()[-1]]) is None
+    # (simple set 67: "a new 100 gallon tank" is one tank, not 100 of them)
+    tanks = ("If we service more than one tank at the same address on the same visit, the most expensive tank is charged "
+             "at full price and every additional tank gets 20% off its visit price.")
+    assert claimed_discount("whats the price for setting up a new 100 gallon tank, including tax?", [tanks]) is None

@@ -10,12 +10,13 @@ Three checks, each on a question asking an amount to pay over passages that pric
   (blind set 83: its 3 and 4 are the question's, its 5 a percentage);
 - the tax asked: "total with tax" over "Florida sales tax of 7.5% is added to gear rental" holds
   the 7.5 (taxes.asked_rate), however the tax was (or was not) read into the bill;
-- the travel: a question giving the distance to where the customer is ("yard is 15 miles away") over passages that price
-  travel by distance ("£1.20 per mile over 10 miles") holds the distance or a figure of a sentence
-  pricing it (the caller writes a distance travelled free as "a few miles": within_free_distance),
-  and, unless the question asks the travel's own charge, more than the travel ("1.50 * 15" is no
-  bill for a pony trim 15 miles away).
-  Over sets 53-84 the first candidate of 14 such questions held neither; 13 of them were wrong.
+- the travel: a question giving the distance to where the customer is ("yard is 15 miles away")
+  over passages that price travel by distance ("£1.20 per mile over 10 miles") holds the distance
+  or a figure of a sentence pricing it (the caller writes a distance travelled free as "a few
+  miles": within_free_distance), and, unless the question asks the travel's own charge, more than
+  the travel ("1.50 * 15" is no bill for a pony trim 15 miles away).
+Over the program's half of sets 1-84 the three moved 12 wrong first candidates to none and no
+right one (docs/BENCHMARKS.md, twenty-ninth session).
 
 Only numbers and words are read from the passages (untrusted data).
 """

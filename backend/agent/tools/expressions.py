@@ -62,7 +62,7 @@ from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import under_named_heading, wider_names
 from backend.agent.tools.identifiers import as_written_kinds, names_another, without_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, basket_expression, counts_of, is_deposit, norm_words, set_aside_words, thing_words
-from backend.agent.tools.completeness import ASKS_TRAVEL, complete
+from backend.agent.tools.completeness import ASKS_TRAVEL, complete, stated_amounts
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.deposits import ASKS_DEPOSIT, DEPOSIT_PRICE, balance_due, percentage_deposit, without_paid_deposit
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
@@ -374,10 +374,6 @@ def _operand_kind(template: str, sentence: str) -> Callable[[str], bool]:
     return lambda a: True
 
 
-# A price the question writes: "$220", "£1,200".
-_STATED_PRICE = re.compile(rf"{SIGNED_PRICE}")
-
-
 def candidate_expressions(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
                           evaluate: Callable[[str], Any]) -> list[str]:
     """The expressions the model chooses among (see the module docstring), at most
@@ -424,8 +420,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # "All prices include 10% GST": 220 * 10 / (100 + 10))
         inside = included_rate([s for _, s in sentences]) if rate is None else None
         bill = candidate_expressions(whole, results, embed, evaluate) if rate or inside else []
-        stated = [m.group(1).replace(",", "") for m in _STATED_PRICE.finditer(question)]
-        bill = bill or (stated[:1] if len(set(stated)) == 1 else listed_prices(whole, sentences, embed)[:1])
+        stated = stated_amounts(question)  # ("the $220 quarter glass price": that price)
+        bill = bill or ([_as_written(next(iter(stated)))] if len(stated) == 1 else listed_prices(whole, sentences, embed)[:1])
         if bill and rate is not None:
             return _valid([f"({e}) * {rate} / 100" for e in bill], evaluate)
         if bill and inside is not None:

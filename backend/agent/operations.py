@@ -219,10 +219,12 @@ _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b"
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
 _TOTAL = re.compile(r"\b(?:in\s+total|altogether|all\s+together|combined)\b", _FLAGS)
 # The total of a bill asked: "what's the total", "... total?", "total please", "total pls" at the end (besides _TOTAL),
-# "total with tax?", "total incl vat?", "how much all in?" (simple sets 69, 71).
+# "total with tax?", "total incl vat?", "how much all in?" (simple sets 69, 71), "how much is the total to replace the
+# lining of my jacket and shorten the sleeves" (thirtieth session).
 _BILL_TOTAL = re.compile(r"\btotal(?:\s*,?\s*(?:please|pls|plz|thanks|thx|ta|cheers))?[\s?!.]*$"
                          r"|\btotal\s+(?:with|incl\w*|inc\.?|plus|after)\s+(?:the\s+)?(?:tax|vat|gst|hst|sales\s+tax)\b"
-                         r"|\ball[\s-]in\s*\??\s*$|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the|my|our)\s+total\b"
+                         r"|\ball[\s-]in\s*\??\s*$|\b(?:what(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)|"
+                         r"how\s+much\s+(?:is|will|would))\s+(?:the|my|our)\s+total\b"
                          r"(?!\s+(?:number|area|length|weight|distance|height|population|count)\b)", _FLAGS)
 # An age: years counted from a thing's beginning ("how old", "been open by 2025", "since the first fair").
 _AGE = re.compile(r"\bhow\s+old\b|\byears\s+old\b|\bbeen\s+(?:around|open|running|operating|going|in\s+business)\b"

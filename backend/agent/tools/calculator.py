@@ -16,7 +16,7 @@ from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
 from backend.agent.tools.allowances import allowance_expressions
-from backend.agent.tools.deposits import balance_due
+from backend.agent.tools.deposits import ASKS_DEPOSIT, asked_deposit, balance_due
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import candidate_expressions
@@ -148,14 +148,20 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         offers = asks_offers(text)  # "how much do I save ... instead of", "price per hour of the course"
         listed = asks_cost(text) or asks_bill_total(text)  # "what would a midi skip plus a road permit cost altogether"
         money = asks_money(text)  # "... total with cleaning", "cost?"
-        if not (cost or money or asks_price(text) or asks_quantity(text) or converts or related or offers or listed):
+        deposit = ASKS_DEPOSIT.search(text) is not None  # "whats the deposit to book the full day course"
+        if not (cost or money or asks_price(text) or asks_quantity(text) or converts or related or offers or listed
+                or deposit):
             return False
         found = passages(user_id, text)
         if not found:
             return False
+        pairs = [(h, s) for label, t in found for h, s in text_sentences(t, label)]
+        if deposit:  # over "A 25% deposit is taken at booking": a share of the bill (simple set 68)
+            asked = asked_deposit(text, pairs, embed)
+            if asked is not None and (asked.share is not None or asked.over is not None):
+                return True
         if cost or numbers_beyond(text, [t for _, t in found]):
             return True
-        pairs = [(h, s) for label, t in found for h, s in text_sentences(t, label)]
         sentences = [s for _, s in pairs]
         if money and any(priced_per_count(text, s) or prices_counted_thing(text, s) for s in sentences):
             return True  # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"

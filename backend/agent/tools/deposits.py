@@ -8,30 +8,112 @@ and words are read from the passages (untrusted data).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import SIGNED_PRICE
-from backend.agent.tools.basket import counts_of, is_deposit
-from backend.agent.tools.pricing import PRICE
+from backend.agent.tools.basket import counts_of, norm_words
 from backend.agent.tools.refunds import asks_refund
+from backend.agent.tools.sentences import sentence_scores
+from backend.agent.tools.taxes import TAX_WORD
 
-# The deposit as the amount asked: "how much is the deposit for an e-bike", "what's the deposit?".
-ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b"
+# The deposit as the amount asked: "how much is the deposit for an e-bike", "what's the deposit?", "what deposit do
+# I need to pay" (blind set 74).
+ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)?|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b"
                           r"|\bhow\s+much\s+(?:of\s+a\s+)?deposit\b", re.IGNORECASE)  # ("how much deposit do I pay")
 # A deposit that is a share of the bill: "A 25% deposit is taken at booking", "a deposit of 30%".
 _PERCENT_DEPOSIT = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]+)?)\s*%\s+(?:non[\s-]?refundable\s+|booking\s+)?deposit\b"
                               r"|\bdeposit\s+of\s+([0-9]{1,2}(?:\.[0-9]+)?)\s*%", re.IGNORECASE)
 
 
-def percentage_deposit(question: str, sentences: Sequence[str]) -> str | None:
-    """The percentage (as written) of the bill a deposit the question asks is, when the passages
-    take a share of it ("A 25% deposit is taken at booking") and price no deposit of their own."""
-    if ASKS_DEPOSIT.search(question) is None or asks_refund(question) or any(
-            is_deposit(s, prices, i) for s in sentences for prices in [list(PRICE.finditer(s))] for i in range(len(prices))):
-        return None  # ("plus a £50 deposit per bike": the documents price it)
-    found = (_PERCENT_DEPOSIT.search(s) for s in sentences)
-    return next((m.group(1) or m.group(2) for m in found if m is not None), None)
+@dataclass(frozen=True)
+class AskedDeposit:
+    """The deposit a question asks, as the one passage sentence that takes it states it: a share
+    of the bill (`share`, a percentage as written) or an amount (`amount`, times the question's count
+    of what it is `per`); due only on a bill over `over` (an amount as written, None: any bill);
+    of the bill with its sales tax (`taxed` True: "of the total (including sales tax)"), without it
+    (False: "of the quoted price before GST") or as the question asks it (None)."""
+
+    share: str | None
+    amount: str | None
+    per: str | None
+    over: str | None
+    taxed: bool | None
+    sentence: str
+
+
+# A bill a deposit is due over: "Orders over £100 require a 50% deposit", "jobs estimated at over $500", "bookings
+# of £400 or more".
+_OVER = re.compile(rf"\b(?:over|above|more\s+than|exceeding|in\s+excess\s+of)\s+{SIGNED_PRICE}"
+                   rf"|{SIGNED_PRICE}\s*(?:or\s+more|or\s+over|and\s+(?:over|above)|\+)", re.IGNORECASE)
+# The bill a deposit is a share of, with its tax or without: "of the total (including sales tax)", "of the quoted
+# price before GST".
+_OF_TAXED = re.compile(rf"\b(?:incl(?:uding|usive\s+of|\.)?|inc\.?|with)\s+(?:the\s+)?{TAX_WORD}\b", re.IGNORECASE)
+_OF_UNTAXED = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without)\s*-?\s*{TAX_WORD}\b", re.IGNORECASE)
+# A sentence saying a thing takes no deposit: "Tunings do not need a deposit", "Residential cleaning: no deposit
+# required".
+_NO_DEPOSIT = re.compile(r"\bno\s+deposits?\b|\b(?:do|does|don't|doesn't)\s+(?:not\s+)?(?:need|require)\s+(?:a\s+|any\s+)?"
+                         r"deposits?\b|\bdeposits?\s+(?:is|are)\s+not\s+(?:needed|required)\b", re.IGNORECASE)
+
+
+def asked_deposit(question: str, sentences: Sequence[tuple[str, str]],
+                  embed: Callable[[Sequence[str]], Any] | None) -> AskedDeposit | None:
+    """The deposit `question` asks ("how much is the deposit", ASKS_DEPOSIT; not a refund of it,
+    nor the rest after it) as the (heading, sentence) of the passages stating one that scores
+    highest for it (backend.agent.tools.sentences.sentence_scores) states it: "A 50% deposit is
+    required for cake orders" over "A refundable £50 damage deposit is taken per motor boat" for
+    "how much is the deposit on a 10 inch celebration cake" (blind set 48). A deposit held and
+    given back (_HELD) is no deposit of a bill, unless the question asks that one. A best sentence
+    saying no deposit is taken for a thing the question names ("Tunings do not need a deposit")
+    gives AskedDeposit with neither share nor amount. None when the question asks none, or no
+    sentence states one (the calculator's other readers then have it)."""
+    if ASKS_DEPOSIT.search(question) is None or asks_refund(question) or PAID_DEPOSIT.search(question):
+        return None
+    found: list[tuple[tuple[str, str], AskedDeposit]] = []
+    for heading, sentence in sentences:
+        share = _PERCENT_DEPOSIT.search(sentence)
+        amount = None if share else next((m for m in DEPOSIT_PRICE.finditer(sentence)), None)
+        if share is None and amount is None and not (_NO_DEPOSIT.search(sentence) and _names_asked(sentence, question)):
+            continue  # (a sentence taking none counts for what it names: "Tunings do not need a deposit")
+        if share is None and _HELD.search(sentence) and not _HELD.search(question):
+            continue  # ("Deposit: £50 per item ..., refunded on safe return": no part of a bill; unless asked, "how
+            # much is the security deposit for a 9 m motorhome", simple set 70)
+        over = _OVER.search(sentence)
+        taxed = True if _OF_TAXED.search(sentence) else False if _OF_UNTAXED.search(sentence) else None
+        found.append(((heading, sentence), AskedDeposit(
+            share=(share.group(1) or share.group(2)) if share else None,
+            amount=(amount.group(1) or amount.group(3)).replace(",", "") if amount else None,
+            per=(amount.group(2) or amount.group(4)) if amount else None,
+            over=(over.group(1) or over.group(2)).replace(",", "") if over else None,
+            taxed=taxed, sentence=sentence)))
+    if not found:
+        return None
+    scores = sentence_scores(question, [pair for pair, _ in found], embed)
+    return found[max(range(len(found)), key=lambda i: (scores[i], -i))][1]  # (ties: the first)
+
+
+# Words of a sentence about deposits that name no thing of the bill.
+_DEPOSIT_TALK = frozenset({"deposit", "need", "needed", "require", "required", "new", "booking", "book", "take", "taken",
+                           "pay", "paid", "any", "job", "order"})
+
+
+def _names_asked(sentence: str, question: str) -> bool:
+    """Whether `sentence` names a thing `question` names (norm_words, less _DEPOSIT_TALK)."""
+    return bool((norm_words(sentence) - _DEPOSIT_TALK) & norm_words(question))
+
+
+# What asks the deposit, with the words after it that ask who pays it: "how much deposit do I need to pay", "what
+# deposit would you want".
+_ASKS_DEPOSIT_WHOLE = re.compile(rf"(?:{ASKS_DEPOSIT.pattern})(?:\s+(?:do|would|will|should|must|shall)\s+(?:i|we|you)"
+                                 r"(?:\s+(?:need|have)\s+to)?(?:\s+(?:pay|need|want|give|put\s+down|have))?)?(?:\s+(?:up\s*front|now))?",
+                                 re.IGNORECASE)
+
+
+def as_bill_question(question: str) -> str:
+    """`question` asking the bill a deposit it asks is taken of: "How much deposit do I need for full
+    grooms for 3 large dogs?" -> "how much is the total for full grooms for 3 large dogs?"."""
+    return _ASKS_DEPOSIT_WHOLE.sub("how much is the total", question)
 
 
 # A deposit the question says it paid, and the rest of the bill asked: "I already paid the deposit. How much do I

@@ -75,3 +75,12 @@ def wider_names(question: str, sentences: Sequence[str]) -> set[str]:
     labels = {sentence: _label_words(sentence) for sentence in sentences}
     exact = [label for label in labels.values() if label and label <= asked]
     return {sentence for sentence, label in labels.items() if not label <= asked and any(e < label for e in exact)}
+
+
+def fully_named(question: str, sentences: Sequence[str]) -> set[str]:
+    """The sentences whose label (_label_words) has two words or more and the question says all of
+    them ("Replace fly zip: £19.50" for "how much to replace the fly zip on 2 pairs of trousers?",
+    simple set 65; not "Back-to-school: school trouser hemming £8.00 per pair", whose label the
+    question says only part of)."""
+    asked = norm_words(question)
+    return {sentence for sentence in sentences if len(label := _label_words(sentence)) >= 2 and label <= asked}

@@ -6,7 +6,7 @@ trimming: $6.50 per linear metre"); and a least number of hours charged at an ho
 $160/hr" and "Minimum charge per visit: 2 hours" for "about an hour": 160 * 2).
 
 Only words and numbers are read from the passages (untrusted data); the expressions go through the
-calculator's parser (backend.agent.tools.expressions._valid) before they are offered.
+calculator's parser (backend.agent.tools.fact_expressions.valid_expressions) before they are offered.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ between: 7 days a week, 12 months or 52 weeks a year, 60 minutes an hour); a bun
   over its measure in that unit, for a bundle (a measure of more than one of it).
 
 Only numbers and words are read from the passages (untrusted data); the expressions go through
-the calculator's parser (backend.agent.tools.expressions._valid) before they are offered.
+the calculator's parser (backend.agent.tools.fact_expressions.valid_expressions) before they are offered.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ laid on a candidate, times the question's count of what they are per ("Laminatio
 poster"), an amount off only at its least spend ("Orders of £50 or more get £5 off").
 
 Only words and numbers are read from the passages (untrusted data); the expressions go through
-the calculator's parser (backend.agent.tools.expressions._valid) before they are offered.
+the calculator's parser (backend.agent.tools.fact_expressions.valid_expressions) before they are offered.
 """
 
 from __future__ import annotations

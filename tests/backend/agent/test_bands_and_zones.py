@@ -123,6 +123,14 @@ def test_a_thing_named_by_all_its_words_before_one_with_more():
     assert first("2 m3 of the pine/macrocarpa mix, how much?", wood) == 210
 
 
+def test_a_label_the_question_says_all_of_before_a_price_per_its_unit():
+    # simple set 65: "replace the fly zip on 2 pairs of trousers" was 8.00 * 2, the line priced "per pair" first
+    tailor = ("TROUSERS & JEANS\nShorten hem (plain): £12.00\nReplace fly zip: £19.50\n\nOFFERS\n"
+              "* Back-to-school: school trouser hemming £8.00 per pair, throughout August.\n")
+    assert first("how much to replace the fly zip on 2 pairs of trousers?", tailor) == 39
+    assert first("how much to hem 2 pairs of school trousers?", tailor) == 16  # (its label: not all said, per pair)
+
+
 def test_a_band_the_count_is_outside_picks_no_row():
     # "1-2 bed / flat: ... One-off $45" is no row of "a 4 bed detached": its "4" is no size picking that row
     from backend.agent.tools.bands import banded_measures, states_bands

@@ -178,7 +178,8 @@ def test_review_a_section_is_no_answer_to_a_task_and_no_whole_passage():
 
 def test_review_calculations():
     from backend.agent.tools.arithmetic import evaluate
-    from backend.agent.tools.expressions import candidate_expressions, operands_of
+    from backend.agent.tools.expressions import candidate_expressions
+    from backend.agent.tools.fact_expressions import operands_of
     from backend.agent.tools.multibuy import multibuy_expression
     from backend.agent.tools.taxes import claimed_tax
 

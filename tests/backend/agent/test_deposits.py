@@ -74,3 +74,60 @@ def test_a_refundable_hold_or_a_bond_is_a_deposit():
     assert not deposit("Gear rental: $45 per day, a hold on your booking until 5pm.")
     assert not deposit("A $50 non-refundable hold fee applies.")
     assert not deposit("Exit clean / bond: $380 (2 bedroom)")  # a bond clean's price (review)
+
+
+GROOMER = ("PAWS & CLAWS GROOMING\nFull groom (small dog): $45\nFull groom (large dog): $65\nNail trim: $12\n\n"
+           "Bookings over $150 require a $30 deposit, taken off the final bill.\n")
+
+
+def candidates(question: str, *texts: str) -> list[Fraction]:
+    from backend.agent.tools.calculator import evaluate
+    from backend.agent.tools.expressions import candidate_expressions
+
+    from .test_expressions import result
+    return [evaluate(e).q for e in candidate_expressions(question, [result(*texts)], None, evaluate)]
+
+
+def test_a_deposit_due_only_over_an_amount():
+    # The new user's pass of the twenty-ninth session: "Bookings over $150 require a $30 deposit" was answered 60 (the
+    # deposit once per dog); the thirtieth session's reader takes it once, on a bill over $150 only.
+    assert first("How much deposit do I need for full grooms for 3 large dogs?", GROOMER) == 30
+    assert candidates("How much deposit do I pay for full grooms for my 2 small dogs?", GROOMER) == []  # 90: none due
+    # a share over an amount: "Orders over £100 require a 50% deposit" (simple set 65)
+    tailor = ("PRICES\nReplace lining (jacket): £85.00\nShorten sleeves (plain): £24.00\nTake in waist: £16.00\n\n"
+              "Orders over £100 require a 50% deposit when you hand them in.\n")
+    assert first("I want to replace the lining of my jacket and shorten the sleeves (plain). How much deposit do I "
+                 "pay?", tailor) == Fraction(109, 2)
+    assert candidates("How much deposit do I pay to have a waist taken in?", tailor) == []
+
+
+def test_the_deposit_of_the_thing_asked():
+    # Blind set 48: "A 50% deposit is required for cake orders" beside a motor boat's refundable damage deposit; blind
+    # set 59: the paddle's 30% beside another business's £20 (no deposit was read: "the documents price one").
+    shop = ("CAKES\n10 inch celebration cake: £62\n8 inch sponge: £30\n\nA 50% deposit is required for cake orders; "
+            "the balance is due on collection.\n\nBOATS\nMotor boat: £45 per hour\n"
+            "A refundable £50 damage deposit is taken per motor boat.\n")
+    assert first("how much is the deposit on a 10 inch celebration cake?", shop) == 31
+    # the held deposit is the one asked when the question names it
+    assert first("how much is the damage deposit for a motor boat?", shop) == 50
+    # a share of the total with its tax (simple set 74: "A 50% deposit of the total (including sales tax)")
+    lights = ("PRICES\nRoofline lights: $6.50 per ft\n\nMichigan sales tax of 6% is added to every invoice.\n"
+              "A 50% deposit of the total (including sales tax) secures your install date.\n")
+    assert first("what deposit do I need to pay to book 100 ft of roofline?", lights) == Fraction(650 * 106, 200)
+
+
+def test_no_deposit_for_the_thing_asked_declines():
+    # "Tunings do not need a deposit": no share of the tuning's bill (the run says so, quoting it)
+    piano = ("PRICES\nStandard tuning: $145\nFull regulation: $495\n\nTunings do not need a deposit. Regulation work "
+             "over $400 requires a deposit of 20% of the estimate.\n")
+    assert candidates("how much is the deposit for a standard tuning?", piano) == []
+    assert first("how much is the deposit for a full regulation?", piano) == 99
+
+
+def test_the_router_plans_the_calculator_for_a_share_deposit():
+    # simple set 68: "whats the deposit to book the full day course" was left to a quote of "A 25% deposit is taken"
+    course = ("COURSES\nFull-Day Falconry Course: £210 per person\n\nA 25% deposit is taken at booking and the "
+              "balance is due 7 days before your experience.\n")
+    calculator = spec(lambda texts: [[1.0] * 4 for _ in texts], passages=lambda user_id, text: [("c.txt", course)])
+    assert calculator.relevant("u", "whats the deposit to book the full day course for 1 person on a saturday")
+    assert not calculator.relevant("u", "can I move my booking to another day?")

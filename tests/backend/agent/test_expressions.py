@@ -16,8 +16,10 @@ from backend.agent.party import group_size, without_ages
 from backend.agent.rounding import asked_rounding
 from backend.agent.routing import needs_calculation
 from backend.agent.tools.calculator import evaluate, spec, stated_result
-from backend.agent.tools.expressions import (candidate_expressions, fact_sentences, operands_of, prices_in,
-                                             rank_sentences, years_in)
+from backend.agent.tools.expressions import candidate_expressions
+from backend.agent.tools.fact_expressions import fact_sentences, operands_of, prices_in
+from backend.agent.tools.relations import years_in
+from backend.agent.tools.sentences import rank_sentences
 from backend.agent.tools.passages import format_passages, read_passages
 from backend.agent.tools.pricing import named_prices
 from backend.agent.tools.sentences import stems
@@ -294,7 +296,7 @@ def test_a_question_or_passage_full_of_numbers_costs_little():
     # 400 numbers on each side were 25-28 s of CPU (review, 2026-12-02): every pair by every
     # operator was evaluated. Now at most MAX_NUMBERS of each, and the checking stops at
     # MAX_CANDIDATES values.
-    from backend.agent.tools.expressions import MAX_CANDIDATES
+    from backend.agent.tools.fact_expressions import MAX_CANDIDATES
     from backend.agent.tools.relations import MAX_NUMBERS
     question = "In total? " + " ".join(str(1000 + i) for i in range(400))
     passage = "The Title\n\n" + " ".join(f"{i} things." for i in range(400))
@@ -754,6 +756,11 @@ def test_a_saving_and_a_difference_asked(question, saving, difference):
     ("What's the total area of the garden?", False, False),  # a total, not of a bill
     ("The total was fine, thanks.", False, False),
     ("Is the total price shown with VAT", False, False),
+    # (thirtieth session: "how much is the total to replace the lining of my jacket and shorten the sleeves" read no
+    # bill of the two)
+    ("how much is the total to replace the lining of my jacket and shorten the sleeves?", True, False),
+    ("How much will the total be for 2 nights?", True, False),
+    ("how much is the total area?", False, False),
 ])
 def test_a_bills_total_asked(question, bill, total):
     # asks_total ("in total", "altogether") orders a sum first; a bill's total only asks one

@@ -209,12 +209,12 @@ def test_a_least_charge_alone_prices_no_thing():
     # Blind set 81: "need someone to feed my fish 4 times" over "Fish-sitting visit (feed + quick check): $32 per
     # visit" and "Minimum charge per call-out: $60 before tax (does not apply to fish-sitting visits)" was 60 * 4
     # (the embedder ranked the minimum's sentence first).
-    from backend.agent.tools.expressions import _document_candidates
+    from backend.agent.tools.fact_expressions import document_candidates
     from backend.agent.tools.minimums import minimum_only
     least = "Minimum charge per call-out: $40 before tax (does not apply to cat feeding visits)."
     visit = "Cat feeding visit (feed + litter check): $18 per visit"
     assert minimum_only(least)
     assert not minimum_only(visit + ", minimum 2 visits")
     ranked = [("pets.txt", least), ("pets.txt", visit)]  # as the embedder ranked them
-    found = _document_candidates("need someone to feed my cat 5 times while im away. total?", ranked, evaluate, ranked)
+    found = document_candidates("need someone to feed my cat 5 times while im away. total?", ranked, evaluate, ranked)
     assert found[:1] == ["18 * 5"]

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.arithmetic import evaluate
-from backend.agent.tools.expressions import candidate_expressions, operands_of
+from backend.agent.tools.fact_expressions import operands_of
 from backend.agent.tools.multibuy import multibuy_expression, with_multibuy
 from backend.agent.tools.taxes import claimed_tax
 

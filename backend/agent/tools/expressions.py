@@ -58,10 +58,11 @@ from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import travel_charge, within_free_distance
 from backend.agent.tools.bands import volume_discount
 from backend.agent.tools.elapsed import elapsed_row
+from backend.agent.tools.headings import with_label_verbs
 from backend.agent.tools.identifiers import as_written_kinds, names_another, without_names
 from backend.agent.tools.basket import basket_expression, counts_of
 from backend.agent.tools.completeness import ASKS_TRAVEL, complete, stated_amounts
-from backend.agent.tools.deposits import (ASKS_DEPOSIT, DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
+from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
                                           without_paid_deposit)
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, onwards
 from backend.agent.tools.injected import addresses_assistant
@@ -174,6 +175,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     sentences = [(h, s) for h, s in sentences if not names_another(question, s, every_text)]
     question = without_names(question, every_text)  # ("3 Zone 2 deliveries": no 2 of anything)
     question = as_written_kinds(question, every_text)  # ("the 2 tank reef trip" over "Two-tank reef trip")
+    question = with_label_verbs(question, every_text)  # ("the sleeves shortened" over "Shorten sleeves: £15.00")
     # an area written as the documents write it: "220 sq m" is "220 m2" over "Over 200 m2: Rate per m2 £1.90"
     if any(_M2.search(s) for _, s in sentences):
         question = _AREA_WRITTEN.sub(r"\1 m2", question)

@@ -84,3 +84,29 @@ def fully_named(question: str, sentences: Sequence[str]) -> set[str]:
     question says only part of)."""
     asked = norm_words(question)
     return {sentence for sentence in sentences if len(label := _label_words(sentence)) >= 2 and label <= asked}
+
+
+def _forms(verb: str) -> set[str]:
+    """The written forms of `verb` (lowercase) a label may name by it: "replace" -> {"replaced",
+    "replacing"}, "trim" -> {"trimmed", "trimming"}, "take" -> {"taken", "taking"}."""
+    stem = verb[:-1] if verb.endswith("e") else verb
+    forms = {verb + "d" if verb.endswith("e") else verb + "ed", stem + "ing", verb + "n", verb + "en"}
+    if len(verb) >= 3 and verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou" and verb[-3] not in "aeiou":
+        forms |= {verb + verb[-1] + "ed", verb + verb[-1] + "ing"}  # ("trimmed", "fitting")
+    return forms
+
+
+def with_label_verbs(question: str, sentences: Sequence[str]) -> str:
+    """`question` with each form of a verb that starts a price's label written as the label writes
+    it ("I want the sleeves shortened and the body taken in" over "Shorten sleeves: £15.00" and
+    "Take in body: £17.00" -> "I want the sleeves shorten and the body take in": simple set 65), so
+    that the readers naming things by a label's words find them; the words of labels alone are
+    read, and a word the passages write as it is stays."""
+    firsts = {label.split()[0].lower() for sentence in sentences if (first := PRICE.search(sentence)) is not None
+              for label in [re.sub(r"^[\s*•-]+", "", sentence[:first.start()])] if label.split()}
+    written = {w.lower() for sentence in sentences for w in re.findall(r"[A-Za-z]+", sentence)}
+    verbs = {form: verb for verb in firsts if verb.isalpha() and len(verb) >= 3 for form in _forms(verb)
+             if form not in written}
+    if not verbs:
+        return question
+    return re.sub(r"\b[A-Za-z]+\b", lambda m: verbs.get(m.group(0).lower(), m.group(0)), question)

@@ -198,3 +198,18 @@ def test_review_of_the_twenty_sixth_session():
     assert first("transit van for 2 days for a 30 mile round trip, delivered to us, we're 3 miles from you, how much?",
                  vans) == 140
     assert first("transit van for 2 days, delivered to us, we're 12 miles from you, how much?", vans) == 165
+
+
+def test_a_verb_written_as_the_label_writes_it():
+    # simple set 65: "the lining replaced on my jacket and the sleeves shortened" named no "Replace lining (jacket)" nor
+    # "Shorten sleeves (plain)" (a label's words are compared as written)
+    from backend.agent.tools.headings import with_label_verbs
+
+    labels = ["Shorten sleeves: £15.00", "Take in body: £17.00", "Trim nails: $12", "Book binding: $20"]
+    assert with_label_verbs("sleeves shortened, the body taken in and nails trimmed", labels) == (
+        "sleeves shorten, the body take in and nails trim")
+    assert with_label_verbs("I booked a trim", labels[:3]) == "I booked a trim"  # no label starts with "book"
+    tailor = ("JACKETS\nReplace lining (jacket): £85.00\nShorten sleeves (plain): £24.00\n\n"
+              "Orders over £100 require a 50% deposit when you hand them in.\n")
+    assert first("I want the lining replaced on my jacket and the sleeves shortened (plain) on the same jacket. how "
+                 "much deposit do I pay when I drop it off?", tailor) == Fraction(109, 2)

@@ -225,7 +225,8 @@ _BILL_TOTAL = re.compile(r"\btotal(?:\s*,?\s*(?:please|pls|plz|thanks|thx|ta|che
                          r"|\btotal\s+(?:with|incl\w*|inc\.?|plus|after)\s+(?:the\s+)?(?:tax|vat|gst|hst|sales\s+tax)\b"
                          r"|\ball[\s-]in\s*\??\s*$|\b(?:what(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)|"
                          r"how\s+much\s+(?:is|will|would))\s+(?:the|my|our)\s+total\b"
-                         r"(?!\s+(?:number|area|length|weight|distance|height|population|count)\b)", _FLAGS)
+                         r"(?!\s+(?:number|area|length|weight|distance|height|population|count|discount|saving|"
+                         r"savings|difference|time)\b)", _FLAGS)
 # An age: years counted from a thing's beginning ("how old", "been open by 2025", "since the first fair").
 _AGE = re.compile(r"\bhow\s+old\b|\byears\s+old\b|\bbeen\s+(?:around|open|running|operating|going|in\s+business)\b"
                   r"|\bsince\s+(?:\w+\s+){0,5}?(?:first|founded|built|opened|established|began|started|formed)\b"

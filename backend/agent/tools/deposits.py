@@ -8,19 +8,22 @@ and words are read from the passages (untrusted data).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import SIGNED_PRICE
 from backend.agent.tools.basket import counts_of, norm_words
+from backend.agent.tools.pricing import PRICE
 from backend.agent.tools.refunds import asks_refund
 from backend.agent.tools.sentences import sentence_scores
 from backend.agent.tools.taxes import TAX_WORD
 
 # The deposit as the amount asked: "how much is the deposit for an e-bike", "what's the deposit?", "what deposit do
 # I need to pay" (blind set 74).
-ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)?|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b"
+ASKS_DEPOSIT = re.compile(r"\b(?:what(?:'s|s|\s+is)|how\s+much\s+(?:is|are))\s+(?:the\s+|a\s+)?(?:[a-z-]+\s+)?deposits?\b"
+                          r"(?!\s+(?:polic|option|method|term|rule|slip|box|scheme)\w*)"
+                          r"|\bwhat\s+deposit(?=\s+(?:do|would|will|should|must|shall)\s+(?:i|we|you)\b)"
                           r"|\bhow\s+much\s+(?:of\s+a\s+)?deposit\b", re.IGNORECASE)  # ("how much deposit do I pay")
 # A deposit that is a share of the bill: "A 25% deposit is taken at booking", "a deposit of 30%".
 _PERCENT_DEPOSIT = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]+)?)\s*%\s+(?:non[\s-]?refundable\s+|booking\s+)?deposit\b"
@@ -29,73 +32,139 @@ _PERCENT_DEPOSIT = re.compile(r"(?<![\w.])([0-9]{1,2}(?:\.[0-9]+)?)\s*%\s+(?:non
 
 @dataclass(frozen=True)
 class AskedDeposit:
-    """The deposit a question asks, as the one passage sentence that takes it states it: a share
-    of the bill (`share`, a percentage as written) or an amount (`amount`, times the question's count
-    of what it is `per`); due only on a bill over `over` (an amount as written, None: any bill);
-    of the bill with its sales tax (`taxed` True: "of the total (including sales tax)"), without it
-    (False: "of the quoted price before GST") or as the question asks it (None)."""
+    """The deposit a question asks, as the clause of a passage sentence that takes it states it: a
+    share of the bill (`share`, a percentage as written; at least `least`, an amount, when it says
+    "minimum £100") or an amount (`amount`, times the question's count of what it is `per`); due
+    only on a bill over `over` (an amount as written, None: any bill; `inclusive`: "£130 or more"),
+    else `otherwise` (the same sentence's other deposit: "A £50 deposit is required for all hires;
+    hires over £500 need a 20% deposit instead"); of the bill with its sales tax when `taxed` ("of
+    the total (including sales tax)"), else as the question asks it."""
 
     share: str | None
     amount: str | None
     per: str | None
     over: str | None
-    taxed: bool | None
+    inclusive: bool
+    least: str | None
+    taxed: bool
     sentence: str
+    otherwise: "AskedDeposit | None" = None
 
 
 # A bill a deposit is due over: "Orders over £100 require a 50% deposit", "jobs estimated at over $500", "bookings
-# of £400 or more".
+# of £400 or more" (inclusive: the second alternative).
 _OVER = re.compile(rf"\b(?:over|above|more\s+than|exceeding|in\s+excess\s+of)\s+{SIGNED_PRICE}"
                    rf"|{SIGNED_PRICE}\s*(?:or\s+more|or\s+over|and\s+(?:over|above)|\+)", re.IGNORECASE)
-# The bill a deposit is a share of, with its tax or without: "of the total (including sales tax)", "of the quoted
-# price before GST".
+# A share's least amount: "A 25% deposit (minimum £100)".
+_LEAST = re.compile(rf"\b(?:minimum|min\.?|at\s+least)\s+(?:of\s+)?{SIGNED_PRICE}", re.IGNORECASE)
+# A share written after the word: "Deposit: 25% of the total".
+_DEPOSIT_SHARE = re.compile(r"\bdeposits?\s*(?::|is|=|of)\s*([0-9]{1,2}(?:\.[0-9]+)?)\s*%", re.IGNORECASE)
+# The bill a deposit is a share of, with its tax: "of the total (including sales tax)".
 _OF_TAXED = re.compile(rf"\b(?:incl(?:uding|usive\s+of|\.)?|inc\.?|with)\s+(?:the\s+)?{TAX_WORD}\b", re.IGNORECASE)
-_OF_UNTAXED = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without)\s*-?\s*{TAX_WORD}\b", re.IGNORECASE)
 # A sentence saying a thing takes no deposit: "Tunings do not need a deposit", "Residential cleaning: no deposit
 # required".
 _NO_DEPOSIT = re.compile(r"\bno\s+deposits?\b|\b(?:do|does|don't|doesn't)\s+(?:not\s+)?(?:need|require)\s+(?:a\s+|any\s+)?"
                          r"deposits?\b|\bdeposits?\s+(?:is|are)\s+not\s+(?:needed|required)\b", re.IGNORECASE)
+# Where a sentence's clauses part: "A 25% deposit is taken on booking; balances over £1,000 ...", "A 50% deposit is
+# required on all orders, with free delivery over £50".
+_CLAUSE_BREAK = re.compile(r";\s*|,\s+(?=(?:with|and|but|while|so|plus)\b)|\.\s+", re.IGNORECASE)
+# Words between a price and "deposit" saying the price is not the deposit: "Paddleboard: £35 plus deposit".
+_BESIDE = re.compile(r"\b(?:plus|and|excl\w*|not|without|before|after|\+)\b|\+", re.IGNORECASE)
+# A held deposit's words that are a booking deposit's terms: "is not returned if you cancel", "refunded on
+# cancellation with 30 days' notice".
+_KEPT_TERMS = re.compile(r"\bnot\s+(?:be\s+)?(?:returned|refunded|refundable)\b|\bcancel\w*|\bnon[\s-]?refundable\b",
+                         re.IGNORECASE)
+
+
+def _held(clause: str) -> bool:
+    """Whether `clause` takes a deposit held and given back (_HELD), not one of the bill kept on
+    cancelling (_KEPT_TERMS)."""
+    return _HELD.search(clause) is not None and _KEPT_TERMS.search(clause) is None
+
+
+def _read(clause: str) -> AskedDeposit | None:
+    """The deposit `clause` takes (see AskedDeposit), None when it takes none it prices."""
+    share = _PERCENT_DEPOSIT.search(clause) or _DEPOSIT_SHARE.search(clause)
+    amount = None if share else next((m for m in DEPOSIT_PRICE.finditer(clause)
+                                      if m.group(1) is None or not _BESIDE.search(m.group(0))), None)
+    if share is None and amount is None:
+        return None
+    over = _OVER.search(clause)
+    least = _LEAST.search(clause) if share else None
+    return AskedDeposit(
+        share=next(g for g in share.groups() if g) if share else None,
+        amount=(amount.group(1) or amount.group(3)).replace(",", "") if amount else None,
+        per=(amount.group(2) or amount.group(4)) if amount else None,
+        over=(over.group(1) or over.group(2)).replace(",", "") if over else None,
+        inclusive=over is not None and over.group(2) is not None,
+        least=least.group(1).replace(",", "") if least else None,
+        taxed=_OF_TAXED.search(clause) is not None, sentence=clause)
 
 
 def asked_deposit(question: str, sentences: Sequence[tuple[str, str]],
                   embed: Callable[[Sequence[str]], Any] | None) -> AskedDeposit | None:
     """The deposit `question` asks ("how much is the deposit", ASKS_DEPOSIT; not a refund of it,
-    nor the rest after it) as the (heading, sentence) of the passages stating one that scores
-    highest for it (backend.agent.tools.sentences.sentence_scores) states it: "A 50% deposit is
-    required for cake orders" over "A refundable £50 damage deposit is taken per motor boat" for
-    "how much is the deposit on a 10 inch celebration cake" (blind set 48). A deposit held and
-    given back (_HELD) is no deposit of a bill, unless the question asks that one. A best sentence
-    saying no deposit is taken for a thing the question names ("Tunings do not need a deposit")
-    gives AskedDeposit with neither share nor amount. None when the question asks none, or no
-    sentence states one (the calculator's other readers then have it)."""
+    nor the rest after it) as the clause of the passages' (heading, sentence) pairs that scores
+    highest for it (backend.agent.tools.sentences.sentence_scores) states it, when it is a share of
+    the bill or due over an amount: "A 50% deposit is required for cake orders" over "A refundable
+    £50 damage deposit is taken per motor boat" for "how much is the deposit on a 10 inch
+    celebration cake" (blind set 48). A clause of a passage pricing what the question names first
+    (when one takes a deposit), naming no priced thing the question does not ("End of tenancy cleans need a
+    25% deposit" is no deposit of a deep clean), and held and given back (_held) only when the
+    question asks that one ("the security deposit"). A best clause saying no deposit is taken for a
+    thing the question names ("Tunings do not need a deposit") gives AskedDeposit with neither share
+    nor amount. None when the question asks none, or the best deposit is an amount due on any bill
+    that is not held (the calculator's other readers count it), or none is stated."""
     if ASKS_DEPOSIT.search(question) is None or asks_refund(question) or PAID_DEPOSIT.search(question):
         return None
+    asked = norm_words(question)
+    labels = {h: set() for h, _ in sentences}
+    for heading, sentence in sentences:
+        first = PRICE.search(sentence)
+        if first is not None and "deposit" not in sentence.lower():  # (the things priced: "Full regulation: $495")
+            labels[heading] |= norm_words(sentence[:first.start()])
+    named = {h for h, words in labels.items() if words & asked}
+    priced = set().union(*labels.values()) if labels else set()
+    held = _HELD.search(question) is not None
     found: list[tuple[tuple[str, str], AskedDeposit]] = []
     for heading, sentence in sentences:
-        share = _PERCENT_DEPOSIT.search(sentence)
-        amount = None if share else next((m for m in DEPOSIT_PRICE.finditer(sentence)), None)
-        if share is None and amount is None and not (_NO_DEPOSIT.search(sentence) and _names_asked(sentence, question)):
-            continue  # (a sentence taking none counts for what it names: "Tunings do not need a deposit")
-        if share is None and _HELD.search(sentence) and not _HELD.search(question):
-            continue  # ("Deposit: £50 per item ..., refunded on safe return": no part of a bill; unless asked, "how
-            # much is the security deposit for a 9 m motorhome", simple set 70)
-        over = _OVER.search(sentence)
-        taxed = True if _OF_TAXED.search(sentence) else False if _OF_UNTAXED.search(sentence) else None
-        found.append(((heading, sentence), AskedDeposit(
-            share=(share.group(1) or share.group(2)) if share else None,
-            amount=(amount.group(1) or amount.group(3)).replace(",", "") if amount else None,
-            per=(amount.group(2) or amount.group(4)) if amount else None,
-            over=(over.group(1) or over.group(2)).replace(",", "") if over else None,
-            taxed=taxed, sentence=sentence)))
+        if "deposit" not in sentence.lower():
+            continue
+        clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
+        read = [(c, _read(c)) for c in clauses]
+        for clause, deposit in read:
+            if (norm_words(clause) & priced) - asked - _DEPOSIT_TALK and not _EVERY.search(clause):
+                continue  # ("Dental procedures need a deposit of 50%" for a vaccination booster: review; not "all
+                # cake orders" for 2 sponges)
+            if deposit is None:
+                if _NO_DEPOSIT.search(clause) and _names_asked(clause, question):
+                    found.append(((heading, clause), AskedDeposit(None, None, None, None, False, None, False, clause)))
+                continue
+            if (held and not _held(clause)) or (not held and deposit.share is None and _held(clause)):
+                continue  # ("Deposit: £50 per item ..., refunded on safe return": no part of a bill; only asked)
+            if deposit.over is None and any(d is not None and d.over is not None for _, d in read):
+                continue  # (the other deposit of a sentence with one due over an amount: read with that one)
+            if deposit.over is not None:  # ("... hires over £500 need a 20% deposit instead": else the £50)
+                other = next((d for c, d in read if d is not None and d.over is None and c != clause), None)
+                deposit = replace(deposit, otherwise=other)
+            found.append(((heading, clause), deposit))
+    # (of a passage pricing what the question names, when one takes a deposit: "We take a £20 deposit" of another
+    # business is no paddle's, blind set 59; a booking terms passage beside the price list's is, when that takes none)
+    found = [f for f in found if f[0][0] in named] or found
     if not found:
         return None
     scores = sentence_scores(question, [pair for pair, _ in found], embed)
-    return found[max(range(len(found)), key=lambda i: (scores[i], -i))][1]  # (ties: the first)
+    best = found[max(range(len(found)), key=lambda i: (scores[i], -i))][1]  # (ties: the first)
+    return None if best.amount is not None and best.over is None and not held else best
 
 
+# A deposit taken on everything a business sells: "on all cake orders", "every booking".
+_EVERY = re.compile(r"\b(?:all|every|any|each)\b", re.IGNORECASE)
 # Words of a sentence about deposits that name no thing of the bill.
 _DEPOSIT_TALK = frozenset({"deposit", "need", "needed", "require", "required", "new", "booking", "book", "take", "taken",
-                           "pay", "paid", "any", "job", "order"})
+                           "pay", "paid", "any", "job", "order", "all", "hire", "service", "price", "total", "bill",
+                           "date", "secure", "balance", "due", "day", "final", "invoice", "quote", "item", "person",
+                           "people"})
 
 
 def _names_asked(sentence: str, question: str) -> bool:

@@ -52,13 +52,13 @@ from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import NUMBER_RE, SIGNED_PRICE, with_digits, without_pictographs
 from backend.agent.operations import asks_amount, asks_difference, asks_how_many, asks_saving
-from backend.agent.party import HALVES_WRITTEN, people_sharing
+from backend.agent.party import HALVES_WRITTEN, group_size, people_sharing
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import travel_charge, within_free_distance
 from backend.agent.tools.bands import volume_discount
 from backend.agent.tools.elapsed import elapsed_row
-from backend.agent.tools.headings import with_label_verbs
+from backend.agent.tools.headings import named_by_two, with_label_verbs
 from backend.agent.tools.identifiers import as_written_kinds, names_another, without_names
 from backend.agent.tools.basket import basket_expression, counts_of
 from backend.agent.tools.completeness import ASKS_TRAVEL, complete, stated_amounts
@@ -72,11 +72,11 @@ from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
 from backend.agent.tools.plans import over_plan
 from backend.agent.tools.refunds import late_cancellation, refund_expression
-from backend.agent.tools.pricing import (in_major_units, PRICE, listed_prices, of_asked_document, of_named_documents,
+from backend.agent.tools.pricing import (PEOPLE_STEMS, in_major_units, PRICE, listed_prices, of_asked_document, of_named_documents,
                                          reached, surcharged, without_amount)
 from backend.agent.tools.minimums import with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
-from backend.agent.tools.sentences import with_answers
+from backend.agent.tools.sentences import stems, with_answers
 from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, included_rate, names_tax
 from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
 from backend.agent.tools.fact_expressions import (MONEY_BEFORE, as_written, prices_in, sentence_candidates,
@@ -368,31 +368,47 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 
 
 
-def _deposit_candidates(question: str, deposit: AskedDeposit, results: Sequence[str], sentences: Sequence[tuple[str, str]],
-                        embed: Callable[[Sequence[str]], Any] | None, evaluate: Callable[[str], Any]) -> list[str]:
+def _deposit_candidates(question: str, deposit: AskedDeposit, results: Sequence[str],
+                        sentences: Sequence[tuple[str, str]], embed: Callable[[Sequence[str]], Any] | None,
+                        evaluate: Callable[[str], Any]) -> list[str]:
     """The deposit `question` asks, as the passages take it (deposits.asked_deposit): its share of
     the bill the question states ("if my total bill is £180 including VAT") or else asks with the
     deposit's words taken out ("how much is the total ..."), with the sales tax when the share is
-    of the total including it ("A 50% deposit of the total (including sales tax)"); or its amount,
-    times the count of what it is per. Only on a bill over the amount it is due over ("Orders over
-    £100 require a 50% deposit"). [] (the run declines and quotes the passage) when the sentence
-    takes no deposit or does not price it, or no bill is over that amount."""
+    of the total including it ("A 50% deposit of the total (including sales tax)"), at least its
+    least amount ("minimum £100"); or its amount, times the count of what it is per. Only on a bill
+    over the amount it is due over ("Orders over £100 require a 50% deposit"), else the sentence's
+    other deposit. [] (the run declines and quotes the passage) when the sentence takes no deposit,
+    or no bill is read, or none is over that amount with no other deposit."""
     if deposit.share is None and deposit.amount is None:
         return []
     stated = _STATED_BILL.search(question)
     whole = as_bill_question(question)
     if deposit.taxed and claimed_tax(whole, [s for _, s in sentences]) is None:
         whole = f"{whole.rstrip(' ?.!')} including tax?"  # ("of the total (including sales tax)": simple set 74)
-    bill = ([stated.group(1).replace(",", "")] if stated is not None else
-            candidate_expressions(whole, results, embed, evaluate) or valid_expressions(
-                listed_prices(whole, sentences, embed)[:1], evaluate) if deposit.share or deposit.over else [])
+    if stated is not None:
+        bill = [stated.group(1).replace(",", "")]
+    elif deposit.share is None and deposit.over is None:
+        bill = []
+    else:  # (a single thing the question names: "the deposit for a full regulation", "Full regulation: $495")
+        bill = candidate_expressions(whole, results, embed, evaluate) or (
+            valid_expressions(listed_prices(whole, sentences, embed)[:1], evaluate)
+            if named_by_two(whole, [s for _, s in sentences]) else [])
     if deposit.over is not None:  # ("Orders over £100 require a 50% deposit": simple set 65)
-        bill = [e for e in bill if evaluate(e).q > Fraction(deposit.over)]
+        bound = Fraction(deposit.over)
+        bill = [e for e in bill if evaluate(e).q > bound or (deposit.inclusive and evaluate(e).q == bound)]
+        if not bill and deposit.otherwise is not None:  # ("A £50 deposit ...; hires over £500 need a 20% deposit")
+            return _deposit_candidates(question, deposit.otherwise, results, sentences, embed, evaluate)
         if not bill:
             return []
     if deposit.share is not None:
-        return valid_expressions([f"({e}) * {deposit.share} / 100" for e in bill], evaluate)
-    count = next(iter(counts_of(question, deposit.per)), None) if deposit.per else None
+        share = [f"({e}) * {deposit.share} / 100" for e in bill]
+        return valid_expressions([f"max({deposit.least}, {e})" for e in share] if deposit.least else share, evaluate)
+    # (per person: the party, "8 people", "6 of us"; else the count of what it is per, "2 paddleboards")
+    party = group_size(question) if deposit.per and stems(deposit.per) & PEOPLE_STEMS else None
+    count = party or (next(iter(counts_of(question, deposit.per)), None) if deposit.per else None)
+    ending = re.search(rf"(?<![\w.])([0-9]+)\s+[a-z-]*{re.escape(deposit.per)}s?\b", with_digits(question),
+                       re.IGNORECASE) if deposit.per and count is None else None
+    count = ending.group(1) if ending else count  # ("£50 deposit per board" for "2 paddleboards")
     return valid_expressions([f"{deposit.amount} * {count}" if count else deposit.amount], evaluate)
 
 

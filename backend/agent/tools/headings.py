@@ -77,6 +77,15 @@ def wider_names(question: str, sentences: Sequence[str]) -> set[str]:
     return {sentence for sentence, label in labels.items() if not label <= asked and any(e < label for e in exact)}
 
 
+def named_by_two(question: str, sentences: Sequence[str]) -> set[str]:
+    """The sentences whose label (_label_words) holds two words or more the question says, or is one
+    word it says ("PHOTO BOOTH 3 hour hire: £300" for "the deposit for 3 hour hire"; not for "what's
+    the deposit?")."""
+    asked = norm_words(question)
+    return {sentence for sentence in sentences
+            if len((label := _label_words(sentence)) & asked) >= min(2, len(label)) and label & asked}
+
+
 def fully_named(question: str, sentences: Sequence[str]) -> set[str]:
     """The sentences whose label (_label_words) has two words or more and the question says all of
     them ("Replace fly zip: £19.50" for "how much to replace the fly zip on 2 pairs of trousers?",
@@ -87,21 +96,26 @@ def fully_named(question: str, sentences: Sequence[str]) -> set[str]:
 
 
 def _forms(verb: str) -> set[str]:
-    """The written forms of `verb` (lowercase) a label may name by it: "replace" -> {"replaced",
-    "replacing"}, "trim" -> {"trimmed", "trimming"}, "take" -> {"taken", "taking"}."""
-    stem = verb[:-1] if verb.endswith("e") else verb
-    forms = {verb + "d" if verb.endswith("e") else verb + "ed", stem + "ing", verb + "n", verb + "en"}
-    if len(verb) >= 3 and verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou" and verb[-3] not in "aeiou":
-        forms |= {verb + verb[-1] + "ed", verb + verb[-1] + "ing"}  # ("trimmed", "fitting")
+    """The past participles of `verb` (lowercase, four letters or more) a question may write where a
+    label writes the verb: "replace" -> {"replaced"}, "trim" -> {"trimmed"}, "take" -> {"taken",
+    "taked"}, "shorten" -> {"shortened"}. No -ing form: "bedding", "parking" and "wedding" are
+    things, not a label's verb done (review)."""
+    if len(verb) < 4:
+        return set()  # ("fee" and "feed", "bar" and "barn")
+    if verb.endswith("e"):
+        return {verb + "d", verb + "n"}
+    forms = {verb + "ed"}
+    if verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou" and verb[-3] not in "aeiou":
+        forms.add(verb + verb[-1] + "ed")  # ("trimmed", "fitted")
     return forms
 
 
 def with_label_verbs(question: str, sentences: Sequence[str]) -> str:
-    """`question` with each form of a verb that starts a price's label written as the label writes
-    it ("I want the sleeves shortened and the body taken in" over "Shorten sleeves: £15.00" and
-    "Take in body: £17.00" -> "I want the sleeves shorten and the body take in": simple set 65), so
-    that the readers naming things by a label's words find them; the words of labels alone are
-    read, and a word the passages write as it is stays."""
+    """`question` with each past participle of a verb that starts a price's label written as the
+    label writes it ("I want the sleeves shortened and the body taken in" over "Shorten sleeves:
+    £15.00" and "Take in body: £17.00" -> "I want the sleeves shorten and the body take in": simple
+    set 65), so that the readers naming things by a label's words find them (_forms); the words of
+    labels alone are read, and a word the passages write as it is stays."""
     firsts = {label.split()[0].lower() for sentence in sentences if (first := PRICE.search(sentence)) is not None
               for label in [re.sub(r"^[\s*•-]+", "", sentence[:first.start()])] if label.split()}
     written = {w.lower() for sentence in sentences for w in re.findall(r"[A-Za-z]+", sentence)}

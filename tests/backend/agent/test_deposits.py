@@ -131,3 +131,42 @@ def test_the_router_plans_the_calculator_for_a_share_deposit():
     calculator = spec(lambda texts: [[1.0] * 4 for _ in texts], passages=lambda user_id, text: [("c.txt", course)])
     assert calculator.relevant("u", "whats the deposit to book the full day course for 1 person on a saturday")
     assert not calculator.relevant("u", "can I move my booking to another day?")
+
+
+def test_review_of_the_thirtieth_session_deposits():
+    # A helper probed the deposit reader with 218 cases of its own; these failed on its first version.
+    vet = ("VET PRICES\nConsultation: £48\nVaccination booster: £55\nDental scale and polish: £240\n\n"
+           "Dental procedures need a deposit of 50% when booked.\n")
+    assert candidates("what's the deposit for a vaccination booster?", vet) == []  # no deposit of a booster
+    assert first("what's the deposit for a dental scale and polish?", vet) == 120
+    cleaning = ("CLEANING\nDeep clean (3 bed house): £220\nEnd of tenancy clean: £280\n\n"
+                "End of tenancy cleans need a 25% deposit.\n")
+    assert candidates("what's the deposit for a deep clean of my 3 bed house?", cleaning) == []
+    cake = ("SWEET THINGS BAKERY\n8 inch sponge: £30\nCupcakes: £2.50 each\n\n"
+            "A 50% deposit is required for all cake orders; the balance is due on collection.\n")
+    assert first("how much deposit for 2 sponges and 12 cupcakes?", cake) == 45  # "all cake orders" (every order)
+    assert first("my total bill is £90, what's the deposit?", cake) == 45
+    # not a question about deposits as such: no calculation
+    calculator = spec(lambda texts: [[1.0] * 4 for _ in texts], passages=lambda user_id, text: [("c.txt", cake)])
+    for question in ("what deposit methods do you accept?", "What deposit options do you have?",
+                     "what is the deposit policy?"):
+        assert not calculator.relevant("u", question), question
+    # the threshold of the deposit's own clause ("free delivery over £50" is none), "or more" inclusive
+    bakery = ("BAKERY\nCupcakes: £2.50 each\n\nA 50% deposit is required on all orders, with free delivery over £50.\n")
+    assert first("what's the deposit for 12 cupcakes?", bakery) == 15
+    groomer = ("GROOMING\nFull groom (large dog): $65\n\nBookings of $130 or more require a $30 deposit, taken off "
+               "the final bill.\n")
+    assert first("what's the deposit for full grooms for 2 large dogs?", groomer) == 30
+    tools = ("TOOL HIRE\nCement mixer: £35 per day\n\nA £50 deposit is required for all hires; hires over £500 need a "
+             "20% deposit instead.\n")
+    assert first("what's the deposit for a cement mixer for 2 days?", tools) == 50  # (the other clause's)
+    # a share's least amount; a share written after the word
+    booth = "PHOTO BOOTH\n3 hour hire: £300\n\nA 25% deposit (minimum £100) is taken on booking.\n"
+    assert first("how much is the deposit for 3 hour hire?", booth) == 100
+    glazing = ("GLAZING\nNew window: £420 each\n\nDeposit: 25% of the total at order. A £20 key deposit applies to "
+               "lockable handles.\n")
+    assert first("what's the deposit for 2 new windows?", glazing) == 210
+    # a held deposit asked, counted per thing; "£35 plus deposit" is no deposit
+    sup = ("SUP HIRE\nPaddleboard: £35 plus deposit\nWetsuit: £10\n\nA £50 deposit per board is taken at the beach "
+           "and given back when it's returned.\n")
+    assert first("how much is the security deposit for 2 paddleboards?", sup) == 100

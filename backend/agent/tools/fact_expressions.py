@@ -1,11 +1,12 @@
 """The candidate expressions of one fact sentence (issue 15): the numbers of a sentence the
-question is about (operands_of), the sentences ranked for a question asking an amount (a price
-the question names by its label first, a tax's rate alone or a deposit's line last: the keys of
-sentence_candidates), and each operand under the operations the question names
-(backend.agent.operations.named_operations; every operand with every number of the question by
-+ - * / when it names none, the order of _GENERIC_ORDER). The bill a question asks is put
-together from these by backend.agent.tools.expressions.candidate_expressions (its adjustments,
-travel, minimums and tax).
+question is about (operands_of), the sentences ranked for a question asking an amount
+(document_candidates: the embedder's order, then keys putting a line whose label the question
+says all of before one priced per a unit it counts, a tax's rate alone or a least charge alone
+last, a deposit's line first only when the deposit is asked), and each operand under the
+operations the question names (backend.agent.operations.named_operations; every operand with
+every number of the question by * / - + when it names none, _GENERIC_ORDER). The bill a
+question asks is put together from these by backend.agent.tools.expressions.candidate_expressions
+(its baskets, adjustments, travel, minimums, deposits and tax).
 
 Only numbers and words are read from the passages (untrusted data), and every expression is
 checked by the calculator's own parser (valid_expressions) before it is offered.

@@ -133,7 +133,7 @@ def asked_deposit(question: str, sentences: Sequence[tuple[str, str]],
         clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
         read = [(c, _read(c)) for c in clauses]
         for clause, deposit in read:
-            if (norm_words(clause) & priced) - asked - _DEPOSIT_TALK and not _EVERY.search(clause):
+            if (_subject(clause) & priced) - asked - _DEPOSIT_TALK and not _EVERY.search(clause):
                 continue  # ("Dental procedures need a deposit of 50%" for a vaccination booster: review; not "all
                 # cake orders" for 2 sponges)
             if deposit is None:
@@ -165,6 +165,21 @@ _DEPOSIT_TALK = frozenset({"deposit", "need", "needed", "require", "required", "
                            "pay", "paid", "any", "job", "order", "all", "hire", "service", "price", "total", "bill",
                            "date", "secure", "balance", "due", "day", "final", "invoice", "quote", "item", "person",
                            "people"})
+
+
+# What a deposit is for, after it: "... is required for cake orders", "... on all catering bookings".
+_FOR_AFTER = re.compile(r"\b(?:for|on)\s+([^.;,]+)", re.IGNORECASE)
+
+
+def _subject(clause: str) -> set[str]:
+    """The words (norm_words) of what `clause` takes a deposit for: before the deposit ("Dental
+    procedures need a deposit of 50%") and after "for" or "on" ("A 50% deposit is required for cake
+    orders"); not the rest ("... is due 7 days before your experience")."""
+    at = re.search(r"(?:[0-9.]+\s*%\s+|[$€£¥]\s*[0-9][0-9,.]*\s+)?(?:[a-z-]+\s+)?deposits?\b", clause, re.IGNORECASE)
+    if at is None:
+        return set()
+    after = _FOR_AFTER.search(clause, at.end())
+    return norm_words(clause[:at.start()]) | (norm_words(after.group(1)) if after else set())
 
 
 def _names_asked(sentence: str, question: str) -> bool:

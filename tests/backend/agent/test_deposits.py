@@ -170,3 +170,11 @@ def test_review_of_the_thirtieth_session_deposits():
     sup = ("SUP HIRE\nPaddleboard: £35 plus deposit\nWetsuit: £10\n\nA £50 deposit per board is taken at the beach "
            "and given back when it's returned.\n")
     assert first("how much is the security deposit for 2 paddleboards?", sup) == 100
+
+
+def test_a_deposit_for_what_its_clause_names():
+    # simple set 68: "A 25% deposit is taken at booking and the balance is due 7 days before your experience" beside
+    # a priced "Half-Day Falconry Experience" names no thing it is for ("experience" is the time it is due by)
+    falconry = ("PRICES\nHalf-Day Falconry Experience: £120 per person\nFull-Day Falconry Course: £210 per person\n\n"
+                "A 25% deposit is taken at booking and the balance is due 7 days before your experience.\n")
+    assert first("whats the deposit to book the full day course for 1 person on a saturday", falconry) == Fraction(105, 2)

@@ -26,6 +26,7 @@ from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_dif
 from backend.agent.party import asks_share_per_person, given_ages, group_size, without_ages
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band
+from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.headings import fully_named, under_named_heading, wider_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
@@ -363,7 +364,12 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
     # and a line whose label of two words or more the question says all of before one priced per a unit it counts
     # ("Replace fly zip: £19.50" for "replace the fly zip on 2 pairs of trousers", not "school trouser hemming £8.00
     # per pair": simple set 65)
+    # (not over a line whose least count the question reaches: "rekey 3 or more cylinders ... $20.00 per cylinder"
+    # for "all 4 lock cylinders rekeyed", blind set 66)
     whole = fully_named(question, [s for _, s in ranked]) if money else set()
+    if any(least_count_met(s, question) and norm_words(s) & norm_words(" ".join(whole)) for _, s in ranked
+           if s not in whole):
+        whole = set()
     # and a row of an age band holding every age the question gives ("Monthly membership (juniors 6-15): $70" for
     # "my two kids (8 and 11)"), when one holds them
     ages = [int(a) for a in given_ages(question)]

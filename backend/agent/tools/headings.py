@@ -20,7 +20,7 @@ _ADJUSTMENT = re.compile(r"\+\s*(?:[A-Z]{1,3})?[$€£¥]|%|\boff\b", re.IGNOREC
 # A heading line in capitals ("COMMERCIAL & FARM SYSTEMS", "ROOF SURCHARGES (per job)"), and the words of
 # headings that name no kind of thing (a list of add-ons, of discounts, of fees).
 _CAPS_HEADING = re.compile(r"[A-Z][A-Z0-9&/,'+\s-]{2,60}")
-_GENERIC_HEADING = frozenset({"price", "list", "extra", "add", "ons", "addon", "option", "service", "fee", "charge",
+GENERIC_HEADING = frozenset({"price", "list", "extra", "add", "ons", "addon", "option", "service", "fee", "charge",
                               "surcharge", "discount", "offer", "deal", "term", "condition", "payment", "policy",
                               "other", "misc", "miscellaneous", "note", "faq", "question", "general", "info",
                               "information", "rate", "tax", "travel", "delivery", "booking", "cancellation"})
@@ -40,7 +40,7 @@ def under_named_heading(question: str, sentences: Sequence[tuple[str, str]]) -> 
             heading, label = frozenset(), passage
         bare = re.sub(r"\([^()]*\)", " ", sentence).strip(" .:")
         if _CAPS_HEADING.fullmatch(bare) and len(bare.split()) <= 8:
-            heading = frozenset(norm_words(bare)) - _GENERIC_HEADING
+            heading = frozenset(norm_words(bare)) - GENERIC_HEADING
             continue
         named = heading & asked
         # (a thing's price, not an adjustment: "* Steep pitch (over 30 degrees): + A$35" under "ROOF SURCHARGES")

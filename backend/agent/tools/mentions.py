@@ -17,7 +17,7 @@ import functools
 import re
 from collections import Counter
 from fractions import Fraction
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from backend.agent.numerals import with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
@@ -27,6 +27,7 @@ from backend.agent.tools.conditions import date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
+from backend.agent.tools.headings import GENERIC_HEADING
 from backend.agent.tools.minimums import is_minimum
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
 from backend.agent.tools.sentences import content_words
@@ -42,7 +43,8 @@ _ASKING_WORDS = frozenset({"price", "prices", "pricing"})
 
 
 def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str] = (),
-                    joined: re.Pattern[str] | None = None) -> list[tuple[str, str]]:
+                    joined: re.Pattern[str] | None = None,
+                    sections: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """(count, price) for each price of `sentences` whose thing the question names without a count
     of its own before it or with one ("a midi skip plus a road permit" over "Midi skip (4 yard):
     £210 ... Road permit ...: £45" -> [("1", "210"), ("1", "45")]; "2 tyres" over "a tyre at £12
@@ -97,13 +99,17 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             if held:
                 own = naming = every = held
                 banded.update(held)
-            read.append((own | row - _NO_THING if row else own, naming, every, m, sentence))
+            # (the section heading over its line tells it from a row of the same name: "Weekend (Fri to Mon): £165"
+            # under "INFLATABLE TUBS" for "an inflatable tub for the weekend", not the hardshell's; blind set 87,
+            # read after its runs)
+            section = norm_words((sections or {}).get(sentence, "")) - GENERIC_HEADING - _NO_THING
+            read.append((own | row - _NO_THING if row else own, naming, every, m, sentence, section))
     if banded:
         read = [r for r in read if not r[0] <= banded or held_counts(question, r[4][:r[3].start()])]
-    naming_prices = Counter(word for _, naming, _, _, _ in read for word in naming)
+    naming_prices = Counter(word for _, naming, _, _, _, _ in read for word in naming)
     # (span of the question naming it, its words named, own words, every word named, price, text after it)
     found: list[tuple[tuple[int, int], set[str], set[str], set[str], str, str]] = []
-    for own, naming, every, m, sentence in read:
+    for own, naming, every, m, sentence, section in read:
         named = naming & asked
         # all its own words; or two of its words; or its head that names no other price ("the pasta"
         # over "Pasta from scratch (3 hours): €75"; not "screen" over "Tempered glass screen protector: $15")
@@ -113,7 +119,7 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
                  else {head} if head in asked and naming_prices[head] == 1 else set())
         span = _phrase(tokens, words)  # named together ("a full overhaul ... express service" names no "Full service")
         if own and span is not None:
-            found.append((span, named, own, every & asked, m.group(1).replace(",", ""), sentence))
+            found.append((span, named | section & asked, own, every & asked, m.group(1).replace(",", ""), sentence))
     # of prices named at the same place, the one named by most words ("large builder's skip" over "builder's skip")
     # (but one named by all its own words wins over one with an own word the question does not say, wider or not: "the
     # two-tank reef trip" over "Two-tank reef trip: $145" and "Two-tank wreck trip: $175" is no wreck trip, blind set 84)
@@ -236,16 +242,25 @@ def _head(before: str) -> str | None:
     return None if not words else next(iter(norm_words(words[-1])), None)
 
 
-def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str] = ()) -> str | None:
+def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str] = (),
+                    sections: Mapping[str, str] | None = None) -> str | None:
     """The total of the things `question` names at their prices (mentioned_items: "210 + 45",
     "310 + 2 * 60 + 2 * 12"), for a question asking a cost or a total, comparing nothing and
     setting nothing aside ("excluding the road permit", "I've paid for the midi skip", "a mini or
     a midi skip"); else None."""
-    if (not (asks_cost(question) or asks_bill_total(question)) or asks_difference(question) or _SET_ASIDE.search(question)
-            or OTHER_WAY.search(question)):
+    # ("how much is an inflatable tub for the weekend plus 2 bathrobes?": an amount asked of things listed, blind set
+    # 87, read after its runs)
+    if (not (asks_cost(question) or asks_bill_total(question) or _PRICE_OF.search(question)) or asks_difference(question)
+            or _SET_ASIDE.search(question) or OTHER_WAY.search(question)):
         return None
-    items = mentioned_items(question, sentences, names)
+    items = mentioned_items(question, sentences, names, sections=sections)
     return " + ".join(price if count == "1" else f"{count} * {price}" for count, price in items) or None
+
+
+# A price asked of things named: "how much is an inflatable tub for the weekend plus 2 bathrobes?", "Price for a
+# hardshell hot tub for a full week plus 2 extra nights please".
+_PRICE_OF = re.compile(r"\bhow\s+much\s+(?:is|are|would\s+be|will\s+be)\s+(?:an?\s+|the\s+|[0-9]+\s+)"
+                       r"|^\s*(?:price|cost|quote)\s+(?:for|of)\b", re.IGNORECASE)
 
 
 # Something the question leaves out, or has already: no thing of the total.

@@ -85,7 +85,7 @@ def stems(text: str) -> set[str]:
 _PRONOUN_START = re.compile(r"^\W*(?:it|its|they|their|this|these|he|she|his|her)\b", re.IGNORECASE)
 
 
-def _sections(sentences: Sequence[tuple[str, str]]) -> list[str]:
+def section_headings(sentences: Sequence[tuple[str, str]]) -> list[str]:
     """For each (heading, sentence) in document order, the section heading it stands under: the
     last heading alone (is_heading: "WASH & FOLD (drop-off service)", "ALTERATIONS") before it under
     the same passage heading, without its words in brackets; "" for none and for a heading itself. A price list's items are named
@@ -107,7 +107,7 @@ def _sections(sentences: Sequence[tuple[str, str]]) -> list[str]:
 
 def _embedded_text(sentences: Sequence[tuple[str, str]], i: int, section: str = "") -> str:
     """What is embedded for sentence i: "heading. section. sentence" (its `section` heading when
-    it stands under one: _sections), the sentence before it (of the same heading, in document
+    it stands under one: section_headings), the sentence before it (of the same heading, in document
     order) put in front when it starts with a pronoun."""
     heading, sentence = sentences[i]
     if section:
@@ -120,7 +120,7 @@ def _embedded_text(sentences: Sequence[tuple[str, str]], i: int, section: str = 
 def _similarities(question: str, sentences: Sequence[tuple[str, str]],
                   embed: Callable[[Sequence[str]], Any] | None, sections: Sequence[str] = ()) -> list[float]:
     """Each (heading, sentence)'s cosine similarity to `question` (_embedded_text: the pairs in
-    document order; with its section heading, `sections` (_sections), as a price is read: a quote is
+    document order; with its section heading, `sections` (section_headings), as a price is read: a quote is
     ranked without, its passage's first lines lost "check-out by 10am" to "Late check-out until
     12pm" under "EXTRAS" over the blind sets' lookups); 0 without `embed`."""
     if embed is None:
@@ -143,7 +143,7 @@ def _similarity_and_share(question: str, sentences: Sequence[tuple[str, str]],
                           embed: Callable[[Sequence[str]], Any] | None) -> tuple[list[float], list[float]]:
     """Each (heading, sentence)'s cosine similarity to `question` (0 without `embed`) and the
     share of the question's words it holds (the heading's left out)."""
-    sections = _sections(sentences)
+    sections = section_headings(sentences)
     similarity = _similarities(question, sentences, embed, sections)
     asked = stems(question)
     share = []

@@ -217,3 +217,19 @@ def test_a_verb_written_as_the_label_writes_it():
               "Orders over £100 require a 50% deposit when you hand them in.\n")
     assert first("I want the lining replaced on my jacket and the sleeves shortened (plain) on the same jacket. how "
                  "much deposit do I pay when I drop it off?", tailor) == Fraction(109, 2)
+
+
+def test_readings_of_blind_sets_87_and_88():
+    # Read after their end runs (thirtieth session). A section heading tells two rows of one name apart, and "how much
+    # is X plus Y" asks the two priced: "an inflatable tub for the weekend plus 2 bathrobes" was 24 + 2 + 6 (the
+    # "24 hours" an inflatable takes to heat).
+    tubs = ("INFLATABLE TUBS (seats 4-6)\n  Weekend (Fri to Mon) ............ £165\n  Midweek (Mon to Fri) ............ "
+            "£145\n\nHARDSHELL TUBS (seats up to 7)\n  Weekend (Fri to Mon) ............ £295\n  Midweek (Mon to Fri) "
+            "............ £265\n\nADD-ONS\n  Bathrobe ........................ £6 each\n\n"
+            "Inflatables take around 24 hours to reach temperature.\n")
+    assert first("how much is an inflatable tub for the weekend plus 2 bathrobes?", tubs) == 177
+    assert first("how much is a hardshell tub for the weekend plus 2 bathrobes?", tubs) == 307
+    # a senior's age in brackets counts nothing: "Im a senior (68)" was 28.00 * 68
+    from backend.agent.party import given_ages
+    assert given_ages("Im a senior (68), my dryer belt snapped") == ["68"]
+    assert given_ages("2 seniors and 3 adults") == []

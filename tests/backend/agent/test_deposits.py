@@ -185,3 +185,22 @@ def test_a_deposit_of_a_line_with_several_prices_needs_the_bill_read():
     cakes = ("CAKES\nCelebration cake: 8-inch $48, 10-inch $62, 12-inch $80\n\n"
              "A 50% deposit is required for cake orders; the balance is due on collection.\n")
     assert 24 not in candidates("how much is the deposit on a 10 inch celebration cake", cakes)
+
+
+def test_no_share_of_another_business_for_a_deposit_stated_otherwise():
+    # blind sets 42 and 44: "how much is the deposit for an e-bike at riverside" (a refundable £100, quoted) had the
+    # calculator planned with another business's 25% share
+    from backend.agent.tools.calculator import evaluate
+    from backend.agent.tools.expressions import candidate_expressions
+    from backend.agent.tools.passages import format_passages
+
+    from .test_expressions import source
+    bikes = ("RIVERSIDE WHEELS\nE-bike: £45 per day\nCity bike: £25 per day\n\nA refundable deposit of £50 per bike "
+             "(£100 for e-bikes) is taken at pick-up and returned when the bike comes back.\n")
+    storage = "KEEPSAFE STORAGE\n50 sq ft unit: £60 per month\n\nA 25% deposit secures your unit.\n"
+    content = "Passages.\n\n" + format_passages([source(bikes, 1, "riverside.txt"), source(storage, 2, "keepsafe.txt")])
+    question = "how much is the deposit for an e-bike at riverside"
+    assert [evaluate(e).q for e in candidate_expressions(question, [content], None, evaluate)] != [Fraction(45 * 25, 100)]
+    found = [("riverside.txt", bikes), ("keepsafe.txt", storage)]
+    calculator = spec(lambda texts: [[1.0] * 4 for _ in texts], passages=lambda user_id, text: found)
+    assert not calculator.relevant("u", question)

@@ -260,6 +260,7 @@ def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str
 # A price asked of things named: "how much is an inflatable tub for the weekend plus 2 bathrobes?", "Price for a
 # hardshell hot tub for a full week plus 2 extra nights please".
 _PRICE_OF = re.compile(r"\bhow\s+much\s+(?:is|are|would\s+be|will\s+be)\s+(?:an?\s+|the\s+|[0-9]+\s+)"
+                       r"(?!(?:vat|tax|gst|hst|pst|qst|deposit|discount|saving|surcharge|fee)\b)"
                        r"|^\s*(?:price|cost|quote)\s+(?:for|of)\b", re.IGNORECASE)
 
 

@@ -24,7 +24,10 @@ _REPAIR_WORDS = frozenset({"replacement", "replace", "repair", "fitting", "fit",
 _ASKS_PARTS = re.compile(r"\b(?:incl\w*|inc\.?|with|plus|and)\s+(?:the\s+|both\s+|all\s+|any\s+|new\s+)*parts?\b"
                          r"|\bparts?\s+(?:and\s+[a-z]+\s+)?(?:incl\w*|inc\.?|included)\b", re.IGNORECASE)
 # A part named after "including": "including the belt", "with a new igniter".
-_INCLUDING = re.compile(r"\b(?:incl\w*|inc\.?|with|plus)\s+(?:the\s+|a\s+|a\s+new\s+|new\s+)?([a-z][\w-]*)", re.IGNORECASE)
+_INCLUDING = re.compile(r"\b(?:incl\w*|inc\.?|with|plus)\s+(?:the\s+new\s+|a\s+new\s+|the\s+|a\s+|new\s+)?([a-z][\w-]*)",
+                        re.IGNORECASE)
+# A repair's line saying its part is in its price: "(battery included)", "incl. parts".
+_INCLUDED = re.compile(r"\bincl(?:uded|uding|\.|usive)?\b|\bwith\s+(?:the\s+)?parts?\b", re.IGNORECASE)
 # A repair asked in the question's words: "needs replacing", "replace", "repaired".
 _REPAIR_ASKED = re.compile(r"\b(?:replac\w*|repair\w*|fix\w*|fit(?:ted|ting)?|install\w*)\b", re.IGNORECASE)
 
@@ -38,15 +41,15 @@ def repair_parts(sentences: Sequence[str]) -> list[tuple[str, frozenset[str], st
     """(the repair's price, its part's label, the part's price) for each line of one price whose
     label is a repair's ("Dryer belt replacement: $129.00") when another line of one price is
     labelled by the rest of it ("Dryer belt: $28.00"): [("129.00", {"dryer", "belt"}, "28.00")]."""
-    priced = [(label_words(s), price) for s in sentences if (price := _one_price(s)) is not None]
+    priced = [(label_words(s), price, s) for s in sentences if (price := _one_price(s)) is not None]
     out = []
-    for label, price in priced:
+    for label, price, sentence in priced:
         core = label - _REPAIR_WORDS
-        if core == label or not core:
-            continue
-        part = next((p for other, p in priced if other == core), None)
-        if part is not None:
-            out.append((price, core, part))
+        if core == label or not core or _INCLUDED.search(sentence):
+            continue  # ("Battery replacement: $15.00 (battery included)": its part is in it, review)
+        parts = [p for other, p, _ in priced if other == core]
+        if len(parts) == 1:  # (one line of that name: not "SSD 1TB: $85" beside "SSD: $65", review)
+            out.append((price, core, parts[0]))
     return out
 
 
@@ -78,14 +81,27 @@ def asked_repairs(question: str, sentences: Sequence[str]) -> list[str]:
     belt": ["129.00"]); [] otherwise."""
     if not asks_repair_with_parts(question, sentences):
         return []
-    asked = norm_words(question)
-    return [repair for repair, core, _ in repair_parts(sentences) if core <= asked]
+    return [repair for repair, core, _ in repair_parts(sentences) if _repair_named(question, core)]
 
 
 def asks_repair_with_parts(question: str, sentences: Sequence[str]) -> bool:
     """Whether `question` asks a repair the passages price apart from its part, with the part
     ("how much for a dryer belt replacement including the belt?"): the calculator is planned."""
     parts = repair_parts(sentences)
-    asked = norm_words(question)
-    return bool(parts) and asks_parts(question, parts) and any(
-        core <= asked for _, core, _ in parts) and (_REPAIR_ASKED.search(question) is not None)
+    return bool(parts) and asks_parts(question, parts) and any(_repair_named(question, core) for _, core, _ in parts)
+
+
+# How many words apart a part's name and a word of repairing may stand for the question to ask that repair.
+_REPAIR_REACH = 4
+
+
+def _repair_named(question: str, core: frozenset[str]) -> bool:
+    """Whether `question` asks the repair of the part named `core`: every word of it, and a word of
+    repairing ("replacement", "replacing", "fix") within _REPAIR_REACH words of one of them ("screen
+    replacement including the screen" asks no battery's: "My battery is fine", review)."""
+    words = re.findall(r"[A-Za-z][\w'-]*", question)
+    if not core <= norm_words(question):
+        return False
+    at = [i for i, w in enumerate(words) if norm_words(w) & core]
+    repairs = [i for i, w in enumerate(words) if _REPAIR_ASKED.fullmatch(w) or norm_words(w) & _REPAIR_WORDS]
+    return any(abs(i - j) <= _REPAIR_REACH for i in at for j in repairs)

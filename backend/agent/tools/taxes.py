@@ -21,7 +21,9 @@ TAX_WORD = r"(?:vat|hst|gst|pst|qst|sales\s+tax|tax(?:es)?)"  # a sales tax's na
 _TAX = TAX_WORD
 _WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|include|plus|after)|\bw/)\s*(?:the\s+|all\s+)?{_TAX}\b"
                        # "with part and HST", "including both parts and HST" (blind set 88, read after its runs)
-                       rf"|\b(?:with|incl(?:uding|\.)?|inc\.?)\s+(?:the\s+|both\s+)?(?:[a-z]+\s+){{1,2}}and\s+(?:the\s+)?{_TAX}\b"
+                       # (the tax last of the clause: not "with my wife and tax advisor", "and tax-free", review)
+                       rf"|\b(?:with|incl(?:uding|\.)?|inc\.?)\s+(?:the\s+|both\s+)?(?:[a-z]+\s+){{1,2}}and\s+(?:the\s+)?{_TAX}"
+                       rf"(?![\w-])(?=\s*(?:[?.!,;]|$|please\b|pls\b|thanks\b))"
                        rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b", re.IGNORECASE)
 _WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre|not\s+incl(?:uding|\.)?|not\s+inc\.?)"
                           rf"[\s-]+(?:the\s+)?(?:[a-z]+\s+(?:and|&)\s+)?{_TAX}\b|\b{_TAX}\s+(?:not\s+included|excluded)\b",

@@ -229,6 +229,15 @@ def test_readings_of_blind_sets_87_and_88():
             "Inflatables take around 24 hours to reach temperature.\n")
     assert first("how much is an inflatable tub for the weekend plus 2 bathrobes?", tubs) == 177
     assert first("how much is a hardshell tub for the weekend plus 2 bathrobes?", tubs) == 307
+    # (not the tax of things listed, review: "How much is the VAT on ..." was their total)
+    cakes = "CAKES\nVictoria sponge: £28\nChocolate fudge cake: £35\n\nAll prices include VAT at 20%.\n"
+    assert first("how much is a victoria sponge plus a chocolate fudge cake?", cakes) == 63
+    from backend.agent.tools.calculator import evaluate
+    from backend.agent.tools.expressions import candidate_expressions
+
+    from .test_expressions import result
+    assert 63 not in [evaluate(e).q for e in candidate_expressions(
+        "How much is the VAT on a victoria sponge plus a chocolate fudge cake?", [result(cakes)], None, evaluate)]
     # a senior's age in brackets counts nothing: "Im a senior (68)" was 28.00 * 68
     from backend.agent.party import given_ages
     assert given_ages("Im a senior (68), my dryer belt snapped") == ["68"]

@@ -1,8 +1,9 @@
-"""Deposits (issue 15): the share of the bill a deposit is, when the question asks it ("A 25%
-deposit is taken at booking"), and what is left to pay when the question says it paid the deposit
-("I already paid the deposit. How much do I still owe on the day?" over "A witnessed cremation needs
-a £50 deposit when booked, which is deducted from the final bill": the bill less 50). Only numbers
-and words are read from the passages (untrusted data).
+"""Deposits (issue 15): the deposit a question asks, read from the clause of the passages that
+takes it (asked_deposit: a share of the bill, at least a minimum, due over an amount, of the taxed
+total; "A 25% deposit is taken at booking"), and what is left to pay when the question says it paid
+the deposit ("I already paid the deposit. How much do I still owe on the day?" over "A witnessed
+cremation needs a £50 deposit when booked, which is deducted from the final bill": the bill less 50).
+Only numbers and words are read from the passages (untrusted data).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import SIGNED_PRICE
 from backend.agent.tools.basket import counts_of, norm_words
-from backend.agent.tools.pricing import PRICE
+from backend.agent.tools.headings import label_words
 from backend.agent.tools.refunds import asks_refund
 from backend.agent.tools.sentences import sentence_scores
 from backend.agent.tools.taxes import TAX_WORD
@@ -118,11 +119,10 @@ def asked_deposit(question: str, sentences: Sequence[tuple[str, str]],
     if ASKS_DEPOSIT.search(question) is None or asks_refund(question) or PAID_DEPOSIT.search(question):
         return None
     asked = norm_words(question)
-    labels = {h: set() for h, _ in sentences}
-    for heading, sentence in sentences:
-        first = PRICE.search(sentence)
-        if first is not None and "deposit" not in sentence.lower():  # (the things priced: "Full regulation: $495")
-            labels[heading] |= norm_words(sentence[:first.start()])
+    labels: dict[str, set[str]] = {h: set() for h, _ in sentences}
+    for heading, sentence in sentences:  # (the things priced: "Full regulation: $495")
+        if "deposit" not in sentence.lower():
+            labels[heading] |= label_words(sentence)
     named = {h for h, words in labels.items() if words & asked}
     priced = set().union(*labels.values()) if labels else set()
     held = _HELD.search(question) is not None

@@ -52,7 +52,7 @@ from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import NUMBER_RE, SIGNED_PRICE, with_digits, without_pictographs
 from backend.agent.operations import asks_amount, asks_difference, asks_how_many, asks_saving
-from backend.agent.party import HALVES_WRITTEN, group_size, people_sharing
+from backend.agent.party import HALVES_WRITTEN, people_sharing
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import travel_charge, within_free_distance
@@ -60,7 +60,7 @@ from backend.agent.tools.bands import volume_discount
 from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import named_by_two, with_label_verbs
 from backend.agent.tools.identifiers import as_written_kinds, names_another, without_names
-from backend.agent.tools.basket import basket_expression, counts_of
+from backend.agent.tools.basket import basket_expression
 from backend.agent.tools.completeness import ASKS_TRAVEL, complete, stated_amounts
 from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
                                           without_paid_deposit)
@@ -73,11 +73,11 @@ from backend.agent.tools.plausible import plausible
 from backend.agent.tools.parts import asked_repairs, with_parts
 from backend.agent.tools.plans import over_plan
 from backend.agent.tools.refunds import late_cancellation, refund_expression
-from backend.agent.tools.pricing import (PEOPLE_STEMS, in_major_units, PRICE, listed_prices, of_asked_document, of_named_documents,
-                                         reached, surcharged, without_amount)
+from backend.agent.tools.pricing import (count_per, in_major_units, PRICE, listed_prices, of_asked_document,
+                                         of_named_documents, reached, surcharged, without_amount)
 from backend.agent.tools.minimums import with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
-from backend.agent.tools.sentences import section_headings, stems, with_answers
+from backend.agent.tools.sentences import section_headings, with_answers
 from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, included_rate, names_tax
 from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
 from backend.agent.tools.fact_expressions import (MONEY_BEFORE, as_written, prices_in, sentence_candidates,
@@ -414,12 +414,12 @@ def _deposit_candidates(question: str, deposit: AskedDeposit, results: Sequence[
     if deposit.share is not None:
         share = [f"({e}) * {deposit.share} / 100" for e in bill]
         return valid_expressions([f"max({deposit.least}, {e})" for e in share] if deposit.least else share, evaluate)
-    # (per person: the party, "8 people", "6 of us"; else the count of what it is per, "2 paddleboards")
-    party = group_size(question) if deposit.per and stems(deposit.per) & PEOPLE_STEMS else None
-    count = party or (next(iter(counts_of(question, deposit.per)), None) if deposit.per else None)
+    # (per person: the party, "8 people", "6 of us"; else the count of what it is per, as pricing.count_per reads
+    # "£50 per board"; a word ending in it too, "2 paddleboards")
+    count = count_per(question, f"${deposit.amount} per {deposit.per}", deposit.amount) if deposit.per else None
     ending = re.search(rf"(?<![\w.])([0-9]+)\s+[a-z-]*{re.escape(deposit.per)}s?\b", with_digits(question),
                        re.IGNORECASE) if deposit.per and count is None else None
-    count = ending.group(1) if ending else count  # ("£50 deposit per board" for "2 paddleboards")
+    count = ending.group(1) if ending else count
     return valid_expressions([f"{deposit.amount} * {count}" if count else deposit.amount], evaluate)
 
 

@@ -13,6 +13,7 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
+from backend.agent.numerals import expression_figures
 from backend.agent.tools.basket import norm_words
 from backend.agent.tools.headings import label_words
 from backend.agent.tools.pricing import PRICE
@@ -69,10 +70,9 @@ def with_parts(question: str, expression: str, sentences: Sequence[str]) -> str 
     parts = repair_parts(sentences)
     if not parts or not asks_parts(question, parts):
         return None
-    held = {Fraction(f) for f in re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)}
+    held = {Fraction(f) for f in expression_figures(expression)}
     added = [part for repair, _, part in parts if Fraction(repair) in held and Fraction(part) not in held]
-    return " + ".join([f"({expression})" if "*" in expression or "-" in expression else expression] + added) \
-        if added else None
+    return " + ".join([expression] + added) if added else None
 
 
 def asked_repairs(question: str, sentences: Sequence[str]) -> list[str]:

@@ -25,7 +25,7 @@ from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.parts import asks_repair_with_parts
 from backend.agent.tools.pricing import of_named_documents, priced_per_count, prices_counted_thing
 from backend.agent.tools.segmentation import text_sentences
-from backend.agent.tools.sentences import rank_sentences
+from backend.agent.tools.sentences import rank_sentences, section_headings
 from backend.agent.tools.taxes import claimed_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.visits import visit_charge, zone_charge
@@ -168,7 +168,9 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
             return True
         if money and any(priced_per_count(text, s) or prices_counted_thing(text, s) for s in sentences):
             return True  # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"
-        if listed and mentioned_total(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs})):
+        # (each line with the section heading over it, as the candidates read them: "INFLATABLE TUBS")
+        sections = dict(zip(sentences, section_headings(pairs)))
+        if listed and mentioned_total(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs}), sections):
             return True
         # "What's the price difference between the Ninja Obstacle Course and the Little Jester?"
         if asks_difference(text) and mentioned_difference(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs})):

@@ -119,7 +119,7 @@ def with_label_verbs(question: str, sentences: Sequence[str]) -> str:
     firsts = {label.split()[0].lower() for sentence in sentences if (first := PRICE.search(sentence)) is not None
               for label in [re.sub(r"^[\s*•-]+", "", sentence[:first.start()])] if label.split()}
     written = {w.lower() for sentence in sentences for w in re.findall(r"[A-Za-z]+", sentence)}
-    verbs = {form: verb for verb in firsts if verb.isalpha() and len(verb) >= 3 for form in _forms(verb)
+    verbs = {form: verb for verb in firsts if verb.isalpha() for form in _forms(verb)
              if form not in written}
     if not verbs:
         return question

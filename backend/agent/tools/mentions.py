@@ -31,6 +31,7 @@ from backend.agent.tools.headings import GENERIC_HEADING
 from backend.agent.tools.minimums import is_minimum
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
 from backend.agent.tools.sentences import content_words
+from backend.agent.tools.taxes import TAX_WORD
 from backend.agent.tools.units import TIME_UNITS, is_unit
 
 # A price's unit right after it: "£60 per hour", "$8 per person", "£12 each".
@@ -260,7 +261,7 @@ def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str
 # A price asked of things named: "how much is an inflatable tub for the weekend plus 2 bathrobes?", "Price for a
 # hardshell hot tub for a full week plus 2 extra nights please".
 _PRICE_OF = re.compile(r"\bhow\s+much\s+(?:is|are|would\s+be|will\s+be)\s+(?:an?\s+|the\s+|[0-9]+\s+)"
-                       r"(?!(?:vat|tax|gst|hst|pst|qst|deposit|discount|saving|surcharge|fee)\b)"
+                       rf"(?!(?:{TAX_WORD}|deposit|discount|saving|surcharge|fee)\b)"
                        r"|^\s*(?:price|cost|quote)\s+(?:for|of)\b", re.IGNORECASE)
 
 

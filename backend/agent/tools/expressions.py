@@ -399,14 +399,16 @@ def _deposit_candidates(question: str, deposit: AskedDeposit, results: Sequence[
         bill = [stated.group(1).replace(",", "")]
     elif deposit.share is None and deposit.over is None:
         bill = []
-    else:  # (or the one line naming the thing asked, with one price: "Full regulation: $495" for "the deposit for a
+    else:
+        bill = candidate_expressions(whole, results, embed, evaluate)
+    if not bill and (deposit.share is not None or deposit.over is not None):
+        # (or the one line naming the thing asked, with one price: "Full regulation: $495" for "the deposit for a
         # full regulation"; not "Celebration cake: 8-inch $48, 10-inch $62" for a 10 inch one)
         named = [s for s in named_by_two(whole, [s for _, s in sentences]) if len(prices_in(s)) == 1]
-        bill = candidate_expressions(whole, results, embed, evaluate) or (
-            valid_expressions(prices_in(named[0]), evaluate) if len(named) == 1 else [])
+        bill = valid_expressions(prices_in(named[0]), evaluate) if len(named) == 1 else []
     if deposit.over is not None:  # ("Orders over £100 require a 50% deposit": simple set 65)
         bound = Fraction(deposit.over)
-        bill = [e for e in bill if evaluate(e).q > bound or (deposit.inclusive and evaluate(e).q == bound)]
+        bill = [e for e in bill if (value := evaluate(e).q) > bound or (deposit.inclusive and value == bound)]
         if not bill and deposit.otherwise is not None:  # ("A £50 deposit ...; hires over £500 need a 20% deposit")
             return _deposit_candidates(question, deposit.otherwise, results, sentences, embed, evaluate)
         if not bill:

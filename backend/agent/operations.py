@@ -421,7 +421,10 @@ _PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?
                           r"(?:charge|fee|cost|price|fare|bill|total)\b(?!\s+(?:number|count|amount\s+of\s+(?!money)))|\bwhat\s+will\s+(?:my|our|the)\s+bill\b"
                           r"|\bwhat(?:'s|s|\s+is)\s+(?:that|it)\s+(?:per|a|for\s+each)\s+(?:person|head)\b"
                           # "whats the final amount?", "the amount due" (blind set 79)
-                          r"|\b(?:final|total|full|overall)\s+amount\b|\bamount\s+(?:due|owed|payable|to\s+pay|charged)\b", _FLAGS)
+                          r"|\b(?:final|total|full|overall)\s+amount\b|\bamount\s+(?:due|owed|payable|to\s+pay|charged)\b"
+                          # "what's a basic service call plus the travel charge, before HST?", "what's that before tax?"
+                          r"|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\b[^?.!]{0,80}?\b(?:before|excluding|ex|pre)[\s-]+"
+                          r"(?:the\s+)?(?:tax|taxes|hst|gst|vat|sales\s+tax)\b", _FLAGS)
 
 
 def asks_price(text: str) -> bool:

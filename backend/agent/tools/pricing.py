@@ -24,10 +24,10 @@ from backend.agent.party import group_size
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.basket import TABLE_ROW, basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
-from backend.agent.tools.discounts import counted, least_count_met, least_group, least_spend
+from backend.agent.tools.discounts import counted, headed_surcharges, least_count_met, least_group, least_spend
 from backend.agent.tools.passages import document_name, read_passages
 from backend.agent.tools.segmentation import text_sentences
-from backend.agent.tools.sentences import rank_sentences, stems, with_answers
+from backend.agent.tools.sentences import rank_sentences, section_headings, stems, with_answers
 
 # A price: after a currency sign or before a currency's name.
 PRICE = re.compile(rf"{SIGNED_PRICE}|(?<![0-9,.]){AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
@@ -169,9 +169,11 @@ def of_asked_document(question: str, results: Sequence[str], named: Sequence[str
     # "riverside_yoga_prices.txt" and "riverside_yoga_offers.txt")
     own = _name_words(shared[0][1])
     business = {name for name in documents if name == shared[0][1] or own & _name_words(name)}
+    # (read as the calculator reads them: a surcharges heading's rows too)
     chosen = {s for label, text in (p for result in results for p in read_passages(result))
               if document_name(label) in business
-              for _, s in with_answers(in_major_units(text_sentences(text, label)))}
+              for pairs in [with_answers(in_major_units(text_sentences(text, label)))]
+              for _, s in pairs + headed_surcharges(pairs, section_headings(pairs))}
     kept = [s for s in named if s in chosen]
     return kept or list(named)
 

@@ -396,10 +396,18 @@ _RULE_LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:[-_=–—][ \t]*){3,}(?=(?:f
                           re.IGNORECASE)
 
 
+# A long run of dots (five or more) before a value in words: "Zone A - Ottawa inside the Greenbelt ...... no charge",
+# "Steps and safety rail ....... free with hardshell tubs" (an ellipsis in prose is three or four). Read as an
+# ellipsis, the value began the next row's sentence ("no charge Zone B - Kanata ...: $25.00", blind set 88, read).
+_WORD_LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:\.[ \t]*){5,}([A-Za-z][^\n]*?)[ \t]*$", re.MULTILINE)
+
+
 def without_leaders(text: str) -> str:
     """`text` with each run of dot leaders (_LEADER) or of dashes (_RULE_LEADER) written ": " ("Classic
     manicure ... $48" reads "Classic manicure: $48")."""
-    return _RULE_LEADER.sub(": ", _LEADER.sub(": ", text))
+    text = _RULE_LEADER.sub(": ", _LEADER.sub(": ", text))
+    # (a row of its own, ended: "Zone A - Ottawa inside the Greenbelt: no charge.")
+    return _WORD_LEADER.sub(lambda m: f": {m.group(1)}" + ("" if m.group(1)[-1] in ".!?" else "."), text)
 
 
 _UNDERLINE = re.compile(r"^[ \t]*(?:={3,}|-{3,})[ \t]*$", re.MULTILINE)

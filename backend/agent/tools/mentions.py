@@ -46,7 +46,14 @@ _ASKING_WORDS = frozenset({"price", "prices", "pricing"})
 def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str] = (),
                     joined: re.Pattern[str] | None = None,
                     sections: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
-    """(count, price) for each price of `sentences` whose thing the question names without a count
+    """(count, price) of each thing `question` names (_mentioned_lines, whose docstring says how)."""
+    return [(count, price) for count, price, _ in _mentioned_lines(question, sentences, names, joined, sections)]
+
+
+def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[str] = (),
+                     joined: re.Pattern[str] | None = None,
+                     sections: Mapping[str, str] | None = None) -> list[tuple[str, str, str]]:
+    """(count, price, its sentence) for each price of `sentences` whose thing the question names without a count
     of its own before it or with one ("a midi skip plus a road permit" over "Midi skip (4 yard):
     £210 ... Road permit ...: £45" -> [("1", "210"), ("1", "45")]; "2 tyres" over "a tyre at £12
     each" -> ("2", "12")): a price is named when every word right before it (thing_words) is one
@@ -162,7 +169,7 @@ def mentioned_items(question: str, sentences: Sequence[str], names: Sequence[str
         if own <= banded and held_counts(question, sentence, lot=True):
             counts = ["1"]  # a band's row prices the lot: "15 panels" over "11 - 20 panels: A$160" is one job
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
-        items.append((counts[0] if counts else per or "1", price))
+        items.append((counts[0] if counts else per or "1", price, sentence))
     return items
 
 
@@ -258,6 +265,22 @@ def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str
         return None
     items = mentioned_items(question, sentences, names, sections=sections)
     return " + ".join(price if count == "1" else f"{count} * {price}" for count, price in items) or None
+
+
+def mentioned_apart(question: str, sentences: Sequence[str], names: Sequence[str], sections: Mapping[str, str],
+                    excluded: set[str]) -> tuple[str, str] | None:
+    """The total mentioned_total reads, in two: the things a discount is given on, and those it is not
+    (`excluded`: discounts.excluded_from's words, {"add", "on", "delivery"}), which their own words or
+    their section heading name ("LED mood lighting: £10" under "ADD-ONS"): ("265", "10 + 15").
+    None when it reads no total, or no thing is excluded, or every one is."""
+    if mentioned_total(question, sentences, names, sections) is None:
+        return None
+    kept, apart = [], []
+    for count, price, sentence in _mentioned_lines(question, sentences, names, sections=sections):
+        term = price if count == "1" else f"{count} * {price}"
+        words = norm_words(sentence.split(":")[0]) | norm_words(sections.get(sentence, ""))
+        (apart if words & excluded else kept).append(term)
+    return (" + ".join(kept), " + ".join(apart)) if kept and apart else None
 
 
 # A price asked of things named: "how much is an inflatable tub for the weekend plus 2 bathrobes?", "Price for a

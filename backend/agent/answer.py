@@ -29,8 +29,10 @@ from backend.agent.workings import escaped, occurs, workings
 from backend.agent.operations import asks_amount, asks_cost, asks_bill_total, asks_difference, asks_how_many, numbers_beyond
 from backend.generator import ChatMessage
 
-# The answer step after tool results: any text whose first character that is not a space is not "<".
-ANSWER_PATTERN = r"\s*[^<\s][\s\S]*"
+# The answer step after tool results: any text whose first character that is not a space is not "<", and
+# with no tag of the tool protocol anywhere ("<" is never followed by "t" or "/"; "<12" and "a < b" are kept).
+# SmolLM2-135M repeated its <tool_response> block, at the start and after "The result: " (new-user pass).
+ANSWER_PATTERN = r"\s*[^<\s](?:[^<]|<[^<t/])*<?"
 # The answer after a result it must state (ToolSpec.stated_result: the calculator's value): one
 # sentence that holds that number within its first 160 characters, as a number of its own (a
 # space, bracket, quote, colon or currency sign right before it, no digit or separator after it; a negative value with its minus sign;

@@ -64,14 +64,16 @@ class Outcome:
         return {"content": self.content, "summary": self.summary, "sources": list(self.sources), "data": self.data}
 
 
-def default_context(user_id: str, conversation_id: str, run_id: str, key: str, zone: str | None = None) -> Any:
-    """A tool call's ToolContext: now in UTC, `zone` the person's time zone (None: UTC)."""
+def default_context(user_id: str, conversation_id: str, run_id: str, key: str, zone: str | None = None,
+                    request: str = "") -> Any:
+    """A tool call's ToolContext: now in UTC, `zone` the person's time zone (None: UTC), `request`
+    the id of the person's message the run answers."""
     from datetime import datetime, timezone
 
     from backend.agent.tools import ToolContext  # the tools' own module (issue 15)
 
     return ToolContext(user_id=user_id, conversation_id=conversation_id, run_id=run_id, idempotency_key=key,
-                       now=datetime.now(timezone.utc), timezone=zone or "UTC")
+                       now=datetime.now(timezone.utc), timezone=zone or "UTC", request_id=request)
 
 
 class ToolSteps:

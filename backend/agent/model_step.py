@@ -135,6 +135,14 @@ class ModelSteps:
                 # 200-character query); the run's token budget still bounds it.
                 room = max(1, min(max(params.max_tokens, CALL_MAX_TOKENS), meter.tokens_left()))
                 step_params = replace(step_params, temperature=0.0, max_tokens=room)
+        # The step's prompt must fit what the run's token budget has left, with a token to write: else the run ends
+        # on its budget before the step (new-user pass: a run of 50 tokens answered with 1,354).
+        needed = await asyncio.to_thread(self._prompt_tokens, prompt, functions)
+        if needed + 1 > meter.tokens_left():
+            await asyncio.to_thread(self.records.end_step, run_id, index, "stopped", "", (time.monotonic() - t0) * 1000, 0)
+            self.emit(AgentStepEvent(message_id, run_id, index, "model", "stopped", ""))
+            return ModelOutcome("budget", "", None, meter.ending(LIMIT_TOKENS))
+        step_params = replace(step_params, max_tokens=max(1, min(step_params.max_tokens, meter.tokens_left() - needed)))
         if functions or (step_params.structured_output is not None and step_params.structured_output.regex != ANSWER_PATTERN):
             # a step that may write a call (every step under the "auto" policy), or an answer bound to state a
             # value: no penalty on repeating (a call's quotes and an expression's digits are no repetition); the
@@ -274,6 +282,14 @@ class ModelSteps:
             # Cut by the tokens the run's budget had left, not by the reply's length: the budget's ending.
             return ModelOutcome("budget", "".join(content), None, meter.ending(LIMIT_TOKENS))
         return ModelOutcome(state["status"], "".join(content) if calls is None else "", calls)
+
+    def _prompt_tokens(self, messages: Sequence[ChatMessage], functions: Sequence[ToolFunction]) -> int:
+        """The step's prompt tokens as the generator counts them (0 when it cannot: the engine then
+        refuses a prompt too long as it would). Sync (it tokenizes): run it in a worker thread."""
+        try:
+            return int(self.generator.count_prompt_tokens(messages, functions))
+        except Exception:
+            return 0
 
     def _cut_step_tokens(self, messages: Sequence[ChatMessage], functions: Sequence[ToolFunction],
                          text: str) -> tuple[int, int]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Collection, Sequence
 
 from backend import tracing
-from backend.agent.budget import LIMIT_WALL_TIME, BudgetMeter, Budget
+from backend.agent.budget import LIMIT_STEPS, LIMIT_TOOL_CALLS, LIMIT_WALL_TIME, BudgetMeter, Budget
 from backend.agent.calls import ToolSpecLike, ToolSteps, default_context
 from backend.agent.deadline import STOPPED_ENDING, in_worker
 from backend.agent.events import AgentStepEvent, StepLog
@@ -114,6 +114,7 @@ class AgentRunner:
         self.policy = policy
         self.user_text = user_text
         self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
+        self.left_out: str | None = None  # the latest plan's: the tools its budget had no room for, as its ending says
         self._tool_steps = ToolSteps(self.tools, self.allowed, self._intended, records, make_context, self._emit)
         self._model = ModelSteps(generator, self.tools, self.functions, records, self._emit,
                                  quote_facts=policy == POLICY_PLANNED)
@@ -139,6 +140,7 @@ class AgentRunner:
         Never raises for a tool's or the model's failure: the run ends "error" (stored)."""
         run_id = await asyncio.to_thread(self.records.start_run, conversation_id, user_id, message_id, run_id)
         meter = self.meter = BudgetMeter(self.budget, self.clock)
+        self.left_out = None
         started = time.monotonic()
         result = RunResult(run_id, "error", "", "the run failed")
         try:
@@ -200,6 +202,8 @@ class AgentRunner:
                               else model.reason or "the model failed")
                     return RunResult(run_id, model.status, model.content, ending, sources)  # error: a bad block
                 if model.calls is None:
+                    if self.left_out is not None:  # answered without the tools the budget had no room for
+                        return RunResult(run_id, "budget", model.content, self.left_out, sources)
                     return RunResult(run_id, "done", model.content, None, sources)
                 calls = model.calls
                 index += 1
@@ -239,6 +243,11 @@ class AgentRunner:
                 break
             plan.append(name)
             steps += cost
+        # the tools the budget left no room for: the answer is given without them, and its ending says so
+        left = chosen[len(plan):]
+        if left:
+            limit = LIMIT_TOOL_CALLS if len(plan) == self.budget.max_tool_calls else LIMIT_STEPS
+            self.left_out = f"{BudgetMeter(self.budget).ending(limit)} before {', '.join(left)} could run"
         self.records.store_plan(run_id, plan)
         return plan
 

@@ -100,7 +100,8 @@ class AgentTurns:
         return AgentRunner(self._generator, specs, allowed, self.records,
                            budget_of(settings, reply.turn.agent_budget),  # the conversation's, capped
                            clock=self._clock, publish=reply.publish_step, step_log=reply.steps,
-                           make_context=partial(default_context, zone=zone),
+                           make_context=partial(default_context, zone=zone,
+                                                request=getattr(reply.turn, "user_message_id", "") or ""),
                            policy=settings.agent_policy, user_text=asked)
 
     async def run(self, reply: LiveReply, runner: AgentRunner) -> Ending:
@@ -123,6 +124,10 @@ class AgentTurns:
             # a follow-up ("and for 6?") is asked of the run as the whole question it asks (runner_for),
             # fitted to the window as such
             turn.messages = turn.messages[:-1] + [replace(turn.messages[-1], content=runner.user_text)]
+        # the earlier answers without their citations: the model copied "From notes.txt: ... [1]" into an answer of
+        # a turn that searched nothing (new-user pass), a citation of no passage
+        turn.messages = [replace(m, content=uncited(m.content)) if m.role == "assistant" and i < len(turn.messages) - 1
+                         else m for i, m in enumerate(turn.messages)]
         restated = await asyncio.to_thread(count_text, self._generator, runner.user_text or turn.user_text)
         reserve += restated
         with tracing.span("agent.prompt_fit", planned_messages=len(turn.messages)) as span:
@@ -200,6 +205,16 @@ class AgentTurns:
 
 # A citation marker of an answer: "[2]", "[1, 3]".
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+# The program's quote of a passage: "From pricelist.md: " before the sentence.
+_QUOTED_FROM = re.compile(r"^From [^\n:]{1,120}: ")
+
+
+def uncited(answer: str) -> str:
+    """An earlier answer as the next prompt holds it: without its citation markers ("[2]") and the
+    "From <document>: " a quote opens with (the sources it cited are not in that prompt)."""
+    return _CITATION.sub("", _QUOTED_FROM.sub("", answer)).replace(" .", ".").strip()
 
 
 def cited_sources(sources: Sequence[Any], answer: str) -> list[Any]:

@@ -275,3 +275,22 @@ def test_an_answer_the_program_wrote_has_its_total_time_in_the_done_the_row_the_
         ("crescent_e2e_request_latency_seconds_count", ())] and v, what="the run's e2e observation")
     assert e2e[("crescent_e2e_request_latency_seconds_count", ())] == 1
     assert e2e[("crescent_e2e_request_latency_seconds_sum", ())] == pytest.approx(total_ms / 1000.0)
+
+
+def test_the_next_turn_reads_earlier_answers_without_their_citations(client, fake):
+    # New-user pass: with "From pricelist.md: ... [1]" in the conversation, the model answered a turn that searched
+    # nothing with "From notes.txt: This is a special command ... [1]", citing a passage that was never read.
+    from backend.chat.agent_turn import uncited
+
+    assert uncited("From notes_plain.txt: Our head baker is Marta Kowalczyk. [1]") == "Our head baker is Marta Kowalczyk."
+    assert uncited("That comes to £9: 2 * 4.50 = 9, from your documents [1].") == (
+        "That comes to £9: 2 * 4.50 = 9, from your documents.")
+    fake.replies = [["From pricelist.md: Sourdough loaf: £4.50 each [1]"], ["Hi!"]]
+    conversation_id = tools_on(client, sign_up(client, "alice"), policy="planned")
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "Hello there")
+        assert until_done(ws)[-1]["content"] == "From pricelist.md: Sourdough loaf: £4.50 each [1]"
+        send(ws, conversation_id, "Thanks, and how are you?")
+        until_done(ws)
+    earlier = [m.content for m in fake.requests[-1][1] if m.role == "assistant"]
+    assert earlier == ["Sourdough loaf: £4.50 each"]

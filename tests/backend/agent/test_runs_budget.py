@@ -35,11 +35,23 @@ async def test_the_tool_calls_budget_stops_before_the_call_past_it(make_runner, 
 
 async def test_the_tokens_budget_ends_the_run_and_caps_each_step(make_runner, turn, stop, tools):
     generator = ScriptedGenerator([[ADD], [ADD], ["x"]], prompt_tokens=10, tokens_per_piece=20)
-    result = await go(make_runner(generator, budget=Budget(max_tokens=40)), turn, stop)
+    result = await go(make_runner(generator, budget=Budget(max_tokens=45)), turn, stop)
     assert result.status == "budget"
-    assert result.ending == "the token limit of the run (40) was reached"
+    assert result.ending == "the token limit of the run (45) was reached"
     assert len(generator.calls) == 2
-    assert generator.calls[1].params.max_tokens == 10  # 40 - (10 + 20) left
+    assert generator.calls[1].params.max_tokens == 5  # 45 - (10 + 20) left, less the step's prompt of 10
+
+
+async def test_a_step_whose_prompt_does_not_fit_the_tokens_left_is_not_run(make_runner, turn, stop, tools):
+    # New-user pass: a run of 50 tokens answered with 1,354 (the prompt alone was over the budget).
+    generator = ScriptedGenerator([[ADD], ["x"]], prompt_tokens=30, tokens_per_piece=20)
+    result = await go(make_runner(generator, budget=Budget(max_tokens=30)), turn, stop)
+    assert (result.status, result.ending) == ("budget", "the token limit of the run (30) was reached")
+    assert generator.calls == [] and result.used["tokens"] == 0
+    # one that fits runs with the tokens left after its prompt
+    generator = ScriptedGenerator([["The answer."]], prompt_tokens=30, tokens_per_piece=1)
+    result = await go(make_runner(generator, budget=Budget(max_tokens=31)), turn, stop)
+    assert len(generator.calls) == 1 and generator.calls[0].params.max_tokens == 1
 
 
 async def test_the_wall_time_budget_ends_the_run(make_runner, turn, stop, tools):
@@ -78,9 +90,9 @@ async def test_an_answer_cut_by_the_tokens_the_budget_left_ends_on_the_budget(ma
     # New-user run (2026-12-02): a conversation's token limit of 1 showed "The" as a complete answer.
     generator = ScriptedGenerator([["The ", "answer ", "is ", "five."]], prompt_tokens=10, tokens_per_piece=5,
                                   honour_max_tokens=True)
-    result = await go(make_runner(generator, budget=Budget(max_tokens=12)), turn, stop)
-    assert generator.calls[0].params.max_tokens == 12  # the tokens left, below the reply's 100
-    assert (result.status, result.ending) == ("budget", "the token limit of the run (12) was reached")
+    result = await go(make_runner(generator, budget=Budget(max_tokens=22)), turn, stop)
+    assert generator.calls[0].params.max_tokens == 12  # the tokens left after the prompt's 10, below the reply's 100
+    assert (result.status, result.ending) == ("budget", "the token limit of the run (22) was reached")
     assert result.text == "The answer " and records.run(result.run_id).status == "budget"
 
 

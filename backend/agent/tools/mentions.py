@@ -116,7 +116,9 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
             read.append((own | row - _NO_THING if row else own, naming, every, m, sentence, section))
     if banded:
         read = [r for r in read if not r[0] <= banded or held_counts(question, r[4][:r[3].start()])]
-    naming_prices = Counter(word for _, naming, _, _, _, _ in read for word in naming)
+    # (a row under a section heading is a price of what the heading names: "Up to 5 kg £145" under "INDIVIDUAL
+    # CREMATION" is one, so "cremation" alone names no "Rearranging a witnessed cremation ...: £25 fee", simple set 72)
+    naming_prices = Counter(word for _, naming, _, _, _, section in read for word in naming | section)
     # (span of the question naming it, its words named, own words, every word named, price, text after it)
     found: list[tuple[tuple[int, int], set[str], set[str], set[str], str, str]] = []
     for own, naming, every, m, sentence, section in read:

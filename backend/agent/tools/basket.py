@@ -21,6 +21,7 @@ from backend.agent.operations import asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import asks_share_per_person, named_children, without_ages
 from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band
 from backend.agent.tools.sentences import content_words, stem_of, stems
+from backend.agent.tools.taxes import TAX_WORD
 from backend.agent.tools.units import is_unit
 
 # The most things a basket holds (each is a product in the expression).
@@ -47,6 +48,12 @@ _SAME = {"kid": "child", "children": "child", "youngster": "child", "boy": "chil
 _BLACK_WHITE = re.compile(r"(?<![a-z])b\s?[&/]\s?w(?![a-z])", re.IGNORECASE)
 # "black and white", "black & white", "B&W": one name, not two things listed.
 _BLACK_AND_WHITE = re.compile(r"\bblack\s*(?:and|&|/)\s*white\b|(?<![a-z])b\s?[&/]\s?w(?![a-z])", re.IGNORECASE)
+
+
+# The words before an amount that make it a bound, no price: "Delivery is free for orders over £50" (new-user pass:
+# "3 baguettes ... plus VAT and delivery" was 3 * 2.10 + 50), "spend at least $100".
+THRESHOLD_BEFORE = re.compile(r"\b(?:over|above|more\s+than|under|below|less\s+than|at\s+least|up\s+to|exceeding|"
+                              r"minimum\s+(?:of\s+)?|spend(?:ing)?)\s*$", re.IGNORECASE)
 
 
 def singular(word: str) -> str:
@@ -113,6 +120,18 @@ _OCCASION = re.compile(r"(?:visit|trip|session|appointment|booking|time|go)(?:\s
 _PAIRS_OF = re.compile(r"^pairs?\s+(?:of\s+)?(?=\S)", re.IGNORECASE)
 
 
+def _one_more(text: str, at: int) -> re.Match[str] | None:
+    """The thing listed right after `at` with no count (_ONE_MORE), past a sales tax named among them
+    ("3 baguettes, plus VAT and delivery": delivery; the tax is no thing bought, new-user pass)."""
+    more = _ONE_MORE.match(text, at)
+    while more is not None and _TAX_ALONE.fullmatch(more.group(1).strip()):
+        more = _ONE_MORE.match(text, more.end())
+    return more
+
+
+_TAX_ALONE = re.compile(rf"(?:the\s+)?{TAX_WORD}", re.IGNORECASE)
+
+
 def basket_items(question: str) -> list[tuple[str, str]]:
     """(count, the words naming the thing) for each counted thing `question` lists, in order;
     [] for fewer than two. A count inside another thing's name is not a thing ("one box of 6
@@ -135,7 +154,7 @@ def basket_items(question: str) -> list[tuple[str, str]]:
                     and re.search(r"[0-9]+\s+(?:[a-z-]+\s+){1,2}$", text[max(0, m.start() - 40):m.start()]):
                 # "4 budget 16 inch tyres": the count before names the sized thing ("4 budget 16-inch tyres")
                 items[-1] = (items[-1][0], f"{items[-1][1]} {m.group(1)}-{m.group(2).strip()}")
-                more = _ONE_MORE.match(text, m.end())  # "... and a wheel alignment"
+                more = _one_more(text, m.end())  # "... and a wheel alignment"
                 if more is not None and not _DURATION.match(more.group(1)):
                     items.append((OPTIONAL, more.group(1).strip()))
                 continue
@@ -147,7 +166,7 @@ def basket_items(question: str) -> list[tuple[str, str]]:
             continue
         of = _OF_THING.match(text, m.end())  # "2 metres of cotton lining": the metres and what they are of
         items.append((count, m.group(2).strip() + (" " + of.group(1).strip() if of else "")))
-        more = _ONE_MORE.match(text, of.end() if of else m.end())
+        more = _one_more(text, of.end() if of else m.end())
         if more is not None and not _DURATION.match(more.group(1)):
             items.append((OPTIONAL, more.group(1).strip()))
     for m in _EACH_WITH.finditer(text):  # "4 galettes to take away, each in its own box": 4 boxes
@@ -370,6 +389,8 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
         for i, m in enumerate(prices):
+            if THRESHOLD_BEFORE.search(sentence[:m.start()]):
+                continue  # "free for orders over £50": a bound, no price of delivery
             # a size naming it first: "12-inch $80" for a 12 inch cake
             # (a table row's later cell is sized by its row: "3 bed semi: Regular $35; One-off clean $50.")
             label = (table_row_name(sentence, prices) if i else "") + " " + sentence[prices[i - 1].end() if i else 0:m.start()]

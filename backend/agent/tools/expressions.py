@@ -355,7 +355,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     parted = with_parts(question, out[0], [s for _, s in sentences]) if out and asks_amount(question) else None
     if parted is not None:
         out = valid_expressions([parted] + out, evaluate)
-    extras = named_extras(question, unadjusted, out[0]) if out and not people_sharing(question) else []
+    extras = (named_extras(question, unadjusted, out[0], lambda e: evaluate(e).q) if out and not people_sharing(question)
+              else [])
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first
         out = valid_expressions([" + ".join([out[0]] + extras)] + out, evaluate)
     # "8 packs" under "Universal needle 5-packs: buy 3, get the 4th free": 2 of them free (blind set 69)

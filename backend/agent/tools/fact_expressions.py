@@ -175,7 +175,7 @@ MONEY_BEFORE = re.compile(r"(?:[$€£¥]|\b[A-Z]{1,3}\$)\s?$")
 
 # An amount the question's operation is on: "17.5% of £240", "split an £87 bill", "add 20% VAT to £45",
 # "10% off a £60 jacket", "£45 plus 12.5%"; not a budget or a comparison ("I've got £100", "under £40").
-_OPERAND_AMOUNT = re.compile(r"(?:\bof|\bsplit(?:ting)?|\bto|\boff|\bdivide)\s+(?:(?:an?|the|our|my|this|that)\s+)?"
+_OPERAND_AMOUNT = re.compile(r"(?:\bof|\bon|\bsplit(?:ting)?|\bto|\boff|\bdivide)\s+(?:(?:an?|the|our|my|this|that)\s+)?"
                              r"[$€£¥]\s?([0-9][0-9,]*(?:\.[0-9]+)?)"
                              r"|[$€£¥]\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?=\s+(?:bill\s+)?(?:plus|minus|times|divided|split|"
                              r"between|among|shared|\+|-|\*|/))", re.IGNORECASE)

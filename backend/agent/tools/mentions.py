@@ -17,15 +17,15 @@ import functools
 import re
 from collections import Counter
 from fractions import Fraction
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-from backend.agent.numerals import with_digits
+from backend.agent.numerals import SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
 from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band, states_bands
 from backend.agent.tools.conditions import date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
-from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, counts_of, is_deposit, norm_words,
+from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, THRESHOLD_BEFORE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.headings import GENERIC_HEADING
 from backend.agent.tools.minimums import is_minimum
@@ -335,15 +335,17 @@ _UNITS_AFTER = re.compile(r"\s*(?:per|a|an|each)\s+([a-z]+(?:2|²)?)(?![\w²])(?
                           re.IGNORECASE)  # ("£1.10 per m2" for "100 m2")
 
 
-def named_extras(question: str, sentences: Sequence[str], expression: str) -> list[str]:
+def named_extras(question: str, sentences: Sequence[str], expression: str,
+                 value: Callable[[str], Fraction] | None = None) -> list[str]:
     """The extras a bill asked by `question` adds to `expression` (the price of what it is for): each
     price of `sentences` that a word of the question names ("incl the cleaning fee" over "A cleaning
     fee of €60 is charged per stay"; "with our dog" over "Pets are welcome at €15 per pet per night";
     "we need electric hook up" over "Electric hook-up: £5 per night"), times the question's count of
     each unit it is per ("3 nights": "15 * 3"); not a price of a sentence whose price `expression`
     holds already (its others are alternatives: "8-inch $40, 12-inch $70"), nor what
-    the question sets aside ("but not tourist tax"); [] for a question asking no cost or total, or
-    comparing."""
+    the question sets aside ("but not tourist tax"), nor one the documents give free over an amount
+    that the bill (`value` of `expression`, when given) is over ("Delivery is free for orders over
+    £50"); [] for a question asking no cost or total, or comparing."""
     if not _asks_bill(question):
         return []
     aside = set_aside_words(question)
@@ -370,6 +372,8 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
             continue  # a row of bands of the question's size or count ("21 - 30 panels: A$200"): no extra
         for i, m in enumerate(prices):
             amount = m.group(1).replace(",", "")
+            if THRESHOLD_BEFORE.search(sentence[:m.start()]):
+                continue  # "Delivery is free for orders over £50": a bound, no price of delivery (new-user pass)
             own = _extra_named(sentence, prices, i, words, asked)
             if amount in used or not own or own & aside:
                 continue
@@ -377,6 +381,9 @@ def named_extras(question: str, sentences: Sequence[str], expression: str) -> li
                 continue  # (a deposit of it is no other of the same: "Rolling towers: $250 refundable deposit per tower")
             if is_deposit(sentence, prices, i) and not words & DEPOSIT_WORDS:
                 continue  # "Rolling towers: $250 refundable deposit per tower" is paid back: no extra unless asked
+            bound = _free_over(own, sentences) if value is not None else None
+            if bound is not None and value(expression) > bound:
+                continue  # "Delivery is free for orders over £50 before VAT" for a £52 order (new-user pass)
             factors = [amount]
             units = _UNITS_AFTER.match(sentence, m.end())
             for unit in (units.groups() if units else ()):
@@ -446,7 +453,29 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
     before = f"{table_row_name(sentence, prices)} {before}"
     own = norm_words(before) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS
     # all its words: "2 sandwich platters" names no "mini pastry platter"
-    return own if own and (own <= words or (len(own & words) >= 2 and own <= words | asked)) else set()
+    if own and (own <= words or (len(own & words) >= 2 and own <= words | asked)):
+        return own
+    # or the subject of a sentence saying what it costs: "Delivery within Harrowfield costs a flat £6.00 per order"
+    # for "with VAT and delivery" (new-user pass)
+    subject = _COSTS_SUBJECT.match(before)
+    head = norm_words(subject.group(1)) if subject else set()
+    return head if head and head <= words else set()
+
+
+def _free_over(own: set[str], sentences: Sequence[str]) -> Fraction | None:
+    """The amount over which the documents give the thing named by `own` (its words) free: 50 for
+    {"delivery"} over "Delivery is free for orders over £50 before VAT"; None when they say none."""
+    for sentence in sentences:
+        m = _FREE_OVER.search(sentence)
+        if m is not None and own & norm_words(sentence[:m.start()]):
+            return Fraction(m.group(1).replace(",", ""))
+    return None
+
+
+_FREE_OVER = re.compile(rf"\bfree\b[^.;]{{0,30}}?\b(?:over|above|more\s+than|exceeding)\s+{SIGNED_PRICE}", re.IGNORECASE)
+# A sentence's subject, one word, then what it costs: "Delivery within Harrowfield costs a flat ".
+_COSTS_SUBJECT = re.compile(r"^\W*([A-Za-z][\w-]+)\b[^:;]{0,40}\b(?:costs?|is|are|adds?)\s+(?:a\s+|an\s+)?(?:flat\s+|fixed\s+)?$",
+                            re.IGNORECASE)
 
 
 def _asks_bill(question: str) -> bool:

@@ -42,10 +42,12 @@ _LEVEL = r"(?:(?:state|provincial|local|federal|county|city|national)\s+)?"
 _TAX_RATE = re.compile(rf"\b{_TAX}\s*(?:at|@|of|is|\(|:)?\s*([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
                        rf"|([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:\(\s*)?{_LEVEL}{_TAX}\b"
                        # "All prices exclude VAT, which is added at 20%." (blind set 79)
-                       rf"|\b{_TAX},?\s+which\s+is\s+(?:added|charged)\s+at\s+([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
+                       # "VAT is charged at 20% on the order total" (new-user pass)
+                       rf"|\b{_TAX},?\s+(?:which\s+)?(?:is|are|will\s+be)\s+(?:added|charged|applied)\s+at\s+"
+                       rf"([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}",
                        re.IGNORECASE)
 _TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b{_IN_CLAUSE}{{0,30}}{_TAX}|\bexclud\w*\s+(?:{_IN_CLAUSE}{{0,20}}\s)?{_TAX}"
-                        rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b{_IN_CLAUSE}{{0,40}}(?:\b(?:is|are|will\s+be|gets?)\s+|,\s*)added"
+                        rf"|\bex(?:cl)?\.?\s+{_TAX}|{_TAX}\b{_IN_CLAUSE}{{0,40}}(?:\b(?:is|are|will\s+be|gets?)\s+|,\s*)(?:added|charged|applied)"
                         rf"|(?<!not )(?<!n't )(?<!n’t )(?<!never )\bsubject\s+to\s+(?:{_IN_CLAUSE}{{0,20}}\s)?{_TAX}\b"
                         rf"|(?:\+|\bplus)\s*(?:[0-9.]+\s*{PERCENT_SIGN}\s*)?{_TAX}"
                         # "Do you charge sales tax? A: Yes - 6% state sales tax on parts" (blind set 69)
@@ -53,6 +55,7 @@ _TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b{_IN_CLAU
                         rf"|[0-9]\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\s+(?:on|applies|is\s+charged)\b"
                         # "All prices in Canadian dollars (CA$) and BEFORE 13% HST." (blind set 80)
                         rf"|\bprices?\b{_IN_CLAUSE}{{0,60}}\bbefore\s+(?:the\s+)?[0-9.]+\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\b", re.IGNORECASE)
+# ("VAT is charged at 20% on the order total", new-user pass)
 # An aside in brackets says what else a total holds, not whether the prices hold the tax: "then 13% HST
 # on the whole amount (travel included)".
 _ASIDE = re.compile(rf"\((?![^()]*\b{_TAX}\b)[^()]*\)", re.IGNORECASE)  # (not "(13% HST applies and is included)": review)

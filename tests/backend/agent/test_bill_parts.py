@@ -582,3 +582,25 @@ def test_second_review_of_the_seventeenth_session():
                             ["Schools, churches and over-60s clubs get 10% off."])[0] == "10"
     # pence beside pages, sizes or temperatures are no prices
     assert in_major_units([("h", "Sizes: A5 16p; A4 24p."), ("h", "x £3")])[0] == ("h", "Sizes: A5 16p; A4 24p.")
+
+
+BREAD_AND_CAKES = ("## Breads\n- Sourdough loaf: £4.50 each\n- Rye loaf: £5.20 each\n- Baguette: £2.10 each\n\n## Cakes\n"
+          "- Carrot cake (whole): £18.00 each\n- Lemon drizzle slice: £3.25 each\n\n## Tax and delivery\n"
+          "All prices exclude VAT. VAT is charged at 20% on the order total.\n"
+          "Delivery within Harrowfield costs a flat £6.00 per order. Delivery is free for orders over £50 before VAT.\n")
+
+
+def test_a_bakery_order_with_its_vat_and_delivery():
+    # New-user pass: "including VAT" was left off ("VAT is charged at 20%" was read as no tax added), the free-delivery
+    # threshold was added as delivery's price (3 * 2.10 + 50), and "VAT" was listed as a thing bought.
+    assert value(first("How much for 3 sourdough loaves and 2 rye loaves including VAT?", BREAD_AND_CAKES)) == "28.68"
+    assert value(first("What is the total for 2 carrot cakes and 4 lemon drizzle slices, with VAT at 20%?",
+                       BREAD_AND_CAKES)) == "58.80"
+    assert value(first("How much do 3 baguettes cost, plus VAT and delivery?", BREAD_AND_CAKES)) == "14.76"
+    assert value(first("I'd like 2 sourdough loaves and 1 carrot cake delivered. What's the total with VAT and "
+                       "delivery?", BREAD_AND_CAKES)) == "39.60"
+    # delivery is free over £50: none on a £52 order, £6 on a £10.40 one
+    assert value(first("How much are 10 rye loaves with delivery?", BREAD_AND_CAKES)) == "52"
+    assert value(first("How much are 2 rye loaves with delivery?", BREAD_AND_CAKES)) == "16.40"
+    # a share the question states of its own amount: "20% VAT on £23.90" (was 50 * 20 / 100, the threshold's 50)
+    assert value(first("What is 20% VAT on £23.90?", BREAD_AND_CAKES)) == "4.78"

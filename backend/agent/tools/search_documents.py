@@ -307,6 +307,11 @@ _NOT_A_THING = frozenset(stems("best way most least first next same other whole 
                                "kids children weather"))
 
 
+# A request to explain or sum up something named: "Explain the allergen policy", "summarise your terms".
+_EXPLAIN = re.compile(r"\b(?:explain|describe|summari[sz]e|outline|go\s+through|tell\s+me\s+(?:about|more\s+about)|"
+                      r"what\s+(?:is|are|'s)|list)\b", re.IGNORECASE)
+
+
 def _names_a_found_thing(text: str, found: list[Source]) -> bool:
     """Whether `text` names a particular thing ("the pool", "your sauna") that a found passage names."""
     named = set()
@@ -344,6 +349,10 @@ def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
         if general:
             return any(refers_to_document(text, source.document_name) for source in found)
         if about:
+            return True
+        if _EXPLAIN.search(text) and _names_a_found_thing(text, found):
+            # "Explain in detail the allergen policy and the cancellation policy, and why they matter" over "Allergens:
+            # all products are made in a kitchen that handles nuts ..." (new-user pass: no search, an invented policy)
             return True
         found = [source for source in found if _similarity(source) >= MEASURE_SIMILARITY]
         if any(names_document(text, source.document_name) for source in found):

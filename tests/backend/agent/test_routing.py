@@ -470,3 +470,17 @@ def test_a_short_question_put_to_the_business_searches_its_sentence_under_a_long
     relevant = search_documents.spec(retriever).relevant
     assert relevant("ann", "Do you take cheques?")
     assert not relevant("ann", "Do you know a good joke?")
+
+
+def test_a_request_to_explain_a_thing_a_found_passage_names_searches_it():
+    # New-user pass: "Explain in detail the allergen policy and the cancellation policy, and why they matter for
+    # customers." searched nothing, and the model invented a refund policy.
+    terms = ("Orders must be placed 48 hours in advance. Cancellations less than 24 hours before delivery are charged "
+             "in full. Allergens: all products are made in a kitchen that handles nuts, gluten and dairy.")
+    relevant = search_documents.spec(FakeRetriever("ann", "", similarity=0.2, text=terms)).relevant
+    assert relevant("ann", "Explain in detail the allergen policy and the cancellation policy, and why they matter "
+                           "for customers.")
+    assert relevant("ann", "Summarise your cancellation terms")
+    assert not relevant("ann", "Explain the theory of relativity")  # a thing no passage names
+    assert not relevant("ann", "Hello, how are you?")
+    assert not relevant("bob", "Explain the allergen policy")  # not his passage

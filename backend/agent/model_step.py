@@ -135,14 +135,6 @@ class ModelSteps:
                 # 200-character query); the run's token budget still bounds it.
                 room = max(1, min(max(params.max_tokens, CALL_MAX_TOKENS), meter.tokens_left()))
                 step_params = replace(step_params, temperature=0.0, max_tokens=room)
-        # The step's prompt must fit what the run's token budget has left, with a token to write: else the run ends
-        # on its budget before the step (new-user pass: a run of 50 tokens answered with 1,354).
-        needed = await asyncio.to_thread(self._prompt_tokens, prompt, functions)
-        if needed + 1 > meter.tokens_left():
-            await asyncio.to_thread(self.records.end_step, run_id, index, "stopped", "", (time.monotonic() - t0) * 1000, 0)
-            self.emit(AgentStepEvent(message_id, run_id, index, "model", "stopped", ""))
-            return ModelOutcome("budget", "", None, meter.ending(LIMIT_TOKENS))
-        step_params = replace(step_params, max_tokens=max(1, min(step_params.max_tokens, meter.tokens_left() - needed)))
         if functions or (step_params.structured_output is not None and step_params.structured_output.regex != ANSWER_PATTERN):
             # a step that may write a call (every step under the "auto" policy), or an answer bound to state a
             # value: no penalty on repeating (a call's quotes and an expression's digits are no repetition); the
@@ -204,6 +196,16 @@ class ModelSteps:
                 counted(0, 0)
                 step_span.set_attribute("quoted", True)
                 return
+            # The step's prompt must fit what the run's token budget has left, with a token to write: else the run
+            # ends on its budget before the model runs (new-user pass: a run of 50 tokens answered with 1,354); an
+            # answer the program wrote above costs none.
+            nonlocal step_params
+            needed = await asyncio.to_thread(self._prompt_tokens, prompt, functions)
+            if needed + 1 > meter.tokens_left():
+                state["status"], state["unfit"] = "budget", "yes"
+                return
+            step_params = replace(step_params, max_tokens=max(1, min(step_params.max_tokens,
+                                                                     meter.tokens_left() - needed)))
             if choices and len(functions) == 1 and forced:
                 state["requested"] = "yes"  # from here a cut aborts the engine's requests and counts their tokens
                 await choose_call()
@@ -273,6 +275,8 @@ class ModelSteps:
         self.emit(AgentStepEvent(message_id, run_id, index, "model", step_status, text))
         if failure is not None:
             return ModelOutcome("error", "", None, text)
+        if "unfit" in state:  # its prompt did not fit the tokens left
+            return ModelOutcome("budget", "", None, meter.ending(LIMIT_TOKENS))
         calls = parser.calls if state["status"] == "done" else None
         if calls is None and state["status"] == "done" and text.lstrip().startswith(TOOL_CALL_BEGIN):
             # A block that cannot be read (cut by max_tokens): no answer to show; the run fails.

@@ -426,8 +426,11 @@ _PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?
                           # "whats the final amount?", "the amount due" (blind set 79)
                           r"|\b(?:final|total|full|overall)\s+amount\b|\bamount\s+(?:due|owed|payable|to\s+pay|charged)\b"
                           # "what's a basic service call plus the travel charge, before HST?", "what's that before tax?"
-                          r"|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\b[^?.!]{0,80}?\b(?:before|excluding|ex|pre)[\s-]+"
-                          r"(?:the\s+)?(?:tax|taxes|hst|gst|vat|sales\s+tax)\b", _FLAGS)
+                          # (a thing priced or "that": not "what's your phone number before tax", "what's included
+                          # before tax", "before the tax year end", review)
+                          r"|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:that|it|this|(?=[^?.!]{0,60}?\b(?:plus|and)\b))"
+                          r"(?![^?.!]{0,60}?\binclud)[^?.!]{0,80}?\b(?:before|excluding|ex|pre)[\s-]+(?:the\s+)?"
+                          r"(?:tax|taxes|hst|gst|vat|sales\s+tax)\b(?![\s-]+year)", _FLAGS)
 
 
 def asks_price(text: str) -> bool:

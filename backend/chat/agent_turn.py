@@ -207,14 +207,18 @@ class AgentTurns:
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
-# The program's quote of a passage: "From pricelist.md: " before the sentence.
-_QUOTED_FROM = re.compile(r"^From [^\n:]{1,120}: ")
+# The program's quote of a passage: "From pricelist.md: " before the sentence (a document's name, with its
+# extension: not "From Monday to Friday: we open at 9.", review).
+_QUOTED_FROM = re.compile(r"^From [^\n:]{1,120}\.[A-Za-z0-9]{1,5}: ")
+# A citation marker after a space, ending its clause: "... Kowalczyk. [1]", "from your documents [1]." (not
+# "a[1], a[0] = a[0], a[1]", review).
+_CITED = re.compile(r"[ \t]+\[\d+(?:\s*,\s*\d+)*\](?=[\s.,;:!?]|$)")
 
 
 def uncited(answer: str) -> str:
     """An earlier answer as the next prompt holds it: without its citation markers ("[2]") and the
     "From <document>: " a quote opens with (the sources it cited are not in that prompt)."""
-    return _CITATION.sub("", _QUOTED_FROM.sub("", answer)).replace(" .", ".").strip()
+    return _CITED.sub("", _QUOTED_FROM.sub("", answer)).strip()
 
 
 def cited_sources(sources: Sequence[Any], answer: str) -> list[Any]:

@@ -103,9 +103,12 @@ def test_the_agent_answer_pattern_never_begins_with_a_tag(engine):
         assert out.text.strip() and not out.text.lstrip().startswith("<"), repr(out.text)
     # nor holds one later ("The result: <tool_response> name: search_documents ...", new-user pass); "<12" is kept
     import re
-    assert re.fullmatch(ANSWER_PATTERN, "Children <12 go free; a < b.")
-    for leaked in ("The result: <tool_response> name: search_documents", "Done.</tool_response>", "x <tool_call>"):
-        assert re.fullmatch(ANSWER_PATTERN, leaked) is None
+    for kept in ("Children <12 go free; a < b.", "Use cout << x;", "Email <team@acme.com>", "See the </div> tag",
+                 "for (i=0; i<total; i++)", "x <", "a and <to", "a <tooth>"):
+        assert re.fullmatch(ANSWER_PATTERN, kept), kept
+    for leaked in ("The result: <tool_response> name: search_documents", "Done.</tool_response>", "x <tool_call>",
+                   "a <<tool_call>"):
+        assert re.fullmatch(ANSWER_PATTERN, leaked) is None, leaked
     outs = engine.generate([prompt] * 8, [sampled(StructuredOutputParams(regex=ANSWER_PATTERN), max_tokens=12, seed=s,
                                                   logit_bias=tags) for s in range(8)])
     for out in outs:

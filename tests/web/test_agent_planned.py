@@ -285,6 +285,9 @@ def test_the_next_turn_reads_earlier_answers_without_their_citations(client, fak
     assert uncited("From notes_plain.txt: Our head baker is Marta Kowalczyk. [1]") == "Our head baker is Marta Kowalczyk."
     assert uncited("That comes to £9: 2 * 4.50 = 9, from your documents [1].") == (
         "That comes to £9: 2 * 4.50 = 9, from your documents.")
+    # code and text that only look like a citation stay (review)
+    for kept in ("a[1], a[0] = a[0], a[1]", "git add .", "From Monday to Friday: we open at 9.", "He said [sic] it."):
+        assert uncited(kept) == kept
     fake.replies = [["From pricelist.md: Sourdough loaf: £4.50 each [1]"], ["Hi!"]]
     conversation_id = tools_on(client, sign_up(client, "alice"), policy="planned")
     with client.websocket_connect("/ws") as ws:

@@ -93,8 +93,9 @@ def _unit(word: str) -> str:
 
 
 # An amount the question says is beyond what a price includes: "45 minutes of additional labour", "2 extra hours".
-_EXTRA_ASKED = re.compile(rf"(?<![\w.,$€£¥]){AMOUNT}\s*[a-z]+\s+(?:of\s+)?{_EXTRA}\b|\b{_EXTRA}\s+{AMOUNT}\s*[a-z]+",
-                          re.IGNORECASE)
+_EXTRA_ASKED = re.compile(rf"(?<![\w.,$€£¥]){AMOUNT}\s*[a-z]+\s+(?:of\s+)?{_EXTRA}\b|\b{_EXTRA}\s+{AMOUNT}\s*[a-z]+"
+                          # "2 additional hours", "2 extra hours" (review)
+                          rf"|(?<![\w.,$€£¥]){AMOUNT}\s+{_EXTRA}\s+[a-z]+", re.IGNORECASE)
 
 
 def allowance_expressions(question: str, sentences: Sequence[str], ranked: Sequence[str] = (),

@@ -288,18 +288,32 @@ _EXCLUDED = re.compile(r"\b(?:(?:does|do|will)\s+not|doesn't|don't|won't)\s+(?:a
                        r"(?:price|rate)", re.IGNORECASE)
 
 
-def excluded_from(sentence: str, sentences: Sequence[str]) -> set[str]:
-    """The words (norm_words) of what the discount of `sentence` is not given on, as it or the
-    sentence after it in `sentences` says (_EXCLUDED): {"part", "travel", "surcharge"} for
-    "Seniors (65 and over) receive 10% off labour charges. ... The discount does not apply to
-    parts, travel or surcharges."; empty when neither says."""
+def excluded_from(sentence: str, sentences: Sequence[str]) -> list[frozenset[str]]:
+    """What the discount of `sentence` is not given on, as it or the two sentences after it in
+    `sentences` say (_EXCLUDED): the words (norm_words) of each thing listed, [{"part"}, {"travel"},
+    {"surcharge"}] for "Seniors (65 and over) receive 10% off labour charges. ... The discount does
+    not apply to parts, travel or surcharges."; a thing named by a day or a time, or by words of any
+    service ("Not valid on Saturday appointments"), is a condition, none of these; [] when none."""
     at = list(sentences).index(sentence) if sentence in sentences else len(sentences)
-    read = [sentence, *sentences[at + 1:at + 3]]
-    return {w for text in read for m in _EXCLUDED.finditer(text) for w in norm_words(next(g for g in m.groups() if g))}
+    out: list[frozenset[str]] = []
+    for text in [sentence, *sentences[at + 1:at + 3]]:
+        for m in _EXCLUDED.finditer(text):
+            for part in _LISTED.split(next(g for g in m.groups() if g)):
+                words = frozenset(norm_words(part))
+                if words and not words & _WHEN_WORDS and words - _ANY_SERVICE:
+                    out.append(words - _ANY_SERVICE)
+    return out
 
 
-# A section heading over rows of surcharges: "SURCHARGES (per visit)", "Supplements".
-_SURCHARGES_HEADING = re.compile(r"^\W*(?:[\w&/'+-]+\s+){0,3}(?:surcharges|supplements)\b", re.IGNORECASE)
+_LISTED = re.compile(r"\s*(?:,|\band\b|\bor\b|&|/)\s*", re.IGNORECASE)
+# Words of a day or a time: an exclusion naming one is a condition ("Not valid on Saturday appointments").
+_WHEN_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend",
+                         "weekday", "holiday", "bank", "evening", "morning", "night", "peak", "day", "week", "month"})
+
+
+# A section heading over rows of surcharges: "SURCHARGES (per visit)".
+# (not "supplements": a health store's "SUPPLEMENTS" lists products, review)
+_SURCHARGES_HEADING = re.compile(r"^\W*(?:[\w&/'+-]+\s+){0,3}surcharges\b", re.IGNORECASE)
 # A row that is a label and its price alone, or per visit: "Saturday appointment: $40.00" (not "Beyond 25 km: $1.50
 # per km (one way) for every km past the first 25 km": a rate of travel, blind set 86).
 _ROW_PRICE = re.compile(rf"^([^:.;]{{2,60}}):\s*(?={SIGNED_PRICE}(?:\s*(?:per|a|each)\s+(?:visit|booking|appointment|"
@@ -558,12 +572,14 @@ def _asked_words(question: str) -> set[str]:
     negated = {w for m in _NEGATED.finditer(question) for w in norm_words(m.group(1))}
     # (a visit wanted today is a same-day one: "I need someone today" claims "Emergency same-day visit: +$60.00", blind
     # set 88, read)
-    today = {"same", "day"} if _TODAY.search(question) else set()
+    today = {"same", "day"} if _TODAY.search(question) and not _NOT_TODAY.search(question) else set()
     return (norm_words(question) | today) - _ANYONE - negated
 
 
-_TODAY = re.compile(r"\b(?:(?:need|want|come|coming|visit|someone|somebody|you|it|fixed|done|repaired)\b[^.?!]{0,25}?\b"
-                    r"(?:today|tonight|asap)|same[\s-]day)\b", re.IGNORECASE)
+_TODAY = re.compile(r"\b(?:need|needs|want|wants|can\s+you|could\s+you|come|coming|book|booking)\b[^.?!]{0,25}?\b"
+                    r"(?:today|tonight|asap)\b|\bsame[\s-]day\b", re.IGNORECASE)
+# "I know you can't do it today", "not today": no visit wanted today (review)
+_NOT_TODAY = re.compile(r"\b(?:can't|cannot|can\s+not|won't|not|don't|isn't)\b[^.?!]{0,20}?\btoday\b", re.IGNORECASE)
 
 
 def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,

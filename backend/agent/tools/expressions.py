@@ -67,7 +67,8 @@ from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_q
 from backend.agent.tools.discounts import (claimed_discount, claimed_surcharges, counted, excluded_from, headed_surcharges,
                                           onwards)
 from backend.agent.tools.injected import injected
-from backend.agent.tools.mentions import mentioned_apart, mentioned_difference, mentioned_total, named_extras
+from backend.agent.tools.mentions import (mentioned_apart, mentioned_difference, mentioned_total, named_extras,
+                                         without_free_extras)
 from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
@@ -101,7 +102,7 @@ _BARE_DIFFERENCE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*-\s*([0-9]+(?:\.[0-9]
 # An amount of money the question says a thing of its own costs ("the part is $130", "the drive I
 # picked is $89 in your shop", "the tyre costs £60"); not a rate ("if the room is $45 a night"), nor a
 # budget ("for $100", "under $40", "I have $50").
-_OWN_COST = re.compile(r"\b(?:is|are|was|were|costs?|cost\s+me|came\s+to|come\s+to)\s+(?:about\s+|around\s+|roughly\s+)?"
+_OWN_COST = re.compile(r"\b(?:is|are|costs?|cost\s+me|came\s+to|come\s+to)\s+(?:about\s+|around\s+|roughly\s+)?"
                        r"(?:[$€£¥]|\b[A-Z]{1,3}\$)\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9,.]*[0-9])(?!\s*(?:per\b|an?\s|each\b|every\b|/))",
                        re.IGNORECASE)
 
@@ -141,6 +142,9 @@ _AREA_WRITTEN = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*(?:sq\.?\s*m(?:et
 
 
 # A question asking what a thing adds to a bill: "how much extra would it be", "what's the additional cost".
+# A surcharge asked by its name, nothing else priced: "How much is the weekend appointment surcharge?".
+_ASKS_SURCHARGE = re.compile(r"^\W*(?:how\s+much|what)(?:'s|s|\s+is|\s+are)?\s+(?:the|your|a)\s+(?:[\w-]+\s+){0,3}"
+                             r"(?:surcharge|supplement)s?\s*\??\s*$", re.IGNORECASE)
 _ASKS_ADDED = re.compile(r"\bhow\s+much\s+extra\b|\b(?:extra|additional|added)\s+(?:cost|charge|price)\b", re.IGNORECASE)
 
 
@@ -222,6 +226,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (a tax is claimed_tax's, laid on the whole bill last: "+ 20% VAT" is no surcharge of it)
     surcharges = [] if compares_offers(question) else [c for c in claimed_surcharges(question, named)
                                                         if not (c[0] == "%" and names_tax(c[2]))]
+    # the surcharge itself asked: its amount ("How much is the weekend appointment surcharge?" over "Weekend
+    # appointment: +$40.00", review)
+    if _ASKS_SURCHARGE.search(question) and len([c for c in surcharges if c[0] == "+"]) == 1:
+        return valid_expressions([c[1] for c in surcharges if c[0] == "+"], evaluate)
     # the price is read elsewhere than in the adjustment's own sentence (its "15" is no price), unless it holds
     # another one than its amount and the price of what claims it ("Membership costs €30 and gives members 10% off")
     apart = set()
@@ -322,7 +330,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = valid_expressions([with_least_hours(out[0], priced, question)] + out, evaluate)
     # (after the discount when it does not apply to them: "The discount does not apply to parts, travel or surcharges",
     # blind set 88, read)
-    undiscounted = discount is not None and bool(surcharges) and "surcharge" in excluded_from(discount[1], [
+    undiscounted = discount is not None and bool(surcharges) and frozenset({"surcharge"}) in excluded_from(discount[1], [
         s for _, s in sentences])
     if surcharges and out and not undiscounted:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
         out = valid_expressions([surcharged(e, [c for c in surcharges if c[0] != "-" or reached(e, c[3], evaluate)], question)
@@ -359,6 +367,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     parted = with_parts(question, out[0], [s for _, s in sentences]) if out and asks_amount(question) else None
     if parted is not None:
         out = valid_expressions([parted] + out, evaluate)
+    free = without_free_extras(out[0], [s for _, s in sentences], lambda e: evaluate(e).q) if out else None
+    if free is not None:  # ("Free delivery on orders over £50": none on a bigger order)
+        out = valid_expressions([free] + out[1:], evaluate)
     extras = (named_extras(question, unadjusted, out[0], lambda e: evaluate(e).q) if out and not people_sharing(question)
               else [])
     if extras:  # "4 nights in May ... incl the cleaning fee": 130 * 4 + 60, first

@@ -25,12 +25,12 @@ from backend.agent.party import group_size
 from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band, states_bands
 from backend.agent.tools.conditions import date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
-from backend.agent.tools.basket import (DEPOSIT_WORDS, MAX_ITEMS, OTHER_WAY, PRICE, THRESHOLD_BEFORE, counts_of, is_deposit, norm_words,
+from backend.agent.tools.basket import (DEPOSIT_WORDS, canonical, MAX_ITEMS, OTHER_WAY, PRICE, THRESHOLD_BEFORE, counts_of, is_deposit, norm_words,
                                         set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.headings import GENERIC_HEADING
 from backend.agent.tools.minimums import is_minimum
 from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
-from backend.agent.tools.sentences import content_words
+from backend.agent.tools.sentences import content_words, stem_of
 from backend.agent.tools.taxes import TAX_WORD
 from backend.agent.tools.units import TIME_UNITS, is_unit
 
@@ -101,8 +101,10 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
             every |= row
             naming = every - _NO_THING
             own = thing_words(sentence, prices, i) - _NO_THING or naming
-            if not own and len(every) >= 2 and before.rstrip().endswith(":"):
-                own = naming = every  # a line named by a period's words alone: "Extra night: £55" (blind set 87, read)
+            if not own and len(every) >= 2 and before.rstrip().endswith(":") and _said_together(before, question):
+                # a line named by a period's words alone, said together: "Extra night: £55" for "2 extra nights" (blind
+                # set 87, read), not "Extra day: £70" for "a van for a day with an extra driver" (review)
+                own = naming = every
             # a band of the question's count names the job by the thing counted ("11 - 20 panels: Price (ex GST)
             # A$160" for "15 panels"), and no other price is named by that word alone ("£1 per panel")
             held = held_counts(question, sentence[:prices[0].start()]) if not i else set()
@@ -121,8 +123,13 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
     naming_prices = Counter(word for _, naming, _, _, _, section in read for word in naming | section)
     # (span of the question naming it, its words named, own words, every word named, price, text after it)
     found: list[tuple[tuple[int, int], set[str], set[str], set[str], str, str]] = []
+    asked_stems = {stem_of(w): w for w in asked}
     for own, naming, every, m, sentence, section in read:
         named = naming & asked
+        if len(named) < 2:  # (or two of its words by their stems: "the LED lights" names "LED mood lighting: £10",
+            # blind set 87, read; one word alone never: "Shipping: £4.95" is no "ship model kit", review)
+            stemmed = {asked_stems[stem_of(w)] for w in naming if stem_of(w) in asked_stems}
+            named = stemmed if len(stemmed) >= 2 else named
         # all its own words; or two of its words; or its head that names no other price ("the pasta"
         # over "Pasta from scratch (3 hours): €75"; not "screen" over "Tempered glass screen protector: $15")
         # (a head alone in a list's line only: "Pasta from scratch (3 hours): €75", not "Puncture repairs are £12")
@@ -173,6 +180,18 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
         items.append((counts[0] if counts else per or "1", price, sentence))
     return items
+
+
+_DETERMINERS = frozenset({"each", "every", "per", "any", "an", "a", "the"})
+
+
+def _said_together(label: str, question: str) -> bool:
+    """Whether `question` says the words of `label` ("Extra night: ", "Each additional hour: ") in
+    their order, next to each other or with a count between them ("2 extra nights", "extra 2
+    nights", "2 additional hours"), as norm_words makes them one ("additional" is "extra")."""
+    words = [canonical(w) for w in re.findall(r"[a-z][\w'-]*", label.split(":")[0].lower()) if w not in _DETERMINERS]
+    said = [canonical(w) for w in re.findall(r"[a-z][\w'-]*", with_digits(question).lower())]  # (a count between: skipped)
+    return bool(words) and any(said[i:i + len(words)] == words for i in range(len(said)))
 
 
 # Whom a price is for alone: children, juniors, seniors, students ("Children under 12: Owl Encounter £30"); and the
@@ -270,18 +289,19 @@ def mentioned_total(question: str, sentences: Sequence[str], names: Sequence[str
 
 
 def mentioned_apart(question: str, sentences: Sequence[str], names: Sequence[str], sections: Mapping[str, str],
-                    excluded: set[str]) -> tuple[str, str] | None:
+                    excluded: Sequence[frozenset[str]]) -> tuple[str, str] | None:
     """The total mentioned_total reads, in two: the things a discount is given on, and those it is not
-    (`excluded`: discounts.excluded_from's words, {"add", "on", "delivery"}), which their own words or
-    their section heading name ("LED mood lighting: £10" under "ADD-ONS"): ("265", "10 + 15").
-    None when it reads no total, or no thing is excluded, or every one is."""
+    (`excluded`: discounts.excluded_from's things, [{"add", "on"}, {"delivery"}]), which their own
+    words or their section heading name, all of a thing's words ("LED mood lighting: £10" under
+    "ADD-ONS"): ("265", "10 + 15"). None when it reads no total, or no thing is excluded, or every
+    one is."""
     if mentioned_total(question, sentences, names, sections) is None:
         return None
     kept, apart = [], []
     for count, price, sentence in _mentioned_lines(question, sentences, names, sections=sections):
         term = price if count == "1" else f"{count} * {price}"
         words = norm_words(sentence.split(":")[0]) | norm_words(sections.get(sentence, ""))
-        (apart if words & excluded else kept).append(term)
+        (apart if any(thing <= words for thing in excluded) else kept).append(term)
     return (" + ".join(kept), " + ".join(apart)) if kept and apart else None
 
 
@@ -467,8 +487,30 @@ def _free_over(own: set[str], sentences: Sequence[str]) -> Fraction | None:
     {"delivery"} over "Delivery is free for orders over £50 before VAT"; None when they say none."""
     for sentence in sentences:
         m = _FREE_OVER.search(sentence)
-        if m is not None and own & norm_words(sentence[:m.start()]):
+        # (the thing named before the amount: "Free delivery on orders over £50" too, review)
+        if m is not None and own & norm_words(sentence[:m.start(1)]):
             return Fraction(m.group(1).replace(",", ""))
+    return None
+
+
+def without_free_extras(expression: str, sentences: Sequence[str], value: Callable[[str], Fraction]) -> str | None:
+    """`expression` (a bill "12 * 4.50 + 6.00") without a term that is the price of a thing the documents give
+    free over an amount the rest of the bill is over ("Delivery: £6.00 per order. Free delivery on orders over
+    £50." for 12 loaves at £4.50: "12 * 4.50"; review); None when it holds none."""
+    terms = expression.split(" + ")
+    if len(terms) < 2 or any(t.count("(") != t.count(")") for t in terms):
+        return None
+    for sentence in sentences:
+        m = _FREE_OVER.search(sentence)
+        own = norm_words(sentence[:m.start(1)]) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS if m else set()
+        if not own:
+            continue
+        prices = {p.group(1).replace(",", "") for other in sentences if other != sentence and own & norm_words(
+            other.split(":")[0]) for p in PRICE.finditer(other)}
+        for i, term in enumerate(terms):
+            rest = " + ".join(terms[:i] + terms[i + 1:])
+            if term in prices and value(rest) > Fraction(m.group(1).replace(",", "")):
+                return rest
     return None
 
 

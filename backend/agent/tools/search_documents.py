@@ -307,9 +307,12 @@ _NOT_A_THING = frozenset(stems("best way most least first next same other whole 
                                "kids children weather"))
 
 
-# A request to explain or sum up something named: "Explain the allergen policy", "summarise your terms".
-_EXPLAIN = re.compile(r"\b(?:explain|describe|summari[sz]e|outline|go\s+through|tell\s+me\s+(?:about|more\s+about)|"
-                      r"what\s+(?:is|are|'s)|list)\b", re.IGNORECASE)
+# A request to explain or sum up something of a business named: "Explain the allergen policy", "summarise your
+# terms" (not "Describe the life cycle of the fur seal" over a passage that names fur seals, review).
+_EXPLAIN = re.compile(r"\b(?:explain|describe|summari[sz]e|outline|go\s+through|tell\s+me\s+(?:about|more\s+about))\b",
+                      re.IGNORECASE)
+_POLICY_STEMS = frozenset(stems("policy policies terms conditions rules prices menu services hours refunds cancellation "
+                                "delivery allergens warranty guarantee booking deposit fees charges payment opening"))
 
 
 def _names_a_found_thing(text: str, found: list[Source]) -> bool:
@@ -350,7 +353,7 @@ def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
             return any(refers_to_document(text, source.document_name) for source in found)
         if about:
             return True
-        if _EXPLAIN.search(text) and _names_a_found_thing(text, found):
+        if _EXPLAIN.search(text) and stems(text) & _POLICY_STEMS and _names_a_found_thing(text, found):
             # "Explain in detail the allergen policy and the cancellation policy, and why they matter" over "Allergens:
             # all products are made in a kitchen that handles nuts ..." (new-user pass: no search, an invented policy)
             return True

@@ -94,7 +94,8 @@ _NOTHING = re.compile(r"\b(?:free|no|included|nothing|waived)\b|%", re.IGNORECAS
 # 10 miles: £8.50"; a sentence holding several is read a zone at a time ("Zone A - Galway city no charge Zone B - up to
 # 25 km outside €15 travel ...").
 _ZONE_ROW = re.compile(r"\b[Zz]one\s+(?:[A-Z]|[0-9]+)\b(?!\s*(?:fee|charge|rate|surcharge))")
-_ZONES = re.compile(r"\bzones\b", re.IGNORECASE)
+_TRAVEL_ZONES = re.compile(r"\b(?:travel|call[\s-]?out|mileage)\s+(?:zones|areas)\b|\bzones\s+(?:for|of)\s+travel\b",
+                           re.IGNORECASE)
 _DISTANCE = re.compile(rf"[0-9]\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 _TRAVEL_WORD = re.compile(r"\b(?:deliver\w*|travel\w*|call[\s-]?outs?|loads?|mileage)\b", re.IGNORECASE)
 # Places listed by name after a zone's head: two or more capitalised names apart by commas.
@@ -126,7 +127,8 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
     # (how far the customer is, not a trip: "a 30 mile round trip ... we're 3 miles from you", review)
     where = where_customer_is(question) or ""
     # (or under a heading of travel zones: "TRAVEL ZONES" over "Zone B - Kanata, Orleans: $25.00", blind set 88, read)
-    travelled = any(_TRAVEL_WORD.search(s) and _ZONES.search(s) for s in sentences)
+    # (not a courier's "Delivery zones:" over "Zone 3 (5-8 miles): £21.00 per delivery", its price: review)
+    travelled = any(_TRAVEL_ZONES.search(s) for s in sentences)
     for sentence in sentences:
         # (zones of where the business goes: a distance or a fee of travel or delivery; not a gym's "Zone 1 -
         # Cardio, Weights: $12 per visit", review)

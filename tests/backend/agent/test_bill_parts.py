@@ -658,3 +658,46 @@ def test_a_hire_with_its_extra_nights_add_ons_and_the_discounts_that_leave_them_
     assert value(first("What deposit do I need to pay to book a hardshell tub for a weekend?", HOT_TUBS)) == "88.50"
     assert value(first("I've paid the 30% booking deposit on an inflatable weekend with the gazebo and 2 bathrobes. "
                        "How much is the balance?", HOT_TUBS)) == "151.90"
+
+
+def test_review_of_the_thirty_first_session():
+    # Each found by a reviewer probing the change before and after it with cases of his own.
+    # a heading of "SUPPLEMENTS" lists products, no surcharges
+    health = "SUPPLEMENTS\nVitamin D (90 tablets): £8.99\nOmega-3 (60 capsules): £12.50\nTEAS\nChamomile tea: £3.20\n"
+    assert value(first("How much for Vitamin D and Omega-3?", health)) == "21.49"
+    # a surcharge asked by its name is its amount
+    vets = ("Consultation: $65.00\nVaccination: $45.00\nSURCHARGES\nWeekend appointment: $40.00\nHome visit: $60.00\n")
+    assert value(first("How much is the weekend appointment surcharge?", vets)) == "40"
+    assert value(first("How much is a consultation on a weekend?", vets)) == "105"
+    # one word by its stem names no line: "shipping" is no "ship model kit", "bowling" no "bowl of chips"
+    shop = "Ship model kit: £30\nPaint set: £12\nShipping: £4.95\n"
+    assert value(first("how much for a ship model kit and a paint set?", shop)) == "42"
+    bowling = "Bowling: £6 per game\nBowl of chips: £3.50\nShoe hire: £1.50\n"
+    assert value(first("how much for 2 games of bowling and a bowl of chips?", bowling)) == "15.50"
+    # an exclusion naming a day is a condition, not a thing the discount leaves out
+    salon = ("Cut and finish: £28\nColour appointment: £80\nStudent discount: 10% off all services. "
+             "Not valid on Saturday appointments.\n")
+    assert value(first("I'm a student, how much for a cut and finish and a colour appointment on a Tuesday?",
+                       salon)) == "97.20"
+    # "Extra day" is named only by "extra day" said together
+    vans = "Luton van: £85 per day\nExtra day: £70\nExtra driver: £10 per day\nSat nav: £5\n"
+    assert value(first("How much for a Luton van for a day with an extra driver?", vans)) == "95"
+    # "2 additional hours" are past the hour the call-out covers
+    plumber = "Call-out charge: minimum £60 (covers the first hour).\nEach additional hour: £40.\n"
+    assert value(first("How much for a call-out plus 2 additional hours?", plumber)) == "140"
+    # a visit wanted today claims the same-day surcharge; "you ... today" said otherwise does not
+    locks = ("Standard call-out: £75\nLock change: £45 plus parts\nSURCHARGES\nEmergency same-day visit: +£40\n"
+             "Evenings after 6pm: +£30\n")
+    assert value(first("I need it done today. How much is a standard call-out?", locks)) == "115"
+    for question in ("My neighbour said you did it today for her. How much is a standard call-out?",
+                     "Is it cheaper if you visit today or tomorrow? How much is a standard call-out tomorrow?",
+                     "I know you can't come today. How much is a standard call-out?"):
+        assert value(first(question, locks)) == "75", question
+    # a courier's zone is its price, no travel charge on top of it
+    courier = ("Delivery zones:\nZone 1 (0-2 miles): £8.00 per delivery\nZone 3 (5-8 miles): £21.00 per delivery\n"
+               "Waiting time: £5 per 10 minutes\n")
+    assert all(value(e) != "26" for e in candidate_expressions("How much for a delivery to Zone 3?", [result(courier)],
+                                                               None, evaluate))
+    # "Free delivery on orders over £50": no delivery on a bigger order
+    bakery = "Sourdough loaf: £4.50 each\nDelivery: £6.00 per order. Free delivery on orders over £50.\n"
+    assert value(first("How much are 12 sourdough loaves with delivery?", bakery)) == "54"

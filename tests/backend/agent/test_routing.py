@@ -482,5 +482,10 @@ def test_a_request_to_explain_a_thing_a_found_passage_names_searches_it():
                            "for customers.")
     assert relevant("ann", "Summarise your cancellation terms")
     assert not relevant("ann", "Explain the theory of relativity")  # a thing no passage names
+    # nor a thing a passage names that is no policy of the business (review)
+    seals = "New Zealand fur seals are often seen on the rocks near the harbour. Kayak hire: $45 per hour."
+    general = search_documents.spec(FakeRetriever("ann", "", similarity=0.15, text=seals)).relevant
+    assert not general("ann", "Describe the life cycle of the fur seal")
+    assert not general("ann", "What is the capital of New Zealand?")
     assert not relevant("ann", "Hello, how are you?")
     assert not relevant("bob", "Explain the allergen policy")  # not his passage

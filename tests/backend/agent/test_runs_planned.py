@@ -228,6 +228,17 @@ async def test_a_fact_asked_of_the_documents_is_answered_by_the_quoted_sentence_
     assert again.text == result.text and generator.calls == [] and len(tools.executions) == 1
 
 
+async def test_an_answer_the_program_writes_needs_no_tokens_of_the_budget(make_runner, turn, stop, tools):
+    # Review: the check that a step's prompt fits the tokens left refused the program's quote, which costs none.
+    question = "Who designed the Halvorsen Bridge?"
+    generator = ScriptedGenerator([["It was designed by a famous Dutch architect."]], prompt_tokens=500)
+    runner = quoting_runner(make_runner, generator, question)
+    runner.budget = Budget(max_tokens=200)
+    result = await ask(runner, turn, stop, question)
+    assert (result.status, result.text) == ("done", "The bridge was designed by Ingrid Solberg. [2]")
+    assert generator.calls == []
+
+
 @pytest.mark.parametrize("question", ["Summarise what my documents say about the bridge.",
                                       "Why was the bridge built?", "What is the bridge document about?",
                                       "Tell me about the bridge."])

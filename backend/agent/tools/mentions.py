@@ -126,9 +126,11 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
     asked_stems = {stem_of(w): w for w in asked}
     for own, naming, every, m, sentence, section in read:
         named = naming & asked
-        if len(named) < 2:  # (or two of its words by their stems: "the LED lights" names "LED mood lighting: £10",
-            # blind set 87, read; one word alone never: "Shipping: £4.95" is no "ship model kit", review)
-            stemmed = {asked_stems[stem_of(w)] for w in naming if stem_of(w) in asked_stems}
+        if len(named) < 2 and sentence[:m.start()].rstrip().endswith(":"):
+            # (or two of a list line's label words by their stems: "the LED lights" names "LED mood lighting: £10",
+            # blind set 87, read; one word alone never: "Shipping: £4.95" is no "ship model kit"; nor words of a
+            # sentence's clause: "charged at the hourly rate ... ($45 per block resident" is no "3 hour session", review)
+            stemmed = {asked_stems[stem_of(w)] for w in every if stem_of(w) in asked_stems}
             named = stemmed if len(stemmed) >= 2 else named
         # all its own words; or two of its words; or its head that names no other price ("the pasta"
         # over "Pasta from scratch (3 hours): €75"; not "screen" over "Tempered glass screen protector: $15")
@@ -394,7 +396,7 @@ def named_extras(question: str, sentences: Sequence[str], expression: str,
             amount = m.group(1).replace(",", "")
             if THRESHOLD_BEFORE.search(sentence[:m.start()]):
                 continue  # "Delivery is free for orders over £50": a bound, no price of delivery (new-user pass)
-            own = _extra_named(sentence, prices, i, words, asked)
+            own = _extra_named(sentence, prices, i, words, asked, question)
             if amount in used or not own or own & aside:
                 continue
             if own <= billed and not is_deposit(sentence, prices, i):
@@ -455,7 +457,7 @@ def extra_words(question: str) -> frozenset[str]:
 
 
 def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: frozenset[str],
-                 asked: frozenset[str] = frozenset()) -> set[str]:
+                 asked: frozenset[str] = frozenset(), question: str = "") -> set[str]:
     """The own words of the `i`th price of `sentence` that `words` (extra_words) name, all of them, or
     two and the rest other words of the question (`asked`: "9 panels ... plus the inspection & written
     report" names "Panel inspection & written report: A$65"); empty for an adjustment ("+$25 per
@@ -477,9 +479,14 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
         return own
     # or the subject of a sentence saying what it costs: "Delivery within Harrowfield costs a flat £6.00 per order"
     # for "with VAT and delivery" (new-user pass)
+    # (added by the question's own word for it: "with VAT and delivery"; not "needs about 2.5 hours of bench work"
+    # over "Bench labor is $80 per hour", review)
     subject = _COSTS_SUBJECT.match(before)
     head = norm_words(subject.group(1)) if subject else set()
-    return head if head and head <= words else set()
+    added = subject is not None and re.search(rf"(?:\b(?:with|plus|and|including|incl\.?)|\+)\s+(?:the\s+|a\s+|an\s+)?"
+                                              rf"(?:[\w-]+\s+){{0,2}}?{re.escape(subject.group(1))}\b", question,
+                                              re.IGNORECASE) is not None
+    return head if head and head <= words and added else set()
 
 
 def _free_over(own: set[str], sentences: Sequence[str]) -> Fraction | None:

@@ -146,7 +146,14 @@ def of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> l
     # "Stitchwell Sewing Machine Repair - Policies & FAQ" names no document of a business whose every
     # document is about machines (simple set 69: its menu's prices were set aside)
     naming = {w for w in asked if not any(w in words for h, words in held.items() if w not in stems(h))}
-    named = [s for h, s in sentences if stems(h) & naming]
+    chosen = {h for h in held if stems(h) & naming}
+    # (and only when the rest of what it asks is said there too: "2 sourdough loaves and 1 carrot cake" over passages
+    # headed "Breads" and "Cakes" of one price list asks both, new-user pass)
+    said = set().union(*(held[h] for h in chosen)) if chosen else set()
+    elsewhere = set().union(*(words for h, words in held.items() if h not in chosen)) if chosen else set()
+    if (asked - naming) & elsewhere - said:
+        return [s for _, s in sentences]
+    named = [s for h, s in sentences if h in chosen]
     return named or [s for _, s in sentences]
 
 

@@ -701,3 +701,27 @@ def test_review_of_the_thirty_first_session():
     # "Free delivery on orders over £50": no delivery on a bigger order
     bakery = "Sourdough loaf: £4.50 each\nDelivery: £6.00 per order. Free delivery on orders over £50.\n"
     assert value(first("How much are 12 sourdough loaves with delivery?", bakery)) == "54"
+
+
+def test_passages_headed_by_a_price_list_s_sections_are_one_business():
+    # Second new-user pass: the price list's passages come headed "Breads", "Cakes", "Tax and delivery" (its
+    # sections); "carrot cake" named the "Cakes" passage as the document asked, so the loaves and the VAT were read
+    # nowhere ("2 sourdough loaves and 1 carrot cake" was 18.00 * 2, "2 carrot cakes with VAT" declined).
+    from backend.agent.tools.passages import format_passages
+    from backend.rag import Source
+
+    sections = [("Cakes", "## Cakes\n\n- Carrot cake (whole): £18.00 each\n- Lemon drizzle slice: £3.25 each"),
+                ("Breads", "## Breads\n\n- Sourdough loaf: £4.50 each\n- Rye loaf: £5.20 each"),
+                ("Tax and delivery", "## Tax and delivery\n\nAll prices exclude VAT. VAT is charged at 20% on the order "
+                                     "total. Delivery within Harrowfield costs a flat £6.00 per order.")]
+    content = "Passages.\n\n" + format_passages([
+        Source(chunk_id=i + 1, document_id="d" * 32, document_name="pricelist.md", version=1, position=i,
+               heading_path=f"Price List > {heading}", page=None, text=text, score=1.0)
+        for i, (heading, text) in enumerate(sections)])
+
+    def answer(question):
+        return value(candidate_expressions(question, [content], None, evaluate)[0])
+    assert answer("How much for 2 sourdough loaves and 1 carrot cake?") == "27"
+    assert answer("How much are 2 carrot cakes with VAT?") == "43.20"
+    assert answer("I'd like 2 sourdough loaves and 1 carrot cake delivered. What's the total with VAT and delivery?") == (
+        "39.60")

@@ -509,11 +509,17 @@ def without_free_extras(expression: str, sentences: Sequence[str], value: Callab
         return None
     for sentence in sentences:
         m = _FREE_OVER.search(sentence)
-        own = norm_words(sentence[:m.start(1)]) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS if m else set()
-        if not own:
+        if m is None:
             continue
-        prices = {p.group(1).replace(",", "") for other in sentences if other != sentence and own & norm_words(
-            other.split(":")[0]) for p in PRICE.finditer(other)}
+        # what is free: the words before "free", else those after it ("Free delivery on orders over £50")
+        named = sentence[:m.start()] or re.split(r"\b(?:on|for|over|above|when|with)\b", m.group(0)[4:], maxsplit=1)[0]
+        own = norm_words(named) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS - {"free"}
+        # its price: the one before it in its own sentence ("Standard delivery: £3.95, free on orders over £40"), else
+        # that of a line whose label names it all ("Delivery within Harrowfield costs a flat £6.00 per order"; not
+        # "Next-day delivery: £7.95" for the standard one, review)
+        prices = {p.group(1).replace(",", "") for p in PRICE.finditer(sentence[:m.start()])} or {
+            p.group(1).replace(",", "") for other in sentences if own and other != sentence
+            and own <= norm_words(other[:PRICE.search(other).start()] if PRICE.search(other) else "") for p in PRICE.finditer(other)}
         for i, term in enumerate(terms):
             rest = " + ".join(terms[:i] + terms[i + 1:])
             if term in prices and value(rest) > Fraction(m.group(1).replace(",", "")):

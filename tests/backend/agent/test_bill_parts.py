@@ -701,6 +701,13 @@ def test_review_of_the_thirty_first_session():
     # "Free delivery on orders over £50": no delivery on a bigger order
     bakery = "Sourdough loaf: £4.50 each\nDelivery: £6.00 per order. Free delivery on orders over £50.\n"
     assert value(first("How much are 12 sourdough loaves with delivery?", bakery)) == "54"
+    # the free one is the one its sentence prices: "Standard delivery: £3.95, free on orders over £40" frees no
+    # next-day delivery (review of the mend)
+    candles = ("Large candle: £15.\nSmall candle: £8.\nStandard delivery: £3.95, free on orders over £40.\n"
+               "Next-day delivery: £7.95.\n")
+    assert value(first("How much for 3 large candles with next-day delivery?", candles)) == "52.95"
+    assert value(first("How much for 3 large candles with standard delivery?", candles)) == "45"
+    assert value(first("How much for 2 small candles with standard delivery?", candles)) == "19.95"
 
 
 def test_passages_headed_by_a_price_list_s_sections_are_one_business():

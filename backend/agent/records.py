@@ -25,6 +25,14 @@ REASON_RUN_INTERRUPTED = "the server restarted before the run finished"
 
 
 @dataclass(frozen=True)
+class RunPlan:
+    """A planned run's tools, in order, and the tools the cues chose that its budget left no room
+    for (its ending names them)."""
+    tools: list[str]
+    left_out: list[str]
+
+
+@dataclass(frozen=True)
 class StoredCall:
     status: str
     result: dict[str, Any] | None
@@ -50,16 +58,23 @@ class RunRecords:
             db.commit()
             return run.id
 
-    def stored_plan(self, run_id: str) -> list[str] | None:
-        """The tool names stored as `run_id`'s plan (AgentRun.plan), or None when none is."""
+    def stored_plan(self, run_id: str) -> RunPlan | None:
+        """`run_id`'s stored plan (AgentRun.plan), or None when none is. (A plan stored as a bare
+        list of tool names, before left-out tools were kept, has none left out.)"""
         with self.session_factory() as db:
             text = db.scalar(select(AgentRun.plan).where(AgentRun.id == run_id))
-            return None if text is None else list(json.loads(text))
+        if text is None:
+            return None
+        stored = json.loads(text)
+        if isinstance(stored, list):
+            return RunPlan(list(stored), [])
+        return RunPlan(list(stored.get("tools", [])), list(stored.get("left_out", [])))
 
-    def store_plan(self, run_id: str, plan: list[str]) -> None:
-        """Keep `plan` (tool names, in order) as the run's plan."""
+    def store_plan(self, run_id: str, plan: RunPlan) -> None:
+        """Keep `plan` as the run's plan (JSON: {"tools": [...], "left_out": [...]})."""
+        text = json.dumps({"tools": plan.tools, "left_out": plan.left_out})
         with self.session_factory() as db:
-            db.execute(update(AgentRun).where(AgentRun.id == run_id).values(plan=json.dumps(plan)))
+            db.execute(update(AgentRun).where(AgentRun.id == run_id).values(plan=text))
             db.commit()
 
     def end_run(self, run_id: str, status: str, ending: str | None, used: dict[str, Any], duration_ms: float) -> None:

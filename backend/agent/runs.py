@@ -43,7 +43,7 @@ from backend.agent.deadline import STOPPED_ENDING, in_worker
 from backend.agent.events import AgentStepEvent, StepLog
 from backend.agent.intent import asked_names
 from backend.agent.model_step import ModelSteps
-from backend.agent.records import RunRecords
+from backend.agent.records import RunPlan, RunRecords
 from backend.agent.routing import plan_tools
 from backend.generator import ChatMessage, GenerationDone, GenerationParams, TextGenerator, ToolCall, ToolFunction
 
@@ -114,7 +114,6 @@ class AgentRunner:
         self.policy = policy
         self.user_text = user_text
         self.meter: BudgetMeter | None = None  # the latest run's (its usage, also when it is cancelled)
-        self.left_out: str | None = None  # the latest plan's: the tools its budget had no room for, as its ending says
         self._tool_steps = ToolSteps(self.tools, self.allowed, self._intended, records, make_context, self._emit)
         self._model = ModelSteps(generator, self.tools, self.functions, records, self._emit,
                                  quote_facts=policy == POLICY_PLANNED)
@@ -140,20 +139,19 @@ class AgentRunner:
         Never raises for a tool's or the model's failure: the run ends "error" (stored)."""
         run_id = await asyncio.to_thread(self.records.start_run, conversation_id, user_id, message_id, run_id)
         meter = self.meter = BudgetMeter(self.budget, self.clock)
-        self.left_out = None
         started = time.monotonic()
         result = RunResult(run_id, "error", "", "the run failed")
         try:
-            plan: list[str] | None = []
+            plan: RunPlan | None = RunPlan([], [])
             if self.policy == POLICY_PLANNED:
                 with tracing.span("agent.plan") as span:
                     ended, plan = await in_worker(self._plan, run_id, user_id, stop=stop, meter=meter)
-                    span.set_attribute("tools", ",".join(plan or ()))
+                    span.set_attribute("tools", ",".join(plan.tools if plan else ()))
                 if plan is None:  # Stop or the wall time while the cues were read (an embedding)
                     result = self._cut(run_id, ended, meter, [])
             if plan is not None:
                 result = await self._loop(run_id, conversation_id, user_id, message_id, list(messages), params,
-                                          stop, meter, on_text, plan)
+                                          stop, meter, on_text, list(plan.tools), self._left_out_ending(plan))
         except asyncio.CancelledError:
             result = RunResult(run_id, "stopped", "", STOPPED_ENDING)
             await asyncio.shield(asyncio.to_thread(self._end, run_id, result, meter, started))
@@ -172,7 +170,9 @@ class AgentRunner:
     async def _loop(self, run_id: str, conversation_id: str, user_id: str, message_id: str,
                     messages: list[ChatMessage], params: GenerationParams, stop: asyncio.Event,
                     meter: BudgetMeter, on_text: Callable[[str], Awaitable[None] | None] | None,
-                    plan: list[str]) -> RunResult:
+                    plan: list[str], left_out: str | None) -> RunResult:
+        """The steps of the run; `plan` (popped as its tools run) is the planned policy's tools,
+        `left_out` the ending of a plan whose budget had no room for some of its tools."""
         index = 0
         sources: list[Any] = []
         first_new = len(messages)  # this run's tool results are appended after the turn's messages
@@ -202,8 +202,8 @@ class AgentRunner:
                               else model.reason or "the model failed")
                     return RunResult(run_id, model.status, model.content, ending, sources)  # error: a bad block
                 if model.calls is None:
-                    if self.left_out is not None:  # answered without the tools the budget had no room for
-                        return RunResult(run_id, "budget", model.content, self.left_out, sources)
+                    if left_out is not None:  # answered without the tools the budget had no room for
+                        return RunResult(run_id, "budget", model.content, left_out, sources)
                     return RunResult(run_id, "done", model.content, None, sources)
                 calls = model.calls
                 index += 1
@@ -220,36 +220,41 @@ class AgentRunner:
                 return RunResult(run_id, status, "", ended, sources)
             index += 1
 
-    def _plan(self, run_id: str, user_id: str) -> list[str]:
+    def _plan(self, run_id: str, user_id: str) -> RunPlan:
         """The "planned" policy's tools for this run: the stored plan of a retried run (so its
-        calls keep their step indexes, hence their idempotency keys), else the cues' choice
-        (backend.agent.routing.plan_tools) cut to what the budget leaves room for (each tool one
-        call and one step, two when the model writes its arguments, and one step for the answer),
-        then stored. Blocking: run it in a worker thread (one cut by Stop runs on and stores the
-        plan all the same, which a retry of the run would follow)."""
+        calls keep their step indexes, hence their idempotency keys, and its ending names the same
+        left-out tools), else the cues' choice (backend.agent.routing.plan_tools) cut to what the
+        budget leaves room for (each tool one call and one step, two when the model writes its
+        arguments, and one step for the answer), then stored. Blocking: run it in a worker thread
+        (one cut by Stop runs on and stores the plan all the same, which a retry of the run would
+        follow)."""
         stored = self.records.stored_plan(run_id)
         if stored is not None:
-            return [name for name in stored if name in self.tools]
+            return RunPlan([name for name in stored.tools if name in self.tools], stored.left_out)
         # a write asked for ("Save a note: ...") that the user's role may not make is planned all the
         # same: its call is refused (ToolSteps.check), and the answer says so (answer.refused_answer)
         offered = [f.name for f in self.functions()] + sorted(self.asked - self.allowed)
         chosen = plan_tools(self.tools.values(), offered, user_id, self.user_text)
-        plan: list[str] = []
+        tools: list[str] = []
         steps = 1  # the answer
         for name in chosen[:self.budget.max_tool_calls]:
             fill = getattr(self.tools[name], "planned_arguments", None)
             cost = 1 if fill is not None and self.user_text and fill(self.user_text) is not None else 2
             if steps + cost > self.budget.max_steps:
                 break
-            plan.append(name)
+            tools.append(name)
             steps += cost
-        # the tools the budget left no room for: the answer is given without them, and its ending says so
-        left = chosen[len(plan):]
-        if left:
-            limit = LIMIT_TOOL_CALLS if len(plan) == self.budget.max_tool_calls else LIMIT_STEPS
-            self.left_out = f"{BudgetMeter(self.budget).ending(limit)} before {', '.join(left)} could run"
+        plan = RunPlan(tools, chosen[len(tools):])
         self.records.store_plan(run_id, plan)
         return plan
+
+    def _left_out_ending(self, plan: RunPlan) -> str | None:
+        """The ending of a run whose budget had no room for some of the tools the cues chose: the
+        answer is given without them, and the ending says so; None when nothing was left out."""
+        if not plan.left_out:
+            return None
+        limit = LIMIT_TOOL_CALLS if len(plan.tools) >= self.budget.max_tool_calls else LIMIT_STEPS
+        return f"{BudgetMeter(self.budget).ending(limit)} before {', '.join(plan.left_out)} could run"
 
     @staticmethod
     def _cut(run_id: str, ended: str, meter: BudgetMeter, sources: list[Any]) -> RunResult:

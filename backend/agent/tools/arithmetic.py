@@ -215,6 +215,26 @@ def _tokens(expression: str) -> list[tuple[str, str, int]]:
     return tokens
 
 
+def addends(expression: str) -> list[str]:
+    """The terms `expression` adds at its top level, as written: "12 * 4.50 + (6 - 1) + 3" ->
+    ["12 * 4.50", "(6 - 1)", "3"] (a sign after an operator or "(" is no addition: "2 * +3" is one
+    term; "a - b" is one term too). Raises ToolError on a stray character."""
+    tokens = _tokens(expression)
+    terms: list[str] = []
+    depth, start, previous = 0, 0, ("op", "(", 0)
+    for kind, text, pos in tokens:
+        if kind == "op" and text == "(":
+            depth += 1
+        elif kind == "op" and text == ")":
+            depth -= 1
+        elif kind == "end" or (kind == "op" and text == "+" and depth == 0
+                               and (previous[0] != "op" or previous[1] == ")")):
+            terms.append(expression[start:pos].strip())
+            start = pos + 1
+        previous = (kind, text, pos)
+    return terms
+
+
 class _Parser:
     def __init__(self, expression: str) -> None:
         self.tokens = _tokens(expression)

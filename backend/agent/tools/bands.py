@@ -68,7 +68,8 @@ def _noun(word: str) -> str:
 # after the number; the question counts the same noun: "15 panels"); not "up to 6 lines", "over 20 bikes": an
 # allowance or a least count more often than a row (plaques "includes up to 6 lines" take 8 at $1.50 each more).
 _COUNTED = r"([a-z]{3,})"
-_COUNT = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
+# (past a numbered word between: "25 1-sided lawn signs")
+_COUNT = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s+(?:[0-9]{{1,2}}-[a-z]+\s+)?{_COUNTED}\b", re.IGNORECASE)
 _COUNT_BETWEEN = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
 _COUNT_PLUS = re.compile(rf"(?<![\w.$€£¥]){_NUMBER}\s*\+\s*{_COUNTED}\b|(?<![\w.$€£¥]){_NUMBER}\s+{_COUNTED}\s+"
                          rf"(?:and|or)\s+(?:over|above|more|up(?:wards)?)\b", re.IGNORECASE)
@@ -90,8 +91,17 @@ def _counted(question: str) -> dict[str, Fraction]:
         if (word in _UNITS or word in TIME_UNITS or _noun(word) in PERIOD_NOUNS or _NOT_COUNTED.fullmatch(word)
                 or _NAMING_NUMBER.search(question[:m.start()]) or _modifies_one(question, m)):
             continue
-        out.setdefault(_noun(m.group(2)), Fraction(m.group(1)))
+        out.setdefault(_head_noun(question, m), Fraction(m.group(1)))
     return out
+
+
+def _head_noun(question: str, m: re.Match[str]) -> str:
+    """The noun a count `m` (_COUNT) counts: the word after it, or the plural ending the words after it
+    ("25 one-sided lawn signs" counts "sign", blind set 89, read after its runs; "15 panels on a house"
+    counts "panel")."""
+    phrase = _PHRASE_END.split(question[m.start(2):], maxsplit=1)[0].split()[:4]
+    plural = next((w for w in phrase[1:] if re.fullmatch(r"[a-z]{3,}s", w.lower()) and not w.lower().endswith("ss")), None)
+    return _noun(plural if plural and not m.group(2).lower().endswith("s") else m.group(2))
 
 
 # A number that names rather than counts: "size 10", "no. 5", "model 3", "room 12".
@@ -266,10 +276,9 @@ def banded_measures(question: str, sentence: str) -> set[str]:
     units -= _RANGES_ONLY - {_unit(m.group(4)) for m in _BETWEEN.finditer(sentence)}
     # (not a unit the row prices by: "101 to 200 m2: Rate per m2 £2.20" is 150 times £2.20 for 150 m²)
     units -= {_unit(m.group(1)) for m in _PER_UNIT.finditer(sentence)}
-    counted = _counted(question)
     nouns = held_counts(question, sentence, lot=True)
     return ({m.group(1) for m in _MEASURE.finditer(question) if _unit(m.group(2)) in units}
-            | {m.group(1) for m in _COUNT.finditer(question) if _noun(m.group(2)) in nouns})
+            | {m.group(1) for m in _COUNT.finditer(question) if _head_noun(question, m) in nouns})
 
 
 
@@ -302,3 +311,34 @@ def volume_discount(question: str, sentences: Sequence[str]) -> tuple[str, str, 
             if low <= count and (high is None or count <= high):
                 return m.group("pct"), sentence, ""
     return None
+
+
+# A row labelled by a band of a count alone: "10 - 49: 1-sided $14.00; 2-sided $19.00", "50+: $11.00".
+_BARE_BAND = re.compile(r"^(?:(?:qty|quantity)\s+)?[0-9]+\s*(?:(?:-|–|to)\s*[0-9]+|\+)(?=\s*:)", re.IGNORECASE)
+# The thing a section heading lists: its last plural word before an aside ("CORRUGATED LAWN SIGNS (18\" x 24\")").
+_LISTED_THING = re.compile(r"([A-Za-z]{3,}s)\s*(?:\(.*)?$", re.IGNORECASE)
+
+
+def with_band_nouns(sentences: Sequence[tuple[str, str]], sections: Sequence[str]) -> list[tuple[str, str]]:
+    """`sentences` ((heading, sentence) pairs; `sections`: sentences.section_headings of them) with
+    each row labelled by a band of a count alone given the thing its section heading lists ("10 -
+    49: 1-sided $14.00" under "CORRUGATED LAWN SIGNS" -> "10 - 49 signs: ..."), so that a band
+    holds a count of that thing (_count_bands: "25 lawn signs", not "12 extra H stakes"; blind set
+    89, read after its runs). Rows whose first prices fall as the bands rise are a quantity break,
+    priced each one (written "... signs each: ..."); rising ones price the lot."""
+    out = list(sentences)
+    rows = [i for i, (_, s) in enumerate(sentences) if _BARE_BAND.match(s) and _LISTED_THING.search(sections[i])]
+    firsts = {i: _first_amount(sentences[i][1]) for i in rows}
+    for i in rows:
+        noun = _LISTED_THING.search(sections[i]).group(1).lower()
+        fellow = [firsts[j] for j in rows if sections[j] == sections[i] and firsts[j] is not None]
+        each = len(fellow) > 1 and fellow == sorted(fellow, reverse=True) and fellow[0] != fellow[-1]
+        band = _BARE_BAND.match(sentences[i][1])
+        out[i] = (sentences[i][0], f"{band.group(0)} {noun}{' each' if each else ''}{sentences[i][1][band.end():]}")
+    return out
+
+
+def _first_amount(sentence: str) -> Fraction | None:
+    m = re.search(r"[$€£¥]\s?([0-9]+(?:\.[0-9]+)?)", sentence)
+    return Fraction(m.group(1)) if m else None
+

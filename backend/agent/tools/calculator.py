@@ -18,12 +18,12 @@ from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_
 from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.deposits import ASKS_DEPOSIT, asked_deposit, balance_due
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total
-from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, headed_surcharges
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.relations import asks_relation, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.parts import asks_repair_with_parts
-from backend.agent.tools.pricing import of_named_documents, priced_per_count, prices_counted_thing
+from backend.agent.tools.pricing import as_priced, of_named_documents, priced_per_count, prices_counted_thing
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences, section_headings
 from backend.agent.tools.taxes import claimed_tax
@@ -157,7 +157,7 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         if not found:
             return False
         pairs = [(h, s) for label, t in found for h, s in text_sentences(t, label)]
-        pairs = headed_surcharges(pairs, section_headings(pairs))  # ("SURCHARGES" over "Saturday appointment: $40")
+        pairs = as_priced(pairs)  # (as the candidates read them: "SURCHARGES" over "Saturday appointment: $40")
         if deposit:  # over "A 25% deposit is taken at booking": a share of the bill (simple set 68)
             asked = asked_deposit(text, pairs, embed)
             if asked is not None and (asked.share is not None or asked.over is not None):

@@ -372,6 +372,16 @@ _DATE_AT = (rf"(?:(?P<m1>{_MONTH_WORD})\s+(?P<d1>[0-9]{{1,2}})(?:st|nd|rd|th)?\b
             rf"|(?P<d2>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_WORD}))")
 _BOUND = re.compile(rf"\b(?P<word>on\s+or\s+(?:before|after)|before|by|until|till|after|from)\s+(?:the\s+)?{_DATE_AT}",
                     re.IGNORECASE)
+# A window of dates a sentence bounds what it grants by: "Between 1 November and 28 February", "from 1 June to
+# 31 August", "1 Nov - 28 Feb" (blind set 90, read after its runs).
+def _date_at(n: str) -> str:
+    return (rf"(?:(?P<m{n}a>{_MONTH_WORD})\s+(?P<d{n}a>[0-9]{{1,2}})(?:st|nd|rd|th)?\b"
+            rf"|(?P<d{n}b>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m{n}b>{_MONTH_WORD}))")
+
+
+_WINDOW = re.compile(rf"\b(?:between\s+(?:the\s+)?{_date_at('1')}\s+and\s+(?:the\s+)?{_date_at('2')}"
+                     rf"|(?:from\s+(?:the\s+)?)?{_date_at('3')}\s*(?:-|–|to|until|till|through)\s*(?:the\s+)?"
+                     rf"{_date_at('4')})", re.IGNORECASE)
 # A date or a part of a month a question names: "on October 28", "the 3rd of May", "mid november", "late Nov".
 _ASKED_DATE = re.compile(rf"{_DATE_AT}|\b(?P<part>early|mid|late|end\s+of)[\s-]+(?P<m3>{_MONTH_WORD})", re.IGNORECASE)
 # The days of a month's parts: early 1-10, mid 11-20, late 21-31.
@@ -418,6 +428,16 @@ def date_bound_met(sentence: str, question: str) -> bool | None:
     -> False); a bound on booking is read against the date the question books on, another against
     the others; when the question names no date, False for a deadline ("before", "by", "until") and
     None for a start ("from the 1st of May"); None when the sentence names no bound."""
+    window = _WINDOW.search(sentence)
+    if window is not None:  # a window: met by a date the question names inside it (the window may span the new year)
+        first, last = [_day_of_year(window.group(f"m{n}a") or window.group(f"m{n}b"),
+                                    int(window.group(f"d{n}a") or window.group(f"d{n}b")))
+                       for n in (("1", "2") if window.group("m1a") or window.group("m1b") else ("3", "4"))]
+        dates = _asked_dates(question)
+        if not dates:
+            return False
+        low, high, _ = dates[0]
+        return first <= low and high <= last if first <= last else low >= first or high <= last
     bound = _BOUND.search(sentence)
     if bound is None:
         return None

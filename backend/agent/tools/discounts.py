@@ -391,6 +391,18 @@ _THINGS_AFTER = re.compile(r"\s*(?!(?:years|yrs|gets|pays|receives|saves|qualifi
                            r"also|as|us|this|its)\b)[a-z]+s\b", re.IGNORECASE)
 
 
+# A surcharge asked by its name, nothing else priced: "How much is the weekend appointment surcharge?".
+_ASKS_SURCHARGE = re.compile(r"^\W*(?:how\s+much|what)(?:'s|s|\s+is|\s+are)?\s+(?:the|your|a)\s+(?:[\w-]+\s+){0,3}"
+                             r"(?:surcharge|supplement)s?\s*\??\s*$", re.IGNORECASE)
+
+
+def surcharge_asked(question: str, surcharges: Sequence[tuple[str, str, str, str]]) -> str | None:
+    """The amount as written of the one surcharge of an amount (claimed_surcharges' "+") that the
+    question asks for by itself, nothing else priced ("How much is the weekend appointment
+    surcharge?" over "Weekend appointment: +$40.00": "40.00", review); None otherwise."""
+    added = [amount for kind, amount, _, _ in surcharges if kind == "+"]
+    return added[0] if len(added) == 1 and _ASKS_SURCHARGE.search(question) else None
+
 def _counts_not_age(subject: str, m: re.Match[str]) -> bool:
     """Whether the "N+" or "N and over" that `m` (an _AGE_LIMIT match in `subject`) found counts
     something other than years of age (_GROUP_OF before it, or a plural noun right after "N+")."""

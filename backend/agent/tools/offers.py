@@ -37,6 +37,7 @@ from typing import Sequence
 from backend.agent.numerals import SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_difference
 from backend.agent.rounding import without_rounding
+from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.basket import (OPTIONAL, SET_ASIDE, basket_items, listed_total, naming_words, norm_words,
                                         singular)
 from backend.agent.tools.units import PERIODIC, TIME_UNITS
@@ -473,8 +474,7 @@ def offer_expressions(question: str, sentences: Sequence[str]) -> list[str]:
     distinct = len({_thing(thing) for _, thing in items}) == len(items)  # not "a dozen roses ... 12 single roses"
     listed = listed_total(items, sentences, question) if len(items) >= 2 and distinct else None
     if listed is not None:  # "2 adults and 3 kids: how much cheaper is the family ticket": the basket against it
-        value = sum(Fraction(t.split(" * ")[0]) * Fraction(t.split(" * ")[-1]) if " * " in t else Fraction(t)
-                    for t in listed.split(" + "))
+        value = evaluate(listed).q
         others = sorted((pair for pair in priced if pair[0].price not in re.findall(r"[0-9.]+", listed)),
                         key=lambda pair: (-_score(pair[0]), pair[0].order))
         for offer, _ in others[:1]:  # one of it: "the family ticket"

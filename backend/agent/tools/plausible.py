@@ -89,7 +89,8 @@ _PART_OF_DAY = re.compile(r"\b(?:morning|afternoon|evening|night|tonight|noon|mi
 # a worked-out count of days, 2, may equal it.)
 _DURATION_AFTER = re.compile(r"\s*-?\s*(?:min|mins|minutes?)\b", re.IGNORECASE)
 _COUNTED_BEFORE = re.compile(r"(?:\b(?:per|every|each|for|first|extra|additional|another|further|up\s+to|next|"
-                             r"minimum|maximum|max\.?|over|after|within|least|than|of|is|are)|/|\+)\s*$",
+                             r"minimum|maximum|max\.?|over|after|within|least|than|of|is|are|"
+                             r"(?:charged|billed)\s+in)|/|\+)\s*$",  # ("billed in 15-minute blocks", blind set 89)
                              re.IGNORECASE)
 # An address or a telephone number around a number ("Unit 4, Tanner's Yard", "No. 12", "Tel 0113
 # 496 0321", "14 Chapel Walk").

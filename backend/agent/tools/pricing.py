@@ -21,10 +21,11 @@ from typing import Any, Callable, Sequence
 from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE, with_digits
 from backend.agent.operations import names_a_length, sizes, sizes_alone
 from backend.agent.party import group_size
-from backend.agent.tools.bands import outside_band
-from backend.agent.tools.basket import TABLE_ROW, basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
+from backend.agent.tools.bands import outside_band, with_band_nouns
+from backend.agent.tools.basket import TABLE_ROW, THRESHOLD_BEFORE, basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import counted, headed_surcharges, least_count_met, least_group, least_spend
+from backend.agent.tools.identifiers import with_size_labels, with_worded_kinds
 from backend.agent.tools.passages import document_name, read_passages
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences, section_headings, stems, with_answers
@@ -105,6 +106,20 @@ def with_declared_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[s
             if heading in declared and heading not in signed else (heading, sentence) for heading, sentence in sentences]
 
 
+def as_priced(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`sentences` ((heading, sentence) pairs of the found passages) as every reading of a bill
+    reads them (the candidates, the calculator's cue, the document a question asks): prices in
+    the major unit (in_major_units), a question the document asks itself with its answer
+    (sentences.with_answers), each row under a heading of surcharges a surcharge
+    (discounts.headed_surcharges: "Saturday appointment: +$40.00" under "SURCHARGES"), a row labelled by a
+    size one word (identifiers.with_size_labels: "18x24: $68.00"), a kind numbered in words
+    (identifiers.with_worded_kinds: "1-sided" -> "one-sided"), a row labelled by a band alone the thing
+    its section lists (bands.with_band_nouns: "10 - 49 signs each: ...")."""
+    pairs = with_worded_kinds(with_size_labels(with_answers(in_major_units(sentences))))
+    sections = section_headings(pairs)
+    return headed_surcharges(with_band_nouns(pairs, sections), sections)
+
+
 def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """`sentences` ((heading, sentence) pairs) with each price in a minor unit written in the major
     unit of its passage's one currency sign: "Printing is 8p per page" -> "Printing is £0.08 per
@@ -179,8 +194,7 @@ def of_asked_document(question: str, results: Sequence[str], named: Sequence[str
     # (read as the calculator reads them: a surcharges heading's rows too)
     chosen = {s for label, text in (p for result in results for p in read_passages(result))
               if document_name(label) in business
-              for pairs in [with_answers(in_major_units(text_sentences(text, label)))]
-              for _, s in pairs + headed_surcharges(pairs, section_headings(pairs))}
+              for _, s in as_priced(text_sentences(text, label))}
     kept = [s for s in named if s in chosen]
     return kept or list(named)
 
@@ -524,6 +538,38 @@ def count_per(question: str, sentence: str, amount: str) -> str | None:
     return None if not found or count == "1" else count
 
 
+# Words of a section heading that name no kind of thing: "PRICES", "RATES 2025".
+_GENERIC_SECTION = frozenset(stems("price prices rate rates list charges fees cost costs our the and extras other"))
+_ADDED_ROW = re.compile(r"\s*(?:\+|add\b|adds\b|plus\b|extra\b)", re.IGNORECASE)
+_MEASURE_WORDS = frozenset(stems("mile miles km kilometre kilometres metre metres hour hours minute minutes day days week "
+                                 "weeks month months year years per each first"))
+
+
+def named_with_section(question: str, sentences: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """The one row ("label: price") that `question` names both by a word of its label and by a word
+    of the section heading over it (sentences.section_headings), more of the label's words than any
+    other such row: "can i get my ride-on serviced" over "ANNUAL SERVICES" and "Ride-on mower / lawn
+    tractor: £165.00" (a long question's other words had ranked "storage is charged at £3.00 per
+    day" first; blind set 90, read after its runs); None when none, or several name as many."""
+    asked = stems(question)
+    best: list[tuple[int, tuple[str, str]]] = []
+    for pair, section in zip(sentences, section_headings(sentences)):
+        label = pair[1].split(":", 1)[0] if ":" in pair[1] and PRICE.search(pair[1].split(":", 1)[1]) else ""
+        # (a row of an amount added to another's is no thing's price: "Ride-ons & lawn tractors: add £20.00 to any zone")
+        if not label or not stems(section) - _GENERIC_SECTION & asked or _ADDED_ROW.match(pair[1].split(":", 1)[1]):
+            continue
+        # (not its aside, "(chain sharpen included)", nor a distance or a time, "Zone B — 5 to 12 miles")
+        # (a word of its own: not "Zone B" under "TRAVEL ZONES" for "I'm in Zone C", blind set 88)
+        shared = len(stems(re.sub(r"\([^()]*\)", " ", label)) & asked - _MEASURE_WORDS - stems(section))
+        if shared:
+            best.append((shared, pair))
+    if not best:
+        return None
+    top = max(n for n, _ in best)
+    chosen = [pair for n, pair in best if n == top]
+    return chosen[0] if len(chosen) == 1 else None
+
+
 def listed_prices(question: str, sentences: Sequence[tuple[str, str]],
                    embed: Callable[[Sequence[str]], Any] | None) -> list[str]:
     """The prices of the best ranked sentence holding one, those whose own words
@@ -531,6 +577,9 @@ def listed_prices(question: str, sentences: Sequence[tuple[str, str]],
     balls) $14", asked about a medium bucket -> ["14", "8"]): the price a surcharge or a
     discount the question claims applies to."""
     ranked = rank_sentences(question, list(sentences), embed)
+    headed = named_with_section(question, sentences)
+    if headed is not None:  # ("my ride-on serviced" over "ANNUAL SERVICES" and "Ride-on mower / lawn tractor: £165.00")
+        ranked = [headed] + [pair for pair in ranked if pair != headed]
     # "a 2hr manual lesson": the sentence pricing a 2-hour lesson first; "a 4 bed detached": "4 bed detached: ..."
     asked_sizes = sizes_alone(question)
     # and not what the question sets aside: "plain sleeves, no cuffs" is not "Shorten sleeves (working cuffs)"
@@ -540,6 +589,10 @@ def listed_prices(question: str, sentences: Sequence[tuple[str, str]],
                                                         not names_asked_length(question, pair[1]),
                                                         bool(asked_sizes) and not asked_sizes & sizes(pair[1]))):
         named = named_prices(question, sentence)
+        # (a bound is no price: "repairs estimated at over £300 need a 25% deposit", blind set 90, read after its runs)
+        bounds = {next(g for g in m.groups() if g).replace(",", "") for m in PRICE.finditer(sentence)
+                  if THRESHOLD_BEFORE.search(sentence[:m.start()])}
+        named = {price: score for price, score in named.items() if price not in bounds}
         if named:
             return sorted(named, key=lambda price: -named[price])  # equals in the sentence's order
     return []

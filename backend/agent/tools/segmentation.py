@@ -29,7 +29,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs|Rs)\.)(?<!\bMr
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
                            r"|(?:(?<=[0-9.!?)])|(?<=dollars)|(?<=euros)|(?<=pounds)|(?<=cents))[ \t]*\n\s*"
-                           r"(?=[0-9][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
+                           r"(?=[0-9][A-Za-z0-9'&/ ()+.\"”″-]{1,40}:\s)"  # (a size: '12" x 18": $42.00', blind set 89)
                            r"|[ \t]*\n\s*(?=[A-Z][A-Z0-9 &/'+-]{2,79}[ \t]*\n)")
 
 
@@ -96,7 +96,8 @@ def passage_heading(label: str, text: str) -> tuple[str, str]:
     first = lines[0]
     rest = text[text.index(first) + len(first):]
     titled = re.match(r"[ \t]*\n[ \t]*\n", rest) is not None or first.startswith("#")
-    if titled and len(first) <= 80 and not first.endswith((".", "!", "?", ":")):
+    # (a sentence in brackets is none: "(All prices exclude VAT at 20%.)")
+    if titled and len(first) <= 80 and not first.rstrip(")").endswith((".", "!", "?", ":")):
         return first.lstrip("# ").strip() or label, rest
     return label, text
 
@@ -379,20 +380,25 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
     return out
 
 
+# What leaders follow: a word, a bracket or an inch mark, or a number and a space (not "9.00...17.30").
+_LEADER_AFTER = r"(?:(?<=[A-Za-z)\"”″'%])[ \t]*|(?<=[0-9])[ \t]+)"
+
+
 # Dot leaders between an item and its price on one line: "Classic manicure ........ $48",
 # "Gel manicure ... $58", "Wax … €20", "Gel . . . $50", "Latte ...... CA$5.50", "tea .. CA$4.75" (three dots or
-# more, two before a price sign, or "…", after a word and
+# more, two before a price sign, or "…", after a word (or a size's inch mark, '18" x 24" ......', or a number and a
+# space, blind set 89) and
 # before a price or a number; not "Pages 1..10", "9.00...17.30", an empty table cell "| ... |", nor an
 # ellipsis before words). Read as an ellipsis, they ended a sentence: the item and its price were two
 # sentences, and neither named the other (blind set 53).
-_LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:(?:\.[ \t]*){3,}|\.\.[ \t]+(?=[A-Z]{0,3}[$€£¥])|…[ \t]*)(?:…[ \t]*|\.[ \t]*)*"
+_LEADER = re.compile(rf"{_LEADER_AFTER}(?:(?:\.[ \t]*){{3,}}|\.\.[ \t]+(?=[A-Z]{{0,3}}[$€£¥])|…[ \t]*)(?:…[ \t]*|\.[ \t]*)*"
                      r"(?=(?:from[ \t]+|\+[ \t]?)?(?:[A-Z]{1,3}\$|[$€£¥])?[0-9])", re.IGNORECASE)  # ("... +$35.00")
 
 
 # Leaders of dashes, underscores or equals signs (three or more) between an item and its price, or "add"
 # or "from" before it: "Caravan, up to 7 m ---------- 65.00", "Covered pitch ----- add 30.00 per month"
 # (blind set 70: the rows ran on into each other, "Battery trickle charging ---- 10.00 / month Dehumidifier ...").
-_RULE_LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:[-_=–—][ \t]*){3,}(?=(?:from[ \t]+|add[ \t]+|\+[ \t]?)?(?:[A-Z]{1,3}\$|[$€£¥])?[0-9])",
+_RULE_LEADER = re.compile(rf"{_LEADER_AFTER}(?:[-_=–—][ \t]*){{3,}}(?=(?:from[ \t]+|add[ \t]+|\+[ \t]?)?(?:[A-Z]{{1,3}}\$|[$€£¥])?[0-9])",
                           re.IGNORECASE)
 
 
@@ -420,7 +426,8 @@ _PRICED_ROW = re.compile(r"^[ \t]*[^\s:][^:\n]{0,80}(?::|[ \t][-–—](?=[ \t]*
                          r"(?:[ \t]*(?:[A-Z]{3}\b|p\b|c\b))?[^.!?:\n]{0,30}$")
 
 
-_SUB_ROW = re.compile(r"[ \t]+(?:[0-9]|[a-z])")
+# (a size opening a row is its own row's label: '  18" x 24" ...... $68.00', blind set 89)
+_SUB_ROW = re.compile(r"[ \t]+(?:[0-9](?![0-9.]*[ \t]*(?:\"|”|″|in\b|cm\b|mm\b)?[ \t]*[x×][ \t]*[0-9])|[a-z])")
 
 
 # A line of prose opening with a capital word and running to a sentence's end: a note under a price list's rows.

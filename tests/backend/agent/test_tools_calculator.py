@@ -10,6 +10,7 @@ import pytest
 
 from backend.agent.tools import ToolError
 from backend.agent.tools.calculator import MAX_BITS, SPEC, evaluate, format_value
+from backend.agent.tools.arithmetic import addends
 from tests.backend.agent.tool_fixtures import context, valid
 
 
@@ -199,3 +200,16 @@ def test_random_token_soup_gives_a_value_or_a_tool_error_never_another_exception
             continue
         assert isinstance(value.q, Fraction)
         format_value(value)
+
+
+@pytest.mark.parametrize("expression, terms", [
+    ("12 * 4.50 + (6 - 1) + 3", ["12 * 4.50", "(6 - 1)", "3"]),
+    ("round(1 + 2, 2) + 5", ["round(1 + 2, 2)", "5"]),  # a sum inside a call is the call's
+    ("2 * +3", ["2 * +3"]),  # a sign, not an addition
+    ("+3 + 4", ["+3", "4"]),
+    ("10 - 2", ["10 - 2"]),
+])
+def test_addends_are_the_top_level_terms_of_a_sum(expression, terms):
+    # (a bill's terms, read by the free-over-an-amount rule: a split on " + " cut "(6 + 1)" in half)
+    assert addends(expression) == terms
+    assert sum(evaluate(t).q for t in terms) == evaluate(expression).q

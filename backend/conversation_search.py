@@ -69,9 +69,22 @@ def search_terms(query: str) -> list[str]:
     return list(dict.fromkeys(words))[:MAX_QUERY_TERMS]
 
 
+# Markdown's marks in a reply's text, which a snippet shows as plain text: a backslash escape ("delivery\_zone"), bold
+# and code marks, a heading's or a quote's opening marks.
+_MARKDOWN_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
+_MARKDOWN_MARKS = re.compile(r"\*\*|`+|^[ \t]*(?:#{1,6}|>)[ \t]+", re.MULTILINE)
+
+
+def plain_text(markdown: str) -> str:
+    """`markdown` with the marks a reader does not see taken out ("**Zone\\_B** costs `£25`" ->
+    "Zone_B costs £25"); the words and other characters as they are (a snippet, not a renderer)."""
+    return _MARKDOWN_ESCAPE.sub(r"\1", _MARKDOWN_MARKS.sub("", markdown))
+
+
 def highlight_html(marked: str) -> str:
     """Text with MARK_START/MARK_END around hits -> escaped HTML with balanced <mark> elements
-    (a stray or repeated marker, e.g. one typed into a message, changes nothing)."""
+    (a stray or repeated marker, e.g. one typed into a message, changes nothing), Markdown's marks
+    taken out (plain_text: a new-user pass saw "\\_" in a snippet)."""
     out: list[str] = []
     open_ = False
     for part in _MARKS.split(marked):
@@ -84,7 +97,7 @@ def highlight_html(marked: str) -> str:
                 out.append("</mark>")
                 open_ = False
         else:
-            out.append(html.escape(part, quote=True))
+            out.append(html.escape(plain_text(part), quote=True))
     if open_:
         out.append("</mark>")
     return "".join(out)

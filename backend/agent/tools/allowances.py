@@ -228,14 +228,20 @@ def hourly_block_expressions(question: str, ranked: Sequence[str]) -> list[str]:
     "£48.00 per hour, charged in 30-minute units" -> "ceil(100 / 30) * 48.00 * 30 / 60" (4 half
     hours; blind set 90, read after its runs; "$60.00 / hr, billed in 15-minute blocks", blind set
     89). [] when no such rate or no time asked."""
+    return list(dict.fromkeys(e for _, e in hourly_block_terms(question, ranked[:MAX_RANKED])))
+
+
+def hourly_block_terms(question: str, sentences: Sequence[str]) -> list[tuple[str, str]]:
+    """(the hourly price as written, the cost of the time `question` gives at it) for each hourly
+    rate of `sentences` charged in blocks of minutes (hourly_block_expressions)."""
     minutes = _asked_amounts(question).get("minute")
-    out: list[str] = []
-    for sentence in ranked[:MAX_RANKED] if minutes else ():
+    out: list[tuple[str, str]] = []
+    for sentence in sentences if minutes else ():
         hourly = _HOURLY_BLOCKS.search(sentence)
         if hourly is not None:
             price, block = hourly.group(1).replace(",", ""), hourly.group(2).replace(",", "")
-            out.append(f"ceil({minutes} / {block}) * {price} * {block} / 60")
-    return list(dict.fromkeys(out))
+            out.append((price, f"ceil({minutes} / {block}) * {price} * {block} / 60"))
+    return out
 
 
 def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:

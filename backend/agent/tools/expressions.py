@@ -69,6 +69,8 @@ from backend.agent.tools.discounts import (claimed_discount, claimed_surcharges,
 from backend.agent.tools.injected import injected
 from backend.agent.tools.mentions import (mentioned_apart, mentioned_difference, mentioned_total, named_extras,
                                          without_free_extras)
+from backend.agent.tools.arithmetic import addends
+from backend.agent.tools.allowances import hourly_block_terms
 from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
@@ -286,6 +288,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
     if weighed is not None:
         out = valid_expressions([weighed] + out, evaluate)
+    if basket is not None:  # the time at an hourly rate charged in blocks: "1 hr 40 min of workshop labour plus a blade"
+        basket = _with_hourly_blocks(basket, question, [s for _, s in priced])
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = valid_expressions(shared + [basket] + out, evaluate)
@@ -453,6 +457,17 @@ def _asks_zone(question: str, zone: str, priced: Sequence[tuple[str, str]], sect
     rows = [p for _, p in priced if Fraction(zone) in {Fraction(x) for x in prices_in(p)} and _ZONE_WORDS.search(p)]
     heading = {w for p in rows for w in norm_words(sections.get(p, ""))} - _NOT_THE_SERVICE
     return bool(heading & norm_words(question))
+
+
+def _with_hourly_blocks(basket: str, question: str, sentences: Sequence[str]) -> str:
+    """`basket` with its term of an hourly rate charged in blocks of minutes written as the time the
+    question gives at it ("40 * 48.00 + 24.00" for "1 hr 40 min of workshop labour plus a new rotary
+    blade" over "£48.00 per hour, charged in 30-minute units": "ceil(100 / 30) * 48.00 * 30 / 60 +
+    24.00"; blind set 90, read after its runs)."""
+    terms = addends(basket)
+    for price, cost in hourly_block_terms(question, sentences):
+        terms = [cost if re.fullmatch(rf"(?:[0-9.]+ \* )?{re.escape(price)}(?: \* [0-9.]+)?", t) else t for t in terms]
+    return " + ".join(terms)
 
 
 def _deposit_candidates(question: str, deposit: AskedDeposit, results: Sequence[str],

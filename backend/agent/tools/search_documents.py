@@ -309,7 +309,9 @@ _NOT_A_THING = frozenset(stems("best way most least first next same other whole 
 
 # A request to explain or sum up something of a business named: "Explain the allergen policy", "summarise your
 # terms" (not "Describe the life cycle of the fur seal" over a passage that names fur seals, review).
-_EXPLAIN = re.compile(r"\b(?:explain|describe|summari[sz]e|outline|go\s+through|tell\s+me\s+(?:about|more\s+about))\b",
+# ("What should I tell customers about prices?", second new-user pass: no search)
+_EXPLAIN = re.compile(r"\b(?:explain|describe|summari[sz]e|outline|go\s+through|tell\s+(?:[\w-]+\s+){1,2}(?:more\s+)?about"
+                      r"|what\s+(?:should|do|can|could)\s+(?:i|we)\s+(?:tell|say\s+to)\s+[\w-]+\s+about)\b",
                       re.IGNORECASE)
 _POLICY_STEMS = frozenset(stems("policy policies terms conditions rules prices menu services hours refunds cancellation "
                                 "delivery allergens warranty guarantee booking deposit fees charges payment opening"))
@@ -353,7 +355,9 @@ def make_relevant(retriever: Retriever) -> Callable[[str, str], bool]:
             return any(refers_to_document(text, source.document_name) for source in found)
         if about:
             return True
-        if _EXPLAIN.search(text) and stems(text) & _POLICY_STEMS and _names_a_found_thing(text, found):
+        policy = stems(text) & _POLICY_STEMS
+        if _EXPLAIN.search(text) and policy and (_names_a_found_thing(text, found)
+                                                  or any(policy & stems(source.text) for source in found)):
             # "Explain in detail the allergen policy and the cancellation policy, and why they matter" over "Allergens:
             # all products are made in a kitchen that handles nuts ..." (new-user pass: no search, an invented policy)
             return True

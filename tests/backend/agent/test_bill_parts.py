@@ -836,6 +836,8 @@ def test_an_hourly_rate_charged_in_blocks_of_minutes():
     labour = "WORKSHOP LABOUR\n  £48.00 per hour, charged in 30-minute units\n  (any part unit is charged as a full unit)\n"
     assert value(first("the job took 1 hr 40 min of workshop labour. total?", labour)) == "96"
     assert value(first("2 hours of workshop labour, total?", labour)) == "96"
+    parts = labour + "\nCOMMON PARTS\n  Replacement rotary blade ..... £24.00\n"
+    assert value(first("the job took 1 hr 40 min of workshop labour plus a new rotary blade. total?", parts)) == "120"
     design = "Design time ............ $60.00 / hr, billed in 15-minute blocks\n  (a part block counts as a full block)\n"
     assert value(first("your designer worked on my logo for 1 hour 20 min. what's my bill?", design)) == "90"
 

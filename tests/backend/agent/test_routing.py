@@ -481,6 +481,8 @@ def test_a_request_to_explain_a_thing_a_found_passage_names_searches_it():
     assert relevant("ann", "Explain in detail the allergen policy and the cancellation policy, and why they matter "
                            "for customers.")
     assert relevant("ann", "Summarise your cancellation terms")
+    assert relevant("ann", "What should I tell customers about cancellations?")  # (second new-user pass)
+    assert relevant("ann", "Tell my staff about the allergen policy")
     assert not relevant("ann", "Explain the theory of relativity")  # a thing no passage names
     # nor a thing a passage names that is no policy of the business (review)
     seals = "New Zealand fur seals are often seen on the rocks near the harbour. Kayak hire: $45 per hour."

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 
 from backend.agent.numerals import AMOUNT, SIGNED_PRICE, with_digits
 from backend.agent.tools.basket import canonical, counts_of
-from backend.agent.tools.sentences import content_words
+from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import TIME_UNITS
 
 _UNIT = r"([a-z]+)"
@@ -236,12 +236,38 @@ def hourly_block_terms(question: str, sentences: Sequence[str]) -> list[tuple[st
     rate of `sentences` charged in blocks of minutes (hourly_block_expressions)."""
     minutes = _asked_amounts(question).get("minute")
     out: list[tuple[str, str]] = []
-    for sentence in sentences if minutes else ():
+    asked = stems(question)
+    for i, sentence in enumerate(sentences if minutes else ()):
         hourly = _HOURLY_BLOCKS.search(sentence)
-        if hourly is not None:
-            price, block = hourly.group(1).replace(",", ""), hourly.group(2).replace(",", "")
-            out.append((price, f"ceil({minutes} / {block}) * {price} * {block} / 60"))
+        if hourly is None:
+            continue
+        # (the rate of the work asked: all its label's words, "Design time" for "your designer worked ... 1 hour 20
+        # min"; not "Remote support: $60.00 / hr, billed in 15-minute blocks" for "2 hours of on-site visit", nor a
+        # track's minutes for "mix 3 tracks, each about 4 minutes", review; a rate with no label only ranked first)
+        label = stems(re.sub(r"\([^()]*\)", " ", sentence[:hourly.start()])) - _TIME_WORDS
+        if not (label <= asked if label else i == 0):
+            continue
+        price, block = hourly.group(1).replace(",", ""), hourly.group(2).replace(",", "")
+        least = _least_minutes(sentence)  # ("30-min minimum", "min 1 hour")
+        time = f"max({minutes}, {least})" if least is not None and Fraction(least) > Fraction(minutes) else minutes
+        out.append((price, f"ceil({time} / {block}) * {price} * {block} / 60"))
     return out
+
+
+# Words of a rate's label that name no work: "Design time", "Labour rate".
+_TIME_WORDS = frozenset(stems("time rate rates charge charges hourly hour hours per"))
+# A least time a rate is charged for: "30-min minimum", "minimum 1 hour", "min 1 hour", "(1 hr minimum)".
+_LEAST_TIME = re.compile(r"([0-9]+(?:\.[0-9]+)?)[\s-]*(min(?:ute)?s?|hours?|hrs?)\.?\s+minimum"
+                         r"|\bmin(?:imum)?\.?\s+(?:of\s+)?([0-9]+(?:\.[0-9]+)?)\s*(min(?:ute)?s?|hours?|hrs?)\b", re.IGNORECASE)
+
+
+def _least_minutes(sentence: str) -> str | None:
+    m = _LEAST_TIME.search(sentence)
+    if m is None:
+        return None
+    amount, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    value = Fraction(amount) * (60 if unit.lower().startswith("h") else 1)
+    return str(value.numerator) if value.denominator == 1 else None
 
 
 def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:

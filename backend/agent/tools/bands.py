@@ -328,10 +328,14 @@ def with_band_nouns(sentences: Sequence[tuple[str, str]], sections: Sequence[str
     priced each one (written "... signs each: ..."); rising ones price the lot."""
     out = list(sentences)
     rows = [i for i, (_, s) in enumerate(sentences) if _BARE_BAND.match(s) and _LISTED_THING.search(sections[i])]
-    firsts = {i: _first_amount(sentences[i][1]) for i in rows}
+    firsts: dict[str, list[Fraction]] = {}  # each section's rows' first prices, in order
+    for i in rows:
+        amount = _first_amount(sentences[i][1])
+        if amount is not None:
+            firsts.setdefault(sections[i], []).append(amount)
     for i in rows:
         noun = _LISTED_THING.search(sections[i]).group(1).lower()
-        fellow = [firsts[j] for j in rows if sections[j] == sections[i] and firsts[j] is not None]
+        fellow = firsts.get(sections[i], [])
         each = len(fellow) > 1 and fellow == sorted(fellow, reverse=True) and fellow[0] != fellow[-1]
         band = _BARE_BAND.match(sentences[i][1])
         out[i] = (sentences[i][0], f"{band.group(0)} {noun}{' each' if each else ''}{sentences[i][1][band.end():]}")

@@ -434,9 +434,14 @@ def date_bound_met(sentence: str, question: str) -> bool | None:
                                     int(window.group(f"d{n}a") or window.group(f"d{n}b")))
                        for n in (("1", "2") if window.group("m1a") or window.group("m1b") else ("3", "4"))]
         dates = _asked_dates(question)
-        if not dates:
+        # (a bound beside it is read too, on the rest of the sentence: "Book before 1 March for stays between 1 June
+        # and 31 August", review; the window's dates are the stay's, the booking date the bound's)
+        rest = sentence[:window.start()] + " " * (window.end() - window.start()) + sentence[window.end():]
+        bounded = date_bound_met(rest, question) if _BOUND.search(rest) else None
+        stays = [d for d in dates if not _BOOKING.search(question[max(0, d[2] - 30):d[2]])] or dates
+        if not stays or bounded is False:
             return False
-        low, high, _ = dates[0]
+        low, high, _ = stays[0]
         return first <= low and high <= last if first <= last else low >= first or high <= last
     bound = _BOUND.search(sentence)
     if bound is None:

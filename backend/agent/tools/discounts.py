@@ -483,7 +483,17 @@ def counted(question: str, thing: str) -> int | Decimal | None:
                           rf"(?:{thing.lower()}|{singular(thing.lower())}s?)\b", question, re.IGNORECASE)
         if named:
             return len(_WEEKDAY_NAMES.findall(named.group(1)))
+    # the things a question lists, when it names them by that word: "my push mower, strimmer and petrol hedge trimmer
+    # in for services" books 3 services (blind set 90, read after its runs: "Book 3 or more annual services")
+    listed = _THINGS_LISTED.search(question)
+    if listed is not None and {singular(w) for w in stems(thing)} & {singular(w) for w in stems(question)}:
+        return len(re.split(r"\s*,\s*(?:and\s+|&\s*)?|\s+(?:and|&)\s+", listed.group(0).strip()))
     return None
+
+
+# A list of three things or more, none counted: "push mower, strimmer and petrol hedge trimmer", "a, b, c & d".
+_THING_NAMED = r"(?:[A-Za-z][\w'-]*)(?:\s+[A-Za-z][\w'-]*){0,3}"
+_THINGS_LISTED = re.compile(rf"\b{_THING_NAMED}(?:\s*,\s*{_THING_NAMED})+\s*,?\s+(?:and|&)\s+{_THING_NAMED}")
 
 
 def _imperative_count(subject: str) -> re.Match[str] | None:

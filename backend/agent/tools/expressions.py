@@ -58,7 +58,7 @@ from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import travel_charge, within_free_distance
 from backend.agent.tools.bands import volume_discount
 from backend.agent.tools.elapsed import elapsed_row
-from backend.agent.tools.headings import GENERIC_HEADING, named_by_two, with_label_verbs
+from backend.agent.tools.headings import GENERIC_HEADING, fully_named, named_by_two, with_label_verbs
 from backend.agent.tools.identifiers import as_written_compounds, as_written_kinds, as_written_sizes, names_another, without_names
 from backend.agent.tools.basket import basket_expression, norm_words, with_each_counted
 from backend.agent.tools.completeness import ASKS_TRAVEL, complete, stated_amounts
@@ -241,8 +241,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
             if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
     # a surcharge on a zone's charge ("Ride-ons & lawn tractors: add £20.00 to any zone") goes with the zone, after the
     # discounts; with no zone it adds nothing (a ride-on's service alone, blind set 90, read after its runs)
+    # (documents listing no zones keep it as any surcharge: "Grand pianos: add £60.00 to any zone" beside "Local move:
+    # £180", review)
+    zoned_rows = any(_ZONE_ROW.match(s) for _, s in sentences)
     on_zone = [c[1] for c in surcharges if c[0] == "+" and _TO_A_ZONE.search(c[2])] if zone is not None else []
-    surcharges = [c for c in surcharges if not _TO_A_ZONE.search(c[2])]
+    surcharges = [c for c in surcharges if not (zoned_rows and _TO_A_ZONE.search(c[2]))]
     alone = surcharge_asked(question, surcharges)
     if alone is not None:  # the surcharge itself asked: its amount
         return valid_expressions([alone], evaluate)
@@ -273,6 +276,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (a distance charged as travel beyond an allowance is no thing of the basket: it is added after the discounts)
     ahead = travel_charge(question, [s for _, s in sentences])
     listing = re.sub(rf"(?<![\w.]){re.escape(ahead[1])}\s*-?\s*(?:miles?|mi|km|kilomet\w*)\b", " ", question) if ahead else question
+    if zone is not None:  # (nor a distance that picks the zone: "(I'm 3 miles from TA2)" over "Zone A — within 5 miles")
+        listing = _DISTANCE.sub(" ", listing)
     # (the question without the travel's distance when there is one: "a bridal bouquet and 2 buttonholes delivered 3
     # miles from you" is no 3 of anything, review)
     sections = dict(zip([s for _, s in sentences], section_headings(sentences)))  # ("INFLATABLE TUBS" over its rows)
@@ -376,6 +381,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if zone is not None and out and Fraction(zone) not in {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])}:
         # after the discounts: a fee of the visit (simple set 71)
         out = valid_expressions([" + ".join([out[0], zone] + on_zone)] + out, evaluate)
+    elif zone is not None and out and on_zone and not any(re.search(rf"(?<![\w.]){re.escape(a)}(?![\w.])", out[0])
+                                                          for a in on_zone):
+        out = valid_expressions([" + ".join([out[0]] + on_zone)] + out, evaluate)  # (the zone in the bill already)
     # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
     paid = [c for c in own_costs(question) if Fraction(c) not in listed] if out and asks_amount(
         question) and not asks_how_many(question) else []
@@ -444,6 +452,9 @@ _NOT_THE_SERVICE = frozenset({"price", "prices", "cost", "costs", "charge", "cha
 _ANOTHER_THING = re.compile(r"\b(?:plus|as\s+well\s+as|along\s+with|together\s+with|and\s+also)\b|\+", re.IGNORECASE)
 
 
+_DISTANCE = re.compile(r"(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:miles?|mi|km|kilomet(?:re|er)s?)\b", re.IGNORECASE)
+# A zone's row: "Zone B — 5 to 12 miles: £25.00", "Zone 2 (5-8 miles): £21.00".
+_ZONE_ROW = re.compile(r"\W*zone\s+[A-Z0-9]\b", re.IGNORECASE)
 _ZONE_WORDS = re.compile(r"\bzones?\b|\b(?:miles?|mi|km|kilomet(?:re|er)s?)\b", re.IGNORECASE)
 
 
@@ -455,6 +466,12 @@ def _asks_zone(question: str, zone: str, priced: Sequence[tuple[str, str]], sect
         return False
     # (the zone's own row, a zone or a distance: not "Spoke replacement: CA$20" under "TUNE-UPS", simple set 71)
     rows = [p for _, p in priced if Fraction(zone) in {Fraction(x) for x in prices_in(p)} and _ZONE_WORDS.search(p)]
+    # (nor another thing named by its label: "Push mower service and collection, I live 15 miles away", review; the
+    # thing collected is none: "collection and delivery ... for my lawn tractor")
+    others = [p for _, p in priced if p not in rows and not _ZONE_WORDS.search(p)]
+    bought = re.sub(r"\bfor\s+(?:my|our|his|her|their)\s+[^?.!,;]*", " ", question, flags=re.IGNORECASE)
+    if named_by_two(bought, others) or fully_named(bought, others):
+        return False
     heading = {w for p in rows for w in norm_words(sections.get(p, ""))} - _NOT_THE_SERVICE
     return bool(heading & norm_words(question))
 

@@ -137,7 +137,10 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         # over "Pasta from scratch (3 hours): €75"; not "screen" over "Tempered glass screen protector: $15")
         # (a head alone in a list's line only: "Pasta from scratch (3 hours): €75", not "Puncture repairs are £12")
         head = _head(sentence[:m.start()]) if sentence[:m.start()].rstrip().endswith(":") else None
-        words = (own if own and own <= asked else named if len(named) >= 2
+        # (or all the words of one of a list line's names: "strimmer" over "Strimmer / brushcutter: £45.00", blind set
+        # 90, read after its runs)
+        alternative = _named_alternative(sentence[:m.start()], asked)
+        words = (own if own and own <= asked else alternative if alternative else named if len(named) >= 2
                  else {head} if head in asked and naming_prices[head] == 1 else set())
         span = _phrase(tokens, words)  # named together ("a full overhaul ... express service" names no "Full service")
         if own and span is not None:
@@ -183,6 +186,19 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
         items.append((counts[0] if counts else per or "1", price, sentence))
     return items
+
+
+def _named_alternative(label: str, asked: set[str] | frozenset[str]) -> set[str] | None:
+    """All the words of one of the names a list line's label gives apart by "/" ("Strimmer /
+    brushcutter: ", "Ride-on mower / lawn tractor: ") that `asked` holds; None when none or the label
+    gives one name."""
+    if not label.rstrip().endswith(":") or "/" not in label:
+        return None
+    for part in re.split(r"/", re.sub(r"\([^()]*\)", " ", label.rstrip().rstrip(":"))):
+        words = norm_words(part) - _NO_THING
+        if words and words <= asked:
+            return set(words)
+    return None
 
 
 _DETERMINERS = frozenset({"each", "every", "per", "any", "an", "a", "the"})

@@ -380,8 +380,9 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
     return out
 
 
-# What leaders follow: a word, a bracket or an inch mark, or a number and a space (not "9.00...17.30").
-_LEADER_AFTER = r"(?:(?<=[A-Za-z)\"”″'%])[ \t]*|(?<=[0-9])[ \t]+)"
+# What leaders follow: a word, a bracket or an inch mark, or a number and a space when a currency sign comes after
+# them ("Pack of 3 ........ $5"; not "9.00...17.30", "Copies 1 ... 99", "Chapter 3 ...... 12", review).
+_LEADER_AFTER = r"(?:(?<=[A-Za-z)\"”″'%])[ \t]*|(?<=[0-9])[ \t]+(?=[ \t.…_=–—-]*(?:[A-Z]{1,3}\$|[$€£¥])))"
 
 
 # Dot leaders between an item and its price on one line: "Classic manicure ........ $48",

@@ -405,8 +405,11 @@ def implied_conversions(question: str, ranked: list[str]) -> list[str]:
 # A price per a square unit: "Per square foot ... $6.50", "$9.00 / sq ft", "£1.90 per m2", "per sq m".
 _PER_SQUARE = re.compile(r"\b(?:per|/)\s*(?:(?:square|sq\.?)\s*(f(?:oo|ee)t|ft|met(?:re|er)s?|m)\b|(ft|m)(?:2|²)(?![\w²]))",
                          re.IGNORECASE)
+# A price per a length: "£4.50 per metre", "$3 / linear ft", "per m" (not "per m2", "per square metre").
+_PER_LENGTH = re.compile(r"\b(?:per|/)\s*(?:linear\s+|lineal\s+|running\s+)?(?:met(?:re|er)|m|f(?:oo|ee)t|ft)\b(?![2²])",
+                         re.IGNORECASE)
 # The documents rounding an area up: "(Square footage is rounded UP to the next whole sq ft, per banner.)".
-_AREA_ROUNDED_UP = re.compile(r"\b(?:square\s+footage|footage|area|sq\.?\s*(?:ft|m)|square\s+met(?:re|er)s?)\b[^.;]{0,30}?"
+_AREA_ROUNDED_UP = re.compile(r"\b(?:square\s+footage|footage|areas?|sq\.?\s*(?:ft|m)|square\s+met(?:re|er)s?)\b[^.;]{0,30}?"
                               r"\brounded\s+up\b", re.IGNORECASE)
 # Two lengths of one thing as a question writes them: "3 ft by 8 ft", "2ft x 3ft", "3x8 ft", "2.5 ft x 7 ft"; a count of
 # such things before them ("two 4ft x 10ft banners").
@@ -426,10 +429,14 @@ def with_areas(question: str, sentences: Sequence[str]) -> str:
     if not priced:
         return question
     rounded = any(_AREA_ROUNDED_UP.search(s) for s in sentences)
+    # (documents pricing by length too: "2 x 6 m of edging" may be two 6 m lengths, so a side needs its unit, or "by")
+    linear = any(_PER_LENGTH.search(s) for s in sentences)
 
     def area(match: re.Match[str]) -> str:
         given = _unit(match.group(5))
         if given not in priced or (match.group(3) and _unit(match.group(3)) != given):
+            return match.group(0)
+        if linear and not match.group(3) and not re.search(r"\bby\b", match.group(0), re.IGNORECASE):
             return match.group(0)
         value = Fraction(match.group(2)) * Fraction(match.group(4))
         if rounded:  # (each thing's)

@@ -178,6 +178,20 @@ async def test_a_call_whose_key_holds_another_tools_record_is_not_run(make_runne
     assert add_result.role == "tool" and "record is a call to 'search_documents'" in add_result.content
 
 
+def test_a_plan_stored_as_a_bare_list_reads_with_nothing_left_out(records, turn, session_factory):
+    # (plans were stored as a JSON list of tool names before the left-out tools were kept with them)
+    from backend.agent.records import RunPlan
+
+    run_id = records.start_run(turn.conversation_id, turn.user_id, turn.message_id)
+    assert records.stored_plan(run_id) is None
+    with session_factory() as db:
+        db.execute(update(AgentRun).where(AgentRun.id == run_id).values(plan=json.dumps(["search_documents"])))
+        db.commit()
+    assert records.stored_plan(run_id) == RunPlan(["search_documents"], [])
+    records.store_plan(run_id, RunPlan(["search_documents"], ["calculator"]))
+    assert records.stored_plan(run_id) == RunPlan(["search_documents"], ["calculator"])
+
+
 @pytest.mark.parametrize("budget, planned", [(Budget(max_tool_calls=1), ["search_documents"]),
                                              (Budget(max_steps=3), ["search_documents"]),
                                              (Budget(max_steps=4), ["search_documents", "add"])])

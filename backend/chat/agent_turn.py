@@ -164,7 +164,10 @@ class AgentTurns:
             raise
         e2e_ms = _ms_since(started)
         if result.sources:
-            turn.sources = cited_sources(result.sources, result.text)
+            # (a reply that confirms a write, "Saved to your notes: ...", cites nothing it searched: second new-user
+            # pass, the note's reply listed the passages its search found)
+            wrote = await asyncio.to_thread(self._ended_on_a_write, result.run_id)
+            turn.sources = cited_sources(result.sources, result.text, all_when_none=not wrote)
             await asyncio.to_thread(self._store_sources, reply.message_id, turn.sources)
         ending = _ending(result, generation.ended_reason if generation is not None else None, e2e_ms)
         if generation is not None:
@@ -197,6 +200,12 @@ class AgentTurns:
         view = run_views(self._sessions, user_id, [message_id]).get(message_id)
         return list(view.steps) if view is not None else []
 
+    def _ended_on_a_write(self, run_id: str) -> bool:
+        """Whether the run's last tool call was of a tool with a side effect (save_note)."""
+        calls = self.records.calls(run_id)
+        spec = {s.name: s for s in self.specs()}.get(calls[-1].tool) if calls else None
+        return bool(spec is not None and spec.side_effect)
+
     def _store_sources(self, message_id: str, sources: list[Any]) -> None:
         with self._sessions() as db:
             db.execute(update(Message).where(Message.id == message_id).values(sources=json.dumps(sources)))
@@ -221,14 +230,15 @@ def uncited(answer: str) -> str:
     return _CITED.sub("", _QUOTED_FROM.sub("", answer)).strip()
 
 
-def cited_sources(sources: Sequence[Any], answer: str) -> list[Any]:
-    """The sources an agent run's `answer` cites by number ("[2]", "[1, 3]"), in order; all of
-    them when it cites none of them (the passages it read). A search returns several passages,
+def cited_sources(sources: Sequence[Any], answer: str, all_when_none: bool = True) -> list[Any]:
+    """The sources an agent run's `answer` cites by number ("[2]", "[1, 3]"), in order; when it
+    cites none of them, all of them (the passages it read), or none when not `all_when_none` (an
+    answer confirming a write). A search returns several passages,
     often of other businesses' documents; listing them all under an answer quoting one was noise
     (new-user pass: a tyre question listed a bakery's prices and a yoga studio's)."""
     cited = {int(n) for m in _CITATION.finditer(answer) for n in m.group(1).split(",")}
     kept = [s for s in sources if isinstance(s, dict) and s.get("n") in cited]
-    return kept or list(sources)
+    return kept or (list(sources) if all_when_none else [])
 
 
 def _ms_since(started: float) -> float:

@@ -100,3 +100,29 @@ def test_a_regenerated_reply_finds_its_note_saved_and_saves_no_second(client, fa
         frames = until_done(ws)
     assert tool_calls(frames) == [("save_note", "ok")]
     assert len(app_state(client).notes.list(user_id(client, token))) == 2
+
+
+def test_a_saved_notes_reply_lists_none_of_the_passages_its_search_found(client, fake):
+    # Second new-user pass: "Save a note: ..." searched the documents on the way, and its reply ("Saved to your notes:
+    # ...") listed those passages as its sources.
+    from .test_documents_routes import upload, wait_ready
+
+    token = sign_up(client, "alice")
+    wait_ready(client, upload(client, "orders.txt", b"Rye flour is ordered from the mill on Fridays.").json()["id"])
+    conversation_id = tools_on(client, token)
+    writing_on(client)
+    app_state(client).runtime_settings.update({"agent_policy": "auto"}, actor_id=None)
+    fake.replies = [[call_text("search_documents", {"query": "rye flour"})],
+                    [call_text("save_note", {"title": "rye flour", "text": "order rye flour on Friday"})],
+                    ["Saved."]]
+    with client.websocket_connect("/ws") as ws:
+        send(ws, conversation_id, "Save a note: order rye flour on Friday")
+        frames = until_done(ws)
+    assert tool_calls(frames) == [("search_documents", "ok"), ("save_note", "ok")]
+    done = frames[-1]
+    assert done["status"] == "complete" and done["sources"] == []
+    # (an answer that cites none of what it read otherwise lists all of it; one confirming a write, none)
+    from backend.chat.agent_turn import cited_sources
+
+    found = [{"n": 1, "document_name": "orders.txt"}]
+    assert cited_sources(found, "Fridays.") == found and cited_sources(found, "Saved.", all_when_none=False) == []

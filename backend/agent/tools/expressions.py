@@ -70,7 +70,7 @@ from backend.agent.tools.injected import injected
 from backend.agent.tools.mentions import (mentioned_apart, mentioned_difference, mentioned_total, named_extras,
                                          without_free_extras)
 from backend.agent.tools.arithmetic import addends
-from backend.agent.tools.allowances import hourly_block_terms
+from backend.agent.tools.allowances import DISTANCE_UNIT, hourly_block_terms
 from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
@@ -84,7 +84,7 @@ from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import section_headings
 from backend.agent.tools.units import with_areas
 from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, included_rate, names_tax
-from backend.agent.tools.visits import visit_charge, visits_counted, zone_charge
+from backend.agent.tools.visits import ZONE_ROW, visit_charge, visits_counted, zone_charge
 from backend.agent.tools.fact_expressions import (MONEY_BEFORE, as_written, prices_in, sentence_candidates,
                                                   valid_expressions)
 
@@ -243,7 +243,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # discounts; with no zone it adds nothing (a ride-on's service alone, blind set 90, read after its runs)
     # (documents listing no zones keep it as any surcharge: "Grand pianos: add £60.00 to any zone" beside "Local move:
     # £180", review)
-    zoned_rows = any(_ZONE_ROW.match(s) for _, s in sentences)
+    zoned_rows = any(ZONE_ROW.match(s) for _, s in sentences)
     on_zone = [c[1] for c in surcharges if c[0] == "+" and _TO_A_ZONE.search(c[2])] if zone is not None else []
     surcharges = [c for c in surcharges if not (zoned_rows and _TO_A_ZONE.search(c[2]))]
     alone = surcharge_asked(question, surcharges)
@@ -452,10 +452,8 @@ _NOT_THE_SERVICE = frozenset({"price", "prices", "cost", "costs", "charge", "cha
 _ANOTHER_THING = re.compile(r"\b(?:plus|as\s+well\s+as|along\s+with|together\s+with|and\s+also)\b|\+", re.IGNORECASE)
 
 
-_DISTANCE = re.compile(r"(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:miles?|mi|km|kilomet(?:re|er)s?)\b", re.IGNORECASE)
-# A zone's row: "Zone B — 5 to 12 miles: £25.00", "Zone 2 (5-8 miles): £21.00".
-_ZONE_ROW = re.compile(r"\W*zone\s+[A-Z0-9]\b", re.IGNORECASE)
-_ZONE_WORDS = re.compile(r"\bzones?\b|\b(?:miles?|mi|km|kilomet(?:re|er)s?)\b", re.IGNORECASE)
+_DISTANCE = re.compile(rf"(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
+_ZONE_WORDS = re.compile(rf"\bzones?\b|\b{DISTANCE_UNIT}\b", re.IGNORECASE)
 
 
 def _asks_zone(question: str, zone: str, priced: Sequence[tuple[str, str]], sections: dict[str, str]) -> bool:

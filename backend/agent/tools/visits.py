@@ -93,7 +93,7 @@ _NOTHING = re.compile(r"\b(?:free|no|included|nothing|waived)\b|%", re.IGNORECAS
 # A zone's row: "Zone B - 10 to 25 km: Hamilton East, Te Awamutu, Ohaupo, Tamahere: $55.00 per load", "Zone B - 3 to
 # 10 miles: £8.50"; a sentence holding several is read a zone at a time ("Zone A - Galway city no charge Zone B - up to
 # 25 km outside €15 travel ...").
-_ZONE_ROW = re.compile(r"\b[Zz]one\s+(?:[A-Z]|[0-9]+)\b(?!\s*(?:fee|charge|rate|surcharge))")
+ZONE_ROW = re.compile(r"\b[Zz]one\s+(?:[A-Z]|[0-9]+)\b(?!\s*(?:fee|charge|rate|surcharge))")
 _TRAVEL_ZONES = re.compile(r"\b(?:travel|call[\s-]?out|mileage)\s+(?:zones|areas)\b|\bzones\s+(?:for|of)\s+travel\b",
                            re.IGNORECASE)
 _DISTANCE = re.compile(rf"[0-9]\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
@@ -107,7 +107,7 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
     """The amount, as written ("20"), of the one fee of a sentence that lists places by name, one of
     which `question` names ("if I'm in Kanata" over "Outside the Greenbelt (Kanata, Orleans,
     Barrhaven, Stittsville) there is a flat travel fee of CA$20 per visit": simple set 71), or of
-    the one zone (_ZONE_ROW) whose places or distance band hold where the question is ("delivered
+    the one zone (ZONE_ROW) whose places or distance band hold where the question is ("delivered
     to te awamutu" over "Zone B - 10 to 25 km: Hamilton East, Te Awamutu, Ohaupo, Tamahere: $55.00
     per load"; "we're 5 miles away" over "Zone B - 3 to 10 miles: £8.50"); None when none, or when
     the question names places of two such fees, or a zone that pays nothing ("no charge", "free")."""
@@ -133,9 +133,9 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
         # (zones of where the business goes: a distance or a fee of travel or delivery; not a gym's "Zone 1 -
         # Cardio, Weights: $12 per visit", review)
         if not (_DISTANCE.search(sentence) or _ZONE_FEE.search(sentence) or _TRAVEL_WORD.search(sentence)
-                or travelled and _ZONE_ROW.match(sentence)):
+                or travelled and ZONE_ROW.match(sentence)):
             continue
-        starts = [m.start() for m in _ZONE_ROW.finditer(sentence)]
+        starts = [m.start() for m in ZONE_ROW.finditer(sentence)]
         for start, end in zip(starts, starts[1:] + [len(sentence)]):
             row = sentence[start:end]
             prices = list(PRICE.finditer(row))
@@ -143,7 +143,7 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
             places = [p.strip() for m in _NAMES.finditer(head) for p in m.group(0).split(",")]
             # (or the zone itself, under a heading of travel zones: "I'm in Zone C" over "Zone C - everywhere else within
             # 60 km: $45.00", blind set 88, read; not a courier's "Zone 3 (5-8 miles): $21.00 per delivery", its price)
-            zone = _ZONE_ROW.match(row)
+            zone = ZONE_ROW.match(row)
             if (named([re.sub(r"^(?:and|or)\s+", "", p) for p in places]) or _within(where, head)
                     or travelled and zone and re.search(rf"\b{re.escape(zone.group(0))}\b", question, re.IGNORECASE)):
                 if _NOTHING.search(row):

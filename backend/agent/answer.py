@@ -103,7 +103,11 @@ def last_step_only(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
 # rent is due"), and nothing asking for more than a fact: a summary, an explanation, a list, a
 # comparison, a reason, what something is about.
 _WH = (r"(?:who|whom|whose|which|when|where|how\s+(?:many|much|long|far|tall|high|old|big|large|wide|deep|heavy|"
-       r"often|fast|late|early|soon|hot|cold|warm|close|near)"
+       r"often|fast|quickly|late|early|soon|hot|cold|warm|close|near)"
+       # how a customer deals with the business: "How can I pay you?", "how do I book?" (blind set 85, read: the
+       # model, left to answer, echoed the search's result)
+       r"|how\s+(?:do|can|should)\s+(?:i|we)\s+(?:pay|book|cancel|reserve|contact|reach|order|collect|apply|join|"
+       r"get\s+(?:to|there|in\s+touch))\b"
        # how a business charges: "how does inkwell charge for design help", "how is delivery priced"
        r"|how\s+(?:do|does|is|are)\s+(?!(?:i|we|you|u)\b)(?:[\w&'-]+\s+){1,3}?(?:charged?|billed?|priced?)\b"
        # not "what do you think", but "what do you charge": a fact of the business the documents describe
@@ -117,7 +121,9 @@ _FACT_QUESTION = re.compile(
 _TASK = re.compile(
     r"^\s*(?:(?:please|pls|could\s+you|can\s+you|would\s+you|will\s+you)\s+)?(?:write|draft|rewrite|re-write|"
     r"translate|compose|create|generate|make|give|suggest|recommend|plan|help|summari[sz]e|explain|describe|list|"
-    r"edit|fix|correct|improve|shorten|expand|reply|respond|tell\s+me\s+about|send|format|convert|turn|rephrase)\b",
+    r"edit|fix(?!\s+(?:my|our|a|an|the)\s+(?!(?:text|essay|code|grammar|sentences?|e-?mail|letter|paragraph|cv|"
+    r"resume|spelling|writing|message|post|bio|script|query)\b)[a-z-]+)|correct|improve|shorten|expand|reply|respond|"
+    r"tell\s+me\s+about|send|format|convert|turn|rephrase)\b",
     re.IGNORECASE)
 _MORE_THAN_A_FACT = re.compile(
     r"\b(?:summar\w*|overview|explan\w*|explain\w*|descri\w*|compar\w*|differen\w*|list\w*|outline|why|"
@@ -156,11 +162,13 @@ _YES_NO = re.compile(rf"^\W{{0,8}}(?:(?:and|so|ok|okay|hi|hello|hey|but|also)\W{
 # Whether the business does a thing, asked of it: "Can you replace the battery in my Fitbit?", "do you
 # deliver to Naas?" (blind set 62: left to the model, "The answer to the question is:").
 _SERVICE_ASKED = re.compile(r"^\W{0,8}(?:can|could|do|will|would)\s+(?:you|u|ya)\s+(?:guys\s+)?(?:also\s+)?"
-                            r"(?:replace|repair|service|clean|deliver|ship|post|accept|take|collect|install|cater|"
-                            r"open|sell|engrave|resize|alter|stock|work\s+on|do\s+(?:repairs|deliveries|weekends))\b"
+                            r"(?:replace|repair|fix|service|clean|deliver|ship|post|accept|take|collect|install|cater|"
+                            r"open|sell|engrave|resize|alter|stock|work\s+on|do\s+(?:repairs|deliveries|weekends)|"
+                            r"run|come|travel|offer|provide|supply|hire|rent|print|set\s+up|operate|cover|"
+                            r"reply|respond|refund|price\s+match|store|keep|send)\b"
                             r"[^.!\n]{0,200}\?", re.IGNORECASE)
 # An opinion or advice asked, no fact: "Is it a good deal?", "Is the hostel better than the hotel?".
-_OPINION = re.compile(r"\b(?:good|better|best|worse|worst|worth|fair\s+(?:price|deal)|enough|worried|worry|"
+_OPINION = re.compile(r"\b(?:good(?!\s+for\s*[?.!]|\s+until\b)|better|best|worse|worst|worth|fair\s+(?:price|deal)|enough|worried|worry|"
                       r"ways?\s+to)\b|\bis\s+(?:it|this|that)\s+fair\b|(?:^|[.?!;:,])\W{0,8}should\s+(?:i|we)\b",
                       re.IGNORECASE)
 # A task asked further into the message: "Is it possible for you to write a poem?", "could I ask

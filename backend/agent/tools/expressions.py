@@ -58,10 +58,11 @@ from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import travel_charge, within_free_distance
 from backend.agent.tools.bands import volume_discount
 from backend.agent.tools.elapsed import elapsed_row
-from backend.agent.tools.headings import GENERIC_HEADING, fully_named, named_by_two, with_label_verbs
+from backend.agent.tools.headings import GENERIC_HEADING, named_by_two, with_label_verbs
 from backend.agent.tools.identifiers import as_written_compounds, as_written_kinds, as_written_sizes, names_another, without_names
 from backend.agent.tools.basket import basket_expression, norm_words, with_each_counted
-from backend.agent.tools.completeness import ASKS_TRAVEL, complete, stated_amounts
+from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_billed_lengths, holds_each_kind_of_person,
+                                                  stated_amounts)
 from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
                                           without_paid_deposit)
 from backend.agent.tools.discounts import (claimed_discount, claimed_surcharges, counted, excluded_from, onwards,
@@ -70,7 +71,7 @@ from backend.agent.tools.injected import injected
 from backend.agent.tools.mentions import (mentioned_apart, mentioned_difference, mentioned_total, named_extras,
                                          without_free_extras)
 from backend.agent.tools.arithmetic import addends
-from backend.agent.tools.allowances import DISTANCE_UNIT, hourly_block_terms
+from backend.agent.tools.allowances import hourly_block_terms
 from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
@@ -84,7 +85,8 @@ from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import section_headings
 from backend.agent.tools.units import with_areas
 from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, included_rate, names_tax
-from backend.agent.tools.visits import ZONE_ROW, visit_charge, visits_counted, zone_charge
+from backend.agent.tools.visits import (asks_zone, visit_charge, visits_counted, without_distances, zone_charge,
+                                        zone_surcharges)
 from backend.agent.tools.fact_expressions import (MONEY_BEFORE, as_written, prices_in, sentence_candidates,
                                                   valid_expressions)
 
@@ -148,9 +150,6 @@ _AREA_WRITTEN = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*(?:sq\.?\s*m(?:et
 _ASKS_ADDED = re.compile(r"\bhow\s+much\s+extra\b|\b(?:extra|additional|added)\s+(?:cost|charge|price)\b", re.IGNORECASE)
 
 
-# A surcharge laid on a zone's charge: "add £20.00 to any zone", "added to the zone price".
-_TO_A_ZONE = re.compile(r"\b(?:add|adds|added)\b(?:[^.;]|(?<=[0-9])\.(?=[0-9])){0,30}?\bto\s+(?:any|each|every|the|your)\s+(?:travel\s+|delivery\s+)?zone\b",
-                        re.IGNORECASE)
 
 
 # A bill that is not the one being paid: "my total last time was $130", "my budget is $200", "I was quoted £80"
@@ -243,9 +242,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # discounts; with no zone it adds nothing (a ride-on's service alone, blind set 90, read after its runs)
     # (documents listing no zones keep it as any surcharge: "Grand pianos: add £60.00 to any zone" beside "Local move:
     # £180", review)
-    zoned_rows = any(ZONE_ROW.match(s) for _, s in sentences)
-    on_zone = [c[1] for c in surcharges if c[0] == "+" and _TO_A_ZONE.search(c[2])] if zone is not None else []
-    surcharges = [c for c in surcharges if not (zoned_rows and _TO_A_ZONE.search(c[2]))]
+    on_zone, surcharges = zone_surcharges(surcharges, [s for _, s in sentences], zone)
     alone = surcharge_asked(question, surcharges)
     if alone is not None:  # the surcharge itself asked: its amount
         return valid_expressions([alone], evaluate)
@@ -277,7 +274,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     ahead = travel_charge(question, [s for _, s in sentences])
     listing = re.sub(rf"(?<![\w.]){re.escape(ahead[1])}\s*-?\s*(?:miles?|mi|km|kilomet\w*)\b", " ", question) if ahead else question
     if zone is not None:  # (nor a distance that picks the zone: "(I'm 3 miles from TA2)" over "Zone A — within 5 miles")
-        listing = _DISTANCE.sub(" ", listing)
+        listing = without_distances(listing)
     # (the question without the travel's distance when there is one: "a bridal bouquet and 2 buttonholes delivered 3
     # miles from you" is no 3 of anything, review)
     sections = dict(zip([s for _, s in sentences], section_headings(sentences)))  # ("INFLATABLE TUBS" over its rows)
@@ -303,7 +300,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
            if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
     alone = not out  # (a price read alone for its adjustments is charged no minimum, but with the visit's charge)
     taxed = claimed_tax(question, named)
-    if zone is not None and not out and _asks_zone(question, zone, priced, sections):
+    if zone is not None and not out and asks_zone(question, zone, priced, sections):
         out = valid_expressions([" + ".join([zone] + on_zone)], evaluate)  # "how much would collection and delivery be"
         zone = None
     if (discount or surcharges or own_costs(question) or taxed or fee or zone) and not out and asks_amount(question):
@@ -430,6 +427,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = plausible(out, question, [s for _, s in sentences])
         # nor a bill without a price, or without the tax asked ("3 ponies ... total": (3 * 4) * (100 - 5) / 100)
         out = [e for e in out if complete(e, question, [s for _, s in sentences], listed)]
+        # (and the best of them holds the length of time asked: "for 3 hours on saturday" over "£14 per hour")
+        # and a price of each kind of person it counts: "2 adults and 2 students" over "Adults £22, students £14")
+        if out and not (holds_billed_lengths(out[0], question, [s for _, s in sentences])
+                        and holds_each_kind_of_person(out[0], question, [s for _, s in sentences], listed)):
+            out = []
     digits = asked_rounding(question)
     if digits is None or not out:
         return out
@@ -441,37 +443,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     return valid_expressions([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
                   evaluate)
 
-
-
-# Words of a heading that name no service: "COLLECTION & DELIVERY (price is for the return trip)" is named by
-# "collection" or "delivery", not by "price"; "TRAVEL ZONES" is not asked by "I'm in Zone C".
-_NOT_THE_SERVICE = frozenset({"price", "prices", "cost", "costs", "charge", "charges", "fee", "fees", "rate", "rates",
-                              "return", "trip", "each", "way", "per", "all", "any", "zone", "zones", "area", "areas"})
-
-
-_ANOTHER_THING = re.compile(r"\b(?:plus|as\s+well\s+as|along\s+with|together\s+with|and\s+also)\b|\+", re.IGNORECASE)
-
-
-_DISTANCE = re.compile(rf"(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
-_ZONE_WORDS = re.compile(rf"\bzones?\b|\b{DISTANCE_UNIT}\b", re.IGNORECASE)
-
-
-def _asks_zone(question: str, zone: str, priced: Sequence[tuple[str, str]], sections: dict[str, str]) -> bool:
-    """Whether `question` asks the zone's charge itself: it names a word of the heading over the
-    zone's row ("how much would collection and delivery be ... i'm about 8 miles away" over
-    "COLLECTION & DELIVERY" and "Zone B — 5 to 12 miles: £25.00", blind set 90, read after its runs)."""
-    if _ANOTHER_THING.search(question):  # ("a basic service call plus the travel charge": the call too)
-        return False
-    # (the zone's own row, a zone or a distance: not "Spoke replacement: CA$20" under "TUNE-UPS", simple set 71)
-    rows = [p for _, p in priced if Fraction(zone) in {Fraction(x) for x in prices_in(p)} and _ZONE_WORDS.search(p)]
-    # (nor another thing named by its label: "Push mower service and collection, I live 15 miles away", review; the
-    # thing collected is none: "collection and delivery ... for my lawn tractor")
-    others = [p for _, p in priced if p not in rows and not _ZONE_WORDS.search(p)]
-    bought = re.sub(r"\bfor\s+(?:my|our|his|her|their)\s+[^?.!,;]*", " ", question, flags=re.IGNORECASE)
-    if named_by_two(bought, others) or fully_named(bought, others):
-        return False
-    heading = {w for p in rows for w in norm_words(sections.get(p, ""))} - _NOT_THE_SERVICE
-    return bool(heading & norm_words(question))
 
 
 def _with_hourly_blocks(basket: str, question: str, sentences: Sequence[str]) -> str:

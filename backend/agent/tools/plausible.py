@@ -106,7 +106,10 @@ _ASKS_TIME = re.compile(rf"\bhow\s+(?:many|much)\s+(?:[a-z]+\s+){{0,2}}?(?:{_TIM
 # What writes a year as a date: a month, a day, "since", "from" ("(from 1 March 2024)"; not a
 # price without its sign, "Saturday hire: 2000").
 _YEAR_BEFORE = re.compile(r"(?:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|\b(?:in|since|from|until|"
-                          r"till|by|of|before|after|during|est\.?|established|founded|opened|updated|valid)"
+                          r"till|by|of|before|after|during|est\.?|established|founded|opened|updated|valid|for|"
+                          # a title's year: "PRICE LIST 2025", "Rates 2024", "Summer season 2025"
+                          r"list|rates?|prices?|pricing|tariffs?|fees|charges|menu|season|edition|catalog(?:ue)?|"
+                          r"brochure|guide|schedule|terms|conditions|copyright)"
                           r"|\b[0-9]{1,2}(?:st|nd|rd|th)?|[©/-])\s*$", re.IGNORECASE)
 # A question about years (its year is the calculation's: "how many years since 1998").
 _ASKS_YEARS = re.compile(r"\b(?:years?|old|since|ago|anniversary|founded|built|born|age|how\s+long)\b", re.IGNORECASE)

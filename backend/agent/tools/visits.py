@@ -16,6 +16,9 @@ from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.tools.allowances import DISTANCE_UNIT, where_customer_is
+from backend.agent.tools.basket import norm_words
+from backend.agent.tools.fact_expressions import prices_in
+from backend.agent.tools.headings import fully_named, named_by_two
 from backend.agent.tools.pricing import PRICE
 
 # A charge for every visit, named before its price ("service call", "call-out fee", "trip charge", "travel
@@ -183,3 +186,58 @@ def visits_counted(question: str) -> str | None:
     """How many visits `question` counts ("5 times", "3 visits"), as written; None for one."""
     m = _VISITS_COUNTED.search(question)
     return m.group(1) if m else None
+
+
+# A surcharge laid on a zone's charge: "add £20.00 to any zone", "added to the zone price".
+_TO_A_ZONE = re.compile(r"\b(?:add|adds|added)\b(?:[^.;]|(?<=[0-9])\.(?=[0-9])){0,30}?\bto\s+(?:any|each|every|the|your)"
+                        r"\s+(?:travel\s+|delivery\s+)?zone\b", re.IGNORECASE)
+
+
+def zone_surcharges(surcharges: Sequence[tuple[str, str, str]], sentences: Sequence[str],
+                    zone: str | None) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """The amounts of the claimed `surcharges` (discounts.claimed_surcharges: (sign, amount,
+    sentence)) laid on the zone's charge ("Ride-ons & lawn tractors: add £20.00 to any zone"),
+    added with the `zone` charged and none without one (blind set 90, read after its runs); and
+    the surcharges left for the bill. Passages listing no zone rows (ZONE_ROW) keep such a
+    surcharge as any other ("Grand pianos: add £60.00 to any zone" beside "Local move: £180",
+    review)."""
+    zoned_rows = any(ZONE_ROW.match(s) for s in sentences)
+    on_zone = [c[1] for c in surcharges if c[0] == "+" and _TO_A_ZONE.search(c[2])] if zone is not None else []
+    return on_zone, [c for c in surcharges if not (zoned_rows and _TO_A_ZONE.search(c[2]))]
+
+
+_DISTANCE = re.compile(rf"(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
+
+
+def without_distances(question: str) -> str:
+    """`question` without the distances it gives ("(I'm 3 miles from TA2)"): a distance that picks
+    a zone counts nothing bought."""
+    return _DISTANCE.sub(" ", question)
+
+
+# Words of a heading that name no service: "COLLECTION & DELIVERY (price is for the return trip)" is named by
+# "collection" or "delivery", not by "price"; "TRAVEL ZONES" is not asked by "I'm in Zone C".
+_NOT_THE_SERVICE = frozenset({"price", "prices", "cost", "costs", "charge", "charges", "fee", "fees", "rate", "rates",
+                              "return", "trip", "each", "way", "per", "all", "any", "zone", "zones", "area", "areas"})
+_ANOTHER_THING = re.compile(r"\b(?:plus|as\s+well\s+as|along\s+with|together\s+with|and\s+also)\b|\+", re.IGNORECASE)
+_ZONE_WORDS = re.compile(rf"\bzones?\b|\b{DISTANCE_UNIT}\b", re.IGNORECASE)
+
+
+def asks_zone(question: str, zone: str, priced: Sequence[tuple[str, str]], sections: dict[str, str]) -> bool:
+    """Whether `question` asks the zone's charge itself: it names a word of the heading over the
+    zone's row ("how much would collection and delivery be ... i'm about 8 miles away" over
+    "COLLECTION & DELIVERY" and "Zone B — 5 to 12 miles: £25.00", blind set 90, read after its
+    runs). zone: the zone's charge (zone_charge); priced: the (heading, sentence) pairs pricing
+    things; sections: each sentence's section heading."""
+    if _ANOTHER_THING.search(question):  # ("a basic service call plus the travel charge": the call too)
+        return False
+    # (the zone's own row, a zone or a distance: not "Spoke replacement: CA$20" under "TUNE-UPS", simple set 71)
+    rows = [p for _, p in priced if Fraction(zone) in {Fraction(x) for x in prices_in(p)} and _ZONE_WORDS.search(p)]
+    # (nor another thing named by its label: "Push mower service and collection, I live 15 miles away", review; the
+    # thing collected is none: "collection and delivery ... for my lawn tractor")
+    others = [p for _, p in priced if p not in rows and not _ZONE_WORDS.search(p)]
+    bought = re.sub(r"\bfor\s+(?:my|our|his|her|their)\s+[^?.!,;]*", " ", question, flags=re.IGNORECASE)
+    if named_by_two(bought, others) or fully_named(bought, others):
+        return False
+    heading = {w for p in rows for w in norm_words(sections.get(p, ""))} - _NOT_THE_SERVICE
+    return bool(heading & norm_words(question))

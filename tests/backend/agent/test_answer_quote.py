@@ -47,7 +47,10 @@ The tallest animal is a giraffe named Sorrel, who stands 5.4 metres tall. The zo
     "I left a coat at freshfold 3 months ago, is it still there??", "how does inkwell charge for design help time",
     "how is delivery priced",
     # blind sets 51-52: a fact named with words after it, "pls", "till when" (the model answered with other documents)
-    "marina office closing time in winter?", "willow run phone number pls", "scaffold yard open on saturdays till when"])
+    "marina office closing time in winter?", "willow run phone number pls", "scaffold yard open on saturdays till when",
+    # blind sets 85-91, read after their runs: left to the model, these answers echoed the search's result
+    "How can I pay you?", "Will you run the booth outside in bad weather?", "How quickly do you reply to enquiries?",
+    "can you fix my microwave?", "how long are your quotes good for?", "how do I book a table?"])
 def test_questions_asking_for_one_fact(question):
     assert asks_fact(question)
 
@@ -79,7 +82,9 @@ def test_questions_asking_for_one_fact(question):
     "If it rains do you think we should go?", "I need a new phone number", "my phone number changed last week",
     # (review) statements ending in a fact's name
     "thanks for the phone number", "That's a steep price", "Just changed my email address",
-    "ok just sent the deposit for march", "perfect, that's the address"])
+    "ok just sent the deposit for march", "perfect, that's the address",
+    # (a text to fix is a task; "good for" a beginner is an opinion)
+    "can you fix my essay?", "Fix the grammar in this email", "Is it good for beginners?"])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 

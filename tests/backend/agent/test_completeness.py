@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from backend.agent.tools.bands import inside_band, outside_band
 from backend.agent.tools.calculator import evaluate
-from backend.agent.tools.completeness import complete
+from backend.agent.tools.completeness import complete, holds_billed_lengths, holds_each_kind_of_person
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.taxes import asked_rate, claimed_tax
 
@@ -148,3 +148,63 @@ def test_the_tax_inside_a_price_that_includes_it():
              "All prices include 10% GST, so the GST component is one-eleventh of the price shown.\n")
     assert value(first("For my tax records, how much GST is included in the $220 quarter glass price?", glass)) == "20"
     assert value(first("how much GST is included in the price of the side door glass?", glass)) == "23.64"
+
+
+STUDIO = """LOFT SEVEN PODCAST STUDIO - RATES
+Recording room: £35 per hour
+Editing suite: £20 per hour
+Coffee and pastries: £4 per person
+"""
+
+
+def test_a_length_of_time_asked_is_billed():
+    # A calculation for "2 hours 45 minutes" or "for 3 hours on saturday" over prices per hour holds that length:
+    # "35 * 2" for 2 hours 45 minutes and "4 * 6" for "6 of us for 3 hours" are no bills (thirty-third session).
+    sentences = [s for s in STUDIO.splitlines() if s]
+    asked = "6 of us want the recording room for 3 hours on saturday plus coffee, how much?"
+    assert not holds_billed_lengths("4 * 6", asked, sentences)
+    assert holds_billed_lengths("35 * 3 + 4 * 6", asked, sentences)
+    editing = "the editing took 2 hours 45 minutes. what will that cost?"
+    assert not holds_billed_lengths("20 * 2", editing, sentences)
+    assert holds_billed_lengths("20 * 165 / 60", editing, sentences)
+    assert holds_billed_lengths("20 * 2.75", editing, sentences)
+    # a length naming a thing, notice, an age or time gone by is no length billed; nor one unit
+    for question in ("how much is a 90-minute session in the recording room?",
+                     "I need to cancel the recording room, it's 10 days away. how much do I pay?",
+                     "my 3 year old wants a pastry, how much?",
+                     "we last came 8 months ago, how much is the recording room now?",
+                     "how much for the recording room for 1 hour?"):
+        assert holds_billed_lengths("35", question, sentences), question
+    # nor over documents pricing nothing by time
+    assert holds_billed_lengths("4 * 6", asked, ["Coffee and pastries: £4 per person"])
+    # the first candidate holds the length, or the program works out no amount
+    assert value(first("the editing suite for 4 hours, how much?", STUDIO)) == "80"
+    assert candidate_expressions("the editing took 2 hours 45 minutes. what will that cost?", [result(STUDIO)], None,
+                                 evaluate) == []
+
+
+PLAYHOUSE = """LANTERN YARD PLAYHOUSE - TICKETS
+Stalls: Adults £22, students £14, children (under 16) £10
+Circle: £18 per adult, £12 per student
+Family ticket (2 adults + 2 children, stalls): £60
+"""
+
+
+def test_each_kind_of_person_counted_is_priced():
+    # "22 * 4" for "2 adults and 2 students" holds no student's price (blind set 24); the prices of each kind are the
+    # ones written after it, or before it where the sentence writes its prices first
+    sentences = [s for s in PLAYHOUSE.splitlines() if s]
+    prices = [22, 14, 10, 18, 12, 60]
+    asked = "2 adults and 2 students in the stalls, what's the total?"
+    assert not holds_each_kind_of_person("22 * 4", asked, sentences, prices)
+    assert holds_each_kind_of_person("22 * 2 + 14 * 2", asked, sentences, prices)
+    assert holds_each_kind_of_person("18 * 2 + 12 * 2", asked, sentences, prices)
+    assert not holds_each_kind_of_person("18 * 3", "me and my 2 kids in the circle?", sentences, prices)
+    # a price for them all together, one kind counted, or kinds the documents do not price apart
+    assert holds_each_kind_of_person("60", "2 adults and 2 kids, how much?", sentences, prices)
+    assert holds_each_kind_of_person("22 * 4", "4 adults in the stalls?", sentences, prices)
+    assert holds_each_kind_of_person("9 * 4", "2 adults and 2 kids, how much?", ["Entry: £9 per person"], [9])
+    # the best candidate prices each kind, or the program works out no amount
+    # (a best candidate pricing each kind stands)
+    assert value(first("2 adults and 2 students in the stalls, total?", PLAYHOUSE)) == "72"
+    assert value(first("me and my 3 kids in the stalls, total?", PLAYHOUSE)) == "52"

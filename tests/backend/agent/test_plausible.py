@@ -133,3 +133,7 @@ def test_review_of_the_twenty_first_session():
     # 10. a price written without its sign is no year
     assert misread_figures("2000 / 4", "If 4 of us split the Saturday hire, how much each?",
                            ["All prices in EUR", "Saturday hire: 2000", "Friday hire: 1800"]) == []
+    # 11. a title's year is no price ("2025 * 250" for "250 records" over "PRICE LIST 2025")
+    title = ["Kiln & Co | PRICE LIST 2025", "Bisque firing per piece: 4.10 EUR", "Fees 2024: glaze firing 6.00 EUR"]
+    assert misread_figures("2025 * 250", "how much to fire 250 pieces?", title) == ["2025"]
+    assert misread_figures("2024 * 3", "how much for 3 glaze firings?", title) == ["2024"]

@@ -491,3 +491,19 @@ def test_a_request_to_explain_a_thing_a_found_passage_names_searches_it():
     assert not general("ann", "What is the capital of New Zealand?")
     assert not relevant("ann", "Hello, how are you?")
     assert not relevant("bob", "Explain the allergen policy")  # not his passage
+
+
+def test_one_fact_asked_searches_its_sentence_under_a_long_title(real_embedder):
+    # Blind sets 84-91, read after their runs: "When is the balance due?" over "The balance is due 14 days before the
+    # event." under its passage's long title line searched nothing, and the model echoed the prompt; a fact asked of
+    # another place, or a chat message, still searches nothing
+    terms = ("Lanternlight Magic Shows - Booking Terms & FAQ\n\nHOW DO I BOOK A SHOW?\nPay a booking fee of 30% of the "
+             "show price\n(magician, props and any travel). The fee is\nnot refundable. The balance is due 14 days before "
+             "the event.\n\nWHAT IF IT RAINS?\nOutdoor shows move indoors at no charge.\n")
+    retriever = FakeRetriever("ann", "", similarity=0.2, text=terms)
+    retriever.embedder = real_embedder
+    relevant = search_documents.spec(retriever).relevant
+    for message in ("When is the balance due?",):
+        assert relevant("ann", message), message
+    for message in ("When is the Louvre open?", "What's the capital of Canada?", "Thanks, have a lovely day!"):
+        assert not relevant("ann", message), message

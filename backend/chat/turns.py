@@ -92,6 +92,15 @@ def validate(client_msg_id: object, conversation_id: object, text: object) -> No
 
 
 ACTIONS = ("send", "edit", "regenerate", "continue")
+
+
+def ended_by_budget(reply: Message) -> bool:
+    """Whether `reply` is an agent reply whose run its budget ended ("Stopped: the step limit (3)
+    was reached": finish_reason "abort" with the ending as its error, status "complete";
+    backend/chat/agent_turn.py); a reply stopped by the person has no error."""
+    return reply.finish_reason == FINISH_ABORT and reply.status == "complete" and bool(reply.error)
+
+
 # Endings after which a reply can be continued: cut at the token limit, stopped, interrupted.
 CONTINUABLE_FINISH = (FINISH_LENGTH, FINISH_ABORT)
 
@@ -213,6 +222,10 @@ def locate(db: Session, user_id: str, request: TurnRequest) -> Plan:
         raise ValidationFailed("only the last reply of a branch can be continued")
     if not target.content.strip() or not (target.finish_reason in CONTINUABLE_FINISH or target.status == "interrupted"):
         raise ValidationFailed("only a reply cut at the token limit, stopped or interrupted can be continued")
+    if ended_by_budget(target):
+        # its text continued without tools would drop the notice and finish no step (new-user pass)
+        raise ValidationFailed("a reply its agent run's budget ended cannot be continued: regenerate it (the "
+                               "conversation's settings set the budget)")
     return Plan(conversation, history_of(tree.path_to(target.id)), question.content, target=target,
                 target_sources=load_sources(target.sources))
 

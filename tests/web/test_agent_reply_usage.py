@@ -104,6 +104,35 @@ def test_a_budget_ending_is_the_replys_notice_not_its_text(client, fake):
     assert "step limit" not in prompt and "Stopped" not in prompt
 
 
+def test_a_reply_its_budget_ended_is_regenerated_not_continued(client, fake):
+    # Second new-user pass: Continue on a reply the step limit ended ran the model without tools and dropped the
+    # notice. The page offers no Continue for it, and the server refuses one, changing nothing.
+    token = sign_up(client, "alice")
+    conversation_id = tools_on(client, token)
+    app_state(client).runtime_settings.update({"agent_max_steps": 3, "agent_policy": "auto"}, actor_id=None)
+    fake.replies = [[CALC], [CALC], ["Plain answer."]]
+    with client.websocket_connect("/ws") as ws:
+        ack = send(ws, conversation_id)
+        until_done(ws)
+        reply_id = ack["assistant_message_id"]
+        assert stored(client, reply_id).error == STEP_LIMIT
+        # (a run its wall time or token limit ends while the answer streams keeps its words so far)
+        with app_state(client).conversations._sessions() as db:  # noqa: SLF001 - the test writes the row
+            db.get(Message, reply_id).content = "The answer so far"
+            db.commit()
+        page = client.get(f"/c/{conversation_id}").text
+        article = page[page.index(f'data-message-id="{reply_id}"'):]
+        assert 'data-budget-ended="true"' in article[:article.index(">")]
+        requests = len(fake.requests)
+        ws.send_json({"type": "continue", "client_msg_id": "again", "message_id": reply_id})
+        refused = ws.receive_json()
+    assert (refused["type"], refused["code"]) == ("error", "invalid_input"), refused
+    assert "regenerate" in refused["message"]
+    row = stored(client, reply_id)
+    assert (row.status, row.finish_reason, row.error) == ("complete", "abort", STEP_LIMIT)
+    assert len(fake.requests) == requests
+
+
 def test_a_run_cancelled_outright_still_records_the_tokens_of_its_finished_steps(client, fake):
     # Shutdown cancels a reply that outlives its wait: the model steps that ended are usage.
     fake.hold = (1, 1)  # the answer step pauses after its first piece

@@ -101,9 +101,10 @@ _TRAVEL_ZONES = re.compile(r"\b(?:travel|call[\s-]?out|mileage)\s+(?:zones|areas
                            re.IGNORECASE)
 _DISTANCE = re.compile(rf"[0-9]\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 _TRAVEL_WORD = re.compile(r"\b(?:deliver\w*|travel\w*|call[\s-]?outs?|loads?|mileage)\b", re.IGNORECASE)
-# Places listed by name after a zone's head: two or more capitalised names apart by commas.
+# Places listed by name after a zone's head: two or more capitalised names apart by commas or slashes ("Canmore /
+# Banff", blind set 94, read after its runs).
 _NAME = r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*"
-_NAMES = re.compile(rf"{_NAME}(?:\s*,\s*(?:and\s+|or\s+)?{_NAME})+")
+_NAMES = re.compile(rf"{_NAME}(?:\s*[,/]\s*(?:and\s+|or\s+)?{_NAME})+")
 
 
 def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
@@ -132,18 +133,23 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
     # (or under a heading of travel zones: "TRAVEL ZONES" over "Zone B - Kanata, Orleans: $25.00", blind set 88, read)
     # (not a courier's "Delivery zones:" over "Zone 3 (5-8 miles): £21.00 per delivery", its price: review)
     travelled = any(_TRAVEL_ZONES.search(s) for s in sentences)
+
+    def of_travel(sentence: str) -> bool:
+        return bool(_DISTANCE.search(sentence) or _ZONE_FEE.search(sentence) or _TRAVEL_WORD.search(sentence))
+
+    # (a zone row among zone rows of travel: "Zone C - Canmore / Banff: $260.00" below "Zone B - up to 60 km (...)")
+    travelled = travelled or any(ZONE_ROW.match(s) and of_travel(s) for s in sentences)
     for sentence in sentences:
         # (zones of where the business goes: a distance or a fee of travel or delivery; not a gym's "Zone 1 -
         # Cardio, Weights: $12 per visit", review)
-        if not (_DISTANCE.search(sentence) or _ZONE_FEE.search(sentence) or _TRAVEL_WORD.search(sentence)
-                or travelled and ZONE_ROW.match(sentence)):
+        if not (of_travel(sentence) or travelled and ZONE_ROW.match(sentence)):
             continue
         starts = [m.start() for m in ZONE_ROW.finditer(sentence)]
         for start, end in zip(starts, starts[1:] + [len(sentence)]):
             row = sentence[start:end]
             prices = list(PRICE.finditer(row))
             head = row[:prices[0].start()] if prices else row
-            places = [p.strip() for m in _NAMES.finditer(head) for p in m.group(0).split(",")]
+            places = [p.strip() for m in _NAMES.finditer(head) for p in re.split(r"[,/]", m.group(0))]
             # (or the zone itself, under a heading of travel zones: "I'm in Zone C" over "Zone C - everywhere else within
             # 60 km: $45.00", blind set 88, read; not a courier's "Zone 3 (5-8 miles): $21.00 per delivery", its price)
             zone = ZONE_ROW.match(row)

@@ -137,3 +137,4 @@ def test_review_of_the_twenty_first_session():
     title = ["Kiln & Co | PRICE LIST 2025", "Bisque firing per piece: 4.10 EUR", "Fees 2024: glaze firing 6.00 EUR"]
     assert misread_figures("2025 * 250", "how much to fire 250 pieces?", title) == ["2025"]
     assert misread_figures("2024 * 3", "how much for 3 glaze firings?", title) == ["2024"]
+    assert misread_figures("250 / 2025", "how much to fire 250 pieces?", title) == ["2025"]

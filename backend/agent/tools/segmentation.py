@@ -27,7 +27,7 @@ from backend.agent.tools.passages import read_passages
 # capital ("8:00 a.m. to 5:00 p.m.", "10:00 a.m. – 2:00 p.m. (pickups only)" are one; blind sets 85 and 89 quoted
 # "and 5 a.m." and "Saturday 10:00 a.m.", read after their runs).
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs|Rs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)(?<!\b[Ii]ncl\.)(?<!\b[Ee]xcl\.)(?<!\b[Aa]pprox\.)"
-                           r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))(?:(?<![aApP]\.[mM]\.)|(?=\s+[A-Z]))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
+                           r"(?:(?<!\b[Nn]o\.)|(?!\s+\d))(?:(?<![aApP]\.[mM]\.)|(?=\s+[A-Z0-9£$€])|(?=[ \t]*\n))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
                            r"|(?:(?<=[0-9.!?)])|(?<=dollars)|(?<=euros)|(?<=pounds)|(?<=cents))[ \t]*\n\s*"

@@ -149,7 +149,8 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
             row = sentence[start:end]
             prices = list(PRICE.finditer(row))
             head = row[:prices[0].start()] if prices else row
-            places = [p.strip() for m in _NAMES.finditer(head) for p in re.split(r"[,/]", m.group(0))]
+            # (no one letter: "Zone 3 - A/B roads only" names no place "A", review)
+            places = [p.strip() for m in _NAMES.finditer(head) for p in re.split(r"[,/]", m.group(0)) if len(p.strip()) > 1]
             # (or the zone itself, under a heading of travel zones: "I'm in Zone C" over "Zone C - everywhere else within
             # 60 km: $45.00", blind set 88, read; not a courier's "Zone 3 (5-8 miles): $21.00 per delivery", its price)
             zone = ZONE_ROW.match(row)

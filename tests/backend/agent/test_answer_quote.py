@@ -84,7 +84,11 @@ def test_questions_asking_for_one_fact(question):
     "thanks for the phone number", "That's a steep price", "Just changed my email address",
     "ok just sent the deposit for march", "perfect, that's the address",
     # (a text to fix is a task; "good for" a beginner is an opinion)
-    "can you fix my essay?", "Fix the grammar in this email", "Is it good for beginners?"])
+    "can you fix my essay?", "Fix the grammar in this email", "Is it good for beginners?",
+    # (review: writing and code are tasks)
+    "Can you fix my cover letter?", "Can you fix the formatting of this table?", "can you fix my python function?",
+    "Can you run this code for me?", "Can you provide a translation of this paragraph?", "Can you keep it short?",
+    "Can you store my notes?"])
 def test_questions_asking_for_more_than_a_fact_or_none(question):
     assert not asks_fact(question)
 
@@ -97,6 +101,9 @@ def test_a_clock_time_in_am_or_pm_ends_a_sentence_only_before_a_capital():
                                                      "We plough between 11 p.m. and 5 a.m. on storm nights."]
     assert [s for _, s in text_sentences("Office: 8:00 a.m. to 5:00 p.m. Closed Sundays.")] == [
         "Office: 8:00 a.m. to 5:00 p.m.", "Closed Sundays."]
+    # (a line's end and a number still end one, review)
+    assert [s for _, s in text_sentences("Weekdays 9 a.m. - 5 p.m.\nweekends 10 a.m. - 2 p.m.\n£5 parking")] == [
+        "Weekdays 9 a.m. - 5 p.m.", "weekends 10 a.m. - 2 p.m.", "£5 parking"]
 
 
 def test_sentences_do_not_end_after_abbreviations_before_a_name_or_number():

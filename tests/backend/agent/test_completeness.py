@@ -208,3 +208,17 @@ def test_each_kind_of_person_counted_is_priced():
     # (a best candidate pricing each kind stands)
     assert value(first("2 adults and 2 students in the stalls, total?", PLAYHOUSE)) == "72"
     assert value(first("me and my 3 kids in the stalls, total?", PLAYHOUSE)) == "52"
+
+
+def test_review_of_the_thirty_third_session():
+    # a length of a unit the documents price nothing by is not asked to be billed
+    parking = ["Long stay: £9 per day", "Valet wash: £15"]
+    assert holds_billed_lengths("9 * 5", "My flight is 8 hours, how much is long stay parking for 5 days?", parking)
+    cabin = ["Lakeside cabin: £95 per night"]
+    assert holds_billed_lengths("95 * 3", "The drive takes 2 hours, how much is the cabin for 3 nights?", cabin)
+    # minutes at a price per hour may be held as hours
+    assert holds_billed_lengths("25 * 1.5", "the studio for 90 minutes, how much?", ["Studio: £25 per hour"])
+    # an infant is no child: "Infants (under 2) go free" prices none
+    tickets = ["Adult £12", "Child £6", "Infants (under 2) go free"]
+    assert holds_each_kind_of_person("12 * 2", "How much for 2 adults and 1 baby?", tickets, [12, 6])
+    assert not holds_each_kind_of_person("12 * 3", "How much for 2 adults and 1 child?", tickets, [12, 6])

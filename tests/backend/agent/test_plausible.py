@@ -138,3 +138,12 @@ def test_review_of_the_twenty_first_session():
     assert misread_figures("2025 * 250", "how much to fire 250 pieces?", title) == ["2025"]
     assert misread_figures("2024 * 3", "how much for 3 glaze firings?", title) == ["2024"]
     assert misread_figures("250 / 2025", "how much to fire 250 pieces?", title) == ["2025"]
+
+
+def test_review_of_the_thirty_third_session():
+    # a price without its sign after a title word is no title's year
+    assert misread_figures("4 * 2000", "How much to hire the hall for 4 hours?", ["Hall hire rates 2000 kr per hour."]) == []
+    assert misread_figures("2 * 1950", "How much for 2 people?", ["Tour prices 1950 CZK per person."]) == []
+    assert misread_figures("0.05 * 2000", "how much for 2000 sheets?", ["Minimum order for 2000 sheets: 0.05 each"]) == []
+    # a year opening a title is one
+    assert misread_figures("2025 * 3", "3 blocks?", ["2025 PRICE LIST  (all prices in CAD)", "Block: $95"]) == ["2025"]

@@ -113,3 +113,10 @@ def test_a_zone_row_listing_places_apart_by_slashes_among_travel_zones():
     # (a gym's zones are no travel)
     gym = ["Zone 1 - Cardio / Weights: $12 per visit", "Zone 2 - Pool / Sauna: $15 per visit"]
     assert zone_charge("I'll use the Weights area, how much?", gym) is None
+
+
+def test_one_letter_is_no_place_of_a_zone():
+    # review: "Zone 3 - A/B roads only" named a place "A", which every question's "a" named
+    rows = ["Zone 1 (0-3 miles): £10.00 per delivery", "Zone 2 (3-8 miles): £15.00 per delivery",
+            "Zone 3 - A/B roads only: £25.00"]
+    assert zone_charge("How much for a delivery 5 miles away?", rows) == "15.00"

@@ -23,7 +23,7 @@ SETS = Path(__file__).resolve().parents[3] / "scripts" / "agent_eval_sets"
 FLOORS = {"blind1": (10, 10), "blind2": (10, 10), "blind3": (12, 12), "blind4": (12, 12), "blind5": (12, 12),
           "blind6": (12, 12), "blind7": (8, 12), "blind8": (10, 12), "blind9": (11, 12), "blind10": (10, 12),
           "blind11": (11, 12), "blind12": (10, 12), "blind13": (8, 12), "blind14": (4, 12), "blind15": (12, 12),
-          "blind16": (11, 12), "blind17": (6, 12), "blind18": (7, 12), "blind19": (5, 12), "blind20": (7, 12),
+          "blind16": (11, 12), "blind17": (6, 12), "blind18": (7, 12), "blind19": (4, 12), "blind20": (7, 12),
           "blind21": (8, 12), "blind22": (9, 12), "blind23": (6, 12), "blind24": (7, 12), "blind25": (7, 12),
           "blind26": (8, 12), "blind27": (3, 12), "blind28": (6, 12), "blind29": (3, 12),
           "blind30": (2, 12), "blind31": (10, 12), "blind32": (4, 12), "blind33": (3, 12), "blind34": (4, 12),
@@ -31,6 +31,8 @@ FLOORS = {"blind1": (10, 10), "blind2": (10, 10), "blind3": (12, 12), "blind4": 
           "blind39": (1, 12), "blind40": (3, 12), "blind41": (2, 12), "blind42": (0, 12),
           "blind43": (3, 12), "blind44": (7, 12), "blind45": (3, 12), "blind46": (6, 12), "blind47": (8, 12),
           "blind48": (6, 12)}
+# (blind19 was 5: "me and 3 friends want to bowl 2 games each after 6pm ... we all need shoes" had 72 among its later
+# candidates under a best one without a price of each kind counted; the program now declines it, thirty-third session.)
 # (blind47 was 9: "2 large washes, about 40 mins in the dryer ... my double duvet too" had 36 among its later
 # candidates under a best one without the 40 minutes; the program now declines it, thirty-third session.)
 # (blind32 was 5: "one extra child who's 7" was 29 + 7 with the age 7 as the extra child's price, equal to

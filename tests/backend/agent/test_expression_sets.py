@@ -32,7 +32,7 @@ FLOORS = {"blind1": (10, 10), "blind2": (10, 10), "blind3": (12, 12), "blind4": 
           "blind43": (3, 12), "blind44": (7, 12), "blind45": (3, 12), "blind46": (6, 12), "blind47": (8, 12),
           "blind48": (6, 12)}
 # (blind19 was 5: "me and 3 friends want to bowl 2 games each after 6pm ... we all need shoes" had 72 among its later
-# candidates under a best one without a price of each kind counted; the program now declines it, thirty-third session.)
+# candidates under a best one that fails completeness' checks of the best; the program now declines it, thirty-third session.)
 # (blind47 was 9: "2 large washes, about 40 mins in the dryer ... my double duvet too" had 36 among its later
 # candidates under a best one without the 40 minutes; the program now declines it, thirty-third session.)
 # (blind32 was 5: "one extra child who's 7" was 29 + 7 with the age 7 as the extra child's price, equal to

@@ -55,6 +55,14 @@ class ConversationSummary:
     pinned: bool = False
 
 
+def ended_by_budget(finish_reason: str | None, status: str, error: str | None) -> bool:
+    """Whether a reply with these endings is an agent reply whose run its budget ended ("Stopped: the
+    step limit (3) was reached": finish_reason "abort" with the ending as its error, status
+    "complete"; backend/chat/agent_turn.py). A reply stopped by the person has no error. Such a reply
+    is regenerated, not continued (backend.chat.turns; the page shows no Continue)."""
+    return finish_reason == FINISH_ABORT and status == "complete" and bool(error)
+
+
 @dataclass(frozen=True)
 class MessageView:
     """A stored message. html is sanitized and safe to insert as is.
@@ -87,6 +95,11 @@ class MessageView:
     siblings: tuple[str, ...] = ()
     # The trace of the turn that made (or last continued) a reply (backend/tracing.py).
     trace_id: str | None = None
+
+    @property
+    def budget_ended(self) -> bool:
+        """Whether its agent run's budget ended it (ended_by_budget)."""
+        return ended_by_budget(self.finish_reason, self.status, self.error)
 
     @property
     def sibling_index(self) -> int:

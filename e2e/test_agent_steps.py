@@ -4,6 +4,7 @@ after a reload the step is still there, collapsed, above the answer (real server
 The ⚙ dialog's "Tool run limits" show the admin's default and maximum; a limit set there is
 stored and drawn again after the reload; while the admin has lowered the maximum below it, the
 dialog shows it at the maximum, and saving another setting there leaves the stored limit as it is.
+A reply its run's token limit cut offers Regenerate, not Continue, live and after a reload.
 
 The admin lets everyone use tools and sets the default temperature to 0 for the test (both
 restored after it). Waits are on DOM state (data-status of the reply, the step's element), never
@@ -153,6 +154,70 @@ def test_a_tool_step_shows_live_then_collapsed_above_the_answer_after_a_reload(p
         assert page.locator("#settings-temperature").input_value() == "0.5"
         assert steps.input_value() == "5"  # stored as the person chose it
         page.click("#settings-cancel")
+    finally:
+        set_settings(page, original)
+
+
+def test_a_reply_its_run_budget_cut_offers_regenerate_not_continue(page, admin_username):
+    # Continue on a reply its run's budget ended ran the model without tools and dropped the notice (second
+    # new-user pass). The page offers Regenerate, not Continue, live (the done frame's budget_ended) and after
+    # a reload (data-budget-ended from the server). The run is cut by its tokens: the conversation's limit is
+    # the first reply's prompt plus 12 tokens, so the regenerated reply keeps the words it wrote.
+    log_in(page, admin_username)
+    saved = page.request.get("/admin/api/settings").json()["settings"]
+    original = {name: saved[name] for name in ("agent_tools", "default_temperature")}
+    set_settings(page, {"agent_tools": "everyone", "default_temperature": 0})
+    usages = []
+
+    def on_frame(payload) -> None:
+        frame = json.loads(payload) if isinstance(payload, str) else {}
+        if frame.get("type") == "done":
+            usages.append(frame["usage"])
+
+    page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
+    try:
+        page.goto("/chat")
+        page.wait_for_selector('#connection[data-state="open"]')
+        page.check("#use-tools")
+        send(page, "Write a story about a dragon who learns to bake bread.")
+        page.wait_for_function(LAST_REPLY_ENDED, timeout=REPLY_TIMEOUT_MS)
+        reply = page.locator(ASSISTANT).last
+        assert reply.get_attribute("data-budget-ended") is None
+        prompt_tokens = usages[-1]["prompt_tokens"]
+        assert prompt_tokens, usages
+
+        page.click("#conversation-settings")
+        page.wait_for_function("() => document.getElementById('settings-use-tools').checked === true")
+        page.fill("#settings-agent_tokens", str(prompt_tokens + 12))
+        page.click("#settings-save")
+        page.wait_for_selector("#settings-dialog", state="hidden")
+        first_id = reply.get_attribute("data-message-id")
+        reply.locator('.message-actions button[data-action="regenerate"]').click()
+        page.wait_for_function(
+            """(firstId) => {
+              const all = document.querySelectorAll('#messages .message[data-role="assistant"]');
+              const last = all[all.length - 1];
+              return last && last.dataset.messageId && last.dataset.messageId !== firstId
+                && last.dataset.status !== "pending" && last.dataset.status !== "streaming";
+            }""", arg=first_id, timeout=REPLY_TIMEOUT_MS)
+        reply = page.locator(ASSISTANT).last
+        reply_id = reply.get_attribute("data-message-id")
+        badge = reply.locator(".badge").inner_text()
+        assert badge.startswith("Stopped: the token limit of the run"), badge
+        assert reply.locator(".md-committed").inner_text().strip()  # its words so far are kept
+        assert reply.get_attribute("data-budget-ended") == "true"
+        assert reply.locator('.message-actions button[data-action="regenerate"]').is_visible()
+        assert reply.locator('.message-actions button[data-action="continue"]').count() == 0 or \
+            reply.locator('.message-actions button[data-action="continue"]').is_hidden()
+
+        page.reload()
+        page.wait_for_selector('#connection[data-state="open"]')
+        reply = page.locator(f"#msg-{reply_id}")
+        assert reply.get_attribute("data-budget-ended") == "true"
+        assert reply.locator(".badge").inner_text() == badge
+        assert reply.locator('.message-actions button[data-action="regenerate"]').is_visible()
+        assert reply.locator('.message-actions button[data-action="continue"]').count() == 0 or \
+            reply.locator('.message-actions button[data-action="continue"]').is_hidden()
     finally:
         set_settings(page, original)
 

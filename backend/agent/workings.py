@@ -135,7 +135,7 @@ def workings(expression: str, message: str, passages: Sequence[tuple[int, str, s
     lines: list[str] = []
     for number in figures(expression)[:MAX_FIGURES]:
         own = _from_message(number, message)
-        priced = re.search(rf"[$€£¥]\s?{re.escape(number)}(?![\d]|\.\d)", _THOUSANDS.sub("", message)) is not None
+        priced = re.search(rf"[$€£¥¤]\s?{re.escape(number)}(?![\d]|\.\d)", _THOUSANDS.sub("", message)) is not None
         read = None
         if own is None or priced:
             percent = re.search(_PERCENT_USE.format(n=re.escape(number)), expression) is not None

@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import NUMBER_RE
+from backend.agent.numerals import NUMBER_RE, with_currency_signs
 from backend.agent.operations import (asks_bill_total, asks_cost, asks_difference, asks_money, asks_policy_limit, asks_price,
                                       asks_quantity, named_operations, numbers_beyond)
 from backend.agent.routing import asks_for_creative_writing, asks_for_own_writing, needs_calculation, typed_expression, typed_operator
@@ -153,7 +153,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         if not (cost or money or asks_price(text) or asks_quantity(text) or converts or related or offers or listed
                 or deposit):
             return False
-        found = passages(user_id, text)
+        # (prices written with a currency's code read as signed: "8.00 EUR per person")
+        found = [(label, with_currency_signs(t)) for label, t in passages(user_id, text)]
         if not found:
             return False
         pairs = [(h, s) for label, t in found for h, s in text_sentences(t, label)]
@@ -167,7 +168,7 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         sentences = [s for _, s in pairs]
         if money and asks_repair_with_parts(text, sentences):  # "a dryer belt replacement including the belt"
             return True
-        if money and any(priced_per_count(text, s) or prices_counted_thing(text, s) for s in sentences):
+        if money and any(priced_per_count(text, s, unit_first=True) or prices_counted_thing(text, s) for s in sentences):
             return True  # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"
         # (each line with the section heading over it, as the candidates read them: "INFLATABLE TUBS")
         sections = dict(zip(sentences, section_headings(pairs)))

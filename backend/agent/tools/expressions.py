@@ -50,7 +50,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import NUMBER_RE, SIGNED_PRICE, with_digits, without_pictographs
+from backend.agent.numerals import NUMBER_RE, SIGNED_PRICE, with_currency_signs, with_digits, without_pictographs
 from backend.agent.operations import asks_amount, asks_difference, asks_how_many, asks_saving
 from backend.agent.party import HALVES_WRITTEN, people_sharing
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
@@ -108,7 +108,7 @@ _BARE_DIFFERENCE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*-\s*([0-9]+(?:\.[0-9]
 # picked is $89 in your shop", "the tyre costs £60"); not a rate ("if the room is $45 a night"), nor a
 # budget ("for $100", "under $40", "I have $50").
 _OWN_COST = re.compile(r"\b(?:is|are|costs?|cost\s+me|came\s+to|come\s+to)\s+(?:about\s+|around\s+|roughly\s+)?"
-                       r"(?:[$€£¥]|\b[A-Z]{1,3}\$)\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9,.]*[0-9])(?!\s*(?:per\b|an?\s|each\b|every\b|/))",
+                       r"(?:[$€£¥¤]|\b[A-Z]{1,3}\$)\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9,.]*[0-9])(?!\s*(?:per\b|an?\s|each\b|every\b|/))",
                        re.IGNORECASE)
 
 
@@ -135,7 +135,7 @@ _BUDGET = re.compile(r"\b(?:budget|spend|afford|limit|max|maximum|most|cap)\b[^.
 # A bill the question states: "my total bill is £180", "a bill of £100", "the total comes to $240".
 # (not a unit's price repeated: "The price of a full groom is £55, right? What's the deposit for 2 dogs?")
 # ("my invoice is £480 inc VAT", "My invoice came to $420": blind sets 79, 80)
-_STATED_BILL = re.compile(rf"\b(?:bill|total|quote|invoice)\b[^.?!$€£¥]{{0,25}}?(?:is|of|=|(?:comes?|came)\s+to|was|will\s+be)\s+"
+_STATED_BILL = re.compile(rf"\b(?:bill|total|quote|invoice)\b[^.?!$€£¥¤]{{0,25}}?(?:is|of|=|(?:comes?|came)\s+to|was|will\s+be)\s+"
                           rf"(?:about\s+)?{SIGNED_PRICE}(?!\s*(?:per|each|a|an)\b)", re.IGNORECASE)
 
 
@@ -170,7 +170,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     away from zero; "round up": ceil; backend.agent.rounding.asked_rounding). With no number in the results (or no results),
     the operation the question names over its own other numbers ("What is 15% of 240?" ->
     ["240 * 15 / 100"]). [] when nothing fits (the model then writes the call)."""
-    question = without_pictographs(question[:MAX_QUESTION_CHARS])
+    question = with_currency_signs(without_pictographs(question[:MAX_QUESTION_CHARS]))
+    # prices written with a currency's code or short name read as signed: "Tickets 8.00 EUR per person" (blind set 93)
+    results = [with_currency_signs(result) for result in results]
     question = HALVES_WRITTEN.sub("in half", question)  # ("split it 50/50": no 50 of anything, blind set 86)
     spoken = valid_expressions([e for e in [spoken_expression(question)] if e], evaluate)
     if spoken:  # "what's the square root of 144 plus 2 cubed?": the whole message is arithmetic in words

@@ -29,7 +29,7 @@ _MINIMUM_CHARGE = re.compile(r"\bmin(?:imum|\.)?\s+(?:charge|fee|price)\b\s*(?:o
 
 # A least amount with words between its name and its amount: "Minimum charge per call-out: $60 before tax".
 _MINIMUM_BEFORE = re.compile(r"\bmin(?:imum|\.)?\s+(?:[\w-]+\s+){0,1}(?:charge|fee|price|spend|order|invoice|bill)\b"
-                             r"[^.;$€£¥]{0,30}$", re.IGNORECASE)
+                             r"[^.;$€£¥¤]{0,30}$", re.IGNORECASE)
 
 
 def is_minimum(sentence: str, price: re.Match[str]) -> bool:

@@ -38,7 +38,7 @@ PRICE = re.compile(rf"{SIGNED_PRICE}|(?<![0-9,.]){AMOUNT}\s*{CURRENCY_NAMES}\b",
 # or "or" ("8p per page", "30p each", "75¢/min"), or after a verb of costing or a colon ("costs
 # 8p.", "Black and white: 20p"); not a temperature ("Wash at 40c", "(60c)"), a clock ("3pm", "8
 # p.m."), a page ("p. 4") or a name ("Rooms 4p and 5p").
-_MINOR_PRICE = re.compile(r"(?<![\w.,$€£¥-])([0-9]{1,2}(?:\.[0-9]+)?)\s?(?:(p)(?!\.?\s?m\b)(?!\w)|(c|¢)(?!\w)|(pence|cents?)\b)",
+_MINOR_PRICE = re.compile(r"(?<![\w.,$€£¥¤-])([0-9]{1,2}(?:\.[0-9]+)?)\s?(?:(p)(?!\.?\s?m\b)(?!\w)|(c|¢)(?!\w)|(pence|cents?)\b)",
                           re.IGNORECASE)
 _PRICED_BEFORE = re.compile(r"(?:\b(?:costs?|is|are|just|only|from|add|adds|plus)|:)\s*$", re.IGNORECASE)
 _PRICED_AFTER = re.compile(r"\s*(?:per\b|each\b|an?\s|/|for\b|,?\s*or\b)", re.IGNORECASE)
@@ -59,13 +59,13 @@ _DECLARED_SIGNS = {"eur": "€", "euro": "€", "euros": "€", "gbp": "£", "po
 # An amount without a sign where a price list writes one: after a row's label ("Caravan, up to 7 m: 65.00",
 # "Covered pitch: add 30.00 per month") or before a unit it is charged per ("1.80 per km", "10.00 / month").
 _UNSIGNED_PRICE = re.compile(r"(?:(?<=:\s)|(?<=:\sadd\s)|(?<=:\sfrom\s)|(?<=\s-\s))([0-9]+\.[0-9]{2})(?![0-9%])"
-                             r"|(?<![\w.,$€£¥])([0-9]+\.[0-9]{2})(?=\s*(?:per|/|each)\b)", re.IGNORECASE)
+                             r"|(?<![\w.,$€£¥¤])([0-9]+\.[0-9]{2})(?=\s*(?:per|/|each)\b)", re.IGNORECASE)
 
 
 # An amount with its currency named after it: "45 dollars", "1.50 dollars per km", "a 30 dollar deposit", "12 euros"
 # (not "pounds": a weight as often as money).
 # (not "7 dollars and 50 cents", "10 dollar-store toys": review)
-_NAMED_CURRENCY = re.compile(r"(?<![\w.,$€£¥])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)\s*"
+_NAMED_CURRENCY = re.compile(r"(?<![\w.,$€£¥¤])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)\s*"
                              r"(?:(?:US|U\.S\.|Canadian|Australian|NZ|American)\s+)?(dollars?|euros?)\b"
                              r"(?!-|\s+and\s+[0-9]+\s+(?:cents?|c)\b)", re.IGNORECASE)
 
@@ -78,7 +78,7 @@ def with_named_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[str,
     # (only in a passage writing no other currency's sign: "8p per page ... add 5 dollars handling" keeps one sign, £)
     signs: dict[str, set[str]] = {}
     for heading, sentence in sentences:
-        signs.setdefault(heading, set()).update(re.findall(r"[$€£¥](?=\s?[0-9])", sentence))
+        signs.setdefault(heading, set()).update(re.findall(r"[$€£¥¤](?=\s?[0-9])", sentence))
 
     def signed(heading: str, m: re.Match[str]) -> str:
         sign = "€" if m.group(2).lower().startswith("euro") else "$"
@@ -98,7 +98,7 @@ def with_declared_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[s
         m = _DECLARED.search(sentence)
         if m is not None:
             declared.setdefault(heading, _DECLARED_SIGNS.get(m.group(1).lower(), "$"))
-        if re.search(r"[$€£¥]\s?[0-9]", sentence):
+        if re.search(r"[$€£¥¤]\s?[0-9]", sentence):
             signed.add(heading)
     if not declared:
         return list(sentences)
@@ -131,7 +131,7 @@ def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]
     sentences = with_declared_currency(with_named_currency(sentences))
     signs: dict[str, set[str]] = {}
     for heading, sentence in sentences:
-        signs.setdefault(heading, set()).update(re.findall(r"[$€£¥](?=\s?[0-9])", sentence))
+        signs.setdefault(heading, set()).update(re.findall(r"[$€£¥¤](?=\s?[0-9])", sentence))
     out: list[tuple[str, str]] = []
     for heading, sentence in sentences:
         passage_signs = signs.get(heading, set())
@@ -339,8 +339,10 @@ def names_asked_length(question: str, sentence: str) -> bool:
     return False
 
 
-# A price per a unit: "€130 per night", "£2.80 per kg", "$45 an hour".
-_PRICE_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+([a-z]+)", re.IGNORECASE)
+# A price per a unit: "€130 per night", "£2.80 per kg", "$45 an hour"; or the unit first, on a list's line
+# ("Dry ice, per lb (min. 10 lb) ........ $3.25": blind set 94, read; priced_per_count(unit_first=True)).
+_PRICE_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+(?P<unit>[a-z]+)"
+                        rf"|\bper\s+(?P<unit_first>[a-z]+)\b[^\n$€£¥¤;]{{0,60}}?{SIGNED_PRICE}", re.IGNORECASE)
 
 
 # A count that is a bound, not an amount bought: "taller than 2 metres", "less than 48 hours", "up to 3 kg".
@@ -349,19 +351,22 @@ _THRESHOLD_COUNT = re.compile(r"\b(?:taller|shorter|longer|bigger|smaller|heavie
                               r"within)\s+[0-9]+", re.IGNORECASE)
 
 
-def priced_per_count(question: str, sentence: str) -> bool:
+def priced_per_count(question: str, sentence: str, unit_first: bool = False) -> bool:
     """Whether `sentence` prices a unit the question counts ("€130 per night" for "4 nights in
     May", "£2.80 per kg" for "3kg"), not a person (the party is counted elsewhere), not by a bound
     ("hedges taller than 2 metres"), nor a rate the question asks itself ("what do you charge per
-    metre")."""
+    metre"). `unit_first`: also the unit written before the price ("Dry ice, per lb (min. 10 lb): $3.25"
+    for "15 lb of dry ice"; which lines a question asks about, not which of them ranks first: "Rekey lock
+    cylinder (per cylinder): $25.00" stays after "pay $20.00 per cylinder" for "all 4 lock cylinders")."""
     own = _THRESHOLD_COUNT.sub(" ", question)  # "hedges taller than 2 metres", "less than 48 hours' notice"
     return any(not stems(unit) & PEOPLE_STEMS and counts_of(own, unit)
                and not re.search(rf"\bper\s+{re.escape(unit)}", question, re.IGNORECASE)  # the rate itself asked
-               for unit in (m.group(m.lastindex) for m in _PRICE_PER.finditer(sentence)))
+               for unit in (m.group("unit") or (m.group("unit_first") if unit_first else None)
+                            for m in _PRICE_PER.finditer(sentence)) if unit)
 
 
 # A count and the words after it that name what it counts: "2 laser cut car key blades", "3 padlock keys".
-_COUNTED_RUN = re.compile(r"(?<![\w.,$€£¥])([0-9]+)\s+((?:[a-z][\w'-]*\s+){0,4}[a-z][\w'-]*)", re.IGNORECASE)
+_COUNTED_RUN = re.compile(r"(?<![\w.,$€£¥¤])([0-9]+)\s+((?:[a-z][\w'-]*\s+){0,4}[a-z][\w'-]*)", re.IGNORECASE)
 _RUN_END = re.compile(r"\b(?:for|of|at|on|in|to|with|and|or|but|please|pls|whats|what|how|is|are|from|before|after)\b",
                       re.IGNORECASE)
 
@@ -453,7 +458,7 @@ def _price_clause(sentence: str, found: Sequence[re.Match[str]], i: int) -> str:
 
 def without_amount(sentence: str, amount: str) -> str:
     """`sentence` without the last price `amount` written with its currency sign ("$5")."""
-    found = list(re.finditer(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])", sentence))
+    found = list(re.finditer(rf"[$€£¥¤]\s*{re.escape(amount)}(?![0-9])", sentence))
     return sentence if not found else sentence[:found[-1].start()] + " " + sentence[found[-1].end():]
 
 
@@ -524,7 +529,7 @@ PEOPLE_STEMS = PERSON_STEMS | {"adult", "child", "kid", "children", "student", "
 def count_per(question: str, sentence: str, amount: str) -> str | None:
     """The count `question` gives of the thing an amount of `sentence` is per ("€4 per poster" and
     "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one."""
-    per = re.search(rf"[$€£¥]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+|off\s+|(?:surcharge|supplement|fee|charge)\s+)?"
+    per = re.search(rf"[$€£¥¤]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+|off\s+|(?:surcharge|supplement|fee|charge)\s+)?"
                     r"(?:per|each|a|an)\s+(?:paying\s+)?([a-z][\w-]*)",  # ("save £10 per paying participant")
                     sentence, re.IGNORECASE)
     if per is None:

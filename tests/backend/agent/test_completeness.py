@@ -218,6 +218,10 @@ def test_review_of_the_thirty_third_session():
     assert holds_billed_lengths("95 * 3", "The drive takes 2 hours, how much is the cabin for 3 nights?", cabin)
     # minutes at a price per hour may be held as hours
     assert holds_billed_lengths("25 * 1.5", "the studio for 90 minutes, how much?", ["Studio: £25 per hour"])
+    # ... but not as minutes (the thirty-third session's review: "25 * 90" passed), unless a price is per minutes
+    assert holds_billed_lengths("25 * 90 / 60", "the studio for 90 minutes, how much?", ["Studio: £25 per hour"])
+    assert not holds_billed_lengths("25 * 90", "the studio for 90 minutes, how much?", ["Studio: £25 per hour"])
+    assert holds_billed_lengths("20 * 45 / 15", "45 minutes of de-matting?", ["Hourly: £40 per hour", "£20 per 15 minutes"])
     # an infant is no child: "Infants (under 2) go free" prices none
     tickets = ["Adult £12", "Child £6", "Infants (under 2) go free"]
     assert holds_each_kind_of_person("12 * 2", "How much for 2 adults and 1 baby?", tickets, [12, 6])

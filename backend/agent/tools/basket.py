@@ -113,15 +113,22 @@ _OCCASION = re.compile(r"(?:visit|trip|session|appointment|booking|time|go)(?:\s
 _PAIRS_OF = re.compile(r"^pairs?\s+(?:of\s+)?(?=\S)", re.IGNORECASE)
 
 
+# Words naming no thing bought: who asks, or what they say.
+_NOT_BOUGHT = re.compile(r"\b(?:question|query|group|member|student|family|couple|party|customer|client|friend|guest|"
+                         r"regular|dog|cat|pet|kid|child|baby|adult|person|minute|quick)s?\b", re.IGNORECASE)
+
+
 def _listed_before(text: str) -> list[str]:
     """The things `text` (a question up to its first counted thing) lists right before that thing
     with no count, each joined to the next by a comma, "and" or "plus" (_ONE_BEFORE), in order."""
     found: list[str] = []
     while (m := _ONE_BEFORE.search(text)) is not None and len(found) < MAX_ITEMS:
         words = m.group(1).split()
-        # (how long, not a thing bought: "for a full week plus 2 extra nights"; "a day pass" is one)
+        # (how long, not a thing bought: "for a full week plus 2 extra nights"; "a day pass" is one; nor who asks: "I'm
+        # a student and 3 friends", "as a member", "we are a group", "a quick question", review)
         if (_DURATION.match(words[-1]) or _TAX_ALONE.fullmatch(m.group(1).strip())
-                or re.search(r"\bfor\s+$", text[:m.start()], re.IGNORECASE)):
+                or re.search(r"\b(?:for|i'?m|am|as|are|we're|is|be|of)\s+$", text[:m.start()], re.IGNORECASE)
+                or _NOT_BOUGHT.search(m.group(1))):
             break
         found.insert(0, m.group(1).strip())
         text = text[:m.start()]

@@ -407,7 +407,8 @@ def _asked_dates(question: str) -> list[tuple[int, int, int]]:
     """(first day, last day, where) of each date or month `question` names, as day numbers
     (month * 31 + day): "on October 28" one day, "mid november" the 11th to the 20th, "in
     November" the whole month, "New Year's Eve" December 31 (_HOLIDAYS)."""
-    question = _HOLIDAY.sub(lambda m: _HOLIDAYS[m.group(0).lower()].ljust(len(m.group(0))), question)
+    question = _HOLIDAY.sub(lambda m: _HOLIDAYS[m.group(0).lower().replace("’", "'")].ljust(len(m.group(0))),
+                            question.replace("’", "'"))
     out: list[tuple[int, int, int]] = []
     rest = question
     for m in _ASKED_DATE.finditer(question):

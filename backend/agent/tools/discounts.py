@@ -299,7 +299,7 @@ def _card_charged(question: str, before: str) -> str | None:
 # add-ons or delivery", "excludes parts".
 # ("on all items except delivery and setup charges", blind set 94, read)
 _EXCLUDED = re.compile(r"\b(?:(?:does|do|will)\s+not|doesn't|don't|won't)\s+(?:apply|count)\s+(?:to|on)\s+([^.;]+)"
-                       r"|\b(?:all|any|every)\s+[a-z]+\s+(?:except|but|other\s+than)\s+(?:for\s+)?([^.;]+)"
+                       r"|\b(?:all|any|every)\s+[a-z]+\s+(?:except|but\s+not|other\s+than)\s+(?:for\s+)?([^.;]+)"
                        r"|\bnot\s+(?:valid|available|applicable)\s+(?:on|for|with)\s+([^.;]+)|\bexclud(?:es|ing)\s+([^.;]+)"
                        # "(Add-ons and delivery are charged at the normal price.)"
                        r"|([^.;()]+?)\s+(?:are|is)\s+(?:charged|priced)\s+at\s+(?:the\s+)?(?:normal|full|standard|usual)\s+"

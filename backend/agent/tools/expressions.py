@@ -245,15 +245,15 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (documents listing no zones keep it as any surcharge: "Grand pianos: add £60.00 to any zone" beside "Local move:
     # £180", review)
     on_zone, surcharges = zone_surcharges(surcharges, [s for _, s in sentences], zone)
+    alone = surcharge_asked(question, surcharges)
+    if alone is not None:  # the surcharge itself asked: its amount
+        return valid_expressions([alone], evaluate)
     # a fee on the amount charged is laid on the whole bill, its tax too, last ("Credit card payments carry a 2.5%
     # processing fee on the amount charged", blind set 94, read)
     # (not on a bill the question states itself: "My invoice came to £300 ... pay by credit card")
     on_charged = ([c for c in surcharges if c[0] == "%" and ON_AMOUNT_CHARGED.search(c[2])]
                   if not re.search(SIGNED_PRICE, question) else [])
     surcharges = [c for c in surcharges if c not in on_charged]
-    alone = surcharge_asked(question, surcharges)
-    if alone is not None:  # the surcharge itself asked: its amount
-        return valid_expressions([alone], evaluate)
     # the price is read elsewhere than in the adjustment's own sentence (its "15" is no price), unless it holds
     # another one than its amount and the price of what claims it ("Membership costs €30 and gives members 10% off")
     apart = set()

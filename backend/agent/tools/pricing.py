@@ -58,9 +58,13 @@ _DECLARED = re.compile(r"\bprices\s+(?:are\s+)?(?:shown\s+|quoted\s+|given\s+)?i
 _DECLARED_SIGNS = {"eur": "€", "euro": "€", "euros": "€", "gbp": "£", "pound": "£", "pounds": "£", "sterling": "£"}
 # An amount without a sign where a price list writes one: after a row's label ("Caravan, up to 7 m: 65.00",
 # "Covered pitch: add 30.00 per month") or before a unit it is charged per ("1.80 per km", "10.00 / month").
-# (or ending a table's cell, as table_sentences writes a row: "100 - 199: 12\" 140 g 6.40; 12\" 180 g 7.10.", blind set 93)
+# (or ending a table's cell after its column's name, as table_sentences writes a row: "100 - 199: 12\" 140 g 6.40; 12\"
+# 180 g 7.10.", blind set 93; not a clock time: "Check-in from 14.00; check-out by 11.00.", review)
 _UNSIGNED_PRICE = re.compile(r"(?:(?<=:\s)|(?<=:\sadd\s)|(?<=:\sfrom\s)|(?<=\s-\s))([0-9]+\.[0-9]{2})(?![0-9%])"
-                             r"|(?<![\w.,$€£¥¤])([0-9]+\.[0-9]{2})(?=\s*(?:per|/|each)\b|;|\.$)", re.IGNORECASE)
+                             r"|(?<![\w.,$€£¥¤])([0-9]+\.[0-9]{2})(?=\s*(?:per|/|each)\b)"
+                             r"|(?<![\w.,$€£¥¤])(?<!\bfrom\s)(?<!\bto\s)(?<!\bby\s)(?<!\buntil\s)(?<!\btill\s)(?<!\bat\s)"
+                             r"(?<!\bafter\s)(?<!\bbefore\s)(?<!\bopen\s)(?<!\bopens\s)(?<!\bcloses\s)(?<!\band\s)"
+                             r"(?<=[A-Za-z0-9\"″]\s)([0-9]+\.[0-9]{2})(?=;|\.$)", re.IGNORECASE)
 
 
 # An amount with its currency named after it: "45 dollars", "1.50 dollars per km", "a 30 dollar deposit", "12 euros"
@@ -103,7 +107,7 @@ def with_declared_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[s
             signed.add(heading)
     if not declared:
         return list(sentences)
-    return [(heading, _UNSIGNED_PRICE.sub(lambda m: declared[heading] + (m.group(1) or m.group(2)), sentence))
+    return [(heading, _UNSIGNED_PRICE.sub(lambda m: declared[heading] + (m.group(1) or m.group(2) or m.group(3)), sentence))
             if heading in declared and heading not in signed else (heading, sentence) for heading, sentence in sentences]
 
 

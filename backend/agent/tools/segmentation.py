@@ -15,7 +15,8 @@ from backend.agent.tools.passages import read_passages
 
 # A sentence ends at . ! or ? before a space, but not after an abbreviation that a name or a
 # number follows ("the No. 9 skillet", "(min. 10 lb)", "max. 6 people", "tel. 0161 ...", "St. Ives", "Dr. Varga",
-# "J. Smith", "Rs. 250"; "Dry ice, per lb (min." was a sentence of its own, blind set 94, read) nor after "incl.", "excl." or
+# "J. Smith", "Rs. 250"; "Dry ice, per lb (min." was a sentence of its own, blind set 94, read; minutes after a
+# number end one: "$20 for 30 min. 2 dogs or more ...", review) nor after "incl.", "excl." or
 # "approx." ("Allow approx. 3 hours", "(per night, incl. continental breakfast)"), at a blank line,
 # before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
 # ending in a number, ")", ":" or a time ("5:30pm") before a line beginning with a capital ("€45 (about 90 minutes)"
@@ -28,7 +29,7 @@ from backend.agent.tools.passages import read_passages
 # capital ("8:00 a.m. to 5:00 p.m.", "10:00 a.m. – 2:00 p.m. (pickups only)" are one; blind sets 85 and 89 quoted
 # "and 5 a.m." and "Saturday 10:00 a.m.", read after their runs).
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs|Rs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)(?<!\b[Ii]ncl\.)(?<!\b[Ee]xcl\.)(?<!\b[Aa]pprox\.)"
-                           r"(?:(?<!\b[Nn]o\.)(?<!\b[Mm]in\.)(?<!\b[Mm]ax\.)(?<!\b[Tt]el\.)(?<!\b[Ee]xt\.)(?<!\b[Nn]r\.)(?<!\b[Ee]st\.)(?<!\b[Cc]a\.)|(?!\s+\d))(?:(?<![aApP]\.[mM]\.)|(?=\s+[A-Z0-9£$€])|(?=[ \t]*\n))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
+                           r"(?:(?<!\b[Nn]o\.)(?<!(?<![0-9] )(?<![0-9])\b[Mm]in\.)(?<!\b[Mm]ax\.)(?<!\b[Tt]el\.)(?<!\b[Ee]xt\.)(?<!\b[Nn]r\.)(?<!\b[Ee]st\.)(?<!\b[Cc]a\.)|(?!\s+\d))(?:(?<![aApP]\.[mM]\.)|(?=\s+[A-Z0-9£$€])|(?=[ \t]*\n))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
                            r"|(?:(?<=[0-9.!?)])|(?<=dollars)|(?<=euros)|(?<=pounds)|(?<=cents))[ \t]*\n\s*"
@@ -139,7 +140,8 @@ def _has_header(rows: list[list[str]], ruled: bool) -> bool:
     return ruled or any(not any(pattern.search(cell) for cell in rows[0])
                         and all(any(pattern.search(cell) for cell in row) for row in rows[1:])
                         for pattern in (_PRICE_CELL, _DIGIT)) or (
-        not any(_AMOUNT_ALONE.fullmatch(cell) for cell in rows[0][1:])
+        # (columns of names, three or more: not "| Kids cut (under 12) | free |" over "| Adult cut | 25.00 |", review)
+        len(rows[0]) >= 3 and not any(_AMOUNT_ALONE.fullmatch(cell) or _PRICE_WORD.fullmatch(cell) for cell in rows[0][1:])
         and all(any(_AMOUNT_ALONE.fullmatch(cell) for cell in row[1:]) for row in rows[1:]))
 
 
@@ -226,6 +228,9 @@ def _pairs(rows: Sequence[Sequence[str]]) -> list[list[str]] | None:
     return [[row[k], row[k + 1]] for row in rows for k in range(0, len(row), 2) if row[k] or row[k + 1]]
 
 
+# A cell saying what a price is in words: "free", "on request", "included".
+_PRICE_WORD = re.compile(r"\s*(?:free|included|incl\.?|on\s+request|poa|p\.o\.a\.?|n/a|tbc|tba|ask|quote|varies|-)\s*",
+                         re.IGNORECASE)
 # A cell holding an amount alone: "6.40", "1,250", "+0.45".
 _AMOUNT_ALONE = re.compile(r"[+]?[0-9][0-9,]*(?:\.[0-9]+)?")
 # Dot leaders between two cells of a row laid out by spaces: "199 ........... 6.40", "6.40 ...... 7.10".

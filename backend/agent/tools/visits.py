@@ -154,7 +154,12 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
             head = row[:prices[0].start()] if prices else row
             # (no one letter: "Zone 3 - A/B roads only" names no place "A", review)
             places = [p.strip() for m in _NAMES.finditer(head) for p in re.split(r"[,/]", m.group(0)) if len(p.strip()) > 1]
-            places += [m.group(1) for m in _WITHIN_PLACE.finditer(head) if len(m.group(1)) > 1]
+            # (only where the question is in it: "delivered in Calgary", not "30 km from Calgary", "just outside
+            # Calgary", "south of Calgary", review)
+            places += [m.group(1) for m in _WITHIN_PLACE.finditer(head) if len(m.group(1)) > 1
+                       and re.search(rf"\b(?<!outside\s)(?:in|within|inside|to|into)\s+(?:the\s+)?(?:city\s+of\s+)?"
+                                     rf"{re.escape(m.group(1))}\b", question, re.IGNORECASE)
+                       and not _DISTANCE_GIVEN.search(question)]
             # (or the zone itself, under a heading of travel zones: "I'm in Zone C" over "Zone C - everywhere else within
             # 60 km: $45.00", blind set 88, read; not a courier's "Zone 3 (5-8 miles): $21.00 per delivery", its price)
             zone = ZONE_ROW.match(row)

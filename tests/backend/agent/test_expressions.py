@@ -704,7 +704,8 @@ def test_a_trailing_total_asks_a_cost():
     # "what's X come to" (blind set 94, read)
     assert asks_cost("what's a single block swan sculpture come to with GST?")
     assert asks_cost("what does 3 nights with the dog come to?")
-    assert not asks_cost("what's the bus that comes to the village?")
+    assert not asks_cost("What's the best way to come to the studio?")
+    assert not asks_cost("what's the bus that I take to come to the studio?")
     assert not asks_cost("Is that the total?")
 
 

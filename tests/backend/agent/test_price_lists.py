@@ -438,3 +438,40 @@ def test_a_table_of_quantity_bands_and_sizes_laid_out_with_dot_leaders():
     assert aligned_tables("  Size     Small    Large\n  Mugs ....   4.00 ...   6.00\n  Cups ....   3.00 ...   5.00\n") == (
         "| Size | Small | Large |\n| Mugs | 4.00 | 6.00 |\n| Cups | 3.00 | 5.00 |\n")
 
+
+
+def test_review_of_the_thirty_fourth_session():
+    from backend.agent.operations import asks_cost
+    from backend.agent.tools.allowances import allowance_expressions
+    from backend.agent.tools.conditions import names_date
+    from backend.agent.tools.discounts import excluded_from
+    from backend.agent.tools.pricing import with_declared_currency
+    from backend.agent.tools.segmentation import split_sentences
+    from backend.agent.tools.visits import zone_charge
+    # a label's length is no allowance of a price per hour, nor of another thing than the one asked
+    assert allowance_expressions("a bartender for 6 hours?", ["Bartender (4 hours minimum): $35 per hour.",
+                                                              "Each extra hour: $35."]) == []
+    assert allowance_expressions("photo booth for 5 hours?", ["DJ package, 4 hours: $650.", "Each extra hour: $100."]) == []
+    # a place a zone is within, only where the question is in it
+    zones = ["Zone A - within Calgary city limits: $85.00", "Zone B - up to 60 km outside the city: $140.00"]
+    assert zone_charge("delivered in Calgary", zones) == "85.00"
+    assert zone_charge("We're 30 km from Calgary, how much is delivery?", zones) == "140.00"
+    assert zone_charge("Delivery to Cochrane, just outside Calgary", zones) is None
+    # a two-column table whose first price is a word keeps its first row
+    assert [s for _, s in text_sentences("PRICES\n| Kids cut (under 12) | free |\n| Adult cut | 25.00 |\n"
+                                         "| Senior cut | 20.00 |\n")][1:] == [
+        "Kids cut (under 12): free.", "Adult cut: 25.00.", "Senior cut: 20.00."]
+    # a clock time is no price under a declared currency
+    declared = [("h", "All prices in EUR."), ("h", "Check-in from 14.00; check-out by 11.00."),
+                ("h", "Reception open 08.30 to 12.00.")]
+    assert with_declared_currency(declared)[1:] == declared[1:]
+    # who asks is no thing of a basket
+    assert basket_items("I'm a student and 3 friends, 2 adult tickets?") == [("3", "friends"), ("2", "adult tickets")]
+    assert basket_items("a quick question, 2 adults and 1 child?") == [("2", "adults"), ("1", "child")]
+    # a way there is no cost; "but only once per client" excepts nothing; minutes after a number end a sentence
+    assert not asks_cost("What's the best way to come to the studio?")
+    assert excluded_from("20% off all treatments but only once per client.",
+                         ["20% off all treatments but only once per client."]) == []
+    assert split_sentences("Dog walk: $20 for 30 min. 2 dogs or more get 10% off.") == [
+        "Dog walk: $20 for 30 min.", "2 dogs or more get 10% off."]
+    assert names_date("a New Year’s Eve party")  # (a curly apostrophe)

@@ -24,7 +24,7 @@ def test_each_frame_has_exactly_its_documented_fields() -> None:
                     "html": "<p>x</p>", "usage": {"prompt_tokens": 3, "completion_tokens": 1},
                     "timings": {"queue_ms": 1.0, "ttft_ms": 2.0, "decode_tokens_per_s": 9.0, "total_ms": 1234.5},
                     "error": None,
-                    "sources": [], "content": "", "trace_id": None}
+                    "sources": [], "content": "", "trace_id": None, "budget_ended": False}
     assert event_frame(ChatFailed("rate_limited", "wait", "c", None, 7)) == {
         "type": "error", "code": "rate_limited", "message": "wait", "client_msg_id": "c", "retry_after_s": 7}
     assert event_frame(ChatFailed("not_found", "no", None, "a")) == {

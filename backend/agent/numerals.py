@@ -44,9 +44,19 @@ _CODE_SIGN = {"usd": "$", "cad": "$", "aud": "$", "nzd": "$", "sgd": "$", "hkd":
               "kr": "¤", "sek": "¤", "nok": "¤", "dkk": "¤", "isk": "¤", "chf": "¤", "pln": "¤", "zł": "¤", "czk": "¤",
               "kč": "¤", "huf": "¤", "inr": "¤", "rs": "¤", "zar": "¤", "mxn": "¤", "brl": "¤", "kronor": "¤",
               "kroner": "¤", "krona": "¤", "krone": "¤"}
-_CODES = "|".join(sorted((re.escape(code) for code in _CODE_SIGN), key=len, reverse=True))
-_CODE_AFTER = re.compile(rf"(?<![\w.,]){AMOUNT}[ \t]?({_CODES})(?![\w])", re.IGNORECASE)
-_CODE_BEFORE = re.compile(rf"(?<![\w$€£¥¤])({_CODES})\.?[ \t]?{AMOUNT}(?![\w])", re.IGNORECASE)
+# The codes and short names of _CODE_SIGN, as a pattern's alternatives (longest first).
+CURRENCY_CODES = "|".join(sorted((re.escape(code) for code in _CODE_SIGN), key=len, reverse=True))
+_CODE_AFTER = re.compile(rf"(?<![\w.,]){AMOUNT}[ \t]?({CURRENCY_CODES})(?![\w])", re.IGNORECASE)
+_CODE_BEFORE = re.compile(rf"(?<![\w$€£¥¤])({CURRENCY_CODES})\.?[ \t]?{AMOUNT}(?![\w])", re.IGNORECASE)
+# The signs of the currencies' names (not codes): a list declaring "all prices in euros".
+_NAME_SIGN = {"euro": "€", "euros": "€", "pound": "£", "pounds": "£", "sterling": "£"}
+
+
+def currency_sign(name: str) -> str:
+    """The sign a currency's code or name is read with ("EUR" and "euros" -> "€", "SEK" and "kr" ->
+    "¤", "GBP" and "sterling" -> "£"); "$" for any other (the dollars: "Canadian dollars")."""
+    key = name.lower()
+    return _CODE_SIGN.get(key) or _NAME_SIGN.get(key) or "$"
 
 
 def with_currency_signs(text: str) -> str:

@@ -92,8 +92,6 @@ def validate(client_msg_id: object, conversation_id: object, text: object) -> No
 
 
 ACTIONS = ("send", "edit", "regenerate", "continue")
-
-
 # Endings after which a reply can be continued: cut at the token limit, stopped, interrupted.
 CONTINUABLE_FINISH = (FINISH_LENGTH, FINISH_ABORT)
 

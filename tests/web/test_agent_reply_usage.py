@@ -76,12 +76,18 @@ def test_an_agent_replys_tokens_count_toward_the_daily_limit(client, fake):
     assert (refused["type"], refused["code"]) == ("error", "rate_limited")
 
 
-def test_a_budget_ending_is_the_replys_notice_not_its_text(client, fake):
+def step_limited(client, fake) -> str:
+    """A conversation with tools on, whose next run the step limit ends: policy auto, so the model
+    step after the tool may call again; the 3 steps end it there. Returns the conversation's id."""
     token = sign_up(client, "alice")
     conversation_id = tools_on(client, token)
-    # Policy auto, so the model step after the tool may call again; the 3 steps end it there.
     app_state(client).runtime_settings.update({"agent_max_steps": 3, "agent_policy": "auto"}, actor_id=None)
     fake.replies = [[CALC], [CALC], ["Plain answer."]]
+    return conversation_id
+
+
+def test_a_budget_ending_is_the_replys_notice_not_its_text(client, fake):
+    conversation_id = step_limited(client, fake)
     with client.websocket_connect("/ws") as ws:
         ack = send(ws, conversation_id)
         frames = until_done(ws)
@@ -109,10 +115,7 @@ def test_a_budget_ending_is_the_replys_notice_not_its_text(client, fake):
 def test_a_reply_its_budget_ended_is_regenerated_not_continued(client, fake):
     # Second new-user pass: Continue on a reply the step limit ended ran the model without tools and dropped the
     # notice. The page offers no Continue for it, and the server refuses one, changing nothing.
-    token = sign_up(client, "alice")
-    conversation_id = tools_on(client, token)
-    app_state(client).runtime_settings.update({"agent_max_steps": 3, "agent_policy": "auto"}, actor_id=None)
-    fake.replies = [[CALC], [CALC], ["Plain answer."]]
+    conversation_id = step_limited(client, fake)
     with client.websocket_connect("/ws") as ws:
         ack = send(ws, conversation_id)
         until_done(ws)

@@ -18,7 +18,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import AMOUNT, CURRENCY_NAMES, SIGNED_PRICE, with_digits
+from backend.agent.numerals import AMOUNT, CURRENCY_CODES, CURRENCY_NAMES, SIGNED_PRICE, currency_sign, with_digits
 from backend.agent.operations import names_a_length, sizes, sizes_alone
 from backend.agent.party import group_size
 from backend.agent.tools.bands import outside_band, with_band_nouns
@@ -53,9 +53,8 @@ _MAJOR_SIGNS = {"p": ("£",), "pence": ("£",), "c": ("$", "€"), "¢": ("$", "
 
 # A passage's currency declared for prices written without a sign: "TARIFF 2024 (all prices in EUR)",
 # "Prices are in pounds sterling".
-_DECLARED = re.compile(r"\bprices\s+(?:are\s+)?(?:shown\s+|quoted\s+|given\s+)?in\s+(EUR|euros?|GBP|pounds?|sterling|USD|"
-                       r"(?:US\s+|Canadian\s+|Australian\s+|NZ\s+)?dollars?|CAD|AUD|NZD)\b", re.IGNORECASE)
-_DECLARED_SIGNS = {"eur": "€", "euro": "€", "euros": "€", "gbp": "£", "pound": "£", "pounds": "£", "sterling": "£"}
+_DECLARED = re.compile(rf"\bprices\s+(?:are\s+)?(?:shown\s+|quoted\s+|given\s+)?in\s+({CURRENCY_CODES}|euros?|pounds?|"
+                       r"sterling|(?:US\s+|Canadian\s+|Australian\s+|NZ\s+)?dollars?)\b", re.IGNORECASE)
 # An amount without a sign where a price list writes one: after a row's label ("Caravan, up to 7 m: 65.00",
 # "Covered pitch: add 30.00 per month") or before a unit it is charged per ("1.80 per km", "10.00 / month").
 # (or ending a table's cell after its column's name, as table_sentences writes a row: "100 - 199: 12\" 140 g 6.40; 12\"
@@ -102,7 +101,7 @@ def with_declared_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[s
     for heading, sentence in sentences:
         m = _DECLARED.search(sentence)
         if m is not None:
-            declared.setdefault(heading, _DECLARED_SIGNS.get(m.group(1).lower(), "$"))
+            declared.setdefault(heading, currency_sign(m.group(1)))
         if re.search(r"[$€£¥¤]\s?[0-9]", sentence):
             signed.add(heading)
     if not declared:

@@ -475,3 +475,7 @@ def test_review_of_the_thirty_fourth_session():
     assert split_sentences("Dog walk: $20 for 30 min. 2 dogs or more get 10% off.") == [
         "Dog walk: $20 for 30 min.", "2 dogs or more get 10% off."]
     assert names_date("a New Year’s Eve party")  # (a curly apostrophe)
+    # a currency declared by any code the answer knows, one map of signs (numerals.currency_sign)
+    for declared, sign in (("All prices in SEK.", "¤"), ("All prices in EUR.", "€"), ("Prices are in pounds sterling.", "£"),
+                           ("All prices in Canadian dollars.", "$")):
+        assert with_declared_currency([("h", declared), ("h", "Cut: 65.00")])[1][1] == f"Cut: {sign}65.00"

@@ -46,8 +46,12 @@ _CODE_SIGN = {"usd": "$", "cad": "$", "aud": "$", "nzd": "$", "sgd": "$", "hkd":
               "kroner": "¤", "krona": "¤", "krone": "¤"}
 # The codes and short names of _CODE_SIGN, as a pattern's alternatives (longest first).
 CURRENCY_CODES = "|".join(sorted((re.escape(code) for code in _CODE_SIGN), key=len, reverse=True))
-_CODE_AFTER = re.compile(rf"(?<![\w.,]){AMOUNT}[ \t]?({CURRENCY_CODES})(?![\w])", re.IGNORECASE)
-_CODE_BEFORE = re.compile(rf"(?<![\w$€£¥¤])({CURRENCY_CODES})\.?[ \t]?{AMOUNT}(?![\w])", re.IGNORECASE)
+# (an amount written with a decimal comma first, "1.250,50" and "95,00", as Europe writes it: blind sets 95's review)
+_CODED_AMOUNT = r"([0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]{1,2})?(?![0-9])|[0-9]+,[0-9]{2}(?![0-9])|" + AMOUNT[1:]
+# (not a year naming a list: "our 2025 USD price list", review)
+_CODE_AFTER = re.compile(rf"(?<![\w.,]){_CODED_AMOUNT}[ \t]?({CURRENCY_CODES})(?![\w])"
+                         r"(?!\s+(?:price|prices|rates?|tariffs?|list|menu|edition|season)\b)", re.IGNORECASE)
+_CODE_BEFORE = re.compile(rf"(?<![\w$€£¥¤])({CURRENCY_CODES})\.?[ \t]?{_CODED_AMOUNT}(?![\w])(?![.,][0-9])", re.IGNORECASE)
 # The signs of the currencies' names (not codes): a list declaring "all prices in euros".
 _NAME_SIGN = {"euro": "€", "euros": "€", "pound": "£", "pounds": "£", "sterling": "£"}
 
@@ -65,8 +69,16 @@ def with_currency_signs(text: str) -> str:
     person", "Skin fade 350 kr" -> "Skin fade ¤350", "SEK 1,200" -> "¤1,200"): the price readers
     look for a sign before the amount. Blind set 93 (read) priced in "EUR" after the amount; its
     tour's "8.00 EUR per person" was no price to them."""
-    text = _CODE_AFTER.sub(lambda m: f"{_CODE_SIGN[m.group(2).lower()]}{m.group(1)}", text)
-    return _CODE_BEFORE.sub(lambda m: f"{_CODE_SIGN[m.group(1).lower()]}{m.group(2)}", text)
+    text = _CODE_AFTER.sub(lambda m: f"{_CODE_SIGN[m.group(2).lower()]}{_point_decimal(m.group(1))}", text)
+    return _CODE_BEFORE.sub(lambda m: f"{_CODE_SIGN[m.group(1).lower()]}{_point_decimal(m.group(2))}", text)
+
+
+def _point_decimal(amount: str) -> str:
+    """`amount` with a decimal comma written as a point, and its thousands apart by commas ("1.250,50"
+    -> "1,250.50", "95,00" -> "95.00"); as it is when written so already ("1,250.50", "8.00")."""
+    if re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]{1,2})?|[0-9]+,[0-9]{2}", amount):
+        return amount.replace(".", "\0").replace(",", ".").replace("\0", ",")
+    return amount
 
 
 def written_currency(text: str) -> str | None:

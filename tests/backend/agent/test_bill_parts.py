@@ -93,6 +93,11 @@ def test_a_price_written_with_its_currencys_code_is_a_price():
     barber = "PRICES\nSkin fade: 350 kr\nBeard trim: 200 kr\nKids' cut (under 12): 250 kr"
     assert value(first("a skin fade and a beard trim, how much?", barber)) == "550"
     assert value(first("how much for 3 kids' cuts?", barber)) == "750"
+    # a decimal comma, and thousands apart by points (review: "DKK 1.250,50" was read as 1.25); a year naming a list
+    assert with_currency_signs("DKK 1.250,50 a day, fee 95,00 EUR, SEK 1,200.50, 3,50 EUR") == (
+        "¤1,250.50 a day, fee €95.00, ¤1,200.50, €3.50")
+    assert with_currency_signs("See our 2025 USD price list.") == "See our 2025 USD price list."
+    assert value(first("2 days of the van, how much?", "Van hire: DKK 1.250,50 per day")) == "2501"
 
 
 def test_a_lists_items_are_read_after_the_line_introducing_them():

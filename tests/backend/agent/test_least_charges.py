@@ -79,6 +79,21 @@ def test_a_card_fee_on_the_amount_charged_is_laid_on_the_whole_bill_and_its_tax_
     assert [f[1] for f in card_fees("by credit card", ["Card payments incur a 3% charge."])] == ["3"]
 
 
+def test_a_card_fee_on_one_priced_thing_and_the_fee_asked_by_itself():
+    # review of the thirty-fourth session: one thing paid by card had no candidate at all (the fee on the amount
+    # charged was set apart from the surcharges that lead to the thing's own price), and the fee asked by itself
+    # was answered with the whole bill
+    cleans = ("PRICES\nStandard clean: $120\nDeep clean: $200\nOven clean: $60\n\nPAYMENT\n"
+              "Credit card payments carry a 2.5% processing fee on the amount charged.\n")
+    assert first("how much is a deep clean if I pay by credit card?", cleans) == 205
+    assert first("how much is a deep clean with the card fee?", cleans) == 205
+    assert first("what is the card fee on a deep clean if I pay by credit card?", cleans) == 5
+    assert first("how much would the processing fee be if I pay by card for a deep clean and an oven clean?",
+                 cleans) == Fraction("6.5")
+    assert first("a deep clean and an oven clean paid by credit card, what's the total with the fee?", cleans) == \
+        Fraction("266.5")
+
+
 def test_prices_said_to_be_before_a_tax_add_it():
     assert claimed_tax("2.5 hrs of repair labour with hst", ["All prices in Canadian dollars (CA$) and BEFORE 13% HST."]) == "13"
     # an aside in brackets says nothing of whether the prices hold it

@@ -27,7 +27,17 @@ def test_each_row_is_a_sentence_naming_its_cells_columns():
 def test_a_table_without_outer_bars_and_empty_cells():
     text = "Package | Price per guest | Minimum guests\nFinger Buffet | £14.50 | 20\nAfternoon Tea | £17.00 |\n"
     assert [s for _, s in text_sentences(text)] == [
-        "Finger Buffet: Price per guest £14.50; Minimum guests 20.", "Afternoon Tea: Price per guest £17.00."]
+        "Finger Buffet package: Price per guest £14.50; Minimum guests 20.",
+        "Afternoon Tea package: Price per guest £17.00."]
+
+
+def test_a_first_column_naming_a_kind_of_thing_names_each_row_by_it():
+    # "the Gold package plus the LED dance floor" names the row "Gold package" (blind set 96, read)
+    text = ("| Package | DJ time | Price |\n|---|---|---|\n| Bronze | 3 hours | £395 |\n| Gold package | 5 hours | £650 |\n\n"
+            "| Bike type | 1 hour |\n|---|---|\n| E-bike | €15 |\n")
+    assert [s for _, s in text_sentences(text)] == [
+        "Bronze package: DJ time 3 hours; Price £395.", "Gold package: DJ time 5 hours; Price £650.",
+        "E-bike: 1 hour €15."]
 
 
 def test_a_table_cut_from_its_header_reads_row_by_row():

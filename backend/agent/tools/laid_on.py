@@ -1,0 +1,60 @@
+"""What a percentage of the documents is laid on (issue 15): "Bank holiday events carry a 20%
+surcharge on the package price", "get 15% off the package price" name the price it changes; of a
+bill of several things ("520 + 6 * 12": the Silver package and 6 uplighters), only the terms priced by
+a line that names that thing ("Silver package: DJ time 4 hours; Price £520.") take it, the rest are
+added after it at their own price (blind set 96, read: the surcharge was laid on the uplighters too).
+
+Only words and numbers are read from the passages (untrusted data).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Mapping, Sequence
+
+from backend.agent.numerals import PERCENT_SIGN
+from backend.agent.tools.basket import norm_words
+from backend.agent.tools.pricing import PRICE, added_terms
+
+# The price a percentage names after it: "on the package price", "off the sculpture price", "to the room rate".
+_LAID_ON = re.compile(rf"[0-9]\s*{PERCENT_SIGN}[^.;()]{{0,40}}?\b(?:on|off|to)\s+(?:the|your|each|any)\s+"
+                      r"((?:[a-z][\w-]*\s+){1,2}?)(?:price|prices|rate|rates|fee|fees|cost|costs)\b(?!\s+(?:of|for)\b)",
+                      re.IGNORECASE)
+# Words naming a whole bill or any price, not one thing of it: "on the total price", "off the normal rate".
+_WHOLE = frozenset({"total", "full", "whole", "entire", "final", "overall", "booking", "order", "bill", "invoice", "normal",
+                    "standard", "usual", "regular", "list", "original", "base", "basic", "ticket", "hire", "rental",
+                    "event", "item", "all", "hourly", "daily", "nightly", "weekly", "monthly", "per", "quoted", "listed"})
+
+
+def laid_on(sentence: str) -> frozenset[str]:
+    """The words (norm_words) of the thing whose price the percentage of `sentence` names ({"package"}
+    of "a 20% surcharge on the package price"); empty when it names none or a whole bill's (_WHOLE)."""
+    m = _LAID_ON.search(sentence)
+    if m is None:
+        return frozenset()
+    words = frozenset(norm_words(m.group(1)))
+    return frozenset() if not words or words & norm_words(" ".join(_WHOLE)) else words
+
+
+def terms_apart(expression: str, on: frozenset[str], sentences: Sequence[str],
+                sections: Mapping[str, str]) -> tuple[str, str] | None:
+    """`expression`'s terms added at its top level (pricing.added_terms) in two: those whose price is
+    one of a line of `sentences` whose label (the words before its ":") or section heading names
+    every word of `on`, and the rest: ("520", "6 * 12") for "520 + 6 * 12" and {"package"}. None
+    when `on` is empty, or the terms are not all priced by a line, or either part would be empty."""
+    if not on:
+        return None
+    priced: dict[Fraction, bool] = {}
+    for sentence in sentences:
+        words = norm_words(sentence.split(":")[0]) | norm_words(sections.get(sentence, ""))
+        for m in PRICE.finditer(sentence):
+            value = Fraction(re.search(r"[0-9][0-9,]*(?:\.[0-9]+)?", m.group(0)).group(0).replace(",", ""))
+            priced[value] = priced.get(value, False) or on <= words
+    kept, apart = [], []
+    for term in added_terms(expression):
+        values = [Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", term) if Fraction(x) in priced]
+        if not values:
+            return None
+        (kept if any(priced[v] for v in values) else apart).append(term)
+    return (" + ".join(kept), " + ".join(apart)) if kept and apart else None

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from backend.agent.calls import NOT_ALLOWED
 from backend.agent.fact_questions import asks_fact, asks_task_or_opinion
-from backend.agent.numerals import CURRENCY_NAMES, cue_text, with_currency_signs, with_digits, written_currency
+from backend.agent.numerals import CURRENCY_SIGNS, CURRENCY_NAMES, cue_text, with_currency_signs, with_digits, written_currency
 from backend.agent.tools.arithmetic import names_no_value
 from backend.agent.tools.passages import document_name, passage_blocks
 from backend.agent.tools.pricing import in_major_units
@@ -74,7 +74,7 @@ def stating_pattern(value: str) -> str:
 
 
 # An amount of money written with its currency sign ("£35", "$ 3.25", "€0.10").
-_MONEY = re.compile(r"[$€£¥¤]\s?\d")
+_MONEY = re.compile(rf"[{CURRENCY_SIGNS}]\s?\d")
 # A value with one decimal place ("177.5").
 _TENTHS = re.compile(r"-?\d+\.\d")
 
@@ -272,13 +272,13 @@ def _own_arithmetic(question: str, expression: str, value: str, written: set[str
 NO_PRICE = "I couldn't find a price for that in your documents, so I haven't worked out a total."
 # An amount of money the question writes: "£12", "$4 each", "45 dollars", "for 20 each", "120 a night",
 # "Tickets are 15 each", "costs 8".
-_MONEY_WRITTEN = re.compile(rf"[$€£¥¤]\s?\d|\d\s*{CURRENCY_NAMES}\b|\d[\d.,]*\s*(?:each|apiece|a\s+piece|per\s+[a-z]+|"
+_MONEY_WRITTEN = re.compile(rf"[{CURRENCY_SIGNS}]\s?\d|\d\s*{CURRENCY_NAMES}\b|\d[\d.,]*\s*(?:each|apiece|a\s+piece|per\s+[a-z]+|"
                             r"an?\s+(?:night|day|week|month|year|hour|person|head|ticket|item|piece|kg|lb|kilo|pound|"
                             r"litre|liter|metre|meter|mile|km|session|class|lesson|visit|room|seat|bag|box|unit))\b"
                             r"|\b(?:costs?|priced\s+at|is|are|was|were)\s+\d", re.IGNORECASE)
 # A price as written: a currency sign before a number ("£2.50", "€ 130").
 # a dollar written with its country ("CA$7", "NZ$139", "US$") keeps it: "$132" is another currency
-_SIGN = re.compile(r"((?<![A-Za-z])[A-Z]{1,3}\$|[$€£¥¤])\s?\d")
+_SIGN = re.compile(rf"((?<![A-Za-z])[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])\s?\d")
 
 
 def calculated_answer(tools: Mapping[str, Any], messages: Sequence[ChatMessage]) -> str | None:

@@ -31,9 +31,12 @@ CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|g
                   r"lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|krona|krone|pence|cents?|"
                   r"credits?|kr|usd|cad|aud|nzd|eur|gbp|sek|nok|dkk|chf)")
 # An amount as a price writes it, with or without thousands separators: "1,150", "4.60".
+# The currency signs a price is read with: the dollar's, the euro's, the pound's, the yen's and the generic "¤" (a
+# currency written by a code, with_currency_signs); each price pattern's character class holds them all.
+CURRENCY_SIGNS = "$€£¥¤"
 AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
 # A price after a currency sign: "£4.60", "$ 1,150", "¤350" (a currency with no sign of these: with_currency_signs).
-SIGNED_PRICE = rf"[$€£¥¤]\s*{AMOUNT}"
+SIGNED_PRICE = rf"[{CURRENCY_SIGNS}]\s*{AMOUNT}"
 
 # A currency written by its ISO 4217 code or its short name, before or after an amount ("8.00 EUR",
 # "EUR 8.00", "350 kr", "SEK 350", "95 CAD"), and the sign it is read with: the dollars' "$", the euro's
@@ -51,7 +54,7 @@ _CODED_AMOUNT = r"([0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]{1,2})?(?![0-9])|[0-9]+,[0-
 # (not a year naming a list: "our 2025 USD price list", review)
 _CODE_AFTER = re.compile(rf"(?<![\w.,]){_CODED_AMOUNT}[ \t]?({CURRENCY_CODES})(?![\w])"
                          r"(?!\s+(?:price|prices|rates?|tariffs?|list|menu|edition|season)\b)", re.IGNORECASE)
-_CODE_BEFORE = re.compile(rf"(?<![\w$€£¥¤])({CURRENCY_CODES})\.?[ \t]?{_CODED_AMOUNT}(?![\w])(?![.,][0-9])", re.IGNORECASE)
+_CODE_BEFORE = re.compile(rf"(?<![\w{CURRENCY_SIGNS}])({CURRENCY_CODES})\.?[ \t]?{_CODED_AMOUNT}(?![\w])(?![.,][0-9])", re.IGNORECASE)
 # The signs of the currencies' names (not codes): a list declaring "all prices in euros".
 _NAME_SIGN = {"euro": "€", "euros": "€", "pound": "£", "pounds": "£", "sterling": "£"}
 

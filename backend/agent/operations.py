@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from backend.agent.numerals import CURRENCY_NAMES, NUMBER, NUMBER_RE, PERCENT_SIGN, cue_text, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, CURRENCY_NAMES, NUMBER, NUMBER_RE, PERCENT_SIGN, cue_text, with_digits
 from backend.agent.party import GROUP_OF, PEOPLE_COUNTED, group_size, sharing_counts, without_ages
 
 _FLAGS = re.IGNORECASE
@@ -92,7 +92,7 @@ _CHANGE_BY_PERCENT = re.compile(rf"\b({_GROW}|{_SHRINK})\b[^.?!\n]{{0,60}}?\bby\
 # What several things cost, or bring in: a price times a count.
 _BUDGET_WORDS = re.compile(r"\b(?:budget|have|got|with|up\s+to|spare|afford)\b", re.IGNORECASE)
 # An amount of money in the question: "$500", "500 euros".
-_MONEY = re.compile(rf"[$€£¥¤]\s*{NUMBER}|(?<![\w.,]){NUMBER}\s*{CURRENCY_NAMES}\b", _FLAGS)
+_MONEY = re.compile(rf"[{CURRENCY_SIGNS}]\s*{NUMBER}|(?<![\w.,]){NUMBER}\s*{CURRENCY_NAMES}\b", _FLAGS)
 # "how many pounds" may ask a weight, "how many marks" a grade, "how many credits" a course's: not a cost.
 _COST_CURRENCY = r"(?!(?:pounds?|marks?|credits?)\b)" + CURRENCY_NAMES
 _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how many rupees altogether?"
@@ -410,7 +410,7 @@ _LABEL_BEFORE = re.compile(_LABEL + r"$", re.IGNORECASE)
 
 def _is_price(text: str, m: re.Match[str]) -> bool:
     """Whether the number `m` of `text` is written as a price ("$12", "12 euros")."""
-    return bool(re.search(r"[$€£¥¤]\s*$", text[max(0, m.start() - 2):m.start()])
+    return bool(re.search(rf"[{CURRENCY_SIGNS}]\s*$", text[max(0, m.start() - 2):m.start()])
                 or re.match(rf"\s*{CURRENCY_NAMES}\b", text[m.end():], _FLAGS))
 
 

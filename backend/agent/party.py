@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from backend.agent.numerals import NUMBER, cue_text, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, NUMBER, cue_text, with_digits
 
 # Ages a question gives, no operand of its arithmetic: "my dad is 70", "he's 70", "aged 65", "a
 # 9-year-old", "ages 8 and 12", "two kids (9 and 12)", "my two kids (both 13)", "70 years old".
@@ -129,7 +129,7 @@ _WITH_ME = re.compile(rf"\b(?:me|myself|i)\s*(?:and|\+|&)\s*(?:my\s+|our\s+)?{NU
 # The ways a bill is split, said: "split the bill 3 ways".
 _WAYS = re.compile(rf"\b(?:split|splitting|divide|dividing|share|sharing)\b[^.?!]{{0,25}}?(?<![\w.]){NUMBER}\s+ways\b",
                    re.IGNORECASE)
-_PRICED_PER_HEAD = re.compile(r"\b(?:per|a)\s+(?:person|head|adult|child|ticket)\b|\bapiece\b|[$€£¥¤]\s*[0-9][0-9.,]*\s+each\b",
+_PRICED_PER_HEAD = re.compile(rf"\b(?:per|a)\s+(?:person|head|adult|child|ticket)\b|\bapiece\b|[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s+each\b",
                               re.IGNORECASE)
 
 

@@ -40,7 +40,7 @@ import logging
 import re
 from typing import Any, Iterable
 
-from backend.agent.numerals import NUMBER_RE, PERCENT_SIGN, cue_text, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, NUMBER_RE, PERCENT_SIGN, cue_text, with_digits
 from backend.agent.operations import asks_amount, asks_quantity, asks_total, named_operations
 
 log = logging.getLogger(__name__)
@@ -67,10 +67,10 @@ _ASKS_RESULT = re.compile(r"\b(?:what(?:'s| is| are)|how much|calculate|compute|
                           re.IGNORECASE)
 _DATE = re.compile(r"\b\d{1,4}[-/]\d{1,2}[-/]\d{1,4}\b")
 _WORD_OPERATIONS = re.compile(
-    rf"\d\s*{PERCENT_SIGN}\s*(?:of|off)\s+[$€£¥¤]?\s*\d"
+    rf"\d\s*{PERCENT_SIGN}\s*(?:of|off)\s+[{CURRENCY_SIGNS}]?\s*\d"
     # "20% VAT on £23.90", "a 15% tip on $80" (new-user pass)
     rf"|\d\s*{PERCENT_SIGN}\s*(?:vat|tax|sales\s+tax|gst|hst|tip|gratuity|commission|service\s+charge|interest|deposit|"
-    rf"fee|surcharge|markup)\s+(?:on|of|for)\s+[$€£¥¤]?\s*\d"
+    rf"fee|surcharge|markup)\s+(?:on|of|for)\s+[{CURRENCY_SIGNS}]?\s*\d"
     r"|\d\s+(?:times|plus|minus|over)\s+\d"
     r"|\b(?:multiplied|divided)\s+by\s+\d"
     r"|\b(?:multiply|divide)\b[^.?!\n]{0,80}?\bby\s+\d"

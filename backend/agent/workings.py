@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Sequence
 
-from backend.agent.numerals import COUNT_WORDS, expression_figures, number_pattern, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, COUNT_WORDS, expression_figures, number_pattern, with_digits
 from backend.agent.tools.basket import TABLE_ROW
 from backend.agent.tools.pricing import in_major_units
 from backend.agent.tools.segmentation import text_sentences
@@ -135,7 +135,7 @@ def workings(expression: str, message: str, passages: Sequence[tuple[int, str, s
     lines: list[str] = []
     for number in figures(expression)[:MAX_FIGURES]:
         own = _from_message(number, message)
-        priced = re.search(rf"[$€£¥¤]\s?{re.escape(number)}(?![\d]|\.\d)", _THOUSANDS.sub("", message)) is not None
+        priced = re.search(rf"[{CURRENCY_SIGNS}]\s?{re.escape(number)}(?![\d]|\.\d)", _THOUSANDS.sub("", message)) is not None
         read = None
         if own is None or priced:
             percent = re.search(_PERCENT_USE.format(n=re.escape(number)), expression) is not None

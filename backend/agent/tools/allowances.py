@@ -20,7 +20,7 @@ import re
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from backend.agent.numerals import AMOUNT, SIGNED_PRICE, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, AMOUNT, SIGNED_PRICE, with_digits
 from backend.agent.tools.basket import canonical, counts_of
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import TIME_UNITS
@@ -40,7 +40,7 @@ _AFTER_THAT = r"(?:(?:after|beyond|past|outside)\s+(?:that|this)|thereafter|furt
 # The rate beyond: "Each extra hour is £65", "£1.20 per additional mile", "$1.50 for every mile past the radius",
 # "after that the van costs $15 per hour".
 _RATES = (
-    re.compile(rf"\b(?:each|every|per|an?)\s+{_EXTRA}\s+{_UNIT}\b[^.;$€£¥¤]{{0,30}}?{SIGNED_PRICE}", re.IGNORECASE),
+    re.compile(rf"\b(?:each|every|per|an?)\s+{_EXTRA}\s+{_UNIT}\b[^.;{CURRENCY_SIGNS}]{{0,30}}?{SIGNED_PRICE}", re.IGNORECASE),
     re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}\b"
                rf"(?=[^.;]{{0,40}}\b(?:past|beyond|over|above)\b(?!\s*[0-9]))", re.IGNORECASE),
     re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+{_EXTRA}\s+{_UNIT}\b", re.IGNORECASE),
@@ -78,16 +78,16 @@ _ALLOWANCE = re.compile(rf"\b(?:for|up\s+to|within|first|includes?|including|cov
                         rf"|\b(?:the\s+)?first\s+{_UNIT}\b(?!\s*[0-9])"
                         # a length in a priced thing's label: "Live carving demo, 2 hrs incl. 1 block: $950.00" before
                         # "Each extra hour: $275.00" (blind set 94, read), "Party (3 hours): £150", "Hire - 4 hours: $300"
-                        rf"|(?:,|\(|\s[-–—])\s*{AMOUNT}[\s-]*{_UNIT}\b(?=[^$€£¥¤\n;]{{0,40}}:?\s*[$€£¥¤])",
+                        rf"|(?:,|\(|\s[-–—])\s*{AMOUNT}[\s-]*{_UNIT}\b(?=[^{CURRENCY_SIGNS}\n;]{{0,40}}:?\s*[{CURRENCY_SIGNS}])",
                         re.IGNORECASE)  # ("Beyond 5 miles we charge £1.50 per mile": 5 free)
 _PRICE = re.compile(SIGNED_PRICE)
 # A rate after a label's length: "(4 hours minimum): $35 per hour", "2 hrs: $100/hr".
-_RATE_AFTER = re.compile(rf"[^$€£¥¤\n;]{{0,40}}?{SIGNED_PRICE}\s*(?:per|an?|/|each)\s*[a-z]", re.IGNORECASE)
+_RATE_AFTER = re.compile(rf"[^{CURRENCY_SIGNS}\n;]{{0,40}}?{SIGNED_PRICE}\s*(?:per|an?|/|each)\s*[a-z]", re.IGNORECASE)
 # A rate's second unit right after it: "£15 per night" of "Each additional dog: £15 per night".
 _SECOND_UNIT = re.compile(r"\s*(?:per|an?|each|/)\s*(?!ways?\b)([a-z]+)\b", re.IGNORECASE)  # (not "each way")
 _FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost)\b", re.IGNORECASE)
 # The amount a question gives: "for 5 hours", "12 miles away", "I live 8 miles from" (not "the 4-hour package").
-_ASKED = re.compile(rf"(?<![\w.,$€£¥¤]){AMOUNT}\s*{_UNIT}\b", re.IGNORECASE)
+_ASKED = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}]){AMOUNT}\s*{_UNIT}\b", re.IGNORECASE)
 # The best ranked sentences a rate is read from: the question is about its thing.
 MAX_RANKED = 3
 
@@ -98,9 +98,9 @@ def _unit(word: str) -> str:
 
 
 # An amount the question says is beyond what a price includes: "45 minutes of additional labour", "2 extra hours".
-_EXTRA_ASKED = re.compile(rf"(?<![\w.,$€£¥¤]){AMOUNT}\s*[a-z]+\s+(?:of\s+)?{_EXTRA}\b|\b{_EXTRA}\s+{AMOUNT}\s*[a-z]+"
+_EXTRA_ASKED = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}]){AMOUNT}\s*[a-z]+\s+(?:of\s+)?{_EXTRA}\b|\b{_EXTRA}\s+{AMOUNT}\s*[a-z]+"
                           # "2 additional hours", "2 extra hours" (review)
-                          rf"|(?<![\w.,$€£¥¤]){AMOUNT}\s+{_EXTRA}\s+[a-z]+", re.IGNORECASE)
+                          rf"|(?<![\w.,{CURRENCY_SIGNS}]){AMOUNT}\s+{_EXTRA}\s+[a-z]+", re.IGNORECASE)
 
 
 def allowance_expressions(question: str, sentences: Sequence[str], ranked: Sequence[str] = (),
@@ -217,7 +217,7 @@ def _asked_amounts(question: str) -> dict[str, str]:
 # A price per a block of units, no allowance before it: "De-matting is charged at $20 per 15
 # minutes", "£2.50 per month for every £1,000 of declared value", "$85 per 20 ft".
 _BLOCK = re.compile(rf"{SIGNED_PRICE}\s*(?:[a-z]+\s+){{0,3}}?(?:per|for\s+(?:each|every)|every)\s+"
-                    rf"(?:(?:further|additional|extra|subsequent)\s+)?(?:([$€£¥¤])\s*)?{AMOUNT}(?:[ \t]*([a-z]+))?", re.IGNORECASE)
+                    rf"(?:(?:further|additional|extra|subsequent)\s+)?(?:([{CURRENCY_SIGNS}])\s*)?{AMOUNT}(?:[ \t]*([a-z]+))?", re.IGNORECASE)
 # The first units of a block rate left free: "After the first 15 minutes we charge ... £10.00 for each further 15
 # minutes" (blind set 83), "the first 30 minutes are free".
 _FIRST_FREE = re.compile(rf"\b(?:after|beyond|over)\s+(?:the\s+)?first\s+{AMOUNT}\s*([a-z]+)"
@@ -297,7 +297,7 @@ def block_rate_expressions(question: str, ranked: Sequence[str]) -> list[str]:
             else:
                 amounts = [asked[_unit(m.group(4))]] if m.group(4) and _unit(m.group(4)) in asked else []
             free = _FIRST_FREE.search(sentence)
-            if free is None and re.search(r"\b(?:further|additional|extra|subsequent)\s+(?:[$€£¥¤]\s*)?[0-9]", m.group(0)):
+            if free is None and re.search(rf"\b(?:further|additional|extra|subsequent)\s+(?:[{CURRENCY_SIGNS}]\s*)?[0-9]", m.group(0)):
                 continue  # "an extra €5 for every additional 100 square metres" beyond a base read elsewhere (review)
             if amounts and free is not None and not m.group(2) and m.group(4) and _unit(free.group(2) or free.group(4)) \
                     == _unit(m.group(4)):
@@ -432,7 +432,7 @@ _FREE_DISTANCE = re.compile(rf"\b(?:within|up\s+to|first|beyond|over|more\s+than
 _RATE_BEYOND = re.compile(r"\b(?:every|each|per|a)\s+(?:additional\s+|extra\s+)?(?:mile|mi|km|kilomet(?:re|er))\s+"
                           r"(?:over|beyond|past|after|above)\b", re.IGNORECASE)
 # A travel rate on the whole distance: "Travel outside the city limits: $2.00 per km", "Mileage: £0.45 per mile".
-_TRAVEL_RATE = re.compile(rf"\b(?:travel\w*|mileage|delivery|call[\s-]?outs?|journeys?|distance)\b[^.;$€£¥¤]{{0,60}}?"
+_TRAVEL_RATE = re.compile(rf"\b(?:travel\w*|mileage|delivery|call[\s-]?outs?|journeys?|distance)\b[^.;{CURRENCY_SIGNS}]{{0,60}}?"
                           rf"{SIGNED_PRICE}\s*(?:per|an?|/)\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 # How far the customer is from the business: "18 km outside the city limits", "22 miles from your shop", "4 km
 # away" (not "10 miles from the station": review).

@@ -14,7 +14,7 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.numerals import with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, with_digits
 from backend.agent.tools.units import PERIOD_NOUNS, TIME_UNITS
 
 # A unit of length or weight as written -> one name for it.
@@ -27,7 +27,7 @@ _AREA = r"m2|m²|ft2|ft²|sq\.?\s*m\b|sq\.?\s*ft\b|sqm|sqft|square\s+(?:met(?:re
 _UNIT = rf"({_AREA}|hours?|hrs?|mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l)"  # not "in": "3 in total"
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 # A measure the question gives: "25cm", "an 8-metre boat", "9.2 m", "150 m²" (not "5 minutes").
-_MEASURE = re.compile(rf"(?<![\w.$€£¥¤]){_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
+_MEASURE = re.compile(rf"(?<![\w.{CURRENCY_SIGNS}]){_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
 # A band's bounds: "up to 20 cm", "under 130 cm", "over 15 m", "10.01 m to 15 m", "from 8 ft".
 _BELOW = re.compile(rf"\b(up\s+to|under|below|less\s+than|max(?:imum)?|no\s+more\s+than)\s+{_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])",
                     re.IGNORECASE)
@@ -70,9 +70,9 @@ def _noun(word: str) -> str:
 _COUNTED = r"([a-z]{3,})"
 # (past a numbered word between: "25 1-sided lawn signs")
 # (or a paper size: "600 A5 flyers")
-_COUNT = re.compile(rf"(?<![\w.$€£¥¤]){_NUMBER}\s+(?:[0-9]{{1,2}}-[a-z]+\s+|[A-C][0-9]{{1,2}}\s+)?{_COUNTED}\b", re.IGNORECASE)
-_COUNT_BETWEEN = re.compile(rf"(?<![\w.$€£¥¤]){_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
-_COUNT_PLUS = re.compile(rf"(?<![\w.$€£¥¤]){_NUMBER}\s*\+\s*{_COUNTED}\b|(?<![\w.$€£¥¤]){_NUMBER}\s+{_COUNTED}\s+"
+_COUNT = re.compile(rf"(?<![\w.{CURRENCY_SIGNS}]){_NUMBER}\s+(?:[0-9]{{1,2}}-[a-z]+\s+|[A-C][0-9]{{1,2}}\s+)?{_COUNTED}\b", re.IGNORECASE)
+_COUNT_BETWEEN = re.compile(rf"(?<![\w.{CURRENCY_SIGNS}]){_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}\s+{_COUNTED}\b", re.IGNORECASE)
+_COUNT_PLUS = re.compile(rf"(?<![\w.{CURRENCY_SIGNS}]){_NUMBER}\s*\+\s*{_COUNTED}\b|(?<![\w.{CURRENCY_SIGNS}]){_NUMBER}\s+{_COUNTED}\s+"
                          rf"(?:and|or)\s+(?:over|above|more|up(?:wards)?)\b", re.IGNORECASE)
 # Words after a number that are no thing counted in bands: people (a party: backend.agent.party), function words,
 # a measure's first word ("120 square metres").
@@ -199,12 +199,12 @@ def inside_band(question: str, sentence: str) -> bool:
 # A least length of a hire or stay: "3 or more consecutive days: $38 per day", "7+ nights", "5 days or longer" (blind
 # set 84: a 2-day rental was priced at the 3-day rate).
 _LENGTH = r"(days?|nights?|weeks?|months?)"
-_LENGTH_PLUS = re.compile(rf"(?<![\w.$€£¥¤])([0-9]+)\s*(?:\+|(?:or|and)\s+(?:more|over|above|longer|up(?:wards)?))\s+"
+_LENGTH_PLUS = re.compile(rf"(?<![\w.{CURRENCY_SIGNS}])([0-9]+)\s*(?:\+|(?:or|and)\s+(?:more|over|above|longer|up(?:wards)?))\s+"
                           rf"(?:(?:consecutive|straight|full|whole|rental|hire)\s+)?{_LENGTH}\b"
-                          rf"|(?<![\w.$€£¥¤])([0-9]+)\s+(?:(?:consecutive|straight|full|whole)\s+)?{_LENGTH}\s*"
+                          rf"|(?<![\w.{CURRENCY_SIGNS}])([0-9]+)\s+(?:(?:consecutive|straight|full|whole)\s+)?{_LENGTH}\s*"
                           rf"(?:\+|(?:or|and)\s+(?:more|over|above|longer|up(?:wards)?)\b)", re.IGNORECASE)
 # The length the question gives: "for 2 days", "5 nights", "two weeks".
-_GIVEN_LENGTH = re.compile(rf"(?<![\w.$€£¥¤])([0-9]+)\s*-?\s*(?:(?:consecutive|straight|full|whole)\s+)?{_LENGTH}\b",
+_GIVEN_LENGTH = re.compile(rf"(?<![\w.{CURRENCY_SIGNS}])([0-9]+)\s*-?\s*(?:(?:consecutive|straight|full|whole)\s+)?{_LENGTH}\b",
                            re.IGNORECASE)
 
 
@@ -304,7 +304,7 @@ _PER_UNIT = re.compile(rf"(?:\bper|/)\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
 # A percentage off by bands of how many are ordered: "10 to 24 items ... 5% off    25 to 49 items ... 10% off
 # 50+ items ... 15% off" (a band, then its percentage within a few words).
 _ANY_THING = r"(?:items?|pieces?|pcs|units?|products?)"
-_VOLUME_ROW = re.compile(rf"(?<![\w.$€£¥¤])(?:{_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}|{_NUMBER}\s*\+)\s+(?P<noun>[a-z]{{3,}})\b"
+_VOLUME_ROW = re.compile(rf"(?<![\w.{CURRENCY_SIGNS}])(?:{_NUMBER}\s*(?:to|-|–)\s*{_NUMBER}|{_NUMBER}\s*\+)\s+(?P<noun>[a-z]{{3,}})\b"
                          rf"[^%0-9]{{0,20}}?(?P<pct>[0-9]+(?:\.[0-9]+)?)\s*%\s*(?:off|discount)\b", re.IGNORECASE)
 
 
@@ -374,6 +374,6 @@ _PER_IN_ASIDE = re.compile(r"\(\s*per\s+([A-Za-z]{3,})\b")
 
 
 def _first_amount(sentence: str) -> Fraction | None:
-    m = re.search(r"[$€£¥¤]\s?([0-9]+(?:\.[0-9]+)?)", sentence)
+    m = re.search(rf"[{CURRENCY_SIGNS}]\s?([0-9]+(?:\.[0-9]+)?)", sentence)
     return Fraction(m.group(1)) if m else None
 

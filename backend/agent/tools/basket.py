@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.numerals import SIGNED_PRICE, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, asks_money, asks_total, names_a_size, sizes
 from backend.agent.party import asks_share_per_person, named_children, without_ages
 from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band
@@ -29,7 +29,7 @@ MAX_ITEMS = 8
 PRICE = re.compile(SIGNED_PRICE)
 _STOP = r"(?:and|or|plus|of|at|for|from|in|on|with|to|the|a|an|each|per|please)\b"
 # "2 adults", "3 sourdough loaves", "one box": a count and up to three words naming the thing.
-_ITEM = re.compile(rf"(?<![\w.,$€£¥¤-])([0-9]+(?:\.[0-9]+)?|one)\s+((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
+_ITEM = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}-])([0-9]+(?:\.[0-9]+)?|one)\s+((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # "plus shoe hire for all 5 of us": a thing for every one of the people counted.
 _FOR_ALL = re.compile(rf"\b(?:plus|and|with)\s+((?:(?!{_STOP})[a-z][\w'-]*\s+){{1,3}})for\s+(?:all\s+|each\s+of\s+)?"
                       rf"(?:the\s+)?([0-9]+|all|everyone|each)\b", re.IGNORECASE)
@@ -159,7 +159,7 @@ _TAX_ALONE = re.compile(rf"(?:the\s+)?{TAX_WORD}", re.IGNORECASE)
 _FOR_EACH = re.compile(r"(?:(?<=\bplus )|(?<=\bwith )|(?<=\band )|(?<=\+ ))(?:a|an|one)\s+([a-z][\w-]*(?:\s+(?!(?:for|with|on|per)\b)[a-z][\w-]*)?)\s+(?:(?:for|with|on|per)\s+)?each"
                        r"(?:\s+(?:one|of\s+them|sign|item))?\b", re.IGNORECASE)
 # (a count of things, not a date's or a time's number: "on 12 May", "at 7 pm", "for 3 hours", review)
-_LAST_COUNT = re.compile(r"(?<![\w.$€£¥¤:/])([0-9]+)\s+(?!(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+_LAST_COUNT = re.compile(rf"(?<![\w.{CURRENCY_SIGNS}:/])([0-9]+)\s+(?!(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
                          r"|(?:am|pm|a\.m|p\.m|o'clock|min|mins|minutes?|hrs?|hours?|days?|nights?|weeks?|months?|"
                          r"years?|miles?|km)\b)[a-z]", re.IGNORECASE)
 
@@ -269,7 +269,7 @@ _PEOPLE_WORD = re.compile(r"(?:people|persons?|guests?|attendees|delegates|pax)\
 
 
 # A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters").
-_COUNT_BEFORE = re.compile(r"(?<![\w.,$€£¥¤])([0-9]+(?:\.[0-9]+)?)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{1,3}x[0-9]{1,3})\s+){0,2}[a-z][\w-]*)",
+_COUNT_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]+(?:\.[0-9]+)?)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{{1,3}}x[0-9]{{1,3}})\s+){{0,2}}[a-z][\w-]*)",
                            re.IGNORECASE)
 
 
@@ -314,13 +314,13 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
     return norm_words(f"{named} {sentence[start:m.start()]} {sentence[m.end():end]}")
 
 
-_LEAD_LABEL = re.compile(r"\s*([^:;.$€£¥¤]{1,60}):\s")
+_LEAD_LABEL = re.compile(rf"\s*([^:;.{CURRENCY_SIGNS}]{{1,60}}):\s")
 
 
 # A table's row as segmentation.table_sentences writes it: "Hybrid: 2 hours £15 per bike; Full day £32 per bike."
 TABLE_ROW = re.compile(r"([^:;]{1,80}):\s[^;]*;\s.*\.$")
 # A cell under a column's name: a capital or a number first ("Full day £32", "2 hours £15"; not "hot tub £25").
-_COLUMN_CELL = re.compile(r"\s*(?:[A-Z0-9]|[$€£¥¤])")
+_COLUMN_CELL = re.compile(rf"\s*(?:[A-Z0-9]|[{CURRENCY_SIGNS}])")
 
 
 def table_row_name(sentence: str, prices: Sequence[re.Match[str]]) -> str:
@@ -628,7 +628,7 @@ def _least_count_of(price: str, count: str, thing: str, sentences: Sequence[str]
         return None
     wanted = norm_words(thing)
     for sentence in sentences:
-        for m in re.finditer(rf"[$€£¥¤]\s*{re.escape(price)}(?![0-9])[^()\n;]{{0,30}}\(\s*min(?:imum|\.)?\s*(?:of\s+)?"
+        for m in re.finditer(rf"[{CURRENCY_SIGNS}]\s*{re.escape(price)}(?![0-9])[^()\n;]{{0,30}}\(\s*min(?:imum|\.)?\s*(?:of\s+)?"
                              rf"([0-9]+)\s+([a-z][\w-]*)", sentence, re.IGNORECASE):
             if norm_words(m.group(2)) & wanted and int(count) < int(m.group(1)):
                 return m.group(1)
@@ -643,7 +643,7 @@ def _measure_of(price: str, sentences: Sequence[str], question: str) -> str | No
     """The measure `question` gives in the unit `price` is per in `sentences` ("100" for "a 100 m2
     drive" over "Re-sanding: £1.10 per m2"), or None."""
     for sentence in sentences:
-        for m in re.finditer(rf"[$€£¥¤]\s*{re.escape(price)}(?![0-9]){_PER_MEASURE}", sentence, re.IGNORECASE):
+        for m in re.finditer(rf"[{CURRENCY_SIGNS}]\s*{re.escape(price)}(?![0-9]){_PER_MEASURE}", sentence, re.IGNORECASE):
             unit = re.sub(r"[\s.]", "", m.group(1).lower())
             found = counts_of(question, unit if unit not in ("m²", "sqm") else "m2")
             if len(found) == 1:
@@ -665,7 +665,7 @@ DEPOSIT_WORDS = frozenset({"deposit", "deposits"})
 # A list of deposits, its label naming them: "All tattoo bookings need a deposit to secure the date: Sessions of up
 # to 4 hours ...: $100" (blind set 77).
 # (not an aside on the list that follows: "All prices below (a 30% non-refundable deposit is required to confirm):")
-_DEPOSIT_LIST = re.compile(r"\bdeposits?\b[^.;$€£¥¤:()%]{0,40}:", re.IGNORECASE)
+_DEPOSIT_LIST = re.compile(rf"\bdeposits?\b[^.;{CURRENCY_SIGNS}:()%]{{0,40}}:", re.IGNORECASE)
 
 
 def is_deposit(sentence: str, prices: Sequence[re.Match[str]], i: int) -> bool:

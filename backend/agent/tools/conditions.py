@@ -15,6 +15,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from backend.agent.numerals import CURRENCY_SIGNS
 from backend.agent.tools.units import WEEKDAYS
 
 _DAY_NAMES = WEEKDAYS
@@ -30,7 +31,7 @@ _GROUP = re.compile(r"\b(weekdays?|weekends?)\b", re.IGNORECASE)
 
 # A clock time: "14:00", "2pm", "2:30 pm", "6.30" in a range (not "£9.50", a price, nor "until 15.08", a date).
 _CLOCK = r"(\d{1,2})(?:[:.](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?"
-_NOT_MONEY = r"(?<![\d:.,$€£¥¤])"
+_NOT_MONEY = rf"(?<![\d:.,{CURRENCY_SIGNS}])"
 # "2:00-4:00 pm", "from 6pm to 9pm", "between 10am and 2pm"
 _TIME_RANGE = re.compile(rf"{_NOT_MONEY}{_CLOCK}\s*(?:-|–|to|until|till)\s*{_CLOCK}(?!\d|[:.,]\d)"
                          rf"|\bbetween\s+{_CLOCK}\s+and\s+{_CLOCK}(?!\d|[:.,]\d)", re.IGNORECASE)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import SIGNED_PRICE
+from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE
 from backend.agent.tools.basket import counts_of, norm_words
 from backend.agent.tools.headings import label_words
 from backend.agent.tools.refunds import asks_refund
@@ -178,7 +178,7 @@ def _subject(clause: str) -> set[str]:
     """The words (norm_words) of what `clause` takes a deposit for: before the deposit ("Dental
     procedures need a deposit of 50%") and after "for" or "on" ("A 50% deposit is required for cake
     orders"); not the rest ("... is due 7 days before your experience")."""
-    at = re.search(r"(?:[0-9.]+\s*%\s+|[$€£¥¤]\s*[0-9][0-9,.]*\s+)?(?:[a-z-]+\s+)?deposits?\b", clause, re.IGNORECASE)
+    at = re.search(rf"(?:[0-9.]+\s*%\s+|[{CURRENCY_SIGNS}]\s*[0-9][0-9,.]*\s+)?(?:[a-z-]+\s+)?deposits?\b", clause, re.IGNORECASE)
     if at is None:
         return set()
     after = _FOR_AFTER.search(clause, at.end())
@@ -206,7 +206,7 @@ def as_bill_question(question: str) -> str:
 # A deposit the question says it paid, and the rest of the bill asked: "I already paid the deposit. How much do I
 # still owe on the day?", "After the drop-off deposits, how much will I still owe" (blind sets 67, 69, 72, 77).
 PAID_DEPOSIT = re.compile(r"\b(?:paid|put\s+down|left)\s+(?:the|a|my|our|your)\s+(?:[0-9]+(?:\.[0-9]+)?\s?%\s+|"
-                          r"[$€£¥¤]\s?[0-9][0-9,]*(?:\.[0-9]+)?\s+)?"  # ("paid the $100 deposit", blind set 86)
+                          rf"[{CURRENCY_SIGNS}]\s?[0-9][0-9,]*(?:\.[0-9]+)?\s+)?"  # ("paid the $100 deposit", blind set 86)
                           r"(?:[a-z-]+\s+){0,2}?deposits?\b"  # ("I've paid the 30% booking deposit", blind set 87, read)
                           r"|\bdeposits?\s+(?:is|was|has\s+been|have\s+been)\s+(?:already\s+)?paid\b"
                           r"|\bafter\s+(?:the|my|our)\s+(?:[a-z-]+\s+){0,2}?deposits?\b", re.IGNORECASE)
@@ -234,7 +234,7 @@ def balance_due(question: str, sentences: Sequence[str]) -> tuple[str, str] | No
     paid = PAID_DEPOSIT.search(question)
     if paid is None or _ASKS_REST.search(question) is None or asks_refund(question):
         return None
-    stated = re.search(r"[$€£¥¤]\s?([0-9][0-9,]*(?:\.[0-9]+)?)", paid.group(0))
+    stated = re.search(rf"[{CURRENCY_SIGNS}]\s?([0-9][0-9,]*(?:\.[0-9]+)?)", paid.group(0))
     if stated is not None:  # "paid the $100 deposit": that amount (blind set 86)
         return "-", stated.group(1).replace(",", "")
     # (a deposit held and given back is no part of the bill, nor a share's alternative)

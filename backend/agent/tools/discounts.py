@@ -18,7 +18,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.numerals import PERCENT_SIGN, SIGNED_PRICE, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, PERCENT_SIGN, SIGNED_PRICE, with_digits
 from backend.agent.party import given_ages, group_size
 from backend.agent.tools.basket import counts_of, norm_words, singular
 from backend.agent.tools.conditions import applies, condition_words, in_date_window, without_date_windows
@@ -498,9 +498,9 @@ def _restriction_unmet(subject: str, question: str) -> bool | None:
 # A least count an adjustment needs: "Stay 7 nights or more", "Order 5 or more standard keys", "10+ guests",
 # "at least 4 sessions", "more than 3 nights".
 _W = r"(?!(?:and|or|get|gets|to|for|of|in|on|at|the|a|an|with|will|can|are|is|receive|receives|pay|pays)\b)[a-z][\w-]*"
-_LEAST_COUNT = re.compile(rf"(?<![\w.,$€£¥¤])([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})\s+or\s+more\b"
-                          rf"|(?<![\w.,$€£¥¤])([0-9]+)\s+or\s+more\s+((?:{_W}\s+){{0,2}}{_W})"
-                          rf"|(?<![\w.,$€£¥¤])([0-9]+)\+\s*((?:{_W}\s+){{0,1}}{_W})"
+_LEAST_COUNT = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})\s+or\s+more\b"
+                          rf"|(?<![\w.,{CURRENCY_SIGNS}])([0-9]+)\s+or\s+more\s+((?:{_W}\s+){{0,2}}{_W})"
+                          rf"|(?<![\w.,{CURRENCY_SIGNS}])([0-9]+)\+\s*((?:{_W}\s+){{0,1}}{_W})"
                           rf"|\b(?:at\s+least|a\s+minimum\s+of|minimum\s+of)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})",
                           re.IGNORECASE)
 # "Groups of 10 or more", "parties of 8+": a least head-count (party.group_size).
@@ -693,7 +693,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         clause = label + " " + rest + " has " if verb is _LAID else label + " get "
         # "... 25% off all single-course tickets", "$5 off per person on any session"
         # (a label naming people is who gets it, at any time: "Seniors (Mon-Fri before 5pm): $4 off ... any session")
-        to_all = (re.match(r"\s*(?:[$€£¥¤]\s*[0-9.,]+\s*)?(?:off\s+)?(?:(?:per|a|each)\s+[a-z]+\s+)?(?:on\s+)?(?:all|any|every)\b",
+        to_all = (re.match(rf"\s*(?:[{CURRENCY_SIGNS}]\s*[0-9.,]+\s*)?(?:off\s+)?(?:(?:per|a|each)\s+[a-z]+\s+)?(?:on\s+)?(?:all|any|every)\b",
                            rest, re.IGNORECASE) is not None and not stems(label) & _PEOPLE_LABELS)
     priced = list(_PRICED.finditer(clause))
     if priced and verb is _LAID:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's

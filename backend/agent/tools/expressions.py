@@ -50,7 +50,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
-from backend.agent.numerals import NUMBER_RE, SIGNED_PRICE, with_currency_signs, with_digits, without_pictographs
+from backend.agent.numerals import CURRENCY_SIGNS, NUMBER_RE, SIGNED_PRICE, with_currency_signs, with_digits, without_pictographs
 from backend.agent.operations import asks_amount, asks_difference, asks_how_many, asks_saving
 from backend.agent.party import HALVES_WRITTEN, people_sharing
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
@@ -109,7 +109,7 @@ _BARE_DIFFERENCE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*-\s*([0-9]+(?:\.[0-9]
 # picked is $89 in your shop", "the tyre costs £60"); not a rate ("if the room is $45 a night"), nor a
 # budget ("for $100", "under $40", "I have $50").
 _OWN_COST = re.compile(r"\b(?:is|are|costs?|cost\s+me|came\s+to|come\s+to)\s+(?:about\s+|around\s+|roughly\s+)?"
-                       r"(?:[$€£¥¤]|\b[A-Z]{1,3}\$)\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9,.]*[0-9])(?!\s*(?:per\b|an?\s|each\b|every\b|/))",
+                       rf"(?:[{CURRENCY_SIGNS}]|\b[A-Z]{{1,3}}\$)\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9,.]*[0-9])(?!\s*(?:per\b|an?\s|each\b|every\b|/))",
                        re.IGNORECASE)
 
 
@@ -136,7 +136,7 @@ _BUDGET = re.compile(r"\b(?:budget|spend|afford|limit|max|maximum|most|cap)\b[^.
 # A bill the question states: "my total bill is £180", "a bill of £100", "the total comes to $240".
 # (not a unit's price repeated: "The price of a full groom is £55, right? What's the deposit for 2 dogs?")
 # ("my invoice is £480 inc VAT", "My invoice came to $420": blind sets 79, 80)
-_STATED_BILL = re.compile(rf"\b(?:bill|total|quote|invoice)\b[^.?!$€£¥¤]{{0,25}}?(?:is|of|=|(?:comes?|came)\s+to|was|will\s+be)\s+"
+_STATED_BILL = re.compile(rf"\b(?:bill|total|quote|invoice)\b[^.?!{CURRENCY_SIGNS}]{{0,25}}?(?:is|of|=|(?:comes?|came)\s+to|was|will\s+be)\s+"
                           rf"(?:about\s+)?{SIGNED_PRICE}(?!\s*(?:per|each|a|an)\b)", re.IGNORECASE)
 
 

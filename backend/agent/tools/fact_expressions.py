@@ -19,7 +19,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import AMOUNT, NUMBER_RE, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, AMOUNT, NUMBER_RE, with_digits
 from backend.agent.operations import (asks_age, asks_amount, asks_cost, asks_difference, asks_money, asks_how_many,
                                       asks_saving, asks_total, named_operations, names_a_length, names_a_size,
                                       names_an_edition, sizes, sizes_alone)
@@ -93,7 +93,7 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
 
 
 # A size: a number and its unit's letters ("180 g", "180g", "12\"", "12 inch"), not a count ("250 records").
-_SIZE_WRITTEN = re.compile(r"(?<![\w.,$€£¥¤])([0-9]+(?:\.[0-9]+)?)\s*(g|kg|gsm|mm|cm|m|ml|l|oz|lb|in|inch|inches|\"|″|ft|"
+_SIZE_WRITTEN = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]+(?:\.[0-9]+)?)\s*(g|kg|gsm|mm|cm|m|ml|l|oz|lb|in|inch|inches|\"|″|ft|"
                            r"rpm|gb|tb|w|kw|v)(?![\w])", re.IGNORECASE)
 _SIZE_UNITS = {"inch": "in", "inches": "in", '"': "in", "″": "in"}
 
@@ -185,14 +185,14 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
 _DISTANCE_AFTER = re.compile(r"\s*(?:km|kms|kilomet(?:re|er)s?|miles?|mi)\b", re.IGNORECASE)
 _PER_DISTANCE = re.compile(r"(?:\bper|/|\ba|\beach)\s*(?:km|kilomet(?:re|er)|mile|mi)\b", re.IGNORECASE)
 # A money sign right before a number: "$130" is an amount, never a count of anything.
-MONEY_BEFORE = re.compile(r"(?:[$€£¥¤]|\b[A-Z]{1,3}\$)\s?$")
+MONEY_BEFORE = re.compile(rf"(?:[{CURRENCY_SIGNS}]|\b[A-Z]{{1,3}}\$)\s?$")
 
 
 # An amount the question's operation is on: "17.5% of £240", "split an £87 bill", "add 20% VAT to £45",
 # "10% off a £60 jacket", "£45 plus 12.5%"; not a budget or a comparison ("I've got £100", "under £40").
 _OPERAND_AMOUNT = re.compile(r"(?:\bof|\bon|\bsplit(?:ting)?|\bto|\boff|\bdivide)\s+(?:(?:an?|the|our|my|this|that)\s+)?"
-                             r"[$€£¥¤]\s?([0-9][0-9,]*(?:\.[0-9]+)?)"
-                             r"|[$€£¥¤]\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?=\s+(?:bill\s+)?(?:plus|minus|times|divided|split|"
+                             rf"[{CURRENCY_SIGNS}]\s?([0-9][0-9,]*(?:\.[0-9]+)?)"
+                             rf"|[{CURRENCY_SIGNS}]\s?([0-9][0-9,]*(?:\.[0-9]+)?)(?=\s+(?:bill\s+)?(?:plus|minus|times|divided|split|"
                              r"between|among|shared|\+|-|\*|/))", re.IGNORECASE)
 
 
@@ -448,7 +448,7 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
 
 _COUNT_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|couple|both|several)\b", re.IGNORECASE)
 # A line labelled by a length ("Party room (3 hours): £150", "2-hour lesson: £76").
-_LENGTH_LABEL = re.compile(r"(?<!to )(?<!under )(?<!over )(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:hours?|hrs?|minutes?|mins?)\b[^$€£¥¤]{0,20}[:\-–]\s*[$€£¥¤]", re.IGNORECASE)
+_LENGTH_LABEL = re.compile(rf"(?<!to )(?<!under )(?<!over )(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:hours?|hrs?|minutes?|mins?)\b[^{CURRENCY_SIGNS}]{{0,20}}[:\-–]\s*[{CURRENCY_SIGNS}]", re.IGNORECASE)
 
 
 # An age band a price's row is for: "(juniors 6-15)", "Children 3 to 12", "ages 5-11".

@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from backend.agent.numerals import CURRENCY_SIGNS
 from backend.agent.tools.basket import norm_words
 from backend.agent.tools.pricing import PRICE
 from backend.agent.tools.sentences import stems
 
 
 # An adjustment's amount, not a thing's price: "+ A$35", "10%", "$20 off".
-_ADJUSTMENT = re.compile(r"\+\s*(?:[A-Z]{1,3})?[$€£¥¤]|%|\boff\b", re.IGNORECASE)
+_ADJUSTMENT = re.compile(rf"\+\s*(?:[A-Z]{{1,3}})?[{CURRENCY_SIGNS}]|%|\boff\b", re.IGNORECASE)
 # A heading line in capitals ("COMMERCIAL & FARM SYSTEMS", "ROOF SURCHARGES (per job)"), and the words of
 # headings that name no kind of thing (a list of add-ons, of discounts, of fees).
 _CAPS_HEADING = re.compile(r"[A-Z][A-Z0-9&/,'+\s-]{2,60}")

@@ -19,7 +19,7 @@ from collections import Counter
 from fractions import Fraction
 from typing import Callable, Mapping, Sequence
 
-from backend.agent.numerals import SIGNED_PRICE, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
 from backend.agent.tools.arithmetic import addends
@@ -277,7 +277,7 @@ def _phrase(tokens: Sequence[set[str]], words: set[str]) -> tuple[int, int] | No
     return None
 
 
-_ADJUSTMENT_AROUND = re.compile(r"\+\s*[$€£¥¤]|[0-9]\s*off\b(?!-)", re.IGNORECASE)
+_ADJUSTMENT_AROUND = re.compile(rf"\+\s*[{CURRENCY_SIGNS}]|[0-9]\s*off\b(?!-)", re.IGNORECASE)
 # Where a thing's name ends before its price: a preposition, an aside, a colon ("Pasta from scratch (3 hours):").
 _NAME_END = re.compile(r"\s(?:from|for|with|of|in|on|at|to|per|by|when|if)\s|[(:;,]", re.IGNORECASE)
 
@@ -286,7 +286,7 @@ def _head(before: str) -> str | None:
     """The head word of the thing named right before a price (`before`: the text up to it): the last
     word of its name, made one as norm_words does ("Tempered glass screen protector: " ->
     "protector"; "Pasta from scratch (3 hours): " -> "pasta"); None when it names none."""
-    clause = re.split(r"[.;:]\s|\n|[$€£¥¤][0-9.,]+", before.rstrip(" :"))[-1]
+    clause = re.split(rf"[.;:]\s|\n|[{CURRENCY_SIGNS}][0-9.,]+", before.rstrip(" :"))[-1]
     name = _NAME_END.split(clause.strip())[0]
     words = [w for w in content_words(name)]
     return None if not words else next(iter(norm_words(words[-1])), None)

@@ -15,7 +15,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import SIGNED_PRICE
+from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE
 from backend.agent.tools.passages import document_name
 from backend.agent.tools.pricing import PRICE, added_terms, exact_value, first_name_word
 from backend.agent.tools.sentences import is_heading, stems
@@ -29,7 +29,7 @@ _MINIMUM_CHARGE = re.compile(r"\bmin(?:imum|\.)?\s+(?:charge|fee|price)\b\s*(?:o
 
 # A least amount with words between its name and its amount: "Minimum charge per call-out: $60 before tax".
 _MINIMUM_BEFORE = re.compile(r"\bmin(?:imum|\.)?\s+(?:[\w-]+\s+){0,1}(?:charge|fee|price|spend|order|invoice|bill)\b"
-                             r"[^.;$€£¥¤]{0,30}$", re.IGNORECASE)
+                             rf"[^.;{CURRENCY_SIGNS}]{{0,30}}$", re.IGNORECASE)
 
 
 def is_minimum(sentence: str, price: re.Match[str]) -> bool:

@@ -34,7 +34,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.numerals import SIGNED_PRICE, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_difference
 from backend.agent.rounding import without_rounding
 from backend.agent.tools.arithmetic import evaluate
@@ -56,7 +56,7 @@ _PERIOD = "|".join(sorted((w for w in TIME_UNITS if not w.endswith(("day", "days
                           key=len, reverse=True))
 # "20 foot-passenger tickets", "6 sessions", "2 hours": a count and up to three words naming what.
 _WORD = r"[a-z][a-z'-]*"
-_COUNT = re.compile(rf"(?<![\w.,$€£¥¤-])([0-9]+(?:\.[0-9]+)?)(-|\s+)({_WORD}(?:\s+{_WORD}){{0,2}})")
+_COUNT = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}-])([0-9]+(?:\.[0-9]+)?)(-|\s+)({_WORD}(?:\s+{_WORD}){{0,2}})")
 # Words that end a thing's name ("10 manual lessons is sold", "6 sessions of 2 hours").
 _NAME_END = re.compile(r"^(?:of|for|at|and|or|is|are|was|were|in|on|with|to|the|a|an|each|per|every|cost|costs|"
                        r"sold|sells|include|includes|get|gets|from|by|run|runs|who|that|which|than|instead|vs|there|here|then|if|so|"
@@ -71,7 +71,7 @@ _PER = re.compile(rf"\b(?:per|a|an|each|every)\s+({_PERIOD})\b|\b(?:per|each|eve
 # "a full year", "one whole month", "a day pass", "single week".
 _ONE_PERIOD = re.compile(rf"\b(?:a|an|one|single|full|whole)\s+(?:full\s+|whole\s+|single\s+)?({_PERIOD})\b", re.IGNORECASE)
 # "12 days a month": a rate of the asked amount.
-_RATE = re.compile(rf"(?<![\w.,$€£¥¤-])([0-9]+(?:\.[0-9]+)?)\s+(?:[a-z]+\s+)?({_TIME}|{_WORD})\s+(?:a|an|per|each|every)\s+"
+_RATE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}-])([0-9]+(?:\.[0-9]+)?)\s+(?:[a-z]+\s+)?({_TIME}|{_WORD})\s+(?:a|an|per|each|every)\s+"
                    rf"({_TIME})\b", re.IGNORECASE)
 # Where a price's words end: ", and a car with driver costs £28" names the next price.
 _NEXT_THING = re.compile(r"[,;]?\s(?:and|or|while|whereas|but)\s+(?:a|an|the|\d)\b|,\s+(?:a|an|the)\s|,\s+and\s|;",
@@ -307,7 +307,7 @@ def _counts_unit(text: str, unit: str) -> bool:
     """Whether `text` counts `unit` with a number of its own ("10 shirts" for "shirt"; not "the
     10 manual lesson block", a bundle named)."""
     word = re.escape(singular(unit.lower()))
-    return re.search(rf"(?<![\w.,$€£¥¤-])[0-9]+(?:\s+[a-z]+)?\s+{word}s?\b(?!\s+{_BUNDLE_WORDS})", text,
+    return re.search(rf"(?<![\w.,{CURRENCY_SIGNS}-])[0-9]+(?:\s+[a-z]+)?\s+{word}s?\b(?!\s+{_BUNDLE_WORDS})", text,
                      re.IGNORECASE) is not None
 
 

@@ -39,7 +39,7 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.numerals import expression_figures, number_pattern, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, expression_figures, number_pattern, with_digits
 from backend.agent.operations import asks_how_many, asks_money
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
 from backend.agent.tools.bands import inside_band
@@ -197,7 +197,7 @@ def _read_in_passages(number: str, sentences: Sequence[str], asks_years: bool, a
             return True
         for m in _occurrences(number, sentence):
             before, after = sentence[:m.start()], sentence[m.end():]
-            if before.endswith(tuple("$€£¥¤")) or re.search(r"[$€£¥¤]\s$", before):
+            if before.endswith(tuple(f"{CURRENCY_SIGNS}")) or re.search(rf"[{CURRENCY_SIGNS}]\s$", before):
                 return True
             if re.match(r"\s*(?:%|percent\b|per\s*cent\b)", after, re.IGNORECASE):
                 if at == "percentage":
@@ -338,7 +338,7 @@ def _positions(expression: str) -> tuple[list[list[str]], dict[str, str]]:
     return products, {n: next(o for o in order if o in kinds) for n, kinds in at.items()}
 
 
-_PER_MONEY = re.compile(r"\b(?:per|every|each|a)\s+(?:[A-Z]{1,3}\$|[$€£¥¤])\s?[0-9]", re.IGNORECASE)
+_PER_MONEY = re.compile(rf"\b(?:per|every|each|a)\s+(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])\s?[0-9]", re.IGNORECASE)
 
 
 # A question doing a thing every so often: its length of time counts the times ("we want weekly cleans.
@@ -524,7 +524,7 @@ def _with_itself(expression: str) -> list[str]:
 def _money_in_question(number: str, question: str) -> bool:
     """Whether `question` writes `number` as an amount of money ("£45", "45 dollars")."""
     text = with_digits(question)
-    return any(re.search(r"[$€£¥¤]\s?$", text[:m.start()]) or re.match(r"\s*(?:dollars?|euros?|pounds?|quid|bucks)\b",
+    return any(re.search(rf"[{CURRENCY_SIGNS}]\s?$", text[:m.start()]) or re.match(r"\s*(?:dollars?|euros?|pounds?|quid|bucks)\b",
                                                                         text[m.end():], re.IGNORECASE)
                for m in _occurrences(number, text))
 
@@ -600,7 +600,7 @@ def _holds_price(expression: str, question: str, sentences: Sequence[str]) -> bo
 
 # A question about money in so many words.
 _MONEY_WORDS = re.compile(r"\b(?:cost|costs|price|pay|paid|charge|charged|fee|bill|owe|quote|refund|back|how\s+much|"
-                          r"spend|total\s+price)\b|[$€£¥¤]", re.IGNORECASE)
+                          rf"spend|total\s+price)\b|[{CURRENCY_SIGNS}]", re.IGNORECASE)
 
 
 def plausible(expressions: Sequence[str], question: str, sentences: Sequence[str]) -> list[str]:

@@ -18,7 +18,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import AMOUNT, CURRENCY_CODES, CURRENCY_NAMES, SIGNED_PRICE, currency_sign, with_digits
+from backend.agent.numerals import CURRENCY_SIGNS, AMOUNT, CURRENCY_CODES, CURRENCY_NAMES, SIGNED_PRICE, currency_sign, with_digits
 from backend.agent.operations import names_a_length, sizes, sizes_alone
 from backend.agent.party import group_size
 from backend.agent.tools.bands import outside_band, with_band_nouns
@@ -38,7 +38,7 @@ PRICE = re.compile(rf"{SIGNED_PRICE}|(?<![0-9,.]){AMOUNT}\s*{CURRENCY_NAMES}\b",
 # or "or" ("8p per page", "30p each", "75¢/min"), or after a verb of costing or a colon ("costs
 # 8p.", "Black and white: 20p"); not a temperature ("Wash at 40c", "(60c)"), a clock ("3pm", "8
 # p.m."), a page ("p. 4") or a name ("Rooms 4p and 5p").
-_MINOR_PRICE = re.compile(r"(?<![\w.,$€£¥¤-])([0-9]{1,2}(?:\.[0-9]+)?)\s?(?:(p)(?!\.?\s?m\b)(?!\w)|(c|¢)(?!\w)|(pence|cents?)\b)",
+_MINOR_PRICE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}-])([0-9]{{1,2}}(?:\.[0-9]+)?)\s?(?:(p)(?!\.?\s?m\b)(?!\w)|(c|¢)(?!\w)|(pence|cents?)\b)",
                           re.IGNORECASE)
 _PRICED_BEFORE = re.compile(r"(?:\b(?:costs?|is|are|just|only|from|add|adds|plus)|:)\s*$", re.IGNORECASE)
 _PRICED_AFTER = re.compile(r"\s*(?:per\b|each\b|an?\s|/|for\b|,?\s*or\b)", re.IGNORECASE)
@@ -60,8 +60,8 @@ _DECLARED = re.compile(rf"\bprices\s+(?:are\s+)?(?:shown\s+|quoted\s+|given\s+)?
 # (or ending a table's cell after its column's name, as table_sentences writes a row: "100 - 199: 12\" 140 g 6.40; 12\"
 # 180 g 7.10.", blind set 93; not a clock time: "Check-in from 14.00; check-out by 11.00.", review)
 _UNSIGNED_PRICE = re.compile(r"(?:(?<=:\s)|(?<=:\sadd\s)|(?<=:\sfrom\s)|(?<=\s-\s))([0-9]+\.[0-9]{2})(?![0-9%])"
-                             r"|(?<![\w.,$€£¥¤])([0-9]+\.[0-9]{2})(?=\s*(?:per|/|each)\b)"
-                             r"|(?<![\w.,$€£¥¤])(?<!\bfrom\s)(?<!\bto\s)(?<!\bby\s)(?<!\buntil\s)(?<!\btill\s)(?<!\bat\s)"
+                             rf"|(?<![\w.,{CURRENCY_SIGNS}])([0-9]+\.[0-9]{{2}})(?=\s*(?:per|/|each)\b)"
+                             rf"|(?<![\w.,{CURRENCY_SIGNS}])(?<!\bfrom\s)(?<!\bto\s)(?<!\bby\s)(?<!\buntil\s)(?<!\btill\s)(?<!\bat\s)"
                              r"(?<!\bafter\s)(?<!\bbefore\s)(?<!\bopen\s)(?<!\bopens\s)(?<!\bcloses\s)(?<!\band\s)"
                              r"(?<=[A-Za-z0-9\"″]\s)([0-9]+\.[0-9]{2})(?=;|\.$)", re.IGNORECASE)
 
@@ -69,7 +69,7 @@ _UNSIGNED_PRICE = re.compile(r"(?:(?<=:\s)|(?<=:\sadd\s)|(?<=:\sfrom\s)|(?<=\s-\
 # An amount with its currency named after it: "45 dollars", "1.50 dollars per km", "a 30 dollar deposit", "12 euros"
 # (not "pounds": a weight as often as money).
 # (not "7 dollars and 50 cents", "10 dollar-store toys": review)
-_NAMED_CURRENCY = re.compile(r"(?<![\w.,$€£¥¤])([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)\s*"
+_NAMED_CURRENCY = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]{{1,3}}(?:,[0-9]{{3}})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)\s*"
                              r"(?:(?:US|U\.S\.|Canadian|Australian|NZ|American)\s+)?(dollars?|euros?)\b"
                              r"(?!-|\s+and\s+[0-9]+\s+(?:cents?|c)\b)", re.IGNORECASE)
 
@@ -82,7 +82,7 @@ def with_named_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[str,
     # (only in a passage writing no other currency's sign: "8p per page ... add 5 dollars handling" keeps one sign, £)
     signs: dict[str, set[str]] = {}
     for heading, sentence in sentences:
-        signs.setdefault(heading, set()).update(re.findall(r"[$€£¥¤](?=\s?[0-9])", sentence))
+        signs.setdefault(heading, set()).update(re.findall(rf"[{CURRENCY_SIGNS}](?=\s?[0-9])", sentence))
 
     def signed(heading: str, m: re.Match[str]) -> str:
         sign = "€" if m.group(2).lower().startswith("euro") else "$"
@@ -102,7 +102,7 @@ def with_declared_currency(sentences: Sequence[tuple[str, str]]) -> list[tuple[s
         m = _DECLARED.search(sentence)
         if m is not None:
             declared.setdefault(heading, currency_sign(m.group(1)))
-        if re.search(r"[$€£¥¤]\s?[0-9]", sentence):
+        if re.search(rf"[{CURRENCY_SIGNS}]\s?[0-9]", sentence):
             signed.add(heading)
     if not declared:
         return list(sentences)
@@ -135,7 +135,7 @@ def in_major_units(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]
     sentences = with_declared_currency(with_named_currency(sentences))
     signs: dict[str, set[str]] = {}
     for heading, sentence in sentences:
-        signs.setdefault(heading, set()).update(re.findall(r"[$€£¥¤](?=\s?[0-9])", sentence))
+        signs.setdefault(heading, set()).update(re.findall(rf"[{CURRENCY_SIGNS}](?=\s?[0-9])", sentence))
     out: list[tuple[str, str]] = []
     for heading, sentence in sentences:
         passage_signs = signs.get(heading, set())
@@ -346,7 +346,7 @@ def names_asked_length(question: str, sentence: str) -> bool:
 # A price per a unit: "€130 per night", "£2.80 per kg", "$45 an hour"; or the unit first, on a list's line
 # ("Dry ice, per lb (min. 10 lb) ........ $3.25": blind set 94, read; priced_per_count(unit_first=True)).
 _PRICE_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+(?P<unit>[a-z]+)"
-                        rf"|\bper\s+(?P<unit_first>[a-z]+)\b[^\n$€£¥¤;]{{0,60}}?{SIGNED_PRICE}", re.IGNORECASE)
+                        rf"|\bper\s+(?P<unit_first>[a-z]+)\b[^\n{CURRENCY_SIGNS};]{{0,60}}?{SIGNED_PRICE}", re.IGNORECASE)
 
 
 # A count that is a bound, not an amount bought: "taller than 2 metres", "less than 48 hours", "up to 3 kg".
@@ -370,7 +370,7 @@ def priced_per_count(question: str, sentence: str, unit_first: bool = False) -> 
 
 
 # A count and the words after it that name what it counts: "2 laser cut car key blades", "3 padlock keys".
-_COUNTED_RUN = re.compile(r"(?<![\w.,$€£¥¤])([0-9]+)\s+((?:[a-z][\w'-]*\s+){0,4}[a-z][\w'-]*)", re.IGNORECASE)
+_COUNTED_RUN = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]+)\s+((?:[a-z][\w'-]*\s+){{0,4}}[a-z][\w'-]*)", re.IGNORECASE)
 _RUN_END = re.compile(r"\b(?:for|of|at|on|in|to|with|and|or|but|please|pls|whats|what|how|is|are|from|before|after)\b",
                       re.IGNORECASE)
 
@@ -462,7 +462,7 @@ def _price_clause(sentence: str, found: Sequence[re.Match[str]], i: int) -> str:
 
 def without_amount(sentence: str, amount: str) -> str:
     """`sentence` without the last price `amount` written with its currency sign ("$5")."""
-    found = list(re.finditer(rf"[$€£¥¤]\s*{re.escape(amount)}(?![0-9])", sentence))
+    found = list(re.finditer(rf"[{CURRENCY_SIGNS}]\s*{re.escape(amount)}(?![0-9])", sentence))
     return sentence if not found else sentence[:found[-1].start()] + " " + sentence[found[-1].end():]
 
 
@@ -533,7 +533,7 @@ PEOPLE_STEMS = PERSON_STEMS | {"adult", "child", "kid", "children", "student", "
 def count_per(question: str, sentence: str, amount: str) -> str | None:
     """The count `question` gives of the thing an amount of `sentence` is per ("€4 per poster" and
     "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one."""
-    per = re.search(rf"[$€£¥¤]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+|off\s+|(?:surcharge|supplement|fee|charge)\s+)?"
+    per = re.search(rf"[{CURRENCY_SIGNS}]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+|off\s+|(?:surcharge|supplement|fee|charge)\s+)?"
                     r"(?:per|each|a|an)\s+(?:paying\s+)?([a-z][\w-]*)",  # ("save £10 per paying participant")
                     sentence, re.IGNORECASE)
     if per is None:

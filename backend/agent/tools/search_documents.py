@@ -7,7 +7,7 @@ import re
 from typing import Any, Callable
 
 from backend.agent.fact_questions import asks_fact
-from backend.agent.numerals import NUMBER_RE, cue_text
+from backend.agent.numerals import CURRENCY_SIGNS, NUMBER_RE, cue_text
 from backend.agent.operations import asks_cost, asks_how_many, asks_money, asks_price
 from backend.agent.routing import (MIN_DOCUMENT_SIMILARITY, addresses_business, asks_for_creative_writing,
                                    asks_general_request, asking_part, asks_for_writing, names_documents, query_of)
@@ -230,7 +230,7 @@ _OPENING_WORDS = re.compile(r"\b(?:open|closed?|hours)\b", re.IGNORECASE)
 # The similarity at which a passage sharing no word with the message is about it all the same.
 MIN_UNSHARED_SIMILARITY = 0.45
 # A price written with its sign: "CA$3.25", "£9", "€ 4".
-_PRICE = re.compile(r"[$€£¥¤]\s?[0-9]")
+_PRICE = re.compile(rf"[{CURRENCY_SIGNS}]\s?[0-9]")
 _GENERIC_STEMS = stems("time times today now date day days hour hours week year open opening close closing")
 
 

@@ -10,6 +10,7 @@ import re
 from itertools import zip_longest
 from typing import Sequence
 
+from backend.agent.numerals import CURRENCY_SIGNS
 from backend.agent.tools.conditions import is_days
 from backend.agent.tools.passages import read_passages
 
@@ -110,7 +111,7 @@ def passage_heading(label: str, text: str) -> tuple[str, str]:
 _CELL_SEPARATOR = "|"
 _RULE_CELL = re.compile(r":?-+:?")
 _DIGIT = re.compile(r"[0-9]")
-_PRICE_CELL = re.compile(r"[$€£¥¤]\s*[0-9]")
+_PRICE_CELL = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9]")
 
 
 def _cells(line: str) -> list[str] | None:
@@ -151,14 +152,14 @@ _CAPTION_PER = re.compile(r"\((?:prices?\s+|rates?\s+)?per\s+([a-z]+)\b[^()]*\)|
 # A cell that is a price alone ("£24", "$ 3.50"): it takes the caption's unit.
 # A column's name pricing per a unit ("Per month", "Per day (short stays)").
 _PER_COLUMN = re.compile(r"\s*per\s+[a-z]+\b", re.IGNORECASE)
-_PRICE_CELL_ALONE = re.compile(r"^\s*(?:[A-Z]{1,3})?[$€£¥¤]\s*[0-9][0-9,]*(?:\.[0-9]+)?(?=\s*(?:\([^()]*\))?\s*$)")
+_PRICE_CELL_ALONE = re.compile(rf"^\s*(?:[A-Z]{{1,3}})?[{CURRENCY_SIGNS}]\s*[0-9][0-9,]*(?:\.[0-9]+)?(?=\s*(?:\([^()]*\))?\s*$)")
 
 
 # A table laid out by spaces: cells apart by two spaces or more, or a tab ("3 bed detached     $42     $60").
 _ALIGNED_GAP = re.compile(r"[ \t]{2,}|\t")
 _ALIGNED_CELL = re.compile(r"\S+(?:[ ]\S+)*")
 # A price begins a cell, however near the name before it ("Mini valet (in & out) £35"; not "from £180").
-_PRICE_STARTS = re.compile(r"(?<!\bfrom)(?<!\bto)(?<!\bonly)(?<!\bjust)(?<!\bat)(?<![+-])[ \t]+(?=[$€£¥¤][0-9])",
+_PRICE_STARTS = re.compile(rf"(?<!\bfrom)(?<!\bto)(?<!\bonly)(?<!\bjust)(?<!\bat)(?<![+-])[ \t]+(?=[{CURRENCY_SIGNS}][0-9])",
                            re.IGNORECASE)
 # The fewest lines of such a table (a header and two rows; a header and one row when that one has a price).
 MIN_ALIGNED_ROWS = 3
@@ -402,9 +403,9 @@ def list_sentences(text: str) -> str:
 # A group's price per head said in a sentence of its own ("Groups of 6 or more pay £28 each.", "For
 # parties of 10+ it's £12 per person"), after the sentence pricing the thing per head.
 # (a price per head: not "Groups of 10 or more can charter the whole boat for £200")
-_GROUP_RATE = re.compile(r"(?:for\s+)?(?:groups?|parties|party)\s+of\s+[0-9]+\b[^%]*?[$€£¥¤]\s*[0-9][0-9.,]*\s*"
+_GROUP_RATE = re.compile(rf"(?:for\s+)?(?:groups?|parties|party)\s+of\s+[0-9]+\b[^%]*?[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*"
                          r"(?:per\s+(?:person|head)|each|pp|a\s+head)\b[^%]*$", re.IGNORECASE)
-_PRICE_PER_HEAD = re.compile(r"[$€£¥¤]\s*[0-9][0-9.,]*\s*(?:per\s+(?:person|head)|each|pp)\b", re.IGNORECASE)
+_PRICE_PER_HEAD = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:per\s+(?:person|head)|each|pp)\b", re.IGNORECASE)
 
 
 def _with_group_rates(sentences: list[str]) -> list[str]:
@@ -422,7 +423,7 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
 
 # What leaders follow: a word, a bracket or an inch mark, or a number and a space when a currency sign comes after
 # them ("Pack of 3 ........ $5"; not "9.00...17.30", "Copies 1 ... 99", "Chapter 3 ...... 12", review).
-_LEADER_AFTER = r"(?:(?<=[A-Za-z)\"”″'%])[ \t]*|(?<=[0-9])[ \t]+(?=[ \t.…_=–—-]*(?:[A-Z]{1,3}\$|[$€£¥¤])))"
+_LEADER_AFTER = rf"(?:(?<=[A-Za-z)\"”″'%])[ \t]*|(?<=[0-9])[ \t]+(?=[ \t.…_=–—-]*(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])))"
 
 
 # Dot leaders between an item and its price on one line: "Classic manicure ........ $48",
@@ -432,14 +433,14 @@ _LEADER_AFTER = r"(?:(?<=[A-Za-z)\"”″'%])[ \t]*|(?<=[0-9])[ \t]+(?=[ \t.…_
 # before a price or a number; not "Pages 1..10", "9.00...17.30", an empty table cell "| ... |", nor an
 # ellipsis before words). Read as an ellipsis, they ended a sentence: the item and its price were two
 # sentences, and neither named the other (blind set 53).
-_LEADER = re.compile(rf"{_LEADER_AFTER}(?:(?:\.[ \t]*){{3,}}|\.\.[ \t]+(?=[A-Z]{{0,3}}[$€£¥¤])|…[ \t]*)(?:…[ \t]*|\.[ \t]*)*"
-                     r"(?=(?:from[ \t]+|\+[ \t]?)?(?:[A-Z]{1,3}\$|[$€£¥¤])?[0-9])", re.IGNORECASE)  # ("... +$35.00")
+_LEADER = re.compile(rf"{_LEADER_AFTER}(?:(?:\.[ \t]*){{3,}}|\.\.[ \t]+(?=[A-Z]{{0,3}}[{CURRENCY_SIGNS}])|…[ \t]*)(?:…[ \t]*|\.[ \t]*)*"
+                     rf"(?=(?:from[ \t]+|\+[ \t]?)?(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])?[0-9])", re.IGNORECASE)  # ("... +$35.00")
 
 
 # Leaders of dashes, underscores or equals signs (three or more) between an item and its price, or "add"
 # or "from" before it: "Caravan, up to 7 m ---------- 65.00", "Covered pitch ----- add 30.00 per month"
 # (blind set 70: the rows ran on into each other, "Battery trickle charging ---- 10.00 / month Dehumidifier ...").
-_RULE_LEADER = re.compile(rf"{_LEADER_AFTER}(?:[-_=–—][ \t]*){{3,}}(?=(?:from[ \t]+|add[ \t]+|\+[ \t]?)?(?:[A-Z]{{1,3}}\$|[$€£¥¤])?[0-9])",
+_RULE_LEADER = re.compile(rf"{_LEADER_AFTER}(?:[-_=–—][ \t]*){{3,}}(?=(?:from[ \t]+|add[ \t]+|\+[ \t]?)?(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])?[0-9])",
                           re.IGNORECASE)
 
 
@@ -462,8 +463,8 @@ _UNDERLINE = re.compile(r"^[ \t]*(?:={3,}|-{3,})[ \t]*$", re.MULTILINE)
 
 # A row of a price list: a label, ":" and a price ("Standard house key (Kwikset / Schlage): $3.50 each",
 # "  10 or more copies of the same key: $2.75 each", "Rose: 12 CHF").
-_PRICED_ROW = re.compile(r"^[ \t]*[^\s:][^:\n]{0,80}(?::|[ \t][-–—](?=[ \t]*(?:[A-Z]{1,3}\$|[$€£¥¤])[ \t]?[0-9]))"  # "Seal Safari - £52"
-                         r"[ \t]*(?:from[ \t]+)?(?:[A-Z]{1,3}\$|[$€£¥¤])?[ \t]?[0-9][0-9.,]*"
+_PRICED_ROW = re.compile(rf"^[ \t]*[^\s:][^:\n]{{0,80}}(?::|[ \t][-–—](?=[ \t]*(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])[ \t]?[0-9]))"  # "Seal Safari - £52"
+                         rf"[ \t]*(?:from[ \t]+)?(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])?[ \t]?[0-9][0-9.,]*"
                          r"(?:[ \t]*(?:[A-Z]{3}\b|p\b|c\b))?[^.!?:\n]{0,30}$")
 
 

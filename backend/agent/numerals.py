@@ -50,7 +50,9 @@ _CODE_SIGN = {"usd": "$", "cad": "$", "aud": "$", "nzd": "$", "sgd": "$", "hkd":
 # The codes and short names of _CODE_SIGN, as a pattern's alternatives (longest first).
 CURRENCY_CODES = "|".join(sorted((re.escape(code) for code in _CODE_SIGN), key=len, reverse=True))
 # (an amount written with a decimal comma first, "1.250,50" and "95,00", as Europe writes it: blind sets 95's review)
-_CODED_AMOUNT = r"([0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]{1,2})?(?![0-9])|[0-9]+,[0-9]{2}(?![0-9])|" + AMOUNT[1:]
+# (or thousands apart by a space, "1 150 kr", as Sweden writes them: blind set 95, read)
+_CODED_AMOUNT = (r"([0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]{1,2})?(?![0-9])|[0-9]{1,3}(?:[ \u00a0][0-9]{3})+(?:,[0-9]{1,2})?(?![0-9])|"
+                 r"[0-9]+,[0-9]{2}(?![0-9])|" + AMOUNT[1:])
 # (not a year naming a list: "our 2025 USD price list", review)
 _CODE_AFTER = re.compile(rf"(?<![\w.,]){_CODED_AMOUNT}[ \t]?({CURRENCY_CODES})(?![\w])"
                          r"(?!\s+(?:price|prices|rates?|tariffs?|list|menu|edition|season)\b)", re.IGNORECASE)
@@ -78,9 +80,9 @@ def with_currency_signs(text: str) -> str:
 
 def _point_decimal(amount: str) -> str:
     """`amount` with a decimal comma written as a point, and its thousands apart by commas ("1.250,50"
-    -> "1,250.50", "95,00" -> "95.00"); as it is when written so already ("1,250.50", "8.00")."""
-    if re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]{1,2})?|[0-9]+,[0-9]{2}", amount):
-        return amount.replace(".", "\0").replace(",", ".").replace("\0", ",")
+    -> "1,250.50", "1 150" -> "1,150", "95,00" -> "95.00"); as it is when written so already ("1,250.50", "8.00")."""
+    if re.fullmatch(r"[0-9]{1,3}(?:[. \u00a0][0-9]{3})+(?:,[0-9]{1,2})?|[0-9]+,[0-9]{2}", amount):
+        return re.sub(r"[. \u00a0]", "\0", amount).replace(",", ".").replace("\0", ",")
     return amount
 
 

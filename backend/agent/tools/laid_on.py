@@ -37,20 +37,22 @@ def laid_on(sentence: str) -> frozenset[str]:
     return frozenset() if not words or words & norm_words(" ".join(_WHOLE)) else words
 
 
-def terms_apart(expression: str, on: frozenset[str], sentences: Sequence[str],
-                sections: Mapping[str, str]) -> tuple[str, str] | None:
+def terms_apart(expression: str, on: frozenset[str], sentences: Sequence[str], sections: Mapping[str, str],
+                excluded: Sequence[frozenset[str]] = ()) -> tuple[str, str] | None:
     """`expression`'s terms added at its top level (pricing.added_terms) in two: those whose price is
     one of a line of `sentences` whose label (the words before its ":") or section heading names
-    every word of `on`, and the rest: ("520", "6 * 12") for "520 + 6 * 12" and {"package"}. None
-    when `on` is empty, or the terms are not all priced by a line, or either part would be empty."""
-    if not on:
+    every word of `on` and no thing of `excluded` (discounts.excluded_from's: "a 15% surcharge on all
+    items except delivery" lays none on "Delivery: $40"), and the rest: ("520", "6 * 12") for "520 +
+    6 * 12" and {"package"}. None when neither `on` nor `excluded` names a thing, or the terms are
+    not all priced by a line, or either part would be empty."""
+    if not on and not excluded:
         return None
     priced: dict[Fraction, bool] = {}
     for sentence in sentences:
         words = norm_words(sentence.split(":")[0]) | norm_words(sections.get(sentence, ""))
         for m in PRICE.finditer(sentence):
             value = Fraction(re.search(r"[0-9][0-9,]*(?:\.[0-9]+)?", m.group(0)).group(0).replace(",", ""))
-            priced[value] = priced.get(value, False) or on <= words
+            priced[value] = priced.get(value, False) or (on <= words and not any(thing <= words for thing in excluded))
     kept, apart = [], []
     for term in added_terms(expression):
         values = [Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", term) if Fraction(x) in priced]

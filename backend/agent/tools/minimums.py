@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE
+from backend.agent.tools.basket import norm_words
 from backend.agent.tools.passages import document_name
 from backend.agent.tools.pricing import PRICE, added_terms, exact_value, first_name_word
 from backend.agent.tools.sentences import is_heading, stems
@@ -124,6 +125,43 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
         return expression
     minimum = minimums.pop()
     return f"max({minimum}, {expression})" if exact_value(expression, evaluate) < Fraction(minimum) else expression
+
+
+# A least spend of one kind of booking, named first: "Home visits have a minimum service spend of 1 200 kr (before the
+# call-out fee)" (blind set 95, read).
+_SPEND_MINIMUM = re.compile(rf"^\W*([A-Za-z][\w'-]*(?:\s+[\w'-]+){{0,3}}?)\s+(?:have|has|carry|carries)\s+a\s+minimum\s+"
+                            rf"(?:[a-z]+\s+)?(?:spend|charge|order)\s+(?:of\s+)?{SIGNED_PRICE}", re.IGNORECASE)
+
+
+def with_spend_minimum(expression: str, question: str, sentences: Sequence[str], evaluate: Callable[[str], Any]) -> str:
+    """`expression` (a bill before its visit's fee) charged at least the least spend of the kind of
+    booking `question` names by all its words (_SPEND_MINIMUM: "Home visits have a minimum service
+    spend of ¤1,200" for "home visit 6 km away for two beard trims and one men's cut": "max(1200, 2 *
+    220 + 395)"); a term priced by what it is "(before the call-out fee)" added after it; as it is
+    when none is named, or it is reached."""
+    asked = norm_words(question)
+    for sentence in sentences:
+        m = _SPEND_MINIMUM.search(sentence)
+        if m is None or not norm_words(m.group(1)) or not norm_words(m.group(1)) <= asked:
+            continue
+        minimum = m.group(2).replace(",", "")
+        before = _BEFORE_FEE.match(sentence, m.end())
+        fee = norm_words(before.group(1)) if before else set()
+        held = {Fraction(p.group(0).lstrip(CURRENCY_SIGNS).replace(",", "").strip()) for other in sentences
+                if fee and other != sentence and fee <= norm_words(other) for p in PRICE.finditer(other)
+                if p.group(0)[0] in CURRENCY_SIGNS}
+        terms = added_terms(expression)
+        after = [t for t in terms if {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", t)} & held]
+        spent = " + ".join(t for t in terms if t not in after)
+        if spent and exact_value(spent, evaluate) < Fraction(minimum):
+            return " + ".join([f"max({minimum}, {spent})"] + after)
+        return expression
+    return expression
+
+
+# What a least spend is counted before: "(before the call-out fee)", "(excluding travel)".
+_BEFORE_FEE = re.compile(r"\s*\(\s*(?:before|excluding|not\s+including|plus)\s+(?:the\s+|any\s+)?([a-z][\w-]*(?:\s+[a-z][\w-]*)?)",
+                         re.IGNORECASE)
 
 
 # A least charge of one kind of work on a line of its own: "Minimum hedge charge: $180", "Minimum charge for

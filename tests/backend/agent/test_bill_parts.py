@@ -97,6 +97,9 @@ def test_a_price_written_with_its_currencys_code_is_a_price():
     assert with_currency_signs("DKK 1.250,50 a day, fee 95,00 EUR, SEK 1,200.50, 3,50 EUR") == (
         "¤1,250.50 a day, fee €95.00, ¤1,200.50, €3.50")
     assert with_currency_signs("See our 2025 USD price list.") == "See our 2025 USD price list."
+    # thousands apart by a space (blind set 95, read: "GROOM PACKAGE: 1 150 kr" was ¤150)
+    assert with_currency_signs("GROOM PACKAGE: 1 150 kr (cut and shave), SEK 12 500") == (
+        "GROOM PACKAGE: ¤1,150 (cut and shave), ¤12,500")
     assert value(first("2 days of the van, how much?", "Van hire: DKK 1.250,50 per day")) == "2501"
 
 

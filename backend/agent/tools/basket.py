@@ -124,12 +124,22 @@ _WHEN_THING = re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|wee
                          r"afternoons?|evenings?|nights?|eve)\b", re.IGNORECASE)
 
 
-def _listed_before(text: str) -> list[str]:
+# A thing had for a time named after it: "a tandem kayak for | a full day plus 2 dry bags".
+_HAD_FOR = re.compile(rf"(?:\b(?:a|an|the)\s+|^\s*)((?:(?!{_STOP}|my\b|our\b)[a-z][\w'-]*\s*){{1,3}}?)\s*\bfor\s+$", re.IGNORECASE)
+
+
+def _listed_before(text: str, had: bool = True) -> list[str]:
     """The things `text` (a question up to its first counted thing) lists right before that thing
     with no count, each joined to the next by a comma, "and" or "plus" (_ONE_BEFORE), in order."""
     found: list[str] = []
     while (m := _ONE_BEFORE.search(text)) is not None and len(found) < MAX_ITEMS:
         words = m.group(1).split()
+        # (how long a thing named before it is had: "a tandem kayak for a full day plus 2 dry bags" has the kayak)
+        had_for = _HAD_FOR.search(text[:m.start()]) if had and _DURATION.match(words[-1]) else None
+        if had_for is not None and not _WHEN_THING.search(had_for.group(1)) and not _NOT_BOUGHT.search(had_for.group(1)) \
+                and not re.match(rf"{_NOT_SERVED}", had_for.group(1), re.IGNORECASE):
+            found.insert(0, had_for.group(1).strip())
+            break
         # (how long, not a thing bought: "for a full week plus 2 extra nights"; "a day pass" is one; nor who asks: "I'm
         # a student and 3 friends", "as a member", "we are a group", "a quick question", review)
         if (_DURATION.match(words[-1]) or _TAX_ALONE.fullmatch(m.group(1).strip())
@@ -210,7 +220,8 @@ def basket_items(question: str) -> list[tuple[str, str]]:
             continue
         of = _OF_THING.match(text, m.end())  # "2 metres of cotton lining": the metres and what they are of
         if not items:
-            items.extend((OPTIONAL, thing) for thing in _listed_before(text[:m.start()]))
+            # (not a thing had for a time that the counted one extends: "a hot tub for a full week plus 2 extra nights")
+            items.extend((OPTIONAL, thing) for thing in _listed_before(text[:m.start()], not _DURATION.search(m.group(2))))
         items.append((count, m.group(2).strip() + (" " + of.group(1).strip() if of else "")))
         more = _one_more(text, of.end() if of else m.end())
         if more is not None and not _DURATION.match(more.group(1)):

@@ -30,7 +30,7 @@ from typing import Any, Collection, Sequence
 from backend.agent.numerals import NUMBER_RE, PERCENT_SIGN, expression_figures, with_digits
 from backend.agent.operations import asks_amount, asks_how_many
 from backend.agent.tools.allowances import FROM_BUSINESS
-from backend.agent.tools.pricing import PRICE
+from backend.agent.tools.pricing import PRICE, column_lengths
 from backend.agent.tools.taxes import asked_rate
 
 
@@ -130,9 +130,11 @@ def holds_billed_lengths(expression: str, question: str, sentences: Sequence[str
     sums = held | {a + b for a in held for b in held} if split else held
     # (only lengths of a unit the passages price by: "my flight is 8 hours" is no length of a stay priced per day, review)
     per_minute = any(_PER_MINUTES.search(s) for s in sentences)
+    # (nor a length a table's column is named by: "a single kayak for 2 hours" over "Single kayak: 2 hours $35; ...")
+    columns = {Fraction(n) for s in sentences for n in column_lengths(question, s)}
     return all(any(way <= held or (len(way) == 1 and way <= sums) for way in ways)
                for unit, ways in billed_durations(with_digits(question), with_units=True, per_minute=per_minute)
-               if unit in priced)
+               if unit in priced and not any(way & columns for way in ways))
 
 
 # A price per minutes: "£1 per minute", "$20 per 15 minutes", "40p/min", "every 30 mins".

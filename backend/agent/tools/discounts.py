@@ -345,6 +345,10 @@ def excluded_when(sentence: str, sentences: Sequence[str], question: str) -> boo
 
 
 _LISTED = re.compile(r"\s*(?:,|\band\b|\bor\b|&|/)\s*", re.IGNORECASE)
+# The days left of a list once the question's day is read out of it (conditions.condition_words): "  and holiday
+# hires" of "Weekend and holiday hires" (not "BANK HOLIDAY" of "BANK HOLIDAY Mondays": no list).
+_OTHER_DAYS = re.compile(r"^\W*(?:and|or|&|/|,)\s+(?:(?:bank|public)\s+)?(?:holidays?|weekends?|weekdays?|evenings?|nights?)\b",
+                         re.IGNORECASE)
 # Words of a time of day, which a question's clock time meets (not a day's: "BANK HOLIDAY Mondays" is no Monday).
 _TIME_OF_DAY = frozenset({"morning", "afternoon", "evening", "night"})
 # Words of a day or a time: an exclusion naming one is a condition ("Not valid on Saturday appointments").
@@ -723,6 +727,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             - _OCCASIONS):
         return clause
     words = condition_words(subject)
+    if when:  # (the other days of a list whose day the question's meets: "Weekend and holiday hires" on a Saturday)
+        words = _OTHER_DAYS.sub(" ", words)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
     opening = re.match(r"[\s*•-]*([a-z]+)\b", words, re.IGNORECASE)  # (a list's item: "- Pay 6 months ...")
     if opening and opening.group(1).lower() in _IMPERATIVES:  # "Book 3 or more classes ...": no one named "book"
@@ -747,7 +753,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if when:  # "Evening saver after 19:00: 25% off all single-course tickets" at 8pm
         # (a heading in capitals over it names no one: "TIME-OF-DAY SURCHARGES (added to the service call)
         # Weekdays 6pm-10pm and Saturdays: +$35.00" at 7pm on a Thursday, blind set 66)
-        unheaded = norm_words(condition_words(_CAPS_HEADING.sub("", subject, count=1))) - _ANYONE - _ADJUSTMENT_WORDS
+        unheaded = norm_words(_OTHER_DAYS.sub(" ", condition_words(_CAPS_HEADING.sub("", subject, count=1)))) - _ANYONE - \
+            _ADJUSTMENT_WORDS
         # (nor does a visit, an appointment or a job, any of the business's: "Saturday and Sunday visits, and any
         # appointment starting after 6 pm, carry a 15% surcharge on labour" on a Saturday, simple set 71)
         # (nor a word of the time itself, which the question's time meets: "Evening appointments starting after 18:00
@@ -809,7 +816,7 @@ _OCCASIONS = frozenset({"event", "events", "party", "parties", "booking", "booki
                         "stay", "stays", "from", "carry", "carries", "date", "dates", "holiday", "holidays", "festive",
                         "season", "seasonal", "peak", "christmas"})
 _ANY_SERVICE = frozenset({"visit", "appointment", "job", "service", "callout", "call", "booking", "order", "start",
-                          "starting", "any", "work", "event", "held"})  # ("Events held Monday to Thursday", blind set 96)
+                          "starting", "any", "work", "event", "held", "hire", "rental"})  # ("Events held Monday to Thursday", blind set 96)
 
 
 # A list's heading in capitals naming the kind of charge below it ("TIME-OF-DAY SURCHARGES (added to the service

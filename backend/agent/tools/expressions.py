@@ -176,6 +176,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # prices written with a currency's code or short name read as signed: "Tickets 8.00 EUR per person" (blind set 93)
     results = [with_currency_signs(result) for result in results]
     question = HALVES_WRITTEN.sub("in half", question)  # ("split it 50/50": no 50 of anything, blind set 86)
+    question = _HALF_A_DAY.sub(r"a half \1", question)  # ("for half a day" is the "Half day" hire, no price halved)
     spoken = valid_expressions([e for e in [spoken_expression(question)] if e], evaluate)
     if spoken:  # "what's the square root of 144 plus 2 cubed?": the whole message is arithmetic in words
         return spoken
@@ -484,6 +485,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 
 
 # Words of any charge: an exception naming "delivery and setup charges" excepts delivery and setup, not every charge.
+# A half day written as a share of one: "a tandem kayak for half a day", "half a day's hire".
+_HALF_A_DAY = re.compile(r"(?<!\ba\s)\bhalf\s+an?\s+(day|session|term)\b", re.IGNORECASE)
 _GENERIC_CHARGE = frozenset({"charge", "fee", "price", "cost", "item", "all", "other", "any", "surcharge", "rate"})
 
 

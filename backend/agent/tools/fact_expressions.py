@@ -35,7 +35,7 @@ from backend.agent.tools.mentions import names_extra
 from backend.agent.tools.offers import offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
 from backend.agent.tools.relations import MAX_NUMBERS, beginning, numbers_in, relations, years_in
-from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, count_per, PEOPLE_STEMS, PRICE,
+from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, column_lengths, count_per, PEOPLE_STEMS, PRICE,
                                          named_lengths, priced_per_count, names_asked_length, price_named, prices_first,
                                          two_rates)
 from backend.agent.tools.minimums import PER_HOUR, minimum_only
@@ -434,10 +434,19 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
         operands = [a for a in operands if a not in own] or operands
         hourly = (hours is not None and PER_HOUR.search(sentence) is not None
                   and not names_asked_length(question, sentence))
-        out = valid_expressions(_expressions(question, [(f"{{a}} * {hours}", hours)] if hourly else templates, operands, sentence,
+        # (not by a length the row names a column by: "a single kayak for 2 hours" over "Single kayak: 2 hours $35; ...")
+        # (a number said once: "2 single kayaks for 2 hours" counts the kayaks by its other 2)
+        columns = {n for n in column_lengths(question, sentence)
+                   if len(re.findall(rf"(?<![\w.]){re.escape(n)}(?![\w.])", digits)) == 1}
+        used = templates
+        if columns & {n for _, n in templates}:  # (the question's other counts: "3 single kayaks for 2 hours": 3)
+            unlengthed = re.sub(rf"(?:\bfor\s+)?(?<![\w.])(?:{'|'.join(map(re.escape, columns))})\s*-?\s*(?:hours?|hrs?|days?|nights?|"
+                                rf"weeks?|minutes?|mins?)\b", " ", question, flags=re.IGNORECASE)
+            used = named_operations(unlengthed) + [("{a}", None)]
+        out = valid_expressions(_expressions(question, [(f"{{a}} * {hours}", hours)] if hourly else used, operands, sentence,
                                   before_of.get((heading, sentence), "")), evaluate)
         if not out:  # the numbers next to the question's words were the question's own
-            out = valid_expressions(_expressions(question, templates, numbers_in(sentence), sentence), evaluate)
+            out = valid_expressions(_expressions(question, used, numbers_in(sentence), sentence), evaluate)
         # (a sentence whose every reading misreads a figure gives way to the next: "Prices exclude VAT at 20%"
         # is no price of "3 mini valets")
         out = plausible(out, question, texts)

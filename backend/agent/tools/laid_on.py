@@ -43,20 +43,33 @@ def terms_apart(expression: str, on: frozenset[str], sentences: Sequence[str], s
     one of a line of `sentences` whose label (the words before its ":") or section heading names
     every word of `on` and no thing of `excluded` (discounts.excluded_from's: "a 15% surcharge on all
     items except delivery" lays none on "Delivery: $40"), and the rest: ("520", "6 * 12") for "520 +
-    6 * 12" and {"package"}. None when neither `on` nor `excluded` names a thing, or the terms are
-    not all priced by a line, or either part would be empty."""
+    6 * 12" and {"package"}; when no line names `on` ("on the boat price" over rows of kayaks and
+    canoes), the lines not under an extras heading ("EXTRAS", "ADD-ONS") against those that are.
+    None when neither `on` nor `excluded` names a thing, or the terms are not all priced by a line,
+    or either part would be empty."""
     if not on and not excluded:
         return None
-    priced: dict[Fraction, bool] = {}
+    named: dict[Fraction, bool] = {}
+    main: dict[Fraction, bool] = {}  # (not under an extras heading)
     for sentence in sentences:
         words = norm_words(sentence.split(":")[0]) | norm_words(sections.get(sentence, ""))
         for m in PRICE.finditer(sentence):
             value = Fraction(re.search(r"[0-9][0-9,]*(?:\.[0-9]+)?", m.group(0)).group(0).replace(",", ""))
-            priced[value] = priced.get(value, False) or (on <= words and not any(thing <= words for thing in excluded))
-    kept, apart = [], []
-    for term in added_terms(expression):
-        values = [Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", term) if Fraction(x) in priced]
-        if not values:
+            named[value] = named.get(value, False) or (on <= words and not any(thing <= words for thing in excluded))
+            main[value] = main.get(value, False) or _EXTRAS_HEADING.search(sections.get(sentence, "")) is None
+    terms = added_terms(expression)
+    values = [[Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", term) if Fraction(x) in named] for term in terms]
+    if not all(values):
+        return None
+    for priced in (named, main) if on else (named,):
+        kept = [term for term, held in zip(terms, values) if any(priced[v] for v in held)]
+        apart = [term for term in terms if term not in kept]
+        if kept and apart:
+            return " + ".join(kept), " + ".join(apart)
+        if kept:
             return None
-        (kept if any(priced[v] for v in values) else apart).append(term)
-    return (" + ".join(kept), " + ".join(apart)) if kept and apart else None
+    return None
+
+
+# A heading over extras, no thing a percentage on a named price is laid on: "EXTRAS", "Add-ons", "OPTIONAL EXTRAS".
+_EXTRAS_HEADING = re.compile(r"\b(?:extras|add[\s-]?ons|accessories|optional\s+extras|upgrades)\b", re.IGNORECASE)

@@ -343,6 +343,21 @@ def names_asked_length(question: str, sentence: str) -> bool:
     return False
 
 
+# A table's cell under a column named by a length: "Single kayak: 2 hours $35; Half day $50." (its "2 hours").
+_CELL_LENGTH = re.compile(rf"(?:^|[:;])\s*([0-9]+(?:\.[0-9]+)?)\s*-?\s*(hours?|hrs?|days?|nights?|weeks?|minutes?|mins?)\s+"
+                          rf"[{CURRENCY_SIGNS}]", re.IGNORECASE)
+
+
+def column_lengths(question: str, sentence: str) -> set[str]:
+    """The numbers of the lengths `question` gives ("for 2 hours") that `sentence`, a table's row,
+    names a column by ("Single kayak: 2 hours $35; Half day $50; Full day $75."): the price of
+    that column is the hire's for that long, no price to multiply by it; {} when none."""
+    if not TABLE_ROW.match(sentence):
+        return set()
+    return {m.group(1) for m in _CELL_LENGTH.finditer(sentence)
+            if re.search(rf"(?<![\w.]){re.escape(m.group(1))}\s*-?\s*{m.group(2)[:2]}", question, re.IGNORECASE)}
+
+
 # A price per a unit: "€130 per night", "£2.80 per kg", "$45 an hour"; or the unit first, on a list's line
 # ("Dry ice, per lb (min. 10 lb) ........ $3.25": blind set 94, read; priced_per_count(unit_first=True)).
 _PRICE_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+(?P<unit>[a-z]+)"

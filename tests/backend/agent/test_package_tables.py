@@ -120,3 +120,37 @@ def test_a_call_out_beyond_its_free_distance_and_a_least_spend_before_it():
                        "call-out fee?", MOBILE)) == "165"  # max(120, 83) + 45
     assert value(first("home visit 6 km away for three men's cuts and a beard trim - what's the total bill with the "
                        "call-out fee?", MOBILE)) == "184"  # 117 + 22 + 45: the least reached
+
+
+KAYAKS = """RIVERBEND KAYAK HIRE - PRICES
+| Boat            | 2 hours | Half day | Full day |
+|-----------------|---------|----------|----------|
+| Single kayak    | $35     | $50      | $75      |
+| Tandem kayak    | $50     | $70      | $105     |
+| Canoe (3 seats) | $55     | $80      | $120     |
+
+EXTRAS
+- Dry bag: $5 per boat
+- Guide (for groups): $40 per hour
+
+DISCOUNTS AND SURCHARGES
+Weekend and holiday hires carry a 15% surcharge on the boat price.
+Students with valid ID get $5 off each boat, Monday to Friday only.
+"""
+
+
+def test_a_hire_priced_by_a_column_of_its_length():
+    # a new user's check (no set): "for 2 hours" named the "2 hours" column and was also read as 2 of the price
+    assert value(first("a single kayak for 2 hours, how much?", KAYAKS)) == "35"
+    assert value(first("3 single kayaks for 2 hours, how much?", KAYAKS)) == "105"
+    assert value(first("I'm a student, a single kayak for 2 hours on a tuesday, how much?", KAYAKS)) == "30"
+    # "half a day" is the half-day hire, and a thing had "for a full day" before the counted extras is bought
+    assert value(first("a tandem kayak for half a day plus 2 dry bags, total?", KAYAKS)) == "80"
+    assert value(first("a tandem kayak for a full day plus 2 dry bags, total?", KAYAKS)) == "115"
+
+
+def test_a_weekend_surcharge_of_a_list_of_days_on_the_boats_not_the_extras():
+    # "Weekend and holiday hires": the holiday is another day of the list, and a hire is any booking
+    assert value(first("what would a canoe for a full day cost on a saturday?", KAYAKS)) == "138"
+    # "on the boat price" names no line: the lines under EXTRAS take none of it
+    assert value(first("a guide for 3 hours plus 2 canoes for a half day on a Sunday, total?", KAYAKS)) == "304"

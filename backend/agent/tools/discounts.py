@@ -305,6 +305,8 @@ def _card_charged(question: str, before: str) -> str | None:
 _EXCLUDED = re.compile(r"\b(?:(?:does|do|will)\s+not|doesn't|don't|won't)\s+(?:apply|count)\s+(?:to|on)\s+([^.;]+)"
                        r"|\b(?:all|any|every)\s+[a-z]+\s+(?:except|but\s+not|other\s+than)\s+(?:for\s+)?([^.;]+)"
                        r"|\bnot\s+(?:valid|available|applicable)\s+(?:on|for|with)\s+([^.;]+)|\bexclud(?:es|ing)\s+([^.;]+)"
+                       # "10% off labour (not parts)"
+                       r"|\(\s*not\s+(?:on\s+|for\s+)?([^()]+)\)"
                        # "(Add-ons and delivery are charged at the normal price.)"
                        r"|([^.;()]+?)\s+(?:are|is)\s+(?:charged|priced)\s+at\s+(?:the\s+)?(?:normal|full|standard|usual)\s+"
                        r"(?:price|rate)", re.IGNORECASE)
@@ -546,7 +548,9 @@ def counted(question: str, thing: str) -> int | Decimal | None:
     # the things a question lists, when it names them by that word: "my push mower, strimmer and petrol hedge trimmer
     # in for services" books 3 services (blind set 90, read after its runs: "Book 3 or more annual services")
     listed = _THINGS_LISTED.search(question)
-    if listed is not None and {singular(w) for w in stems(thing)} & {singular(w) for w in stems(question)}:
+    # (not when it names one: "collect my bike ... I'm 8 miles away, total with collection and delivery?" lists no bikes)
+    if listed is not None and {singular(w) for w in stems(thing)} & {singular(w) for w in stems(question)} \
+            and not _names_one(question, thing):
         return len(re.split(r"\s*,\s*(?:and\s+|&\s*)?|\s+(?:and|&)\s+", listed.group(0).strip()))
     return None
 

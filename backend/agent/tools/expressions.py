@@ -55,7 +55,7 @@ from backend.agent.operations import asks_amount, asks_difference, asks_how_many
 from backend.agent.party import HALVES_WRITTEN, people_sharing
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
-from backend.agent.tools.allowances import travel_charge, within_free_distance
+from backend.agent.tools.allowances import DISTANCE_UNIT, travel_charge, within_free_distance
 from backend.agent.tools.bands import volume_discount
 from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import GENERIC_HEADING, named_by_two, with_label_verbs
@@ -305,7 +305,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
             basket, held = split
     if discount is not None and basket is not None and held is None:
         # only the thing it names the price of: "15% off the package price" (blind set 96, read)
-        split = terms_apart(basket, laid_on(discount[1]), [s for _, s in sentences], sections)
+        # (or not the things it is not given on, whatever the basket: "10% off labour (not parts)")
+        split = terms_apart(basket, laid_on(discount[1]), [s for _, s in sentences], sections,
+                            [w - _GENERIC_CHARGE for w in excluded_from(discount[1], [s for _, s in sentences]) if w - _GENERIC_CHARGE])
         if split is not None:
             basket, held = split
     weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
@@ -606,7 +608,10 @@ def _travel_apart(question: str, travel: tuple[str, str, bool] | None, out: Sequ
         return None, None
     if alone_read:
         rate = re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)[-1]
-        others = [p for p in priced if rate not in prices_in(p[1])]  # ("for 2 days": 90 * 2, else the price alone)
+        # ("for 2 days": 90 * 2, else the price alone; not the travel's own base either: "Collection and delivery
+        # within 5 miles: £10 each way" beside "Beyond 5 miles, £1.50 per extra mile each way" is no bike's service)
+        others = [p for p in priced if rate not in prices_in(p[1]) and not (
+            re.search(rf"\b{DISTANCE_UNIT}", p[1], re.IGNORECASE) and set(prices_in(p[1])) & figures)]
         job = next(iter(plausible(sentence_candidates(question, others, embed, evaluate), question, [t for _, t in sentences])
                         + listed_prices(question, others, embed)), None)
         split = _share_of(job) if job is not None and share is not None else None

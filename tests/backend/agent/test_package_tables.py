@@ -154,3 +154,28 @@ def test_a_weekend_surcharge_of_a_list_of_days_on_the_boats_not_the_extras():
     assert value(first("what would a canoe for a full day cost on a saturday?", KAYAKS)) == "138"
     # "on the boat price" names no line: the lines under EXTRAS take none of it
     assert value(first("a guide for 3 hours plus 2 canoes for a half day on a Sunday, total?", KAYAKS)) == "304"
+
+
+WORKSHOP = """SPOKE & CHAIN CYCLE WORKSHOP
+Basic service ........................ £45
+Full service ......................... £85
+
+PARTS
+Inner tube: £6 each
+Chain (8/9 speed): £22
+
+COLLECTION
+Collection and delivery within 5 miles: £10 each way. Beyond 5 miles, £1.50 per extra mile each way.
+
+DISCOUNTS
+Members of Hexham Wheelers cycling club get 10% off labour (not parts).
+Book 3 or more bikes in one go and the third bike's service is half price.
+"""
+
+
+def test_a_discount_not_given_on_parts_and_a_collection_beyond_its_free_miles():
+    # a new user's check (no set): "(not parts)" was no exception, so the chain was discounted too
+    assert value(first("I'm in Hexham Wheelers, full service plus a new chain, total?", WORKSHOP)) == "98.50"
+    # "my bike ... total with collection and delivery" listed no 3 bikes, and the collection's own £10 was no service
+    assert value(first("can you collect my bike for a full service? I'm 8 miles away, total with collection and "
+                       "delivery?", WORKSHOP)) == "114"

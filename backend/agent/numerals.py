@@ -30,10 +30,10 @@ _FLAGS = re.IGNORECASE
 CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|guilders?|shillings?|pesos?|rupees?|"
                   r"lira|lire|dinars?|ducats?|thalers?|zloty|rand|yen|yuan|kronor|kroner|krona|krone|pence|cents?|"
                   r"credits?|kr|usd|cad|aud|nzd|eur|gbp|sek|nok|dkk|chf)")
-# An amount as a price writes it, with or without thousands separators: "1,150", "4.60".
 # The currency signs a price is read with: the dollar's, the euro's, the pound's, the yen's and the generic "¤" (a
 # currency written by a code, with_currency_signs); each price pattern's character class holds them all.
 CURRENCY_SIGNS = "$€£¥¤"
+# An amount as a price writes it, with or without thousands separators: "1,150", "4.60".
 AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
 # A price after a currency sign: "£4.60", "$ 1,150", "¤350" (a currency with no sign of these: with_currency_signs).
 SIGNED_PRICE = rf"[{CURRENCY_SIGNS}]\s*{AMOUNT}"
@@ -49,10 +49,17 @@ _CODE_SIGN = {"usd": "$", "cad": "$", "aud": "$", "nzd": "$", "sgd": "$", "hkd":
               "kroner": "¤", "krona": "¤", "krone": "¤"}
 # The codes and short names of _CODE_SIGN, as a pattern's alternatives (longest first).
 CURRENCY_CODES = "|".join(sorted((re.escape(code) for code in _CODE_SIGN), key=len, reverse=True))
-# (an amount written with a decimal comma first, "1.250,50" and "95,00", as Europe writes it: blind sets 95's review)
-# (or thousands apart by a space, "1 150 kr", as Sweden writes them: blind set 95, read)
-_CODED_AMOUNT = (r"([0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]{1,2})?(?![0-9])|[0-9]{1,3}(?:[ \u00a0][0-9]{3})+(?:,[0-9]{1,2})?(?![0-9])|"
-                 r"[0-9]+,[0-9]{2}(?![0-9])|" + AMOUNT[1:])
+# (an amount written with a decimal comma first, "1.250,50" and "95,00", as Europe writes it: the review of blind set
+# 95; thousands apart by points only with a decimal comma or two points, "1.250.000": "1.859 EUR per litre" is a price
+# to the tenth of a cent, review)
+# (or thousands apart by a space, "1 150 kr", as Sweden writes them: blind set 95, read; _SPACED_AFTER says where)
+_CODED_AMOUNT = (r"([1-9][0-9]{0,2}(?:(?:\.[0-9]{3})+,[0-9]{1,2}|(?:\.[0-9]{3}){2,})(?![0-9])"
+                 r"|[1-9][0-9]{0,2}(?:[ \u00a0][0-9]{3})+(?:,[0-9]{1,2})?(?![0-9])|[0-9]+,[0-9]{2}(?![0-9])|" + AMOUNT[1:])
+# What an amount with thousands apart by a space follows, when its currency is written after it: a label's colon, a
+# bracket, a line's start, or a word of pricing ("GROOM PACKAGE: 1 150 kr", "a minimum spend of 1 200 kr"; not a count
+# before a price, "Children under 12 100 SEK", "pack of 6 120 kr", review).
+_SPACED_AFTER = re.compile(r"(?:^|[:(=\n]|\b(?:is|costs?|at|from|only|just|be|spend\s+of|minimum\s+of|charge\s+of|fee\s+of|"
+                           r"price\s+of|total\s+of))\s*$", re.IGNORECASE)
 # (not a year naming a list: "our 2025 USD price list", review)
 _CODE_AFTER = re.compile(rf"(?<![\w.,]){_CODED_AMOUNT}[ \t]?({CURRENCY_CODES})(?![\w])"
                          r"(?!\s+(?:price|prices|rates?|tariffs?|list|menu|edition|season)\b)", re.IGNORECASE)
@@ -74,14 +81,26 @@ def with_currency_signs(text: str) -> str:
     person", "Skin fade 350 kr" -> "Skin fade ¤350", "SEK 1,200" -> "¤1,200"): the price readers
     look for a sign before the amount. Blind set 93 (read) priced in "EUR" after the amount; its
     tour's "8.00 EUR per person" was no price to them."""
-    text = _CODE_AFTER.sub(lambda m: f"{_CODE_SIGN[m.group(2).lower()]}{_point_decimal(m.group(1))}", text)
+    text = _CODE_AFTER.sub(lambda m: _signed_after(m, text), text)
     return _CODE_BEFORE.sub(lambda m: f"{_CODE_SIGN[m.group(1).lower()]}{_point_decimal(m.group(2))}", text)
+
+
+def _signed_after(m: re.Match[str], text: str) -> str:
+    """An _CODE_AFTER match written with its sign first ("350 kr" -> "¤350"); an amount with thousands
+    apart by a space only where _SPACED_AFTER allows, else its last group alone ("12 100 SEK" after
+    "under" -> "12 ¤100")."""
+    amount, sign = m.group(1), _CODE_SIGN[m.group(2).lower()]
+    spaced = re.fullmatch(r"(.*)[ \u00a0]([0-9]{3}(?:,[0-9]{1,2})?)", amount)
+    if spaced is not None and not _SPACED_AFTER.search(text[:m.start()]):
+        return f"{spaced.group(1)} {sign}{_point_decimal(spaced.group(2))}"
+    return f"{sign}{_point_decimal(amount)}"
 
 
 def _point_decimal(amount: str) -> str:
     """`amount` with a decimal comma written as a point, and its thousands apart by commas ("1.250,50"
     -> "1,250.50", "1 150" -> "1,150", "95,00" -> "95.00"); as it is when written so already ("1,250.50", "8.00")."""
-    if re.fullmatch(r"[0-9]{1,3}(?:[. \u00a0][0-9]{3})+(?:,[0-9]{1,2})?|[0-9]+,[0-9]{2}", amount):
+    if re.fullmatch(r"[0-9]{1,3}(?:(?:[. \u00a0][0-9]{3})+,[0-9]{1,2}|(?:\.[0-9]{3}){2,}|(?:[ \u00a0][0-9]{3})+)|[0-9]+,[0-9]{2}",
+                    amount):
         return re.sub(r"[. \u00a0]", "\0", amount).replace(",", ".").replace("\0", ",")
     return amount
 

@@ -113,6 +113,14 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    # "how much if I bring them in together?", "how much would that be?" (blind set 62)
                    r"|\bhow\s+much\s+(?:(?:would|will|is)\s+(?:it|that|this)\s+(?:be\s+)?)?(?:if|when)\s+(?:i|we)\b"
                    r"|\bhow\s+much\s+(?:would|will)\s+(?:it|that|this)\s+be\b"
+                   # "Barn Hall for a full day on a Sunday, how much before VAT?" (a new user's check)
+                   r"|\bhow\s+much\s+(?:before|ex|excluding|excl\.?|incl\w*|inc\.?|with|plus|\+)\s*(?:the\s+)?(?:vat|tax|taxes|gst|hst)\b"
+                   # "Barn Hall for 4 hours plus the PA system, before VAT?": things listed, asked before or with a tax
+                   r"|^[^.?!\n]*\b(?:plus|and|with|\+)\b[^.?!\n]*,\s*(?:before|ex|excluding|excl\.?|incl\w*|inc\.?|with|plus)\s*"
+                   r"(?:the\s+)?(?:vat|tax|taxes|gst|hst)\s*\??\s*$"
+                   # "How much is the Gold package and 4 uplighters?": a list's price (review)
+                   r"|\bhow\s+much\s+(?:is|are|would\s+be|will\s+be)\s+(?:an?|the|[0-9]+)\s+(?!(?:deposit|discount|saving|surcharge|"
+                   r"fee|tax|vat|difference)\b)[^.?!\n]{1,60}?\s(?:and|plus|with|\+)\s+(?:an?\s+|the\s+)?[0-9]"
                    # "Gold package plus 2 extra hours for a Saturday, how much is that?" (blind set 96, read)
                    r"|\bhow\s+much\s+is\s+(?:that|it|this)\s*(?:all\s*together|altogether|in\s+total|total)?\s*(?:[?!.]|$)"
                    r"|^\W*(?:a\s+|the\s+|total\s+)?(?:price|cost|quote)\s+for\s+[0-9]"  # "price for 6 shirts and 2 ..."

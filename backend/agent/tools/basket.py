@@ -128,6 +128,11 @@ _WHEN_THING = re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|wee
 _HAD_FOR = re.compile(rf"(?:\b(?:a|an|the)\s+|^\s*)((?:(?!{_STOP}|my\b|our\b)[a-z][\w'-]*\s*){{1,3}}?)\s*\bfor\s+$", re.IGNORECASE)
 
 
+# A word saying how long, before a length: "full day", "half day", "whole week", "two nights", "extra hours".
+_HOW_LONG_WORD = re.compile(r"(?:full|half|whole|entire|extra|additional|one|two|three|four|five|six|seven|several|few|"
+                            r"long|short|each|every|per|next|last|this|that|same|first|second|[0-9]+)\b", re.IGNORECASE)
+
+
 def _listed_before(text: str, had: bool = True) -> list[str]:
     """The things `text` (a question up to its first counted thing) lists right before that thing
     with no count, each joined to the next by a comma, "and" or "plus" (_ONE_BEFORE), in order."""
@@ -140,11 +145,17 @@ def _listed_before(text: str, had: bool = True) -> list[str]:
                 and not re.match(rf"{_NOT_SERVED}", had_for.group(1), re.IGNORECASE):
             found.insert(0, had_for.group(1).strip())
             break
+        # (a thing named with how long it is had: "Loft full day plus 2 extra hours", not "a full week plus ...")
+        if _DURATION.match(words[-1]) and len(words) >= 2 and not _HOW_LONG_WORD.match(words[0]) \
+                and not _NOT_BOUGHT.search(m.group(1)) and not _WHEN_THING.search(" ".join(words[:-1])) \
+                and not re.match(rf"{_NOT_SERVED}", m.group(1), re.IGNORECASE):
+            found.insert(0, m.group(1).strip())
+            break
         # (how long, not a thing bought: "for a full week plus 2 extra nights"; "a day pass" is one; nor who asks: "I'm
         # a student and 3 friends", "as a member", "we are a group", "a quick question", review)
         if (_DURATION.match(words[-1]) or _TAX_ALONE.fullmatch(m.group(1).strip())
                 or re.search(r"\b(?:for|i'?m|am|as|are|we're|is|be|of)\s+$", text[:m.start()], re.IGNORECASE)
-                and not (m.group(0).lower().startswith("the ") and text[:m.start()].lower().endswith("for "))
+                and not (m.group(0).lower().startswith("the ") and text[:m.start()].lower().endswith(("for ", "is ")))
                 or _NOT_BOUGHT.search(m.group(1)) or _WHEN_THING.search(m.group(1))):
             break
         found.insert(0, m.group(1).strip())
@@ -451,6 +462,7 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
     (_PACKAGE) after one naming the thing alone; None when no
     price's words name it."""
     wanted, sized = norm_words(thing), sizes(thing)
+    asked = norm_words(question) - wanted
     context = norm_words(_own_clause(thing, question)) - wanted
     best: tuple[tuple[int, bool, int, int, int], str] | None = None
     for sentence in sentences:
@@ -474,7 +486,10 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
             # a package of several things ("HOME PACKAGE: 3 bedrooms + lounge + hallway for $175") prices
             # none of them alone ("2 bedrooms and the hallway" was 175 * 2 + 25: blind set 60)
             alone = not _PACKAGE.search(label) or bool(wanted & _PACKAGE_WORDS)
-            score = (len(sized & sizes(label)), bool(tier), alone, naming, len(wanted & own), len(context & own))
+            # (and of a table's rows, the row the question names elsewhere: "Gold plan plus 2 extra hours" over rows'
+            # "Extra hour £60" and "Extra hour £80", review)
+            row = norm_words(table_row_name(sentence, prices)) & asked if question else set()
+            score = (len(sized & sizes(label)), bool(tier), alone, naming, len(wanted & own), len(context & own), len(row))
             if best is None or score > best[0]:
                 best = (score, m.group(1).replace(",", ""))
     return None if best is None else best[1]
@@ -624,14 +639,14 @@ def listed_total(items: Sequence[tuple[str, str]], sentences: Sequence[str], que
             return None
         if count in ("1", OPTIONAL):  # "re-sand it" over "Re-sanding: £1.10 per m2" for "a 100 m2 drive": its area
             count = _measure_of(price, sentences, question) or count
-        count = _least_count_of(price, count, thing, sentences) or count
+        count = least_count_of(price, count, thing, sentences) or count
         terms.append(price if count in ("1", OPTIONAL) else f"{count} * {price}")
     if len(terms) < min(2, len(items)):
         return None  # "3 bouquets and a card": the card has no price, and one thing is no basket
     return " + ".join(terms) if terms else None
 
 
-def _least_count_of(price: str, count: str, thing: str, sentences: Sequence[str]) -> str | None:
+def least_count_of(price: str, count: str, thing: str, sentences: Sequence[str]) -> str | None:
     """The least count of `thing` the price `price` is sold in, when `count` is under it: "6" for 4
     uplighters over "Uplighting: £12 per uplighter (minimum 6 uplighters)" (blind set 96, read); None
     when none is written right after the price, or `count` reaches it."""
@@ -639,8 +654,9 @@ def _least_count_of(price: str, count: str, thing: str, sentences: Sequence[str]
         return None
     wanted = norm_words(thing)
     for sentence in sentences:
+        # (the bracket holds it alone: not "(minimum 10 chairs for delivery; any number if you collect)", review)
         for m in re.finditer(rf"[{CURRENCY_SIGNS}]\s*{re.escape(price)}(?![0-9])[^()\n;]{{0,30}}\(\s*min(?:imum|\.)?\s*(?:of\s+)?"
-                             rf"([0-9]+)\s+([a-z][\w-]*)", sentence, re.IGNORECASE):
+                             rf"([0-9]+)\s+([a-z][\w-]*)\s*\)", sentence, re.IGNORECASE):
             if norm_words(m.group(2)) & wanted and int(count) < int(m.group(1)):
                 return m.group(1)
     return None

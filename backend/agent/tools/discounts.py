@@ -341,9 +341,17 @@ def excluded_when(sentence: str, sentences: Sequence[str], question: str) -> boo
         for m in _EXCLUDED.finditer(text):
             for part in _LISTED.split(next(g for g in m.groups() if g)):
                 words = frozenset(norm_words(part)) - _ANY_SERVICE
-                if words & _WHEN_WORDS and words <= asked:
+                if words & _WHEN_WORDS and words <= asked and _on_the_day(question, part):
                     return True
     return False
+
+
+def _on_the_day(question: str, part: str) -> bool:
+    """Whether `question` books on the day `part` names ("bank holidays": "a bank holiday monday party"), not
+    around it ("back before the weekend", "can't do Saturday", review)."""
+    first = re.escape(re.sub(r"s\b", "", part.split()[0].lower())) if part.split() else ""
+    return bool(first) and re.search(rf"\b(?:before|after|until|till|not|except|can'?t|cannot|won'?t|no)\s+(?:\w+\s+)?"
+                                     rf"{first}", question, re.IGNORECASE) is None
 
 
 _LISTED = re.compile(r"\s*(?:,|\band\b|\bor\b|&|/)\s*", re.IGNORECASE)
@@ -445,8 +453,12 @@ _ASKS_SURCHARGE = re.compile(r"^\W*(?:how\s+much|what)(?:'s|s|\s+is|\s+are)?\s+(
 
 # A percentage's fee asked by itself, of a bill named after it: "what is the card fee on a deep clean if I pay by
 # credit card?", "how much would the processing fee be for ..." (not the bill with it: "how much with the card fee").
+# (a fee of paying, or a surcharge: not a service's own price named a fee, "what's the consultation fee if I pay by
+# card?", nor "my total fee", review)
 _ASKS_FEE_ITSELF = re.compile(r"^\W*(?:how\s+much|what)(?:'s|s|\s+is|\s+would|\s+will)?\s+(?:be\s+)?(?:the|your|my|a)\s+"
-                              r"(?:[\w-]+\s+){0,3}?(?:fee|surcharge|supplement)\b(?!\s+(?:included|incl))"
+                              r"(?:(?:(?:credit|debit)\s+)?card\s+(?:processing\s+|payment\s+|transaction\s+)?(?:fee|surcharge|charge)"
+                              r"|(?:processing|payment|transaction)\s+(?:fee|surcharge|charge)|(?:[\w-]+\s+)?(?:surcharge|supplement))\b"
+                              r"(?!\s+(?:included|incl))"
                               r"(?![^?.!]*\b(?:total|altogether|all\s+in|in\s+all|overall|with\s+(?:the|that)\s+fee)\b)",
                               re.IGNORECASE)
 
@@ -826,7 +838,11 @@ _ANY_SERVICE = frozenset({"visit", "appointment", "job", "service", "callout", "
 # A list's heading in capitals naming the kind of charge below it ("TIME-OF-DAY SURCHARGES (added to the service
 # call)"; not a condition, "BANK HOLIDAY Mondays").
 _CAPS_HEADING = re.compile(r"^\W*(?:[A-Z][A-Z0-9&/'+-]*\s+)*(?:SURCHARGES?|CHARGES|EXTRAS|SUPPLEMENTS?|FEES|RATES|PRICES)"
-                           r"\s*(?:\([^)]*\)\s*)?(?=[A-Z][a-z])")
+                           r"\s*(?:\([^)]*\)\s*)?(?=[A-Z][a-z])"
+                           # (any heading of capitals, of words of four letters or more: "TERMS Sundays carry a 10% ...")
+                           # (not a day's words: "BANK HOLIDAY Mondays: +$35.00" names its days)
+                           r"|^\W*(?:(?!(?:BANK|PUBLIC|HOLIDAYS?|WEEKENDS?|WEEKDAYS?|EVENINGS?|NIGHTS?|MORNINGS?|LATE|EARLY|"
+                           r"(?:MON|TUES|WEDNES|THURS|FRI|SATUR|SUN)DAYS?)\b)[A-Z][A-Z&/'+-]{3,}\s+){1,3}(?=[A-Z][a-z])")
 
 
 # An ordinal an offer is for: "the 6th full groom", "every 10th wash".

@@ -293,7 +293,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
               or basket_expression(question, named) or mentioned_total(question, unadjusted, names, sections))
     # (the things named with their prices when they hold every price of the basket and more: "an inflatable weekend
     # with the gazebo and 2 bathrobes" is no gazebo and bathrobes alone)
-    mentioned = mentioned_total(listing, unadjusted, names, sections) if basket is not None else None
+    # (only for "... with the X and N Y", where "the X" may have been read as the list's first: not "a full service and
+    # 2 inner tubes please, chain was replaced last time", review)
+    mentioned = mentioned_total(listing, unadjusted, names, sections) if basket is not None and _THE_LISTED.search(
+        listing) else None
     if mentioned is not None and _holds_more(mentioned, basket):
         basket = mentioned
     # the things the discount is not given on, added after it: "The discount does not apply to add-ons or delivery"
@@ -307,7 +310,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # only the thing it names the price of: "15% off the package price" (blind set 96, read)
         # (or not the things it is not given on, whatever the basket: "10% off labour (not parts)")
         split = terms_apart(basket, laid_on(discount[1]), [s for _, s in sentences], sections,
-                            [w - _GENERIC_CHARGE for w in excluded_from(discount[1], [s for _, s in sentences]) if w - _GENERIC_CHARGE])
+                            [w - _GENERIC_CHARGE for w in excluded_from(discount[1], [s for _, s in sentences]) if w - _GENERIC_CHARGE],
+                            question)
         if split is not None:
             basket, held = split
     weighed = mentioned_difference(question, unadjusted, names)  # "how much more is the sourdough weekend than the pasta"
@@ -487,9 +491,13 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
 
 
 # Words of any charge: an exception naming "delivery and setup charges" excepts delivery and setup, not every charge.
+_GENERIC_CHARGE = frozenset({"charge", "fee", "price", "cost", "item", "all", "other", "any", "surcharge", "rate"})
 # A half day written as a share of one: "a tandem kayak for half a day", "half a day's hire".
 _HALF_A_DAY = re.compile(r"(?<!\ba\s)\bhalf\s+an?\s+(day|session|term)\b", re.IGNORECASE)
-_GENERIC_CHARGE = frozenset({"charge", "fee", "price", "cost", "item", "all", "other", "any", "surcharge", "rate"})
+
+
+# "with the gazebo and 2 bathrobes", "plus the Silver package and 4 uplighters": a thing by "the" before a counted one.
+_THE_LISTED = re.compile(r"\b(?:with|and|plus|for)\s+the\s+(?:[\w'-]+\s+){1,3}(?:and|plus|&|,)\s+[0-9]+\s", re.IGNORECASE)
 
 
 def _holds_more(wider: str, basket: str) -> bool:
@@ -509,7 +517,7 @@ def _surcharged_on(expression: str, surcharges: Sequence[tuple[str, str, str, st
     named = {laid_on(c[2]) for c in percents}
     # (and not on the things they except: "a 15% holiday surcharge on all items except delivery and setup charges")
     excepted = [words - _GENERIC_CHARGE for c in percents for words in excluded_from(c[2], sentences)]
-    split = terms_apart(expression, next(iter(named)), sentences, sections, [w for w in excepted if w]) if len(
+    split = terms_apart(expression, next(iter(named)), sentences, sections, [w for w in excepted if w], question) if len(
         named) == 1 else None
     if split is None:
         return surcharged(expression, surcharges, question)

@@ -18,9 +18,10 @@ from backend.agent.tools.basket import norm_words
 from backend.agent.tools.pricing import PRICE, added_terms
 
 # The price a percentage names after it: "on the package price", "off the sculpture price", "to the room rate".
-_LAID_ON = re.compile(rf"[0-9]\s*{PERCENT_SIGN}[^.;()]{{0,40}}?\b(?:on|off|to)\s+(?:the|your|each|any)\s+"
-                      r"((?:[a-z][\w-]*\s+){1,2}?)(?:price|prices|rate|rates|fee|fees|cost|costs)\b(?!\s+(?:of|for)\b)",
-                      re.IGNORECASE)
+_LAID_ON = re.compile(rf"[0-9]\s*{PERCENT_SIGN}[^.;()]{{0,40}}?\b(?:on|off|to)\s+(?:(?:the|your|each|any)\s+"
+                      r"((?:[a-z][\w-]*\s+){1,2}?)(?:price|prices|rate|rates|fee|fees|cost|costs)\b(?!\s+(?:of|for)\b)"
+                      # "15% off room hire", "a 10% surcharge on boat rental"
+                      r"|(?:the\s+)?([a-z][\w-]*\s+)(?:hire|rental)\b)", re.IGNORECASE)
 # Words naming a whole bill or any price, not one thing of it: "on the total price", "off the normal rate".
 _WHOLE = frozenset({"total", "full", "whole", "entire", "final", "overall", "booking", "order", "bill", "invoice", "normal",
                     "standard", "usual", "regular", "list", "original", "base", "basic", "ticket", "hire", "rental",
@@ -33,34 +34,45 @@ def laid_on(sentence: str) -> frozenset[str]:
     m = _LAID_ON.search(sentence)
     if m is None:
         return frozenset()
-    words = frozenset(norm_words(m.group(1)))
+    words = frozenset(norm_words(m.group(1) or m.group(2)))
     return frozenset() if not words or words & norm_words(" ".join(_WHOLE)) else words
 
 
 def terms_apart(expression: str, on: frozenset[str], sentences: Sequence[str], sections: Mapping[str, str],
-                excluded: Sequence[frozenset[str]] = ()) -> tuple[str, str] | None:
+                excluded: Sequence[frozenset[str]] = (), question: str = "") -> tuple[str, str] | None:
     """`expression`'s terms added at its top level (pricing.added_terms) in two: those whose price is
     one of a line of `sentences` whose label (the words before its ":") or section heading names
     every word of `on` and no thing of `excluded` (discounts.excluded_from's: "a 15% surcharge on all
     items except delivery" lays none on "Delivery: $40"), and the rest: ("520", "6 * 12") for "520 +
     6 * 12" and {"package"}; when no line names `on` ("on the boat price" over rows of kayaks and
-    canoes), the lines not under an extras heading ("EXTRAS", "ADD-ONS") against those that are.
-    None when neither `on` nor `excluded` names a thing, or the terms are not all priced by a line,
-    or either part would be empty."""
+    canoes), the lines not under an extras heading ("EXTRAS", "ADD-ONS") against those that are; a
+    price of several lines by the lines whose labels `question` names most ("Silver package: £300"
+    and "LED dance floor: £300" for "the Gold package and the dance floor"). None when neither `on`
+    nor `excluded` names a thing, or the terms are not all priced by a line, or either part would be
+    empty, or a price's lines differ and the question names none of them more."""
     if not on and not excluded:
         return None
-    named: dict[Fraction, bool] = {}
-    main: dict[Fraction, bool] = {}  # (not under an extras heading)
+    asked = norm_words(question)
+    lines: dict[Fraction, list[tuple[int, bool, bool]]] = {}  # (words asked, named, not under an extras heading)
     for sentence in sentences:
-        words = norm_words(sentence.split(":")[0]) | norm_words(sections.get(sentence, ""))
+        label = norm_words(sentence.split(":")[0])
+        words = label | norm_words(sections.get(sentence, ""))
         for m in PRICE.finditer(sentence):
             value = Fraction(re.search(r"[0-9][0-9,]*(?:\.[0-9]+)?", m.group(0)).group(0).replace(",", ""))
-            named[value] = named.get(value, False) or (on <= words and not any(thing <= words for thing in excluded))
-            main[value] = main.get(value, False) or _EXTRAS_HEADING.search(sections.get(sentence, "")) is None
+            lines.setdefault(value, []).append((len(label & asked), on <= words and not any(thing <= words for thing in excluded),
+                                                _EXTRAS_HEADING.search(sections.get(sentence, "")) is None))
     terms = added_terms(expression)
-    values = [[Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", term) if Fraction(x) in named] for term in terms]
+    values = [[Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", term) if Fraction(x) in lines] for term in terms]
     if not all(values):
         return None
+    named: dict[Fraction, bool] = {}
+    main: dict[Fraction, bool] = {}
+    for value in {v for held in values for v in held}:
+        most = max(n for n, _, _ in lines[value])
+        found = [f for f in lines[value] if f[0] == most]
+        if len({f[1:] for f in found}) > 1:
+            return None  # (one price of lines the question tells no apart)
+        named[value], main[value] = found[0][1], found[0][2]
     for priced in (named, main) if on else (named,):
         kept = [term for term, held in zip(terms, values) if any(priced[v] for v in held)]
         apart = [term for term in terms if term not in kept]

@@ -26,7 +26,7 @@ from backend.agent.tools.arithmetic import addends
 from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band, states_bands
 from backend.agent.tools.conditions import date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
-from backend.agent.tools.basket import (DEPOSIT_WORDS, canonical, MAX_ITEMS, OTHER_WAY, PRICE, THRESHOLD_BEFORE, counts_of, is_deposit, norm_words,
+from backend.agent.tools.basket import (DEPOSIT_WORDS, canonical, MAX_ITEMS, OTHER_WAY, PRICE, THRESHOLD_BEFORE, counts_of, is_deposit, least_count_of, norm_words,
                                         set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.headings import GENERIC_HEADING
 from backend.agent.tools.minimums import is_minimum
@@ -189,17 +189,26 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         if own <= banded and held_counts(question, sentence, lot=True):
             counts = ["1"]  # a band's row prices the lot: "15 panels" over "11 - 20 panels: A$160" is one job
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
-        items.append((counts[0] if counts else per or "1", price, sentence))
+        count = counts[0] if counts else per or "1"
+        # (at least the count it is sold in: "£12 per uplighter (minimum 6 uplighters)" for 4, review)
+        items.append((least_count_of(price, count, " ".join(sorted(own | every)), [sentence]) or count, price, sentence))
     return items
 
 
 def _named_alternative(label: str, asked: set[str] | frozenset[str]) -> set[str] | None:
     """All the words of one of the names a list line's label gives apart by "/" ("Strimmer /
-    brushcutter: ", "Ride-on mower / lawn tractor: ") that `asked` holds; None when none or the label
-    gives one name."""
-    if not label.rstrip().endswith(":") or "/" not in label:
+    brushcutter: ", "Ride-on mower / lawn tractor: ") that `asked` holds, or the first of two one-word
+    names joined by "and" ("Projector and screen: "); None when none or the label gives one name."""
+    if not label.rstrip().endswith(":"):
         return None
-    for part in re.split(r"/", re.sub(r"\([^()]*\)", " ", label.rstrip().rstrip(":"))):
+    name = re.sub(r"\([^()]*\)", " ", label.rstrip().rstrip(":"))
+    if "/" not in label:
+        # (or the first of a pair a short label joins by "and": "Projector and screen: £45" for "the projector", a new
+        # user's check)
+        pair = re.fullmatch(r"\W*([A-Za-z][\w'-]*)\s+(?:and|&)\s+[a-z][\w'-]*\s*", name, re.IGNORECASE)
+        words = norm_words(pair.group(1)) - _NO_THING if pair else set()
+        return set(words) if words and words <= asked else None
+    for part in re.split(r"/", name):
         words = norm_words(part) - _NO_THING
         if words and words <= asked:
             return set(words)

@@ -144,6 +144,9 @@ def with_spend_minimum(expression: str, question: str, sentences: Sequence[str],
         m = _SPEND_MINIMUM.search(sentence)
         if m is None or not norm_words(m.group(1)) or not norm_words(m.group(1)) <= asked:
             continue
+        if re.search(rf"\b(?:rather\s+than|instead\s+of|not|no|without)\s+(?:an?\s+|the\s+)?{re.escape(m.group(1).split()[0])}",
+                     question, re.IGNORECASE):
+            continue  # "I'll come to the shop rather than a home visit" (review)
         minimum = m.group(2).replace(",", "")
         before = _BEFORE_FEE.match(sentence, m.end())
         fee = norm_words(before.group(1)) if before else set()

@@ -343,9 +343,10 @@ def names_asked_length(question: str, sentence: str) -> bool:
     return False
 
 
-# A table's cell under a column named by a length: "Single kayak: 2 hours $35; Half day $50." (its "2 hours").
-_CELL_LENGTH = re.compile(rf"(?:^|[:;])\s*([0-9]+(?:\.[0-9]+)?)\s*-?\s*(hours?|hrs?|days?|nights?|weeks?|minutes?|mins?)\s+"
-                          rf"[{CURRENCY_SIGNS}]", re.IGNORECASE)
+# A table's cell under a column named by a length: "Single kayak: 2 hours $35; Half day $50." (its "2 hours"), "Up
+# to 4 hours £300", "Full day (8 hours) £520".
+_CELL_LENGTH = re.compile(rf"(?:^|[:;])\s*(?:up\s+to\s+|first\s+|\w+\s+\()?([0-9]+(?:\.[0-9]+)?)\s*-?\s*"
+                          rf"(hours?|hrs?|days?|nights?|weeks?|minutes?|mins?)\)?\s+[{CURRENCY_SIGNS}]", re.IGNORECASE)
 
 
 def column_lengths(question: str, sentence: str) -> set[str]:
@@ -355,7 +356,13 @@ def column_lengths(question: str, sentence: str) -> set[str]:
     if not TABLE_ROW.match(sentence):
         return set()
     return {m.group(1) for m in _CELL_LENGTH.finditer(sentence)
-            if re.search(rf"(?<![\w.]){re.escape(m.group(1))}\s*-?\s*{m.group(2)[:2]}", question, re.IGNORECASE)}
+            if re.search(rf"(?<![\w.]){re.escape(m.group(1))}\s*-?\s*{_LENGTH_UNITS[m.group(2).lower()[:2]]}\b", question,
+                         re.IGNORECASE)}
+
+
+# A length's unit as a question may write it, by its first two letters as a column writes them ("2 hrs": "2 hours").
+_LENGTH_UNITS = {"ho": r"(?:hours?|hrs?|h)", "hr": r"(?:hours?|hrs?|h)", "da": r"days?", "ni": r"nights?", "we": r"weeks?",
+                 "mi": r"(?:minutes?|mins?)"}
 
 
 # A price per a unit: "€130 per night", "£2.80 per kg", "$45 an hour"; or the unit first, on a list's line

@@ -125,12 +125,18 @@ _CANCELS = re.compile(r"\b(?:have|need|got|going|want|had)\s+to\s+cancel\b|\bcan
                       r"(?:my|our|the|tomorrow|today|tonight|it|this|that)\b", re.IGNORECASE)
 # Not turning up (blind set 95, read): "If I no-show", "we didn't show up", "missed my appointment"; and what it costs:
 # "No-shows are charged 50% of the service price".
-_NO_SHOW = re.compile(r"\bno[\s-]?show(?:s|ed)?\b|\b(?:don'?t|didn'?t|do\s+not|did\s+not)\s+(?:show|turn)\s+up\b"
-                      r"|\bmiss(?:ed)?\s+(?:my|our|the)\s+(?:appointment|booking|session|slot)\b", re.IGNORECASE)
+# (the asker's own: "if I no-show", "I was a no-show", "we didn't turn up"; not "to avoid being a no-show", review)
+_NO_SHOW = re.compile(r"\b(?:if|when)\s+(?:i|we)\s+(?:(?:just|simply)\s+)?(?:no[\s-]?show|(?:don'?t|do\s+not)\s+(?:show|turn)\s+up"
+                      r"|miss\s+(?:my|our|the)\s+(?:appointment|booking|session|slot))\b"
+                      r"|\b(?:i|we)\s+(?:was|were|am|are)\s+a\s+no[\s-]?show\b|\b(?:i|we)\s+(?:no[\s-]?showed|didn'?t\s+(?:show|turn)\s+up"
+                      r"|did\s+not\s+(?:show|turn)\s+up|missed\s+(?:my|our|the)\s+(?:appointment|booking|session|slot))\b",
+                      re.IGNORECASE)
 _NO_SHOW_CHARGE = re.compile(r"\bno[\s-]?shows?\b[^.]{0,80}?\b(?:charged|charge\s+of|fee\s+of|pay)\s+(?:at\s+)?"
                              r"([0-9]{1,3})\s*%", re.IGNORECASE)
 # Less notice than an amount, as the question gives it: "it's less than 24 hours away", "under 2 days' notice".
-_WITHIN_LEFT = re.compile(r"\b(?:less\s+than|under|within)\s+([0-9]+)\s*(hours?|days?|weeks?)\b", re.IGNORECASE)
+# (of the booking: "away", "to go", "from now", "before it", not "you charge for less than 24 hours' notice", review)
+_WITHIN_LEFT = re.compile(r"\b(?:less\s+than|under|within)\s+([0-9]+)\s*(hours?|days?|weeks?)\s+(?:away|to\s+go|left|from\s+now|"
+                          r"before\s+(?:it|the|my|our))\b", re.IGNORECASE)
 _UNSURE = re.compile(r"\b(?:might|may|could|in\s+case|possibly|maybe)\b[^.?!]*$", re.IGNORECASE)
 _SOON = {"today": Fraction(0), "tonight": Fraction(0), "tomorrow": Fraction(1)}
 _SOON_WORD = re.compile(r"\b(today|tonight|tomorrow)(?:'s)?\b", re.IGNORECASE)
@@ -142,15 +148,18 @@ def late_cancellation(question: str, sentences: Sequence[str]) -> str | None:
     than `sentences` ask ("give us at least 48 hours' notice ... Late cancellations are charged 50%
     of the visit price"); None when it does not cancel, asks back no charge, or gives enough."""
     text = with_digits(question)
+    if _ASKS_REFUND.search(text):
+        return None  # what comes back, not what is charged (refund_expression)
     if _NO_SHOW.search(text):  # "If I no-show on a skin fade booking" over "No-shows are charged 50% of the service price"
         return next((m.group(1) for m in (_NO_SHOW_CHARGE.search(s) for s in sentences) if m is not None), None)
     cancels = _CANCELS.search(text)
-    if cancels is None or _UNSURE.search(text[:cancels.start()]) or _ASKS_REFUND.search(text):
+    if cancels is None or _UNSURE.search(text[:cancels.start()]):
         return None
     soon = _SOON_WORD.search(text)
     left = _SOON[soon.group(1).lower()] if soon else None
-    within = _WITHIN_LEFT.search(text)  # "it's less than 24 hours away": less than that
-    if within is not None:
+    within = _WITHIN_LEFT.search(text)  # "it's less than 24 hours away": less than that (not the days it gives itself)
+    given = _LEFT.search(text)
+    if within is not None and (given is None or within.start() <= given.start() < within.end()):
         left = _days(within.group(1), within.group(2)) - Fraction(1, 10**6)
     if left is None:
         left = _days_left(text)

@@ -179,3 +179,67 @@ def test_a_discount_not_given_on_parts_and_a_collection_beyond_its_free_miles():
     # "my bike ... total with collection and delivery" listed no 3 bikes, and the collection's own £10 was no service
     assert value(first("can you collect my bike for a full service? I'm 8 miles away, total with collection and "
                        "delivery?", WORKSHOP)) == "114"
+
+
+def test_review_of_the_thirty_fifth_session():
+    # a helper's review of this session's diff: each of these was a wrong bill
+    vet = "Consultation fee: $65\nVaccination: $40\nCard payments carry a 3% surcharge on the amount charged.\n"
+    assert value(first("what's the consultation fee if I pay by card?", vet)) == "66.95"  # a service named a fee
+    from backend.agent.numerals import with_currency_signs
+    assert with_currency_signs("Fuel: 1.859 EUR per litre, 0.125 USD per minute") == "Fuel: €1.859 per litre, $0.125 per minute"
+    assert with_currency_signs("Children under 12 100 SEK, pack of 6 120 kr") == "Children under 12 ¤100, pack of 6 ¤120"
+    salon = ("Skin fade: $45\nHot towel shave: $38\n- No-shows are charged 50% of the service price.\n"
+             "- Cancellations with less than 24 hours' notice are charged 30% of the service price.\n")
+    assert value(first("To avoid being a no-show I'll book a skin fade and a shave for Friday - total?", salon)) == "83"
+    from backend.agent.tools.refunds import late_cancellation
+    assert late_cancellation("cancel my shave on Friday, 3 days away. You charge for less than 24 hours' notice, so "
+                             "what do I owe?", salon.split("\n")) is None
+    assert value(first("I'll come to the shop rather than a home visit: two beard trims and one men's cut, how much?",
+                       MOBILE)) == "83"
+    bikes = "City bike: $20 per day\nHelmet: $5\nStudents get 10% off. Not valid on weekends.\n"
+    assert value(first("I'm a student: a city bike and a helmet on Monday, back before the weekend - how much?",
+                       bikes)) == "22.50"
+    assert value(first("a full service and 2 inner tubes please, chain was replaced last time. Total?", WORKSHOP)) == "97"
+    chairs = "PRICES\nBouncy castle: £90\nChair: £2 each (minimum 10 chairs for delivery; any number if you collect)\n"
+    assert value(first("I'll collect: a bouncy castle and 4 chairs, how much?", chairs)) == "98"
+    djs = ("| Package | DJ time | Price |\n|---|---|---|\n| Gold | 5 hours | £750 |\n\nEXTRAS\n"
+           "* Uplighting: £12 per uplighter (minimum 6 uplighters)\n")
+    assert value(first("How much is the Gold package and 4 uplighters?", djs)) == "822"
+    same = ("| Package | Price |\n|---|---|\n| Silver | £300 |\n| Gold | £500 |\n\nEXTRAS\n* LED dance floor: £300\n\n"
+            "Bank holiday events carry a 20% surcharge on the package price.\n")
+    assert value(first("what would a bank holiday monday party cost with the Gold package and the LED dance floor?",
+                       same)) == "900"
+    plans = "| Plan | Price | Extra hour |\n|---|---|---|\n| Bronze | £395 | £60 |\n| Gold | £650 | £80 |\n"
+    assert value(first("Gold plan plus 2 extra hours, how much is that?", plans)) == "810"
+
+
+GRANARY = """THE OLD GRANARY - EVENT HIRE
+All prices exclude VAT at 20%.
+
+ROOM HIRE
+| Room        | Up to 4 hours | Full day (8 hours) |
+|-------------|---------------|--------------------|
+| Loft        | £300          | £520               |
+| Barn Hall   | £650          | £1,100             |
+
+Each extra hour beyond the booking: £90.
+
+EXTRAS
+- PA system: £60
+- Projector and screen: £45
+
+TERMS
+Sundays carry a 10% surcharge on room hire.
+Registered charities get 15% off room hire.
+"""
+
+
+def test_a_room_hire_by_its_column_of_hours_with_its_extras_and_adjustments():
+    # a new user's check (no set): "Up to 4 hours" is a column, "before VAT?" after a list asks its price, a heading
+    # in capitals ("TERMS") names no one, "15% off room hire" is the rooms' only, "the projector" names "Projector and
+    # screen", and "Loft full day" is a thing with its length
+    assert value(first("Barn Hall for 4 hours plus the PA system, before VAT?", GRANARY)) == "710"
+    assert value(first("Barn Hall for a full day on a Sunday, how much before VAT?", GRANARY)) == "1210"
+    assert value(first("we're a registered charity - Loft for up to 4 hours and the projector, how much ex VAT?",
+                       GRANARY)) == "300"  # 300 * 0.85 + 45
+    assert value(first("Loft full day plus 2 extra hours, how much before VAT?", GRANARY)) == "700"

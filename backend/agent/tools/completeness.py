@@ -206,6 +206,24 @@ def holds_each_kind_of_person(expression: str, question: str, sentences: Sequenc
     return bool(held & together & set(prices)) or all(values & held for values in asked)
 
 
+def kind_counts(question: str) -> dict[str, int]:
+    """How many of each kind of person `question` counts ("40 adults and 10 children (all under 12)":
+    {"adult": 40, "child": 10}), by their first count each; {} when it counts none."""
+    question = with_digits(question)
+    out: dict[str, int] = {}
+    for kind, pattern in _COUNTED_KIND.items():
+        m = pattern.search(question)
+        if m is not None:
+            out[kind] = int(re.match(r"[0-9]+", m.group(0)).group(0))
+    return out
+
+
+def kind_named(words: str) -> str | None:
+    """The kind of person `words` name first ("Children under 12 are charged " -> "child"), or None."""
+    found = [(m.start(), kind) for kind, pattern in _KIND_WORD.items() for m in [pattern.search(words)] if m is not None]
+    return min(found)[1] if found else None
+
+
 def _plain_numbers(sentences: Sequence[str]) -> set[Fraction]:
     """The numbers of `sentences` that are no percentage ("25 per day" -> 25; not "10% off")."""
     return {Fraction(m.group(1).replace(",", "")) for sentence in sentences for m in NUMBER_RE.finditer(sentence)

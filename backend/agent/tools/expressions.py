@@ -61,7 +61,7 @@ from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import GENERIC_HEADING, named_by_two, with_label_verbs
 from backend.agent.tools.identifiers import as_written_compounds, as_written_kinds, as_written_sizes, names_another, without_names
 from backend.agent.tools.basket import basket_expression, norm_words, with_each_counted
-from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_billed_lengths, holds_each_kind_of_person,
+from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_billed_lengths, holds_each_kind_of_person, kind_counts, kind_named,
                                                   stated_amounts)
 from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
                                           without_paid_deposit)
@@ -400,8 +400,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         spent = [e for e in out[:MAX_DISCOUNTED] if reached(e, discount[2], evaluate)]
         # (a discount from a day on: "15% off ... from the 3rd day onwards" takes off only those days' share)
         saving = asks_saving(question)
-        out = valid_expressions([_from_day_on(e, discount, question, saving) or template.format(e=e, p=discount[0]) for e in spent]
-                     + out, evaluate)
+        out = valid_expressions([_from_day_on(e, discount, question, saving) or _for_its_kind(e, discount, question)
+                                 or template.format(e=e, p=discount[0]) for e in spent] + out, evaluate)
         # "the monthly cost for the weekly plan" over "Weekly plan: 4 visits per month, 15% off": 4 visits, first
         planned = over_plan(out[0], question, discount[1], [s for _, s in sentences]) if out and spent else None
         out = valid_expressions([planned] + out, evaluate) if planned is not None else out
@@ -498,6 +498,21 @@ _HALF_A_DAY = re.compile(r"(?<!\ba\s)\bhalf\s+an?\s+(day|session|term)\b", re.IG
 
 # "with the gazebo and 2 bathrobes", "plus the Silver package and 4 uplighters": a thing by "the" before a counted one.
 _THE_LISTED = re.compile(r"\b(?:with|and|plus|for)\s+the\s+(?:[\w'-]+\s+){1,3}(?:and|plus|&|,)\s+[0-9]+\s", re.IGNORECASE)
+
+
+def _for_its_kind(expression: str, discount: tuple[str, str, str], question: str) -> str | None:
+    """`expression` ("22.00 * 50", a price for everyone the question counts) with `discount` laid on
+    the people of the kind it is for only ("Children under 12 are charged half price" for "40 adults
+    and 10 children": "22.00 * 40 + (22.00 * 10) * (100 - 50) / 100", blind set 40); None when the
+    discount names no kind of person, the question counts no other kind, or the expression is not
+    one price times them all."""
+    kind = kind_named(discount[2])
+    counts = kind_counts(question)
+    m = re.fullmatch(r"([0-9.]+) \* ([0-9]+)", expression)
+    if kind is None or kind not in counts or len(counts) < 2 or m is None or int(m.group(2)) != sum(counts.values()):
+        return None
+    price, rest = m.group(1), sum(counts.values()) - counts[kind]
+    return f"{price} * {rest} + ({price} * {counts[kind]}) * (100 - {discount[0]}) / 100"
 
 
 def _holds_more(wider: str, basket: str) -> bool:

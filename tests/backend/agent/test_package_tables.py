@@ -243,3 +243,12 @@ def test_a_room_hire_by_its_column_of_hours_with_its_extras_and_adjustments():
     assert value(first("we're a registered charity - Loft for up to 4 hours and the projector, how much ex VAT?",
                        GRANARY)) == "300"  # 300 * 0.85 + 45
     assert value(first("Loft full day plus 2 extra hours, how much before VAT?", GRANARY)) == "700"
+
+
+def test_a_discount_for_a_kind_of_person_is_laid_on_those_people_only():
+    # blind set 40 (read): "Children under 12 are charged half price on any package" was laid on all 50 guests once
+    # the buffet's row was read as "Hot Fork Buffet package"
+    buffet = ("Package | Price per guest | Minimum guests\nHot Fork Buffet | £22.00 | 25\n\n"
+              "Children under 12 are charged half price on any package.\n")
+    assert value(first("We're planning a hot fork buffet for 40 adults and 10 children (all under 12). What will the "
+                       "food cost?", buffet)) == "990"

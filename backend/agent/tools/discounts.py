@@ -595,6 +595,8 @@ def _names_one(question: str, thing: str) -> bool:
     names it only in the singular and counts nothing ("e-bike tune up on a weekday": simple set 71; not "6 pairs
     of trousers ... after the multi-garment discount")."""
     one = re.escape(singular(thing.lower()))
+    if re.search(rf"(?<![\w.])[0-9]+\s+{one}", with_digits(question), re.IGNORECASE):
+        return False  # counted: "a block of 10 one-to-one sessions" (blind set 39)
     if re.search(rf"\b(?:a|an|one|our|my|the|his|her|their)\s+(?:[\w'-]+\s+){{0,3}}{one}\b", question, re.IGNORECASE):
         return True
     return (re.search(rf"(?<![\w-]){one}(?![\w-])|(?<=e-){one}\b", question, re.IGNORECASE) is not None
@@ -648,6 +650,9 @@ def least_count_met(subject: str, question: str) -> bool | None:
     m = _imperative_count(subject)
     if m is not None and not _LEAST_COUNT.search(subject):
         n = counted(question, m.group(2))
+        after = re.match(r"\s+([a-z][\w-]*)(?:\s+([a-z][\w-]*))?", subject[m.end():], re.IGNORECASE)
+        for word in (after.groups() if after is not None and n is None else ()):
+            n = counted(question, word) if word and n is None else n  # "10 one-to-one | sessions" (blind set 39)
         if n is None and int(m.group(1)) >= 2 and _names_one(question, m.group(2)):
             return False  # "bring in two machines ... get $20 off" is no deal of "a standard service on an embroidery machine"
         if n is not None:

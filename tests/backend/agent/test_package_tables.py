@@ -262,3 +262,18 @@ def test_a_block_booking_counted_by_its_noun_after_a_compound():
              "Block booking: pay for 10 one-to-one sessions upfront and get 15% off the block price.\n")
     assert value(first("If I pay upfront for a block of 10 one-to-one A-level sessions for my son, how much is that?",
                        tutor)) == "391"
+
+
+def test_regressions_the_program_half_found_in_this_sessions_changes():
+    # each was right at the session's start and wrong at d478c53 (blind sets 79, 87 and 92, read)
+    patios = ("PATIOS & PATHS: £3.00 per m2, any size.\nMinimum cleaning charge per visit: £95.\n"
+              "Bookings with a quoted total (including VAT) over £400 need a 20% deposit to secure the date.\n")
+    from backend.agent.tools.mentions import mentioned_items
+    assert mentioned_items("just need my patio done, its about 30 m2. whats the total with vat?",
+                           patios.strip().split("\n")) == []  # "over £400" is a bound, no thing
+    workshop = ("WE COME TO YOU (off-site workshops) $58 per guest, minimum charge of 12 guests.\n"
+                "Flat travel fee of $45 anywhere within 25 miles of the studio.\n")
+    assert value(first("Can you run an off-site workshop at our office, 10 miles away, for 10 people? How much before "
+                       "tax?", workshop)) == "741"  # "10 miles away" is how far, no 10 of the $45
+    tubs = ("INFLATABLE TUBS\nMidweek (Mon to Thu): £100\nWeekend (Fri to Mon): £165\n\nEXTRAS\nBathrobe: £6 each\n")
+    assert value(first("how much is an inflatable tub for the weekend plus 2 bathrobes?", tubs)) == "177"

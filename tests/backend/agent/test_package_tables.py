@@ -277,3 +277,14 @@ def test_regressions_the_program_half_found_in_this_sessions_changes():
                        "tax?", workshop)) == "741"  # "10 miles away" is how far, no 10 of the $45
     tubs = ("INFLATABLE TUBS\nMidweek (Mon to Thu): £100\nWeekend (Fri to Mon): £165\n\nEXTRAS\nBathrobe: £6 each\n")
     assert value(first("how much is an inflatable tub for the weekend plus 2 bathrobes?", tubs)) == "177"
+
+
+def test_a_volume_discount_counted_with_thousands_apart():
+    # blind set 97 (read after its end run): "orders of more than 10,000 words receive 5% off" was claimed by an
+    # 800-word letter (the "10,000" was no count) and by "a 1,500-word manual" (no count read of it)
+    rates = ("Dutch <-> English: Per word 0.12 EUR\nProofreading: 0.05 EUR per word\n"
+             "a) Volume: orders of more than 10,000 words receive 5% off the translation total.\n")
+    assert value(first("How much would it cost to translate an 800-word letter from Dutch into English?", rates)) == "96"
+    assert value(first("Can you proofread a translation I already have? It's 2,400 words - what would that cost?",
+                       rates)) == "120"
+    assert value(first("We're sending 12,000 words to translate from Dutch into English, how much?", rates)) == "1368"

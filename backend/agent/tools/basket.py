@@ -534,8 +534,8 @@ def basket_expression(question: str, sentences: Sequence[str]) -> str | None:
     items: list[tuple[str, str]] = []
     # (a distance is billed only at a price per distance: "10 miles away" beside "Flat travel fee of $45 anywhere within
     # 25 miles" is how far, blind set 92; "15 miles away" beside "£1 per mile over 5 miles" is read as travel later)
-    per_distance = any(re.search(rf"[{CURRENCY_SIGNS}]\s*[0-9.,]+\s*(?:per|a|/)\s*(?:mile|km|kilomet)", s, re.IGNORECASE)
-                       for s in sentences)
+    per_distance = any(re.search(rf"[{CURRENCY_SIGNS}]\s*[0-9.,]+\s*(?:per|a|/|for\s+(?:every|each)|every|each)\s*"
+                                 r"(?:additional\s+|extra\s+)?(?:mile|mi\b|km|kilomet)", s, re.IGNORECASE) for s in sentences)
     for count, thing in basket_items(question):
         if not per_distance and re.match(r"(?:miles?|mi|km|kilomet(?:re|er)s?)\b", thing, re.IGNORECASE):
             continue

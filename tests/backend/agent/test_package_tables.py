@@ -275,6 +275,13 @@ def test_regressions_the_program_half_found_in_this_sessions_changes():
                 "Flat travel fee of $45 anywhere within 25 miles of the studio.\n")
     assert value(first("Can you run an off-site workshop at our office, 10 miles away, for 10 people? How much before "
                        "tax?", workshop)) == "741"  # "10 miles away" is how far, no 10 of the $45
+    # (and a rate "for every mile over 10" is a price per distance: the distance read as a thing, then as travel;
+    # blind set 67, lost at 29f7d0b)
+    fish = ("- Fish sitting (feeding visit while you're away): $22 per visit\n"
+            "Visits within 10 miles of our shop are free of travel charges.\n"
+            "Beyond 10 miles we add $1.50 for every mile over 10, based on the one-way distance and charged per visit.\n")
+    assert value(first("going away and need fish sitting, 7 feeding visits. I'm 15 miles out from you, so what's the "
+                       "total w/ travel?", fish)) == "206.50"
     tubs = ("INFLATABLE TUBS\nMidweek (Mon to Thu): £100\nWeekend (Fri to Mon): £165\n\nEXTRAS\nBathrobe: £6 each\n")
     assert value(first("how much is an inflatable tub for the weekend plus 2 bathrobes?", tubs)) == "177"
 

@@ -144,7 +144,7 @@ def test_a_hire_priced_by_a_column_of_its_length():
     assert value(first("a single kayak for 2 hours, how much?", KAYAKS)) == "35"
     assert value(first("3 single kayaks for 2 hours, how much?", KAYAKS)) == "105"
     assert value(first("I'm a student, a single kayak for 2 hours on a tuesday, how much?", KAYAKS)) == "30"
-    # "half a day" is the half-day hire, and a thing had "for a full day" before the counted extras is bought
+    # "half a day" is the half-day hire, and the kayak "for a full day" is bought with the counted extras
     assert value(first("a tandem kayak for half a day plus 2 dry bags, total?", KAYAKS)) == "80"
     assert value(first("a tandem kayak for a full day plus 2 dry bags, total?", KAYAKS)) == "115"
 

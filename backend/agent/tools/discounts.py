@@ -318,15 +318,20 @@ def excluded_from(sentence: str, sentences: Sequence[str]) -> list[frozenset[str
     {"surcharge"}] for "Seniors (65 and over) receive 10% off labour charges. ... The discount does
     not apply to parts, travel or surcharges."; a thing named by a day or a time, or by words of any
     service ("Not valid on Saturday appointments"), is a condition, none of these; [] when none."""
-    at = list(sentences).index(sentence) if sentence in sentences else len(sentences)
     out: list[frozenset[str]] = []
-    for text in [sentence, *sentences[at + 1:at + 3]]:
-        for m in _EXCLUDED.finditer(text):
-            for part in _LISTED.split(next(g for g in m.groups() if g)):
-                words = frozenset(norm_words(part))
-                if words and not words & _WHEN_WORDS and words - _ANY_SERVICE:
-                    out.append(words - _ANY_SERVICE)
+    for part in _excluded_parts(sentence, sentences):
+        words = frozenset(norm_words(part))
+        if words and not words & _WHEN_WORDS and words - _ANY_SERVICE:
+            out.append(words - _ANY_SERVICE)
     return out
+
+
+def _excluded_parts(sentence: str, sentences: Sequence[str]) -> list[str]:
+    """Each thing listed as excepted from the adjustment of `sentence` (_EXCLUDED, split at _LISTED),
+    by it or the two sentences after it in `sentences`: "parts", "travel", "bank holidays"."""
+    at = list(sentences).index(sentence) if sentence in sentences else len(sentences)
+    return [part for text in [sentence, *sentences[at + 1:at + 3]] for m in _EXCLUDED.finditer(text)
+            for part in _LISTED.split(next(g for g in m.groups() if g))]
 
 
 def excluded_when(sentence: str, sentences: Sequence[str], question: str) -> bool:
@@ -335,15 +340,10 @@ def excluded_when(sentence: str, sentences: Sequence[str], question: str) -> boo
     weekday discount does not apply on bank holidays or New Year's Eve." for "a bank holiday monday
     party" (blind set 96, read); every word of the day named, a service's aside ("Not valid on
     Saturday appointments" for "on a Saturday")."""
-    at = list(sentences).index(sentence) if sentence in sentences else len(sentences)
     asked = norm_words(question)
-    for text in [sentence, *sentences[at + 1:at + 3]]:
-        for m in _EXCLUDED.finditer(text):
-            for part in _LISTED.split(next(g for g in m.groups() if g)):
-                words = frozenset(norm_words(part)) - _ANY_SERVICE
-                if words & _WHEN_WORDS and words <= asked and _on_the_day(question, part):
-                    return True
-    return False
+    return any(words & _WHEN_WORDS and words <= asked and _on_the_day(question, part)
+               for part in _excluded_parts(sentence, sentences)
+               for words in [frozenset(norm_words(part)) - _ANY_SERVICE])
 
 
 def _on_the_day(question: str, part: str) -> bool:

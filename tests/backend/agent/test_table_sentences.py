@@ -7,6 +7,8 @@ import pytest
 
 from backend.agent.tools.segmentation import table_sentences, text_sentences
 
+from .test_expressions import first
+
 BIKES = """Riverside Wheels - Bike Hire Rates 2024
 
 | Bike type            | 1 hour | Half day (4 hrs) | Full day (8 hrs) |
@@ -103,3 +105,16 @@ def test_a_quoted_answer_is_a_row_of_a_table_or_a_question_with_its_answer():
         1, "E-bike: 1 hour €15; Half day (4 hrs) €40; Full day (8 hrs) €60.")
     assert best_sentence("emergency number? power's gone out", content, None) == (
         1, "Power cut or emergency? Call 0800 555 0199, open 24 hours.")
+
+
+def test_a_price_said_of_it_takes_the_name_before_it():
+    # blind set 98, read: "It's $5.00 per box or bag" named no Shred Day, and the bankers box's $11.00 was taken
+    faq = ("Is there a cheaper option for households?\nYes - our Community Shred Day runs on the first Saturday of each "
+           "month at the depot, 9 am to noon. It's $5.00 per box or bag, with a limit of 5 boxes or bags per household.")
+    sentences = [s for _, s in text_sentences(faq)]
+    assert "The Community Shred Day is $5.00 per box or bag, with a limit of 5 boxes or bags per household." in sentences
+    prices = "ON-SITE SHREDDING\n- Standard bankers box: $11.00 per box\n\n" + faq
+    assert first("How much would it be to bring 4 boxes to the Community Shred Day?", prices) == 20
+    # (no name before it: as written; "It is" of no price: as written)
+    assert [s for _, s in text_sentences("We sell bread. It's £3 a loaf.")] == ["We sell bread.", "It's £3 a loaf."]
+    assert [s for _, s in text_sentences("The Sunset Paddle Tour runs Fridays. It is fun.")][1] == "It is fun."

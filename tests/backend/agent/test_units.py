@@ -174,3 +174,10 @@ def test_a_duration_in_two_units(question, sentence, want):
     assert compound_conversions(question, sentence) == want
     if want:
         assert implied_conversions(question, [sentence])[0] == want[0]
+
+
+def test_no_conversion_between_two_words_of_no_unit():
+    # "4 boxes to the Community Shred Day" had been read as 4 boxes to one community (blind set 98, read): 5 / 4
+    assert stated_conversion("How much would it be to bring 4 boxes to the Community Shred Day?") is None
+    assert stated_conversion("at 3.28 feet to the metre")[1] == "3.28"  # known units still
+    assert stated_conversion("assume 4 scoops per tub")[1] == "4"  # and "per" between any two words

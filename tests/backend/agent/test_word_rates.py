@@ -1,0 +1,61 @@
+"""A price per word with its surcharges and discounts (issue 15): a translation bureau's rates,
+read from blind set 97 after its runs. Each test fails when its reading regresses."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from backend.agent.operations import named_operations
+from backend.agent.tools.plausible import misread_figures
+
+from .test_expressions import first
+
+RATES = """TRANSLATION BUREAU - Rates 2025
+
+All prices are in euros and exclude 21% VAT unless stated otherwise.
+
+STANDARD TRANSLATION (price per source word)
+Language pair                           | Per word
+Dutch <-> English                       | 0.12
+Dutch <-> German / French               | 0.14
+Dutch <-> Arabic / Chinese / Japanese   | 0.22
+
+Minimum charge per translation order: 45.00 (charged instead of the word total when the word total is lower).
+
+SPECIALIST TEXTS
+Legal, medical and technical documents carry a 20% surcharge on the word rate.
+
+DELIVERY SPEED
+- Standard: up to 2,000 words in 3 working days
+- Express (next working day): +50% on the translation total
+- Same day (order in by 10:00, max 1,000 words): +100% on the translation total
+
+DISCOUNTS
+a) Volume: orders of more than 10,000 words receive 5% off the translation total.
+b) Non-profit: registered charities (ANBI status) receive 10% off the translation total.
+"""
+
+
+def test_a_kind_of_a_listed_noun_claims_its_surcharge():
+    # "Legal, medical and technical documents" names a technical manual by its kind; the same-day line's limit ("max
+    # 1,000 words") names no 1,500-word manual by its words (it had been claimed too: (210 * 1.5) * 2)
+    assert first("We have a 1,500-word technical manual to go from Dutch to German and we need it express, next working "
+                 "day. What's the total before VAT?", RATES) == Fraction(378)
+    # (an ordinary letter claims none of it)
+    assert first("How much would it cost to translate an 800-word letter from Dutch into English, before VAT?", RATES) == 96
+
+
+def test_a_hundred_percent_surcharge_and_an_hour_of_the_morning():
+    # "before 10 in the morning" is no 10 words; a +100% surcharge's 100 is a percentage, not a misread figure
+    question = ("If I send you a 600-word Dutch text before 10 in the morning and need the English version the same day, "
+                "how much will I pay including VAT?")
+    assert named_operations(question) == []
+    assert misread_figures("((0.12 * 600) * (100 + 100) / 100) * (100 + 21) / 100", question, [
+        "- Same day (order in by 10:00, max 1,000 words): +100% on the translation total"]) == []
+    assert first(question, RATES) == Fraction("174.24")
+
+
+def test_a_count_asked_is_multiplied_by_a_price_not_by_a_limit():
+    # "Standard: up to 2,000 words in 3 working days" holds no price: 2000 * 5000 had been read for "at standard speed"
+    assert first("We're a registered charity with ANBI status and need 5,000 words of general text translated from Dutch "
+                 "into Arabic at standard speed. What's the total with VAT?", RATES) == Fraction("1197.90")

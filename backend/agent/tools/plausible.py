@@ -403,7 +403,20 @@ def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[
             if kinds and not any(_timed(c) if k == "duration" else _priced_per(c, k, other, question)
                                  for k in kinds for c in clauses):
                 return True  # ("$265 per day, delivery $2 per mile": the day's price is no price per mile)
+            # (nor is a price per a distance or a weight one of a length of time: "0.35 per km" for "an interpreter for
+            # 3 hours", blind set 97, read)
+            if other != n and _lengths_of_time(other, question) and clauses and not any(_timed(c) for c in clauses) and all(
+                    any(re.search(_PER + _PRICED_UNITS[k], c, re.IGNORECASE) for k in ("distance", "weight", "area"))
+                    for c in clauses):
+                return True
     return False
+
+
+def _lengths_of_time(number: str, question: str) -> bool:
+    """Whether `question` writes `number` as a length of time every time it writes it ("for 3 hours")."""
+    text = without_ages(with_digits(question))
+    found = _occurrences(number, text)
+    return bool(found) and all(_measure(text, m.end()) == "duration" for m in found)
 
 
 # A price charged once whatever the count ("Local delivery ...: £6.00 flat fee per order", "a £20 booking
@@ -508,7 +521,8 @@ def _same_measure(expression: str, node: ast.BinOp, question: str, sentences: Se
 
 
 def _with_itself(expression: str) -> list[str]:
-    """The numbers `expression` combines with themselves ("90 * 90", "90 - 90", "2 * 90 * 90")."""
+    """The numbers `expression` combines with themselves ("90 * 90", "90 - 90", "2 * 90 * 90"), not
+    added to themselves (a distance there and back: "(23 + 23) * 0.35")."""
     try:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError:
@@ -516,7 +530,7 @@ def _with_itself(expression: str) -> list[str]:
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
-            if node.left.value == node.right.value:
+            if node.left.value == node.right.value and not isinstance(node.op, ast.Add):
                 out.append(ast.get_source_segment(expression, node.left) or "")
     return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from backend.agent.numerals import with_digits
 from backend.agent.operations import named_operations
 from backend.agent.tools.plausible import misread_figures
 
@@ -59,3 +60,26 @@ def test_a_count_asked_is_multiplied_by_a_price_not_by_a_limit():
     # "Standard: up to 2,000 words in 3 working days" holds no price: 2000 * 5000 had been read for "at standard speed"
     assert first("We're a registered charity with ANBI status and need 5,000 words of general text translated from Dutch "
                  "into Arabic at standard speed. What's the total with VAT?", RATES) == Fraction("1197.90")
+
+
+SERVICES = """OTHER SERVICES
+- Hourly work (DTP, formatting, transcription): 55.00 per hour, billed per half hour
+- Interpreting: 95.00 per hour, minimum 2 hours
+- Interpreter travel outside Utrecht: 0.35 per km, counted as the return distance from our office
+
+All prices are in euros and exclude 21% VAT.
+"""
+
+
+def test_an_interpreter_for_an_hour_and_a_half_with_travel_there_and_back():
+    # "an hour and a half" is 1.5 hours, charged the least 2; "23 km each way" counted as the return distance: 46 km;
+    # a price per km is no price of a length of time (it had been "0.35 * 2", the interpreter's own line left out)
+    # (the real embedder ranks "Interpreting" first for "an interpreter ... an hour and a half"; the words alone rank
+    # "billed per half hour" first for "half", and need the line's own word)
+    question = ("I need interpreting for a meeting in Amersfoort that should take about 1.5 hours. It's 23 km "
+                "each way from your office. What would that cost excluding VAT?")
+    assert with_digits("about an hour and a half") == "about 1.5 hours"
+    assert first(question, SERVICES) == Fraction("206.10")
+    assert misread_figures("0.35 * 3", "an interpreter for 3 hours", [SERVICES.splitlines()[3]]) != []
+    assert first("I need interpreting for 3 hours at a meeting 23 km from your office. Cost excluding VAT?",
+                 SERVICES) == Fraction("301.10")

@@ -282,8 +282,9 @@ _SERVED = re.compile(rf"(?:^|[,+;:]\s*|\b(?:and|plus|with)\s+)((?:(?!{_STOP}|for
 _PEOPLE_WORD = re.compile(r"(?:people|persons?|guests?|attendees|delegates|pax)\b", re.IGNORECASE)
 
 
-# A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters").
-_COUNT_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]+(?:\.[0-9]+)?)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{{1,3}}x[0-9]{{1,3}})\s+){{0,2}}[a-z][\w-]*)",
+# A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters"; thousands apart: "a
+# 1,500-word manual", blind set 97).
+_COUNT_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+(?:\.[0-9]+)?)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{{1,3}}x[0-9]{{1,3}})\s+){{0,2}}[a-z][\w-]*)",
                            re.IGNORECASE)
 
 
@@ -294,7 +295,8 @@ _ABBREVIATED = {"hr": "hour", "h": "hour", "min": "minute", "mn": "minute", "wk"
 def counts_of(question: str, thing: str) -> list[str]:
     """Every count `question` gives of `thing` (a word), in order: a number before it or before a
     word or two and it, or a word naming the same ("6 A1 posters and 4 A2 posters", "poster" ->
-    ["6", "4"]; "2 kids", "child" -> ["2"]); ages are no counts ("I'm 70")."""
+    ["6", "4"]; "2 kids", "child" -> ["2"]; "a 1,500-word manual", "word" -> ["1500"]); ages are no
+    counts ("I'm 70")."""
     unit, same, short = stems(thing), norm_words(thing), thing.lower().rstrip("s")
 
     def names(word: str) -> bool:
@@ -302,7 +304,7 @@ def counts_of(question: str, thing: str) -> list[str]:
         return bool(stems(word) & unit or norm_words(word) & same or (len(short) < 3 and bare == short)
                     or _ABBREVIATED.get(bare, "-") in same)
     text = without_ages(with_digits(question))
-    return [m.group(1) for m in _COUNT_BEFORE.finditer(text)  # not a size ("a 12 inch cake")
+    return [m.group(1).replace(",", "") for m in _COUNT_BEFORE.finditer(text)  # not a size ("a 12 inch cake")
             if any(names(word) for word in m.group(2).replace("-", " ").split()) and not names_a_size(text, m.start())]
 
 

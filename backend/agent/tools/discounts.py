@@ -638,7 +638,7 @@ def least_count_met(subject: str, question: str) -> bool | None:
                 return False
             met = True
     for m in _MORE_THAN_COUNT.finditer(subject):
-        n = counted(question, m.group(2).split()[-1]) or _written_count(question, m.group(2).split()[-1])
+        n = counted(question, m.group(2).split()[-1])
         if n is None and _names_one(question, m.group(2).split()[-1]):
             return False  # "a 40 gallon freshwater tank" is one: not "more than one tank at the same address"
         if n is not None:
@@ -664,16 +664,6 @@ def least_count_met(subject: str, question: str) -> bool | None:
                 return False
             met = True
     return met
-
-
-def _written_count(question: str, thing: str) -> int | None:
-    """A count of `thing` `question` writes with thousands apart or joined to it ("a 1,500-word
-    manual", "2,400 words": 1500, 2400; blind set 97, read), which counts_of does not read; None
-    when it writes none."""
-    one = re.escape(singular(thing.lower()))
-    m = re.search(rf"(?<![\w.,])([0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+)[\s-]+(?:[\w-]+\s+){{0,2}}?{one}", with_digits(question),
-                  re.IGNORECASE)
-    return int(m.group(1).replace(",", "")) if m is not None else None
 
 
 def least_spend(subject: str) -> str | None:

@@ -19,7 +19,7 @@ from backend.agent.tools.passages import read_passages
 # "J. Smith", "Rs. 250"; "Dry ice, per lb (min." was a sentence of its own, blind set 94, read; minutes after a
 # number end one: "$20 for 30 min. 2 dogs or more ...", review) nor after "incl.", "excl." or
 # "approx." ("Allow approx. 3 hours", "(per night, incl. continental breakfast)"), at a blank line,
-# before an item of a list ("- Full valet (inside and out): €45"), or at the end of a line
+# before an item of a list ("- Full valet (inside and out): €45", "a) Volume: orders of more than ..."), or at the end of a line
 # ending in a number, ")", ":" or a time ("5:30pm") before a line beginning with a capital ("€45 (about 90 minutes)"
 # / "Vans pay ..."; not "is 2,340" / "metres long", a line of prose wrapped), or before a line
 # beginning with a label ("Hours: Tue-Fri 10am-7pm" after "Bookings online or by phone"; one beginning with
@@ -30,7 +30,7 @@ from backend.agent.tools.passages import read_passages
 # capital ("8:00 a.m. to 5:00 p.m.", "10:00 a.m. – 2:00 p.m. (pickups only)" are one; blind sets 85 and 89 quoted
 # "and 5 a.m." and "Saturday 10:00 a.m.", read after their runs).
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\b(?:Mr|Dr|St|Mt|Ms|vs|Rs)\.)(?<!\bMrs\.)(?<!\b[A-Z]\.)(?<!\b[Ii]ncl\.)(?<!\b[Ee]xcl\.)(?<!\b[Aa]pprox\.)"
-                           r"(?:(?<!\b[Nn]o\.)(?<!(?<![0-9] )(?<![0-9])\b[Mm]in\.)(?<!\b[Mm]ax\.)(?<!\b[Tt]el\.)(?<!\b[Ee]xt\.)(?<!\b[Nn]r\.)(?<!\b[Ee]st\.)(?<!\b[Cc]a\.)|(?!\s+\d))(?:(?<![aApP]\.[mM]\.)|(?=\s+[A-Z0-9£$€])|(?=[ \t]*\n))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)])[ \t])"
+                           r"(?:(?<!\b[Nn]o\.)(?<!(?<![0-9] )(?<![0-9])\b[Mm]in\.)(?<!\b[Mm]ax\.)(?<!\b[Tt]el\.)(?<!\b[Ee]xt\.)(?<!\b[Nn]r\.)(?<!\b[Ee]st\.)(?<!\b[Cc]a\.)|(?!\s+\d))(?:(?<![aApP]\.[mM]\.)|(?=\s+[A-Z0-9£$€])|(?=[ \t]*\n))\s+|\n\s*\n|\n(?=[ \t]*(?:[-*•]|[0-9]{1,2}[.)]|[a-h]\))[ \t])"
                            r"|(?<=[:;)0-9%])[ \t]*\n\s*(?=[A-Z])|(?<=[0-9][ap]m)[ \t]*\n\s*(?=[A-Z])"
                            r"|[ \t]*\n\s*(?=[A-Z][A-Za-z0-9'&/ ()+.-]{1,40}:\s)"
                            r"|(?:(?<=[0-9.!?)])|(?<=dollars)|(?<=euros)|(?<=pounds)|(?<=cents))[ \t]*\n\s*"
@@ -87,7 +87,7 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-_LIST_MARK = re.compile(r"(?:[-*•]|[0-9]{1,2}[.)])\s")
+_LIST_MARK = re.compile(r"(?:[-*•]|[0-9]{1,2}[.)]|[a-h]\))\s")
 
 
 def passage_heading(label: str, text: str) -> tuple[str, str]:

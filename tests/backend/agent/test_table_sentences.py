@@ -118,3 +118,11 @@ def test_a_price_said_of_it_takes_the_name_before_it():
     # (no name before it: as written; "It is" of no price: as written)
     assert [s for _, s in text_sentences("We sell bread. It's £3 a loaf.")] == ["We sell bread.", "It's £3 a loaf."]
     assert [s for _, s in text_sentences("The Sunset Paddle Tour runs Fridays. It is fun.")][1] == "It is fun."
+
+
+def test_a_lettered_item_of_a_list_is_a_sentence_of_its_own():
+    # "a) Volume: ..." ran on from the line before, whose €0.05 then stood in the sentence of "more than 10,000 words"
+    text = "Proofreading: 0.05 EUR per word\na) Volume: orders of more than 10,000 words receive 5% off.\nb) Non-profit: 10% off."
+    assert [s for _, s in text_sentences(text)] == ["Proofreading: 0.05 EUR per word",
+                                                   "a) Volume: orders of more than 10,000 words receive 5% off.",
+                                                   "b) Non-profit: 10% off."]

@@ -361,8 +361,9 @@ _LISTED = re.compile(r"\s*(?:,|\band\b|\bor\b|&|/)\s*", re.IGNORECASE)
 # hires" of "Weekend and holiday hires" (not "BANK HOLIDAY" of "BANK HOLIDAY Mondays": no list).
 _OTHER_DAYS = re.compile(r"^\W*(?:and|or|&|/|,)\s+(?:(?:bank|public)\s+)?(?:holidays?|weekends?|weekdays?|evenings?|nights?)\b",
                          re.IGNORECASE)
-# Words of a time of day, which a question's clock time meets (not a day's: "BANK HOLIDAY Mondays" is no Monday).
-_TIME_OF_DAY = frozenset({"morning", "afternoon", "evening", "night"})
+# Words of a time of day, which a question's clock time meets (not a day's: "BANK HOLIDAY Mondays" is no Monday; "After-hours
+# visit (before 8 am, after 6 pm, or Saturday)" on a Saturday, blind set 98, read).
+_TIME_OF_DAY = frozenset({"morning", "afternoon", "evening", "night", "hour"})
 # Words of a day or a time: an exclusion naming one is a condition ("Not valid on Saturday appointments").
 _WHEN_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend",
                          "weekday", "holiday", "bank", "eve", "evening", "morning", "night", "peak", "day", "week", "month"})

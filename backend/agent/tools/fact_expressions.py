@@ -440,7 +440,7 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
         # (a number said once: "2 single kayaks for 2 hours" counts the kayaks by its other 2)
         columns = {n for n in column_lengths(question, sentence)
                    if len(re.findall(rf"(?<![\w.]){re.escape(n)}(?![\w.])", digits)) == 1}
-        used = templates
+        used = _by_priced_unit(templates, question, sentence)
         if columns & {n for _, n in templates}:  # (the question's other counts: "3 single kayaks for 2 hours": 3)
             unlengthed = re.sub(rf"(?:\bfor\s+)?(?<![\w.])(?:{'|'.join(map(re.escape, columns))})\s*-?\s*(?:hours?|hrs?|days?|nights?|"
                                 rf"weeks?|minutes?|mins?)\b", " ", question, flags=re.IGNORECASE)
@@ -459,6 +459,21 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
 
 # A rate written without a currency's sign: "Bikes rent for 25 per day", "0.35 a km".
 _UNSIGNED_RATE = re.compile(r"(?<![\w.,])[0-9][0-9,]*(?:\.[0-9]+)?\s*(?:per|a|an|each|/)\s*[a-z]", re.IGNORECASE)
+# The unit a price is per: "$11.00 per box", "€4 each bag", "£2 a head".
+_PRICED_UNIT = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9,]*(?:\.[0-9]+)?\s*(?:per|a|an|each)\s+([a-z][\w-]*)", re.IGNORECASE)
+
+
+def _by_priced_unit(templates: Sequence[tuple[str, str | None]], question: str,
+                    sentence: str) -> list[tuple[str, str | None]]:
+    """`templates` (named_operations') with those multiplying by a count of the unit `sentence`
+    prices per first ("$11.00 per box" for "two floors above ground ... 20 standard boxes": "{a} *
+    20" before "{a} * 2", blind set 98, read); in their order otherwise."""
+    counts = {c for m in _PRICED_UNIT.finditer(sentence) for c in counts_of(question, m.group(1))}
+    if not counts:
+        return list(templates)
+    return sorted(templates, key=lambda t: t[1] not in counts)  # (stable: a share of it stays before it)
+
+
 _COUNT_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|couple|both|several)\b", re.IGNORECASE)
 # A line labelled by a length ("Party room (3 hours): £150", "2-hour lesson: £76").
 _LENGTH_LABEL = re.compile(rf"(?<!to )(?<!under )(?<!over )(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:hours?|hrs?|minutes?|mins?)\b[^{CURRENCY_SIGNS}]{{0,20}}[:\-–]\s*[{CURRENCY_SIGNS}]", re.IGNORECASE)

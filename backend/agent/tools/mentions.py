@@ -386,8 +386,9 @@ _PAYING_WORDS = frozenset({"cost", "costs", "priced", "charged", "pay", "pays", 
 # Kinds a question's word belongs to: "our dog" is a pet ("Pets are welcome at €15 per pet per night").
 _KIND = {"dog": "pet", "cat": "pet", "puppy": "pet", "kitten": "pet", "rabbit": "pet"}
 # A price's units right after it: "€15 per pet per night", "£5 per night", "€5 per order".
-_UNITS_AFTER = re.compile(r"\s*(?:per|a|an|each)\s+([a-z]+(?:2|²)?)(?![\w²])(?:\s+(?:per|a|an|each)\s+([a-z]+))?",
-                          re.IGNORECASE)  # ("£1.10 per m2" for "100 m2")
+# ("£1.10 per m2" for "100 m2"; "$2.00 per box or bag for each floor above ground level": the boxes and the floors)
+_UNITS_AFTER = re.compile(r"\s*(?:per|a|an|each)\s+([a-z]+(?:2|²)?)(?![\w²])(?:\s+or\s+[a-z]+)?"
+                          r"(?:\s+(?:per|a|an|each|for\s+each|for\s+every)\s+([a-z]+))?", re.IGNORECASE)
 
 
 def named_extras(question: str, sentences: Sequence[str], expression: str,
@@ -430,7 +431,9 @@ def named_extras(question: str, sentences: Sequence[str], expression: str,
             if THRESHOLD_BEFORE.search(sentence[:m.start()]):
                 continue  # "Delivery is free for orders over £50": a bound, no price of delivery (new-user pass)
             own = _extra_named(sentence, prices, i, words, asked, question)
-            if amount in used or not own or own & aside:
+            # (a lack said on both sides is no thing set aside: "with no elevator" over "Stairs with no elevator")
+            lacked = _lack_said(sentence[:sentence.index(":")] if ":" in sentence[:m.start()] else "", question)
+            if amount in used or not own or (own & aside and not lacked):
                 continue
             if own <= billed and not is_deposit(sentence, prices, i):
                 continue  # (a deposit of it is no other of the same: "Rolling towers: $250 refundable deposit per tower")
@@ -458,8 +461,10 @@ def named_extras(question: str, sentences: Sequence[str], expression: str,
 
 # Words that add a thing to a bill: "incl the cleaning fee", "with our dog", "we need electric hook up",
 # "plus ordering the school packed lunch", "using their pick-up and delivery".
+# (a clause of its own adding one: "..., and we want a printed certificate mailed to us", blind set 98, read)
 _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|bringing|bring|add|adding|using|"
-                   r"and\s+(?:the|a|an|our|my))\b|\+", re.IGNORECASE)
+                   r"and\s+(?:the|a|an|our|my)|and\s+(?:i|we)(?:'d|\s+would)?\s+(?:also\s+)?(?:want|like|need)\s+(?:a|an|the))\b|\+",
+                   re.IGNORECASE)
 # The words opening a message before its verb of wanting: "need ...", "hi, we just need ...".
 _OPENS_REQUEST = re.compile(r"^\W*(?:(?:hi|hey|hello)\W+)?(?:(?:i|we|i'll|we'll|i'd|we'd)\s+)?(?:just\s+|only\s+|also\s+)?$",
                             re.IGNORECASE)
@@ -489,6 +494,22 @@ def extra_words(question: str) -> frozenset[str]:
     return frozenset(words | {_KIND[w] for w in words if w in _KIND})
 
 
+# A lack a line is for: "Stairs with no elevator", "Homes without parking".
+_LACK = re.compile(r"\b(?:no|without)\s+(?:an?\s+)?([a-z]{3,})\b", re.IGNORECASE)
+def _lack_said(label: str, question: str) -> str | None:
+    """The thing a line's `label` is for the lack of (_LACK: "Stairs with no elevator") when the
+    question states that lack too ("with no elevator"); None otherwise."""
+    lack = _LACK.search(label)
+    if lack is not None and re.search(rf"\b(?:no|without)\s+(?:an?\s+|any\s+)?{re.escape(lack.group(1))}\b", question,
+                                      re.IGNORECASE):
+        return lack.group(1)
+    return None
+
+
+# What a price buys, after it: "$8.00 for a printed copy mailed to you".
+_FOR_AFTER = re.compile(r"\s*(?:each\s+)?for\s+(?:a|an|the)\s+([^.;,]+)", re.IGNORECASE)
+
+
 def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: frozenset[str],
                  asked: frozenset[str] = frozenset(), question: str = "") -> set[str]:
     """The own words of the `i`th price of `sentence` that `words` (extra_words) name, all of them, or
@@ -510,6 +531,19 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
     # all its words: "2 sandwich platters" names no "mini pastry platter"
     if own and (own <= words or (len(own & words) >= 2 and own <= words | asked)):
         return own
+    # or its line's label and what it buys after it: "Certificate of Destruction: free by email; $8.00 for a printed copy
+    # mailed to you" for "we want a printed certificate mailed to us" (blind set 98, read)
+    label = sentence[:sentence.index(":")] if ":" in sentence[:m.start()] else ""
+    after = _FOR_AFTER.match(sentence[m.end():prices[i + 1].start() if i + 1 < len(prices) else len(sentence)])
+    if label and after is not None:
+        named = (norm_words(label) | norm_words(after.group(1))) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS
+        if norm_words(label) & words and len(named & words) >= 2:
+            return named & words
+    # or a lack its label names that the question states: "Stairs with no elevator: $2.00 per box ..." for "two floors
+    # above ground level with no elevator" (blind set 98, read)
+    lack = _lack_said(label, question)
+    if lack:
+        return norm_words(lack)
     # or the subject of a sentence saying what it costs: "Delivery within Harrowfield costs a flat £6.00 per order"
     # for "with VAT and delivery" (new-user pass)
     # (added by the question's own word for it: "with VAT and delivery"; not "needs about 2.5 hours of bench work"

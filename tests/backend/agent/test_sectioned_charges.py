@@ -7,6 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from backend.agent.tools.basket import basket_items
+from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 
 from .test_expressions import first
 
@@ -73,3 +74,29 @@ def test_extras_of_an_on_site_visit_each_by_what_the_question_says():
     # (on a weekday, at the ground floor, with the certificate by email: the boxes and the trip charge alone)
     assert first("Can you come to our ground-floor office on a weekday to shred 12 standard boxes? Total before tax?",
                  ON_SITE) == 45 + 12 * 11
+
+
+def test_regressions_the_programs_half_caught():
+    # a minimum under a heading of its own words ("MINIMUM CHARGE") is every visit's, whatever else stands under it
+    locks = ("SERVICE CALL (TRIP CHARGE)\nEvery mobile visit within our service area .......... $45.00\n\nLABOR\n"
+             "Rekey lock cylinder (per cylinder) .................. $25.00\n\nMINIMUM CHARGE\nMinimum charge per mobile "
+             "visit: $95.00 for service call plus\nlabor combined.\n\nMILEAGE\nBeyond that we\ncharge $2.00 per mile.\n")
+    assert first("can you come rekey just 1 lock cylinder on a weekday morning? how much", locks) == 95
+    # a least of the section the bill's own line stands in ("Minimum cleaning charge per visit: £95." under "DRIVEWAY
+    # CLEANING" beside the patios' line)
+    cleaning = ("DRIVEWAY CLEANING (rate per m2)\nDriveway area     | Rate per m2\nUp to 40 m2       | £3.20\n"
+                "Over 200 m2       | £1.90\n\nPATIOS & PATHS: £3.00 per m2, any size.\n"
+                "Minimum cleaning charge per visit: £95.\n\nADD-ONS\nSteps: £25 per flight\n")
+    assert first("just need my patio done, its about 30 sq m. how much?", cleaning) == 95
+    # "we'll take $30 off" of a referral is no discount of a monthly plan, nor a customer's "and take 20% off them" of
+    # one custom frame
+    referral = ("Refer a friend who signs up to any plan and we'll take $30 off your next monthly plan bill for each new "
+                "plan customer you refer.")
+    assert claimed_surcharges("whats the monthly cost for the weekly plan on my 90 gal reef tank", [referral]) == []
+    assert claimed_discount("a custom 90 cm frame, how much?", ["Buy 3 or more ready-made frames and take 20% off them."]) \
+        is None
+    # an hourly rate's least hours are not laid on another line's equal price ("Bungee Run: €180" beside "$180/hr, with
+    # a 3-hour minimum"); "38 animals" is no rate ("38 a...")
+    party = ("Bungee Run: €180.\nCommunity groups get 10% off.\n\nEVENTS Event coverage is €180/hr, with a 3-hour minimum "
+             "for all events.\n")
+    assert first("We're a community group and just want the bungee run for the day. Price?", party) == 162

@@ -403,3 +403,16 @@ def test_consoles_of_a_table_paid_a_year_upfront():
     assert basket_items(question) == [("2", "executive consoles"), ("1", "95-gallon bin emptied")]
     assert first(question, SHRED_PLANS) == Fraction("1914.22")
     assert upfront_months("we pay month by month", [SHRED_PLANS]) is None
+
+
+def test_a_year_prepaid_as_the_documents_deal():
+    # blind sets 20, 40 and 45: a year paid upfront is no 12 months of the monthly price ("240 * 12" had come first
+    # once "a full year" was read as 12 months), but the deal: "get 2 months free", "pay for 10 months and get 12"
+    desks = ("A day pass costs £18, a hot desk membership is £165 per month, and a dedicated desk is £240 per month. "
+             "Members who pay for a full year upfront get 2 months free.")
+    assert first("dedicated desk for a full year paid upfront, how much is that", desks) == 2400
+    gym = ("• Monthly membership (adults): $95, unlimited classes\n• Annual prepay: pay 12 months of membership upfront "
+           "and get 2 months free (you pay for 10)\nFreeze your membership for up to 2 months a year for $10 per month.\n")
+    assert first("If I prepay a full year of adult membership, how much do I pay?", gym) == 950
+    assert upfront_months("If I prepay a year of the Ultimate plan", ["Annual prepay: pay for 10 months and get 12."]) == "10"
+    assert in_months("for a full year paid upfront", ["Desk: £240 per month"]) == "for a full year paid upfront"

@@ -187,7 +187,9 @@ _AND_A_HALF = re.compile(r"(?<![\d.,-])\b(?:(one|" + "|".join(w for w in COUNT_W
 
 
 # "an hour and a half", "a day and a half" (a unit of time or distance and half another).
-_UNIT_AND_A_HALF = re.compile(r"\b(?:an?|one)\s+(hour|day|night|week|month|year|mile|minute)\s+and\s+a\s+half\b", _FLAGS)
+# (not "a night and a half-board supplement", "one day and a half day": a half of its own, review)
+_UNIT_AND_A_HALF = re.compile(r"\b(?:an?|one)\s+(hour|day|night|week|month|year|mile|minute)\s+and\s+a\s+half\b"
+                              r"(?![-\w])(?!\s+(?:an?\s+)?(?:hours?|days?|nights?|weeks?|terms?|boards?|sessions?|price|size|dozen)\b)", _FLAGS)
 
 
 def with_digits(text: str) -> str:

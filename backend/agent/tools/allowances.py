@@ -30,11 +30,20 @@ _UNIT = r"([a-z]+)"
 _DISTANCES = frozenset({"mile", "km", "kilometre", "kilometer"})
 # A travel rate charged for the way there and the way back: "per mile each way", "both ways (there and back)".
 # A travel rate charged one way only: "one way", "return journey free", "not the return trip" (review).
-_ONE_WAY = re.compile(r"\bone[\s-]way\b|\b(?:return|round)[\s-](?:trip|journey)s?\s+(?:is\s+|are\s+)?free\b"
+_ONE_WAY = re.compile(r"\bone[\s-]way\b|\b(?:return|round)[\s-](?:trip|journey|distance|mileage)s?\s+(?:is\s+|are\s+)?"
+                      r"(?:free|not\s+charged)\b"
                       r"|\b(?:not|no\s+charge\s+for)\s+(?:the\s+)?(?:return|round)\b", re.IGNORECASE)
 # ("0.35 per km, counted as the return distance from our office", blind set 97, read)
-_BOTH_WAYS = re.compile(r"[^.;]{0,30}?\b(?:each\s+way|both\s+ways|there\s+and\s+back|(?:a\s+|the\s+)?round[\s-]trip|"
-                        r"return\s+(?:trip|journey|distance|mileage))\b", re.IGNORECASE)
+_BOTH_WAYS_WORDS = (r"\b(?:each\s+way|both\s+ways|there\s+and\s+back|(?:a\s+|the\s+)?round[\s-]trip|"
+                    r"return\s+(?:trip|journey|distance|mileage))\b")
+_BOTH_WAYS = re.compile(rf"[^.;]{{0,30}}?{_BOTH_WAYS_WORDS}", re.IGNORECASE)
+_BOTH_WAYS_ANYWHERE = re.compile(_BOTH_WAYS_WORDS, re.IGNORECASE)
+
+
+def charged_both_ways(sentence: str) -> bool:
+    """Whether `sentence` lays its charge both ways ("counted as the return distance", "each way"),
+    not one way only (_ONE_WAY: "return mileage is free")."""
+    return _BOTH_WAYS_ANYWHERE.search(sentence) is not None and _ONE_WAY.search(sentence) is None
 _EXTRA = r"(?:extra|additional|further|subsequent|more)"
 # Words that go on from an allowance in the sentence before: "After that", "Past that", "Further out we charge".
 _AFTER_THAT = r"(?:(?:after|beyond|past|outside)\s+(?:that|this)|thereafter|further\s+(?:out|away|afield))"

@@ -87,9 +87,10 @@ def canonical(word: str) -> str:
 # "2 large buckets and club hire" (one of it).
 # ("and the hallway" too, not "with the order discount")
 # (a clause's verb begins no thing: "3 standard boxes and want your truck to come to my house", blind set 98, read)
-_ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:(?:and|plus|\+|with)\s+(?:(?:a|an)\s+)?|(?:and|plus|\+)\s+the\s+)(?!one\b|[0-9])"
-                       r"(?!(?:want|wants|need|needs|would|will|can|could|should|shall|must|am|are|is|was|were|do|does|did|"
-                       r"require|requires|have|has|had|like|hope|plan|prefer)\b)"
+# (a verb right after "and" begins no thing; after an article it is a noun: "and a can of primer", review)
+_ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:(?:and|plus|\+|with)\s+(?!(?:want|wants|need|needs|would|will|can|could|should|shall|must|"
+                       r"am|are|is|was|were|do|does|did|require|requires|have|has|had|like|hope|plan|prefer)\b)(?:(?:a|an)\s+)?"
+                       r"|(?:and|plus|\+)\s+the\s+)(?!one\b|[0-9])"
                        rf"((?:(?!{_STOP}|my\b|our\b|we\b|i\b|it\b|you\b)[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # Things of a list with no count before the first counted one: "a single block heart plus a martini luge, one LED
 # base and a drip tray" (blind set 94, read: the heart and the luge were left out), "a haircut and 2 beard trims", "the
@@ -455,14 +456,16 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
     """The price of the documents whose label names `thing`'s size ("12-inch $80" for "12-inch
     cake"), then whose words (naming_words) name it most, then whose own words right before it
     (thing_words) name it, then the rest of `question` ("Full day £32" of the hybrid row for "4
-    hybrid bikes for a full day"; _own_clause), the first of equals; a price for a least count of
-    it ("5 or more shirts €3.00 each") only for `count` of as many, and then first; a package's price
-    (_PACKAGE) after one naming the thing alone; None when no
-    price's words name it."""
+    hybrid bikes for a full day"; _own_clause), then a table row the question names elsewhere, then a
+    row's cell named in the thing's own sentence of the question ("... emptied bi-weekly"; no day's
+    word), the first of equals; a price for a least count of it ("5 or more shirts €3.00 each") only
+    for `count` of as many, and then first; a package's price (_PACKAGE) after one naming the thing
+    alone; None when no price's words name it."""
     wanted, sized = norm_words(thing), sizes(thing)
     asked = norm_words(question) - wanted
     context = norm_words(_own_clause(thing, question)) - wanted
-    best: tuple[tuple[int, bool, int, int, int], str] | None = None
+    said = norm_words(next((s for s in re.split(r"(?<=[.?!])\s+", question) if thing.lower() in s.lower()), "")) - wanted
+    best: tuple[tuple[int, bool, bool, int, int, int, int, int], str] | None = None
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
         for i, m in enumerate(prices):
@@ -487,16 +490,21 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
             # (and of a table's rows, the row the question names elsewhere: "Gold plan plus 2 extra hours" over rows'
             # "Extra hour £60" and "Extra hour £80", review)
             row = norm_words(table_row_name(sentence, prices)) & asked if question else set()
-            # (a table's row named by it before a sentence naming it in passing: "Executive (32 gal): Monthly service
-            # $28.00 / month; ..." for "two executive consoles", not "Lost or damaged consoles are replaced at $150.00
-            # each"; and of the row's cells the one the question names anywhere: "... emptied bi-weekly", blind set 98)
+            # (and of a table row's cells the one named in the thing's own sentence of the question: "two executive
+            # consoles and one 95-gallon bin emptied bi-weekly", blind set 98; not "The weekend is too busy for us", review)
             in_row = bool(wanted & norm_words(table_row_name(sentence, prices)))
-            cell = norm_words(sentence[prices[i - 1].end() if i else 0:m.start()]) & asked if question and in_row else set()
-            score = (len(sized & sizes(label)), bool(tier), alone, naming, in_row, len(wanted & own), len(context & own),
-                     len(row), len(cell))
+            # (a day's cell is the conditions' to choose: "on Tuesday since the weekend is full", review)
+            cell = (norm_words(sentence[prices[i - 1].end() if i else 0:m.start()]) & said) - _DAY_WORDS if in_row else set()
+            score = (len(sized & sizes(label)), bool(tier), alone, naming, len(wanted & own), len(context & own), len(row),
+                     len(cell))
             if best is None or score > best[0]:
                 best = (score, m.group(1).replace(",", ""))
     return None if best is None else best[1]
+
+
+# Words of a day or a time of day, which name no table cell for the basket (backend.agent.tools.conditions reads them).
+_DAY_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend", "weekday",
+                        "holiday", "morning", "afternoon", "evening", "night", "peak", "offpeak", "off-peak"})
 
 
 # Where a thing's own words in a question end: the next thing's ("1 tandem for 2 hours and 1 road bike ...").

@@ -23,7 +23,7 @@ from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.relations import asks_relation, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.parts import asks_repair_with_parts
-from backend.agent.tools.plans import in_months, upfront_months
+from backend.agent.tools.plans import upfront_months, year_in_months
 from backend.agent.tools.pricing import as_priced, of_named_documents, priced_per_count, prices_counted_thing
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences, section_headings
@@ -163,7 +163,7 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         pairs = as_priced(pairs)  # (as the candidates read them: "SURCHARGES" over "Saturday appointment: $40")
         # ("a year of monthly emptying" over "$36.00 / month": 12 months of it, as the candidates read it; a year paid
         # upfront over "Annual prepay: pay for 10 months and get 12")
-        cost = cost or (asks_cost(text) and bool(named_operations(in_months(text, [s for _, s in pairs])))) or (
+        cost = cost or (asks_cost(text) and bool(named_operations(year_in_months(text, [s for _, s in pairs])))) or (
             upfront_months(text, [s for _, s in pairs]) is not None)
         if deposit:  # over "A 25% deposit is taken at booking": a share of the bill (simple set 68)
             asked = asked_deposit(text, pairs, embed)

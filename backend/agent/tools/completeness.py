@@ -30,6 +30,7 @@ from typing import Any, Collection, Sequence
 from backend.agent.numerals import NUMBER_RE, PERCENT_SIGN, expression_figures, with_digits
 from backend.agent.operations import asks_amount, asks_how_many
 from backend.agent.tools.allowances import FROM_BUSINESS
+from backend.agent.tools.minimums import LEAST_LENGTH
 from backend.agent.tools.pricing import PRICE, column_lengths
 from backend.agent.tools.taxes import asked_rate
 
@@ -46,7 +47,7 @@ _PERCENTAGE = re.compile(rf"\s*{PERCENT_SIGN}", re.IGNORECASE)
 # A question asking the charge for travel itself: "what's the delivery charge?", "how much will delivery be", "the
 # extra charge for you to come out to me".
 ASKS_TRAVEL = re.compile(r"\b(?:delivery|travel|mileage|call[\s-]?out)\s+(?:charge|fee|cost|price|be)\b"
-                         r"|\bhow\s+much\s+(?:is|will|would)\s+(?:the\s+|your\s+)?(?:delivery|travel|mileage)\b"
+                         r"|\bhow\s+much\s+(?:is|will|would|for)\s+(?:the\s+|your\s+)?(?:delivery|travel|mileage)\b"
                          r"|\b(?:charge|fee|cost)\s+(?:for|of)\s+(?:the\s+)?(?:delivery|travel|mileage)\b"
                          # "what's the extra charge for you to come out to me?" (blind set 86, read after its runs)
                          r"|\b(?:charge|fee|cost)\s+(?:for\s+(?:you|someone|a\s+tech\w*)\s+)?to\s+(?:come|travel|drive|get)\s+"
@@ -134,16 +135,13 @@ def holds_billed_lengths(expression: str, question: str, sentences: Sequence[str
     columns = {Fraction(n) for s in sentences for n in column_lengths(question, s)}
     # (or the least length the passages charge, above the one asked: "€95.00 per hour, minimum 2 hours" for "an hour and
     # a half" is "95.00 * 2", blind set 97, read)
-    least = {Fraction(m.group(1) or m.group(2)) for s in sentences for m in _LEAST_LENGTH.finditer(s)} & held
+    least = {Fraction(m.group(1) or m.group(2)) for s in sentences for m in LEAST_LENGTH.finditer(s)} & held
     return all(any(way <= held or (len(way) == 1 and (way <= sums or any(next(iter(way)) < n for n in least)))
                    for way in ways)
                for unit, ways in billed_durations(with_digits(question), with_units=True, per_minute=per_minute)
                if unit in priced and not any(way & columns for way in ways))
 
 
-# A least length charged: "minimum 2 hours", "a 2-hour minimum", "min. 3 hrs".
-_LEAST_LENGTH = re.compile(r"\bmin(?:imum|\.)?\s*(?:of\s+)?([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?|days?|nights?)\b"
-                           r"|\b([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?|days?|nights?)\s+minimum\b", re.IGNORECASE)
 # A price per minutes: "£1 per minute", "$20 per 15 minutes", "40p/min", "every 30 mins".
 _PER_MINUTES = re.compile(r"(?:\bper|/|\bevery|\beach|\ba)\s*(?:[0-9]+\s*-?\s*)?(?:mins?|minutes?)\b", re.IGNORECASE)
 

@@ -364,8 +364,8 @@ _LISTED = re.compile(r"\s*(?:,|\band\b|\bor\b|&|/)\s*", re.IGNORECASE)
 # hires" of "Weekend and holiday hires" (not "BANK HOLIDAY" of "BANK HOLIDAY Mondays": no list).
 _OTHER_DAYS = re.compile(r"^\W*(?:and|or|&|/|,)\s+(?:(?:bank|public)\s+)?(?:holidays?|weekends?|weekdays?|evenings?|nights?)\b",
                          re.IGNORECASE)
-# Words of a time of day, which a question's clock time meets (not a day's: "BANK HOLIDAY Mondays" is no Monday; "After-hours
-# visit (before 8 am, after 6 pm, or Saturday)" on a Saturday, blind set 98, read).
+# Words of a time of day, which a question's clock time or day meets (not a day's: "BANK HOLIDAY Mondays" is no Monday),
+# and the "hour" of "After-hours visit (before 8 am, after 6 pm, or Saturday)" on a Saturday (blind set 98, read).
 _TIME_OF_DAY = frozenset({"morning", "afternoon", "evening", "night", "hour"})
 # Words of a day or a time: an exclusion naming one is a condition ("Not valid on Saturday appointments").
 _WHEN_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekend",
@@ -756,7 +756,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             - _OCCASIONS):
         return clause
     # (a limit's unit names no one: "Same day (order in by 10:00, max 1,000 words)" for a 1,500-word manual, blind set 97)
-    words = _LIMIT_UNIT.sub(" ", condition_words(subject))
+    words = _BOUND_UNIT.sub(" ", condition_words(subject))
     if when:  # (the other days of a list whose day the question's meets: "Weekend and holiday hires" on a Saturday)
         words = _OTHER_DAYS.sub(" ", words)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
@@ -823,9 +823,24 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     kinds = [part for part in _LISTED_WHO.split(_CAPS_HEADING.sub("", uncounted, count=1)) if part.strip()]
     if not head_named and len(kinds) > 1 and verb is _LAID and all(len(content_words(p)) == 1 for p in kinds[:-1]) and (
             len(content_words(kinds[-1])) == 2):
-        head_named = any(norm_words(kind) and norm_words(kind) <= asked and not norm_words(kind) & (_ANYONE | _TIME_OF_DAY)
+        # (the kind said of a thing: not "I'm a medical student", "It's nothing technical", review)
+        head_named = any(norm_words(kind) and not norm_words(kind) & (_ANYONE | _TIME_OF_DAY) and _kind_of_thing(kind, question)
                          for kind in kinds[:-1] + [content_words(kinds[-1])[0]])
     return clause if named >= 2 or (named > 0 and asks) or head_named else None
+
+
+def _kind_of_thing(kind: str, question: str) -> bool:
+    """Whether `question` says `kind` (a word) of a thing: right before a noun of no person, not
+    after a negation ("a technical manual"; not "a medical student", "nothing technical")."""
+    for m in re.finditer(rf"\b{re.escape(kind.strip())}\s+([a-z][\w-]*)", question, re.IGNORECASE):
+        if not re.search(r"\b(?:nothing|not|no|non|never)\W+$", question[:m.start()], re.IGNORECASE) and not (
+                stems(m.group(1)) & _PEOPLE_LABELS or m.group(1).lower() in _STOP_AFTER_KIND):
+            return True
+    return False
+
+
+# Words after an adjective that name no thing: "technical and ...", "medical or not".
+_STOP_AFTER_KIND = frozenset({"and", "or", "but", "to", "for", "of", "in", "on", "at", "with", "is", "are", "so", "too"})
 
 
 # Words of a customer's standing, and a question saying the asker's: "I'm new", "we're regulars", "first time".
@@ -878,8 +893,10 @@ def _asked_ordinals(question: str) -> list[int]:
     out += [n for word, n in _ORDINAL_WORDS.items()
             if re.search(rf"\b{word}\b(?!\s*(?:{_MONTHS}))", question, re.IGNORECASE)]
     return out
-# A limit and its unit: "max 1,000 words", "up to 20 kg", "minimum 2 hours".
-_LIMIT_UNIT = re.compile(r"\b(?:max(?:imum)?|min(?:imum)?|up\s+to|at\s+most|no\s+more\s+than)\.?\s+[0-9][0-9,.]*\s*[a-z]+",
+
+
+# A bound and its unit, which names no one an adjustment is for: "max 1,000 words", "up to 20 kg", "minimum 2 hours".
+_BOUND_UNIT = re.compile(r"\b(?:max(?:imum)?|min(?:imum)?|up\s+to|at\s+most|no\s+more\s+than)\.?\s+[0-9][0-9,.]*\s*[a-z]+",
                          re.IGNORECASE)
 _COUNT_OR = re.compile(r"\b[0-9]+\s+or\s+(?:more|fewer|less|over|above)\b", re.IGNORECASE)
 # Who an adjustment is for, listed without commas (a comma may end a condition: "On Wednesdays, guests over 65").

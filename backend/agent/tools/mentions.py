@@ -432,8 +432,7 @@ def named_extras(question: str, sentences: Sequence[str], expression: str,
                 continue  # "Delivery is free for orders over £50": a bound, no price of delivery (new-user pass)
             own = _extra_named(sentence, prices, i, words, asked, question)
             # (a lack said on both sides is no thing set aside: "with no elevator" over "Stairs with no elevator")
-            lacked = _lack_said(sentence[:sentence.index(":")] if ":" in sentence[:m.start()] else "", question)
-            if amount in used or not own or (own & aside and not lacked):
+            if amount in used or not own or (own & aside and not _lack_said(_label(sentence, m.start()), question)):
                 continue
             if own <= billed and not is_deposit(sentence, prices, i):
                 continue  # (a deposit of it is no other of the same: "Rolling towers: $250 refundable deposit per tower")
@@ -496,12 +495,21 @@ def extra_words(question: str) -> frozenset[str]:
 
 # A lack a line is for: "Stairs with no elevator", "Homes without parking".
 _LACK = re.compile(r"\b(?:no|without)\s+(?:an?\s+)?([a-z]{3,})\b", re.IGNORECASE)
+def _label(sentence: str, at: int) -> str:
+    """The label of a list line before the price at `at` ("Stairs with no elevator" of "Stairs with no
+    elevator: $2.00 per box"); "" for a line with none before it."""
+    return sentence[:sentence.index(":")] if ":" in sentence[:at] else ""
+
+
 def _lack_said(label: str, question: str) -> str | None:
     """The thing a line's `label` is for the lack of (_LACK: "Stairs with no elevator") when the
     question states that lack too ("with no elevator"); None otherwise."""
     lack = _LACK.search(label)
-    if lack is not None and re.search(rf"\b(?:no|without)\s+(?:an?\s+|any\s+)?{re.escape(lack.group(1))}\b", question,
-                                      re.IGNORECASE):
+    # (a lack the question states, not one it needs none of: "no lift needed", "No vacuum needed", "no parking problem",
+    # review)
+    if lack is not None and re.search(rf"\b(?:no|without)\s+(?:an?\s+|any\s+)?{re.escape(lack.group(1))}\b"
+                                      rf"(?!\s+(?:is\s+|are\s+)?(?:needed|necessary|required|wanted|problem|issue|worries|"
+                                      rf"bother|trouble|fuss)\b)", question, re.IGNORECASE):
         return lack.group(1)
     return None
 
@@ -533,7 +541,7 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
         return own
     # or its line's label and what it buys after it: "Certificate of Destruction: free by email; $8.00 for a printed copy
     # mailed to you" for "we want a printed certificate mailed to us" (blind set 98, read)
-    label = sentence[:sentence.index(":")] if ":" in sentence[:m.start()] else ""
+    label = _label(sentence, m.start())
     after = _FOR_AFTER.match(sentence[m.end():prices[i + 1].start() if i + 1 < len(prices) else len(sentence)])
     if label and after is not None:
         named = (norm_words(label) | norm_words(after.group(1))) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS

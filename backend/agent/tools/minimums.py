@@ -85,10 +85,11 @@ _ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|r
                             # "Minimum charge per mobile visit: $95.00 for service call plus labor combined." (blind set 66)
                             # "Minimum cleaning charge per visit: £95." (blind set 79)
                             rf"|^\W*minimum\s+(?:[a-z]+\s+)?(?:charge|fee)\s+(?:per|a|each|for\s+(?:a|each|every))\s+(?:[a-z]+\s+)?"
-                            rf"(?:visit|order|booking|job|appointment|call[\s-]?out)\s*(?:of|is|:)?\s*{SIGNED_PRICE}"
-                            # "- Minimum on-site order: $95.00 before tax (trip charge included)" (blind set 98, read)
-                            rf"|^\W*minimum\s+(?:[a-z][\w-]*\s+)?order\s*(?::|of|is)\s*{SIGNED_PRICE}",
+                            rf"(?:visit|order|booking|job|appointment|call[\s-]?out)\s*(?:of|is|:)?\s*{SIGNED_PRICE}",
                             re.IGNORECASE)
+# A minimum of one kind of order, its section's only: "- Minimum on-site order: $95.00 before tax (trip charge included)"
+# under "ON-SITE SHREDDING" (blind set 98, read; not "Minimum online order: £15" for a loaf bought in the shop, review).
+_KIND_ORDER_MINIMUM = re.compile(rf"^\W*minimum\s+([a-z][\w-]*)\s+order\s*(?::|of|is)\s*{SIGNED_PRICE}", re.IGNORECASE)
 
 
 # Words of any least charge, which name no section of prices ("MINIMUM CHARGE" over "Minimum charge per mobile visit").
@@ -126,20 +127,23 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
     sections = dict(zip(sentences, section_headings(sentences)))
     prices_under: dict[tuple[str, str], set[Fraction]] = {}
     for pair, section in sections.items():
-        prices_under.setdefault((pair[0], section), set()).update(
-            Fraction(next(g for g in m.groups() if g).replace(",", "")) for m in PRICE.finditer(pair[1]))
+        prices_under.setdefault((pair[0], section), set()).update(_amounts(pair[1]))
     billed = {Fraction(n) for n in numbers} & set().union(*prices_under.values()) if prices_under else set()
     minimums = set()
     for heading, sentence in sentences:
         m = _ORDER_MINIMUM.search(sentence)
+        kind = _KIND_ORDER_MINIMUM.match(sentence) if m is None else None
+        if kind is not None and norm_words(kind.group(1)) & norm_words(sections[(heading, sentence)]):
+            m = kind
         if m is None or len(PRICE.findall(sentence)) != 1 or not (heading in headings or (
                 first_name_word(document_name(heading)) in business and not _VISIT.search(sentence))):
             continue
+        amount = next(g for g in m.groups()[1 if m is kind else 0:] if g).replace(",", "")
         section = sections[(heading, sentence)]
-        own = prices_under.get((heading, section), set()) - {Fraction(next(g for g in m.groups() if g).replace(",", ""))}
+        own = prices_under.get((heading, section), set()) - {Fraction(amount)}
         if section and own and (norm_words(sentence[:m.end()]) & norm_words(section)) - _MINIMUM_WORDS and not billed & own:
             continue
-        minimums.add(next(g for g in m.groups() if g).replace(",", ""))
+        minimums.add(amount)
     if len(minimums) != 1:
         return expression
     minimum = minimums.pop()
@@ -212,32 +216,44 @@ def _named_kind(sentence: str) -> tuple[set[str], str] | None:
 
 def with_named_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any],
                        question: str = "") -> str:
-    """`expression` with each added term priced by a line of a kind of work that a line of its
-    own document charges at least an amount (_named_kind) charged at least that ("6.50 * 20" over
-    "Hedge trimming: $6.50 per linear metre" and "Minimum hedge charge: $180": "max(180, 6.50 *
-    20)"); a term is priced by a line holding one of its numbers that is no number of `question`;
-    as it is when no term falls below its minimum, or it is no bill (a share, a rate, a difference).
-    A line is of a kind by its words or its section heading's (sentences.section_headings)."""
+    """`expression` with the added terms priced by lines of a kind of work that a line of its own
+    document charges at least an amount (_named_kind) charged at least that together ("6.50 * 20"
+    over "Hedge trimming: $6.50 per linear metre" and "Minimum hedge charge: $180": "max(180, 6.50 *
+    20)"; "15 + 40" under "INTERIOR" with "Minimum interior charge: £30": as it is, review); a term
+    is priced by a line holding one of its numbers that is no number of `question`, and a line is of
+    a kind by its words or its section heading's (sentences.section_headings: "- $0.45 per lb" under
+    "DROP-OFF SHREDDING" beside "- Minimum drop-off charge: $10.00", blind set 98, read); as it is
+    when no kind falls below its minimum, or it is no bill (a share, a rate, a difference)."""
     if "/" in expression or " - " in expression:
         return expression
     kinds = [(h, found) for h, s in sentences if (found := _named_kind(s)) is not None]
     if not kinds:
         return expression
     asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))
-    # (a line's kind may be its section's: "- $0.45 per lb" under "DROP-OFF SHREDDING" beside "- Minimum drop-off charge:
-    # $10.00", blind set 98, read)
     named = {pair: stems(f"{pair[1]} {section}") for pair, section in zip(sentences, section_headings(sentences))}
-    out = []
-    for term in added_terms(expression):
+    terms = added_terms(expression)
+    minimum_of: list[str | None] = []  # each term's least amount, when one kind's
+    for term in terms:
         numbers = {Fraction(n) for n in set(re.findall(r"[0-9]+(?:\.[0-9]+)?", term)) - asked}  # by value: "5" is "$5.00"
-        lines = [(h, s) for h, s in sentences if numbers & {Fraction(next(g for g in m if g).replace(",", ""))
-                                                            for m in PRICE.findall(s)} and _named_kind(s) is None]
+        lines = [(h, s) for h, s in sentences if numbers & _amounts(s) and _named_kind(s) is None]
         least = {amount for h, (kind, amount) in kinds if any(h == heading and kind <= named[(heading, s)]
                                                               for heading, s in lines)}
-        if len(least) == 1 and not term.startswith("max(") and exact_value(term, evaluate) < Fraction(min(least)):
-            term = f"max({least.pop()}, {term})"
-        out.append(term)
+        minimum_of.append(least.pop() if len(least) == 1 and not term.startswith("max(") else None)
+    out: list[str] = []
+    for i, term in enumerate(terms):
+        least = minimum_of[i]
+        if least is None:
+            out.append(term)
+        elif least not in minimum_of[:i]:  # the terms of one kind together, where its first stands
+            together = " + ".join(t for t, m in zip(terms, minimum_of) if m == least)
+            below = exact_value(together, evaluate) < Fraction(least)
+            out.append(f"max({least}, {together})" if below else together)
     return " + ".join(out)
+
+
+def _amounts(sentence: str) -> set[Fraction]:
+    """The values of the prices `sentence` writes (pricing.PRICE: "$5" and "5.00" alike)."""
+    return {Fraction(next(g for g in m if g).replace(",", "")) for m in PRICE.findall(sentence)}
 
 
 # A least number of hours charged on a line of its own: "Minimum charge per visit: 2 hours", "Minimum booking:
@@ -254,16 +270,26 @@ _HOURS_REACH = 2
 
 # A least number of hours in an hourly rate's own line: "€95.00 per hour, minimum 2 hours", "$120 per hour, with a
 # 2-hour minimum", "£40/hr (min. 3 hrs)".
-_RATE_LEAST_HOURS = re.compile(r"(?:per\s+hour|/\s*hr?|an\s+hour)\b[^.;]{0,12}?(?:\bmin(?:imum|\.)?\s*(?:of\s+)?([0-9]+(?:\.[0-9]+)?)\s*-?\s*"
-                               r"(?:hours?|hrs?)\b|\b([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\s+minimum\b)", re.IGNORECASE)
+# (no notice, nor a least of some days only: "£20 per hour, minimum 24 hours notice", "2 hours minimum at weekends", review)
+_NO_CONDITION = (r"(?!\W{0,2}\s*(?:notice|in\s+advance|ahead|before)\b|\s+(?:at|on|for|during|over)\s+(?:the\s+)?"
+                 r"(?:weekends?|week-?ends?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|holidays?|bank|evenings?|nights?|peak|"
+                 r"public|summer|winter)\b)")
+# A least length: "minimum 2 hours", "min. 3 hrs", "a 2-hour minimum", "3 nights minimum" (completeness reads the days
+# and nights too).
+LEAST_LENGTH = re.compile(rf"\bmin(?:imum|\.)?\s*(?:of\s+)?([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?|days?|nights?)\b{_NO_CONDITION}"
+                          rf"|\b([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?|days?|nights?)\s+minimum\b{_NO_CONDITION}", re.IGNORECASE)
+# An hourly rate's least hours in its own line: "€95.00 per hour, minimum 2 hours", "$120 per hour, with a 2-hour
+# minimum", "£40/hr (min. 3 hrs)".
+_RATE_LEAST_HOURS = re.compile(r"(?:per\s+hour|/\s*hr?|an\s+hour)\b[^.;]{0,12}?(?=\bmin|\b[0-9])", re.IGNORECASE)
 
 
 def _least_hours_of(sentences: Sequence[tuple[str, str]], i: int) -> str | None:
     """The least number of hours a line near line `i` of `sentences` (same passage, no heading
     between, at most _HOURS_REACH lines away) charges; None when none does."""
     heading = sentences[i][0]
-    own = _RATE_LEAST_HOURS.search(sentences[i][1])  # ("Interpreting: €95.00 per hour, minimum 2 hours", blind set 97)
-    if own is not None:
+    rate = _RATE_LEAST_HOURS.search(sentences[i][1])  # ("Interpreting: €95.00 per hour, minimum 2 hours", blind set 97)
+    own = LEAST_LENGTH.match(sentences[i][1], rate.end()) if rate is not None else None
+    if own is not None and re.search(r"\b(?:hours?|hrs?)\b|[0-9]-?hrs?\b", own.group(0), re.IGNORECASE):
         return own.group(1) or own.group(2)
     for step in (1, -1):
         for j in range(i + step, i + step * (_HOURS_REACH + 1), step):
@@ -291,9 +317,7 @@ def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], ques
         hours = [f for f in factors if f not in rates]
         # (not a price another line gives of no hour: "Bungee Run: Price €180" beside "Event coverage is $180/hr, with a
         # 3-hour minimum", review of the thirty-sixth session)
-        elsewhere = len(rates) == 1 and any(
-            Fraction(next(g for g in m.groups() if g).replace(",", "")) == Fraction(rates[0])
-            for _, s in sentences if not PER_HOUR.search(s) for m in PRICE.finditer(s))
+        elsewhere = len(rates) == 1 and any(Fraction(rates[0]) in _amounts(s) for _, s in sentences if not PER_HOUR.search(s))
         if len(rates) == 1 and not elsewhere and len(hours) <= 1 and all(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f) for f in hours):
             least = next((found for i, (_, s) in enumerate(sentences)
                           if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == Fraction(rates[0])

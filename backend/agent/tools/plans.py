@@ -9,9 +9,11 @@ and words are read from the passages (untrusted data).
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.numerals import CURRENCY_SIGNS
+from backend.agent.tools.sentences import content_words
 from backend.agent.tools.visits import visits_counted
 
 # "4 visits per month", "2 cleans a month", "one session each week"
@@ -65,9 +67,10 @@ def over_plan(expression: str, question: str, sentence: str, sentences: Sequence
     return f"{expression} * {visits[0]}" + (f" * {term}" if term is not None else "")
 
 
-# A year as the length of a monthly service: "a year of monthly emptying", "for a full year", "a whole year's".
-_A_YEAR = re.compile(r"\b(for\s+|over\s+)?(?:a|one|1|the\s+(?=full|whole))\s*(?:full\s+|whole\s+)?year(\s+of\b|'s)?(?![\w-])"
-                     r"(?(1)|(?(2)|(?!)))", re.IGNORECASE)
+# A year as the length of a monthly service: "a year of monthly emptying", "for a full year", "a whole year's" (not "I've
+# been a member for a year", review).
+_A_YEAR = re.compile(r"\b(?:(for\s+|over\s+)(?:a|one|the)\s+(?:full|whole|entire)\s+year(?![\w-])"
+                     r"|(?:a|one|1|the\s+(?=full|whole|entire))\s*(?:full\s+|whole\s+|entire\s+)?year(\s+of\b|'s))", re.IGNORECASE)
 
 
 def _as_months(year: re.Match) -> str:
@@ -75,21 +78,29 @@ def _as_months(year: re.Match) -> str:
     return f"{year.group(1) or ''}12 months{after}"
 
 
-def in_months(question: str, sentences: Sequence[str]) -> str:
+def year_in_months(question: str, sentences: Sequence[str]) -> str:
     """`question` with a year (_A_YEAR) written as 12 months when the `sentences` price by the month
     and none by the year: "a year of monthly emptying of one standard console" over "Standard (65
     gal): Monthly service $36.00 / month" -> "12 months of monthly emptying ..." (blind set 98,
     read); unchanged otherwise."""
     if pays_year_upfront(question):
         return question  # (a year paid upfront is the documents' own deal: upfront_months)
-    if any(_PER_MONTH.search(s) for s in sentences) and not any(_PER_YEAR.search(s) for s in sentences):
+    # (a line priced by the month that the question names by a word: not "Pet insurance add-on: £8 per month" for "a year
+    # of daycare" priced by the week, review)
+    asked = set(content_words(question)) - _PERIOD_WORDS
+    if any(_PER_MONTH.search(s) and set(content_words(s)) & asked for s in sentences) and not any(
+            _PER_YEAR.search(s) for s in sentences):
         return _A_YEAR.sub(_as_months, question)
     return question
 
 
 _PER_MONTH = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\s+|each\s+)(?:calendar\s+)?month\b", re.IGNORECASE)
-_PER_YEAR = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\s+|each\s+)(?:year|annum)\b|"
+# A price by the year: "£400 per year", "$400 for the year", "£90 for 12 months", "Annual membership: £400", "£400 annually".
+_PER_YEAR = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\s+|each\s+|for\s+(?:the|a|one)\s+(?:full\s+|whole\s+)?)"
+                       rf"(?:year|annum|yr)\b|[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:for\s+12\s+months|annually|yearly)\b|"
                        rf"\b(?:annual|yearly)\b[^.]{{0,40}}[{CURRENCY_SIGNS}]\s*[0-9]", re.IGNORECASE)
+_PERIOD_WORDS = frozenset({"month", "months", "monthly", "year", "years", "yearly", "annual", "per", "cost", "price",
+                           "much", "total", "pay"})
 
 
 # A year paid upfront as so many months: "Pay the full year upfront and you pay for 11 months instead of 12", "Annual
@@ -112,6 +123,19 @@ def pays_year_upfront(question: str) -> bool:
     return _PAYS_YEAR_UPFRONT.search(question) is not None
 
 
+# A price by the month: "$42.00 / month", "£240 per month", "Monthly membership $44.99", "Monthly membership (adults): $95".
+_MONTHLY_PRICE = re.compile(rf"[{CURRENCY_SIGNS}]\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(?:/\s*|per\s+|a\s+|each\s+)(?:calendar\s+)?month\b"
+                            rf"|\bmonthly\b[^.;{CURRENCY_SIGNS}]{{0,30}}?[{CURRENCY_SIGNS}]\s*([0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9]|[.,][0-9]|\s*(?:/\s*|per\s+|a\s+)"
+                            r"(?:year|week|day|visit|session))", re.IGNORECASE)
+
+
+def monthly_prices(sentences: Sequence[str]) -> set[Fraction]:
+    """The values of the prices `sentences` give by the month (_MONTHLY_PRICE): a year paid upfront is
+    so many of them, not of a price by the lesson or by the year ("Small unit: $360 per year or $35
+    per month": 35 only, review)."""
+    return {Fraction(next(g for g in m.groups() if g).replace(",", "")) for s in sentences for m in _MONTHLY_PRICE.finditer(s)}
+
+
 def without_year_upfront(question: str) -> str:
     """`question` without the words paying a year upfront (_PAYS_YEAR_UPFRONT): "If I prepay of
     adult membership, how much do I pay?" of "If I prepay a full year of adult membership, ..."."""
@@ -123,10 +147,15 @@ def upfront_months(question: str, sentences: Sequence[str]) -> str | None:
     you pay for 11 months instead of 12"; "10" of "pay 12 months of membership upfront and get 2
     months free"), when `question` pays a year upfront ("we'll pay the whole year upfront", "If I
     prepay a year of the Ultimate plan"; blind sets 20, 40, 45 and 98); None otherwise."""
-    if not pays_year_upfront(question):
-        return None
+    if not pays_year_upfront(question) or any(_PER_YEAR.search(s) for s in sentences):
+        return None  # (a price by the year is its own: "Small unit: $360 per year or $35 per month", review)
+    # (not a deal of another plan the documents price: "Gold members who prepay a full year get 2 months free" for a
+    # year of Silver, review)
+    labels = {w for s in sentences if ":" in s and re.search(rf"[{CURRENCY_SIGNS}]\s*[0-9]", s)
+              for w in content_words(s.split(":")[0])}
+    asked = set(content_words(question))
     for sentence in sentences:
-        if _UPFRONT.search(sentence) is None:
+        if _UPFRONT.search(sentence) is None or (set(content_words(sentence)) & labels) - asked - _PERIOD_WORDS:
             continue
         paid = _MONTHS_PAID.search(sentence)
         if paid is not None:

@@ -42,6 +42,7 @@ from typing import Sequence
 from backend.agent.numerals import CURRENCY_SIGNS, expression_figures, number_pattern, with_digits
 from backend.agent.operations import asks_how_many, asks_money
 from backend.agent.party import asks_share_per_person, group_size, people_sharing, without_ages
+from backend.agent.tools.allowances import charged_both_ways
 from backend.agent.tools.bands import inside_band
 from backend.agent.tools.identifiers import names_several
 from backend.agent.tools.pricing import PRICE
@@ -370,11 +371,6 @@ def _priced_per(clause: str, kind: str, number: str, question: str) -> bool:
     return in_km == bool(re.search(r"km|kilomet", m.group(0), re.IGNORECASE))
 
 
-# A charge laid both ways: "each way", "return distance", "there and back", "round trip".
-_BOTH_WAYS = re.compile(r"\b(?:each\s+way|both\s+ways|there\s+and\s+back|round[\s-]trip|return\s+(?:trip|journey|distance|mileage))\b",
-                        re.IGNORECASE)
-
-
 def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[str]) -> bool:
     """Whether a product of `numbers` multiplies two prices none of which the question counts
     ("45 * 20": a second flue's €45 times the €20 Saturday surcharge, for "20 km outside"), or a
@@ -383,7 +379,7 @@ def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[
     frame")."""
     # (a 2 doubling a charge the passages lay both ways is no figure of theirs: "2 * 23 * 0.35" over "0.35 per km,
     # counted as the return distance", blind set 97, read)
-    doubled = any(_BOTH_WAYS.search(s) for n in numbers if n != "2" for s in _price_sentences(n, sentences))
+    doubled = any(charged_both_ways(s) for n in numbers if n != "2" for s in _price_sentences(n, sentences))
     read = {n: [s for s in sentences if _occurrences(n, s)] for n in numbers
             if _counts_in_question(n, question) is not True and not (n == "2" and doubled)}
     read = {n: found for n, found in read.items() if found}

@@ -302,18 +302,24 @@ def _aligned(block: list[list[tuple[int, str]]], lines: list[str], i: int) -> tu
 
 # A first column's header that names what kind of thing each row is ("| Package | DJ time |
 # Price |"): a customer asks for "the Gold package", and the row reads "Gold package: ...".
-_KIND_HEADER = re.compile(r"\s*(package|plan|tier|bundle|membership|pass)(?:es|s)?\s*",
-                          re.IGNORECASE)
+# (or a noun with the word of its sort: "Console size" over "Executive (32 gal)", blind set 98, read)
+_KIND_HEADER = re.compile(r"\s*(package|plan|tier|bundle|membership|pass)(?:es|s)?\s*"
+                          r"|\s*([a-z]{3,})\s+(?:size|model|class|category)s?\s*", re.IGNORECASE)
 
 
 def _named_by_kind(name: str, header: str) -> str:
     """`name` (a row's first cell) followed by the kind its column's `header` names, when the header
     is one such noun and `name` does not already say it: "Gold" under "Package" is "Gold package"
-    (blind set 96: "the Gold package plus the LED dance floor" named no row)."""
+    (blind set 96: "the Gold package plus the LED dance floor" named no row); a one-word name under a
+    noun and its sort too: "Executive (32 gal)" under "Console size" is "Executive (32 gal) console"
+    (blind set 98, read)."""
     kind = _KIND_HEADER.fullmatch(header)
-    if not name or kind is None or re.search(rf"\b{kind.group(1)}", name, re.IGNORECASE):
+    noun = (kind.group(1) or kind.group(2)) if kind is not None else None
+    if not name or noun is None or re.search(rf"\b{noun}", name, re.IGNORECASE):
         return name
-    return f"{name} {kind.group(1).lower()}"
+    if kind.group(2) and len(re.sub(r"\([^()]*\)", " ", name).split()) > 1:
+        return name  # (a row named by a phrase of its own: "3 bed semi" under "House size")
+    return f"{name} {noun.lower()}"
 
 
 def table_sentences(text: str) -> str:
@@ -423,8 +429,10 @@ def _with_group_rates(sentences: list[str]) -> list[str]:
     return out
 
 
-# A priced sentence opening with "it" (or "this"/"that"): "It's $5.00 per box or bag", "It costs £12 a head".
-_IT_PRICED = re.compile(rf"(?:It|This|That)(?:'s|\s+is|\s+costs?|\s+runs?\s+at)(?=\s[^.]*?[{CURRENCY_SIGNS}]\s*[0-9])")
+# A sentence opening with "it" (or "this"/"that") and its price: "It's $5.00 per box or bag", "It costs £12 a head"
+# (the price right after the verb, and no amount off or added: not "It's £20 off if you book in winter", review).
+_IT_PRICED = re.compile(rf"(?:It|This|That)(?:'s|\s+is|\s+costs?|\s+runs?\s+at)(?=\s+(?:just\s+|only\s+|a\s+flat\s+)?"
+                        rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*(?![0-9.,])(?!\s*(?:off|discount|more|extra|less|surcharge|deposit)\b))")
 # A name in capitals of two words or more: "Community Shred Day", "Family Fun Pass" (not its sentence's "Yes"/"Our").
 _CAPITALISED_NAME = re.compile(r"(?<![\w'])(?:[A-Z][a-z]+[ \t]+){1,3}[A-Z][a-z]+\b")
 _NOT_OF_A_NAME = frozenset({"yes", "no", "our", "the", "your", "a", "an", "this", "that", "every", "each", "on", "in",
@@ -433,20 +441,21 @@ _NOT_OF_A_NAME = frozenset({"yes", "no", "our", "the", "your", "a", "an", "this"
 
 def _with_antecedents(sentences: list[str]) -> list[str]:
     """`sentences` with a priced one opening with "It's" (_IT_PRICED) written with the name the
-    sentence before it gives (_CAPITALISED_NAME, the first): "Yes - our Community Shred Day runs on
-    the first Saturday ... It's $5.00 per box or bag" -> "The Community Shred Day is $5.00 per box
-    or bag" (blind set 98, read: the price named no Shred Day)."""
+    sentence before it gives (_CAPITALISED_NAME, its only one): "Yes - our Community Shred Day runs
+    on the first Saturday ... It's $5.00 per box or bag" -> "The Community Shred Day is $5.00 per
+    box or bag" (blind set 98, read: the price named no Shred Day); as written when that sentence
+    names two ("Our Small Van ..., while the Luton Van suits house moves. It's £90 per day", review)."""
     out: list[str] = []
     for sentence in sentences:
         opening = _IT_PRICED.match(sentence)
-        name = None
+        names = []
         for match in _CAPITALISED_NAME.finditer(out[-1] if out and opening else ""):
             words = match.group(0).split()
             while words and words[0].lower() in _NOT_OF_A_NAME:
                 words = words[1:]
             if len(words) >= 2:
-                name = " ".join(words)
-                break
+                names.append(" ".join(words))
+        name = names[0] if len(set(names)) == 1 else None
         if opening is not None and name is not None:
             verb = re.sub(r"^(?:It|This|That)(?:'s|\s+)", "", opening.group(0)) or "is"
             sentence = f"The {name} {verb}{sentence[opening.end():]}"
@@ -533,7 +542,7 @@ def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
     """(heading, sentence) for each sentence of one passage's plain `text` (passage_heading), a
     table's rows one sentence each (table_sentences; one laid out by spaces too: aligned_tables), a list's items after the line introducing
     them (list_sentences), a group rate said on its own with the per-head price before it, a price
-said of "it" with the name before it (_with_antecedents)."""
+    said of "it" with the name before it (_with_antecedents)."""
     # a heading's underline ("Opening hours" over "-------------") is no text: it was quoted with the hours
     heading, body = passage_heading(label, aligned_tables(without_leaders(_UNDERLINE.sub("", text))))
     sentences = _with_antecedents(_with_group_rates(split_sentences(_rows_apart(list_sentences(table_sentences(body))))))

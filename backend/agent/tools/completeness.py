@@ -135,7 +135,9 @@ def holds_billed_lengths(expression: str, question: str, sentences: Sequence[str
     columns = {Fraction(n) for s in sentences for n in column_lengths(question, s)}
     # (or the least length the passages charge, above the one asked: "€95.00 per hour, minimum 2 hours" for "an hour and
     # a half" is "95.00 * 2", blind set 97, read)
-    least = {Fraction(m.group(1) or m.group(2)) for s in sentences for m in LEAST_LENGTH.finditer(s)} & held
+    # (held as itself, not as a count of the question's: "3 movers" beside "3 hour minimum", blind set 58)
+    counts = {Fraction(m.group(1).replace(",", "")) for m in NUMBER_RE.finditer(with_digits(question))}
+    least = ({Fraction(m.group(1) or m.group(2)) for s in sentences for m in LEAST_LENGTH.finditer(s)} & held) - counts
     return all(any(way <= held or (len(way) == 1 and (way <= sums or any(next(iter(way)) < n for n in least)))
                    for way in ways)
                for unit, ways in billed_durations(with_digits(question), with_units=True, per_minute=per_minute)

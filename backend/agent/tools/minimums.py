@@ -19,7 +19,7 @@ from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE
 from backend.agent.tools.basket import norm_words
 from backend.agent.tools.passages import document_name
 from backend.agent.tools.pricing import PRICE, added_terms, exact_value, first_name_word
-from backend.agent.tools.sentences import is_heading, section_headings, stems
+from backend.agent.tools.sentences import content_words, is_heading, section_headings, stems
 
 
 # A least amount charged: "minimum charge £12", "min. charge: €12" (not "minimum order £20 for delivery",
@@ -315,9 +315,15 @@ def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], ques
         factors = term.split(" * ")
         rates = [f for f in factors if f not in asked and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f)]
         hours = [f for f in factors if f not in rates]
-        # (not a price another line gives of no hour: "Bungee Run: Price €180" beside "Event coverage is $180/hr, with a
-        # 3-hour minimum", review of the thirty-sixth session)
-        elsewhere = len(rates) == 1 and any(Fraction(rates[0]) in _amounts(s) for _, s in sentences if not PER_HOUR.search(s))
+        # (not a price another line the question names better gives of no hour: "Bungee Run: Price €180" beside "Event
+        # coverage is $180/hr, with a 3-hour minimum" for "the bungee run", review of the thirty-sixth session; but
+        # "Crew rate ...: $160/hr" beside "First stump ...: $160" for "your crew for about an hour", blind set 78)
+        said = set(content_words(question))
+        named = [len(set(content_words(s)) & said) for _, s in sentences
+                 if len(rates) == 1 and Fraction(rates[0]) in _amounts(s)]
+        hourly = [len(set(content_words(s)) & said) for _, s in sentences
+                  if len(rates) == 1 and PER_HOUR.search(s) and Fraction(rates[0]) in _amounts(s)]
+        elsewhere = bool(hourly) and max(named) > max(hourly)
         if len(rates) == 1 and not elsewhere and len(hours) <= 1 and all(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f) for f in hours):
             least = next((found for i, (_, s) in enumerate(sentences)
                           if any(Fraction(next(g for g in m.groups() if g).replace(",", "")) == Fraction(rates[0])

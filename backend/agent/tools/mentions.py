@@ -192,6 +192,9 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
             for c in counts_of(question, word)]
         if own <= banded and held_counts(question, sentence, lot=True):
             counts = ["1"]  # a band's row prices the lot: "15 panels" over "11 - 20 panels: A$160" is one job
+        # (or the count of those it is for, right after its name: "cut + beard combos for the other 4", blind set 95)
+        others = _FOR_OTHERS.match(with_digits(question[at[span[1]].end():])) if not counts else None
+        counts = [others.group(1)] if others else counts
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
         count = counts[0] if counts else per or shared or "1"
         # (at least the count it is sold in: "£12 per uplighter (minimum 6 uplighters)" for 4, review)
@@ -199,6 +202,8 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
     return items
 
 
+# Those a thing is for, counted right after its name: " for the other 4", " for the remaining 3".
+_FOR_OTHERS = re.compile(r"\s+for\s+(?:the\s+)?(?:other|remaining|rest\s+of\s+the)\s+([0-9]+)\b", re.IGNORECASE)
 # A count after a list of things, for each of them: " on 600 ewes", " for all 3 bikes".
 _SHARED_COUNT = re.compile(r"\s*(?:on|for)\s+(?:all\s+|each\s+of\s+|both\s+of\s+)?(?:the\s+|my\s+|our\s+)?"
                            r"([0-9][0-9,]*)\s+([a-z][\w'-]*)", re.IGNORECASE)
@@ -578,7 +583,18 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
     added = subject is not None and re.search(rf"(?:\b(?:with|plus|and|including|incl\.?)|\+)\s+(?:the\s+|a\s+|an\s+)?"
                                               rf"(?:[\w-]+\s+){{0,2}}?{re.escape(subject.group(1))}\b", question,
                                               re.IGNORECASE) is not None
-    return head if head and head <= words and added else set()
+    if head and head <= words and added:
+        return head
+    # or a fee of the very service the question names, by every other word of its label: "Sworn (certified) translation
+    # stamp: €25.00 per document" for "I need a sworn translation of my birth certificate" (blind set 97)
+    named = norm_words(re.sub(r"\([^()]*\)", " ", label)) - _NO_THING - _PAYING_WORDS
+    service = named - _FEE_WORDS
+    return service if named & _FEE_WORDS and len(service) >= 2 and service <= asked and _phrase(
+        [norm_words(w) for w in re.findall(r"[\w'-]+", question)], set(service)) is not None else set()
+
+
+# Words naming a fee of a service: "translation stamp", "booking fee".
+_FEE_WORDS = frozenset({"stamp", "fee", "surcharge", "supplement", "charge"})
 
 
 def _free_over(own: set[str], sentences: Sequence[str]) -> Fraction | None:

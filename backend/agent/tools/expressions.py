@@ -77,7 +77,7 @@ from backend.agent.tools.multibuy import with_multibuy
 from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
 from backend.agent.tools.parts import asked_repairs, with_parts
-from backend.agent.tools.plans import monthly_prices, over_plan, upfront_months, without_year_upfront, year_in_months
+from backend.agent.tools.plans import monthly_prices, over_plan, upfront_bill, upfront_months, without_year_upfront, year_in_months
 from backend.agent.tools.refunds import late_cancellation, refund_expression
 from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, named_prices, of_asked_document,
                                          of_named_documents, reached, surcharged, without_amount)
@@ -427,12 +427,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         out = valid_expressions([planned] + out, evaluate) if planned is not None else out
     if held is not None and out:  # (on the bill whatever the discount did: "265 * 85 / 100 + 10 + 15")
         out = valid_expressions([f"{out[0]} + {held}"] + out, evaluate)
-    # (of prices by the month only, the question's counts aside: no "(30) * 10" of "Weekly lesson: £30 per lesson", review)
-    upfront_billed = ({Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])} & listed) - {
-        Fraction(m.group(1).replace(",", "")) for m in NUMBER_RE.finditer(with_digits(question))} if upfront is not None and out else set()
-    if upfront_billed and upfront_billed <= monthly_prices([s for _, s in sentences]):
-        # a month's bill for a year paid upfront: "you pay for 11 months instead of 12"
-        out = valid_expressions([f"({out[0]}) * {upfront}"] + out, evaluate)
+    # a month's bill for a year paid upfront: "you pay for 11 months instead of 12"
+    yearly = upfront_bill(out[0], upfront, question, [s for _, s in sentences], listed) if upfront is not None and out else None
+    if yearly is not None:
+        out = valid_expressions([yearly] + out, evaluate)
     if undiscounted and out:
         out = valid_expressions([surcharged(out[0], [c for c in surcharges if c[0] != "-" or reached(out[0], c[3], evaluate)],
                                             question)] + out, evaluate)

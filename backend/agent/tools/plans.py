@@ -12,7 +12,7 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
-from backend.agent.numerals import CURRENCY_SIGNS
+from backend.agent.numerals import CURRENCY_SIGNS, NUMBER_RE, with_digits
 from backend.agent.tools.sentences import content_words
 from backend.agent.tools.visits import visits_counted
 
@@ -165,3 +165,13 @@ def upfront_months(question: str, sentences: Sequence[str]) -> str | None:
             months = 12 - int(_FREE_COUNT.get(free.group(1).lower(), free.group(1)))
             return str(months) if months > 0 else None
     return None
+
+
+def upfront_bill(bill: str, months: str, question: str, sentences: Sequence[str], listed: set[Fraction]) -> str | None:
+    """A month's `bill` for a year paid upfront as the deal's `months` of it (upfront_months: "(95) * 11"
+    of "95" for "you pay for 11 months instead of 12"), when every price of the documents (`listed`,
+    by value) it holds, the question's counts aside, is a price by the month (monthly_prices: no
+    "(30) * 10" of "Weekly lesson: £30 per lesson", review); None otherwise."""
+    asked = {Fraction(m.group(1).replace(",", "")) for m in NUMBER_RE.finditer(with_digits(question))}
+    billed = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", bill)} & listed - asked
+    return f"({bill}) * {months}" if billed and billed <= monthly_prices(sentences) else None

@@ -156,9 +156,17 @@ def _listed_before(text: str) -> list[str]:
                 and not (m.group(0).lower().startswith("the ") and text[:m.start()].lower().endswith(("for ", "is ")))
                 or _NOT_BOUGHT.search(m.group(1)) or _WHEN_THING.search(m.group(1))):
             break
+        if _NOT_WANTED.match(m.group(1)) or _NOT_WANTED_BEFORE.search(text[:m.start()]):
+            break  # "Unlike last year, no marquee, 10 trestle tables": no marquee bought (review)
         found.insert(0, m.group(1).strip())
         text = text[:m.start()]
     return found
+
+
+# A thing said not to be wanted: "no marquee", "not delivery", "without the gazebo".
+_NOT_WANTED = re.compile(r"(?:no|not|without|except|minus|skip|skipping)\b", re.IGNORECASE)
+_NOT_WANTED_BEFORE = re.compile(r"\b(?:no|not|without|except|minus|skip|skipping)\s+(?:the\s+|a\s+|an\s+|any\s+)?$",
+                                re.IGNORECASE)
 
 
 def _one_more(text: str, at: int) -> re.Match[str] | None:

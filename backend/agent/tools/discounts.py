@@ -344,12 +344,20 @@ _NOT_DISCOUNTED = re.compile(r"\b(?:is|are)\s+(?:not|never)\s+discounted\b|\bno\
                              r"|\bnot\s+(?:subject\s+to|eligible\s+for)\s+(?:any\s+)?discounts?\b", re.IGNORECASE)
 
 
+# A sentence speaking of the one before it: "This surcharge ...", "It is ...", "The fee ...".
+_REFERS_BACK = re.compile(r"\s*(?:this|that|these|those|it|they|the\s+(?:surcharge|supplement|fee|charge|add-on|extra))\b",
+                          re.IGNORECASE)
+
+
 def not_discounted(sentence: str, sentences: Sequence[str]) -> bool:
     """Whether `sentence` (an amount added: "Coloured or metallic ink ...: add €0.40 per item.") or the
     sentence after it in `sentences` says no discount is laid on it ("This surcharge is not
     discounted.", blind set 100)."""
     at = list(sentences).index(sentence) if sentence in sentences else len(sentences)
-    return any(_NOT_DISCOUNTED.search(text) for text in [sentence, *sentences[at + 1:at + 2]])
+    # (the sentence after it only when it speaks of it: "This surcharge ...", not "Blank garments ... are not
+    # discounted", review)
+    return _NOT_DISCOUNTED.search(sentence) is not None or any(
+        _REFERS_BACK.match(text) and _NOT_DISCOUNTED.search(text) for text in sentences[at + 1:at + 2])
 
 
 def excluded_when(sentence: str, sentences: Sequence[str], question: str) -> bool:
@@ -631,16 +639,33 @@ def _names_one(question: str, thing: str) -> bool:
 _ONE_LOT = re.compile(r"\b(?:in|per|on)\s+(?:one|a\s+single|the\s+same|each|an?)\s+(?:booking|order|visit|job)\b"
                       r"|\b(?:ordered|booked|bought)\s+together\b"
                       r"|^[\s*•-]*(?:flocks|herds|mobs|loads|batches)\s+of\s+[0-9]", re.IGNORECASE)
-# A count of things in a question: "1,300 full-wool ewes", "100 rams" (a unit, "15 km", is no thing).
-_THING_COUNT = re.compile(r"(?<![\w.,:/])([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)\s+([a-z][\w'-]*)", re.IGNORECASE)
+# The months' names as a date writes them after a day ("6th june"), or "of" ("6th of june").
+_MONTHS = r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|of\b"
+# A least count of one kind alone: "items of the same design", "of the same type".
+_SAME_KIND = re.compile(r"\bof\s+the\s+same\s+(?:type|design|kind|item|product|style|size|colour|color)\b", re.IGNORECASE)
+# A count of things in a question: "1,300 full-wool ewes", "100 rams" (a unit, "15 km", is no thing; nor a date's day,
+# "on 12 June", "March 20", nor a house's number, "at 45 Church Lane", nor a time, review).
+_THING_COUNT = re.compile(r"(?<![\w.,:/])([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)\s+(?!(?:or|and|to|of|per|percent|am|pm|a\.m|p\.m)\b)"
+                          rf"(?!(?:{_MONTHS}))([a-z][\w'-]*)", re.IGNORECASE)
+_MONTH_BEFORE = re.compile(rf"\b(?:{_MONTHS})[a-z]*\.?\s*$", re.IGNORECASE)
+# A name's next word after a number: "45 Church | Lane", "120 High | Street".
+_NAME_AFTER = re.compile(r"\s+[A-Z][a-z]")
+
+
+def thing_counts(question: str) -> list[int]:
+    """The counts `question` gives of things, in order, not of units, periods or people (_THING_COUNT:
+    "1,300 full-wool ewes and 100 rams ... 12 km from" -> [1300, 100]); a number before a name of two
+    capitalised words is a house's ("45 Church Lane"), and a day's beside a month's name ("on 12 June")
+    is a date's."""
+    text = with_digits(question)
+    return [int(m.group(1).replace(",", "")) for m in _THING_COUNT.finditer(text)
+            if not is_unit(m.group(2)) and not norm_words(m.group(2)) & _ANYONE and not _MONTH_BEFORE.search(text[:m.start()])
+            and not (m.group(2)[0].isupper() and _NAME_AFTER.match(text, m.end()))]
 
 
 def things_counted(question: str) -> int | None:
-    """The sum of the counts `question` gives of things, not of units, periods or people ("1,300
-    full-wool ewes and 100 rams ... 12 km from" -> 1400); None when it counts none."""
-    found = [int(m.group(1).replace(",", "")) for m in _THING_COUNT.finditer(with_digits(question))
-             if not is_unit(m.group(2)) and not norm_words(m.group(2)) & _ANYONE and m.group(2).lower() not in (
-                 "or", "and", "to", "of", "per", "percent", "am", "pm")]
+    """The sum of thing_counts; None when it counts none."""
+    found = thing_counts(question)
     return sum(found) if found else None
 
 
@@ -669,8 +694,10 @@ def least_count_met(subject: str, question: str) -> bool | None:
         if n is None and _ONE_LOT.search(subject) and not re.search(rf"\b{re.escape(singular(thing.lower()))}",
                                                                      question, re.IGNORECASE):
             # the kind of all the things of one booking: "Flocks of 1,200 or more sheep shorn in one booking" for "1,300
-            # full-wool ewes and 100 rams" (1,400; blind set 99)
-            n = things_counted(question)
+            # full-wool ewes and 100 rams" (1,400; blind set 99); of one type, the most of one ("50 or more items of the
+            # same design" is no 30 of one design and 25 of another, review)
+            found = thing_counts(question)
+            n = (max(found) if _SAME_KIND.search(subject) else sum(found)) if found else None
         if n is None and least >= 2 and _names_one(question, thing):
             return False  # "our grand piano" is one: not "Two or more pianos tuned at the same address"
         if n is not None:
@@ -731,7 +758,7 @@ _NOT_TODAY = re.compile(r"\b(?:can't|cannot|can\s+not|won't|not|don't|isn't)\b[^
 
 # The condition of a count after an adjustment's amount: "10% off the per-item price | when 150 or more items of the same
 # type are ordered together".
-_COUNT_AFTER = re.compile(r"\b(?:when|if|for)\s+([^.;:]*?[0-9][^.;:]*)", re.IGNORECASE)
+_COUNT_AFTER = re.compile(r"\b(?:when|if)\s+([^.;:]*?[0-9][^.;:]*)", re.IGNORECASE)
 
 
 def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
@@ -927,7 +954,6 @@ _CAPS_HEADING = re.compile(r"^\W*(?:[A-Z][A-Z0-9&/'+-]*\s+)*(?:SURCHARGES?|CHARG
 
 # An ordinal an offer is for: "the 6th full groom", "every 10th wash".
 _ORDINAL = re.compile(r"\b([0-9]+)(?:st|nd|rd|th)\b", re.IGNORECASE)
-_MONTHS = r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|of\b"
 
 
 def _asked_ordinals(question: str) -> list[int]:

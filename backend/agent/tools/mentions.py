@@ -24,7 +24,7 @@ from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, as
 from backend.agent.party import group_size
 from backend.agent.tools.arithmetic import addends
 from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band, states_bands
-from backend.agent.tools.conditions import date_bound_met, names_date
+from backend.agent.tools.conditions import MONTHS, applies, date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.basket import (DEPOSIT_WORDS, canonical, MAX_ITEMS, OTHER_WAY, PRICE, THRESHOLD_BEFORE, counts_of, is_deposit, least_count_of, norm_words,
                                         set_aside_words, table_row_name, thing_words)
@@ -194,6 +194,8 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
             counts = ["1"]  # a band's row prices the lot: "15 panels" over "11 - 20 panels: A$160" is one job
         # (or the count of those it is for, right after its name: "cut + beard combos for the other 4", blind set 95)
         others = _FOR_OTHERS.match(with_digits(question[at[span[1]].end():])) if not counts else None
+        if others is not None and _PER_LOT.match(sentence[sentence.find(price):]):
+            others = None  # (a price per group is one: "a group lesson for the other 3 kids" at "£80 per group", review)
         counts = [others.group(1)] if others else counts
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
         count = counts[0] if counts else per or shared or "1"
@@ -202,21 +204,34 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
     return items
 
 
+# A price for a lot of people or things together: "£80 per group", "€150 per session".
+_PER_LOT = re.compile(r"[0-9.,]+\s*(?:per|a|each)\s+(?:group|booking|session|party|family|team|class|lesson|lot|table)\b",
+                      re.IGNORECASE)
 # Those a thing is for, counted right after its name: " for the other 4", " for the remaining 3".
 _FOR_OTHERS = re.compile(r"\s+for\s+(?:the\s+)?(?:other|remaining|rest\s+of\s+the)\s+([0-9]+)\b", re.IGNORECASE)
-# A count after a list of things, for each of them: " on 600 ewes", " for all 3 bikes".
-_SHARED_COUNT = re.compile(r"\s*(?:on|for)\s+(?:all\s+|each\s+of\s+|both\s+of\s+)?(?:the\s+|my\s+|our\s+)?"
-                           r"([0-9][0-9,]*)\s+([a-z][\w'-]*)", re.IGNORECASE)
+# A count after a list of things, for each of them: " on 600 ewes", " for all 3 bikes" (not " for 30 children", " on
+# 12 May", " for 2 shedding huskies' worth of fur": review).
+_SHARED_COUNT = re.compile(r"\s*(?:on\s+(?:all\s+|each\s+of\s+|both\s+of\s+)?|for\s+(?:all|each\s+of|both\s+of)\s+)"
+                           r"(?:the\s+|my\s+|our\s+)?([0-9][0-9,]*)\s+([a-z][\w'-]*)(?![\w'-]*\s+(?:worth|of)\b)",
+                           re.IGNORECASE)
 
 
 def _shared_count(after: str) -> str | None:
-    """The count `after` (the question past a list's last thing) gives right away of things that are
-    no person, period or measure ("on 600 ewes" -> "600"; "for 2 weeks", "for 4 people": None, the
-    party and periods are counted otherwise: pricing.count_per); None when it gives none."""
+    """The count `after` (the question past a list's last thing) gives right away of the things the
+    list is done on, no person, period, date or measure ("on 600 ewes" -> "600"; "for 2 weeks", "for
+    4 people", "on 12 May": None, the party and periods are counted otherwise: pricing.count_per);
+    None when it gives none."""
     match = _SHARED_COUNT.match(with_digits(after))
-    if match is None or is_unit(match.group(2)) or stems(match.group(2)) & PERSON_STEMS:
+    if (match is None or is_unit(match.group(2)) or stems(match.group(2)) & PERSON_STEMS
+            or group_size(match.group(0)) is not None or _is_month(match.group(2))):
         return None
     return match.group(1).replace(",", "")
+
+
+def _is_month(word: str) -> bool:
+    """Whether `word` is a month's name, whole or cut short ("May", "sept", "Dec.")."""
+    word = word.lower().rstrip(".")
+    return word in MONTHS or (len(word) <= 4 and any(m.startswith(word) and len(word) >= 3 for m in MONTHS))
 
 
 def _named_alternative(label: str, asked: set[str] | frozenset[str]) -> set[str] | None:
@@ -589,8 +604,11 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
     # stamp: €25.00 per document" for "I need a sworn translation of my birth certificate" (blind set 97)
     named = norm_words(re.sub(r"\([^()]*\)", " ", label)) - _NO_THING - _PAYING_WORDS
     service = named - _FEE_WORDS
+    # (not on days or times the question's are not: "Wheel throwing course supplement: £20 per person for Saturday morning
+    # classes" for "on Tuesday evenings", review)
     return service if named & _FEE_WORDS and len(service) >= 2 and service <= asked and _phrase(
-        [norm_words(w) for w in re.findall(r"[\w'-]+", question)], set(service)) is not None else set()
+        [norm_words(w) for w in re.findall(r"[\w'-]+", question)], set(service)) is not None and applies(
+        sentence, question) is not False else set()
 
 
 # Words naming a fee of a service: "translation stamp", "booking fee".

@@ -191,6 +191,8 @@ _KIND_AFTER = re.compile(rf"^\W*min(?:imum|\.)?\s+(?:charge|fee|price)\s+for\s+(
 # A least order of several kinds together: "Minimum order for envelopes, place cards and escort cards: EUR 60.00".
 _KINDS_LISTED = re.compile(rf"^\W*min(?:imum|\.)?\s+(?:order|charge|spend)\s+(?:for|on)\s+([a-z][\w&', -]{{2,80}}?)\s*(?::|of|is)\s*"
                            rf"{SIGNED_PRICE}\W*$", re.IGNORECASE)
+# A condition inside such a list: "without a marquee", "unless collected", "if delivered".
+_LISTED_CONDITION = re.compile(r"\b(?:without|unless|if|when|except|only|with\s+no|outside|inside|before|after)\b", re.IGNORECASE)
 # Words that name no kind of work but the whole order's ("minimum order charge", "minimum call-out fee").
 _WHOLE_ORDER = frozenset(stems("order visit job booking call out callout service cleaning spend total invoice bill hire"))
 
@@ -203,8 +205,8 @@ def _named_kind(sentence: str) -> tuple[list[set[str]], str] | None:
     m = _KIND_FIRST.match(sentence) or _KIND_AFTER.match(sentence)
     listed = _KINDS_LISTED.match(sentence) if m is None else None
     prices = PRICE.findall(sentence)
-    if (m is None and listed is None) or len(prices) != 1:
-        return None
+    if (m is None and listed is None) or len(prices) != 1 or (listed is not None and _LISTED_CONDITION.search(listed.group(1))):
+        return None  # (a least order on a condition is no kind's: "... tables, chairs and heaters without a marquee", review)
     kinds = ([stems(m.group(1))] if m is not None else
              [stems(part) for part in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+", listed.group(1))])
     if not all(kinds) or any(kind & _WHOLE_ORDER for kind in kinds):

@@ -25,7 +25,7 @@ from backend.agent.tools.bands import outside_band, with_band_nouns
 from backend.agent.tools.basket import TABLE_ROW, THRESHOLD_BEFORE, basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import (counted, headed_surcharges, least_count_met, least_group, least_spend,
-                                          things_counted)
+                                          thing_counts)
 from backend.agent.tools.identifiers import with_size_labels, with_worded_kinds
 from backend.agent.tools.passages import document_name, read_passages
 from backend.agent.tools.segmentation import text_sentences
@@ -568,8 +568,9 @@ def count_per(question: str, sentence: str, amount: str) -> str | None:
     found = counts_of(question, per.group(1))  # every count: "6 A1 posters and 4 A2 posters, all laminated": 6 + 4
     count = " + ".join(found) if len(found) < 2 else f"({' + '.join(found)})"
     if not found and unit & _ANY_ITEM:  # "add €0.40 per item" for "160 envelopes ... in gold ink" (blind set 100)
-        total = things_counted(question)
-        count = str(total) if total is not None else ""
+        # (of one count only: "a back print only on the hoodies" of "20 T-shirts and 10 hoodies" is not on all 30, review)
+        things = thing_counts(question)
+        count = str(things[0]) if len(things) == 1 else ""
         found = [count] if count else []
     return None if not found or count == "1" else count
 

@@ -79,8 +79,14 @@ def _window(sentence: str) -> tuple[Fraction, Fraction | None, bool] | None:
     return None
 
 
-# What the question booked or bought before cancelling it: "I booked Copperplate Foundations for two people".
-_BOOKED = re.compile(r"\b(?:booked|bought|ordered|reserved|signed\s+up)\b", re.IGNORECASE)
+# What the question booked or bought before cancelling it: "I booked Copperplate Foundations for two people" (its own
+# booking, not "my friend booked", review).
+_BOOKED = re.compile(r"\b(?:i|we|i've|we've|i\s+have|we\s+have)\s+(?:just\s+|already\s+)?(?:booked|bought|ordered|reserved|"
+                     r"signed\s+up)\b", re.IGNORECASE)
+# What makes the bill read from the documents no price of what is cancelled: a deposit paid only, another booking of
+# the past ("I booked the Kayak Taster last year ... This time I booked ...", review).
+_OTHER_BOOKINGS = re.compile(r"\bdeposit\b|\blast\s+(?:week|month|year|time|summer|season)\b|\bago\b|\bpreviously\b"
+                             r"|\bthis\s+time\b|\bbefore\s+that\b", re.IGNORECASE)
 
 
 def _days_left_count(text: str) -> str:
@@ -105,7 +111,8 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
         return None
     if paid is not None:
         amount = next(g for g in paid.groups() if g).replace(",", "")
-    elif bill is not None and _BOOKED.search(text) and not re.search(rf"(?<![\w.]){_days_left_count(text)}(?![\w.])", bill):
+    elif (bill is not None and _BOOKED.search(text) and not _OTHER_BOOKINGS.search(text)
+          and not re.search(rf"(?<![\w.]){_days_left_count(text)}(?![\w.])", bill)):
         amount = f"({bill})"
     else:
         return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from backend.agent.tools.discounts import least_count_met
+from backend.agent.tools.discounts import least_count_met, thing_counts, things_counted
 from backend.agent.tools.mentions import _shared_count
 
 from .test_expressions import first
@@ -86,3 +86,12 @@ def test_a_tax_set_aside_is_no_thing_set_aside():
     # ("Ewes, second shear: $4.30" for 11 alpacas)
     assert first("We have 11 alpacas that need shearing on a weekday. How much is that, not counting GST?",
                  RATES, FAQ) == 418
+
+
+def test_the_things_counted_are_no_dates_houses_or_units():
+    assert thing_counts("Quote for 1,300 full-wool ewes and 100 rams. We're about 12 km from Ongaonga.") == [1300, 100]
+    # a day of a month, a house's number and a unit count no things (review)
+    assert thing_counts("40 T-shirts please, collecting on 12 June.") == [40]
+    assert thing_counts("100 mini cupcakes and 60 macarons for a party at 45 Church Lane.") == [100, 60]
+    assert thing_counts("On March 20 we need 30 shirts.") == [30]
+    assert things_counted("How far is 12 km?") is None

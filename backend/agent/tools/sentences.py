@@ -325,6 +325,9 @@ _OWN_CONTACT = re.compile(r"\b(?:your|you|yours|u|ya|y'all|their)\b|\bthe\s+(?:s
                           r"|^\W*(?:so\s+|and\s+)?where\s+is\s+it\s*\??\s*$"
                           r"|\bwho\s+(?:should|do|can|would)\s+(?:i|we)\s+(?:contact|e-?mail|speak|talk|write|complain)\b"
                           r"|\b(?:do|should|can)\s+(?:i|we)\s+use\s+to\s+(?:book|contact|reach|order|enquire)\b"
+                          # ("What email address do I send my booking to?", blind set 102, read)
+                          r"|\b(?:do|should|can)\s+(?:i|we)\s+(?:send|write|post|mail)\s+(?:my|our|the)\s+(?:booking|order|enquiry|"
+                          r"inquiry|form|documents?|application)\s+to\b"
                           r"|^\W*(?:whats?\s+(?:is\s+)?(?:the|ur)\s+)?(?:e-?mail|phone|telephone|contact|website|address)"
                           r"(?:\s+(?:address|number|details))?\W*(?:please|pls)?\W*$", re.IGNORECASE)
 # A website asked, and a way to reach the business asked without naming which ("how do I contact you?",
@@ -337,6 +340,7 @@ _ASKS_REACH = re.compile(r"\b(?:contact|reach|call|e-?mail|ring|phone|find)\s+(?
                          r"|\bwho\s+(?:should|do|can|would)\s+(?:i|we)\s+(?:contact|e-?mail|speak\s+to|talk\s+to|write\s+to|complain\s+to)\b"
                          r"|\b(?:e-?mail(?:\s+address)?|(?:phone\s+)?number|address)\s+(?:do|should|can)\s+(?:i|we)\s+use\s+to\s+"
                          r"(?:book|contact|reach|order|enquire)\b"
+                         r"|\b(?:e-?mail(?:\s+address)?|address)\s+(?:do|should|can)\s+(?:i|we)\s+(?:send|write|post|mail)\b"
                          r"|^\W*(?:so\s+|and\s+)?where\s+is\s+it\s*\??\s*$"
                          r"|\bwhere\s+are\s+(?:you|they)\s+(?:located|based)\b|\b(?:your|their|its)\s+(?:number|location)\b",
                          re.IGNORECASE)

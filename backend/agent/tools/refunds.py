@@ -92,9 +92,10 @@ _OTHER_BOOKINGS = re.compile(r"\bdeposit\b|\blast\s+(?:week|month|year|time|summ
 
 
 def _days_left_count(text: str) -> str:
-    """The count of the time left `text` gives, as written ("10 days before" -> "10")."""
+    """The count of the time left `text` gives, as a pattern ("10 days before" -> "10"); one matching
+    nothing when it gives none."""
     m = _LEFT.search(text)
-    return re.escape(m.group(1) or m.group(3)) if m else "$^"
+    return re.escape(m.group(1) or m.group(3)) if m else r"(?!)"
 
 
 def refund_expression(question: str, sentences: Sequence[str], bill: str | None = None) -> str | None:
@@ -102,8 +103,10 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
     under the window of `sentences` holding that time ("420 * 50 / 100", "420 - 10" for a full
     refund less a £10 fee, "420 * 0" for none); with no amount paid stated, of `bill` (the price of
     what it booked, read from the documents: "(195.00 * 2) * 50 / 100" for "I booked Copperplate
-    Foundations for two people but have to cancel 10 days before", blind set 100), unless the bill
-    counts the days themselves; None when the question asks no refund, gives no amount paid nor a
+    Foundations for two people but have to cancel 10 days before", blind set 100) when the question
+    cancels its own booking (_BOOKED) and no deposit or other booking (_OTHER_BOOKINGS); a bill that
+    is a price times the days left is that price ("48 * 5" for "it's 5 days away"), one holding the
+    days otherwise gives none; None when the question asks no refund, gives no amount paid nor a
     bill, or no time left, or no window holds it."""
     text = with_digits(question)
     if _ASKS_REFUND.search(text) is None:

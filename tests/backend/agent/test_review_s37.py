@@ -15,6 +15,11 @@ from backend.agent.tools.expressions import candidate_expressions
 
 from .test_expressions import result
 
+# (one bakery's price list, asked twice)
+BAKERY = ('SUGARLOAF BAKERY - CELEBRATION ORDERS\n\nMini cupcake: £1.20 each\nFrench macaron: £1.50 each\n'
+          'Brownie square: £2.00 each\nCelebration cake (serves 20): £45.00\nDelivery within 5 miles: £5.00\n'
+          'Orders of 200 or more pieces in one order: 15% off the whole order.')
+
 REVIEW_37 = [
     ('r1_bike_date',
      [('SPOKES & SPROCKETS BIKE WORKSHOP - SERVICE MENU\n'
@@ -85,14 +90,7 @@ REVIEW_37 = [
        'Patio heater: £45 each')],
      'Unlike last year, no marquee, 10 trestle tables and 40 folding chairs. Total?', '190'),
     ('r2_comma_nodelivery',
-     [('SUGARLOAF BAKERY - CELEBRATION ORDERS\n'
-       '\n'
-       'Mini cupcake: £1.20 each\n'
-       'French macaron: £1.50 each\n'
-       'Brownie square: £2.00 each\n'
-       'Celebration cake (serves 20): £45.00\n'
-       'Delivery within 5 miles: £5.00\n'
-       'Orders of 200 or more pieces in one order: 15% off the whole order.')],
+     [BAKERY],
      'Collecting myself, no delivery, 20 mini cupcakes and 10 macarons. How much?', '39'),
     ('r2_comma_not',
      [('SUGARLOAF BAKERY - CELEBRATION ORDERS\n'
@@ -114,14 +112,7 @@ REVIEW_37 = [
        'Orders of 200 or more pieces in one order: 15% off the whole order.')],
      "I'd like 100 mini cupcakes and 60 macarons for a party at 45 Church Lane. How much?", '210'),
     ('r3_cake_addr',
-     [('SUGARLOAF BAKERY - CELEBRATION ORDERS\n'
-       '\n'
-       'Mini cupcake: £1.20 each\n'
-       'French macaron: £1.50 each\n'
-       'Brownie square: £2.00 each\n'
-       'Celebration cake (serves 20): £45.00\n'
-       'Delivery within 5 miles: £5.00\n'
-       'Orders of 200 or more pieces in one order: 15% off the whole order.')],
+     [BAKERY],
      "Could I get 150 mini cupcakes for a party at 120 High Street? I'll collect. Price?", '180'),
     ('r3_hoof_lot_unmet',
      [('HOLLYBANK HOOF CARE - CONTRACT PRICES 2025\n'

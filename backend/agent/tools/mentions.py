@@ -26,10 +26,10 @@ from backend.agent.tools.arithmetic import addends
 from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band, states_bands
 from backend.agent.tools.conditions import MONTHS, applies, date_bound_met, names_date
 from backend.agent.tools.discounts import least_count_met
-from backend.agent.tools.basket import (DEPOSIT_WORDS, canonical, MAX_ITEMS, OTHER_WAY, PRICE, THRESHOLD_BEFORE, counts_of, is_deposit, least_count_of, norm_words,
+from backend.agent.tools.basket import (DEPOSIT_WORDS, canonical, MAX_ITEMS, OTHER_WAY, PRICE, THRESHOLD_BEFORE, counts_of, is_deposit, is_minimum,
+                                        least_count_of, norm_words,
                                         set_aside_words, table_row_name, thing_words)
 from backend.agent.tools.headings import GENERIC_HEADING
-from backend.agent.tools.minimums import is_minimum
 from backend.agent.tools.pricing import PEOPLE_STEMS, PERSON_STEMS, count_per
 from backend.agent.tools.sentences import content_words, stem_of, stems
 from backend.agent.tools.taxes import TAX_WORD
@@ -124,8 +124,9 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
     # (a row under a section heading is a price of what the heading names: "Up to 5 kg £145" under "INDIVIDUAL
     # CREMATION" is one, so "cremation" alone names no "Rearranging a witnessed cremation ...: £25 fee", simple set 72)
     naming_prices = Counter(word for _, naming, _, _, _, section in read for word in naming | section)
-    # (span of the question naming it, its words named, own words, every word named, price, text after it)
-    found: list[tuple[tuple[int, int], set[str], set[str], set[str], str, str]] = []
+    # (span of the question naming it, its words named, own words, every word named, price, its sentence, the
+    # sentence from the price on)
+    found: list[tuple[tuple[int, int], set[str], set[str], set[str], str, str, str]] = []
     asked_stems = {stem_of(w): w for w in asked}
     for own, naming, every, m, sentence, section in read:
         named = naming & asked
@@ -151,7 +152,8 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         if wide is not None and wide[1] - wide[0] < len(every & asked) and wide[0] <= span[0] and span[1] <= wide[1]:
             span = wide
         if own and span is not None:
-            found.append((span, named | section & asked, own, every & asked, m.group(1).replace(",", ""), sentence))
+            found.append((span, named | section & asked, own, every & asked, m.group(1).replace(",", ""), sentence,
+                          sentence[m.start(1):]))
     # of prices named at the same place, the one named by most words ("large builder's skip" over "builder's skip")
     # (but one named by all its own words wins over one with an own word the question does not say, wider or not: "the
     # two-tank reef trip" over "Two-tank reef trip: $145" and "Two-tank wreck trip: $175" is no wreck trip, blind set 84)
@@ -182,7 +184,7 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
     # one count after the list for every thing of it: "belly and crutch plus wigging on 600 ewes" (blind set 99)
     shared = _shared_count(question[at[kept[-1][0][1]].end():])
     counted: list[tuple[str | None, str, str, str]] = []  # (its own count or None, price, sentence, its words)
-    for span, named, own, every, price, sentence in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
+    for span, named, own, every, price, sentence, from_price in kept:  # "the kids' baking class" over "Kids' baking, ages 8-14: €30"
         # its own count right before its name first ("2 padlock key copies and 1 mailbox key copy": 1, simple set 66)
         # (not by a length of its line: "Bread from scratch (3 hours)" counts no "3 hours")
         right_before = with_digits(at[span[0] - 1].group(0)) if span[0] else ""
@@ -195,7 +197,7 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
             counts = ["1"]  # a band's row prices the lot: "15 panels" over "11 - 20 panels: A$160" is one job
         # (or the count of those it is for, right after its name: "cut + beard combos for the other 4", blind set 95)
         others = _FOR_OTHERS.match(with_digits(question[at[span[1]].end():])) if not counts else None
-        if others is not None and _PER_LOT.match(sentence[sentence.find(price):]):
+        if others is not None and _PER_LOT.match(from_price):
             others = None  # (a price per group is one: "a group lesson for the other 3 kids" at "£80 per group", review)
         counts = [others.group(1)] if others else counts
         per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party

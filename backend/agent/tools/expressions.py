@@ -63,7 +63,7 @@ from backend.agent.tools.identifiers import as_written_compounds, as_written_kin
 from backend.agent.tools.basket import basket_expression, norm_words, with_each_counted
 from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_billed_lengths, holds_each_kind_of_person, kind_counts, kind_named,
                                                   stated_amounts)
-from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due,
+from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due, paid_deposit_share,
                                           without_paid_deposit)
 from backend.agent.tools.discounts import (ON_AMOUNT_CHARGED, asks_fee_itself, claimed_discount, claimed_surcharges, counted, excluded_from, not_discounted, onwards,
                                           surcharge_asked)
@@ -328,7 +328,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "locked out of my house" over "SERVICE CALL (TRIP CHARGE) Every mobile visit ...: $45.00": labour + 45
     fee = (visit_charge(question, named) or visit_charge(question, [s for _, s in sentences])
            if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
-    alone = not out  # (a price read alone for its adjustments is charged no minimum, but with the visit's charge)
     taxed = claimed_tax(question, named)
     if zone is not None and not out and asks_zone(question, zone, priced, sections):
         out = valid_expressions([" + ".join([zone] + on_zone)], evaluate)  # "how much would collection and delivery be"
@@ -369,7 +368,6 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
             held = f"{held} + {term}" if held is not None else term
         else:
             out = valid_expressions([f"{out[0]} + {term}"] + out, evaluate)  # first
-        alone = False
     # "I'm 15 miles out" over "$1.50 for every mile over 10 ... charged per visit": the bill without the travel first
     # (the job's price when the travel alone was read), the travel added after its adjustments, before a share
     travel, share = _travel_apart(question, ahead, out, priced, sentences, embed, evaluate)
@@ -378,7 +376,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         travel = travel[:3]
     elif ahead is not None and ASKS_TRAVEL.search(question) and asks_amount(question):
         out = valid_expressions([ahead[0]] + out, evaluate)  # "what's the extra charge for you to come out?": the travel, first
-    if out and asks_amount(question) and not alone:  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
+    if out and asks_amount(question):  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Minimum hedge charge: $180" for 20 m of hedge
         minimum = with_named_minimum(minimum, priced, evaluate, question)
@@ -489,7 +487,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     job = (prices_in(labelled[0]) if len(labelled) == 1 else listed_prices(question, priced, embed)[:1]) if late else []
     if job:  # "cancel tomorrow's visit" over "Late cancellations are charged 50% of the visit price": first
         out = valid_expressions([f"{job[0]} * {late} / 100"] + out, evaluate)
-    refund = refund_expression(question, [s for _, s in sentences], out[0] if out else None)
+    refund = refund_expression(question, [s for _, s in sentences], out[0] if out else None,
+                               paid_deposit_share(question, [s for _, s in sentences]))
     if refund is not None:  # "I paid £420 ... cancel, it's 10 days away" over "7 to 14 days before: 50% refund": first
         out = valid_expressions([refund] + out, evaluate)
     if sentences:  # last, whoever wrote them: no age, distance, clock time, address or year read as a count or price

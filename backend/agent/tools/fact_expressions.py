@@ -27,7 +27,7 @@ from backend.agent.party import asks_share_per_person, given_ages, group_size, w
 from backend.agent.tools.allowances import allowance_expressions, block_rate_expressions, hourly_block_expressions
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band
 from backend.agent.tools.discounts import least_count_met
-from backend.agent.tools.headings import fully_named, under_named_heading, wider_names
+from backend.agent.tools.headings import fully_named, under_named_heading, unnamed_labels, wider_names
 from backend.agent.tools.basket import DEPOSIT_WORDS, counts_of, is_deposit, norm_words, set_aside_words, thing_words
 from backend.agent.tools.conditions import out_of_season
 from backend.agent.tools.deposits import ASKS_DEPOSIT
@@ -378,6 +378,10 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
     # and a price for months the question is not in ("throughout August" for a question naming none) after the rest
     # and a thing named by all its label's words before one whose label says more ("Pine" before "Pine/macrocarpa mix")
     wider = wider_names(question, [s for _, s in ranked])
+    # and a list line whose label the question says no word of after one whose label it names ("Backyard Party Pack: 1
+    # standard toilet + 1 handwash station ...: $349" after "Freestanding handwash station: $85" for "3 handwash
+    # stations", blind set 101, read)
+    unnamed = unnamed_labels(question, [s for _, s in ranked]) if money else set()
     # and a line whose label of two words or more the question says all of before one priced per a unit it counts
     # ("Replace fly zip: £19.50" for "replace the fly zip on 2 pairs of trousers", not "school trouser hemming £8.00
     # per pair": simple set 65)
@@ -412,7 +416,7 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
                                               not names_asked_length(question, pair[1]),
                                               bool(whole) and pair[1] not in whole,
                                               money and not priced_per_count(question, pair[1]),
-                                              pair[1] in wider))
+                                              pair[1] in wider, pair[1] in unnamed))
     if money and not asks_how_many(question) and (not templates or asks_cost(question)):
         # an amount to pay is read from a sentence holding a price ("€130 per night"), not from one
         # holding none ("The minimum stay is 3 nights, or 7 nights in July and August"; "Standard: up to 2,000 words in

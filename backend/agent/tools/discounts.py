@@ -919,6 +919,10 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     # "a brand new tank", "the new apartment", blind set 81)
     if head_named and head <= _STANDING and not _OWN_STANDING.search(question):
         head_named = False
+    # (a returning customer's standing by saying so: "I used you last year and want to come back" claims "Returning
+    # clients receive 10% off", blind set 102, read)
+    if not head_named and head and head <= _RETURNING and _CAME_BEFORE.search(question):
+        head_named = True
     # each of a list of who gets it is a head: "Schools, churches and community halls" for "St Mary's church"
     # (no count's "or": "Groups booking 3 or more boats"; a part holding a count names no one)
     uncounted = _COUNT_OR.sub(" ", with_digits(words))
@@ -980,6 +984,10 @@ _STOP_AFTER_KIND = frozenset({"and", "or", "but", "to", "for", "of", "in", "on",
 
 # Words of a customer's standing, and a question saying the asker's: "I'm new", "we're regulars", "first time".
 _STANDING = frozenset({"new", "existing", "returning", "regular", "loyal", "repeat"})
+_RETURNING = frozenset({"existing", "returning", "regular", "repeat"})
+_CAME_BEFORE = re.compile(r"\b(?:used|booked|hired|tried)\s+(?:you|your\s+[a-z]+|with\s+you)\s+(?:before|previously|last\s+[a-z]+|"
+                          r"in\s+[0-9]{4}|[a-z]+\s+(?:years?|months?)\s+ago)\b|\b(?:come|coming)\s+back\s+(?:to\s+you|for)\b"
+                          r"|\bused\s+you\s+(?:guys\s+)?before\b", re.IGNORECASE)
 _OWN_STANDING = re.compile(r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:a\s+|an\s+)?(?:new|existing|returning|regular|loyal|repeat)\b"
                            r"|\b(?:new|existing|returning|regular|loyal|repeat)\s+(?:customers?|clients?|members?|patients?|"
                            r"users?|here|to\s+you)\b|\bfirst[\s-]+time\b|\bnever\s+used\s+you\b", re.IGNORECASE)

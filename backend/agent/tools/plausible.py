@@ -380,6 +380,10 @@ def _misread_product(numbers: Sequence[str], question: str, sentences: Sequence[
     # (a 2 doubling a charge the passages lay both ways is no figure of theirs: "2 * 23 * 0.35" over "0.35 per km,
     # counted as the return distance", blind set 97, read)
     doubled = any(charged_both_ways(s) for n in numbers if n != "2" for s in _price_sentences(n, sentences))
+    # (nor one doubling the customer's distance for a rate on the round trip: "2 * 85" for "85 km from your office"
+    # over "EUR 0.60 per km for every km of the round trip over 60 km", blind set 102, read)
+    doubled = doubled or ("2" in numbers and any("distance" in _measures_in_question(n, question) for n in numbers if n != "2")
+                          and any(charged_both_ways(s) for s in sentences))
     read = {n: [s for s in sentences if _occurrences(n, s)] for n in numbers
             if _counts_in_question(n, question) is not True and not (n == "2" and doubled)}
     read = {n: found for n, found in read.items() if found}

@@ -32,7 +32,7 @@ CURRENCY_NAMES = (r"(?:dollars?|euros?|pounds?|crowns?|marks?|francs?|florins?|g
                   r"credits?|kr|usd|cad|aud|nzd|eur|gbp|sek|nok|dkk|chf)")
 # The currency signs a price is read with: the dollar's, the euro's, the pound's, the yen's and the generic "¤" (a
 # currency written by a code, with_currency_signs); each price pattern's character class holds them all.
-CURRENCY_SIGNS = "$€£¥¤"
+CURRENCY_SIGNS = "$€£¥¤₹₩₦₱₺₪฿₫₴₽"
 # An amount as a price writes it, with or without thousands separators: "1,150", "4.60".
 AMOUNT = r"([0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?)"
 # A price after a currency sign: "£4.60", "$ 1,150", "¤350" (a currency with no sign of these: with_currency_signs).
@@ -83,7 +83,15 @@ def with_currency_signs(text: str) -> str:
     look for a sign before the amount. Blind set 93 (read) priced in "EUR" after the amount; its
     tour's "8.00 EUR per person" was no price to them."""
     text = _CODE_AFTER.sub(lambda m: _signed_after(m, text), text)
+    if _RAND.search(text):  # "All prices in South African rand (R)": "R450", "R1,040" (practice set 4)
+        text = _RAND_BEFORE.sub(r"¤\1", text)
     return _CODE_BEFORE.sub(lambda m: f"{_CODE_SIGN[m.group(1).lower()]}{_point_decimal(m.group(2))}", text)
+
+
+# A text pricing in South African rand, and an amount after the rand's "R" (a capital, right before it or a space
+# apart: not "R2" of a road in a text of another currency).
+_RAND = re.compile(r"\brand\b|\bZAR\b", re.IGNORECASE)
+_RAND_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])R[ \t]?{AMOUNT}(?![\w])")
 
 
 def _signed_after(m: re.Match[str], text: str) -> str:

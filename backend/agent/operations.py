@@ -476,7 +476,12 @@ def asks_price(text: str) -> bool:
 
 
 # An amount asked by its noun and a question mark: "8 kg of laundry. price?", "... total?".
-_AMOUNT_NOUN = re.compile(r"\b(?:price|cost|total|charge|fee|bill)\s*\?", _FLAGS)
+# (or with its tax said: "Price not counting VAT?", "cost inc GST?"; or things counted and their tax alone: "300 hornbeam
+# whips, ex VAT?", practice set 2)
+_TAX_SAID = (r"(?:not\s+counting|ex(?:cl\w*)?\.?|inc(?:l\w*)?\.?|before|plus|after|with|without)\s+(?:the\s+)?"
+             r"(?:vat|gst|hst|tax(?:es)?|sales\s+tax)")
+_AMOUNT_NOUN = re.compile(rf"\b(?:price|cost|total|charge|fee|bill)(?:\s+{_TAX_SAID})?\s*\?"
+                          rf"|^\W*[0-9][0-9,]*\s+[a-z][^?]{{0,60}}?[,\s]\s*{_TAX_SAID}\s*\?\s*$", _FLAGS)
 
 
 # "total with cleaning", "the total for 3 nights": a bill's total (not "the total area"); "price after the

@@ -266,6 +266,26 @@ _AND_OVER = re.compile(rf"(?<![\w.]){_NUMBER}\s*-?\s*{_UNIT}\s+(?:and|or)\s+(?:o
                        re.IGNORECASE)
 
 
+# A table's column named by a band of a count alone: "1-49", "250+", "10 or more", "over 100" (a quantity's column:
+# "Hawthorn: 1-49 £0.95; 50-249 £0.80; 250+ £0.65", practice set 2).
+_CELL_BAND = re.compile(r"\s*(?:([0-9]+)\s*(?:-|–|to)\s*([0-9]+)|([0-9]+)\s*\+|([0-9]+)\s+(?:or|and)\s+(?:more|over|above|up(?:wards)?)"
+                        r"|(?:over|more\s+than|above)\s+([0-9]+))\s*", re.IGNORECASE)
+
+
+def cell_band_holds(cell: str, count: str) -> bool | None:
+    """Whether the band of a count that a table's cell label is (_CELL_BAND: "1-49", "250+") holds
+    `count` ("30": True for "1-49", False for "50-249"); None when the label is no such band or the
+    count no number."""
+    m = _CELL_BAND.fullmatch(cell)
+    if m is None or not re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", count):
+        return None
+    n = Fraction(count)
+    if m.group(1):
+        return int(m.group(1)) <= n <= int(m.group(2))
+    low = m.group(3) or m.group(4)
+    return n >= int(low) if low else n > int(m.group(5))
+
+
 def states_bands(question: str, sentence: str) -> bool:
     """Whether `sentence` states a band of the question's measure or count, holding it or not ("1 - 10
     panels: A$120" for "15 panels"): a row of a band table, the bill's own price or another's."""

@@ -19,7 +19,7 @@ from typing import Sequence
 from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_bill_total, asks_cost, asks_difference, asks_money, asks_total, names_a_size, sizes
 from backend.agent.party import asks_share_per_person, named_children, without_ages
-from backend.agent.tools.bands import held_counts, joined_row_outside, outside_band
+from backend.agent.tools.bands import cell_band_holds, held_counts, joined_row_outside, outside_band
 from backend.agent.tools.sentences import content_words, stems
 from backend.agent.tools.taxes import TAX_WORD
 from backend.agent.tools.units import is_unit
@@ -517,6 +517,12 @@ def _price_of(thing: str, sentences: Sequence[str], question: str = "", count: s
             own = thing_words(sentence, prices, i)
             # a price for a least count of it: only for as many ("5 or more shirts €3.00 each" for 6 shirts, first)
             tier = _tier_met(sentence[prices[i - 1].end() if i else 0:m.start()], thing, count) if count else None
+            # (or a table's column of a band of the count: "Hawthorn: 1-49 £0.95; 50-249 £0.80" for 60 hawthorn, practice
+            # set 2)
+            row_name = table_row_name(sentence, prices) if count else ""
+            if row_name and tier is None:
+                cell = sentence[prices[i - 1].end() if i else sentence.index(":") + 1:m.start()].strip(" ;:")
+                tier = cell_band_holds(cell, count)
             if tier is False:
                 continue
             # a package of several things ("HOME PACKAGE: 3 bedrooms + lounge + hallway for $175") prices

@@ -35,7 +35,7 @@ from backend.agent.tools.mentions import names_extra
 from backend.agent.tools.offers import offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
 from backend.agent.tools.relations import MAX_NUMBERS, beginning, numbers_in, relations, years_in
-from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, column_lengths, count_per, PEOPLE_STEMS, PRICE,
+from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, column_band_expressions, column_lengths, count_per, PEOPLE_STEMS, PRICE,
                                          named_lengths, priced_per_count, names_asked_length, price_named, prices_first,
                                          two_rates)
 from backend.agent.tools.minimums import PER_HOUR, minimum_only
@@ -79,6 +79,12 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
     if len(named) < len(matches):
         matches = [m for m in matches if m not in named]
     sized = _sizes_written(with_digits(question))
+    # nor a size of its label the question does not write ("Spiral rabbit guard, 60 cm: £0.35 each" for "200 spiral
+    # rabbit guards": 0.35 * 200, not 60 * 200; practice set 2), when a price is there to read
+    if asks_amount(question) and not asks_how_many(question) and prices_in(sentence):
+        unsized = [m for m in matches if not (_SIZE_AFTER.match(sentence, m.end())
+                                              and (m.group(1), _size_unit(sentence, m.end())) not in sized)]
+        matches = unsized or matches
     for match in matches:
         before = sentence[:match.start()].split()[-2:]
         after = sentence[match.end():].split()[:3]
@@ -96,6 +102,16 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
 _SIZE_WRITTEN = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]+(?:\.[0-9]+)?)\s*(g|kg|gsm|mm|cm|m|ml|l|oz|lb|in|inch|inches|\"|″|ft|"
                            r"rpm|gb|tb|w|kw|v)(?![\w])", re.IGNORECASE)
 _SIZE_UNITS = {"inch": "in", "inches": "in", '"': "in", "″": "in"}
+
+
+# A size's unit right after a number: " cm", "L", "-litre" (not a count's noun).
+_SIZE_AFTER = re.compile(r"\s*-?\s*(mm|cm|m|l|ml|kg|g|in|inch|inches|\"|″|ft)(?![\w])", re.IGNORECASE)
+
+
+def _size_unit(sentence: str, at: int) -> str:
+    """The unit of the size written right after `at` in `sentence` (_SIZE_AFTER), as _sizes_written names it."""
+    unit = _SIZE_AFTER.match(sentence, at).group(1).lower()
+    return _SIZE_UNITS.get(unit, unit)
 
 
 def _sizes_written(text: str) -> set[tuple[str, str]]:
@@ -308,7 +324,9 @@ def sentence_candidates(question: str, sentences: Sequence[tuple[str, str]], emb
     allowed += [] if allowed else block_rate_expressions(question, texts)  # "$20 per 15 minutes" for 45 minutes
     out = document_candidates(question, every, evaluate, sentences, (headed, heading_words))
     # "£3.20 per metre per week" for an 8-metre boat for 6 weeks: 3.20 * 8 * 6
-    first = stated + allowed + offered + two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])
+    # "30 hawthorn whips" over "Hawthorn: 1-49 £0.95; 50-249 £0.80; 250+ £0.65.": the column holding 30, first
+    banded = column_band_expressions(question, texts)
+    first = stated + banded + allowed + offered + two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])
     return valid_expressions(first + out, evaluate) if first else out
 
 

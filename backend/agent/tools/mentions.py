@@ -37,8 +37,9 @@ from backend.agent.tools.units import TIME_UNITS, is_unit
 
 # A price's unit right after it: "£60 per hour", "$8 per person", "£12 each".
 _PER_AFTER = re.compile(r"\s*(?:per|a|an|each|every)\s+([a-z]+)", re.IGNORECASE)
+# (nor a tax: "with VAT on" names no "Up to 25 miles, order under £150 (ex VAT): £14.00 flat", practice set 2)
 _NO_THING = frozenset({"person", "head", "guest", "adult", "people", "child", "hour", "minute", "day", "night", "week",
-                       "month", "year", "time", "hire", "rental", "extra"})
+                       "month", "year", "time", "hire", "rental", "extra", "vat", "gst", "hst", "pst", "qst", "tax", "taxes"})
 
 # Words a question asks a price with: "What's the price difference between ...".
 _ASKING_WORDS = frozenset({"price", "prices", "pricing"})

@@ -21,15 +21,16 @@ from typing import Any, Callable, Sequence
 from backend.agent.numerals import CURRENCY_SIGNS, AMOUNT, CURRENCY_CODES, CURRENCY_NAMES, SIGNED_PRICE, currency_sign, with_digits
 from backend.agent.operations import names_a_length, sizes, sizes_alone
 from backend.agent.party import group_size
-from backend.agent.tools.bands import outside_band, with_band_nouns
-from backend.agent.tools.basket import TABLE_ROW, THRESHOLD_BEFORE, basket_items, counts_of, labels_after, norm_words, set_aside_words, thing_words
+from backend.agent.tools.bands import cell_band_holds, outside_band, with_band_nouns
+from backend.agent.tools.basket import (TABLE_ROW, THRESHOLD_BEFORE, basket_items, counts_of, labels_after, norm_words, set_aside_words,
+                                        table_row_name, thing_words)
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import (counted, headed_surcharges, least_count_met, least_group, least_spend,
                                           thing_counts)
 from backend.agent.tools.identifiers import with_size_labels, with_worded_kinds
 from backend.agent.tools.passages import document_name, read_passages
 from backend.agent.tools.segmentation import text_sentences
-from backend.agent.tools.sentences import rank_sentences, section_headings, stems, with_answers
+from backend.agent.tools.sentences import content_words, rank_sentences, section_headings, stems, with_answers
 
 # A price: after a currency sign or before a currency's name.
 PRICE = re.compile(rf"{SIGNED_PRICE}|(?<![0-9,.]){AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
@@ -348,6 +349,29 @@ def names_asked_length(question: str, sentence: str) -> bool:
 # to 4 hours £300", "Full day (8 hours) £520".
 _CELL_LENGTH = re.compile(rf"(?:^|[:;])\s*(?:up\s+to\s+|first\s+|\w+\s+\()?([0-9]+(?:\.[0-9]+)?)\s*-?\s*"
                           rf"(hours?|hrs?|days?|nights?|weeks?|minutes?|mins?)\)?\s+[{CURRENCY_SIGNS}]", re.IGNORECASE)
+
+
+def column_band_expressions(question: str, sentences: Sequence[str]) -> list[str]:
+    """The price of the count `question` gives of a table row's thing, at the cell whose column is a
+    band of counts holding it ("Hawthorn: 1-49 £0.95; 50-249 £0.80; 250+ £0.65." for "30 hawthorn
+    whips": "0.95 * 30", practice set 2), for each row of `sentences` the question names by all its
+    name's words and counts once; [] when none."""
+    asked, out = norm_words(question), []
+    for sentence in sentences:
+        row = TABLE_ROW.match(sentence)
+        named = content_words(row.group(1)) if row else []
+        if not named or not norm_words(row.group(1)) <= asked:
+            continue
+        counts = set(counts_of(question, named[-1]))
+        prices = list(PRICE.finditer(sentence))
+        if len(counts) != 1 or not table_row_name(sentence, prices):
+            continue
+        count = counts.pop()
+        for i, m in enumerate(prices):
+            cell = sentence[prices[i - 1].end() if i else row.end(1) + 1:m.start()].strip(" ;:")
+            if cell_band_holds(cell, count):
+                out.append(f"{m.group(1).replace(',', '')} * {count}")
+    return out
 
 
 def column_lengths(question: str, sentence: str) -> set[str]:

@@ -238,6 +238,10 @@ _AMOUNT_ALONE = re.compile(r"[+]?[0-9][0-9,]*(?:\.[0-9]+)?")
 _CELL_LEADER = re.compile(r"(?<=[^\s.])[ \t]+\.{2,}(?=[ \t]+[^\s.])")
 
 
+# A rule of a table laid out by spaces: a run of dashes or equals signs for each column.
+_RULE_ROW = re.compile(r"[ \t]*[-=_]{3,}(?:[ \t]+[-=_]{3,})+[ \t]*")
+
+
 def aligned_tables(text: str) -> str:
     """`text` with each table laid out by spaces written with bars ("3 bed detached   $42   $60"
     reads "| 3 bed detached | $42 | $60 |") for table_sentences: a run of lines of two cells or
@@ -248,7 +252,9 @@ def aligned_tables(text: str) -> str:
     "Large/SUV Qashqai X5"); rows of names and prices by turns are a row a pair (_pairs). Read as
     prose, a row's prices named no column ("4 bed detached ... One-off clean": the calculator took
     the "Regular" price of another row, blind set 55)."""
-    lines = text.split("\n")
+    # (a rule under a header, of one run of dashes per column, is no row: "Variety   1-49   50-249   250+" over
+    # "--------------------  --------  --------" is the header of the rows below it, practice set 2)
+    lines = [line for line in text.split("\n") if not _RULE_ROW.fullmatch(line)]
     # (dot leaders between its cells read as the spaces they stand for: "100 - 199 ........ 6.40 ...... 7.10" under
     # "Quantity per title   12\" 140 g   12\" 180 g", blind set 93, read)
     spaced = [_CELL_LEADER.sub(lambda m: " " * len(m.group(0)), line) for line in lines]

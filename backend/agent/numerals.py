@@ -85,9 +85,25 @@ def with_currency_signs(text: str) -> str:
     text = _CODE_AFTER.sub(lambda m: _signed_after(m, text), text)
     if _RAND.search(text):  # "All prices in South African rand (R)": "R450", "R1,040" (practice set 4)
         text = _RAND_BEFORE.sub(r"¤\1", text)
-    return _CODE_BEFORE.sub(lambda m: f"{_CODE_SIGN[m.group(1).lower()]}{_point_decimal(m.group(2))}", text)
+    text = _CODE_BEFORE.sub(lambda m: f"{_CODE_SIGN[m.group(1).lower()]}{_point_decimal(m.group(2))}", text)
+    declared = _DECLARED.search(text)
+    if declared is not None:  # "All amounts in Canadian dollars." over "Intro Aerial Silks  75 min  32.00" (practice set 3)
+        sign = _DECLARED_SIGN.get(declared.group(1).lower().split()[0].rstrip("s"), "¤")
+        text = _BARE_AMOUNT.sub(lambda m: sign + m.group(0), text)
+    return text
 
 
+# A text declaring the currency its amounts are in, and the sign they are read with: "All amounts in Canadian dollars",
+# "Prices are in euros", "All fees shown in pounds sterling".
+_DECLARED = re.compile(r"\b(?:prices|amounts|fees|rates|charges|costs|figures)\b[^.\n]{0,40}?\b(?:in|are\s+in|shown\s+in|quoted\s+in)\s+"
+                       r"(?:[A-Z][a-z]+\s+)?(dollars|euros?|pounds(?:\s+sterling)?|sterling|yen|francs|rand|kronor|kroner|rupees|"
+                       r"pesos|ringgit|baht|shekels|zloty)\b", re.IGNORECASE)
+_DECLARED_SIGN = {"dollar": "$", "euro": "€", "pound": "£", "sterling": "£", "yen": "¥"}
+# An amount written with cents and no sign, in a text declaring its currency ("32.00", "1,295.00", "+25.00"); not a
+# time ("9.30 pm"), a percentage or a measure ("2.50 km").
+_BARE_AMOUNT = re.compile(rf"(?<![\w.,:/{CURRENCY_SIGNS}-])(?:[0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+)\.[0-9]{{2}}(?![\w.,%])"
+                          r"(?!\s*(?:%|am\b|pm\b|a\.m|p\.m|h\b|hrs?\b|hours?\b|km\b|kg\b|m\b|cm\b|mm\b|l\b|ml\b|lbs?\b|mi\b|miles?\b))",
+                          re.IGNORECASE)
 # A text pricing in South African rand, and an amount after the rand's "R" (a capital, right before it or a space
 # apart: not "R2" of a road in a text of another currency).
 _RAND = re.compile(r"\brand\b|\bZAR\b", re.IGNORECASE)

@@ -58,8 +58,10 @@ _ME_AND = re.compile(rf"\b(?:me|i|my\s+(?:son|daughter|kid|child|boy|girl|wife|h
 _NAMED_ADULTS = re.compile(r"\b(?:me|myself|my\s+(?:wife|husband|partner|girlfriend|boyfriend|spouse|mum|mom|dad|"
                            r"mother|father))\b(?=[^.?!]{0,40}?\b(?:our|my)\s+[0-9]+\s+(?:kids|children|sons|daughters|"
                            r"boys|girls)\b)", re.IGNORECASE)
+# (and a workplace's or an event's: "a team-building session for 18 colleagues", practice set 3)
 _HEADS = re.compile(rf"(?<![\w.]){NUMBER}\s+(?:people|ppl|persons|players|guests|adults|children|kids|teens|"
-                    rf"students|seniors)\b", re.IGNORECASE)
+                    rf"students|seniors|colleagues|co-?workers|employees|staff|attendees|delegates|participants)\b",
+                    re.IGNORECASE)
 
 
 # A count of people: "3 mates", "5 of his friends", "2 kids".

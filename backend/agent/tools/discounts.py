@@ -878,7 +878,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     opening = re.match(r"[\s*•-]*([a-z]+)\b", words, re.IGNORECASE)  # (a list's item: "- Pay 6 months ...")
     if opening and opening.group(1).lower() in _IMPERATIVES:  # "Book 3 or more classes ...": no one named "book"
         who -= {opening.group(1).lower()}                          # (not "Orders of 10 or more books")
-    head = next((w for w in (norm_words(word) for word in words.split())
+    # (not a numbered word, which names the noun after it: "Buy a 20-class pass ..." is no "class", practice set 3)
+    head = next((w for w in (norm_words(word) for word in words.split() if not word[:1].isdigit())
                  if w and not w & (_ANYONE | _IMPERATIVES | PERIOD_NOUNS)), set())
     # by the words' stems too ("all laminated" names "Lamination"), not a period's ("in a week" is no "Weekly pass")
     asked_stems = stems(" ".join(asked)) - _PERIOD_STEMS

@@ -52,7 +52,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from backend.agent.numerals import CURRENCY_SIGNS, NUMBER_RE, SIGNED_PRICE, with_currency_signs, with_digits, without_pictographs
 from backend.agent.operations import asks_amount, asks_difference, asks_how_many, asks_saving
-from backend.agent.party import HALVES_WRITTEN, people_sharing
+from backend.agent.party import HALVES_WRITTEN, group_size, people_sharing
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
 from backend.agent.tools.allowances import DISTANCE_UNIT, travel_charge, within_free_distance
@@ -81,7 +81,7 @@ from backend.agent.tools.plans import monthly_prices, over_plan, upfront_bill, u
 from backend.agent.tools.refunds import late_cancellation, refund_expression
 from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, named_prices, of_asked_document,
                                          of_named_documents, reached, surcharged, without_amount)
-from backend.agent.tools.minimums import (with_least_hours, with_minimum_charge, with_named_minimum, with_order_minimum,
+from backend.agent.tools.minimums import (with_least_hours, with_least_people, with_minimum_charge, with_named_minimum, with_order_minimum,
                                           with_spend_minimum)
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import section_headings
@@ -164,6 +164,12 @@ _NOT_THIS_BILL = re.compile(r"\b(?:last\s+time|previous(?:ly)?|before|budget|quo
 _WITH_TAX_AFTER = re.compile(rf"\s*(?:inc(?:l|luding|lusive\s+of)?\.?|with)\s+(?:the\s+)?{TAX_WORD}\b", re.IGNORECASE)
 
 
+def _clause_of(sentence: str, amount: str) -> str:
+    """The clause of `sentence` (apart at ";") that writes `amount`; the whole sentence when none does."""
+    return next((part for part in sentence.split(";") if re.search(rf"(?<![\w.]){re.escape(amount)}(?![\w])", part)),
+                sentence)
+
+
 def candidate_expressions(question: str, results: Sequence[str], embed: Callable[[Sequence[str]], Any] | None,
                           evaluate: Callable[[str], Any]) -> list[str]:
     """The expressions the model chooses among (see the module docstring), at most
@@ -239,8 +245,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
                                                        or volume_discount(question, named))
     # "if it's an out-of-hours emergency call" over "Out-of-hours emergency calls carry a £95 surcharge"
     # (a tax is claimed_tax's, laid on the whole bill last: "+ 20% VAT" is no surcharge of it)
+    # (the tax of its own clause: "Evening sessions ... carry a 20% surcharge, added to the group total after any
+    # discount; HST is then charged on the whole amount" is a surcharge, practice set 3)
     surcharges = [] if compares_offers(question) else [c for c in claimed_surcharges(question, named)
-                                                        if not (c[0] == "%" and names_tax(c[2]))]
+                                                        if not (c[0] == "%" and names_tax(_clause_of(c[2], c[1])))]
     # "if I'm in Kanata" over "Outside the Greenbelt (Kanata, Orleans, ...) there is a flat travel fee of CA$20 per visit"
     zone = (zone_charge(zoned, [s for _, s in sentences])
             if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
@@ -255,7 +263,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # a fee on the amount charged is laid on the whole bill, its tax too, last ("Credit card payments carry a 2.5%
     # processing fee on the amount charged", blind set 94, read)
     # (not on a bill the question states itself: "My invoice came to £300 ... pay by credit card")
-    on_charged = ([c for c in surcharges if c[0] == "%" and ON_AMOUNT_CHARGED.search(c[2])]
+    on_charged = ([c for c in surcharges if c[0] == "%" and ON_AMOUNT_CHARGED.search(_clause_of(c[2], c[1]))]
                   if not re.search(SIGNED_PRICE, question) else [])
     surcharges = [c for c in surcharges if c not in on_charged]
     # the price is read elsewhere than in the adjustment's own sentence (its "15" is no price), unless it holds
@@ -394,6 +402,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if out and asks_amount(question) and not asks_how_many(question):
         # "Minimum charge per visit: 2 hours" for "your crew for about an hour" (an hourly rate read alone too)
         out = valid_expressions([with_least_hours(out[0], priced, question)] + out, evaluate)
+        # "Minimum charge of 8 people - smaller groups pay for 8" for "only 6 people": 8 of them (practice set 3)
+        out = valid_expressions([with_least_people(out[0], priced, group_size(question))] + out, evaluate)
     # (after the discount when it does not apply to them: "The discount does not apply to parts, travel or surcharges",
     # blind set 88, read)
     # (or when the amount added says so itself: "Coloured or metallic ink: add €0.40 per item. This surcharge is not

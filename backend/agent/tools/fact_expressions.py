@@ -79,6 +79,7 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
     if len(named) < len(matches):
         matches = [m for m in matches if m not in named]
     sized = _sizes_written(with_digits(question))
+    ages = [int(a) for a in given_ages(question)]
     # nor a size of its label the question does not write ("Spiral rabbit guard, 60 cm: £0.35 each" for "200 spiral
     # rabbit guards": 0.35 * 200, not 60 * 200; practice set 2), when a price is there to read
     if asks_amount(question) and not asks_how_many(question) and prices_in(sentence):
@@ -90,7 +91,10 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
         after = sentence[match.end():].split()[:3]
         # and the sizes of its own label the question writes ("12\" 180 g €5.50" for "180g records": blind set 93, read)
         label = re.split(r"[;:]", sentence[:match.start()])[-1]
-        scored.append((len(stems(" ".join(before + after)) & asked) + 2 * len(_sizes_written(label) & sized),
+        # and a table's cell under an age band holding every age the question gives ("Youth 8-17 $14.00" for "my three
+        # kids (9, 11 and 14)", practice set 3)
+        aged = 3 if ages and _holds_ages(label + " $0", ages) else 0
+        scored.append((len(stems(" ".join(before + after)) & asked) + 2 * len(_sizes_written(label) & sized) + aged,
                        match.group(1).replace(",", "")))
     best = max((score for score, _ in scored), default=0)
     if best == 0:

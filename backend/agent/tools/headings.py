@@ -18,7 +18,8 @@ from backend.agent.tools.sentences import stems
 
 
 # An adjustment's amount, not a thing's price: "+ A$35", "10%", "$20 off".
-_ADJUSTMENT = re.compile(rf"\+\s*(?:[A-Z]{{1,3}})?[{CURRENCY_SIGNS}]|%|\boff\b", re.IGNORECASE)
+# (not a count's "+": "Senior 65+ $26.00 per person" is a column's price, practice set 3)
+_ADJUSTMENT = re.compile(rf"(?<![0-9])\+\s*(?:[A-Z]{{1,3}})?[{CURRENCY_SIGNS}]|%|\boff\b", re.IGNORECASE)
 # A heading line in capitals ("COMMERCIAL & FARM SYSTEMS", "ROOF SURCHARGES (per job)"), and the words of
 # headings that name no kind of thing (a list of add-ons, of discounts, of fees).
 _CAPS_HEADING = re.compile(r"[A-Z][A-Z0-9&/,'+\s-]{2,60}")

@@ -337,3 +337,51 @@ def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], ques
                 term = f"{rates[0]} * max({least}, {hours[0]})" if hours and hours[0] != "1" else f"{rates[0]} * {least}"
         out.append(term)
     return " + ".join(out)
+
+
+# A least head-count a price per person is charged for: "Minimum charge of 8 people - smaller groups pay for 8",
+# "minimum 10 guests", "minimum group size of 6" (practice set 3).
+_LEAST_PEOPLE = re.compile(r"\bmin(?:imum|\.)?\s+(?:(?:charge|booking|group(?:\s+size)?|number)\s+)?(?:of\s+|is\s+)?([0-9]+)\s+"
+                           r"(?:people|persons|guests|participants|adults|players|attendees|delegates)\b"
+                           r"|\bmin(?:imum|\.)?\s+group\s+(?:size\s+)?(?:of\s+|is\s+)?([0-9]+)\b"
+                           r"|\bsmaller\s+groups\s+pay\s+(?:for|as\s+if)\s+([0-9]+)\b", re.IGNORECASE)
+_PER_PERSON_PRICE = re.compile(rf"{SIGNED_PRICE}\s*(?:per|a|each|/)\s*(?:person|head|guest|participant|adult|player)\b",
+                               re.IGNORECASE)
+
+
+def with_least_people(expression: str, sentences: Sequence[tuple[str, str]], people: str | None) -> str:
+    """`expression` with each added term of a price per person times the question's head-count
+    `people` ("55.00 * 6") charged for the least head-count a line near that price's line states
+    (_LEAST_PEOPLE, same passage, no heading between, at most _HOURS_REACH lines away: "55.00 per
+    person for 2 hours" and "Minimum charge of 8 people - smaller groups pay for 8" for 6 people:
+    "55.00 * max(8, 6)"); as it is otherwise."""
+    if people is None or "/" in expression or " - " in expression:
+        return expression
+    out = []
+    for term in added_terms(expression):
+        factors = term.split(" * ")
+        if len(factors) == 2 and people in factors:
+            price = factors[1 - factors.index(people)]
+            least = next((found for i, (_, s) in enumerate(sentences)
+                          if any(Fraction(m.group(1).replace(",", "")) == Fraction(price)
+                                 for m in _PER_PERSON_PRICE.finditer(s) if re.fullmatch(r"[0-9.]+", price))
+                          and (found := _least_people_of(sentences, i)) is not None), None)
+            if least is not None and Fraction(people) < Fraction(least):
+                term = f"{price} * max({least}, {people})"
+        out.append(term)
+    return " + ".join(out)
+
+
+def _least_people_of(sentences: Sequence[tuple[str, str]], i: int) -> str | None:
+    """The least head-count line `i` of `sentences` or a line near it (as _least_hours_of) charges; None when none."""
+    own = _LEAST_PEOPLE.search(sentences[i][1])
+    if own is not None:
+        return next(g for g in own.groups() if g)
+    for step in (1, -1):
+        for j in range(i + step, i + step * (_HOURS_REACH + 1), step):
+            if not 0 <= j < len(sentences) or sentences[j][0] != sentences[i][0] or is_heading(sentences[j][1]):
+                break
+            m = _LEAST_PEOPLE.search(sentences[j][1])
+            if m is not None:
+                return next(g for g in m.groups() if g)
+    return None

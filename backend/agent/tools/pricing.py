@@ -392,7 +392,9 @@ _LENGTH_UNITS = {"ho": r"(?:hours?|hrs?|h)", "hr": r"(?:hours?|hrs?|h)", "da": r
 
 # A price per a unit: "€130 per night", "£2.80 per kg", "$45 an hour"; or the unit first, on a list's line
 # ("Dry ice, per lb (min. 10 lb) ........ $3.25": blind set 94, read; priced_per_count(unit_first=True)).
+# (or a table's column named by its unit right before the price: "Dutch <-> German: Per word €0.14.")
 _PRICE_PER = re.compile(rf"{SIGNED_PRICE}\s+(?:per|a|an|each)\s+(?P<unit>[a-z]+)"
+                        rf"|(?:^|[:;]\s)\s*per\s+(?P<unit_cell>[a-z]+)\s+{SIGNED_PRICE}"
                         rf"|\bper\s+(?P<unit_first>[a-z]+)\b[^\n{CURRENCY_SIGNS};]{{0,60}}?{SIGNED_PRICE}", re.IGNORECASE)
 
 
@@ -412,7 +414,7 @@ def priced_per_count(question: str, sentence: str, unit_first: bool = False) -> 
     own = _THRESHOLD_COUNT.sub(" ", question)  # "hedges taller than 2 metres", "less than 48 hours' notice"
     return any(not stems(unit) & PEOPLE_STEMS and counts_of(own, unit)
                and not re.search(rf"\bper\s+{re.escape(unit)}", question, re.IGNORECASE)  # the rate itself asked
-               for unit in (m.group("unit") or (m.group("unit_first") if unit_first else None)
+               for unit in (m.group("unit") or m.group("unit_cell") or (m.group("unit_first") if unit_first else None)
                             for m in _PRICE_PER.finditer(sentence)) if unit)
 
 

@@ -240,7 +240,8 @@ _TOTAL = re.compile(r"\b(?:in\s+total|altogether|all\s+together|combined)\b", _F
 _BILL_TOTAL = re.compile(r"\btotal(?:\s*,?\s*(?:please|pls|plz|thanks|thx|ta|cheers))?[\s?!.]*$"
                          r"|\btotal\s+(?:with|incl\w*|inc\.?|plus|after)\s+(?:the\s+)?(?:tax|vat|gst|hst|sales\s+tax)\b"
                          r"|\ball[\s-]in\s*\??\s*$|\b(?:what(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)|"
-                         r"how\s+much\s+(?:is|will|would))\s+(?:the|my|our)\s+total\b"
+                         # ("What's the final bill including GST?", practice set 1)
+                         r"how\s+much\s+(?:is|will|would))\s+(?:the|my|our)\s+(?:(?:final|full|whole)\s+)?(?:total|bill|invoice)\b"
                          r"(?!\s+(?:number|area|length|weight|distance|height|population|count|discount|saving|"
                          r"savings|difference|time)\b)", _FLAGS)
 # An age: years counted from a thing's beginning ("how old", "been open by 2025", "since the first fair").

@@ -329,6 +329,8 @@ def _card_charged(question: str, before: str) -> str | None:
 # add-ons or delivery", "excludes parts".
 # ("on all items except delivery and setup charges", blind set 94, read)
 _EXCLUDED = re.compile(r"\b(?:(?:does|do|will)\s+not|doesn't|don't|won't)\s+(?:apply|count)\s+(?:to|on)\s+([^.;]+)"
+                       # "Surcharges apply to labour only, not to call-out, extras or travel." (practice set 1)
+                       r"|\bonly,?\s+not\s+(?:to|on|for)\s+([^.;]+)"
                        r"|\b(?:all|any|every)\s+[a-z]+\s+(?:except|but\s+not|other\s+than)\s+(?:for\s+)?([^.;]+)"
                        r"|\bnot\s+(?:valid|available|applicable)\s+(?:on|for|with)\s+([^.;]+)|\bexclud(?:es|ing)\s+([^.;]+)"
                        # "10% off labour (not parts)"
@@ -704,6 +706,17 @@ def thing_counts(question: str) -> list[int]:
             and not (m.group(2)[0].isupper() and _NAME_AFTER.match(text, m.end(2)))]
 
 
+# A thing listed as one: ", a chest of drawers", "and a queen bed frame" (not "a few", "a couple", "a lot").
+_LISTED_ONE = re.compile(r"(?:,|\band\b|\bplus\b|&)\s+(?:a|an|one)\s+(?!(?:few|couple|bit|lot|little|total|quote|price)\b)[a-z]",
+                         re.IGNORECASE)
+
+
+def _listed_ones(question: str) -> int:
+    """The things `question` lists as one beside things it counts (_LISTED_ONE), in the sentences that count
+    things (thing_counts)."""
+    return sum(len(_LISTED_ONE.findall(part)) for part in re.split(r"(?<=[.?!])\s+", question) if thing_counts(part))
+
+
 def things_counted(question: str) -> int | None:
     """The sum of thing_counts; None when it counts none."""
     found = thing_counts(question)
@@ -737,13 +750,18 @@ def least_count_met(subject: str, question: str) -> bool | None:
             # whose seats are none (blind set 92's off-site workshop)
             party = group_size(question)
             n = int(Fraction(party)) if party is not None else None
-        if n is None and (_ONE_LOT.search(subject) and thing.lower() in _ANY_THINGS or _LOT_OF.match(subject)) and not re.search(
-                rf"\b{re.escape(singular(thing.lower()))}", question, re.IGNORECASE):
+        # (any things by a word of the phrase, not only its first tried above: "5 or more fixed-price items", practice set 1)
+        generic = next((w for w in phrase if w.lower() in _ANY_THINGS), None) if _ONE_LOT.search(subject) else None
+        kind = generic or thing
+        if n is None and (generic or _LOT_OF.match(subject)) and not re.search(
+                rf"\b{re.escape(singular(kind.lower()))}", question, re.IGNORECASE):
             # the kind of all the things of one booking: "Flocks of 1,200 or more sheep shorn in one booking" for "1,300
             # full-wool ewes and 100 rams" (1,400; blind set 99); of one type, the most of one ("50 or more items of the
             # same design" is no 30 of one design and 25 of another, review)
             found = thing_counts(question)
-            n = (max(found) if _SAME_KIND.search(subject) else sum(found)) if found else None
+            # (and each thing listed beside them by "a": "2 bedside tables, a chest of drawers, a queen bed frame and a
+            # standard office desk" are 5 items, practice set 1)
+            n = (max(found) if _SAME_KIND.search(subject) else sum(found) + _listed_ones(question)) if found else None
         if n is None and least >= 2 and _names_one(question, thing):
             return False  # "our grand piano" is one: not "Two or more pianos tuned at the same address"
         if n is not None:
@@ -833,7 +851,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         # after the label, which names who (and must be named: a count met is no claim of it)
         clause = parts[-2] + " " + clause
         label_named = bool((norm_words(parts[-2]) - _ANYONE) & asked)
-    to_all = False
+    to_all, label = False, None
     if _NAMED_BEFORE.search(sentence[:at]) and not _CLAUSE.search(sentence[:at].rstrip(" :")):
         # "Weekend surcharge: £3 per person on Saturday and Sunday taster sessions": named before, applies after
         label = sentence[:at].rstrip(" :")
@@ -913,7 +931,12 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         # (or a delivery by its drop-off: "you'd have to drop them off on the Saturday" over "Saturday delivery: +$60")
         derived = any(_same_root(a, w) for a in asked_stems for w in stems(" ".join(who))) or (
             "delivery" in who and _DROPPED_OFF.search(question) is not None)
-        return clause if named or derived or asks or not who or not unheaded - _ANY_SERVICE - _TIME_OF_DAY or to_all else None
+        # (or a label naming its day and any work alone, whatever it is laid on after its amount: "Saturday work: +20% on
+        # labour (hourly and fixed-price items)" on a Saturday, practice set 1)
+        day_only = label is not None and not (norm_words(_OTHER_DAYS.sub(" ", condition_words(label))) - _ANYONE
+                                              - _ADJUSTMENT_WORDS - _ANY_SERVICE - _TIME_OF_DAY)
+        return clause if (named or derived or asks or not who or not unheaded - _ANY_SERVICE - _TIME_OF_DAY or to_all
+                          or day_only) else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
     # (a customer's standing, "New customers", is claimed by the asker's own: "I'm new", "first time using you"; not

@@ -371,6 +371,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         # (after a discount that is not given on it: "The discount does not apply to the trip charge", blind set 98, read)
         excluded = ([w - _GENERIC_CHARGE for w in excluded_from(discount[1], [s for _, s in sentences]) if w - _GENERIC_CHARGE]
                     if discount is not None else [])
+        # (or a percentage surcharge's: "Surcharges apply to labour only, not to call-out, extras or travel", practice
+        # set 1)
+        excluded += [w - _GENERIC_CHARGE for c in surcharges if c[0] == "%"
+                     for w in excluded_from(c[2], [s for _, s in sentences]) if w - _GENERIC_CHARGE]
         if any(words <= norm_words(s) for words in excluded for _, s in sentences if Fraction(fee) in {
                 Fraction(p) for p in prices_in(s)}):
             held = f"{held} + {term}" if held is not None else term

@@ -131,7 +131,10 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
     asked_stems = {stem_of(w): w for w in asked}
     for own, naming, every, m, sentence, section in read:
         named = naming & asked
-        if len(named) < 2 and sentence[:m.start()].rstrip().endswith(":"):
+        # (a table row's price under its column "Price" is its label's: "Bedside table / small drawers: Price $45 per item",
+        # practice set 1)
+        label = _PRICE_COLUMN.sub(":", sentence[:m.start()])
+        if len(named) < 2 and label.rstrip().endswith(":"):
             # (or two of a list line's label words by their stems: "the LED lights" names "LED mood lighting: £10",
             # blind set 87, read; one word alone never: "Shipping: £4.95" is no "ship model kit"; nor words of a
             # sentence's clause: "charged at the hourly rate ... ($45 per block resident" is no "3 hour session", review)
@@ -140,10 +143,10 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         # all its own words; or two of its words; or its head that names no other price ("the pasta"
         # over "Pasta from scratch (3 hours): €75"; not "screen" over "Tempered glass screen protector: $15")
         # (a head alone in a list's line only: "Pasta from scratch (3 hours): €75", not "Puncture repairs are £12")
-        head = _head(sentence[:m.start()]) if sentence[:m.start()].rstrip().endswith(":") else None
+        head = _head(label) if label.rstrip().endswith(":") else None
         # (or all the words of one of a list line's names: "strimmer" over "Strimmer / brushcutter: £45.00", blind set
         # 90, read after its runs)
-        alternative = _named_alternative(sentence[:m.start()], asked)
+        alternative = _named_alternative(label, asked)
         words = (own if own and own <= asked else alternative if alternative else named if len(named) >= 2
                  else {head} if head in asked and naming_prices[head] == 1 else set())
         span = _phrase(tokens, words)  # named together ("a full overhaul ... express service" names no "Full service")
@@ -201,7 +204,8 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         if others is not None and _PER_LOT.match(from_price):
             others = None  # (a price per group is one: "a group lesson for the other 3 kids" at "£80 per group", review)
         counts = [others.group(1)] if others else counts
-        per = None if counts else count_per(question, sentence, price)  # "£60 per hour" and "2 hours"; per person: the party
+        # "£60 per hour" and "2 hours"; per person: the party
+        per = None if counts else count_per(question, sentence, price, any_item=False)
         counted.append((counts[0] if counts else per, price, sentence, " ".join(sorted(own | every))))
     # (the shared count only when no thing has a count of its own: "Gel manicure with nail art on 4 nails" over "Nail
     # art: £2 per nail" counts the nails of the art alone, blind set 42)
@@ -263,6 +267,8 @@ def _named_alternative(label: str, asked: set[str] | frozenset[str]) -> set[str]
     return None
 
 
+# A table's column of prices named after a row's label: "...: Price " (pricing.as_priced's rows).
+_PRICE_COLUMN = re.compile(r":\s*(?:price|cost|fee|rate|charge)\s*$", re.IGNORECASE)
 _DETERMINERS = frozenset({"each", "every", "per", "any", "an", "a", "the"})
 
 

@@ -579,9 +579,12 @@ PEOPLE_STEMS = PERSON_STEMS | {"adult", "child", "kid", "children", "student", "
                                  "teen", "teenag", "junior", "pupil", "member"}
 
 
-def count_per(question: str, sentence: str, amount: str) -> str | None:
+def count_per(question: str, sentence: str, amount: str, any_item: bool = True) -> str | None:
     """The count `question` gives of the thing an amount of `sentence` is per ("€4 per poster" and
-    "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one."""
+    "6 A1 posters" -> "6"); None when it is per nothing or the question counts none of it, or one.
+    With `any_item`, a price "per item" counts the one thing the question counts; not for a thing
+    of a list named, whose price per item is its own (mentions: "2 bedside tables, a chest of
+    drawers" over "Chest of drawers: $85 per item" is one chest, practice set 1)."""
     per = re.search(rf"[{CURRENCY_SIGNS}]\s*{re.escape(amount)}(?![0-9])\s+(?:more\s+|extra\s+|off\s+|(?:surcharge|supplement|fee|charge)\s+)?"
                     r"(?:per|each|a|an)\s+(?:paying\s+)?([a-z][\w-]*)",  # ("save £10 per paying participant")
                     sentence, re.IGNORECASE)
@@ -593,7 +596,7 @@ def count_per(question: str, sentence: str, amount: str) -> str | None:
         return None if party in (None, "1") else party
     found = counts_of(question, per.group(1))  # every count: "6 A1 posters and 4 A2 posters, all laminated": 6 + 4
     count = " + ".join(found) if len(found) < 2 else f"({' + '.join(found)})"
-    if not found and unit & _ANY_ITEM:  # "add €0.40 per item" for "160 envelopes ... in gold ink" (blind set 100)
+    if not found and unit & _ANY_ITEM and any_item:  # "add €0.40 per item" for "160 envelopes ... in gold ink" (blind set 100)
         # (of one count only: "a back print only on the hoodies" of "20 T-shirts and 10 hoodies" is not on all 30, review)
         things = thing_counts(question)
         count = str(things[0]) if len(things) == 1 else ""

@@ -22,9 +22,12 @@ _TAX = TAX_WORD
 _WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|include|plus|after)|\bw/)\s*(?:the\s+|all\s+)?{_TAX}\b"
                        # "with part and HST", "including both parts and HST" (blind set 88, read after its runs)
                        # (the tax last of the clause: not "with my wife and tax advisor", "and tax-free", review)
-                       rf"|\b(?:with|incl(?:uding|\.)?|inc\.?)\s+(?:the\s+|both\s+)?(?:[a-z]+\s+){{1,2}}and\s+(?:the\s+)?{_TAX}"
+                       # ("With the call-out fee and GST", practice set 1)
+                       rf"|\b(?:with|incl(?:uding|\.)?|inc\.?)\s+(?:the\s+|both\s+)?(?:[a-z][a-z-]*\s+){{1,3}}and\s+(?:the\s+)?{_TAX}"
                        rf"(?![\w-])(?=\s*(?:[?.!,;]|$|please\b|pls\b|thanks\b))"
                        rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b"
+                       # ("all up, call-out and GST in?", practice set 1)
+                       rf"|\b{_TAX}\s+in\s*(?=[?.!,;]|$)"
                        # the whole amount paid asked: "what's the full amount?" (blind set 94, read; not "all in": sets
                        # 69 and simple 66 wanted their totals before the tax, set 71 with it)
                        r"|\b(?:full|whole|entire)\s+amount\b", re.IGNORECASE)

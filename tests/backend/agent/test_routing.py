@@ -507,3 +507,31 @@ def test_one_fact_asked_searches_its_sentence_under_a_long_title(real_embedder):
         assert relevant("ann", message), message
     for message in ("When is the Louvre open?", "What's the capital of Canada?", "Thanks, have a lovely day!"):
         assert not relevant("ann", message), message
+
+
+class _VectorMissRetriever(FakeRetriever):
+    """The vector search finds another passage only; the keyword (hybrid) search finds the hours' passage."""
+
+    def __init__(self, hours: str, other: str) -> None:
+        super().__init__("ann", "", similarity=0.14, text=other, document_name="terms.txt")
+        self.hours = hours
+
+    def search(self, user_id, query, *, k=None, mode="hybrid", min_similarity=None, document_ids=None):
+        found = super().search(user_id, query, k=k, mode=mode, min_similarity=min_similarity, document_ids=document_ids)
+        if mode == "vector":
+            return found
+        return found + [SimpleNamespace(similarity=0.12, score=0.5, text=self.hours, document_name="faq.txt", version=1,
+                                        heading_path="", page=None)]
+
+
+def test_a_question_put_to_the_business_reads_a_keyword_search_s_passages():
+    # Blind set 102: "What are your hours on a Saturday?" searched nothing: the chunk holding "- Saturday: 10:00-13:00"
+    # was not among the three most similar
+    hours = "Clann Roots - FAQ\n\nOpening hours\n- Tuesday to Friday: 10:00-17:00\n- Saturday: 10:00-13:00\n- Sunday: closed"
+    retriever = _VectorMissRetriever(hours, "Cancellation. If you cancel before research starts we refund you in full.")
+    retriever.embedder = SimpleNamespace(embed=lambda texts: [[1.0, 0.0]] + [[0.0, 1.0]] * (len(texts) - 1))
+    search = search_documents.spec(retriever)
+    assert search.relevant("ann", "What are your hours on a Saturday?")
+    assert any(mode == "hybrid" for _, _, _, mode, _ in retriever.calls)
+    # (not a question of another place)
+    assert not search.relevant("ann", "What time does the Louvre open on a Saturday?")

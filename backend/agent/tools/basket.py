@@ -341,7 +341,11 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
     ended = re.search(r"[,;]|[.!?](?:\s|$)", _ASIDE.sub(lambda a: " " * len(a.group(0)), sentence[start:m.start()]))
     # (nor a clause of how it is done after its label's comma: "Civil certificate copies (birth, marriage or death),
     # ordered for you: EUR 18 each" is named by the copies, blind set 102, read)
-    done = ended is not None and ended.group(0) == "," and _HOW_DONE.match(sentence, start + ended.end()) is not None
+    # (nor, before a line's only price, a size or a state after its name: "Cherry laurel, 10 L pot, 80-100 cm: £9.50
+    # each", "English yew, root-balled, 40-60 cm: £12.00 each", practice set 2)
+    done = ended is not None and ended.group(0) == "," and (
+        _HOW_DONE.match(sentence, start + ended.end()) is not None
+        or (not i and _DESCRIBES.match(sentence, start + ended.end()) is not None))
     start = start + ended.end() if ended and not done else start
     end = min(prices[i + 1].start() if i + 1 < len(prices) else len(sentence), m.end() + AFTER_CHARS)
     cut = re.search(r"[,;]|[.!?](?:\s|$)|\s(?:and|while|whereas)\s", sentence[m.end():end])  # the next thing's
@@ -356,6 +360,8 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
 
 
 # A clause of how a thing is done, after its label and a comma, up to the colon before its price: " ordered for you:".
+# A size or a state after a thing's name and a comma: " 10 L pot", " 80-100 cm", " root-balled".
+_DESCRIBES = re.compile(r"\s*(?:[0-9]|[a-z][a-z-]*ed\b)", re.IGNORECASE)
 _HOW_DONE = re.compile(r"\s*[a-z]+ed\b[^,;:.]{0,30}:", re.IGNORECASE)
 _LEAD_LABEL = re.compile(rf"\s*([^:;.{CURRENCY_SIGNS}]{{1,60}}):\s")
 

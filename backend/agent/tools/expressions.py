@@ -63,7 +63,8 @@ from backend.agent.tools.identifiers import as_written_compounds, as_written_kin
 from backend.agent.tools.basket import basket_expression, norm_words, with_each_counted
 from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_billed_lengths, holds_each_kind_of_person, kind_counts, kind_named,
                                                   stated_amounts)
-from backend.agent.tools.deposits import (DEPOSIT_PRICE, AskedDeposit, as_bill_question, asked_deposit, balance_due, paid_deposit_share,
+from backend.agent.tools.deposits import (DEPOSIT_PRICE, PAID_DEPOSIT, AskedDeposit, as_bill_question, asked_deposit, balance_due,
+                                          paid_deposit_share,
                                           without_paid_deposit)
 from backend.agent.tools.discounts import (ON_AMOUNT_CHARGED, asks_fee_itself, claimed_discount, claimed_surcharges, counted, excluded_from, not_discounted, onwards,
                                           surcharge_asked)
@@ -78,7 +79,7 @@ from backend.agent.tools.offers import compares_offers
 from backend.agent.tools.plausible import plausible
 from backend.agent.tools.parts import asked_repairs, with_parts
 from backend.agent.tools.plans import monthly_prices, over_plan, upfront_bill, upfront_months, without_year_upfront, year_in_months
-from backend.agent.tools.refunds import late_cancellation, refund_expression
+from backend.agent.tools.refunds import asks_refund, booking_of, late_cancellation, refund_expression
 from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, named_prices, of_asked_document,
                                          of_named_documents, reached, surcharged, without_amount)
 from backend.agent.tools.minimums import (with_least_hours, with_least_people, with_minimum_charge, with_named_minimum, with_order_minimum,
@@ -213,6 +214,15 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     free = within_free_distance(question, [s for _, s in sentences])
     if free is not None:
         question = re.sub(rf"(?<![\w.]){re.escape(free)}\s*-?\s*(miles?|mi|km|kilomet\w*)\b", r"a few \1", question)
+    # "I booked ... and paid the deposit ... I have to cancel, about 36 hours before. How much of the deposit will I get
+    # back?": the deposit of what it booked, then its share refunded (practice set 1)
+    booked = booking_of(question) if asks_refund(question) and PAID_DEPOSIT.search(question) else None
+    if booked is not None and paid_deposit_share(question, [s for _, s in sentences]) is None:
+        paid = candidate_expressions(f"{without_paid_deposit(booked).rstrip(' .')}. How much is the deposit?", results, embed,
+                                     evaluate)
+        refund = refund_expression(question, [s for _, s in sentences], None, paid[0]) if paid else None
+        if refund is not None:
+            return valid_expressions([refund], evaluate)
     deposit = asked_deposit(question, sentences, embed)
     if deposit is not None:  # "how much is the deposit" over "A 25% deposit is taken at booking": that share of the bill
         return _deposit_candidates(question, deposit, results, sentences, embed, evaluate)

@@ -19,7 +19,7 @@ from collections import Counter
 from fractions import Fraction
 from typing import Callable, Mapping, Sequence
 
-from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE, with_digits
+from backend.agent.numerals import COUNT_WORDS, CURRENCY_SIGNS, SIGNED_PRICE, with_digits
 from backend.agent.operations import asks_amount, asks_bill_total, asks_cost, asks_difference
 from backend.agent.party import group_size
 from backend.agent.tools.arithmetic import addends
@@ -192,6 +192,12 @@ def _mentioned_lines(question: str, sentences: Sequence[str], names: Sequence[st
         # its own count right before its name first ("2 padlock key copies and 1 mailbox key copy": 1, simple set 66)
         # (not by a length of its line: "Bread from scratch (3 hours)" counts no "3 hours")
         right_before = with_digits(at[span[0] - 1].group(0)) if span[0] else ""
+        # (or a count word opening its name before a number, which with_digits leaves as a word: "two 2-door wardrobes"
+        # over "Wardrobe, 2-door: $130", practice set 1)
+        opening = at[span[0]].group(0).lower()
+        if opening in COUNT_WORDS and span[0] < span[1] and re.match(rf"[0-9]|(?:one|{'|'.join(COUNT_WORDS)})-",
+                                                                     at[span[0] + 1].group(0), re.IGNORECASE):
+            right_before = COUNT_WORDS[opening]
         # (not a measure's: "a 300 litre garden pond")
         counts = [right_before] if re.fullmatch(r"[0-9]+", right_before) and not is_unit(at[span[0]].group(0)) else [
             # (not the count a band's row prices: "15 panels ... plus a gutter clean" is one gutter clean)
@@ -517,8 +523,9 @@ _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|
                    r"and\s+(?:the|a|an|our|my)|and\s+(?:i|we)(?:'d|\s+would)?\s+(?:also\s+)?(?:want|like|need)\s+(?:a|an|the))\b|\+",
                    re.IGNORECASE)
 # The words opening a message before its verb of wanting: "need ...", "hi, we just need ...".
-_OPENS_REQUEST = re.compile(r"^\W*(?:(?:hi|hey|hello)\W+)?(?:(?:i|we|i'll|we'll|i'd|we'd)\s+)?(?:just\s+|only\s+|also\s+)?$",
-                            re.IGNORECASE)
+# (or a condition's: "If I need the two-person team for 3 hours", practice set 1)
+_OPENS_REQUEST = re.compile(r"^\W*(?:(?:hi|hey|hello)\W+)?(?:(?:if|when|so)\s+)?(?:(?:i|we|i'll|we'll|i'd|we'd)\s+)?"
+                            r"(?:just\s+|only\s+|also\s+)?$", re.IGNORECASE)
 _OPENS_CLAUSE = re.compile(r"[,;]\s*(?:just\s+|only\s+|also\s+)?$")
 # Where what a thing is for begins: "for my caravan", "on our boat", "to the house".
 _FOR_WHOM = re.compile(rf"{_FOR_WHOM_WORDS}\b", re.IGNORECASE)

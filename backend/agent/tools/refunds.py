@@ -19,7 +19,9 @@ from typing import Sequence
 from backend.agent.numerals import SIGNED_PRICE, with_digits
 
 # The question asks what comes back.
-_ASKS_REFUND = re.compile(r"\b(?:get\s+back|refund(?:ed)?|money\s+back|back\s+if\s+I\s+cancel)\b", re.IGNORECASE)
+# ("How much deposit comes back to me?", practice set 2)
+_ASKS_REFUND = re.compile(r"\b(?:get\s+back|refund(?:ed)?|money\s+back|back\s+if\s+I\s+cancel|comes?\s+back\s+to\s+(?:me|us))\b",
+                          re.IGNORECASE)
 # What the question says was paid: "I paid £420", "we've paid $300", "it cost me £420".
 _PAID = re.compile(rf"\b(?:paid|spent|cost\s+(?:me|us))\s+(?:about\s+)?(?:a\s+|an\s+|the\s+|my\s+)?{SIGNED_PRICE}", re.IGNORECASE)
 # How long before the booking the question cancels: "it's 10 days away", "in 10 days", "10 days before".
@@ -44,6 +46,16 @@ _KEPT = re.compile(rf"\b(?:minus|less|after|deducting)\s+(?:an?\s+|the\s+|our\s+
 def asks_refund(question: str) -> bool:
     """Whether `question` asks what comes back ("how much do I get back", "refunded")."""
     return _ASKS_REFUND.search(with_digits(question)) is not None
+
+
+def booking_of(question: str) -> str | None:
+    """The sentences of `question` that say what was booked, neither cancelling nor asking what comes
+    back ("I booked a weekday job for two 2-door wardrobes and a bunk bed and paid the deposit." of
+    "... Something's come up and I have to cancel, about 36 hours before. How much of the deposit will
+    I get back?", practice set 1); None when every sentence does."""
+    kept = [part for part in re.split(r"(?<=[.?!])\s+", question.strip())
+            if part and not _ASKS_REFUND.search(part) and not re.search(r"\bcancel", part, re.IGNORECASE)]
+    return " ".join(kept) or None
 
 
 _HOURS = {"hour": Fraction(1, 24), "day": Fraction(1), "week": Fraction(7)}

@@ -11,7 +11,9 @@ from fractions import Fraction
 from backend.agent.numerals import with_currency_signs
 from backend.agent.operations import asks_bill_total, asks_money
 from backend.agent.party import group_size
+from backend.agent.tools.basket import PRICE, naming_words
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges, least_count_met
+from backend.agent.tools.mentions import names_extra
 from backend.agent.tools.segmentation import aligned_tables
 from backend.agent.tools.taxes import claimed_tax
 
@@ -141,3 +143,45 @@ def test_things_listed_as_one_beside_counted_ones():
     # (a numbered word names the thing after it: "a 20-class pass" is no class)
     assert claimed_discount("My kids want to try the Juggling Lab drop-in class. What's the total?",
                             ["* Buy a 20-class pass and a term course together and save $30.00 off the total."]) is None
+
+
+TERMS = ("Booking Terms\n\n3. Deposits\nJobs with a quoted total over $500 (including GST) need a deposit of 25% of the "
+         "quoted total including GST, paid within 2 days of booking.\n\n"
+         "4. Cancellations and refunds of deposits\n"
+         "  - More than 48 hours' notice: deposit refunded in full\n"
+         "  - 24 to 48 hours' notice: 50% of the deposit refunded\n"
+         "  - Less than 24 hours' notice: deposit forfeited\n")
+HIRE = ("FIXED-PRICE ITEMS (per item, labour only)\nAll prices are in AUD and EXCLUDE GST. GST (10%) is added to every "
+        "invoice.\n"
+        "| Item                 | Price |\n"
+        "| Wardrobe, 2-door     | $130  |\n"
+        "| Bunk bed             | $140  |\n"
+        "| Trampoline up to 12 ft | $160 |\n"
+        "| Two-person team (heavy or tall items), per hour | $118 |\n"
+        "| Standard hourly rate, 1 assembler, per hour | $68 |\n")
+
+
+def test_a_refund_of_the_deposit_on_the_things_booked():
+    # two wardrobes (the count word before "2-door"), a trampoline and a bunk bed: 560 + GST, a 25% deposit, half of it
+    # back 36 hours before (was 118 * 36)
+    assert first("I booked a weekday job for two 2-door wardrobes, a trampoline and a bunk bed and paid the deposit. "
+                 "Something's come up and I have to cancel, about 36 hours before. How much of the deposit will I get "
+                 "back?", HIRE, TERMS) == 77
+    assert first("I booked a weekday job for two 2-door wardrobes, a trampoline and a bunk bed and paid the deposit. "
+                 "I have to cancel 36 hours before. How much deposit comes back to me?", HIRE, TERMS) == 77
+
+
+def test_a_thing_needed_is_what_the_bill_is_for():
+    # "If I need the two-person team" is the team's price, not an extra beside the one assembler's (was 68 * 3)
+    assert first("If I need the two-person team for 3 hours, what's the labour cost before GST?", HIRE) == 354
+    assert not names_extra("If I need the two-person team for 3 hours, what's the labour cost before GST?",
+                           "Two-person team (heavy or tall items): $118.00 per hour")
+    assert names_extra("3 nights for a tent, we need electric hook up. Total?", "Electric hook-up: £5 per night")
+
+
+def test_a_line_s_name_before_its_sizes():
+    lines = "Evergreens (any quantity)\n  Cherry laurel, 10 L pot, 80-100 cm ........ £9.50 each\n" \
+            "  English yew, root-balled, 40-60 cm ........ £12.00 each\n"
+    assert first("10 cherry laurels and 2 English yews, what's the total?", lines) == 95 + 24
+    line = "Cherry laurel, 10 L pot, 80-100 cm: £9.50 each"
+    assert {"cherry", "laurel"} <= naming_words(line, list(PRICE.finditer(line)), 0)

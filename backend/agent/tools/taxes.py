@@ -26,6 +26,8 @@ _WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|inclu
                        rf"|\b(?:with|incl(?:uding|\.)?|inc\.?)\s+(?:the\s+|both\s+)?(?:[a-z][a-z-]*\s+){{1,3}}and\s+(?:the\s+)?{_TAX}"
                        rf"(?![\w-])(?=\s*(?:[?.!,;]|$|please\b|pls\b|thanks\b))"
                        rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b"
+                       # ("once the HST is added on", "with GST added", practice set 3)
+                       rf"|\b(?:once|when|after|with)\s+(?:the\s+)?{_TAX}\s+(?:is\s+|has\s+been\s+)?added\b"
                        # ("all up, call-out and GST in?", practice set 1)
                        rf"|\b{_TAX}\s+in\s*(?=[?.!,;]|$)"
                        # the whole amount paid asked: "what's the full amount?" (blind set 94, read; not "all in": sets

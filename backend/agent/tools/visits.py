@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.tools.allowances import DISTANCE_UNIT, where_customer_is
-from backend.agent.tools.basket import norm_words
+from backend.agent.tools.basket import TABLE_ROW, norm_words
 from backend.agent.tools.fact_expressions import prices_in
 from backend.agent.tools.headings import fully_named, named_by_two
 from backend.agent.tools.pricing import PRICE
@@ -179,6 +179,12 @@ def zone_charge(question: str, sentences: Sequence[str]) -> str | None:
         prices = list(PRICE.finditer(sentence))
         if not starts and len(prices) == 1 and _within(where, sentence[:prices[0].start()]) and not _NOTHING.search(
                 sentence) and _PER_DISTANCE.match(sentence, prices[0].end()) is None:
+            found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
+        # (or a table's row of a fee of travel listing the places the question names: "A: Areas Pretoria East, Lynnwood,
+        # Menlo Park; Call-out R450." for "I'm in Lynnwood", practice set 4)
+        elif not starts and len(prices) == 1 and TABLE_ROW.match(sentence) and not _NOTHING.search(sentence) and named(
+                [p.strip() for m in _NAMES.finditer(sentence[:prices[0].start()]) for p in re.split(r"[,/]", m.group(0))
+                 if len(p.strip()) > 1]):
             found.add(next(g for g in prices[0].groups() if g).replace(",", ""))
     return next(iter(found)) if len(found) == 1 else None
 

@@ -185,3 +185,13 @@ def test_a_line_s_name_before_its_sizes():
     assert first("10 cherry laurels and 2 English yews, what's the total?", lines) == 95 + 24
     line = "Cherry laurel, 10 L pot, 80-100 cm: £9.50 each"
     assert {"cherry", "laurel"} <= naming_words(line, list(PRICE.finditer(line)), 0)
+
+
+def test_a_tax_added_on_and_a_zone_table_of_places():
+    assert claimed_tax("what does a 1 hour private lesson cost for just me once the HST is added on?",
+                       ["Private lessons (prices EXCLUDE HST - 13% is added at checkout)."]) == "13"
+    fees = ("CALL-OUT FEES (per visit)\nAll prices in South African rand (R) and EXCLUDE VAT at 15%.\n"
+            "| Zone | Areas                                 | Call-out |\n"
+            "| A    | Pretoria East, Lynnwood, Menlo Park   | R450     |\n"
+            "| B    | Centurion, Pretoria North, Montana    | R620     |\n")
+    assert first("We live in Centurion. What's the normal weekday call-out fee with VAT added?", fees) == 713

@@ -189,7 +189,7 @@ def test_a_line_s_name_before_its_sizes():
 
 def test_a_tax_added_on_and_a_zone_table_of_places():
     assert claimed_tax("what does a 1 hour private lesson cost for just me once the HST is added on?",
-                       ["Private lessons (prices EXCLUDE HST - 13% is added at checkout)."]) == "13"
+                       ["Lesson prices EXCLUDE 13% HST, which is added at checkout."]) == "13"
     fees = ("CALL-OUT FEES (per visit)\nAll prices in South African rand (R) and EXCLUDE VAT at 15%.\n"
             "| Zone | Areas                                 | Call-out |\n"
             "| A    | Pretoria East, Lynnwood, Menlo Park   | R450     |\n"

@@ -84,7 +84,7 @@ def with_currency_signs(text: str) -> str:
     tour's "8.00 EUR per person" was no price to them."""
     text = _CODE_AFTER.sub(lambda m: _signed_after(m, text), text)
     if _RAND.search(text):  # "All prices in South African rand (R)": "R450", "R1,040" (practice set 4)
-        text = _RAND_BEFORE.sub(r"¤\1", text)
+        text = _RAND_BEFORE.sub(lambda m: f"¤{_point_decimal(m.group(1))}", text)
     text = _CODE_BEFORE.sub(lambda m: f"{_CODE_SIGN[m.group(1).lower()]}{_point_decimal(m.group(2))}", text)
     declared = _DECLARED.search(text)
     if declared is not None:  # "All amounts in Canadian dollars." over "Intro Aerial Silks  75 min  32.00" (practice set 3)
@@ -94,20 +94,25 @@ def with_currency_signs(text: str) -> str:
 
 
 # A text declaring the currency its amounts are in, and the sign they are read with: "All amounts in Canadian dollars",
-# "Prices are in euros", "All fees shown in pounds sterling".
+# "Prices are in euros", "All fees shown in pounds sterling", "in New Zealand dollars".
 _DECLARED = re.compile(r"\b(?:prices|amounts|fees|rates|charges|costs|figures)\b[^.\n]{0,40}?\b(?:in|are\s+in|shown\s+in|quoted\s+in)\s+"
-                       r"(?:[A-Z][a-z]+\s+)?(dollars|euros?|pounds(?:\s+sterling)?|sterling|yen|francs|rand|kronor|kroner|rupees|"
+                       r"(?:[a-z]+\s+){0,2}?(dollars|euros?|pounds(?:\s+sterling)?|sterling|yen|francs|rand|kronor|kroner|rupees|"
                        r"pesos|ringgit|baht|shekels|zloty)\b", re.IGNORECASE)
 _DECLARED_SIGN = {"dollar": "$", "euro": "€", "pound": "£", "sterling": "£", "yen": "¥"}
-# An amount written with cents and no sign, in a text declaring its currency ("32.00", "1,295.00", "+25.00"); not a
-# time ("9.30 pm"), a percentage or a measure ("2.50 km").
-_BARE_AMOUNT = re.compile(rf"(?<![\w.,:/{CURRENCY_SIGNS}-])(?:[0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+)\.[0-9]{{2}}(?![\w.,%])"
-                          r"(?!\s*(?:%|am\b|pm\b|a\.m|p\.m|h\b|hrs?\b|hours?\b|km\b|kg\b|m\b|cm\b|mm\b|l\b|ml\b|lbs?\b|mi\b|miles?\b))",
-                          re.IGNORECASE)
+# An amount written with cents and no sign, in a text declaring its currency ("32.00", "1,295.00", "+25.00", "Late fee:
+# 15.00."); not a time ("9.30 pm", "at 07.15", "07.00 to 17.00"), a percentage, a dimension ("2.44 x 1.22 m") or a
+# measure ("2.50 km", "38.00 °C", "12.50 m²"): review of the thirty-eighth session.
+_BARE_AMOUNT = re.compile(rf"(?<![\w.,:/{CURRENCY_SIGNS}-])(?<![x×] )(?<!\bat )(?<!\bto )(?<!\bfrom )(?<!\buntil )(?<!\btill )"
+                          rf"(?:[0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+)\.[0-9]{{2}}(?![\w%]|[.,][0-9])"
+                          r"(?!\s*(?:%|am\b|pm\b|a\.m|p\.m|h\b|hrs?\b|hours?\b|km\b|kg\b|m\b|cm\b|mm\b|l\b|ml\b|lbs?\b|mi\b|miles?\b|"
+                          r"[x×°]|m²|m2\b|sq\b|to\s+[0-9]|[-–]\s*[0-9]))", re.IGNORECASE)
 # A text pricing in South African rand, and an amount after the rand's "R" (a capital, right before it or a space
 # apart: not "R2" of a road in a text of another currency).
-_RAND = re.compile(r"\brand\b|\bZAR\b", re.IGNORECASE)
-_RAND_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])R[ \t]?{AMOUNT}(?![\w])")
+# (the rand declared as the text's currency: not "we accept rand" in a list of another currency, review; thousands apart
+# by a space as South Africa writes them: "R9 850", "R1 250,00")
+_RAND = re.compile(r"\b(?:in|are|shown\s+in)\s+(?:south\s+african\s+)?rands?\b|\bZAR\b|\brand\s*\(R\)", re.IGNORECASE)
+_RAND_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])R[ \t]?([1-9][0-9]{{0,2}}(?:[ \u00a0][0-9]{{3}})+(?:[.,][0-9]{{2}})?(?![0-9])"
+                          rf"|{AMOUNT[1:-1]})(?![\w])")
 
 
 def _signed_after(m: re.Match[str], text: str) -> str:

@@ -482,7 +482,8 @@ def asks_price(text: str) -> bool:
 _TAX_SAID = (r"(?:not\s+counting|ex(?:cl\w*)?\.?|inc(?:l\w*)?\.?|before|plus|after|with|without)\s+(?:the\s+)?"
              r"(?:vat|gst|hst|tax(?:es)?|sales\s+tax)")
 _AMOUNT_NOUN = re.compile(rf"\b(?:price|cost|total|charge|fee|bill)(?:\s+{_TAX_SAID})?\s*\?"
-                          rf"|^\W*[0-9][0-9,]*\s+[a-z][^?]{{0,60}}?[,\s]\s*{_TAX_SAID}\s*\?\s*$", _FLAGS)
+                          rf"|^\W*[0-9][0-9,]*\s+[a-z](?:(?!\b(?:is|are|does|do|will|would|can|that|it)\b)[^?]){{0,60}}?[,\s]\s*"
+                          rf"{_TAX_SAID}\s*\?\s*$", _FLAGS)  # (not "3 nights, is that with tax?", review)
 
 
 # "total with cleaning", "the total for 3 nights": a bill's total (not "the total area"); "price after the

@@ -217,6 +217,10 @@ def _over_allowance(question: str, sentence: str) -> str | None:
     # (a round trip's distance, for a customer's one-way one: "EUR 0.60 per km for every km of the round trip over 60
     # km" for "85 km from your Westport office (one way)" is (2 * 85 - 60) * 0.60, blind set 102, read)
     doubled = charged_both_ways(rate.group(0)) and _BOTH_WAYS_ANYWHERE.search(question) is None
+    # (the round trip the question states itself: "We're 60 km away, so 120 km round trip", review)
+    stated = re.search(rf"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*-?\s*{re.escape(unit)}s?\s+(?:of\s+)?(?:a\s+|the\s+)?"
+                       rf"{_BOTH_WAYS_WORDS}", question, re.IGNORECASE)
+    counts = [stated.group(1)] if stated is not None and charged_both_ways(rate.group(0)) else counts
     if (2 if doubled else 1) * Fraction(counts[0]) <= Fraction(included):
         # (a band's own line for amounts over it: "Over 50 kg £265 plus £4 for every kg over 50 kg" is no price of
         # a 4 kg cat, simple set 72)
@@ -441,7 +445,10 @@ def travel_charge(question: str, sentences: Sequence[str]) -> tuple[str, str, bo
     distances = {asked[unit] for unit in _DISTANCES if unit in asked}
     for expression in allowance_expressions(question, sentences) if distances else []:
         m = re.search(r"\((?:2 \* )?([0-9.]+) - [0-9.]+\) \* ([0-9.]+)\)?$", expression)
-        if m is None or m.group(1) not in distances:
+        # (or the round trip the question states: "60 km away, so 120 km round trip", review)
+        if m is None or (m.group(1) not in distances and not re.search(
+                rf"(?<![\w.]){re.escape(m.group(1))}\s*-?\s*{DISTANCE_UNIT}\s+(?:of\s+)?(?:a\s+|the\s+)?{_BOTH_WAYS_WORDS}",
+                question, re.IGNORECASE)):
             continue
         rate = m.group(2)
         per_visit = any(_PER_VISIT.search(s) for s in sentences

@@ -361,7 +361,7 @@ def naming_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[
 
 # A clause of how a thing is done, after its label and a comma, up to the colon before its price: " ordered for you:".
 # A size or a state after a thing's name and a comma: " 10 L pot", " 80-100 cm", " root-balled".
-_DESCRIBES = re.compile(r"\s*(?:[0-9]|[a-z][a-z-]*ed\b)", re.IGNORECASE)
+_DESCRIBES = re.compile(r"\s*(?:[0-9]|[a-z][a-z-]{3,}ed\b)", re.IGNORECASE)  # (not "red", "bed", "shed": review)
 _HOW_DONE = re.compile(r"\s*[a-z]+ed\b[^,;:.]{0,30}:", re.IGNORECASE)
 _LEAD_LABEL = re.compile(rf"\s*([^:;.{CURRENCY_SIGNS}]{{1,60}}):\s")
 

@@ -711,10 +711,16 @@ _LISTED_ONE = re.compile(r"(?:,|\band\b|\bplus\b|&)\s+(?:a|an|one)\s+(?!(?:few|c
                          re.IGNORECASE)
 
 
+_CLAUSE_VERB = re.compile(r"\b(?:is|are|was|were|has|have|will|would|can|could|be|being|there|needs?|gets?)\b", re.IGNORECASE)
+
+
 def _listed_ones(question: str) -> int:
     """The things `question` lists as one beside things it counts (_LISTED_ONE), in the sentences that count
     things (thing_counts)."""
-    return sum(len(_LISTED_ONE.findall(part)) for part in re.split(r"(?<=[.?!])\s+", question) if thing_counts(part))
+    # (a thing listed, not a clause of its own: "and a lift is in the building", "and a parking spot is free", review)
+    return sum(1 for part in re.split(r"(?<=[.?!])\s+", question) if thing_counts(part)
+               for m in _LISTED_ONE.finditer(part)
+               if not _CLAUSE_VERB.search(re.split(r",|\band\b|[.?!]", part[m.end() - 1:], maxsplit=1)[0]))
 
 
 def things_counted(question: str) -> int | None:
@@ -989,7 +995,8 @@ def _same_root(one: str, other: str) -> bool:
     the other, which is at most three letters longer ("deliv" of "delivered", "deliveri" of
     "delivery")."""
     short, long = sorted((one, other), key=len)
-    return len(short) >= 5 and long.startswith(short) and len(long) - len(short) <= 3
+    # (not a stem of a "-y" word, Snowball's "i": "parti" of "party" is no "particip", review)
+    return len(short) >= 5 and not short.endswith("i") and long.startswith(short) and len(long) - len(short) <= 3
 
 
 def _kind_of_thing(kind: str, question: str) -> bool:
@@ -1009,9 +1016,11 @@ _STOP_AFTER_KIND = frozenset({"and", "or", "but", "to", "for", "of", "in", "on",
 # Words of a customer's standing, and a question saying the asker's: "I'm new", "we're regulars", "first time".
 _STANDING = frozenset({"new", "existing", "returning", "regular", "loyal", "repeat"})
 _RETURNING = frozenset({"existing", "returning", "regular", "repeat"})
-_CAME_BEFORE = re.compile(r"\b(?:used|booked|hired|tried)\s+(?:you|your\s+[a-z]+|with\s+you)\s+(?:before|previously|last\s+[a-z]+|"
-                          r"in\s+[0-9]{4}|[a-z]+\s+(?:years?|months?)\s+ago)\b|\b(?:come|coming)\s+back\s+(?:to\s+you|for)\b"
-                          r"|\bused\s+you\s+(?:guys\s+)?before\b", re.IGNORECASE)
+# (the asker's own: not "My neighbour used you last year", "I used your competitor last year", review)
+_CAME_BEFORE = re.compile(r"\b(?:i|we)(?:'ve|\s+have|'d|\s+had)?\s+(?:used|booked|hired|tried)\s+(?:you|with\s+you)(?:\s+guys)?\s+"
+                          r"(?:before|previously|last\s+[a-z]+|[a-z]+\s+(?:years?|months?)\s+ago)\b"
+                          r"|\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:(?:want(?:ing)?|would\s+like|hoping)\s+to\s+)?(?:come|coming)\s+"
+                          r"back\s+(?:to\s+you|for)\b", re.IGNORECASE)
 _OWN_STANDING = re.compile(r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:a\s+|an\s+)?(?:new|existing|returning|regular|loyal|repeat)\b"
                            r"|\b(?:new|existing|returning|regular|loyal|repeat)\s+(?:customers?|clients?|members?|patients?|"
                            r"users?|here|to\s+you)\b|\bfirst[\s-]+time\b|\bnever\s+used\s+you\b", re.IGNORECASE)

@@ -373,15 +373,19 @@ def with_least_people(expression: str, sentences: Sequence[tuple[str, str]], peo
 
 
 def _least_people_of(sentences: Sequence[tuple[str, str]], i: int) -> str | None:
-    """The least head-count line `i` of `sentences` or a line near it (as _least_hours_of) charges; None when none."""
-    own = _LEAST_PEOPLE.search(sentences[i][1])
-    if own is not None:
-        return next(g for g in own.groups() if g)
-    for step in (1, -1):
-        for j in range(i + step, i + step * (_HOURS_REACH + 1), step):
-            if not 0 <= j < len(sentences) or sentences[j][0] != sentences[i][0] or is_heading(sentences[j][1]):
-                break
-            m = _LEAST_PEOPLE.search(sentences[j][1])
-            if m is not None:
-                return next(g for g in m.groups() if g)
+    """The least head-count line `i` of `sentences` charges, or a line after it that prices nothing (same passage, no
+    heading between, at most _HOURS_REACH lines on); not another thing's own minimum ("Private chef's table dinner:
+    $140 per person, minimum 10 guests" above "Knife skills: $60 per person"), nor a discount's threshold ("Groups of a
+    minimum of 12 people get 15% off"): review of the thirty-eighth session. None when none."""
+    for j in range(i, i + _HOURS_REACH + 1):
+        if not 0 <= j < len(sentences) or sentences[j][0] != sentences[i][0] or (j > i and (
+                is_heading(sentences[j][1]) or PRICE.search(sentences[j][1]))):
+            break
+        m = _LEAST_PEOPLE.search(sentences[j][1])
+        if m is not None and not _REDUCTION.search(sentences[j][1]):
+            return next(g for g in m.groups() if g)
     return None
+
+
+# A reduction's words: a least head-count beside them is its threshold, no charge.
+_REDUCTION = re.compile(r"%|off|discount|save|reduc", re.IGNORECASE)

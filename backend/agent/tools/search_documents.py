@@ -162,7 +162,8 @@ def passages_about(retriever: Retriever, user_id: str, text: str, k: int = 3) ->
     # 102, read)
     seen = {source.text for source in found}
     wider = [source for source in retriever.search(user_id, cue, k=MAX_TOP_K, min_similarity=SEARCH_FLOOR)
-             if source.text not in seen] if unnamed else []
+             if source.text not in seen] if unnamed and not asks_general_request(text) else []  # (not "Can you explain
+    # compound interest like I'm 12?" beside "Overdue accounts incur interest at 2% per month", blind set 49)
     for source in found + wider:
         sentences = text_sentences(source.text)
         shared = [pair for pair in sentences if stems(pair[1]) & asked]

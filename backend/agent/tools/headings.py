@@ -85,11 +85,12 @@ def unnamed_labels(question: str, sentences: Sequence[str]) -> set[str]:
     words of another's, or the whole of a one-word one ("- Backyard Party Pack: 1 standard toilet + 1
     handwash station ... - $349" beside "Freestanding handwash station (two-tap): $85" for "3 handwash
     stations", blind set 101, read): what it names is in that line's description only."""
-    asked = norm_words(question)
+    asked, asked_stems = norm_words(question), stems(question)
     labels = {sentence: label for sentence in sentences if (label := _colon_label(sentence))}
     if not any(len(label & asked) >= min(2, len(label)) for label in labels.values()):
         return set()
-    return {sentence for sentence, label in labels.items() if not label & asked}
+    # (a word said in another form names it: "plain hemmed" names "Shorten hem (plain): £12.00", blind set 65)
+    return {sentence for sentence, label in labels.items() if not label & asked and not stems(" ".join(label)) & asked_stems}
 
 
 def _colon_label(sentence: str) -> frozenset[str]:

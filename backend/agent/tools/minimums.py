@@ -94,12 +94,14 @@ _MINIMUM_WORDS = frozenset({"minimum", "min", "charge", "fee", "price", "order",
 _VISIT = re.compile(r"\b(?:visits?|call[\s-]?outs?|mobile|site|trip)\b", re.IGNORECASE)
 
 
-def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any]) -> str:
+def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], evaluate: Callable[[str], Any],
+                       visits: bool = True) -> str:
     """`expression` charged at least the minimum every order of its document is charged (one
     sentence under the same heading as a sentence pricing one of its numbers, holding no other
     price: "Every order has a minimum rental charge of $75" over "6 * 6": "max(75, 6 * 6)"); as it
     is when there is none, or more than one, or it is reached, or the expression is no bill (a
-    share, a rate, a difference)."""
+    share, a rate, a difference). Without `visits`, no minimum of a visit or call-out counts ("Minimum call-out charge
+    is $140" for a job done in the shop)."""
     if "/" in expression or " - " in expression or expression.startswith("max("):
         return expression
     numbers = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression))  # its prices ("2 * 45 + 25": 45, 25), not its counts
@@ -128,7 +130,7 @@ def with_order_minimum(expression: str, sentences: Sequence[tuple[str, str]], ev
         kind = _KIND_ORDER_MINIMUM.match(sentence) if m is None else None
         if kind is not None and norm_words(kind.group(1)) & norm_words(sections[(heading, sentence)]):
             m = kind
-        if m is None or len(PRICE.findall(sentence)) != 1 or not (heading in headings or (
+        if m is None or len(PRICE.findall(sentence)) != 1 or (not visits and _VISIT.search(sentence)) or not (heading in headings or (
                 first_name_word(document_name(heading)) in business and not _VISIT.search(sentence))):
             continue
         # (the price's groups after the kind's own word, for _KIND_ORDER_MINIMUM)

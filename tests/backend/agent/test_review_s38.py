@@ -57,3 +57,22 @@ CASES = [
 @pytest.mark.parametrize("question, texts, want", CASES)
 def test_review_of_the_thirty_eighth_session(question, texts, want):
     assert first(question, *texts) == Fraction(want)
+
+
+def test_right_answers_the_comparison_caught_lost():
+    """Blind sets 60, 65 and 81 (read): three answers the session's rules had turned wrong, each right before them."""
+    from backend.agent.tools.headings import unnamed_labels
+    from backend.agent.tools.minimums import with_order_minimum
+    from backend.agent.tools.calculator import evaluate
+
+    # blind 65: "plain hemmed" names "Shorten hem (plain): £12.00" in another form
+    lines = ["Shorten hem (plain): £12.00", "School trousers: hemming £8.00 per pair"]
+    assert unnamed_labels("my boys each need their school trousers plain hemmed", lines) == set()
+    # blind 60: a call-out's minimum is no minimum of a price read alone for a job in the shop
+    pairs = [("shop", "Labour: $60 per job"), ("shop", "- Minimum call-out charge is $140.")]
+    assert with_order_minimum("60", pairs, evaluate, visits=False) == "60"
+    assert with_order_minimum("60", pairs, evaluate) == "max(140, 60)"
+    # blind 81: a price whose line includes the travel pays no travel zone
+    tank = ("ROUTINE MAINTENANCE\nTank move to a new address (up to 20 miles): $279 (travel included)\n\n"
+            "TRAVEL\nElsewhere, up to 30 miles from shop: $22 per visit\n")
+    assert first("moving house, need my tank moved to the new apartment 12 miles away. what's the total?", tank) == 279

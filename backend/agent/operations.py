@@ -51,7 +51,9 @@ _WORDS = (
                 r"|\s*[?.!,]|\s*$)", _FLAGS), "{a} * 2"),
     (re.compile(r"\b(?:triple|tripled|triples)\b(?=\s+(?:the|that|this|it|its|their|his|her|my|our|what)\b|\s*[?.!,]|\s*$)",
                 _FLAGS), "{a} * 3"),
-    (re.compile(r"\bhalf\s+(?:of|the|a|an|its|their)\b|\bhalve\b", _FLAGS), "{a} / 2"),
+    # (not a length of time: "in under half an hour", "half a day", practice set 4)
+    (re.compile(r"\bhalf\s+(?:of|the|a|an|its|their)\b(?!\s+(?:hour|day|minute|week|month|year|night|session)s?\b)|\bhalve\b",
+                _FLAGS), "{a} / 2"),
     *((re.compile(rf"\b(?:a|one)\s+{word}\s+of\b", _FLAGS), f"{{a}} / {d}") for word, d in _FRACTIONS.items()),
 )
 # Implicit operations with the question's number: a comparison ("if it were 12.5 metres taller"),
@@ -453,6 +455,10 @@ def asks_cost(text: str) -> bool:
 _PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the\s+|my\s+|our\s+)?(?:[a-z-]+\s+){0,3}"
                           r"(?:charge|fee|cost|price|fare|bill|total)\b(?!\s+(?:number|count|amount\s+of\s+(?!money)))|\bwhat\s+will\s+(?:my|our|the)\s+bill\b"
                           r"|\bwhat(?:'s|s|\s+is)\s+(?:that|it)\s+(?:per|a|for\s+each)\s+(?:person|head)\b"
+                          # a rate of a length of time: "whats your hourly rate for one guy incl GST" (practice set 1;
+                          # not an interest or a tax rate)
+                          r"|\bwhat(?:'s|s|\s+is|\s+are)\s+(?:the\s+|your\s+)?(?:standard\s+|usual\s+)?"
+                          r"(?:hourly|daily|weekly|nightly|monthly|day|half[\s-]day)\s+rates?\b"
                           # "whats the final amount?", "the amount due" (blind set 79)
                           r"|\b(?:final|total|full|overall)\s+amount\b|\bamount\s+(?:due|owed|payable|to\s+pay|charged)\b"
                           # "what's a basic service call plus the travel charge, before HST?", "what's that before tax?"

@@ -61,7 +61,9 @@ _LEAST = re.compile(rf"\b(?:minimum|min\.?|at\s+least)\s+(?:of\s+)?{SIGNED_PRICE
 # A share written after the word: "Deposit: 25% of the total".
 _DEPOSIT_SHARE = re.compile(r"\bdeposits?\s*(?::|is|=|of)\s*([0-9]{1,2}(?:\.[0-9]+)?)\s*%", re.IGNORECASE)
 # The bill a deposit is a share of, with its tax: "of the total (including sales tax)".
-_OF_TAXED = re.compile(rf"\b(?:incl(?:uding|usive\s+of|\.)?|inc\.?|with)\s+(?:the\s+)?{TAX_WORD}\b", re.IGNORECASE)
+# (or "of the VAT-inclusive total", practice set 4)
+_OF_TAXED = re.compile(rf"\b(?:incl(?:uding|usive\s+of|\.)?|inc\.?|with)\s+(?:the\s+)?{TAX_WORD}\b"
+                       rf"|\b{TAX_WORD}[\s-]+(?:inclusive|included)\b", re.IGNORECASE)
 # A sentence saying a thing takes no deposit: "Tunings do not need a deposit", "Residential cleaning: no deposit
 # required".
 _NO_DEPOSIT = re.compile(r"\bno\s+deposits?\b|\b(?:do|does|don't|doesn't)\s+(?:not\s+)?(?:need|require)\s+(?:a\s+|any\s+)?"

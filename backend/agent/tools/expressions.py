@@ -166,8 +166,17 @@ _WITH_TAX_AFTER = re.compile(rf"\s*(?:inc(?:l|luding|lusive\s+of)?\.?|with)\s+(?
 
 
 # A price's line saying it includes the travel: "(travel included)", "delivery included", "including travel".
-_TRAVEL_INCLUDED = re.compile(r"\b(?:travel|delivery|call[\s-]?out|mileage)\s+(?:is\s+)?included\b|\bincl(?:uding|\.|udes)?\s+"
+# (or its section's heading: "FIXED-PRICE JOBS (call-out and labour included, Zones A & B only)", practice set 4)
+_TRAVEL_INCLUDED = re.compile(r"\b(?:travel|delivery|call[\s-]?out|mileage)(?:\s+(?:and|&)\s+[a-z]+)?\s+(?:is\s+|are\s+)?included\b|\bincl(?:uding|\.|udes)?\s+"
                               r"(?:the\s+)?(?:travel|delivery|call[\s-]?out|mileage)\b", re.IGNORECASE)
+
+
+def _travel_included(sentence: str, sections: Mapping[str, str], sentences: Sequence[str]) -> bool:
+    """Whether `sentence`, or the heading of its section (`sections`: its words before brackets,
+    written in full in `sentences`), says its price includes the travel (_TRAVEL_INCLUDED)."""
+    head = sections.get(sentence, "")
+    return _TRAVEL_INCLUDED.search(sentence) is not None or bool(head) and any(
+        t.startswith(head) and _TRAVEL_INCLUDED.search(t) is not None for t in sentences if t != sentence)
 
 
 def _clause_of(sentence: str, amount: str) -> str:
@@ -472,7 +481,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (not for a price whose own line includes the travel: "Tank move to a new address (up to 20 miles): $279 (travel
     # included)", blind set 81)
     billed = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])} if out else set()
-    if zone is not None and any(_TRAVEL_INCLUDED.search(s) and billed & {Fraction(p) for p in prices_in(s)} for _, s in sentences):
+    if zone is not None and any(_travel_included(s, sections, [t for _, t in sentences]) and billed & {Fraction(p) for p in prices_in(s)} for _, s in sentences):
         zone = None
     if zone is not None and out and Fraction(zone) not in {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0])}:
         # after the discounts: a fee of the visit (simple set 71)

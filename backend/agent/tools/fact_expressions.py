@@ -36,7 +36,7 @@ from backend.agent.tools.offers import offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
 from backend.agent.tools.relations import MAX_NUMBERS, beginning, numbers_in, relations, years_in
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, column_band_expressions, column_lengths, count_per, PEOPLE_STEMS, PRICE,
-                                         named_lengths, priced_per_count, names_asked_length, price_named, prices_first,
+                                         minutes_spent, named_lengths, priced_per_count, names_asked_length, price_named, prices_first,
                                          two_rates)
 from backend.agent.tools.minimums import PER_HOUR, minimum_only
 from backend.agent.tools.segmentation import passage_sentences
@@ -461,6 +461,15 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
     hours = (as_written(next(iter(lengths)) / 60) if len(lengths) == 1 and not counted
              and not any((names_asked_length(question, s) or (_LENGTH_LABEL.search(s) and not _deposits_only(s)))
                          and set(content_words(s)) & thing for _, s in ranked) else None)
+    # (or a time spent in minutes at a rate per hour: "probably 45 minutes work" over "$68.00 per hour", practice set 1)
+    spent = minutes_spent(question) if hours is None and money else None
+    hours = as_written(spent / 60) if spent is not None else hours
+    if spent is not None:  # (a line of an hourly rate first: not "Waived when labour ... is over $300"; the one the
+        # question names most words of, then a standard one: "Standard hourly rate, 1 assembler: $68.00 per hour" over
+        # "Two-person team (heavy or tall items): $118.00 per hour" for "a couple of shelves ... 45 minutes work")
+        said = stems(question)
+        ranked = sorted(ranked, key=lambda pair: (PER_HOUR.search(pair[1]) is None, -len(stems(pair[1]) & said),
+                                                  _STANDARD.search(pair[1]) is None))
     for heading, sentence in ranked:  # best first, until one fits (a year counted from a year needs a year)
         operands = operands_of(sentence, question, heading)
         # The question's own numbers name the thing ("the 2022 meet"), they are not its operand.
@@ -488,6 +497,8 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
     return []
 
 
+# A line of the usual kind of a thing: "Standard hourly rate", "Regular wash".
+_STANDARD = re.compile(r"\b(?:standard|regular|normal|basic|usual)\b", re.IGNORECASE)
 # A rate written without a currency's sign: "Bikes rent for 25 per day", "0.35 a km".
 _UNSIGNED_RATE = re.compile(r"(?<![\w.,])[0-9][0-9,]*(?:\.[0-9]+)?\s*(?:(?:per|a|an|each)\s+|/\s*)[a-z]", re.IGNORECASE)
 # The unit a price is per: "$11.00 per box", "€4 each bag", "£2 a head".

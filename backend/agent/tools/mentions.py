@@ -467,7 +467,8 @@ def named_extras(question: str, sentences: Sequence[str], expression: str,
     asked = frozenset(norm_words(question))
     # the prices it holds already: its first number, and any other that is no count of the question's ("30 * 4"
     # for 4 nights holds no £4 hook-up; "2 * 5" for 5 scoops at £2 holds the £2)
-    numbers = re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)
+    # (not a percentage it applies: "(190) * (100 + 20) / 100" holds no $20 wall anchoring, practice set 1)
+    numbers = re.findall(r"[0-9]+(?:\.[0-9]+)?", re.sub(r"\(100\s*[+-]\s*[0-9.]+\)\s*/\s*100\b", " ", expression))
     used = (set(numbers) - set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))) | set(numbers[:1])
     terms: list[str] = []
     # the words naming what it is for ("Resident artists: $180 per hour"): a price named by no other word is
@@ -520,7 +521,9 @@ def named_extras(question: str, sentences: Sequence[str], expression: str,
 # "plus ordering the school packed lunch", "using their pick-up and delivery".
 # (a clause of its own adding one: "..., and we want a printed certificate mailed to us", blind set 98, read)
 _ADDS = re.compile(r"\b(?:incl(?:uding|\.)?|includes?|with|plus|also|need|needs|bringing|bring|add|adding|using|"
-                   r"and\s+(?:the|a|an|our|my)|and\s+(?:i|we)(?:'d|\s+would)?\s+(?:also\s+)?(?:want|like|need)\s+(?:a|an|the))\b|\+",
+                   r"and\s+(?:the|a|an|our|my)|and\s+(?:i|we)(?:'d|\s+would)?\s+(?:also\s+)?(?:want|like|need)\s+(?:a|an|the))\b|\+"
+                   # a service done to it, the verb with what follows: "... and anchor it to the wall" (practice set 1)
+                   r"|\band\s+(?:also\s+)?(?P<done>(?=[a-z]{3,}\s+(?:it|them)\b))",
                    re.IGNORECASE)
 # The words opening a message before its verb of wanting: "need ...", "hi, we just need ...".
 # (or a condition's: "If I need the two-person team for 3 hours", practice set 1)
@@ -545,7 +548,9 @@ def extra_words(question: str) -> frozenset[str]:
         if opening and m.group(0).lower().startswith("need"):
             continue  # "need a rolling tower for 3 days ...": what the bill is for, not an extra to it
         # (up to what it is for: "and a tyre check for my caravan" adds no caravan, simple set 70)
-        added = _FOR_WHOM.split(question[m.end():m.end() + 80], maxsplit=1)[0]
+        # (a service done to it names where as well: "anchor it to the wall")
+        added = (re.split(r"[.?!;]", question[m.end():m.end() + 80])[0] if m.group("done") is not None
+                 else _FOR_WHOM.split(question[m.end():m.end() + 80], maxsplit=1)[0])
         after = re.findall(r"[\w'&-]+", added)[:_ADDED_WORDS]
         words |= norm_words(" ".join(after))
     words -= set_aside_words(question)
@@ -597,6 +602,9 @@ def _extra_named(sentence: str, prices: Sequence[re.Match[str]], i: int, words: 
     own = norm_words(before) - _NO_THING - _GENERIC_NAME - _PAYING_WORDS
     # all its words: "2 sandwich platters" names no "mini pastry platter"
     if own and (own <= words or (len(own & words) >= 2 and own <= words | asked)):
+        return own
+    # (or in other forms of its words, two or more: "Wall anchoring" for "anchor it to the wall", practice set 1)
+    if len(own) >= 2 and {stem_of(w) for w in own} <= {stem_of(w) for w in words}:
         return own
     # or its line's label and what it buys after it: "Certificate of Destruction: free by email; $8.00 for a printed copy
     # mailed to you" for "we want a printed certificate mailed to us" (blind set 98, read)

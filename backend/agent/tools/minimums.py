@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE
 from backend.agent.tools.basket import is_minimum, norm_words
 from backend.agent.tools.passages import document_name
-from backend.agent.tools.pricing import PRICE, added_terms, exact_value, first_name_word
+from backend.agent.tools.pricing import PRICE, added_terms, exact_value, first_name_word, minutes_spent
 from backend.agent.tools.sentences import content_words, is_heading, section_headings, stems
 
 
@@ -263,9 +263,13 @@ def _amounts(sentence: str) -> set[Fraction]:
 
 # A least number of hours charged on a line of its own: "Minimum charge per visit: 2 hours", "Minimum booking:
 # 3 hours", "2-hour minimum" (blind set 78).
+# (or of a kind of work, per visit: "Minimum charge for hourly work: 1.5 hours per visit", practice set 1)
 _LEAST_HOURS = re.compile(r"^\W*min(?:imum|\.)?\s*(?:(?:charge|booking|call[\s-]?out|visit|job|time|hire)\s*)?"
-                          r"(?:(?:per|a|each|for\s+(?:a|each|every))\s+(?:visit|job|booking|call[\s-]?out)\s*)?(?::|of|is)?\s*"
-                          r"([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\b\W*$"
+                          r"(?:(?:per|a|each|for\s+(?:a|each|every))\s+(?:visit|job|booking|call[\s-]?out)\s*"
+                          r"|for\s+(?:hourly|timed|labou?r|on-site|onsite)(?:\s+(?:work|jobs?|labou?r|bookings?))?\s*)?(?::|of|is)?\s*"
+                          r"([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)(?:\s+(?:per|a|each)\s+(?:visit|job|booking|call[\s-]?out))?\b"
+                          # (the line's end, or a sentence joined after it: "... 1.5 hours per visit After the first ...")
+                          r"(?:\W*$|\s+(?=[A-Z][a-z]))"
                           r"|^\W*([0-9]+(?:\.[0-9]+)?)\s*-?\s*(?:hours?|hrs?)\s+minimum\W*$", re.IGNORECASE)
 # An hourly rate: "$160/hr", "$90 per hour", "£40 an hour".
 PER_HOUR = re.compile(rf"{SIGNED_PRICE}\s*(?:/\s*h(?:ou)?r|per\s+h(?:ou)?r|an?\s+h(?:ou)?r)\b", re.IGNORECASE)
@@ -306,19 +310,26 @@ def _least_hours_of(sentences: Sequence[tuple[str, str]], i: int) -> str | None:
     return None
 
 
+# A rate asked, not a visit: "whats your hourly rate", "how much per hour", "what do you charge an hour".
+_RATE_ASKED = re.compile(r"\b(?:hourly\s+rate|rate\s+per\s+hour|(?:per|by\s+the)\s+hour|(?:charge|cost|is\s+it|much)\s+an\s+hour)\b(?![\s-]+(?:minimum|min)\b)",
+                         re.IGNORECASE)
+
+
 def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], question: str = "") -> str:
     """`expression` with each added term of an hourly rate ("160", "160 * 1.5") for fewer hours
     than a line next to the rate's charges at least (_LEAST_HOURS) charged for those hours instead
     ("Crew rate: $160/hr" and "Minimum charge per visit: 2 hours" for "about an hour": "160 * 2");
     as it is otherwise. The rate is a number of the term that `question` does not give; the hours
     are its other factor, or 1."""
-    if "/" in expression or " - " in expression:
-        return expression
+    if "/" in expression or " - " in expression or _RATE_ASKED.search(question):
+        return expression  # (a rate asked is the rate: "whats your hourly rate for one guy incl GST", practice set 1)
     asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))
+    spent = minutes_spent(question)  # (in hours: "45 minutes" is 0.75)
     out = []
     for term in added_terms(expression):
         factors = term.split(" * ")
-        rates = [f for f in factors if f not in asked and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f)]
+        rates = [f for f in factors if f not in asked and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", f)
+                 and (spent is None or Fraction(f) != spent / 60)]
         hours = [f for f in factors if f not in rates]
         # (not a price another line the question names better gives of no hour: "Bungee Run: Price €180" beside "Event
         # coverage is $180/hr, with a 3-hour minimum" for "the bungee run", review of the thirty-sixth session; but

@@ -331,6 +331,26 @@ def named_lengths(question: str) -> set[Fraction]:
             for length in _lengths(m.group(0))}
 
 
+# A length of time spent in minutes: "probably 45 minutes work", "about 15 minutes", "in under half an hour".
+_MINUTES_SPENT = re.compile(r"(?<![\w.])([0-9]+)\s*-?\s*(?:minutes?|mins?)\b(?![\s-]+(?:drive|walk|away|from|notice|late|early))"
+                            r"|\b(half)\s+an\s+hour\b|\b(?:a\s+)?(quarter)\s+(?:of\s+)?an\s+hour\b", re.IGNORECASE)
+
+
+def minutes_spent(question: str) -> Fraction | None:
+    """The one length of time `question` spends in minutes, when it counts nothing else ("probably
+    45 minutes work at most" -> 45; "in under half an hour" -> 30); None otherwise (no such length,
+    two of them, a length naming a thing: "a 90-minute class", or another number: "2 shelves in
+    45 minutes")."""
+    digits = with_digits(question)
+    found = [m for m in _MINUTES_SPENT.finditer(digits) if not (m.group(1) and names_a_length(digits, m.start(1)))]
+    if len(found) != 1 or re.search(r"\bhours?\b|\bhrs?\b", _MINUTES_SPENT.sub(" ", digits), re.IGNORECASE):
+        return None
+    m = found[0]
+    if re.search(r"[0-9]", digits[:m.start()] + digits[m.end():]):
+        return None
+    return Fraction(m.group(1)) if m.group(1) else Fraction(30 if m.group(2) else 15)
+
+
 def names_asked_length(question: str, sentence: str) -> bool:
     """Whether a price of `sentence` is labelled by a length the question names a thing by
     ("2-hour lesson: £72" for "a 2hr manual lesson"; not "£60 per hour, minimum 1 hour")."""

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Sequence
 
 from backend.agent.numerals import SIGNED_PRICE, with_digits
+from backend.agent.tools.sentences import stem_of, stems
 
 # The question asks what comes back.
 # ("How much deposit comes back to me?", practice set 2)
@@ -126,7 +127,10 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
     if _ASKS_REFUND.search(text) is None:
         return None
     paid, days = _PAID.search(text), _days_left(text)
-    if days is None:
+    # (or an event passed instead of a time left: "you've already ordered the parts" over "Once parts are ordered, 70%
+    # of the deposit is refunded", practice set 4)
+    event = _event_clause(text, sentences) if days is None else None
+    if days is None and event is None:
         return None
     if paid is not None:
         amount = next(g for g in paid.groups() if g).replace(",", "")
@@ -144,13 +148,14 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
     # each window of a sentence by its clause ("a full refund more than 7 days before, a 50% refund between 3 and 7
     # days before, and no refund within 72 hours")
     clauses = [c for s in sentences for c in _WINDOW_BREAK.split(s) if c.strip()]
-    for sentence in clauses:
-        window = _window(sentence)
-        if window is None:
+    for sentence in clauses if event is None else [event]:
+        window = _window(sentence) if event is None else None
+        if window is None and event is None:
             continue
-        least, most, exclusive = window
-        if days < least or (exclusive and days == least) or (most is not None and days > most):
-            continue
+        if window is not None and days is not None:
+            least, most, exclusive = window
+            if days < least or (exclusive and days == least) or (most is not None and days > most):
+                continue
         kept = _KEPT.search(sentence)
         fee = f" - {next(g for g in kept.groups() if g).replace(',', '')}" if kept else ""
         if _FULL.search(sentence):
@@ -160,6 +165,29 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
             return f"{amount} * {share.group(1) or share.group(2) or share.group(3)} / 100{fee}"
         if _NONE.search(sentence):
             return f"{amount} * 0"
+    return None
+
+
+# A refund's share once something has happened: "Once parts are ordered, 70% of the deposit is refunded".
+_ONCE = re.compile(r"\b(?:once|after)\s+(?:the\s+|your\s+|any\s+)?([a-z]+)\s+(?:is|are|has\s+been|have\s+been)\s+([a-z]+ed)\b",
+                   re.IGNORECASE)
+# The question saying it has happened: "you've already ordered the parts", "the parts have been ordered".
+_HAPPENED = re.compile(r"\b(?:already|has\s+been|have\s+been|had\s+been|you'?ve|you\s+have|they'?ve)\b", re.IGNORECASE)
+
+
+def _event_clause(question: str, sentences: Sequence[str]) -> str | None:
+    """The clause of `sentences` stating a refund once a thing has happened (_ONCE: "Once parts are
+    ordered, 70% of the deposit is refunded") when `question` says it has ("you've already ordered
+    the parts"): the thing and the verb in other forms, without a negation; None otherwise."""
+    said = stems(question)
+    if _HAPPENED.search(question) is None or re.search(r"\b(?:not\s+yet|haven'?t|hasn'?t|before)\b", question, re.IGNORECASE):
+        return None
+    for sentence in sentences:
+        for clause in re.split(r"(?<=[.;])\s+|\s*\(", sentence):
+            m = _ONCE.search(clause)
+            if m is not None and {stem_of(m.group(1).lower()), stem_of(m.group(2).lower())} <= said and (
+                    _SHARE.search(clause) or _FULL.search(clause) or _NONE.search(clause)):
+                return clause
     return None
 
 

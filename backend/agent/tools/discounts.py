@@ -42,6 +42,9 @@ _GRANTED = re.compile(r"\b(?:receive|receives|get|gets|earn|earns|enjoy|enjoys|a
 # monthly plan bill" for a monthly plan, no referral).
 # (the business's own verb: not the customer's, "Buy 3 or more ready-made frames and take 20% off them")
 _TAKEN = re.compile(r"\bwe(?:'ll|\s+will)?\s+(?:take|knock|deduct)\b", re.IGNORECASE)
+# (or the customer's after what is done for it, with no count: "Collect your order from the nursery and take 5% off the
+# plants", practice set 2; not "Buy 3 or more ready-made frames and take 20% off them")
+_TAKE_AFTER = re.compile(r"\band\s+take\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -337,7 +340,9 @@ _EXCLUDED = re.compile(r"\b(?:(?:does|do|will)\s+not|doesn't|don't|won't)\s+(?:a
                        r"|\(\s*not\s+(?:on\s+|for\s+)?([^()]+)\)"
                        # "(Add-ons and delivery are charged at the normal price.)"
                        r"|([^.;()]+?)\s+(?:are|is)\s+(?:charged|priced)\s+at\s+(?:the\s+)?(?:normal|full|standard|usual)\s+"
-                       r"(?:price|rate)", re.IGNORECASE)
+                       r"(?:price|rate)"
+                       # "take 5% off the plants (sundries are not discounted)" (practice set 2)
+                       r"|\(\s*([a-z][^.;()]{2,40}?)\s+(?:are|is)\s+not\s+discounted\b", re.IGNORECASE)
 
 
 def excluded_from(sentence: str, sentences: Sequence[str]) -> list[frozenset[str]]:
@@ -873,6 +878,8 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if priced and not verb.granted:  # "A basic wash is €9 and | vans pay a €4 supplement"; a discount's
         clause = clause[priced[-1].end():]  # claimant keeps its price ("Membership costs €30 and gives members")
     granted = list(verb.verbs.finditer(clause)) or (list(verb.taken.finditer(clause)) if verb.taken else [])
+    if verb.taken and not granted:
+        granted = [m for m in _TAKE_AFTER.finditer(clause) if not re.search(r"[0-9]", clause[:m.start()])]
     # "Happy hour, Tuesday to Thursday 16:00 to 18:00: all sweet crepes 20% off": a label's list, no verb
     # (or a label in capitals: "2) STUDENT DISCOUNT 15% off labour with a valid student card", simple set 71)
     labelled = (re.search(r":(?![0-9])[^:]*$", sentence[:at]) is not None or sentence.startswith("+", at)

@@ -88,7 +88,7 @@ from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import section_headings
 from backend.agent.tools.units import with_areas
 from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, included_rate, names_tax
-from backend.agent.tools.visits import (asks_zone, visit_charge, visits_counted, without_distances, zone_charge,
+from backend.agent.tools.visits import (asks_zone, order_band_charge, visit_charge, visits_counted, without_distances, zone_charge,
                                         zone_surcharges)
 from backend.agent.tools.fact_expressions import (MONEY_BEFORE, as_written, prices_in, sentence_candidates,
                                                   valid_expressions)
@@ -489,6 +489,12 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     elif zone is not None and out and on_zone and not any(re.search(rf"(?<![\w.]){re.escape(a)}(?![\w.])", out[0])
                                                           for a in on_zone):
         out = valid_expressions([" + ".join([out[0]] + on_zone)] + out, evaluate)  # (the zone in the bill already)
+    # (or a delivery fee of the distance band and of the order's value: "Up to 25 miles, order under £150: £14.00 flat"
+    # for a £135 order 10 miles away, practice set 2)
+    banded = order_band_charge(zoned, [s for _, s in sentences], evaluate(out[0]).q) if (
+        zone is None and out and asks_amount(question) and not asks_how_many(question)) else None
+    if banded is not None and Fraction(banded) not in billed:
+        out = valid_expressions([f"{out[0]} + {banded}"] + out, evaluate)
     # (not a price of the documents the question repeats: "the day pass is £18 right? 3 of them")
     paid = [c for c in own_costs(question) if Fraction(c) not in listed] if out and asks_amount(
         question) and not asks_how_many(question) else []

@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import snowballstemmer
 
+from backend.agent.numerals import CURRENCY_SIGNS
 from backend.agent.tools.conditions import hours_days
 from backend.agent.tools.injected import injected
 from backend.agent.tools.passages import document_name, passage_blocks
@@ -93,16 +94,29 @@ def section_headings(sentences: Sequence[tuple[str, str]]) -> list[str]:
     fold" ranked "Replace zipper: from $20.00" first)."""
     out: list[str] = []
     section, passage = "", None
-    for heading, sentence in sentences:
+    for i, (heading, sentence) in enumerate(sentences):
         if heading != passage:
             section, passage = "", heading
-        if is_heading(sentence):
+        if is_heading(sentence) or (i + 1 < len(sentences) and sentences[i + 1][0] == heading
+                                    and _titled_heading(sentence, sentences[i + 1][1])):
             # its words in brackets are a note, no name ("EXTRAS (per horse)" names no horse's board)
             section = " ".join(_BRACKETED.sub(" ", sentence).split())
             out.append("")
         else:
             out.append(section)
     return out
+
+
+# A heading in a title's case: a word or three, the first capitalised, nothing after them ("Sundries", "Evergreens
+# (single price, any quantity)", practice set 2); over a priced line of a list ("Spiral rabbit guard, 60 cm: £0.35 each").
+_TITLE = re.compile(r"[A-Z][a-z'&/-]*(?:\s+(?:[A-Za-z][a-z'&/-]*|&)){0,2}")
+_PRICED_LINE = re.compile(rf"^[^:]{{1,60}}:\s*[{CURRENCY_SIGNS}]\s*[0-9]")
+
+
+def _titled_heading(sentence: str, after: str) -> bool:
+    """Whether `sentence` is a heading in a title's case (_TITLE) over the priced list line `after`."""
+    return _TITLE.fullmatch(" ".join(_BRACKETED.sub(" ", sentence).split())) is not None and bool(
+        _PRICED_LINE.match(after.lstrip("*•- ")))
 
 
 def _embedded_text(sentences: Sequence[tuple[str, str]], i: int, section: str = "") -> str:

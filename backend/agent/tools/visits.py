@@ -15,6 +15,7 @@ import re
 from fractions import Fraction
 from typing import Sequence
 
+from backend.agent.numerals import CURRENCY_SIGNS
 from backend.agent.tools.allowances import DISTANCE_UNIT, where_customer_is
 from backend.agent.tools.basket import TABLE_ROW, norm_words
 from backend.agent.tools.fact_expressions import prices_in
@@ -217,6 +218,36 @@ def _within(where: str, head: str) -> bool:
         if word.startswith(("over", "beyond", "more")) and distance > bound:
             return True
     return False
+
+
+# A fee's condition on the order's value: "order of £150 or more (ex VAT)", "order under £150", "orders over $80".
+_ORDER_VALUE = re.compile(rf"\borders?\s+(?:value\s+|total\s+)?(of|under|below|over|above|less\s+than|more\s+than)\s+"
+                          rf"[{CURRENCY_SIGNS}]\s*([0-9][0-9,]*(?:\.[0-9]+)?)(\s+or\s+(?:more|over|above))?", re.IGNORECASE)
+
+
+def order_band_charge(question: str, sentences: Sequence[str], bill: Fraction) -> str | None:
+    """The one fee, as written ("14.00"), of the lines of `sentences` whose distance band holds
+    where `question` is and whose condition on the order's value `bill` meets ("* Up to 25 miles,
+    order under £150 (ex VAT): £14.00 flat" for a £135 order "about 10 miles from you"; practice set
+    2); None when none, or two, or when the line met charges nothing ("... order of £150 or more:
+    FREE")."""
+    where = where_customer_is(question) or ""
+    found: set[str] = set()
+    for sentence in sentences:
+        m = _ORDER_VALUE.search(sentence)
+        if m is None or not _within(where, sentence[:m.start()]):
+            continue
+        bound, word = Fraction(m.group(2).replace(",", "")), m.group(1).lower()
+        if word == "of" and m.group(3) is None:
+            continue  # ("order of £150": no bound)
+        met = bill >= bound if word == "of" else (bill < bound if word in ("under", "below") or word.startswith("less")
+                                                  else bill > bound)
+        if not met:
+            continue
+        prices = [p for p in PRICE.finditer(sentence, m.end()) if _PER_DISTANCE.match(sentence, p.end()) is None]
+        found.add("" if _NOTHING.search(sentence[m.end():]) or not prices
+                  else next(g for g in prices[0].groups() if g).replace(",", ""))
+    return next(iter(found)) or None if len(found) == 1 else None
 
 
 def visits_counted(question: str) -> str | None:

@@ -453,7 +453,7 @@ def asks_cost(text: str) -> bool:
 
 # A price asked by name: "what's the delivery charge?", "what will my bill be".
 _PRICE_ASKED = re.compile(r"\bwhat(?:'s|s|\s+is|\s+would\s+be|\s+will\s+be)\s+(?:the\s+|my\s+|our\s+)?(?:[a-z-]+\s+){0,3}"
-                          r"(?:charge|fee|cost|price|fare|bill|total)\b(?!\s+(?:number|count|amount\s+of\s+(?!money)))|\bwhat\s+will\s+(?:my|our|the)\s+bill\b"
+                          r"(?:charge|fee|cost|price|fare|bill|total|balance)\b(?!\s+(?:number|count|amount\s+of\s+(?!money)))|\bwhat\s+will\s+(?:my|our|the)\s+bill\b"
                           r"|\bwhat(?:'s|s|\s+is)\s+(?:that|it)\s+(?:per|a|for\s+each)\s+(?:person|head)\b"
                           # a rate of a length of time: "whats your hourly rate for one guy incl GST" (practice set 1;
                           # not an interest or a tax rate)

@@ -19,6 +19,7 @@ from backend.agent.tools.allowances import allowance_expressions
 from backend.agent.tools.deposits import ASKS_DEPOSIT, asked_deposit, balance_due
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
+from backend.agent.tools.minimums import least_term_expressions
 from backend.agent.tools.expressions import candidate_expressions
 from backend.agent.tools.relations import asks_relation, relations
 from backend.agent.tools.offers import asks_offers, offer_expressions
@@ -208,6 +209,8 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         # "I already paid the deposit. How much do I still owe on the day?" over "a £50 deposit ..., deducted
         # from the final bill": the bill less it
         if balance_due(text, sentences):
+            return True
+        if least_term_expressions(text, sentences):  # "only stay the minimum period" over "(3-month minimum)"
             return True
         # "If I no-show on a skin fade booking how much am I charged?" over "No-shows are charged 50% of the service
         # price"; a cancellation with less notice than asked (blind set 95, read)

@@ -217,7 +217,10 @@ PAID_DEPOSIT = re.compile(r"\b(?:paid|put\s+down|left)\s+(?:the|a|my|our|your)\s
                           rf"[{CURRENCY_SIGNS}]\s?[0-9][0-9,]*(?:\.[0-9]+)?\s+)?"  # ("paid the $100 deposit", blind set 86)
                           r"(?:[a-z-]+\s+){0,2}?deposits?\b"  # ("I've paid the 30% booking deposit", blind set 87, read)
                           r"|\bdeposits?\s+(?:is|was|has\s+been|have\s+been)\s+(?:already\s+)?paid\b"
-                          r"|\bafter\s+(?:the|my|our)\s+(?:[a-z-]+\s+){0,2}?deposits?\b", re.IGNORECASE)
+                          r"|\bafter\s+(?:the|my|our)\s+(?:[a-z-]+\s+){0,2}?deposits?\b"
+                          # ("Once the deposit is taken off, what's the remaining balance", practice set 3)
+                          r"|\bdeposits?\s+(?:is\s+|has\s+been\s+)?(?:taken\s+off|deducted|subtracted|knocked\s+off)\b"
+                          r"|\b(?:minus|less|deducting|taking\s+off)\s+(?:the|my|our)\s+deposits?\b", re.IGNORECASE)
 # The clause saying so, with its subject and "already": "and I've already paid the deposit", "I paid the deposit already".
 _PAID_CLAUSE = re.compile(rf"(?:,?\s*\b(?:and|but)\s+)?(?:\b(?:i|we)(?:'ve|\s+have)?\s+)?(?:already\s+)?(?:{PAID_DEPOSIT.pattern})"
                           r"(?:\s+already)?", re.IGNORECASE)

@@ -38,7 +38,7 @@ from backend.agent.tools.relations import MAX_NUMBERS, beginning, numbers_in, re
 from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, column_band_expressions, column_lengths, count_per, PEOPLE_STEMS, PRICE,
                                          minutes_spent, named_lengths, priced_per_count, names_asked_length, price_named, prices_first,
                                          two_rates)
-from backend.agent.tools.minimums import PER_HOUR, minimum_only
+from backend.agent.tools.minimums import PER_HOUR, least_term_expressions, minimum_only
 from backend.agent.tools.segmentation import passage_sentences
 from backend.agent.tools.sentences import content_words, is_heading, rank_sentences, stems
 from backend.agent.tools.taxes import TAX_WORD, names_tax
@@ -330,6 +330,8 @@ def sentence_candidates(question: str, sentences: Sequence[tuple[str, str]], emb
     # "£3.20 per metre per week" for an 8-metre boat for 6 weeks: 3.20 * 8 * 6
     # "30 hawthorn whips" over "Hawthorn: 1-49 £0.95; 50-249 £0.80; 250+ £0.65.": the column holding 30, first
     banded = column_band_expressions(question, texts)
+    # "only stay the minimum period" over "Unlimited Classes: $149.00 per month; (3-month minimum)": its 3 months, first
+    banded += least_term_expressions(question, texts)
     first = stated + banded + allowed + offered + two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])
     return valid_expressions(first + out, evaluate) if first else out
 

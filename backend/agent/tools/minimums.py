@@ -352,6 +352,39 @@ def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], ques
     return " + ".join(out)
 
 
+# A question paying for the least term only: "only stay the minimum period", "for the minimum term", "the shortest
+# commitment".
+_LEAST_TERM_ASKED = re.compile(r"\b(?:minimum|shortest|least|minimal)\s+(?:period|term|time|commitment|contract|length|"
+                               r"stay|duration)\b", re.IGNORECASE)
+_TERM_UNITS = r"(days?|nights?|weeks?|months?|years?)"
+# A line's least term: "(3-month minimum)", "minimum 6 months", "minimum term: 12 months", "min. 2 nights".
+_LEAST_TERM = re.compile(rf"(?<![\w.])([0-9]+)\s*-?\s*{_TERM_UNITS}\s+minimum\b"
+                         rf"|\bmin(?:imum|\.)?\s*(?:term|period|stay|commitment|contract)?\s*(?:of|:|is)?\s*([0-9]+)\s*-?\s*{_TERM_UNITS}\b",
+                         re.IGNORECASE)
+# A price per a unit of time: "$149.00 per month", "£40 a week".
+_PER_TERM = re.compile(rf"{SIGNED_PRICE}\s*(?:per|a|an|/)\s*(day|night|week|month|year)\b", re.IGNORECASE)
+
+
+def least_term_expressions(question: str, sentences: Sequence[str]) -> list[str]:
+    """What the least term of the lines `question` names by their label's words (all of them) comes
+    to, when it asks for that term only ("If I sign up for Unlimited Classes and only stay the minimum
+    period" over "Unlimited Classes: $149.00 per month; (3-month minimum)": "149.00 * 3", practice set
+    3); the line's rate per a unit of time times its least count of that unit. [] otherwise."""
+    if _LEAST_TERM_ASKED.search(question) is None:
+        return []
+    asked = stems(question)
+    out = []
+    for sentence in sentences:
+        label = sentence.split(":")[0]
+        rate, least = _PER_TERM.search(sentence), _LEAST_TERM.search(sentence)
+        if rate is None or least is None or not stems(label) or not stems(label) <= asked:
+            continue
+        count, unit = (least.group(1), least.group(2)) if least.group(1) else (least.group(3), least.group(4))
+        if unit.lower().rstrip("s") == rate.group(rate.lastindex).lower():
+            out.append(f"{next(g for g in rate.groups()[:-1] if g).replace(',', '')} * {count}")
+    return out
+
+
 # A least head-count a price per person is charged for: "Minimum charge of 8 people - smaller groups pay for 8",
 # "minimum 10 guests", "minimum group size of 6" (practice set 3).
 _LEAST_PEOPLE = re.compile(r"\bmin(?:imum|\.)?\s+(?:(?:charge|booking|group(?:\s+size)?|number)\s+)?(?:of\s+|is\s+)?([0-9]+)\s+"

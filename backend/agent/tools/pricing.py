@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from backend.agent.numerals import CURRENCY_SIGNS, AMOUNT, CURRENCY_CODES, CURRENCY_NAMES, SIGNED_PRICE, currency_sign, with_digits
 from backend.agent.operations import names_a_length, sizes, sizes_alone
@@ -176,6 +176,27 @@ def of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> l
         return [s for _, s in sentences]
     named = [s for h, s in sentences if h in chosen]
     return named or [s for _, s in sentences]
+
+
+# A price that adjusts another: "10% off", "+$25", "$5 off".
+_ADJUSTS = re.compile(r"%|\boff\b|(?:^|\s)\+\s*\S", re.IGNORECASE)
+
+
+def of_asked_section(question: str, named: Sequence[str], sections: Mapping[str, str]) -> list[str]:
+    """Among `named` sentences, those not under the heading of another section pricing a thing of
+    its own (`sections`: sentences.section_headings by sentence; a price with no percentage or
+    amount off) than one `question` names by all its words' stems ("a birthday circus party" of
+    "Birthday Circus Parties": not "Groups of 15 or more get 10% off" under "Team-building
+    workshops"), when it names one; `named` as it is otherwise (a section of discounts holds)."""
+    asked = stems(question)
+    headings = {h for h in set(sections.values()) if h and stems(h) and stems(h) <= asked}
+    if not headings:
+        return list(named)
+    priced = {h for s, h in sections.items() if h and PRICE.search(s) and not _ADJUSTS.search(s)}
+    # (one naming a word of the question holds: "Hen parties of 4+: 20% off all services" under "EXTRAS" for "my hen
+    # party ... gel manicures" under "MANICURES")
+    asked -= _GENERIC_QUESTION_STEMS
+    return [s for s in named if sections.get(s) not in priced - headings or stems(s) & asked]
 
 
 def of_asked_document(question: str, results: Sequence[str], named: Sequence[str]) -> list[str]:

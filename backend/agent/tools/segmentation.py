@@ -246,6 +246,18 @@ _CELL_LEADER = re.compile(r"(?<=[^\s.])[ \t]+\.{2,}(?=[ \t]+[^\s.])")
 
 # A rule of a table laid out by spaces: a run of dashes or equals signs for each column.
 _RULE_ROW = re.compile(r"[ \t]*[-=_]{3,}(?:[ \t]+[-=_]{3,})+[ \t]*")
+_RULE_LINE = re.compile(r"[ \t]*[-=_]{10,}[ \t]*")
+
+
+def _without_table_rules(text: str) -> str:
+    """`text` without each rule of one run of dashes under a header of cells laid out by spaces and
+    over a row of them ("SINGLE ORIGINS   250 g   500 g   1 kg" over "-------..." over "Colombia
+    Huila (washed)   $19.00   $34.00   $62.00", blind set 103, read): the header's row is the
+    table's first (aligned_tables), not a heading underlined apart from it."""
+    given = text.split("\n")
+    return "\n".join(line for k, line in enumerate(given) if not (
+        _RULE_LINE.fullmatch(line) and 0 < k < len(given) - 1 and _spans(given[k - 1]) is not None
+        and _spans(given[k + 1]) is not None))
 
 
 def aligned_tables(text: str) -> str:
@@ -556,7 +568,7 @@ def text_sentences(text: str, label: str = "") -> list[tuple[str, str]]:
     them (list_sentences), a group rate said on its own with the per-head price before it, a price
     said of "it" with the name before it (_with_antecedents)."""
     # a heading's underline ("Opening hours" over "-------------") is no text: it was quoted with the hours
-    heading, body = passage_heading(label, aligned_tables(without_leaders(_UNDERLINE.sub("", text))))
+    heading, body = passage_heading(label, aligned_tables(without_leaders(_UNDERLINE.sub("", _without_table_rules(text)))))
     sentences = _with_antecedents(_with_group_rates(split_sentences(_rows_apart(list_sentences(table_sentences(body))))))
     return [(heading, sentence) for sentence in sentences]
 

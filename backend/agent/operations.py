@@ -184,10 +184,10 @@ _SIZE_UNITS = {"inch": "inch", "inches": "inch", "in": "inch", '"': "inch", "cm"
                "ft": "ft", "foot": "ft", "feet": "ft", "yard": "yard", "yards": "yard", "yd": "yard", "pint": "pint",
                "pints": "pint", "gallon": "gallon", "gallons": "gallon", "bed": "bed", "bedroom": "bed", "bdr": "bed",
                "seater": "seater", "piece": "piece"}
-_SIZE = re.compile(r"(?<![\w.])([0-9]{1,4}(?:\.[0-9])?)\s*(?:-\s*)?(inch(?:es)?|in\b|\"|cm|mm|lit(?:re|er)s?|l\b|ml|oz|g\b|kg\b|"
+_SIZE = re.compile(r"(?<![\w.,])([0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,6}(?:\.[0-9])?)\s*(?:-\s*)?(inch(?:es)?|in\b|\"|cm|mm|lit(?:re|er)s?|l\b|ml|oz|g\b|kg\b|btu\b|"
                    r"ft|foot|feet|yards?|yd|pints?|gallons?|bed(?:room)?|bdr|seater|piece)(?![a-z])", _FLAGS)
 # (or a weight: "a 500 g bag", "two 500g bags", "a 1 kg Lane Espresso", blind set 103, read)
-_SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|g|kg|ft|foot|feet|yards?|yd|pints?|"
+_SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|g|kg|btu|ft|foot|feet|yards?|yd|pints?|"
                          r"gallons?)(?![a-z])[\s-]*(?!(?:of|long|wide|tall|high|deep|thick|across|in|by|x)\b)[a-z(]",
                          _FLAGS)
 

@@ -22,9 +22,9 @@ _UNITS = {"mm": "mm", "cm": "cm", "m": "m", "metre": "m", "metres": "m", "meter"
           "km": "km", "inch": "in", "inches": "in", "ft": "ft", "foot": "ft", "feet": "ft",
           "kg": "kg", "kilo": "kg", "kilos": "kg", "g": "g", "grams": "g", "lb": "lb", "lbs": "lb",
           "gal": "gal", "gals": "gal", "gallon": "gal", "gallons": "gal", "l": "l", "litre": "l", "litres": "l",
-          "liter": "l", "liters": "l", "hour": "h", "hours": "h", "hr": "h", "hrs": "h"}
+          "liter": "l", "liters": "l", "hour": "h", "hours": "h", "hr": "h", "hrs": "h", "btu": "btu"}
 _AREA = r"m2|m²|ft2|ft²|sq\.?\s*m\b|sq\.?\s*ft\b|sqm|sqft|square\s+(?:met(?:re|er)s?|f(?:ee|oo)t)"
-_UNIT = rf"({_AREA}|hours?|hrs?|mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l)"  # not "in": "3 in total"
+_UNIT = rf"({_AREA}|hours?|hrs?|mm|cm|metres?|meters?|m|km|inch(?:es)?|ft|foot|feet|kgs?|kilos?|grams|g|lbs?|gal(?:lon)?s?|lit(?:re|er)s?|l|btu)"  # not "in": "3 in total"
 _NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 # A measure the question gives: "25cm", "an 8-metre boat", "9.2 m", "150 m²" (not "5 minutes").
 _MEASURE = re.compile(rf"(?<![\w.{CURRENCY_SIGNS}]){_NUMBER}\s*-?\s*{_UNIT}(?![\w²³])", re.IGNORECASE)
@@ -174,8 +174,14 @@ def outside_band(question: str, sentence: str) -> bool:
     in the same unit ("25cm" is outside "up to 20 cm"; "an 8-metre boat" outside "10.01 m to 15 m";
     "15 panels" outside "41+ panels"); False when it states none in that unit, or one of them holds
     it, or the question gives no measure."""
-    held = _held(question, sentence)
+    held = _held(_unseparated(question), _unseparated(sentence))
     return bool(held) and not any(held.values())
+
+
+def _unseparated(text: str) -> str:
+    """`text` with its thousands written without separators ("18,000 to 24,000 BTU" -> "18000 to 24000 BTU",
+    practice set 6), as a question writes them."""
+    return re.sub(r"(?<=[0-9]),(?=[0-9]{3}(?![0-9]))", "", text)
 
 
 # The words between two prices of one row that join them ("A$240 + A$5.50 per panel over 40").
@@ -311,6 +317,7 @@ def banded_measures(question: str, sentence: str) -> set[str]:
     """The numbers (as written) of the measures `question` gives in a unit `sentence` states a
     band of ("my 800 litre garden pond" over "Garden pond 501-2000 litres: £80": {"800"}): the
     size that picks the row, no count of anything."""
+    question, sentence = _unseparated(question), _unseparated(sentence)
     units: set[str] = set()
     for m in _BETWEEN.finditer(sentence):
         units.add(_unit(m.group(4)))

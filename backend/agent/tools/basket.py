@@ -234,7 +234,9 @@ def basket_items(question: str) -> list[tuple[str, str]]:
                 if more is not None and not _DURATION.match(more.group(1)):
                     items.append((OPTIONAL, more.group(1).strip()))
                 continue
-            items.append(("1", f"{m.group(1)}-{m.group(3).strip()}"))
+            # (a count right before the size counts the sized things: "2 12000 BTU wall units", practice set 6)
+            bare = re.search(r"(?<![\w.,])([0-9]+)\s+$", text[max(0, m.start() - 12):m.start()])
+            items.append((bare.group(1) if bare else "1", f"{m.group(1)}-{m.group(3).strip()}"))
             continue
         if _SIZE_THING.match(m.group(3)) and not re.match(r"\s*of\b", text[m.end():]):
             continue  # "600 flyers, A5 130 gsm", "180 g": a size of the thing, not a thing bought
@@ -304,7 +306,7 @@ _PEOPLE_WORD = re.compile(r"(?:people|persons?|guests?|attendees|delegates|pax)\
 
 # A count and the word or three after it ("6 standard keys", "an 8-metre boat", "6 A1 posters"; thousands apart: "a
 # 1,500-word manual", blind set 97).
-_COUNT_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+(?:\.[0-9]+)?)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{{1,3}}x[0-9]{{1,3}}|[0-9]+(?:\.[0-9]+)?\s?(?:g|kg|ml|l|oz|lb|cm|mm)(?![\w.]))\s+){{0,2}}[a-z][\w-]*)",
+_COUNT_BEFORE = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}])([0-9]{{1,3}}(?:,[0-9]{{3}})+|[0-9]+(?:\.[0-9]+)?)(?:\s+|-|(?=[a-z])(?!(?:am|pm|a\.m|p\.m|st|nd|rd|th|h\d)\b))((?:(?:[a-z][\w-]*|[0-9]{{1,3}}x[0-9]{{1,3}}|[0-9][0-9,]*(?:\.[0-9]+)?\s?(?:g|kg|ml|l|oz|lb|cm|mm|btu)(?![\w.]))\s+){{0,2}}[a-z][\w-]*)",
                            re.IGNORECASE)
 
 

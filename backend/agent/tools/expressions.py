@@ -171,6 +171,10 @@ _TRAVEL_INCLUDED = re.compile(r"\b(?:travel|delivery|call[\s-]?out|mileage)(?:\s
                               r"(?:the\s+)?(?:travel|delivery|call[\s-]?out|mileage)\b", re.IGNORECASE)
 
 
+# A tax a percentage is laid before, no tax itself: "add 20% to the job total (before GST)" (practice set 6).
+_BEFORE_TAX = re.compile(rf"\(?\b(?:before|excluding|excl\.?|ex|not\s+including)\s+(?:the\s+)?{TAX_WORD}\b\)?", re.IGNORECASE)
+
+
 def _travel_included(sentence: str, sections: Mapping[str, str], sentences: Sequence[str]) -> bool:
     """Whether `sentence`, or the heading of its section (`sections`: its words before brackets,
     written in full in `sentences`), says its price includes the travel (_TRAVEL_INCLUDED)."""
@@ -275,7 +279,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (the tax of its own clause: "Evening sessions ... carry a 20% surcharge, added to the group total after any
     # discount; HST is then charged on the whole amount" is a surcharge, practice set 3)
     surcharges = [] if compares_offers(question) else [c for c in claimed_surcharges(question, sectioned)
-                                                        if not (c[0] == "%" and names_tax(_clause_of(c[2], c[1])))]
+                                                        if not (c[0] == "%" and names_tax(_BEFORE_TAX.sub(
+                                                            " ", _clause_of(c[2], c[1]))))]
     # "if I'm in Kanata" over "Outside the Greenbelt (Kanata, Orleans, ...) there is a flat travel fee of CA$20 per visit"
     zone = (zone_charge(zoned, [s for _, s in sentences])
             if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)

@@ -41,7 +41,8 @@ def under_named_heading(question: str, sentences: Sequence[tuple[str, str]]) -> 
     for passage, sentence in sentences:
         if passage != label:
             heading, label = frozenset(), passage
-        bare = re.sub(r"\([^()]*\)", " ", sentence).strip(" .:")
+        # (its note after a dash too: "CHEMICAL WASH - per indoor unit", practice set 6)
+        bare = re.sub(r"(?<=[A-Z])\s+[-–—]\s+[a-z][a-z ,'-]*$", "", re.sub(r"\([^()]*\)", " ", sentence).strip(" .:"))
         if _CAPS_HEADING.fullmatch(bare) and len(bare.split()) <= 8:
             heading = frozenset(norm_words(bare)) - GENERIC_HEADING
             continue

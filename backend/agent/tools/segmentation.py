@@ -56,6 +56,8 @@ _CLAUSE_GOES_ON = re.compile(r"\b(?:is|are|was|were|be|been|get|gets|got|cost|co
                              r"your|their|its|it|this|that|these|those|who|which|also|not|only)$", re.IGNORECASE)
 
 
+_NOTED_CAPS_TITLE = re.compile(r"[ \t]*(?:[0-9]{1,2}[.)][ \t]+)?[A-Z][A-Z&/'+-]+(?:[ \t]+[A-Z&/'+-]+){0,4}[ \t]+[-–—][ \t]+"
+                               r"[a-z][a-z ,'-]{0,60}[ \t]*")
 _NUMBERED_TITLE = re.compile(r"[ \t]*[0-9]{1,2}[.)][ \t]+[A-Z][A-Za-z&'/-]*(?:[ \t]+[A-Za-z&'/-]+){0,4}[ \t]*")
 
 
@@ -71,6 +73,11 @@ def _titles_apart(text: str) -> str:
         # (or a numbered title over its first line's amount: "5. Team-building workshops" / "55.00 per person for 2
         # hours", practice set 3)
         numbered = _NUMBERED_TITLE.fullmatch(line)
+        # (or a heading in capitals with a note after a dash: "3. CHEMICAL OVERHAUL - unit fully dismantled" over "Wall-
+        # mounted, 9,000 to 12,000 BTU ... S$150.00", practice set 6)
+        if _NOTED_CAPS_TITLE.fullmatch(line) and follows:
+            out.append("")
+            continue
         if ((_TITLE_LINE.fullmatch(line) or numbered) and not line.isupper() and (i == 0 or not lines[i - 1].strip())
                 and (follows[:1].isupper() or numbered and re.match(rf"[0-9{CURRENCY_SIGNS}]", follows))
                 and not _RUNS_ON.search(line.rstrip()) and not _CLAUSE_GOES_ON.search(line.rstrip())):

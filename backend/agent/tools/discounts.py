@@ -972,6 +972,13 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     # "a brand new tank", "the new apartment", blind set 81)
     if head_named and head <= _STANDING and not _OWN_STANDING.search(question):
         head_named = False
+    # (a holder of a contract, by holding one, not by asking its price: "Contract customers receive 10% off chemical
+    # washes" is no discount of "the service contract for 4 units", but is of "I'm on your annual contract", practice set 6)
+    held = head & _HOLDINGS
+    if head_named and held and not re.search(rf"\b(?:i'?m|i\s+am|we'?re|we\s+are|as\s+an?|i\s+have|we\s+have|i'?ve\s+got|"
+                                            rf"we'?ve\s+got|on\s+(?:your|my|our|the|an?))\b[^.?!]{{0,30}}\b{next(iter(held))}",
+                                            question, re.IGNORECASE):
+        head_named = False
     # (a returning customer's standing by saying so: "I used you last year and want to come back" claims "Returning
     # clients receive 10% off", blind set 102, read)
     if not head_named and head and head <= _RETURNING and _CAME_BEFORE.search(question):
@@ -1038,6 +1045,7 @@ _STOP_AFTER_KIND = frozenset({"and", "or", "but", "to", "for", "of", "in", "on",
 
 # Words of a customer's standing, and a question saying the asker's: "I'm new", "we're regulars", "first time".
 _STANDING = frozenset({"new", "existing", "returning", "regular", "loyal", "repeat"})
+_HOLDINGS = frozenset({"contract", "subscriber", "subscription"})
 _RETURNING = frozenset({"existing", "returning", "regular", "repeat"})
 # (the asker's own: not "My neighbour used you last year", "I used your competitor last year", review)
 _CAME_BEFORE = re.compile(r"\b(?:i|we)(?:'ve|\s+have|'d|\s+had)?\s+(?:used|booked|hired|tried)\s+(?:you|with\s+you)(?:\s+guys)?\s+"

@@ -35,7 +35,7 @@ from backend.agent.tools.mentions import names_extra
 from backend.agent.tools.offers import offer_expressions
 from backend.agent.tools.plausible import hour_of_day, plausible
 from backend.agent.tools.relations import MAX_NUMBERS, beginning, numbers_in, relations, years_in
-from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, column_band_expressions, column_lengths, count_per, PEOPLE_STEMS, PRICE,
+from backend.agent.tools.pricing import (MAX_RATE_SENTENCES, PER_HEAD_AFTER, column_band_expressions, counted_cell_expressions, column_lengths, count_per, PEOPLE_STEMS, PRICE,
                                          minutes_spent, named_lengths, priced_per_count, names_asked_length, price_named, prices_first,
                                          two_rates)
 from backend.agent.tools.minimums import PER_HOUR, least_term_expressions, minimum_only
@@ -332,6 +332,8 @@ def sentence_candidates(question: str, sentences: Sequence[tuple[str, str]], emb
     banded = column_band_expressions(question, texts)
     # "only stay the minimum period" over "Unlimited Classes: $149.00 per month; (3-month minimum)": its 3 months, first
     banded += least_term_expressions(question, texts)
+    # "the service contract for 4 units" over "2 units S$220.00; 3 units S$300.00; 4 units S$380.00": that cell, first
+    banded += counted_cell_expressions(question, texts)
     first = stated + banded + allowed + offered + two_rates(question, [s for _, s in every[:MAX_RATE_SENTENCES]])
     return valid_expressions(first + out, evaluate) if first else out
 

@@ -22,7 +22,7 @@ from backend.agent.numerals import CURRENCY_SIGNS, AMOUNT, CURRENCY_CODES, CURRE
 from backend.agent.operations import names_a_length, sizes, sizes_alone
 from backend.agent.party import group_size
 from backend.agent.tools.bands import cell_band_holds, outside_band, with_band_nouns
-from backend.agent.tools.basket import (TABLE_ROW, THRESHOLD_BEFORE, basket_items, counts_of, labels_after, norm_words, set_aside_words,
+from backend.agent.tools.basket import (TABLE_ROW, THRESHOLD_BEFORE, basket_items, counts_of, labels_after, norm_words, set_aside_words, singular,
                                         table_row_name, thing_words)
 from backend.agent.tools.conditions import applies, in_months, named_days
 from backend.agent.tools.discounts import (counted, headed_surcharges, least_count_met, least_group, least_spend,
@@ -31,6 +31,7 @@ from backend.agent.tools.identifiers import with_size_labels, with_worded_kinds
 from backend.agent.tools.passages import document_name, read_passages
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import content_words, rank_sentences, section_headings, stems, with_answers
+from backend.agent.tools.units import is_unit
 
 # A price: after a currency sign or before a currency's name.
 PRICE = re.compile(rf"{SIGNED_PRICE}|(?<![0-9,.]){AMOUNT}\s*{CURRENCY_NAMES}\b", re.IGNORECASE)
@@ -412,6 +413,51 @@ def column_band_expressions(question: str, sentences: Sequence[str]) -> list[str
             cell = sentence[prices[i - 1].end() if i else row.end(1) + 1:m.start()].strip(" ;:")
             if cell_band_holds(cell, count):
                 out.append(f"{m.group(1).replace(',', '')} * {count}")
+    return out
+
+
+_MEASURE_NOUNS = frozenset({"gsm", "btu", "psi", "watt", "volt", "mph", "rpm"})
+# A cell of a count and its price: "4 units S$380.00", "3 rooms: £240".
+_COUNTED_CELL = re.compile(rf"(?<![\w.,])([0-9]+)\s+([a-z]+)\s*:?\s*(?:[A-Z]{{1,3}})?{SIGNED_PRICE}")
+# A price of each one beyond the last cell's count: "Each unit above 5: S$88.00 a year".
+_EACH_BEYOND = re.compile(rf"\beach\s+(?:additional\s+|extra\s+)?([a-z]+)\s+(?:above|over|beyond|after)\s+([0-9]+)\s*:?\s*"
+                          rf"(?:is\s+|costs?\s+)?(?:[A-Z]{{1,3}})?{SIGNED_PRICE}", re.IGNORECASE)
+
+
+def counted_cell_expressions(question: str, sentences: Sequence[str]) -> list[str]:
+    """The price of the cell whose count is the one `question` gives of its noun, in a sentence of
+    cells of counts of one noun ("Annual service contract: 2 units S$220.00; 3 units S$300.00; 4 units
+    S$380.00" for "the service contract for 4 units": "380.00", practice set 6); beyond the last
+    cell, that cell's price and each one more at the price a sentence gives ("Each unit above 5:
+    S$88.00 a year" for 7 units: "460.00 + (7 - 5) * 88.00"). [] when none."""
+    out = []
+    for sentence in sentences:
+        cells = list(_COUNTED_CELL.finditer(sentence))
+        nouns = {singular(m.group(2).lower()) for m in cells}
+        # (of things, not of a measure: "A5 130 gsm £0.12; A5 300 gsm £0.20" are sizes)
+        if len(cells) < 2 or len(nouns) != 1 or len(next(iter(nouns))) < 3 or is_unit(next(iter(nouns))) or (
+                next(iter(nouns)) in _MEASURE_NOUNS):
+            continue
+        noun = nouns.pop()
+        # (of the cells' row the question names in the sentence counting them: "the service contract for 4 units"
+        # over "Annual service contract: 2 units ...", not "I'm on your annual contract. ... three 9000 BTU wall units")
+        label = stems(re.sub(r"\([^()]*\)", " ", sentence[:cells[0].start()]))
+        said = [part for part in re.split(r"(?<=[.?!])\s+", question) if counts_of(part, noun)]
+        if not label or len(said) != 1 or not label & stems(said[0]):
+            continue
+        counts = set(counts_of(said[0], noun))
+        if len(counts) != 1:
+            continue
+        count = int(counts.pop())
+        price = {int(m.group(1)): next(g for g in m.groups()[2:] if g).replace(",", "") for m in cells}
+        if count in price:
+            out.append(price[count])
+            continue
+        last = max(price)
+        beyond = [m for s in sentences for m in [_EACH_BEYOND.search(s)] if m is not None
+                  and singular(m.group(1).lower()) == noun and int(m.group(2)) == last]
+        if count > last and beyond:
+            out.append(f"{price[last]} + ({count} - {last}) * {next(g for g in beyond[0].groups()[2:] if g).replace(',', '')}")
     return out
 
 

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 from backend.agent.tools.bands import banded_measures, outside_band
 from backend.agent.tools.basket import basket_items
+from backend.agent.tools.pricing import counted_cell_expressions
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import section_headings
 
@@ -50,3 +51,24 @@ def test_a_count_before_a_size_and_a_percentage_before_the_tax():
     # 2 * 80 + 140, 20% on Sunday ("before GST" names no tax of it), then GST
     assert first("Can you come on a Sunday to chemical wash two 12,000 BTU wall units and one ceiling cassette? What's the "
                  "total with GST?", PRICES) == Fraction("392.40")
+
+
+CONTRACT = ("7. ANNUAL SERVICE CONTRACT (4 general services a year)\n"
+            "   2 units S$220.00 | 3 units S$300.00 | 4 units S$380.00 | 5 units S$460.00\n"
+            "   Each unit above 5: S$88.00 a year.\n"
+            "   Contract customers receive 10% off chemical washes and chemical overhauls.\n")
+
+
+def test_a_cell_of_the_count_asked_and_a_contract_s_holders():
+    cells = ["Annual service contract: 2 units S$220.00; 3 units S$300.00; 4 units S$380.00; 5 units S$460.00.",
+             "Each unit above 5: S$88.00 a year."]
+    assert counted_cell_expressions("the service contract for 4 units?", cells) == ["380.00"]
+    assert counted_cell_expressions("the annual contract for 7 units?", cells) == ["460.00 + (7 - 5) * 88.00"]
+    # (not the row of another sentence's count, nor cells of a measure)
+    assert counted_cell_expressions("I'm on your annual contract. How much for three 9000 BTU wall units?", cells) == []
+    assert counted_cell_expressions("600 A5 flyers on 300gsm?", ["250 - 499: A5 130 gsm £0.12; A5 300 gsm £0.20."]) == []
+    # the contract's own price, with no discount for its holders (was 25.00 * 4, then 380 * 90 / 100)
+    assert first("What's the yearly price of the service contract for 4 units? Excluding GST is fine.", PRICES,
+                 CONTRACT) == 380
+    assert first("I'm on your annual contract. How much incl GST for a chemical overhaul of three 9000 BTU wall units?",
+                 PRICES, CONTRACT) == Fraction("441.45")

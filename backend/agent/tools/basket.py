@@ -38,7 +38,9 @@ _FOR_ALL = re.compile(rf"\b(?:plus|and|with)\s+((?:(?!{_STOP})[a-z][\w'-]*\s+){{
 # A price's words: those back to the price before it, and this many characters after it, up to the next
 # price, comma or "and" ("£11 for a box of six").
 AFTER_CHARS = 25
-_DURATION = re.compile(r"(?:second|minute|hour|day|night|week|weekend|month|year|season|session|decimal|times?\b)",
+# (a working one too: "within 3 working days", practice set 5)
+_DURATION = re.compile(r"(?:(?:working|business|calendar|consecutive)\s+)?(?:second|minute|hour|day|night|week|weekend|month|year|"
+                       r"season|session|decimal|times?\b)",
                        re.IGNORECASE)
 # A question weighing two ways against each other (beside asking a difference): no basket's total.
 OTHER_WAY = re.compile(r"\b(?:more|less|instead|versus|vs)\b", re.IGNORECASE)

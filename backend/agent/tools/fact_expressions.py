@@ -152,8 +152,10 @@ def _expressions(question: str, templates: Sequence[tuple[str, str | None]], ope
             templates = [(f"{{a}} * {least}", least)] + [t for t in templates if t[1] != least]
         # the count that picks a row of bands prices the row alone ("35 panels" over "31 - 40 panels: A$240")
         banded = banded_measures(question, sentence) if prices else set()
+        # (in the place of the banded count: "3 patches ... under 30cm square" over "Patch (up to 30 cm x 30 cm): R220.00
+        # each" is 3 of them, practice set 5)
         if banded and any(n in banded for _, n in templates):
-            templates = [("{a}", None)] + [t for t in templates if t[1] not in banded]
+            templates = list(dict.fromkeys(("{a}", None) if t[1] in banded else t for t in templates))
         for template, n in templates:
             fits = _operand_kind(template, sentence)
             expressions.extend(template.replace("{a}", a) for a in operands

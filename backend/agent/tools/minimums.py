@@ -191,8 +191,9 @@ _BEFORE_FEE = re.compile(r"\s*\(\s*(?:before|excluding|not\s+including|plus)\s+(
 # _ORDER_MINIMUM's).
 _KIND_FIRST = re.compile(rf"^\W*min(?:imum|\.)?\s+((?:[a-z][\w&'-]*\s+){{1,2}})(?:charge|fee|price)\s*(?::|of|is)?\s*{SIGNED_PRICE}\W*$",
                          re.IGNORECASE)
-_KIND_AFTER = re.compile(rf"^\W*min(?:imum|\.)?\s+(?:charge|fee|price)\s+for\s+((?:[a-z][\w&'-]*\s+)?[a-z][\w&'-]*)\s*(?::|of|is)?\s*"
-                         rf"{SIGNED_PRICE}\W*$", re.IGNORECASE)
+# (or with no word of charging, and per one thing: "Minimum for wash & inspection: R450.00 per sail", practice set 5)
+_KIND_AFTER = re.compile(rf"^\W*min(?:imum|\.)?\s+(?:(?:charge|fee|price)\s+)?for\s+((?:[a-z][\w'-]*\s+(?:&\s+)?)?[a-z][\w&'-]*)\s*"
+                         rf"(?::|of|is)?\s*{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+[a-z]+)?\W*$", re.IGNORECASE)
 # A least order of several kinds together: "Minimum order for envelopes, place cards and escort cards: EUR 60.00".
 _KINDS_LISTED = re.compile(rf"^\W*min(?:imum|\.)?\s+(?:order|charge|spend)\s+(?:for|on)\s+([a-z][\w&', -]{{2,80}}?)\s*(?::|of|is)\s*"
                            rf"{SIGNED_PRICE}\W*$", re.IGNORECASE)

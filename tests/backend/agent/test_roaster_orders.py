@@ -32,6 +32,7 @@ RETAIL = ("COFFEE ROASTERS - RETAIL PRICE LIST\nAll retail prices are in NZD and
           "order and we take 10% off all the coffee bags in that order. Not\n"
           "valid on drip bags, cold brew, cups or gift boxes. Grind surcharges\n"
           "are added after the discount.\n\n"
+          "EXTRAS\n  Drip bags (box of 10) ................. $18.00\n\n"
           "NZ SHIPPING\n"
           "  Orders of $60.00 or more (after discounts) ... free\n"
           "  Rural Delivery addresses: add $4.00 to every order.\n")
@@ -57,11 +58,18 @@ def test_an_offer_on_bags_of_any_size_and_a_grind_surcharge_after_it():
     offer = "Buy 3 or more bags of roasted coffee (any size, any mix) in one order and"
     assert least_count_met(offer, "a 1 kg Lane Espresso, a 500 g Colombia Huila and a 250 g Swiss Water Decaf")
     assert least_count_met(offer, "a 1 kg Lane Espresso and a 500 g Colombia Huila") is False
+    # (things of no size counted are none of its bags: "6 boxes of your drip bags", which it is not valid on)
+    assert not least_count_met(offer, "I'd like 6 boxes of your drip bags")
     assert first("If I order a 1 kg Lane Espresso, a 500 g Colombia Huila and a 250 g Swiss Water Decaf to be delivered "
                  "to my house in town (not rural), what will the total be?", RETAIL) == Fraction("94.95")
     # the bags 10% off, then 4 grinds and the rural delivery, once (it is said in two documents)
     assert first("Can you send me four 500 g bags of Papua New Guinea Sigri, all ground for cold brew, to my Rural "
                  "Delivery address? What's the total?", RETAIL, SUBSCRIPTIONS) == Fraction("125.20")
+
+
+def test_drip_bags_under_no_offer_on_bags():
+    assert first("I'd like 6 boxes of your drip bags to hand out at work - what will that come to? I'll collect them.",
+                 RETAIL) == 108
 
 
 def test_one_surcharge_said_twice_is_claimed_once():

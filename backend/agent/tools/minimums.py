@@ -15,7 +15,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE
+from backend.agent.numerals import CURRENCY_SIGNS, SIGNED_PRICE, with_digits
 from backend.agent.tools.basket import is_minimum, norm_words
 from backend.agent.tools.passages import document_name
 from backend.agent.tools.pricing import PRICE, added_terms, exact_value, first_name_word, minutes_spent
@@ -322,7 +322,8 @@ def with_least_hours(expression: str, sentences: Sequence[tuple[str, str]], ques
     ("Crew rate: $160/hr" and "Minimum charge per visit: 2 hours" for "about an hour": "160 * 2");
     as it is otherwise. The rate is a number of the term that `question` does not give; the hours
     are its other factor, or 1."""
-    if "/" in expression or " - " in expression or _RATE_ASKED.search(question):
+    if "/" in expression or " - " in expression or (_RATE_ASKED.search(question) and not re.search(
+            r"[0-9]\s*(?:hours?|hrs?)\b", with_digits(question), re.IGNORECASE)):
         return expression  # (a rate asked is the rate: "whats your hourly rate for one guy incl GST", practice set 1)
     asked = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", question))
     spent = minutes_spent(question)  # (in hours: "45 minutes" is 0.75)

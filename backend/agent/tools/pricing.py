@@ -179,27 +179,6 @@ def of_named_documents(question: str, sentences: Sequence[tuple[str, str]]) -> l
     return named or [s for _, s in sentences]
 
 
-# A price that adjusts another: "10% off", "+$25", "$5 off".
-_ADJUSTS = re.compile(r"%|\boff\b|(?:^|\s)\+\s*\S", re.IGNORECASE)
-
-
-def of_asked_section(question: str, named: Sequence[str], sections: Mapping[str, str]) -> list[str]:
-    """Among `named` sentences, those not under the heading of another section pricing a thing of
-    its own (`sections`: sentences.section_headings by sentence; a price with no percentage or
-    amount off) than one `question` names by all its words' stems ("a birthday circus party" of
-    "Birthday Circus Parties": not "Groups of 15 or more get 10% off" under "Team-building
-    workshops"), when it names one; `named` as it is otherwise (a section of discounts holds)."""
-    asked = stems(question)
-    headings = {h for h in set(sections.values()) if h and stems(h) and stems(h) <= asked}
-    if not headings:
-        return list(named)
-    priced = {h for s, h in sections.items() if h and PRICE.search(s) and not _ADJUSTS.search(s)}
-    # (one naming a word of the question holds: "Hen parties of 4+: 20% off all services" under "EXTRAS" for "my hen
-    # party ... gel manicures" under "MANICURES")
-    asked -= _GENERIC_QUESTION_STEMS
-    return [s for s in named if sections.get(s) not in priced - headings or stems(s) & asked]
-
-
 def of_asked_document(question: str, results: Sequence[str], named: Sequence[str]) -> list[str]:
     """Among `named` (of_named_documents' sentences), those of the one document of the search
     results `results` that shares the most words with the question when it names none and the
@@ -456,14 +435,22 @@ def counted_cell_expressions(question: str, sentences: Sequence[str]) -> list[st
         if len(counts) != 1:
             continue
         count = int(counts.pop())
+        # (each of the things the question counts besides: "3 hardcover photo books of 20 pages each" are 3 of the
+        # "20 pages" cell; not a count naming the thing, "a 12-page booklet", review)
+        if re.search(rf"(?<![\w.]){count}-{noun[:4]}", said[0], re.IGNORECASE):
+            continue
+        others = [n for n in re.findall(r"(?<![\w.,])[0-9]+(?![\w.,]*-)", with_digits(question)) if int(n) != count]
+        if len(others) > 1:
+            continue
+        times = f" * {others[0]}" if others else ""
         price = {int(m.group(1)): next(g for g in m.groups()[2:] if g).replace(",", "") for m in cells}
         if count in price:
-            out.append(price[count])
+            out.append(f"{price[count]}{times}")
             continue
         last = max(price)
         beyond = [m for s in sentences for m in [_EACH_BEYOND.search(s)] if m is not None
                   and singular(m.group(1).lower()) == noun and int(m.group(2)) == last]
-        if count > last and beyond:
+        if count > last and beyond and not others:
             out.append(f"{price[last]} + ({count} - {last}) * {next(g for g in beyond[0].groups()[2:] if g).replace(',', '')}")
     return out
 

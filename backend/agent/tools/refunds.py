@@ -172,7 +172,7 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
 _ONCE = re.compile(r"\b(?:once|after)\s+(?:the\s+|your\s+|any\s+)?([a-z]+)\s+(?:is|are|has\s+been|have\s+been)\s+([a-z]+ed)\b",
                    re.IGNORECASE)
 # The question saying it has happened: "you've already ordered the parts", "the parts have been ordered".
-_HAPPENED = re.compile(r"\b(?:already|has\s+been|have\s+been|had\s+been|you'?ve|you\s+have|they'?ve)\b", re.IGNORECASE)
+_HAPPENED = re.compile(r"\b(?:already|has\s+been|have\s+been|had\s+been)\b", re.IGNORECASE)
 
 
 def _event_clause(question: str, sentences: Sequence[str]) -> str | None:
@@ -180,7 +180,7 @@ def _event_clause(question: str, sentences: Sequence[str]) -> str | None:
     ordered, 70% of the deposit is refunded") when `question` says it has ("you've already ordered
     the parts"): the thing and the verb in other forms, without a negation; None otherwise."""
     said = stems(question)
-    if _HAPPENED.search(question) is None or re.search(r"\b(?:not\s+yet|haven'?t|hasn'?t|before)\b", question, re.IGNORECASE):
+    if _HAPPENED.search(question) is None or re.search(r"\b(?:not|yet|before)\b|n['’]t\b", question, re.IGNORECASE):
         return None
     for sentence in sentences:
         for clause in re.split(r"(?<=[.;])\s+|\s*\(", sentence):

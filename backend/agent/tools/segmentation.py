@@ -79,7 +79,8 @@ def _titles_apart(text: str) -> str:
             out.append("")
             continue
         if ((_TITLE_LINE.fullmatch(line) or numbered) and not line.isupper() and (i == 0 or not lines[i - 1].strip())
-                and (follows[:1].isupper() or numbered and re.match(rf"[0-9{CURRENCY_SIGNS}]", follows))
+                and (follows[:1].isupper() or numbered and re.match(rf"[0-9{CURRENCY_SIGNS}]", follows)
+                     and not re.fullmatch(rf"[{CURRENCY_SIGNS}]?\s*[0-9][0-9,.]*\s*", follows))  # (not "$25" alone)
                 and not _RUNS_ON.search(line.rstrip()) and not _CLAUSE_GOES_ON.search(line.rstrip())):
             out.append("")
     return "\n".join(out)

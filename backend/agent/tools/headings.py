@@ -14,7 +14,7 @@ from typing import Sequence
 from backend.agent.numerals import CURRENCY_SIGNS
 from backend.agent.tools.basket import TABLE_ROW, norm_words
 from backend.agent.tools.pricing import PRICE
-from backend.agent.tools.sentences import stems
+from backend.agent.tools.sentences import DASH_NOTE, stems
 
 
 # An adjustment's amount, not a thing's price: "+ A$35", "10%", "$20 off".
@@ -42,7 +42,7 @@ def under_named_heading(question: str, sentences: Sequence[tuple[str, str]]) -> 
         if passage != label:
             heading, label = frozenset(), passage
         # (its note after a dash too: "CHEMICAL WASH - per indoor unit", practice set 6)
-        bare = re.sub(r"(?<=[A-Z])\s+[-–—]\s+[a-z][a-z ,'-]*$", "", re.sub(r"\([^()]*\)", " ", sentence).strip(" .:"))
+        bare = DASH_NOTE.sub("", re.sub(r"\([^()]*\)", " ", sentence).strip(" .:"))
         if _CAPS_HEADING.fullmatch(bare) and len(bare.split()) <= 8:
             heading = frozenset(norm_words(bare)) - GENERIC_HEADING
             continue

@@ -105,7 +105,7 @@ def section_headings(sentences: Sequence[tuple[str, str]]) -> list[str]:
         capitals = is_heading(sentence)
         if capitals or _titled_heading(sentence, [t for h, t in sentences[i + 1:i + 1 + _TITLE_REACH] if h == heading]):
             # its words in brackets are a note, no name ("EXTRAS (per horse)" names no horse's board)
-            section, titled, listed = " ".join(_DASH_NOTE.sub(" ", _BRACKETED.sub(" ", sentence)).split()), not capitals, False
+            section, titled, listed = " ".join(DASH_NOTE.sub(" ", _BRACKETED.sub(" ", sentence)).split()), not capitals, False
             out.append("")
         elif _LIST_NUMBER.fullmatch(sentence) or _TITLE.fullmatch(sentence):
             # ("5." before "Team-building workshops ...", or a title over no price, "Multi-dog discount": the next
@@ -467,7 +467,8 @@ def with_answers(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 _BRACKETED = re.compile(r"\([^()]*\)")
-_DASH_NOTE = re.compile(r"(?<=[A-Z])\s+[-–—]\s+[a-z][a-z ,'-]*$")
+# A heading's note after a dash: "CHEMICAL WASH - per indoor unit".
+DASH_NOTE = re.compile(r"(?<=[A-Z])\s+[-–—]\s+[a-z][a-z ,'-]*$")
 
 
 # The longest section a summary question's answer quotes (section_of).
@@ -503,7 +504,7 @@ def is_heading(sentence: str) -> bool:
     number ("EVERYDAY", "DRY CLEANING (per item)", "OPEN STUDIO MEMBERSHIP (for people who've done a
     course with us)"; not "FREE PARKING FOR 20 CARS", "Open daily")."""
     # (a note after a dash is one too: "CHEMICAL WASH - per indoor unit", practice set 6)
-    bare = _DASH_NOTE.sub(" ", _BRACKETED.sub(" ", sentence))
+    bare = DASH_NOTE.sub(" ", _BRACKETED.sub(" ", sentence))
     return any(ch.isalpha() for ch in bare) and bare.upper() == bare and not re.search(r"[0-9:]", bare)
 
 

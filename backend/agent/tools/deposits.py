@@ -248,15 +248,21 @@ def balance_due(question: str, sentences: Sequence[str]) -> tuple[str, str] | No
     stated = re.search(rf"[{CURRENCY_SIGNS}]\s?([0-9][0-9,]*(?:\.[0-9]+)?)", paid.group(0))
     if stated is not None:  # "paid the $100 deposit": that amount (blind set 86)
         return "-", stated.group(1).replace(",", "")
-    # (a deposit held and given back is no part of the bill, nor a share's alternative)
-    found = {(m.group(1) or m.group(3)).replace(",", ""): m.group(2) or m.group(4)
-             for s in sentences if not _HELD.search(s) for m in DEPOSIT_PRICE.finditer(s)}
+    found = _deposit_amounts(sentences)
     if len({Fraction(a) for a in found}) == 1:
         amount, per = next(iter(found.items()))
         count = next(iter(counts_of(question, per)), None) if per else None
         return "-", amount if count is None else f"{amount} * {count}"
     shares = {m.group(1) or m.group(2) for s in sentences for m in _PERCENT_DEPOSIT.finditer(s)}
     return ("%", next(iter(shares))) if not found and len(shares) == 1 else None
+
+
+def _deposit_amounts(sentences: Sequence[str]) -> dict[str, str | None]:
+    """{amount: what it is per, or None} of the deposits the passages take as amounts ("A $150.00 deposit
+    holds your milling date" -> {"150.00": None}); a deposit held and given back is no part of the bill,
+    nor a share's alternative (_HELD)."""
+    return {(m.group(1) or m.group(3)).replace(",", ""): m.group(2) or m.group(4)
+            for s in sentences if not _HELD.search(s) for m in DEPOSIT_PRICE.finditer(s)}
 
 
 # The bill a question states its deposit was paid on: "the deposit on an order that came to $1,540", "the deposit for
@@ -269,12 +275,17 @@ _STATED_ORDER = re.compile(rf"\b(?:orders?|bookings?|hires?|bills?|invoices?|quo
 def paid_deposit_share(question: str, sentences: Sequence[str]) -> str | None:
     """The deposit `question` says was paid on a bill it states, as the one share of the bill the
     passages take ("We paid the deposit on an order that came to $1,540" over "a deposit of 30% of
-    the order total": "1540 * 30 / 100", blind set 101, read); None when it pays none, states no
-    bill, or the passages take no share or several."""
+    the order total": "1540 * 30 / 100", blind set 101, read), or, stating none, the one amount they
+    take; None when it pays none, or the passages take no share or several."""
     if PAID_DEPOSIT.search(question) is None:
         return None
     stated = _STATED_ORDER.search(question)
     shares = {m.group(1) or m.group(2) for s in sentences for m in _PERCENT_DEPOSIT.finditer(s)}
+    # (or with no bill stated, the one amount the passages take, not per anything: "I paid the deposit but need to
+    # cancel" over "A $150.00 deposit holds your milling date": 150.00, blind set 105, read)
+    found = _deposit_amounts(sentences) if stated is None and not shares else {}
+    if len({Fraction(a) for a in found}) == 1 and None in found.values():
+        return next(iter(found))
     if stated is None or len(shares) != 1:
         return None
     return f"{next(g for g in stated.groups() if g).replace(',', '')} * {shares.pop()} / 100"

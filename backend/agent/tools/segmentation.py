@@ -527,10 +527,28 @@ _RULE_LEADER = re.compile(rf"{_LEADER_AFTER}(?:[-_=–—][ \t]*){{3,}}(?=(?:fro
 _WORD_LEADER = re.compile(r"(?<=[A-Za-z)])[ \t]*(?:\.[ \t]*){5,}([A-Za-z][^\n]*?)[ \t]*$", re.MULTILINE)
 
 
+# A row whose leader was left out for want of room, its price after a gap: "  (oak, maple, cherry, walnut, ash)  $0.70
+# per board foot" among rows of dots.
+_GAPPED_ROW = re.compile(rf"([ \t]*\S[^\n]*?[A-Za-z)])[ \t]{{2,}}((?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])[0-9][^\n{CURRENCY_SIGNS}]*)")
+
+
+def _gapped_rows(text: str) -> str:
+    """`text` with a row's price after a gap written after ": " when a row next to it has a leader
+    (blind set 105, read: the row ran on into the next)."""
+    lines = text.split("\n")
+    led = [bool(_LEADER.search(line) or _RULE_LEADER.search(line)) for line in lines]
+    for i, line in enumerate(lines):
+        row = _GAPPED_ROW.fullmatch(line) if not led[i] else None
+        if row is not None and any(led[j] for j in (i - 2, i - 1, i + 1, i + 2) if 0 <= j < len(lines)):
+            lines[i] = f"{row.group(1)}: {row.group(2)}"
+    return "\n".join(lines)
+
+
 def without_leaders(text: str) -> str:
     """`text` with each run of dot leaders (_LEADER) or of dashes (_RULE_LEADER) written ": " ("Classic
-    manicure ... $48" reads "Classic manicure: $48")."""
-    text = _RULE_LEADER.sub(": ", _LEADER.sub(": ", text))
+    manicure ... $48" reads "Classic manicure: $48"; a row among them with a gap for its leader too,
+    _gapped_rows)."""
+    text = _RULE_LEADER.sub(": ", _LEADER.sub(": ", _gapped_rows(text)))
     # (a row of its own, ended: "Zone A - Ottawa inside the Greenbelt: no charge.")
     return _WORD_LEADER.sub(lambda m: f": {m.group(1)}" + ("" if m.group(1)[-1] in ".!?" else "."), text)
 
@@ -553,6 +571,19 @@ _SUB_ROW = re.compile(r"[ \t]+(?:[0-9](?![0-9.]*[ \t]*(?:\"|”|″|in\b|cm\b|mm
 _NOTE_LINE = re.compile(r"^[A-Z][a-z]+\s+[a-z][^\n]*[.!?]\s*$")
 
 
+# A row's label wrapped over two lines, its second line indented under it with the price: "  Board-foot rate,
+# softwood" / "    (pine, spruce, cedar, hemlock) ... $0.55 per board foot" (no colon, no price, no sentence's end).
+_WRAPPED_LABEL = re.compile(r"([ \t]*)[A-Z][^:\n.!?0-9]{0,60}[A-Za-z)]")
+_SIGNED_PRICE_IN = re.compile(rf"(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])[ \t]?[0-9]")
+
+
+def _wraps_label(line: str, after: str) -> bool:
+    """Whether `line` opens a row's label that `after`, indented deeper, ends with its price."""
+    label = _WRAPPED_LABEL.fullmatch(line)
+    return (label is not None and _SIGNED_PRICE_IN.search(after) is not None
+            and len(after) - len(after.lstrip()) > len(label.group(1)))
+
+
 def _rows_apart(text: str) -> str:
     """`text` with a blank line between two rows of a price list that follow each other
     (_PRICED_ROW): a row ending in a word ("$3.50 each") ran on into the next one, whose label
@@ -568,6 +599,10 @@ def _rows_apart(text: str) -> str:
         # (nor a row ending in a word and a note of its own after it: "Guest artists: $220 per hour" / "Sessions
         # longer than 30 minutes are charged at the hourly rate ...", blind set 77)
         elif i and _PRICED_ROW.match(lines[i - 1]) and _NOTE_LINE.match(line) and not _PRICED_ROW.match(line):
+            out.append("")
+        # (nor a row whose label is wrapped over two lines: "Hourly rate: $115.00 per hour" / "Board-foot rate,
+        # softwood" / "  (pine, spruce, cedar, hemlock): $0.55 per board foot" are two rows, blind set 105, read)
+        elif i and i + 1 < len(lines) and _PRICED_ROW.match(lines[i - 1]) and _wraps_label(line, lines[i + 1]):
             out.append("")
         out.append(line)
     return "\n".join(out)

@@ -23,8 +23,9 @@ _WITH_TAX = re.compile(rf"(?:\b(?:with|incl(?:uding|usive\s+of|\.)?|inc\.?|inclu
                        # "with part and HST", "including both parts and HST" (blind set 88, read after its runs)
                        # (the tax last of the clause: not "with my wife and tax advisor", "and tax-free", review)
                        # ("With the call-out fee and GST", practice set 1)
-                       rf"|\b(?:with|incl(?:uding|\.)?|inc\.?)\s+(?:the\s+|both\s+)?(?:[a-z][a-z-]*\s+){{1,3}}and\s+(?:the\s+)?{_TAX}"
-                       rf"(?![\w-])(?=\s*(?:[?.!,;]|$|please\b|pls\b|thanks\b))"
+                       # ("with setup, travel and HST", blind set 105, read)
+                       rf"|\b(?:with|incl(?:uding|\.)?|inc\.?)\s+(?:the\s+|both\s+)?(?:[a-z][a-z-]*,?\s+){{1,3}}and\s+(?:the\s+)?{_TAX}"
+                       rf"(?![\w-])(?=\s*(?:[?.!,;]|$|please\b|pls\b|thanks\b|after\s+(?:any|the)\s+discount))"
                        rf"|\+\s*{_TAX}\b|\b{_TAX}\s+(?:incl(?:uded|usive)?|inc)\b"
                        # ("once the HST is added on", "with GST added", practice set 3)
                        rf"|\b(?:once|when|after|with)\s+(?:the\s+)?{_TAX}\s+(?:is\s+|has\s+been\s+)?added\b"
@@ -61,6 +62,8 @@ _TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b{_IN_CLAU
                         # "Do you charge sales tax? A: Yes - 6% state sales tax on parts" (blind set 69)
                         rf"|\b(?:charge|charges|charged|collect|collects|collected|add|adds)\s+(?:(?:[^.;?]|(?<=[0-9])\.(?=[0-9])){{0,20}}\s)?{_TAX}\b"
                         rf"|[0-9]\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\s+(?:on|applies|is\s+charged)\b"
+                        # "HST (13%) is EXTRA on every item below." (blind set 105, read)
+                        rf"|\b{_TAX}\b{_IN_CLAUSE}{{0,20}}?\b(?:is|are)\s+(?:extra|additional|on\s+top)\b"
                         # "All prices in Canadian dollars (CA$) and BEFORE 13% HST." (blind set 80)
                         rf"|\bprices?\b{_IN_CLAUSE}{{0,60}}\bbefore\s+(?:the\s+)?[0-9.]+\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\b", re.IGNORECASE)
 # ("VAT is charged at 20% on the order total", new-user pass)

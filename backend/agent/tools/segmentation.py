@@ -577,6 +577,18 @@ _WRAPPED_LABEL = re.compile(r"([ \t]*)[A-Z][^:\n.!?0-9]{0,60}[A-Za-z)]")
 _SIGNED_PRICE_IN = re.compile(rf"(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])[ \t]?[0-9]")
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _indented_rows(above: str, line: str) -> bool:
+    """Whether `above` and `line` are two rows of a list indented alike, each with its signed price, the
+    first not running on into the second (no word needing the next, no comma)."""
+    return (_indent(line) > 0 and _indent(line) == _indent(above) and _SIGNED_PRICE_IN.search(above) is not None
+            and _SIGNED_PRICE_IN.search(line) is not None and not _RUNS_ON.search(above.rstrip())
+            and not above.rstrip().endswith((",", "-", "+")) and re.match(rf"[ \t]*(?:[A-Z]|[{CURRENCY_SIGNS}])", line) is not None)
+
+
 def _wraps_label(line: str, after: str) -> bool:
     """Whether `line` opens a row's label that `after`, indented deeper, ends with its price."""
     label = _WRAPPED_LABEL.fullmatch(line)
@@ -603,6 +615,10 @@ def _rows_apart(text: str) -> str:
         # (nor a row whose label is wrapped over two lines: "Hourly rate: $115.00 per hour" / "Board-foot rate,
         # softwood" / "  (pine, spruce, cedar, hemlock): $0.55 per board foot" are two rows, blind set 105, read)
         elif i and i + 1 < len(lines) and _PRICED_ROW.match(lines[i - 1]) and _wraps_label(line, lines[i + 1]):
+            out.append("")
+        # (nor two indented lines each with its price: "  EUR 9.50 per employee per pay run" / "  Minimum charge EUR 45.00
+        # per pay run", blind set 106, read)
+        elif i and _indented_rows(lines[i - 1], line):
             out.append("")
         out.append(line)
     return "\n".join(out)

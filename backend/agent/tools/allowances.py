@@ -98,7 +98,9 @@ _PRICE = re.compile(SIGNED_PRICE)
 _RATE_AFTER = re.compile(rf"[^{CURRENCY_SIGNS}\n;]{{0,40}}?{SIGNED_PRICE}\s*(?:per|an?|/|each)\s*[a-z]", re.IGNORECASE)
 # A rate's second unit right after it: "£15 per night" of "Each additional dog: £15 per night".
 _SECOND_UNIT = re.compile(r"\s*(?:per|an?|each|/)\s*(?!ways?\b)([a-z]+)\b", re.IGNORECASE)  # (not "each way")
-_FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost)\b", re.IGNORECASE)
+# ("Call-outs within 15 miles of our Armley workshop carry no mileage", practice set 7)
+_FREE = re.compile(r"\b(?:free|no\s+charge|included|at\s+no\s+cost|no\s+(?:mileage|travel(?:\s+(?:fee|charge))?))\b",
+                   re.IGNORECASE)
 # The amount a question gives: "for 5 hours", "12 miles away", "I live 8 miles from" (not "the 4-hour package").
 _ASKED = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}]){AMOUNT}\s*{_UNIT}\b", re.IGNORECASE)
 # The best ranked sentences a rate is read from: the question is about its thing.
@@ -507,6 +509,12 @@ def where_customer_is(question: str) -> str | None:
     from"), not a distance travelled ("a 30 mile round trip"); None when it gives none."""
     m = _AWAY.search(with_digits(question))
     return m.group(0) if m else None
+
+
+def charges_beyond(sentence: str) -> bool:
+    """Whether `sentence` gives a rate for the distance beyond an allowance only (_RATE_BEYOND: "$1.50 for
+    every mile over 10")."""
+    return _RATE_BEYOND.search(sentence) is not None
 
 
 def within_free_distance(question: str, sentences: Sequence[str]) -> str | None:

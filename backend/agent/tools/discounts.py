@@ -889,6 +889,12 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
         # who gets a discount is the label ("Students with valid ID: 15% off the session price"); what a
         # surcharge applies to is all of it ("Weekend surcharge: £3 per person on Saturday ... sessions")
         clause = label + " " + rest + " has " if not verb.granted else label + " get "
+        # (but a label naming a kind of thing, not the surcharge, and a percentage laid on a kind of charge: "Stainless
+        # steel: +25% on hourly labour" is a surcharge of stainless steel, not of any hourly labour, practice set 7)
+        if (not verb.granted and re.match(rf"\s*\+?\s*[0-9.]+\s*{PERCENT_SIGN}\s+on\s+(?:all\s+|any\s+)?(?:hourly\s+)?"
+                                          r"(?:labou?r|work|the\s+labou?r)\b", sentence[at:], re.IGNORECASE)
+                and norm_words(label) - _ADJUSTMENT_WORDS - _ANYONE):
+            clause = label + " has "
         # "... 25% off all single-course tickets", "$5 off per person on any session"
         # (a label naming people is who gets it, at any time: "Seniors (Mon-Fri before 5pm): $4 off ... any session")
         to_all = (re.match(rf"\s*(?:[{CURRENCY_SIGNS}]\s*[0-9.,]+\s*)?(?:off\s+)?(?:(?:per|a|each)\s+[a-z]+\s+)?(?:on\s+)?(?:all|any|every)\b",

@@ -55,13 +55,13 @@ from backend.agent.operations import asks_amount, asks_difference, asks_how_many
 from backend.agent.party import HALVES_WRITTEN, group_size, people_sharing
 from backend.agent.rounding import asked_rounding, asked_rounding_direction
 from backend.agent.spoken_arithmetic import spoken_expression
-from backend.agent.tools.allowances import DISTANCE_UNIT, travel_charge, within_free_distance
+from backend.agent.tools.allowances import DISTANCE_UNIT, charges_beyond, travel_charge, within_free_distance
 from backend.agent.tools.bands import volume_discount
 from backend.agent.tools.elapsed import elapsed_row
 from backend.agent.tools.headings import GENERIC_HEADING, named_by_two, with_label_verbs
 from backend.agent.tools.identifiers import (as_member_kinds, as_written_compounds, as_written_kinds, as_written_sizes,
                                              names_another, without_names)
-from backend.agent.tools.basket import basket_expression, norm_words, with_each_counted
+from backend.agent.tools.basket import basket_expression, norm_words, set_aside_words, with_each_counted
 from backend.agent.tools.completeness import (ASKS_TRAVEL, complete, holds_billed_lengths, holds_each_kind_of_person, kind_counts, kind_named,
                                                   stated_amounts)
 from backend.agent.tools.deposits import (DEPOSIT_PRICE, PAID_DEPOSIT, AskedDeposit, as_bill_question, asked_deposit, balance_due,
@@ -173,7 +173,10 @@ _TRAVEL_INCLUDED = re.compile(r"\b(?:travel|delivery|call[\s-]?out|mileage)(?:\s
 
 
 # A tax a percentage is laid before, no tax itself: "add 20% to the job total (before GST)" (practice set 6).
-_BEFORE_TAX = re.compile(rf"\(?\b(?:before|excluding|excl\.?|ex|not\s+including)\s+(?:the\s+)?{TAX_WORD}\b\)?", re.IGNORECASE)
+# (or after it, on a total that holds it: "a 2% surcharge on the invoice total including VAT", practice set 7)
+_BEFORE_TAX = re.compile(rf"\(?\b(?:before|excluding|excl\.?|ex|not\s+including)\s+(?:the\s+)?{TAX_WORD}\b\)?"
+                         rf"|\b(?:total|amount|bill|invoice)\s+(?:including|incl\.?|inc\.?|with)\s+(?:the\s+)?{TAX_WORD}\b",
+                         re.IGNORECASE)
 
 
 def _travel_included(sentence: str, sections: Mapping[str, str], sentences: Sequence[str]) -> bool:
@@ -320,7 +323,10 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # sentence ("Membership ... costs €30 per year and gives members a 10% discount": no membership bought)
     adjusting = {c[2] for c in surcharges} | ({discount[1]} if discount else set())
     names = sorted({h for h, _ in sentences})
-    unadjusted = [s for s in named if s not in adjusting]
+    # (nor, within the distance travelled free, the rate beyond it: "I'm a few miles away" is no "£1.10 per mile for every
+    # mile over 15", practice set 7)
+    unadjusted = [s for s in named if s not in adjusting
+                  and not (free is not None and charges_beyond(s) and len(prices_in(s)) == 1)]
     # (a distance charged as travel beyond an allowance is no thing of the basket: it is added after the discounts)
     ahead = travel_charge(question, [s for _, s in sentences])
     listing = re.sub(rf"(?<![\w.]){re.escape(ahead[1])}\s*-?\s*(?:miles?|mi|km|kilomet\w*)\b", " ", question) if ahead else question
@@ -368,8 +374,14 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
         shared = [f"({basket}) / {n}" for n in people_sharing(question)]  # "... if the 6 of us split it, how much each"
         out = valid_expressions(shared + [basket] + out, evaluate)
     # "locked out of my house" over "SERVICE CALL (TRIP CHARGE) Every mobile visit ...: $45.00": labour + 45
-    fee = (visit_charge(question, named) or visit_charge(question, [s for _, s in sentences])
+    # (by the question as written: its distance within the free one says it is a visit, "9 miles away", practice set 7)
+    fee = (visit_charge(zoned, named) or visit_charge(zoned, [s for _, s in sentences])
            if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
+    # (not one the question sets aside: "just the repair price, no call-out", practice set 7)
+    aside = set_aside_words(question) - _GENERIC_CHARGE
+    if fee is not None and aside and any(aside & norm_words(s) for _, s in sentences
+                                         if Fraction(fee) in {Fraction(p) for p in prices_in(s)}):
+        fee = None
     alone = not out  # (a price read alone for its adjustments is charged no visit's minimum, but with the visit's charge)
     taxed = claimed_tax(question, named)
     if zone is not None and not out and asks_zone(question, zone, priced, sections):

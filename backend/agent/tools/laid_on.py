@@ -21,7 +21,9 @@ from backend.agent.tools.pricing import PRICE, added_terms
 _LAID_ON = re.compile(rf"[0-9]\s*{PERCENT_SIGN}[^.;()]{{0,40}}?\b(?:on|off|to)\s+(?:(?:the|your|each|any)\s+"
                       r"((?:[a-z][\w-]*\s+){1,2}?)(?:price|prices|rate|rates|fee|fees|cost|costs)\b(?!\s+(?:of|for)\b)"
                       # "15% off room hire", "a 10% surcharge on boat rental"
-                      r"|(?:the\s+)?([a-z][\w-]*\s+)(?:hire|rental)\b)", re.IGNORECASE)
+                      r"|(?:the\s+)?([a-z][\w-]*\s+)(?:hire|rental)\b"
+                      # "+25% on hourly labour" (practice set 7)
+                      r"|(?:all\s+|any\s+)?(?:hourly\s+)?(labou?r)\b)", re.IGNORECASE)
 # Words naming a whole bill or any price, not one thing of it: "on the total price", "off the normal rate".
 _WHOLE = frozenset({"total", "full", "whole", "entire", "final", "overall", "booking", "order", "bill", "invoice", "normal",
                     "standard", "usual", "regular", "list", "original", "base", "basic", "ticket", "hire", "rental",
@@ -34,7 +36,7 @@ def laid_on(sentence: str) -> frozenset[str]:
     m = _LAID_ON.search(sentence)
     if m is None:
         return frozenset()
-    words = frozenset(norm_words(m.group(1) or m.group(2)))
+    words = frozenset(norm_words(m.group(1) or m.group(2) or m.group(3)))
     return frozenset() if not words or words & norm_words(" ".join(_WHOLE)) else words
 
 
@@ -55,8 +57,10 @@ def terms_apart(expression: str, on: frozenset[str], sentences: Sequence[str], s
     asked = norm_words(question)
     lines: dict[Fraction, list[tuple[int, bool, bool]]] = {}  # (words asked, named, not under an extras heading)
     for sentence in sentences:
-        label = norm_words(sentence.split(":")[0])
-        words = label | norm_words(sections.get(sentence, ""))
+        label = norm_words(_LEADING_CAPS.sub("", sentence.split(":")[0]))  # (not a heading's: "CALL-OUT & LABOUR Call-out fee")
+        # (a visit's or a journey's fee is no thing of its section: "Call-out fee, per visit: £45.00" under "CALL-OUT &
+        # LABOUR" takes no "+25% on hourly labour", practice set 7)
+        words = label | (norm_words(sections.get(sentence, "")) if not label & _VISIT_FEE_WORDS else frozenset())
         for m in PRICE.finditer(sentence):
             value = Fraction(re.search(r"[0-9][0-9,]*(?:\.[0-9]+)?", m.group(0)).group(0).replace(",", ""))
             lines.setdefault(value, []).append((len(label & asked), on <= words and not any(thing <= words for thing in excluded),
@@ -81,6 +85,14 @@ def terms_apart(expression: str, on: frozenset[str], sentences: Sequence[str], s
         if kept:
             return None
     return None
+
+
+# A heading in capitals run on into the line's label: "CALL-OUT & LABOUR Call-out fee, per visit".
+_LEADING_CAPS = re.compile(r"^\W*(?:(?:[A-Z][A-Z0-9&/'+-]+|&)\s+){1,6}(?=[A-Z][a-z])")
+
+
+# Words of the label of a fee for a visit or a journey.
+_VISIT_FEE_WORDS = frozenset({"call", "callout", "visit", "travel", "mileage", "delivery", "trip"})
 
 
 # A heading over extras, no thing a percentage on a named price is laid on: "EXTRAS", "Add-ons", "OPTIONAL EXTRAS".

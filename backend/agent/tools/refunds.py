@@ -27,7 +27,8 @@ _ASKS_REFUND = re.compile(r"\b(?:get\s+back|refund(?:ed)?|money\s+back|back\s+if
 _PAID = re.compile(rf"\b(?:paid|spent|cost\s+(?:me|us))\s+(?:about\s+)?(?:a\s+|an\s+|the\s+|my\s+)?{SIGNED_PRICE}", re.IGNORECASE)
 # How long before the booking the question cancels: "it's 10 days away", "in 10 days", "10 days before".
 _UNIT = r"(hours?|days?|weeks?)"
-_LEFT = re.compile(rf"(?<![\w.])([0-9]+)\s*{_UNIT}\s+(?:away|before|ahead|to\s+go|from\s+now|'?\s*notice|until|till)\b"
+# ("with 4 days' notice", practice set 7)
+_LEFT = re.compile(rf"(?<![\w.])([0-9]+)\s*{_UNIT}(?:\s+(?:away|before|ahead|to\s+go|from\s+now|until|till)|['’]?\s*notice)\b"
                    rf"|\bin\s+([0-9]+)\s*{_UNIT}\b", re.IGNORECASE)
 # A window's span: "more than 14 days", "7 to 14 days", "7-14 days", "less than 7 days", "at least 48 hours".
 _MORE = re.compile(rf"\b(?:more\s+than|over|at\s+least|(?<![\w-])([0-9]+)\s*(?:\+|or\s+more))\s*([0-9]+)?\s*{_UNIT}",
@@ -35,9 +36,12 @@ _MORE = re.compile(rf"\b(?:more\s+than|over|at\s+least|(?<![\w-])([0-9]+)\s*(?:\
 # (its two ends in units of their own: "48 hours to 7 days before", blind set 105, read)
 _SPAN = re.compile(rf"(?<![\w.])([0-9]+)\s*(?:(hours?|days?|weeks?)\s+)?(?:to|-|–|and)\s*([0-9]+)\s*{_UNIT}", re.IGNORECASE)
 _LESS = re.compile(rf"\b(?:less\s+than|under|fewer\s+than|within)\s+([0-9]+)\s*{_UNIT}", re.IGNORECASE)
+# (the bound first: "7 days' notice or more", "14 days or more before", "2 days' notice or less", practice sets 7 and 8)
+_BOUND_FIRST = re.compile(rf"(?<![\w.])([0-9]+)\s*{_UNIT}(?:['’]?\s*notice)?\s+or\s+(more|longer|less|fewer)\b", re.IGNORECASE)
 # What it refunds.
 _FULL = re.compile(r"\bfull\s+refund\b|\brefund(?:ed)?\s+in\s+full\b|\b100\s*%\s+refund", re.IGNORECASE)
 _SHARE = re.compile(r"(?<![\w.])([0-9]{1,2})\s*%\s+(?:refund|back)\b|\brefund\s+of\s+([0-9]{1,2})\s*%"
+                    r"|\b(half)\s+(?:of\s+)?(?:the|your)\s+deposit\s+(?:is\s+|will\s+be\s+)?refunded\b"  # (practice set 8)
                     r"|(?<![\w.])([0-9]{1,2})\s*%\s+(?:of\s+(?:the|your)\s+[a-z]+\s+)?(?:is\s+|will\s+be\s+)?refunded\b",
                     re.IGNORECASE)  # ("50% of the deposit is refunded")
 _NONE = re.compile(r"\bno\s+refund|\bnon[\s-]?refundable\b|\bnothing\s+(?:is\s+)?refunded\b|\bnot\s+refunded\b",
@@ -95,6 +99,10 @@ def _window(sentence: str) -> tuple[Fraction, Fraction | None, bool] | None:
     m = _LESS.search(sentence)
     if m is not None:
         return Fraction(0), _days(m.group(1), m.group(2)) - Fraction(1, 10**6), False
+    m = _BOUND_FIRST.search(sentence)
+    if m is not None:
+        bound = _days(m.group(1), m.group(2))
+        return (bound, None, False) if m.group(3).lower() in ("more", "longer") else (Fraction(0), bound, False)
     m = _MORE.search(sentence)
     if m is not None and (m.group(1) or m.group(2)):
         count = m.group(1) or m.group(2)
@@ -173,7 +181,8 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
             return f"{amount}{fee}"
         share = _SHARE.search(sentence)
         if share is not None:
-            return f"{amount} * {share.group(1) or share.group(2) or share.group(3)} / 100{fee}"
+            percent = next(g for g in share.groups() if g)
+            return f"{amount} * {50 if percent.lower() == 'half' else percent} / 100{fee}"
         if _NONE.search(sentence):
             return f"{amount} * 0"
         if _WHOLE.search(sentence):  # ("we refund your deposit less an administration fee of EUR 25.00")
@@ -182,7 +191,8 @@ def refund_expression(question: str, sentences: Sequence[str], bill: str | None 
 
 
 # The whole of what was paid given back: "we refund your deposit", "your deposit is refunded".
-_WHOLE = re.compile(r"\brefund\s+(?:your|the)\s+(?:deposit|payment|fee)s?\b|\b(?:your|the)\s+deposit\s+(?:is|will\s+be)\s+refunded\b",
+_WHOLE = re.compile(r"\brefund\s+(?:your|the)\s+(?:deposit|payment|fee)s?\b|\b(?:your|the)\s+deposit\s+(?:is|will\s+be)\s+refunded\b"
+                    r"|(?:^\W*|:\s*)deposit\s+refunded\s+(?:less|minus)\b",  # ("...: deposit refunded less a $50.00 admin fee")
                     re.IGNORECASE)
 # Cancelling before the work starts, in the documents ("If you cancel before work has started, we refund ...") and in
 # the question ("want to cancel before you start").

@@ -559,7 +559,7 @@ _UNDERLINE = re.compile(r"^[ \t]*(?:={3,}|-{3,})[ \t]*$", re.MULTILINE)
 # A row of a price list: a label, ":" and a price ("Standard house key (Kwikset / Schlage): $3.50 each",
 # "  10 or more copies of the same key: $2.75 each", "Rose: 12 CHF").
 _PRICED_ROW = re.compile(rf"^[ \t]*[^\s:][^:\n]{{0,80}}(?::|[ \t][-–—](?=[ \t]*(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])[ \t]?[0-9]))"  # "Seal Safari - £52"
-                         rf"[ \t]*(?:from[ \t]+)?(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])?[ \t]?[0-9][0-9.,]*"
+                         rf"[ \t]*(?:from[ \t]+|\+[ \t]?)?(?:[A-Z]{{1,3}}\$|[{CURRENCY_SIGNS}])?[ \t]?[0-9][0-9.,]*%?"  # ("+30%")
                          r"(?:[ \t]*(?:[A-Z]{3}\b|p\b|c\b))?[^.!?:\n]{0,30}$")
 
 

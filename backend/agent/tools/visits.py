@@ -52,7 +52,9 @@ _ASKS_VISIT = re.compile(r"\b(?:can|could|would|will)\s+(?:you|someone|somebody)
                          # ("weekday on-site visit", "shredded on-site", blind set 98, read; not "on-site parking", review)
                          r"|\bon[\s-]?site\s+(?:visit|service|job|work|appointment|shredding|repair|clean\w*)\b"
                          r"|\b(?:done|shredded|serviced|cleaned|repaired|fitted|installed|carried\s+out|come)\s+on[\s-]?site\b"
-                         r"|\bsite\s+visit\b", re.IGNORECASE)
+                         r"|\bsite\s+visit\b"
+                         # ("Weekday visit, I live 5 miles from you", practice set 7)
+                         r"|\b(?:a|one|weekday|weekend|saturday|sunday|evening|morning|afternoon)\s+visit\b", re.IGNORECASE)
 # A job done at the business: no visit.
 _PLACE = r"(?:shop|store|counter|branch|workshop|garage|surgery|clinic|salon|studio|premises|office|yard|unit)"
 _IN_SHOP = re.compile(rf"\b(?:in|at|to|into|visit|visiting)\s+(?:the|your)\s+{_PLACE}\b"

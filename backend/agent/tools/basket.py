@@ -32,6 +32,11 @@ _STOP = r"(?:and|or|plus|of|at|for|from|in|on|with|to|the|a|an|each|per|please)\
 # (or a size joined to its unit, read as a sized thing only: "one 95-gallon bin", blind set 98, read)
 _ITEM = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}-])([0-9]+(?:\.[0-9]+)?|one)(\s+|-(?=[a-z]))((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})",
                    re.IGNORECASE)
+# A thing a measure after it is of: "uplift of " (not a count of a named pack: "box of 6 croissants").
+_MEASURED_OF = re.compile(r"\b(?:with|and|plus|&)\s+([a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)\s+of\s+$", re.IGNORECASE)
+_AREA_UNIT = re.compile(r"m2|m²|sq\s?m|sq\s?ft|square\s+(?:met(?:re|er)s?|feet|foot|yards?)", re.IGNORECASE)
+# The thing a measure written after it measures: "Wool Blend Loop supplied and laid, " (capitalised words, a name).
+_NAMED_BEFORE_MEASURE = re.compile(r"(?:^|[.?!]\s+)((?:[A-Z][\w'-]*\s+){1,4}(?:[a-z][\w'-]*\s+){0,3}?[a-z][\w'-]*),\s*$")
 # "plus shoe hire for all 5 of us": a thing for every one of the people counted.
 _FOR_ALL = re.compile(rf"\b(?:plus|and|with)\s+((?:(?!{_STOP})[a-z][\w'-]*\s+){{1,3}})for\s+(?:all\s+|each\s+of\s+)?"
                       rf"(?:the\s+)?([0-9]+|all|everyone|each)\b", re.IGNORECASE)
@@ -218,6 +223,13 @@ def basket_items(question: str) -> list[tuple[str, str]]:
     items: list[tuple[str, str]] = []
     grown = len(_ME.findall(text)) + len(_GROWN_UP.findall(text))
     for m in _ITEM.finditer(text):
+        measured = _MEASURED_OF.search(text[max(0, m.start() - 40):m.start()])
+        if measured is not None and (is_unit(m.group(3).strip()) or _AREA_UNIT.fullmatch(m.group(3).strip())):
+            # (a measure of the thing before: "with uplift of 18 m2 of old carpet", practice set 8)
+            of = _OF_THING.match(text, m.end())
+            items = [item for item in items if item != (OPTIONAL, measured.group(1))]
+            items.append((m.group(1), f"{m.group(3).strip()} {measured.group(1)}" + (f" {of.group(1).strip()}" if of else "")))
+            continue
         if re.search(r"\bof\s+$", text[max(0, m.start() - 4):m.start()]):
             continue  # "box of 6 croissants"
         if _DURATION.match(m.group(3)):
@@ -247,9 +259,13 @@ def basket_items(question: str) -> list[tuple[str, str]]:
             items.append((m.group(1), served.group(1).strip()))
             continue
         of = _OF_THING.match(text, m.end())  # "2 metres of cotton lining": the metres and what they are of
-        if not items:
+        # (or a measure alone after the thing it measures: "Wool Blend Loop supplied and laid, 20 m2", practice set 8)
+        named = (_NAMED_BEFORE_MEASURE.search(text[:m.start()])
+                 if of is None and (is_unit(m.group(3).strip()) or _AREA_UNIT.fullmatch(m.group(3).strip())) else None)
+        if not items and named is None:
             items.extend((OPTIONAL, thing) for thing in _listed_before(text[:m.start()]))
-        items.append((count, m.group(3).strip() + (" " + of.group(1).strip() if of else "")))
+        items.append((count, m.group(3).strip() + (" " + of.group(1).strip() if of else "")
+                      + (" " + named.group(1).strip() if named else "")))
         more = _one_more(text, of.end() if of else m.end())
         if more is not None and not _DURATION.match(more.group(1)):
             items.append((OPTIONAL, more.group(1).strip()))
@@ -273,6 +289,10 @@ def basket_items(question: str) -> list[tuple[str, str]]:
             thing = m.group(1).strip()
             # "plus shoe hire for all five": counted for all, not once more
             items = [item for item in items if not (item[0] == OPTIONAL and item[1] == thing)]
+            # (nor what it is for counted as a thing: "plus furniture moving for 1 room" is no room, practice set 8)
+            if m.group(2).isdigit():
+                unit = _ITEM.match(text, m.start(2))
+                items = [item for item in items if not (unit is not None and item == (count, unit.group(3).strip()))]
             items.append((count, thing))
     counted = [item for item in items if item[0] != OPTIONAL]
     # "2 pairs of trousers": trousers (not "Headlight restoration - £30 per pair")

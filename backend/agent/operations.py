@@ -131,7 +131,7 @@ _COST = re.compile(rf"\bhow\s+many\s+{_COST_CURRENCY}\b"  # "five people: how ma
                    r"|\bwhat(?:'s|s|\s+does|\s+do|\s+would|\s+will)\s+(?:(?![^.?!\n]*\b(?:way|bus|train|how)\b)"
                    r"[^.?!\n]{1,60}?\s)?(?:come|coming)\s+to\b(?!\s+(?:the|a|an|my|our|your|see|visit)\b)"
                    # "2 nutella crepes and 2 salted caramel crepes, how much?", "what's my bill"
-                   r"|(?<!\bby\s)\bhow\s+much\s*(?:\?|$|altogether\b|all\s+together\b|in\s+total\b)"
+                   r"|(?<!\bby\s)\bhow\s+much\s*(?:\?|$|altogether\b|all\s+together\b|in\s+total\b|all\s+up\b|all\s+in\b)"  # ("how much all up?", practice set 8)
                    r"|\bwhat(?:'s|s|\s+is|\s+will\s+be|\s+would\s+be)\s+(?:my|our|the)\s+(?:bill|total)\b"
                    r"|\bquote\s+(?:pls|please|me)\b"  # "brightpane quote pls: 6 windows"
                    # "if i buy 5 jars of the honey how much is that"
@@ -242,7 +242,7 @@ def sizes(text: str) -> set[tuple[str, str]]:
 _WORD_BEFORE = re.compile(r"(^|[.?!]\s*|\S\s+)([\w'-]+)\s+$")
 _YEARS = re.compile(r"\bhow\s+(?:many\s+years|long\s+ago|old)\b|\byears\s+ago\b", _FLAGS)
 _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
-_TOTAL = re.compile(r"\b(?:in\s+total|altogether|all\s+together|combined)\b", _FLAGS)
+_TOTAL = re.compile(r"\b(?:in\s+total|altogether|all\s+together|combined|all\s+up)\b", _FLAGS)
 # The total of a bill asked: "what's the total", "... total?", "total please", "total pls" at the end (besides _TOTAL),
 # "total with tax?", "total incl vat?", "how much all in?" (simple sets 69, 71), "how much is the total to replace the
 # lining of my jacket and shorten the sleeves" (thirtieth session).

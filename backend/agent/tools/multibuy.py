@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from backend.agent.numerals import NUMBER_RE, with_digits
-from backend.agent.tools.conditions import named_days
+from backend.agent.numerals import CURRENCY_SIGNS, NUMBER_RE, SIGNED_PRICE, with_digits
+from backend.agent.tools.conditions import applies, named_days
 from backend.agent.tools.pricing import PRICE
 from backend.agent.tools.sentences import stems
 
@@ -56,13 +56,44 @@ def _offer(sentence: str) -> tuple[int, int, bool, str] | None:
     return None
 
 
+# A price for a group of things: "2-hour passes are 2 for $20.00", "3 for £10".
+_GROUP_PRICE = re.compile(rf"\b{_COUNT}\s+for\s+{SIGNED_PRICE}", re.IGNORECASE)
+
+
+def _group_priced(expression: str, question: str, sentences: Sequence[str]) -> str | None:
+    """`expression` with a term "price * count" of a thing a group price names ("After 5pm on Tuesdays,
+    2-hour passes are 2 for $20.00" over "2-hour pass: Mon-Thu $14.00") charged by the group, the rest at
+    its price: "14.00 * 6" -> "(floor(6 / 2) * 20.00 + (6 - floor(6 / 2) * 2) * 14.00)", when the offer's
+    days and times hold for the question (blind set 104, read); None otherwise."""
+    for sentence in sentences:
+        m = _GROUP_PRICE.search(sentence)
+        group = _number(m.group(1)) if m else None
+        if not group or group < 2 or applies(sentence, question) is False:
+            continue
+        days = named_days(sentence)
+        if days and not days & (named_days(question) or frozenset()):
+            continue
+        named = stems(re.sub(r"[0-9]+", " ", sentence[:m.start()])) - _OFFER_WORDS
+        paid = next(g for g in m.groups()[1:] if g).replace(",", "")
+        for term in re.finditer(r"(?<![\w.(])([0-9]+(?:\.[0-9]+)?) \* ([0-9]+)(?![\w.])", expression):
+            price, count = term.group(1), int(term.group(2))
+            rows = [s for s in sentences if s != sentence and named & stems(s) and re.search(
+                rf"[{CURRENCY_SIGNS}]\s*{re.escape(price)}(?![0-9])", s)]
+            if count >= group and rows:
+                whole = f"floor({count} / {group})"
+                return (f"{expression[:term.start()]}({whole} * {paid} + ({count} - {whole} * {group}) * {price})"
+                        f"{expression[term.end():]}")
+    return None
+
+
 def with_multibuy(expression: str, question: str, sentences: Sequence[str]) -> str | None:
     """`expression` with its term of the thing a multi-buy offer names (multibuy_expression) under
     that offer: "4.50 * 8 + 24.00" -> "(8 - floor(8 / 4) * 1) * 4.50 + 24.00"; the offer's cost alone
-    when `expression` holds no term of its price; None when no offer applies."""
+    when `expression` holds no term of its price; a group price's (_group_priced); None when no offer
+    applies."""
     offered = multibuy_expression(question, sentences)
     if offered is None:
-        return None
+        return _group_priced(expression, question, sentences) if expression else None
     count, price = re.fullmatch(r"\((\d+) - .*\) \* (.+)", offered).groups()
     term = re.compile(rf"(?<![\w.]){re.escape(price)} \* {count}(?![\w.])|(?<![\w.]){count} \* {re.escape(price)}(?![\w.])")
     if term.search(expression):

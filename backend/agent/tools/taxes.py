@@ -64,6 +64,8 @@ _TAX_ADDED = re.compile(rf"\b(?:not|n't)\s+(?:include|including|incl)\b{_IN_CLAU
                         rf"|[0-9]\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\s+(?:on|applies|is\s+charged)\b"
                         # "HST (13%) is EXTRA on every item below." (blind set 105, read)
                         rf"|\b{_TAX}\b{_IN_CLAUSE}{{0,20}}?\b(?:is|are)\s+(?:extra|additional|on\s+top)\b"
+                        # "Michigan sales tax (6%) is NOT included in pass prices" (blind set 104, read)
+                        rf"|\b{_TAX}\b{_IN_CLAUSE}{{0,20}}?\b(?:is|are)\s+not\s+included\b"
                         # "All prices in Canadian dollars (CA$) and BEFORE 13% HST." (blind set 80)
                         rf"|\bprices?\b{_IN_CLAUSE}{{0,60}}\bbefore\s+(?:the\s+)?[0-9.]+\s*{PERCENT_SIGN}\s*{_LEVEL}{_TAX}\b", re.IGNORECASE)
 # ("VAT is charged at 20% on the order total", new-user pass)

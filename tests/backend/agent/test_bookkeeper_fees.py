@@ -1,5 +1,5 @@
 """A bookkeeper's fee schedule and terms as blind set 106 wrote them (issue 15; read after its runs): a
-heading in capitals before a discount's claimants, an offer for what was done within a time before now,
+start-up offer for what was done within a time before now (not claimed by "before you start"),
 two indented rows each with its price, a year of a named package paid up front, a deposit of a share
 of the fee with its tax, and its refund before the work starts less a fee. Each test fails on the
 code before them."""
@@ -39,7 +39,7 @@ TERMS = ("3. One-off work (year-end accounts, tax returns, catch-up)\n"
          "an administration fee of EUR 25.00. Once work has started, the\ndeposit is not refundable.\n")
 
 
-def test_a_heading_in_capitals_claims_nothing():
+def test_before_you_start_claims_no_offer_for_the_lately_registered():
     assert first("What deposit do I pay before you start on our limited company year-end accounts?", FEES, TERMS) == 738
 
 

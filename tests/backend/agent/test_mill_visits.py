@@ -86,3 +86,30 @@ def test_a_flat_deposit_refunded_by_a_window_from_hours_to_days():
                  "back?", CARD, TERMS) == 75
     assert first("I paid the deposit but need to cancel - my date is 10 days away. How much of the deposit do I get "
                  "back?", CARD, TERMS) == 150
+
+
+def test_a_least_count_of_things_is_not_met_by_naming_them():
+    from backend.agent.tools.discounts import claimed_discount
+    offer = ["Board-foot jobs over 2,000 board feet get 10% off the board-foot milling charge."]
+    assert claimed_discount("How much do you charge per board foot to mill walnut?", offer) is None
+    assert claimed_discount("We need 3,000 board feet of spruce milled. Total after any discount?", offer) is not None
+
+
+REPAIRS = ("MAPLECREST APPLIANCE REPAIR\n(All prices in Canadian dollars. 13% HST is added to every invoice.)\n\n"
+           "SERVICE CALL\nService call, diagnosis and first 30 minutes of labour ...... $99.00\n\n"
+           "FLAT-RATE REPAIRS\nFlat rates cover labour and the service call. Parts are extra.\n"
+           "  Dryer belt replacement ........................ $129.00\n"
+           "  Fridge defrost system repair .................. $189.00\n\n"
+           "COMMON PARTS\n  Fridge defrost heater ......................... $55.00\n")
+
+
+def test_a_visit_fee_the_flat_rate_covers():
+    # (blind set 88: "weekday visit is fine" says a visit, and the flat rate covers its service call)
+    assert first("my fridge defrost system needs repairing, it will need a new defrost heater. weekday visit is fine. "
+                 "How much with tax?", REPAIRS) == Fraction("275.72")  # (189 + 55) * 1.13
+
+
+def test_a_heading_in_capitals_names_its_surcharge():
+    from backend.agent.tools.discounts import claimed_surcharges
+    lines = ["EXPRESS SERVICE Want results sooner? Express turnaround adds 25% to the package or hourly research fee."]
+    assert claimed_surcharges("What would the Family Tree Builder package cost with the express service?", lines)

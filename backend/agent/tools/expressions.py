@@ -86,7 +86,7 @@ from backend.agent.tools.pricing import (added_terms, as_priced, count_per, PRIC
 from backend.agent.tools.minimums import (with_least_hours, with_least_people, with_minimum_charge, with_named_minimum, with_order_minimum,
                                           with_spend_minimum)
 from backend.agent.tools.segmentation import passage_sentences
-from backend.agent.tools.sentences import is_heading, section_headings
+from backend.agent.tools.sentences import CAPS_RUN_ON, is_heading, section_headings
 from backend.agent.tools.units import with_areas
 from backend.agent.tools.taxes import TAX_WORD, asks_tax_amount, claimed_tax, included_rate, names_tax
 from backend.agent.tools.visits import (asks_zone, order_band_charge, visit_charge, visits_counted, without_distances, zone_charge,
@@ -202,13 +202,9 @@ def _covers_visit(sentences: Sequence[tuple[str, str]], i: int) -> bool:
             return False
         if _COVERS_VISIT.search(sentence) is not None:
             return True
-        if j < i and (is_heading(sentence) or _CAPS_OPENING.match(sentence)):
+        if j < i and (is_heading(sentence) or CAPS_RUN_ON.match(sentence)):
             return False
     return False
-
-
-# A heading in capitals run on into the sentence after it: "FLAT-RATE REPAIRS Flat rates cover ...".
-_CAPS_OPENING = re.compile(r"\W*(?:[A-Z][A-Z0-9&/'+-]{2,}\s+){1,5}(?=[A-Z][a-z])")
 
 
 def _clause_of(sentence: str, amount: str) -> str:

@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 from backend.agent.numerals import PERCENT_SIGN
 from backend.agent.tools.basket import norm_words
 from backend.agent.tools.pricing import PRICE, added_terms
+from backend.agent.tools.sentences import CAPS_RUN_ON
 
 # The price a percentage names after it: "on the package price", "off the sculpture price", "to the room rate".
 _LAID_ON = re.compile(rf"[0-9]\s*{PERCENT_SIGN}[^.;()]{{0,40}}?\b(?:on|off|to)\s+(?:(?:the|your|each|any)\s+"
@@ -57,7 +58,7 @@ def terms_apart(expression: str, on: frozenset[str], sentences: Sequence[str], s
     asked = norm_words(question)
     lines: dict[Fraction, list[tuple[int, bool, bool]]] = {}  # (words asked, named, not under an extras heading)
     for sentence in sentences:
-        label = norm_words(_LEADING_CAPS.sub("", sentence.split(":")[0]))  # (not a heading's: "CALL-OUT & LABOUR Call-out fee")
+        label = norm_words(CAPS_RUN_ON.sub("", sentence.split(":")[0]))  # (not a heading's: "CALL-OUT & LABOUR Call-out fee")
         # (a visit's or a journey's fee is no thing of its section: "Call-out fee, per visit: £45.00" under "CALL-OUT &
         # LABOUR" takes no "+25% on hourly labour", practice set 7)
         words = label | (norm_words(sections.get(sentence, "")) if not label & _VISIT_FEE_WORDS else frozenset())
@@ -85,10 +86,6 @@ def terms_apart(expression: str, on: frozenset[str], sentences: Sequence[str], s
         if kept:
             return None
     return None
-
-
-# A heading in capitals run on into the line's label: "CALL-OUT & LABOUR Call-out fee, per visit".
-_LEADING_CAPS = re.compile(r"^\W*(?:(?:[A-Z][A-Z0-9&/'+-]+|&)\s+){1,6}(?=[A-Z][a-z])")
 
 
 # Words of the label of a fee for a visit or a journey.

@@ -466,6 +466,11 @@ def with_answers(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+# A heading in capitals run on into the sentence after it: "CALL-OUT & LABOUR Call-out fee, per visit", "FLAT-RATE
+# REPAIRS Flat rates cover labour and the service call" (segmentation keeps such a heading with its next line).
+CAPS_RUN_ON = re.compile(r"^\W*(?:(?:[A-Z][A-Z0-9&/'+-]+|&)\s+){1,6}(?=[A-Z][a-z])")
+
+
 _BRACKETED = re.compile(r"\([^()]*\)")
 # A heading's note after a dash: "CHEMICAL WASH - per indoor unit".
 DASH_NOTE = re.compile(r"(?<=[A-Z])\s+[-–—]\s+[a-z][a-z ,'-]*$")

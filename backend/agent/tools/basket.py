@@ -33,10 +33,13 @@ _STOP = r"(?:and|or|plus|of|at|for|from|in|on|with|to|the|a|an|each|per|please)\
 _ITEM = re.compile(rf"(?<![\w.,{CURRENCY_SIGNS}-])([0-9]+(?:\.[0-9]+)?|one)(\s+|-(?=[a-z]))((?:(?!{_STOP})[a-z][\w'-]*\s*){{1,3}})",
                    re.IGNORECASE)
 # A thing a measure after it is of: "uplift of " (not a count of a named pack: "box of 6 croissants").
-_MEASURED_OF = re.compile(r"\b(?:with|and|plus|&)\s+([a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)\s+of\s+$", re.IGNORECASE)
+_MEASURED_OF = re.compile(r"\b(?:with|and|plus|&)\s+(?!(?:a|an|the|total|minimum|maximum|max|min|up|about|around)\b)"
+                          r"([a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)\s+of\s+$", re.IGNORECASE)
 _AREA_UNIT = re.compile(r"m2|m²|sq\s?m|sq\s?ft|square\s+(?:met(?:re|er)s?|feet|foot|yards?)", re.IGNORECASE)
 # The thing a measure written after it measures: "Wool Blend Loop supplied and laid, " (capitalised words, a name).
-_NAMED_BEFORE_MEASURE = re.compile(r"(?:^|[.?!]\s+)((?:[A-Z][\w'-]*\s+){1,4}(?:[a-z][\w'-]*\s+){0,3}?[a-z][\w'-]*),\s*$")
+# (two capitalised words or more, no greeting or request: not "Quote please, 40 m2", "Hi Dave, 40 m2", review)
+_NAMED_BEFORE_MEASURE = re.compile(r"(?:^|[.?!]\s+)(?!(?:Hi|Hello|Hey|Dear|Quote|Quick|Thanks|Please|Ok|So|Yes|No)\b)"
+                                   r"((?:[A-Z][\w'-]*\s+){2,4}(?:[a-z][\w'-]*\s+){0,3}?[a-z][\w'-]*),\s*$")
 # "plus shoe hire for all 5 of us": a thing for every one of the people counted.
 _FOR_ALL = re.compile(rf"\b(?:plus|and|with)\s+((?:(?!{_STOP})[a-z][\w'-]*\s+){{1,3}})for\s+(?:all\s+|each\s+of\s+)?"
                       rf"(?:the\s+)?([0-9]+|all|everyone|each)\b", re.IGNORECASE)

